@@ -1,0 +1,20 @@
+//! git-rutter: a git-native memory-of-use layer for AI agents.
+//!
+//! Crate map (dependencies point down the list):
+//! - [`cli`]: one file per subcommand; the only place `anyhow` is used.
+//! - [`capture`]: the Stop-hook pipeline: payloads, directives, sanitising, refs, provenance,
+//!   dedupe.
+//! - [`recall`]: `recent` and its renderings, shared by the CLI and (later) the MCP server.
+//! - [`store`]: the only module that touches git2: the record ref, its lock, the pending
+//!   journal, adoption at `init`.
+//! - [`records`]: the record model and its text formats (entry line, day files @1 and @2).
+//! - [`vault`], [`fsx`], [`clock`]: where the vault is, symlink-safe file access, and time.
+
+pub mod capture;
+pub mod clock;
+pub mod cli;
+pub mod fsx;
+pub mod recall;
+pub mod records;
+pub mod store;
+pub mod vault;

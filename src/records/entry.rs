@@ -1,0 +1,104 @@
+//! The record model: one captured entry, its refs and its workspace provenance.
+//!
+//! Every struct keeps the fields it does not know in `extra`, so an entry written by a newer
+//! version survives a round trip through this one unchanged.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One captured decision line with its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub time: String,
+    pub summary: String,
+    #[serde(default)]
+    pub refs: Vec<NoteRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<Workspace>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A cited note: the path as the client typed it (normalised) and its content fingerprints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoteRef {
+    pub path: String,
+    pub hash: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Where the session ran: its working directory, project name and git remote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workspace {
+    pub cwd: String,
+    pub project: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl NoteRef {
+    /// A ref with its two fingerprints and no extra fields.
+    pub fn new(path: impl Into<String>, hash: impl Into<String>, blob: Option<String>) -> Self {
+        NoteRef {
+            path: path.into(),
+            hash: hash.into(),
+            blob,
+            extra: Map::new(),
+        }
+    }
+
+    /// The `sha256:` plus 7 hex digits form used in human-readable lines.
+    pub fn short_hash(&self) -> &str {
+        truncate_chars(&self.hash, 14)
+    }
+}
+
+impl Workspace {
+    /// A workspace with no extra fields.
+    pub fn new(cwd: impl Into<String>, project: impl Into<String>, repo: Option<String>) -> Self {
+        Workspace {
+            cwd: cwd.into(),
+            project: project.into(),
+            repo,
+            extra: Map::new(),
+        }
+    }
+}
+
+impl Entry {
+    /// The project name, when the entry carries provenance.
+    pub fn project(&self) -> Option<&str> {
+        self.workspace.as_ref().map(|w| w.project.as_str())
+    }
+
+    /// The `HH:MM:SS` part of the entry's time (empty when the time is malformed).
+    pub fn hhmmss(&self) -> &str {
+        self.time.get(11..19).unwrap_or("")
+    }
+
+    /// The reference's dedupe key: `[session_id, summary, sorted ref paths]`; `None` without a
+    /// session id (such entries are never deduped).
+    pub fn dedupe_key(&self) -> Option<String> {
+        let sid = self.session_id.as_deref().filter(|s| !s.is_empty())?;
+        let mut paths: Vec<&str> = self.refs.iter().map(|r| r.path.as_str()).collect();
+        paths.sort_unstable();
+        Some(serde_json::json!([sid, self.summary, paths]).to_string())
+    }
+}
+
+fn truncate_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
