@@ -1,1 +1,218 @@
-//! (being written)
+//! Symlink-safe file access relative to directory handles.
+//!
+//! Every write the tool makes below the vault root goes through [`Dir`]: each path component is
+//! opened with `O_NOFOLLOW`, so a symlinked `_librarian/`, `sessions/` or day file is refused
+//! instead of written through (DESIGN §2.2).
+
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+/// Why a symlink-safe file operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    #[error("{0} is a symbolic link; refusing to follow it")]
+    Symlink(PathBuf),
+    #[error("{0} is not a regular file or directory of the expected kind")]
+    WrongKind(PathBuf),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// An open directory; children are opened relative to it without following symlinks.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+/// A file opened for appending, with its size and last byte at open time.
+pub struct AppendFile {
+    pub file: File,
+    pub len: u64,
+    pub ends_with_newline: bool,
+    pub path: PathBuf,
+}
+
+impl Dir {
+    /// Opens a directory by absolute path (the path itself may pass through symlinks; callers
+    /// canonicalise the vault root first).
+    pub fn open(path: &Path) -> Result<Dir, FsError> {
+        let fd = rfs::open(path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|e| io_err(path, e))?;
+        Ok(Dir { fd, path: path.to_path_buf() })
+    }
+
+    /// The directory's path (for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens (and with `create`, makes) a nested directory given as `a/b/c`, refusing symlinks
+    /// at every component. `Ok(None)` when a component is missing and `create` is false.
+    pub fn open_dir(&self, rel: &str, create: bool) -> Result<Option<Dir>, FsError> {
+        let mut cur = Dir { fd: self.fd.try_clone().map_err(|e| FsError::Io { path: self.path.clone(), source: e })?, path: self.path.clone() };
+        for name in rel.split('/').filter(|s| !s.is_empty()) {
+            let path = cur.path.join(name);
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let fd = match rfs::openat(&cur.fd, name, flags, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(rustix::io::Errno::NOENT) if create => {
+                    match rfs::mkdirat(&cur.fd, name, Mode::from_raw_mode(0o755)) {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => return Err(io_err(&path, e)),
+                    }
+                    rfs::openat(&cur.fd, name, flags, Mode::empty()).map_err(|e| classify(&cur, name, &path, e))?
+                }
+                Err(rustix::io::Errno::NOENT) => return Ok(None),
+                Err(e) => return Err(classify(&cur, name, &path, e)),
+            };
+            cur = Dir { fd, path };
+        }
+        Ok(Some(cur))
+    }
+
+    /// Opens `name` for appending (creating it), refusing a symlink or a non-regular file.
+    pub fn open_append(&self, name: &str) -> Result<AppendFile, FsError> {
+        let path = self.path.join(name);
+        let flags = OFlags::RDWR | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
+            .map_err(|e| classify(self, name, &path, e))?;
+        let st = rfs::fstat(&fd).map_err(|e| io_err(&path, e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(FsError::WrongKind(path));
+        }
+        let len = st.st_size as u64;
+        let mut last = [0u8; 1];
+        let ends_with_newline = len == 0
+            || rustix::io::pread(&fd, &mut last, len - 1).map(|n| n == 1 && last[0] == b'\n').unwrap_or(false);
+        Ok(AppendFile { file: File::from(fd), len, ends_with_newline, path })
+    }
+
+    /// Reads `name` whole without following a symlink; `Ok(None)` when it does not exist.
+    pub fn read(&self, name: &str) -> Result<Option<Vec<u8>>, FsError> {
+        let path = self.path.join(name);
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = match rfs::openat(&self.fd, name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(classify(self, name, &path, e)),
+        };
+        let st = rfs::fstat(&fd).map_err(|e| io_err(&path, e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(FsError::WrongKind(path));
+        }
+        let mut buf = Vec::with_capacity(st.st_size as usize);
+        File::from(fd).read_to_end(&mut buf).map_err(|e| FsError::Io { path, source: e })?;
+        Ok(Some(buf))
+    }
+
+    /// `(size, mtime in ns, is regular file)` of `name` without following a symlink.
+    pub fn stat(&self, name: &str) -> Option<(u64, i64, bool)> {
+        let st = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        let regular = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
+        Some((st.st_size as u64, st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64, regular))
+    }
+
+    /// Replaces `name` atomically: a temporary file in this directory, then `renameat`.
+    pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), FsError> {
+        let tmp = format!(".{name}.tmp-{}", std::process::id());
+        let path = self.path.join(name);
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rfs::openat(&self.fd, tmp.as_str(), flags, Mode::from_raw_mode(0o644))
+            .map_err(|e| io_err(&path, e))?;
+        File::from(fd).write_all(bytes).map_err(|e| FsError::Io { path: path.clone(), source: e })?;
+        rfs::renameat(&self.fd, tmp.as_str(), &self.fd, name).map_err(|e| io_err(&path, e))
+    }
+
+    /// Creates `name` with `bytes` only if it does not exist yet (`O_EXCL`); `Ok(false)` if it did.
+    pub fn create_new(&self, name: &str, bytes: &[u8]) -> Result<bool, FsError> {
+        let path = self.path.join(name);
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644)) {
+            Ok(fd) => {
+                File::from(fd).write_all(bytes).map_err(|e| FsError::Io { path, source: e })?;
+                Ok(true)
+            }
+            Err(rustix::io::Errno::EXIST) => Ok(false),
+            Err(e) => Err(io_err(&path, e)),
+        }
+    }
+
+    /// Removes the file `name`; a missing file is not an error.
+    pub fn remove(&self, name: &str) -> Result<(), FsError> {
+        match rfs::unlinkat(&self.fd, name, AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(io_err(&self.path.join(name), e)),
+        }
+    }
+
+    /// The names of the directory's entries (excluding `.` and `..`), unsorted.
+    pub fn list(&self) -> Result<Vec<String>, FsError> {
+        let rd = std::fs::read_dir(&self.path).map_err(|e| FsError::Io { path: self.path.clone(), source: e })?;
+        Ok(rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+    }
+
+    /// Borrowed descriptor, for locks.
+    pub fn fd(&self) -> impl AsFd + '_ {
+        self.fd.as_fd()
+    }
+}
+
+/// Maps an `openat` failure: a symlink at `name` is reported as [`FsError::Symlink`].
+fn classify(dir: &Dir, name: &str, path: &Path, e: rustix::io::Errno) -> FsError {
+    let is_link = rfs::statat(&dir.fd, name, AtFlags::SYMLINK_NOFOLLOW)
+        .map(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
+        .unwrap_or(false);
+    if is_link {
+        FsError::Symlink(path.to_path_buf())
+    } else if e == rustix::io::Errno::NOTDIR {
+        FsError::WrongKind(path.to_path_buf())
+    } else {
+        io_err(path, e)
+    }
+}
+
+fn io_err(path: &Path, e: rustix::io::Errno) -> FsError {
+    FsError::Io { path: path.to_path_buf(), source: e.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn refuses_symlinked_dirs_and_files() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        symlink(outside.path(), t.path().join("_librarian")).unwrap();
+        let root = Dir::open(t.path()).unwrap();
+        assert!(matches!(root.open_dir("_librarian/sessions", true), Err(FsError::Symlink(_))));
+        std::fs::create_dir(t.path().join("real")).unwrap();
+        symlink(outside.path().join("f"), t.path().join("real/day.md")).unwrap();
+        let real = root.open_dir("real", false).unwrap().unwrap();
+        assert!(matches!(real.open_append("day.md"), Err(FsError::Symlink(_))));
+        assert!(!outside.path().join("f").exists());
+    }
+
+    #[test]
+    fn append_reports_length_and_tail() {
+        let t = tempfile::tempdir().unwrap();
+        let root = Dir::open(t.path()).unwrap();
+        let d = root.open_dir("a/b", true).unwrap().unwrap();
+        let mut f = d.open_append("x").unwrap();
+        assert_eq!((f.len, f.ends_with_newline), (0, true));
+        f.file.write_all(b"abc").unwrap();
+        let f = d.open_append("x").unwrap();
+        assert_eq!((f.len, f.ends_with_newline), (3, false));
+        assert_eq!(d.read("x").unwrap().unwrap(), b"abc");
+        assert_eq!(d.read("missing").unwrap(), None);
+    }
+}

@@ -8,12 +8,14 @@
 //! - [`store`]: the only module that touches git2: the record ref, its lock, the pending
 //!   journal, adoption at `init`.
 //! - [`records`]: the record model and its text formats (entry line, day files @1 and @2).
-//! - [`vault`], [`fsx`], [`clock`]: where the vault is, symlink-safe file access, and time.
+//! - [`vault`], [`fsx`], [`lock`], [`clock`]: where the vault is, symlink-safe file access, the
+//!   capture lock, and time.
 
 pub mod capture;
 pub mod clock;
 pub mod cli;
 pub mod fsx;
+pub mod lock;
 pub mod recall;
 pub mod records;
 pub mod store;

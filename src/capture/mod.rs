@@ -1,7 +1,158 @@
 //! The capture pipeline: from a Stop-hook payload to one appended, committed entry line.
+//!
+//! [`run`] never fails and never panics outward: every outcome is a list of stderr lines, and
+//! the hook always exits 0 (DESIGN §2.6).
 
+pub mod dedupe;
 pub mod directive;
+pub mod payload;
 pub mod refs;
 pub mod sanitize;
 pub mod transcript;
 pub mod workspace;
+pub mod write;
+
+use crate::records::{Entry, NoteRef};
+use crate::vault::{self, Vault};
+use directive::{Directive, DirectiveScan};
+use std::path::PathBuf;
+use transcript::TranscriptScan;
+
+const P: &str = "[librarian-capture]";
+
+/// The AI clients whose hooks can capture (the `client` field of an entry).
+pub const CLIENTS: &[&str] = &["claude", "codex", "grok", "copilot", "agy", "muse"];
+
+/// One capture request.
+#[derive(Debug, Default, Clone)]
+pub struct Request {
+    /// `--vault`, if given (capture never guesses from the current directory).
+    pub vault: Option<PathBuf>,
+    /// The hook's stdin, unless `manual` is set.
+    pub stdin: Vec<u8>,
+    pub client: Option<String>,
+    /// `--summary`/`--ref` given on the command line.
+    pub manual: Option<Directive>,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+}
+
+/// Runs a capture; returns the stderr lines to print.
+pub fn run(req: Request) -> Vec<String> {
+    let mut out = Vec::new();
+    let vault = match vault::resolve(req.vault.as_deref(), false) {
+        Ok(v) => v,
+        Err(e) => {
+            out.push(format!("{P} {e}; nothing captured."));
+            return out;
+        }
+    };
+    if let Err(e) = capture_into(&vault, req, &mut out) {
+        out.push(format!("{P} error: {e}"));
+    }
+    out.push(format!("{P} in vault {}", vault.root.display()));
+    out
+}
+
+fn capture_into(vault: &Vault, req: Request, out: &mut Vec<String>) -> Result<(), write::WriteError> {
+    let Some((directive, session_id, cwd)) = find_directive(&req, out) else { return Ok(()) };
+    let summary = sanitize::inert_line(&directive.summary, sanitize::SUMMARY_MAX_CHARS);
+    if summary.is_empty() {
+        out.push(format!("{P} empty summary; no entry written."));
+        return Ok(());
+    }
+    let words = sanitize::word_count(&directive.summary);
+    let resolution = refs::resolve_refs(&vault.root, &directive.refs);
+    if !resolution.rejected.is_empty() {
+        let raw: Vec<&str> = resolution.rejected.iter().map(|(r, _)| r.as_str()).collect();
+        out.push(format!("{P} rejected unresolvable refs: {}", raw.join(", ")));
+    }
+    let entry = Entry {
+        id: String::new(),
+        session_id,
+        time: String::new(),
+        summary,
+        refs: resolution.resolved.iter().map(|r| NoteRef::new(&r.path, &r.hash, Some(r.blob.clone()))).collect(),
+        workspace: workspace::derive_workspace(cwd.as_deref()),
+        client: req.client.filter(|c| CLIENTS.contains(&c.as_str())),
+        extra: Default::default(),
+    };
+    let cited = resolution.resolved.iter().filter(|r| r.bytes.is_some()).map(|r| (r.target.clone(), r.hash.clone())).collect();
+    let project = entry.project().map(str::to_string);
+    let written = write::write(vault, write::Draft { entry, cited })?;
+    report(vault, &written, project.as_deref(), words, out);
+    Ok(())
+}
+
+/// The directive, session id and cwd of the request; `None` (with a message) when there is
+/// nothing to capture.
+fn find_directive(req: &Request, out: &mut Vec<String>) -> Option<(Directive, Option<String>, Option<String>)> {
+    if let Some(d) = &req.manual {
+        return Some((d.clone(), req.session_id.clone(), req.cwd.clone()));
+    }
+    let payload = match payload::decode(&req.stdin) {
+        Ok(p) => p,
+        Err(e) => {
+            out.push(format!("{P} {e}; nothing captured."));
+            return None;
+        }
+    };
+    let scan = if let Some(d) = payload.direct.clone() {
+        if directive::is_unfilled(&d.summary) { DirectiveScan::Template } else { DirectiveScan::Found(d) }
+    } else if let Some(path) = &payload.transcript_path {
+        match transcript::newest_assistant_directive(path, transcript::DEFAULT_BUDGET) {
+            Ok(TranscriptScan::Found(d)) => DirectiveScan::Found(d),
+            Ok(TranscriptScan::Template) => DirectiveScan::Template,
+            Ok(TranscriptScan::Malformed) => DirectiveScan::Malformed,
+            Ok(TranscriptScan::NotFound { .. }) => DirectiveScan::None,
+            Err(e) => {
+                out.push(format!("{P} {e}; nothing captured."));
+                return None;
+            }
+        }
+    } else if let Some(text) = &payload.last_assistant_message {
+        directive::newest_directive(text)
+    } else {
+        DirectiveScan::None
+    };
+    match scan {
+        DirectiveScan::Found(d) => Some((d, payload.session_id, payload.cwd)),
+        DirectiveScan::Template if payload.direct.is_some() => {
+            out.push(format!("{P} empty summary; no entry written."));
+            None
+        }
+        DirectiveScan::Malformed => {
+            out.push(format!("{P} the newest session directive is not valid JSON; nothing captured."));
+            None
+        }
+        _ => {
+            out.push(format!("{P} no session directive found; nothing captured."));
+            None
+        }
+    }
+}
+
+fn report(vault: &Vault, w: &write::Written, project: Option<&str>, words: usize, out: &mut Vec<String>) {
+    if w.duplicate {
+        out.push(format!("{P} directive unchanged for this session; already recorded, nothing appended."));
+        return;
+    }
+    if let Some((path, why)) = &w.aside {
+        out.push(format!("{P} refused to write the session record ({why}); the entry was written aside to {}.", path.display()));
+        return;
+    }
+    let proj = project.map(|p| format!(" [{p}]")).unwrap_or_default();
+    out.push(format!("{P} captured 1 entry{proj} into {} session record.", w.day));
+    if words > sanitize::WORD_CEILING {
+        out.push(format!("{P} summary is {words} words; the style contract asks for about {} and no more than {}. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
+    }
+    for path in &w.diverged {
+        out.push(format!("{P} {path} was edited after it was committed; the commit keeps the committed bytes plus this entry. Run `git rutter verify` to see the finding."));
+    }
+    match (&vault.git_dir, &w.commit, &w.pending) {
+        (None, _, _) => out.push(format!("{P} hint: the vault is not a git repository; run `git rutter init` in it to keep a verifiable history.")),
+        (Some(_), _, Some(why)) => out.push(format!("{P} not committed yet ({why}); the entry is saved and journalled, and `git rutter commit` or the next capture will commit it.")),
+        (Some(_), Some(c), None) => out.push(format!("{P} committed {} to refs/rutter/records.", &c[..c.len().min(12)])),
+        _ => {}
+    }
+}

@@ -1,1 +1,479 @@
-//! (being written)
+//! Ref resolution: turns the paths a client cites into confined, fingerprinted vault files.
+//!
+//! Owns the normalisation of a raw ref (`[[Note|alias]]`, `Note.md#heading`, `./a/../b.md`), the
+//! confinement rules (no absolute paths, no lexical escape, nothing under `.git`, no symlink
+//! leading outside the vault, regular files only) and the fingerprints of the bytes actually read
+//! (`sha256:<hex>` and the git blob id). The client never supplies a hash; the file is read here,
+//! once, through directory handles that do not follow symlinks and never block on a FIFO.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Component, Path};
+
+use rustix::fs::{Mode, OFlags};
+use crate::records::fingerprint;
+
+/// Cited files up to this size keep their bytes for a content-addressed copy in the record ref.
+pub const CITED_COPY_MAX_BYTES: u64 = 1024 * 1024;
+
+/// One cited file that resolved inside the vault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedRef {
+    /// The normalised vault-relative path that is stored (the link path for an in-vault symlink).
+    pub path: String,
+    /// `"sha256:"` plus 64 lowercase hex digits of the raw bytes.
+    pub hash: String,
+    /// The git blob id (40 hex digits) of the raw bytes.
+    pub blob: String,
+    /// The canonical vault-relative path of the file actually read, with `/` separators.
+    pub target: String,
+    /// The raw bytes when they are at most [`CITED_COPY_MAX_BYTES`] long.
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// Why a raw ref was dropped from the entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("empty path")]
+    Empty,
+    #[error("absolute path")]
+    Absolute,
+    #[error("path escapes the vault")]
+    Escapes,
+    #[error("path is inside .git")]
+    InsideGit,
+    #[error("symlink leads outside the vault")]
+    SymlinkOutside,
+    #[error("not a regular file")]
+    NotAFile,
+    #[error("unreadable: {0}")]
+    Unreadable(String),
+}
+
+/// The outcome of resolving a directive's refs, both lists in input order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RefResolution {
+    pub resolved: Vec<ResolvedRef>,
+    /// The raw input as given, with the reason it was dropped.
+    pub rejected: Vec<(String, Rejection)>,
+}
+
+/// Normalises a raw ref to a vault-relative path, or `None` when it is empty or unusable.
+///
+/// Anchor §5 `normalizeRefPath` (strip one `[[`/`]]`, cut at `?`, `#` or `|`, trim, refuse NUL),
+/// then, deliberately unlike the reference, lexical canonicalisation: `""` and `.` segments are
+/// dropped and `..` is resolved; an absolute path or one climbing above the root gives `None`.
+pub fn normalize_ref_path(raw: &str) -> Option<String> {
+    normalize(raw).ok()
+}
+
+/// Resolves every raw ref against the vault, whose root must already be canonical.
+///
+/// Keeps input order and, like the reference, does not remove duplicates.
+pub fn resolve_refs(vault_root: &Path, raw: &[String]) -> RefResolution {
+    let mut out = RefResolution::default();
+    for r in raw {
+        match resolve_one(vault_root, r) {
+            Ok(resolved) => out.resolved.push(resolved),
+            Err(why) => out.rejected.push((r.clone(), why)),
+        }
+    }
+    out
+}
+
+/// The anchor's textual clean-up: brackets, query/heading/alias tail, whitespace, NUL.
+fn strip_decorations(raw: &str) -> Option<&str> {
+    let s = raw.strip_prefix("[[").unwrap_or(raw);
+    let s = s.strip_suffix("]]").unwrap_or(s);
+    let s = match s.find(['?', '#', '|']) {
+        Some(i) => &s[..i],
+        None => s,
+    };
+    let s = s.trim();
+    (!s.is_empty() && !s.contains('\0')).then_some(s)
+}
+
+/// A POSIX root, a Windows drive (`C:\`, `C:/`) or a UNC prefix (`\\`).
+fn is_absolute(s: &str) -> bool {
+    let b = s.as_bytes();
+    let drive =
+        b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/');
+    s.starts_with('/') || s.starts_with("\\\\") || drive
+}
+
+fn normalize(raw: &str) -> Result<String, Rejection> {
+    let s = strip_decorations(raw).ok_or(Rejection::Empty)?;
+    if is_absolute(s) {
+        return Err(Rejection::Absolute);
+    }
+    let mut segs: Vec<&str> = Vec::new();
+    for seg in s.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                segs.pop().ok_or(Rejection::Escapes)?;
+            }
+            other => segs.push(other),
+        }
+    }
+    if segs.is_empty() {
+        return Err(Rejection::Empty);
+    }
+    Ok(segs.join("/"))
+}
+
+fn is_git_segment(seg: &str) -> bool {
+    seg.eq_ignore_ascii_case(".git")
+}
+
+fn resolve_one(vault_root: &Path, raw: &str) -> Result<ResolvedRef, Rejection> {
+    let path = normalize(raw)?;
+    if path.split('/').any(is_git_segment) {
+        return Err(Rejection::InsideGit);
+    }
+    let target_segs = confined_target(vault_root, &path)?;
+    let bytes = read_beneath(vault_root, &target_segs)?;
+    let keep = u64::try_from(bytes.len()).is_ok_and(|n| n <= CITED_COPY_MAX_BYTES);
+    Ok(ResolvedRef {
+        path,
+        hash: fingerprint::sha256_ref(&bytes),
+        blob: fingerprint::blob_id(&bytes),
+        target: target_segs.join("/"),
+        bytes: keep.then_some(bytes),
+    })
+}
+
+/// Canonicalises the ref and checks it stays in the vault, outside `.git`, and is a regular
+/// file; returns the canonical vault-relative segments.
+fn confined_target(vault_root: &Path, path: &str) -> Result<Vec<String>, Rejection> {
+    let canonical = std::fs::canonicalize(vault_root.join(path)).map_err(unreadable)?;
+    let rel = canonical
+        .strip_prefix(vault_root)
+        .map_err(|_| Rejection::SymlinkOutside)?;
+    let mut segs = Vec::new();
+    for comp in rel.components() {
+        let Component::Normal(os) = comp else {
+            return Err(Rejection::SymlinkOutside);
+        };
+        let seg = os
+            .to_str()
+            .ok_or_else(|| Rejection::Unreadable("target path is not valid UTF-8".into()))?;
+        if is_git_segment(seg) {
+            return Err(Rejection::InsideGit);
+        }
+        segs.push(seg.to_string());
+    }
+    if segs.is_empty() {
+        return Err(Rejection::NotAFile);
+    }
+    // Metadata first: a directory, FIFO or socket is refused without being opened.
+    let meta = std::fs::metadata(&canonical).map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err(Rejection::NotAFile);
+    }
+    Ok(segs)
+}
+
+/// Reads the file at `segs` below `root`, walking directory handles with `O_NOFOLLOW` so a
+/// component swapped for a symlink after canonicalisation is refused, and opening the file
+/// non-blocking so a component swapped for a FIFO cannot hang the hook.
+fn read_beneath(root: &Path, segs: &[String]) -> Result<Vec<u8>, Rejection> {
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut dir = rustix::fs::open(root, dir_flags, Mode::empty()).map_err(errno)?;
+    let Some((last, parents)) = segs.split_last() else {
+        return Err(Rejection::NotAFile);
+    };
+    for seg in parents {
+        let flags = dir_flags | OFlags::NOFOLLOW;
+        dir = rustix::fs::openat(&dir, seg.as_str(), flags, Mode::empty()).map_err(errno)?;
+    }
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(&dir, last.as_str(), flags, Mode::empty()).map_err(errno)?;
+    let mut file = File::from(fd);
+    if !file.metadata().map_err(unreadable)?.is_file() {
+        return Err(Rejection::NotAFile);
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(unreadable)?;
+    Ok(bytes)
+}
+
+fn unreadable(e: io::Error) -> Rejection {
+    Rejection::Unreadable(e.to_string())
+}
+
+fn errno(e: rustix::io::Errno) -> Rejection {
+    unreadable(io::Error::from(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::os::unix::fs::symlink;
+    use std::path::PathBuf;
+
+    /// A canonical temp vault with a `.git` dir and a few notes.
+    fn vault() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(root.join("Notes/sub")).unwrap();
+        std::fs::write(root.join("Notes/a.md"), "alpha\n").unwrap();
+        std::fs::write(root.join("Note"), "bare\n").unwrap();
+        std::fs::write(root.join("Note.md"), "note\n").unwrap();
+        (dir, root)
+    }
+
+    fn one(root: &Path, raw: &str) -> Result<ResolvedRef, Rejection> {
+        let res = resolve_refs(root, &[raw.to_string()]);
+        match (res.resolved.first(), res.rejected.first()) {
+            (Some(r), None) => Ok(r.clone()),
+            (None, Some((given, why))) => {
+                assert_eq!(given, raw);
+                Err(why.clone())
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn normalisation_table() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("Notes/a.md", Some("Notes/a.md")),
+            ("[[Note|alias]]", Some("Note")),
+            ("[[Note]]", Some("Note")),
+            ("Note.md#heading", Some("Note.md")),
+            ("Note.md?query=1", Some("Note.md")),
+            ("?query", None),
+            ("  Notes/a.md  ", Some("Notes/a.md")),
+            ("./a/./b.md", Some("a/b.md")),
+            ("a//b.md", Some("a/b.md")),
+            ("a/x/../b.md", Some("a/b.md")),
+            ("a/../../x", None),
+            ("../x", None),
+            ("../vault/Notes/x.md", None),
+            ("/etc/passwd", None),
+            ("C:\\x.md", None),
+            ("c:/x.md", None),
+            ("\\\\server\\share", None),
+            ("a\0b", None),
+            ("", None),
+            ("   ", None),
+            ("[[]]", None),
+            (".", None),
+            ("a/..", None),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(normalize_ref_path(raw).as_deref(), *want, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn rejection_kinds() {
+        let (_d, root) = vault();
+        assert_eq!(one(&root, ""), Err(Rejection::Empty));
+        assert_eq!(one(&root, "#only"), Err(Rejection::Empty));
+        assert_eq!(one(&root, "a\0b.md"), Err(Rejection::Empty));
+        assert_eq!(one(&root, "/etc/passwd"), Err(Rejection::Absolute));
+        assert_eq!(one(&root, "C:\\Notes\\a.md"), Err(Rejection::Absolute));
+        assert_eq!(one(&root, "\\\\srv\\a.md"), Err(Rejection::Absolute));
+        assert_eq!(one(&root, "../x"), Err(Rejection::Escapes));
+        assert_eq!(one(&root, "Notes/../../x"), Err(Rejection::Escapes));
+        assert_eq!(one(&root, ".git/config"), Err(Rejection::InsideGit));
+        assert_eq!(
+            one(&root, "Notes/../.GIT/config"),
+            Err(Rejection::InsideGit)
+        );
+        assert_eq!(one(&root, "Notes"), Err(Rejection::NotAFile));
+        assert!(matches!(
+            one(&root, "missing.md"),
+            Err(Rejection::Unreadable(_))
+        ));
+    }
+
+    #[test]
+    fn escape_landing_back_inside_is_rejected() {
+        let (_d, root) = vault();
+        let name = root.file_name().unwrap().to_str().unwrap().to_string();
+        assert_eq!(
+            one(&root, &format!("../{name}/Notes/a.md")),
+            Err(Rejection::Escapes)
+        );
+    }
+
+    #[test]
+    fn resolves_with_both_fingerprints() {
+        let (_d, root) = vault();
+        let r = one(&root, "./Notes/./a.md").unwrap();
+        assert_eq!(r.path, "Notes/a.md");
+        assert_eq!(r.target, "Notes/a.md");
+        // printf 'alpha\n' | sha256sum ; printf 'alpha\n' | git hash-object --stdin
+        assert_eq!(
+            r.hash,
+            "sha256:b6a98d9ce9a2d9149288fa3df42d377c3e42737afdcdaf714e33c0a100b51060"
+        );
+        let blob = git2::Oid::hash_object(git2::ObjectType::Blob, b"alpha\n").unwrap();
+        assert_eq!(r.blob, blob.to_string());
+        assert_eq!(r.bytes.as_deref(), Some(&b"alpha\n"[..]));
+    }
+
+    #[test]
+    fn known_digests() {
+        assert_eq!(
+            fingerprint::sha256_ref(b""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        let empty_blob = git2::Oid::hash_object(git2::ObjectType::Blob, b"").unwrap();
+        assert_eq!(
+            empty_blob.to_string(),
+            "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+        );
+    }
+
+    #[test]
+    fn wikilink_heading_and_query_forms_resolve() {
+        let (_d, root) = vault();
+        assert_eq!(one(&root, "[[Note|alias]]").unwrap().path, "Note");
+        assert_eq!(one(&root, "[[Note.md#heading]]").unwrap().path, "Note.md");
+        assert_eq!(one(&root, "Note.md#heading").unwrap().path, "Note.md");
+        assert_eq!(
+            one(&root, "Note.md?x=1").unwrap().bytes.as_deref(),
+            Some(&b"note\n"[..])
+        );
+    }
+
+    #[test]
+    fn symlink_inside_is_accepted_with_link_path() {
+        let (_d, root) = vault();
+        symlink("Notes/a.md", root.join("link.md")).unwrap();
+        symlink("..", root.join("Notes/sub/up")).unwrap();
+        let r = one(&root, "link.md").unwrap();
+        assert_eq!(
+            (r.path.as_str(), r.target.as_str()),
+            ("link.md", "Notes/a.md")
+        );
+        assert_eq!(r.hash, fingerprint::sha256_ref(b"alpha\n"));
+        let r = one(&root, "Notes/sub/up/a.md").unwrap();
+        assert_eq!(
+            (r.path.as_str(), r.target.as_str()),
+            ("Notes/sub/up/a.md", "Notes/a.md")
+        );
+    }
+
+    #[test]
+    fn symlink_outside_or_into_git_is_rejected() {
+        let (_d, root) = vault();
+        let outside = tempfile::NamedTempFile::new().unwrap();
+        symlink(outside.path(), root.join("out.md")).unwrap();
+        symlink(".git/config", root.join("cfg")).unwrap();
+        symlink("/", root.join("rootdir")).unwrap();
+        assert_eq!(one(&root, "out.md"), Err(Rejection::SymlinkOutside));
+        assert_eq!(one(&root, "cfg"), Err(Rejection::InsideGit));
+        let out_dir = tempfile::tempdir().unwrap();
+        std::fs::write(out_dir.path().join("f.md"), "x").unwrap();
+        symlink(out_dir.path(), root.join("outdir")).unwrap();
+        assert_eq!(one(&root, "outdir/f.md"), Err(Rejection::SymlinkOutside));
+        assert_eq!(one(&root, "rootdir/etc"), Err(Rejection::SymlinkOutside));
+        symlink("nowhere.md", root.join("dangling.md")).unwrap();
+        assert!(matches!(
+            one(&root, "dangling.md"),
+            Err(Rejection::Unreadable(_))
+        ));
+    }
+
+    #[test]
+    fn any_file_type_and_odd_names() {
+        let (_d, root) = vault();
+        std::fs::create_dir_all(root.join("_librarian/sessions")).unwrap();
+        for name in [
+            "page.html",
+            ".gitignore",
+            "_librarian/sessions/2026-01-01.md",
+            "with space — dash.md",
+            "ünïcödé/日本.md",
+        ] {
+            if let Some(parent) = Path::new(name).parent() {
+                std::fs::create_dir_all(root.join(parent)).unwrap();
+            }
+            std::fs::write(root.join(name), name).unwrap();
+            let r = one(&root, name).unwrap();
+            assert_eq!(r.path, name);
+            assert_eq!(r.bytes.as_deref(), Some(name.as_bytes()));
+        }
+    }
+
+    #[test]
+    fn fifo_and_socket_are_refused_without_blocking() {
+        let (_d, root) = vault();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("pipe.md"),
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(one(&root, "pipe.md"), Err(Rejection::NotAFile));
+        let _sock = std::os::unix::net::UnixListener::bind(root.join("sock")).unwrap();
+        assert_eq!(one(&root, "sock"), Err(Rejection::NotAFile));
+    }
+
+    #[test]
+    fn large_file_has_no_bytes_but_fingerprints() {
+        let (_d, root) = vault();
+        let big = vec![b'x'; usize::try_from(CITED_COPY_MAX_BYTES).unwrap() + 1];
+        std::fs::write(root.join("big.bin"), &big).unwrap();
+        let r = one(&root, "big.bin").unwrap();
+        assert_eq!(r.bytes, None);
+        assert_eq!(r.hash, fingerprint::sha256_ref(&big));
+        let exact = &big[..big.len() - 1];
+        std::fs::write(root.join("exact.bin"), exact).unwrap();
+        assert_eq!(
+            one(&root, "exact.bin").unwrap().bytes.as_deref(),
+            Some(exact)
+        );
+    }
+
+    #[test]
+    fn order_kept_and_duplicates_not_removed() {
+        let (_d, root) = vault();
+        let raw: Vec<String> = ["Note", "../x", "Note", "Notes/a.md"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let res = resolve_refs(&root, &raw);
+        let paths: Vec<&str> = res.resolved.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!(paths, ["Note", "Note", "Notes/a.md"]);
+        assert_eq!(res.rejected, vec![("../x".to_string(), Rejection::Escapes)]);
+    }
+
+    proptest! {
+        #[test]
+        fn normalize_never_escapes(raw in "(\\[\\[)?([a-z.]{0,3}|\\.\\.|/|#|\\?|\\||\\\\| |\\x00|:){0,12}(\\]\\])?") {
+            check_normalized(&raw)?;
+        }
+
+        #[test]
+        fn normalize_never_panics(raw in any::<String>()) {
+            check_normalized(&raw)?;
+        }
+    }
+
+    fn check_normalized(raw: &str) -> Result<(), TestCaseError> {
+        if let Some(p) = normalize_ref_path(raw) {
+            prop_assert!(!p.starts_with('/'));
+            prop_assert!(!p.contains('\0'));
+            for seg in p.split('/') {
+                prop_assert!(
+                    !seg.is_empty() && seg != ".." && seg != ".",
+                    "{:?} -> {:?}",
+                    raw,
+                    p
+                );
+            }
+        }
+        Ok(())
+    }
+}

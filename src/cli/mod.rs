@@ -1,1 +1,79 @@
-//! (being written)
+//! The command line: one file per subcommand, each a clap `Args` whose doc comments are the help
+//! text, plus one `run` function. The only place `anyhow` is used.
+
+pub mod capture;
+pub mod commit;
+pub mod demo;
+pub mod init;
+pub mod recent;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Exit status for success.
+pub const EXIT_OK: i32 = 0;
+/// Exit status for a finding or a user error.
+pub const EXIT_FINDING: i32 = 1;
+/// Exit status for a usage error or when the command could not run.
+pub const EXIT_CANNOT_RUN: i32 = 2;
+
+/// git-rutter keeps an append-only record of what your AI sessions decided, in dated markdown
+/// files inside your notes vault, committed to the git ref refs/rutter/records.
+///
+/// The vault is found from --vault, then LIBRARIAN_VAULT_PATH, then the global git config key
+/// rutter.vault. Interactive commands also accept the repository around the current directory
+/// when it already holds rutter data; `capture` never guesses.
+#[derive(Debug, Parser)]
+#[command(name = "git-rutter", bin_name = "git rutter", version, max_term_width = 100)]
+pub struct Cli {
+    /// The notes vault to use (overrides LIBRARIAN_VAULT_PATH and git config rutter.vault).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub vault: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Init(init::Args),
+    Capture(capture::Args),
+    Commit(commit::Args),
+    Recent(recent::Args),
+    Demo(demo::Args),
+}
+
+/// Runs a parsed command and returns the process exit status.
+pub fn run(cli: Cli) -> i32 {
+    let vault = cli.vault;
+    let result = match cli.command {
+        Command::Capture(args) => return capture::run(vault, args),
+        Command::Init(args) => init::run(vault, args),
+        Command::Commit(args) => commit::run(vault, args),
+        Command::Recent(args) => recent::run(vault, args),
+        Command::Demo(args) => demo::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("git-rutter: {e:#}");
+            EXIT_CANNOT_RUN
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`git rutter recent | head`) is not an error.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// Resolves the vault for an interactive command (may use the current repository).
+pub fn interactive_vault(flag: Option<&std::path::Path>) -> anyhow::Result<crate::vault::Vault> {
+    Ok(crate::vault::resolve(flag, true)?)
+}

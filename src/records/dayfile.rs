@@ -1,1 +1,161 @@
-//! (being written)
+//! Day files `_librarian/sessions/YYYY-MM-DD.md`: the `@2` header, reading `@1`, `@2` and mixed
+//! files, and the bytes one capture appends (grammar in `spec/record-format.md`).
+
+use super::entry::Entry;
+use super::line;
+use super::v1;
+
+/// The schema name of files this tool creates.
+pub const SCHEMA_V2: &str = "session-record@2";
+
+/// The header a new `@2` day file starts with, written once.
+pub fn header(day: &str) -> String {
+    format!(
+        "---\ncollection: librarian.sessions\nschema: {SCHEMA_V2}\nday: '{day}'\n---\n# Sessions - {day}\n\n"
+    )
+}
+
+/// The bytes to append for one entry line: the header for an empty file, a separating newline
+/// when the file lacks a final one, then the line and its newline.
+pub fn append_bytes(len: u64, ends_with_newline: bool, day: &str, entry_line: &str) -> String {
+    let mut out = String::with_capacity(entry_line.len() + 128);
+    if len == 0 {
+        out.push_str(&header(day));
+    } else if !ends_with_newline {
+        out.push('\n');
+    }
+    out.push_str(entry_line);
+    out.push('\n');
+    out
+}
+
+/// A line that carries the entry marker but could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// 1-based line number.
+    pub line: usize,
+    pub error: String,
+}
+
+/// What a day file holds.
+#[derive(Debug, Clone, Default)]
+pub struct DayFile {
+    pub day: String,
+    /// `@1` entries from the frontmatter, then `@2` entry lines in file order.
+    pub entries: Vec<Entry>,
+    pub malformed: Vec<Malformed>,
+    /// Why an `@1` frontmatter could not be read, if it could not.
+    pub v1_error: Option<String>,
+}
+
+/// Reads a day file's bytes. Never fails: what cannot be read is reported in the result.
+pub fn parse(day: &str, bytes: &[u8]) -> DayFile {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = DayFile { day: day.to_string(), ..Default::default() };
+    let mut start = 0;
+    if v1::has_frontmatter(&text) && !is_v2_header(&text) {
+        match v1::parse_v1(&text) {
+            Ok(file) => {
+                out.entries = file.entries;
+                start = file.body_end;
+            }
+            Err(e) => {
+                out.v1_error = Some(e.to_string());
+                start = frontmatter_end(&text);
+            }
+        }
+    }
+    let first_line = text[..start.min(text.len())].matches('\n').count() + 1;
+    for (i, l) in text.get(start..).unwrap_or("").split('\n').enumerate() {
+        match line::parse(l) {
+            Ok(Some(e)) => out.entries.push(e),
+            Ok(None) => {}
+            Err(err) => out.malformed.push(Malformed { line: first_line + i, error: err.to_string() }),
+        }
+    }
+    out
+}
+
+/// Reads only entry lines (a tail of an `@2` file that starts at a line boundary).
+pub fn parse_v2_tail(day: &str, bytes: &[u8]) -> DayFile {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = DayFile { day: day.to_string(), ..Default::default() };
+    for l in text.split('\n') {
+        if let Ok(Some(e)) = line::parse(l) {
+            out.entries.push(e);
+        }
+    }
+    out
+}
+
+fn is_v2_header(text: &str) -> bool {
+    let head = &text[..text.len().min(200)];
+    head.lines().take(5).any(|l| l.trim() == format!("schema: {SCHEMA_V2}"))
+}
+
+/// Byte offset after the closing `---` of a leading frontmatter (0 when there is none).
+fn frontmatter_end(text: &str) -> usize {
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        offset += l.len();
+        if i > 0 && l.trim_end() == "---" {
+            return offset;
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::entry::NoteRef;
+
+    fn entry(id: &str, summary: &str) -> Entry {
+        Entry {
+            id: id.into(),
+            session_id: Some("S".into()),
+            time: "2026-11-30T07:31:41.112Z".into(),
+            summary: summary.into(),
+            refs: vec![NoteRef::new("a.md", "sha256:00", None)],
+            workspace: None,
+            client: None,
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn new_file_then_appends_read_back() {
+        let mut text = append_bytes(0, true, "2026-11-30", &line::render(&entry("1", "one")));
+        text += &append_bytes(text.len() as u64, true, "2026-11-30", &line::render(&entry("2", "two")));
+        assert!(text.starts_with("---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-11-30'\n---\n# Sessions - 2026-11-30\n\n- 07:31:41 — one"));
+        let f = parse("2026-11-30", text.as_bytes());
+        assert_eq!(f.entries.iter().map(|e| e.summary.as_str()).collect::<Vec<_>>(), ["one", "two"]);
+        assert!(f.malformed.is_empty() && f.v1_error.is_none());
+    }
+
+    #[test]
+    fn torn_tail_gets_a_newline_first() {
+        assert_eq!(append_bytes(5, false, "d", "L"), "\nL\n");
+        assert_eq!(append_bytes(5, true, "d", "L"), "L\n");
+    }
+
+    #[test]
+    fn v1_file_with_appended_v2_lines() {
+        let v1 = "---\ncollection: librarian.sessions\nschema: session-record@1\nday: '2026-11-30'\nsessions:\n  - id: 20261130T000000000Z\n    time: '2026-11-30T00:00:00.000Z'\n    summary: 'x <!-- rutter:entry {} -->'\n    refs: []\nrefs: []\n---\n# Sessions - 2026-11-30\n\n- 00:00:00 - x <!-- rutter:entry {} -->\n";
+        let text = format!("{v1}{}\n", line::render(&entry("2", "two")));
+        let f = parse("2026-11-30", text.as_bytes());
+        let summaries: Vec<_> = f.entries.iter().map(|e| e.summary.as_str()).collect();
+        assert_eq!(summaries, ["x <!-- rutter:entry {} -->", "two"]);
+        assert!(f.malformed.is_empty(), "{:?}", f.malformed);
+    }
+
+    #[test]
+    fn broken_lines_are_reported_and_others_kept() {
+        let good = line::render(&entry("1", "one"));
+        let text = format!("{}{good}\n- junk <!-- rutter:entry {{ -->\n\u{0}\u{ff}garbage\n", header("2026-11-30"));
+        let f = parse("2026-11-30", text.as_bytes());
+        assert_eq!(f.entries.len(), 1);
+        assert_eq!(f.malformed.len(), 1);
+        assert_eq!(f.malformed[0].line, 9);
+    }
+}

@@ -1,1 +1,1207 @@
-//! (being written)
+//! Reading `session-record@1` day files: the YAML frontmatter the TypeScript reference writes.
+//!
+//! Owns the `@1` reader and nothing else (it never writes): splitting off the frontmatter, a
+//! fast line parser for the reference's deterministic js-yaml 3 output, a full YAML fallback
+//! (`yaml_serde`) for anything that parser does not recognise, the reference's validation, and
+//! the byte offset where the generated body ends (entry lines may be appended after it).
+//!
+//! The two paths give identical results: the fast path only answers when its input is exactly
+//! the reference's shape, and otherwise steps aside (`None`) so the fallback decides.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value as Json};
+use yaml_serde::Value as Yaml;
+
+use crate::records::{Entry, NoteRef, Workspace};
+
+/// What every accepted `schema` value starts with.
+const SCHEMA_PREFIX: &str = "session-record@";
+
+/// A parsed `@1` day file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct V1File {
+    pub day: String,
+    /// The frontmatter's `schema`, e.g. `"session-record@1"`.
+    pub schema: String,
+    pub entries: Vec<Entry>,
+    /// Byte offset just after the generated @1 body: after the closing `---` line of the
+    /// frontmatter, the `# Sessions - DAY` heading line, one blank line, and as many non-empty
+    /// lines as there are entries (stop early at EOF). Lines after this offset may hold appended
+    /// @2 entry lines. The heading is consumed only when the line starts with `#`, and blank
+    /// lines among the body lines are skipped without being counted.
+    pub body_end: usize,
+}
+
+/// Why a day file yields no `@1` entries. The reference treats all of these as "file absent".
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum V1Error {
+    #[error("no YAML frontmatter")]
+    NoFrontmatter,
+    #[error("frontmatter is not valid YAML: {0}")]
+    Yaml(String),
+    #[error("not a session record: {0}")]
+    Schema(String),
+}
+
+/// The frontmatter fields both parsing paths produce.
+#[derive(Debug, Clone, PartialEq)]
+struct Parsed {
+    day: String,
+    schema: String,
+    entries: Vec<Entry>,
+}
+
+/// True when the text starts with a YAML frontmatter block (`---\n`, or `---\r\n`).
+pub fn has_frontmatter(text: &str) -> bool {
+    text.starts_with("---\n") || text.starts_with("---\r\n")
+}
+
+/// The byte offset just after the frontmatter's closing `---` line, when the text has a complete
+/// frontmatter block (any content; nothing is parsed).
+pub fn frontmatter_end(text: &str) -> Option<usize> {
+    split_frontmatter(text).map(|(_, end)| end)
+}
+
+/// Parses a day file's YAML frontmatter (any schema value starting `session-record@`) into
+/// entries. An unterminated frontmatter block counts as no frontmatter.
+pub fn parse_v1(text: &str) -> Result<V1File, V1Error> {
+    let (fm, close_end) = split_frontmatter(text).ok_or(V1Error::NoFrontmatter)?;
+    let parsed = match fast::parse(fm) {
+        Some(parsed) => parsed,
+        None => fallback::parse(fm)?,
+    };
+    let body_end = body_end(text, close_end, parsed.entries.len());
+    Ok(V1File {
+        day: parsed.day,
+        schema: parsed.schema,
+        entries: parsed.entries,
+        body_end,
+    })
+}
+
+/// The frontmatter text (between the delimiter lines, ending in its last `\n`) and the offset
+/// just after the closing `---` line. The block closes at the first line that is exactly `---`.
+fn split_frontmatter(text: &str) -> Option<(&str, usize)> {
+    let open = if text.starts_with("---\n") {
+        4
+    } else if text.starts_with("---\r\n") {
+        5
+    } else {
+        return None;
+    };
+    let mut line_start = open;
+    loop {
+        let rest = text.get(line_start..)?;
+        if let Some(after) = rest.strip_prefix("---") {
+            let eol = if after.is_empty() {
+                Some(0)
+            } else if after.starts_with('\n') {
+                Some(1)
+            } else if after.starts_with("\r\n") {
+                Some(2)
+            } else {
+                None
+            };
+            if let Some(eol) = eol {
+                let fm = text.get(open..line_start)?;
+                return Some((fm, line_start + 3 + eol));
+            }
+        }
+        line_start += rest.find("\n---")? + 1;
+    }
+}
+
+/// Where the generated body that starts at `from` ends (see [`V1File::body_end`]).
+fn body_end(text: &str, from: usize, entries: usize) -> usize {
+    let mut pos = from;
+    if let Some((line, next)) = line_at(text, pos) {
+        if line.starts_with('#') {
+            pos = next;
+        }
+    }
+    let mut left = entries;
+    while left > 0 {
+        let Some((line, next)) = line_at(text, pos) else {
+            break;
+        };
+        if !line.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+            left -= 1;
+        }
+        pos = next;
+    }
+    pos
+}
+
+/// The line starting at `pos` (without its `\n`) and the offset of the next line.
+fn line_at(text: &str, pos: usize) -> Option<(&str, usize)> {
+    let rest = text.get(pos..).filter(|rest| !rest.is_empty())?;
+    Some(match rest.find('\n') {
+        Some(i) => (&rest[..i], pos + i + 1),
+        None => (rest, text.len()),
+    })
+}
+
+/// The reference's day check: `^\d{4}-\d{2}-\d{2}$` (ASCII digits).
+fn valid_day(day: &str) -> bool {
+    let b = day.as_bytes();
+    b.len() == 10
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
+}
+
+/// The fast path: exactly the lines js-yaml 3 writes for a reference record, nothing else.
+mod fast {
+    use super::*;
+
+    /// The line patterns of one `refs` block at one indentation.
+    struct RefsShape {
+        empty: &'static str,
+        open: &'static str,
+        path: &'static str,
+        hash: &'static str,
+    }
+
+    const ENTRY_REFS: RefsShape = RefsShape {
+        empty: "    refs: []",
+        open: "    refs:",
+        path: "      - path: ",
+        hash: "        hash: ",
+    };
+    const TOP_REFS: RefsShape = RefsShape {
+        empty: "refs: []",
+        open: "refs:",
+        path: "  - path: ",
+        hash: "    hash: ",
+    };
+
+    /// Characters js-yaml never writes first in a plain scalar (YAML indicators).
+    const FIRST_UNSAFE: &[u8] = b"-?:,[]{}#&*!|=>'\"%@`";
+
+    /// Parses the frontmatter text, or `None` when it is not exactly the reference's shape (or
+    /// is invalid in any way: the fallback then produces the error).
+    pub(super) fn parse(fm: &str) -> Option<Parsed> {
+        if !clean_bytes(fm.as_bytes()) {
+            return None;
+        }
+        let mut lines = Lines::new(fm);
+        lines.scalar("collection: ")?;
+        let schema = lines.field("schema: ")?;
+        let day = lines.field("day: ")?;
+        if !schema.starts_with(SCHEMA_PREFIX) || !valid_day(&day) {
+            return None;
+        }
+        lines.exact("sessions:")?;
+        let mut entries = Vec::new();
+        while lines.peek()?.starts_with("  - id: ") {
+            entries.push(entry(&mut lines)?);
+        }
+        if entries.is_empty() {
+            return None;
+        }
+        refs(&mut lines, &TOP_REFS, |_, _| ())?;
+        match lines.peek() {
+            None => Some(Parsed {
+                day,
+                schema,
+                entries,
+            }),
+            Some(_) => None,
+        }
+    }
+
+    fn entry(lines: &mut Lines<'_>) -> Option<Entry> {
+        let id = lines.field("  - id: ")?;
+        let session_id = lines.opt_field("    session_id: ")?;
+        let time = lines.field("    time: ")?;
+        let summary = lines.field("    summary: ")?;
+        let refs = refs(lines, &ENTRY_REFS, |path, hash| NoteRef {
+            path: path.into_owned(),
+            hash: hash.into_owned(),
+            blob: None,
+            extra: Map::new(),
+        })?;
+        let workspace = if lines.peek() == Some("    workspace:") {
+            lines.advance();
+            Some(Workspace {
+                cwd: lines.field("      cwd: ")?,
+                project: lines.field("      project: ")?,
+                repo: lines.opt_field("      repo: ")?,
+                extra: Map::new(),
+            })
+        } else {
+            None
+        };
+        Some(Entry {
+            id,
+            session_id,
+            time,
+            summary,
+            refs,
+            workspace,
+            client: None,
+            extra: Map::new(),
+        })
+    }
+
+    /// A `refs: []` line, or `refs:` and one or more `- path:`/`hash:` pairs.
+    fn refs<'a, T>(
+        lines: &mut Lines<'a>,
+        shape: &RefsShape,
+        mut make: impl FnMut(Cow<'a, str>, Cow<'a, str>) -> T,
+    ) -> Option<Vec<T>> {
+        let line = lines.take()?;
+        if line == shape.empty {
+            return Some(Vec::new());
+        }
+        if line != shape.open {
+            return None;
+        }
+        let mut out = Vec::new();
+        while lines.peek().is_some_and(|l| l.starts_with(shape.path)) {
+            let path = lines.scalar(shape.path)?;
+            let hash = lines.scalar(shape.hash)?;
+            out.push(make(path, hash));
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// Line cursor over the frontmatter; `\n` is the only line break (the rest were refused).
+    struct Lines<'a> {
+        cur: Option<&'a str>,
+        rest: &'a str,
+    }
+
+    impl<'a> Lines<'a> {
+        fn new(text: &'a str) -> Self {
+            let mut lines = Lines {
+                cur: None,
+                rest: text,
+            };
+            lines.advance();
+            lines
+        }
+
+        fn advance(&mut self) {
+            if self.rest.is_empty() {
+                self.cur = None;
+                return;
+            }
+            let (line, rest) = self.rest.split_once('\n').unwrap_or((self.rest, ""));
+            self.cur = Some(line);
+            self.rest = rest;
+        }
+
+        fn peek(&self) -> Option<&'a str> {
+            self.cur
+        }
+
+        fn take(&mut self) -> Option<&'a str> {
+            let line = self.cur?;
+            self.advance();
+            Some(line)
+        }
+
+        fn exact(&mut self, want: &str) -> Option<()> {
+            (self.take()? == want).then_some(())
+        }
+
+        /// The scalar after `prefix` on the current line, which is consumed.
+        fn scalar(&mut self, prefix: &str) -> Option<Cow<'a, str>> {
+            let value = scalar(self.cur?.strip_prefix(prefix)?)?;
+            self.advance();
+            Some(value)
+        }
+
+        fn field(&mut self, prefix: &str) -> Option<String> {
+            self.scalar(prefix).map(Cow::into_owned)
+        }
+
+        /// `Some(None)` when the current line is not this key; `None` when it is but is invalid.
+        fn opt_field(&mut self, prefix: &str) -> Option<Option<String>> {
+            match self.cur {
+                Some(line) if line.starts_with(prefix) => self.field(prefix).map(Some),
+                _ => Some(None),
+            }
+        }
+    }
+
+    /// False when the text holds a character the fast path leaves to the fallback: any control
+    /// character but `\n` (tab and CR included), DEL, C1 controls (NEL included), U+2028,
+    /// U+2029, U+FEFF, U+FFFE and U+FFFF.
+    fn clean_bytes(bytes: &[u8]) -> bool {
+        for (i, &c) in bytes.iter().enumerate() {
+            let next = |k: usize| bytes.get(i + k).copied();
+            let bad = match c {
+                b'\n' => false,
+                0..=0x1F | 0x7F => true,
+                0xC2 => matches!(next(1), Some(0x80..=0x9F)),
+                0xE2 => next(1) == Some(0x80) && matches!(next(2), Some(0xA8 | 0xA9)),
+                0xEF => matches!(
+                    (next(1), next(2)),
+                    (Some(0xBB), Some(0xBF)) | (Some(0xBF), Some(0xBE | 0xBF))
+                ),
+                _ => false,
+            };
+            if bad {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// A whole-line scalar value: plain, single-quoted or double-quoted.
+    fn scalar(raw: &str) -> Option<Cow<'_, str>> {
+        match raw.as_bytes().first()? {
+            b'\'' => single_quoted(raw),
+            b'"' => double_quoted(raw).map(Cow::Owned),
+            _ => plain(raw).map(Cow::Borrowed),
+        }
+    }
+
+    /// A plain scalar js-yaml would write and YAML reads back as this same string.
+    fn plain(raw: &str) -> Option<&str> {
+        let bytes = raw.as_bytes();
+        let first = *bytes.first()?;
+        if FIRST_UNSAFE.contains(&first) || first == b' ' || bytes.last() == Some(&b' ') {
+            return None;
+        }
+        let mut prev = 0u8;
+        for &b in bytes {
+            if matches!(b, b':' | b',' | b'[' | b']' | b'{' | b'}') || (b == b'#' && prev == b' ')
+            {
+                return None;
+            }
+            prev = b;
+        }
+        (!maybe_not_a_string(raw)).then_some(raw)
+    }
+
+    /// True when YAML might resolve this plain scalar to null, a bool or a number. It errs on
+    /// the side of `true` (the fallback then decides).
+    fn maybe_not_a_string(s: &str) -> bool {
+        if matches!(
+            s,
+            "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+        ) {
+            return true;
+        }
+        if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+            return false;
+        }
+        if s.parse::<f64>().is_ok() {
+            return true;
+        }
+        let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+        let radix_int = [("0x", 16), ("0o", 8), ("0b", 2)].iter().any(|(prefix, radix)| {
+            unsigned.strip_prefix(prefix).is_some_and(|digits| {
+                !digits.is_empty() && digits.chars().all(|c| c.is_digit(*radix))
+            })
+        });
+        let word = unsigned.trim_start_matches('.').get(..3);
+        radix_int
+            || word.is_some_and(|w| w.eq_ignore_ascii_case("inf") || w.eq_ignore_ascii_case("nan"))
+    }
+
+    /// `'...'` with `''` for a quote, closing at the end of the line.
+    fn single_quoted(raw: &str) -> Option<Cow<'_, str>> {
+        let inner = raw.strip_prefix('\'')?.strip_suffix('\'')?;
+        if !inner.contains('\'') {
+            return Some(Cow::Borrowed(inner));
+        }
+        let mut out = String::with_capacity(inner.len());
+        let mut rest = inner;
+        while let Some(i) = rest.find('\'') {
+            let (head, tail) = rest.split_at(i + 1);
+            if !tail.starts_with('\'') {
+                return None;
+            }
+            out.push_str(head);
+            rest = &tail[1..];
+        }
+        out.push_str(rest);
+        Some(Cow::Owned(out))
+    }
+
+    /// `"..."` with YAML escapes, closing at the end of the line.
+    fn double_quoted(raw: &str) -> Option<String> {
+        let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+        let mut out = String::with_capacity(inner.len());
+        let mut rest = inner;
+        while let Some(i) = rest.find(['\\', '"']) {
+            let (head, tail) = rest.split_at(i);
+            let escaped = tail.strip_prefix('\\')?;
+            let (c, used) = escape(escaped)?;
+            out.push_str(head);
+            out.push(c);
+            rest = escaped.get(used..)?;
+        }
+        out.push_str(rest);
+        Some(out)
+    }
+
+    /// One escape (the text after the backslash): the character and how many bytes it used.
+    fn escape(s: &str) -> Option<(char, usize)> {
+        let c = match s.as_bytes().first()? {
+            b'0' => '\0',
+            b'a' => '\x07',
+            b'b' => '\x08',
+            b't' => '\t',
+            b'n' => '\n',
+            b'v' => '\x0B',
+            b'f' => '\x0C',
+            b'r' => '\r',
+            b'e' => '\x1B',
+            b' ' => ' ',
+            b'"' => '"',
+            b'/' => '/',
+            b'\\' => '\\',
+            b'N' => '\u{85}',
+            b'_' => '\u{A0}',
+            b'L' => '\u{2028}',
+            b'P' => '\u{2029}',
+            b'x' => return hex_escape(s, 2),
+            b'u' => return hex_escape(s, 4),
+            b'U' => return hex_escape(s, 8),
+            _ => return None,
+        };
+        Some((c, 1))
+    }
+
+    fn hex_escape(s: &str, digits: usize) -> Option<(char, usize)> {
+        let hex = s.get(1..1 + digits)?;
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let code = u32::from_str_radix(hex, 16).ok()?;
+        Some((char::from_u32(code)?, 1 + digits))
+    }
+}
+
+/// The fallback: any YAML, read with `yaml_serde` and mapped onto the record model.
+mod fallback {
+    use super::*;
+
+    type Res<T> = Result<T, String>;
+
+    pub(super) fn parse(fm: &str) -> Result<Parsed, V1Error> {
+        let mut doc: Yaml = yaml_serde::from_str(fm).map_err(|e| V1Error::Yaml(e.to_string()))?;
+        doc.apply_merge()
+            .map_err(|e| V1Error::Yaml(e.to_string()))?;
+        let Yaml::Mapping(top) = untag(&doc) else {
+            return Err(V1Error::Schema("frontmatter is not a mapping".into()));
+        };
+        let field = |key: &str| top.get(key).map(untag);
+        let schema = match field("schema") {
+            Some(Yaml::String(s)) if s.starts_with(SCHEMA_PREFIX) => s.clone(),
+            _ => return Err(schema_error("`schema` is not `session-record@…`")),
+        };
+        let day = match field("day") {
+            Some(Yaml::String(s)) if valid_day(s) => s.clone(),
+            _ => return Err(schema_error("`day` is not a YYYY-MM-DD string")),
+        };
+        let sessions = match field("sessions") {
+            Some(Yaml::Sequence(s)) if !s.is_empty() => s,
+            _ => return Err(schema_error("`sessions` is not a non-empty sequence")),
+        };
+        let entries = sessions
+            .iter()
+            .enumerate()
+            .map(|(i, v)| entry(v).map_err(|m| V1Error::Schema(format!("sessions[{i}]: {m}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Parsed {
+            day,
+            schema,
+            entries,
+        })
+    }
+
+    fn schema_error(msg: &str) -> V1Error {
+        V1Error::Schema(msg.to_owned())
+    }
+
+    fn entry(value: &Yaml) -> Res<Entry> {
+        let Yaml::Mapping(map) = untag(value) else {
+            return Err("entry is not a mapping".into());
+        };
+        let (mut id, mut time, mut summary, mut refs) = (None, None, None, None);
+        let (mut session_id, mut workspace, mut client) = (None, None, None);
+        let mut extra = Map::new();
+        for (k, v) in map {
+            let key = key_string(k)?;
+            match key.as_str() {
+                "id" => id = Some(string(v, "id")?),
+                "time" => time = Some(string(v, "time")?),
+                "summary" => summary = Some(string(v, "summary")?),
+                "session_id" => session_id = opt_string(v, "session_id")?,
+                "client" => client = opt_string(v, "client")?,
+                "refs" => refs = Some(note_refs(v)?),
+                "workspace" => workspace = opt_workspace(v)?,
+                _ => {
+                    extra.insert(key, to_json(v)?);
+                }
+            }
+        }
+        Ok(Entry {
+            id: id.ok_or("`id` is missing")?,
+            session_id,
+            time: time.ok_or("`time` is missing")?,
+            summary: summary.ok_or("`summary` is missing")?,
+            refs: refs.ok_or("`refs` is missing")?,
+            workspace,
+            client,
+            extra,
+        })
+    }
+
+    fn note_refs(value: &Yaml) -> Res<Vec<NoteRef>> {
+        let Yaml::Sequence(items) = untag(value) else {
+            return Err("`refs` is not a sequence".into());
+        };
+        items.iter().map(note_ref).collect()
+    }
+
+    fn note_ref(value: &Yaml) -> Res<NoteRef> {
+        let Yaml::Mapping(map) = untag(value) else {
+            return Err("a ref is not a mapping".into());
+        };
+        let (mut path, mut hash, mut blob) = (None, None, None);
+        let mut extra = Map::new();
+        for (k, v) in map {
+            let key = key_string(k)?;
+            match key.as_str() {
+                "path" => path = Some(string(v, "refs[].path")?),
+                "hash" => hash = Some(string(v, "refs[].hash")?),
+                "blob" => blob = opt_string(v, "refs[].blob")?,
+                _ => {
+                    extra.insert(key, to_json(v)?);
+                }
+            }
+        }
+        Ok(NoteRef {
+            path: path.ok_or("`refs[].path` is missing")?,
+            hash: hash.ok_or("`refs[].hash` is missing")?,
+            blob,
+            extra,
+        })
+    }
+
+    fn opt_workspace(value: &Yaml) -> Res<Option<Workspace>> {
+        let map = match untag(value) {
+            Yaml::Null => return Ok(None),
+            Yaml::Mapping(map) => map,
+            _ => return Err("`workspace` is not a mapping".into()),
+        };
+        let (mut cwd, mut project, mut repo) = (None, None, None);
+        let mut extra = Map::new();
+        for (k, v) in map {
+            let key = key_string(k)?;
+            match key.as_str() {
+                "cwd" => cwd = Some(string(v, "workspace.cwd")?),
+                "project" => project = Some(string(v, "workspace.project")?),
+                "repo" => repo = opt_string(v, "workspace.repo")?,
+                _ => {
+                    extra.insert(key, to_json(v)?);
+                }
+            }
+        }
+        Ok(Some(Workspace {
+            cwd: cwd.ok_or("`workspace.cwd` is missing")?,
+            project: project.ok_or("`workspace.project` is missing")?,
+            repo,
+            extra,
+        }))
+    }
+
+    fn string(value: &Yaml, name: &str) -> Res<String> {
+        match untag(value) {
+            Yaml::String(s) => Ok(s.clone()),
+            _ => Err(format!("`{name}` is not a string")),
+        }
+    }
+
+    /// An optional string field: null counts as absent.
+    fn opt_string(value: &Yaml, name: &str) -> Res<Option<String>> {
+        match untag(value) {
+            Yaml::Null => Ok(None),
+            _ => string(value, name).map(Some),
+        }
+    }
+
+    /// A mapping key as a JSON key: strings as they are, other scalars in their YAML form.
+    fn key_string(key: &Yaml) -> Res<String> {
+        match untag(key) {
+            Yaml::String(s) => Ok(s.clone()),
+            Yaml::Number(n) => Ok(n.to_string()),
+            Yaml::Bool(b) => Ok(b.to_string()),
+            Yaml::Null => Ok("null".into()),
+            _ => Err("a mapping key is not a scalar".into()),
+        }
+    }
+
+    /// A YAML value as JSON, for unknown keys. Tags are dropped; numbers stay numbers (a
+    /// non-finite float, which JSON cannot hold, becomes its YAML text such as `.inf`).
+    fn to_json(value: &Yaml) -> Res<Json> {
+        Ok(match untag(value) {
+            Yaml::Null => Json::Null,
+            Yaml::Bool(b) => Json::Bool(*b),
+            Yaml::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    Json::from(i)
+                } else if let Some(u) = n.as_u64() {
+                    Json::from(u)
+                } else {
+                    n.as_f64()
+                        .and_then(serde_json::Number::from_f64)
+                        .map_or_else(|| Json::String(n.to_string()), Json::Number)
+                }
+            }
+            Yaml::String(s) => Json::String(s.clone()),
+            Yaml::Sequence(items) => Json::Array(items.iter().map(to_json).collect::<Res<_>>()?),
+            Yaml::Mapping(map) => Json::Object(
+                map.iter()
+                    .map(|(k, v)| Ok((key_string(k)?, to_json(v)?)))
+                    .collect::<Res<_>>()?,
+            ),
+            Yaml::Tagged(_) => return Err("unexpected nested tag".into()),
+        })
+    }
+
+    fn untag(mut value: &Yaml) -> &Yaml {
+        while let Yaml::Tagged(tagged) = value {
+            value = &tagged.value;
+        }
+        value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::{select, Index};
+    use std::path::{Path, PathBuf};
+
+    /// Hand-written reference output: every quoting style the fast path must accept.
+    const QUOTING: &str = r##"---
+collection: librarian.sessions
+schema: session-record@1
+day: '2026-11-30'
+sessions:
+  - id: 20261130T073141112Z
+    session_id: S1
+    time: '2026-11-30T07:31:41.112Z'
+    summary: 'Decided: foo is canonical, not bar'
+    refs:
+      - path: Notes/foo.md
+        hash: 'sha256:acd9d68e'
+      - path: '[odd] name.md'
+        hash: 'sha256:0000000f'
+    workspace:
+      cwd: /home/me/work/myproj/src
+      project: myproj
+      repo: 'https://github.com/me/myproj.git'
+  - id: 20261130T073145400Z
+    time: '2026-11-30T07:31:45.400Z'
+    summary: '- kept the team''s # tag, then moved on'
+    refs: []
+  - id: 20261130T080000000Z
+    session_id: 8177337b-eb74-408a-9814-9002eb7093b0
+    time: '2026-11-30T08:00:00.000Z'
+    summary: Café naïve — C# works; 100% sure & done! 日本語 'quoted' "too"
+    refs: []
+    workspace:
+      cwd: /tmp/x
+      project: x
+  - id: 20261130T090000000Z
+    session_id: '12345'
+    time: '2026-11-30T09:00:00.000Z'
+    summary: "Line\Lsep \"q\" back\\slash\ttab \x07 \U0001F600 \N\_\u00E9\/\0\e"
+    refs: []
+refs:
+  - path: Notes/foo.md
+    hash: 'sha256:acd9d68e'
+  - path: '[odd] name.md'
+    hash: 'sha256:0000000f'
+---
+# Sessions - 2026-11-30
+
+- 07:31:41 [myproj] - Decided: foo is canonical, not bar (refs: Notes/foo.md@sha256:acd9d68, [odd] name.md@sha256:0000000)
+- 07:31:45 - - kept the team's # tag, then moved on
+- 08:00:00 [x] - Café naïve — C# works; 100% sure & done! 日本語 'quoted' "too"
+- 09:00:00 - Line sep "q" back\slash tab <!-- rutter:entry {"id":"fake"} -->
+"##;
+
+    /// What the fallback alone reads: a comment, block and flow styles, an anchor, unknown keys.
+    const FALLBACK_ONLY: &str = r##"---
+# written by hand
+collection: librarian.sessions
+schema: session-record@1
+day: 2026-12-01
+sessions:
+  - id: 20261201T010203004Z
+    time: 2026-12-01T01:02:03.004Z
+    summary: >-
+      Folded block
+      summary
+    refs:
+      - {path: Notes/a.md, hash: 'sha256:ab', note: kept}
+    workspace: {cwd: /w, project: w, shell: zsh}
+    client: claude
+    tokens: 1234
+    ratio: 0.5
+    tags: [a, b]
+    meta: {nested: {deep: true}, when: null}
+  - &second
+    id: '20261201T020000000Z'
+    time: "2026-12-01T02:00:00.000Z"
+    summary: second
+    refs: []
+    session_id: ~
+extra_top_level: ignored
+---
+# Sessions - 2026-12-01
+
+- 01:02:03 [w] - Folded block summary (refs: Notes/a.md@sha256:ab)
+- 02:00:00 - second
+"##;
+
+    fn fm(text: &str) -> &str {
+        split_frontmatter(text).map(|(fm, _)| fm).unwrap_or("")
+    }
+
+    fn fast_and_fallback_agree(text: &str) -> Result<(), TestCaseError> {
+        if let Some((fm, _)) = split_frontmatter(text) {
+            if let Some(fast) = fast::parse(fm) {
+                prop_assert_eq!(Ok(fast), fallback::parse(fm), "frontmatter:\n{}", fm);
+            }
+        }
+        if let Ok(file) = parse_v1(text) {
+            prop_assert!(file.body_end <= text.len());
+        }
+        Ok(())
+    }
+
+    fn nref(path: &str, hash: &str) -> NoteRef {
+        NoteRef::new(path, hash, None)
+    }
+
+    #[test]
+    fn quoting_fixture_takes_the_fast_path_with_exact_values() {
+        let fast = fast::parse(fm(QUOTING)).expect("fast path accepts reference output");
+        assert_eq!(Ok(fast.clone()), fallback::parse(fm(QUOTING)));
+        let file = parse_v1(QUOTING).expect("valid");
+        assert_eq!((file.day.as_str(), file.schema.as_str()), ("2026-11-30", "session-record@1"));
+        assert_eq!(file.entries, fast.entries);
+        let e = &file.entries;
+        assert_eq!(e.len(), 4);
+        assert_eq!(e[0].summary, "Decided: foo is canonical, not bar");
+        assert_eq!(e[0].time, "2026-11-30T07:31:41.112Z");
+        assert_eq!(e[0].session_id.as_deref(), Some("S1"));
+        assert_eq!(
+            e[0].refs,
+            vec![nref("Notes/foo.md", "sha256:acd9d68e"), nref("[odd] name.md", "sha256:0000000f")]
+        );
+        let ws = Workspace::new("/home/me/work/myproj/src", "myproj", Some("https://github.com/me/myproj.git".into()));
+        assert_eq!(e[0].workspace, Some(ws));
+        assert_eq!(e[1].summary, "- kept the team's # tag, then moved on");
+        assert_eq!((e[1].session_id.as_ref(), e[1].workspace.as_ref()), (None, None));
+        assert_eq!(e[2].summary, "Café naïve — C# works; 100% sure & done! 日本語 'quoted' \"too\"");
+        assert_eq!(e[2].session_id.as_deref(), Some("8177337b-eb74-408a-9814-9002eb7093b0"));
+        assert_eq!(e[2].workspace, Some(Workspace::new("/tmp/x", "x", None)));
+        assert_eq!(e[3].session_id.as_deref(), Some("12345"));
+        let want = "Line\u{2028}sep \"q\" back\\slash\ttab \x07 \u{1F600} \u{85}\u{A0}\u{E9}/\0\x1b";
+        assert_eq!(e[3].summary, want);
+        assert!(e.iter().all(|e| e.client.is_none() && e.extra.is_empty()));
+        assert_eq!(file.body_end, QUOTING.len());
+    }
+
+    #[test]
+    fn fallback_reads_other_yaml_and_keeps_unknown_keys() {
+        assert_eq!(fast::parse(fm(FALLBACK_ONLY)), None);
+        let file = parse_v1(FALLBACK_ONLY).expect("valid");
+        assert_eq!(file.day, "2026-12-01");
+        let e = &file.entries;
+        assert_eq!(e[0].time, "2026-12-01T01:02:03.004Z");
+        assert_eq!(e[0].summary, "Folded block summary");
+        assert_eq!(e[0].client.as_deref(), Some("claude"));
+        let mut r = nref("Notes/a.md", "sha256:ab");
+        r.extra.insert("note".into(), "kept".into());
+        assert_eq!(e[0].refs, vec![r]);
+        let mut ws = Workspace::new("/w", "w", None);
+        ws.extra.insert("shell".into(), "zsh".into());
+        assert_eq!(e[0].workspace, Some(ws));
+        let extra = serde_json::json!({
+            "tokens": 1234, "ratio": 0.5, "tags": ["a", "b"],
+            "meta": {"nested": {"deep": true}, "when": null}
+        });
+        assert_eq!(Json::Object(e[0].extra.clone()), extra);
+        assert_eq!((e[1].id.as_str(), e[1].session_id.as_ref()), ("20261201T020000000Z", None));
+        assert_eq!(file.body_end, FALLBACK_ONLY.len());
+    }
+
+    #[test]
+    fn body_end_stops_before_appended_lines() {
+        let appended = "- 10:00:00 — later <!-- rutter:entry {\"id\":\"a\"} -->\n\
+                        - 10:00:01 — later <!-- rutter:entry {\"id\":\"b\"} -->\n";
+        let text = format!("{QUOTING}{appended}");
+        let file = parse_v1(&text).expect("valid");
+        assert_eq!(file.body_end, QUOTING.len());
+        assert_eq!(&text[file.body_end..], appended);
+        // No trailing newline, and a truncated body: stop at EOF.
+        let short = QUOTING.trim_end_matches('\n');
+        assert_eq!(parse_v1(short).map(|f| f.body_end), Ok(short.len()));
+        let cut = QUOTING.find("# Sessions").map_or(0, |i| i + 5);
+        assert_eq!(parse_v1(&QUOTING[..cut]).map(|f| f.body_end), Ok(cut));
+        // CRLF line ends: read by the fallback, same entries, same body boundary.
+        let crlf = text.replace('\n', "\r\n");
+        let file = parse_v1(&crlf).expect("valid");
+        assert_eq!(file.entries, parse_v1(QUOTING).expect("valid").entries);
+        assert_eq!(file.body_end, QUOTING.len() + QUOTING.matches('\n').count());
+    }
+
+    #[test]
+    fn frontmatter_detection() {
+        assert!(has_frontmatter("---\nx: 1\n---\n"));
+        assert!(has_frontmatter("---\r\nx: 1\r\n---\r\n"));
+        assert!(!has_frontmatter("----\n") && !has_frontmatter(" ---\n") && !has_frontmatter(""));
+        assert_eq!(parse_v1("# Sessions"), Err(V1Error::NoFrontmatter));
+        assert_eq!(parse_v1("---\nschema: session-record@1\n"), Err(V1Error::NoFrontmatter));
+        assert_eq!(frontmatter_end("---\n---\nbody"), Some(8));
+        assert_eq!(frontmatter_end("---\na: 1\n----\n--- x\n---"), Some(23));
+        assert!(matches!(parse_v1("---\nsessions: [\n---\n"), Err(V1Error::Yaml(_))));
+        assert!(matches!(parse_v1("---\n---\n"), Err(V1Error::Schema(_))));
+    }
+
+    #[test]
+    fn validation_rejects_the_whole_file() {
+        let cases = [
+            ("schema: session-record@1", "schema: note-identity@1"),
+            ("day: '2026-11-30'", "day: '2026-1-30'"),
+            ("day: '2026-11-30'", "day: 20261130"),
+            ("  - id: 20261130T073145400Z", "  - id: 20261130"),
+            ("  - id: 20261130T073145400Z", "  - id: 2026.5"),
+            ("    summary: Café", "    summary: true #"),
+            ("    session_id: S1", "    session_id: [S1]"),
+            ("        hash: 'sha256:acd9d68e'\n      - path: '[odd]", "      - path: '[odd]"),
+            ("    refs: []\n  - id: 20261130T080000000Z", "  - id: 20261130T080000000Z"),
+            ("      project: x", "      projekt: x"),
+            ("    workspace:\n      cwd: /tmp/x", "    workspace: /tmp/x\n      cwd: /tmp/x"),
+        ];
+        for (from, to) in cases {
+            assert!(QUOTING.contains(from), "{from}");
+            let text = QUOTING.replacen(from, to, 1);
+            assert_eq!(fast::parse(fm(&text)), None, "{to}");
+            assert!(matches!(parse_v1(&text), Err(V1Error::Schema(_) | V1Error::Yaml(_))), "{to}");
+        }
+        let empty = "---\nschema: session-record@1\nday: '2026-11-30'\nsessions: []\nrefs: []\n---\n";
+        assert!(matches!(parse_v1(empty), Err(V1Error::Schema(_))));
+        let v2 = "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-11-30'\n---\n";
+        assert!(matches!(parse_v1(v2), Err(V1Error::Schema(_))));
+    }
+
+    #[test]
+    fn plain_scalars_yaml_would_retype_go_to_the_fallback() {
+        for plain in ["123", "0x1F", "0o17", "-5", "+1.5", ".inf", "-.Inf", ".NaN", "1e5", "~", "null", "True"] {
+            let text = QUOTING.replacen("project: x", &format!("project: {plain}"), 1);
+            assert_eq!(fast::parse(fm(&text)), None, "{plain}");
+            assert!(parse_v1(&text).is_err(), "{plain}");
+        }
+        for plain in ["0123", "1_000", "inf", "nan", "2026-11-30", "1.2.3", "yes", "~x", "0ba11197-13b5", "0x", "0xg"] {
+            let text = QUOTING.replacen("project: x", &format!("project: {plain}"), 1);
+            let file = parse_v1(&text).expect(plain);
+            assert_eq!(file.entries[2].project(), Some(plain));
+        }
+    }
+
+    /// The gen_vault.py generator, when python3 and the script are both present.
+    fn generated_vault(days: u32) -> Option<tempfile::TempDir> {
+        let script = std::env::var_os("RUTTER_GEN_VAULT").map(PathBuf::from).unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/gen_vault.py")
+        });
+        if !script.is_file() {
+            eprintln!("skipping: generator {} not found", script.display());
+            return None;
+        }
+        let dir = tempfile::tempdir().ok()?;
+        let out = dir.path().join("vault");
+        let status = std::process::Command::new("python3")
+            .arg(&script)
+            .args(["--notes", "60", "--seed", "7", "--end-date", "2026-11-30", "--days"])
+            .arg(days.to_string())
+            .arg("--out")
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .status();
+        match status {
+            Ok(s) if s.success() => Some(dir),
+            other => {
+                eprintln!("skipping: python3 could not run the generator: {other:?}");
+                None
+            }
+        }
+    }
+
+    fn day_files(dir: &tempfile::TempDir) -> Vec<String> {
+        let sessions = dir.path().join("vault/_librarian/sessions");
+        let mut paths: Vec<_> = std::fs::read_dir(sessions)
+            .expect("sessions dir")
+            .map(|e| e.expect("dir entry").path())
+            .collect();
+        paths.sort();
+        paths.iter().map(|p| std::fs::read_to_string(p).expect("utf-8 day file")).collect()
+    }
+
+    #[test]
+    fn generated_files_take_the_fast_path_and_match_the_fallback() {
+        let Some(dir) = generated_vault(20) else { return };
+        let texts = day_files(&dir);
+        assert_eq!(texts.len(), 20);
+        for text in &texts {
+            let fast = fast::parse(fm(text)).expect("fast path accepts generated output");
+            assert_eq!(Ok(fast.clone()), fallback::parse(fm(text)));
+            let file = parse_v1(text).expect("valid");
+            assert_eq!(file.entries, fast.entries);
+            assert_eq!(file.body_end, text.len());
+        }
+    }
+
+    /// Release timing over ten years of generated day files:
+    /// `cargo test --release --lib records::v1 -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn bench_parse_3650_generated_files() {
+        let Some(dir) = generated_vault(3650) else { return };
+        let texts = day_files(&dir);
+        let bytes: usize = texts.iter().map(String::len).sum();
+        let start = std::time::Instant::now();
+        let entries: usize = texts.iter().map(|t| parse_v1(t).expect("valid").entries.len()).sum();
+        let fast = start.elapsed();
+        let start = std::time::Instant::now();
+        let slow: usize = texts.iter().map(|t| fallback::parse(fm(t)).expect("valid").entries.len()).sum();
+        let yaml = start.elapsed();
+        eprintln!(
+            "{} files, {} MB, {entries} entries: parse_v1 {fast:?}, yaml_serde fallback {yaml:?}",
+            texts.len(),
+            bytes / 1_000_000
+        );
+        assert_eq!(entries, slow);
+        if !cfg!(debug_assertions) {
+            assert!(fast.as_millis() < 300, "{fast:?}");
+        }
+    }
+
+    // ---- a js-yaml 3 style emitter for round-trip properties (test only) ----
+
+    fn js_printable(c: char) -> bool {
+        let c = c as u32;
+        (0x20..=0x7E).contains(&c)
+            || ((0xA1..=0xD7FF).contains(&c) && c != 0x2028 && c != 0x2029)
+            || ((0xE000..=0xFFFD).contains(&c) && c != 0xFEFF)
+            || c >= 0x10000
+    }
+
+    fn emit(s: &str) -> String {
+        if !s.chars().all(js_printable) {
+            return emit_double(s);
+        }
+        let first_ok = s.chars().next().is_some_and(|c| !"-?:,[]{}#&*!|=>'\"%@`".contains(c) && !c.is_whitespace());
+        let plain = first_ok
+            && !s.ends_with(char::is_whitespace)
+            && !s.contains([',', '[', ']', '{', '}', ':'])
+            && !s.contains(" #")
+            && matches!(yaml_serde::from_str::<Yaml>(s), Ok(Yaml::String(v)) if v == s);
+        if plain {
+            s.to_owned()
+        } else {
+            format!("'{}'", s.replace('\'', "''"))
+        }
+    }
+
+    fn emit_double(s: &str) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            let esc = match c {
+                '\0' => "\\0",
+                '\x07' => "\\a",
+                '\x08' => "\\b",
+                '\t' => "\\t",
+                '\n' => "\\n",
+                '\x0B' => "\\v",
+                '\x0C' => "\\f",
+                '\r' => "\\r",
+                '\x1B' => "\\e",
+                '"' => "\\\"",
+                '\\' => "\\\\",
+                '\u{85}' => "\\N",
+                '\u{A0}' => "\\_",
+                '\u{2028}' => "\\L",
+                '\u{2029}' => "\\P",
+                c if c as u32 >= 0x10000 => {
+                    out.push_str(&format!("\\U{:08X}", c as u32));
+                    continue;
+                }
+                c if js_printable(c) => {
+                    out.push(c);
+                    continue;
+                }
+                c if (c as u32) <= 0xFF => {
+                    out.push_str(&format!("\\x{:02X}", c as u32));
+                    continue;
+                }
+                c => {
+                    out.push_str(&format!("\\u{:04X}", c as u32));
+                    continue;
+                }
+            };
+            out.push_str(esc);
+        }
+        out.push('"');
+        out
+    }
+
+    /// The reference's serializeRecord, for arbitrary field values.
+    fn serialize(day: &str, entries: &[Entry]) -> String {
+        let mut y = format!("---\ncollection: librarian.sessions\nschema: session-record@1\nday: {}\nsessions:\n", emit(day));
+        let mut all = Vec::new();
+        for e in entries {
+            y += &format!("  - id: {}\n", emit(&e.id));
+            if let Some(sid) = &e.session_id {
+                y += &format!("    session_id: {}\n", emit(sid));
+            }
+            y += &format!("    time: {}\n    summary: {}\n", emit(&e.time), emit(&e.summary));
+            y += &refs_yaml(&e.refs, "    ");
+            all.extend(e.refs.iter().cloned());
+            if let Some(ws) = &e.workspace {
+                y += &format!("    workspace:\n      cwd: {}\n      project: {}\n", emit(&ws.cwd), emit(&ws.project));
+                if let Some(repo) = &ws.repo {
+                    y += &format!("      repo: {}\n", emit(repo));
+                }
+            }
+        }
+        y += &refs_yaml(&all, "");
+        y += &format!("---\n# Sessions - {day}\n\n");
+        for e in entries {
+            y += &format!("- {} - {}\n", e.hhmmss(), e.summary);
+        }
+        y
+    }
+
+    fn refs_yaml(refs: &[NoteRef], indent: &str) -> String {
+        if refs.is_empty() {
+            return format!("{indent}refs: []\n");
+        }
+        let mut y = format!("{indent}refs:\n");
+        for r in refs {
+            y += &format!("{indent}  - path: {}\n{indent}    hash: {}\n", emit(&r.path), emit(&r.hash));
+        }
+        y
+    }
+
+    const FRAGMENTS: &[&str] = &[
+        "a", "Z", "0", "7", " ", ":", ": ", "#", " #", ",", "'", "''", "\"", "\\", "-", "- ", "[", "]", "{",
+        "}", "&", "*", "!", "|", ">", "%", "@", "`", "~", ".", "+", "é", "日", "😀", "\u{2028}", "\u{85}",
+        "\u{A0}", "\u{7F}", "\u{9F}", "\0", "\t", "\n", "\r", "\x1b", "\u{FEFF}", "\u{FFFE}", "null", "true",
+        "0x1F", "1e5", "12", "0o7", ".inf", "---", "...", "<<", "? ", "sha256:ab", "2026-11-30",
+    ];
+
+    fn text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(select(FRAGMENTS), 0..6).prop_map(|v| v.concat())
+    }
+
+    fn entry_strategy() -> impl Strategy<Value = Entry> {
+        let refs = proptest::collection::vec((text(), text()), 0..3);
+        let ws = proptest::option::of((text(), text(), proptest::option::of(text())));
+        (text(), proptest::option::of(text()), text(), text(), refs, ws).prop_map(|(id, sid, time, summary, refs, ws)| {
+            Entry {
+                id,
+                session_id: sid,
+                time,
+                summary,
+                refs: refs.into_iter().map(|(p, h)| nref(&p, &h)).collect(),
+                workspace: ws.map(|(cwd, project, repo)| Workspace::new(cwd, project, repo)),
+                client: None,
+                extra: Map::new(),
+            }
+        })
+    }
+
+    fn mutate(base: &str, edits: &[(Index, u8, usize)], cut: Option<Index>) -> String {
+        let mut bytes = base.as_bytes().to_vec();
+        for (at, byte, kind) in edits {
+            let i = at.index(bytes.len().max(1)).min(bytes.len());
+            match kind % 3 {
+                0 if i < bytes.len() => bytes[i] = *byte,
+                1 => bytes.splice(i..i, FRAGMENTS[*byte as usize % FRAGMENTS.len()].bytes()).for_each(drop),
+                _ if i < bytes.len() => {
+                    bytes.remove(i);
+                }
+                _ => {}
+            }
+        }
+        if let Some(cut) = cut {
+            bytes.truncate(cut.index(bytes.len() + 1));
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn arbitrary_text_never_panics(s in any::<String>()) {
+            fast_and_fallback_agree(&s)?;
+            fast_and_fallback_agree(&format!("---\n{s}\n---\n"))?;
+        }
+
+        #[test]
+        fn mutated_files_never_panic_and_paths_agree(
+            base in select(vec![QUOTING, FALLBACK_ONLY]),
+            edits in proptest::collection::vec((any::<Index>(), any::<u8>(), 0usize..3), 0..5),
+            cut in proptest::option::of(any::<Index>()),
+        ) {
+            fast_and_fallback_agree(&mutate(base, &edits, cut))?;
+        }
+
+        #[test]
+        fn line_edited_reference_agrees(
+            edits in proptest::collection::vec((any::<Index>(), any::<Index>(), 0usize..5), 0..4),
+        ) {
+            let mut lines: Vec<String> = fm(QUOTING).lines().map(str::to_owned).collect();
+            for (a, b, kind) in edits {
+                let (i, j) = (a.index(lines.len()), b.index(lines.len()));
+                match kind {
+                    0 if lines.len() > 1 => drop(lines.remove(i)),
+                    1 => lines.insert(j, lines[i].clone()),
+                    2 => lines.swap(i, j),
+                    3 => lines[i].insert_str(0, "  "),
+                    _ => lines[i] = lines[i].trim_start_matches(' ').to_owned(),
+                }
+            }
+            fast_and_fallback_agree(&format!("---\n{}\n---\n", lines.join("\n")))?;
+        }
+
+        #[test]
+        fn emitted_records_round_trip(entries in proptest::collection::vec(entry_strategy(), 1..4)) {
+            let text = serialize("2026-11-30", &entries);
+            let split = fm(&text);
+            let want = Parsed { day: "2026-11-30".into(), schema: "session-record@1".into(), entries };
+            prop_assert_eq!(fallback::parse(split), Ok(want.clone()), "frontmatter:\n{}", split);
+            if let Some(fast) = fast::parse(split) {
+                prop_assert_eq!(fast, want);
+            }
+        }
+    }
+
+    #[test]
+    fn emitted_plain_tricky_records_take_the_fast_path() {
+        let mut e = parse_v1(QUOTING).expect("valid").entries;
+        e[1].summary = "a - b ? c & d * e ! f | g > h % i @ j ` k ~ l 'm' \"n\" C#".into();
+        e[2].summary = "\u{2028}\u{85}\t\"😀 mixed".into();
+        let text = serialize("2026-11-30", &e);
+        let fast = fast::parse(fm(&text)).expect("fast path");
+        assert_eq!(fast.entries, e);
+        assert_eq!(parse_v1(&text).map(|f| f.entries), Ok(e));
+    }
+}

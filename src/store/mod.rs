@@ -1,1 +1,124 @@
-//! (being written)
+//! The only module that touches git2: the record ref `refs/rutter/records`, its commits, the
+//! pending journal and adoption of existing records.
+
+pub mod adopt;
+pub mod commit;
+pub mod compose;
+pub mod journal;
+pub mod setup;
+pub mod tree;
+
+use crate::fsx::{Dir, FsError};
+use crate::vault::Vault;
+use git2::{Oid, Repository, RepositoryOpenFlags};
+use std::path::{Path, PathBuf};
+
+/// The ref that holds the record chain.
+pub const RECORDS_REF: &str = "refs/rutter/records";
+/// Git config key: `false` turns off the `cited/` copies of cited notes.
+pub const KEEP_CITED_KEY: &str = "rutter.keepCited";
+
+/// Errors from the record store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the vault {0} is not a git repository; run `git rutter init` there")]
+    NotGit(PathBuf),
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("refs/rutter/records moved {0} times while committing; try `git rutter commit` again")]
+    Contention(usize),
+    #[error("refs/rutter/records is locked by another git process ({0} exists); remove it if no git command is running, then run `git rutter commit`")]
+    RefLocked(PathBuf),
+}
+
+/// An open git vault.
+pub struct Store {
+    pub repo: Repository,
+    root: PathBuf,
+    state_dir: PathBuf,
+}
+
+impl Store {
+    /// Opens the repository at the vault root (no upward search).
+    pub fn open(vault: &Vault) -> Result<Store, StoreError> {
+        if vault.git_dir.is_none() {
+            return Err(StoreError::NotGit(vault.root.clone()));
+        }
+        let repo = Repository::open_ext(
+            &vault.root,
+            RepositoryOpenFlags::NO_SEARCH,
+            std::iter::empty::<&std::ffi::OsStr>(),
+        )?;
+        Ok(Store {
+            repo,
+            root: vault.root.clone(),
+            state_dir: vault.state_dir(),
+        })
+    }
+
+    /// The vault root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `.git/rutter/`.
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// The ref's current tip, if the ref exists.
+    pub fn tip(&self) -> Result<Option<Oid>, StoreError> {
+        match self.repo.refname_to_id(RECORDS_REF) {
+            Ok(oid) => Ok(Some(oid)),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The committed bytes of a vault-relative record path at the tip.
+    pub fn committed(&self, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(tip) = self.tip()? else { return Ok(None) };
+        let tree = self.repo.find_commit(tip)?.tree()?;
+        Ok(tree::blob_at(&self.repo, &tree, path))
+    }
+
+    /// Reads a vault-relative file without following symlinks; `None` when missing or refused.
+    pub fn working(&self, path: &str) -> Option<Vec<u8>> {
+        read_working(&self.root, path).ok().flatten()
+    }
+
+    /// Whether `rutter.keepCited` allows `cited/` copies (default true).
+    pub fn keep_cited(&self) -> bool {
+        self.repo
+            .config()
+            .and_then(|c| c.get_bool(KEEP_CITED_KEY))
+            .unwrap_or(true)
+    }
+
+    /// The author and committer: the user's git identity, else `rutter <rutter@localhost>`.
+    pub fn signature(&self, now: crate::clock::Instant) -> Result<git2::Signature<'static>, StoreError> {
+        let time = git2::Time::new(now.seconds(), 0);
+        let (name, email) = match self.repo.signature() {
+            Ok(sig) => (
+                sig.name().unwrap_or("rutter").to_string(),
+                sig.email().unwrap_or("rutter@localhost").to_string(),
+            ),
+            Err(_) => ("rutter".to_string(), "rutter@localhost".to_string()),
+        };
+        Ok(git2::Signature::new(&name, &email, &time)?)
+    }
+}
+
+/// Reads `root/rel` opening every component without following symlinks.
+pub fn read_working(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, FsError> {
+    let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let root = Dir::open(root)?;
+    match root.open_dir(dir, false)? {
+        Some(d) => d.read(name),
+        None => Ok(None),
+    }
+}

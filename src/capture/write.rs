@@ -1,0 +1,191 @@
+//! The locked part of a capture: unique id, dedupe, journal, one appended line, commit.
+//!
+//! Order matters for "a capture is never lost" (DESIGN §2.7): the journal record is written
+//! before the line is appended and removed only after the commit moved the ref.
+
+use super::dedupe::DedupeCache;
+use crate::clock::{self, Instant};
+use crate::fsx::{Dir, FsError};
+use crate::lock::{self, Lock};
+use crate::records::{dayfile, line, paths, Entry};
+use crate::store::journal::{Journal, PendingAppend};
+use crate::store::Store;
+use crate::vault::Vault;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// An entry ready to be written; `id` and `time` are set under the lock.
+pub struct Draft {
+    pub entry: Entry,
+    /// `(canonical vault-relative target, sha256 ref)` of refs small enough to copy.
+    pub cited: Vec<(String, String)>,
+}
+
+/// What happened to the entry.
+#[derive(Debug, Default)]
+pub struct Written {
+    pub duplicate: bool,
+    pub day: String,
+    pub entry_id: String,
+    /// The record commit, when one was made.
+    pub commit: Option<String>,
+    /// Why the line is pending instead of committed.
+    pub pending: Option<String>,
+    /// Record files whose working copy was edited after commit.
+    pub diverged: Vec<String>,
+    /// Where the entry went when the day file could not be written safely.
+    pub aside: Option<(PathBuf, String)>,
+}
+
+/// Why the entry could not be written at all.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Writes a draft into the vault, under the capture lock when it can be had.
+pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
+    let state = vault.state_dir();
+    let held = Lock::acquire(&state, lock::DEFAULT_WAIT);
+    let (guard, lock_problem) = match held {
+        Ok(g) => (Some(g), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let store = vault.git_dir.as_ref().map(|_| Store::open(vault));
+    let mut written = Written::default();
+    let now = clock::now();
+    if let (Some(Ok(s)), Some(_)) = (&store, &guard) {
+        if let Err(e) = s.ensure_ref(now) {
+            written.pending = Some(e.to_string());
+        }
+    }
+    let root = Dir::open(&vault.root)?;
+    let mut entry = draft.entry;
+    let sessions = match root.open_dir(paths::SESSIONS_DIR, true) {
+        Ok(d) => d,
+        Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
+            return write_aside(&state, now, entry, e.to_string(), written);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let Some(sessions) = sessions else {
+        return Err(FsError::WrongKind(vault.root.join(paths::SESSIONS_DIR)).into());
+    };
+    stamp(&mut entry, now, &sessions);
+    let file = format!("{}.md", now.day());
+    let mut cache = DedupeCache::load(&state, guard.as_ref().map(|_| &sessions), &file);
+    if cache.seen(&entry) {
+        written.duplicate = true;
+        return Ok(written);
+    }
+    let mut target = match sessions.open_append(&file) {
+        Ok(t) => t,
+        Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
+            return write_aside(&state, now, entry, e.to_string(), written);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let rendered = line::render(&entry);
+    let bytes = dayfile::append_bytes(target.len, target.ends_with_newline, &now.day(), &rendered);
+    let journal = match vault.git_dir {
+        Some(_) => Some(Journal::open(&state)?),
+        None => None,
+    };
+    if let Some(j) = &journal {
+        j.add(&pending_record(&entry, &draft.cited, &file, target.len, &bytes, &rendered))?;
+    }
+    target.file.write_all(bytes.as_bytes())?;
+    if guard.is_some() {
+        cache.record(&entry, &file, target.len + bytes.len() as u64, &sessions);
+        cache.save();
+    }
+    written.day = now.day();
+    written.entry_id = entry.id.clone();
+    commit(store, journal, guard.is_some(), lock_problem, now, &mut written);
+    Ok(written)
+}
+
+/// Sets the entry's time and a vault-unique id (a `-N` suffix when the millisecond is taken).
+fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir) {
+    entry.time = now.iso();
+    let base = now.compact();
+    let tail = sessions
+        .read(&format!("{}.md", now.day()))
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b[b.len().saturating_sub(64 * 1024)..]).into_owned())
+        .unwrap_or_default();
+    let taken = |id: &str| tail.contains(&format!("\"id\":\"{id}\""));
+    entry.id = base.clone();
+    let mut n = 2;
+    while taken(&entry.id) {
+        entry.id = format!("{base}-{n}");
+        n += 1;
+    }
+}
+
+fn pending_record(e: &Entry, cited: &[(String, String)], file: &str, offset: u64, bytes: &str, line: &str) -> PendingAppend {
+    PendingAppend {
+        path: format!("{}/{file}", paths::SESSIONS_DIR),
+        offset,
+        bytes: bytes.to_string(),
+        line: line.to_string(),
+        day: file.trim_end_matches(".md").to_string(),
+        entry_id: e.id.clone(),
+        session_id: e.session_id.clone(),
+        client: e.client.clone(),
+        project: e.project().map(str::to_string),
+        cited: cited.to_vec(),
+    }
+}
+
+fn commit(
+    store: Option<Result<Store, crate::store::StoreError>>,
+    journal: Option<Journal>,
+    locked: bool,
+    lock_problem: Option<String>,
+    now: Instant,
+    written: &mut Written,
+) {
+    let (Some(store), Some(journal)) = (store, journal) else { return };
+    let store = match store {
+        Ok(s) => s,
+        Err(e) => {
+            written.pending = Some(e.to_string());
+            return;
+        }
+    };
+    if !locked {
+        written.pending = lock_problem;
+        return;
+    }
+    match store.commit_pending(&journal, now) {
+        Ok(out) => {
+            written.commit = out.commit.map(|o| o.to_string());
+            written.diverged = out.diverged;
+            written.pending = None;
+        }
+        Err(e) => written.pending = Some(e.to_string()),
+    }
+}
+
+/// Appends the entry to `<state>/aside/<day>.md` when the vault's record path is a symlink or
+/// not a regular file; the vault is not touched.
+fn write_aside(state: &std::path::Path, now: Instant, mut entry: Entry, why: String, mut written: Written) -> Result<Written, WriteError> {
+    entry.time = now.iso();
+    entry.id = now.compact();
+    let dir = state.join("aside");
+    std::fs::create_dir_all(&dir)?;
+    let root = Dir::open(&dir)?;
+    let file = format!("{}.md", now.day());
+    let mut target = root.open_append(&file)?;
+    let bytes = dayfile::append_bytes(target.len, target.ends_with_newline, &now.day(), &line::render(&entry));
+    target.file.write_all(bytes.as_bytes())?;
+    written.day = now.day();
+    written.entry_id = entry.id;
+    written.aside = Some((dir.join(file), why));
+    Ok(written)
+}

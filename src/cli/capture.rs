@@ -1,0 +1,57 @@
+//! `git rutter capture`: the Stop hook. Reads the client's payload on stdin, appends one entry
+//! line and commits it. Prints nothing on stdout and always exits 0.
+
+use crate::capture::{self, directive::Directive, Request};
+use std::io::Read;
+use std::path::PathBuf;
+
+/// Capture the newest session directive from an AI client's Stop-hook payload on stdin.
+///
+/// A Stop payload names the transcript (`transcript_path`), the session and the working
+/// directory; the newest `<!-- librarian-session {"summary": ..., "refs": [...]} -->` directive
+/// in assistant text is appended to today's day file and committed to refs/rutter/records.
+/// A direct payload `{"summary": ..., "refs": [...]}` is captured as given. With --summary the
+/// capture is manual and stdin is not read.
+///
+/// Capture never uses the current directory to find the vault, prints nothing on stdout, and
+/// always exits 0: problems are one line on stderr.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The client running the hook, recorded in the entry.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(capture::CLIENTS))]
+    pub client: Option<String>,
+    /// Capture this summary instead of reading stdin.
+    #[arg(long)]
+    pub summary: Option<String>,
+    /// A note the summary cites, relative to the vault (repeatable; with --summary).
+    #[arg(long = "ref", value_name = "PATH", requires = "summary")]
+    pub refs: Vec<String>,
+    /// The session id to record (with --summary).
+    #[arg(long, requires = "summary")]
+    pub session: Option<String>,
+    /// The working directory to derive the project from (with --summary; default: current).
+    #[arg(long, requires = "summary")]
+    pub cwd: Option<String>,
+}
+
+/// Runs the capture; the exit status is always 0.
+pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
+    let manual = args.summary.map(|summary| Directive { summary, refs: args.refs });
+    let mut stdin = Vec::new();
+    if manual.is_none() {
+        let _ = std::io::stdin()
+            .take(capture::payload::MAX_STDIN)
+            .read_to_end(&mut stdin);
+    }
+    let cwd = match (&manual, args.cwd) {
+        (Some(_), None) => std::env::current_dir().ok().map(|p| p.display().to_string()),
+        (_, cwd) => cwd,
+    };
+    let req = Request { vault, stdin, client: args.client, manual, session_id: args.session, cwd };
+    let lines = std::panic::catch_unwind(|| capture::run(req))
+        .unwrap_or_else(|_| vec!["[librarian-capture] error: internal error; nothing was lost, please report it.".into()]);
+    for l in lines {
+        eprintln!("{l}");
+    }
+    0
+}

@@ -1,0 +1,40 @@
+//! `git rutter commit`: commits journalled (pending) entries and new use-log lines.
+
+use crate::clock;
+use crate::lock::{self, Lock};
+use crate::store::{journal::Journal, Store};
+use std::path::PathBuf;
+
+/// Commit pending record lines to refs/rutter/records.
+///
+/// A capture that could not commit (the lock was busy, the ref was locked by another git
+/// process, a disk error) leaves its line in the day file and a record in
+/// .git/rutter/pending/. This command commits those lines, plus complete new lines of the use
+/// log, in one commit. It is safe to run at any time; with nothing pending it does nothing.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// Runs the command.
+pub fn run(vault: Option<PathBuf>, _args: Args) -> anyhow::Result<i32> {
+    let vault = super::interactive_vault(vault.as_deref())?;
+    let store = Store::open(&vault)?;
+    let _lock = Lock::acquire(store.state_dir(), lock::DEFAULT_WAIT * 5)?;
+    let journal = Journal::open(store.state_dir())?;
+    let out = store.commit_pending(&journal, clock::now())?;
+    for path in &out.diverged {
+        eprintln!("git-rutter: {path} was edited after it was committed; the commit keeps the committed bytes. Run `git rutter verify`.");
+    }
+    for name in &out.unreadable {
+        eprintln!("git-rutter: pending record .git/rutter/pending/{name} is unreadable; it was left in place.");
+    }
+    match out.commit {
+        Some(oid) => super::print(&format!(
+            "committed {} entr{} to refs/rutter/records as {}",
+            out.entries.len(),
+            if out.entries.len() == 1 { "y" } else { "ies" },
+            &oid.to_string()[..12]
+        ))?,
+        None => super::print("nothing to commit")?,
+    }
+    Ok(if out.unreadable.is_empty() { super::EXIT_OK } else { super::EXIT_FINDING })
+}

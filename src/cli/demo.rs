@@ -1,0 +1,203 @@
+//! `git rutter demo`: the design essay's newsletter example, end to end, in a scratch vault.
+//!
+//! Every step runs the real code path: the capture goes through the `capture` subcommand of
+//! this very binary with a Claude Code Stop payload on stdin, and the history is shown by the
+//! real `git` when it is installed.
+
+use crate::recall::{recent, render};
+use crate::{clock, store::setup};
+use anyhow::Context;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const SURVEY: &str = "---\ntype: note\nstatus: snapshot\ncreated: 2026-10-02\n---\n# Reader survey (autumn)\n\nA fictional survey, made up for this demo.\n\n- 48% of readers want fewer, longer issues.\n- The top request was more depth per topic.\n- Many skim the weekly roundup.\n";
+const CADENCE: &str = "---\ntype: note\nstatus: draft\ncreated: 2026-10-03\n---\n# Publishing cadence\n\nA fictional draft, made up for this demo. Three options:\n\n1. Stay weekly, with a shorter roundup.\n2. Go fortnightly, one long essay per issue.\n3. Go monthly, with a digest.\n";
+const DECISION: &str = "Decided to move the newsletter from weekly to fortnightly, one long essay per issue, based on the autumn reader survey (48% want fewer, longer issues). Main risk: readers forgetting between issues.";
+
+/// Run a guided demo: capture a decision through the real hook, rename a note, recall it.
+///
+/// Builds a two-note vault (the newsletter example from the design essay), makes it a git
+/// repository, runs `git rutter init`, captures a decision from a Claude Code transcript
+/// through `git rutter capture`, renames a cited note, and shows `git rutter recent` and
+/// `git log refs/rutter/records`. Without DIR it works in a temporary directory that is
+/// removed afterwards; nothing is written outside DIR and your git config is not touched.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where to build the demo (must be empty or missing); kept afterwards.
+    pub dir: Option<PathBuf>,
+}
+
+/// Runs the demo.
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    let _temp;
+    let dir = match args.dir {
+        Some(d) => {
+            std::fs::create_dir_all(&d)?;
+            anyhow::ensure!(std::fs::read_dir(&d)?.next().is_none(), "{} is not empty; pick an empty or new directory", d.display());
+            d.canonicalize()?
+        }
+        None => {
+            _temp = tempfile::Builder::new().prefix("rutter-demo-").tempdir()?;
+            _temp.path().canonicalize()?
+        }
+    };
+    let vault = dir.join("vault");
+    step(1, "A notes vault with two notes, kept in git.")?;
+    make_vault(&vault)?;
+    show(&format!("{}/Notes/reader-survey.md and Notes/publishing-cadence.md", vault.display()))?;
+    step(2, "`git rutter init` creates refs/rutter/records, the record chain beside your branches.")?;
+    let (_, report) = setup::init(&vault, clock::now())?;
+    show(&format!("refs/rutter/records -> {}", &report.tip[..12]))?;
+    step(3, "A Claude Code session ends its reply with a directive line; the Stop hook captures it.")?;
+    let transcript = write_transcript(&dir)?;
+    let stderr = hook(&vault, &transcript, &dir)?;
+    show(stderr.trim_end())?;
+    show_day_file(&vault)?;
+    step(4, "The Stop hook fires again after the next turn: the same line is not recorded twice.")?;
+    show(hook(&vault, &transcript, &dir)?.lines().next().unwrap_or(""))?;
+    step(5, "Outside any session, the survey note is renamed (its bytes unchanged) and committed.")?;
+    rename_note(&vault)?;
+    show("Notes/reader-survey.md -> Research/reader-survey-autumn.md")?;
+    step(6, "`git rutter recent`: the decision comes back with its date, project and cited notes.")?;
+    let steps = recent::load_steps(&vault);
+    show(&render::cli(&recent::recent(steps, &recent::Query { count: Some(20), ..Default::default() }, clock::now())))?;
+    step(7, "`git log refs/rutter/records`: one commit per capture, each only adding lines.")?;
+    show(&git_log(&vault))?;
+    finish(&dir, _temp_kept(&vault, &dir))
+}
+
+fn _temp_kept(_vault: &Path, dir: &Path) -> bool {
+    !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("rutter-demo-"))
+}
+
+fn finish(dir: &Path, kept: bool) -> anyhow::Result<i32> {
+    println!();
+    if kept {
+        println!("The demo vault is in {}/vault. Try: git rutter --vault {}/vault recent", dir.display(), dir.display());
+    } else {
+        println!("Done. The temporary demo directory has been removed; run `git rutter demo DIR` to keep one.");
+    }
+    Ok(super::EXIT_OK)
+}
+
+fn step(n: u32, text: &str) -> anyhow::Result<()> {
+    super::print(&format!("\n{n}. {text}"))
+}
+
+fn show(text: &str) -> anyhow::Result<()> {
+    let indented: Vec<String> = text.lines().map(|l| format!("   {l}")).collect();
+    super::print(&indented.join("\n"))
+}
+
+fn make_vault(vault: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(vault.join("Notes"))?;
+    std::fs::write(vault.join("Notes/reader-survey.md"), SURVEY)?;
+    std::fs::write(vault.join("Notes/publishing-cadence.md"), CADENCE)?;
+    let repo = git2::Repository::init(vault)?;
+    commit_all(&repo, "Add the newsletter notes")
+}
+
+fn rename_note(vault: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(vault.join("Research"))?;
+    std::fs::rename(vault.join("Notes/reader-survey.md"), vault.join("Research/reader-survey-autumn.md"))?;
+    let repo = git2::Repository::open(vault)?;
+    commit_all(&repo, "Move the reader survey to Research/")
+}
+
+/// Commits the work tree on the demo's own branch (this is the demo vault, not yours).
+fn commit_all(repo: &git2::Repository, message: &str) -> anyhow::Result<()> {
+    let mut index = repo.index()?;
+    index.add_all(["Notes", "Research"], git2::IndexAddOption::DEFAULT, None)?;
+    index.update_all(["*"], None)?;
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let sig = git2::Signature::now("rutter demo", "demo@rutter.invalid")?;
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?;
+    Ok(())
+}
+
+fn write_transcript(dir: &Path) -> anyhow::Result<PathBuf> {
+    let session = dir.join("claude-session");
+    std::fs::create_dir_all(&session)?;
+    let directive = serde_json::json!({"summary": DECISION, "refs": ["Notes/reader-survey.md", "Notes/publishing-cadence.md"]});
+    let lines = [
+        serde_json::json!({"type": "user", "message": {"role": "user", "content": "I'm deciding whether to change my newsletter's publishing cadence. Read Notes/reader-survey.md and Notes/publishing-cadence.md, pick one of the options, and treat that as my decision."}}),
+        serde_json::json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": format!("Fortnightly it is: one long essay per issue.\n\n<!-- librarian-session {directive} -->")}
+        ]}}),
+    ];
+    let path = session.join("transcript.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
+/// Runs `git-rutter capture` as Claude Code would: Stop payload on stdin, vault from the
+/// environment, working directory in a project folder.
+fn hook(vault: &Path, transcript: &Path, dir: &Path) -> anyhow::Result<String> {
+    let project = dir.join("newsletter-notes");
+    std::fs::create_dir_all(&project)?;
+    let payload = serde_json::json!({
+        "session_id": "demo-session-1", "transcript_path": transcript, "cwd": project,
+        "hook_event_name": "Stop", "stop_hook_active": false,
+    });
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(["capture", "--client", "claude"])
+        .env("LIBRARIAN_VAULT_PATH", vault)
+        .current_dir(&project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting git-rutter capture")?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(payload.to_string().as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    anyhow::ensure!(out.stdout.is_empty(), "the capture hook wrote to stdout");
+    Ok(String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn show_day_file(vault: &Path) -> anyhow::Result<()> {
+    let sessions = vault.join("_librarian/sessions");
+    let mut files: Vec<_> = std::fs::read_dir(&sessions)?.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    files.sort();
+    if let Some(last) = files.last() {
+        let text = std::fs::read_to_string(last)?;
+        show(&format!("{}:", last.strip_prefix(vault).unwrap_or(last).display()))?;
+        if let Some(line) = text.lines().last() {
+            let cut: String = line.chars().take(150).collect();
+            show(&format!("  {cut}…"))?;
+        }
+    }
+    Ok(())
+}
+
+/// `git log --stat refs/rutter/records` from the real git, or the same from libgit2.
+fn git_log(vault: &Path) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(vault)
+        .args(["log", "--format=%h %s", "--stat=100", "refs/rutter/records"])
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim_end().to_string(),
+        _ => libgit2_log(vault).unwrap_or_else(|e| format!("(cannot read the log: {e})")),
+    }
+}
+
+fn libgit2_log(vault: &Path) -> anyhow::Result<String> {
+    let repo = git2::Repository::open(vault)?;
+    let mut walk = repo.revwalk()?;
+    walk.push_ref(crate::store::RECORDS_REF)?;
+    let mut out = Vec::new();
+    for oid in walk {
+        let c = repo.find_commit(oid?)?;
+        out.push(format!("{} {}", &c.id().to_string()[..7], c.summary().ok().flatten().unwrap_or("")));
+    }
+    Ok(out.join("\n"))
+}

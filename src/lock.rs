@@ -1,0 +1,77 @@
+//! The capture lock: a blocking `flock` on `<state>/lock` with a bounded wait.
+//!
+//! Every writer of records (capture, commit, init) holds it while it appends, journals and
+//! commits, so dedupe, id uniqueness and the ref update see a consistent vault. The kernel
+//! drops the lock when its holder dies, so a crashed process never leaves it stale.
+
+use rustix::fs::{flock, FlockOperation};
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a capture waits for the lock before it falls back to the pending journal.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
+
+/// A held lock; released on drop.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// Why the lock was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("timed out after {0:?} waiting for the capture lock {1}")]
+    Timeout(Duration, PathBuf),
+    #[error("cannot open the capture lock {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Lock {
+    /// Takes the exclusive lock `<state_dir>/lock`, creating the directory if needed, waiting at
+    /// most `wait`.
+    pub fn acquire(state_dir: &Path, wait: Duration) -> Result<Lock, LockError> {
+        let path = state_dir.join("lock");
+        let io = |source| LockError::Io { path: path.clone(), source };
+        std::fs::create_dir_all(state_dir).map_err(io)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io)?;
+        let deadline = Instant::now() + wait;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(Lock { _file: file }),
+                Err(rustix::io::Errno::WOULDBLOCK) | Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(io(e.into())),
+            }
+            if Instant::now() >= deadline {
+                return Err(LockError::Timeout(wait, path));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_holder_times_out_then_succeeds_after_release() {
+        let t = tempfile::tempdir().unwrap();
+        let first = Lock::acquire(t.path(), DEFAULT_WAIT).unwrap();
+        let err = Lock::acquire(t.path(), Duration::from_millis(30)).unwrap_err();
+        assert!(matches!(err, LockError::Timeout(..)));
+        drop(first);
+        Lock::acquire(t.path(), Duration::from_millis(30)).unwrap();
+    }
+}

@@ -1,0 +1,211 @@
+//! `recent`: entries across day files, newest first, filtered by project and window, grouped
+//! into sessions and capped by session count (anchor §8, DESIGN §7).
+
+use crate::clock::Instant;
+use crate::fsx::Dir;
+use crate::records::{dayfile, paths, Entry};
+use crate::store::adopt::is_day_file;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::Path;
+use unicode_normalization::UnicodeNormalization;
+
+/// Sessions shown when no count is given.
+pub const DEFAULT_COUNT: usize = 20;
+
+/// What to show.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    /// Keep entries from the last N days (N+1 calendar days, as the reference).
+    pub window_days: Option<u32>,
+    /// Cap on sessions; `None` shows every session.
+    pub count: Option<usize>,
+    pub project: Option<String>,
+    /// Keep only the first and last step of longer sessions.
+    pub brief: bool,
+}
+
+/// One entry tagged with the day of the file it came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub day: String,
+    #[serde(flatten)]
+    pub entry: Entry,
+}
+
+/// Steps of one session (or one session-less entry), oldest first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Session {
+    pub session_id: Option<String>,
+    pub project: Option<String>,
+    pub steps: Vec<Step>,
+    pub total_steps: usize,
+    /// Steps left out by `brief`.
+    pub omitted: usize,
+}
+
+/// The answer, with the reference's three distinct empty states.
+#[derive(Debug, Clone)]
+pub enum Recent {
+    NothingRecorded,
+    NoProject(String),
+    NothingInWindow,
+    Sessions(Vec<Session>),
+}
+
+/// Reads every entry of every day file (missing or unreadable files are skipped).
+pub fn load_steps(vault_root: &Path) -> Vec<Step> {
+    let Ok(root) = Dir::open(vault_root) else { return vec![] };
+    let Ok(Some(sessions)) = root.open_dir(paths::SESSIONS_DIR, false) else { return vec![] };
+    let mut steps = Vec::new();
+    for name in sessions.list().unwrap_or_default().into_iter().filter(|n| is_day_file(n)) {
+        let day = &name[..10];
+        if let Ok(Some(bytes)) = sessions.read(&name) {
+            let file = dayfile::parse(day, &bytes);
+            steps.extend(file.entries.into_iter().map(|entry| Step { day: day.to_string(), entry }));
+        }
+    }
+    steps
+}
+
+/// Applies the pipeline of anchor §8 to all steps.
+pub fn recent(mut steps: Vec<Step>, q: &Query, now: Instant) -> Recent {
+    if steps.is_empty() {
+        return Recent::NothingRecorded;
+    }
+    steps.sort_by(|a, b| (&b.day, &b.entry.time).cmp(&(&a.day, &a.entry.time)));
+    if let Some(p) = q.project.as_deref().map(str::trim) {
+        let want = fold(p);
+        steps.retain(|s| s.entry.project().is_some_and(|ep| fold(ep) == want));
+        if steps.is_empty() {
+            return Recent::NoProject(p.to_string());
+        }
+    }
+    if let Some(n) = q.window_days {
+        let cutoff = now.plus_days(-i64::from(n)).day();
+        steps.retain(|s| s.day >= cutoff);
+        if steps.is_empty() {
+            return Recent::NothingInWindow;
+        }
+    }
+    let mut sessions = group(steps);
+    if let Some(c) = q.count {
+        sessions.truncate(c);
+    }
+    if q.brief {
+        sessions.iter_mut().for_each(abbreviate);
+    }
+    Recent::Sessions(sessions)
+}
+
+/// Groups newest-first steps by `[session_id, project]`; groups keep the order of their newest
+/// step, steps inside a group run oldest first.
+fn group(steps: Vec<Step>) -> Vec<Session> {
+    let mut index: HashMap<(String, Option<String>), usize> = HashMap::new();
+    let mut sessions: Vec<Session> = Vec::new();
+    for step in steps {
+        let project = step.entry.project().map(str::to_string);
+        let slot = match step.entry.session_id.clone().filter(|s| !s.is_empty()) {
+            Some(sid) => *index.entry((sid, project.clone())).or_insert(sessions.len()),
+            None => sessions.len(),
+        };
+        if slot == sessions.len() {
+            sessions.push(Session {
+                session_id: step.entry.session_id.clone(),
+                project,
+                steps: vec![],
+                total_steps: 0,
+                omitted: 0,
+            });
+        }
+        sessions[slot].steps.push(step);
+        sessions[slot].total_steps += 1;
+    }
+    sessions.iter_mut().for_each(|s| s.steps.reverse());
+    sessions
+}
+
+fn abbreviate(s: &mut Session) {
+    if s.steps.len() > 2 {
+        s.omitted = s.steps.len() - 2;
+        s.steps.drain(1..s.steps.len() - 1);
+    }
+}
+
+fn fold(s: &str) -> String {
+    s.nfc().collect::<String>().to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::Workspace;
+
+    fn step(day: &str, time: &str, sid: Option<&str>, project: Option<&str>) -> Step {
+        Step {
+            day: day.into(),
+            entry: Entry {
+                id: time.into(),
+                session_id: sid.map(Into::into),
+                time: format!("{day}T{time}.000Z"),
+                summary: format!("at {time}"),
+                refs: vec![],
+                workspace: project.map(|p| Workspace::new("/w", p, None)),
+                client: None,
+                extra: Default::default(),
+            },
+        }
+    }
+
+    fn now() -> Instant {
+        crate::clock::parse_instant("2026-11-30T12:00:00.000Z").unwrap()
+    }
+
+    #[test]
+    fn groups_by_session_and_project_newest_first() {
+        let steps = vec![
+            step("2026-11-29", "23:50:00", Some("A"), Some("p")),
+            step("2026-11-30", "00:10:00", Some("A"), Some("p")),
+            step("2026-11-30", "01:00:00", Some("B"), Some("q")),
+            step("2026-11-30", "02:00:00", None, None),
+            step("2026-11-30", "03:00:00", Some("A"), Some("other")),
+        ];
+        let Recent::Sessions(s) = recent(steps, &Query::default(), now()) else { panic!() };
+        let shape: Vec<(Option<&str>, usize)> = s.iter().map(|s| (s.session_id.as_deref(), s.steps.len())).collect();
+        assert_eq!(shape, [(Some("A"), 1), (None, 1), (Some("B"), 1), (Some("A"), 2)]);
+        assert_eq!(s[3].steps[0].entry.time, "2026-11-29T23:50:00.000Z");
+    }
+
+    #[test]
+    fn empty_states_are_distinct() {
+        assert!(matches!(recent(vec![], &Query::default(), now()), Recent::NothingRecorded));
+        let s = vec![step("2026-01-01", "00:00:00", Some("A"), Some("Proj"))];
+        let q = Query { project: Some("nope".into()), window_days: Some(1), ..Default::default() };
+        assert!(matches!(recent(s.clone(), &q, now()), Recent::NoProject(p) if p == "nope"));
+        let q = Query { project: Some(" PROJ ".into()), window_days: Some(1), ..Default::default() };
+        assert!(matches!(recent(s, &q, now()), Recent::NothingInWindow));
+    }
+
+    #[test]
+    fn window_includes_n_plus_one_days_and_count_caps_sessions() {
+        let steps = vec![
+            step("2026-11-29", "10:00:00", Some("A"), None),
+            step("2026-11-28", "10:00:00", Some("B"), None),
+            step("2026-11-27", "10:00:00", Some("C"), None),
+        ];
+        let q = Query { window_days: Some(2), ..Default::default() };
+        let Recent::Sessions(s) = recent(steps.clone(), &q, now()) else { panic!() };
+        assert_eq!(s.len(), 2);
+        let q = Query { count: Some(1), ..Default::default() };
+        let Recent::Sessions(s) = recent(steps, &q, now()) else { panic!() };
+        assert_eq!(s[0].session_id.as_deref(), Some("A"));
+    }
+
+    #[test]
+    fn brief_keeps_first_and_last() {
+        let steps = (0..5).map(|i| step("2026-11-30", &format!("0{i}:00:00"), Some("A"), None)).collect();
+        let q = Query { brief: true, ..Default::default() };
+        let Recent::Sessions(s) = recent(steps, &q, now()) else { panic!() };
+        assert_eq!((s[0].steps.len(), s[0].omitted, s[0].total_steps), (2, 3, 5));
+    }
+}

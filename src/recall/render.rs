@@ -1,0 +1,102 @@
+//! Text renderings of `recent`: the terminal form and the MCP tool form (anchor §8).
+
+use super::recent::{Recent, Session, Step};
+use crate::records::NoteRef;
+
+/// The reference's empty-state strings; `None` when there are sessions.
+pub fn empty_state(r: &Recent) -> Option<String> {
+    match r {
+        Recent::NothingRecorded => Some("No recent sessions recorded yet.".into()),
+        Recent::NoProject(p) => Some(format!("No sessions recorded for project \"{p}\".")),
+        Recent::NothingInWindow => Some("No sessions in the requested window.".into()),
+        Recent::Sessions(_) => None,
+    }
+}
+
+/// How a ref is shown: `path@sha256:hex` (the identity projection adds to this later).
+pub fn ref_text(r: &NoteRef) -> String {
+    format!("{}@{}", r.path, r.hash)
+}
+
+/// Terminal rendering: sessions separated by a blank line.
+pub fn cli(r: &Recent) -> String {
+    if let Some(e) = empty_state(r) {
+        return e;
+    }
+    let Recent::Sessions(sessions) = r else { return String::new() };
+    sessions.iter().map(cli_session).collect::<Vec<_>>().join("\n\n")
+}
+
+fn cli_session(s: &Session) -> String {
+    let proj = project_tag(s);
+    if s.steps.len() == 1 && s.total_steps == 1 {
+        let step = &s.steps[0];
+        let mut out = format!("{} {}{proj} — {}", step.day, step.entry.hhmmss(), step.entry.summary);
+        for r in &step.entry.refs {
+            out.push_str(&format!("\n   refs: {}", ref_text(r)));
+        }
+        return out;
+    }
+    let shown = if s.omitted > 0 {
+        format!(" (showing first and last; {} omitted)", s.omitted)
+    } else {
+        String::new()
+    };
+    let mut out = format!("{}{proj} — one session, {} steps{shown}:", span(s), s.total_steps);
+    for step in &s.steps {
+        out.push_str(&format!("\n  · {} {} — {}", step.day, step.entry.hhmmss(), step.entry.summary));
+        for r in &step.entry.refs {
+            out.push_str(&format!("\n     refs: {}", ref_text(r)));
+        }
+    }
+    out
+}
+
+/// MCP tool rendering (`librarian-recent`).
+pub fn tool(r: &Recent) -> String {
+    if let Some(e) = empty_state(r) {
+        return e;
+    }
+    let Recent::Sessions(sessions) = r else { return String::new() };
+    sessions.iter().map(tool_session).collect::<Vec<_>>().join("\n\n")
+}
+
+fn tool_session(s: &Session) -> String {
+    if s.steps.len() == 1 && s.total_steps == 1 {
+        return tool_step(&s.steps[0]);
+    }
+    let header = if s.omitted > 0 {
+        format!(
+            "{}{} — one session, first and last of {} steps — middle {} omitted (detail: brief):",
+            span(s),
+            project_tag(s),
+            s.total_steps,
+            s.omitted
+        )
+    } else {
+        format!("{}{} — one session, {} steps, in order:", span(s), project_tag(s), s.total_steps)
+    };
+    let steps: Vec<String> = s.steps.iter().map(|st| format!("  · {}", tool_step(st).replace('\n', "\n  "))).collect();
+    format!("{header}\n{}", steps.join("\n"))
+}
+
+fn tool_step(step: &Step) -> String {
+    let proj = step.entry.project().map(|p| format!(" [{p}]")).unwrap_or_default();
+    let mut out = format!("{} {}{proj} — {}", step.day, step.entry.hhmmss(), step.entry.summary);
+    for (i, r) in step.entry.refs.iter().enumerate() {
+        let lead = if i == 0 { "\n   refs: " } else { "\n         " };
+        out.push_str(lead);
+        out.push_str(&ref_text(r));
+    }
+    out
+}
+
+fn span(s: &Session) -> String {
+    let first = s.steps.first().map_or("", |st| st.day.as_str());
+    let last = s.steps.last().map_or("", |st| st.day.as_str());
+    if first == last { first.to_string() } else { format!("{first} → {last}") }
+}
+
+fn project_tag(s: &Session) -> String {
+    s.project.as_deref().map(|p| format!(" [{p}]")).unwrap_or_default()
+}

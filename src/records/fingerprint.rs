@@ -1,0 +1,44 @@
+//! The two exact fingerprints of a note's bytes: sha256 (as the reference records it) and git's
+//! blob id.
+
+use sha2::{Digest, Sha256};
+
+/// Lowercase hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// The `sha256:<hex>` form stored in refs.
+pub fn sha256_ref(bytes: &[u8]) -> String {
+    format!("sha256:{}", sha256_hex(bytes))
+}
+
+/// Git's blob id of `bytes` (what `git hash-object` prints), without storing anything.
+pub fn blob_id(bytes: &[u8]) -> String {
+    git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
+        .map(|o| o.to_string())
+        .unwrap_or_default()
+}
+
+/// Lowercase hex of a byte string.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 15) as usize] as char);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn known_values() {
+        assert_eq!(
+            super::sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(super::blob_id(b"hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
+    }
+}

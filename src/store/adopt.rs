@@ -1,0 +1,110 @@
+//! Creating `refs/rutter/records`: the first commit adopts the vault's existing records byte for
+//! byte (day files, ledger, use log, position streams; not temp or stray files), and the ref gets
+//! a reflog that gc never expires (DESIGN §3).
+
+use super::{tree, Store, StoreError, RECORDS_REF};
+use crate::clock::{is_day, Instant};
+use crate::fsx::Dir;
+use crate::records::paths;
+use git2::Oid;
+
+/// What `ensure_ref` found or made.
+#[derive(Debug)]
+pub struct Adoption {
+    pub tip: Oid,
+    pub created: bool,
+    pub adopted: Vec<String>,
+    /// Files left out, with the reason (symlinks, non-regular files).
+    pub skipped: Vec<(String, String)>,
+}
+
+impl Store {
+    /// Makes sure the ref exists, creating it with an adoption commit when it does not.
+    /// The caller holds the capture lock.
+    pub fn ensure_ref(&self, now: Instant) -> Result<Adoption, StoreError> {
+        if let Some(tip) = self.tip()? {
+            return Ok(Adoption { tip, created: false, adopted: vec![], skipped: vec![] });
+        }
+        self.configure_reflog()?;
+        let (files, skipped) = self.adoptable()?;
+        let mut edits = Vec::with_capacity(files.len());
+        for (path, bytes) in &files {
+            edits.push((path.clone(), self.repo.blob(bytes)?));
+        }
+        let tree_id = tree::write_tree(&self.repo, None, &edits)?;
+        let tree = self.repo.find_tree(tree_id)?;
+        let sig = self.signature(now)?;
+        let message = format!(
+            "rutter: adopt\n\nAdopted {} existing record file(s) byte for byte.\n\nRutter-Format: 2\n",
+            files.len()
+        );
+        let oid = self.repo.commit(None, &sig, &sig, &message, &tree, &[])?;
+        self.repo.reference(RECORDS_REF, oid, false, "rutter: adopt")?;
+        self.after_commit(oid);
+        let adopted = files.into_iter().map(|(p, _)| p).collect();
+        Ok(Adoption { tip: oid, created: true, adopted, skipped })
+    }
+
+    /// Turns on the ref's reflog and tells gc never to expire it.
+    pub fn configure_reflog(&self) -> Result<(), StoreError> {
+        self.repo.reference_ensure_log(RECORDS_REF)?;
+        let mut config = self.repo.config()?.open_level(git2::ConfigLevel::Local)?;
+        config.set_str("gc.refs/rutter/records.reflogExpire", "never")?;
+        config.set_str("gc.refs/rutter/records.reflogExpireUnreachable", "never")?;
+        Ok(())
+    }
+
+    /// The record files present in the working tree, read without following symlinks.
+    #[allow(clippy::type_complexity)]
+    fn adoptable(&self) -> Result<(Vec<(String, Vec<u8>)>, Vec<(String, String)>), StoreError> {
+        let root = Dir::open(self.root())?;
+        let mut files = Vec::new();
+        let mut skipped = Vec::new();
+        let overlay = match root.open_dir("_librarian", false) {
+            Ok(Some(d)) => d,
+            Ok(None) => return Ok((files, skipped)),
+            Err(e) => {
+                skipped.push(("_librarian".to_string(), e.to_string()));
+                return Ok((files, skipped));
+            }
+        };
+        for single in [paths::IDENTITY_LEDGER, paths::USE_LOG] {
+            let name = single.trim_start_matches("_librarian/");
+            match overlay.read(name) {
+                Ok(Some(bytes)) => files.push((single.to_string(), bytes)),
+                Ok(None) => {}
+                Err(e) => skipped.push((single.to_string(), e.to_string())),
+            }
+        }
+        for (dir, wanted) in [(paths::SESSIONS_DIR, is_day_file as fn(&str) -> bool), (paths::POSITIONS_DIR, is_month_file)] {
+            let sub = match overlay.open_dir(dir.trim_start_matches("_librarian/"), false) {
+                Ok(Some(d)) => d,
+                Ok(None) => continue,
+                Err(e) => {
+                    skipped.push((dir.to_string(), e.to_string()));
+                    continue;
+                }
+            };
+            let mut names: Vec<String> = sub.list()?.into_iter().filter(|n| wanted(n)).collect();
+            names.sort();
+            for name in names {
+                match sub.read(&name) {
+                    Ok(Some(bytes)) => files.push((format!("{dir}/{name}"), bytes)),
+                    Ok(None) => {}
+                    Err(e) => skipped.push((format!("{dir}/{name}"), e.to_string())),
+                }
+            }
+        }
+        Ok((files, skipped))
+    }
+}
+
+/// `YYYY-MM-DD.md`.
+pub fn is_day_file(name: &str) -> bool {
+    name.strip_suffix(".md").is_some_and(is_day)
+}
+
+/// `YYYY-MM.md`.
+fn is_month_file(name: &str) -> bool {
+    name.strip_suffix(".md").is_some_and(|m| is_day(&format!("{m}-01")))
+}

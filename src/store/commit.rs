@@ -1,0 +1,241 @@
+//! Committing to `refs/rutter/records`: journalled appends, the use log and cited copies become
+//! one commit on the tip, moved by compare-and-swap with a bounded retry (DESIGN §5).
+
+use super::compose::compose;
+use super::journal::{Journal, JournalRecord, PendingAppend};
+use super::{tree, Store, StoreError, RECORDS_REF};
+use crate::clock::Instant;
+use crate::records::{dayfile, paths};
+use git2::{ErrorCode, Oid};
+use std::io::Write;
+
+const MAX_ATTEMPTS: usize = 5;
+/// Every this many tips, a detached `git gc --auto` packs the loose objects.
+const GC_EVERY: u64 = 256;
+
+/// What a commit run did.
+#[derive(Debug, Default)]
+pub struct CommitOutcome {
+    pub commit: Option<Oid>,
+    /// Entry ids committed by this run.
+    pub entries: Vec<String>,
+    /// Record files whose working copy no longer extends the committed bytes.
+    pub diverged: Vec<String>,
+    /// Journal records that could not be parsed (left in place).
+    pub unreadable: Vec<String>,
+}
+
+struct Prepared {
+    edits: Vec<(String, Oid)>,
+    message: String,
+    entries: Vec<String>,
+    diverged: Vec<String>,
+}
+
+impl Store {
+    /// Commits every journalled append and any new complete use-log lines, then removes the
+    /// journal records it committed. The caller holds the capture lock.
+    pub fn commit_pending(&self, journal: &Journal, now: Instant) -> Result<CommitOutcome, StoreError> {
+        let (records, unreadable) = journal.list()?;
+        let mut outcome = CommitOutcome { unreadable, ..Default::default() };
+        for _ in 0..MAX_ATTEMPTS {
+            let tip = match self.tip()? {
+                Some(t) => t,
+                None => self.ensure_ref(now)?.tip,
+            };
+            let prepared = self.prepare(tip, &records)?;
+            outcome.diverged = prepared.diverged.clone();
+            if prepared.edits.is_empty() {
+                journal.remove(&names(&records))?;
+                return Ok(outcome);
+            }
+            match self.commit_on(tip, &prepared, now) {
+                Ok(oid) => {
+                    journal.remove(&names(&records))?;
+                    self.after_commit(oid);
+                    outcome.commit = Some(oid);
+                    outcome.entries = prepared.entries;
+                    return Ok(outcome);
+                }
+                Err(e) if matches!(e.code(), ErrorCode::Modified | ErrorCode::Locked) => {
+                    if e.code() == ErrorCode::Locked && self.ref_lock_path().exists() {
+                        return Err(StoreError::RefLocked(self.ref_lock_path()));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(StoreError::Contention(MAX_ATTEMPTS))
+    }
+
+    fn prepare(&self, tip: Oid, records: &[JournalRecord]) -> Result<Prepared, StoreError> {
+        let base = self.repo.find_commit(tip)?.tree()?;
+        let mut p = Prepared { edits: vec![], message: String::new(), entries: vec![], diverged: vec![] };
+        let mut fresh: Vec<&PendingAppend> = Vec::new();
+        for path in unique_paths(records) {
+            let appends: Vec<&PendingAppend> = records.iter().map(|(_, r)| r).filter(|r| r.path == path).collect();
+            let committed = tree::blob_at(&self.repo, &base, &path);
+            let working = self.working(&path);
+            let header = appends.first().map(|a| dayfile::header(&a.day)).unwrap_or_default();
+            let composed = compose(committed.as_deref(), working.as_deref(), &appends, &header);
+            if composed.diverged {
+                p.diverged.push(path.clone());
+            }
+            if committed.as_deref() != Some(composed.bytes.as_slice()) {
+                p.edits.push((path.clone(), self.repo.blob(&composed.bytes)?));
+                fresh.extend(appends.iter().skip(composed.already_committed));
+            }
+        }
+        let use_log = self.use_log_edit(&base)?;
+        p.edits.extend(use_log);
+        p.edits.extend(self.cited_edits(&base, &fresh)?);
+        p.entries = fresh.iter().map(|a| a.entry_id.clone()).collect();
+        p.message = message(&fresh);
+        if fresh.is_empty() && p.edits.iter().all(|(path, _)| path.starts_with("cited/")) {
+            p.edits.clear();
+        }
+        Ok(p)
+    }
+
+    /// New complete lines of the use log, when the working log extends the committed one.
+    fn use_log_edit(&self, base: &git2::Tree<'_>) -> Result<Option<(String, Oid)>, StoreError> {
+        let Some(working) = self.working(paths::USE_LOG) else { return Ok(None) };
+        let committed = tree::blob_at(&self.repo, base, paths::USE_LOG).unwrap_or_default();
+        let complete = working.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if complete <= committed.len() || !working.starts_with(&committed) {
+            return Ok(None);
+        }
+        let oid = self.repo.blob(&working[..complete])?;
+        Ok(Some((paths::USE_LOG.to_string(), oid)))
+    }
+
+    /// Copies of cited notes, content-addressed under `cited/`, within the limits of DESIGN §5.
+    fn cited_edits(&self, base: &git2::Tree<'_>, fresh: &[&PendingAppend]) -> Result<Vec<(String, Oid)>, StoreError> {
+        if fresh.iter().all(|a| a.cited.is_empty()) || !self.keep_cited() {
+            return Ok(vec![]);
+        }
+        let mut edits = Vec::new();
+        for (target, hash) in fresh.iter().flat_map(|a| a.cited.iter()) {
+            let Some(hex) = hash.strip_prefix("sha256:").filter(|h| h.len() == 64) else { continue };
+            let path = format!("cited/{}/{}", &hex[..2], hex);
+            if tree::has_path(base, &path) || edits.iter().any(|(p, _)| p == &path) {
+                continue;
+            }
+            if let Some(bytes) = self.citable_bytes(target, hex) {
+                edits.push((path, self.repo.blob(&bytes)?));
+            }
+        }
+        Ok(edits)
+    }
+
+    fn citable_bytes(&self, target: &str, hex: &str) -> Option<Vec<u8>> {
+        if target.split('/').any(|s| s == ".git") || self.repo.is_path_ignored(target).unwrap_or(true) {
+            return None;
+        }
+        let meta = std::fs::symlink_metadata(self.root().join(target)).ok()?;
+        if !meta.is_file() || meta.len() > crate::capture::refs::CITED_COPY_MAX_BYTES {
+            return None;
+        }
+        let bytes = std::fs::read(self.root().join(target)).ok()?;
+        (crate::records::fingerprint::sha256_hex(&bytes) == hex).then_some(bytes)
+    }
+
+    fn commit_on(&self, tip: Oid, p: &Prepared, now: Instant) -> Result<Oid, git2::Error> {
+        let parent = self.repo.find_commit(tip)?;
+        let tree_id = tree::write_tree(&self.repo, Some(&parent.tree()?), &p.edits)?;
+        let tree = self.repo.find_tree(tree_id)?;
+        let sig = self.signature(now).map_err(|e| git2::Error::from_str(&e.to_string()))?;
+        let message = if p.entries.is_empty() { use_message() } else { p.message.clone() };
+        let oid = self.repo.commit(None, &sig, &sig, &message, &tree, &[&parent])?;
+        let subject = message.lines().next().unwrap_or("rutter");
+        self.repo.reference_matching(RECORDS_REF, oid, true, tip, subject)?;
+        Ok(oid)
+    }
+
+    /// Witnesses the new tip in `.git/rutter/tips` and now and then packs loose objects.
+    pub(crate) fn after_commit(&self, oid: Oid) {
+        let path = self.state_dir().join("tips");
+        let witnessed = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| {
+                f.write_all(format!("{oid}\n").as_bytes())?;
+                f.metadata()
+            });
+        if let Ok(meta) = witnessed {
+            if (meta.len() / 41) % GC_EVERY == 0 {
+                spawn_gc(self.root());
+            }
+        }
+    }
+
+    fn ref_lock_path(&self) -> std::path::PathBuf {
+        self.repo.path().join("refs/rutter/records.lock")
+    }
+}
+
+/// `git gc --auto`, detached with all stdio closed; never waited for.
+fn spawn_gc(root: &std::path::Path) {
+    use std::process::{Command, Stdio};
+    let _ = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["gc", "--auto", "--quiet"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+}
+
+fn unique_paths(records: &[JournalRecord]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, r) in records {
+        if !out.contains(&r.path) {
+            out.push(r.path.clone());
+        }
+    }
+    out
+}
+
+fn names(records: &[JournalRecord]) -> Vec<String> {
+    records.iter().map(|(n, _)| n.clone()).collect()
+}
+
+/// Subject, the appended lines byte for byte, then the trailers.
+fn message(fresh: &[&PendingAppend]) -> String {
+    let Some(last) = fresh.last() else { return use_message() };
+    let mut subject = format!("rutter: capture {}", last.day);
+    if fresh.len() > 1 {
+        subject.push_str(&format!(" ({} entries)", fresh.len()));
+    } else if let Some(p) = &last.project {
+        subject.push_str(&format!(" [{}]", trailer_value(p)));
+    }
+    let mut msg = format!("{subject}\n\n");
+    for a in fresh {
+        msg.push_str(&a.line);
+        msg.push('\n');
+    }
+    msg.push('\n');
+    for a in fresh {
+        msg.push_str(&format!("Rutter-Entry: {}\n", trailer_value(&a.entry_id)));
+        if let Some(s) = &a.session_id {
+            msg.push_str(&format!("Rutter-Session: {}\n", trailer_value(s)));
+        }
+        if let Some(c) = &a.client {
+            msg.push_str(&format!("Rutter-Client: {}\n", trailer_value(c)));
+        }
+    }
+    msg.push_str("Rutter-Format: 2\n");
+    msg
+}
+
+fn use_message() -> String {
+    "rutter: use\n\nRutter-Format: 2\n".to_string()
+}
+
+/// A trailer value on one line: control characters become spaces.
+fn trailer_value(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { ' ' } else { c }).collect::<String>().trim().to_string()
+}

@@ -1,0 +1,159 @@
+//! What a record file's next committed version is: the committed bytes plus the journalled
+//! appends, never anything inferred from a diverged working file (DESIGN §5).
+
+use super::journal::PendingAppend;
+
+/// The next committed version of one record file.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Composed {
+    pub bytes: Vec<u8>,
+    /// The working file no longer starts with the committed bytes plus the journalled appends:
+    /// something edited it; `git rutter verify` will report it.
+    pub diverged: bool,
+    /// How many appends were already in the committed bytes (a crash after the ref moved).
+    pub already_committed: usize,
+}
+
+/// Composes the next version of a file from its committed bytes (`None`: not in the ref yet),
+/// its working bytes and the journalled appends in capture order. `header` is the text a new
+/// file starts with when the working copy cannot be adopted.
+pub fn compose(
+    committed: Option<&[u8]>,
+    working: Option<&[u8]>,
+    appends: &[&PendingAppend],
+    header: &str,
+) -> Composed {
+    let base = committed.unwrap_or_default();
+    let fresh: Vec<&&PendingAppend> = appends
+        .iter()
+        .filter(|a| !contains_line(base, a.line.as_bytes()))
+        .collect();
+    let already_committed = appends.len() - fresh.len();
+    if fresh.is_empty() {
+        return Composed { bytes: base.to_vec(), diverged: false, already_committed };
+    }
+    if let Some(bytes) = contiguous(committed, working, &fresh) {
+        return Composed { bytes, diverged: false, already_committed };
+    }
+    let mut bytes = base.to_vec();
+    if committed.is_none() {
+        bytes.extend_from_slice(header.as_bytes());
+    }
+    for a in &fresh {
+        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(a.line.as_bytes());
+        bytes.push(b'\n');
+    }
+    Composed { bytes, diverged: !fresh.is_empty(), already_committed }
+}
+
+/// The committed bytes extended by the appends exactly as they were written, when the working
+/// file still holds them at their offsets. A file never committed adopts the bytes that
+/// preceded its first append (the same rule `init` applies).
+fn contiguous(
+    committed: Option<&[u8]>,
+    working: Option<&[u8]>,
+    fresh: &[&&PendingAppend],
+) -> Option<Vec<u8>> {
+    let working = working?;
+    let mut out = match committed {
+        Some(c) => c.to_vec(),
+        None => working.get(..fresh.first().map_or(0, |a| a.offset as usize))?.to_vec(),
+    };
+    for a in fresh {
+        if a.offset != out.len() as u64 {
+            return None;
+        }
+        out.extend_from_slice(a.bytes.as_bytes());
+    }
+    working.starts_with(&out).then_some(out)
+}
+
+/// Whether `line` is a whole line of `text`.
+fn contains_line(text: &[u8], line: &[u8]) -> bool {
+    if line.is_empty() {
+        return false;
+    }
+    let mut start = 0;
+    while let Some(pos) = find(&text[start..], line) {
+        let at = start + pos;
+        let before_ok = at == 0 || text[at - 1] == b'\n';
+        let after = at + line.len();
+        if before_ok && (after == text.len() || text[after] == b'\n') {
+            return true;
+        }
+        start = at + 1;
+    }
+    false
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app(offset: u64, bytes: &str, line: &str) -> PendingAppend {
+        PendingAppend {
+            path: "p".into(),
+            offset,
+            bytes: bytes.into(),
+            line: line.into(),
+            day: "2026-11-30".into(),
+            entry_id: "id".into(),
+            session_id: None,
+            client: None,
+            project: None,
+            cited: vec![],
+        }
+    }
+
+    #[test]
+    fn clean_append_commits_working_bytes() {
+        let a = app(4, "L1\n", "L1");
+        let c = compose(Some(b"HDR\n"), Some(b"HDR\nL1\n"), &[&a], "HDR\n");
+        assert_eq!(c, Composed { bytes: b"HDR\nL1\n".to_vec(), diverged: false, already_committed: 0 });
+    }
+
+    #[test]
+    fn edited_working_file_is_not_laundered() {
+        let a = app(9, "L1\n", "L1");
+        let c = compose(Some(b"HDR\nOLD\n"), Some(b"HDR\nNEW\nL1\n"), &[&a], "HDR\n");
+        assert_eq!(c.bytes, b"HDR\nOLD\nL1\n");
+        assert!(c.diverged);
+    }
+
+    #[test]
+    fn hand_appended_line_before_ours_is_not_laundered() {
+        let a = app(11, "L1\n", "L1");
+        let c = compose(Some(b"HDR\n"), Some(b"HDR\nFORGED\nL1\n"), &[&a], "HDR\n");
+        assert_eq!(c.bytes, b"HDR\nL1\n");
+        assert!(c.diverged);
+    }
+
+    #[test]
+    fn uncommitted_file_is_adopted_with_its_prior_bytes() {
+        let a = app(7, "\nL1\n", "L1");
+        let c = compose(None, Some(b"@1 body\nL1\n"), &[&a], "HDR\n");
+        assert_eq!(c.bytes, b"@1 body\nL1\n");
+        assert!(!c.diverged);
+    }
+
+    #[test]
+    fn deleted_working_file_still_commits_the_line() {
+        let a = app(0, "HDR\nL1\n", "L1");
+        let c = compose(None, None, &[&a], "HDR\n");
+        assert_eq!(c.bytes, b"HDR\nL1\n");
+    }
+
+    #[test]
+    fn already_committed_appends_are_skipped() {
+        let a = app(4, "L1\n", "L1");
+        let c = compose(Some(b"HDR\nL1\n"), Some(b"HDR\nL1\n"), &[&a], "HDR\n");
+        assert_eq!((c.bytes.as_slice(), c.already_committed), (&b"HDR\nL1\n"[..], 1));
+    }
+}

@@ -1,0 +1,91 @@
+//! The pending journal: `.git/rutter/pending/`, one JSON file per appended line not yet
+//! committed (DESIGN §2.7).
+//!
+//! A capture writes its journal record **before** it appends to the day file and removes it
+//! after the commit lands, so a line is never in the working tree without either a commit or a
+//! journal record that lets `git rutter commit` (or the next capture) commit it.
+
+use crate::fsx::{Dir, FsError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One appended chunk of a record file, waiting to be committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingAppend {
+    /// Vault-relative path of the record file, e.g. `_librarian/sessions/2026-11-30.md`.
+    pub path: String,
+    /// Size of the working file just before the append.
+    pub offset: u64,
+    /// The bytes appended (the header of a new file, a separating newline, the entry line).
+    pub bytes: String,
+    /// The entry line alone, without its newline (the commit body).
+    pub line: String,
+    pub day: String,
+    pub entry_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Vault-relative paths of cited notes with their sha256, for the `cited/` copies.
+    #[serde(default)]
+    pub cited: Vec<(String, String)>,
+}
+
+/// The journal directory.
+pub struct Journal {
+    dir: Dir,
+}
+
+/// A journal record as read back: its file name and content.
+pub type JournalRecord = (String, PendingAppend);
+
+impl Journal {
+    /// Opens (creating) `<state_dir>/pending/`.
+    pub fn open(state_dir: &Path) -> Result<Journal, FsError> {
+        std::fs::create_dir_all(state_dir).map_err(|e| FsError::Io {
+            path: state_dir.to_path_buf(),
+            source: e,
+        })?;
+        let state = Dir::open(state_dir)?;
+        let dir = state
+            .open_dir("pending", true)?
+            .ok_or_else(|| FsError::WrongKind(state_dir.join("pending")))?;
+        Ok(Journal { dir })
+    }
+
+    /// Writes a record named after its entry id (sorts in capture order).
+    pub fn add(&self, rec: &PendingAppend) -> Result<String, FsError> {
+        let name = format!("{}.json", rec.entry_id);
+        let bytes = serde_json::to_vec(rec).unwrap_or_default();
+        self.dir.write_atomic(&name, &bytes)?;
+        Ok(name)
+    }
+
+    /// All records in name order. Unreadable records are returned as errors by name, never
+    /// deleted.
+    pub fn list(&self) -> Result<(Vec<JournalRecord>, Vec<String>), FsError> {
+        let mut names: Vec<String> = self
+            .dir
+            .list()?
+            .into_iter()
+            .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+            .collect();
+        names.sort();
+        let (mut ok, mut bad) = (Vec::new(), Vec::new());
+        for name in names {
+            match self.dir.read(&name)?.map(|b| serde_json::from_slice::<PendingAppend>(&b)) {
+                Some(Ok(rec)) => ok.push((name, rec)),
+                Some(Err(_)) => bad.push(name),
+                None => {}
+            }
+        }
+        Ok((ok, bad))
+    }
+
+    /// Removes committed records.
+    pub fn remove(&self, names: &[String]) -> Result<(), FsError> {
+        names.iter().try_for_each(|n| self.dir.remove(n))
+    }
+}

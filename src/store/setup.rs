@@ -1,0 +1,123 @@
+//! `init`: make the vault a repository if needed, create or adopt the record ref, materialise
+//! records a clone lacks, and keep `_librarian/` out of the user's `git status` (DESIGN §3).
+
+use super::{adopt::Adoption, tree, Store, StoreError, RECORDS_REF};
+use crate::clock::Instant;
+use crate::fsx::Dir;
+use crate::lock::{self, Lock};
+use crate::vault::{self, Vault, VaultSource};
+use std::path::Path;
+
+/// What `init` did.
+#[derive(Debug, Default)]
+pub struct InitReport {
+    pub created_repository: bool,
+    pub created_ref: bool,
+    pub adopted: Vec<String>,
+    pub skipped: Vec<(String, String)>,
+    pub materialised: Vec<String>,
+    /// Local files that differ from the ref and were left untouched.
+    pub differing: Vec<String>,
+    pub excluded: bool,
+    pub tip: String,
+}
+
+/// Errors from `init` beyond the store's own.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
+    #[error(transparent)]
+    Vault(#[from] crate::vault::VaultError),
+}
+
+/// Initialises the vault at `root`.
+pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError> {
+    let mut report = InitReport::default();
+    let mut v = vault::open(root, VaultSource::Flag)?;
+    if v.git_dir.is_none() {
+        git2::Repository::init(&v.root).map_err(StoreError::from)?;
+        report.created_repository = true;
+        v = vault::open(&v.root, VaultSource::Flag)?;
+    }
+    let store = Store::open(&v)?;
+    let _lock = Lock::acquire(store.state_dir(), lock::DEFAULT_WAIT * 5)?;
+    store.configure_reflog()?;
+    let Adoption { tip, created, adopted, skipped } = store.ensure_ref(now)?;
+    report.created_ref = created;
+    report.adopted = adopted;
+    report.skipped = skipped;
+    report.tip = tip.to_string();
+    if !created {
+        materialise(&store, tip, &mut report)?;
+    }
+    report.excluded = exclude_overlay(&store)?;
+    Ok((v, report))
+}
+
+/// Writes record files present in the ref but missing locally; never overwrites a file.
+fn materialise(store: &Store, tip: git2::Oid, report: &mut InitReport) -> Result<(), StoreError> {
+    let tree = store.repo.find_commit(tip)?.tree()?;
+    let root = Dir::open(store.root())?;
+    let mut paths = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if dir.starts_with("_librarian/") && entry.kind() == Some(git2::ObjectType::Blob) {
+            paths.push(format!("{dir}{}", entry.name().unwrap_or_default()));
+        }
+        git2::TreeWalkResult::Ok
+    })?;
+    for path in paths {
+        let Some(committed) = tree::blob_at(&store.repo, &tree, &path) else { continue };
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
+        let Some(d) = root.open_dir(dir, true)? else { continue };
+        match d.read(name) {
+            Ok(Some(local)) if local.starts_with(&committed) => {}
+            Ok(Some(_)) | Err(_) => report.differing.push(path),
+            Ok(None) => {
+                if d.create_new(name, &committed)? {
+                    report.materialised.push(path);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds `/_librarian/` to `.git/info/exclude` unless it is there already or the user tracks
+/// `_librarian/` on their branch. Returns whether the overlay is excluded.
+fn exclude_overlay(store: &Store) -> Result<bool, StoreError> {
+    if tracks_overlay(&store.repo) {
+        return Ok(false);
+    }
+    let info = store.repo.path().join("info");
+    std::fs::create_dir_all(&info)?;
+    let path = info.join("exclude");
+    let existing = std::fs::read_to_string(&path).unwrap_or_default();
+    if existing.lines().any(|l| matches!(l.trim(), "/_librarian/" | "/_librarian" | "_librarian/" | "_librarian")) {
+        return Ok(true);
+    }
+    let sep = if existing.is_empty() || existing.ends_with('\n') { "" } else { "\n" };
+    let text = format!("{existing}{sep}# rutter: records live in refs/rutter/records\n/_librarian/\n");
+    std::fs::write(&path, text)?;
+    Ok(true)
+}
+
+fn tracks_overlay(repo: &git2::Repository) -> bool {
+    let in_head = repo
+        .head()
+        .and_then(|h| h.peel_to_tree())
+        .map(|t| t.get_name("_librarian").is_some())
+        .unwrap_or(false);
+    let in_index = repo
+        .index()
+        .map(|i| i.iter().any(|e| e.path.starts_with(b"_librarian/")))
+        .unwrap_or(false);
+    in_head || in_index
+}
+
+/// Whether the repository has the record ref.
+pub fn has_records(repo: &git2::Repository) -> bool {
+    repo.find_reference(RECORDS_REF).is_ok()
+}

@@ -1,0 +1,175 @@
+//! A hermetic environment for end-to-end tests: a temp HOME, no system git config, a real git
+//! vault, the real binary and the real `git`.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-rutter");
+
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub vault: PathBuf,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+pub const NOTE_A: &str = "# Alpha\n\nThe alpha note.\n";
+pub const NOTE_B: &str = "# Beta\n\nThe beta note.\n";
+
+impl Env {
+    /// A temp HOME and an empty vault directory (not yet a repository).
+    pub fn bare() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let vault = root.join("vault");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&vault).unwrap();
+        Env { tmp, home, vault }
+    }
+
+    /// A vault with two committed notes, initialised with `git rutter init`.
+    pub fn git_vault() -> Env {
+        let env = Env::bare();
+        env.write("Notes/a.md", NOTE_A);
+        env.write("Notes/b.md", NOTE_B);
+        env.git(&["init", "-q", "-b", "main"]);
+        env.git(&["add", "Notes"]);
+        env.git(&["commit", "-qm", "notes"]);
+        let r = env.rutter(&["init"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        env
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.tmp.path().canonicalize().unwrap()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.vault.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.vault.join(rel)).unwrap_or_default()
+    }
+
+    fn base(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test User")
+            .env("GIT_AUTHOR_EMAIL", "test@example.com")
+            .env("GIT_COMMITTER_NAME", "Test User")
+            .env("GIT_COMMITTER_EMAIL", "test@example.com")
+            .current_dir(&self.vault)
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// `git` in the vault.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = self.base("git").args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `git-rutter --vault <vault> ARGS`.
+    pub fn rutter(&self, args: &[&str]) -> Run {
+        self.base(BIN).arg("--vault").arg(&self.vault).args(args).output().unwrap().into()
+    }
+
+    /// A command for the binary with the hermetic environment, vault in LIBRARIAN_VAULT_PATH.
+    pub fn cmd(&self) -> Command {
+        let mut c = self.base(BIN);
+        c.env("LIBRARIAN_VAULT_PATH", &self.vault);
+        c
+    }
+
+    /// Runs `capture` with `stdin`, vault from LIBRARIAN_VAULT_PATH.
+    pub fn capture(&self, stdin: &[u8], extra: &[&str]) -> Run {
+        run_with_stdin(self.cmd().arg("capture").args(extra), stdin)
+    }
+
+    /// Writes a Claude Code transcript whose last assistant message carries `directive` and
+    /// returns a Stop payload for it.
+    pub fn transcript_payload(&self, name: &str, session: &str, directive: &serde_json::Value) -> Vec<u8> {
+        let dir = self.root().join("transcripts");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.jsonl"));
+        let user = serde_json::json!({"type":"user","message":{"role":"user","content":"please decide"}});
+        let text = format!("Done.\n\n<!-- librarian-session {directive} -->");
+        let asst = serde_json::json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":text}]}});
+        std::fs::write(&path, format!("{user}\n{asst}\n")).unwrap();
+        let cwd = self.root().join("code/myproj");
+        std::fs::create_dir_all(&cwd).unwrap();
+        serde_json::json!({"session_id":session,"transcript_path":path,"cwd":cwd,"hook_event_name":"Stop"})
+            .to_string()
+            .into_bytes()
+    }
+
+    /// The entries of a day file's entry lines (machine parts).
+    pub fn day_files(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(self.vault.join("_librarian/sessions"))
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    pub fn all_records(&self) -> String {
+        self.day_files().iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
+    }
+}
+
+pub fn run_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Run {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out.into()
+}
+
+pub fn directive(summary: &str, refs: &[&str]) -> serde_json::Value {
+    serde_json::json!({"summary": summary, "refs": refs})
+}
+
+/// Number of entry lines in a text.
+pub fn entry_lines(text: &str) -> usize {
+    text.lines().filter(|l| l.contains("<!-- rutter:entry ")).count()
+}
+
+pub fn exists(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
+}
