@@ -183,10 +183,10 @@ mod tests {
 
     #[test]
     fn tilde_expansion_is_narrow() {
-        std::env::var_os("HOME").map(|h| {
+        if let Some(h) = std::env::var_os("HOME") {
             assert_eq!(expand_tilde("~/x"), PathBuf::from(&h).join("x"));
             assert_eq!(expand_tilde("~"), PathBuf::from(&h));
-        });
+        }
         assert_eq!(expand_tilde("a~/x"), PathBuf::from("a~/x"));
         assert_eq!(expand_tilde("~user/x"), PathBuf::from("~user/x"));
     }
