@@ -15,7 +15,10 @@ pub struct Instant(pub i64);
 /// The current instant: the real clock, or `RUTTER_TIMESTAMP` in a debug build.
 pub fn now() -> Instant {
     if cfg!(debug_assertions) {
-        if let Some(pinned) = std::env::var(TIMESTAMP_ENV).ok().and_then(|v| parse_instant(&v)) {
+        if let Some(pinned) = std::env::var(TIMESTAMP_ENV)
+            .ok()
+            .and_then(|v| parse_instant(&v))
+        {
             return pinned;
         }
     }
@@ -95,7 +98,9 @@ pub fn is_day(s: &str) -> bool {
     b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
-        && s.bytes().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+        && s.bytes()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
         && days_from_civil(
             s[0..4].parse().unwrap_or(0),
             s[5..7].parse().unwrap_or(0),
@@ -128,7 +133,15 @@ pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 fn days_in_month(y: i64, m: i64) -> i64 {
@@ -146,7 +159,11 @@ mod tests {
 
     #[test]
     fn iso_round_trip() {
-        for s in ["2026-11-30T07:31:41.112Z", "1970-01-01T00:00:00.000Z", "2024-02-29T23:59:59.999Z"] {
+        for s in [
+            "2026-11-30T07:31:41.112Z",
+            "1970-01-01T00:00:00.000Z",
+            "2024-02-29T23:59:59.999Z",
+        ] {
             let i = parse_instant(s).unwrap();
             assert_eq!(i.iso(), s);
         }

@@ -44,9 +44,16 @@ impl Dir {
     /// Opens a directory by absolute path (the path itself may pass through symlinks; callers
     /// canonicalise the vault root first).
     pub fn open(path: &Path) -> Result<Dir, FsError> {
-        let fd = rfs::open(path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| io_err(path, e))?;
-        Ok(Dir { fd, path: path.to_path_buf() })
+        let fd = rfs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io_err(path, e))?;
+        Ok(Dir {
+            fd,
+            path: path.to_path_buf(),
+        })
     }
 
     /// The directory's path (for messages).
@@ -57,7 +64,13 @@ impl Dir {
     /// Opens (and with `create`, makes) a nested directory given as `a/b/c`, refusing symlinks
     /// at every component. `Ok(None)` when a component is missing and `create` is false.
     pub fn open_dir(&self, rel: &str, create: bool) -> Result<Option<Dir>, FsError> {
-        let mut cur = Dir { fd: self.fd.try_clone().map_err(|e| FsError::Io { path: self.path.clone(), source: e })?, path: self.path.clone() };
+        let mut cur = Dir {
+            fd: self.fd.try_clone().map_err(|e| FsError::Io {
+                path: self.path.clone(),
+                source: e,
+            })?,
+            path: self.path.clone(),
+        };
         for name in rel.split('/').filter(|s| !s.is_empty()) {
             let path = cur.path.join(name);
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -68,7 +81,8 @@ impl Dir {
                         Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                         Err(e) => return Err(io_err(&path, e)),
                     }
-                    rfs::openat(&cur.fd, name, flags, Mode::empty()).map_err(|e| classify(&cur, name, &path, e))?
+                    rfs::openat(&cur.fd, name, flags, Mode::empty())
+                        .map_err(|e| classify(&cur, name, &path, e))?
                 }
                 Err(rustix::io::Errno::NOENT) => return Ok(None),
                 Err(e) => return Err(classify(&cur, name, &path, e)),
@@ -81,7 +95,12 @@ impl Dir {
     /// Opens `name` for appending (creating it), refusing a symlink or a non-regular file.
     pub fn open_append(&self, name: &str) -> Result<AppendFile, FsError> {
         let path = self.path.join(name);
-        let flags = OFlags::RDWR | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let flags = OFlags::RDWR
+            | OFlags::APPEND
+            | OFlags::CREATE
+            | OFlags::NOFOLLOW
+            | OFlags::CLOEXEC
+            | OFlags::NONBLOCK;
         let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
             .map_err(|e| classify(self, name, &path, e))?;
         let st = rfs::fstat(&fd).map_err(|e| io_err(&path, e))?;
@@ -91,8 +110,15 @@ impl Dir {
         let len = st.st_size as u64;
         let mut last = [0u8; 1];
         let ends_with_newline = len == 0
-            || rustix::io::pread(&fd, &mut last, len - 1).map(|n| n == 1 && last[0] == b'\n').unwrap_or(false);
-        Ok(AppendFile { file: File::from(fd), len, ends_with_newline, path })
+            || rustix::io::pread(&fd, &mut last, len - 1)
+                .map(|n| n == 1 && last[0] == b'\n')
+                .unwrap_or(false);
+        Ok(AppendFile {
+            file: File::from(fd),
+            len,
+            ends_with_newline,
+            path,
+        })
     }
 
     /// Reads `name` whole without following a symlink; `Ok(None)` when it does not exist.
@@ -109,7 +135,9 @@ impl Dir {
             return Err(FsError::WrongKind(path));
         }
         let mut buf = Vec::with_capacity(st.st_size as usize);
-        File::from(fd).read_to_end(&mut buf).map_err(|e| FsError::Io { path, source: e })?;
+        File::from(fd)
+            .read_to_end(&mut buf)
+            .map_err(|e| FsError::Io { path, source: e })?;
         Ok(Some(buf))
     }
 
@@ -117,27 +145,38 @@ impl Dir {
     pub fn stat(&self, name: &str) -> Option<(u64, i64, bool)> {
         let st = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
         let regular = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
-        Some((st.st_size as u64, st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64, regular))
+        Some((
+            st.st_size as u64,
+            st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
+            regular,
+        ))
     }
 
     /// Replaces `name` atomically: a temporary file in this directory, then `renameat`.
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), FsError> {
         let tmp = format!(".{name}.tmp-{}", std::process::id());
         let path = self.path.join(name);
-        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rfs::openat(&self.fd, tmp.as_str(), flags, Mode::from_raw_mode(0o644))
             .map_err(|e| io_err(&path, e))?;
-        File::from(fd).write_all(bytes).map_err(|e| FsError::Io { path: path.clone(), source: e })?;
+        File::from(fd).write_all(bytes).map_err(|e| FsError::Io {
+            path: path.clone(),
+            source: e,
+        })?;
         rfs::renameat(&self.fd, tmp.as_str(), &self.fd, name).map_err(|e| io_err(&path, e))
     }
 
     /// Creates `name` with `bytes` only if it does not exist yet (`O_EXCL`); `Ok(false)` if it did.
     pub fn create_new(&self, name: &str, bytes: &[u8]) -> Result<bool, FsError> {
         let path = self.path.join(name);
-        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         match rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644)) {
             Ok(fd) => {
-                File::from(fd).write_all(bytes).map_err(|e| FsError::Io { path, source: e })?;
+                File::from(fd)
+                    .write_all(bytes)
+                    .map_err(|e| FsError::Io { path, source: e })?;
                 Ok(true)
             }
             Err(rustix::io::Errno::EXIST) => Ok(false),
@@ -155,8 +194,13 @@ impl Dir {
 
     /// The names of the directory's entries (excluding `.` and `..`), unsorted.
     pub fn list(&self) -> Result<Vec<String>, FsError> {
-        let rd = std::fs::read_dir(&self.path).map_err(|e| FsError::Io { path: self.path.clone(), source: e })?;
-        Ok(rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+        let rd = std::fs::read_dir(&self.path).map_err(|e| FsError::Io {
+            path: self.path.clone(),
+            source: e,
+        })?;
+        Ok(rd
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect())
     }
 
     /// Borrowed descriptor, for locks.
@@ -180,7 +224,10 @@ fn classify(dir: &Dir, name: &str, path: &Path, e: rustix::io::Errno) -> FsError
 }
 
 fn io_err(path: &Path, e: rustix::io::Errno) -> FsError {
-    FsError::Io { path: path.to_path_buf(), source: e.into() }
+    FsError::Io {
+        path: path.to_path_buf(),
+        source: e.into(),
+    }
 }
 
 #[cfg(test)]
@@ -194,11 +241,17 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         symlink(outside.path(), t.path().join("_librarian")).unwrap();
         let root = Dir::open(t.path()).unwrap();
-        assert!(matches!(root.open_dir("_librarian/sessions", true), Err(FsError::Symlink(_))));
+        assert!(matches!(
+            root.open_dir("_librarian/sessions", true),
+            Err(FsError::Symlink(_))
+        ));
         std::fs::create_dir(t.path().join("real")).unwrap();
         symlink(outside.path().join("f"), t.path().join("real/day.md")).unwrap();
         let real = root.open_dir("real", false).unwrap().unwrap();
-        assert!(matches!(real.open_append("day.md"), Err(FsError::Symlink(_))));
+        assert!(matches!(
+            real.open_append("day.md"),
+            Err(FsError::Symlink(_))
+        ));
         assert!(!outside.path().join("f").exists());
     }
 

@@ -12,8 +12,8 @@
 //!   capture lock, and time.
 
 pub mod capture;
-pub mod clock;
 pub mod cli;
+pub mod clock;
 pub mod fsx;
 pub mod lock;
 pub mod recall;

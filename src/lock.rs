@@ -36,7 +36,10 @@ impl Lock {
     /// most `wait`.
     pub fn acquire(state_dir: &Path, wait: Duration) -> Result<Lock, LockError> {
         let path = state_dir.join("lock");
-        let io = |source| LockError::Io { path: path.clone(), source };
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
         std::fs::create_dir_all(state_dir).map_err(io)?;
         let file = OpenOptions::new()
             .create(true)

@@ -14,7 +14,11 @@ fn main() {
             std::process::exit(0);
         }
         Err(e) => {
-            let code = if e.use_stderr() { rutter::cli::EXIT_CANNOT_RUN } else { 0 };
+            let code = if e.use_stderr() {
+                rutter::cli::EXIT_CANNOT_RUN
+            } else {
+                0
+            };
             let _ = e.print();
             std::process::exit(code);
         }

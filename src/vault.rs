@@ -74,7 +74,11 @@ pub fn open(path: &Path, source: VaultSource) -> Result<Vault, VaultError> {
         return Err(unusable("not a directory".into()));
     }
     let git_dir = git_dir_at(&root);
-    Ok(Vault { root, git_dir, source })
+    Ok(Vault {
+        root,
+        git_dir,
+        source,
+    })
 }
 
 impl VaultSource {
@@ -115,7 +119,10 @@ fn git_dir_at(root: &Path) -> Option<PathBuf> {
     }
     if meta.is_file() {
         let text = std::fs::read_to_string(&dot_git).ok()?;
-        let target = text.lines().find_map(|l| l.trim().strip_prefix("gitdir:"))?.trim();
+        let target = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("gitdir:"))?
+            .trim();
         let dir = root.join(target);
         return dir.join("HEAD").is_file().then_some(dir);
     }
@@ -178,7 +185,10 @@ mod tests {
         git2::Repository::init(t.path()).unwrap();
         std::fs::create_dir(t.path().join("inner")).unwrap();
         assert!(open(t.path(), VaultSource::Flag).unwrap().git_dir.is_some());
-        assert!(open(&t.path().join("inner"), VaultSource::Flag).unwrap().git_dir.is_none());
+        assert!(open(&t.path().join("inner"), VaultSource::Flag)
+            .unwrap()
+            .git_dir
+            .is_none());
     }
 
     #[test]

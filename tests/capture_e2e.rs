@@ -9,23 +9,56 @@ fn a_capture_is_one_pure_append_commit_that_git_reads() {
     let env = Env::git_vault();
     let head_before = env.git(&["rev-parse", "HEAD"]);
     let branches_before = env.git(&["branch", "-a"]);
-    let d = directive("Chose alpha over beta for the launch.", &["Notes/a.md", "[[Notes/b.md|beta]]"]);
-    let r = env.capture(&env.transcript_payload("t1", "S1", &d), &["--client", "claude"]);
+    let d = directive(
+        "Chose alpha over beta for the launch.",
+        &["Notes/a.md", "[[Notes/b.md|beta]]"],
+    );
+    let r = env.capture(
+        &env.transcript_payload("t1", "S1", &d),
+        &["--client", "claude"],
+    );
     assert_eq!(r.code, 0);
     assert_eq!(r.stdout, "", "capture must print nothing on stdout");
-    assert!(r.stderr.contains("[librarian-capture] captured 1 entry [myproj] into "), "{}", r.stderr);
-    assert!(r.stderr.contains(&format!("in vault {}", env.vault.display())));
+    assert!(
+        r.stderr
+            .contains("[librarian-capture] captured 1 entry [myproj] into "),
+        "{}",
+        r.stderr
+    );
+    assert!(r
+        .stderr
+        .contains(&format!("in vault {}", env.vault.display())));
     let d2 = directive("Then wrote the launch plan.", &["Notes/a.md"]);
-    env.capture(&env.transcript_payload("t2", "S1", &d2), &["--client", "claude"]);
+    env.capture(
+        &env.transcript_payload("t2", "S1", &d2),
+        &["--client", "claude"],
+    );
 
     let log = env.git(&["log", "--format=%s", "refs/rutter/records"]);
     let subjects: Vec<&str> = log.lines().collect();
     assert_eq!(subjects.len(), 3, "{log}");
     assert!(subjects[0].starts_with("rutter: capture ") && subjects[0].ends_with(" [myproj]"));
     assert_eq!(subjects[2], "rutter: adopt");
-    let patch = env.git(&["log", "-p", "--format=", "refs/rutter/records", "--", "_librarian"]);
-    assert!(patch.lines().all(|l| !l.starts_with('-') || l.starts_with("---")), "{patch}");
-    let trailers = env.git(&["log", "-1", "--format=%(trailers:only,unfold)", "refs/rutter/records"]);
+    let patch = env.git(&[
+        "log",
+        "-p",
+        "--format=",
+        "refs/rutter/records",
+        "--",
+        "_librarian",
+    ]);
+    assert!(
+        patch
+            .lines()
+            .all(|l| !l.starts_with('-') || l.starts_with("---")),
+        "{patch}"
+    );
+    let trailers = env.git(&[
+        "log",
+        "-1",
+        "--format=%(trailers:only,unfold)",
+        "refs/rutter/records",
+    ]);
     assert!(trailers.contains("Rutter-Entry: ") && trailers.contains("Rutter-Session: S1"));
     assert!(trailers.contains("Rutter-Client: claude") && trailers.contains("Rutter-Format: 2"));
     let reflog = env.git(&["reflog", "show", "--format=%gs", "refs/rutter/records"]);
@@ -33,18 +66,37 @@ fn a_capture_is_one_pure_append_commit_that_git_reads() {
     let fsck = env.git(&["fsck", "--strict"]);
     assert!(!fsck.contains("error"), "{fsck}");
 
-    let day = env.day_files()[0].file_stem().unwrap().to_string_lossy().to_string();
-    let committed = env.git(&["show", &format!("refs/rutter/records:_librarian/sessions/{day}.md")]);
-    assert_eq!(committed, env.read(&format!("_librarian/sessions/{day}.md")));
+    let day = env.day_files()[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let committed = env.git(&[
+        "show",
+        &format!("refs/rutter/records:_librarian/sessions/{day}.md"),
+    ]);
+    assert_eq!(
+        committed,
+        env.read(&format!("_librarian/sessions/{day}.md"))
+    );
     assert!(committed.contains("Chose alpha over beta for the launch."));
-    assert!(committed.contains("\"path\":\"Notes/b.md\""), "wikilink alias normalised");
+    assert!(
+        committed.contains("\"path\":\"Notes/b.md\""),
+        "wikilink alias normalised"
+    );
     let blob = env.git(&["hash-object", "Notes/a.md"]);
     assert!(committed.contains(&format!("\"blob\":\"{}\"", blob.trim())));
-    assert!(env.git(&["ls-tree", "-r", "--name-only", "refs/rutter/records"]).contains("cited/"));
+    assert!(env
+        .git(&["ls-tree", "-r", "--name-only", "refs/rutter/records"])
+        .contains("cited/"));
 
     assert_eq!(env.git(&["rev-parse", "HEAD"]), head_before);
     assert_eq!(env.git(&["branch", "-a"]), branches_before);
-    assert_eq!(env.git(&["status", "--porcelain"]), "", "user's status untouched");
+    assert_eq!(
+        env.git(&["status", "--porcelain"]),
+        "",
+        "user's status untouched"
+    );
 }
 
 #[test]
@@ -56,7 +108,13 @@ fn a_repeated_stop_firing_adds_nothing() {
     let tip = env.git(&["rev-parse", "refs/rutter/records"]);
     for _ in 0..3 {
         let r = env.capture(&payload, &[]);
-        assert!(r.stderr.contains("directive unchanged for this session; already recorded, nothing appended."), "{}", r.stderr);
+        assert!(
+            r.stderr.contains(
+                "directive unchanged for this session; already recorded, nothing appended."
+            ),
+            "{}",
+            r.stderr
+        );
     }
     assert_eq!(env.all_records(), before);
     assert_eq!(env.git(&["rev-parse", "refs/rutter/records"]), tip);
@@ -77,13 +135,22 @@ fn dedupe_survives_a_lost_cache() {
 fn fifty_concurrent_captures_each_land_exactly_once() {
     let env = Env::git_vault();
     let payloads: Vec<Vec<u8>> = (0..50)
-        .map(|i| env.transcript_payload(&format!("t{i}"), &format!("S{i}"), &directive(&format!("Decision number {i}."), &["Notes/a.md"])))
+        .map(|i| {
+            env.transcript_payload(
+                &format!("t{i}"),
+                &format!("S{i}"),
+                &directive(&format!("Decision number {i}."), &["Notes/a.md"]),
+            )
+        })
         .collect();
     let children: Vec<_> = payloads
         .iter()
         .map(|p| {
             let mut c = env.cmd();
-            c.arg("capture").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+            c.arg("capture")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
             let mut child = c.spawn().unwrap();
             use std::io::Write;
             child.stdin.take().unwrap().write_all(p).unwrap();
@@ -99,16 +166,35 @@ fn fifty_concurrent_captures_each_land_exactly_once() {
     }
     let text = env.all_records();
     for i in 0..50 {
-        assert_eq!(text.matches(&format!("\"summary\":\"Decision number {i}.\"")).count(), 1, "decision {i}");
+        assert_eq!(
+            text.matches(&format!("\"summary\":\"Decision number {i}.\""))
+                .count(),
+            1,
+            "decision {i}"
+        );
     }
-    let ids: std::collections::HashSet<String> = text.lines().filter_map(|l| l.split("\"id\":\"").nth(1)).map(|s| s.split('"').next().unwrap().to_string()).collect();
+    let ids: std::collections::HashSet<String> = text
+        .lines()
+        .filter_map(|l| l.split("\"id\":\"").nth(1))
+        .map(|s| s.split('"').next().unwrap().to_string())
+        .collect();
     assert_eq!(ids.len(), 50, "ids are unique");
     let commits = env.git(&["rev-list", "--count", "refs/rutter/records"]);
     assert_eq!(commits.trim(), "51");
-    let day = env.day_files()[0].file_name().unwrap().to_string_lossy().to_string();
-    let committed = env.git(&["show", &format!("refs/rutter/records:_librarian/sessions/{day}")]);
+    let day = env.day_files()[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let committed = env.git(&[
+        "show",
+        &format!("refs/rutter/records:_librarian/sessions/{day}"),
+    ]);
     assert_eq!(committed, text);
-    assert!(std::fs::read_dir(env.vault.join(".git/rutter/pending")).unwrap().next().is_none());
+    assert!(std::fs::read_dir(env.vault.join(".git/rutter/pending"))
+        .unwrap()
+        .next()
+        .is_none());
 }
 
 #[test]
@@ -117,26 +203,45 @@ fn capture_never_guesses_the_vault_from_the_current_directory() {
     let project = env.root().join("code/proj");
     std::fs::create_dir_all(&project).unwrap();
     let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git").args(args).current_dir(&project).env("HOME", &env.home).env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&project)
+            .env("HOME", &env.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
         assert!(ok.status.success());
     };
     git(&["init", "-q"]);
     std::fs::create_dir_all(project.join("_librarian/sessions")).unwrap();
     let before: Vec<_> = walk(&project);
     let mut c = std::process::Command::new(BIN);
-    c.env_clear().env("PATH", std::env::var_os("PATH").unwrap()).env("HOME", &env.home).env("GIT_CONFIG_NOSYSTEM", "1").current_dir(&project).arg("capture");
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .current_dir(&project)
+        .arg("capture");
     let r = run_with_stdin(&mut c, br#"{"summary":"Should go nowhere.","refs":[]}"#);
     assert_eq!(r.code, 0);
     assert!(r.stderr.contains("no vault configured"), "{}", r.stderr);
     assert_eq!(r.stderr.lines().count(), 1);
-    assert_eq!(walk(&project), before, "nothing written in the current repository");
+    assert_eq!(
+        walk(&project),
+        before,
+        "nothing written in the current repository"
+    );
 }
 
 fn walk(p: &std::path::Path) -> Vec<String> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(p).unwrap().flatten() {
         let path = e.path();
-        out.push(format!("{} {}", path.display(), e.metadata().map(|m| m.len()).unwrap_or(0)));
+        out.push(format!(
+            "{} {}",
+            path.display(),
+            e.metadata().map(|m| m.len()).unwrap_or(0)
+        ));
         if path.is_dir() {
             out.extend(walk(&path));
         }
@@ -149,19 +254,33 @@ fn walk(p: &std::path::Path) -> Vec<String> {
 fn a_non_git_vault_still_captures_and_hints_at_init() {
     let env = Env::bare();
     env.write("Notes/a.md", NOTE_A);
-    let r = env.capture(br#"{"summary":"Plain vault decision.","refs":["Notes/a.md"],"session_id":"S"}"#, &[]);
+    let r = env.capture(
+        br#"{"summary":"Plain vault decision.","refs":["Notes/a.md"],"session_id":"S"}"#,
+        &[],
+    );
     assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
     assert!(r.stderr.contains("git rutter init"), "{}", r.stderr);
     assert!(!env.vault.join(".git").exists());
     assert_eq!(entry_lines(&env.all_records()), 1);
-    let r = env.capture(br#"{"summary":"Plain vault decision.","refs":["Notes/a.md"],"session_id":"S"}"#, &[]);
+    let r = env.capture(
+        br#"{"summary":"Plain vault decision.","refs":["Notes/a.md"],"session_id":"S"}"#,
+        &[],
+    );
     assert!(r.stderr.contains("directive unchanged"), "{}", r.stderr);
 }
 
 #[test]
 fn manual_capture_from_the_command_line() {
     let env = Env::git_vault();
-    let r = env.rutter(&["capture", "--summary", "Manual note of a decision.", "--ref", "Notes/a.md", "--session", "M1"]);
+    let r = env.rutter(&[
+        "capture",
+        "--summary",
+        "Manual note of a decision.",
+        "--ref",
+        "Notes/a.md",
+        "--session",
+        "M1",
+    ]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""));
     assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
     assert!(env.all_records().contains("\"session_id\":\"M1\""));
@@ -170,18 +289,38 @@ fn manual_capture_from_the_command_line() {
 #[test]
 fn recent_reads_back_what_was_captured() {
     let env = Env::git_vault();
-    env.capture(&env.transcript_payload("t", "S1", &directive("First step.", &["Notes/a.md"])), &[]);
-    env.capture(&env.transcript_payload("t2", "S1", &directive("Second step.", &[])), &[]);
+    env.capture(
+        &env.transcript_payload("t", "S1", &directive("First step.", &["Notes/a.md"])),
+        &[],
+    );
+    env.capture(
+        &env.transcript_payload("t2", "S1", &directive("Second step.", &[])),
+        &[],
+    );
     let r = env.rutter(&["recent"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("[myproj] — one session, 2 steps:"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("[myproj] — one session, 2 steps:"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("  · "), "{}", r.stdout);
-    assert!(r.stdout.contains("     refs: Notes/a.md@sha256:"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("     refs: Notes/a.md@sha256:"),
+        "{}",
+        r.stdout
+    );
     let r = env.rutter(&["recent", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["sessions"][0]["steps"][1]["summary"], "Second step.");
     let r = env.rutter(&["recent", "--project", "nope"]);
-    assert_eq!(r.stdout.trim(), "No sessions recorded for project \"nope\".");
+    assert_eq!(
+        r.stdout.trim(),
+        "No sessions recorded for project \"nope\"."
+    );
     let empty = Env::git_vault();
-    assert_eq!(empty.rutter(&["recent"]).stdout.trim(), "No recent sessions recorded yet.");
+    assert_eq!(
+        empty.rutter(&["recent"]).stdout.trim(),
+        "No recent sessions recorded yet."
+    );
 }

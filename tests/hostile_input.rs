@@ -8,19 +8,43 @@ use std::io::Write;
 fn assert_quiet_noop(env: &Env, r: &Run, expect: &str) {
     assert_eq!(r.code, 0);
     assert_eq!(r.stdout, "");
-    assert!(r.stderr.contains(expect), "expected {expect:?} in {}", r.stderr);
+    assert!(
+        r.stderr.contains(expect),
+        "expected {expect:?} in {}",
+        r.stderr
+    );
     assert_eq!(entry_lines(&env.all_records()), 0);
 }
 
 #[test]
 fn garbage_and_binary_stdin() {
     let env = Env::git_vault();
-    assert_quiet_noop(&env, &env.capture(b"\x00\xff\xfe garbage {", &[]), "stdin is not a JSON hook payload");
-    assert_quiet_noop(&env, &env.capture(b"", &[]), "stdin is not a JSON hook payload");
+    assert_quiet_noop(
+        &env,
+        &env.capture(b"\x00\xff\xfe garbage {", &[]),
+        "stdin is not a JSON hook payload",
+    );
+    assert_quiet_noop(
+        &env,
+        &env.capture(b"", &[]),
+        "stdin is not a JSON hook payload",
+    );
     assert_quiet_noop(&env, &env.capture(b"[1]", &[]), "not an object");
-    assert_quiet_noop(&env, &env.capture(br#"{"summary":"x","refs":"Notes/a.md"}"#, &[]), "`refs` must be an array of strings");
-    assert_quiet_noop(&env, &env.capture(br#"{"summary":"  \n\t "}"#, &[]), "empty summary; no entry written.");
-    assert_quiet_noop(&env, &env.capture(br#"{"summary":"<one plain-English line>"}"#, &[]), "empty summary");
+    assert_quiet_noop(
+        &env,
+        &env.capture(br#"{"summary":"x","refs":"Notes/a.md"}"#, &[]),
+        "`refs` must be an array of strings",
+    );
+    assert_quiet_noop(
+        &env,
+        &env.capture(br#"{"summary":"  \n\t "}"#, &[]),
+        "empty summary; no entry written.",
+    );
+    assert_quiet_noop(
+        &env,
+        &env.capture(br#"{"summary":"<one plain-English line>"}"#, &[]),
+        "empty summary",
+    );
     assert!(env.day_files().is_empty(), "no file created for nothing");
 }
 
@@ -36,14 +60,33 @@ fn bad_arguments_still_exit_zero() {
 #[test]
 fn missing_binary_and_directory_transcripts() {
     let env = Env::git_vault();
-    let missing = serde_json::json!({"session_id":"S","transcript_path": env.root().join("nope.jsonl")});
-    assert_quiet_noop(&env, &env.capture(missing.to_string().as_bytes(), &[]), "cannot read transcript");
+    let missing =
+        serde_json::json!({"session_id":"S","transcript_path": env.root().join("nope.jsonl")});
+    assert_quiet_noop(
+        &env,
+        &env.capture(missing.to_string().as_bytes(), &[]),
+        "cannot read transcript",
+    );
     let dir = serde_json::json!({"session_id":"S","transcript_path": env.root()});
-    assert_quiet_noop(&env, &env.capture(dir.to_string().as_bytes(), &[]), "not a regular file");
+    assert_quiet_noop(
+        &env,
+        &env.capture(dir.to_string().as_bytes(), &[]),
+        "not a regular file",
+    );
     let bin = env.root().join("bin.jsonl");
-    std::fs::write(&bin, (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect::<Vec<u8>>()).unwrap();
+    std::fs::write(
+        &bin,
+        (0..200_000u32)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
     let p = serde_json::json!({"session_id":"S","transcript_path": bin});
-    assert_quiet_noop(&env, &env.capture(p.to_string().as_bytes(), &[]), "no session directive found; nothing captured.");
+    assert_quiet_noop(
+        &env,
+        &env.capture(p.to_string().as_bytes(), &[]),
+        "no session directive found; nothing captured.",
+    );
 }
 
 #[test]
@@ -52,7 +95,10 @@ fn a_one_gigabyte_transcript_is_not_read_whole() {
     let path = env.root().join("huge.jsonl");
     let f = std::fs::File::create(&path).unwrap();
     f.set_len(1 << 30).unwrap();
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
     let text = "<!-- librarian-session {\"summary\":\"Found at the end of a huge file.\"} -->";
     let line = serde_json::json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":text}]}});
     writeln!(f, "\n{line}").unwrap();
@@ -60,7 +106,10 @@ fn a_one_gigabyte_transcript_is_not_read_whole() {
     let started = std::time::Instant::now();
     let r = env.capture(p.to_string().as_bytes(), &[]);
     assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
-    assert!(started.elapsed() < std::time::Duration::from_secs(20), "sanity bound only");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "sanity bound only"
+    );
 }
 
 #[test]
@@ -71,7 +120,11 @@ fn user_text_is_never_captured() {
     let user = serde_json::json!({"type":"user","message":{"role":"user","content":text}});
     std::fs::write(&path, format!("{user}\n")).unwrap();
     let p = serde_json::json!({"session_id":"S","transcript_path": path});
-    assert_quiet_noop(&env, &env.capture(p.to_string().as_bytes(), &[]), "no session directive found");
+    assert_quiet_noop(
+        &env,
+        &env.capture(p.to_string().as_bytes(), &[]),
+        "no session directive found",
+    );
 }
 
 #[test]
@@ -80,13 +133,31 @@ fn refs_outside_the_vault_are_rejected_and_the_summary_kept() {
     let outside = env.root().join("secret.md");
     std::fs::write(&outside, "secret").unwrap();
     std::os::unix::fs::symlink(&outside, env.vault.join("Notes/escape.md")).unwrap();
-    let refs = ["../secret.md", outside.to_str().unwrap(), "Notes/escape.md", ".git/config", "Notes/missing.md", "Notes/a.md"];
-    let r = env.capture(directive_payload("Kept despite bad refs.", &refs).as_bytes(), &[]);
-    assert!(r.stderr.contains("rejected unresolvable refs: ../secret.md, "), "{}", r.stderr);
+    let refs = [
+        "../secret.md",
+        outside.to_str().unwrap(),
+        "Notes/escape.md",
+        ".git/config",
+        "Notes/missing.md",
+        "Notes/a.md",
+    ];
+    let r = env.capture(
+        directive_payload("Kept despite bad refs.", &refs).as_bytes(),
+        &[],
+    );
+    assert!(
+        r.stderr
+            .contains("rejected unresolvable refs: ../secret.md, "),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("Notes/escape.md") && r.stderr.contains(".git/config"));
     let text = env.all_records();
     assert_eq!(entry_lines(&text), 1);
-    assert!(text.contains("\"refs\":[{\"path\":\"Notes/a.md\""), "{text}");
+    assert!(
+        text.contains("\"refs\":[{\"path\":\"Notes/a.md\""),
+        "{text}"
+    );
     assert!(!text.contains("secret"));
 }
 
@@ -112,9 +183,18 @@ fn forging_summaries_stay_one_inert_line() {
 #[test]
 fn a_directive_summary_may_contain_the_comment_end() {
     let env = Env::git_vault();
-    let p = env.transcript_payload("t", "S", &directive("Use --> as the arrow in the docs.", &[]));
+    let p = env.transcript_payload(
+        "t",
+        "S",
+        &directive("Use --> as the arrow in the docs.", &[]),
+    );
     env.capture(&p, &[]);
-    assert!(env.all_records().contains("\"summary\":\"Use --\\u003e as the arrow in the docs.\""), "{}", env.all_records());
+    assert!(
+        env.all_records()
+            .contains("\"summary\":\"Use --\\u003e as the arrow in the docs.\""),
+        "{}",
+        env.all_records()
+    );
 }
 
 #[test]
@@ -122,9 +202,23 @@ fn a_long_summary_is_cut_and_warned_about() {
     let env = Env::git_vault();
     let long = "word ".repeat(700);
     let r = env.capture(directive_payload(&long, &[]).as_bytes(), &[]);
-    assert!(r.stderr.contains("summary is 700 words; the style contract asks for about 40 and no more than 60."), "{}", r.stderr);
-    let v: serde_json::Value = serde_json::from_str(&env.rutter(&["recent", "--json"]).stdout).unwrap();
-    assert_eq!(v["sessions"][0]["steps"][0]["summary"].as_str().unwrap().chars().count(), 1999);
+    assert!(
+        r.stderr.contains(
+            "summary is 700 words; the style contract asks for about 40 and no more than 60."
+        ),
+        "{}",
+        r.stderr
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&env.rutter(&["recent", "--json"]).stdout).unwrap();
+    assert_eq!(
+        v["sessions"][0]["steps"][0]["summary"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .count(),
+        1999
+    );
 }
 
 #[test]
@@ -133,16 +227,34 @@ fn a_hand_broken_day_file_is_appended_to_never_rewritten() {
     env.capture(directive_payload("First.", &[]).as_bytes(), &[]);
     let day = env.day_files()[0].clone();
     let mut broken = std::fs::read(&day).unwrap();
-    broken.extend_from_slice(b"- hand typed junk <!-- rutter:entry {not json -->\n\xff\xfe partial");
+    broken
+        .extend_from_slice(b"- hand typed junk <!-- rutter:entry {not json -->\n\xff\xfe partial");
     std::fs::write(&day, &broken).unwrap();
     let r = env.capture(directive_payload("Second.", &[]).as_bytes(), &[]);
     assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
-    assert!(r.stderr.contains("was edited after it was committed"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("was edited after it was committed"),
+        "{}",
+        r.stderr
+    );
     let now = std::fs::read(&day).unwrap();
     assert!(now.starts_with(&broken), "no byte rewritten");
-    assert_eq!(&now[broken.len()..broken.len() + 1], b"\n", "newline before the appended line");
-    let committed = env.git(&["show", &format!("refs/rutter/records:_librarian/sessions/{}", day.file_name().unwrap().to_string_lossy())]);
-    assert!(!committed.contains("hand typed junk"), "the edit is not laundered into history");
+    assert_eq!(
+        &now[broken.len()..broken.len() + 1],
+        b"\n",
+        "newline before the appended line"
+    );
+    let committed = env.git(&[
+        "show",
+        &format!(
+            "refs/rutter/records:_librarian/sessions/{}",
+            day.file_name().unwrap().to_string_lossy()
+        ),
+    ]);
+    assert!(
+        !committed.contains("hand typed junk"),
+        "the edit is not laundered into history"
+    );
     assert!(committed.contains("\"summary\":\"Second.\""));
 }
 
@@ -155,8 +267,16 @@ fn a_symlinked_overlay_is_refused_and_the_entry_written_aside() {
     let r = env.capture(directive_payload("Aside.", &[]).as_bytes(), &[]);
     assert_eq!(r.code, 0);
     assert!(r.stderr.contains("written aside to"), "{}", r.stderr);
-    assert!(std::fs::read_dir(&elsewhere).unwrap().next().is_none(), "nothing written through the link");
-    let aside = std::fs::read_dir(env.vault.join(".git/rutter/aside")).unwrap().next().unwrap().unwrap().path();
+    assert!(
+        std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+        "nothing written through the link"
+    );
+    let aside = std::fs::read_dir(env.vault.join(".git/rutter/aside"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     assert!(std::fs::read_to_string(aside).unwrap().contains("Aside."));
 }
 
@@ -170,7 +290,11 @@ fn a_symlinked_day_file_is_refused() {
     std::os::unix::fs::symlink(&target, &day).unwrap();
     let before = std::fs::read(&target).unwrap();
     let r = env.capture(directive_payload("Second.", &[]).as_bytes(), &[]);
-    assert!(r.stderr.contains("symbolic link") && r.stderr.contains("written aside"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("symbolic link") && r.stderr.contains("written aside"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(std::fs::read(&target).unwrap(), before);
 }
 
@@ -180,16 +304,31 @@ fn a_stale_ref_lock_never_loses_a_capture() {
     let lock = env.vault.join(".git/refs/rutter/records.lock");
     std::fs::write(&lock, "stale").unwrap();
     let r = env.capture(directive_payload("While locked.", &[]).as_bytes(), &[]);
-    assert!(r.stderr.contains("captured 1 entry") && r.stderr.contains("not committed yet"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("captured 1 entry") && r.stderr.contains("not committed yet"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("records.lock"), "{}", r.stderr);
     assert!(env.all_records().contains("While locked."));
-    assert_eq!(env.git(&["rev-list", "--count", "refs/rutter/records"]).trim(), "1");
+    assert_eq!(
+        env.git(&["rev-list", "--count", "refs/rutter/records"])
+            .trim(),
+        "1"
+    );
     std::fs::remove_file(&lock).unwrap();
     let r = env.rutter(&["commit"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("committed 1 entry"), "{}", r.stdout);
-    let day = env.day_files()[0].file_name().unwrap().to_string_lossy().to_string();
-    let committed = env.git(&["show", &format!("refs/rutter/records:_librarian/sessions/{day}")]);
+    let day = env.day_files()[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let committed = env.git(&[
+        "show",
+        &format!("refs/rutter/records:_librarian/sessions/{day}"),
+    ]);
     assert_eq!(committed, env.all_records());
     assert_eq!(env.rutter(&["commit"]).stdout.trim(), "nothing to commit");
 }
@@ -204,6 +343,9 @@ fn the_next_capture_commits_what_was_pending() {
     let r = env.capture(directive_payload("Second one.", &[]).as_bytes(), &[]);
     assert!(r.stderr.contains("committed "), "{}", r.stderr);
     let msg = env.git(&["log", "-1", "--format=%B", "refs/rutter/records"]);
-    assert!(msg.starts_with("rutter: capture ") && msg.contains("(2 entries)"), "{msg}");
+    assert!(
+        msg.starts_with("rutter: capture ") && msg.contains("(2 entries)"),
+        "{msg}"
+    );
     assert_eq!(msg.matches("Rutter-Entry:").count(), 2);
 }

@@ -10,23 +10,69 @@ fn init_makes_a_repository_without_touching_branches_and_adopts_records() {
     let env = Env::bare();
     env.write("Notes/a.md", NOTE_A);
     env.write("_librarian/sessions/2026-10-09.md", V1_DAY);
-    env.write("_librarian/sessions/2026-10-09.md.tmp-123-456", "stray temp file");
-    env.write("_librarian/positions/2026-08.md", "---\nschema: position-event@1-provisional\n---\n");
-    env.write("_librarian/stateful-use.jsonl", "{\"ts\":\"2026-10-09T00:00:00.000Z\",\"kind\":\"librarian-recent\"}\n");
+    env.write(
+        "_librarian/sessions/2026-10-09.md.tmp-123-456",
+        "stray temp file",
+    );
+    env.write(
+        "_librarian/positions/2026-08.md",
+        "---\nschema: position-event@1-provisional\n---\n",
+    );
+    env.write(
+        "_librarian/stateful-use.jsonl",
+        "{\"ts\":\"2026-10-09T00:00:00.000Z\",\"kind\":\"librarian-recent\"}\n",
+    );
     let r = env.rutter(&["init"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("Initialised a git repository"), "{}", r.stdout);
-    assert!(r.stdout.contains("adopting 3 existing record file(s)"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Initialised a git repository"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("adopting 3 existing record file(s)"),
+        "{}",
+        r.stdout
+    );
     let listing = env.git(&["ls-tree", "-r", "--name-only", "refs/rutter/records"]);
-    assert_eq!(listing.lines().collect::<Vec<_>>(), ["_librarian/positions/2026-08.md", "_librarian/sessions/2026-10-09.md", "_librarian/stateful-use.jsonl"]);
-    assert_eq!(env.git(&["show", "refs/rutter/records:_librarian/sessions/2026-10-09.md"]), V1_DAY);
-    assert!(std::process::Command::new("git").args(["rev-parse", "--verify", "-q", "HEAD"]).current_dir(&env.vault).env("HOME", &env.home).output().unwrap().stdout.is_empty(), "no commit on the user's branch");
-    assert!(std::fs::read_to_string(env.vault.join(".git/info/exclude")).unwrap().contains("/_librarian/"));
+    assert_eq!(
+        listing.lines().collect::<Vec<_>>(),
+        [
+            "_librarian/positions/2026-08.md",
+            "_librarian/sessions/2026-10-09.md",
+            "_librarian/stateful-use.jsonl"
+        ]
+    );
+    assert_eq!(
+        env.git(&[
+            "show",
+            "refs/rutter/records:_librarian/sessions/2026-10-09.md"
+        ]),
+        V1_DAY
+    );
+    assert!(
+        std::process::Command::new("git")
+            .args(["rev-parse", "--verify", "-q", "HEAD"])
+            .current_dir(&env.vault)
+            .env("HOME", &env.home)
+            .output()
+            .unwrap()
+            .stdout
+            .is_empty(),
+        "no commit on the user's branch"
+    );
+    assert!(std::fs::read_to_string(env.vault.join(".git/info/exclude"))
+        .unwrap()
+        .contains("/_librarian/"));
     assert!(!env.git(&["status", "--porcelain"]).contains("_librarian"));
     let again = env.rutter(&["init"]);
     assert_eq!(again.code, 0);
     assert!(again.stdout.contains("already exists"), "{}", again.stdout);
-    assert_eq!(env.git(&["rev-list", "--count", "refs/rutter/records"]).trim(), "1");
+    assert_eq!(
+        env.git(&["rev-list", "--count", "refs/rutter/records"])
+            .trim(),
+        "1"
+    );
     let exclude = std::fs::read_to_string(env.vault.join(".git/info/exclude")).unwrap();
     assert_eq!(exclude.matches("/_librarian/").count(), 1, "idempotent");
 }
@@ -40,16 +86,29 @@ fn a_reference_written_day_keeps_its_bytes_and_gains_v2_lines() {
     env.rutter(&["init"]);
     let before = env.read(today);
     let mut c = env.cmd();
-    c.env("RUTTER_TIMESTAMP", "2026-11-30T10:00:00.000Z").arg("capture");
-    let r = run_with_stdin(&mut c, br#"{"summary":"A new decision after the old one.","session_id":"abc"}"#);
+    c.env("RUTTER_TIMESTAMP", "2026-11-30T10:00:00.000Z")
+        .arg("capture");
+    let r = run_with_stdin(
+        &mut c,
+        br#"{"summary":"A new decision after the old one.","session_id":"abc"}"#,
+    );
     assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
     let after = env.read(today);
     assert!(after.starts_with(&before));
-    assert!(after[before.len()..].starts_with("- 10:00:00 — A new decision"), "{after}");
+    assert!(
+        after[before.len()..].starts_with("- 10:00:00 — A new decision"),
+        "{after}"
+    );
     let out = env.rutter(&["recent", "--all"]).stdout;
-    assert!(out.contains("one session, 2 steps") || out.contains("Decided to go fortnightly"), "{out}");
+    assert!(
+        out.contains("one session, 2 steps") || out.contains("Decided to go fortnightly"),
+        "{out}"
+    );
     assert!(out.contains("A new decision after the old one."), "{out}");
-    assert_eq!(env.git(&["show", &format!("refs/rutter/records:{today}")]), after);
+    assert_eq!(
+        env.git(&["show", &format!("refs/rutter/records:{today}")]),
+        after
+    );
 }
 
 #[test]
@@ -61,32 +120,95 @@ fn a_user_who_tracks_the_overlay_is_not_excluded() {
     env.git(&["commit", "-qm", "track records"]);
     let r = env.rutter(&["init"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(!std::fs::read_to_string(env.vault.join(".git/info/exclude")).unwrap_or_default().contains("/_librarian/"));
+    assert!(
+        !std::fs::read_to_string(env.vault.join(".git/info/exclude"))
+            .unwrap_or_default()
+            .contains("/_librarian/")
+    );
 }
 
 #[test]
 fn init_on_a_clone_restores_missing_records_and_never_overwrites() {
     let env = Env::git_vault();
-    env.rutter(&["capture", "--summary", "Recorded on the first machine.", "--session", "S"]);
-    let day = env.day_files()[0].file_name().unwrap().to_string_lossy().to_string();
+    env.rutter(&[
+        "capture",
+        "--summary",
+        "Recorded on the first machine.",
+        "--session",
+        "S",
+    ]);
+    let day = env.day_files()[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
     let clone = env.root().join("clone");
-    env.git(&["clone", "-q", env.vault.to_str().unwrap(), clone.to_str().unwrap()]);
+    env.git(&[
+        "clone",
+        "-q",
+        env.vault.to_str().unwrap(),
+        clone.to_str().unwrap(),
+    ]);
     let git_in_clone = |args: &[&str]| {
-        let o = std::process::Command::new("git").args(args).current_dir(&clone).env("HOME", &env.home).env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&clone)
+            .env("HOME", &env.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     };
-    git_in_clone(&["fetch", "-q", "origin", "refs/rutter/records:refs/rutter/records"]);
+    git_in_clone(&[
+        "fetch",
+        "-q",
+        "origin",
+        "refs/rutter/records:refs/rutter/records",
+    ]);
     std::fs::create_dir_all(clone.join("_librarian")).unwrap();
-    std::fs::write(clone.join("_librarian/stateful-use.jsonl"), "local, different\n").unwrap();
-    env.write("_librarian/stateful-use.jsonl", "{\"ts\":\"x\",\"kind\":\"librarian-recent\"}\n");
+    std::fs::write(
+        clone.join("_librarian/stateful-use.jsonl"),
+        "local, different\n",
+    )
+    .unwrap();
+    env.write(
+        "_librarian/stateful-use.jsonl",
+        "{\"ts\":\"x\",\"kind\":\"librarian-recent\"}\n",
+    );
     env.rutter(&["commit"]);
-    git_in_clone(&["fetch", "-q", "origin", "+refs/rutter/records:refs/rutter/records"]);
-    let r: Run = std::process::Command::new(BIN).args(["--vault", clone.to_str().unwrap(), "init"]).env("HOME", &env.home).env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap().into();
+    git_in_clone(&[
+        "fetch",
+        "-q",
+        "origin",
+        "+refs/rutter/records:refs/rutter/records",
+    ]);
+    let r: Run = std::process::Command::new(BIN)
+        .args(["--vault", clone.to_str().unwrap(), "init"])
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap()
+        .into();
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains(&format!("Restored _librarian/sessions/{day}")), "{}", r.stdout);
-    assert!(r.stderr.contains("stateful-use.jsonl differs"), "{}", r.stderr);
-    assert_eq!(std::fs::read_to_string(clone.join(format!("_librarian/sessions/{day}"))).unwrap(), env.read(&format!("_librarian/sessions/{day}")));
-    assert_eq!(std::fs::read_to_string(clone.join("_librarian/stateful-use.jsonl")).unwrap(), "local, different\n");
+    assert!(
+        r.stdout
+            .contains(&format!("Restored _librarian/sessions/{day}")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("stateful-use.jsonl differs"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(clone.join(format!("_librarian/sessions/{day}"))).unwrap(),
+        env.read(&format!("_librarian/sessions/{day}"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(clone.join("_librarian/stateful-use.jsonl")).unwrap(),
+        "local, different\n"
+    );
 }
 
 #[test]
@@ -95,9 +217,16 @@ fn init_global_records_the_vault_for_hooks() {
     let r = env.rutter(&["init", "--global"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let cfg = std::fs::read_to_string(env.home.join(".gitconfig")).unwrap();
-    assert!(cfg.contains("[rutter]") && cfg.contains(&env.vault.display().to_string()), "{cfg}");
+    assert!(
+        cfg.contains("[rutter]") && cfg.contains(&env.vault.display().to_string()),
+        "{cfg}"
+    );
     let mut c = std::process::Command::new(BIN);
-    c.env_clear().env("PATH", std::env::var_os("PATH").unwrap()).env("HOME", &env.home).env("GIT_CONFIG_NOSYSTEM", "1").arg("capture");
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .arg("capture");
     let r = run_with_stdin(&mut c, br#"{"summary":"Found through git config."}"#);
     assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
 }

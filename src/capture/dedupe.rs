@@ -29,8 +29,15 @@ impl DedupeCache {
     pub fn load(state_dir: &Path, sessions: Option<&Dir>, focus: &str) -> DedupeCache {
         let dir = state_dir.join("dedupe");
         let (dir_mtime, marks) = read_marks(&dir).unwrap_or((i64::MIN, BTreeMap::new()));
-        let mut cache = DedupeCache { dir, dir_mtime, marks, pending: HashMap::new() };
-        let Some(sessions) = sessions else { return cache };
+        let mut cache = DedupeCache {
+            dir,
+            dir_mtime,
+            marks,
+            pending: HashMap::new(),
+        };
+        let Some(sessions) = sessions else {
+            return cache;
+        };
         let now_mtime = sessions.stat(".").map_or(i64::MIN, |(_, m, _)| m);
         if now_mtime != cache.dir_mtime {
             let names: Vec<String> = sessions.list().unwrap_or_default();
@@ -44,6 +51,20 @@ impl DedupeCache {
         }
         cache.flush_keys();
         cache
+    }
+
+    /// Builds or refreshes the cache for a vault under the capture lock (`init` calls this so the
+    /// first capture on a large vault does not pay for the rebuild).
+    pub fn warm(vault: &crate::vault::Vault) -> Result<(), crate::lock::LockError> {
+        let state = vault.state_dir();
+        let _lock = crate::lock::Lock::acquire(&state, crate::lock::DEFAULT_WAIT)?;
+        let sessions = Dir::open(&vault.root).ok().and_then(|root| {
+            root.open_dir(crate::records::paths::SESSIONS_DIR, false)
+                .ok()
+                .flatten()
+        });
+        DedupeCache::load(&state, sessions.as_ref(), "").save();
+        Ok(())
     }
 
     /// Whether an entry with the same key was already recorded (never for entries without a
@@ -79,14 +100,22 @@ impl DedupeCache {
     }
 
     fn refresh_file(&mut self, sessions: &Dir, name: &str) {
-        let Some((size, _, true)) = sessions.stat(name) else { return };
+        let Some((size, _, true)) = sessions.stat(name) else {
+            return;
+        };
         let mark = self.marks.get(name).copied().unwrap_or(0);
         if size == mark {
             return;
         }
-        let Ok(Some(bytes)) = sessions.read(name) else { return };
+        let Ok(Some(bytes)) = sessions.read(name) else {
+            return;
+        };
         let is_v2 = bytes.starts_with(dayfile::header(&name[..name.len().min(10)]).as_bytes());
-        let from = if is_v2 && size > mark { mark as usize } else { 0 };
+        let from = if is_v2 && size > mark {
+            mark as usize
+        } else {
+            0
+        };
         let day = name.trim_end_matches(".md");
         let parsed = if from == 0 {
             dayfile::parse(day, &bytes)
@@ -101,7 +130,10 @@ impl DedupeCache {
 
     fn add(&mut self, entry: &Entry) {
         if let (Some(key), Some(sid)) = (entry.dedupe_key(), entry.session_id.as_deref()) {
-            self.pending.entry(sid.to_string()).or_default().push(key_hash(&key));
+            self.pending
+                .entry(sid.to_string())
+                .or_default()
+                .push(key_hash(&key));
         }
     }
 

@@ -54,8 +54,14 @@ pub fn run(req: Request) -> Vec<String> {
     out
 }
 
-fn capture_into(vault: &Vault, req: Request, out: &mut Vec<String>) -> Result<(), write::WriteError> {
-    let Some((directive, session_id, cwd)) = find_directive(&req, out) else { return Ok(()) };
+fn capture_into(
+    vault: &Vault,
+    req: Request,
+    out: &mut Vec<String>,
+) -> Result<(), write::WriteError> {
+    let Some((directive, session_id, cwd)) = find_directive(&req, out) else {
+        return Ok(());
+    };
     let summary = sanitize::inert_line(&directive.summary, sanitize::SUMMARY_MAX_CHARS);
     if summary.is_empty() {
         out.push(format!("{P} empty summary; no entry written."));
@@ -64,20 +70,36 @@ fn capture_into(vault: &Vault, req: Request, out: &mut Vec<String>) -> Result<()
     let words = sanitize::word_count(&directive.summary);
     let resolution = refs::resolve_refs(&vault.root, &directive.refs);
     if !resolution.rejected.is_empty() {
-        let raw: Vec<&str> = resolution.rejected.iter().map(|(r, _)| r.as_str()).collect();
-        out.push(format!("{P} rejected unresolvable refs: {}", raw.join(", ")));
+        let raw: Vec<&str> = resolution
+            .rejected
+            .iter()
+            .map(|(r, _)| r.as_str())
+            .collect();
+        out.push(format!(
+            "{P} rejected unresolvable refs: {}",
+            raw.join(", ")
+        ));
     }
     let entry = Entry {
         id: String::new(),
         session_id,
         time: String::new(),
         summary,
-        refs: resolution.resolved.iter().map(|r| NoteRef::new(&r.path, &r.hash, Some(r.blob.clone()))).collect(),
+        refs: resolution
+            .resolved
+            .iter()
+            .map(|r| NoteRef::new(&r.path, &r.hash, Some(r.blob.clone())))
+            .collect(),
         workspace: workspace::derive_workspace(cwd.as_deref()),
         client: req.client.filter(|c| CLIENTS.contains(&c.as_str())),
         extra: Default::default(),
     };
-    let cited = resolution.resolved.iter().filter(|r| r.bytes.is_some()).map(|r| (r.target.clone(), r.hash.clone())).collect();
+    let cited = resolution
+        .resolved
+        .iter()
+        .filter(|r| r.bytes.is_some())
+        .map(|r| (r.target.clone(), r.hash.clone()))
+        .collect();
     let project = entry.project().map(str::to_string);
     let written = write::write(vault, write::Draft { entry, cited })?;
     report(vault, &written, project.as_deref(), words, out);
@@ -86,7 +108,10 @@ fn capture_into(vault: &Vault, req: Request, out: &mut Vec<String>) -> Result<()
 
 /// The directive, session id and cwd of the request; `None` (with a message) when there is
 /// nothing to capture.
-fn find_directive(req: &Request, out: &mut Vec<String>) -> Option<(Directive, Option<String>, Option<String>)> {
+fn find_directive(
+    req: &Request,
+    out: &mut Vec<String>,
+) -> Option<(Directive, Option<String>, Option<String>)> {
     if let Some(d) = &req.manual {
         return Some((d.clone(), req.session_id.clone(), req.cwd.clone()));
     }
@@ -98,7 +123,11 @@ fn find_directive(req: &Request, out: &mut Vec<String>) -> Option<(Directive, Op
         }
     };
     let scan = if let Some(d) = payload.direct.clone() {
-        if directive::is_unfilled(&d.summary) { DirectiveScan::Template } else { DirectiveScan::Found(d) }
+        if directive::is_unfilled(&d.summary) {
+            DirectiveScan::Template
+        } else {
+            DirectiveScan::Found(d)
+        }
     } else if let Some(path) = &payload.transcript_path {
         match transcript::newest_assistant_directive(path, transcript::DEFAULT_BUDGET) {
             Ok(TranscriptScan::Found(d)) => DirectiveScan::Found(d),
@@ -122,7 +151,9 @@ fn find_directive(req: &Request, out: &mut Vec<String>) -> Option<(Directive, Op
             None
         }
         DirectiveScan::Malformed => {
-            out.push(format!("{P} the newest session directive is not valid JSON; nothing captured."));
+            out.push(format!(
+                "{P} the newest session directive is not valid JSON; nothing captured."
+            ));
             None
         }
         _ => {
@@ -132,17 +163,31 @@ fn find_directive(req: &Request, out: &mut Vec<String>) -> Option<(Directive, Op
     }
 }
 
-fn report(vault: &Vault, w: &write::Written, project: Option<&str>, words: usize, out: &mut Vec<String>) {
+fn report(
+    vault: &Vault,
+    w: &write::Written,
+    project: Option<&str>,
+    words: usize,
+    out: &mut Vec<String>,
+) {
     if w.duplicate {
-        out.push(format!("{P} directive unchanged for this session; already recorded, nothing appended."));
+        out.push(format!(
+            "{P} directive unchanged for this session; already recorded, nothing appended."
+        ));
         return;
     }
     if let Some((path, why)) = &w.aside {
-        out.push(format!("{P} refused to write the session record ({why}); the entry was written aside to {}.", path.display()));
+        out.push(format!(
+            "{P} refused to write the session record ({why}); the entry was written aside to {}.",
+            path.display()
+        ));
         return;
     }
     let proj = project.map(|p| format!(" [{p}]")).unwrap_or_default();
-    out.push(format!("{P} captured 1 entry{proj} into {} session record.", w.day));
+    out.push(format!(
+        "{P} captured 1 entry{proj} into {} session record.",
+        w.day
+    ));
     if words > sanitize::WORD_CEILING {
         out.push(format!("{P} summary is {words} words; the style contract asks for about {} and no more than {}. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
     }

@@ -47,7 +47,9 @@ pub fn decode(bytes: &[u8]) -> Result<HookPayload, PayloadError> {
         session_id: text("session_id")
             .or_else(|| text("sessionId"))
             .filter(|s| !s.is_empty()),
-        transcript_path: text("transcript_path").filter(|s| !s.is_empty()).map(PathBuf::from),
+        transcript_path: text("transcript_path")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from),
         cwd: text("cwd"),
         direct,
         last_assistant_message: text("last_assistant_message"),
@@ -71,8 +73,17 @@ mod tests {
     fn direct_payload_wins_and_is_validated() {
         let p = decode(br#"{"summary":"S","refs":["a.md"],"transcript_path":"/t"}"#).unwrap();
         assert_eq!(p.direct.unwrap().refs, vec!["a.md".to_string()]);
-        assert_eq!(decode(br#"{"summary":"S","refs":"a.md"}"#), Err(PayloadError::BadRefs));
-        assert_eq!(decode(br#"{"sessionId":"X"}"#).unwrap().session_id.as_deref(), Some("X"));
+        assert_eq!(
+            decode(br#"{"summary":"S","refs":"a.md"}"#),
+            Err(PayloadError::BadRefs)
+        );
+        assert_eq!(
+            decode(br#"{"sessionId":"X"}"#)
+                .unwrap()
+                .session_id
+                .as_deref(),
+            Some("X")
+        );
     }
 
     #[test]

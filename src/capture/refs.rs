@@ -10,8 +10,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Component, Path};
 
-use rustix::fs::{Mode, OFlags};
 use crate::records::fingerprint;
+use rustix::fs::{Mode, OFlags};
 
 /// Cited files up to this size keep their bytes for a content-addressed copy in the record ref.
 pub const CITED_COPY_MAX_BYTES: u64 = 1024 * 1024;

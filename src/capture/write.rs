@@ -95,7 +95,14 @@ pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
         None => None,
     };
     if let Some(j) = &journal {
-        j.add(&pending_record(&entry, &draft.cited, &file, target.len, &bytes, &rendered))?;
+        j.add(&pending_record(
+            &entry,
+            &draft.cited,
+            &file,
+            target.len,
+            &bytes,
+            &rendered,
+        ))?;
     }
     target.file.write_all(bytes.as_bytes())?;
     if guard.is_some() {
@@ -104,7 +111,14 @@ pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
     }
     written.day = now.day();
     written.entry_id = entry.id.clone();
-    commit(store, journal, guard.is_some(), lock_problem, now, &mut written);
+    commit(
+        store,
+        journal,
+        guard.is_some(),
+        lock_problem,
+        now,
+        &mut written,
+    );
     Ok(written)
 }
 
@@ -127,7 +141,14 @@ fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir) {
     }
 }
 
-fn pending_record(e: &Entry, cited: &[(String, String)], file: &str, offset: u64, bytes: &str, line: &str) -> PendingAppend {
+fn pending_record(
+    e: &Entry,
+    cited: &[(String, String)],
+    file: &str,
+    offset: u64,
+    bytes: &str,
+    line: &str,
+) -> PendingAppend {
     PendingAppend {
         path: format!("{}/{file}", paths::SESSIONS_DIR),
         offset,
@@ -150,7 +171,9 @@ fn commit(
     now: Instant,
     written: &mut Written,
 ) {
-    let (Some(store), Some(journal)) = (store, journal) else { return };
+    let (Some(store), Some(journal)) = (store, journal) else {
+        return;
+    };
     let store = match store {
         Ok(s) => s,
         Err(e) => {
@@ -174,7 +197,13 @@ fn commit(
 
 /// Appends the entry to `<state>/aside/<day>.md` when the vault's record path is a symlink or
 /// not a regular file; the vault is not touched.
-fn write_aside(state: &std::path::Path, now: Instant, mut entry: Entry, why: String, mut written: Written) -> Result<Written, WriteError> {
+fn write_aside(
+    state: &std::path::Path,
+    now: Instant,
+    mut entry: Entry,
+    why: String,
+    mut written: Written,
+) -> Result<Written, WriteError> {
     entry.time = now.iso();
     entry.id = now.compact();
     let dir = state.join("aside");
@@ -182,7 +211,12 @@ fn write_aside(state: &std::path::Path, now: Instant, mut entry: Entry, why: Str
     let root = Dir::open(&dir)?;
     let file = format!("{}.md", now.day());
     let mut target = root.open_append(&file)?;
-    let bytes = dayfile::append_bytes(target.len, target.ends_with_newline, &now.day(), &line::render(&entry));
+    let bytes = dayfile::append_bytes(
+        target.len,
+        target.ends_with_newline,
+        &now.day(),
+        &line::render(&entry),
+    );
     target.file.write_all(bytes.as_bytes())?;
     written.day = now.day();
     written.entry_id = entry.id;

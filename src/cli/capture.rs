@@ -36,7 +36,10 @@ pub struct Args {
 
 /// Runs the capture; the exit status is always 0.
 pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
-    let manual = args.summary.map(|summary| Directive { summary, refs: args.refs });
+    let manual = args.summary.map(|summary| Directive {
+        summary,
+        refs: args.refs,
+    });
     let mut stdin = Vec::new();
     if manual.is_none() {
         let _ = std::io::stdin()
@@ -44,12 +47,24 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
             .read_to_end(&mut stdin);
     }
     let cwd = match (&manual, args.cwd) {
-        (Some(_), None) => std::env::current_dir().ok().map(|p| p.display().to_string()),
+        (Some(_), None) => std::env::current_dir()
+            .ok()
+            .map(|p| p.display().to_string()),
         (_, cwd) => cwd,
     };
-    let req = Request { vault, stdin, client: args.client, manual, session_id: args.session, cwd };
-    let lines = std::panic::catch_unwind(|| capture::run(req))
-        .unwrap_or_else(|_| vec!["[librarian-capture] error: internal error; nothing was lost, please report it.".into()]);
+    let req = Request {
+        vault,
+        stdin,
+        client: args.client,
+        manual,
+        session_id: args.session,
+        cwd,
+    };
+    let lines = std::panic::catch_unwind(|| capture::run(req)).unwrap_or_else(|_| {
+        vec![
+            "[librarian-capture] error: internal error; nothing was lost, please report it.".into(),
+        ]
+    });
     for l in lines {
         eprintln!("{l}");
     }

@@ -36,5 +36,9 @@ pub fn run(vault: Option<PathBuf>, _args: Args) -> anyhow::Result<i32> {
         ))?,
         None => super::print("nothing to commit")?,
     }
-    Ok(if out.unreadable.is_empty() { super::EXIT_OK } else { super::EXIT_FINDING })
+    Ok(if out.unreadable.is_empty() {
+        super::EXIT_OK
+    } else {
+        super::EXIT_FINDING
+    })
 }

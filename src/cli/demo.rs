@@ -34,7 +34,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let dir = match args.dir {
         Some(d) => {
             std::fs::create_dir_all(&d)?;
-            anyhow::ensure!(std::fs::read_dir(&d)?.next().is_none(), "{} is not empty; pick an empty or new directory", d.display());
+            anyhow::ensure!(
+                std::fs::read_dir(&d)?.next().is_none(),
+                "{} is not empty; pick an empty or new directory",
+                d.display()
+            );
             d.canonicalize()?
         }
         None => {
@@ -45,36 +49,75 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let vault = dir.join("vault");
     step(1, "A notes vault with two notes, kept in git.")?;
     make_vault(&vault)?;
-    show(&format!("{}/Notes/reader-survey.md and Notes/publishing-cadence.md", vault.display()))?;
-    step(2, "`git rutter init` creates refs/rutter/records, the record chain beside your branches.")?;
+    show(&format!(
+        "{}/Notes/reader-survey.md and Notes/publishing-cadence.md",
+        vault.display()
+    ))?;
+    step(
+        2,
+        "`git rutter init` creates refs/rutter/records, the record chain beside your branches.",
+    )?;
     let (_, report) = setup::init(&vault, clock::now())?;
     show(&format!("refs/rutter/records -> {}", &report.tip[..12]))?;
-    step(3, "A Claude Code session ends its reply with a directive line; the Stop hook captures it.")?;
+    step(
+        3,
+        "A Claude Code session ends its reply with a directive line; the Stop hook captures it.",
+    )?;
     let transcript = write_transcript(&dir)?;
     let stderr = hook(&vault, &transcript, &dir)?;
     show(stderr.trim_end())?;
     show_day_file(&vault)?;
-    step(4, "The Stop hook fires again after the next turn: the same line is not recorded twice.")?;
-    show(hook(&vault, &transcript, &dir)?.lines().next().unwrap_or(""))?;
-    step(5, "Outside any session, the survey note is renamed (its bytes unchanged) and committed.")?;
+    step(
+        4,
+        "The Stop hook fires again after the next turn: the same line is not recorded twice.",
+    )?;
+    show(
+        hook(&vault, &transcript, &dir)?
+            .lines()
+            .next()
+            .unwrap_or(""),
+    )?;
+    step(
+        5,
+        "Outside any session, the survey note is renamed (its bytes unchanged) and committed.",
+    )?;
     rename_note(&vault)?;
     show("Notes/reader-survey.md -> Research/reader-survey-autumn.md")?;
-    step(6, "`git rutter recent`: the decision comes back with its date, project and cited notes.")?;
+    step(
+        6,
+        "`git rutter recent`: the decision comes back with its date, project and cited notes.",
+    )?;
     let steps = recent::load_steps(&vault);
-    show(&render::cli(&recent::recent(steps, &recent::Query { count: Some(20), ..Default::default() }, clock::now())))?;
-    step(7, "`git log refs/rutter/records`: one commit per capture, each only adding lines.")?;
+    show(&render::cli(&recent::recent(
+        steps,
+        &recent::Query {
+            count: Some(20),
+            ..Default::default()
+        },
+        clock::now(),
+    )))?;
+    step(
+        7,
+        "`git log refs/rutter/records`: one commit per capture, each only adding lines.",
+    )?;
     show(&git_log(&vault))?;
     finish(&dir, _temp_kept(&vault, &dir))
 }
 
 fn _temp_kept(_vault: &Path, dir: &Path) -> bool {
-    !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("rutter-demo-"))
+    !dir.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("rutter-demo-"))
 }
 
 fn finish(dir: &Path, kept: bool) -> anyhow::Result<i32> {
     println!();
     if kept {
-        println!("The demo vault is in {}/vault. Try: git rutter --vault {}/vault recent", dir.display(), dir.display());
+        println!(
+            "The demo vault is in {}/vault. Try: git rutter --vault {}/vault recent",
+            dir.display(),
+            dir.display()
+        );
     } else {
         println!("Done. The temporary demo directory has been removed; run `git rutter demo DIR` to keep one.");
     }
@@ -100,7 +143,10 @@ fn make_vault(vault: &Path) -> anyhow::Result<()> {
 
 fn rename_note(vault: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(vault.join("Research"))?;
-    std::fs::rename(vault.join("Notes/reader-survey.md"), vault.join("Research/reader-survey-autumn.md"))?;
+    std::fs::rename(
+        vault.join("Notes/reader-survey.md"),
+        vault.join("Research/reader-survey-autumn.md"),
+    )?;
     let repo = git2::Repository::open(vault)?;
     commit_all(&repo, "Move the reader survey to Research/")
 }
@@ -163,11 +209,17 @@ fn hook(vault: &Path, transcript: &Path, dir: &Path) -> anyhow::Result<String> {
 
 fn show_day_file(vault: &Path) -> anyhow::Result<()> {
     let sessions = vault.join("_librarian/sessions");
-    let mut files: Vec<_> = std::fs::read_dir(&sessions)?.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&sessions)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
     files.sort();
     if let Some(last) = files.last() {
         let text = std::fs::read_to_string(last)?;
-        show(&format!("{}:", last.strip_prefix(vault).unwrap_or(last).display()))?;
+        show(&format!(
+            "{}:",
+            last.strip_prefix(vault).unwrap_or(last).display()
+        ))?;
         if let Some(line) = text.lines().last() {
             let cut: String = line.chars().take(150).collect();
             show(&format!("  {cut}…"))?;
@@ -197,7 +249,11 @@ fn libgit2_log(vault: &Path) -> anyhow::Result<String> {
     let mut out = Vec::new();
     for oid in walk {
         let c = repo.find_commit(oid?)?;
-        out.push(format!("{} {}", &c.id().to_string()[..7], c.summary().ok().flatten().unwrap_or("")));
+        out.push(format!(
+            "{} {}",
+            &c.id().to_string()[..7],
+            c.summary().ok().flatten().unwrap_or("")
+        ));
     }
     Ok(out.join("\n"))
 }

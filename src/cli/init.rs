@@ -33,9 +33,12 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         },
     };
     let (vault, r) = setup::init(&target, clock::now())?;
+    crate::capture::dedupe::DedupeCache::warm(&vault)?;
     let root = vault.root.display();
     if r.created_repository {
-        super::print(&format!("Initialised a git repository in {root} (no commit on your branches)."))?;
+        super::print(&format!(
+            "Initialised a git repository in {root} (no commit on your branches)."
+        ))?;
     }
     if r.created_ref {
         super::print(&format!(
@@ -44,7 +47,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             r.adopted.len()
         ))?;
     } else {
-        super::print(&format!("refs/rutter/records already exists at {}.", &r.tip[..12]))?;
+        super::print(&format!(
+            "refs/rutter/records already exists at {}.",
+            &r.tip[..12]
+        ))?;
     }
     for (path, why) in &r.skipped {
         eprintln!("git-rutter: skipped {path}: {why}");
@@ -61,7 +67,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if args.global {
         let mut config = git2::Config::open_default()?.open_level(git2::ConfigLevel::Global)?;
         config.set_str(VAULT_CONFIG_KEY, &vault.root.to_string_lossy())?;
-        super::print(&format!("Set git config --global {VAULT_CONFIG_KEY} {root}."))?;
+        super::print(&format!(
+            "Set git config --global {VAULT_CONFIG_KEY} {root}."
+        ))?;
     }
     Ok(super::EXIT_OK)
 }

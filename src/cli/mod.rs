@@ -24,7 +24,12 @@ pub const EXIT_CANNOT_RUN: i32 = 2;
 /// rutter.vault. Interactive commands also accept the repository around the current directory
 /// when it already holds rutter data; `capture` never guesses.
 #[derive(Debug, Parser)]
-#[command(name = "git-rutter", bin_name = "git rutter", version, max_term_width = 100)]
+#[command(
+    name = "git-rutter",
+    bin_name = "git rutter",
+    version,
+    max_term_width = 100
+)]
 pub struct Cli {
     /// The notes vault to use (overrides LIBRARIAN_VAULT_PATH and git config rutter.vault).
     #[arg(long, global = true, value_name = "PATH")]

@@ -35,7 +35,11 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let query = recent::Query {
         window_days: args.days,
-        count: if args.all { None } else { Some(args.count.map_or(recent::DEFAULT_COUNT, |c| c as usize)) },
+        count: if args.all {
+            None
+        } else {
+            Some(args.count.map_or(recent::DEFAULT_COUNT, |c| c as usize))
+        },
         project: args.project,
         brief: args.brief,
     };

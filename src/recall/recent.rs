@@ -55,14 +55,26 @@ pub enum Recent {
 
 /// Reads every entry of every day file (missing or unreadable files are skipped).
 pub fn load_steps(vault_root: &Path) -> Vec<Step> {
-    let Ok(root) = Dir::open(vault_root) else { return vec![] };
-    let Ok(Some(sessions)) = root.open_dir(paths::SESSIONS_DIR, false) else { return vec![] };
+    let Ok(root) = Dir::open(vault_root) else {
+        return vec![];
+    };
+    let Ok(Some(sessions)) = root.open_dir(paths::SESSIONS_DIR, false) else {
+        return vec![];
+    };
     let mut steps = Vec::new();
-    for name in sessions.list().unwrap_or_default().into_iter().filter(|n| is_day_file(n)) {
+    for name in sessions
+        .list()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| is_day_file(n))
+    {
         let day = &name[..10];
         if let Ok(Some(bytes)) = sessions.read(&name) {
             let file = dayfile::parse(day, &bytes);
-            steps.extend(file.entries.into_iter().map(|entry| Step { day: day.to_string(), entry }));
+            steps.extend(file.entries.into_iter().map(|entry| Step {
+                day: day.to_string(),
+                entry,
+            }));
         }
     }
     steps
@@ -106,7 +118,9 @@ fn group(steps: Vec<Step>) -> Vec<Session> {
     for step in steps {
         let project = step.entry.project().map(str::to_string);
         let slot = match step.entry.session_id.clone().filter(|s| !s.is_empty()) {
-            Some(sid) => *index.entry((sid, project.clone())).or_insert(sessions.len()),
+            Some(sid) => *index
+                .entry((sid, project.clone()))
+                .or_insert(sessions.len()),
             None => sessions.len(),
         };
         if slot == sessions.len() {
@@ -170,19 +184,38 @@ mod tests {
             step("2026-11-30", "02:00:00", None, None),
             step("2026-11-30", "03:00:00", Some("A"), Some("other")),
         ];
-        let Recent::Sessions(s) = recent(steps, &Query::default(), now()) else { panic!() };
-        let shape: Vec<(Option<&str>, usize)> = s.iter().map(|s| (s.session_id.as_deref(), s.steps.len())).collect();
-        assert_eq!(shape, [(Some("A"), 1), (None, 1), (Some("B"), 1), (Some("A"), 2)]);
+        let Recent::Sessions(s) = recent(steps, &Query::default(), now()) else {
+            panic!()
+        };
+        let shape: Vec<(Option<&str>, usize)> = s
+            .iter()
+            .map(|s| (s.session_id.as_deref(), s.steps.len()))
+            .collect();
+        assert_eq!(
+            shape,
+            [(Some("A"), 1), (None, 1), (Some("B"), 1), (Some("A"), 2)]
+        );
         assert_eq!(s[3].steps[0].entry.time, "2026-11-29T23:50:00.000Z");
     }
 
     #[test]
     fn empty_states_are_distinct() {
-        assert!(matches!(recent(vec![], &Query::default(), now()), Recent::NothingRecorded));
+        assert!(matches!(
+            recent(vec![], &Query::default(), now()),
+            Recent::NothingRecorded
+        ));
         let s = vec![step("2026-01-01", "00:00:00", Some("A"), Some("Proj"))];
-        let q = Query { project: Some("nope".into()), window_days: Some(1), ..Default::default() };
+        let q = Query {
+            project: Some("nope".into()),
+            window_days: Some(1),
+            ..Default::default()
+        };
         assert!(matches!(recent(s.clone(), &q, now()), Recent::NoProject(p) if p == "nope"));
-        let q = Query { project: Some(" PROJ ".into()), window_days: Some(1), ..Default::default() };
+        let q = Query {
+            project: Some(" PROJ ".into()),
+            window_days: Some(1),
+            ..Default::default()
+        };
         assert!(matches!(recent(s, &q, now()), Recent::NothingInWindow));
     }
 
@@ -193,19 +226,39 @@ mod tests {
             step("2026-11-28", "10:00:00", Some("B"), None),
             step("2026-11-27", "10:00:00", Some("C"), None),
         ];
-        let q = Query { window_days: Some(2), ..Default::default() };
-        let Recent::Sessions(s) = recent(steps.clone(), &q, now()) else { panic!() };
+        let q = Query {
+            window_days: Some(2),
+            ..Default::default()
+        };
+        let Recent::Sessions(s) = recent(steps.clone(), &q, now()) else {
+            panic!()
+        };
         assert_eq!(s.len(), 2);
-        let q = Query { count: Some(1), ..Default::default() };
-        let Recent::Sessions(s) = recent(steps, &q, now()) else { panic!() };
+        let q = Query {
+            count: Some(1),
+            ..Default::default()
+        };
+        let Recent::Sessions(s) = recent(steps, &q, now()) else {
+            panic!()
+        };
         assert_eq!(s[0].session_id.as_deref(), Some("A"));
     }
 
     #[test]
     fn brief_keeps_first_and_last() {
-        let steps = (0..5).map(|i| step("2026-11-30", &format!("0{i}:00:00"), Some("A"), None)).collect();
-        let q = Query { brief: true, ..Default::default() };
-        let Recent::Sessions(s) = recent(steps, &q, now()) else { panic!() };
-        assert_eq!((s[0].steps.len(), s[0].omitted, s[0].total_steps), (2, 3, 5));
+        let steps = (0..5)
+            .map(|i| step("2026-11-30", &format!("0{i}:00:00"), Some("A"), None))
+            .collect();
+        let q = Query {
+            brief: true,
+            ..Default::default()
+        };
+        let Recent::Sessions(s) = recent(steps, &q, now()) else {
+            panic!()
+        };
+        assert_eq!(
+            (s[0].steps.len(), s[0].omitted, s[0].total_steps),
+            (2, 3, 5)
+        );
     }
 }

@@ -23,15 +23,26 @@ pub fn cli(r: &Recent) -> String {
     if let Some(e) = empty_state(r) {
         return e;
     }
-    let Recent::Sessions(sessions) = r else { return String::new() };
-    sessions.iter().map(cli_session).collect::<Vec<_>>().join("\n\n")
+    let Recent::Sessions(sessions) = r else {
+        return String::new();
+    };
+    sessions
+        .iter()
+        .map(cli_session)
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 fn cli_session(s: &Session) -> String {
     let proj = project_tag(s);
     if s.steps.len() == 1 && s.total_steps == 1 {
         let step = &s.steps[0];
-        let mut out = format!("{} {}{proj} — {}", step.day, step.entry.hhmmss(), step.entry.summary);
+        let mut out = format!(
+            "{} {}{proj} — {}",
+            step.day,
+            step.entry.hhmmss(),
+            step.entry.summary
+        );
         for r in &step.entry.refs {
             out.push_str(&format!("\n   refs: {}", ref_text(r)));
         }
@@ -42,9 +53,18 @@ fn cli_session(s: &Session) -> String {
     } else {
         String::new()
     };
-    let mut out = format!("{}{proj} — one session, {} steps{shown}:", span(s), s.total_steps);
+    let mut out = format!(
+        "{}{proj} — one session, {} steps{shown}:",
+        span(s),
+        s.total_steps
+    );
     for step in &s.steps {
-        out.push_str(&format!("\n  · {} {} — {}", step.day, step.entry.hhmmss(), step.entry.summary));
+        out.push_str(&format!(
+            "\n  · {} {} — {}",
+            step.day,
+            step.entry.hhmmss(),
+            step.entry.summary
+        ));
         for r in &step.entry.refs {
             out.push_str(&format!("\n     refs: {}", ref_text(r)));
         }
@@ -57,8 +77,14 @@ pub fn tool(r: &Recent) -> String {
     if let Some(e) = empty_state(r) {
         return e;
     }
-    let Recent::Sessions(sessions) = r else { return String::new() };
-    sessions.iter().map(tool_session).collect::<Vec<_>>().join("\n\n")
+    let Recent::Sessions(sessions) = r else {
+        return String::new();
+    };
+    sessions
+        .iter()
+        .map(tool_session)
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 fn tool_session(s: &Session) -> String {
@@ -74,15 +100,33 @@ fn tool_session(s: &Session) -> String {
             s.omitted
         )
     } else {
-        format!("{}{} — one session, {} steps, in order:", span(s), project_tag(s), s.total_steps)
+        format!(
+            "{}{} — one session, {} steps, in order:",
+            span(s),
+            project_tag(s),
+            s.total_steps
+        )
     };
-    let steps: Vec<String> = s.steps.iter().map(|st| format!("  · {}", tool_step(st).replace('\n', "\n  "))).collect();
+    let steps: Vec<String> = s
+        .steps
+        .iter()
+        .map(|st| format!("  · {}", tool_step(st).replace('\n', "\n  ")))
+        .collect();
     format!("{header}\n{}", steps.join("\n"))
 }
 
 fn tool_step(step: &Step) -> String {
-    let proj = step.entry.project().map(|p| format!(" [{p}]")).unwrap_or_default();
-    let mut out = format!("{} {}{proj} — {}", step.day, step.entry.hhmmss(), step.entry.summary);
+    let proj = step
+        .entry
+        .project()
+        .map(|p| format!(" [{p}]"))
+        .unwrap_or_default();
+    let mut out = format!(
+        "{} {}{proj} — {}",
+        step.day,
+        step.entry.hhmmss(),
+        step.entry.summary
+    );
     for (i, r) in step.entry.refs.iter().enumerate() {
         let lead = if i == 0 { "\n   refs: " } else { "\n         " };
         out.push_str(lead);
@@ -94,9 +138,16 @@ fn tool_step(step: &Step) -> String {
 fn span(s: &Session) -> String {
     let first = s.steps.first().map_or("", |st| st.day.as_str());
     let last = s.steps.last().map_or("", |st| st.day.as_str());
-    if first == last { first.to_string() } else { format!("{first} → {last}") }
+    if first == last {
+        first.to_string()
+    } else {
+        format!("{first} → {last}")
+    }
 }
 
 fn project_tag(s: &Session) -> String {
-    s.project.as_deref().map(|p| format!(" [{p}]")).unwrap_or_default()
+    s.project
+        .as_deref()
+        .map(|p| format!(" [{p}]"))
+        .unwrap_or_default()
 }

@@ -51,7 +51,10 @@ pub struct DayFile {
 /// Reads a day file's bytes. Never fails: what cannot be read is reported in the result.
 pub fn parse(day: &str, bytes: &[u8]) -> DayFile {
     let text = String::from_utf8_lossy(bytes);
-    let mut out = DayFile { day: day.to_string(), ..Default::default() };
+    let mut out = DayFile {
+        day: day.to_string(),
+        ..Default::default()
+    };
     let mut start = 0;
     if v1::has_frontmatter(&text) && !is_v2_header(&text) {
         match v1::parse_v1(&text) {
@@ -70,7 +73,10 @@ pub fn parse(day: &str, bytes: &[u8]) -> DayFile {
         match line::parse(l) {
             Ok(Some(e)) => out.entries.push(e),
             Ok(None) => {}
-            Err(err) => out.malformed.push(Malformed { line: first_line + i, error: err.to_string() }),
+            Err(err) => out.malformed.push(Malformed {
+                line: first_line + i,
+                error: err.to_string(),
+            }),
         }
     }
     out
@@ -79,7 +85,10 @@ pub fn parse(day: &str, bytes: &[u8]) -> DayFile {
 /// Reads only entry lines (a tail of an `@2` file that starts at a line boundary).
 pub fn parse_v2_tail(day: &str, bytes: &[u8]) -> DayFile {
     let text = String::from_utf8_lossy(bytes);
-    let mut out = DayFile { day: day.to_string(), ..Default::default() };
+    let mut out = DayFile {
+        day: day.to_string(),
+        ..Default::default()
+    };
     for l in text.split('\n') {
         if let Ok(Some(e)) = line::parse(l) {
             out.entries.push(e);
@@ -90,7 +99,9 @@ pub fn parse_v2_tail(day: &str, bytes: &[u8]) -> DayFile {
 
 fn is_v2_header(text: &str) -> bool {
     let head = &text[..text.len().min(200)];
-    head.lines().take(5).any(|l| l.trim() == format!("schema: {SCHEMA_V2}"))
+    head.lines()
+        .take(5)
+        .any(|l| l.trim() == format!("schema: {SCHEMA_V2}"))
 }
 
 /// Byte offset after the closing `---` of a leading frontmatter (0 when there is none).
@@ -126,10 +137,21 @@ mod tests {
     #[test]
     fn new_file_then_appends_read_back() {
         let mut text = append_bytes(0, true, "2026-11-30", &line::render(&entry("1", "one")));
-        text += &append_bytes(text.len() as u64, true, "2026-11-30", &line::render(&entry("2", "two")));
+        text += &append_bytes(
+            text.len() as u64,
+            true,
+            "2026-11-30",
+            &line::render(&entry("2", "two")),
+        );
         assert!(text.starts_with("---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-11-30'\n---\n# Sessions - 2026-11-30\n\n- 07:31:41 — one"));
         let f = parse("2026-11-30", text.as_bytes());
-        assert_eq!(f.entries.iter().map(|e| e.summary.as_str()).collect::<Vec<_>>(), ["one", "two"]);
+        assert_eq!(
+            f.entries
+                .iter()
+                .map(|e| e.summary.as_str())
+                .collect::<Vec<_>>(),
+            ["one", "two"]
+        );
         assert!(f.malformed.is_empty() && f.v1_error.is_none());
     }
 
@@ -149,10 +171,29 @@ mod tests {
         assert!(f.malformed.is_empty(), "{:?}", f.malformed);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_parse_without_panic_and_appended_entries_are_read(
+            junk in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+            summary in proptest::prelude::any::<String>(),
+        ) {
+            let _ = parse("2026-11-30", &junk);
+            let ends = junk.last().is_none_or(|b| *b == b'\n');
+            let mut text = junk.clone();
+            let e = entry("X", &summary);
+            text.extend(append_bytes(junk.len() as u64, ends, "2026-11-30", &line::render(&e)).as_bytes());
+            let f = parse("2026-11-30", &text);
+            proptest::prop_assert!(f.entries.iter().any(|got| got == &e) || junk.starts_with(b"---"));
+        }
+    }
+
     #[test]
     fn broken_lines_are_reported_and_others_kept() {
         let good = line::render(&entry("1", "one"));
-        let text = format!("{}{good}\n- junk <!-- rutter:entry {{ -->\n\u{0}\u{ff}garbage\n", header("2026-11-30"));
+        let text = format!(
+            "{}{good}\n- junk <!-- rutter:entry {{ -->\n\u{0}\u{ff}garbage\n",
+            header("2026-11-30")
+        );
         let f = parse("2026-11-30", text.as_bytes());
         assert_eq!(f.entries.len(), 1);
         assert_eq!(f.malformed.len(), 1);

@@ -145,7 +145,9 @@ mod tests {
     #[test]
     fn hostile_summary_cannot_forge_or_split() {
         let mut e = sample();
-        e.summary = "x --> <!-- rutter:entry {\"id\":\"forged\"} -->\n\r\u{2028}\u{202E}\u{1b}[31m\0".into();
+        e.summary =
+            "x --> <!-- rutter:entry {\"id\":\"forged\"} -->\n\r\u{2028}\u{202E}\u{1b}[31m\0"
+                .into();
         let line = render(&e);
         assert_eq!(line.matches(MARKER).count(), 1);
         assert!(!line.contains('\n') && !line.contains('\r') && !line.contains('\u{2028}'));
@@ -163,8 +165,14 @@ mod tests {
     #[test]
     fn malformed_lines_are_reported_not_guessed() {
         assert_eq!(parse("# Sessions - 2026-11-30"), Ok(None));
-        assert_eq!(parse("- x <!-- rutter:entry {\"id\":1} "), Err(LineError::Unclosed));
-        assert!(matches!(parse("- x <!-- rutter:entry {\"id\":1} -->"), Err(LineError::Json(_))));
+        assert_eq!(
+            parse("- x <!-- rutter:entry {\"id\":1} "),
+            Err(LineError::Unclosed)
+        );
+        assert!(matches!(
+            parse("- x <!-- rutter:entry {\"id\":1} -->"),
+            Err(LineError::Json(_))
+        ));
     }
 
     fn any_text() -> impl Strategy<Value = String> {

@@ -23,7 +23,12 @@ impl Store {
     /// The caller holds the capture lock.
     pub fn ensure_ref(&self, now: Instant) -> Result<Adoption, StoreError> {
         if let Some(tip) = self.tip()? {
-            return Ok(Adoption { tip, created: false, adopted: vec![], skipped: vec![] });
+            return Ok(Adoption {
+                tip,
+                created: false,
+                adopted: vec![],
+                skipped: vec![],
+            });
         }
         self.configure_reflog()?;
         let (files, skipped) = self.adoptable()?;
@@ -39,10 +44,16 @@ impl Store {
             files.len()
         );
         let oid = self.repo.commit(None, &sig, &sig, &message, &tree, &[])?;
-        self.repo.reference(RECORDS_REF, oid, false, "rutter: adopt")?;
+        self.repo
+            .reference(RECORDS_REF, oid, false, "rutter: adopt")?;
         self.after_commit(oid);
         let adopted = files.into_iter().map(|(p, _)| p).collect();
-        Ok(Adoption { tip: oid, created: true, adopted, skipped })
+        Ok(Adoption {
+            tip: oid,
+            created: true,
+            adopted,
+            skipped,
+        })
     }
 
     /// Turns on the ref's reflog and tells gc never to expire it.
@@ -76,7 +87,10 @@ impl Store {
                 Err(e) => skipped.push((single.to_string(), e.to_string())),
             }
         }
-        for (dir, wanted) in [(paths::SESSIONS_DIR, is_day_file as fn(&str) -> bool), (paths::POSITIONS_DIR, is_month_file)] {
+        for (dir, wanted) in [
+            (paths::SESSIONS_DIR, is_day_file as fn(&str) -> bool),
+            (paths::POSITIONS_DIR, is_month_file),
+        ] {
             let sub = match overlay.open_dir(dir.trim_start_matches("_librarian/"), false) {
                 Ok(Some(d)) => d,
                 Ok(None) => continue,
@@ -106,5 +120,6 @@ pub fn is_day_file(name: &str) -> bool {
 
 /// `YYYY-MM.md`.
 fn is_month_file(name: &str) -> bool {
-    name.strip_suffix(".md").is_some_and(|m| is_day(&format!("{m}-01")))
+    name.strip_suffix(".md")
+        .is_some_and(|m| is_day(&format!("{m}-01")))
 }

@@ -35,9 +35,16 @@ struct Prepared {
 impl Store {
     /// Commits every journalled append and any new complete use-log lines, then removes the
     /// journal records it committed. The caller holds the capture lock.
-    pub fn commit_pending(&self, journal: &Journal, now: Instant) -> Result<CommitOutcome, StoreError> {
+    pub fn commit_pending(
+        &self,
+        journal: &Journal,
+        now: Instant,
+    ) -> Result<CommitOutcome, StoreError> {
         let (records, unreadable) = journal.list()?;
-        let mut outcome = CommitOutcome { unreadable, ..Default::default() };
+        let mut outcome = CommitOutcome {
+            unreadable,
+            ..Default::default()
+        };
         for _ in 0..MAX_ATTEMPTS {
             let tip = match self.tip()? {
                 Some(t) => t,
@@ -71,19 +78,32 @@ impl Store {
 
     fn prepare(&self, tip: Oid, records: &[JournalRecord]) -> Result<Prepared, StoreError> {
         let base = self.repo.find_commit(tip)?.tree()?;
-        let mut p = Prepared { edits: vec![], message: String::new(), entries: vec![], diverged: vec![] };
+        let mut p = Prepared {
+            edits: vec![],
+            message: String::new(),
+            entries: vec![],
+            diverged: vec![],
+        };
         let mut fresh: Vec<&PendingAppend> = Vec::new();
         for path in unique_paths(records) {
-            let appends: Vec<&PendingAppend> = records.iter().map(|(_, r)| r).filter(|r| r.path == path).collect();
+            let appends: Vec<&PendingAppend> = records
+                .iter()
+                .map(|(_, r)| r)
+                .filter(|r| r.path == path)
+                .collect();
             let committed = tree::blob_at(&self.repo, &base, &path);
             let working = self.working(&path);
-            let header = appends.first().map(|a| dayfile::header(&a.day)).unwrap_or_default();
+            let header = appends
+                .first()
+                .map(|a| dayfile::header(&a.day))
+                .unwrap_or_default();
             let composed = compose(committed.as_deref(), working.as_deref(), &appends, &header);
             if composed.diverged {
                 p.diverged.push(path.clone());
             }
             if committed.as_deref() != Some(composed.bytes.as_slice()) {
-                p.edits.push((path.clone(), self.repo.blob(&composed.bytes)?));
+                p.edits
+                    .push((path.clone(), self.repo.blob(&composed.bytes)?));
                 fresh.extend(appends.iter().skip(composed.already_committed));
             }
         }
@@ -100,9 +120,14 @@ impl Store {
 
     /// New complete lines of the use log, when the working log extends the committed one.
     fn use_log_edit(&self, base: &git2::Tree<'_>) -> Result<Option<(String, Oid)>, StoreError> {
-        let Some(working) = self.working(paths::USE_LOG) else { return Ok(None) };
+        let Some(working) = self.working(paths::USE_LOG) else {
+            return Ok(None);
+        };
         let committed = tree::blob_at(&self.repo, base, paths::USE_LOG).unwrap_or_default();
-        let complete = working.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let complete = working
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         if complete <= committed.len() || !working.starts_with(&committed) {
             return Ok(None);
         }
@@ -111,13 +136,19 @@ impl Store {
     }
 
     /// Copies of cited notes, content-addressed under `cited/`, within the limits of DESIGN §5.
-    fn cited_edits(&self, base: &git2::Tree<'_>, fresh: &[&PendingAppend]) -> Result<Vec<(String, Oid)>, StoreError> {
+    fn cited_edits(
+        &self,
+        base: &git2::Tree<'_>,
+        fresh: &[&PendingAppend],
+    ) -> Result<Vec<(String, Oid)>, StoreError> {
         if fresh.iter().all(|a| a.cited.is_empty()) || !self.keep_cited() {
             return Ok(vec![]);
         }
         let mut edits = Vec::new();
         for (target, hash) in fresh.iter().flat_map(|a| a.cited.iter()) {
-            let Some(hex) = hash.strip_prefix("sha256:").filter(|h| h.len() == 64) else { continue };
+            let Some(hex) = hash.strip_prefix("sha256:").filter(|h| h.len() == 64) else {
+                continue;
+            };
             let path = format!("cited/{}/{}", &hex[..2], hex);
             if tree::has_path(base, &path) || edits.iter().any(|(p, _)| p == &path) {
                 continue;
@@ -130,7 +161,9 @@ impl Store {
     }
 
     fn citable_bytes(&self, target: &str, hex: &str) -> Option<Vec<u8>> {
-        if target.split('/').any(|s| s == ".git") || self.repo.is_path_ignored(target).unwrap_or(true) {
+        if target.split('/').any(|s| s == ".git")
+            || self.repo.is_path_ignored(target).unwrap_or(true)
+        {
             return None;
         }
         let meta = std::fs::symlink_metadata(self.root().join(target)).ok()?;
@@ -145,11 +178,20 @@ impl Store {
         let parent = self.repo.find_commit(tip)?;
         let tree_id = tree::write_tree(&self.repo, Some(&parent.tree()?), &p.edits)?;
         let tree = self.repo.find_tree(tree_id)?;
-        let sig = self.signature(now).map_err(|e| git2::Error::from_str(&e.to_string()))?;
-        let message = if p.entries.is_empty() { use_message() } else { p.message.clone() };
-        let oid = self.repo.commit(None, &sig, &sig, &message, &tree, &[&parent])?;
+        let sig = self
+            .signature(now)
+            .map_err(|e| git2::Error::from_str(&e.to_string()))?;
+        let message = if p.entries.is_empty() {
+            use_message()
+        } else {
+            p.message.clone()
+        };
+        let oid = self
+            .repo
+            .commit(None, &sig, &sig, &message, &tree, &[&parent])?;
         let subject = message.lines().next().unwrap_or("rutter");
-        self.repo.reference_matching(RECORDS_REF, oid, true, tip, subject)?;
+        self.repo
+            .reference_matching(RECORDS_REF, oid, true, tip, subject)?;
         Ok(oid)
     }
 
@@ -205,7 +247,9 @@ fn names(records: &[JournalRecord]) -> Vec<String> {
 
 /// Subject, the appended lines byte for byte, then the trailers.
 fn message(fresh: &[&PendingAppend]) -> String {
-    let Some(last) = fresh.last() else { return use_message() };
+    let Some(last) = fresh.last() else {
+        return use_message();
+    };
     let mut subject = format!("rutter: capture {}", last.day);
     if fresh.len() > 1 {
         subject.push_str(&format!(" ({} entries)", fresh.len()));
@@ -237,5 +281,15 @@ fn use_message() -> String {
 
 /// A trailer value on one line: control characters become spaces.
 fn trailer_value(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { ' ' } else { c }).collect::<String>().trim().to_string()
+    s.chars()
+        .map(|c| {
+            if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect::<String>()
+        .trim()
+        .to_string()
 }

@@ -30,10 +30,18 @@ pub fn compose(
         .collect();
     let already_committed = appends.len() - fresh.len();
     if fresh.is_empty() {
-        return Composed { bytes: base.to_vec(), diverged: false, already_committed };
+        return Composed {
+            bytes: base.to_vec(),
+            diverged: false,
+            already_committed,
+        };
     }
     if let Some(bytes) = contiguous(committed, working, &fresh) {
-        return Composed { bytes, diverged: false, already_committed };
+        return Composed {
+            bytes,
+            diverged: false,
+            already_committed,
+        };
     }
     let mut bytes = base.to_vec();
     if committed.is_none() {
@@ -46,7 +54,11 @@ pub fn compose(
         bytes.extend_from_slice(a.line.as_bytes());
         bytes.push(b'\n');
     }
-    Composed { bytes, diverged: !fresh.is_empty(), already_committed }
+    Composed {
+        bytes,
+        diverged: !fresh.is_empty(),
+        already_committed,
+    }
 }
 
 /// The committed bytes extended by the appends exactly as they were written, when the working
@@ -60,7 +72,9 @@ fn contiguous(
     let working = working?;
     let mut out = match committed {
         Some(c) => c.to_vec(),
-        None => working.get(..fresh.first().map_or(0, |a| a.offset as usize))?.to_vec(),
+        None => working
+            .get(..fresh.first().map_or(0, |a| a.offset as usize))?
+            .to_vec(),
     };
     for a in fresh {
         if a.offset != out.len() as u64 {
@@ -116,7 +130,14 @@ mod tests {
     fn clean_append_commits_working_bytes() {
         let a = app(4, "L1\n", "L1");
         let c = compose(Some(b"HDR\n"), Some(b"HDR\nL1\n"), &[&a], "HDR\n");
-        assert_eq!(c, Composed { bytes: b"HDR\nL1\n".to_vec(), diverged: false, already_committed: 0 });
+        assert_eq!(
+            c,
+            Composed {
+                bytes: b"HDR\nL1\n".to_vec(),
+                diverged: false,
+                already_committed: 0
+            }
+        );
     }
 
     #[test]
@@ -154,6 +175,9 @@ mod tests {
     fn already_committed_appends_are_skipped() {
         let a = app(4, "L1\n", "L1");
         let c = compose(Some(b"HDR\nL1\n"), Some(b"HDR\nL1\n"), &[&a], "HDR\n");
-        assert_eq!((c.bytes.as_slice(), c.already_committed), (&b"HDR\nL1\n"[..], 1));
+        assert_eq!(
+            (c.bytes.as_slice(), c.already_committed),
+            (&b"HDR\nL1\n"[..], 1)
+        );
     }
 }

@@ -75,7 +75,11 @@ impl Journal {
         names.sort();
         let (mut ok, mut bad) = (Vec::new(), Vec::new());
         for name in names {
-            match self.dir.read(&name)?.map(|b| serde_json::from_slice::<PendingAppend>(&b)) {
+            match self
+                .dir
+                .read(&name)?
+                .map(|b| serde_json::from_slice::<PendingAppend>(&b))
+            {
                 Some(Ok(rec)) => ok.push((name, rec)),
                 Some(Err(_)) => bad.push(name),
                 None => {}

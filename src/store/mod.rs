@@ -81,7 +81,9 @@ impl Store {
 
     /// The committed bytes of a vault-relative record path at the tip.
     pub fn committed(&self, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let Some(tip) = self.tip()? else { return Ok(None) };
+        let Some(tip) = self.tip()? else {
+            return Ok(None);
+        };
         let tree = self.repo.find_commit(tip)?.tree()?;
         Ok(tree::blob_at(&self.repo, &tree, path))
     }
@@ -100,7 +102,10 @@ impl Store {
     }
 
     /// The author and committer: the user's git identity, else `rutter <rutter@localhost>`.
-    pub fn signature(&self, now: crate::clock::Instant) -> Result<git2::Signature<'static>, StoreError> {
+    pub fn signature(
+        &self,
+        now: crate::clock::Instant,
+    ) -> Result<git2::Signature<'static>, StoreError> {
         let time = git2::Time::new(now.seconds(), 0);
         let (name, email) = match self.repo.signature() {
             Ok(sig) => (

@@ -45,7 +45,12 @@ pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError>
     let store = Store::open(&v)?;
     let _lock = Lock::acquire(store.state_dir(), lock::DEFAULT_WAIT * 5)?;
     store.configure_reflog()?;
-    let Adoption { tip, created, adopted, skipped } = store.ensure_ref(now)?;
+    let Adoption {
+        tip,
+        created,
+        adopted,
+        skipped,
+    } = store.ensure_ref(now)?;
     report.created_ref = created;
     report.adopted = adopted;
     report.skipped = skipped;
@@ -69,9 +74,13 @@ fn materialise(store: &Store, tip: git2::Oid, report: &mut InitReport) -> Result
         git2::TreeWalkResult::Ok
     })?;
     for path in paths {
-        let Some(committed) = tree::blob_at(&store.repo, &tree, &path) else { continue };
+        let Some(committed) = tree::blob_at(&store.repo, &tree, &path) else {
+            continue;
+        };
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
-        let Some(d) = root.open_dir(dir, true)? else { continue };
+        let Some(d) = root.open_dir(dir, true)? else {
+            continue;
+        };
         match d.read(name) {
             Ok(Some(local)) if local.starts_with(&committed) => {}
             Ok(Some(_)) | Err(_) => report.differing.push(path),
@@ -95,11 +104,21 @@ fn exclude_overlay(store: &Store) -> Result<bool, StoreError> {
     std::fs::create_dir_all(&info)?;
     let path = info.join("exclude");
     let existing = std::fs::read_to_string(&path).unwrap_or_default();
-    if existing.lines().any(|l| matches!(l.trim(), "/_librarian/" | "/_librarian" | "_librarian/" | "_librarian")) {
+    if existing.lines().any(|l| {
+        matches!(
+            l.trim(),
+            "/_librarian/" | "/_librarian" | "_librarian/" | "_librarian"
+        )
+    }) {
         return Ok(true);
     }
-    let sep = if existing.is_empty() || existing.ends_with('\n') { "" } else { "\n" };
-    let text = format!("{existing}{sep}# rutter: records live in refs/rutter/records\n/_librarian/\n");
+    let sep = if existing.is_empty() || existing.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    let text =
+        format!("{existing}{sep}# rutter: records live in refs/rutter/records\n/_librarian/\n");
     std::fs::write(&path, text)?;
     Ok(true)
 }

@@ -92,13 +92,23 @@ impl Env {
     /// `git` in the vault.
     pub fn git(&self, args: &[&str]) -> String {
         let out = self.base("git").args(args).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// `git-rutter --vault <vault> ARGS`.
     pub fn rutter(&self, args: &[&str]) -> Run {
-        self.base(BIN).arg("--vault").arg(&self.vault).args(args).output().unwrap().into()
+        self.base(BIN)
+            .arg("--vault")
+            .arg(&self.vault)
+            .args(args)
+            .output()
+            .unwrap()
+            .into()
     }
 
     /// A command for the binary with the hermetic environment, vault in LIBRARIAN_VAULT_PATH.
@@ -115,11 +125,17 @@ impl Env {
 
     /// Writes a Claude Code transcript whose last assistant message carries `directive` and
     /// returns a Stop payload for it.
-    pub fn transcript_payload(&self, name: &str, session: &str, directive: &serde_json::Value) -> Vec<u8> {
+    pub fn transcript_payload(
+        &self,
+        name: &str,
+        session: &str,
+        directive: &serde_json::Value,
+    ) -> Vec<u8> {
         let dir = self.root().join("transcripts");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("{name}.jsonl"));
-        let user = serde_json::json!({"type":"user","message":{"role":"user","content":"please decide"}});
+        let user =
+            serde_json::json!({"type":"user","message":{"role":"user","content":"please decide"}});
         let text = format!("Done.\n\n<!-- librarian-session {directive} -->");
         let asst = serde_json::json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":text}]}});
         std::fs::write(&path, format!("{user}\n{asst}\n")).unwrap();
@@ -140,7 +156,10 @@ impl Env {
     }
 
     pub fn all_records(&self) -> String {
-        self.day_files().iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
+        self.day_files()
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect()
     }
 }
 
@@ -167,7 +186,9 @@ pub fn directive(summary: &str, refs: &[&str]) -> serde_json::Value {
 
 /// Number of entry lines in a text.
 pub fn entry_lines(text: &str) -> usize {
-    text.lines().filter(|l| l.contains("<!-- rutter:entry ")).count()
+    text.lines()
+        .filter(|l| l.contains("<!-- rutter:entry "))
+        .count()
 }
 
 pub fn exists(p: &Path) -> bool {
