@@ -1,25 +1,24 @@
 //! The dedupe cache: which `(session, summary, ref paths)` keys each session already recorded,
 //! answered without scanning every day file (DESIGN §4).
 //!
-//! Layout under the state directory (`.git/rutter/` or the XDG state folder):
-//! `dedupe/watermarks` holds the sessions folder's mtime and, per day file, how many bytes have
-//! been ingested; `dedupe/keys/<aa>/<session hash>` holds one key hash per line. Day files only
+//! Layout under the state directory (`.git/rutter/` or the XDG state folder): the watermarks
+//! (see [`super::watermarks`]) say how many bytes of each day file have been ingested;
+//! `dedupe/keys/<aa>/<session hash>` holds one key hash per line. Day files only
 //! grow, so a changed size means "ingest the tail"; a shrunk or `@1` file is re-read whole; a
 //! missing or unreadable cache is rebuilt from the day files. Everything here is disposable.
 
+use super::watermarks::Watermarks;
 use crate::fsx::Dir;
 use crate::records::{dayfile, fingerprint, Entry};
+use crate::store::adopt::is_day_file;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &str = "rutter-dedupe 1";
-
 /// The loaded cache; call [`DedupeCache::save`] after recording.
 pub struct DedupeCache {
     dir: PathBuf,
-    dir_mtime: i64,
-    marks: BTreeMap<String, u64>,
+    marks: Watermarks,
     pending: HashMap<String, Vec<String>>,
 }
 
@@ -28,10 +27,9 @@ impl DedupeCache {
     /// capture is about to append to; it is always checked.
     pub fn load(state_dir: &Path, sessions: Option<&Dir>, focus: &str) -> DedupeCache {
         let dir = state_dir.join("dedupe");
-        let (dir_mtime, marks) = read_marks(&dir).unwrap_or((i64::MIN, BTreeMap::new()));
+        let marks = Watermarks::load(&dir);
         let mut cache = DedupeCache {
             dir,
-            dir_mtime,
             marks,
             pending: HashMap::new(),
         };
@@ -39,18 +37,34 @@ impl DedupeCache {
             return cache;
         };
         let now_mtime = sessions.stat(".").map_or(i64::MIN, |(_, m, _)| m);
-        if now_mtime != cache.dir_mtime {
-            let names: Vec<String> = sessions.list().unwrap_or_default();
-            cache.marks.retain(|name, _| names.contains(name));
-            for name in names.iter().filter(|n| crate::store::adopt::is_day_file(n)) {
-                cache.refresh_file(sessions, name);
-            }
-            cache.dir_mtime = now_mtime;
+        if now_mtime != cache.marks.dir_mtime {
+            cache.full_scan(sessions);
+            cache.marks.dir_mtime = now_mtime;
         } else {
-            cache.refresh_file(sessions, focus);
+            let mark = cache.marks.get(focus);
+            if let Some(size) = cache.refresh_file(sessions, focus, mark) {
+                cache.marks.set(focus, size);
+            }
         }
         cache.flush_keys();
         cache
+    }
+
+    /// Compares every day file with its mark and ingests what grew.
+    fn full_scan(&mut self, sessions: &Dir) {
+        let known = self.marks.all();
+        let mut now = BTreeMap::new();
+        for name in sessions
+            .list()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| is_day_file(n))
+        {
+            let mark = known.get(&name).copied().unwrap_or(0);
+            let size = self.refresh_file(sessions, &name, mark).unwrap_or(mark);
+            now.insert(name, size);
+        }
+        self.marks.replace_all(now);
     }
 
     /// Builds or refreshes the cache for a vault under the capture lock (`init` calls this so the
@@ -82,50 +96,36 @@ impl DedupeCache {
     /// Records a just-appended entry and the day file's new size.
     pub fn record(&mut self, entry: &Entry, file: &str, new_len: u64, sessions: &Dir) {
         self.add(entry);
-        self.marks.insert(file.to_string(), new_len);
-        self.dir_mtime = sessions.stat(".").map_or(i64::MIN, |(_, m, _)| m);
+        self.marks.set(file, new_len);
+        self.marks.dir_mtime = sessions.stat(".").map_or(i64::MIN, |(_, m, _)| m);
         self.flush_keys();
     }
 
     /// Writes the watermarks (best effort: the cache is disposable).
-    pub fn save(&self) {
-        let mut text = format!("{MAGIC} {}\n", self.dir_mtime);
-        for (name, len) in &self.marks {
-            text.push_str(&format!("{name} {len}\n"));
-        }
-        let _ = std::fs::create_dir_all(&self.dir);
-        if let Ok(d) = Dir::open(&self.dir) {
-            let _ = d.write_atomic("watermarks", text.as_bytes());
-        }
+    pub fn save(&mut self) {
+        self.marks.save();
     }
 
-    fn refresh_file(&mut self, sessions: &Dir, name: &str) {
-        let Some((size, _, true)) = sessions.stat(name) else {
-            return;
+    /// Ingests what `name` gained since `mark`; returns its size when it was read.
+    fn refresh_file(&mut self, sessions: &Dir, name: &str, mark: u64) -> Option<u64> {
+        let (size, _, true) = sessions.stat(name)? else {
+            return None;
         };
-        let mark = self.marks.get(name).copied().unwrap_or(0);
         if size == mark {
-            return;
+            return None;
         }
-        let Ok(Some(bytes)) = sessions.read(name) else {
-            return;
-        };
-        let is_v2 = bytes.starts_with(dayfile::header(&name[..name.len().min(10)]).as_bytes());
-        let from = if is_v2 && size > mark {
-            mark as usize
-        } else {
-            0
-        };
+        let bytes = sessions.read(name).ok()??;
         let day = name.trim_end_matches(".md");
-        let parsed = if from == 0 {
-            dayfile::parse(day, &bytes)
+        let is_v2 = bytes.starts_with(dayfile::header(day).as_bytes());
+        let parsed = if is_v2 && size > mark && (mark as usize) <= bytes.len() {
+            dayfile::parse_v2_tail(day, &bytes[mark as usize..])
         } else {
-            dayfile::parse_v2_tail(day, &bytes[from..])
+            dayfile::parse(day, &bytes)
         };
         for e in &parsed.entries {
             self.add(e);
         }
-        self.marks.insert(name.to_string(), bytes.len() as u64);
+        Some(bytes.len() as u64)
     }
 
     fn add(&mut self, entry: &Entry) {
@@ -170,16 +170,4 @@ impl DedupeCache {
 
 fn key_hash(key: &str) -> String {
     fingerprint::sha256_hex(key.as_bytes())[..32].to_string()
-}
-
-fn read_marks(dir: &Path) -> Option<(i64, BTreeMap<String, u64>)> {
-    let text = std::fs::read_to_string(dir.join("watermarks")).ok()?;
-    let mut lines = text.lines();
-    let mtime = lines.next()?.strip_prefix(MAGIC)?.trim().parse().ok()?;
-    let mut marks = BTreeMap::new();
-    for l in lines {
-        let (name, len) = l.rsplit_once(' ')?;
-        marks.insert(name.to_string(), len.parse().ok()?);
-    }
-    Some((mtime, marks))
 }

@@ -9,6 +9,7 @@ pub mod payload;
 pub mod refs;
 pub mod sanitize;
 pub mod transcript;
+pub mod watermarks;
 pub mod workspace;
 pub mod write;
 

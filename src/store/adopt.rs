@@ -2,7 +2,8 @@
 //! byte (day files, ledger, use log, position streams; not temp or stray files), and the ref gets
 //! a reflog that gc never expires (DESIGN §3).
 
-use super::{tree, Store, StoreError, RECORDS_REF};
+use super::tree::Trees;
+use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::{is_day, Instant};
 use crate::fsx::Dir;
 use crate::records::paths;
@@ -36,7 +37,7 @@ impl Store {
         for (path, bytes) in &files {
             edits.push((path.clone(), self.repo.blob(bytes)?));
         }
-        let tree_id = tree::write_tree(&self.repo, None, &edits)?;
+        let tree_id = Trees::new(&self.repo)?.write(None, &edits)?;
         let tree = self.repo.find_tree(tree_id)?;
         let sig = self.signature(now)?;
         let message = format!(

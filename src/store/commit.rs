@@ -3,7 +3,8 @@
 
 use super::compose::compose;
 use super::journal::{Journal, JournalRecord, PendingAppend};
-use super::{tree, Store, StoreError, RECORDS_REF};
+use super::tree::Trees;
+use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
 use crate::records::{dayfile, paths};
 use git2::{ErrorCode, Oid};
@@ -50,13 +51,15 @@ impl Store {
                 Some(t) => t,
                 None => self.ensure_ref(now)?.tip,
             };
-            let prepared = self.prepare(tip, &records)?;
+            let mut trees = Trees::new(&self.repo)?;
+            let base = self.repo.find_commit(tip)?.tree_id();
+            let prepared = self.prepare(&mut trees, base, &records)?;
             outcome.diverged = prepared.diverged.clone();
             if prepared.edits.is_empty() {
                 journal.remove(&names(&records))?;
                 return Ok(outcome);
             }
-            match self.commit_on(tip, &prepared, now) {
+            match self.commit_on(&mut trees, tip, base, &prepared, now) {
                 Ok(oid) => {
                     journal.remove(&names(&records))?;
                     self.after_commit(oid);
@@ -76,8 +79,12 @@ impl Store {
         Err(StoreError::Contention(MAX_ATTEMPTS))
     }
 
-    fn prepare(&self, tip: Oid, records: &[JournalRecord]) -> Result<Prepared, StoreError> {
-        let base = self.repo.find_commit(tip)?.tree()?;
+    fn prepare(
+        &self,
+        trees: &mut Trees<'_>,
+        base: Oid,
+        records: &[JournalRecord],
+    ) -> Result<Prepared, StoreError> {
         let mut p = Prepared {
             edits: vec![],
             message: String::new(),
@@ -91,7 +98,7 @@ impl Store {
                 .map(|(_, r)| r)
                 .filter(|r| r.path == path)
                 .collect();
-            let committed = tree::blob_at(&self.repo, &base, &path);
+            let committed = trees.blob_at(base, &path)?;
             let working = self.working(&path);
             let header = appends
                 .first()
@@ -107,9 +114,9 @@ impl Store {
                 fresh.extend(appends.iter().skip(composed.already_committed));
             }
         }
-        let use_log = self.use_log_edit(&base)?;
+        let use_log = self.use_log_edit(trees, base)?;
         p.edits.extend(use_log);
-        p.edits.extend(self.cited_edits(&base, &fresh)?);
+        p.edits.extend(self.cited_edits(trees, base, &fresh)?);
         p.entries = fresh.iter().map(|a| a.entry_id.clone()).collect();
         p.message = message(&fresh);
         if fresh.is_empty() && p.edits.iter().all(|(path, _)| path.starts_with("cited/")) {
@@ -119,11 +126,15 @@ impl Store {
     }
 
     /// New complete lines of the use log, when the working log extends the committed one.
-    fn use_log_edit(&self, base: &git2::Tree<'_>) -> Result<Option<(String, Oid)>, StoreError> {
+    fn use_log_edit(
+        &self,
+        trees: &mut Trees<'_>,
+        base: Oid,
+    ) -> Result<Option<(String, Oid)>, StoreError> {
         let Some(working) = self.working(paths::USE_LOG) else {
             return Ok(None);
         };
-        let committed = tree::blob_at(&self.repo, base, paths::USE_LOG).unwrap_or_default();
+        let committed = trees.blob_at(base, paths::USE_LOG)?.unwrap_or_default();
         let complete = working
             .iter()
             .rposition(|&b| b == b'\n')
@@ -138,7 +149,8 @@ impl Store {
     /// Copies of cited notes, content-addressed under `cited/`, within the limits of DESIGN §5.
     fn cited_edits(
         &self,
-        base: &git2::Tree<'_>,
+        trees: &mut Trees<'_>,
+        base: Oid,
         fresh: &[&PendingAppend],
     ) -> Result<Vec<(String, Oid)>, StoreError> {
         if fresh.iter().all(|a| a.cited.is_empty()) || !self.keep_cited() {
@@ -150,7 +162,7 @@ impl Store {
                 continue;
             };
             let path = format!("cited/{}/{}", &hex[..2], hex);
-            if tree::has_path(base, &path) || edits.iter().any(|(p, _)| p == &path) {
+            if trees.entry(base, &path)?.is_some() || edits.iter().any(|(p, _)| p == &path) {
                 continue;
             }
             if let Some(bytes) = self.citable_bytes(target, hex) {
@@ -174,9 +186,16 @@ impl Store {
         (crate::records::fingerprint::sha256_hex(&bytes) == hex).then_some(bytes)
     }
 
-    fn commit_on(&self, tip: Oid, p: &Prepared, now: Instant) -> Result<Oid, git2::Error> {
+    fn commit_on(
+        &self,
+        trees: &mut Trees<'_>,
+        tip: Oid,
+        base: Oid,
+        p: &Prepared,
+        now: Instant,
+    ) -> Result<Oid, git2::Error> {
         let parent = self.repo.find_commit(tip)?;
-        let tree_id = tree::write_tree(&self.repo, Some(&parent.tree()?), &p.edits)?;
+        let tree_id = trees.write(Some(base), &p.edits)?;
         let tree = self.repo.find_tree(tree_id)?;
         let sig = self
             .signature(now)

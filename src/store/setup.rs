@@ -1,7 +1,7 @@
 //! `init`: make the vault a repository if needed, create or adopt the record ref, materialise
 //! records a clone lacks, and keep `_librarian/` out of the user's `git status` (DESIGN §3).
 
-use super::{adopt::Adoption, tree, Store, StoreError, RECORDS_REF};
+use super::{adopt::Adoption, tree::Trees, Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::lock::{self, Lock};
@@ -66,6 +66,7 @@ pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError>
 fn materialise(store: &Store, tip: git2::Oid, report: &mut InitReport) -> Result<(), StoreError> {
     let tree = store.repo.find_commit(tip)?.tree()?;
     let root = Dir::open(store.root())?;
+    let mut trees = Trees::new(&store.repo)?;
     let mut paths = Vec::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
         if dir.starts_with("_librarian/") && entry.kind() == Some(git2::ObjectType::Blob) {
@@ -74,7 +75,7 @@ fn materialise(store: &Store, tip: git2::Oid, report: &mut InitReport) -> Result
         git2::TreeWalkResult::Ok
     })?;
     for path in paths {
-        let Some(committed) = tree::blob_at(&store.repo, &tree, &path) else {
+        let Some(committed) = trees.blob_at(tree.id(), &path)? else {
             continue;
         };
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));

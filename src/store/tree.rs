@@ -1,53 +1,184 @@
-//! Tree editing: a new tree from a parent tree plus blobs at nested paths, built with
-//! `TreeBuilder` so untouched subtrees are reused by id.
+//! Tree reading and editing on raw tree objects.
+//!
+//! The record ref's `_librarian/sessions/` tree holds one entry per day file (3,650 after ten
+//! years), and every capture writes a new version of it. Parsing it into a `TreeBuilder` and
+//! serialising it again dominated a capture, so trees are read once (memoised), edited as byte
+//! slices in git's entry order, and written straight to the object database.
 
-use git2::{Oid, Repository, Tree};
-use std::collections::BTreeMap;
+use git2::{ObjectType, Odb, Oid, Repository};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::rc::Rc;
 
-const FILE_MODE: i32 = 0o100644;
-const DIR_MODE: i32 = 0o040000;
+const FILE_MODE: &[u8] = b"100644";
+const DIR_MODE: &[u8] = b"40000";
 
-/// Writes the tree `base` with each `(path, blob)` of `edits` inserted (paths use `/`).
-pub fn write_tree(
-    repo: &Repository,
-    base: Option<&Tree<'_>>,
-    edits: &[(String, Oid)],
-) -> Result<Oid, git2::Error> {
-    let mut files: Vec<(&str, Oid)> = Vec::new();
-    let mut dirs: BTreeMap<&str, Vec<(String, Oid)>> = BTreeMap::new();
-    for (path, oid) in edits {
-        match path.split_once('/') {
-            Some((head, rest)) => dirs.entry(head).or_default().push((rest.to_string(), *oid)),
-            None => files.push((path.as_str(), *oid)),
+/// One entry of a raw tree: mode, name and the 20-byte object id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RawEntry<'a> {
+    mode: &'a [u8],
+    name: &'a [u8],
+    oid: &'a [u8],
+}
+
+/// Reads and writes trees of one repository, remembering every tree it has read.
+pub struct Trees<'r> {
+    repo: &'r Repository,
+    odb: Odb<'r>,
+    raw: HashMap<Oid, Rc<Vec<u8>>>,
+}
+
+impl<'r> Trees<'r> {
+    /// A tree reader/writer over `repo`'s object database.
+    pub fn new(repo: &'r Repository) -> Result<Trees<'r>, git2::Error> {
+        Ok(Trees {
+            repo,
+            odb: repo.odb()?,
+            raw: HashMap::new(),
+        })
+    }
+
+    /// The id and mode of the entry at `path` (`/`-separated) below the tree `root`.
+    pub fn entry(&mut self, root: Oid, path: &str) -> Result<Option<(Oid, bool)>, git2::Error> {
+        let mut current = root;
+        let mut parts = path.split('/').filter(|p| !p.is_empty()).peekable();
+        while let Some(name) = parts.next() {
+            let raw = self.read(current)?;
+            let Some(e) = entries(&raw).find(|e| e.name == name.as_bytes()) else {
+                return Ok(None);
+            };
+            let oid = Oid::from_bytes(e.oid)?;
+            let is_dir = e.mode == DIR_MODE;
+            if parts.peek().is_none() {
+                return Ok(Some((oid, is_dir)));
+            }
+            if !is_dir {
+                return Ok(None);
+            }
+            current = oid;
+        }
+        Ok(None)
+    }
+
+    /// The bytes of the blob at `path` below `root`, if there is one.
+    pub fn blob_at(&mut self, root: Oid, path: &str) -> Result<Option<Vec<u8>>, git2::Error> {
+        match self.entry(root, path)? {
+            Some((oid, false)) => Ok(Some(self.repo.find_blob(oid)?.content().to_vec())),
+            _ => Ok(None),
         }
     }
-    let mut builder = repo.treebuilder(base)?;
-    for (name, oid) in files {
-        builder.insert(name, oid, FILE_MODE)?;
-    }
-    for (name, sub_edits) in dirs {
-        let sub_base = match base.and_then(|t| t.get_name(name)) {
-            Some(entry) if entry.kind() == Some(git2::ObjectType::Tree) => {
-                Some(repo.find_tree(entry.id())?)
+
+    /// Writes the tree `base` with each `(path, blob)` of `edits` inserted or replaced.
+    pub fn write(
+        &mut self,
+        base: Option<Oid>,
+        edits: &[(String, Oid)],
+    ) -> Result<Oid, git2::Error> {
+        let mut files: Vec<(&str, Oid)> = Vec::new();
+        let mut dirs: Vec<(&str, Vec<(String, Oid)>)> = Vec::new();
+        for (path, oid) in edits {
+            match path.split_once('/') {
+                Some((head, rest)) => match dirs.iter_mut().find(|(d, _)| *d == head) {
+                    Some((_, v)) => v.push((rest.to_string(), *oid)),
+                    None => dirs.push((head, vec![(rest.to_string(), *oid)])),
+                },
+                None => files.push((path.as_str(), *oid)),
             }
-            _ => None,
+        }
+        let mut updates: Vec<(Vec<u8>, &[u8], Oid)> = Vec::new();
+        for (name, oid) in files {
+            updates.push((name.as_bytes().to_vec(), FILE_MODE, oid));
+        }
+        for (name, sub_edits) in dirs {
+            let sub_base = match base {
+                Some(b) => self
+                    .entry(b, name)?
+                    .filter(|(_, is_dir)| *is_dir)
+                    .map(|(o, _)| o),
+                None => None,
+            };
+            let sub = self.write(sub_base, &sub_edits)?;
+            updates.push((name.as_bytes().to_vec(), DIR_MODE, sub));
+        }
+        let raw = match base {
+            Some(b) => self.read(b)?,
+            None => Rc::new(Vec::new()),
         };
-        let sub = write_tree(repo, sub_base.as_ref(), &sub_edits)?;
-        builder.insert(name, sub, DIR_MODE)?;
+        let bytes = apply(&raw, &updates);
+        self.odb.write(ObjectType::Tree, &bytes)
     }
-    builder.write()
+
+    fn read(&mut self, oid: Oid) -> Result<Rc<Vec<u8>>, git2::Error> {
+        if let Some(raw) = self.raw.get(&oid) {
+            return Ok(raw.clone());
+        }
+        let obj = self.odb.read(oid)?;
+        if obj.kind() != ObjectType::Tree {
+            return Err(git2::Error::from_str(&format!("{oid} is not a tree")));
+        }
+        let raw = Rc::new(obj.data().to_vec());
+        self.raw.insert(oid, raw.clone());
+        Ok(raw)
+    }
 }
 
-/// The bytes of the blob at `path` in `tree`, if there is one.
-pub fn blob_at(repo: &Repository, tree: &Tree<'_>, path: &str) -> Option<Vec<u8>> {
-    let entry = tree.get_path(std::path::Path::new(path)).ok()?;
-    let blob = repo.find_blob(entry.id()).ok()?;
-    Some(blob.content().to_vec())
+/// The raw tree `raw` with `updates` (name, mode, id) inserted in git order or replacing the
+/// entry of the same name.
+fn apply(raw: &[u8], updates: &[(Vec<u8>, &[u8], Oid)]) -> Vec<u8> {
+    let mut list: Vec<RawEntry<'_>> = entries(raw).collect();
+    for (name, mode, oid) in updates {
+        let new = RawEntry {
+            mode,
+            name,
+            oid: oid.as_bytes(),
+        };
+        match list.iter().position(|e| e.name == name.as_slice()) {
+            Some(i) => list[i] = new,
+            None => {
+                let at = list.partition_point(|e| git_order(e, &new) == Ordering::Less);
+                list.insert(at, new);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(raw.len() + 64 * updates.len());
+    for e in &list {
+        out.extend_from_slice(e.mode);
+        out.push(b' ');
+        out.extend_from_slice(e.name);
+        out.push(0);
+        out.extend_from_slice(e.oid);
+    }
+    out
 }
 
-/// Whether `tree` has an entry at `path`.
-pub fn has_path(tree: &Tree<'_>, path: &str) -> bool {
-    tree.get_path(std::path::Path::new(path)).is_ok()
+/// Git's tree entry order: by name, a directory's name compared as if it ended in `/`.
+fn git_order(a: &RawEntry<'_>, b: &RawEntry<'_>) -> Ordering {
+    let common = a.name.len().min(b.name.len());
+    let next = |e: &RawEntry<'_>| match e.name.get(common) {
+        Some(&c) => c,
+        None if e.mode == DIR_MODE => b'/',
+        None => 0,
+    };
+    a.name[..common]
+        .cmp(&b.name[..common])
+        .then_with(|| next(a).cmp(&next(b)))
+}
+
+/// The entries of a raw tree; stops at the first malformed byte.
+fn entries(raw: &[u8]) -> impl Iterator<Item = RawEntry<'_>> {
+    let mut rest = raw;
+    std::iter::from_fn(move || {
+        let space = rest.iter().position(|&b| b == b' ')?;
+        let nul = space + 1 + rest[space + 1..].iter().position(|&b| b == 0)?;
+        let oid = rest.get(nul + 1..nul + 21)?;
+        let e = RawEntry {
+            mode: &rest[..space],
+            name: &rest[space + 1..nul],
+            oid,
+        };
+        rest = &rest[nul + 21..];
+        Some(e)
+    })
 }
 
 #[cfg(test)]
@@ -55,17 +186,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nested_edits_keep_siblings() {
+    fn nested_edits_keep_siblings_and_match_git_order() {
         let t = tempfile::tempdir().unwrap();
         let repo = Repository::init(t.path()).unwrap();
         let a = repo.blob(b"a").unwrap();
         let b = repo.blob(b"b").unwrap();
-        let first = write_tree(&repo, None, &[("x/y/a.md".into(), a), ("top".into(), a)]).unwrap();
-        let first = repo.find_tree(first).unwrap();
-        let second = write_tree(&repo, Some(&first), &[("x/y/b.md".into(), b)]).unwrap();
-        let second = repo.find_tree(second).unwrap();
-        assert_eq!(blob_at(&repo, &second, "x/y/a.md").unwrap(), b"a");
-        assert_eq!(blob_at(&repo, &second, "x/y/b.md").unwrap(), b"b");
-        assert!(has_path(&second, "top"));
+        let mut trees = Trees::new(&repo).unwrap();
+        let edits = [
+            ("x/y/a.md".to_string(), a),
+            ("top".to_string(), a),
+            ("x.md".to_string(), b),
+            ("x-y".to_string(), b),
+        ];
+        let first = trees.write(None, &edits).unwrap();
+        let second = trees
+            .write(Some(first), &[("x/y/b.md".into(), b), ("top".into(), b)])
+            .unwrap();
+        assert_eq!(trees.blob_at(second, "x/y/a.md").unwrap().unwrap(), b"a");
+        assert_eq!(trees.blob_at(second, "x/y/b.md").unwrap().unwrap(), b"b");
+        assert_eq!(trees.blob_at(second, "top").unwrap().unwrap(), b"b");
+        assert!(
+            trees.blob_at(second, "x").unwrap().is_none(),
+            "a directory is not a blob"
+        );
+        assert!(trees.entry(second, "x/nope").unwrap().is_none());
+        // libgit2 parses it and agrees on the order.
+        let tree = repo.find_tree(second).unwrap();
+        let names: Vec<String> = tree.iter().map(|e| e.name().unwrap().to_string()).collect();
+        assert_eq!(names, ["top", "x-y", "x.md", "x"]);
+        let mut builder = repo.treebuilder(None).unwrap();
+        for e in tree.iter() {
+            builder
+                .insert(e.name().unwrap(), e.id(), e.filemode())
+                .unwrap();
+        }
+        assert_eq!(
+            builder.write().unwrap(),
+            second,
+            "byte-identical to libgit2's own tree"
+        );
     }
 }
