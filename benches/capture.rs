@@ -202,22 +202,9 @@ impl Env {
     }
 }
 
-/// Today's date in UTC, `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).
+/// Today's date in UTC, `YYYY-MM-DD` (the real clock: a release build ignores RUTTER_TIMESTAMP).
 fn today_utc() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs();
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    rutter::clock::now().day()
 }
 
 fn timed(f: impl FnOnce()) -> Duration {

@@ -151,3 +151,64 @@ fn project_tag(s: &Session) -> String {
         .map(|p| format!(" [{p}]"))
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::recent::Step;
+    use crate::records::{Entry, Workspace};
+
+    fn step(time: &str, refs: &[&str]) -> Step {
+        Step {
+            day: "2026-11-30".into(),
+            entry: Entry {
+                id: time.into(),
+                session_id: Some("S".into()),
+                time: format!("2026-11-30T{time}.000Z"),
+                summary: format!("did {time}"),
+                refs: refs
+                    .iter()
+                    .map(|p| NoteRef::new(*p, "sha256:ab", None))
+                    .collect(),
+                workspace: Some(Workspace::new("/w", "proj", None)),
+                client: None,
+                extra: Default::default(),
+            },
+        }
+    }
+
+    fn session(steps: Vec<Step>, omitted: usize) -> Recent {
+        let total_steps = steps.len() + omitted;
+        Recent::Sessions(vec![Session {
+            session_id: Some("S".into()),
+            project: Some("proj".into()),
+            steps,
+            total_steps,
+            omitted,
+        }])
+    }
+
+    #[test]
+    fn tool_and_cli_forms_match_the_reference() {
+        let one = session(vec![step("01:00:00", &["a.md", "b.md"])], 0);
+        assert_eq!(tool(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n         b.md@sha256:ab");
+        assert_eq!(cli(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n   refs: b.md@sha256:ab");
+        let two = session(
+            vec![step("01:00:00", &["a.md", "b.md"]), step("02:00:00", &[])],
+            0,
+        );
+        assert_eq!(
+            tool(&two),
+            "2026-11-30 [proj] — one session, 2 steps, in order:\n  · 2026-11-30 01:00:00 [proj] — did 01:00:00\n     refs: a.md@sha256:ab\n           b.md@sha256:ab\n  · 2026-11-30 02:00:00 [proj] — did 02:00:00"
+        );
+        assert_eq!(
+            cli(&two),
+            "2026-11-30 [proj] — one session, 2 steps:\n  · 2026-11-30 01:00:00 — did 01:00:00\n     refs: a.md@sha256:ab\n     refs: b.md@sha256:ab\n  · 2026-11-30 02:00:00 — did 02:00:00"
+        );
+        let brief = session(vec![step("01:00:00", &[]), step("05:00:00", &[])], 3);
+        assert!(tool(&brief).starts_with("2026-11-30 [proj] — one session, first and last of 5 steps — middle 3 omitted (detail: brief):"));
+        assert!(cli(&brief).starts_with(
+            "2026-11-30 [proj] — one session, 5 steps (showing first and last; 3 omitted):"
+        ));
+    }
+}
