@@ -15,6 +15,7 @@ pub mod capture;
 pub mod cli;
 pub mod clock;
 pub mod fsx;
+pub mod index;
 pub mod lock;
 pub mod recall;
 pub mod records;

@@ -2,6 +2,7 @@
 
 pub mod dayfile;
 pub mod entry;
+pub mod ledger;
 pub mod fingerprint;
 pub mod line;
 pub mod v1;

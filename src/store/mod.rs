@@ -4,6 +4,7 @@
 pub mod adopt;
 pub mod commit;
 pub mod compose;
+pub mod history;
 pub mod journal;
 pub mod setup;
 pub mod tree;

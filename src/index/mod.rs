@@ -1,0 +1,4 @@
+//! The disposable index (the only module that touches rusqlite).
+
+pub mod frontmatter;
+pub mod walk;
