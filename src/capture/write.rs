@@ -8,10 +8,10 @@ use crate::clock::{self, Instant};
 use crate::fsx::{Dir, FsError};
 use crate::lock::{self, Lock};
 use crate::records::{dayfile, line, paths, Entry};
-use crate::store::journal::{Journal, PendingAppend};
+use crate::store::append::append_line;
+use crate::store::journal::{Journal, PendingAppend, RecordKind};
 use crate::store::Store;
 use crate::vault::Vault;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// An entry ready to be written; `id` and `time` are set under the lock.
@@ -82,32 +82,22 @@ pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
         written.duplicate = true;
         return Ok(written);
     }
-    let mut target = match sessions.open_append(&file) {
-        Ok(t) => t,
+    let journal = match vault.git_dir {
+        Some(_) => Some(Journal::open(&state)?),
+        None => None,
+    };
+    let rendered = line::render(&entry);
+    let rec = pending_record(&entry, &draft.cited, &file);
+    let header = dayfile::header(&now.day());
+    let new_len = match append_line(&sessions, &file, &header, &rendered, journal.as_ref(), rec) {
+        Ok(n) => n,
         Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
             return write_aside(&state, now, entry, e.to_string(), written);
         }
         Err(e) => return Err(e.into()),
     };
-    let rendered = line::render(&entry);
-    let bytes = dayfile::append_bytes(target.len, target.ends_with_newline, &now.day(), &rendered);
-    let journal = match vault.git_dir {
-        Some(_) => Some(Journal::open(&state)?),
-        None => None,
-    };
-    if let Some(j) = &journal {
-        j.add(&pending_record(
-            &entry,
-            &draft.cited,
-            &file,
-            target.len,
-            &bytes,
-            &rendered,
-        ))?;
-    }
-    target.file.write_all(bytes.as_bytes())?;
     if guard.is_some() {
-        cache.record(&entry, &file, target.len + bytes.len() as u64, &sessions);
+        cache.record(&entry, &file, new_len, &sessions);
         cache.save();
     }
     written.day = now.day();
@@ -142,25 +132,20 @@ fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir) {
     }
 }
 
-fn pending_record(
-    e: &Entry,
-    cited: &[(String, String)],
-    file: &str,
-    offset: u64,
-    bytes: &str,
-    line: &str,
-) -> PendingAppend {
+/// The journal record of an entry (offset and bytes are filled in by the append).
+fn pending_record(e: &Entry, cited: &[(String, String)], file: &str) -> PendingAppend {
     PendingAppend {
         path: format!("{}/{file}", paths::SESSIONS_DIR),
-        offset,
-        bytes: bytes.to_string(),
-        line: line.to_string(),
+        offset: 0,
+        bytes: String::new(),
+        line: String::new(),
         day: file.trim_end_matches(".md").to_string(),
         entry_id: e.id.clone(),
         session_id: e.session_id.clone(),
         client: e.client.clone(),
         project: e.project().map(str::to_string),
         cited: cited.to_vec(),
+        kind: RecordKind::Capture,
     }
 }
 
@@ -211,14 +196,15 @@ fn write_aside(
     std::fs::create_dir_all(&dir)?;
     let root = Dir::open(&dir)?;
     let file = format!("{}.md", now.day());
-    let mut target = root.open_append(&file)?;
-    let bytes = dayfile::append_bytes(
-        target.len,
-        target.ends_with_newline,
-        &now.day(),
+    let header = dayfile::header(&now.day());
+    append_line(
+        &root,
+        &file,
+        &header,
         &line::render(&entry),
-    );
-    target.file.write_all(bytes.as_bytes())?;
+        None,
+        pending_record(&entry, &[], &file),
+    )?;
     written.day = now.day();
     written.entry_id = entry.id;
     written.aside = Some((dir.join(file), why));

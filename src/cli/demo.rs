@@ -4,7 +4,6 @@
 //! this very binary with a Claude Code Stop payload on stdin, and the history is shown by the
 //! real `git` when it is installed.
 
-use crate::recall::{recent, render};
 use crate::{clock, store::setup};
 use anyhow::Context;
 use std::io::Write;
@@ -77,30 +76,22 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             .next()
             .unwrap_or(""),
     )?;
-    step(
-        5,
-        "Outside any session, the survey note is renamed (its bytes unchanged) and committed.",
-    )?;
-    rename_note(&vault)?;
-    show("Notes/reader-survey.md -> Research/reader-survey-autumn.md")?;
-    step(
-        6,
-        "`git rutter recent`: the decision comes back with its date, project and cited notes.",
-    )?;
-    let steps = recent::load_steps(&vault);
-    show(&render::cli(&recent::recent(
-        steps,
-        &recent::Query {
-            count: Some(20),
-            ..Default::default()
-        },
-        clock::now(),
-    )))?;
+    step(5, "Outside any session, the survey note is renamed unedited, and the options note is edited and renamed; both committed.")?;
+    rename_notes(&vault)?;
+    show("Notes/reader-survey.md      -> Research/reader-survey-autumn.md (same bytes)\nNotes/publishing-cadence.md -> Notes/cadence-decision.md (one line added)")?;
+    step(6, "`git rutter reindex`: the identity pass binds the unedited rename by its exact hash; git's rename detection offers the edited one as a candidate, never binding it.")?;
+    show(&own(&vault, &["reindex"])?)?;
     step(
         7,
-        "`git log refs/rutter/records`: one commit per capture, each only adding lines.",
+        "`git rutter recent`: the decision comes back with its date, project and cited notes.",
+    )?;
+    show(&own(&vault, &["recent"])?)?;
+    step(
+        8,
+        "`git log refs/rutter/records`: one commit per capture or binding, each only adding lines.",
     )?;
     show(&git_log(&vault))?;
+    step(9, "The stored line itself is never rewritten: `git show refs/rutter/records:_librarian/sessions/<day>.md` still cites the old paths.")?;
     finish(&dir, _temp_kept(&vault, &dir))
 }
 
@@ -141,14 +132,41 @@ fn make_vault(vault: &Path) -> anyhow::Result<()> {
     commit_all(&repo, "Add the newsletter notes")
 }
 
-fn rename_note(vault: &Path) -> anyhow::Result<()> {
+fn rename_notes(vault: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(vault.join("Research"))?;
     std::fs::rename(
         vault.join("Notes/reader-survey.md"),
         vault.join("Research/reader-survey-autumn.md"),
     )?;
+    let edited = format!("{CADENCE}\nDecision: going fortnightly from November.\n");
+    std::fs::write(vault.join("Notes/cadence-decision.md"), edited)?;
+    std::fs::remove_file(vault.join("Notes/publishing-cadence.md"))?;
     let repo = git2::Repository::open(vault)?;
-    commit_all(&repo, "Move the reader survey to Research/")
+    commit_all(
+        &repo,
+        "Move the survey to Research/, settle the cadence note",
+    )
+}
+
+/// Runs this binary on the demo vault and returns its stdout and stderr.
+fn own(vault: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new(std::env::current_exe()?)
+        .arg("--vault")
+        .arg(vault)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    anyhow::ensure!(
+        out.status.success(),
+        "git rutter {} failed: {text}",
+        args.join(" ")
+    );
+    Ok(text.trim_end().to_string())
 }
 
 /// Commits the work tree on the demo's own branch (this is the demo vault, not yours).

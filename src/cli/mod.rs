@@ -4,8 +4,12 @@
 pub mod capture;
 pub mod commit;
 pub mod demo;
+pub mod identity;
 pub mod init;
 pub mod recent;
+pub mod reindex;
+pub mod search;
+pub mod show;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -46,6 +50,10 @@ pub enum Command {
     Capture(capture::Args),
     Commit(commit::Args),
     Recent(recent::Args),
+    Reindex(reindex::Args),
+    Search(search::Args),
+    Show(show::Args),
+    Identity(identity::Args),
     Demo(demo::Args),
 }
 
@@ -57,6 +65,10 @@ pub fn run(cli: Cli) -> i32 {
         Command::Init(args) => init::run(vault, args),
         Command::Commit(args) => commit::run(vault, args),
         Command::Recent(args) => recent::run(vault, args),
+        Command::Reindex(args) => reindex::run(vault, args),
+        Command::Search(args) => search::run(vault, args),
+        Command::Show(args) => show::run(vault, args),
+        Command::Identity(args) => identity::run(vault, args),
         Command::Demo(args) => demo::run(args),
     };
     match result {

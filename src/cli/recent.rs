@@ -1,13 +1,18 @@
 //! `git rutter recent`: what was I working on lately?
 
 use crate::clock;
-use crate::recall::{recent, render};
+use crate::index::Index;
+use crate::recall::reindex::{self, Mode};
+use crate::recall::{recent, refs, render};
+use crate::records::NoteRef;
 use std::path::PathBuf;
 
 /// Show recent sessions, newest first, each step with its date, project and cited notes.
 ///
 /// Entries are grouped into sessions (a session that moves between projects splits); without
-/// COUNT the 20 most recent sessions are shown. Reading never logs use.
+/// COUNT the 20 most recent sessions are shown. Cited notes are shown through the identity
+/// projection of the last reindex: (renamed to X), [UNRESOLVED -- candidates: …], or
+/// (changed since capture) for a note edited in place. Reading never logs use.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// How many sessions to show (default 20).
@@ -25,7 +30,7 @@ pub struct Args {
     /// Show every session (overrides COUNT).
     #[arg(long, conflicts_with = "count")]
     pub all: bool,
-    /// Print the sessions as JSON.
+    /// Print the sessions as JSON (each ref with how it reads now, in `shown`).
     #[arg(long)]
     pub json: bool,
 }
@@ -43,20 +48,52 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         project: args.project,
         brief: args.brief,
     };
-    let result = recent::recent(recent::load_steps(&vault.root), &query, clock::now());
+    let mut index = Index::open(&vault, false)?;
+    reindex::refresh(&vault, &mut index, Mode::Records, false)?;
+    let result = recent::from_index(&index, &query, clock::now())?;
+    let shown = |r: &NoteRef| {
+        refs::describe(&index, r).unwrap_or_else(|_| format!("{}@{}", r.path, r.hash))
+    };
     if args.json {
-        let sessions = match &result {
-            recent::Recent::Sessions(s) => s.clone(),
-            _ => vec![],
-        };
-        let value = serde_json::json!({
-            "vault": vault.root,
-            "empty": render::empty_state(&result),
-            "sessions": sessions,
-        });
-        super::print(&serde_json::to_string_pretty(&value)?)?;
+        super::print(&serde_json::to_string_pretty(&json(
+            &vault.root,
+            &result,
+            &shown,
+        ))?)?;
     } else {
-        super::print(&render::cli(&result))?;
+        super::print(&render::cli(&result, &shown))?;
     }
     Ok(super::EXIT_OK)
+}
+
+fn json(
+    root: &std::path::Path,
+    result: &recent::Recent,
+    shown: render::RefText<'_>,
+) -> serde_json::Value {
+    let sessions = match result {
+        recent::Recent::Sessions(s) => s.clone(),
+        _ => vec![],
+    };
+    let mut value = serde_json::to_value(&sessions).unwrap_or_default();
+    for (s, session) in sessions
+        .iter()
+        .zip(value.as_array_mut().into_iter().flatten())
+    {
+        for (step, step_json) in s
+            .steps
+            .iter()
+            .zip(session["steps"].as_array_mut().into_iter().flatten())
+        {
+            for (r, ref_json) in step
+                .entry
+                .refs
+                .iter()
+                .zip(step_json["refs"].as_array_mut().into_iter().flatten())
+            {
+                ref_json["shown"] = serde_json::Value::String(shown(r));
+            }
+        }
+    }
+    serde_json::json!({ "vault": root, "empty": render::empty_state(result), "sessions": value })
 }

@@ -1,1 +1,1022 @@
-//! (being written)
+//! Note frontmatter: splits a note into indexed metadata and body (anchor §9 "Frontmatter").
+//!
+//! The reference reads notes with gray-matter (js-yaml underneath), so the
+//! rules here follow it: a leading `---` YAML block, raw text and empty
+//! metadata when that block is malformed, js-yaml's timestamps turned into
+//! UTC dates, JavaScript's `String()` for numbers and its regex semantics for
+//! the `^#\s+(.+)$` title heading.
+//!
+//! A full YAML parse per note is too slow for a 10,000-note reindex, so
+//! blocks made only of simple `key: scalar` / `key: [a, b]` lines take a fast
+//! path. It answers only when the line's meaning is unambiguous (plain words,
+//! small decimal integers, valid dates) and hands everything else to
+//! `yaml_serde`; tests hold the two paths to the same result.
+
+use std::path::Path;
+
+use yaml_serde::Value;
+
+/// The metadata indexed for one note.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NoteMeta {
+    /// Frontmatter `title`, else the first `# heading` of the body, else the file stem.
+    pub title: String,
+    /// Frontmatter `type`, stringified (empty when missing).
+    pub note_type: String,
+    /// Frontmatter `status`, stringified.
+    pub status: String,
+    /// Frontmatter `created`, stringified; YAML timestamps become `YYYY-MM-DD` (UTC).
+    pub created: String,
+    /// Frontmatter `domain`, stringified.
+    pub domain: String,
+    /// Frontmatter `tags` joined with `", "`.
+    pub tags: String,
+}
+
+/// Splits a note into metadata and body, the text after the frontmatter.
+///
+/// The block opens with a first line that is exactly `---` and closes at the
+/// next such line (trailing whitespace and `\r` allowed on both); the body
+/// starts after the closing line's line break. An empty block gives empty
+/// metadata. A malformed block (bad YAML, not a mapping, unterminated) makes
+/// the whole raw text the body, with empty metadata. A leading BOM is dropped
+/// as gray-matter does. `path` only supplies the last-resort title.
+pub fn parse_note<'a>(path: &str, text: &'a str) -> (NoteMeta, &'a str) {
+    let unbommed = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (fields, body) = match split_block(unbommed) {
+        Block::Absent => (Fields::default(), unbommed),
+        Block::Present { yaml, body } => match block_fields(yaml) {
+            Some(fields) => (fields, body),
+            None => (Fields::default(), text),
+        },
+        Block::Unterminated => (Fields::default(), text),
+    };
+    let Fields {
+        title,
+        note_type,
+        status,
+        created,
+        domain,
+        tags,
+    } = fields;
+    let title = if !title.is_empty() {
+        title
+    } else {
+        match first_heading(body) {
+            Some(heading) if !heading.is_empty() => heading.to_owned(),
+            _ => file_stem(path),
+        }
+    };
+    let meta = NoteMeta {
+        title,
+        note_type,
+        status,
+        created,
+        domain,
+        tags,
+    };
+    (meta, body)
+}
+
+/// The frontmatter fields, stringified; `title` is empty when absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Fields {
+    title: String,
+    note_type: String,
+    status: String,
+    created: String,
+    domain: String,
+    tags: String,
+}
+
+impl Fields {
+    /// The slot for a frontmatter key, if it is one of the indexed keys.
+    fn slot(&mut self, key: &str) -> Option<&mut String> {
+        match key {
+            "title" => Some(&mut self.title),
+            "type" => Some(&mut self.note_type),
+            "status" => Some(&mut self.status),
+            "created" => Some(&mut self.created),
+            "domain" => Some(&mut self.domain),
+            "tags" => Some(&mut self.tags),
+            _ => None,
+        }
+    }
+}
+
+/// Where the frontmatter block is, if there is one.
+enum Block<'a> {
+    Absent,
+    Present { yaml: &'a str, body: &'a str },
+    Unterminated,
+}
+
+fn split_block(text: &str) -> Block<'_> {
+    let (first, mut pos) = next_line(text, 0);
+    if !is_delimiter(first) {
+        return Block::Absent;
+    }
+    let yaml_start = pos;
+    while pos < text.len() {
+        let (line, next) = next_line(text, pos);
+        if is_delimiter(line) {
+            return Block::Present {
+                yaml: &text[yaml_start..pos],
+                body: &text[next..],
+            };
+        }
+        pos = next;
+    }
+    Block::Unterminated
+}
+
+/// The line starting at `start` (without its `\n`) and where the next one starts.
+fn next_line(text: &str, start: usize) -> (&str, usize) {
+    match text[start..].find('\n') {
+        Some(len) => (&text[start..start + len], start + len + 1),
+        None => (&text[start..], text.len()),
+    }
+}
+
+fn is_delimiter(line: &str) -> bool {
+    line.trim_end_matches([' ', '\t', '\r']) == "---"
+}
+
+/// The fields of a block, or `None` when the block is malformed.
+fn block_fields(yaml: &str) -> Option<Fields> {
+    if is_blank_yaml(yaml) {
+        return Some(Fields::default());
+    }
+    fast_fields(yaml).or_else(|| yaml_fields(yaml))
+}
+
+/// Whether the block holds only blank and comment lines (gray-matter's empty case).
+fn is_blank_yaml(yaml: &str) -> bool {
+    yaml.lines().all(|line| {
+        let line = line.trim_start_matches(is_js_space);
+        line.is_empty() || line.starts_with('#')
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Fast path
+// ---------------------------------------------------------------------------
+
+/// Plain scalars the fast path refuses because YAML gives them another type.
+const RESERVED_WORDS: &[&str] = &[
+    "true", "false", "null", "yes", "no", "on", "off", "y", "n", "inf", "infinity", "nan",
+];
+
+/// A value the fast path understood.
+enum FastValue<'a> {
+    Null,
+    Scalar(&'a str),
+    List(Vec<&'a str>),
+}
+
+/// Reads a block made only of `key: scalar` and `key: [a, b]` lines.
+///
+/// `None` means "not simple enough", never "malformed": the caller falls back
+/// to the YAML parser, which decides.
+fn fast_fields(yaml: &str) -> Option<Fields> {
+    let mut fields = Fields::default();
+    let mut keys: Vec<&str> = Vec::with_capacity(8);
+    for raw in yaml.split('\n') {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if line.bytes().all(|b| b == b' ') || line.starts_with('#') {
+            continue;
+        }
+        let (key, rest) = split_key(line)?;
+        if keys.contains(&key) {
+            return None;
+        }
+        keys.push(key);
+        let value = fast_value(rest)?;
+        if let Some(slot) = fields.slot(key) {
+            *slot = match (key, value) {
+                (_, FastValue::Null) => String::new(),
+                ("tags", FastValue::Scalar(text)) => split_tags(text),
+                ("tags", FastValue::List(items)) => items.join(", "),
+                (_, FastValue::Scalar(text)) => text.to_owned(),
+                (_, FastValue::List(_)) => String::new(),
+            };
+        }
+    }
+    Some(fields)
+}
+
+/// Splits `key: rest` for a bare-word key that is not a YAML keyword.
+fn split_key(line: &str) -> Option<(&str, &str)> {
+    let bytes = line.as_bytes();
+    if !bytes.first()?.is_ascii_alphabetic() && bytes[0] != b'_' {
+        return None;
+    }
+    let len = bytes
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))?;
+    if bytes[len] != b':' || !matches!(bytes.get(len + 1), None | Some(b' ')) {
+        return None;
+    }
+    let key = &line[..len];
+    if is_reserved(key) {
+        return None;
+    }
+    Some((key, &line[len + 1..]))
+}
+
+fn fast_value(rest: &str) -> Option<FastValue<'_>> {
+    let value = rest.trim_matches(' ');
+    if value.is_empty() {
+        return Some(FastValue::Null);
+    }
+    let Some(inner) = value.strip_prefix('[') else {
+        return fast_scalar(value).map(FastValue::Scalar);
+    };
+    let inner = inner.strip_suffix(']')?.trim_matches(' ');
+    if inner.is_empty() {
+        return Some(FastValue::List(Vec::new()));
+    }
+    inner
+        .split(',')
+        .map(|item| fast_scalar(item.trim_matches(' ')))
+        .collect::<Option<Vec<_>>>()
+        .map(FastValue::List)
+}
+
+/// A plain scalar whose stringified value is its own text: a word-like
+/// string, a small decimal integer, or a valid `YYYY-MM-DD` date.
+fn fast_scalar(value: &str) -> Option<&str> {
+    let bytes = value.as_bytes();
+    let first = *bytes.first()?;
+    let simple = if first.is_ascii_digit() {
+        is_valid_date(value)
+            || (bytes.len() <= 15
+                && (first != b'0' || bytes.len() == 1)
+                && bytes.iter().all(u8::is_ascii_digit))
+    } else {
+        first.is_ascii_alphabetic()
+            && bytes.iter().all(|&b| {
+                b.is_ascii_alphanumeric() || matches!(b, b' ' | b'_' | b'.' | b'/' | b'-')
+            })
+            && !is_reserved(value)
+    };
+    simple.then_some(value)
+}
+
+fn is_reserved(word: &str) -> bool {
+    RESERVED_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
+}
+
+/// `YYYY-MM-DD` naming a real day in a year js-yaml keeps as written (≥ 100).
+fn is_valid_date(value: &str) -> bool {
+    let b = value.as_bytes();
+    let digits_at = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    if !(digits_at(0..4) && digits_at(5..7) && digits_at(8..10)) {
+        return false;
+    }
+    let num = |range: std::ops::Range<usize>| {
+        b[range]
+            .iter()
+            .fold(0_i64, |acc, d| acc * 10 + i64::from(d - b'0'))
+    };
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    year >= 100 && (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// YAML path
+// ---------------------------------------------------------------------------
+
+/// Parses the block with `yaml_serde`; `None` when it is not a YAML mapping.
+fn yaml_fields(yaml: &str) -> Option<Fields> {
+    let Value::Mapping(map) = yaml_serde::from_str::<Value>(yaml).ok()? else {
+        return None;
+    };
+    // js-yaml rejects tags it does not know, which makes the block malformed.
+    if map
+        .iter()
+        .any(|(k, v)| has_custom_tag(k) || has_custom_tag(v))
+    {
+        return None;
+    }
+    let mut fields = Fields::default();
+    for key in ["title", "type", "status", "created", "domain", "tags"] {
+        let Some(value) = map.get(key) else { continue };
+        let text = if key == "tags" {
+            tags_text(value)
+        } else {
+            scalar_text(value)
+        };
+        if let Some(slot) = fields.slot(key) {
+            *slot = text;
+        }
+    }
+    Some(fields)
+}
+
+fn has_custom_tag(value: &Value) -> bool {
+    match value {
+        Value::Tagged(_) => true,
+        Value::Sequence(items) => items.iter().any(has_custom_tag),
+        Value::Mapping(map) => map
+            .iter()
+            .any(|(k, v)| has_custom_tag(k) || has_custom_tag(v)),
+        _ => false,
+    }
+}
+
+/// A scalar as JavaScript's `String()` shows it; timestamps become UTC dates;
+/// null, sequences and mappings are empty.
+fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.to_string()
+            } else if let Some(u) = n.as_u64() {
+                u.to_string()
+            } else {
+                js_number(n.as_f64().unwrap_or(f64::NAN))
+            }
+        }
+        Value::String(s) => timestamp_utc_date(s).unwrap_or_else(|| s.clone()),
+        Value::Null | Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => String::new(),
+    }
+}
+
+/// `tags`: a sequence is stringified element by element; a scalar is split on `[,\s]+`.
+fn tags_text(value: &Value) -> String {
+    match value {
+        Value::Sequence(items) => items.iter().map(scalar_text).collect::<Vec<_>>().join(", "),
+        other => split_tags(&scalar_text(other)),
+    }
+}
+
+/// Splits on runs of commas and JavaScript whitespace, drops empties, joins with `", "`.
+fn split_tags(text: &str) -> String {
+    text.split(|c: char| c == ',' || is_js_space(c))
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// JavaScript's `String(number)` for the values YAML floats can take.
+fn js_number(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".to_owned();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
+    }
+    if x == 0.0 {
+        return "0".to_owned();
+    }
+    let abs = x.abs();
+    if (1e-6..1e21).contains(&abs) {
+        return x.to_string();
+    }
+    // Exponent form: Rust writes `1.5e-7` / `1e21`, JavaScript `1.5e-7` / `1e+21`.
+    let text = format!("{x:e}");
+    match text.split_once('e') {
+        Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp}"),
+        _ => text,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Timestamps (js-yaml's timestamp type, shown as `toISOString().slice(0, 10)`)
+// ---------------------------------------------------------------------------
+
+/// A small cursor over ASCII text for the timestamp grammar.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Cursor<'_> {
+    fn digits(&mut self, min: usize, max: usize) -> Option<i64> {
+        let start = self.pos;
+        let mut value = 0_i64;
+        while self.pos - start < max {
+            match self.bytes.get(self.pos) {
+                Some(d) if d.is_ascii_digit() => value = value * 10 + i64::from(d - b'0'),
+                _ => break,
+            }
+            self.pos += 1;
+        }
+        (self.pos - start >= min).then_some(value)
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        let hit = self.bytes.get(self.pos) == Some(&byte);
+        self.pos += usize::from(hit);
+        hit
+    }
+
+    fn skip_blanks(&mut self) -> usize {
+        let start = self.pos;
+        while matches!(self.bytes.get(self.pos), Some(b' ' | b'\t')) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos == self.bytes.len()
+    }
+}
+
+/// The UTC date of a js-yaml timestamp, or `None` when `s` is not one.
+fn timestamp_utc_date(s: &str) -> Option<String> {
+    let first = *s.as_bytes().first()?;
+    if !first.is_ascii_digit() || s.len() < 8 {
+        return None;
+    }
+    let mut c = Cursor {
+        bytes: s.as_bytes(),
+        pos: 0,
+    };
+    let year = c.digits(4, 4)?;
+    c.eat(b'-').then_some(())?;
+    let month = c.digits(1, 2)?;
+    c.eat(b'-').then_some(())?;
+    let day = c.digits(1, 2)?;
+    if c.at_end() {
+        // The date-only form needs two-digit month and day.
+        return (s.len() == 10).then(|| utc_date(year, month, day, 0));
+    }
+    if !(c.eat(b'T') || c.eat(b't') || c.skip_blanks() > 0) {
+        return None;
+    }
+    let hour = c.digits(1, 2)?;
+    c.eat(b':').then_some(())?;
+    let minute = c.digits(2, 2)?;
+    c.eat(b':').then_some(())?;
+    let second = c.digits(2, 2)?;
+    if c.eat(b'.') {
+        c.digits(0, usize::MAX);
+    }
+    let offset_minutes = timestamp_offset(&mut c)?;
+    let seconds = hour * 3600 + minute * 60 + second - offset_minutes * 60;
+    Some(utc_date(year, month, day, seconds))
+}
+
+/// The optional `[ \t]*(Z|±h[h][:mm])` zone at the end of a timestamp, in minutes.
+fn timestamp_offset(c: &mut Cursor<'_>) -> Option<i64> {
+    if c.at_end() {
+        return Some(0);
+    }
+    c.skip_blanks();
+    let offset = if c.eat(b'Z') {
+        0
+    } else {
+        let sign = if c.eat(b'+') {
+            1
+        } else if c.eat(b'-') {
+            -1
+        } else {
+            return None;
+        };
+        let hours = c.digits(1, 2)?;
+        let minutes = if c.eat(b':') { c.digits(2, 2)? } else { 0 };
+        sign * (hours * 60 + minutes)
+    };
+    c.at_end().then_some(offset)
+}
+
+/// `Date.UTC(year, month - 1, day)` plus `seconds`, as an ISO date (JavaScript overflow rules).
+fn utc_date(year: i64, month: i64, day: i64, seconds: i64) -> String {
+    let year = if (0..=99).contains(&year) {
+        year + 1900
+    } else {
+        year
+    };
+    let month0 = month - 1;
+    let days = days_from_civil(year + month0.div_euclid(12), month0.rem_euclid(12) + 1, 1)
+        + (day - 1)
+        + seconds.div_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    if (0..=9999).contains(&y) {
+        format!("{y:04}-{m:02}-{d:02}")
+    } else {
+        // toISOString's expanded years, cut to ten characters like `.slice(0, 10)`.
+        let sign = if y < 0 { '-' } else { '+' };
+        let full = format!("{sign}{:06}-{m:02}-{d:02}", y.abs());
+        full[..10].to_owned()
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+// ---------------------------------------------------------------------------
+// Title
+// ---------------------------------------------------------------------------
+
+/// JavaScript's `\s` (and the set `String.prototype.trim` removes).
+fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
+}
+
+/// The characters JavaScript's `.`, `^` and `$` treat as line ends.
+fn is_line_terminator(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+/// The trimmed capture of the first match of `/^#\s+(.+)$/m`, JavaScript semantics.
+///
+/// As in JavaScript, `\s+` may run over line breaks (`"#\n\nText"` gives
+/// `Text`), and a match can capture only whitespace (then the result is empty).
+fn first_heading(body: &str) -> Option<&str> {
+    let mut from = 0;
+    while let Some(offset) = body[from..].find('#') {
+        let at = from + offset;
+        from = at + 1;
+        if at > 0
+            && !body[..at]
+                .chars()
+                .next_back()
+                .is_some_and(is_line_terminator)
+        {
+            continue;
+        }
+        let rest = &body[at + 1..];
+        let spaces = rest.len() - rest.trim_start_matches(is_js_space).len();
+        if spaces == 0 {
+            continue;
+        }
+        let after = &rest[spaces..];
+        if !after.is_empty() {
+            let end = after.find(is_line_terminator).unwrap_or(after.len());
+            return Some(after[..end].trim_end_matches(is_js_space));
+        }
+        // At the end of the text `.+` can only take back a non-line-break space.
+        let backtracks = rest[..spaces]
+            .chars()
+            .skip(1)
+            .any(|c| !is_line_terminator(c));
+        return backtracks.then_some("");
+    }
+    None
+}
+
+fn file_stem(path: &str) -> String {
+    Path::new(path)
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn meta(text: &str) -> NoteMeta {
+        parse_note("Notes/Some Note.md", text).0
+    }
+
+    fn body(text: &str) -> &str {
+        parse_note("Notes/Some Note.md", text).1
+    }
+
+    /// The fast path answers for `yaml` and agrees with the YAML parser.
+    fn assert_fast_agrees(yaml: &str) -> Fields {
+        let fast = fast_fields(yaml).unwrap_or_else(|| panic!("fast path refused {yaml:?}"));
+        assert_eq!(Some(&fast), yaml_fields(yaml).as_ref(), "{yaml:?}");
+        fast
+    }
+
+    #[test]
+    fn generated_style_note() {
+        let text = "---\ntype: note\nstatus: draft\ncreated: 2023-05-04\ntags: [alpha, beta]\n\
+                    domain: product\n---\n# Title Here\n\nBody text.\n";
+        let (m, b) = parse_note("Notes/File.md", text);
+        assert_eq!(
+            m,
+            NoteMeta {
+                title: "Title Here".into(),
+                note_type: "note".into(),
+                status: "draft".into(),
+                created: "2023-05-04".into(),
+                domain: "product".into(),
+                tags: "alpha, beta".into(),
+            }
+        );
+        assert_eq!(b, "# Title Here\n\nBody text.\n");
+        assert_fast_agrees("type: note\nstatus: draft\ncreated: 2023-05-04\ntags: [alpha, beta]\n");
+    }
+
+    #[test]
+    fn no_frontmatter_is_all_body() {
+        assert_eq!(body("plain\n---\nx\n"), "plain\n---\nx\n");
+        assert_eq!(
+            meta("plain"),
+            NoteMeta {
+                title: "Some Note".into(),
+                ..NoteMeta::default()
+            }
+        );
+        // `----` and `--- x` are not delimiters.
+        assert_eq!(body("----\na: b\n----\n"), "----\na: b\n----\n");
+        assert_eq!(body("--- x\na: b\n---\n"), "--- x\na: b\n---\n");
+    }
+
+    #[test]
+    fn delimiters_allow_trailing_whitespace_and_crlf() {
+        let text = "--- \t\r\ntype: note\r\nstatus: done\r\n---  \r\n# Head\r\nbody\r\n";
+        let (m, b) = parse_note("a.md", text);
+        assert_eq!((m.note_type.as_str(), m.status.as_str()), ("note", "done"));
+        assert_eq!(m.title, "Head");
+        assert_eq!(b, "# Head\r\nbody\r\n");
+        assert_fast_agrees("type: note\r\nstatus: done\r\n");
+    }
+
+    #[test]
+    fn body_starts_after_the_closing_line() {
+        assert_eq!(body("---\na: 1\n---"), "");
+        assert_eq!(body("---\na: 1\n---\n"), "");
+        assert_eq!(body("---\na: 1\n---\n\nx"), "\nx");
+        assert_eq!(body("---\na: 1\n---\r\nx"), "x");
+    }
+
+    #[test]
+    fn empty_and_comment_only_blocks_are_empty_metadata() {
+        for text in [
+            "---\n---\nbody",
+            "---\n\n  \n---\nbody",
+            "---\n# just a comment\n---\nbody",
+        ] {
+            let (m, b) = parse_note("dir/x.md", text);
+            assert_eq!(
+                m,
+                NoteMeta {
+                    title: "x".into(),
+                    ..NoteMeta::default()
+                },
+                "{text:?}"
+            );
+            assert_eq!(b, "body");
+        }
+    }
+
+    #[test]
+    fn malformed_blocks_give_raw_text_and_empty_metadata() {
+        let cases = [
+            "---\ntitle: [unclosed\n---\n# Raw\n",
+            "---\n- a\n- b\n---\n# Raw\n",
+            "---\njust a string\n---\n# Raw\n",
+            "---\n~\n---\n# Raw\n",
+            "---\ntype: note\n# Raw\n",
+            "---\ntype: note\ntype: idea\n---\n# Raw\n",
+            "---\ntype: !custom note\n---\n# Raw\n",
+            "---\na: b: c\n---\n# Raw\n",
+            "---\n\tbad: indent\n---\n# Raw\n",
+        ];
+        for text in cases {
+            let (m, b) = parse_note("p/q.md", text);
+            assert_eq!(b, text, "{text:?}");
+            assert_eq!(
+                m,
+                NoteMeta {
+                    title: "Raw".into(),
+                    ..NoteMeta::default()
+                },
+                "{text:?}"
+            );
+        }
+        // Unterminated with no heading: the stem names it.
+        assert_eq!(meta("---\ntype: note\n").title, "Some Note");
+    }
+
+    #[test]
+    fn title_precedence() {
+        assert_eq!(meta("---\ntitle: FM\n---\n# Heading\n").title, "FM");
+        assert_eq!(meta("---\ntitle: ''\n---\n# Heading\n").title, "Heading");
+        assert_eq!(meta("---\ntitle: [a]\n---\n# Heading\n").title, "Heading");
+        assert_eq!(meta("---\ntitle: 2024\n---\n# Heading\n").title, "2024");
+        assert_eq!(
+            meta("---\ntype: x\n---\ntext\n#   Spaced  \t\n").title,
+            "Spaced"
+        );
+        assert_eq!(meta("## Sub\n#NoSpace\n x # not\n# Real\n").title, "Real");
+        assert_eq!(meta("no heading here").title, "Some Note");
+        assert_eq!(parse_note("a/b.c.MD", "x").0.title, "b.c");
+        assert_eq!(parse_note("top.md", "#").0.title, "top");
+    }
+
+    #[test]
+    fn heading_follows_javascript_regex_semantics() {
+        assert_eq!(first_heading("#\n\nText"), Some("Text"));
+        assert_eq!(first_heading("x\r# CR line\rnext"), Some("CR line"));
+        assert_eq!(first_heading("x\u{2028}# LS\u{2028}y"), Some("LS"));
+        assert_eq!(first_heading("#\u{a0}Nbsp"), Some("Nbsp"));
+        assert_eq!(first_heading("#  "), Some(""));
+        assert_eq!(first_heading("#\n"), None);
+        assert_eq!(first_heading("#\n\n"), None);
+        assert_eq!(first_heading("a#b\n# ok"), Some("ok"));
+        assert_eq!(meta("#  ").title, "Some Note");
+    }
+
+    #[test]
+    fn tags_as_list_string_and_number() {
+        let tags = |yaml: &str| meta(&format!("---\n{yaml}\n---\n")).tags;
+        assert_eq!(tags("tags: [a, b]"), "a, b");
+        assert_eq!(
+            tags("tags:\n  - x\n  - 'y z'\n  - 3\n  - true"),
+            "x, y z, 3, true"
+        );
+        assert_eq!(tags("tags: a, b  c,,d"), "a, b, c, d");
+        assert_eq!(tags("tags: 'one,two\tthree'"), "one, two, three");
+        assert_eq!(tags("tags: one two"), "one, two");
+        assert_eq!(tags("tags: 42"), "42");
+        assert_eq!(tags("tags: []"), "");
+        assert_eq!(tags("tags:"), "");
+        assert_eq!(tags("tags: {a: 1}"), "");
+        assert_eq!(tags("tags: [2023-05-04, x]"), "2023-05-04, x");
+        assert_fast_agrees("tags: [a, b]\n");
+        assert_fast_agrees("tags: one two\n");
+        assert_fast_agrees("tags: 42\n");
+        assert_fast_agrees("tags: []\n");
+        assert_fast_agrees("tags:\n");
+    }
+
+    #[test]
+    fn created_as_date_timestamp_and_string() {
+        let created = |v: &str| meta(&format!("---\ncreated: {v}\n---\n")).created;
+        assert_eq!(created("2023-05-04"), "2023-05-04");
+        assert_eq!(created("2023-05-04T10:20:30Z"), "2023-05-04");
+        assert_eq!(created("2023-05-04 23:30:00 -02:00"), "2023-05-05");
+        assert_eq!(created("2023-05-04t01:00:00.123+05"), "2023-05-03");
+        assert_eq!(created("2023-5-4T01:00:00"), "2023-05-04");
+        assert_eq!(created("2023-12-31T23:59:59-1"), "2024-01-01");
+        assert_eq!(created("2024-02-30"), "2024-03-01");
+        assert_eq!(created("0050-01-01"), "1950-01-01");
+        assert_eq!(created("2023-5-4"), "2023-5-4");
+        assert_eq!(created("2023-05-04T10:20"), "2023-05-04T10:20");
+        assert_eq!(created("May 4th"), "May 4th");
+        assert_eq!(created("'a string'"), "a string");
+        assert_eq!(created("2023"), "2023");
+        assert_eq!(created("1.50"), "1.5");
+        assert_eq!(created("1e21"), "1e+21");
+        assert_eq!(created(".inf"), "Infinity");
+        assert_eq!(created("true"), "true");
+        assert_eq!(created("~"), "");
+        assert_eq!(created("[2023-05-04]"), "");
+        assert_fast_agrees("created: 2023-05-04\n");
+        assert!(fast_fields("created: 2024-02-30\n").is_none());
+    }
+
+    #[test]
+    fn quoting_escapes_and_block_values_use_the_yaml_parser() {
+        let m = meta("---\ntitle: \"Caf\\u00e9: \\\"quoted\\\"\"\nstatus: >\n  folded\n  text\nextra:\n  nested: {a: 1}\nanchor: &x foo\ndomain: *x\n---\n");
+        assert_eq!(m.title, "Café: \"quoted\"");
+        assert_eq!(m.status, "folded text\n");
+        assert_eq!(m.domain, "foo");
+        assert_eq!(meta("---\ntype: !!str 123\n---\n").note_type, "123");
+    }
+
+    #[test]
+    fn unicode_text() {
+        let text =
+            "\u{feff}---\ntitle: Über Café 日本\ntags: [ünï, 標籤]\n---\n# Ignored\nbody ✓\n";
+        let (m, b) = parse_note("Notes/ß.md", text);
+        assert_eq!(m.title, "Über Café 日本");
+        assert_eq!(m.tags, "ünï, 標籤");
+        assert_eq!(b, "# Ignored\nbody ✓\n");
+        assert_eq!(parse_note("Notes/ß.md", "# Ñandú 🦤\n").0.title, "Ñandú 🦤");
+        assert_eq!(parse_note("Notes/ß.md", "ü").0.title, "ß");
+    }
+
+    #[test]
+    fn fast_path_refuses_what_it_cannot_be_sure_of() {
+        for yaml in [
+            "type: yes\n",
+            "type: True\n",
+            "type: null\n",
+            "type: 007\n",
+            "type: 1.5\n",
+            "type: 1e3\n",
+            "type: a: b\n",
+            "type: a # c\n",
+            "type: 'q'\n",
+            "type: -x\n",
+            "True: x\n",
+            "type:\tx\n",
+            "type: [a, ]\n",
+            "type: [a, [b]]\n",
+            "- a\n",
+            "type: x\ntype: y\n",
+            "  type: x\n",
+            "type: é\n",
+            "1: x\n",
+            "type: x\r\rstatus: y\n",
+        ] {
+            assert!(fast_fields(yaml).is_none(), "{yaml:?}");
+        }
+    }
+
+    #[test]
+    fn js_number_formatting() {
+        assert_eq!(js_number(1.0), "1");
+        assert_eq!(js_number(-0.0), "0");
+        assert_eq!(js_number(0.1), "0.1");
+        assert_eq!(js_number(1.5e-7), "1.5e-7");
+        assert_eq!(js_number(2.5e21), "2.5e+21");
+        assert_eq!(js_number(f64::NEG_INFINITY), "-Infinity");
+    }
+
+    #[test]
+    fn generated_vault_notes_take_the_fast_path() {
+        let Some((_dir, notes)) = generated_notes(60, 2) else {
+            eprintln!("python3 not available: skipping the generated-vault test");
+            return;
+        };
+        assert_eq!(notes.len(), 60);
+        for (path, text) in &notes {
+            let (_, after) = text.split_once("\n").expect("first line");
+            let yaml = &after[..after.find("---\n").expect("closing")];
+            let fields = assert_fast_agrees(yaml);
+            let (m, b) = parse_note(path, text);
+            let stem = path.rsplit('/').next().and_then(|n| n.strip_suffix(".md"));
+            assert_eq!(Some(m.title.as_str()), stem, "{path}");
+            assert!(is_valid_date(&m.created), "{path}: {}", m.created);
+            assert!(!m.note_type.is_empty() && !m.status.is_empty());
+            assert_eq!(m.tags, fields.tags);
+            assert!(text.ends_with(b) && !b.starts_with("---"));
+        }
+    }
+
+    /// Generates a vault with tools/gen_vault.py; `None` when python3 is missing.
+    fn generated_notes(
+        notes: usize,
+        days: usize,
+    ) -> Option<(tempfile::TempDir, Vec<(String, String)>)> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let vault = dir.path().join("vault");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tools/gen_vault.py");
+        let status = std::process::Command::new("python3")
+            .arg(script)
+            .arg("--out")
+            .arg(&vault)
+            .args(["--notes", &notes.to_string(), "--days", &days.to_string()])
+            .args(["--seed", "7", "--end-date", "2026-11-30"])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .ok()?;
+        assert!(status.success(), "gen_vault.py failed");
+        let found = crate::index::walk::walk_notes(&vault);
+        let notes = found
+            .into_iter()
+            .map(|n| {
+                let text = std::fs::read_to_string(vault.join(&n.path)).expect("read");
+                (n.path, text)
+            })
+            .collect();
+        Some((dir, notes))
+    }
+
+    /// Run with `cargo test --release --lib index::frontmatter -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn timing_parse_10k_generated_notes() {
+        let Some((_dir, notes)) = generated_notes(10_000, 2) else {
+            eprintln!("python3 not available: skipping");
+            return;
+        };
+        let mut best = u128::MAX;
+        for _ in 0..5 {
+            let start = std::time::Instant::now();
+            let mut bytes = 0;
+            for (path, text) in &notes {
+                let (m, b) = parse_note(path, text);
+                bytes += m.title.len() + b.len();
+            }
+            best = best.min(start.elapsed().as_micros());
+            assert!(bytes > 0);
+        }
+        eprintln!(
+            "parse of {} generated notes: best of 5 = {best} µs",
+            notes.len()
+        );
+    }
+
+    fn simple_scalar() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-zA-Z][a-zA-Z0-9 _./-]{0,12}",
+            "(0|[1-9][0-9]{0,14})",
+            (1000..2100_i32, 1..13_i32, 1..29_i32)
+                .prop_map(|(y, m, d)| format!("{y}-{m:02}-{d:02}")),
+            Just("true".to_owned()),
+            Just("Null".to_owned()),
+            "[ -~]{0,8}",
+        ]
+    }
+
+    fn simple_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => simple_scalar(),
+            2 => prop::collection::vec(simple_scalar(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
+            1 => Just(String::new()),
+        ]
+    }
+
+    fn simple_block() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            Just("title"),
+            Just("type"),
+            Just("status"),
+            Just("created"),
+            Just("domain"),
+            Just("tags"),
+            Just("other"),
+            Just("x-y_z"),
+        ];
+        prop::collection::vec((key, simple_value(), prop::bool::ANY), 0..7).prop_map(|lines| {
+            lines
+                .into_iter()
+                .map(|(k, v, crlf)| format!("{k}: {v}{}", if crlf { "\r\n" } else { "\n" }))
+                .collect()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn fast_path_agrees_with_yaml(yaml in simple_block()) {
+            // Blank blocks never reach the fast path (`block_fields` handles them).
+            if let Some(fast) = fast_fields(&yaml).filter(|_| !is_blank_yaml(&yaml)) {
+                prop_assert_eq!(Some(fast), yaml_fields(&yaml), "{:?}", yaml);
+            }
+        }
+
+        #[test]
+        fn word_like_blocks_always_take_the_fast_path(
+            words in prop::collection::vec("[a-z]{3,8}", 1..5),
+        ) {
+            let yaml = format!("type: {}\ntags: [{}]\ncreated: 2023-05-04\n", words[0], words.join(", "));
+            let fast = fast_fields(&yaml);
+            prop_assert!(fast.is_some());
+            prop_assert_eq!(fast, yaml_fields(&yaml));
+        }
+
+        #[test]
+        fn never_panics_on_arbitrary_text(text in "\\PC{0,200}", fm in prop::bool::ANY) {
+            let text = if fm { format!("---\n{text}\n---\n{text}") } else { text };
+            let (_, body) = parse_note("a/b.md", &text);
+            prop_assert!(text.ends_with(body));
+        }
+
+        #[test]
+        fn never_panics_on_frontmatter_like_text(
+            lines in prop::collection::vec("[ -~\t\r\u{2028}é#:\\[\\]{}'\"-]{0,20}", 0..8),
+        ) {
+            let text = format!("---\n{}\n---\n", lines.join("\n"));
+            let _ = parse_note("x.md", &text);
+            let _ = timestamp_utc_date(&lines.concat());
+        }
+    }
+}

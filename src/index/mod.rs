@@ -1,4 +1,270 @@
-//! The disposable index (the only module that touches rusqlite).
+//! The disposable index: SQLite with FTS5 over the notes, plus every record entry, so search,
+//! `recent` and enrichment never re-read history. The only module that touches rusqlite.
+//!
+//! Where it lives: `LIBRARIAN_DB_PATH`, else `.git/rutter/index.sqlite` in a git vault, else the
+//! per-vault XDG state folder. It stores its schema version and the canonical vault path: a
+//! version mismatch or a corrupt file at the default location is rebuilt; an index built for
+//! another vault is refused unless `reindex --force` takes it over.
 
+pub mod entries;
 pub mod frontmatter;
+pub mod identity;
+pub mod notes;
+pub mod reads;
+pub mod schema;
+pub mod search;
 pub mod walk;
+
+use crate::vault::Vault;
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Environment variable that overrides the index location.
+pub const DB_ENV: &str = "LIBRARIAN_DB_PATH";
+
+/// Errors from the index.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("the index {db} was built for the vault {theirs}, not {ours}; run `git rutter reindex --force` to take it over")]
+    OtherVault {
+        db: PathBuf,
+        theirs: String,
+        ours: String,
+    },
+    #[error("{0} is not a git-rutter index; point LIBRARIAN_DB_PATH elsewhere or run `git rutter reindex --force` to replace it")]
+    Foreign(PathBuf),
+    #[error("index: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// An open index for one vault.
+pub struct Index {
+    pub(crate) conn: Connection,
+    path: PathBuf,
+    root: PathBuf,
+    /// Why the index was (re)built on open, if it was.
+    pub built: Option<String>,
+}
+
+/// The index location for a vault.
+pub fn location(vault: &Vault) -> (PathBuf, bool) {
+    match std::env::var_os(DB_ENV).filter(|v| !v.is_empty()) {
+        Some(p) => (crate::vault::expand_tilde(&p.to_string_lossy()), true),
+        None => (vault.state_dir().join("index.sqlite"), false),
+    }
+}
+
+enum Probe {
+    Ready(Connection),
+    Missing,
+    Discard(String),
+}
+
+impl Index {
+    /// Opens the vault's index, building it when it is missing and rebuilding it when it is
+    /// outdated, corrupt, or (with `force`) foreign. It is not refreshed here.
+    pub fn open(vault: &Vault, force: bool) -> Result<Index, IndexError> {
+        let (path, overridden) = location(vault);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let ours = vault.root.to_string_lossy().into_owned();
+        let built = match probe(&path, &ours)? {
+            Probe::Ready(conn) => {
+                return Ok(Index {
+                    conn,
+                    path,
+                    root: vault.root.clone(),
+                    built: None,
+                });
+            }
+            Probe::Missing => "a new index".to_string(),
+            Probe::Discard(why) if why.starts_with("vault ") && !force => {
+                return Err(IndexError::OtherVault {
+                    db: path,
+                    theirs: why[6..].to_string(),
+                    ours,
+                });
+            }
+            Probe::Discard(_) if overridden && !force => return Err(IndexError::Foreign(path)),
+            Probe::Discard(why) => {
+                remove_db(&path)?;
+                why
+            }
+        };
+        build_new(&path, &vault.root)?;
+        let conn = connect(&path)?;
+        Ok(Index {
+            conn,
+            path,
+            root: vault.root.clone(),
+            built: Some(built),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The vault root the index serves.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Re-reads what changed: day files always, notes unless `records_only`. One transaction.
+    pub fn refresh(
+        &mut self,
+        records_only: bool,
+    ) -> Result<(notes::Refresh, entries::EntriesRefresh), IndexError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let notes = if records_only {
+            notes::Refresh::default()
+        } else {
+            notes::refresh(&tx, &self.root)?
+        };
+        let entries = entries::refresh(&tx, &self.root)?;
+        tx.commit()?;
+        Ok((notes, entries))
+    }
+
+    /// How many notes are indexed.
+    pub fn note_count(&self) -> Result<usize, IndexError> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
+    /// A value from the `meta` table.
+    pub fn meta(&self, key: &str) -> Result<Option<String>, IndexError> {
+        let v = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?;
+        Ok(v)
+    }
+
+    /// Sets a value in the `meta` table.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<(), IndexError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+            [key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Drops every table and rebuilds from the vault in one transaction (`reindex --force`);
+    /// a concurrent reader keeps seeing the old index until it commits.
+    pub fn rebuild(&mut self) -> Result<(notes::Refresh, entries::EntriesRefresh), IndexError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        drop_all(&tx)?;
+        tx.execute_batch(schema::CREATE)?;
+        write_meta(&tx, &self.root.to_string_lossy())?;
+        let report = notes::refresh(&tx, &self.root)?;
+        let entries = entries::refresh(&tx, &self.root)?;
+        tx.commit()?;
+        Ok((report, entries))
+    }
+}
+
+/// Opens an existing index and checks it is ours, current, and for this vault.
+fn probe(path: &Path, ours: &str) -> Result<Probe, IndexError> {
+    if !path.exists() {
+        return Ok(Probe::Missing);
+    }
+    let conn = match connect(path) {
+        Ok(c) => c,
+        Err(e) => return Ok(Probe::Discard(format!("unreadable ({e})"))),
+    };
+    let meta = |key: &str| -> Result<Option<String>, rusqlite::Error> {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+    };
+    let version = match meta("schema_version") {
+        Ok(v) => v,
+        Err(e) => return Ok(Probe::Discard(format!("not a git-rutter index ({e})"))),
+    };
+    if version.as_deref() != Some(schema::SCHEMA_VERSION) {
+        return Ok(Probe::Discard("its schema version changed".to_string()));
+    }
+    match meta("vault")? {
+        Some(v) if v == ours => Ok(Probe::Ready(conn)),
+        Some(v) => Ok(Probe::Discard(format!("vault {v}"))),
+        None => Ok(Probe::Discard("it names no vault".to_string())),
+    }
+}
+
+/// Builds a complete index in a temporary file (no journal: nobody else sees it) and moves it
+/// into place, so a reader never meets a half-built index.
+fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
+    let tmp = path.with_extension(format!("building-{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut conn = Connection::open(&tmp)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;",
+    )?;
+    let tx = conn.transaction()?;
+    tx.execute_batch(schema::CREATE)?;
+    write_meta(&tx, &root.to_string_lossy())?;
+    notes::refresh(&tx, root)?;
+    entries::refresh(&tx, root)?;
+    tx.commit()?;
+    conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
+    drop(conn);
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+fn connect(path: &Path) -> Result<Connection, rusqlite::Error> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
+    Ok(conn)
+}
+
+fn write_meta(tx: &rusqlite::Transaction<'_>, vault: &str) -> Result<(), rusqlite::Error> {
+    let mut stmt = tx.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")?;
+    stmt.execute(["schema_version", schema::SCHEMA_VERSION])?;
+    stmt.execute(["vault", vault])?;
+    Ok(())
+}
+
+fn drop_all(tx: &rusqlite::Transaction<'_>) -> Result<(), rusqlite::Error> {
+    let mut names: Vec<(bool, String)> = tx
+        .prepare("SELECT sql LIKE 'CREATE VIRTUAL%', name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    // Virtual tables first: their shadow tables go with them.
+    names.sort_by_key(|(virtual_table, _)| !*virtual_table);
+    for (_, name) in names {
+        tx.execute_batch(&format!(
+            "DROP TABLE IF EXISTS \"{}\"",
+            name.replace('"', "\"\"")
+        ))?;
+    }
+    Ok(())
+}
+
+fn remove_db(path: &Path) -> Result<(), std::io::Error> {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        match std::fs::remove_file(PathBuf::from(p)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

@@ -1,1 +1,320 @@
-//! (being written)
+//! The vault walk: finds every indexable note (anchor §9 "Index walk").
+//!
+//! Reindexing starts here on every refresh, so the walk must stay cheap on a
+//! 10,000-note vault: each directory is opened relative to its parent's file
+//! descriptor, entry types come from `d_type` (no stat), and only regular
+//! `.md` files are stat'ed for their size and mtime. Symlinks are never
+//! followed (`O_NOFOLLOW` on directories, `AT_SYMLINK_NOFOLLOW` on stats).
+
+use std::ffi::CStr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, Stat, CWD};
+
+/// One indexable note found by the walk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteFile {
+    /// Vault-relative path with `/` separators.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in nanoseconds since the Unix epoch.
+    pub mtime_ns: i64,
+}
+
+/// Directory names skipped at any depth.
+pub const SKIPPED_DIRS: &[&str] = &[
+    ".git",
+    ".obsidian",
+    ".trash",
+    "node_modules",
+    "_librarian",
+    ".smart-env",
+];
+
+/// Walks the vault depth-first and returns its notes sorted by path (byte order).
+///
+/// A note is a regular file whose lowercased name ends in `.md`. Symlinked
+/// files and directories are not followed, unreadable directories are skipped
+/// silently, and names that are not valid UTF-8 are skipped. A vault root that
+/// cannot be opened yields no notes.
+pub fn walk_notes(vault_root: &Path) -> Vec<NoteFile> {
+    let mut notes = Vec::new();
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    if let Ok(root) = rfs::openat(CWD, vault_root, flags, Mode::empty()) {
+        let mut prefix = String::new();
+        walk_dir(root, &mut prefix, &mut notes);
+    }
+    notes.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    notes
+}
+
+/// Reads one directory (owning its descriptor), recursing into subdirectories.
+///
+/// `prefix` is the directory's vault-relative path followed by `/` (empty for
+/// the root); it is restored before returning.
+fn walk_dir(dir_fd: OwnedFd, prefix: &mut String, notes: &mut Vec<NoteFile>) {
+    let Ok(dir) = Dir::read_from(&dir_fd) else {
+        return;
+    };
+    for entry in dir {
+        // A read error ends this directory's listing; what was read is kept.
+        let Ok(entry) = entry else { break };
+        let Some(name) = utf8_name(entry.file_name()) else {
+            continue;
+        };
+        let file_type = match entry.file_type() {
+            FileType::Unknown => match rfs::statat(&dir_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => FileType::from_raw_mode(st.st_mode),
+                Err(_) => continue,
+            },
+            known => known,
+        };
+        if file_type == FileType::Directory {
+            if !SKIPPED_DIRS.contains(&name) {
+                descend(&dir_fd, name, prefix, notes);
+            }
+        } else if file_type == FileType::RegularFile && is_markdown_name(name) {
+            if let Some(note) = stat_note(&dir_fd, name, prefix) {
+                notes.push(note);
+            }
+        }
+    }
+}
+
+/// Opens the subdirectory `name` without following symlinks and walks it.
+fn descend(parent: &OwnedFd, name: &str, prefix: &mut String, notes: &mut Vec<NoteFile>) {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(child) = rfs::openat(parent, name, flags, Mode::empty()) else {
+        return;
+    };
+    let restore = prefix.len();
+    prefix.push_str(name);
+    prefix.push('/');
+    walk_dir(child, prefix, notes);
+    prefix.truncate(restore);
+}
+
+/// Stats a candidate note; `None` when it vanished or is no longer a regular file.
+fn stat_note(dir_fd: &OwnedFd, name: &str, prefix: &str) -> Option<NoteFile> {
+    let st = rfs::statat(dir_fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let mut path = String::with_capacity(prefix.len() + name.len());
+    path.push_str(prefix);
+    path.push_str(name);
+    Some(NoteFile {
+        path,
+        size: stat_size(&st),
+        mtime_ns: stat_mtime_ns(&st),
+    })
+}
+
+/// The entry's name as UTF-8, or `None` for `.`, `..` and non-UTF-8 names.
+fn utf8_name(name: &CStr) -> Option<&str> {
+    let name = name.to_str().ok()?;
+    (name != "." && name != "..").then_some(name)
+}
+
+/// Whether the lowercased name ends in `.md`.
+fn is_markdown_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    bytes.len() >= 3 && bytes[bytes.len() - 3..].eq_ignore_ascii_case(b".md")
+}
+
+// The `Stat` field types differ between targets (i64, c_long, u32, u64), so
+// the conversions go through i128, which every one of them widens into.
+
+fn stat_size(st: &Stat) -> u64 {
+    u64::try_from(i128::from(st.st_size)).unwrap_or(0)
+}
+
+fn stat_mtime_ns(st: &Stat) -> i64 {
+    let ns = i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
+    i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
+    use std::time::Instant;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(path, text).expect("write");
+    }
+
+    fn paths(root: &Path) -> Vec<String> {
+        walk_notes(root).into_iter().map(|n| n.path).collect()
+    }
+
+    #[test]
+    fn finds_nested_notes_sorted_by_byte_order() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        for rel in [
+            "b.md", "a/z.md", "a/b/c.md", "B.md", "a.md", "é.md", "a-b.md",
+        ] {
+            write(root, rel, "x");
+        }
+        assert_eq!(
+            paths(root),
+            ["B.md", "a-b.md", "a.md", "a/b/c.md", "a/z.md", "b.md", "é.md"]
+        );
+    }
+
+    #[test]
+    fn only_markdown_names_case_insensitively() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        for rel in [
+            "one.MD",
+            "two.Md",
+            "three.md",
+            "four.txt",
+            "five.mdx",
+            "six.md.bak",
+            ".md",
+        ] {
+            write(root, rel, "x");
+        }
+        assert_eq!(paths(root), [".md", "one.MD", "three.md", "two.Md"]);
+    }
+
+    #[test]
+    fn skipped_dirs_at_any_depth() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        for skipped in SKIPPED_DIRS {
+            write(root, &format!("{skipped}/top.md"), "x");
+            write(root, &format!("deep/er/{skipped}/inner.md"), "x");
+        }
+        write(root, "deep/er/kept.md", "x");
+        write(root, "git/kept.md", "x");
+        write(root, "deep/.gitx/kept.md", "x");
+        assert_eq!(
+            paths(root),
+            ["deep/.gitx/kept.md", "deep/er/kept.md", "git/kept.md"]
+        );
+    }
+
+    #[test]
+    fn symlinks_are_not_followed() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        write(root, "real/note.md", "x");
+        write(outside.path(), "secret.md", "x");
+        symlink(root.join("real/note.md"), root.join("link.md")).expect("symlink");
+        symlink(root.join("real"), root.join("linkdir")).expect("symlink");
+        symlink(outside.path(), root.join("out")).expect("symlink");
+        symlink(root.join("missing.md"), root.join("dangling.md")).expect("symlink");
+        assert_eq!(paths(root), ["real/note.md"]);
+    }
+
+    #[test]
+    fn symlinked_vault_root_is_followed() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        write(tmp.path(), "vault/n.md", "x");
+        symlink(tmp.path().join("vault"), tmp.path().join("alias")).expect("symlink");
+        assert_eq!(paths(&tmp.path().join("alias")), ["n.md"]);
+    }
+
+    #[test]
+    fn non_regular_files_are_ignored() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        write(root, "ok.md", "x");
+        rustix::fs::mknodat(
+            CWD,
+            root.join("fifo.md"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .expect("mkfifo");
+        fs::create_dir(root.join("folder.md")).expect("mkdir");
+        assert_eq!(paths(root), ["ok.md"]);
+    }
+
+    #[test]
+    fn size_and_mtime_match_lstat() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        write(tmp.path(), "n.md", "hello world");
+        let meta = fs::symlink_metadata(tmp.path().join("n.md")).expect("stat");
+        let notes = walk_notes(tmp.path());
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].size, 11);
+        assert_eq!(
+            notes[0].mtime_ns,
+            meta.mtime() * 1_000_000_000 + meta.mtime_nsec()
+        );
+    }
+
+    #[test]
+    fn missing_root_and_unreadable_dirs_are_skipped() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        assert!(walk_notes(&tmp.path().join("nope")).is_empty());
+        write(tmp.path(), "a.md", "x");
+        assert!(walk_notes(&tmp.path().join("a.md")).is_empty());
+        write(tmp.path(), "locked/b.md", "x");
+        let locked = tmp.path().join("locked");
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).expect("chmod");
+        let found = paths(tmp.path());
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).expect("chmod");
+        // Root ignores permission bits, so the locked directory may still be read.
+        assert!(
+            found == ["a.md"] || found == ["a.md", "locked/b.md"],
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn non_utf8_names_are_skipped() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        write(root, "ok.md", "x");
+        let bad = OsStr::from_bytes(b"bad\xff.md");
+        if fs::write(root.join(bad), "x").is_err() {
+            eprintln!("filesystem rejects non-UTF-8 names; skipping");
+            return;
+        }
+        fs::create_dir(root.join(OsStr::from_bytes(b"dir\xfe"))).expect("mkdir");
+        fs::write(root.join(OsStr::from_bytes(b"dir\xfe/in.md")), "x").expect("write");
+        assert_eq!(paths(root), ["ok.md"]);
+    }
+
+    /// Run with `cargo test --release --lib index::walk -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn timing_10k_notes_in_600_folders() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        let mut folders = Vec::new();
+        for i in 0..600 {
+            let rel = format!("Top{}/Mid{}/Leaf{i}", i % 6, i % 60);
+            fs::create_dir_all(root.join(&rel)).expect("mkdir");
+            folders.push(rel);
+        }
+        for i in 0..10_000 {
+            let rel = format!("{}/Note number {i}.md", folders[i % folders.len()]);
+            fs::write(root.join(rel), "---\ntype: note\n---\nbody\n").expect("write");
+        }
+        fs::create_dir_all(root.join(".git/objects")).expect("mkdir");
+        let mut best = u128::MAX;
+        for _ in 0..5 {
+            let start = Instant::now();
+            let notes = walk_notes(root);
+            best = best.min(start.elapsed().as_micros());
+            assert_eq!(notes.len(), 10_000);
+        }
+        eprintln!("walk of 10,000 notes in 600 folders: best of 5 = {best} µs");
+    }
+}

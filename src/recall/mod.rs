@@ -1,4 +1,10 @@
-//! Recall surfaces shared by the CLI and (later) the MCP server: `recent` and its renderings.
+//! Recall surfaces shared by the CLI and (later) the MCP server: keeping the index current,
+//! `recent`, search with enrichment, get-note, and refs rendered through the identity projection.
 
+pub mod candidates;
+pub mod confirm;
 pub mod recent;
+pub mod refs;
+pub mod reindex;
 pub mod render;
+pub mod search;

@@ -2,13 +2,11 @@
 //! into sessions and capped by session count (anchor §8, DESIGN §7).
 
 use crate::clock::Instant;
-use crate::fsx::Dir;
-use crate::records::{dayfile, paths, Entry};
-use crate::store::adopt::is_day_file;
+use crate::index::entries::project_key;
+use crate::index::{Index, IndexError};
+pub use crate::records::Step;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::path::Path;
-use unicode_normalization::UnicodeNormalization;
 
 /// Sessions shown when no count is given.
 pub const DEFAULT_COUNT: usize = 20;
@@ -23,14 +21,6 @@ pub struct Query {
     pub project: Option<String>,
     /// Keep only the first and last step of longer sessions.
     pub brief: bool,
-}
-
-/// One entry tagged with the day of the file it came from.
-#[derive(Debug, Clone, Serialize)]
-pub struct Step {
-    pub day: String,
-    #[serde(flatten)]
-    pub entry: Entry,
 }
 
 /// Steps of one session (or one session-less entry), oldest first.
@@ -53,52 +43,36 @@ pub enum Recent {
     Sessions(Vec<Session>),
 }
 
-/// Reads every entry of every day file (missing or unreadable files are skipped).
-pub fn load_steps(vault_root: &Path) -> Vec<Step> {
-    let Ok(root) = Dir::open(vault_root) else {
-        return vec![];
-    };
-    let Ok(Some(sessions)) = root.open_dir(paths::SESSIONS_DIR, false) else {
-        return vec![];
-    };
-    let mut steps = Vec::new();
-    for name in sessions
-        .list()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|n| is_day_file(n))
-    {
-        let day = &name[..10];
-        if let Ok(Some(bytes)) = sessions.read(&name) {
-            let file = dayfile::parse(day, &bytes);
-            steps.extend(file.entries.into_iter().map(|entry| Step {
-                day: day.to_string(),
-                entry,
-            }));
-        }
+/// `recent` from the index: only the newest `count` session groups are read.
+pub fn from_index(index: &Index, q: &Query, now: Instant) -> Result<Recent, IndexError> {
+    if !index.has_entries()? {
+        return Ok(Recent::NothingRecorded);
     }
-    steps
+    let project = q.project.as_deref().map(project_key);
+    let cutoff = q.window_days.map(|n| now.plus_days(-i64::from(n)).day());
+    let steps = index.recent_steps(project.as_deref(), cutoff.as_deref(), q.count)?;
+    if steps.is_empty() {
+        return Ok(Recent::NothingInWindow.unless_empty(q));
+    }
+    Ok(recent(steps, q, now))
 }
 
 /// Applies the pipeline of anchor §8 to all steps.
 pub fn recent(mut steps: Vec<Step>, q: &Query, now: Instant) -> Recent {
     if steps.is_empty() {
-        return Recent::NothingRecorded;
+        return Recent::NothingRecorded.unless_empty(q);
     }
     steps.sort_by(|a, b| (&b.day, &b.entry.time).cmp(&(&a.day, &a.entry.time)));
-    if let Some(p) = q.project.as_deref().map(str::trim) {
-        let want = fold(p);
-        steps.retain(|s| s.entry.project().is_some_and(|ep| fold(ep) == want));
-        if steps.is_empty() {
-            return Recent::NoProject(p.to_string());
-        }
+    if let Some(p) = q.project.as_deref() {
+        let want = project_key(p);
+        steps.retain(|s| s.entry.project().is_some_and(|ep| project_key(ep) == want));
     }
     if let Some(n) = q.window_days {
         let cutoff = now.plus_days(-i64::from(n)).day();
         steps.retain(|s| s.day >= cutoff);
-        if steps.is_empty() {
-            return Recent::NothingInWindow;
-        }
+    }
+    if steps.is_empty() {
+        return Recent::NothingInWindow.unless_empty(q);
     }
     let mut sessions = group(steps);
     if let Some(c) = q.count {
@@ -146,14 +120,23 @@ fn abbreviate(s: &mut Session) {
     }
 }
 
-fn fold(s: &str) -> String {
-    s.nfc().collect::<String>().to_lowercase()
+impl Recent {
+    /// With a project filter, an empty answer is always "no sessions for project" (anchor §8).
+    fn unless_empty(self, q: &Query) -> Recent {
+        match (&self, &q.project) {
+            (Recent::NothingInWindow, Some(p)) => Recent::NoProject(p.trim().to_string()),
+            (Recent::Sessions(s), Some(p)) if s.is_empty() => {
+                Recent::NoProject(p.trim().to_string())
+            }
+            _ => self,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::Workspace;
+    use crate::records::{Entry, Workspace};
 
     fn step(day: &str, time: &str, sid: Option<&str>, project: Option<&str>) -> Step {
         Step {
@@ -213,6 +196,11 @@ mod tests {
         assert!(matches!(recent(s.clone(), &q, now()), Recent::NoProject(p) if p == "nope"));
         let q = Query {
             project: Some(" PROJ ".into()),
+            window_days: Some(1),
+            ..Default::default()
+        };
+        assert!(matches!(recent(s.clone(), &q, now()), Recent::NoProject(p) if p == "PROJ"));
+        let q = Query {
             window_days: Some(1),
             ..Default::default()
         };

@@ -13,27 +13,23 @@ pub fn empty_state(r: &Recent) -> Option<String> {
     }
 }
 
-/// How a ref is shown: `path@sha256:hex` (the identity projection adds to this later).
-pub fn ref_text(r: &NoteRef) -> String {
-    format!("{}@{}", r.path, r.hash)
-}
+/// How a ref is shown; recall passes [`super::refs::describe`] over the index.
+pub type RefText<'a> = &'a dyn Fn(&NoteRef) -> String;
 
 /// Terminal rendering: sessions separated by a blank line.
-pub fn cli(r: &Recent) -> String {
-    if let Some(e) = empty_state(r) {
-        return e;
-    }
-    let Recent::Sessions(sessions) = r else {
-        return String::new();
-    };
-    sessions
-        .iter()
-        .map(cli_session)
-        .collect::<Vec<_>>()
-        .join("\n\n")
+pub fn cli(r: &Recent, refs: RefText<'_>) -> String {
+    each_session(r, &|s| cli_session(s, refs))
 }
 
-fn cli_session(s: &Session) -> String {
+/// The empty state, or each session rendered by `f`, separated by a blank line.
+fn each_session(r: &Recent, f: &dyn Fn(&Session) -> String) -> String {
+    match r {
+        Recent::Sessions(sessions) => sessions.iter().map(f).collect::<Vec<_>>().join("\n\n"),
+        other => empty_state(other).unwrap_or_default(),
+    }
+}
+
+fn cli_session(s: &Session, refs: RefText<'_>) -> String {
     let proj = project_tag(s);
     if s.steps.len() == 1 && s.total_steps == 1 {
         let step = &s.steps[0];
@@ -44,7 +40,7 @@ fn cli_session(s: &Session) -> String {
             step.entry.summary
         );
         for r in &step.entry.refs {
-            out.push_str(&format!("\n   refs: {}", ref_text(r)));
+            out.push_str(&format!("\n   refs: {}", refs(r)));
         }
         return out;
     }
@@ -66,30 +62,20 @@ fn cli_session(s: &Session) -> String {
             step.entry.summary
         ));
         for r in &step.entry.refs {
-            out.push_str(&format!("\n     refs: {}", ref_text(r)));
+            out.push_str(&format!("\n     refs: {}", refs(r)));
         }
     }
     out
 }
 
 /// MCP tool rendering (`librarian-recent`).
-pub fn tool(r: &Recent) -> String {
-    if let Some(e) = empty_state(r) {
-        return e;
-    }
-    let Recent::Sessions(sessions) = r else {
-        return String::new();
-    };
-    sessions
-        .iter()
-        .map(tool_session)
-        .collect::<Vec<_>>()
-        .join("\n\n")
+pub fn tool(r: &Recent, refs: RefText<'_>) -> String {
+    each_session(r, &|s| tool_session(s, refs))
 }
 
-fn tool_session(s: &Session) -> String {
+fn tool_session(s: &Session, refs: RefText<'_>) -> String {
     if s.steps.len() == 1 && s.total_steps == 1 {
-        return tool_step(&s.steps[0]);
+        return tool_step(&s.steps[0], refs);
     }
     let header = if s.omitted > 0 {
         format!(
@@ -110,12 +96,12 @@ fn tool_session(s: &Session) -> String {
     let steps: Vec<String> = s
         .steps
         .iter()
-        .map(|st| format!("  · {}", tool_step(st).replace('\n', "\n  ")))
+        .map(|st| format!("  · {}", tool_step(st, refs).replace('\n', "\n  ")))
         .collect();
     format!("{header}\n{}", steps.join("\n"))
 }
 
-fn tool_step(step: &Step) -> String {
+fn tool_step(step: &Step, refs: RefText<'_>) -> String {
     let proj = step
         .entry
         .project()
@@ -130,7 +116,7 @@ fn tool_step(step: &Step) -> String {
     for (i, r) in step.entry.refs.iter().enumerate() {
         let lead = if i == 0 { "\n   refs: " } else { "\n         " };
         out.push_str(lead);
-        out.push_str(&ref_text(r));
+        out.push_str(&refs(r));
     }
     out
 }
@@ -190,6 +176,9 @@ mod tests {
 
     #[test]
     fn tool_and_cli_forms_match_the_reference() {
+        let refs = &|r: &NoteRef| format!("{}@{}", r.path, r.hash);
+        let tool = |r: &Recent| tool(r, refs);
+        let cli = |r: &Recent| cli(r, refs);
         let one = session(vec![step("01:00:00", &["a.md", "b.md"])], 0);
         assert_eq!(tool(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n         b.md@sha256:ab");
         assert_eq!(cli(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n   refs: b.md@sha256:ab");

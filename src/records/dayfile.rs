@@ -18,15 +18,7 @@ pub fn header(day: &str) -> String {
 /// The bytes to append for one entry line: the header for an empty file, a separating newline
 /// when the file lacks a final one, then the line and its newline.
 pub fn append_bytes(len: u64, ends_with_newline: bool, day: &str, entry_line: &str) -> String {
-    let mut out = String::with_capacity(entry_line.len() + 128);
-    if len == 0 {
-        out.push_str(&header(day));
-    } else if !ends_with_newline {
-        out.push('\n');
-    }
-    out.push_str(entry_line);
-    out.push('\n');
-    out
+    super::append_bytes(len, ends_with_newline, &header(day), entry_line)
 }
 
 /// A line that carries the entry marker but could not be read.

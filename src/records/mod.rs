@@ -2,12 +2,26 @@
 
 pub mod dayfile;
 pub mod entry;
-pub mod ledger;
 pub mod fingerprint;
+pub mod ledger;
 pub mod line;
 pub mod v1;
 
-pub use entry::{Entry, NoteRef, Workspace};
+pub use entry::{Entry, NoteRef, Step, Workspace};
+
+/// The bytes one append writes to a record file: `header` for an empty file, a separating
+/// newline when the file lacks a final one, then the line and its newline.
+pub fn append_bytes(len: u64, ends_with_newline: bool, header: &str, line: &str) -> String {
+    let mut out = String::with_capacity(line.len() + header.len() + 2);
+    if len == 0 {
+        out.push_str(header);
+    } else if !ends_with_newline {
+        out.push('\n');
+    }
+    out.push_str(line);
+    out.push('\n');
+    out
+}
 
 /// Vault-relative paths of the record files (DESIGN §3).
 pub mod paths {

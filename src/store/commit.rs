@@ -2,7 +2,7 @@
 //! one commit on the tip, moved by compare-and-swap with a bounded retry (DESIGN §5).
 
 use super::compose::compose;
-use super::journal::{Journal, JournalRecord, PendingAppend};
+use super::journal::{Journal, JournalRecord, PendingAppend, RecordKind};
 use super::tree::Trees;
 use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
@@ -100,10 +100,11 @@ impl Store {
                 .collect();
             let committed = trees.blob_at(base, &path)?;
             let working = self.working(&path);
-            let header = appends
-                .first()
-                .map(|a| dayfile::header(&a.day))
-                .unwrap_or_default();
+            let header = match appends.first() {
+                Some(a) if a.kind == RecordKind::Identity => crate::records::ledger::header(),
+                Some(a) => dayfile::header(&a.day),
+                None => String::new(),
+            };
             let composed = compose(committed.as_deref(), working.as_deref(), &appends, &header);
             if composed.diverged {
                 p.diverged.push(path.clone());
@@ -269,19 +270,17 @@ fn message(fresh: &[&PendingAppend]) -> String {
     let Some(last) = fresh.last() else {
         return use_message();
     };
-    let mut subject = format!("rutter: capture {}", last.day);
-    if fresh.len() > 1 {
-        subject.push_str(&format!(" ({} entries)", fresh.len()));
-    } else if let Some(p) = &last.project {
-        subject.push_str(&format!(" [{}]", trailer_value(p)));
-    }
-    let mut msg = format!("{subject}\n\n");
+    let mut msg = format!("{}\n\n", subject(fresh, last));
     for a in fresh {
         msg.push_str(&a.line);
         msg.push('\n');
     }
     msg.push('\n');
     for a in fresh {
+        if a.kind == RecordKind::Identity {
+            msg.push_str(&format!("Rutter-Binding: {}\n", trailer_value(&a.entry_id)));
+            continue;
+        }
         msg.push_str(&format!("Rutter-Entry: {}\n", trailer_value(&a.entry_id)));
         if let Some(s) = &a.session_id {
             msg.push_str(&format!("Rutter-Session: {}\n", trailer_value(s)));
@@ -292,6 +291,23 @@ fn message(fresh: &[&PendingAppend]) -> String {
     }
     msg.push_str("Rutter-Format: 2\n");
     msg
+}
+
+/// `rutter: capture <day> [<project>]`, `… (N entries)`, or `rutter: identity`.
+fn subject(fresh: &[&PendingAppend], last: &PendingAppend) -> String {
+    if fresh.iter().all(|a| a.kind == RecordKind::Identity) {
+        return match fresh.len() {
+            1 => "rutter: identity".to_string(),
+            n => format!("rutter: identity ({n} bindings)"),
+        };
+    }
+    let mut subject = format!("rutter: capture {}", last.day);
+    if fresh.len() > 1 {
+        subject.push_str(&format!(" ({} entries)", fresh.len()));
+    } else if let Some(p) = &last.project {
+        subject.push_str(&format!(" [{}]", trailer_value(p)));
+    }
+    subject
 }
 
 fn use_message() -> String {

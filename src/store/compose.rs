@@ -123,6 +123,7 @@ mod tests {
             client: None,
             project: None,
             cited: vec![],
+            kind: Default::default(),
         }
     }
 

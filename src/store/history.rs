@@ -1,1 +1,1031 @@
-//! (being written)
+//! Where did a dead reference go? Candidates from the vault's own git history.
+//!
+//! A dead reference is a vault-relative path missing from the working tree, with the git blob
+//! id its bytes had when cited. Three sources of evidence, tried in order (DESIGN.md §7):
+//!
+//! 1. **History**, the way `git log --follow` works: find the newest first-parent commit where
+//!    the cited blob stood at the path, then walk forward to HEAD, diffing a commit against its
+//!    parent (with rename detection) only where the followed name disappears.
+//! 2. **Working tree**: the followed name is in HEAD but not on disk, so diff HEAD against the
+//!    working tree (untracked files included) with rename detection.
+//! 3. **Cited copy**: the kept copy of the cited bytes compared with current files through
+//!    libgit2's similarity, in a throwaway in-memory repository (nothing is written to the
+//!    vault's object database).
+//!
+//! Candidates are evidence for a person to judge; nothing here binds a reference.
+
+use git2::{
+    Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, ErrorCode, ObjectType, Odb, Oid,
+    Repository, StatusOptions, Tree,
+};
+use std::path::Path;
+
+/// git's default similarity threshold for renames and copies, in percent.
+const SIMILARITY_THRESHOLD: u16 = 50;
+/// Sources libgit2 may try per rename target within one diff.
+const RENAME_LIMIT: usize = 10_000;
+/// At most this many `SimilarToCitedCopy` candidates, the best scores first.
+const MAX_SIMILAR: usize = 5;
+/// Files larger than this are never similarity targets (attachments, not notes).
+const MAX_TARGET_BYTES: u64 = 1 << 20;
+
+/// Why a current file is offered as the place a dead reference went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Evidence {
+    /// Renamed in a commit (short id, 7 hex), `edited` when the content changed on the way
+    /// (between the cited blob and the current file).
+    Renamed { commit: String, edited: bool },
+    /// Renamed in the working tree, not yet committed.
+    WorkingTree { edited: bool },
+    /// The kept cited copy is similar to this current file (no history links them).
+    SimilarToCitedCopy { score: u16 },
+}
+
+impl Evidence {
+    /// Lower is stronger: Renamed > WorkingTree > SimilarToCitedCopy.
+    fn rank(&self) -> u8 {
+        match self {
+            Evidence::Renamed { .. } => 0,
+            Evidence::WorkingTree { .. } => 1,
+            Evidence::SimilarToCitedCopy { .. } => 2,
+        }
+    }
+}
+
+/// A current vault file that may be where a dead reference went, with its evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitCandidate {
+    pub path: String,
+    pub evidence: Evidence,
+}
+
+impl GitCandidate {
+    /// e.g. `Notes/cadence-decision.md (git: renamed in 1a2b3c4, edited)`,
+    /// `X (git: renamed in working tree)`, `X (git: similar to the cited copy, 72%)`.
+    pub fn describe(&self) -> String {
+        let edited = |e: bool| if e { ", edited" } else { "" };
+        match &self.evidence {
+            Evidence::Renamed { commit, edited: e } => {
+                format!("{} (git: renamed in {commit}{})", self.path, edited(*e))
+            }
+            Evidence::WorkingTree { edited: e } => {
+                format!("{} (git: renamed in working tree{})", self.path, edited(*e))
+            }
+            Evidence::SimilarToCitedCopy { score } => {
+                format!("{} (git: similar to the cited copy, {score}%)", self.path)
+            }
+        }
+    }
+}
+
+/// Bounds on the work one call may do.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// First-parent commits examined, newest first.
+    pub max_commits: usize,
+    /// Current files compared with the cited copy; above this the comparison is skipped.
+    pub max_similarity_targets: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_commits: 5000,
+            max_similarity_targets: 2000,
+        }
+    }
+}
+
+/// Candidates for the dead `path` whose cited bytes had git blob id `blob`. `repo` is the
+/// vault's repository (work tree = vault root); `cited_copy` is the id of a kept copy of the
+/// cited bytes, if any. Sorted by path, one per path (the strongest evidence). Without a HEAD
+/// only the cited-copy comparison runs; without a work tree there are no candidates.
+pub fn rename_candidates(
+    repo: &Repository,
+    path: &str,
+    blob: Oid,
+    cited_copy: Option<Oid>,
+    limits: Limits,
+) -> Result<Vec<GitCandidate>, git2::Error> {
+    let Some(root) = repo.workdir() else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    if let Some(head) = head_commit(repo)? {
+        found.extend(from_history(repo, root, &head, path, blob, limits)?);
+    }
+    if found.is_empty() {
+        if let Some(source) = cited_bytes(repo, cited_copy, blob) {
+            found = similar_to_cited(repo, root, path, &source, limits)?;
+        }
+    }
+    Ok(strongest_per_path(found))
+}
+
+/// HEAD's commit, `None` when HEAD is unborn or missing.
+fn head_commit(repo: &Repository) -> Result<Option<git2::Commit<'_>>, git2::Error> {
+    match repo.head().and_then(|h| h.peel_to_commit()) {
+        Ok(c) => Ok(Some(c)),
+        Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Steps 1 and 2: follow `path` through committed history, then through the working tree.
+fn from_history(
+    repo: &Repository,
+    root: &Path,
+    head: &git2::Commit<'_>,
+    path: &str,
+    blob: Oid,
+    limits: Limits,
+) -> Result<Option<GitCandidate>, git2::Error> {
+    let chain = Chain::walk(repo, head.id(), path, blob, limits.max_commits)?;
+    let (name, renamed_in) = match chain.follow(repo, path)? {
+        Followed::Gone => return Ok(None),
+        Followed::At { name, renamed_in } => (name, renamed_in),
+        Followed::Untracked => (path.to_string(), None),
+    };
+    if let (Some(commit), Some(bytes)) =
+        (renamed_in, super::read_working(root, &name).ok().flatten())
+    {
+        return Ok(Some(GitCandidate {
+            path: name,
+            evidence: Evidence::Renamed {
+                commit: short_id(commit),
+                edited: blob_id(&bytes)? != blob,
+            },
+        }));
+    }
+    let head_tree = head.tree()?;
+    if blob_in_tree(&head_tree, &name).is_none() || exists(root, &name) {
+        return Ok(None);
+    }
+    let Some(target) = renamed_in_workdir(repo, &head_tree, &name)? else {
+        return Ok(None);
+    };
+    let Some(bytes) = super::read_working(root, &target).ok().flatten() else {
+        return Ok(None);
+    };
+    Ok(Some(GitCandidate {
+        path: target,
+        evidence: Evidence::WorkingTree {
+            edited: blob_id(&bytes)? != blob,
+        },
+    }))
+}
+
+/// HEAD's first-parent history down to the commit the cited path is followed from.
+struct Chain {
+    /// `(commit, tree, blob at the cited path)`, newest first, ending at the start commit.
+    links: Vec<(Oid, Oid, Option<Oid>)>,
+    /// Whether a start commit was found (the last link); otherwise the path is not in the
+    /// history examined.
+    started: bool,
+}
+
+/// Where the followed note stands at HEAD.
+enum Followed {
+    /// The note is in HEAD at `name`, last renamed by `renamed_in`.
+    At {
+        name: String,
+        renamed_in: Option<Oid>,
+    },
+    /// Deleted without a rename on the way to HEAD.
+    Gone,
+    /// The cited path is not in the history examined.
+    Untracked,
+}
+
+impl Chain {
+    /// Walks first parents from `head`, at most `max` commits, until a tree holds `blob` at
+    /// `path`; failing that, the chain ends at the newest commit that has `path` at all.
+    fn walk(
+        repo: &Repository,
+        head: Oid,
+        path: &str,
+        blob: Oid,
+        max: usize,
+    ) -> Result<Chain, git2::Error> {
+        let mut lookup = Lookup::new(path);
+        let mut links = Vec::new();
+        let mut newest_with_path = None;
+        let mut next = Some(head);
+        while let Some(id) = next.filter(|_| links.len() < max) {
+            let commit = repo.find_commit(id)?;
+            let tree = commit.tree_id();
+            let at = lookup.blob_at(repo, tree)?;
+            links.push((id, tree, at));
+            if at == Some(blob) {
+                return Ok(Chain {
+                    links,
+                    started: true,
+                });
+            }
+            if at.is_some() && newest_with_path.is_none() {
+                newest_with_path = Some(links.len());
+            }
+            next = commit.parent_id(0).ok();
+        }
+        let started = newest_with_path.is_some();
+        links.truncate(newest_with_path.unwrap_or(0));
+        Ok(Chain { links, started })
+    }
+
+    /// Follows `path` forward from the start commit to HEAD: kept or edited in place keeps the
+    /// name; where the name disappears, that commit's rename detection says where it went.
+    fn follow(&self, repo: &Repository, path: &str) -> Result<Followed, git2::Error> {
+        if !self.started {
+            return Ok(Followed::Untracked);
+        }
+        let mut name = path.to_string();
+        let mut renamed_in = None;
+        let mut lookup: Option<Lookup> = None;
+        for pair in self.links.windows(2).rev() {
+            let ((commit, tree, at_path), (_, parent_tree, _)) = (pair[0], pair[1]);
+            let present = match lookup.as_mut() {
+                None => at_path.is_some(),
+                Some(l) => l.blob_at(repo, tree)?.is_some(),
+            };
+            if present {
+                continue;
+            }
+            let diff = repo.diff_tree_to_tree(
+                Some(&repo.find_tree(parent_tree)?),
+                Some(&repo.find_tree(tree)?),
+                Some(DiffOptions::new().ignore_submodules(true)),
+            )?;
+            match renamed_to(diff, &name, &mut find_options())? {
+                Some(to) => {
+                    lookup = Some(Lookup::new(&to));
+                    name = to;
+                    renamed_in = Some(commit);
+                }
+                None => return Ok(Followed::Gone),
+            }
+        }
+        Ok(Followed::At { name, renamed_in })
+    }
+}
+
+/// The blob at one path across many trees, re-reading the parent directory's tree only when
+/// its id changes between commits.
+struct Lookup {
+    dir: String,
+    name: String,
+    last: Option<(Oid, Option<Oid>)>,
+}
+
+impl Lookup {
+    fn new(path: &str) -> Lookup {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        Lookup {
+            dir: dir.to_string(),
+            name: name.to_string(),
+            last: None,
+        }
+    }
+
+    /// The blob id at the path in the tree `root`, `None` when absent or not a blob.
+    fn blob_at(&mut self, repo: &Repository, root: Oid) -> Result<Option<Oid>, git2::Error> {
+        let dir = if self.dir.is_empty() {
+            root
+        } else {
+            match repo.find_tree(root)?.get_path(Path::new(&self.dir)) {
+                Ok(e) if e.kind() == Some(ObjectType::Tree) => e.id(),
+                _ => return Ok(None),
+            }
+        };
+        if let Some((_, at)) = self.last.filter(|(seen, _)| *seen == dir) {
+            return Ok(at);
+        }
+        let at = repo
+            .find_tree(dir)?
+            .get_name(&self.name)
+            .and_then(|e| (e.kind() == Some(ObjectType::Blob)).then(|| e.id()));
+        self.last = Some((dir, at));
+        Ok(at)
+    }
+}
+
+/// Step 2: where `name` (in HEAD, missing on disk) went in the working tree.
+fn renamed_in_workdir(
+    repo: &Repository,
+    head_tree: &Tree<'_>,
+    name: &str,
+) -> Result<Option<String>, git2::Error> {
+    let mut opts = DiffOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .ignore_submodules(true);
+    let diff = repo.diff_tree_to_workdir_with_index(Some(head_tree), Some(&mut opts))?;
+    renamed_to(diff, name, find_options().for_untracked(true))
+}
+
+/// Runs rename detection on `diff` and returns where `from` was renamed to, if anywhere.
+fn renamed_to(
+    mut diff: Diff<'_>,
+    from: &str,
+    find: &mut DiffFindOptions,
+) -> Result<Option<String>, git2::Error> {
+    diff.find_similar(Some(find))?;
+    Ok(diff
+        .deltas()
+        .find(|d| {
+            d.status() == Delta::Renamed && d.old_file().path_bytes() == Some(from.as_bytes())
+        })
+        .and_then(|d| d.new_file().path_bytes().map(<[u8]>::to_vec))
+        .and_then(|b| String::from_utf8(b).ok()))
+}
+
+/// Renames, exact and by similarity, at git's default threshold.
+fn find_options() -> DiffFindOptions {
+    let mut find = DiffFindOptions::new();
+    find.renames(true)
+        .rename_threshold(SIMILARITY_THRESHOLD)
+        .rename_limit(RENAME_LIMIT);
+    find
+}
+
+/// The blob at `path` in `tree`, if it is a blob.
+fn blob_in_tree(tree: &Tree<'_>, path: &str) -> Option<Oid> {
+    let entry = tree.get_path(Path::new(path)).ok()?;
+    (entry.kind() == Some(ObjectType::Blob)).then(|| entry.id())
+}
+
+/// Whether anything (file, directory or symlink) is at `path` in the working tree.
+fn exists(root: &Path, path: &str) -> bool {
+    std::fs::symlink_metadata(root.join(path)).is_ok()
+}
+
+fn blob_id(bytes: &[u8]) -> Result<Oid, git2::Error> {
+    Oid::hash_object(ObjectType::Blob, bytes)
+}
+
+fn short_id(id: Oid) -> String {
+    let mut s = id.to_string();
+    s.truncate(7);
+    s
+}
+
+/// The cited bytes: the kept copy if present in the object database, else the cited blob.
+fn cited_bytes(repo: &Repository, cited_copy: Option<Oid>, blob: Oid) -> Option<Vec<u8>> {
+    cited_copy
+        .into_iter()
+        .chain(Some(blob))
+        .find_map(|id| repo.find_blob(id).ok().map(|b| b.content().to_vec()))
+}
+
+/// Step 3: current files libgit2 finds similar to the cited bytes, the best few.
+fn similar_to_cited(
+    repo: &Repository,
+    root: &Path,
+    path: &str,
+    source: &[u8],
+    limits: Limits,
+) -> Result<Vec<GitCandidate>, git2::Error> {
+    let Some(paths) = similarity_targets(repo, path, limits.max_similarity_targets)? else {
+        return Ok(Vec::new());
+    };
+    let mut targets = Vec::new();
+    for p in paths {
+        if !size_comparable(root, &p, source.len() as u64) {
+            continue;
+        }
+        if let Some(bytes) = super::read_working(root, &p).ok().flatten() {
+            targets.push((p, bytes));
+        }
+    }
+    let mut scored = similarity_scores(source, &targets)?;
+    scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.truncate(MAX_SIMILAR);
+    Ok(scored
+        .into_iter()
+        .map(|(i, score)| GitCandidate {
+            path: targets[i].0.clone(),
+            evidence: Evidence::SimilarToCitedCopy { score },
+        })
+        .collect())
+}
+
+/// Current files to compare: every file git sees (tracked or untracked, not ignored) when
+/// there are at most `cap`, else only those changed since HEAD or untracked when there are
+/// at most `cap` of those, else `None`.
+fn similarity_targets(
+    repo: &Repository,
+    path: &str,
+    cap: usize,
+) -> Result<Option<Vec<String>>, git2::Error> {
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_unmodified(true)
+        .exclude_submodules(true);
+    let statuses = repo.statuses(Some(&mut opts))?;
+    let (mut all, mut changed) = (Vec::new(), Vec::new());
+    for entry in statuses.iter() {
+        let Some(p) = entry.path().ok().filter(|p| *p != path) else {
+            continue;
+        };
+        let status = entry.status();
+        if status.is_wt_deleted() {
+            continue;
+        }
+        if !status.is_empty() {
+            changed.push(p.to_string());
+        }
+        all.push(p.to_string());
+    }
+    Ok(if all.len() <= cap {
+        Some(all)
+    } else if changed.len() <= cap {
+        Some(changed)
+    } else {
+        None
+    })
+}
+
+/// libgit2 gives similarity 0 when either side is over 8 times the other (above 127 bytes),
+/// and attachments are not notes: skip those files without reading them.
+fn size_comparable(root: &Path, path: &str, source: u64) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(root.join(path)) else {
+        return false;
+    };
+    let size = meta.len();
+    meta.is_file()
+        && size <= MAX_TARGET_BYTES
+        && (size <= 127 || source <= 127 || (size <= source << 3 && source <= size << 3))
+}
+
+/// `(index into targets, similarity)` for every target at least as similar to `source` as
+/// git's copy threshold, by libgit2's copy detection in an in-memory repository.
+fn similarity_scores(
+    source: &[u8],
+    targets: &[(String, Vec<u8>)],
+) -> Result<Vec<(usize, u16)>, git2::Error> {
+    let odb = Odb::new()?;
+    odb.add_new_mempack_backend(1)?;
+    let mem = Repository::from_odb(odb)?;
+    let src = mem.blob(source)?;
+    let mut old = mem.treebuilder(None)?;
+    old.insert("cited", src, 0o100644)?;
+    let old = mem.find_tree(old.write()?)?;
+    let mut new = mem.treebuilder(Some(&old))?;
+    for (i, (_, bytes)) in targets.iter().enumerate() {
+        new.insert(format!("t{i}"), mem.blob(bytes)?, 0o100644)?;
+    }
+    let new = mem.find_tree(new.write()?)?;
+    let mut diff = mem.diff_tree_to_tree(
+        Some(&old),
+        Some(&new),
+        Some(DiffOptions::new().include_unmodified(true)),
+    )?;
+    let mut find = DiffFindOptions::new();
+    find.copies(true)
+        .copies_from_unmodified(true)
+        .copy_threshold(SIMILARITY_THRESHOLD)
+        .rename_limit(RENAME_LIMIT);
+    diff.find_similar(Some(&mut find))?;
+    copy_scores(&diff)
+}
+
+/// Reads each copy's similarity from the raw diff format (`... C072\tcited\tt5`), the one
+/// place git2 exposes libgit2's `similarity` field.
+fn copy_scores(diff: &Diff<'_>) -> Result<Vec<(usize, u16)>, git2::Error> {
+    let mut scores = Vec::new();
+    diff.print(DiffFormat::Raw, |delta, _, line| {
+        if delta.status() != Delta::Copied {
+            return true;
+        }
+        let index = delta
+            .new_file()
+            .path()
+            .and_then(|p| p.to_str())
+            .and_then(|p| p.strip_prefix('t'))
+            .and_then(|i| i.parse::<usize>().ok());
+        if let (Some(i), Some(score)) = (index, raw_similarity(line.content())) {
+            scores.push((i, score));
+        }
+        true
+    })?;
+    Ok(scores)
+}
+
+/// The similarity in a raw diff line: the digits after the status letter, e.g. `R072` → 72.
+fn raw_similarity(line: &[u8]) -> Option<u16> {
+    let head = line.split(|b| *b == b'\t').next()?;
+    let status = head.rsplit(|b| *b == b' ').next()?;
+    std::str::from_utf8(status.get(1..)?).ok()?.parse().ok()
+}
+
+/// Sorted by path, one candidate per path, keeping the strongest evidence.
+fn strongest_per_path(mut found: Vec<GitCandidate>) -> Vec<GitCandidate> {
+    found.sort_by(|a, b| {
+        a.path
+            .cmp(&b.path)
+            .then(a.evidence.rank().cmp(&b.evidence.rank()))
+    });
+    found.dedup_by(|later, kept| later.path == kept.path);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use git2::{IndexAddOption, Signature};
+    use std::fs;
+    use tempfile::TempDir;
+
+    struct Vault {
+        dir: TempDir,
+        repo: Repository,
+    }
+
+    impl Vault {
+        fn new() -> Vault {
+            let dir = tempfile::tempdir().unwrap();
+            let repo = Repository::init(dir.path()).unwrap();
+            Vault { dir, repo }
+        }
+
+        fn root(&self) -> &Path {
+            self.dir.path()
+        }
+
+        fn write(&self, rel: &str, text: &str) -> Oid {
+            let p = self.root().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, text).unwrap();
+            blob_id(text.as_bytes()).unwrap()
+        }
+
+        fn mv(&self, from: &str, to: &str) {
+            let to = self.root().join(to);
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::rename(self.root().join(from), to).unwrap();
+        }
+
+        fn rm(&self, rel: &str) {
+            fs::remove_file(self.root().join(rel)).unwrap();
+        }
+
+        /// Stages everything (additions, edits, deletions) and commits on HEAD.
+        fn commit(&self, msg: &str) -> Oid {
+            let mut index = self.repo.index().unwrap();
+            index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
+            index.update_all(["*"], None).unwrap();
+            index.write().unwrap();
+            let tree = self.repo.find_tree(index.write_tree().unwrap()).unwrap();
+            let sig = Signature::now("t", "t@example.org").unwrap();
+            let parent = head_commit(&self.repo).unwrap();
+            let parents: Vec<_> = parent.iter().collect();
+            self.repo
+                .commit(Some("HEAD"), &sig, &sig, msg, &tree, &parents)
+                .unwrap()
+        }
+
+        fn find(&self, path: &str, blob: Oid) -> Vec<GitCandidate> {
+            self.find_with(path, blob, None, Limits::default())
+        }
+
+        fn find_with(
+            &self,
+            path: &str,
+            blob: Oid,
+            copy: Option<Oid>,
+            limits: Limits,
+        ) -> Vec<GitCandidate> {
+            rename_candidates(&self.repo, path, blob, copy, limits).unwrap()
+        }
+    }
+
+    /// A note of `lines` distinct lines about `topic`.
+    fn note(topic: &str, lines: usize) -> String {
+        let mut s = format!("# {topic}\n\n");
+        for i in 0..lines {
+            s.push_str(&format!("- point {i} about {topic}: {}\n", i * 7919 % 1013));
+        }
+        s
+    }
+
+    fn cadence() -> String {
+        "# Publishing cadence (fictional demo note)\n\n\
+         Three options for the newsletter:\n\n\
+         1. Weekly roundup, as now: five links and a short comment each.\n\
+         2. Fortnightly, one long essay per issue, replacing the roundup.\n\
+         3. Monthly digest with a reader Q&A section at the end.\n\n\
+         The survey says 48% want fewer, longer issues.\n\
+         Top request was more depth per topic.\n\
+         Risk: readers forget the newsletter between issues.\n\
+         Cost: essays take two evenings each to write.\n"
+            .to_string()
+    }
+
+    fn renamed(path: &str, commit: Oid, edited: bool) -> GitCandidate {
+        GitCandidate {
+            path: path.to_string(),
+            evidence: Evidence::Renamed {
+                commit: short_id(commit),
+                edited,
+            },
+        }
+    }
+
+    fn working(path: &str, edited: bool) -> GitCandidate {
+        GitCandidate {
+            path: path.to_string(),
+            evidence: Evidence::WorkingTree { edited },
+        }
+    }
+
+    fn vault_with_survey_and_cadence() -> (Vault, Oid, Oid) {
+        let v = Vault::new();
+        let survey = v.write("Notes/reader-survey.md", &note("reader survey", 12));
+        let cad = v.write("Notes/publishing-cadence.md", &cadence());
+        v.commit("two notes");
+        (v, survey, cad)
+    }
+
+    #[test]
+    fn pure_rename_in_one_commit_is_an_exact_rename() {
+        let (v, survey, _) = vault_with_survey_and_cadence();
+        v.mv("Notes/reader-survey.md", "Research/reader-survey-autumn.md");
+        let c = v.commit("move survey");
+        let found = v.find("Notes/reader-survey.md", survey);
+        assert_eq!(
+            found,
+            vec![renamed("Research/reader-survey-autumn.md", c, false)]
+        );
+        assert_eq!(
+            found[0].describe(),
+            format!(
+                "Research/reader-survey-autumn.md (git: renamed in {})",
+                short_id(c)
+            )
+        );
+    }
+
+    #[test]
+    fn edit_and_rename_in_one_commit_is_an_edited_rename() {
+        let (v, _, cad) = vault_with_survey_and_cadence();
+        v.mv("Notes/publishing-cadence.md", "Notes/cadence-decision.md");
+        v.write(
+            "Notes/cadence-decision.md",
+            &(cadence() + "Decision: going fortnightly from November.\n"),
+        );
+        let c = v.commit("decide");
+        let found = v.find("Notes/publishing-cadence.md", cad);
+        assert_eq!(found, vec![renamed("Notes/cadence-decision.md", c, true)]);
+        assert_eq!(
+            found[0].describe(),
+            format!(
+                "Notes/cadence-decision.md (git: renamed in {}, edited)",
+                short_id(c)
+            )
+        );
+        cross_check_with_git_cli(v.root());
+    }
+
+    /// The real `git` agrees that the last commit renamed the note (skipped without git).
+    fn cross_check_with_git_cli(root: &Path) {
+        let Ok(out) = std::process::Command::new("git")
+            .args(["diff", "-M", "--name-status", "HEAD~1", "HEAD"])
+            .current_dir(root)
+            .output()
+        else {
+            return;
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().find(|l| l.starts_with('R')).unwrap_or("");
+        assert!(
+            line.ends_with("\tNotes/publishing-cadence.md\tNotes/cadence-decision.md"),
+            "git says: {text}"
+        );
+    }
+
+    #[test]
+    fn edit_then_rename_in_a_second_commit_names_the_rename_commit() {
+        let (v, _, cad) = vault_with_survey_and_cadence();
+        v.write(
+            "Notes/publishing-cadence.md",
+            &(cadence() + "Leaning fortnightly.\n"),
+        );
+        v.commit("edit");
+        v.mv("Notes/publishing-cadence.md", "Notes/cadence-decision.md");
+        let c = v.commit("rename");
+        v.write("Notes/other.md", &note("other", 10));
+        v.commit("unrelated later commit");
+        let found = v.find("Notes/publishing-cadence.md", cad);
+        assert_eq!(found, vec![renamed("Notes/cadence-decision.md", c, true)]);
+    }
+
+    #[test]
+    fn cited_bytes_never_committed_follow_from_the_newest_commit_with_the_path() {
+        let v = Vault::new();
+        let cited = blob_id(cadence().as_bytes()).unwrap();
+        v.write("Notes/publishing-cadence.md", &(cadence() + "draft line\n"));
+        v.commit("committed after an edit");
+        v.mv("Notes/publishing-cadence.md", "Notes/cadence-decision.md");
+        let c = v.commit("rename");
+        let found = v.find("Notes/publishing-cadence.md", cited);
+        assert_eq!(found, vec![renamed("Notes/cadence-decision.md", c, true)]);
+    }
+
+    #[test]
+    fn renamed_and_edited_in_the_working_tree_only() {
+        let (v, _, cad) = vault_with_survey_and_cadence();
+        v.mv("Notes/publishing-cadence.md", "Notes/cadence-decision.md");
+        v.write(
+            "Notes/cadence-decision.md",
+            &(cadence() + "Decision: going fortnightly from November.\n"),
+        );
+        let found = v.find("Notes/publishing-cadence.md", cad);
+        assert_eq!(found, vec![working("Notes/cadence-decision.md", true)]);
+        assert_eq!(
+            found[0].describe(),
+            "Notes/cadence-decision.md (git: renamed in working tree, edited)"
+        );
+    }
+
+    #[test]
+    fn a_staged_rename_is_a_working_tree_rename() {
+        let (v, survey, _) = vault_with_survey_and_cadence();
+        v.mv("Notes/reader-survey.md", "Research/survey.md");
+        let mut index = v.repo.index().unwrap();
+        index
+            .remove_path(Path::new("Notes/reader-survey.md"))
+            .unwrap();
+        index.add_path(Path::new("Research/survey.md")).unwrap();
+        index.write().unwrap();
+        let found = v.find("Notes/reader-survey.md", survey);
+        assert_eq!(found, vec![working("Research/survey.md", false)]);
+        assert_eq!(
+            found[0].describe(),
+            "Research/survey.md (git: renamed in working tree)"
+        );
+    }
+
+    #[test]
+    fn committed_rename_then_working_tree_rename() {
+        let (v, survey, _) = vault_with_survey_and_cadence();
+        v.mv("Notes/reader-survey.md", "Research/survey.md");
+        v.commit("move");
+        v.mv("Research/survey.md", "Research/survey-autumn.md");
+        let found = v.find("Notes/reader-survey.md", survey);
+        assert_eq!(found, vec![working("Research/survey-autumn.md", false)]);
+    }
+
+    #[test]
+    fn never_committed_note_is_compared_through_its_cited_copy() {
+        let v = Vault::new();
+        v.write("Notes/reader-survey.md", &note("reader survey", 12));
+        v.commit("only the survey is in git");
+        let cited = cadence();
+        let blob = blob_id(cited.as_bytes()).unwrap();
+        v.write(
+            "Notes/cadence-decision.md",
+            &(cited.clone() + "Going fortnightly.\n"),
+        );
+        v.write("Notes/unrelated.md", &note("gardening", 12));
+        assert_eq!(v.find("Notes/publishing-cadence.md", blob), vec![]);
+        let copy = v.repo.blob(cited.as_bytes()).unwrap();
+        assert_eq!(copy, blob);
+        let found = v.find_with(
+            "Notes/publishing-cadence.md",
+            blob,
+            Some(copy),
+            Limits::default(),
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].path, "Notes/cadence-decision.md");
+        let Evidence::SimilarToCitedCopy { score } = found[0].evidence else {
+            panic!("{found:?}");
+        };
+        assert!((50..100).contains(&score), "score {score}");
+        assert_eq!(
+            found[0].describe(),
+            format!("Notes/cadence-decision.md (git: similar to the cited copy, {score}%)")
+        );
+    }
+
+    #[test]
+    fn cited_copy_works_without_head_and_respects_the_target_cap() {
+        let v = Vault::new();
+        let cited = cadence();
+        let blob = v.repo.blob(cited.as_bytes()).unwrap();
+        v.write(
+            "Notes/cadence-decision.md",
+            &(cited + "Going fortnightly.\n"),
+        );
+        v.write("Notes/a.md", &note("a", 10));
+        v.write("Notes/b.md", &note("b", 10));
+        let found = v.find("Notes/publishing-cadence.md", blob);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].path, "Notes/cadence-decision.md");
+        let capped = Limits {
+            max_similarity_targets: 2,
+            ..Limits::default()
+        };
+        assert_eq!(
+            v.find_with("Notes/publishing-cadence.md", blob, None, capped),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn deleted_without_rename_has_no_candidates() {
+        let (v, _, cad) = vault_with_survey_and_cadence();
+        v.rm("Notes/publishing-cadence.md");
+        v.commit("drop the draft");
+        assert_eq!(v.find("Notes/publishing-cadence.md", cad), vec![]);
+    }
+
+    #[test]
+    fn two_renames_in_a_row_end_at_the_last_name() {
+        let (v, survey, _) = vault_with_survey_and_cadence();
+        v.mv("Notes/reader-survey.md", "Notes/survey-b.md");
+        v.commit("A to B");
+        v.mv("Notes/survey-b.md", "Research/survey-c.md");
+        v.write(
+            "Research/survey-c.md",
+            &(note("reader survey", 12) + "one more\n"),
+        );
+        let c = v.commit("B to C");
+        let found = v.find("Notes/reader-survey.md", survey);
+        assert_eq!(found, vec![renamed("Research/survey-c.md", c, true)]);
+    }
+
+    #[test]
+    fn an_unrelated_file_with_the_same_name_does_not_confuse() {
+        let v = Vault::new();
+        let plan = v.write("Notes/plan.md", &note("the real plan", 12));
+        v.write("Archive/plan.md", &note("an old archived plan", 12));
+        v.commit("two plans");
+        v.mv("Notes/plan.md", "Projects/plan-v2.md");
+        let c = v.commit("move the plan");
+        assert_eq!(
+            v.find("Notes/plan.md", plan),
+            vec![renamed("Projects/plan-v2.md", c, false)]
+        );
+        v.rm("Projects/plan-v2.md");
+        v.commit("drop it");
+        assert_eq!(v.find("Notes/plan.md", plan), vec![]);
+    }
+
+    #[test]
+    fn no_head_means_no_candidates() {
+        let v = Vault::new();
+        let blob = v.write("Notes/x.md", &note("x", 10));
+        v.rm("Notes/x.md");
+        v.write("Notes/y.md", &note("x", 10));
+        assert_eq!(v.find("Notes/x.md", blob), vec![]);
+    }
+
+    #[test]
+    fn history_longer_than_max_commits_is_not_scanned_past_the_limit() {
+        let v = Vault::new();
+        let survey = v.write("Notes/reader-survey.md", &note("reader survey", 12));
+        v.commit("add");
+        v.mv("Notes/reader-survey.md", "Research/survey.md");
+        let c = v.commit("move");
+        for i in 0..40 {
+            v.write(&format!("Daily/{i}.md"), &note(&format!("day {i}"), 3));
+            v.commit("daily");
+        }
+        let head = v.repo.head().unwrap().target().unwrap();
+        let chain = Chain::walk(&v.repo, head, "Notes/reader-survey.md", survey, 10).unwrap();
+        assert!(!chain.started && chain.links.is_empty());
+        let short = Limits {
+            max_commits: 10,
+            ..Limits::default()
+        };
+        // Past the limit the committed blob is still the cited copy: similar, not renamed.
+        let found = v.find_with("Notes/reader-survey.md", survey, None, short);
+        let expected = GitCandidate {
+            path: "Research/survey.md".to_string(),
+            evidence: Evidence::SimilarToCitedCopy { score: 100 },
+        };
+        assert_eq!(found, vec![expected]);
+        assert_eq!(
+            v.find("Notes/reader-survey.md", survey),
+            vec![renamed("Research/survey.md", c, false)]
+        );
+    }
+
+    #[test]
+    fn raw_similarity_reads_the_status_digits() {
+        let line = b":100644 100644 abc... def... C072\tcited\tt5\n";
+        assert_eq!(raw_similarity(line), Some(72));
+        assert_eq!(
+            raw_similarity(b":100644 100644 a b R100\tx\ty\n"),
+            Some(100)
+        );
+        assert_eq!(raw_similarity(b":100644 100644 a b M\tx\n"), None);
+    }
+
+    #[test]
+    fn strongest_evidence_wins_per_path() {
+        let sim = |p: &str, score| GitCandidate {
+            path: p.to_string(),
+            evidence: Evidence::SimilarToCitedCopy { score },
+        };
+        let found = strongest_per_path(vec![
+            sim("b.md", 90),
+            working("b.md", true),
+            sim("a.md", 60),
+            renamed("b.md", Oid::ZERO_SHA1, false),
+        ]);
+        assert_eq!(
+            found,
+            vec![sim("a.md", 60), renamed("b.md", Oid::ZERO_SHA1, false)]
+        );
+    }
+
+    /// `cargo test --release --lib store::history -- --ignored --nocapture`: 2,000 commits
+    /// over 1,000 notes in one directory, the cited note added at commit 100 and renamed with
+    /// an edit at commit 1,500.
+    #[test]
+    #[ignore]
+    fn timing_on_two_thousand_commits() {
+        let v = Vault::new();
+        let repo = &v.repo;
+        let sig = Signature::now("t", "t@example.org").unwrap();
+        let mut tree = repo
+            .find_tree(repo.treebuilder(None).unwrap().write().unwrap())
+            .unwrap();
+        let mut parent: Option<git2::Commit> = None;
+        let mut cited = Oid::ZERO_SHA1;
+        let started = std::time::Instant::now();
+        for i in 0..2000usize {
+            let mut up = git2::build::TreeUpdateBuilder::new();
+            let blob = |t: &str| repo.blob(t.as_bytes()).unwrap();
+            if i == 0 {
+                for n in 0..1000 {
+                    let text = note(&format!("note {n}"), 10);
+                    up.upsert(format!("Notes/n{n}.md"), blob(&text), git2::FileMode::Blob);
+                }
+            } else {
+                let text = note(&format!("note {} v{i}", i % 1000), 10);
+                up.upsert(
+                    format!("Notes/n{}.md", i % 1000),
+                    blob(&text),
+                    git2::FileMode::Blob,
+                );
+            }
+            if i == 100 {
+                cited = blob(&cadence());
+                up.upsert("Notes/publishing-cadence.md", cited, git2::FileMode::Blob);
+            }
+            if i == 1500 {
+                up.remove("Notes/publishing-cadence.md");
+                let text = cadence() + "Going fortnightly.\n";
+                up.upsert(
+                    "Notes/cadence-decision.md",
+                    blob(&text),
+                    git2::FileMode::Blob,
+                );
+            }
+            tree = repo
+                .find_tree(up.create_updated(repo, &tree).unwrap())
+                .unwrap();
+            let parents: Vec<_> = parent.iter().collect();
+            let id = repo
+                .commit(Some("HEAD"), &sig, &sig, "c", &tree, &parents)
+                .unwrap();
+            parent = Some(repo.find_commit(id).unwrap());
+        }
+        let mut co = git2::build::CheckoutBuilder::new();
+        repo.checkout_head(Some(co.force())).unwrap();
+        eprintln!("built in {:?}", started.elapsed());
+
+        let t = std::time::Instant::now();
+        let found = v.find("Notes/publishing-cadence.md", cited);
+        eprintln!("renamed 1,900 commits back: {:?} -> {found:?}", t.elapsed());
+        assert!(matches!(
+            found[0].evidence,
+            Evidence::Renamed { edited: true, .. }
+        ));
+
+        let t = std::time::Instant::now();
+        let gone = blob_id(b"never in git").unwrap();
+        let found = v.find("Notes/never.md", gone);
+        eprintln!(
+            "path never in history (full walk): {:?} -> {found:?}",
+            t.elapsed()
+        );
+
+        let t = std::time::Instant::now();
+        let copy = repo.blob(note("note 7", 10).as_bytes()).unwrap();
+        let found = v.find_with("Notes/gone.md", gone, Some(copy), Limits::default());
+        eprintln!(
+            "full walk + cited copy vs 1,001 files: {:?} -> {found:?}",
+            t.elapsed()
+        );
+
+        v.mv("Notes/n5.md", "Notes/n5-renamed.md");
+        let t = std::time::Instant::now();
+        let n5 = blob_id(note("note 5 v1005", 10).as_bytes()).unwrap();
+        let found = v.find("Notes/n5.md", n5);
+        eprintln!("working-tree rename: {:?} -> {found:?}", t.elapsed());
+    }
+}

@@ -31,6 +31,26 @@ pub struct PendingAppend {
     /// Vault-relative paths of cited notes with their sha256, for the `cited/` copies.
     #[serde(default)]
     pub cited: Vec<(String, String)>,
+    /// What kind of record line this is (decides the commit subject and trailers).
+    #[serde(default, skip_serializing_if = "RecordKind::is_capture")]
+    pub kind: RecordKind,
+}
+
+/// The kinds of appended record lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordKind {
+    /// A session entry in a day file.
+    #[default]
+    Capture,
+    /// A binding in the identity ledger.
+    Identity,
+}
+
+impl RecordKind {
+    fn is_capture(&self) -> bool {
+        *self == RecordKind::Capture
+    }
 }
 
 /// The journal directory.

@@ -2,6 +2,8 @@
 //! pending journal and adoption of existing records.
 
 pub mod adopt;
+pub mod append;
+pub mod candidates;
 pub mod commit;
 pub mod compose;
 pub mod history;

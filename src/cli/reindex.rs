@@ -1,0 +1,65 @@
+//! `git rutter reindex`: bring the index up to date and run the identity pass.
+
+use crate::index::Index;
+use crate::recall::reindex::{self, Mode};
+use std::path::PathBuf;
+
+/// Update the search index and re-resolve cited notes that moved.
+///
+/// Re-reads the notes and day files that changed since the last run (by size and mtime), then
+/// runs the identity pass: a dead cited path whose exact content (sha256) is now at exactly one
+/// other path is bound to it (appended to _librarian/note-identity.md and committed); other dead
+/// refs stay unresolved, with candidates from exact hashes and git's rename detection. The index
+/// lives in .git/rutter/index.sqlite (LIBRARIAN_DB_PATH overrides) and can be deleted at any time.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Rebuild every table from nothing; also takes over an index built for another vault.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs the command.
+pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    let vault = super::interactive_vault(vault.as_deref())?;
+    let started = std::time::Instant::now();
+    let mut index = Index::open(&vault, args.force)?;
+    let rebuilt_on_open = index.built.is_some();
+    let report = reindex::refresh(
+        &vault,
+        &mut index,
+        Mode::Full,
+        args.force && !rebuilt_on_open,
+    )?;
+    let n = &report.notes;
+    let total = if rebuilt_on_open {
+        index.note_count()?
+    } else {
+        n.indexed
+    };
+    super::print(&format!(
+        "[rutter] reindex complete: {total} notes indexed, {} skipped, {}ms",
+        n.skipped,
+        started.elapsed().as_millis()
+    ))?;
+    super::print(&format!("  vault: {}", vault.root.display()))?;
+    super::print(&format!("  index: {}", index.path().display()))?;
+    if let Some(why) = &index.built {
+        super::print(&format!("  built: {why}"))?;
+    } else if !args.force {
+        super::print(&format!(
+            "  changed: {} note(s) re-read, {} removed, {} day file(s) re-read",
+            n.changed, n.removed, report.entries.files_read
+        ))?;
+    }
+    if let Some(id) = &report.identity {
+        let entries = if id.appended == 1 { "entry" } else { "entries" };
+        eprintln!(
+            "[rutter] identity pass: {} dead ref(s) checked, {} bound, {} unresolved, {} ledger {entries} appended, {}ms",
+            id.dead, id.bound, id.unresolved, id.appended, id.elapsed_ms
+        );
+        if let Some(p) = &id.problem {
+            eprintln!("[rutter] identity pass: new bindings were not recorded: {p}");
+        }
+    }
+    Ok(super::EXIT_OK)
+}

@@ -1,0 +1,54 @@
+//! `git rutter search`: full-text search over the notes, with prior engagement.
+
+use crate::index::search::Filters;
+use crate::index::Index;
+use crate::recall::search;
+use std::path::PathBuf;
+
+/// Search the notes: every word must match, best matches first.
+///
+/// Each hit shows its title, type · status · created, path and a snippet; a note a past session
+/// cited also shows the newest such entry ("↩ prior engagement"). Uses the index as the last
+/// reindex (or MCP server start) left it. Put `--` before a query that starts with `-`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The words to search for.
+    #[arg(required = true, num_args = 1.., allow_hyphen_values = false)]
+    pub query: Vec<String>,
+    /// At most this many hits (1-50).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub limit: u32,
+    /// Only notes whose frontmatter `type` is exactly this.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub note_type: Option<String>,
+    /// Only notes whose frontmatter `status` is exactly this.
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Only notes whose frontmatter `domain` is exactly this.
+    #[arg(long)]
+    pub domain: Option<String>,
+    /// Print the hits as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command.
+pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    let vault = super::interactive_vault(vault.as_deref())?;
+    let index = Index::open(&vault, false)?;
+    let query = args.query.join(" ");
+    let filters = Filters {
+        note_type: args.note_type,
+        status: args.status,
+        domain: args.domain,
+    };
+    let results = search::search(&index, &query, args.limit as usize, &filters)?;
+    if args.json {
+        super::print(&serde_json::to_string_pretty(
+            &serde_json::json!({ "query": query, "results": results }),
+        )?)?;
+    } else {
+        super::print(&search::render(&query, &results))?;
+    }
+    Ok(super::EXIT_OK)
+}

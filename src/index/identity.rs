@@ -1,0 +1,330 @@
+//! The identity projection (anchor §11, DESIGN §7): which cited paths are dead, which current
+//! notes carry a dead ref's exact sha256, and the bindings, conflicts and unresolved refs that
+//! the ledger and those facts imply. Rebuilt wholesale on every pass; never durable.
+
+use super::{Index, IndexError};
+use crate::records::ledger::Binding;
+use rusqlite::{params, OptionalExtension, Transaction};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// A cited `(path, hash)` whose path no longer exists in the vault.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DeadRef {
+    pub from: String,
+    pub hash: String,
+    /// The git blob id recorded with it (`@2` entries only).
+    pub blob: Option<String>,
+}
+
+/// A candidate for an unresolved ref, with the evidence for it (`None`: exact sha256 match).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+}
+
+impl Candidate {
+    /// `path` or `path (evidence)`.
+    pub fn describe(&self) -> String {
+        match &self.evidence {
+            Some(e) => format!("{} ({e})", self.path),
+            None => self.path.clone(),
+        }
+    }
+}
+
+/// What the pass decided for one dead ref.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    Bound {
+        to: String,
+        detected: String,
+        ts: String,
+        conflict: Option<String>,
+    },
+    /// A new exact-hash binding to append to the ledger, then bound.
+    Bind {
+        to: String,
+    },
+    Unresolved {
+        exact: Vec<String>,
+    },
+}
+
+/// The durable bindings, newest-wins per `(from, hash)`: a confirmed binding beats any
+/// automatic one, and among bindings of the same kind the latest `ts` (then file order) wins.
+pub fn latest_bindings(ledger: &[Binding]) -> HashMap<(String, String), Binding> {
+    let mut out: HashMap<(String, String), Binding> = HashMap::new();
+    for b in ledger {
+        let key = (b.from.clone(), b.hash.clone());
+        let wins = match out.get(&key) {
+            None => true,
+            Some(cur) => rank(b) >= rank(cur),
+        };
+        if wins {
+            out.insert(key, b.clone());
+        }
+    }
+    out
+}
+
+fn rank(b: &Binding) -> (bool, &str) {
+    (b.detected == "confirmed", b.ts.as_str())
+}
+
+/// Decides each dead ref from its exact candidates and the latest binding (anchor §11).
+pub fn resolve(exact: &[String], latest: Option<&Binding>) -> Resolution {
+    let bound = |b: &Binding, conflict: Option<String>| Resolution::Bound {
+        to: b.to.clone(),
+        detected: b.detected.clone(),
+        ts: b.ts.clone(),
+        conflict,
+    };
+    match (exact, latest) {
+        ([only], Some(b)) if &b.to == only => bound(b, None),
+        ([only], Some(b)) if b.detected == "confirmed" => bound(b, Some(only.clone())),
+        ([only], _) => Resolution::Bind { to: only.clone() },
+        (_, Some(b)) => bound(b, None),
+        (many, None) => Resolution::Unresolved {
+            exact: many.to_vec(),
+        },
+    }
+}
+
+impl Index {
+    /// Every distinct cited `(path, hash)` whose path does not exist in the vault.
+    pub fn dead_refs(&self) -> Result<Vec<DeadRef>, IndexError> {
+        let notes: HashSet<String> = self
+            .conn
+            .prepare("SELECT path FROM notes")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT path, hash, MAX(blob) FROM entry_refs GROUP BY path, hash ORDER BY path, hash",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(DeadRef {
+                from: r.get(0)?,
+                hash: r.get(1)?,
+                blob: r.get(2)?,
+            })
+        })?;
+        let mut dead = Vec::new();
+        let mut live_cache: HashMap<String, bool> = HashMap::new();
+        for row in rows {
+            let d = row?;
+            if notes.contains(&d.from) {
+                continue;
+            }
+            let live = *live_cache
+                .entry(d.from.clone())
+                .or_insert_with(|| exists_in_vault(&self.root, &d.from));
+            if !live {
+                dead.push(d);
+            }
+        }
+        Ok(dead)
+    }
+
+    /// Current notes whose sha256 is `hash`, other than `except`, sorted by path.
+    pub fn exact_candidates(&self, hash: &str, except: &str) -> Result<Vec<String>, IndexError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT path FROM notes WHERE sha256 = ?1 AND path != ?2 ORDER BY path",
+        )?;
+        let rows = stmt.query_map(params![hash, except], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// A cached list of git candidates for `(from, blob)` computed in `state`, if any.
+    pub fn cached_git_candidates(
+        &self,
+        from: &str,
+        blob: &str,
+        state: &str,
+    ) -> Result<Option<Vec<Candidate>>, IndexError> {
+        let json: Option<String> = self
+            .conn
+            .query_row("SELECT candidates FROM git_candidates WHERE from_path = ?1 AND blob = ?2 AND state = ?3", params![from, blob, state], |r| r.get(0))
+            .optional()?;
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    /// Remembers git candidates for `(from, blob)` in `state`.
+    pub fn cache_git_candidates(
+        &self,
+        from: &str,
+        blob: &str,
+        state: &str,
+        c: &[Candidate],
+    ) -> Result<(), IndexError> {
+        let json = serde_json::to_string(c).unwrap_or_default();
+        self.conn.execute("INSERT OR REPLACE INTO git_candidates(from_path, blob, state, candidates) VALUES (?1, ?2, ?3, ?4)", params![from, blob, state, json])?;
+        Ok(())
+    }
+
+    /// A cheap fingerprint of the indexed note set (for the git candidate cache).
+    pub fn notes_state(&self) -> Result<String, IndexError> {
+        let (n, m, s): (i64, Option<i64>, Option<i64>) = self.conn.query_row(
+            "SELECT count(*), max(mtime_ns), sum(size) FROM notes",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        Ok(format!("{n}:{}:{}", m.unwrap_or(0), s.unwrap_or(0)))
+    }
+
+    /// Replaces the projection tables with `rows`.
+    pub fn write_projection(&mut self, rows: &[(DeadRef, Projected)]) -> Result<(), IndexError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        for t in [
+            "identity_bindings",
+            "identity_unresolved",
+            "identity_candidates",
+            "identity_conflicts",
+        ] {
+            tx.execute(&format!("DELETE FROM {t}"), [])?;
+        }
+        for (d, p) in rows {
+            insert_projected(&tx, d, p)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// A dead ref's final state in the projection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Projected {
+    Bound {
+        to: String,
+        detected: String,
+        ts: String,
+        conflict: Option<String>,
+    },
+    Unresolved(Vec<Candidate>),
+}
+
+fn insert_projected(
+    tx: &Transaction<'_>,
+    d: &DeadRef,
+    p: &Projected,
+) -> Result<(), rusqlite::Error> {
+    match p {
+        Projected::Bound {
+            to,
+            detected,
+            ts,
+            conflict,
+        } => {
+            tx.prepare_cached("INSERT OR REPLACE INTO identity_bindings(from_path, hash, to_path, detected, ts) VALUES (?1, ?2, ?3, ?4, ?5)")?
+                .execute(params![d.from, d.hash, to, detected, ts])?;
+            if let Some(c) = conflict {
+                tx.prepare_cached("INSERT OR REPLACE INTO identity_conflicts(from_path, hash, confirmed_to, detected_to) VALUES (?1, ?2, ?3, ?4)")?
+                    .execute(params![d.from, d.hash, to, c])?;
+            }
+        }
+        Projected::Unresolved(cands) => {
+            let json = serde_json::to_string(cands).unwrap_or_default();
+            tx.prepare_cached("INSERT OR REPLACE INTO identity_unresolved(from_path, hash, candidates) VALUES (?1, ?2, ?3)")?
+                .execute(params![d.from, d.hash, json])?;
+            for c in cands {
+                tx.prepare_cached(
+                    "INSERT INTO identity_candidates(from_path, hash, path) VALUES (?1, ?2, ?3)",
+                )?
+                .execute(params![d.from, d.hash, c.path])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a vault-relative path exists and stays inside the vault (any file type counts).
+pub fn exists_in_vault(root: &Path, rel: &str) -> bool {
+    if rel.is_empty() || rel.starts_with('/') || rel.split('/').any(|s| s == "..") {
+        return false;
+    }
+    match std::fs::canonicalize(root.join(rel)) {
+        Ok(p) => p.starts_with(root),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(to: &str, detected: &str, ts: &str) -> Binding {
+        Binding {
+            id: ts.into(),
+            from: "old.md".into(),
+            to: to.into(),
+            hash: "h".into(),
+            detected: detected.into(),
+            ts: ts.into(),
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_reference_rules() {
+        let one = vec!["new.md".to_string()];
+        assert_eq!(
+            resolve(&one, None),
+            Resolution::Bind {
+                to: "new.md".into()
+            }
+        );
+        let auto = b("new.md", "exact-hash", "1");
+        assert!(matches!(
+            resolve(&one, Some(&auto)),
+            Resolution::Bound { conflict: None, .. }
+        ));
+        let confirmed = b("mine.md", "confirmed", "2");
+        assert!(
+            matches!(resolve(&one, Some(&confirmed)), Resolution::Bound { ref to, conflict: Some(ref c), .. } if to == "mine.md" && c == "new.md")
+        );
+        let other_auto = b("old-target.md", "exact-hash", "1");
+        assert_eq!(
+            resolve(&one, Some(&other_auto)),
+            Resolution::Bind {
+                to: "new.md".into()
+            }
+        );
+        let two = vec!["a.md".to_string(), "b.md".to_string()];
+        assert_eq!(
+            resolve(&two, None),
+            Resolution::Unresolved { exact: two.clone() }
+        );
+        assert!(matches!(
+            resolve(&two, Some(&confirmed)),
+            Resolution::Bound { .. }
+        ));
+        assert_eq!(resolve(&[], None), Resolution::Unresolved { exact: vec![] });
+    }
+
+    #[test]
+    fn confirmed_bindings_are_sticky() {
+        let ledger = vec![
+            b("a.md", "exact-hash", "1"),
+            b("mine.md", "confirmed", "2"),
+            b("c.md", "exact-hash", "3"),
+        ];
+        let latest = latest_bindings(&ledger);
+        assert_eq!(
+            latest[&("old.md".to_string(), "h".to_string())].to,
+            "mine.md"
+        );
+        let ledger = vec![
+            b("mine.md", "confirmed", "2"),
+            b("yours.md", "confirmed", "4"),
+        ];
+        assert_eq!(
+            latest_bindings(&ledger)[&("old.md".to_string(), "h".to_string())].to,
+            "yours.md"
+        );
+    }
+}

@@ -1,0 +1,156 @@
+//! The queries recall needs: recent sessions' entries, a ref's binding or candidates, and a
+//! note's prior engagement.
+
+use super::identity::Candidate;
+use super::{Index, IndexError};
+use crate::records::{Entry, Step};
+use rusqlite::{params, OptionalExtension};
+
+/// How a dead ref is bound in the projection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bound {
+    pub to: String,
+    pub detected: String,
+    /// For a confirmed binding: the current note that now carries the cited hash.
+    pub conflict: Option<String>,
+}
+
+/// The newest entry that cited a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Engagement {
+    pub day: String,
+    pub summary: String,
+}
+
+impl Index {
+    /// Whether any entry is indexed.
+    pub fn has_entries(&self) -> Result<bool, IndexError> {
+        Ok(self
+            .conn
+            .query_row("SELECT EXISTS(SELECT 1 FROM entries)", [], |r| r.get(0))?)
+    }
+
+    /// Entries matching the filters, newest first, for the first `groups` session groups (all
+    /// groups when `None`), with every matching step of those groups.
+    pub fn recent_steps(
+        &self,
+        project_key: Option<&str>,
+        cutoff: Option<&str>,
+        groups: Option<usize>,
+    ) -> Result<Vec<Step>, IndexError> {
+        let filter = "(?1 IS NULL OR project_key = ?1) AND (?2 IS NULL OR day >= ?2)";
+        let mut keys: Vec<String> = Vec::new();
+        {
+            let sql = format!(
+                "SELECT group_key FROM entries WHERE {filter} ORDER BY day DESC, time DESC"
+            );
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params![project_key, cutoff])?;
+            while let Some(row) = rows.next()? {
+                let k: String = row.get(0)?;
+                if !keys.contains(&k) {
+                    keys.push(k);
+                    if groups.is_some_and(|g| keys.len() >= g) {
+                        break;
+                    }
+                }
+            }
+        }
+        let sql = format!("SELECT day, json FROM entries WHERE group_key = ?3 AND {filter}");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut steps = Vec::new();
+        for k in &keys {
+            let rows = stmt.query_map(params![project_key, cutoff, k], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?;
+            for row in rows {
+                let (day, json) = row?;
+                if let Ok(entry) = serde_json::from_str::<Entry>(&json) {
+                    steps.push(Step { day, entry });
+                }
+            }
+        }
+        Ok(steps)
+    }
+
+    /// The projection's binding of a dead ref.
+    pub fn binding(&self, from: &str, hash: &str) -> Result<Option<Bound>, IndexError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT b.to_path, b.detected, c.detected_to FROM identity_bindings b
+             LEFT JOIN identity_conflicts c ON c.from_path = b.from_path AND c.hash = b.hash
+             WHERE b.from_path = ?1 AND b.hash = ?2",
+        )?;
+        let row = stmt
+            .query_row(params![from, hash], |r| {
+                Ok(Bound {
+                    to: r.get(0)?,
+                    detected: r.get(1)?,
+                    conflict: r.get(2)?,
+                })
+            })
+            .optional()?;
+        Ok(row)
+    }
+
+    /// The projection's candidates for an unresolved ref (`None`: not in the projection).
+    pub fn unresolved(&self, from: &str, hash: &str) -> Result<Option<Vec<Candidate>>, IndexError> {
+        let json: Option<String> = self
+            .conn
+            .prepare_cached(
+                "SELECT candidates FROM identity_unresolved WHERE from_path = ?1 AND hash = ?2",
+            )?
+            .query_row(params![from, hash], |r| r.get(0))
+            .optional()?;
+        Ok(json.map(|j| serde_json::from_str(&j).unwrap_or_default()))
+    }
+
+    /// The newest entry citing `path` directly or through a binding.
+    pub fn engagement(&self, path: &str) -> Result<Option<Engagement>, IndexError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT e.day, e.json FROM entry_refs r JOIN entries e ON e.day = r.day AND e.seq = r.seq
+             WHERE r.path = ?1
+               OR EXISTS (SELECT 1 FROM identity_bindings b WHERE b.from_path = r.path AND b.hash = r.hash AND b.to_path = ?1)
+             ORDER BY e.day DESC, e.time DESC LIMIT 1",
+        )?;
+        let row = stmt
+            .query_row([path], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .optional()?;
+        Ok(row.and_then(|(day, json)| {
+            let e: Entry = serde_json::from_str(&json).ok()?;
+            Some(Engagement {
+                day,
+                summary: e.summary,
+            })
+        }))
+    }
+
+    /// Notes that now carry the hash of a ref confirmed to `path`.
+    pub fn conflicts_for(&self, path: &str) -> Result<Vec<String>, IndexError> {
+        let mut stmt = self.conn.prepare_cached("SELECT DISTINCT detected_to FROM identity_conflicts WHERE confirmed_to = ?1 ORDER BY detected_to")?;
+        let rows = stmt.query_map([path], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Unresolved refs that list `path` among their candidates: `(from, candidates)`.
+    pub fn unresolved_naming(
+        &self,
+        path: &str,
+    ) -> Result<Vec<(String, Vec<Candidate>)>, IndexError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT u.from_path, u.candidates FROM identity_candidates c
+             JOIN identity_unresolved u ON u.from_path = c.from_path AND u.hash = c.hash
+             WHERE c.path = ?1 ORDER BY u.from_path",
+        )?;
+        let rows = stmt.query_map([path], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (from, json) = row?;
+            out.push((from, serde_json::from_str(&json).unwrap_or_default()));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,41 @@
+//! The index schema and its version. A database whose version differs is rebuilt from the
+//! vault; nothing in it is durable (DESIGN §2.4).
+
+/// Bumped whenever a table or the meaning of a column changes.
+pub const SCHEMA_VERSION: &str = "rutter-index 1";
+
+/// Every table, created in one batch.
+pub const CREATE: &str = "
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE notes(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL,
+    created TEXT NOT NULL, domain TEXT NOT NULL, tags TEXT NOT NULL,
+    mtime INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL, blob TEXT NOT NULL);
+CREATE INDEX notes_by_sha256 ON notes(sha256);
+CREATE VIRTUAL TABLE notes_fts USING fts5(path UNINDEXED, title, body, tags, tokenize='porter unicode61');
+CREATE TABLE day_files(name TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE entries(
+    day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
+    session_id TEXT, project TEXT, project_key TEXT, time TEXT NOT NULL,
+    group_key TEXT NOT NULL, json TEXT NOT NULL,
+    PRIMARY KEY(day, seq)) WITHOUT ROWID;
+CREATE INDEX entries_by_time ON entries(day, time);
+CREATE INDEX entries_by_group ON entries(group_key, day, time);
+CREATE TABLE entry_refs(day TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, blob TEXT);
+CREATE INDEX entry_refs_by_path ON entry_refs(path, hash);
+CREATE INDEX entry_refs_by_entry ON entry_refs(day, seq);
+CREATE TABLE identity_bindings(from_path TEXT NOT NULL, hash TEXT NOT NULL, to_path TEXT NOT NULL,
+    detected TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
+CREATE INDEX identity_bindings_by_to ON identity_bindings(to_path);
+CREATE TABLE identity_unresolved(from_path TEXT NOT NULL, hash TEXT NOT NULL, candidates TEXT NOT NULL,
+    PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
+CREATE TABLE identity_candidates(from_path TEXT NOT NULL, hash TEXT NOT NULL, path TEXT NOT NULL);
+CREATE INDEX identity_candidates_by_path ON identity_candidates(path);
+CREATE TABLE identity_conflicts(from_path TEXT NOT NULL, hash TEXT NOT NULL, confirmed_to TEXT NOT NULL,
+    detected_to TEXT NOT NULL, PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
+CREATE TABLE git_candidates(from_path TEXT NOT NULL, blob TEXT NOT NULL, state TEXT NOT NULL,
+    candidates TEXT NOT NULL, PRIMARY KEY(from_path, blob)) WITHOUT ROWID;
+";

@@ -1,0 +1,134 @@
+//! Full-text search and get-note over the index (anchor §9): every query term must match
+//! (quoted AND terms), ranked by bm25, filters applied in SQL so a filter never returns fewer
+//! than `limit` hits when more exist.
+
+use super::{Index, IndexError};
+use rusqlite::{params, OptionalExtension};
+use serde::Serialize;
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub path: String,
+    pub title: String,
+    #[serde(rename = "type")]
+    pub note_type: String,
+    pub status: String,
+    pub created: String,
+    pub snippet: String,
+}
+
+/// Exact-match filters on note metadata.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub note_type: Option<String>,
+    pub status: Option<String>,
+    pub domain: Option<String>,
+}
+
+/// One note as the index holds it (get-note).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Note {
+    pub path: String,
+    pub title: String,
+    #[serde(rename = "type")]
+    pub note_type: String,
+    pub status: String,
+    pub created: String,
+    pub body: String,
+}
+
+/// The FTS5 query for raw user text: lowercased, split on whitespace, the characters
+/// `" * ( ) : ^ -` removed from each token, each remaining token quoted; `None` when nothing is
+/// left. Quoting makes every other character (`NEAR(`, `+`, `'`, SQL) plain text.
+pub fn fts_query(raw: &str) -> Option<String> {
+    let terms: Vec<String> = raw
+        .to_lowercase()
+        .split_whitespace()
+        .map(|t| {
+            t.chars()
+                .filter(|c| !matches!(c, '"' | '*' | '(' | ')' | ':' | '^' | '-'))
+                .collect::<String>()
+        })
+        .filter(|t| !t.is_empty())
+        .map(|t| format!("\"{t}\""))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" "))
+}
+
+impl Index {
+    /// Ranked hits for `query`, at most `limit`, filters applied in SQL.
+    pub fn search(&self, query: &str, limit: usize, f: &Filters) -> Result<Vec<Hit>, IndexError> {
+        let Some(q) = fts_query(query) else {
+            return Ok(vec![]);
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT n.path, n.title, n.type, n.status, n.created, snippet(notes_fts, 2, '«', '»', '…', 14)
+             FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid
+             WHERE notes_fts MATCH ?1
+               AND (?2 IS NULL OR n.type = ?2) AND (?3 IS NULL OR n.status = ?3) AND (?4 IS NULL OR n.domain = ?4)
+             ORDER BY bm25(notes_fts) LIMIT ?5",
+        )?;
+        let rows = stmt.query_map(
+            params![q, f.note_type, f.status, f.domain, limit as i64],
+            |r| {
+                Ok(Hit {
+                    path: r.get(0)?,
+                    title: r.get(1)?,
+                    note_type: r.get(2)?,
+                    status: r.get(3)?,
+                    created: r.get(4)?,
+                    snippet: r
+                        .get::<_, String>(5)?
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                })
+            },
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The indexed note at exactly `path`; only indexed notes can be read this way.
+    pub fn note(&self, path: &str) -> Result<Option<Note>, IndexError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT n.path, n.title, n.type, n.status, n.created, f.body
+             FROM notes n JOIN notes_fts f ON f.rowid = n.id WHERE n.path = ?1",
+        )?;
+        let note = stmt
+            .query_row([path], |r| {
+                Ok(Note {
+                    path: r.get(0)?,
+                    title: r.get(1)?,
+                    note_type: r.get(2)?,
+                    status: r.get(3)?,
+                    created: r.get(4)?,
+                    body: r.get(5)?,
+                })
+            })
+            .optional()?;
+        Ok(note)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_quoted_and_terms() {
+        assert_eq!(
+            fts_query("Blue MAN group").as_deref(),
+            Some("\"blue\" \"man\" \"group\"")
+        );
+        assert_eq!(
+            fts_query("a:b NEAR(x) \"q\" ^s* -n").as_deref(),
+            Some("\"ab\" \"nearx\" \"q\" \"s\" \"n\"")
+        );
+        assert_eq!(fts_query("  -- ** () "), None);
+        assert_eq!(
+            fts_query("o'brien; DROP TABLE notes").as_deref(),
+            Some("\"o'brien;\" \"drop\" \"table\" \"notes\"")
+        );
+    }
+}

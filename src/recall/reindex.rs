@@ -1,0 +1,261 @@
+//! Keeping the index current: notes and day files re-read where they changed, then the
+//! identity pass: exact-hash bindings appended to the ledger (under the capture lock, committed
+//! to `refs/rutter/records`), git candidates for what stays unresolved, and the projection
+//! rebuilt from the ledger.
+
+use crate::clock::{self, Instant};
+use crate::fsx::Dir;
+use crate::index::entries::EntriesRefresh;
+use crate::index::identity::{self, Candidate, DeadRef, Projected, Resolution};
+use crate::index::notes;
+use crate::index::{Index, IndexError};
+use crate::lock::Lock;
+use crate::records::ledger::{self, Binding};
+use crate::store::append::append_line;
+use crate::store::journal::{Journal, PendingAppend, RecordKind};
+use crate::store::Store;
+use crate::vault::Vault;
+use std::time::Duration;
+
+/// How much to refresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `reindex`: notes and day files, and always the identity pass.
+    Full,
+    /// Notes and day files; the identity pass only when something changed.
+    Auto,
+    /// Day files only (what `recent` needs).
+    Records,
+}
+
+/// What the identity pass found.
+#[derive(Debug, Default, Clone)]
+pub struct IdentityReport {
+    pub dead: usize,
+    pub bound: usize,
+    pub unresolved: usize,
+    pub appended: usize,
+    pub elapsed_ms: u128,
+    /// Why new bindings could not be appended, if they could not.
+    pub problem: Option<String>,
+}
+
+/// What a refresh did.
+#[derive(Debug, Default, Clone)]
+pub struct Report {
+    pub notes: notes::Refresh,
+    pub entries: EntriesRefresh,
+    pub identity: Option<IdentityReport>,
+}
+
+/// Refreshes `index` for `vault` (`force` rebuilds every table from nothing first).
+pub fn refresh(
+    vault: &Vault,
+    index: &mut Index,
+    mode: Mode,
+    force: bool,
+) -> Result<Report, IndexError> {
+    let (notes, entries) = if force {
+        index.rebuild()?
+    } else {
+        index.refresh(mode == Mode::Records)?
+    };
+    let ledger_state = ledger_fingerprint(vault);
+    let ledger_changed = index.meta("ledger")?.as_deref() != Some(ledger_state.as_str());
+    let due = match mode {
+        Mode::Full => true,
+        Mode::Auto => {
+            force || notes.touched() || entries.touched() || ledger_changed || index.built.is_some()
+        }
+        Mode::Records => false,
+    };
+    let identity = if due {
+        Some(identity_pass(vault, index)?)
+    } else {
+        None
+    };
+    if due {
+        index.set_meta("ledger", &ledger_fingerprint(vault))?;
+    }
+    Ok(Report {
+        notes,
+        entries,
+        identity,
+    })
+}
+
+/// Runs the identity pass and rebuilds the projection.
+pub fn identity_pass(vault: &Vault, index: &mut Index) -> Result<IdentityReport, IndexError> {
+    let started = std::time::Instant::now();
+    let now = clock::now();
+    let mut report = IdentityReport::default();
+    let lock = Lock::acquire(&vault.state_dir(), LOCK_WAIT);
+    let mut bindings = read_ledger(vault);
+    let latest = identity::latest_bindings(&bindings);
+    let dead = index.dead_refs()?;
+    let mut decided: Vec<(DeadRef, Resolution)> = Vec::with_capacity(dead.len());
+    let mut fresh: Vec<Binding> = Vec::new();
+    for d in dead {
+        let exact = index.exact_candidates(&d.hash, &d.from)?;
+        let res = identity::resolve(&exact, latest.get(&(d.from.clone(), d.hash.clone())));
+        if let Resolution::Bind { to } = &res {
+            let known = bindings.iter().any(|b| {
+                b.from == d.from && b.hash == d.hash && &b.to == to && b.detected == "exact-hash"
+            });
+            if !known {
+                fresh.push(new_binding(&d, to, "exact-hash", now, fresh.len() + 1));
+            }
+        }
+        decided.push((d, res));
+    }
+    match (&lock, fresh.is_empty()) {
+        (_, true) => {}
+        (Ok(_), false) => match append_bindings(vault, &fresh, now) {
+            Ok(()) => report.appended = fresh.len(),
+            Err(e) => report.problem = Some(e),
+        },
+        (Err(e), false) => report.problem = Some(e.to_string()),
+    }
+    drop(lock);
+    bindings.extend(fresh);
+    let rows = project(vault, index, decided, now)?;
+    report.dead = rows.len();
+    report.bound = rows
+        .iter()
+        .filter(|(_, p)| matches!(p, Projected::Bound { .. }))
+        .count();
+    report.unresolved = report.dead - report.bound;
+    index.write_projection(&rows)?;
+    report.elapsed_ms = started.elapsed().as_millis();
+    Ok(report)
+}
+
+/// Turns decisions into projection rows, adding git candidates to unresolved refs.
+fn project(
+    vault: &Vault,
+    index: &Index,
+    decided: Vec<(DeadRef, Resolution)>,
+    now: Instant,
+) -> Result<Vec<(DeadRef, Projected)>, IndexError> {
+    let mut git = super::candidates::GitCandidates::new(vault, index)?;
+    let mut rows = Vec::with_capacity(decided.len());
+    for (d, res) in decided {
+        let p = match res {
+            Resolution::Bound {
+                to,
+                detected,
+                ts,
+                conflict,
+            } => Projected::Bound {
+                to,
+                detected,
+                ts,
+                conflict,
+            },
+            Resolution::Bind { to } => Projected::Bound {
+                to,
+                detected: "exact-hash".into(),
+                ts: now.iso(),
+                conflict: None,
+            },
+            Resolution::Unresolved { exact } => {
+                let mut cands: Vec<Candidate> = exact
+                    .into_iter()
+                    .map(|path| Candidate {
+                        path,
+                        evidence: None,
+                    })
+                    .collect();
+                for c in git.for_ref(&d)? {
+                    if !cands.iter().any(|x| x.path == c.path) {
+                        cands.push(c);
+                    }
+                }
+                Projected::Unresolved(cands)
+            }
+        };
+        rows.push((d, p));
+    }
+    Ok(rows)
+}
+
+fn new_binding(d: &DeadRef, to: &str, detected: &str, now: Instant, n: usize) -> Binding {
+    Binding {
+        id: format!("{}-{n}", now.compact()),
+        from: d.from.clone(),
+        to: to.to_string(),
+        hash: d.hash.clone(),
+        detected: detected.to_string(),
+        ts: now.iso(),
+        extra: Default::default(),
+    }
+}
+
+/// The ledger's bindings as the working file holds them (a missing file has none).
+pub fn read_ledger(vault: &Vault) -> Vec<Binding> {
+    crate::store::read_working(&vault.root, ledger::LEDGER_PATH)
+        .ok()
+        .flatten()
+        .map(|bytes| ledger::parse(&bytes).bindings)
+        .unwrap_or_default()
+}
+
+fn ledger_fingerprint(vault: &Vault) -> String {
+    match std::fs::symlink_metadata(vault.root.join(ledger::LEDGER_PATH)) {
+        Ok(m) => {
+            use std::os::unix::fs::MetadataExt;
+            format!("{}:{}:{}", m.len(), m.mtime(), m.mtime_nsec())
+        }
+        Err(_) => "none".to_string(),
+    }
+}
+
+/// Appends bindings to the ledger and, in a git vault, commits them. The caller holds the lock.
+pub fn append_bindings(vault: &Vault, new: &[Binding], now: Instant) -> Result<(), String> {
+    let overlay = Dir::open(&vault.root)
+        .and_then(|root| root.open_dir("_librarian", true))
+        .map_err(|e| e.to_string())?
+        .ok_or("the _librarian folder cannot be created")?;
+    let store = match vault.git_dir {
+        Some(_) => Some(Store::open(vault).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let journal = match &store {
+        Some(s) => Some(Journal::open(s.state_dir()).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    if let Some(s) = &store {
+        s.ensure_ref(now).map_err(|e| e.to_string())?;
+    }
+    for b in new {
+        let rec = PendingAppend {
+            path: ledger::LEDGER_PATH.to_string(),
+            offset: 0,
+            bytes: String::new(),
+            line: String::new(),
+            day: now.day(),
+            entry_id: b.id.clone(),
+            session_id: None,
+            client: None,
+            project: None,
+            cited: vec![],
+            kind: RecordKind::Identity,
+        };
+        append_line(
+            &overlay,
+            "note-identity.md",
+            &ledger::header(),
+            &ledger::render(b),
+            journal.as_ref(),
+            rec,
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    if let (Some(s), Some(j)) = (&store, &journal) {
+        s.commit_pending(j, now).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// How long `identity confirm` and reindex wait for the capture lock.
+pub const LOCK_WAIT: Duration = Duration::from_secs(10);

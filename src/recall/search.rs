@@ -1,0 +1,134 @@
+//! Search and get-note as the reader sees them (anchor §9): ranked hits, each with its path,
+//! badges and snippet, plus the quiet prior-engagement note. Enrichment is additive only: it
+//! never adds, drops or reorders a hit, and a mere candidate is never shown as engagement.
+
+use crate::index::identity::Candidate;
+use crate::index::reads::Engagement;
+use crate::index::search::{Filters, Hit, Note};
+use crate::index::{Index, IndexError};
+use serde::Serialize;
+
+/// A hit with what past sessions say about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Enriched {
+    #[serde(flatten)]
+    pub hit: Hit,
+    /// The newest entry that cited this note (directly or through a binding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engagement: Option<EngagementView>,
+    /// Notes that now carry the hash of a ref confirmed to this one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+    /// Unresolved refs that name this note as a candidate.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<Unresolved>,
+}
+
+/// Serialisable engagement.
+#[derive(Debug, Clone, Serialize)]
+pub struct EngagementView {
+    pub date: String,
+    pub summary: String,
+}
+
+/// An unresolved ref and its candidates.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unresolved {
+    pub from: String,
+    pub candidates: Vec<Candidate>,
+}
+
+/// Searches and enriches; the order is the index's ranking.
+pub fn search(
+    index: &Index,
+    query: &str,
+    limit: usize,
+    filters: &Filters,
+) -> Result<Vec<Enriched>, IndexError> {
+    let hits = index.search(query, limit, filters)?;
+    hits.into_iter()
+        .map(|hit| {
+            let engagement = index
+                .engagement(&hit.path)?
+                .map(|Engagement { day, summary }| EngagementView { date: day, summary });
+            let conflicts = index.conflicts_for(&hit.path)?;
+            let unresolved = index
+                .unresolved_naming(&hit.path)?
+                .into_iter()
+                .map(|(from, candidates)| Unresolved { from, candidates })
+                .collect();
+            Ok(Enriched {
+                hit,
+                engagement,
+                conflicts,
+                unresolved,
+            })
+        })
+        .collect()
+}
+
+/// How many results carry a prior engagement (a search with any is one gate signal).
+pub fn signals(results: &[Enriched]) -> usize {
+    results.iter().filter(|r| r.engagement.is_some()).count()
+}
+
+/// The text form: numbered hits separated by a blank line, or the no-match line.
+pub fn render(query: &str, results: &[Enriched]) -> String {
+    if results.is_empty() {
+        return format!("No notes matched \"{query}\".");
+    }
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| render_one(i + 1, r))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+fn render_one(n: usize, r: &Enriched) -> String {
+    let h = &r.hit;
+    let mut out = format!("{n}. {}", h.title);
+    if let Some(b) = badges(&h.note_type, &h.status, &h.created) {
+        out.push_str(&format!(" — {b}"));
+    }
+    out.push_str(&format!("\n   {}\n   {}", h.path, h.snippet));
+    if let Some(e) = &r.engagement {
+        out.push_str(&format!(
+            "\n   ↩ prior engagement {}: \"{}\"",
+            e.date, e.summary
+        ));
+    }
+    for to in &r.conflicts {
+        out.push_str(&format!(
+            "\n   ⚠ confirmed {}; the hash now matches {to}",
+            h.path
+        ));
+    }
+    for u in &r.unresolved {
+        out.push_str(&format!(
+            "\n   ? [UNRESOLVED reference {} -- candidates: {}]",
+            u.from,
+            super::refs::candidate_list(&u.candidates)
+        ));
+    }
+    out
+}
+
+/// `type · status · created` without the empty ones; `None` when all are empty.
+fn badges(t: &str, s: &str, c: &str) -> Option<String> {
+    let parts: Vec<&str> = [t, s, c].into_iter().filter(|p| !p.is_empty()).collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// get-note's text: `# Title`, the badges, the path, a rule, the body; or the miss line.
+pub fn render_note(requested: &str, note: Option<&Note>) -> String {
+    let Some(n) = note else {
+        return format!("Note not found: {requested}");
+    };
+    let mut out = format!("# {}\n", n.title);
+    if let Some(b) = badges(&n.note_type, &n.status, &n.created) {
+        out.push_str(&format!("{b}\n"));
+    }
+    out.push_str(&format!("{}\n\n---\n\n{}", n.path, n.body));
+    out
+}
