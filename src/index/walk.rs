@@ -318,3 +318,54 @@ mod tests {
         eprintln!("walk of 10,000 notes in 600 folders: best of 5 = {best} µs");
     }
 }
+#[cfg(test)]
+mod experiment {
+    use super::*;
+    use std::time::Instant;
+    fn count_only(dir_fd: OwnedFd, n: &mut usize, stat: bool) {
+        let Ok(dir) = Dir::read_from(&dir_fd) else {
+            return;
+        };
+        for e in dir {
+            let Ok(e) = e else { break };
+            let Some(name) = utf8_name(e.file_name()) else {
+                continue;
+            };
+            if e.file_type() == FileType::Directory {
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                if let Ok(c) = rfs::openat(&dir_fd, name, flags, Mode::empty()) {
+                    count_only(c, n, stat);
+                }
+            } else if is_markdown_name(name) {
+                if stat {
+                    let _ = rfs::statat(&dir_fd, name, AtFlags::SYMLINK_NOFOLLOW);
+                }
+                *n += 1;
+            }
+        }
+    }
+    #[test]
+    #[ignore]
+    fn exp() {
+        let root = Path::new("/tmp/wbench/v");
+        for stat in [false, true, false, true] {
+            let t = Instant::now();
+            let mut n = 0;
+            let fd = rfs::openat(CWD, root, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
+                .expect("x");
+            count_only(fd, &mut n, stat);
+            eprintln!("stat={stat} n={n} {:?}", t.elapsed());
+        }
+        for _ in 0..3 {
+            let t = Instant::now();
+            let v = walk_notes(root);
+            eprintln!("full {} {:?}", v.len(), t.elapsed());
+        }
+        let t = Instant::now();
+        for _ in 0..10000 {
+            let _ = rustix::process::getpid();
+            let _ = rfs::fstat(rustix::stdio::stdin());
+        }
+        eprintln!("10k fstat {:?}", t.elapsed());
+    }
+}

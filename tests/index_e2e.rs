@@ -1,0 +1,295 @@
+//! The index: search semantics, hostile queries, confinement of `show`, corrupt and foreign
+//! index files, and rebuild equivalence.
+
+mod common;
+use common::*;
+
+fn notes_vault() -> Env {
+    let env = Env::git_vault();
+    env.write("Notes/blue.md", "---\ntype: note\nstatus: draft\ncreated: 2026-01-02\ntags: [music, live]\n---\n# Blue Man Group\n\nThe blue man group plays drums.\n");
+    env.write(
+        "Notes/blue-only.md",
+        "# Blue\n\nOnly blue here, and a man, but no band.\n",
+    );
+    for i in 0..15 {
+        env.write(
+            &format!("Many/n{i:02}.md"),
+            &format!(
+                "---\ntype: {}\n---\n# Garden {i}\n\nThe garden ledger entry {i}.\n",
+                if i % 3 == 0 { "idea" } else { "note" }
+            ),
+        );
+    }
+    let r = env.rutter(&["reindex"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    env
+}
+
+fn search(env: &Env, args: &[&str]) -> Run {
+    let mut a = vec!["search"];
+    a.extend_from_slice(args);
+    env.rutter(&a)
+}
+
+#[test]
+fn search_is_and_across_terms_with_snippets_and_badges() {
+    let env = notes_vault();
+    let r = search(&env, &["blue", "man", "group"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("1. Blue Man Group — note · draft · 2026-01-02\n   Notes/blue.md\n   "),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("«blue» «man» «group»"), "{}", r.stdout);
+    assert!(!r.stdout.contains("blue-only"), "AND, not OR");
+    let none = search(&env, &["zebra"]);
+    assert_eq!(none.stdout.trim(), "No notes matched \"zebra\".");
+}
+
+#[test]
+fn filters_run_in_sql_and_fill_the_limit() {
+    let env = notes_vault();
+    let r = search(
+        &env,
+        &["--type", "note", "--limit", "5", "--json", "garden"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5, "{}", r.stdout);
+    assert!(results.iter().all(|h| h["type"] == "note"));
+}
+
+#[test]
+fn any_query_text_is_safe() {
+    let env = notes_vault();
+    for q in [
+        "\"",
+        "\"unbalanced",
+        "*",
+        "NEAR(blue man)",
+        "^blue",
+        "title:blue",
+        "a:b:c",
+        "-blue",
+        "blue OR man",
+        "'; DROP TABLE notes; --",
+        "ünïcödé 日本語",
+        "()",
+        ".",
+        "AND",
+        "NOT",
+        "{col}",
+        "[x]",
+    ] {
+        let r = search(&env, &["--", q]);
+        assert_eq!(r.code, 0, "query {q:?}: {}", r.stderr);
+        assert!(r.stderr.is_empty(), "query {q:?}: {}", r.stderr);
+    }
+    let r = search(&env, &["--", "-blue"]);
+    assert!(
+        r.stdout.contains("Notes/blue.md"),
+        "a leading dash works after --: {}",
+        r.stdout
+    );
+}
+
+#[test]
+fn show_reads_only_indexed_notes() {
+    let env = notes_vault();
+    let r = env.rutter(&["show", "Notes/blue.md"]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stdout.starts_with(
+            "# Blue Man Group\nnote · draft · 2026-01-02\nNotes/blue.md\n\n---\n\n# Blue Man Group"
+        ),
+        "{}",
+        r.stdout
+    );
+    std::fs::write(env.root().join("outside.md"), "secret").unwrap();
+    for p in [
+        "../outside.md",
+        "/etc/passwd",
+        ".git/config",
+        "_librarian/sessions",
+        "Notes/../../outside.md",
+    ] {
+        let r = env.rutter(&["show", p]);
+        assert_eq!(r.code, 1, "{p}");
+        assert_eq!(r.stdout.trim(), format!("Note not found: {p}"));
+    }
+}
+
+#[test]
+fn a_corrupt_index_is_rebuilt_and_a_foreign_one_refused() {
+    let env = notes_vault();
+    let db = env.vault.join(".git/rutter/index.sqlite");
+    std::fs::write(&db, b"this is not a database at all").unwrap();
+    let r = search(&env, &["blue"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Notes/blue.md"));
+    let foreign = env.root().join("foreign.db");
+    std::fs::write(&foreign, b"SQLite format 3\0 but garbage").unwrap();
+    let mut c = env.cmd();
+    c.env("LIBRARIAN_DB_PATH", &foreign)
+        .args(["search", "blue"]);
+    let r: Run = c.output().unwrap().into();
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("is not a git-rutter index"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read(&foreign).unwrap(),
+        b"SQLite format 3\0 but garbage",
+        "never clobbered"
+    );
+}
+
+#[test]
+fn an_index_serves_only_its_own_vault_unless_forced() {
+    let a = notes_vault();
+    let b = Env::git_vault();
+    let db = a.vault.join(".git/rutter/index.sqlite");
+    let run = |extra: &[&str]| -> Run {
+        let mut c = b.cmd();
+        c.env("LIBRARIAN_DB_PATH", &db).args(extra);
+        c.output().unwrap().into()
+    };
+    let r = run(&["search", "blue"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("was built for the vault") && r.stderr.contains("reindex --force"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["reindex", "--force"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(run(&["search", "blue"]).stdout.contains("No notes matched"));
+}
+
+#[test]
+fn deleting_the_index_changes_no_answer() {
+    let env = notes_vault();
+    env.rutter(&[
+        "capture",
+        "--summary",
+        "Picked the blue band.",
+        "--ref",
+        "Notes/blue.md",
+        "--session",
+        "S",
+    ]);
+    std::fs::rename(
+        env.vault.join("Notes/a.md"),
+        env.vault.join("Notes/a-moved.md"),
+    )
+    .unwrap();
+    env.rutter(&[
+        "capture",
+        "--summary",
+        "Cited a moved note.",
+        "--ref",
+        "Notes/b.md",
+        "--session",
+        "T",
+    ]);
+    env.rutter(&["reindex"]);
+    let answers = |env: &Env| -> Vec<String> {
+        [
+            vec!["recent", "--all"],
+            vec!["search", "blue", "man"],
+            vec!["search", "--json", "garden"],
+            vec!["show", "Notes/blue.md"],
+        ]
+        .iter()
+        .map(|a| env.rutter(a).stdout)
+        .collect()
+    };
+    let before = answers(&env);
+    assert!(before[1].contains("↩ prior engagement"), "{}", before[1]);
+    std::fs::remove_file(env.vault.join(".git/rutter/index.sqlite")).unwrap();
+    let _ = std::fs::remove_file(env.vault.join(".git/rutter/index.sqlite-wal"));
+    let _ = std::fs::remove_file(env.vault.join(".git/rutter/index.sqlite-shm"));
+    env.rutter(&["reindex"]);
+    assert_eq!(answers(&env), before);
+    env.rutter(&["reindex", "--force"]);
+    assert_eq!(answers(&env), before);
+}
+
+#[test]
+fn reindex_rereads_only_what_changed() {
+    let env = notes_vault();
+    let r = env.rutter(&["reindex"]);
+    assert!(
+        r.stdout
+            .contains("changed: 0 note(s) re-read, 0 removed, 0 day file(s) re-read"),
+        "{}",
+        r.stdout
+    );
+    env.write("Notes/blue.md", "# Blue\n\nrewritten with zebra\n");
+    std::fs::remove_file(env.vault.join("Notes/blue-only.md")).unwrap();
+    let r = env.rutter(&["reindex"]);
+    assert!(
+        r.stdout.contains("changed: 1 note(s) re-read, 1 removed"),
+        "{}",
+        r.stdout
+    );
+    assert!(search(&env, &["zebra"]).stdout.contains("Notes/blue.md"));
+}
+
+#[test]
+fn enrichment_never_shows_a_candidate_as_engagement() {
+    let env = notes_vault();
+    env.rutter(&[
+        "capture",
+        "--summary",
+        "Studied the blue band.",
+        "--ref",
+        "Notes/blue.md",
+        "--session",
+        "S",
+    ]);
+    env.write("Notes/blue-copy.md", &env.read("Notes/blue.md"));
+    std::fs::rename(
+        env.vault.join("Notes/blue.md"),
+        env.vault.join("Notes/blue-moved.md"),
+    )
+    .unwrap();
+    env.rutter(&["reindex"]);
+    let r = search(&env, &["blue", "man", "group"]);
+    assert!(!r.stdout.contains("↩ prior engagement"), "{}", r.stdout);
+    assert!(r.stdout.contains("? [UNRESOLVED reference Notes/blue.md -- candidates: Notes/blue-copy.md, Notes/blue-moved.md"), "{}", r.stdout);
+}
+
+#[test]
+fn readers_never_see_an_empty_index_during_a_forced_rebuild() {
+    let env = notes_vault();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let stop = stop.clone();
+        let mut cmd = env.cmd();
+        cmd.args(["search", "garden"]);
+        std::thread::spawn(move || {
+            let mut empty = 0;
+            let mut runs = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let out = cmd.output().unwrap();
+                runs += 1;
+                if !String::from_utf8_lossy(&out.stdout).contains("Many/") {
+                    empty += 1;
+                }
+            }
+            (runs, empty)
+        })
+    };
+    for _ in 0..5 {
+        assert_eq!(env.rutter(&["reindex", "--force"]).code, 0);
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (runs, empty) = reader.join().unwrap();
+    assert!(runs > 0);
+    assert_eq!(empty, 0, "{empty} of {runs} searches saw an empty index");
+}
