@@ -6,7 +6,7 @@ use super::{Index, IndexError};
 use crate::records::ledger::Binding;
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// A cited `(path, hash)` whose path no longer exists in the vault.
@@ -95,38 +95,47 @@ pub fn resolve(exact: &[String], latest: Option<&Binding>) -> Resolution {
 }
 
 impl Index {
-    /// Every distinct cited `(path, hash)` whose path does not exist in the vault.
+    /// Every distinct cited `(path, hash)` whose path does not exist in the vault: distinct cited
+    /// paths first (covering index), then the hashes of the few that are dead.
     pub fn dead_refs(&self) -> Result<Vec<DeadRef>, IndexError> {
-        let notes: HashSet<String> = self
-            .conn
-            .prepare("SELECT path FROM notes")?
+        let mut stmt = self.conn.prepare(
+            "SELECT DISTINCT r.path FROM entry_refs r WHERE NOT EXISTS (SELECT 1 FROM notes n WHERE n.path = r.path) ORDER BY r.path",
+        )?;
+        let paths: Vec<String> = stmt
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
-        let mut stmt = self.conn.prepare(
-            "SELECT path, hash, MAX(blob) FROM entry_refs GROUP BY path, hash ORDER BY path, hash",
+        let mut hashes = self.conn.prepare(
+            "SELECT hash, MAX(blob) FROM entry_refs WHERE path = ?1 GROUP BY hash ORDER BY hash",
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(DeadRef {
-                from: r.get(0)?,
-                hash: r.get(1)?,
-                blob: r.get(2)?,
-            })
-        })?;
         let mut dead = Vec::new();
-        let mut live_cache: HashMap<String, bool> = HashMap::new();
-        for row in rows {
-            let d = row?;
-            if notes.contains(&d.from) {
-                continue;
-            }
-            let live = *live_cache
-                .entry(d.from.clone())
-                .or_insert_with(|| exists_in_vault(&self.root, &d.from));
-            if !live {
-                dead.push(d);
+        for from in paths
+            .into_iter()
+            .filter(|p| !exists_in_vault(&self.root, p))
+        {
+            let rows = hashes.query_map([&from], |r| {
+                Ok(DeadRef {
+                    from: from.clone(),
+                    hash: r.get(0)?,
+                    blob: r.get(1)?,
+                })
+            })?;
+            for row in rows {
+                dead.push(row?);
             }
         }
         Ok(dead)
+    }
+
+    /// `(bound, unresolved)` in the current projection.
+    pub fn projection_counts(&self) -> Result<(usize, usize), IndexError> {
+        let count = |t: &str| -> Result<usize, rusqlite::Error> {
+            self.conn
+                .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map(|n| n as usize)
+        };
+        Ok((count("identity_bindings")?, count("identity_unresolved")?))
     }
 
     /// Current notes whose sha256 is `hash`, other than `except`, sorted by path.
@@ -165,14 +174,29 @@ impl Index {
         Ok(())
     }
 
-    /// A cheap fingerprint of the indexed note set (for the git candidate cache).
+    /// A cheap fingerprint of the indexed notes (part of the git candidate cache key).
     pub fn notes_state(&self) -> Result<String, IndexError> {
-        let (n, m, s): (i64, Option<i64>, Option<i64>) = self.conn.query_row(
-            "SELECT count(*), max(mtime_ns), sum(size) FROM notes",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
-        Ok(format!("{n}:{}:{}", m.unwrap_or(0), s.unwrap_or(0)))
+        self.table_state("notes")
+    }
+
+    /// A cheap fingerprint of the indexed notes and day files: the identity pass has nothing
+    /// new to decide while it (with the ledger and HEAD) is unchanged.
+    pub fn inputs_state(&self) -> Result<String, IndexError> {
+        Ok(format!(
+            "{}/{}",
+            self.table_state("notes")?,
+            self.table_state("day_files")?
+        ))
+    }
+
+    fn table_state(&self, table: &str) -> Result<String, IndexError> {
+        let sql = format!(
+            "SELECT count(*), max(mtime_ns), sum(size), sum(mtime_ns % 1000003) FROM {table}"
+        );
+        let v: [Option<i64>; 4] = self.conn.query_row(&sql, [], |r| {
+            Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?])
+        })?;
+        Ok(v.map(|x| x.unwrap_or(0).to_string()).join(":"))
     }
 
     /// Replaces the projection tables with `rows`.

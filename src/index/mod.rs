@@ -128,7 +128,7 @@ impl Index {
         } else {
             notes::refresh(&tx, &self.root)?
         };
-        let entries = entries::refresh(&tx, &self.root)?;
+        let entries = entries::refresh(&tx, &self.root, records_only)?;
         tx.commit()?;
         Ok((notes, entries))
     }
@@ -167,9 +167,12 @@ impl Index {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         drop_all(&tx)?;
         tx.execute_batch(schema::CREATE)?;
+        tx.execute_batch(schema::BULK_LOAD)?;
         write_meta(&tx, &self.root.to_string_lossy())?;
         let report = notes::refresh(&tx, &self.root)?;
-        let entries = entries::refresh(&tx, &self.root)?;
+        let entries = entries::refresh(&tx, &self.root, false)?;
+        tx.execute_batch(schema::CREATE_INDEXES)?;
+        tx.execute_batch(schema::BULK_DONE)?;
         tx.commit()?;
         Ok((report, entries))
     }
@@ -209,13 +212,16 @@ fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
     let _ = std::fs::remove_file(&tmp);
     let mut conn = Connection::open(&tmp)?;
     conn.execute_batch(
-        "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;",
+        "PRAGMA page_size=8192; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;",
     )?;
     let tx = conn.transaction()?;
     tx.execute_batch(schema::CREATE)?;
+    tx.execute_batch(schema::BULK_LOAD)?;
     write_meta(&tx, &root.to_string_lossy())?;
     notes::refresh(&tx, root)?;
-    entries::refresh(&tx, root)?;
+    entries::refresh(&tx, root, false)?;
+    tx.execute_batch(schema::CREATE_INDEXES)?;
+    tx.execute_batch(schema::BULK_DONE)?;
     tx.commit()?;
     conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
     drop(conn);

@@ -104,12 +104,17 @@ impl Index {
         Ok(json.map(|j| serde_json::from_str(&j).unwrap_or_default()))
     }
 
-    /// The newest entry citing `path` directly or through a binding.
+    /// The newest entry citing `path` directly or through a binding. Two indexed lookups
+    /// (refs by path, bindings by target), the entry's JSON read only for the winner.
     pub fn engagement(&self, path: &str) -> Result<Option<Engagement>, IndexError> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT e.day, e.json FROM entry_refs r JOIN entries e ON e.day = r.day AND e.seq = r.seq
-             WHERE r.path = ?1
-               OR EXISTS (SELECT 1 FROM identity_bindings b WHERE b.from_path = r.path AND b.hash = r.hash AND b.to_path = ?1)
+            "SELECT e.day, e.json FROM entries e JOIN (
+                 SELECT r.day, r.seq FROM entry_refs r WHERE r.path = ?1
+                 UNION
+                 SELECT r.day, r.seq FROM identity_bindings b
+                   JOIN entry_refs r ON r.path = b.from_path AND r.hash = b.hash
+                   WHERE b.to_path = ?1
+             ) hit ON e.day = hit.day AND e.seq = hit.seq
              ORDER BY e.day DESC, e.time DESC LIMIT 1",
         )?;
         let row = stmt

@@ -4,6 +4,18 @@
 /// Bumped whenever a table or the meaning of a column changes.
 pub const SCHEMA_VERSION: &str = "rutter-index 1";
 
+/// The secondary indexes, created after a bulk load (building them at the end is faster than
+/// maintaining them row by row).
+pub const CREATE_INDEXES: &str = "
+CREATE INDEX notes_by_sha256 ON notes(sha256);
+CREATE INDEX entries_by_time ON entries(day, time);
+CREATE INDEX entries_by_group ON entries(group_key, day, time);
+CREATE INDEX entry_refs_by_path ON entry_refs(path, hash, blob);
+CREATE INDEX entry_refs_by_entry ON entry_refs(day, seq);
+CREATE INDEX identity_bindings_by_to ON identity_bindings(to_path);
+CREATE INDEX identity_candidates_by_path ON identity_candidates(path);
+";
+
 /// Every table, created in one batch.
 pub const CREATE: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -14,7 +26,6 @@ CREATE TABLE notes(
     created TEXT NOT NULL, domain TEXT NOT NULL, tags TEXT NOT NULL,
     mtime INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL, blob TEXT NOT NULL);
-CREATE INDEX notes_by_sha256 ON notes(sha256);
 CREATE VIRTUAL TABLE notes_fts USING fts5(path UNINDEXED, title, body, tags, tokenize='porter unicode61');
 CREATE TABLE day_files(name TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE entries(
@@ -22,20 +33,27 @@ CREATE TABLE entries(
     session_id TEXT, project TEXT, project_key TEXT, time TEXT NOT NULL,
     group_key TEXT NOT NULL, json TEXT NOT NULL,
     PRIMARY KEY(day, seq)) WITHOUT ROWID;
-CREATE INDEX entries_by_time ON entries(day, time);
-CREATE INDEX entries_by_group ON entries(group_key, day, time);
 CREATE TABLE entry_refs(day TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, blob TEXT);
-CREATE INDEX entry_refs_by_path ON entry_refs(path, hash);
-CREATE INDEX entry_refs_by_entry ON entry_refs(day, seq);
 CREATE TABLE identity_bindings(from_path TEXT NOT NULL, hash TEXT NOT NULL, to_path TEXT NOT NULL,
     detected TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
-CREATE INDEX identity_bindings_by_to ON identity_bindings(to_path);
 CREATE TABLE identity_unresolved(from_path TEXT NOT NULL, hash TEXT NOT NULL, candidates TEXT NOT NULL,
     PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
 CREATE TABLE identity_candidates(from_path TEXT NOT NULL, hash TEXT NOT NULL, path TEXT NOT NULL);
-CREATE INDEX identity_candidates_by_path ON identity_candidates(path);
 CREATE TABLE identity_conflicts(from_path TEXT NOT NULL, hash TEXT NOT NULL, confirmed_to TEXT NOT NULL,
     detected_to TEXT NOT NULL, PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
 CREATE TABLE git_candidates(from_path TEXT NOT NULL, blob TEXT NOT NULL, state TEXT NOT NULL,
     candidates TEXT NOT NULL, PRIMARY KEY(from_path, blob)) WITHOUT ROWID;
+";
+
+/// FTS5 settings for building from nothing: a 64 MiB pending-terms buffer (fewer, larger
+/// segments to flush and merge) and no automatic merging while the rows go in.
+pub const BULK_LOAD: &str = "
+INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', 67108864);
+INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 0);
+";
+
+/// Back to FTS5's defaults once the bulk load is in (the settings persist in the table).
+pub const BULK_DONE: &str = "
+INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 4);
+INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', 1048576);
 ";

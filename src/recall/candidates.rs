@@ -16,6 +16,7 @@ pub struct GitCandidates<'i> {
 impl<'i> GitCandidates<'i> {
     /// Candidates come from the vault's repository; a non-git vault has none.
     pub fn new(vault: &Vault, index: &'i Index) -> Result<Self, IndexError> {
+        crate::store::skip_read_verification();
         let store = Store::open(vault).ok();
         let head = store.as_ref().and_then(Store::head_id).unwrap_or_default();
         let state = format!("{head}/{}", index.notes_state()?);

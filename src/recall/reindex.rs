@@ -60,23 +60,20 @@ pub fn refresh(
     } else {
         index.refresh(mode == Mode::Records)?
     };
-    let ledger_state = ledger_fingerprint(vault);
-    let ledger_changed = index.meta("ledger")?.as_deref() != Some(ledger_state.as_str());
-    let due = match mode {
-        Mode::Full => true,
-        Mode::Auto => {
-            force || notes.touched() || entries.touched() || ledger_changed || index.built.is_some()
+    let inputs = identity_inputs(vault, index)?;
+    let changed = force
+        || index.built.is_some()
+        || index.meta("identity_inputs")?.as_deref() != Some(inputs.as_str());
+    let identity = match (mode, changed) {
+        (Mode::Records, _) | (Mode::Auto, false) => None,
+        (Mode::Full, false) => Some(unchanged_pass(index)?),
+        (_, true) => {
+            let report = identity_pass(vault, index)?;
+            let inputs = identity_inputs(vault, index)?;
+            index.set_meta("identity_inputs", &inputs)?;
+            Some(report)
         }
-        Mode::Records => false,
     };
-    let identity = if due {
-        Some(identity_pass(vault, index)?)
-    } else {
-        None
-    };
-    if due {
-        index.set_meta("ledger", &ledger_fingerprint(vault))?;
-    }
     Ok(Report {
         notes,
         entries,
@@ -200,14 +197,32 @@ pub fn read_ledger(vault: &Vault) -> Vec<Binding> {
         .unwrap_or_default()
 }
 
-fn ledger_fingerprint(vault: &Vault) -> String {
-    match std::fs::symlink_metadata(vault.root.join(ledger::LEDGER_PATH)) {
-        Ok(m) => {
-            use std::os::unix::fs::MetadataExt;
-            format!("{}:{}:{}", m.len(), m.mtime(), m.mtime_nsec())
-        }
+/// A fingerprint of everything the identity pass depends on: the indexed notes and day files,
+/// the ledger file, and HEAD (git candidates follow history).
+fn identity_inputs(vault: &Vault, index: &Index) -> Result<String, IndexError> {
+    use std::os::unix::fs::MetadataExt;
+    let ledger = match std::fs::symlink_metadata(vault.root.join(ledger::LEDGER_PATH)) {
+        Ok(m) => format!("{}:{}:{}", m.len(), m.mtime(), m.mtime_nsec()),
         Err(_) => "none".to_string(),
-    }
+    };
+    let head = Store::open(vault)
+        .ok()
+        .and_then(|s| s.head_id())
+        .unwrap_or_default();
+    Ok(format!("{ledger}/{head}/{}", index.inputs_state()?))
+}
+
+/// The report of a pass that had nothing new to decide: the projection's own counts.
+fn unchanged_pass(index: &Index) -> Result<IdentityReport, IndexError> {
+    let started = std::time::Instant::now();
+    let (bound, unresolved) = index.projection_counts()?;
+    Ok(IdentityReport {
+        dead: bound + unresolved,
+        bound,
+        unresolved,
+        elapsed_ms: started.elapsed().as_millis(),
+        ..Default::default()
+    })
 }
 
 /// Appends bindings to the ledger and, in a git vault, commits them. The caller holds the lock.

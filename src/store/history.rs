@@ -1027,5 +1027,46 @@ mod tests {
         let n5 = blob_id(note("note 5 v1005", 10).as_bytes()).unwrap();
         let found = v.find("Notes/n5.md", n5);
         eprintln!("working-tree rename: {:?} -> {found:?}", t.elapsed());
+        v.mv("Notes/n5-renamed.md", "Notes/n5.md");
+        compare_with_git_cli(&v, cited);
+    }
+
+    /// Times `git log --follow` and this module again after `git gc` (skipped without git).
+    fn compare_with_git_cli(v: &Vault, cited: Oid) {
+        let git = |args: &[&str]| {
+            let t = std::time::Instant::now();
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(v.root())
+                .output()
+                .ok()?;
+            Some((t.elapsed(), String::from_utf8_lossy(&out.stdout).len()))
+        };
+        let follow = [
+            "log",
+            "--follow",
+            "--format=%h",
+            "--",
+            "Notes/cadence-decision.md",
+        ];
+        let Some(before) = git(&follow) else {
+            return;
+        };
+        eprintln!("git log --follow (loose objects): {before:?}");
+        git(&["gc", "-q"]);
+        eprintln!("git log --follow (packed): {:?}", git(&follow));
+        let t = std::time::Instant::now();
+        let found = v.find("Notes/publishing-cadence.md", cited);
+        eprintln!("renamed, packed: {:?} -> {found:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        let found = v.find("Notes/never.md", blob_id(b"never").unwrap_or(cited));
+        eprintln!("full walk, packed: {:?} -> {found:?}", t.elapsed());
+        super::super::skip_read_verification();
+        let t = std::time::Instant::now();
+        let found = v.find("Notes/never.md", blob_id(b"never").unwrap_or(cited));
+        eprintln!(
+            "full walk, packed, no read verification: {:?} -> {found:?}",
+            t.elapsed()
+        );
     }
 }
