@@ -1,0 +1,444 @@
+//! What the benchmarks share: the generated vaults (generation, `git-rutter init`, the cache
+//! under `<target>/rutter-bench/` and its snapshot), the hermetic environment every git and
+//! git-rutter command runs in, timing a process, and the machine line of the reports.
+//!
+//! Included by each bench binary with `#[path = "support/mod.rs"] mod support;`, so both use
+//! the same cached vaults.
+
+// Each bench binary uses only part of this module.
+#![allow(dead_code)]
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-rutter");
+pub const SEED: u64 = 20260101;
+pub const TRANSCRIPT_BYTES: u64 = 50 * 1024 * 1024;
+
+/// One generated vault: its generator parameters.
+pub struct Spec {
+    pub name: &'static str,
+    pub notes: u32,
+    pub days: u32,
+}
+
+pub const SMALL: Spec = Spec {
+    name: "small",
+    notes: 100,
+    days: 30,
+};
+pub const LARGE: Spec = Spec {
+    name: "large",
+    notes: 10_000,
+    days: 3_650,
+};
+
+/// The hermetic environment every git and git-rutter command runs in.
+pub struct Env {
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub end_date: String,
+}
+
+/// What preparing a vault cost, in seconds (kept in `<dir>/SETUP` for cached runs).
+pub struct Setup {
+    pub generate: f64,
+    pub git: f64,
+    pub init: f64,
+}
+
+/// A generated, initialised vault.
+pub struct Prepared {
+    pub spec: &'static Spec,
+    pub dir: PathBuf,
+    pub vault: PathBuf,
+    pub pristine: PathBuf,
+    pub fixtures: PathBuf,
+    pub big_transcript: PathBuf,
+    pub refs: Vec<String>,
+    pub setup: Setup,
+    pub cached: bool,
+}
+
+impl Env {
+    /// `<target>/rutter-bench`, found from the binary's path (`<target>/release/git-rutter`).
+    pub fn new() -> Env {
+        let target = Path::new(BIN)
+            .parent()
+            .and_then(Path::parent)
+            .expect("the git-rutter binary lies in <target>/<profile>/");
+        let root = target.join("rutter-bench");
+        let home = root.join("home");
+        fs::create_dir_all(home.join(".config")).expect("create the bench HOME");
+        Env {
+            root,
+            home,
+            end_date: today_utc(),
+        }
+    }
+
+    /// A command with a cleared environment: PATH, the temp HOME, no system config, a fixed
+    /// identity.
+    pub fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Bench User")
+            .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+            .env("GIT_COMMITTER_NAME", "Bench User")
+            .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+            .current_dir(&self.home)
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// Runs a setup command in `dir` to success, or panics with its output.
+    pub fn run(&self, program: &str, args: &[&str], dir: &Path) {
+        let out = self
+            .command(program)
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+        assert!(
+            out.status.success(),
+            "{program} {args:?} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Today's date in UTC, `YYYY-MM-DD` (the real clock: a release build ignores RUTTER_TIMESTAMP).
+pub fn today_utc() -> String {
+    rutter::clock::now().day()
+}
+
+pub fn timed(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preparation (cached)
+// ---------------------------------------------------------------------------------------------
+
+/// Generates and initialises one vault and builds its big transcript, reusing what is cached.
+pub fn prepare(env: &Env, spec: &'static Spec) -> Prepared {
+    let dir = env.root.join(spec.name);
+    let key = format!(
+        "gen_vault.py --notes {} --days {} --seed {SEED} --end-date {}\n",
+        spec.notes, spec.days, env.end_date
+    );
+    let (vault, pristine, fixtures) = (
+        dir.join("vault"),
+        dir.join("pristine"),
+        dir.join("fixtures"),
+    );
+    let cached = fs::read_to_string(dir.join("KEY")).is_ok_and(|k| k == key)
+        && pristine.join("MANIFEST.json").is_file()
+        && dir.join("SETUP").is_file();
+    if !cached {
+        println!(
+            "preparing the {} vault ({} notes, {} days; the large one takes about a minute)...",
+            spec.name, spec.notes, spec.days
+        );
+        if dir.exists() {
+            fs::remove_dir_all(&dir).expect("remove the stale bench vault");
+        }
+        fs::create_dir_all(&dir).expect("create the bench dir");
+        let generate = timed(|| generate_vault(env, spec, &vault, &fixtures));
+        let (git, init) = init_vault(env, &vault);
+        sync_tree(&vault, &pristine);
+        flush_disks();
+        let setup = [generate, git, init].map(|d| format!("{:.3}", d.as_secs_f64()));
+        fs::write(dir.join("SETUP"), setup.join(" ")).expect("write SETUP");
+        fs::write(dir.join("KEY"), &key).expect("write KEY");
+    }
+    let big_transcript = dir.join("transcript-50mb.jsonl");
+    ensure_big_transcript(&fixtures, &big_transcript);
+    Prepared {
+        spec,
+        setup: read_setup(&dir),
+        refs: cited_refs(&fixtures),
+        dir,
+        vault,
+        pristine,
+        fixtures,
+        big_transcript,
+        cached,
+    }
+}
+
+/// `python3 tools/gen_vault.py ...` into `vault`, with its fixtures in `fixtures`.
+fn generate_vault(env: &Env, spec: &Spec, vault: &Path, fixtures: &Path) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/gen_vault.py");
+    let (notes, days, seed) = (
+        spec.notes.to_string(),
+        spec.days.to_string(),
+        SEED.to_string(),
+    );
+    let args = [
+        utf8(&script),
+        "--out",
+        utf8(vault),
+        "--notes",
+        &notes,
+        "--days",
+        &days,
+        "--seed",
+        &seed,
+        "--end-date",
+        &env.end_date,
+        "--fixtures",
+        utf8(fixtures),
+    ];
+    env.run("python3", &args, &env.root);
+}
+
+pub fn utf8(p: &Path) -> &str {
+    p.to_str()
+        .unwrap_or_else(|| panic!("{} is not UTF-8", p.display()))
+}
+
+/// Commits the notes (not `_librarian/`) on `main` and packs them in the foreground (what the
+/// commit's detached `gc --auto` would do, racing the snapshot and the first runs), then runs
+/// `git-rutter init`. Returns the time of the git part and of `init`. (The short pathspec
+/// `:!_librarian` is rejected by git: `_` is reserved pathspec magic.)
+fn init_vault(env: &Env, vault: &Path) -> (Duration, Duration) {
+    let git = timed(|| {
+        env.run("git", &["init", "-q", "-b", "main"], vault);
+        let notes_only = ["add", "-A", "--", ".", ":(exclude)_librarian"];
+        env.run("git", &notes_only, vault);
+        env.run(
+            "git",
+            &["-c", "gc.auto=0", "commit", "-q", "-m", "notes"],
+            vault,
+        );
+        env.run("git", &["gc", "-q"], vault);
+    });
+    let init = timed(|| env.run(BIN, &["--vault", utf8(vault), "init"], vault));
+    (git, init)
+}
+
+fn read_setup(dir: &Path) -> Setup {
+    let text = fs::read_to_string(dir.join("SETUP")).expect("read SETUP");
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .map(|s| s.parse().expect("SETUP holds seconds"))
+        .collect();
+    assert_eq!(v.len(), 3, "SETUP holds three figures: {text:?}");
+    Setup {
+        generate: v[0],
+        git: v[1],
+        init: v[2],
+    }
+}
+
+/// The two note paths the fixture's directive cites.
+fn cited_refs(fixtures: &Path) -> Vec<String> {
+    let text = fs::read_to_string(fixtures.join("cited.json")).expect("read cited.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("cited.json is JSON");
+    v["refs"]
+        .as_array()
+        .expect("cited.json has refs")
+        .iter()
+        .map(|r| r.as_str().expect("a ref is a string").to_owned())
+        .collect()
+}
+
+/// Writes the fixture's non-final lines (all but its directive turn) over and over until the
+/// file holds at least 50 MiB, unless done already. Its base length is kept beside it so each
+/// case can cut off the lines earlier runs appended.
+fn ensure_big_transcript(fixtures: &Path, path: &Path) {
+    if base_len_file(path).is_file() {
+        return;
+    }
+    let lines = fixture_lines(&fixtures.join("transcript-large.jsonl"));
+    let body = lines[..lines.len() - 1].concat();
+    let mut w = BufWriter::new(File::create(path).expect("create the big transcript"));
+    let mut written = 0u64;
+    while written < TRANSCRIPT_BYTES {
+        w.write_all(body.as_bytes())
+            .expect("write the big transcript");
+        written += body.len() as u64;
+    }
+    w.flush().expect("flush the big transcript");
+    fs::write(base_len_file(path), written.to_string()).expect("write the base length");
+}
+
+/// The fixture's lines, each with its `\n`.
+fn fixture_lines(path: &Path) -> Vec<String> {
+    let f = File::open(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    BufReader::new(f)
+        .lines()
+        .map(|l| l.expect("read a fixture line") + "\n")
+        .collect()
+}
+
+pub fn base_len_file(transcript: &Path) -> PathBuf {
+    transcript.with_extension("base-len")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot and restore
+// ---------------------------------------------------------------------------------------------
+
+/// Makes `dst` a copy of `src` again, touching only what differs: a file whose size or mtime
+/// differs is copied back with its mtime, an entry `src` lacks is removed, and directory mtimes
+/// are put back (the dedupe cache compares the sessions folder's mtime). A missing `dst` is
+/// copied whole.
+pub fn sync_tree(src: &Path, dst: &Path) {
+    if !dst.is_dir() {
+        fs::create_dir(dst).unwrap_or_else(|e| panic!("create {}: {e}", dst.display()));
+    }
+    let mut wanted = std::collections::HashSet::new();
+    for entry in read_dir(src) {
+        let (from, to) = (entry.path(), dst.join(entry.file_name()));
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
+            sync_tree(&from, &to);
+        } else if kind.is_file() {
+            sync_file(&from, &to);
+        } else {
+            panic!(
+                "{}: only files and directories are expected",
+                from.display()
+            );
+        }
+        wanted.insert(entry.file_name());
+    }
+    for entry in read_dir(dst) {
+        if !wanted.contains(&entry.file_name()) {
+            remove(&entry.path());
+        }
+    }
+    copy_mtime(src, dst);
+}
+
+fn read_dir(dir: &Path) -> Vec<fs::DirEntry> {
+    fs::read_dir(dir)
+        .and_then(|rd| rd.collect())
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+}
+
+/// Copies `from` over `to` unless both have the same size and mtime.
+fn sync_file(from: &Path, to: &Path) {
+    let a = fs::metadata(from).expect("stat a snapshot file");
+    let same = fs::symlink_metadata(to)
+        .is_ok_and(|b| b.is_file() && b.len() == a.len() && b.modified().ok() == a.modified().ok());
+    if !same {
+        if fs::symlink_metadata(to).is_ok() {
+            remove(to);
+        }
+        fs::copy(from, to).unwrap_or_else(|e| panic!("copy to {}: {e}", to.display()));
+        copy_mtime(from, to);
+    }
+}
+
+pub fn remove(path: &Path) {
+    let is_dir = fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
+    let done = if is_dir {
+        fs::remove_dir_all(path)
+    } else {
+        fs::remove_file(path)
+    };
+    done.unwrap_or_else(|e| panic!("remove {}: {e}", path.display()));
+}
+
+fn copy_mtime(from: &Path, to: &Path) {
+    let modified = fs::metadata(from)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    File::open(to)
+        .and_then(|f| f.set_times(fs::FileTimes::new().set_modified(modified)))
+        .unwrap_or_else(|e| panic!("set the mtime of {}: {e}", to.display()));
+}
+
+/// Puts back the vault as `init` left it (day file, ref, reflog, dedupe cache, journal, loose
+/// objects; no index), so every case starts from the same state whatever earlier runs
+/// appended; then flushes dirty pages so writeback does not run during the measurement.
+pub fn restore_vault(p: &Prepared) -> PathBuf {
+    let took = timed(|| {
+        sync_tree(&p.pristine, &p.vault);
+        flush_disks();
+    });
+    println!(
+        "restored the {} vault from its snapshot in {:.2} s",
+        p.spec.name,
+        took.as_secs_f64()
+    );
+    canonical(&p.vault)
+}
+
+/// `sync`.
+pub fn flush_disks() {
+    let ok = Command::new("sync").status().is_ok_and(|s| s.success());
+    assert!(ok, "sync failed");
+}
+
+pub fn canonical(p: &Path) -> PathBuf {
+    p.canonicalize()
+        .unwrap_or_else(|e| panic!("canonicalize {}: {e}", p.display()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement and report
+// ---------------------------------------------------------------------------------------------
+
+/// Spawns `cmd`, writes `stdin` and waits for it; the time covers all three.
+pub fn time_process(cmd: &mut Command, stdin: &[u8]) -> (Duration, Output) {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn git-rutter");
+    let mut pipe = child.stdin.take().expect("piped stdin");
+    pipe.write_all(stdin).expect("write stdin");
+    drop(pipe);
+    let out = child.wait_with_output().expect("wait for git-rutter");
+    (start.elapsed(), out)
+}
+
+/// Median, nearest-rank p95 and min of sorted timings.
+pub fn median_p95_min(sorted: &[f64]) -> (f64, f64, f64) {
+    let n = sorted.len();
+    (sorted[n / 2], sorted[(n * 95).div_ceil(100) - 1], sorted[0])
+}
+
+/// `nproc`, `uname -r`, the CPU model, the git version and the date.
+pub fn machine() -> String {
+    let cmd = |p: &str, a: &[&str]| {
+        Command::new(p)
+            .args(a)
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_else(|| "?".into())
+    };
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "?".into());
+    format!(
+        "Machine: {} cores (nproc), kernel {} (uname -r), {cpu}, {}; {} (UTC).",
+        cmd("nproc", &[]),
+        cmd("uname", &["-r"]),
+        cmd("git", &["--version"]),
+        today_utc()
+    )
+}
