@@ -133,6 +133,19 @@ impl Index {
         Ok((notes, entries))
     }
 
+    /// Runs `f` inside one read transaction: one snapshot and one lock acquisition for all of
+    /// its queries.
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Index) -> Result<T, IndexError>,
+    ) -> Result<T, IndexError> {
+        self.conn.execute_batch("BEGIN")?;
+        let out = f(self);
+        let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        self.conn.execute_batch(end)?;
+        out
+    }
+
     /// How many notes are indexed.
     pub fn note_count(&self) -> Result<usize, IndexError> {
         let n: i64 = self
@@ -187,18 +200,19 @@ fn probe(path: &Path, ours: &str) -> Result<Probe, IndexError> {
         Ok(c) => c,
         Err(e) => return Ok(Probe::Discard(format!("unreadable ({e})"))),
     };
-    let meta = |key: &str| -> Result<Option<String>, rusqlite::Error> {
-        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-    };
-    let version = match meta("schema_version") {
+    let read = conn.query_row(
+        "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), (SELECT value FROM meta WHERE key = 'vault')",
+        [],
+        |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?)),
+    );
+    let (version, vault) = match read {
         Ok(v) => v,
         Err(e) => return Ok(Probe::Discard(format!("not a git-rutter index ({e})"))),
     };
     if version.as_deref() != Some(schema::SCHEMA_VERSION) {
         return Ok(Probe::Discard("its schema version changed".to_string()));
     }
-    match meta("vault")? {
+    match vault {
         Some(v) if v == ours => Ok(Probe::Ready(conn)),
         Some(v) => Ok(Probe::Discard(format!("vault {v}"))),
         None => Ok(Probe::Discard("it names no vault".to_string())),

@@ -38,14 +38,24 @@ impl Index {
         cutoff: Option<&str>,
         groups: Option<usize>,
     ) -> Result<Vec<Step>, IndexError> {
-        let filter = "(?1 IS NULL OR project_key = ?1) AND (?2 IS NULL OR day >= ?2)";
+        // Only the filters given are in the SQL (see `search`).
+        let mut filter = String::from("1");
+        let mut values: Vec<&str> = Vec::new();
+        if let Some(p) = project_key {
+            filter.push_str(" AND project_key = ?");
+            values.push(p);
+        }
+        if let Some(c) = cutoff {
+            filter.push_str(" AND day >= ?");
+            values.push(c);
+        }
         let mut keys: Vec<String> = Vec::new();
         {
             let sql = format!(
                 "SELECT group_key FROM entries WHERE {filter} ORDER BY day DESC, time DESC"
             );
             let mut stmt = self.conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(params![project_key, cutoff])?;
+            let mut rows = stmt.query(rusqlite::params_from_iter(values.iter()))?;
             while let Some(row) = rows.next()? {
                 let k: String = row.get(0)?;
                 if !keys.contains(&k) {
@@ -56,11 +66,12 @@ impl Index {
                 }
             }
         }
-        let sql = format!("SELECT day, json FROM entries WHERE group_key = ?3 AND {filter}");
+        let sql = format!("SELECT day, json FROM entries WHERE {filter} AND group_key = ?");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let mut steps = Vec::new();
         for k in &keys {
-            let rows = stmt.query_map(params![project_key, cutoff, k], |r| {
+            let params = values.iter().copied().chain(std::iter::once(k.as_str()));
+            let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
                 Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
             })?;
             for row in rows {
@@ -104,25 +115,50 @@ impl Index {
         Ok(json.map(|j| serde_json::from_str(&j).unwrap_or_default()))
     }
 
-    /// The newest entry citing `path` directly or through a binding. Two indexed lookups
-    /// (refs by path, bindings by target), the entry's JSON read only for the winner.
+    /// The newest entry citing `path` directly or through a binding: the newest day first (an
+    /// index seek per cited `(path, hash)`), then the latest time on that day.
     pub fn engagement(&self, path: &str) -> Result<Option<Engagement>, IndexError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT e.day, e.json FROM entries e JOIN (
-                 SELECT r.day, r.seq FROM entry_refs r WHERE r.path = ?1
-                 UNION
-                 SELECT r.day, r.seq FROM identity_bindings b
-                   JOIN entry_refs r ON r.path = b.from_path AND r.hash = b.hash
-                   WHERE b.to_path = ?1
-             ) hit ON e.day = hit.day AND e.seq = hit.seq
-             ORDER BY e.day DESC, e.time DESC LIMIT 1",
-        )?;
-        let row = stmt
-            .query_row([path], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
-            .optional()?;
-        Ok(row.and_then(|(day, json)| {
+        let mut sources: Vec<(String, Option<String>)> = vec![(path.to_string(), None)];
+        let mut bound = self
+            .conn
+            .prepare_cached("SELECT from_path, hash FROM identity_bindings WHERE to_path = ?1")?;
+        for row in bound.query_map([path], |r| {
+            Ok((r.get::<_, String>(0)?, Some(r.get::<_, String>(1)?)))
+        })? {
+            sources.push(row?);
+        }
+        let mut newest_any = self
+            .conn
+            .prepare_cached("SELECT max(day) FROM entry_refs WHERE path = ?1")?;
+        let mut newest_hash = self
+            .conn
+            .prepare_cached("SELECT max(day) FROM entry_refs WHERE path = ?1 AND hash = ?2")?;
+        let mut best: Option<(String, String, String)> = None;
+        for (p, h) in &sources {
+            let day = match h {
+                Some(h) => {
+                    newest_hash.query_row(params![p, h], |r| r.get::<_, Option<String>>(0))?
+                }
+                None => newest_any.query_row(params![p], |r| r.get::<_, Option<String>>(0))?,
+            };
+            let Some(day) = day else { continue };
+            if best.as_ref().is_some_and(|(d, ..)| *d > day) {
+                continue;
+            }
+            let mut on_day = self.conn.prepare_cached(
+                "SELECT e.time, e.json FROM entry_refs r JOIN entries e ON e.day = r.day AND e.seq = r.seq
+                 WHERE r.path = ?1 AND r.day = ?2 AND r.hash = coalesce(?3, r.hash) ORDER BY e.time DESC LIMIT 1",
+            )?;
+            let (time, json): (String, String) =
+                on_day.query_row(params![p, day, h], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            if best
+                .as_ref()
+                .is_none_or(|(d, t, _)| (d.as_str(), t.as_str()) < (day.as_str(), time.as_str()))
+            {
+                best = Some((day, time, json));
+            }
+        }
+        Ok(best.and_then(|(day, _, json)| {
             let e: Entry = serde_json::from_str(&json).ok()?;
             Some(Engagement {
                 day,

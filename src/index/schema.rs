@@ -2,7 +2,7 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub const SCHEMA_VERSION: &str = "rutter-index 1";
+pub const SCHEMA_VERSION: &str = "rutter-index 2";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).
@@ -10,7 +10,7 @@ pub const CREATE_INDEXES: &str = "
 CREATE INDEX notes_by_sha256 ON notes(sha256);
 CREATE INDEX entries_by_time ON entries(day, time);
 CREATE INDEX entries_by_group ON entries(group_key, day, time);
-CREATE INDEX entry_refs_by_path ON entry_refs(path, hash, blob);
+CREATE INDEX entry_refs_by_path ON entry_refs(path, day, hash, blob);
 CREATE INDEX entry_refs_by_entry ON entry_refs(day, seq);
 CREATE INDEX identity_bindings_by_to ON identity_bindings(to_path);
 CREATE INDEX identity_candidates_by_path ON identity_candidates(path);

@@ -3,7 +3,7 @@
 //! than `limit` hits when more exist.
 
 use super::{Index, IndexError};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::OptionalExtension;
 use serde::Serialize;
 
 /// One search hit.
@@ -57,35 +57,43 @@ pub fn fts_query(raw: &str) -> Option<String> {
 }
 
 impl Index {
-    /// Ranked hits for `query`, at most `limit`, filters applied in SQL.
+    /// Ranked hits for `query`, at most `limit`, filters applied in SQL. Ordering by the `rank`
+    /// column (bm25) lets FTS5 return rows already sorted, so SQLite stops after `limit` rows
+    /// and makes snippets for those alone.
     pub fn search(&self, query: &str, limit: usize, f: &Filters) -> Result<Vec<Hit>, IndexError> {
         let Some(q) = fts_query(query) else {
             return Ok(vec![]);
         };
-        let mut stmt = self.conn.prepare_cached(
+        // Only the filters given are in the SQL: `(?2 IS NULL OR …)` would make SQLite
+        // re-prepare the statement once the values are bound.
+        let mut sql = String::from(
             "SELECT n.path, n.title, n.type, n.status, n.created, snippet(notes_fts, 2, '«', '»', '…', 14)
-             FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid
-             WHERE notes_fts MATCH ?1
-               AND (?2 IS NULL OR n.type = ?2) AND (?3 IS NULL OR n.status = ?3) AND (?4 IS NULL OR n.domain = ?4)
-             ORDER BY bm25(notes_fts) LIMIT ?5",
-        )?;
-        let rows = stmt.query_map(
-            params![q, f.note_type, f.status, f.domain, limit as i64],
-            |r| {
-                Ok(Hit {
-                    path: r.get(0)?,
-                    title: r.get(1)?,
-                    note_type: r.get(2)?,
-                    status: r.get(3)?,
-                    created: r.get(4)?,
-                    snippet: r
-                        .get::<_, String>(5)?
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                })
-            },
-        )?;
+             FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ?",
+        );
+        let mut values: Vec<&str> = vec![&q];
+        for (column, value) in [
+            ("type", &f.note_type),
+            ("status", &f.status),
+            ("domain", &f.domain),
+        ] {
+            if let Some(v) = value {
+                sql.push_str(&format!(" AND n.{column} = ?"));
+                values.push(v);
+            }
+        }
+        sql.push_str(&format!(" ORDER BY rank LIMIT {limit}"));
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
+            let snippet: String = r.get(5)?;
+            Ok(Hit {
+                path: r.get(0)?,
+                title: r.get(1)?,
+                note_type: r.get(2)?,
+                status: r.get(3)?,
+                created: r.get(4)?,
+                snippet: snippet.split_whitespace().collect::<Vec<_>>().join(" "),
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -45,7 +45,10 @@ pub fn search(
     limit: usize,
     filters: &Filters,
 ) -> Result<Vec<Enriched>, IndexError> {
-    let hits = index.search(query, limit, filters)?;
+    index.read(|index| enrich(index, index.search(query, limit, filters)?))
+}
+
+fn enrich(index: &Index, hits: Vec<Hit>) -> Result<Vec<Enriched>, IndexError> {
     hits.into_iter()
         .map(|hit| {
             let engagement = index
