@@ -293,3 +293,37 @@ fn readers_never_see_an_empty_index_during_a_forced_rebuild() {
     assert!(runs > 0);
     assert_eq!(empty, 0, "{empty} of {runs} searches saw an empty index");
 }
+
+#[test]
+fn a_non_git_vault_keeps_its_index_in_the_xdg_folder() {
+    let env = Env::bare();
+    env.write("Notes/blue.md", "# Blue\n\nblue notes\n");
+    env.rutter(&[
+        "capture",
+        "--summary",
+        "Noted the blue.",
+        "--ref",
+        "Notes/blue.md",
+        "--session",
+        "S",
+    ]);
+    let r = env.rutter(&["reindex"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let xdg = env.home.join(".local/share/rutter");
+    let ids: Vec<_> = std::fs::read_dir(&xdg)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(ids.len(), 1);
+    assert!(ids[0].join("index.sqlite").is_file());
+    assert!(
+        r.stdout
+            .contains(&format!("index: {}", ids[0].join("index.sqlite").display())),
+        "{}",
+        r.stdout
+    );
+    assert!(!env.vault.join(".git").exists());
+    assert!(search(&env, &["blue"])
+        .stdout
+        .contains("↩ prior engagement"));
+}

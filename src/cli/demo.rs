@@ -91,7 +91,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         "`git log refs/rutter/records`: one commit per capture or binding, each only adding lines.",
     )?;
     show(&git_log(&vault))?;
-    step(9, "The stored line itself is never rewritten: `git show refs/rutter/records:_librarian/sessions/<day>.md` still cites the old paths.")?;
+    step(9, "The stored line is never rewritten: the committed day file still cites the paths as they were.")?;
+    show(&committed_refs(&vault)?)?;
     finish(&dir, _temp_kept(&vault, &dir))
 }
 
@@ -223,6 +224,25 @@ fn hook(vault: &Path, transcript: &Path, dir: &Path) -> anyhow::Result<String> {
     let out = child.wait_with_output()?;
     anyhow::ensure!(out.stdout.is_empty(), "the capture hook wrote to stdout");
     Ok(String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The `(refs: …)` part of the last committed entry line, read back from the ref.
+fn committed_refs(vault: &Path) -> anyhow::Result<String> {
+    let v = crate::vault::open(vault, crate::vault::VaultSource::Flag)?;
+    let store = crate::store::Store::open(&v)?;
+    let day = crate::clock::now().day();
+    let path = crate::records::paths::day_file(&day);
+    let bytes = store.committed(&path)?.unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    let last = text.lines().last().unwrap_or("");
+    let refs = last
+        .split(" (refs: ")
+        .nth(1)
+        .and_then(|r| r.split(") <!--").next())
+        .unwrap_or("");
+    Ok(format!(
+        "git show refs/rutter/records:{path}\n  … (refs: {refs})"
+    ))
 }
 
 fn show_day_file(vault: &Path) -> anyhow::Result<()> {
