@@ -2,6 +2,7 @@
 //!
 //! Crate map (dependencies point down the list):
 //! - [`cli`]: one file per subcommand; the only place `anyhow` is used.
+//! - [`mcp`]: the MCP server over stdio (rmcp) and the one source of its instructions.
 //! - [`capture`]: the Stop-hook pipeline: payloads, directives, sanitising, refs, provenance,
 //!   dedupe.
 //! - [`recall`]: `recent` and its renderings, shared by the CLI and (later) the MCP server.
@@ -17,6 +18,7 @@ pub mod clock;
 pub mod fsx;
 pub mod index;
 pub mod lock;
+pub mod mcp;
 pub mod recall;
 pub mod records;
 pub mod store;

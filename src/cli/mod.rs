@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod commit;
 pub mod demo;
+pub mod gate;
 pub mod identity;
 pub mod init;
 pub mod recent;
@@ -54,6 +55,7 @@ pub enum Command {
     Search(search::Args),
     Show(show::Args),
     Identity(identity::Args),
+    Gate(gate::Args),
     Demo(demo::Args),
 }
 
@@ -69,6 +71,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Search(args) => search::run(vault, args),
         Command::Show(args) => show::run(vault, args),
         Command::Identity(args) => identity::run(vault, args),
+        Command::Gate(args) => gate::run(vault, args),
         Command::Demo(args) => demo::run(args),
     };
     match result {

@@ -3,8 +3,11 @@
 
 pub mod candidates;
 pub mod confirm;
+pub mod gate;
 pub mod recent;
 pub mod refs;
 pub mod reindex;
 pub mod render;
 pub mod search;
+pub mod tools;
+pub mod uselog;

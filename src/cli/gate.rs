@@ -1,0 +1,41 @@
+//! `git rutter gate`: how often the stateful tools were reached for, per ISO week.
+
+use crate::recall::{gate, uselog};
+use std::path::PathBuf;
+
+/// Count stateful use per ISO week (the gate: at least 3 uses a week).
+///
+/// Reads _librarian/stateful-use.jsonl, which the MCP server appends to: one event per valid
+/// librarian-recent call and per search that surfaced a prior engagement. FROM and TO
+/// (YYYY-MM-DD, UTC, both inclusive) limit the range.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// First day to count (YYYY-MM-DD).
+    pub from: Option<String>,
+    /// Last day to count (YYYY-MM-DD).
+    pub to: Option<String>,
+    /// Print the weeks as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command.
+pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    let vault = super::interactive_vault(vault.as_deref())?;
+    for d in [&args.from, &args.to].into_iter().flatten() {
+        if !crate::clock::is_day(d) {
+            eprintln!("git-rutter: {d} is not a date (YYYY-MM-DD).");
+            return Ok(super::EXIT_CANNOT_RUN);
+        }
+    }
+    let events = uselog::read(&vault.root);
+    let g = gate::weekly(&events, args.from.as_deref(), args.to.as_deref());
+    if args.json {
+        super::print(&serde_json::to_string_pretty(
+            &serde_json::json!({ "target": gate::WEEKLY_TARGET, "weeks": g.weeks, "logged": g.logged }),
+        )?)?;
+    } else {
+        super::print(&gate::render(&g, args.from.is_some() || args.to.is_some()))?;
+    }
+    Ok(super::EXIT_OK)
+}

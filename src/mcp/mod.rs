@@ -1,0 +1,3 @@
+//! The MCP server: `git-rutter mcp` over stdio, tools only, and its instructions.
+
+pub mod instructions;

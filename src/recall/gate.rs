@@ -1,0 +1,137 @@
+//! The gate: stateful use per ISO week (anchor §12). Only `librarian-recent` and
+//! `search-signal` events count; the target is at least 3 a week.
+
+use crate::clock::{civil_from_days, days_from_civil, parse_instant};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Uses a week needs to meet the gate.
+pub const WEEKLY_TARGET: usize = 3;
+const COUNTED: &[&str] = &["librarian-recent", "search-signal"];
+
+/// One ISO week's count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Week {
+    /// `GGGG-Www`.
+    pub week: String,
+    pub count: usize,
+    pub met: bool,
+}
+
+/// The outcome: weeks in ascending order, and whether any event was counted before the range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Gate {
+    pub weeks: Vec<Week>,
+    /// Counted events in the log at all (before range filtering).
+    pub logged: usize,
+}
+
+/// Counts events per ISO week. `from`/`to` are `YYYY-MM-DD`, inclusive (UTC midnight to
+/// `23:59:59.999`); an invalid date does not filter.
+pub fn weekly(events: &[(String, String)], from: Option<&str>, to: Option<&str>) -> Gate {
+    let lo = from.and_then(|d| parse_instant(&format!("{d}T00:00:00.000Z")));
+    let hi = to.and_then(|d| parse_instant(&format!("{d}T23:59:59.999Z")));
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut logged = 0;
+    for (ts, kind) in events {
+        let Some(at) = parse_instant(ts).filter(|_| COUNTED.contains(&kind.as_str())) else {
+            continue;
+        };
+        logged += 1;
+        if lo.is_some_and(|l| at < l) || hi.is_some_and(|h| at > h) {
+            continue;
+        }
+        *counts
+            .entry(iso_week(at.0.div_euclid(86_400_000)))
+            .or_default() += 1;
+    }
+    let weeks = counts
+        .into_iter()
+        .map(|(week, count)| Week {
+            met: count >= WEEKLY_TARGET,
+            week,
+            count,
+        })
+        .collect();
+    Gate { weeks, logged }
+}
+
+/// The ISO week label of a day number: weeks start on Monday and belong to the year of their
+/// Thursday.
+pub fn iso_week(days: i64) -> String {
+    let weekday = (days + 3).rem_euclid(7); // 0 = Monday; 1970-01-01 was a Thursday
+    let thursday = days - weekday + 3;
+    let (year, _, _) = civil_from_days(thursday);
+    let jan1 = days_from_civil(year, 1, 1).unwrap_or(thursday);
+    format!("{year:04}-W{:02}", (thursday - jan1) / 7 + 1)
+}
+
+/// The reference's text output, or the empty-state lines.
+pub fn render(g: &Gate, ranged: bool) -> String {
+    if g.weeks.is_empty() {
+        return if ranged && g.logged > 0 {
+            "No stateful-use events in the requested range.".to_string()
+        } else {
+            "No stateful-use events logged yet.".to_string()
+        };
+    }
+    let mut out = format!("stateful-use per ISO week (gate target: >={WEEKLY_TARGET}):");
+    for w in &g.weeks {
+        out.push_str(&format!(
+            "\n  {}: {}{}",
+            w.week,
+            w.count,
+            if w.met { "  ✓" } else { "" }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(s: &str) -> i64 {
+        parse_instant(&format!("{s}T12:00:00.000Z"))
+            .unwrap()
+            .0
+            .div_euclid(86_400_000)
+    }
+
+    #[test]
+    fn iso_weeks_at_year_boundaries() {
+        assert_eq!(iso_week(day("2026-11-30")), "2026-W49");
+        assert_eq!(iso_week(day("2021-01-03")), "2020-W53");
+        assert_eq!(iso_week(day("2024-12-30")), "2025-W01");
+        assert_eq!(iso_week(day("2026-01-01")), "2026-W01");
+        assert_eq!(iso_week(day("2027-01-01")), "2026-W53");
+    }
+
+    #[test]
+    fn counts_only_gate_kinds_and_renders_the_reference_form() {
+        let ev = |ts: &str, k: &str| (ts.to_string(), k.to_string());
+        let events = vec![
+            ev("2026-07-27T10:00:00.000Z", "librarian-recent"),
+            ev("2026-07-28T10:00:00.000Z", "search-signal"),
+            ev("2026-07-29T10:00:00.000Z", "librarian-recent"),
+            ev("2026-07-29T11:00:00.000Z", "librarian-positions"),
+            ev("2026-08-03T10:00:00.000Z", "librarian-recent"),
+        ];
+        let g = weekly(&events, None, None);
+        assert_eq!(
+            render(&g, false),
+            "stateful-use per ISO week (gate target: >=3):\n  2026-W31: 3  ✓\n  2026-W32: 1"
+        );
+        let none = weekly(&events, Some("2027-01-01"), None);
+        assert_eq!(
+            render(&none, true),
+            "No stateful-use events in the requested range."
+        );
+        assert_eq!(
+            render(&weekly(&[], None, None), false),
+            "No stateful-use events logged yet."
+        );
+        let to = weekly(&events, None, Some("2026-07-28"));
+        assert_eq!(to.weeks[0].count, 2, "the `to` day is inclusive");
+    }
+}

@@ -1,0 +1,215 @@
+//! The three MCP tools as plain functions: their definitions (names, descriptions, strict input
+//! schemas, read-only hints), argument validation, and bodies that wrap the same library
+//! functions the CLI uses. A miss is a normal result; invalid arguments are an [`ArgError`],
+//! which the server turns into a protocol error (`-32602`).
+
+use super::recent::{self, Query};
+use super::{refs, render, search};
+use crate::index::search::Filters;
+use crate::index::{Index, IndexError};
+use crate::records::NoteRef;
+use serde_json::{json, Map, Value};
+
+/// Search results when no limit is given.
+pub const DEFAULT_LIMIT: u64 = 8;
+
+/// Invalid tool arguments (reported as a JSON-RPC invalid-params error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ArgError(pub String);
+
+/// One tool as the server lists it.
+#[derive(Debug, Clone)]
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// The tools, their descriptions naming `label`'s work.
+pub fn definitions(label: &str) -> Vec<ToolDef> {
+    vec![
+        ToolDef {
+            name: "librarian-search",
+            title: "Search the vault",
+            description: format!("Search {label}'s notes vault, ranked by relevance. Every word of the query must match. Each result has its path, type/status/created and a matching snippet; a note a past session cited also carries a quiet prior-engagement note with that session's date and summary. Read-only."),
+            input_schema: json!({"type": "object", "additionalProperties": false, "required": ["query"], "properties": {
+                "query": {"type": "string", "description": "Words to find; all of them must match."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Most results to return (default 8)."},
+                "type": {"type": "string", "description": "Only notes whose frontmatter type is exactly this."},
+                "status": {"type": "string", "description": "Only notes whose frontmatter status is exactly this."},
+                "domain": {"type": "string", "description": "Only notes whose frontmatter domain is exactly this."}}}),
+        },
+        ToolDef {
+            name: "librarian-get-note",
+            title: "Read one note",
+            description: format!("The full content of one note in {label}'s vault, by the path librarian-search returned. Read-only."),
+            input_schema: json!({"type": "object", "additionalProperties": false, "required": ["path"], "properties": {
+                "path": {"type": "string", "description": "The note's vault-relative path, exactly as search returned it."}}}),
+        },
+        ToolDef {
+            name: "librarian-recent",
+            title: "Recent sessions",
+            description: format!("What was {label} working on lately? Recorded session summaries, newest first, each with its date, project and the notes it cited; the steps of one session are grouped, oldest first. Report each session as ONE account, in plain language. Read-only."),
+            input_schema: json!({"type": "object", "additionalProperties": false, "properties": {
+                "window": {"type": "integer", "minimum": 1, "description": "Only the last N days (today counts)."},
+                "count": {"type": "integer", "minimum": 1, "description": "Most sessions to return (default 20)."},
+                "project": {"type": "string", "description": "Only this project (case-insensitive, whole name)."},
+                "detail": {"type": "string", "enum": ["increments", "brief"], "description": "brief: only the first and last step of longer sessions."}}}),
+        },
+    ]
+}
+
+/// Checks `args` against a tool's schema by hand: only known keys, the right types, ranges.
+fn check(args: &Map<String, Value>, allowed: &[&str], required: &[&str]) -> Result<(), ArgError> {
+    if let Some(k) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(ArgError(format!("unknown argument `{k}`")));
+    }
+    if let Some(k) = required.iter().find(|k| !args.contains_key(**k)) {
+        return Err(ArgError(format!("missing required argument `{k}`")));
+    }
+    Ok(())
+}
+
+fn string(args: &Map<String, Value>, key: &str) -> Result<Option<String>, ArgError> {
+    match args.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ArgError(format!("`{key}` must be a string"))),
+    }
+}
+
+/// An integer in `min..=max`; an integral float (`3.0`) is accepted, a string is not.
+fn integer(
+    args: &Map<String, Value>,
+    key: &str,
+    min: u64,
+    max: u64,
+) -> Result<Option<u64>, ArgError> {
+    let Some(v) = args.get(key) else {
+        return Ok(None);
+    };
+    let n = v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+            .map(|f| f as u64)
+    });
+    match n {
+        Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+        _ if max == u64::MAX => Err(ArgError(format!("`{key}` must be an integer >= {min}"))),
+        _ => Err(ArgError(format!(
+            "`{key}` must be an integer from {min} to {max}"
+        ))),
+    }
+}
+
+/// `librarian-search`: hits with enrichment, and whether it surfaced a prior engagement.
+pub fn search(
+    index: &Index,
+    args: &Map<String, Value>,
+) -> Result<Result<(String, bool), IndexError>, ArgError> {
+    check(
+        args,
+        &["query", "limit", "type", "status", "domain"],
+        &["query"],
+    )?;
+    let query = string(args, "query")?.unwrap_or_default();
+    let limit = integer(args, "limit", 1, 50)?.unwrap_or(DEFAULT_LIMIT);
+    let filters = Filters {
+        note_type: string(args, "type")?,
+        status: string(args, "status")?,
+        domain: string(args, "domain")?,
+    };
+    Ok(
+        search::search(index, &query, limit as usize, &filters).map(|results| {
+            (
+                search::render(&query, &results),
+                search::signals(&results) > 0,
+            )
+        }),
+    )
+}
+
+/// `librarian-get-note`: the note, or `Note not found: <path>`.
+pub fn get_note(
+    index: &Index,
+    args: &Map<String, Value>,
+) -> Result<Result<String, IndexError>, ArgError> {
+    check(args, &["path"], &["path"])?;
+    let path = string(args, "path")?.unwrap_or_default();
+    Ok(index
+        .note(&path)
+        .map(|n| search::render_note(&path, n.as_ref())))
+}
+
+/// Validates `librarian-recent`'s arguments (a valid call is logged even if it then fails).
+pub fn recent_query(args: &Map<String, Value>) -> Result<Query, ArgError> {
+    check(args, &["window", "count", "project", "detail"], &[])?;
+    let window = integer(args, "window", 1, u64::MAX)?;
+    let count = integer(args, "count", 1, u64::MAX)?;
+    let brief = match string(args, "detail")?.as_deref() {
+        None | Some("increments") => false,
+        Some("brief") => true,
+        Some(other) => {
+            return Err(ArgError(format!(
+                "`detail` must be \"increments\" or \"brief\", not {other:?}"
+            )))
+        }
+    };
+    Ok(Query {
+        window_days: window.map(|w| w.min(u32::MAX as u64) as u32),
+        count: Some(count.map_or(recent::DEFAULT_COUNT, |c| c.min(usize::MAX as u64) as usize)),
+        project: string(args, "project")?,
+        brief,
+    })
+}
+
+/// `librarian-recent`'s text for a validated query.
+pub fn recent(index: &Index, q: &Query) -> Result<String, IndexError> {
+    let result = recent::from_index(index, q, crate::clock::now())?;
+    let shown =
+        |r: &NoteRef| refs::describe(index, r).unwrap_or_else(|_| format!("{}@{}", r.path, r.hash));
+    Ok(render::tool(&result, &shown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn recent_arguments_are_checked_by_hand() {
+        assert!(recent_query(&args(json!({}))).is_ok());
+        assert_eq!(
+            recent_query(&args(json!({"window": 0}))).unwrap_err().0,
+            "`window` must be an integer >= 1"
+        );
+        assert!(recent_query(&args(json!({"count": -1}))).is_err());
+        assert!(recent_query(&args(json!({"count": "3"}))).is_err());
+        assert!(recent_query(&args(json!({"detail": "full"}))).is_err());
+        assert!(recent_query(&args(json!({"extra": 1}))).is_err());
+        let q = recent_query(&args(json!({"window": 7, "count": 3.0, "detail": "brief"}))).unwrap();
+        assert_eq!((q.window_days, q.count, q.brief), (Some(7), Some(3), true));
+        assert_eq!(recent_query(&args(json!({}))).unwrap().count, Some(20));
+    }
+
+    #[test]
+    fn schemas_forbid_additional_properties() {
+        for d in definitions("Ada") {
+            assert_eq!(
+                d.input_schema["additionalProperties"],
+                json!(false),
+                "{}",
+                d.name
+            );
+            assert!(
+                d.description.contains("Ada")
+                    || d.name == "librarian-get-note" && d.description.contains("Ada's vault")
+            );
+        }
+    }
+}
