@@ -5,6 +5,7 @@
 //! hide an entry.
 
 use super::entry::Entry;
+use super::text::push_display_safe;
 use std::fmt::Write as _;
 
 /// The marker that opens the machine part of an entry line.
@@ -88,26 +89,6 @@ pub fn escape_json_text(raw: &str) -> String {
         }
     }
     out
-}
-
-/// Appends the display-safe form of `s`: `<` as `&lt;`, invisible or line-breaking characters as
-/// visible `\u{XXXX}` text.
-fn push_display_safe(out: &mut String, s: &str) {
-    for c in s.chars() {
-        if c == '<' {
-            out.push_str("&lt;");
-        } else if is_unsafe_for_display(c) {
-            let _ = write!(out, "\\u{{{:04X}}}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
-}
-
-fn is_unsafe_for_display(c: char) -> bool {
-    matches!(c as u32,
-        0x00..=0x1F | 0x7F..=0x9F | 0x2028 | 0x2029 | 0x061C | 0x200B..=0x200F
-        | 0x202A..=0x202E | 0x2060 | 0x2066..=0x2069 | 0xFEFF)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub mod entry;
 pub mod fingerprint;
 pub mod ledger;
 pub mod line;
+pub mod text;
 pub mod v1;
 
 pub use entry::{Entry, NoteRef, Step, Workspace};

@@ -10,9 +10,10 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value as Json};
+use serde_json::Map;
 use yaml_serde::Value as Yaml;
 
+use crate::records::text::line_at;
 use crate::records::{Entry, NoteRef, Workspace};
 
 /// What every accepted `schema` value starts with.
@@ -134,15 +135,6 @@ fn body_end(text: &str, from: usize, entries: usize) -> usize {
         pos = next;
     }
     pos
-}
-
-/// The line starting at `pos` (without its `\n`) and the offset of the next line.
-fn line_at(text: &str, pos: usize) -> Option<(&str, usize)> {
-    let rest = text.get(pos..).filter(|rest| !rest.is_empty())?;
-    Some(match rest.find('\n') {
-        Some(i) => (&rest[..i], pos + i + 1),
-        None => (rest, text.len()),
-    })
 }
 
 /// The reference's day check: `^\d{4}-\d{2}-\d{2}$` (ASCII digits).
@@ -515,6 +507,7 @@ mod fast {
 /// The fallback: any YAML, read with `yaml_serde` and mapped onto the record model.
 mod fallback {
     use super::*;
+    use crate::records::text::{key_string, to_json, untag};
 
     type Res<T> = Result<T, String>;
 
@@ -660,52 +653,6 @@ mod fallback {
             Yaml::Null => Ok(None),
             _ => string(value, name).map(Some),
         }
-    }
-
-    /// A mapping key as a JSON key: strings as they are, other scalars in their YAML form.
-    fn key_string(key: &Yaml) -> Res<String> {
-        match untag(key) {
-            Yaml::String(s) => Ok(s.clone()),
-            Yaml::Number(n) => Ok(n.to_string()),
-            Yaml::Bool(b) => Ok(b.to_string()),
-            Yaml::Null => Ok("null".into()),
-            _ => Err("a mapping key is not a scalar".into()),
-        }
-    }
-
-    /// A YAML value as JSON, for unknown keys. Tags are dropped; numbers stay numbers (a
-    /// non-finite float, which JSON cannot hold, becomes its YAML text such as `.inf`).
-    fn to_json(value: &Yaml) -> Res<Json> {
-        Ok(match untag(value) {
-            Yaml::Null => Json::Null,
-            Yaml::Bool(b) => Json::Bool(*b),
-            Yaml::Number(n) => {
-                if let Some(i) = n.as_i64() {
-                    Json::from(i)
-                } else if let Some(u) = n.as_u64() {
-                    Json::from(u)
-                } else {
-                    n.as_f64()
-                        .and_then(serde_json::Number::from_f64)
-                        .map_or_else(|| Json::String(n.to_string()), Json::Number)
-                }
-            }
-            Yaml::String(s) => Json::String(s.clone()),
-            Yaml::Sequence(items) => Json::Array(items.iter().map(to_json).collect::<Res<_>>()?),
-            Yaml::Mapping(map) => Json::Object(
-                map.iter()
-                    .map(|(k, v)| Ok((key_string(k)?, to_json(v)?)))
-                    .collect::<Res<_>>()?,
-            ),
-            Yaml::Tagged(_) => return Err("unexpected nested tag".into()),
-        })
-    }
-
-    fn untag(mut value: &Yaml) -> &Yaml {
-        while let Yaml::Tagged(tagged) = value {
-            value = &tagged.value;
-        }
-        value
     }
 }
 
@@ -897,7 +844,7 @@ extra_top_level: ignored
             "tokens": 1234, "ratio": 0.5, "tags": ["a", "b"],
             "meta": {"nested": {"deep": true}, "when": null}
         });
-        assert_eq!(Json::Object(e[0].extra.clone()), extra);
+        assert_eq!(serde_json::Value::Object(e[0].extra.clone()), extra);
         assert_eq!(
             (e[1].id.as_str(), e[1].session_id.as_ref()),
             ("20261201T020000000Z", None)
