@@ -4,13 +4,18 @@
 pub mod capture;
 pub mod commit;
 pub mod demo;
+pub mod diff;
 pub mod gate;
 pub mod identity;
 pub mod init;
+pub mod log;
+pub mod mcp;
 pub mod recent;
 pub mod reindex;
+pub mod restore;
 pub mod search;
 pub mod show;
+pub mod verify;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -56,7 +61,12 @@ pub enum Command {
     Show(show::Args),
     Identity(identity::Args),
     Gate(gate::Args),
+    Verify(verify::Args),
+    Log(log::Args),
+    Diff(diff::Args),
+    Restore(restore::Args),
     Demo(demo::Args),
+    Mcp(mcp::Args),
 }
 
 /// Runs a parsed command and returns the process exit status.
@@ -64,6 +74,7 @@ pub fn run(cli: Cli) -> i32 {
     let vault = cli.vault;
     let result = match cli.command {
         Command::Capture(args) => return capture::run(vault, args),
+        Command::Mcp(args) => return mcp::run(vault, args),
         Command::Init(args) => init::run(vault, args),
         Command::Commit(args) => commit::run(vault, args),
         Command::Recent(args) => recent::run(vault, args),
@@ -72,6 +83,10 @@ pub fn run(cli: Cli) -> i32 {
         Command::Show(args) => show::run(vault, args),
         Command::Identity(args) => identity::run(vault, args),
         Command::Gate(args) => gate::run(vault, args),
+        Command::Verify(args) => verify::run(vault, args),
+        Command::Log(args) => log::run(vault, args),
+        Command::Diff(args) => diff::run(vault, args),
+        Command::Restore(args) => restore::run(vault, args),
         Command::Demo(args) => demo::run(args),
     };
     match result {

@@ -1,3 +1,4 @@
 //! The MCP server: `git-rutter mcp` over stdio, tools only, and its instructions.
 
 pub mod instructions;
+pub mod server;

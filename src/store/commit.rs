@@ -102,8 +102,8 @@ impl Store {
             let working = self.working(&path);
             let header = match appends.first() {
                 Some(a) if a.kind == RecordKind::Identity => crate::records::ledger::header(),
-                Some(a) => dayfile::header(&a.day),
-                None => String::new(),
+                Some(a) if a.kind == RecordKind::Capture => dayfile::header(&a.day),
+                _ => String::new(),
             };
             let composed = compose(committed.as_deref(), working.as_deref(), &appends, &header);
             if composed.diverged {
@@ -281,6 +281,10 @@ fn message(fresh: &[&PendingAppend]) -> String {
             msg.push_str(&format!("Rutter-Binding: {}\n", trailer_value(&a.entry_id)));
             continue;
         }
+        if a.kind == RecordKind::Ack {
+            msg.push_str(&format!("Rutter-Ack: {}\n", trailer_value(&a.entry_id)));
+            continue;
+        }
         msg.push_str(&format!("Rutter-Entry: {}\n", trailer_value(&a.entry_id)));
         if let Some(s) = &a.session_id {
             msg.push_str(&format!("Rutter-Session: {}\n", trailer_value(s)));
@@ -295,6 +299,9 @@ fn message(fresh: &[&PendingAppend]) -> String {
 
 /// `rutter: capture <day> [<project>]`, `… (N entries)`, or `rutter: identity`.
 fn subject(fresh: &[&PendingAppend], last: &PendingAppend) -> String {
+    if fresh.iter().all(|a| a.kind == RecordKind::Ack) {
+        return "rutter: ack".to_string();
+    }
     if fresh.iter().all(|a| a.kind == RecordKind::Identity) {
         return match fresh.len() {
             1 => "rutter: identity".to_string(),

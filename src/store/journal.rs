@@ -45,6 +45,8 @@ pub enum RecordKind {
     Capture,
     /// A binding in the identity ledger.
     Identity,
+    /// An acknowledgement of a verify finding.
+    Ack,
 }
 
 impl RecordKind {

@@ -6,10 +6,13 @@ pub mod append;
 pub mod candidates;
 pub mod commit;
 pub mod compose;
+pub mod diffview;
 pub mod history;
 pub mod journal;
+pub mod restore;
 pub mod setup;
 pub mod tree;
+pub mod verify;
 
 use crate::fsx::{Dir, FsError};
 use crate::vault::Vault;
@@ -126,6 +129,11 @@ impl Store {
 /// the rest of a capture; `git fsck` and `git rutter verify` still check every hash.
 pub fn skip_read_verification() {
     git2::opts::strict_hash_verification(false);
+}
+
+/// Turns libgit2's re-hashing of every object it reads back on (verify wants it).
+pub fn verify_reads() {
+    git2::opts::strict_hash_verification(true);
 }
 
 /// Reads `root/rel` opening every component without following symlinks.

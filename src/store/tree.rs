@@ -13,6 +13,14 @@ use std::rc::Rc;
 const FILE_MODE: &[u8] = b"100644";
 const DIR_MODE: &[u8] = b"40000";
 
+/// A file that differs between two trees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub path: String,
+    pub old: Option<Oid>,
+    pub new: Option<Oid>,
+}
+
 /// One entry of a raw tree: mode, name and the 20-byte object id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct RawEntry<'a> {
@@ -106,6 +114,108 @@ impl<'r> Trees<'r> {
         };
         let bytes = apply(&raw, &updates);
         self.odb.write(ObjectType::Tree, &bytes)
+    }
+
+    /// What differs between two trees, recursively: `(path, old blob, new blob)` per file, a
+    /// missing side meaning added or deleted. Identical subtrees are skipped by id.
+    pub fn changes(
+        &mut self,
+        old: Option<Oid>,
+        new: Option<Oid>,
+    ) -> Result<Vec<Change>, git2::Error> {
+        let mut out = Vec::new();
+        self.diff_into(old, new, "", &mut out)?;
+        Ok(out)
+    }
+
+    fn diff_into(
+        &mut self,
+        old: Option<Oid>,
+        new: Option<Oid>,
+        prefix: &str,
+        out: &mut Vec<Change>,
+    ) -> Result<(), git2::Error> {
+        if old == new {
+            return Ok(());
+        }
+        let empty = Rc::new(Vec::new());
+        let a = match old {
+            Some(t) => self.read(t)?,
+            None => empty.clone(),
+        };
+        let b = match new {
+            Some(t) => self.read(t)?,
+            None => empty,
+        };
+        // Both trees are sorted in git order: walk them side by side.
+        let (mut xs, mut ys) = (entries(&a).peekable(), entries(&b).peekable());
+        let mut pairs: Vec<(Option<RawEntry<'_>>, Option<RawEntry<'_>>)> = Vec::new();
+        loop {
+            let order = match (xs.peek(), ys.peek()) {
+                (None, None) => break,
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(x), Some(y)) => git_order(x, y),
+            };
+            match order {
+                Ordering::Less => pairs.push((xs.next(), None)),
+                Ordering::Greater => pairs.push((None, ys.next())),
+                Ordering::Equal => pairs.push((xs.next(), ys.next())),
+            }
+        }
+        for (x, y) in pairs {
+            if x.map(|e| (e.mode, e.oid)) == y.map(|e| (e.mode, e.oid)) {
+                continue;
+            }
+            let name = x
+                .or(y)
+                .map(|e| String::from_utf8_lossy(e.name).into_owned())
+                .unwrap_or_default();
+            let path = format!("{prefix}{name}");
+            let oid =
+                |e: Option<RawEntry<'_>>, want_dir: bool| -> Result<Option<Oid>, git2::Error> {
+                    e.filter(|e| (e.mode == DIR_MODE) == want_dir)
+                        .map(|e| Oid::from_bytes(e.oid))
+                        .transpose()
+                };
+            let (dx, dy) = (oid(x, true)?, oid(y, true)?);
+            if dx.is_some() || dy.is_some() {
+                self.diff_into(dx, dy, &format!("{path}/"), out)?;
+            }
+            let (fx, fy) = (oid(x, false)?, oid(y, false)?);
+            if fx.is_some() || fy.is_some() {
+                out.push(Change {
+                    path,
+                    old: fx,
+                    new: fy,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Every file below `root`: `(path, blob id)`, in tree order.
+    pub fn files(&mut self, root: Oid) -> Result<Vec<(String, Oid)>, git2::Error> {
+        let mut out = Vec::new();
+        let mut todo = vec![(String::new(), root)];
+        while let Some((prefix, tree)) = todo.pop() {
+            let raw = self.read(tree)?;
+            for e in entries(&raw) {
+                let path = format!("{prefix}{}", String::from_utf8_lossy(e.name));
+                let oid = Oid::from_bytes(e.oid)?;
+                if e.mode == DIR_MODE {
+                    todo.push((format!("{path}/"), oid));
+                } else {
+                    out.push((path, oid));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Forgets the trees read so far (bounds memory on long walks).
+    pub fn forget(&mut self) {
+        self.raw.clear();
     }
 
     fn read(&mut self, oid: Oid) -> Result<Rc<Vec<u8>>, git2::Error> {

@@ -1,0 +1,28 @@
+//! `git rutter diff`: the record files in the working tree against refs/rutter/records.
+
+use crate::store::diffview::PRIVATE_INDEX;
+use crate::store::Store;
+use std::path::PathBuf;
+
+/// Show how the record files differ from what was committed (a unified diff).
+///
+/// Also refreshes a private index, .git/rutter/records.index, so plain git shows the same:
+/// `GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`. Lines only added at the
+/// end are pending (not committed yet); anything else is an edit `git rutter verify` reports.
+/// Exit status 1 when something differs.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// Runs the command.
+pub fn run(vault: Option<PathBuf>, _args: Args) -> anyhow::Result<i32> {
+    let vault = super::interactive_vault(vault.as_deref())?;
+    let store = Store::open(&vault)?;
+    store.write_private_index()?;
+    let diff = store.record_diff()?;
+    if diff.is_empty() {
+        eprintln!("git-rutter: the record files match refs/rutter/records (see also GIT_INDEX_FILE=.git/rutter/{PRIVATE_INDEX} git diff -- _librarian).");
+        return Ok(super::EXIT_OK);
+    }
+    super::print(diff.trim_end())?;
+    Ok(super::EXIT_FINDING)
+}

@@ -1,0 +1,47 @@
+//! `git rutter restore`: put committed record files back.
+
+use crate::clock;
+use crate::lock::Lock;
+use crate::store::restore::Restored;
+use crate::store::Store;
+use std::path::PathBuf;
+
+/// Rebuild missing record files from refs/rutter/records and undo edits to committed ones.
+///
+/// A missing day file, ledger or use log is written again from the ref. A file whose committed
+/// bytes were changed (edited, truncated, replaced by a symlink) is first moved aside to
+/// .git/rutter/aside/ (never deleted), then the committed version is written back. Lines still
+/// waiting in the pending journal are appended again. Files that only gained new lines are left
+/// as they are.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only the day file of this day (YYYY-MM-DD).
+    #[arg(long, value_name = "DAY")]
+    pub day: Option<String>,
+}
+
+/// Runs the command.
+pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    if let Some(d) = &args.day {
+        anyhow::ensure!(clock::is_day(d), "{d} is not a date (YYYY-MM-DD)");
+    }
+    let vault = super::interactive_vault(vault.as_deref())?;
+    let store = Store::open(&vault)?;
+    let _lock = Lock::acquire(store.state_dir(), crate::recall::reindex::LOCK_WAIT)?;
+    let done = store.restore(args.day.as_deref(), clock::now())?;
+    if done.is_empty() {
+        super::print("nothing to restore: every committed record file is intact")?;
+    }
+    for r in done {
+        match r {
+            Restored::Recreated(p) => {
+                super::print(&format!("restored {p} from refs/rutter/records"))?
+            }
+            Restored::Replaced(p, aside) => super::print(&format!(
+                "restored {p}; the changed file was moved to {}",
+                aside.display()
+            ))?,
+        }
+    }
+    Ok(super::EXIT_OK)
+}

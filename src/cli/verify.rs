@@ -1,0 +1,189 @@
+//! `git rutter verify`: prove that no record changed since it was committed.
+
+use crate::clock;
+use crate::lock::Lock;
+use crate::store::append::append_line;
+use crate::store::journal::{Journal, PendingAppend, RecordKind};
+use crate::store::verify::{finding, Finding, Options, Report};
+use crate::store::Store;
+use std::path::PathBuf;
+
+/// Check that no record was edited, removed or reordered after it was committed.
+///
+/// Four checks: the history of refs/rutter/records (every commit only appends to record files,
+/// adds cited copies that match their names, deletes nothing); the ref (it descends from every
+/// tip git-rutter wrote, and its reflog shows no rewind); the working tree (each committed record
+/// file still begins with its committed bytes: extra complete record lines are pending,
+/// anything else is "edited after commit", with a diff); and with --notes, cited notes changed in
+/// place since capture. Each finding names the entry, the commit that added it and the kind.
+///
+/// Exit status: 0 clean (pending lines are fine), 1 findings, 2 could not run. By default only
+/// the commits since the last clean run are walked; --full re-walks everything.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Re-walk the whole history and reflog, ignoring what earlier runs verified.
+    #[arg(long)]
+    pub full: bool,
+    /// Also report cited notes changed in place since capture (with a diff against the kept copy).
+    #[arg(long)]
+    pub notes: bool,
+    /// One finding per line, tab-separated: kind, id, path, entry, day, commit.
+    #[arg(long, conflicts_with = "json")]
+    pub porcelain: bool,
+    /// The report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Acknowledge a finding by its id (shown by --porcelain or --json), with --reason: it stops
+    /// failing verify but stays listed, and the acknowledgement is committed.
+    #[arg(long, value_name = "FINDING", requires = "reason")]
+    pub ack: Option<String>,
+    /// Why the finding is acknowledged (with --ack).
+    #[arg(long, value_name = "TEXT", requires = "ack")]
+    pub reason: Option<String>,
+}
+
+/// Runs the command.
+pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    let vault = super::interactive_vault(vault.as_deref())?;
+    let store = match Store::open(&vault) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("git-rutter: {e}");
+            return Ok(super::EXIT_CANNOT_RUN);
+        }
+    };
+    if let (Some(id), Some(reason)) = (&args.ack, &args.reason) {
+        return acknowledge(&store, id, reason);
+    }
+    let report = store.verify(Options {
+        full: args.full,
+        notes: args.notes,
+    })?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&json(&report))?
+    } else if args.porcelain {
+        report
+            .findings
+            .iter()
+            .map(porcelain)
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        human(&report)
+    };
+    if !text.is_empty() {
+        super::print(&text)?;
+    }
+    Ok(if report.failed() {
+        super::EXIT_FINDING
+    } else {
+        super::EXIT_OK
+    })
+}
+
+fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
+    let _lock = Lock::acquire(store.state_dir(), crate::recall::reindex::LOCK_WAIT)?;
+    let now = clock::now();
+    let line = finding::ack_line(&now.iso(), id, reason);
+    let overlay = crate::fsx::Dir::open(store.root())?
+        .open_dir("_librarian", true)?
+        .ok_or_else(|| anyhow::anyhow!("cannot create _librarian/"))?;
+    let journal = Journal::open(store.state_dir())?;
+    let rec = PendingAppend {
+        path: finding::ACKS_PATH.to_string(),
+        offset: 0,
+        bytes: String::new(),
+        line: String::new(),
+        day: now.day(),
+        entry_id: now.compact(),
+        session_id: None,
+        client: None,
+        project: None,
+        cited: vec![],
+        kind: RecordKind::Ack,
+    };
+    append_line(
+        &overlay,
+        "verify-acks.jsonl",
+        "",
+        &line,
+        Some(&journal),
+        rec,
+    )?;
+    store.ensure_ref(now)?;
+    let out = store.commit_pending(&journal, now)?;
+    let commit = out
+        .commit
+        .map(|c| c.to_string()[..7].to_string())
+        .unwrap_or_default();
+    super::print(&format!("acknowledged {id} (committed {commit})"))?;
+    Ok(super::EXIT_OK)
+}
+
+fn human(r: &Report) -> String {
+    let counted: Vec<&Finding> = r.findings.iter().filter(|f| f.counts()).collect();
+    let mut out = Vec::new();
+    for f in &r.findings {
+        let mut head = format!("{}: {}", label(f), f.detail);
+        if let Some(c) = &f.commit {
+            head.push_str(&format!(" [commit {c}]"));
+        }
+        if let Some(reason) = &f.acknowledged {
+            head.push_str(&format!(" (acknowledged: {reason})"));
+        }
+        out.push(head);
+        if f.kind != finding::Kind::Pending {
+            out.push(format!("  id: {}", f.id));
+        }
+        if let Some(d) = &f.diff {
+            out.extend(d.lines().map(|l| format!("  {}", clip(l))));
+        }
+    }
+    let pending = r
+        .findings
+        .iter()
+        .filter(|f| f.kind == finding::Kind::Pending)
+        .count();
+    out.push(match counted.len() {
+        0 => format!("verify: clean ({} commit(s) checked, {pending} pending line(s)).", r.commits_checked),
+        n => format!("verify: {n} finding(s) ({} commit(s) checked, {pending} pending line(s)). Acknowledge a known one with `git rutter verify --ack ID --reason TEXT`.", r.commits_checked),
+    });
+    out.join("\n")
+}
+
+/// A diff line cut to a readable width (the JSON output keeps it whole).
+fn clip(l: &str) -> String {
+    match l.char_indices().nth(160) {
+        Some((i, _)) => format!("{}…", &l[..i]),
+        None => l.to_string(),
+    }
+}
+
+fn label(f: &Finding) -> String {
+    match f.kind {
+        finding::Kind::Pending => "pending".to_string(),
+        k => format!("{} {}", k.area(), k.as_str()),
+    }
+}
+
+fn porcelain(f: &Finding) -> String {
+    let o = |v: &Option<String>| v.clone().unwrap_or_default();
+    format!(
+        "{}\t{}\t{}\t{}\t{}\t{}",
+        f.kind.as_str(),
+        f.id,
+        o(&f.path),
+        o(&f.entry),
+        o(&f.day),
+        o(&f.commit)
+    )
+}
+
+fn json(r: &Report) -> serde_json::Value {
+    serde_json::json!({
+        "clean": !r.failed(),
+        "tip": r.tip,
+        "commits_checked": r.commits_checked,
+        "findings": r.findings,
+    })
+}

@@ -1,0 +1,558 @@
+//! `git-rutter mcp`: the MCP server over stdio (rmcp), named `rutter`, tools capability only.
+//!
+//! Start-up resolves the vault (`--vault`, env, git config; never the current directory) and
+//! refuses an index that belongs to another vault, both before serving. The index is opened and
+//! refreshed on a background thread so `initialize` is answered at once; tool calls wait for it.
+//! stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On stdin EOF every
+//! request already read is answered before the process exits (see [`Draining`]).
+
+use crate::index::{self, Index, IndexError};
+use crate::mcp::instructions::{instructions, user_label};
+use crate::recall::recent::Query;
+use crate::recall::reindex::{self, Mode};
+use crate::recall::tools::{self, ArgError};
+use crate::recall::uselog::{self, Kind};
+use crate::vault::{self, Vault};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
+    ClientNotification, ContentBlock, ErrorCode, ErrorData, Implementation, JsonRpcMessage,
+    ListToolsResult, PaginatedRequestParams, RequestId, ServerCapabilities, ServerConfig,
+    ServerJsonRpcMessage, Tool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer, ServerInitializeError};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::Transport;
+use rmcp::{ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::{watch, Notify};
+
+/// The server's name in `initialize`.
+pub const SERVER_NAME: &str = "rutter";
+
+/// Exit status after a clean shutdown (stdin closed).
+const EXIT_OK: i32 = 0;
+/// Exit status for a fatal start-up error.
+const EXIT_FATAL: i32 = 1;
+
+/// The shared index once the background refresh is done, or why it failed.
+type Ready = Result<Arc<Mutex<Index>>, String>;
+
+/// Runs the server until stdin closes; returns the process exit status.
+pub fn run(vault_flag: Option<&Path>) -> i32 {
+    let vault = match vault::resolve(vault_flag, false) {
+        Ok(v) => v,
+        Err(e) => return fatal(&e),
+    };
+    if let Err(e) = check_index_owner(&vault) {
+        return fatal(&e);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fatal(&e),
+    };
+    let (db, _) = index::location(&vault);
+    eprintln!(
+        "[rutter] starting stdio server; vault={} db={}",
+        vault.root.display(),
+        db.display()
+    );
+    let (ready, refresher) = match start_refresh(vault.clone()) {
+        Ok(r) => r,
+        Err(e) => return fatal(&e),
+    };
+    let server = Rutter::new(vault, ready);
+    let code = runtime.block_on(serve(server));
+    // Let an index build or identity pass still running finish its writes before exiting.
+    let _ = refresher.join();
+    runtime.shutdown_background();
+    code
+}
+
+fn fatal(e: &dyn std::fmt::Display) -> i32 {
+    eprintln!("[rutter] fatal: {e}");
+    EXIT_FATAL
+}
+
+/// Serves stdio until the client closes stdin.
+async fn serve(server: Rutter) -> i32 {
+    let (read, write) = rmcp::transport::stdio_pipes();
+    let transport = Draining::new(AsyncRwTransport::new_server(read, write));
+    eprintln!("[rutter] connected.");
+    match server.serve(transport).await {
+        Ok(running) => match running.waiting().await {
+            Ok(_) => EXIT_OK,
+            Err(e) => {
+                eprintln!("[rutter] error: the server stopped abnormally: {e}");
+                EXIT_FATAL
+            }
+        },
+        // The client went away before initializing: nothing to answer.
+        Err(ServerInitializeError::ConnectionClosed(_)) => EXIT_OK,
+        Err(e) => {
+            eprintln!("[rutter] error: {e}");
+            EXIT_FATAL
+        }
+    }
+}
+
+/// Refuses, without building anything, an index that `Index::open` would refuse: one built for
+/// another vault, or a file at `LIBRARIAN_DB_PATH` that is not a current git-rutter index. A
+/// missing, outdated or unreadable index at the default location is (re)built in the background.
+fn check_index_owner(vault: &Vault) -> Result<(), IndexError> {
+    let (path, overridden) = index::location(vault);
+    if !path.exists() {
+        return Ok(());
+    }
+    let ours = vault.root.to_string_lossy().into_owned();
+    match read_meta(&path) {
+        Ok((Some(version), Some(theirs))) if version == index::schema::SCHEMA_VERSION => {
+            if theirs == ours {
+                Ok(())
+            } else {
+                Err(IndexError::OtherVault {
+                    db: path,
+                    theirs,
+                    ours,
+                })
+            }
+        }
+        _ if overridden => Err(IndexError::Foreign(path)),
+        _ => Ok(()),
+    }
+}
+
+/// The index's schema version and vault, read through a read-only connection.
+fn read_meta(path: &Path) -> rusqlite::Result<(Option<String>, Option<String>)> {
+    use rusqlite::{Connection, OpenFlags};
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.query_row(
+        "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), (SELECT value FROM meta WHERE key = 'vault')",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
+/// Opens (building if needed) and refreshes the index on its own thread.
+fn start_refresh(
+    vault: Vault,
+) -> std::io::Result<(watch::Receiver<Option<Ready>>, std::thread::JoinHandle<()>)> {
+    let (tx, rx) = watch::channel(None);
+    let handle = std::thread::Builder::new()
+        .name("rutter-refresh".into())
+        .spawn(move || {
+            let started = std::time::Instant::now();
+            let ready = open_and_refresh(&vault);
+            match &ready {
+                Ok(_) => eprintln!(
+                    "[rutter] index ready ({} ms).",
+                    started.elapsed().as_millis()
+                ),
+                Err(e) => eprintln!("[rutter] error: {e}"),
+            }
+            let _ = tx.send(Some(ready));
+        })?;
+    Ok((rx, handle))
+}
+
+fn open_and_refresh(vault: &Vault) -> Ready {
+    let mut index =
+        Index::open(vault, false).map_err(|e| format!("could not open the index: {e}"))?;
+    reindex::refresh(vault, &mut index, Mode::Auto, false)
+        .map_err(|e| format!("could not refresh the index: {e}"))?;
+    Ok(Arc::new(Mutex::new(index)))
+}
+
+/// The server: vault, tools, instructions, and the index once it is ready.
+#[derive(Clone)]
+struct Rutter {
+    vault: Vault,
+    info: ServerConfig,
+    tools: Vec<Tool>,
+    ready: watch::Receiver<Option<Ready>>,
+}
+
+impl Rutter {
+    fn new(vault: Vault, ready: watch::Receiver<Option<Ready>>) -> Rutter {
+        let label = user_label();
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions(&label));
+        Rutter {
+            vault,
+            info,
+            tools: tool_list(&label),
+            ready,
+        }
+    }
+
+    /// Waits for the background refresh; the index, or why there is none.
+    async fn index(&self) -> Ready {
+        let mut rx = self.ready.clone();
+        let ready = match rx.wait_for(Option::is_some).await {
+            Ok(r) => r.clone(),
+            Err(_) => None,
+        };
+        ready.unwrap_or_else(|| Err("the index refresh stopped before finishing".into()))
+    }
+}
+
+/// The three tools with their exact schemas, titles and read-only hints.
+pub fn tool_list(label: &str) -> Vec<Tool> {
+    tools::definitions(label)
+        .into_iter()
+        .map(|d| {
+            let schema = match d.input_schema {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            Tool::new(d.name, d.description, Arc::new(schema))
+                .with_title(d.title)
+                .with_annotations(ToolAnnotations::with_title(d.title).read_only(true))
+        })
+        .collect()
+}
+
+/// A tool call after name lookup (and, for `librarian-recent`, argument validation).
+enum Call {
+    Search,
+    GetNote,
+    Recent(Query),
+}
+
+/// Why a tool body did not produce its text.
+enum Failure {
+    Args(ArgError),
+    Internal(String),
+}
+
+impl From<ArgError> for Failure {
+    fn from(e: ArgError) -> Failure {
+        Failure::Args(e)
+    }
+}
+
+impl ServerHandler for Rutter {
+    fn get_info(&self) -> ServerConfig {
+        self.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let call = match request.name.as_ref() {
+            "librarian-search" => Call::Search,
+            "librarian-get-note" => Call::GetNote,
+            "librarian-recent" => {
+                let query = tools::recent_query(&args).map_err(invalid_params)?;
+                log_use(&self.vault.root, Kind::Recent);
+                Call::Recent(query)
+            }
+            other => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("Unknown tool: {other}"),
+                    None,
+                ))
+            }
+        };
+        let index = match self.index().await {
+            Ok(i) => i,
+            Err(reason) => return Ok(failed(format!("the index is not available: {reason}"))),
+        };
+        let vault = self.vault.clone();
+        let outcome = tokio::task::spawn_blocking(move || run_call(&vault, &index, call, &args))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the tool failed: {e}"), None))?;
+        match outcome {
+            Ok(text) => Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into()),
+            Err(Failure::Args(e)) => Err(invalid_params(e)),
+            Err(Failure::Internal(why)) => Ok(failed(why)),
+        }
+    }
+}
+
+fn invalid_params(e: ArgError) -> ErrorData {
+    ErrorData::invalid_params(e.0, None)
+}
+
+/// A tool result that reports an internal failure (`isError: true`).
+fn failed(why: String) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(why)]).into()
+}
+
+/// Runs one tool body against the locked index (blocking: SQLite and file reads).
+fn run_call(
+    vault: &Vault,
+    index: &Mutex<Index>,
+    call: Call,
+    args: &Map<String, Value>,
+) -> Result<String, Failure> {
+    let mut index = index.lock().unwrap_or_else(PoisonError::into_inner);
+    match call {
+        Call::Search => {
+            let (text, engaged) = tools::search(&index, args)?
+                .map_err(|e| Failure::Internal(format!("search failed: {e}")))?;
+            if engaged {
+                log_use(&vault.root, Kind::SearchSignal);
+            }
+            Ok(text)
+        }
+        Call::GetNote => tools::get_note(&index, args)?
+            .map_err(|e| Failure::Internal(format!("reading the note failed: {e}"))),
+        Call::Recent(query) => {
+            reindex::refresh(vault, &mut index, Mode::Records, false)
+                .map_err(|e| Failure::Internal(format!("refreshing the records failed: {e}")))?;
+            tools::recent(&index, &query)
+                .map_err(|e| Failure::Internal(format!("reading recent sessions failed: {e}")))
+        }
+    }
+}
+
+/// Appends one use-log event; a failure is a stderr line, never a failed call.
+fn log_use(root: &Path, kind: Kind) {
+    if let Err(e) = uselog::append(root, crate::clock::now(), kind) {
+        eprintln!(
+            "[rutter] could not log {} use in {}: {e}",
+            kind.as_str(),
+            uselog::USE_LOG
+        );
+    }
+}
+
+/// A transport that, at end of input, reports the end only once every request it delivered
+/// has been answered (or cancelled by the client). rmcp alone drains in-flight answers for at
+/// most a few seconds after EOF; a tool call waiting on a long index build would be dropped.
+struct Draining<T> {
+    inner: T,
+    ended: bool,
+    open: Arc<OpenRequests>,
+}
+
+/// Requests delivered to the server and not yet answered.
+#[derive(Default)]
+struct OpenRequests {
+    ids: Mutex<HashMap<RequestId, usize>>,
+    changed: Notify,
+}
+
+impl OpenRequests {
+    fn opened(&self, id: &RequestId) {
+        let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+        *ids.entry(id.clone()).or_default() += 1;
+    }
+
+    fn closed(&self, id: &RequestId) {
+        let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = ids.get_mut(id) {
+            *n -= 1;
+            if *n == 0 {
+                ids.remove(id);
+            }
+        }
+        drop(ids);
+        self.changed.notify_waiters();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    }
+
+    /// Returns once no request is open.
+    async fn drained(&self) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.is_empty() {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Tracks a message from the client: a request opens, a cancellation closes.
+    fn note(&self, message: &ClientJsonRpcMessage) {
+        match message {
+            JsonRpcMessage::Request(r) => self.opened(&r.id),
+            JsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(c) = &n.notification {
+                    if let Some(id) = &c.params.request_id {
+                        self.closed(id);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl<T> Draining<T> {
+    fn new(inner: T) -> Draining<T> {
+        Draining {
+            inner,
+            ended: false,
+            open: Arc::default(),
+        }
+    }
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for Draining<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let answers = match &item {
+            JsonRpcMessage::Response(r) => Some(r.id.clone()),
+            JsonRpcMessage::Error(e) => e.id.clone(),
+            _ => None,
+        };
+        let sending = self.inner.send(item);
+        let open = self.open.clone();
+        async move {
+            let result = sending.await;
+            if let Some(id) = answers {
+                open.closed(&id);
+            }
+            result
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        if !self.ended {
+            match self.inner.receive().await {
+                Some(message) => {
+                    self.open.note(&message);
+                    return Some(message);
+                }
+                None => self.ended = true,
+            }
+        }
+        self.open.drained().await;
+        None
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.inner.close().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::VecDeque;
+    use std::time::Duration;
+
+    /// An inner transport that delivers the given frames, then reports end of input.
+    struct Scripted(VecDeque<ClientJsonRpcMessage>);
+
+    impl Transport<RoleServer> for Scripted {
+        type Error = std::io::Error;
+
+        fn send(
+            &mut self,
+            _item: ServerJsonRpcMessage,
+        ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+            std::future::ready(Ok(()))
+        }
+
+        async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+            self.0.pop_front()
+        }
+
+        async fn close(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+
+    fn scripted(frames: &[Value]) -> Draining<Scripted> {
+        let frames = frames
+            .iter()
+            .map(|f| serde_json::from_value(f.clone()).unwrap())
+            .collect();
+        Draining::new(Scripted(frames))
+    }
+
+    fn answer(id: i64) -> ServerJsonRpcMessage {
+        let id: RequestId = serde_json::from_value(json!(id)).unwrap();
+        ServerJsonRpcMessage::error(ErrorData::internal_error("x", None), Some(id))
+    }
+
+    fn list(id: i64) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
+    }
+
+    #[tokio::test]
+    async fn end_of_input_waits_until_every_delivered_request_is_answered() {
+        let mut t = scripted(&[list(1), list(2)]);
+        assert!(t.receive().await.is_some());
+        assert!(t.receive().await.is_some());
+        let early = tokio::time::timeout(Duration::from_millis(50), t.receive()).await;
+        assert!(
+            early.is_err(),
+            "end of input reported with two requests open"
+        );
+        t.send(answer(2)).await.unwrap();
+        let early = tokio::time::timeout(Duration::from_millis(50), t.receive()).await;
+        assert!(
+            early.is_err(),
+            "end of input reported with one request open"
+        );
+        t.send(answer(1)).await.unwrap();
+        assert!(t.receive().await.is_none());
+        assert!(t.receive().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_request_needs_no_answer() {
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": 1, "reason": "gone"}});
+        let mut t = scripted(&[list(1), cancel]);
+        assert!(t.receive().await.is_some());
+        assert!(t.receive().await.is_some());
+        let end = tokio::time::timeout(Duration::from_secs(5), t.receive()).await;
+        assert!(matches!(end, Ok(None)));
+        // An answer sent anyway is harmless.
+        t.send(answer(1)).await.unwrap();
+    }
+
+    #[test]
+    fn tools_are_listed_read_only_with_their_schemas() {
+        let listed = tool_list("Ada");
+        let defs = tools::definitions("Ada");
+        assert_eq!(listed.len(), 3);
+        for (t, d) in listed.iter().zip(defs) {
+            assert_eq!(t.name, d.name);
+            assert_eq!(Value::Object((*t.input_schema).clone()), d.input_schema);
+            let a = t.annotations.as_ref().unwrap();
+            assert_eq!(
+                (a.read_only_hint, a.title.as_deref()),
+                (Some(true), Some(d.title))
+            );
+        }
+    }
+}

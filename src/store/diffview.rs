@@ -1,0 +1,69 @@
+//! `git rutter diff`: the working tree's record files against `refs/rutter/records`, and the
+//! private index `.git/rutter/records.index` that lets plain `git diff` show the same:
+//! `GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`.
+
+use super::tree::Trees;
+use super::{Store, StoreError};
+
+/// File name of the private index under `.git/rutter/`.
+pub const PRIVATE_INDEX: &str = "records.index";
+
+impl Store {
+    /// Writes the private index from the tip's tree (only `_librarian/` paths).
+    pub fn write_private_index(&self) -> Result<std::path::PathBuf, StoreError> {
+        let path = self.state_dir().join(PRIVATE_INDEX);
+        std::fs::create_dir_all(self.state_dir())?;
+        let _ = std::fs::remove_file(&path);
+        let mut index = git2::Index::open(&path)?;
+        if let Some(tip) = self.tip()? {
+            let tree = self.repo.find_commit(tip)?.tree()?;
+            index.read_tree(&tree)?;
+            let cited: Vec<Vec<u8>> = index
+                .iter()
+                .filter(|e| !e.path.starts_with(b"_librarian/"))
+                .map(|e| e.path)
+                .collect();
+            for p in cited {
+                index.remove(
+                    std::path::Path::new(&String::from_utf8_lossy(&p).into_owned()),
+                    0,
+                )?;
+            }
+        }
+        index.write()?;
+        Ok(path)
+    }
+
+    /// A unified diff of every record file that differs between the tip and the working tree.
+    pub fn record_diff(&self) -> Result<String, StoreError> {
+        let mut out = String::new();
+        let Some(tip) = self.tip()? else {
+            return Ok(out);
+        };
+        let mut trees = Trees::new(&self.repo)?;
+        let files = trees.files(self.repo.find_commit(tip)?.tree_id())?;
+        for (path, blob) in files
+            .into_iter()
+            .filter(|(p, _)| p.starts_with("_librarian/"))
+        {
+            let committed = self.repo.find_blob(blob)?.content().to_vec();
+            let working = self.working(&path).unwrap_or_default();
+            if committed == working {
+                continue;
+            }
+            let (a, b) = (
+                String::from_utf8_lossy(&committed).into_owned(),
+                String::from_utf8_lossy(&working).into_owned(),
+            );
+            let diff = similar::TextDiff::from_lines(&a, &b);
+            out.push_str(
+                &diff
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&format!("a/{path}"), &format!("b/{path}"))
+                    .to_string(),
+            );
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,78 @@
+//! `restore`: rebuild missing record files from `refs/rutter/records`, and put the committed
+//! version back over an edited one after moving the edited file aside (never deleting it).
+//! Journalled pending lines are appended again after the committed bytes.
+
+use super::journal::Journal;
+use super::tree::Trees;
+use super::{Store, StoreError};
+use crate::clock::Instant;
+use crate::fsx::Dir;
+
+/// What happened to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Restored {
+    /// It was missing and was written from the ref.
+    Recreated(String),
+    /// It differed; the old file is now at the second path.
+    Replaced(String, std::path::PathBuf),
+}
+
+impl Store {
+    /// Restores record files (only those of `day`, when given). The caller holds the lock.
+    pub fn restore(&self, day: Option<&str>, now: Instant) -> Result<Vec<Restored>, StoreError> {
+        let Some(tip) = self.tip()? else {
+            return Ok(vec![]);
+        };
+        let mut trees = Trees::new(&self.repo)?;
+        let files = trees.files(self.repo.find_commit(tip)?.tree_id())?;
+        let pending = Journal::open(self.state_dir())?.list()?.0;
+        let mut done = Vec::new();
+        for (path, blob) in files
+            .into_iter()
+            .filter(|(p, _)| p.starts_with("_librarian/"))
+        {
+            if day.is_some_and(|d| !path.ends_with(&format!("/{d}.md"))) {
+                continue;
+            }
+            let committed = self.repo.find_blob(blob)?.content().to_vec();
+            let working = std::fs::symlink_metadata(self.root().join(&path)).ok();
+            let intact = working.as_ref().is_some_and(|m| m.is_file())
+                && self
+                    .working(&path)
+                    .is_some_and(|c| c.starts_with(&committed));
+            if intact {
+                continue;
+            }
+            let mut want = committed;
+            for (_, rec) in pending.iter().filter(|(_, r)| r.path == path) {
+                let ends = want.is_empty() || want.ends_with(b"\n");
+                want.extend_from_slice(
+                    crate::records::append_bytes(want.len() as u64, ends, "", &rec.line).as_bytes(),
+                );
+            }
+            let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
+            let d = Dir::open(self.root())?
+                .open_dir(dir, true)?
+                .ok_or_else(|| {
+                    StoreError::Io(std::io::Error::other(format!("{dir} cannot be created")))
+                })?;
+            match working {
+                None => {
+                    d.write_atomic(name, &want)?;
+                    done.push(Restored::Recreated(path));
+                }
+                Some(_) => {
+                    let aside = self
+                        .state_dir()
+                        .join("aside")
+                        .join(format!("{name}.{}", now.compact()));
+                    std::fs::create_dir_all(aside.parent().unwrap_or(self.state_dir()))?;
+                    std::fs::rename(self.root().join(&path), &aside)?;
+                    d.write_atomic(name, &want)?;
+                    done.push(Restored::Replaced(path, aside));
+                }
+            }
+        }
+        Ok(done)
+    }
+}

@@ -1,0 +1,114 @@
+//! What verify remembers between runs, under `.git/rutter/verify/` (disposable): the last
+//! verified tip, how much of the reflog and tip witness log was checked, which commit added
+//! each entry, and the working files found clean (by size, mtime and committed blob).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+/// The verify cache.
+#[derive(Debug, Default)]
+pub struct VerifyCache {
+    pub verified_tip: Option<String>,
+    pub reflog_checked: usize,
+    pub tips_checked: usize,
+    /// Entry or binding id → the commit that added it.
+    pub entries: HashMap<String, String>,
+    new_entries: Vec<(String, String)>,
+    /// Clean working files: path → (size, mtime ns, committed blob id).
+    pub files: HashMap<String, (u64, i64, String)>,
+}
+
+impl VerifyCache {
+    /// Loads the cache; `full` starts from nothing.
+    pub fn load(state: &Path, full: bool) -> VerifyCache {
+        let dir = state.join("verify");
+        if full {
+            return VerifyCache::default();
+        }
+        let mut c = VerifyCache::default();
+        if let Ok(text) = std::fs::read_to_string(dir.join("state")) {
+            for line in text.lines() {
+                match line.split_once(' ') {
+                    Some(("tip", v)) => c.verified_tip = Some(v.to_string()),
+                    Some(("reflog", v)) => c.reflog_checked = v.parse().unwrap_or(0),
+                    Some(("tips", v)) => c.tips_checked = v.parse().unwrap_or(0),
+                    _ => {}
+                }
+            }
+        }
+        if c.verified_tip.is_none() {
+            return VerifyCache::default();
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.join("entries")) {
+            c.entries = text
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.join("files")) {
+            c.files = text.lines().filter_map(parse_file_line).collect();
+        }
+        c
+    }
+
+    /// Records that `commit` added entry `id`.
+    pub fn added(&mut self, id: String, commit: String) {
+        if !self.entries.contains_key(&id) {
+            self.new_entries.push((id.clone(), commit.clone()));
+            self.entries.insert(id, commit);
+        }
+    }
+
+    /// Writes the cache (best effort).
+    pub fn save(&self, state: &Path) {
+        let dir = state.join("verify");
+        if std::fs::create_dir_all(&dir).is_err() {
+            return;
+        }
+        let state_text = format!(
+            "tip {}\nreflog {}\ntips {}\n",
+            self.verified_tip.as_deref().unwrap_or(""),
+            self.reflog_checked,
+            self.tips_checked
+        );
+        let _ = std::fs::write(dir.join("state"), state_text);
+        let entries = dir.join("entries");
+        let appended = if self.new_entries.len() == self.entries.len() {
+            let text: String = self
+                .entries
+                .iter()
+                .map(|(a, b)| format!("{a} {b}\n"))
+                .collect();
+            std::fs::write(&entries, text)
+        } else {
+            let text: String = self
+                .new_entries
+                .iter()
+                .map(|(a, b)| format!("{a} {b}\n"))
+                .collect();
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&entries)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+        };
+        let _ = appended;
+        let files: String = self
+            .files
+            .iter()
+            .map(|(p, (s, m, b))| format!("{s} {m} {b} {p}\n"))
+            .collect();
+        let _ = std::fs::write(dir.join("files"), files);
+    }
+}
+
+fn parse_file_line(l: &str) -> Option<(String, (u64, i64, String))> {
+    let mut parts = l.splitn(4, ' ');
+    let size = parts.next()?.parse().ok()?;
+    let mtime = parts.next()?.parse().ok()?;
+    let blob = parts.next()?.to_string();
+    let path = parts.next()?.to_string();
+    Some((path, (size, mtime, blob)))
+}

@@ -1,0 +1,159 @@
+//! A verify finding: what kind of change, where, which entry, which commit added it, and a
+//! stable id that `verify --ack` can acknowledge.
+
+use serde::Serialize;
+use std::path::Path;
+
+/// Vault-relative path of the acknowledgements log.
+pub const ACKS_PATH: &str = "_librarian/verify-acks.jsonl";
+
+/// The kinds of finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// A commit changed bytes an earlier commit had written.
+    HistoryRewrite,
+    /// A commit deleted a record file.
+    HistoryDelete,
+    /// A `cited/` copy whose content does not match its name.
+    CitedMismatch,
+    /// A file outside `_librarian/` and `cited/` in the record ref.
+    UnexpectedPath,
+    /// A merge that lost lines of one of its parents.
+    MergeLostLines,
+    /// An object of the record history could not be read.
+    CorruptObject,
+    /// The reflog shows a move of the ref that is not a fast-forward.
+    RefRewind,
+    /// The tip does not descend from a tip this tool wrote.
+    RefNotDescendant,
+    /// The ref has no reflog, so its moves cannot be checked.
+    RefUnverifiable,
+    /// A committed entry was changed in the working tree.
+    Edited,
+    /// A committed record file is missing from the working tree.
+    Deleted,
+    /// A committed record file lost its tail.
+    Truncated,
+    /// A record file was replaced by a symlink or something that is not a regular file.
+    Symlink,
+    /// Bytes after the committed ones that are not complete record lines.
+    Unparseable,
+    /// Complete record lines not committed yet (not a failure).
+    Pending,
+    /// A cited note changed in place since capture (`--notes`; not a failure of the record).
+    NoteChanged,
+}
+
+impl Kind {
+    /// The kebab-case name used in output and finding ids.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::HistoryRewrite => "history-rewrite",
+            Kind::HistoryDelete => "history-delete",
+            Kind::CitedMismatch => "cited-mismatch",
+            Kind::UnexpectedPath => "unexpected-path",
+            Kind::MergeLostLines => "merge-lost-lines",
+            Kind::CorruptObject => "corrupt-object",
+            Kind::RefRewind => "ref-rewind",
+            Kind::RefNotDescendant => "ref-not-descendant",
+            Kind::RefUnverifiable => "ref-unverifiable",
+            Kind::Edited => "edited",
+            Kind::Deleted => "deleted",
+            Kind::Truncated => "truncated",
+            Kind::Symlink => "symlink",
+            Kind::Unparseable => "unparseable",
+            Kind::Pending => "pending",
+            Kind::NoteChanged => "note-changed",
+        }
+    }
+
+    /// The check that reports it: `history`, `ref`, `working tree` or `notes`.
+    pub fn area(self) -> &'static str {
+        match self {
+            Kind::HistoryRewrite
+            | Kind::HistoryDelete
+            | Kind::CitedMismatch
+            | Kind::UnexpectedPath
+            | Kind::MergeLostLines
+            | Kind::CorruptObject => "history",
+            Kind::RefRewind | Kind::RefNotDescendant | Kind::RefUnverifiable => "ref",
+            Kind::NoteChanged => "notes",
+            _ => "working tree",
+        }
+    }
+
+    /// Whether it concerns the committed history or the ref (the verified-tip mark waits).
+    pub fn is_history_or_ref(self) -> bool {
+        matches!(self.area(), "history" | "ref")
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub kind: Kind,
+    /// Stable id: `<kind>:<path or ref>:<entry id, commit or range>`.
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub day: Option<String>,
+    /// The commit that added the entry (or, for history findings, the offending commit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// The reason given to `verify --ack`, when acknowledged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acknowledged: Option<String>,
+}
+
+impl Finding {
+    /// A finding with an id built from its kind, `place` and `what`.
+    pub fn new(kind: Kind, place: &str, what: &str, detail: impl Into<String>) -> Finding {
+        Finding {
+            kind,
+            id: format!("{}:{place}:{what}", kind.as_str()),
+            path: None,
+            entry: None,
+            day: None,
+            commit: None,
+            detail: detail.into(),
+            diff: None,
+            acknowledged: None,
+        }
+    }
+
+    /// Whether it makes verify fail (pending lines, changed notes and acknowledged findings do
+    /// not).
+    pub fn counts(&self) -> bool {
+        self.acknowledged.is_none() && !matches!(self.kind, Kind::Pending | Kind::NoteChanged)
+    }
+}
+
+/// `(finding id, reason)` of every acknowledgement in the working log.
+pub fn read_acks(root: &Path) -> Vec<(String, String)> {
+    let Ok(Some(bytes)) = crate::store::read_working(root, ACKS_PATH) else {
+        return vec![];
+    };
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            Some((
+                v.get("finding")?.as_str()?.to_string(),
+                v.get("reason")?.as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// One acknowledgement line: `{"ts":…,"finding":…,"reason":…}` (ASCII-escaped JSON).
+pub fn ack_line(ts: &str, finding: &str, reason: &str) -> String {
+    let raw = serde_json::json!({"ts": ts, "finding": finding, "reason": reason}).to_string();
+    crate::records::line::escape_json_text(&raw)
+}

@@ -1,0 +1,319 @@
+//! The history check: every non-merge commit on `refs/rutter/records` only appends to record
+//! files, only adds `cited/` copies whose content matches their name, and deletes nothing;
+//! every merge keeps both parents' lines. Also learns which commit added each entry.
+
+use super::cache::VerifyCache;
+use super::finding::{Finding, Kind};
+use crate::records::{dayfile, fingerprint, ledger};
+use crate::store::tree::{Change, Trees};
+use crate::store::{Store, StoreError};
+use git2::{Oid, Sort};
+
+/// Trees kept in memory while walking; forgotten every this many commits.
+const FORGET_EVERY: usize = 64;
+
+/// What the history check found.
+#[derive(Debug, Default)]
+pub struct History {
+    pub findings: Vec<Finding>,
+    pub commits: usize,
+}
+
+/// Checks the commits since the last verified tip (all of them when that tip is unknown or
+/// no longer an ancestor), oldest first.
+pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History, StoreError> {
+    let repo = &store.repo;
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
+    walk.push(tip)?;
+    if let Some(v) = cache
+        .verified_tip
+        .as_deref()
+        .and_then(|v| Oid::from_str(v).ok())
+    {
+        if v == tip || repo.graph_descendant_of(tip, v).unwrap_or(false) {
+            walk.hide(v)?;
+        } else {
+            cache.entries.clear();
+        }
+    }
+    let mut trees = Trees::new(repo)?;
+    let mut out = History::default();
+    for oid in walk {
+        let oid = oid?;
+        match repo.find_commit(oid) {
+            Ok(c) => out
+                .findings
+                .extend(check_commit(store, &mut trees, &c, cache)?),
+            Err(e) => out.findings.push(Finding::new(
+                Kind::CorruptObject,
+                "commit",
+                &oid.to_string(),
+                format!("commit {oid} cannot be read: {e}"),
+            )),
+        }
+        out.commits += 1;
+        if out.commits % FORGET_EVERY == 0 {
+            trees.forget();
+        }
+    }
+    Ok(out)
+}
+
+fn check_commit(
+    store: &Store,
+    trees: &mut Trees<'_>,
+    c: &git2::Commit<'_>,
+    cache: &mut VerifyCache,
+) -> Result<Vec<Finding>, StoreError> {
+    let short = short(c.id());
+    if c.parent_count() > 1 {
+        return merge(store, trees, c, &short);
+    }
+    let parent = c.parent(0).ok().map(|p| p.tree_id());
+    let changes = match trees.changes(parent, Some(c.tree_id())) {
+        Ok(ch) => ch,
+        Err(e) => {
+            return Ok(vec![Finding::new(
+                Kind::CorruptObject,
+                "tree",
+                &short,
+                format!("the tree of {short} cannot be read: {e}"),
+            )])
+        }
+    };
+    let mut findings = Vec::new();
+    for ch in changes {
+        findings.extend(change(store, &ch, &short, c.id(), cache)?);
+    }
+    Ok(findings)
+}
+
+/// Judges one changed path of a non-merge commit.
+fn change(
+    store: &Store,
+    ch: &Change,
+    short: &str,
+    commit: Oid,
+    cache: &mut VerifyCache,
+) -> Result<Vec<Finding>, StoreError> {
+    let blob = |o: Oid| store.repo.find_blob(o).map(|b| b.content().to_vec());
+    let at = |kind, what: &str, detail: String| {
+        let mut f = Finding::new(kind, &ch.path, what, detail);
+        f.path = Some(ch.path.clone());
+        f.commit = Some(short.to_string());
+        f
+    };
+    if let Some(hex) = ch.path.strip_prefix("cited/") {
+        let name = hex.rsplit('/').next().unwrap_or("");
+        return Ok(match (ch.old, ch.new) {
+            (None, Some(n)) if fingerprint::sha256_hex(&blob(n)?) == name => vec![],
+            (None, Some(_)) => vec![at(
+                Kind::CitedMismatch,
+                short,
+                format!(
+                    "{short} added a cited copy whose content does not have the sha256 of its name"
+                ),
+            )],
+            _ => vec![at(
+                Kind::HistoryRewrite,
+                short,
+                format!("{short} changed or removed a cited copy"),
+            )],
+        });
+    }
+    if !ch.path.starts_with("_librarian/") {
+        return Ok(vec![at(
+            Kind::UnexpectedPath,
+            short,
+            format!("{short} added a file outside _librarian/ and cited/"),
+        )]);
+    }
+    let (old, new) = match (ch.old, ch.new) {
+        (_, None) => {
+            return Ok(vec![at(
+                Kind::HistoryDelete,
+                short,
+                format!("{short} deleted {}", ch.path),
+            )])
+        }
+        (None, Some(n)) => (Vec::new(), blob(n)?),
+        (Some(o), Some(n)) => (blob(o)?, blob(n)?),
+    };
+    if new.starts_with(&old) {
+        for id in ids(&ch.path, &new[old.len()..], old.is_empty()) {
+            cache.added(id, commit.to_string());
+        }
+        return Ok(vec![]);
+    }
+    let mut out: Vec<Finding> = changed_ids(&ch.path, &old, &new)
+        .into_iter()
+        .map(|id| {
+            let mut f = at(
+                Kind::HistoryRewrite,
+                &id,
+                format!(
+                    "{short} rewrote committed bytes of {}; entry {id} changed",
+                    ch.path
+                ),
+            );
+            f.commit = cache
+                .entries
+                .get(&id)
+                .map(|c| c[..c.len().min(7)].to_string())
+                .or(Some(short.to_string()));
+            f.detail = format!(
+                "{short} rewrote entry {id} of {} (committed earlier)",
+                ch.path
+            );
+            f.entry = Some(id);
+            f
+        })
+        .collect();
+    if out.is_empty() {
+        out.push(at(
+            Kind::HistoryRewrite,
+            short,
+            format!("{short} rewrote committed bytes of {}", ch.path),
+        ));
+    }
+    Ok(out)
+}
+
+/// A merge must hold every line of each parent's version of each record file.
+fn merge(
+    store: &Store,
+    trees: &mut Trees<'_>,
+    c: &git2::Commit<'_>,
+    short: &str,
+) -> Result<Vec<Finding>, StoreError> {
+    let mut findings = Vec::new();
+    let merged = c.tree_id();
+    for p in c.parents() {
+        for (path, oid) in trees
+            .files(p.tree_id())?
+            .into_iter()
+            .filter(|(p, _)| p.starts_with("_librarian/"))
+        {
+            let theirs = store.repo.find_blob(oid)?.content().to_vec();
+            let ours = match trees.entry(merged, &path)? {
+                Some((o, false)) => store.repo.find_blob(o)?.content().to_vec(),
+                _ => Vec::new(),
+            };
+            if !lost_lines(&theirs, &ours).is_empty() {
+                let mut f = Finding::new(
+                    Kind::MergeLostLines,
+                    &path,
+                    short,
+                    format!(
+                        "merge {short} lost lines of {path} from parent {}",
+                        &p.id().to_string()[..7]
+                    ),
+                );
+                f.path = Some(path);
+                f.commit = Some(short.to_string());
+                findings.push(f);
+            }
+        }
+    }
+    Ok(findings)
+}
+
+/// The lines a line diff of `old` against `new` removes or adds, joined by newlines.
+fn touched_lines(old: &[u8], new: &[u8]) -> String {
+    let (a, b) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
+    let diff = similar::TextDiff::from_lines(a.as_ref(), b.as_ref());
+    let mut out = String::new();
+    for change in diff
+        .iter_all_changes()
+        .filter(|c| c.tag() != similar::ChangeTag::Equal)
+    {
+        out.push_str(change.value().trim_end_matches('\n'));
+        out.push('\n');
+    }
+    out
+}
+
+/// Lines of `old` missing from `new` (as a multiset), joined by newlines.
+pub fn lost_lines(old: &[u8], new: &[u8]) -> String {
+    let new_text = String::from_utf8_lossy(new);
+    let mut have: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for l in new_text.lines() {
+        *have.entry(l).or_default() += 1;
+    }
+    let old_text = String::from_utf8_lossy(old);
+    let mut lost = String::new();
+    for l in old_text.lines() {
+        match have.get_mut(l) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => {
+                lost.push_str(l);
+                lost.push('\n');
+            }
+        }
+    }
+    lost
+}
+
+/// Entries (or bindings) of `old` that `new` no longer holds unchanged, and entry lines that
+/// appear in `new` among the committed ones.
+pub fn changed_ids(path: &str, old: &[u8], new: &[u8]) -> Vec<String> {
+    if path == ledger::LEDGER_PATH {
+        let now = ledger::parse(new).bindings;
+        return ledger::parse(old)
+            .bindings
+            .into_iter()
+            .filter(|b| !now.contains(b))
+            .map(|b| b.id)
+            .collect();
+    }
+    let Some(day) = path
+        .strip_prefix("_librarian/sessions/")
+        .and_then(|n| n.strip_suffix(".md"))
+    else {
+        return vec![];
+    };
+    let now = dayfile::parse(day, new).entries;
+    let mut ids: Vec<String> = dayfile::parse(day, old)
+        .entries
+        .into_iter()
+        .filter(|e| !now.contains(e))
+        .map(|e| e.id)
+        .collect();
+    // Lines the line diff touches (an edited human part, a reordered or inserted line) name
+    // their entries too.
+    for e in dayfile::parse_v2_tail(day, touched_lines(old, new).as_bytes()).entries {
+        if !ids.contains(&e.id) {
+            ids.push(e.id);
+        }
+    }
+    ids
+}
+
+/// The entry or binding ids in a piece of a record file (`whole`: the piece is a whole file,
+/// so `@1` frontmatter entries count too).
+pub fn ids(path: &str, bytes: &[u8], whole: bool) -> Vec<String> {
+    if path == ledger::LEDGER_PATH {
+        return ledger::parse(bytes)
+            .bindings
+            .into_iter()
+            .map(|b| b.id)
+            .collect();
+    }
+    let Some(day) = path
+        .strip_prefix("_librarian/sessions/")
+        .and_then(|n| n.strip_suffix(".md"))
+    else {
+        return vec![];
+    };
+    let file = if whole {
+        dayfile::parse(day, bytes)
+    } else {
+        dayfile::parse_v2_tail(day, bytes)
+    };
+    file.entries.into_iter().map(|e| e.id).collect()
+}
+
+fn short(oid: Oid) -> String {
+    oid.to_string()[..7].to_string()
+}

@@ -1,0 +1,82 @@
+//! `verify`: has anything in the record changed since it was committed? Four checks, each
+//! reporting findings that name the entry, the commit that added it and the kind (DESIGN §6):
+//! the history of `refs/rutter/records` ([`history`]), the ref's moves ([`refcheck`]), the
+//! working tree against the tip ([`worktree`]) and, on request, cited notes ([`notes`]).
+
+pub mod cache;
+pub mod finding;
+pub mod history;
+pub mod notes;
+pub mod refcheck;
+pub mod worktree;
+
+pub use finding::{Finding, Kind};
+
+use super::{Store, StoreError};
+
+/// What to check.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Re-walk the whole history instead of the commits since the last verified tip.
+    pub full: bool,
+    /// Also report cited notes changed in place since capture.
+    pub notes: bool,
+}
+
+/// Everything verify found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    /// Commits examined by the history check.
+    pub commits_checked: usize,
+    pub tip: Option<String>,
+    /// Entry (or binding) id → the commit that added it.
+    pub added_by: std::collections::HashMap<String, String>,
+}
+
+impl Report {
+    /// Whether any finding (other than pending lines or acknowledged ones) was made.
+    pub fn failed(&self) -> bool {
+        self.findings.iter().any(|f| f.counts())
+    }
+}
+
+impl Store {
+    /// Runs every check.
+    pub fn verify(&self, opts: Options) -> Result<Report, StoreError> {
+        super::verify_reads();
+        let Some(tip) = self.tip()? else {
+            return Ok(Report::default());
+        };
+        let mut cache = cache::VerifyCache::load(self.state_dir(), opts.full);
+        let mut report = Report {
+            tip: Some(tip.to_string()),
+            ..Default::default()
+        };
+        let h = history::check(self, tip, &mut cache)?;
+        report.commits_checked = h.commits;
+        report.findings.extend(h.findings);
+        report
+            .findings
+            .extend(refcheck::check(self, tip, &mut cache, opts.full)?);
+        report
+            .findings
+            .extend(worktree::check(self, tip, &mut cache)?);
+        if opts.notes {
+            report.findings.extend(notes::check(self, tip, &cache)?);
+        }
+        let acks = finding::read_acks(self.root());
+        for f in &mut report.findings {
+            f.acknowledged = acks
+                .iter()
+                .find(|(id, _)| *id == f.id)
+                .map(|(_, reason)| reason.clone());
+        }
+        if !report.findings.iter().any(|f| f.kind.is_history_or_ref()) {
+            cache.verified_tip = Some(tip.to_string());
+        }
+        cache.save(self.state_dir());
+        report.added_by = cache.entries.clone();
+        Ok(report)
+    }
+}

@@ -1,0 +1,107 @@
+//! The ref check: the tip descends from every tip this tool witnessed in `.git/rutter/tips`,
+//! and the reflog shows no move that is not a fast-forward. A missing reflog is reported as
+//! "cannot check", never as clean.
+
+use super::cache::VerifyCache;
+use super::finding::{Finding, Kind};
+use crate::clock::Instant;
+use crate::store::{Store, StoreError, RECORDS_REF};
+use git2::{Oid, Repository};
+
+/// Runs the ref check; `full` re-checks every witnessed tip and reflog entry.
+pub fn check(
+    store: &Store,
+    tip: Oid,
+    cache: &mut VerifyCache,
+    full: bool,
+) -> Result<Vec<Finding>, StoreError> {
+    let mut findings = witnessed(store, tip, cache, full);
+    findings.extend(reflog(store, tip, cache, full)?);
+    Ok(findings)
+}
+
+/// Whether `new` is `old` or descends from it (a parent link first: the common case is cheap).
+fn follows(repo: &Repository, new: Oid, old: Oid) -> bool {
+    if new == old {
+        return true;
+    }
+    if let Ok(c) = repo.find_commit(new) {
+        if c.parent_ids().any(|p| p == old) {
+            return true;
+        }
+    }
+    repo.graph_descendant_of(new, old).unwrap_or(false)
+}
+
+fn witnessed(store: &Store, tip: Oid, cache: &mut VerifyCache, full: bool) -> Vec<Finding> {
+    let text = std::fs::read_to_string(store.state_dir().join("tips")).unwrap_or_default();
+    let tips: Vec<Oid> = text
+        .lines()
+        .filter_map(|l| Oid::from_str(l.trim()).ok())
+        .collect();
+    let from = if full {
+        0
+    } else {
+        cache.tips_checked.min(tips.len()).saturating_sub(1)
+    };
+    let mut findings = Vec::new();
+    for t in &tips[from..] {
+        if !follows(&store.repo, tip, *t) {
+            let short = &t.to_string()[..7];
+            let mut f = Finding::new(Kind::RefNotDescendant, RECORDS_REF, short, format!("{RECORDS_REF} does not descend from {short}, a tip git-rutter wrote: history was rewound or replaced"));
+            f.commit = Some(short.to_string());
+            findings.push(f);
+        }
+    }
+    cache.tips_checked = tips.len();
+    findings
+}
+
+fn reflog(
+    store: &Store,
+    tip: Oid,
+    cache: &mut VerifyCache,
+    full: bool,
+) -> Result<Vec<Finding>, StoreError> {
+    let log = store.repo.reflog(RECORDS_REF)?;
+    if log.is_empty() {
+        let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", format!("{RECORDS_REF} has no reflog, so its moves cannot be checked (cannot check; run `git rutter init` to keep one from now on)"));
+        return Ok(vec![f]);
+    }
+    let total = log.len();
+    let done = if full {
+        0
+    } else {
+        cache.reflog_checked.min(total)
+    };
+    let mut findings = Vec::new();
+    // Index 0 is the newest entry; walk the unchecked ones oldest first.
+    for i in (0..total - done).rev() {
+        let Some(e) = log.get(i) else { continue };
+        let (old, new) = (e.id_old(), e.id_new());
+        if old.is_zero() || follows(&store.repo, new, old) {
+            continue;
+        }
+        let when = Instant(e.committer().when().seconds() * 1000).iso();
+        let (o, n) = (&old.to_string()[..7], &new.to_string()[..7]);
+        let mut f = Finding::new(
+            Kind::RefRewind,
+            RECORDS_REF,
+            &format!("{o}..{n}"),
+            format!(
+                "{RECORDS_REF} moved from {o} to {n} at {when}, which is not a fast-forward ({})",
+                e.message().ok().flatten().unwrap_or("no message")
+            ),
+        );
+        f.commit = Some(n.to_string());
+        findings.push(f);
+    }
+    if let Some(newest) = log.get(0) {
+        if newest.id_new() != tip && !follows(&store.repo, tip, newest.id_new()) {
+            let n = &tip.to_string()[..7];
+            findings.push(Finding::new(Kind::RefRewind, RECORDS_REF, &format!("unlogged-{n}"), format!("{RECORDS_REF} is at {n}, which the reflog never recorded and which does not descend from its last entry")));
+        }
+    }
+    cache.reflog_checked = total;
+    Ok(findings)
+}

@@ -1,0 +1,266 @@
+//! The working-tree check: every committed record file must still begin with its committed
+//! bytes. Complete record lines after them are *pending*; anything else is *edited after
+//! commit*, reported per entry with a line diff. A deleted, truncated or symlinked file is
+//! reported as such.
+
+use super::cache::VerifyCache;
+use super::finding::{Finding, Kind};
+use super::history::changed_ids;
+use crate::records::{dayfile, ledger, line, paths};
+use crate::store::journal::Journal;
+use crate::store::tree::Trees;
+use crate::store::{Store, StoreError};
+use git2::Oid;
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+
+/// Runs the working-tree check against the tip.
+pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<Vec<Finding>, StoreError> {
+    let tree = store.repo.find_commit(tip)?.tree_id();
+    let mut trees = Trees::new(&store.repo)?;
+    let committed: Vec<(String, Oid)> = trees
+        .files(tree)?
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("_librarian/"))
+        .collect();
+    let journalled = journal_lines(store);
+    let mut findings = Vec::new();
+    let known: HashSet<&str> = committed.iter().map(|(p, _)| p.as_str()).collect();
+    for path in uncommitted_record_files(store, &known) {
+        let bytes = store.working(&path).unwrap_or_default();
+        let header = header_for(&path);
+        let rest = bytes.strip_prefix(header.as_bytes()).unwrap_or(&bytes);
+        findings.extend(extra(&path, rest, &journalled, cache));
+    }
+    for (path, blob) in committed {
+        findings.extend(file(store, &path, blob, &journalled, cache)?);
+    }
+    Ok(findings)
+}
+
+fn file(
+    store: &Store,
+    path: &str,
+    blob: Oid,
+    journalled: &HashSet<String>,
+    cache: &mut VerifyCache,
+) -> Result<Vec<Finding>, StoreError> {
+    let at = |kind: Kind, what: &str, detail: String| {
+        let mut f = Finding::new(kind, path, what, detail);
+        f.path = Some(path.to_string());
+        f
+    };
+    let meta = match std::fs::symlink_metadata(store.root().join(path)) {
+        Err(_) => {
+            return Ok(vec![at(
+                Kind::Deleted,
+                "file",
+                format!(
+                    "{path} is committed but missing from the working tree ({})",
+                    summary(store, path, blob)
+                ),
+            )])
+        }
+        Ok(m) if !m.file_type().is_file() => {
+            return Ok(vec![at(
+                Kind::Symlink,
+                "file",
+                format!("{path} was replaced by a symlink or something that is not a regular file"),
+            )])
+        }
+        Ok(m) => m,
+    };
+    let stamp = (
+        meta.len(),
+        meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+        blob.to_string(),
+    );
+    if cache.files.get(path) == Some(&stamp) {
+        return Ok(vec![]);
+    }
+    let committed = store.repo.find_blob(blob)?.content().to_vec();
+    let working = store.working(path).unwrap_or_default();
+    let found = if working.starts_with(&committed) {
+        extra(path, &working[committed.len()..], journalled, cache)
+    } else if committed.starts_with(&working) {
+        per_entry(
+            Kind::Truncated,
+            path,
+            &committed,
+            &working,
+            cache,
+            "lost its tail after commit",
+        )
+    } else {
+        per_entry(
+            Kind::Edited,
+            path,
+            &committed,
+            &working,
+            cache,
+            "was edited after commit",
+        )
+    };
+    if found.iter().all(|f| f.kind == Kind::Pending) && working.len() == committed.len() {
+        cache.files.insert(path.to_string(), stamp);
+    }
+    Ok(found)
+}
+
+/// One finding per entry the change touched (or one for the file), with the line diff.
+fn per_entry(
+    kind: Kind,
+    path: &str,
+    committed: &[u8],
+    working: &[u8],
+    cache: &VerifyCache,
+    what: &str,
+) -> Vec<Finding> {
+    let (old, new) = (
+        String::from_utf8_lossy(committed),
+        String::from_utf8_lossy(working),
+    );
+    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
+        .unified_diff()
+        .context_radius(1)
+        .header("committed", "working tree")
+        .to_string();
+    let day = day_of(path);
+    let ids = changed_ids(path, committed, working);
+    let mut out: Vec<Finding> = ids
+        .iter()
+        .map(|id| {
+            let mut f = Finding::new(kind, path, id, format!("{path}: entry {id} {what}"));
+            f.path = Some(path.to_string());
+            f.entry = Some(id.clone());
+            f.day = day.clone();
+            f.commit = cache
+                .entries
+                .get(id)
+                .map(|c| c[..c.len().min(7)].to_string());
+            f.diff = Some(diff.clone());
+            f
+        })
+        .collect();
+    if out.is_empty() {
+        let mut f = Finding::new(kind, path, "file", format!("{path} {what}"));
+        f.path = Some(path.to_string());
+        f.day = day;
+        f.diff = Some(diff);
+        out.push(f);
+    }
+    out
+}
+
+/// Classifies bytes after the committed ones: complete record lines are pending.
+fn extra(
+    path: &str,
+    bytes: &[u8],
+    journalled: &HashSet<String>,
+    _cache: &VerifyCache,
+) -> Vec<Finding> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = Vec::new();
+    let mut rest = text.as_ref();
+    while !rest.is_empty() {
+        let (l, complete) = match rest.find('\n') {
+            Some(i) => (&rest[..i], true),
+            None => (rest, false),
+        };
+        rest = if complete { &rest[l.len() + 1..] } else { "" };
+        let id = if complete {
+            record_line_id(path, l)
+        } else {
+            None
+        };
+        let mut f = match &id {
+            Some(id) => {
+                let how = if journalled.contains(l) { "journalled" } else { "not in the pending journal" };
+                Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet ({how})"))
+            }
+            None => Finding::new(Kind::Unparseable, path, &format!("{}", l.len()), format!("{path}: text after the committed bytes that is not a complete record line: {:?}", cut(l))),
+        };
+        f.path = Some(path.to_string());
+        f.entry = id;
+        f.day = day_of(path);
+        out.push(f);
+    }
+    out
+}
+
+/// The id of a complete record line of this file's kind (entry, binding, use-log event).
+fn record_line_id(path: &str, l: &str) -> Option<String> {
+    if path.starts_with("_librarian/sessions/") {
+        return line::parse(l).ok().flatten().map(|e| e.id);
+    }
+    if path == ledger::LEDGER_PATH {
+        return ledger::parse_line(l).ok().flatten().map(|b| b.id);
+    }
+    if path == paths::USE_LOG || path == super::finding::ACKS_PATH {
+        let v: serde_json::Value = serde_json::from_str(l).ok()?;
+        return v.get("ts")?.as_str().map(|ts| format!("event {ts}"));
+    }
+    None
+}
+
+fn header_for(path: &str) -> String {
+    match day_of(path) {
+        Some(day) => dayfile::header(&day),
+        None if path == ledger::LEDGER_PATH => ledger::header(),
+        None => String::new(),
+    }
+}
+
+fn day_of(path: &str) -> Option<String> {
+    path.strip_prefix("_librarian/sessions/")
+        .and_then(|n| n.strip_suffix(".md"))
+        .map(str::to_string)
+}
+
+fn summary(store: &Store, path: &str, blob: Oid) -> String {
+    let bytes = store
+        .repo
+        .find_blob(blob)
+        .map(|b| b.content().to_vec())
+        .unwrap_or_default();
+    let n = super::history::ids(path, &bytes, true).len();
+    format!("{n} committed entr{}", if n == 1 { "y" } else { "ies" })
+}
+
+fn cut(s: &str) -> String {
+    s.chars().take(80).collect()
+}
+
+/// Record files in the working tree that the tip does not have yet.
+fn uncommitted_record_files(store: &Store, known: &HashSet<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let sessions = std::fs::read_dir(store.root().join(paths::SESSIONS_DIR))
+        .into_iter()
+        .flatten()
+        .flatten();
+    for e in sessions {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if crate::store::adopt::is_day_file(&name) && e.file_type().is_ok_and(|t| t.is_file()) {
+            out.push(format!("{}/{name}", paths::SESSIONS_DIR));
+        }
+    }
+    for p in [
+        ledger::LEDGER_PATH,
+        paths::USE_LOG,
+        super::finding::ACKS_PATH,
+    ] {
+        if std::fs::symlink_metadata(store.root().join(p)).is_ok_and(|m| m.is_file()) {
+            out.push(p.to_string());
+        }
+    }
+    out.retain(|p| !known.contains(p.as_str()));
+    out
+}
+
+/// Lines waiting in the pending journal.
+fn journal_lines(store: &Store) -> HashSet<String> {
+    Journal::open(store.state_dir())
+        .and_then(|j| j.list())
+        .map(|(ok, _)| ok.into_iter().map(|(_, r)| r.line).collect())
+        .unwrap_or_default()
+}

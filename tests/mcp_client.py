@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""A third-party MCP client against `git-rutter mcp`: the official Python SDK (`pip install mcp`).
+
+Usage: tests/mcp_client.py BINARY
+
+It prepares its own hermetic vault (temp HOME, git repository, two notes, `git-rutter init`, one
+capture citing Notes/a.md). It spawns `BINARY mcp` over stdio, lists the
+three tools, reads the instructions, calls each tool, and checks that `window: 0` is refused with
+an MCP error (-32602). Exits non-zero on any failure. Normative text: spec/mcp.md.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+
+SUMMARY = "Decided the alpha approach."
+TOOLS = {"librarian-search", "librarian-get-note", "librarian-recent"}
+
+
+def hermetic_env(home: Path) -> dict:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Test User",
+        "GIT_AUTHOR_EMAIL": "test@example.com",
+        "GIT_COMMITTER_NAME": "Test User",
+        "GIT_COMMITTER_EMAIL": "test@example.com",
+    }
+
+
+def prepare_vault(binary: str, root: Path, env: dict) -> Path:
+    vault = root / "vault"
+    (vault / "Notes").mkdir(parents=True)
+    (vault / "Notes/a.md").write_text("# Alpha\n\nThe alpha note.\n")
+    (vault / "Notes/b.md").write_text("# Beta\n\nThe beta note.\n")
+
+    def run(*cmd):
+        subprocess.run(cmd, cwd=vault, env=env, check=True, capture_output=True)
+
+    run("git", "init", "-q", "-b", "main")
+    run("git", "add", "Notes")
+    run("git", "commit", "-qm", "notes")
+    run(binary, "--vault", str(vault), "init")
+    run(binary, "--vault", str(vault), "capture", "--summary", SUMMARY,
+        "--ref", "Notes/a.md", "--session", "py-1")
+    return vault
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        raise AssertionError(what)
+
+
+def one_text(result) -> str:
+    check(not result.is_error, f"unexpected isError result: {result}")
+    check(len(result.content) == 1 and result.content[0].type == "text",
+          f"expected one text block: {result.content}")
+    return result.content[0].text
+
+
+async def exercise(binary: str, vault: Path, env: dict) -> None:
+    server_env = dict(env, LIBRARIAN_VAULT_PATH=str(vault))
+    params = StdioServerParameters(command=binary, args=["mcp"], env=server_env, cwd=str(vault.parent))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            check(init.server_info.name == "rutter", f"server name: {init.server_info}")
+            check(init.capabilities.tools is not None, "tools capability")
+            check(init.capabilities.resources is None and init.capabilities.prompts is None,
+                  "tools capability only")
+            text = init.instructions or ""
+            check("before reading files directly" in text, "instructions: routing paragraph")
+            check("the user's work" in text, "instructions: the default label")
+
+            tools = (await session.list_tools()).tools
+            check({t.name for t in tools} == TOOLS and len(tools) == 3, f"tools: {tools}")
+            for t in tools:
+                check(t.input_schema.get("additionalProperties") is False, f"{t.name}: strict schema")
+                check(t.annotations is not None and t.annotations.read_only_hint is True,
+                      f"{t.name}: readOnlyHint")
+
+            hit = one_text(await session.call_tool("librarian-search", {"query": "alpha"}))
+            check("Notes/a.md" in hit and "prior engagement" in hit and SUMMARY in hit, hit)
+            note = one_text(await session.call_tool("librarian-get-note", {"path": "Notes/a.md"}))
+            check("The alpha note." in note, note)
+            miss = one_text(await session.call_tool("librarian-get-note", {"path": "x"}))
+            check(miss == "Note not found: x", miss)
+            recent = one_text(await session.call_tool("librarian-recent", {"count": 5}))
+            check(SUMMARY in recent, recent)
+
+            try:
+                await session.call_tool("librarian-recent", {"window": 0})
+            except MCPError as e:
+                check(e.code == -32602, f"window: 0 gave code {e.code}")
+                check("window" in e.message, e.message)
+            else:
+                raise AssertionError("window: 0 was accepted")
+
+    log = (vault / "_librarian/stateful-use.jsonl").read_text().splitlines()
+    kinds = [json.loads(line)["kind"] for line in log]
+    check(kinds.count("librarian-recent") == 1 and kinds.count("search-signal") == 1,
+          f"use log: {kinds}")
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    binary = str(Path(sys.argv[1]).resolve())
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp).resolve()
+        home = root / "home"
+        home.mkdir()
+        env = hermetic_env(home)
+        try:
+            vault = prepare_vault(binary, root, env)
+            asyncio.run(asyncio.wait_for(exercise(binary, vault, env), timeout=120))
+        except Exception as e:  # noqa: BLE001 - report any failure as one line and a status
+            print(f"mcp_client: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+            return 1
+    print("mcp_client: ok (Python mcp SDK: 3 tools, instructions, each tool, window: 0 refused)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

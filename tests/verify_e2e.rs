@@ -1,0 +1,405 @@
+//! Tampering, every way a user or a script could, each on a fresh vault: `verify` exits 1 and
+//! names the entry and the kind; a clean vault with pending lines exits 0.
+
+mod common;
+use common::*;
+
+/// A vault with three committed entries on one day.
+fn vault() -> (Env, String) {
+    let env = Env::git_vault();
+    for (i, s) in ["First decision.", "Second decision.", "Third decision."]
+        .iter()
+        .enumerate()
+    {
+        let mut c = env.cmd();
+        c.env("RUTTER_TIMESTAMP", format!("2026-11-30T10:0{i}:00.000Z"))
+            .args([
+                "capture",
+                "--summary",
+                s,
+                "--ref",
+                "Notes/a.md",
+                "--session",
+                "S",
+            ]);
+        let r = run_with_stdin(&mut c, b"");
+        assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    }
+    let day = "_librarian/sessions/2026-11-30.md".to_string();
+    let r = env.rutter(&["verify"]);
+    assert_eq!(r.code, 0, "a fresh vault verifies clean: {}", r.stdout);
+    (env, day)
+}
+
+fn verify(env: &Env) -> (i32, serde_json::Value) {
+    let r = env.rutter(&["verify", "--json"]);
+    (
+        r.code,
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout)),
+    )
+}
+
+fn kinds(v: &serde_json::Value) -> Vec<(String, String)> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["entry"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn assert_names(env: &Env, kind: &str, entry: &str) {
+    let (code, v) = verify(env);
+    assert_eq!(code, 1, "{v:#}");
+    let k = kinds(&v);
+    assert!(
+        k.iter().any(|(k, e)| k == kind && e.contains(entry)),
+        "want {kind} naming {entry:?}, got {k:?}"
+    );
+}
+
+fn edit(env: &Env, day: &str, from: &str, to: &str) {
+    let text = env.read(day);
+    assert!(text.contains(from));
+    env.write(day, &text.replacen(from, to, 1));
+}
+
+#[test]
+fn an_edited_summary_is_named_with_its_commit() {
+    let (env, day) = vault();
+    edit(
+        &env,
+        &day,
+        "\"summary\":\"Second decision.\"",
+        "\"summary\":\"Second decision, revised.\"",
+    );
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1);
+    let f = &v["findings"][0];
+    assert_eq!(f["kind"], "edited");
+    assert_eq!(f["entry"], "20261130T100100000Z");
+    assert_eq!(f["day"], "2026-11-30");
+    let commit = f["commit"].as_str().unwrap();
+    let msg = env.git(&["log", "-1", "--format=%B", commit]);
+    assert!(
+        msg.contains("Rutter-Entry: 20261130T100100000Z"),
+        "the named commit added that entry: {msg}"
+    );
+    assert!(f["diff"].as_str().unwrap().contains("+- 10:01:00"));
+}
+
+#[test]
+fn a_changed_hash_digit_is_found() {
+    let (env, day) = vault();
+    let text = env.read(&day);
+    let at = text.rfind("\"hash\":\"sha256:").unwrap() + 15;
+    let mut bytes = text.into_bytes();
+    bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+    env.write(&day, &String::from_utf8(bytes).unwrap());
+    assert_names(&env, "edited", "20261130T100200000Z");
+}
+
+#[test]
+fn reordered_lines_are_found() {
+    let (env, day) = vault();
+    let text = env.read(&day);
+    let mut lines: Vec<&str> = text.lines().collect();
+    let n = lines.len();
+    lines.swap(n - 1, n - 2);
+    env.write(&day, &(lines.join("\n") + "\n"));
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1);
+    let named: Vec<String> = kinds(&v)
+        .into_iter()
+        .filter(|(k, _)| k == "edited")
+        .map(|(_, e)| e)
+        .collect();
+    assert!(
+        named
+            .iter()
+            .any(|e| e == "20261130T100100000Z" || e == "20261130T100200000Z"),
+        "a moved entry is named: {named:?}"
+    );
+}
+
+#[test]
+fn a_deleted_line_is_found() {
+    let (env, day) = vault();
+    let text = env.read(&day);
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("Second decision."))
+        .collect();
+    env.write(&day, &(kept.join("\n") + "\n"));
+    assert_names(&env, "edited", "20261130T100100000Z");
+}
+
+#[test]
+fn a_deleted_truncated_or_symlinked_day_file_is_found() {
+    let (env, day) = vault();
+    let path = env.vault.join(&day);
+    std::fs::remove_file(&path).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!((code, kinds(&v)[0].0.as_str()), (1, "deleted"), "{v:#}");
+    let r = env.rutter(&["restore"]);
+    assert!(
+        r.stdout
+            .contains("restored _librarian/sessions/2026-11-30.md"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(verify(&env).0, 0);
+
+    let text = env.read(&day);
+    env.write(&day, &text[..text.len() - 40]);
+    assert_names(&env, "truncated", "20261130T100200000Z");
+    env.rutter(&["restore"]);
+
+    let elsewhere = env.root().join("elsewhere.md");
+    std::fs::rename(&path, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!((code, kinds(&v)[0].0.as_str()), (1, "symlink"), "{v:#}");
+}
+
+#[test]
+fn a_forged_line_in_the_middle_is_found() {
+    let (env, day) = vault();
+    let text = env.read(&day);
+    let second = text
+        .lines()
+        .find(|l| l.contains("Second decision."))
+        .unwrap();
+    let forged = second
+        .replace("Second decision.", "Forged decision.")
+        .replace("20261130T100100000Z", "20261130T100130000Z");
+    env.write(
+        &day,
+        &text.replacen(second, &format!("{forged}\n{second}"), 1),
+    );
+    assert_names(&env, "edited", "20261130T100130000Z");
+}
+
+#[test]
+fn a_rewritten_history_is_found_even_with_a_clean_reflog() {
+    let (env, day) = vault();
+    let repo = git2::Repository::open(&env.vault).unwrap();
+    let tip = repo
+        .find_reference("refs/rutter/records")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    let committed = env.git(&["show", &format!("refs/rutter/records:{day}")]);
+    let edited = committed.replace(
+        "\"summary\":\"First decision.\"",
+        "\"summary\":\"First decision, quietly changed.\"",
+    );
+    let blob = repo.blob(edited.as_bytes()).unwrap();
+    let mut tb = repo
+        .treebuilder(Some(
+            &tip.tree()
+                .unwrap()
+                .get_path(std::path::Path::new("_librarian/sessions"))
+                .unwrap()
+                .to_object(&repo)
+                .unwrap()
+                .peel_to_tree()
+                .unwrap(),
+        ))
+        .unwrap();
+    tb.insert("2026-11-30.md", blob, 0o100644).unwrap();
+    let sessions = tb.write().unwrap();
+    let mut lib = repo
+        .treebuilder(Some(
+            &tip.tree()
+                .unwrap()
+                .get_name("_librarian")
+                .unwrap()
+                .to_object(&repo)
+                .unwrap()
+                .peel_to_tree()
+                .unwrap(),
+        ))
+        .unwrap();
+    lib.insert("sessions", sessions, 0o040000).unwrap();
+    let lib = lib.write().unwrap();
+    let mut root = repo.treebuilder(Some(&tip.tree().unwrap())).unwrap();
+    root.insert("_librarian", lib, 0o040000).unwrap();
+    let tree = repo.find_tree(root.write().unwrap()).unwrap();
+    let sig = git2::Signature::now("x", "x@example.com").unwrap();
+    let forged = repo
+        .commit(
+            None,
+            &sig,
+            &sig,
+            "rutter: capture 2026-11-30",
+            &tree,
+            &[&tip],
+        )
+        .unwrap();
+    env.git(&[
+        "update-ref",
+        "-m",
+        "looks like a capture",
+        "refs/rutter/records",
+        &forged.to_string(),
+        &tip.id().to_string(),
+    ]);
+    env.write(&day, &edited);
+    assert_names(&env, "history-rewrite", "20261130T100000000Z");
+    let full = env.rutter(&["verify", "--full", "--porcelain"]);
+    assert!(full.stdout.contains("history-rewrite"), "{}", full.stdout);
+}
+
+#[test]
+fn moving_the_ref_backwards_is_found() {
+    let (env, _) = vault();
+    env.git(&["update-ref", "refs/rutter/records", "refs/rutter/records~2"]);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1);
+    let k: Vec<String> = kinds(&v).into_iter().map(|(k, _)| k).collect();
+    assert!(
+        k.contains(&"ref-rewind".to_string()) && k.contains(&"ref-not-descendant".to_string()),
+        "{k:?}"
+    );
+    let detail = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "ref-rewind")
+        .unwrap()["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        detail.contains("moved from") && detail.contains(" at 20"),
+        "when, from and to: {detail}"
+    );
+}
+
+#[test]
+fn a_missing_reflog_cannot_be_checked() {
+    let (env, _) = vault();
+    std::fs::remove_file(env.vault.join(".git/logs/refs/rutter/records")).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1);
+    assert_eq!(kinds(&v)[0].0, "ref-unverifiable");
+    assert!(v["findings"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("cannot check"));
+}
+
+#[test]
+fn pending_lines_are_clean_and_reported() {
+    let (env, day) = vault();
+    std::fs::write(env.vault.join(".git/refs/rutter/records.lock"), "held").unwrap();
+    env.rutter(&[
+        "capture",
+        "--summary",
+        "Waiting to be committed.",
+        "--session",
+        "S",
+    ]);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(kinds(&v)[0].0, "pending");
+    assert!(v["findings"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("journalled"));
+    let r = env.rutter(&["verify"]);
+    assert!(
+        r.stdout.contains("verify: clean") && r.stdout.contains("1 pending line(s)"),
+        "{}",
+        r.stdout
+    );
+    let _ = day;
+}
+
+#[test]
+fn an_acknowledged_finding_stops_failing_but_stays_listed() {
+    let (env, day) = vault();
+    edit(
+        &env,
+        &day,
+        "\"summary\":\"Second decision.\"",
+        "\"summary\":\"Second decision, revised.\"",
+    );
+    let (_, v) = verify(&env);
+    let id = v["findings"][0]["id"].as_str().unwrap().to_string();
+    let r = env.rutter(&[
+        "verify",
+        "--ack",
+        &id,
+        "--reason",
+        "I fixed a typo by hand.",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["findings"][0]["acknowledged"], "I fixed a typo by hand.");
+    assert!(env
+        .git(&["log", "-1", "--format=%s", "refs/rutter/records"])
+        .starts_with("rutter: ack"));
+    let log = env.rutter(&["log"]);
+    assert!(log.stdout.contains("edited after commit"), "{}", log.stdout);
+}
+
+#[test]
+fn real_git_agrees_through_the_private_index() {
+    let (env, day) = vault();
+    let r = env.rutter(&["diff"]);
+    assert_eq!(r.code, 0);
+    let git_diff = |env: &Env| -> String {
+        let out = std::process::Command::new("git")
+            .args(["diff", "--name-only", "--", "_librarian"])
+            .env(
+                "GIT_INDEX_FILE",
+                env.vault.join(".git/rutter/records.index"),
+            )
+            .current_dir(&env.vault)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(git_diff(&env), "", "clean: git sees no difference either");
+    edit(&env, &day, "Third decision.", "Third decision!");
+    let r = env.rutter(&["diff"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("-- 10:02:00") && r.stdout.contains("+- 10:02:00"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(git_diff(&env).trim(), day);
+    assert_eq!(verify(&env).0, 1);
+}
+
+#[test]
+fn changed_notes_are_reported_with_notes() {
+    let (env, _) = vault();
+    env.write("Notes/a.md", "# Alpha\n\nRewritten since it was cited.\n");
+    let r = env.rutter(&["verify", "--notes"]);
+    assert_eq!(
+        r.code, 0,
+        "a changed note is not a damaged record: {}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("Notes/a.md changed in place since entry"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("-The alpha note.")
+            && r.stdout.contains("+Rewritten since it was cited."),
+        "{}",
+        r.stdout
+    );
+}
