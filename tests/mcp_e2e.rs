@@ -507,6 +507,8 @@ fn recent_ten_times(env: &Env, known: &BTreeSet<String>) {
     s.next();
     s.send(INITIALIZED);
     for id in 2..12 {
+        // Paced so the calls span the captures' arrival (0–180 ms).
+        std::thread::sleep(Duration::from_millis(20));
         s.send(&call_frame(id, "librarian-recent", json!({"count": 50})));
         let (_, frame) = s.next();
         assert_eq!(frame["id"], json!(id));

@@ -6,6 +6,7 @@ pub mod commit;
 pub mod demo;
 pub mod diff;
 pub mod gate;
+pub mod githooks;
 pub mod identity;
 pub mod init;
 pub mod log;
@@ -67,6 +68,9 @@ pub enum Command {
     Restore(restore::Args),
     Demo(demo::Args),
     Mcp(mcp::Args),
+    InstallGitHooks(githooks::Args),
+    #[command(hide = true)]
+    Hook(githooks::HookArgs),
 }
 
 /// Runs a parsed command and returns the process exit status.
@@ -75,6 +79,7 @@ pub fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Capture(args) => return capture::run(vault, args),
         Command::Mcp(args) => return mcp::run(vault, args),
+        Command::Hook(args) => return githooks::run_hook(args),
         Command::Init(args) => init::run(vault, args),
         Command::Commit(args) => commit::run(vault, args),
         Command::Recent(args) => recent::run(vault, args),
@@ -88,6 +93,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Diff(args) => diff::run(vault, args),
         Command::Restore(args) => restore::run(vault, args),
         Command::Demo(args) => demo::run(args),
+        Command::InstallGitHooks(args) => githooks::run(vault, args),
     };
     match result {
         Ok(code) => code,

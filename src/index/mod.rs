@@ -57,6 +57,43 @@ pub fn location(vault: &Vault) -> (PathBuf, bool) {
     }
 }
 
+/// Refuses, without building anything, an index that [`Index::open`] would refuse: one built
+/// for another vault, or a file at `LIBRARIAN_DB_PATH` that is not a current git-rutter index.
+/// A missing, outdated or unreadable index at the default location is fine (it is rebuilt).
+pub fn check_owner(vault: &Vault) -> Result<(), IndexError> {
+    let (path, overridden) = location(vault);
+    if !path.exists() {
+        return Ok(());
+    }
+    let ours = vault.root.to_string_lossy().into_owned();
+    match read_meta(&path) {
+        Ok((Some(version), Some(theirs))) if version == schema::SCHEMA_VERSION => {
+            if theirs == ours {
+                Ok(())
+            } else {
+                Err(IndexError::OtherVault {
+                    db: path,
+                    theirs,
+                    ours,
+                })
+            }
+        }
+        _ if overridden => Err(IndexError::Foreign(path)),
+        _ => Ok(()),
+    }
+}
+
+/// The index's schema version and vault, read through a read-only connection.
+fn read_meta(path: &Path) -> rusqlite::Result<(Option<String>, Option<String>)> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.query_row(META_SQL, [], |r| Ok((r.get(0)?, r.get(1)?)))
+}
+
+/// Both identifying values of the `meta` table in one query.
+const META_SQL: &str = "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), (SELECT value FROM meta WHERE key = 'vault')";
+
 enum Probe {
     Ready(Connection),
     Missing,
@@ -200,11 +237,12 @@ fn probe(path: &Path, ours: &str) -> Result<Probe, IndexError> {
         Ok(c) => c,
         Err(e) => return Ok(Probe::Discard(format!("unreadable ({e})"))),
     };
-    let read = conn.query_row(
-        "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), (SELECT value FROM meta WHERE key = 'vault')",
-        [],
-        |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?)),
-    );
+    let read = conn.query_row(META_SQL, [], |r| {
+        Ok((
+            r.get::<_, Option<String>>(0)?,
+            r.get::<_, Option<String>>(1)?,
+        ))
+    });
     let (version, vault) = match read {
         Ok(v) => v,
         Err(e) => return Ok(Probe::Discard(format!("not a git-rutter index ({e})"))),

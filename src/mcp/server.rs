@@ -6,7 +6,7 @@
 //! stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On stdin EOF every
 //! request already read is answered before the process exits (see [`Draining`]).
 
-use crate::index::{self, Index, IndexError};
+use crate::index::{self, Index};
 use crate::mcp::instructions::{instructions, user_label};
 use crate::recall::recent::Query;
 use crate::recall::reindex::{self, Mode};
@@ -46,7 +46,7 @@ pub fn run(vault_flag: Option<&Path>) -> i32 {
         Ok(v) => v,
         Err(e) => return fatal(&e),
     };
-    if let Err(e) = check_index_owner(&vault) {
+    if let Err(e) = index::check_owner(&vault) {
         return fatal(&e);
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -99,45 +99,6 @@ async fn serve(server: Rutter) -> i32 {
             EXIT_FATAL
         }
     }
-}
-
-/// Refuses, without building anything, an index that `Index::open` would refuse: one built for
-/// another vault, or a file at `LIBRARIAN_DB_PATH` that is not a current git-rutter index. A
-/// missing, outdated or unreadable index at the default location is (re)built in the background.
-fn check_index_owner(vault: &Vault) -> Result<(), IndexError> {
-    let (path, overridden) = index::location(vault);
-    if !path.exists() {
-        return Ok(());
-    }
-    let ours = vault.root.to_string_lossy().into_owned();
-    match read_meta(&path) {
-        Ok((Some(version), Some(theirs))) if version == index::schema::SCHEMA_VERSION => {
-            if theirs == ours {
-                Ok(())
-            } else {
-                Err(IndexError::OtherVault {
-                    db: path,
-                    theirs,
-                    ours,
-                })
-            }
-        }
-        _ if overridden => Err(IndexError::Foreign(path)),
-        _ => Ok(()),
-    }
-}
-
-/// The index's schema version and vault, read through a read-only connection.
-fn read_meta(path: &Path) -> rusqlite::Result<(Option<String>, Option<String>)> {
-    use rusqlite::{Connection, OpenFlags};
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    conn.query_row(
-        "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), (SELECT value FROM meta WHERE key = 'vault')",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )
 }
 
 /// Opens (building if needed) and refreshes the index on its own thread.
@@ -222,22 +183,13 @@ pub fn tool_list(label: &str) -> Vec<Tool> {
 
 /// A tool call after name lookup (and, for `librarian-recent`, argument validation).
 enum Call {
-    Search,
-    GetNote,
+    Search(tools::SearchArgs),
+    GetNote(String),
     Recent(Query),
 }
 
 /// Why a tool body did not produce its text.
-enum Failure {
-    Args(ArgError),
-    Internal(String),
-}
-
-impl From<ArgError> for Failure {
-    fn from(e: ArgError) -> Failure {
-        Failure::Args(e)
-    }
-}
+struct Failure(String);
 
 impl ServerHandler for Rutter {
     fn get_info(&self) -> ServerConfig {
@@ -259,8 +211,8 @@ impl ServerHandler for Rutter {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let call = match request.name.as_ref() {
-            "librarian-search" => Call::Search,
-            "librarian-get-note" => Call::GetNote,
+            "librarian-search" => Call::Search(tools::search_args(&args).map_err(invalid_params)?),
+            "librarian-get-note" => Call::GetNote(tools::note_path(&args).map_err(invalid_params)?),
             "librarian-recent" => {
                 let query = tools::recent_query(&args).map_err(invalid_params)?;
                 log_use(&self.vault.root, Kind::Recent);
@@ -279,13 +231,12 @@ impl ServerHandler for Rutter {
             Err(reason) => return Ok(failed(format!("the index is not available: {reason}"))),
         };
         let vault = self.vault.clone();
-        let outcome = tokio::task::spawn_blocking(move || run_call(&vault, &index, call, &args))
+        let outcome = tokio::task::spawn_blocking(move || run_call(&vault, &index, call))
             .await
             .map_err(|e| ErrorData::internal_error(format!("the tool failed: {e}"), None))?;
         match outcome {
             Ok(text) => Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into()),
-            Err(Failure::Args(e)) => Err(invalid_params(e)),
-            Err(Failure::Internal(why)) => Ok(failed(why)),
+            Err(Failure(why)) => Ok(failed(why)),
         }
     }
 }
@@ -300,29 +251,24 @@ fn failed(why: String) -> CallToolResponse {
 }
 
 /// Runs one tool body against the locked index (blocking: SQLite and file reads).
-fn run_call(
-    vault: &Vault,
-    index: &Mutex<Index>,
-    call: Call,
-    args: &Map<String, Value>,
-) -> Result<String, Failure> {
+fn run_call(vault: &Vault, index: &Mutex<Index>, call: Call) -> Result<String, Failure> {
     let mut index = index.lock().unwrap_or_else(PoisonError::into_inner);
     match call {
-        Call::Search => {
-            let (text, engaged) = tools::search(&index, args)?
-                .map_err(|e| Failure::Internal(format!("search failed: {e}")))?;
+        Call::Search(a) => {
+            let (text, engaged) =
+                tools::search(&index, &a).map_err(|e| Failure(format!("search failed: {e}")))?;
             if engaged {
                 log_use(&vault.root, Kind::SearchSignal);
             }
             Ok(text)
         }
-        Call::GetNote => tools::get_note(&index, args)?
-            .map_err(|e| Failure::Internal(format!("reading the note failed: {e}"))),
+        Call::GetNote(path) => tools::get_note(&index, &path)
+            .map_err(|e| Failure(format!("reading the note failed: {e}"))),
         Call::Recent(query) => {
             reindex::refresh(vault, &mut index, Mode::Records, false)
-                .map_err(|e| Failure::Internal(format!("refreshing the records failed: {e}")))?;
+                .map_err(|e| Failure(format!("refreshing the records failed: {e}")))?;
             tools::recent(&index, &query)
-                .map_err(|e| Failure::Internal(format!("reading recent sessions failed: {e}")))
+                .map_err(|e| Failure(format!("reading recent sessions failed: {e}")))
         }
     }
 }

@@ -104,43 +104,50 @@ fn integer(
     }
 }
 
-/// `librarian-search`: hits with enrichment, and whether it surfaced a prior engagement.
-pub fn search(
-    index: &Index,
-    args: &Map<String, Value>,
-) -> Result<Result<(String, bool), IndexError>, ArgError> {
+/// Validated `librarian-search` arguments.
+#[derive(Debug, Clone)]
+pub struct SearchArgs {
+    pub query: String,
+    pub limit: u64,
+    pub filters: Filters,
+}
+
+/// Validates `librarian-search`'s arguments.
+pub fn search_args(args: &Map<String, Value>) -> Result<SearchArgs, ArgError> {
     check(
         args,
         &["query", "limit", "type", "status", "domain"],
         &["query"],
     )?;
-    let query = string(args, "query")?.unwrap_or_default();
-    let limit = integer(args, "limit", 1, 50)?.unwrap_or(DEFAULT_LIMIT);
-    let filters = Filters {
-        note_type: string(args, "type")?,
-        status: string(args, "status")?,
-        domain: string(args, "domain")?,
-    };
-    Ok(
-        search::search(index, &query, limit as usize, &filters).map(|results| {
-            (
-                search::render(&query, &results),
-                search::signals(&results) > 0,
-            )
-        }),
-    )
+    Ok(SearchArgs {
+        query: string(args, "query")?.unwrap_or_default(),
+        limit: integer(args, "limit", 1, 50)?.unwrap_or(DEFAULT_LIMIT),
+        filters: Filters {
+            note_type: string(args, "type")?,
+            status: string(args, "status")?,
+            domain: string(args, "domain")?,
+        },
+    })
+}
+
+/// `librarian-search`: hits with enrichment, and whether it surfaced a prior engagement.
+pub fn search(index: &Index, a: &SearchArgs) -> Result<(String, bool), IndexError> {
+    let results = search::search(index, &a.query, a.limit as usize, &a.filters)?;
+    Ok((
+        search::render(&a.query, &results),
+        search::signals(&results) > 0,
+    ))
+}
+
+/// Validates `librarian-get-note`'s arguments: the path.
+pub fn note_path(args: &Map<String, Value>) -> Result<String, ArgError> {
+    check(args, &["path"], &["path"])?;
+    Ok(string(args, "path")?.unwrap_or_default())
 }
 
 /// `librarian-get-note`: the note, or `Note not found: <path>`.
-pub fn get_note(
-    index: &Index,
-    args: &Map<String, Value>,
-) -> Result<Result<String, IndexError>, ArgError> {
-    check(args, &["path"], &["path"])?;
-    let path = string(args, "path")?.unwrap_or_default();
-    Ok(index
-        .note(&path)
-        .map(|n| search::render_note(&path, n.as_ref())))
+pub fn get_note(index: &Index, path: &str) -> Result<String, IndexError> {
+    Ok(search::render_note(path, index.note(path)?.as_ref()))
 }
 
 /// Validates `librarian-recent`'s arguments (a valid call is logged even if it then fails).

@@ -1,0 +1,517 @@
+//! `git rutter install-git-hooks` with real git and real hooks: what the hooks refuse, what
+//! they let through without starting the binary, how they live beside the user's own hooks,
+//! and how they fail open (spec/git-hooks.md).
+
+mod common;
+use common::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DAY: &str = "_librarian/sessions/2026-11-30.md";
+
+/// A vault with two committed entries on one day.
+fn vault() -> Env {
+    let env = Env::git_vault();
+    for (i, s) in ["First decision.", "Second decision."].iter().enumerate() {
+        let r = capture(&env, i, s);
+        assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    }
+    env
+}
+
+fn capture(env: &Env, minute: usize, summary: &str) -> Run {
+    let mut c = env.cmd();
+    c.env(
+        "RUTTER_TIMESTAMP",
+        format!("2026-11-30T10:{minute:02}:00.000Z"),
+    )
+    .args([
+        "capture",
+        "--summary",
+        summary,
+        "--ref",
+        "Notes/a.md",
+        "--session",
+        "S",
+    ]);
+    run_with_stdin(&mut c, b"")
+}
+
+/// The vault with the hooks installed.
+fn hooked() -> Env {
+    let env = vault();
+    let r = env.rutter(&["install-git-hooks"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    env
+}
+
+/// `git ARGS` in the vault with the hermetic environment and `extra` variables; may fail.
+fn git(env: &Env, args: &[&str], extra: &[(&str, &str)]) -> Run {
+    let base = env.cmd();
+    let mut c = Command::new("git");
+    c.env_clear().current_dir(&env.vault);
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.envs(extra.iter().copied()).args(args);
+    run_with_stdin(&mut c, b"")
+}
+
+fn hook_path(env: &Env, name: &str) -> PathBuf {
+    env.vault.join(".git/hooks").join(name)
+}
+
+fn canonical_bin() -> String {
+    std::fs::canonicalize(BIN).unwrap().display().to_string()
+}
+
+/// Points both installed blocks at `bin` instead of the real binary.
+fn repoint(env: &Env, dir: &Path, bin: &str) {
+    for name in ["pre-commit", "reference-transaction"] {
+        let p = dir.join(name);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let from = format!("'{}'", canonical_bin());
+        assert!(text.contains(&from), "{text}");
+        std::fs::write(&p, text.replace(&from, &format!("'{bin}'"))).unwrap();
+    }
+    let _ = env;
+}
+
+/// Wraps the binary in a script that logs each call to `spy.log`; returns the log path.
+fn spy(env: &Env) -> PathBuf {
+    let log = env.root().join("spy.log");
+    let script = env.root().join("spy");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            canonical_bin()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repoint(
+        env,
+        &env.vault.join(".git/hooks"),
+        &script.display().to_string(),
+    );
+    log
+}
+
+/// Tracks the record files on the user's branch (the user chose to, with `git add -f`).
+fn track_records(env: &Env) {
+    env.git(&["add", "-f", "_librarian"]);
+    env.git(&["commit", "-qm", "track records"]);
+}
+
+fn edit(env: &Env, from: &str, to: &str) {
+    let text = env.read(DAY);
+    assert!(text.contains(from));
+    env.write(DAY, &text.replacen(from, to, 1));
+}
+
+fn head(env: &Env) -> String {
+    env.git(&["rev-parse", "HEAD"])
+}
+
+fn tip(env: &Env) -> String {
+    env.git(&["rev-parse", "refs/rutter/records"])
+}
+
+#[test]
+fn install_writes_the_shipped_blocks_once() {
+    let env = vault();
+    let r = env.rutter(&["install-git-hooks"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("pre-commit: created .git/hooks/pre-commit"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("reference-transaction: created"),
+        "{}",
+        r.stdout
+    );
+    for name in ["pre-commit", "reference-transaction"] {
+        let shipped = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("git-hooks")
+                .join(name),
+        )
+        .unwrap();
+        let want = shipped.replace("@GIT_RUTTER_BIN@", &format!("'{}'", canonical_bin()));
+        let p = hook_path(&env, name);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), want, "{name}");
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o755, "{name}");
+    }
+    let before = std::fs::read(hook_path(&env, "pre-commit")).unwrap();
+    let r = env.rutter(&["install-git-hooks"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("is up to date"), "{}", r.stdout);
+    assert_eq!(
+        std::fs::read(hook_path(&env, "pre-commit")).unwrap(),
+        before
+    );
+    let r = env.rutter(&["install-git-hooks", "--uninstall"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("it held only the git-rutter block"),
+        "{}",
+        r.stdout
+    );
+    assert!(!exists(&hook_path(&env, "pre-commit")));
+    assert!(!exists(&hook_path(&env, "reference-transaction")));
+}
+
+#[test]
+fn unrelated_commits_and_ref_updates_never_start_the_binary() {
+    let env = hooked();
+    let log = spy(&env);
+    env.write("Notes/c.md", "# C\n");
+    env.git(&["add", "Notes/c.md"]);
+    env.git(&["commit", "-qm", "a note"]);
+    env.git(&["branch", "side"]);
+    env.git(&["tag", "v1"]);
+    env.git(&["update-ref", "refs/heads/other", "HEAD"]);
+    env.git(&["update-ref", "-d", "refs/heads/other"]);
+    assert!(!exists(&log), "{}", std::fs::read_to_string(&log).unwrap());
+    track_records(&env);
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls, "hook pre-commit\n");
+}
+
+#[test]
+fn an_edited_committed_record_is_refused_and_appending_is_allowed() {
+    let env = hooked();
+    track_records(&env);
+    let mut text = env.read(DAY);
+    text.push_str("A line of my own, appended.\n");
+    env.write(DAY, &text);
+    env.git(&["add", "-f", DAY]);
+    env.git(&["commit", "-qm", "append"]);
+
+    edit(&env, "Second decision.", "Second decision, revised.");
+    let before = head(&env);
+    for args in [
+        &["commit", "-qam", "edit"][..],
+        &["commit", "-qm", "edit", "--", DAY],
+    ] {
+        let r = git(&env, args, &[]);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("commit refused"), "{}", r.stderr);
+        assert!(r.stderr.contains(DAY), "{}", r.stderr);
+        assert!(
+            r.stderr.contains("entry 20261130T100100000Z"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("git commit --no-verify"), "{}", r.stderr);
+        assert!(r.stderr.contains("git rutter restore"), "{}", r.stderr);
+        assert_eq!(head(&env), before);
+    }
+    env.git(&["add", "-f", DAY]);
+    assert_eq!(git(&env, &["commit", "-qm", "edit"], &[]).code, 1);
+    assert_eq!(head(&env), before);
+    env.git(&["commit", "-qm", "edit anyway", "--no-verify"]);
+    assert_ne!(head(&env), before);
+}
+
+#[test]
+fn deleting_a_committed_record_file_is_refused() {
+    let env = hooked();
+    track_records(&env);
+    env.git(&["rm", "-q", "--cached", DAY]);
+    let r = git(&env, &["commit", "-qm", "drop"], &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("{DAY}: deleted")),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn rewinding_or_deleting_the_ref_is_refused_unless_allowed() {
+    let env = hooked();
+    let top = tip(&env);
+    let r = git(
+        &env,
+        &["update-ref", "refs/rutter/records", "refs/rutter/records~1"],
+        &[],
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("refused to move refs/rutter/records"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("RUTTER_ALLOW_REWIND=1"), "{}", r.stderr);
+    assert_eq!(tip(&env), top);
+
+    let r = git(&env, &["update-ref", "-d", "refs/rutter/records"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("refused to delete refs/rutter/records"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(tip(&env), top);
+
+    let allow = [("RUTTER_ALLOW_REWIND", "1")];
+    let r = git(
+        &env,
+        &["update-ref", "refs/rutter/records", "refs/rutter/records~1"],
+        &allow,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("RUTTER_ALLOW_REWIND=1: allowed"),
+        "{}",
+        r.stderr
+    );
+    assert_ne!(tip(&env), top);
+
+    // Forward again with git itself: a fast-forward needs no override.
+    let r = git(
+        &env,
+        &["update-ref", "refs/rutter/records", top.trim()],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(tip(&env), top);
+}
+
+#[test]
+fn capture_and_maintenance_still_work_with_the_hooks() {
+    let env = hooked();
+    let before = tip(&env);
+    let r = capture(&env, 5, "Third decision.");
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    assert_ne!(tip(&env), before);
+    for args in [&["pack-refs", "--all"][..], &["gc", "-q"]] {
+        let r = git(&env, args, &[]);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("refused"), "{args:?}: {}", r.stderr);
+        // The loose copy was pruned: the hook let git pack-refs delete it.
+        assert!(!exists(&env.vault.join(".git/refs/rutter/records")));
+    }
+    let r = capture(&env, 6, "Fourth decision.");
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    assert_eq!(env.rutter(&["verify", "--full"]).code, 0);
+}
+
+#[test]
+fn existing_hooks_are_kept_run_after_the_block_and_read_the_same_stdin() {
+    let env = vault();
+    let user_pre = "#!/bin/sh\n# my checks\necho pre >> .git/user-pre.log\n";
+    let user_rt = "#!/bin/sh\n{ echo \"== $1\"; cat; } >> .git/user-rt.log\n";
+    for (name, text) in [("pre-commit", user_pre), ("reference-transaction", user_rt)] {
+        std::fs::write(hook_path(&env, name), text).unwrap();
+        let p = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(hook_path(&env, name), p).unwrap();
+    }
+    let r = env.rutter(&["install-git-hooks"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("added the git-rutter block"),
+        "{}",
+        r.stdout
+    );
+    let installed = std::fs::read_to_string(hook_path(&env, "pre-commit")).unwrap();
+    assert!(
+        installed.starts_with("#!/bin/sh\n# >>> git-rutter START"),
+        "{installed}"
+    );
+    assert!(installed
+        .ends_with("# <<< git-rutter END <<<\n# my checks\necho pre >> .git/user-pre.log\n"));
+    let twice = env.rutter(&["install-git-hooks"]);
+    assert!(twice.stdout.contains("is up to date"), "{}", twice.stdout);
+    assert_eq!(
+        std::fs::read_to_string(hook_path(&env, "pre-commit")).unwrap(),
+        installed
+    );
+
+    track_records(&env);
+    let old = tip(&env);
+    capture(&env, 7, "Third decision.");
+    let new = tip(&env);
+    let (old, new) = (old.trim(), new.trim());
+    let rewind = ["update-ref", "refs/rutter/records", old, new];
+    git(&env, &rewind, &[("RUTTER_ALLOW_REWIND", "1")]);
+    env.git(&["update-ref", "refs/rutter/records", new, old]);
+    assert_eq!(env.read(".git/user-pre.log"), "pre\n");
+    let rt = env.read(".git/user-rt.log");
+    let blocks: Vec<&str> = rt.split("== ").filter(|b| !b.is_empty()).collect();
+    let forward = format!("{old} {new} refs/rutter/records\n");
+    assert!(
+        blocks.contains(&format!("prepared\n{forward}").as_str()),
+        "{rt}"
+    );
+    assert!(
+        blocks.contains(&format!("committed\n{forward}").as_str()),
+        "{rt}"
+    );
+    let prepared = blocks
+        .iter()
+        .filter(|b| b.starts_with("prepared\n"))
+        .count();
+    let committed = blocks
+        .iter()
+        .filter(|b| b.starts_with("committed\n"))
+        .count();
+    assert_eq!(prepared, committed, "{rt}");
+    for b in blocks.iter().filter(|b| b.starts_with("prepared\n")) {
+        let twin = b.replacen("prepared", "committed", 1);
+        assert!(
+            blocks.contains(&twin.as_str()),
+            "{b:?} has no committed twin in {rt}"
+        );
+    }
+
+    let r = env.rutter(&["install-git-hooks", "--uninstall"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(hook_path(&env, "pre-commit")).unwrap(),
+        user_pre
+    );
+    let rt_hook = std::fs::read_to_string(hook_path(&env, "reference-transaction")).unwrap();
+    assert_eq!(rt_hook, user_rt);
+}
+
+#[test]
+fn core_hooks_path_is_respected() {
+    let env = vault();
+    env.git(&["config", "core.hooksPath", ".githooks"]);
+    let r = env.rutter(&["install-git-hooks"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("created .githooks/pre-commit"),
+        "{}",
+        r.stdout
+    );
+    assert!(exists(&env.vault.join(".githooks/reference-transaction")));
+    assert!(!exists(&hook_path(&env, "pre-commit")));
+    let r = git(&env, &["update-ref", "-d", "refs/rutter/records"], &[]);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("refused to delete"), "{}", r.stderr);
+}
+
+#[test]
+fn a_missing_binary_fails_open_with_a_warning() {
+    let env = hooked();
+    let gone = env.root().join("moved-away/git-rutter");
+    repoint(
+        &env,
+        &env.vault.join(".git/hooks"),
+        &gone.display().to_string(),
+    );
+    track_records(&env);
+    edit(&env, "Second decision.", "Second decision, revised.");
+    let r = git(&env, &["commit", "-qam", "edit"], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("is not executable; records not checked"),
+        "{}",
+        r.stderr
+    );
+    let r = git(
+        &env,
+        &["update-ref", "refs/rutter/records", "refs/rutter/records~1"],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("refs/rutter/records not checked"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+#[test]
+fn symlinked_hooks_are_followed_inside_the_repository_only() {
+    let env = vault();
+    let inside = env.vault.join("tools/pre-commit");
+    env.write("tools/pre-commit", "#!/bin/sh\necho mine\n");
+    std::fs::set_permissions(&inside, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(&inside, hook_path(&env, "pre-commit")).unwrap();
+    let outside = env.root().join("shared-reference-transaction");
+    std::fs::write(&outside, "#!/bin/sh\necho shared\n").unwrap();
+    std::os::unix::fs::symlink(&outside, hook_path(&env, "reference-transaction")).unwrap();
+
+    let r = env.rutter(&["install-git-hooks"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("pre-commit: added the git-rutter block"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("outside this repository"), "{}", r.stderr);
+    let meta = std::fs::symlink_metadata(hook_path(&env, "pre-commit")).unwrap();
+    assert!(meta.file_type().is_symlink());
+    assert!(env
+        .read("tools/pre-commit")
+        .contains("# >>> git-rutter START"));
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "#!/bin/sh\necho shared\n"
+    );
+}
+
+#[test]
+fn hooks_the_block_cannot_join_are_left_alone() {
+    let env = vault();
+    let python = "#!/usr/bin/env python3\nprint('mine')\n";
+    std::fs::write(hook_path(&env, "pre-commit"), python).unwrap();
+    let p = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(hook_path(&env, "pre-commit"), p).unwrap();
+    std::fs::write(
+        hook_path(&env, "reference-transaction"),
+        "#!/bin/sh\nexit 1\n",
+    )
+    .unwrap();
+    let p = std::fs::Permissions::from_mode(0o644);
+    std::fs::set_permissions(hook_path(&env, "reference-transaction"), p).unwrap();
+    let r = env.rutter(&["install-git-hooks"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("not a POSIX shell"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not executable, so git ignores it"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(hook_path(&env, "pre-commit")).unwrap(),
+        python
+    );
+}
+
+#[test]
+fn the_hook_command_fails_open_and_stays_hidden() {
+    let env = vault();
+    let elsewhere = env.root().join("not-a-repo");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut c = env.cmd();
+    c.current_dir(&elsewhere)
+        .env("GIT_CEILING_DIRECTORIES", env.root());
+    let r = run_with_stdin(c.args(["hook", "pre-commit"]), b"");
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("could not check"), "{}", r.stderr);
+    let mut c = env.cmd();
+    let r = run_with_stdin(
+        c.args(["hook", "reference-transaction", "prepared"]),
+        b"not hex refs/rutter/records\n",
+    );
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("could not check"), "{}", r.stderr);
+    let help = env.rutter(&["--help"]);
+    assert!(help.stdout.contains("install-git-hooks"), "{}", help.stdout);
+    assert!(!help.stdout.contains("\n  hook "), "{}", help.stdout);
+}
