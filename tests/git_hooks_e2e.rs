@@ -401,6 +401,17 @@ fn core_hooks_path_is_respected() {
     let r = git(&env, &["update-ref", "-d", "refs/rutter/records"], &[]);
     assert_ne!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("refused to delete"), "{}", r.stderr);
+
+    let shared = env.root().join("shared-hooks");
+    env.git(&["config", "core.hooksPath", &shared.display().to_string()]);
+    let r = env.rutter(&["install-git-hooks"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("lies outside this repository"),
+        "{}",
+        r.stderr
+    );
+    assert!(!exists(&shared));
 }
 
 #[test]

@@ -50,8 +50,7 @@ pub enum WriteError {
 pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
     crate::store::skip_read_verification();
     let state = vault.state_dir();
-    let held = Lock::acquire(&state, lock::DEFAULT_WAIT);
-    let (guard, lock_problem) = match held {
+    let (guard, lock_problem) = match Lock::acquire(&state, lock::DEFAULT_WAIT) {
         Ok(g) => (Some(g), None),
         Err(e) => (None, Some(e.to_string())),
     };
@@ -63,45 +62,22 @@ pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
             written.pending = Some(e.to_string());
         }
     }
-    let root = Dir::open(&vault.root)?;
-    let mut entry = draft.entry;
-    let sessions = match root.open_dir(paths::SESSIONS_DIR, true) {
-        Ok(d) => d,
-        Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
-            return write_aside(&state, now, entry, e.to_string(), written);
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let Some(sessions) = sessions else {
-        return Err(FsError::WrongKind(vault.root.join(paths::SESSIONS_DIR)).into());
-    };
-    stamp(&mut entry, now, &sessions);
-    let file = format!("{}.md", now.day());
-    let mut cache = DedupeCache::load(&state, guard.as_ref().map(|_| &sessions), &file);
-    if cache.seen(&entry) {
-        written.duplicate = true;
-        return Ok(written);
-    }
     let journal = match vault.git_dir {
         Some(_) => Some(Journal::open(&state)?),
         None => None,
     };
-    let rendered = line::render(&entry);
-    let rec = pending_record(&entry, &draft.cited, &file);
-    let header = dayfile::header(&now.day());
-    let new_len = match append_line(&sessions, &file, &header, &rendered, journal.as_ref(), rec) {
-        Ok(n) => n,
-        Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
-            return write_aside(&state, now, entry, e.to_string(), written);
-        }
-        Err(e) => return Err(e.into()),
-    };
-    if guard.is_some() {
-        cache.record(&entry, &file, new_len, &sessions);
-        cache.save();
+    let written = append_entry(
+        vault,
+        now,
+        guard.is_some(),
+        journal.as_ref(),
+        draft,
+        written,
+    )?;
+    if written.duplicate || written.aside.is_some() {
+        return Ok(written);
     }
-    written.day = now.day();
-    written.entry_id = entry.id.clone();
+    let mut written = written;
     commit(
         store,
         journal,
@@ -110,6 +86,59 @@ pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
         now,
         &mut written,
     );
+    Ok(written)
+}
+
+/// Stamps the entry, checks dedupe and appends it (or writes it aside when the record path is a
+/// symlink or not a regular file). `locked`: the capture lock is held, so the dedupe cache may
+/// be refreshed and updated.
+fn append_entry(
+    vault: &Vault,
+    now: Instant,
+    locked: bool,
+    journal: Option<&Journal>,
+    draft: Draft,
+    mut written: Written,
+) -> Result<Written, WriteError> {
+    let state = vault.state_dir();
+    let mut entry = draft.entry;
+    let sessions = match Dir::open(&vault.root)?.open_dir(paths::SESSIONS_DIR, true) {
+        Ok(Some(d)) => d,
+        Ok(None) => return Err(FsError::WrongKind(vault.root.join(paths::SESSIONS_DIR)).into()),
+        Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
+            return write_aside(&state, now, entry, e.to_string(), written)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    stamp(&mut entry, now, &sessions);
+    let file = format!("{}.md", now.day());
+    let mut cache = DedupeCache::load(&state, locked.then_some(&sessions), &file);
+    if cache.seen(&entry) {
+        written.duplicate = true;
+        return Ok(written);
+    }
+    let rec = pending_record(&entry, &draft.cited, &file);
+    let header = dayfile::header(&now.day());
+    let new_len = match append_line(
+        &sessions,
+        &file,
+        &header,
+        &line::render(&entry),
+        journal,
+        rec,
+    ) {
+        Ok(n) => n,
+        Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
+            return write_aside(&state, now, entry, e.to_string(), written)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if locked {
+        cache.record(&entry, &file, new_len, &sessions);
+        cache.save();
+    }
+    written.day = now.day();
+    written.entry_id = entry.id;
     Ok(written)
 }
 

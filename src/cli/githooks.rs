@@ -621,7 +621,10 @@ fn reference_transaction(state: &str) -> anyhow::Result<Verdict> {
     }
     if std::env::var(ALLOW_REWIND_ENV).as_deref() == Ok("1") {
         for r in &refusals {
-            eprintln!("git-rutter: {ALLOW_REWIND_ENV}=1: allowed to {r}; `git rutter verify` will report it.");
+            eprintln!(
+                "git-rutter: {ALLOW_REWIND_ENV}=1: allowed to {r}; \
+                 `git rutter verify` will report it."
+            );
         }
         return Ok(Verdict::Allow);
     }
@@ -674,8 +677,8 @@ fn check_move(repo: &Repository, old: &str, new: &str) -> anyhow::Result<Option<
     })
 }
 
-/// Whether a deletion is `git pack-refs` removing the loose copy of a ref it just packed: git
-/// before 2.48 runs the hook for that too. The packed copy holds the same value and, unlike a
+/// Whether a deletion is `git pack-refs` removing the loose copy of a ref it just packed (git
+/// 2.47, for one, runs the hook for that too). The packed copy holds the same value and, unlike a
 /// real deletion of a packed ref, nobody holds `packed-refs.lock`.
 fn is_pack_prune(repo: &Repository, old: Oid) -> bool {
     let dir = repo.commondir();

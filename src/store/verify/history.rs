@@ -97,41 +97,24 @@ fn change(
     commit: Oid,
     cache: &mut VerifyCache,
 ) -> Result<Vec<Finding>, StoreError> {
-    let blob = |o: Oid| store.repo.find_blob(o).map(|b| b.content().to_vec());
-    let at = |kind, what: &str, detail: String| {
-        let mut f = Finding::new(kind, &ch.path, what, detail);
-        f.path = Some(ch.path.clone());
-        f.commit = Some(short.to_string());
-        f
-    };
-    if let Some(hex) = ch.path.strip_prefix("cited/") {
-        let name = hex.rsplit('/').next().unwrap_or("");
-        return Ok(match (ch.old, ch.new) {
-            (None, Some(n)) if fingerprint::sha256_hex(&blob(n)?) == name => vec![],
-            (None, Some(_)) => vec![at(
-                Kind::CitedMismatch,
-                short,
-                format!(
-                    "{short} added a cited copy whose content does not have the sha256 of its name"
-                ),
-            )],
-            _ => vec![at(
-                Kind::HistoryRewrite,
-                short,
-                format!("{short} changed or removed a cited copy"),
-            )],
-        });
+    if let Some(rest) = ch.path.strip_prefix("cited/") {
+        return cited(store, ch, rest.rsplit('/').next().unwrap_or(""), short);
     }
     if !ch.path.starts_with("_librarian/") {
         return Ok(vec![at(
+            ch,
+            short,
             Kind::UnexpectedPath,
             short,
             format!("{short} added a file outside _librarian/ and cited/"),
         )]);
     }
+    let blob = |o: Oid| store.repo.find_blob(o).map(|b| b.content().to_vec());
     let (old, new) = match (ch.old, ch.new) {
         (_, None) => {
             return Ok(vec![at(
+                ch,
+                short,
                 Kind::HistoryDelete,
                 short,
                 format!("{short} deleted {}", ch.path),
@@ -146,14 +129,46 @@ fn change(
         }
         return Ok(vec![]);
     }
-    let mut out: Vec<Finding> = changed_ids(&ch.path, &old, &new)
+    Ok(rewrites(ch, short, &old, &new, cache))
+}
+
+/// A `cited/` change: only additions whose content has the sha256 of their name.
+fn cited(store: &Store, ch: &Change, name: &str, short: &str) -> Result<Vec<Finding>, StoreError> {
+    Ok(match (ch.old, ch.new) {
+        (None, Some(n)) if fingerprint::sha256_hex(store.repo.find_blob(n)?.content()) == name => {
+            vec![]
+        }
+        (None, Some(_)) => vec![at(
+            ch,
+            short,
+            Kind::CitedMismatch,
+            short,
+            format!(
+                "{short} added a cited copy whose content does not have the sha256 of its name"
+            ),
+        )],
+        _ => vec![at(
+            ch,
+            short,
+            Kind::HistoryRewrite,
+            short,
+            format!("{short} changed or removed a cited copy"),
+        )],
+    })
+}
+
+/// One finding per entry a rewriting commit changed, naming the commit that added it.
+fn rewrites(ch: &Change, short: &str, old: &[u8], new: &[u8], cache: &VerifyCache) -> Vec<Finding> {
+    let mut out: Vec<Finding> = changed_ids(&ch.path, old, new)
         .into_iter()
         .map(|id| {
             let mut f = at(
+                ch,
+                short,
                 Kind::HistoryRewrite,
                 &id,
                 format!(
-                    "{short} rewrote committed bytes of {}; entry {id} changed",
+                    "{short} rewrote entry {id} of {} (committed earlier)",
                     ch.path
                 ),
             );
@@ -162,22 +177,33 @@ fn change(
                 .get(&id)
                 .map(|c| c[..c.len().min(7)].to_string())
                 .or(Some(short.to_string()));
-            f.detail = format!(
-                "{short} rewrote entry {id} of {} (committed earlier)",
-                ch.path
-            );
             f.entry = Some(id);
+            f.day = ch
+                .path
+                .strip_prefix("_librarian/sessions/")
+                .and_then(|n| n.strip_suffix(".md"))
+                .map(str::to_string);
             f
         })
         .collect();
     if out.is_empty() {
         out.push(at(
+            ch,
+            short,
             Kind::HistoryRewrite,
             short,
             format!("{short} rewrote committed bytes of {}", ch.path),
         ));
     }
-    Ok(out)
+    out
+}
+
+/// A finding about `ch` in commit `short`.
+fn at(ch: &Change, short: &str, kind: Kind, what: &str, detail: String) -> Finding {
+    let mut f = Finding::new(kind, &ch.path, what, detail);
+    f.path = Some(ch.path.clone());
+    f.commit = Some(short.to_string());
+    f
 }
 
 /// A merge must hold every line of each parent's version of each record file.
