@@ -7,6 +7,7 @@ pub mod candidates;
 pub mod commit;
 pub mod compose;
 pub mod diffview;
+pub mod guard;
 pub mod history;
 pub mod journal;
 pub mod restore;
