@@ -442,3 +442,89 @@ pub fn machine() -> String {
         today_utc()
     )
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shared by the MCP and verify benchmarks: timed runs, their figures and a table
+// ---------------------------------------------------------------------------------------------
+
+/// The figures of one case, in milliseconds, and its target (none: reported only).
+pub struct Stats {
+    pub label: String,
+    pub runs: usize,
+    pub median: f64,
+    pub p95: f64,
+    pub min: f64,
+    pub target: Option<f64>,
+}
+
+impl Stats {
+    /// Median, p95 and min of `ms` (any order).
+    pub fn of(label: &str, mut ms: Vec<f64>, target: Option<f64>) -> Stats {
+        ms.sort_by(f64::total_cmp);
+        let (median, p95, min) = median_p95_min(&ms);
+        Stats {
+            label: label.to_owned(),
+            runs: ms.len(),
+            median,
+            p95,
+            min,
+            target,
+        }
+    }
+
+    /// `met`, `missed` or `report only`.
+    pub fn verdict(&self) -> &'static str {
+        match self.target {
+            Some(t) if self.median <= t => "met",
+            Some(_) => "missed",
+            None => "report only",
+        }
+    }
+}
+
+/// Milliseconds of `runs` calls of `once` after `warmup` unmeasured ones, in run order; `once`
+/// gets the call's number, warm-ups included.
+pub fn timed_runs(warmup: usize, runs: usize, mut once: impl FnMut(usize) -> Duration) -> Vec<f64> {
+    for i in 0..warmup {
+        once(i);
+    }
+    (warmup..warmup + runs)
+        .map(|i| once(i).as_secs_f64() * 1e3)
+        .collect()
+}
+
+/// A markdown table of the cases: runs, median, p95, min, target, result.
+pub fn stats_table<'a>(stats: impl IntoIterator<Item = &'a Stats>) -> String {
+    let mut s =
+        String::from("| case | runs | median ms | p95 ms | min ms | target (median) | result |\n");
+    s.push_str("|---|---:|---:|---:|---:|---|---|\n");
+    for st in stats {
+        let target = st.target.map_or("–".to_owned(), |t| format!("≤ {t} ms"));
+        s.push_str(&format!(
+            "| {} | {} | {:.2} | {:.2} | {:.2} | {target} | {} |\n",
+            st.label,
+            st.runs,
+            st.median,
+            st.p95,
+            st.min,
+            st.verdict()
+        ));
+    }
+    s
+}
+
+/// Runs `git-rutter --vault V <args>` in the hermetic environment, timed from spawn to exit;
+/// panics with its output unless it exits 0.
+pub fn rutter_ok(env: &Env, vault: &Path, args: &[&str]) -> (Duration, Output) {
+    let mut cmd = env.command(BIN);
+    cmd.args(["--vault", utf8(vault)]).args(args);
+    let (took, out) = time_process(&mut cmd, b"");
+    assert!(
+        out.status.success(),
+        "git-rutter {args:?} failed ({}); stdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (took, out)
+}

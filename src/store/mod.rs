@@ -132,11 +132,6 @@ pub fn skip_read_verification() {
     git2::opts::strict_hash_verification(false);
 }
 
-/// Turns libgit2's re-hashing of every object it reads back on (verify wants it).
-pub fn verify_reads() {
-    git2::opts::strict_hash_verification(true);
-}
-
 /// Reads `root/rel` opening every component without following symlinks.
 pub fn read_working(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, FsError> {
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));

@@ -17,6 +17,11 @@ const FORGET_EVERY: usize = 64;
 pub struct History {
     pub findings: Vec<Finding>,
     pub commits: usize,
+    /// Every commit walked (the ref check looks witnessed tips up here instead of walking the
+    /// graph once per tip).
+    pub walked: std::collections::HashSet<Oid>,
+    /// Whether the walk covered the whole history.
+    pub complete: bool,
 }
 
 /// Checks the commits since the last verified tip (all of them when that tip is unknown or
@@ -26,6 +31,7 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History
     let mut walk = repo.revwalk()?;
     walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
     walk.push(tip)?;
+    let mut complete = true;
     if let Some(v) = cache
         .verified_tip
         .as_deref()
@@ -33,12 +39,16 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History
     {
         if v == tip || repo.graph_descendant_of(tip, v).unwrap_or(false) {
             walk.hide(v)?;
+            complete = false;
         } else {
             cache.entries.clear();
         }
     }
     let mut trees = Trees::new(repo)?;
-    let mut out = History::default();
+    let mut out = History {
+        complete,
+        ..Default::default()
+    };
     for oid in walk {
         let oid = oid?;
         match repo.find_commit(oid) {
@@ -53,6 +63,7 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History
             )),
         }
         out.commits += 1;
+        out.walked.insert(oid);
         if out.commits % FORGET_EVERY == 0 {
             trees.forget();
         }

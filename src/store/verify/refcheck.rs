@@ -4,6 +4,7 @@
 
 use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
+use super::history::History;
 use crate::clock::Instant;
 use crate::store::{Store, StoreError, RECORDS_REF};
 use git2::{Oid, Repository};
@@ -14,8 +15,9 @@ pub fn check(
     tip: Oid,
     cache: &mut VerifyCache,
     full: bool,
+    history: &History,
 ) -> Result<Vec<Finding>, StoreError> {
-    let mut findings = witnessed(store, tip, cache, full);
+    let mut findings = witnessed(store, tip, cache, full, history);
     findings.extend(reflog(store, tip, cache, full)?);
     Ok(findings)
 }
@@ -33,7 +35,19 @@ fn follows(repo: &Repository, new: Oid, old: Oid) -> bool {
     repo.graph_descendant_of(new, old).unwrap_or(false)
 }
 
-fn witnessed(store: &Store, tip: Oid, cache: &mut VerifyCache, full: bool) -> Vec<Finding> {
+/// Each witnessed tip must be an ancestor of the tip: looked up among the commits the history
+/// check walked; only a tip older than that walk costs a graph walk.
+fn witnessed(
+    store: &Store,
+    tip: Oid,
+    cache: &mut VerifyCache,
+    full: bool,
+    history: &History,
+) -> Vec<Finding> {
+    let verified = cache
+        .verified_tip
+        .as_deref()
+        .and_then(|v| Oid::from_str(v).ok());
     let text = std::fs::read_to_string(store.state_dir().join("tips")).unwrap_or_default();
     let tips: Vec<Oid> = text
         .lines()
@@ -46,7 +60,11 @@ fn witnessed(store: &Store, tip: Oid, cache: &mut VerifyCache, full: bool) -> Ve
     };
     let mut findings = Vec::new();
     for t in &tips[from..] {
-        if !follows(&store.repo, tip, *t) {
+        // The verified tip is an ancestor only when the walk started after it.
+        let known =
+            *t == tip || history.walked.contains(t) || (!history.complete && Some(*t) == verified);
+        let ancestor = known || (!history.complete && follows(&store.repo, tip, *t));
+        if !ancestor {
             let short = &t.to_string()[..7];
             let mut f = Finding::new(Kind::RefNotDescendant, RECORDS_REF, short, format!("{RECORDS_REF} does not descend from {short}, a tip git-rutter wrote: history was rewound or replaced"));
             f.commit = Some(short.to_string());

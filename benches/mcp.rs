@@ -1,0 +1,269 @@
+//! MCP latency: `git-rutter mcp` spawned as an AI client spawns it, on the large generated vault
+//! (10,000 notes, 3,650 day files) (DESIGN §9, last row, and the search row over MCP).
+//!
+//! Run with `cargo bench --bench mcp` (needs `python3` and `git` on PATH). It shares the vault,
+//! its cache under `<target>/rutter-bench/large/` and the hermetic environment with the other
+//! benches (see `benches/support/`), puts the vault back as `init` left it, builds the index
+//! with `git-rutter reindex` (untimed), then measures, speaking newline-delimited JSON-RPC over
+//! the server's stdin and stdout, the vault given in `LIBRARIAN_VAULT_PATH`:
+//!
+//! 1. `initialize`: from spawning `git-rutter mcp` to reading the whole `initialize` reply line
+//!    (the request is written right after the spawn); then `notifications/initialized`, stdin
+//!    closed and the exit awaited (untimed: the server finishes its background refresh first).
+//!    2 warm-ups + 21 runs, each a new process;
+//! 2. `tools/call` of `librarian-search` with a 3-word AND query (the queries of
+//!    `benches/index.rs`), all in one server: the first call right after the handshake (it
+//!    waits for the background index refresh; reported), then 41 calls, each timed from writing
+//!    the request to reading its response line. Every response must be a result whose one text
+//!    block lists a hit (`1. `).
+//!
+//! It prints (and writes to `<target>/rutter-bench/mcp.md`) median, p95 and min against the
+//! targets. A missed target is reported, not fatal; a failed exchange panics with the server's
+//! stderr.
+
+#[path = "support/mod.rs"]
+mod support;
+
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::thread::JoinHandle;
+use std::time::Instant;
+use support::{
+    machine, prepare, restore_vault, rutter_ok, stats_table, timed_runs, Env, Stats, BIN, LARGE,
+};
+
+const INIT_WARMUP: usize = 2;
+const INIT_RUNS: usize = 21;
+const SEARCH_RUNS: usize = 41;
+const PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// 3-word AND queries over the generator's fixed-rank words, as in `benches/index.rs`.
+const SEARCHES: [&str; 4] = [
+    "decision latency ledger",
+    "garden ledger decision",
+    "latency garden decision",
+    "ledger garden latency",
+];
+
+const TARGET_INIT_MS: f64 = 30.0;
+const TARGET_SEARCH_MS: f64 = 10.0;
+
+fn main() {
+    // `cargo test --benches` runs this binary without `--bench`: do nothing then.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("mcp benchmark: run it with `cargo bench --bench mcp`");
+        return;
+    }
+    let env = Env::new();
+    let large = prepare(&env, &LARGE);
+    let vault = restore_vault(&large);
+    println!("building the index (`git-rutter reindex`, untimed)...");
+    let (took, _) = rutter_ok(&env, &vault, &["reindex"]);
+    let reindex_s = took.as_secs_f64();
+
+    let init = initialize(&env, &vault);
+    let (first, ready, search) = search(&env, &vault);
+
+    let report = render(&[init, search], first, &ready, reindex_s, large.cached);
+    print!("\n{report}");
+    let out = env.root.join("mcp.md");
+    fs::write(&out, &report).expect("write mcp.md");
+    println!("\nwritten to {}", out.display());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases
+// ---------------------------------------------------------------------------------------------
+
+/// Spawn to the `initialize` reply, a new server each run.
+fn initialize(env: &Env, vault: &Path) -> Stats {
+    let label = "spawn to `initialize` reply";
+    println!("{label}: {INIT_WARMUP} warm-ups + {INIT_RUNS} runs...");
+    let ms = timed_runs(INIT_WARMUP, INIT_RUNS, |_| {
+        let start = Instant::now();
+        let mut server = Server::spawn(env, vault);
+        let reply = server.request(1, "initialize", init_params());
+        let took = start.elapsed();
+        assert_eq!(
+            reply["result"]["serverInfo"]["name"], "rutter",
+            "unexpected initialize reply: {reply}"
+        );
+        server.notify("notifications/initialized");
+        server.close();
+        took
+    });
+    Stats::of(label, ms, Some(TARGET_INIT_MS))
+}
+
+/// `librarian-search` calls in one server: the first (waits for the background refresh), then
+/// the measured ones. Returns the first call's ms, the server's `index ready` line and the stats.
+fn search(env: &Env, vault: &Path) -> (f64, String, Stats) {
+    let label = "`tools/call` librarian-search (3-word AND), index ready";
+    println!("{label}: 1 first call + {SEARCH_RUNS} runs, one server...");
+    let mut server = Server::spawn(env, vault);
+    server.request(1, "initialize", init_params());
+    server.notify("notifications/initialized");
+    let mut id = 1;
+    let mut call = |server: &mut Server, i: usize| {
+        id += 1;
+        let query = SEARCHES[i % SEARCHES.len()];
+        let params = json!({"name": "librarian-search", "arguments": {"query": query}});
+        let start = Instant::now();
+        let reply = server.request(id, "tools/call", params);
+        let took = start.elapsed();
+        expect_hit(&reply, query, server);
+        took
+    };
+    let first = call(&mut server, 0).as_secs_f64() * 1e3;
+    let ms = timed_runs(0, SEARCH_RUNS, |i| call(&mut server, i + 1));
+    let stderr = server.close();
+    let ready = stderr
+        .lines()
+        .find(|l| l.contains("index ready"))
+        .unwrap_or("(no `index ready` line)")
+        .trim()
+        .to_owned();
+    (first, ready, Stats::of(label, ms, Some(TARGET_SEARCH_MS)))
+}
+
+fn init_params() -> Value {
+    json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "rutter-bench", "version": "1.0.0"},
+    })
+}
+
+/// Panics unless the reply is a tool result with one text block that lists a hit.
+fn expect_hit(reply: &Value, query: &str, server: &Server) {
+    let result = &reply["result"];
+    let text = result["content"][0]["text"].as_str().unwrap_or("");
+    assert!(
+        result["isError"] != json!(true) && text.starts_with("1. "),
+        "librarian-search {query:?} did not answer with a hit: {reply}\nserver pid {}",
+        server.child.id()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A minimal stdio JSON-RPC client
+// ---------------------------------------------------------------------------------------------
+
+/// A running `git-rutter mcp` with its pipes; stderr is collected on a thread.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr: Option<JoinHandle<String>>,
+}
+
+impl Server {
+    /// `git-rutter mcp`, the vault in `LIBRARIAN_VAULT_PATH`.
+    fn spawn(env: &Env, vault: &Path) -> Server {
+        let mut child = env
+            .command(BIN)
+            .arg("mcp")
+            .env("LIBRARIAN_VAULT_PATH", vault)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn git-rutter mcp");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut err = child.stderr.take().expect("piped stderr");
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        Server {
+            child,
+            stdin,
+            stdout,
+            stderr: Some(stderr),
+        }
+    }
+
+    fn send(&mut self, msg: &Value) {
+        let mut line = msg.to_string();
+        line.push('\n');
+        let pipe = self.stdin.as_mut().expect("stdin still open");
+        pipe.write_all(line.as_bytes())
+            .and_then(|()| pipe.flush())
+            .unwrap_or_else(|e| panic!("write to the server: {e}"));
+    }
+
+    /// Sends a request and reads lines until the response with its id.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read the server");
+            if n == 0 {
+                let stderr = self.close();
+                panic!(
+                    "the server closed stdout before answering {method} ({id}); stderr:\n{stderr}"
+                );
+            }
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not a JSON-RPC line ({e}): {line:?}"));
+            if v["id"] == json!(id) {
+                assert!(v.get("error").is_none(), "{method} failed: {v}");
+                return v;
+            }
+        }
+    }
+
+    fn notify(&mut self, method: &str) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method}));
+    }
+
+    /// Closes stdin and waits for the exit (the server first finishes its background refresh);
+    /// returns its stderr. Panics unless it exits 0.
+    fn close(&mut self) -> String {
+        drop(self.stdin.take());
+        let mut rest = Vec::new();
+        let _ = self.stdout.read_to_end(&mut rest);
+        let status = self.child.wait().expect("wait for the server");
+        let stderr = self
+            .stderr
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        assert!(
+            status.success(),
+            "git-rutter mcp exited with {status}; stderr:\n{stderr}"
+        );
+        stderr
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------------------------
+
+fn render(stats: &[Stats], first: f64, ready: &str, reindex_s: f64, cached: bool) -> String {
+    let mut s = String::from("# git-rutter MCP benchmark\n\n");
+    let _ = writeln!(s, "{}\n", machine());
+    let _ = writeln!(
+        s,
+        "Vault: large ({} notes, {} day files, {}), index built by `reindex` before the runs \
+         ({reindex_s:.1} s, untimed). Protocol version {PROTOCOL_VERSION}, the vault in \
+         `LIBRARIAN_VAULT_PATH`.\n",
+        LARGE.notes,
+        LARGE.days,
+        if cached { "cached" } else { "generated" }
+    );
+    s.push_str(&stats_table(stats));
+    let _ = writeln!(
+        s,
+        "\nFirst `librarian-search` call, sent right after the handshake (waits for the \
+         background refresh): {first:.2} ms; the server's stderr: `{ready}`."
+    );
+    s
+}
