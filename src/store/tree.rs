@@ -34,7 +34,13 @@ pub struct Trees<'r> {
     repo: &'r Repository,
     odb: Odb<'r>,
     raw: HashMap<Oid, Rc<Vec<u8>>>,
+    /// The last blobs read by [`Trees::blob`], newest last: a day file's next version is
+    /// usually compared with the one read just before.
+    blobs: Vec<(Oid, Rc<Vec<u8>>)>,
 }
+
+/// How many recent blobs [`Trees::blob`] keeps.
+const RECENT_BLOBS: usize = 4;
 
 impl<'r> Trees<'r> {
     /// A tree reader/writer over `repo`'s object database.
@@ -43,6 +49,7 @@ impl<'r> Trees<'r> {
             repo,
             odb: repo.odb()?,
             raw: HashMap::new(),
+            blobs: Vec::new(),
         })
     }
 
@@ -147,21 +154,25 @@ impl<'r> Trees<'r> {
             Some(t) => self.read(t)?,
             None => empty,
         };
-        // Both trees are sorted in git order: walk them side by side.
-        let (mut xs, mut ys) = (entries(&a).peekable(), entries(&b).peekable());
+        // Both trees are sorted in git order: skip their identical head and tail (one day file
+        // changes per capture in a tree of thousands), then walk the rest side by side.
+        let (start, tail) = common_ends(&a, &b);
+        let (mut x, mut y) = (&a[start..], &b[start..]);
         let mut pairs: Vec<(Option<RawEntry<'_>>, Option<RawEntry<'_>>)> = Vec::new();
-        loop {
-            let order = match (xs.peek(), ys.peek()) {
+        while !(x.len() == y.len() && x.len() <= tail) {
+            let (ex, ey) = (entry_at(x), entry_at(y));
+            let order = match (&ex, &ey) {
                 (None, None) => break,
                 (Some(_), None) => Ordering::Less,
                 (None, Some(_)) => Ordering::Greater,
-                (Some(x), Some(y)) => git_order(x, y),
+                (Some((e, _)), Some((f, _))) => git_order(e, f),
             };
-            match order {
-                Ordering::Less => pairs.push((xs.next(), None)),
-                Ordering::Greater => pairs.push((None, ys.next())),
-                Ordering::Equal => pairs.push((xs.next(), ys.next())),
-            }
+            let (take_x, take_y) = match order {
+                Ordering::Less => (true, false),
+                Ordering::Greater => (false, true),
+                Ordering::Equal => (true, true),
+            };
+            pairs.push((pick(ex, take_x, &mut x), pick(ey, take_y, &mut y)));
         }
         for (x, y) in pairs {
             if x.map(|e| (e.mode, e.oid)) == y.map(|e| (e.mode, e.oid)) {
@@ -211,6 +222,19 @@ impl<'r> Trees<'r> {
             }
         }
         Ok(out)
+    }
+
+    /// The bytes of the blob `oid`, kept among the last few read.
+    pub fn blob(&mut self, oid: Oid) -> Result<Rc<Vec<u8>>, git2::Error> {
+        if let Some((_, b)) = self.blobs.iter().find(|(o, _)| *o == oid) {
+            return Ok(b.clone());
+        }
+        let b = Rc::new(self.repo.find_blob(oid)?.content().to_vec());
+        if self.blobs.len() == RECENT_BLOBS {
+            self.blobs.remove(0);
+        }
+        self.blobs.push((oid, b.clone()));
+        Ok(b)
     }
 
     /// Forgets the trees read so far (bounds memory on long walks).
@@ -278,22 +302,75 @@ fn git_order(a: &RawEntry<'_>, b: &RawEntry<'_>) -> Ordering {
 fn entries(raw: &[u8]) -> impl Iterator<Item = RawEntry<'_>> {
     let mut rest = raw;
     std::iter::from_fn(move || {
-        let space = rest.iter().position(|&b| b == b' ')?;
-        let nul = space + 1 + rest[space + 1..].iter().position(|&b| b == 0)?;
-        let oid = rest.get(nul + 1..nul + 21)?;
-        let e = RawEntry {
-            mode: &rest[..space],
-            name: &rest[space + 1..nul],
-            oid,
-        };
-        rest = &rest[nul + 21..];
+        let (e, after) = entry_at(rest)?;
+        rest = after;
         Some(e)
     })
+}
+
+/// The entry at the start of `rest` and what follows it; `None` at the end or a malformed byte.
+fn entry_at(rest: &[u8]) -> Option<(RawEntry<'_>, &[u8])> {
+    let space = memchr::memchr(b' ', rest)?;
+    let nul = space + 1 + memchr::memchr(0, &rest[space + 1..])?;
+    let oid = rest.get(nul + 1..nul + 21)?;
+    let e = RawEntry {
+        mode: &rest[..space],
+        name: &rest[space + 1..nul],
+        oid,
+    };
+    Some((e, &rest[nul + 21..]))
+}
+
+/// The entry of `side` when `take`, moving `rest` past it.
+fn pick<'a>(
+    side: Option<(RawEntry<'a>, &'a [u8])>,
+    take: bool,
+    rest: &mut &'a [u8],
+) -> Option<RawEntry<'a>> {
+    let (e, after) = side.filter(|_| take)?;
+    *rest = after;
+    Some(e)
+}
+
+/// For two raw trees: the offset of the first entry that is not byte-identical in both (the
+/// same in each, as everything before it is), and the length of their common byte tail, no
+/// longer than what remains after that offset in the shorter.
+fn common_ends(a: &[u8], b: &[u8]) -> (usize, usize) {
+    let n = a.len().min(b.len());
+    let same = common_len(n, |i, len| a[i..i + len] == b[i..i + len]);
+    let mut start = 0;
+    while let Some((_, after)) = entry_at(&a[start..]) {
+        let end = a.len() - after.len();
+        if end > same {
+            break;
+        }
+        start = end;
+    }
+    let tail = common_len(n - start, |i, len| {
+        a[a.len() - i - len..a.len() - i] == b[b.len() - i - len..b.len() - i]
+    });
+    (start, tail)
+}
+
+/// The longest `k <= n` with `eq(i, len)` true for every chunk `[i, i + len)` of `[0, k)`,
+/// compared a chunk at a time (slice equality is a `memcmp`).
+fn common_len(n: usize, eq: impl Fn(usize, usize) -> bool) -> usize {
+    const CHUNK: usize = 512;
+    let mut k = 0;
+    while k + CHUNK <= n && eq(k, CHUNK) {
+        k += CHUNK;
+    }
+    while k < n && eq(k, 1) {
+        k += 1;
+    }
+    k
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     #[test]
     fn nested_edits_keep_siblings_and_match_git_order() {
@@ -335,5 +412,46 @@ mod tests {
             second,
             "byte-identical to libgit2's own tree"
         );
+    }
+
+    /// A tree of `files` (path → one content byte) written from scratch.
+    fn build(repo: &Repository, trees: &mut Trees<'_>, files: &BTreeMap<String, u8>) -> Oid {
+        let edits: Vec<(String, Oid)> = files
+            .iter()
+            .map(|(p, c)| (p.clone(), repo.blob(&[*c]).unwrap()))
+            .collect();
+        trees.write(None, &edits).unwrap()
+    }
+
+    /// Paths from a small alphabet, so trees share long runs of entries, with names that sort
+    /// around each other (`a`, `a-b`, `a.md`, `a/…`) and no path both a file and a directory.
+    fn tree_files() -> impl Strategy<Value = BTreeMap<String, u8>> {
+        let name = prop::sample::select(vec!["a", "a-b", "a.md", "b", "day-01.md", "day-02.md"]);
+        let path = (prop::option::of(prop::sample::select(vec!["d", "e"])), name)
+            .prop_map(|(dir, n)| dir.map_or(n.to_string(), |d| format!("{d}/{n}")));
+        prop::collection::btree_map(path, 0u8..3, 0..24)
+    }
+
+    proptest! {
+        /// Skipping the identical head and tail finds exactly what a full comparison finds.
+        #[test]
+        fn changes_match_a_full_comparison(old in tree_files(), new in tree_files()) {
+            let t = tempfile::tempdir().unwrap();
+            let repo = Repository::init(t.path()).unwrap();
+            let mut trees = Trees::new(&repo).unwrap();
+            let (a, b) = (build(&repo, &mut trees, &old), build(&repo, &mut trees, &new));
+            let mut got = trees.changes(Some(a), Some(b)).unwrap();
+            got.sort_by(|x, y| x.path.cmp(&y.path));
+            let blob = |c: Option<&u8>| c.map(|c| repo.blob(&[*c]).unwrap());
+            let want: Vec<Change> = old
+                .keys()
+                .chain(new.keys())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .filter(|p| old.get(*p) != new.get(*p))
+                .map(|p| Change { path: p.clone(), old: blob(old.get(p)), new: blob(new.get(p)) })
+                .collect();
+            prop_assert_eq!(got, want);
+        }
     }
 }

@@ -95,7 +95,7 @@ fn check_commit(
     };
     let mut findings = Vec::new();
     for ch in changes {
-        findings.extend(change(store, &ch, &short, c.id(), cache)?);
+        findings.extend(change(store, trees, &ch, &short, c.id(), cache)?);
     }
     Ok(findings)
 }
@@ -103,6 +103,7 @@ fn check_commit(
 /// Judges one changed path of a non-merge commit.
 fn change(
     store: &Store,
+    trees: &mut Trees<'_>,
     ch: &Change,
     short: &str,
     commit: Oid,
@@ -120,7 +121,7 @@ fn change(
             format!("{short} added a file outside _librarian/ and cited/"),
         )]);
     }
-    let blob = |o: Oid| store.repo.find_blob(o).map(|b| b.content().to_vec());
+    let mut blob = |o: Oid| trees.blob(o);
     let (old, new) = match (ch.old, ch.new) {
         (_, None) => {
             return Ok(vec![at(
@@ -131,7 +132,7 @@ fn change(
                 format!("{short} deleted {}", ch.path),
             )])
         }
-        (None, Some(n)) => (Vec::new(), blob(n)?),
+        (None, Some(n)) => (std::rc::Rc::new(Vec::new()), blob(n)?),
         (Some(o), Some(n)) => (blob(o)?, blob(n)?),
     };
     if new.starts_with(&old) {
