@@ -200,7 +200,7 @@ fn commit(
         written.pending = lock_problem;
         return;
     }
-    match store.commit_pending(&journal, now) {
+    match store.commit_pending(&journal, now, false) {
         Ok(out) => {
             written.commit = out.commit.map(|o| o.to_string());
             written.diverged = out.diverged;

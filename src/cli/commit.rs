@@ -11,16 +11,29 @@ use std::path::PathBuf;
 /// process, a disk error) leaves its line in the day file and a record in
 /// .git/rutter/pending/. This command commits those lines, plus complete new lines of the use
 /// log, in one commit. It is safe to run at any time; with nothing pending it does nothing.
+///
+/// With signing on (`git config rutter.sign true`, or --sign) the commit is signed by git's own
+/// signer, as `git commit -S` would sign it (gpg.format, user.signingKey). When nothing is
+/// pending and the tip is not signed yet, an empty `rutter: seal` commit signs the history up to
+/// here. Captures never sign; run this (daily, or before pushing the ref) instead.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Sign, whatever rutter.sign says.
+    #[arg(long, conflicts_with = "no_sign")]
+    sign: bool,
+    /// Do not sign, whatever rutter.sign says.
+    #[arg(long)]
+    no_sign: bool,
+}
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, _args: Args) -> anyhow::Result<i32> {
+pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
     let _lock = Lock::acquire(store.state_dir(), lock::DEFAULT_WAIT * 5)?;
     let journal = Journal::open(store.state_dir())?;
-    let out = store.commit_pending(&journal, clock::now())?;
+    let sign = args.sign || (store.sign_wanted() && !args.no_sign);
+    let out = store.commit_pending(&journal, clock::now(), sign)?;
     for path in &out.diverged {
         eprintln!("git-rutter: {path} was edited after it was committed; the commit keeps the committed bytes. Run `git rutter verify`.");
     }
@@ -34,6 +47,13 @@ pub fn run(vault: Option<PathBuf>, _args: Args) -> anyhow::Result<i32> {
             if out.entries.len() == 1 { "y" } else { "ies" },
             &oid.to_string()[..12]
         ))?,
+        None if sign => match store.seal(clock::now())? {
+            Some(oid) => super::print(&format!(
+                "nothing to commit; signed the history with a seal commit {}",
+                &oid.to_string()[..12]
+            ))?,
+            None => super::print("nothing to commit; the tip is signed already")?,
+        },
         None => super::print("nothing to commit")?,
     }
     Ok(if out.unreadable.is_empty() {

@@ -111,7 +111,7 @@ fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
         rec,
     )?;
     store.ensure_ref(now)?;
-    let out = store.commit_pending(&journal, now)?;
+    let out = store.commit_pending(&journal, now, store.sign_wanted())?;
     let commit = out
         .commit
         .map(|c| c.to_string()[..7].to_string())

@@ -267,7 +267,7 @@ pub fn append_bindings(vault: &Vault, new: &[Binding], now: Instant) -> Result<(
         .map_err(|e| e.to_string())?;
     }
     if let (Some(s), Some(j)) = (&store, &journal) {
-        s.commit_pending(j, now).map_err(|e| e.to_string())?;
+        s.commit_pending(j, now, false).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

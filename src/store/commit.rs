@@ -11,6 +11,8 @@ use git2::{ErrorCode, Oid};
 use std::io::Write;
 
 const MAX_ATTEMPTS: usize = 5;
+/// The message of an empty commit that signs the history below it.
+const SEAL_MESSAGE: &str = "rutter: seal\n\nSigns the record history up to here (rutter.sign).\n";
 /// Every this many tips, a detached `git gc --auto` packs the loose objects.
 const GC_EVERY: u64 = 256;
 
@@ -35,11 +37,13 @@ struct Prepared {
 
 impl Store {
     /// Commits every journalled append and any new complete use-log lines, then removes the
-    /// journal records it committed. The caller holds the capture lock.
+    /// journal records it committed; the commit is signed when `sign` (never for a capture).
+    /// The caller holds the capture lock.
     pub fn commit_pending(
         &self,
         journal: &Journal,
         now: Instant,
+        sign: bool,
     ) -> Result<CommitOutcome, StoreError> {
         let (records, unreadable) = journal.list()?;
         let mut outcome = CommitOutcome {
@@ -59,7 +63,7 @@ impl Store {
                 journal.remove(&names(&records))?;
                 return Ok(outcome);
             }
-            match self.commit_on(&mut trees, tip, base, &prepared, now) {
+            match self.commit_on(&mut trees, tip, base, &prepared, now, sign) {
                 Ok(oid) => {
                     journal.remove(&names(&records))?;
                     self.after_commit(oid);
@@ -67,13 +71,15 @@ impl Store {
                     outcome.entries = prepared.entries;
                     return Ok(outcome);
                 }
-                Err(e) if matches!(e.code(), ErrorCode::Modified | ErrorCode::Locked) => {
+                Err(StoreError::Git(e))
+                    if matches!(e.code(), ErrorCode::Modified | ErrorCode::Locked) =>
+                {
                     if e.code() == ErrorCode::Locked && self.ref_lock_path().exists() {
                         return Err(StoreError::RefLocked(self.ref_lock_path()));
                     }
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
         Err(StoreError::Contention(MAX_ATTEMPTS))
@@ -194,25 +200,55 @@ impl Store {
         base: Oid,
         p: &Prepared,
         now: Instant,
-    ) -> Result<Oid, git2::Error> {
-        let parent = self.repo.find_commit(tip)?;
-        let tree_id = trees.write(Some(base), &p.edits)?;
-        let tree = self.repo.find_tree(tree_id)?;
-        let sig = self
-            .signature(now)
-            .map_err(|e| git2::Error::from_str(&e.to_string()))?;
+        sign: bool,
+    ) -> Result<Oid, StoreError> {
+        let tree = trees.write(Some(base), &p.edits)?;
         let message = if p.entries.is_empty() {
             use_message()
         } else {
             p.message.clone()
         };
-        let oid = self
-            .repo
-            .commit(None, &sig, &sig, &message, &tree, &[&parent])?;
+        self.commit_and_move(tip, tree, &message, now, sign)
+    }
+
+    /// Writes a commit of `tree` on `tip` (signed when `sign`) and moves the ref to it if it
+    /// is still at `tip`.
+    fn commit_and_move(
+        &self,
+        tip: Oid,
+        tree: Oid,
+        message: &str,
+        now: Instant,
+        sign: bool,
+    ) -> Result<Oid, StoreError> {
+        let sig = self.signature(now)?;
+        let oid = if sign {
+            self.commit_signed(&sig, message, tree, &[tip])?
+        } else {
+            let parent = self.repo.find_commit(tip)?;
+            let tree = self.repo.find_tree(tree)?;
+            self.repo
+                .commit(None, &sig, &sig, message, &tree, &[&parent])?
+        };
         let subject = message.lines().next().unwrap_or("rutter");
         self.repo
             .reference_matching(RECORDS_REF, oid, true, tip, subject)?;
         Ok(oid)
+    }
+
+    /// Signs the history so far with an empty `rutter: seal` commit on the tip, unless the tip
+    /// is signed already (then `None`). The caller holds the capture lock.
+    pub fn seal(&self, now: Instant) -> Result<Option<Oid>, StoreError> {
+        let Some(tip) = self.tip()? else {
+            return Ok(None);
+        };
+        let commit = self.repo.find_commit(tip)?;
+        if super::sign::is_signed(&commit) {
+            return Ok(None);
+        }
+        let oid = self.commit_and_move(tip, commit.tree_id(), SEAL_MESSAGE, now, true)?;
+        self.after_commit(oid);
+        Ok(Some(oid))
     }
 
     /// Witnesses the new tip in `.git/rutter/tips` and now and then packs loose objects.

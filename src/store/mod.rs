@@ -12,6 +12,7 @@ pub mod history;
 pub mod journal;
 pub mod restore;
 pub mod setup;
+pub mod sign;
 pub mod tree;
 pub mod verify;
 
@@ -40,6 +41,8 @@ pub enum StoreError {
     Contention(usize),
     #[error("refs/rutter/records is locked by another git process ({0} exists); remove it if no git command is running, then run `git rutter commit`")]
     RefLocked(PathBuf),
+    #[error(transparent)]
+    Sign(#[from] sign::SignError),
 }
 
 /// An open git vault.

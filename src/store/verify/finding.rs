@@ -23,6 +23,11 @@ pub enum Kind {
     MergeLostLines,
     /// An object of the record history could not be read.
     CorruptObject,
+    /// A signed commit whose signature git rejects.
+    BadSignature,
+    /// A signed commit whose signature git cannot check here (unknown key, no allowed
+    /// signers file, no git).
+    SignatureUnchecked,
     /// The reflog shows a move of the ref that is not a fast-forward.
     RefRewind,
     /// The tip does not descend from a tip this tool wrote.
@@ -55,6 +60,8 @@ impl Kind {
             Kind::UnexpectedPath => "unexpected-path",
             Kind::MergeLostLines => "merge-lost-lines",
             Kind::CorruptObject => "corrupt-object",
+            Kind::BadSignature => "bad-signature",
+            Kind::SignatureUnchecked => "signature-unchecked",
             Kind::RefRewind => "ref-rewind",
             Kind::RefNotDescendant => "ref-not-descendant",
             Kind::RefUnverifiable => "ref-unverifiable",
@@ -76,7 +83,9 @@ impl Kind {
             | Kind::CitedMismatch
             | Kind::UnexpectedPath
             | Kind::MergeLostLines
-            | Kind::CorruptObject => "history",
+            | Kind::CorruptObject
+            | Kind::BadSignature
+            | Kind::SignatureUnchecked => "history",
             Kind::RefRewind | Kind::RefNotDescendant | Kind::RefUnverifiable => "ref",
             Kind::NoteChanged => "notes",
             _ => "working tree",

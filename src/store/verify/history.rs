@@ -5,6 +5,7 @@
 use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use crate::records::{dayfile, fingerprint, ledger};
+use crate::store::sign::SigCheck;
 use crate::store::tree::{Change, Trees};
 use crate::store::{Store, StoreError};
 use git2::{Oid, Sort};
@@ -52,9 +53,11 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History
     for oid in walk {
         let oid = oid?;
         match repo.find_commit(oid) {
-            Ok(c) => out
-                .findings
-                .extend(check_commit(store, &mut trees, &c, cache)?),
+            Ok(c) => {
+                out.findings
+                    .extend(check_commit(store, &mut trees, &c, cache)?);
+                out.findings.extend(signature(store, &c));
+            }
             Err(e) => out.findings.push(Finding::new(
                 Kind::CorruptObject,
                 "commit",
@@ -69,6 +72,25 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History
         }
     }
     Ok(out)
+}
+
+/// A finding for a signed commit whose signature git does not accept or cannot check.
+fn signature(store: &Store, c: &git2::Commit<'_>) -> Option<Finding> {
+    let short = short(c.id());
+    let (kind, detail) = match store.check_signature(c) {
+        SigCheck::Unsigned | SigCheck::Good => return None,
+        SigCheck::Bad(why) => (
+            Kind::BadSignature,
+            format!("the signature of {short} does not verify: {why}"),
+        ),
+        SigCheck::Unchecked(why) => (
+            Kind::SignatureUnchecked,
+            format!("the signature of {short} cannot be checked here: {why}"),
+        ),
+    };
+    let mut f = Finding::new(kind, "commit", &short, detail);
+    f.commit = Some(short);
+    Some(f)
 }
 
 fn check_commit(

@@ -1,0 +1,153 @@
+//! Opt-in signing of record commits (`rutter.sign`, DESIGN §6): a commit is written by git's own
+//! signer (`git commit-tree -S`, so `gpg.format`, `user.signingKey` and `gpg.program` apply as
+//! they do for `git commit -S`), and a signed commit is checked by `git verify-commit`.
+//!
+//! Captures never sign (no passphrase or touch prompt after every turn): `git rutter commit`,
+//! `verify --ack` and seals do.
+
+use super::{Store, StoreError};
+use git2::{Commit, Oid, Signature};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// The git config key that turns signing on.
+pub const SIGN_KEY: &str = "rutter.sign";
+
+/// What `git verify-commit` said about a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SigCheck {
+    /// No `gpgsig` header.
+    Unsigned,
+    Good,
+    /// Signed, but the signature does not verify (git's message).
+    Bad(String),
+    /// Signed, but git could not check it here: no `git`, an unknown key, no allowed-signers
+    /// file (git's message).
+    Unchecked(String),
+}
+
+/// Why a signed commit could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum SignError {
+    #[error("cannot run git to sign ({0}); install git or set `git config rutter.sign false`")]
+    NoGit(std::io::Error),
+    #[error("git could not sign the commit: {0}")]
+    Failed(String),
+}
+
+impl Store {
+    /// Whether `rutter.sign` is set (default false).
+    pub fn sign_wanted(&self) -> bool {
+        self.repo
+            .config()
+            .and_then(|c| c.get_bool(SIGN_KEY))
+            .unwrap_or(false)
+    }
+
+    /// Writes a signed commit through `git commit-tree -S` with exactly this author, committer
+    /// and message; the ref is not moved.
+    pub(crate) fn commit_signed(
+        &self,
+        sig: &Signature<'_>,
+        message: &str,
+        tree: Oid,
+        parents: &[Oid],
+    ) -> Result<Oid, StoreError> {
+        let mut cmd = Command::new("git");
+        cmd.arg("--git-dir")
+            .arg(self.repo.path())
+            .args(["commit-tree", "-S", "-F", "-"])
+            .arg(tree.to_string());
+        for p in parents {
+            cmd.arg("-p").arg(p.to_string());
+        }
+        let (name, email) = (sig.name().unwrap_or("rutter"), sig.email().unwrap_or(""));
+        let date = git_date(sig);
+        for role in ["AUTHOR", "COMMITTER"] {
+            cmd.env(format!("GIT_{role}_NAME"), name)
+                .env(format!("GIT_{role}_EMAIL"), email)
+                .env(format!("GIT_{role}_DATE"), &date);
+        }
+        let out = run_with_input(cmd, message.as_bytes()).map_err(SignError::NoGit)?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        match (out.status.success(), Oid::from_str(text.trim())) {
+            (true, Ok(oid)) => Ok(oid),
+            _ => Err(SignError::Failed(conclusion(&out.stderr)).into()),
+        }
+    }
+
+    /// Checks the signature of `commit` with `git verify-commit`, when it has one.
+    pub fn check_signature(&self, commit: &Commit<'_>) -> SigCheck {
+        if !is_signed(commit) {
+            return SigCheck::Unsigned;
+        }
+        let mut cmd = Command::new("git");
+        cmd.arg("--git-dir")
+            .arg(self.repo.path())
+            .args(["verify-commit", &commit.id().to_string()]);
+        match run_with_input(cmd, b"") {
+            Err(e) => SigCheck::Unchecked(format!("cannot run git verify-commit: {e}")),
+            Ok(out) if out.status.success() => SigCheck::Good,
+            Ok(out) => {
+                let why = conclusion(&out.stderr);
+                if cannot_check(&String::from_utf8_lossy(&out.stderr)) {
+                    SigCheck::Unchecked(why)
+                } else {
+                    SigCheck::Bad(why)
+                }
+            }
+        }
+    }
+}
+
+/// Whether `commit` carries a signature header (checked or not).
+pub fn is_signed(commit: &Commit<'_>) -> bool {
+    ["gpgsig", "gpgsig-sha256"]
+        .iter()
+        .any(|h| commit.header_field_bytes(*h).is_ok())
+}
+
+/// git's messages for a signature it could not check at all (as opposed to a bad one).
+fn cannot_check(stderr: &str) -> bool {
+    [
+        "allowedSignersFile",
+        "No public key",
+        "Can't check signature",
+        "No principal matched",
+        "cannot run",
+    ]
+    .iter()
+    .any(|m| stderr.contains(m))
+}
+
+/// `<seconds> <±hhmm>`, git's internal date format.
+fn git_date(sig: &Signature<'_>) -> String {
+    let when = sig.when();
+    let offset = when.offset_minutes();
+    let sign = if offset < 0 { '-' } else { '+' };
+    let abs = offset.unsigned_abs();
+    format!("{} {sign}{:02}{:02}", when.seconds(), abs / 60, abs % 60)
+}
+
+/// Runs `cmd` with `input` on stdin, capturing stdout and stderr.
+fn run_with_input(mut cmd: Command, input: &[u8]) -> std::io::Result<std::process::Output> {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input)?;
+    }
+    child.wait_with_output()
+}
+
+/// The last non-empty line of git's stderr (its conclusion), or a placeholder.
+fn conclusion(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("no message from git")
+        .to_string()
+}
