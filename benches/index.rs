@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 use support::{
-    flush_disks, machine, median_p95_min, prepare, restore_vault, time_process, utf8, Env,
+    flush_disks, machine, median_p95_min, prepare, restore_vault, rutter_ok, time_process, Env,
     Prepared, BIN, LARGE,
 };
 
@@ -96,7 +96,7 @@ fn cold_reindex(env: &Env, vault: &Path) -> Stats {
     let ms = timings(1, COLD_RUNS, |_| {
         delete_index(vault);
         flush_disks();
-        let (took, out) = rutter(env, vault, &["reindex"]);
+        let (took, out) = rutter_ok(env, vault, &["reindex"]);
         expect_stdout(&out, "reindex", "built: a new index");
         took
     });
@@ -109,7 +109,7 @@ fn forced_reindex(env: &Env, vault: &Path) -> Stats {
     println!("{label}: {COLD_RUNS} runs...");
     let ms = timings(0, COLD_RUNS, |_| {
         flush_disks();
-        let (took, out) = rutter(env, vault, &["reindex", "--force"]);
+        let (took, out) = rutter_ok(env, vault, &["reindex", "--force"]);
         expect_stdout(&out, "reindex --force", "reindex complete: ");
         took
     });
@@ -122,7 +122,7 @@ fn no_change_refresh(env: &Env, vault: &Path) -> Stats {
     println!("{label}: 2 warm-ups + {NO_CHANGE_RUNS} runs...");
     flush_disks();
     let ms = timings(2, NO_CHANGE_RUNS, |_| {
-        let (took, out) = rutter(env, vault, &["reindex"]);
+        let (took, out) = rutter_ok(env, vault, &["reindex"]);
         expect_stdout(
             &out,
             "reindex",
@@ -141,7 +141,7 @@ fn search(env: &Env, vault: &Path) -> Stats {
         let query = SEARCHES[i % SEARCHES.len()];
         let mut args = vec!["search"];
         args.extend(query.split(' '));
-        let (took, out) = rutter(env, vault, &args);
+        let (took, out) = rutter_ok(env, vault, &args);
         expect_stdout(&out, &format!("search {query}"), "1. ");
         took
     });
@@ -153,7 +153,7 @@ fn recent(env: &Env, vault: &Path) -> Stats {
     let label = "`recent` (20 sessions)";
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
     let ms = timings(QUERY_WARMUP, QUERY_RUNS, |_| {
-        let (took, out) = rutter(env, vault, &["recent"]);
+        let (took, out) = rutter_ok(env, vault, &["recent"]);
         expect_stdout(&out, "recent", " — ");
         took
     });
@@ -175,21 +175,6 @@ fn baseline(env: &Env) -> Stats {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-/// Times `git-rutter --vault V <args>`; panics with its output unless it exits 0.
-fn rutter(env: &Env, vault: &Path, args: &[&str]) -> (Duration, Output) {
-    let mut cmd = env.command(BIN);
-    cmd.args(["--vault", utf8(vault)]).args(args);
-    let (took, out) = time_process(&mut cmd, b"");
-    assert!(
-        out.status.success(),
-        "git-rutter {args:?} failed ({}); stdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (took, out)
-}
 
 /// Panics with the command's output unless its stdout contains `needle`.
 fn expect_stdout(out: &Output, what: &str, needle: &str) {
