@@ -154,27 +154,7 @@ impl<'r> Trees<'r> {
             Some(t) => self.read(t)?,
             None => empty,
         };
-        // Both trees are sorted in git order: skip their identical head and tail (one day file
-        // changes per capture in a tree of thousands), then walk the rest side by side.
-        let (start, tail) = common_ends(&a, &b);
-        let (mut x, mut y) = (&a[start..], &b[start..]);
-        let mut pairs: Vec<(Option<RawEntry<'_>>, Option<RawEntry<'_>>)> = Vec::new();
-        while !(x.len() == y.len() && x.len() <= tail) {
-            let (ex, ey) = (entry_at(x), entry_at(y));
-            let order = match (&ex, &ey) {
-                (None, None) => break,
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (Some((e, _)), Some((f, _))) => git_order(e, f),
-            };
-            let (take_x, take_y) = match order {
-                Ordering::Less => (true, false),
-                Ordering::Greater => (false, true),
-                Ordering::Equal => (true, true),
-            };
-            pairs.push((pick(ex, take_x, &mut x), pick(ey, take_y, &mut y)));
-        }
-        for (x, y) in pairs {
+        for (x, y) in differing(&a, &b) {
             if x.map(|e| (e.mode, e.oid)) == y.map(|e| (e.mode, e.oid)) {
                 continue;
             }
@@ -319,6 +299,35 @@ fn entry_at(rest: &[u8]) -> Option<(RawEntry<'_>, &[u8])> {
         oid,
     };
     Some((e, &rest[nul + 21..]))
+}
+
+/// A differing entry of two raw trees: the old side, the new side, or both (same name).
+type Pair<'a> = (Option<RawEntry<'a>>, Option<RawEntry<'a>>);
+
+/// The entries of `a` and `b` paired by name, from the first that differs to where their tails
+/// agree. Both are sorted in git order: their identical head and tail are skipped (one day file
+/// changes per capture in a tree of thousands), the rest is walked side by side. Pairs of equal
+/// entries may remain; the caller skips them.
+fn differing<'a>(a: &'a [u8], b: &'a [u8]) -> Vec<Pair<'a>> {
+    let (start, tail) = common_ends(a, b);
+    let (mut x, mut y) = (&a[start..], &b[start..]);
+    let mut pairs = Vec::new();
+    while !(x.len() == y.len() && x.len() <= tail) {
+        let (ex, ey) = (entry_at(x), entry_at(y));
+        let order = match (&ex, &ey) {
+            (None, None) => break,
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some((e, _)), Some((f, _))) => git_order(e, f),
+        };
+        let (take_x, take_y) = match order {
+            Ordering::Less => (true, false),
+            Ordering::Greater => (false, true),
+            Ordering::Equal => (true, true),
+        };
+        pairs.push((pick(ex, take_x, &mut x), pick(ey, take_y, &mut y)));
+    }
+    pairs
 }
 
 /// The entry of `side` when `take`, moving `rest` past it.
