@@ -9,6 +9,7 @@ use std::path::PathBuf;
 /// Also refreshes a private index, .git/rutter/records.index, so plain git shows the same:
 /// `GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`. Lines only added at the
 /// end are pending (not committed yet); anything else is an edit `git rutter verify` reports.
+/// A record file not committed at all yet is shown as new (plain git diff does not list it).
 /// Exit status 1 when something differs.
 #[derive(Debug, clap::Args)]
 pub struct Args {}

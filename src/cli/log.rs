@@ -1,18 +1,19 @@
 //! `git rutter log`: every record, newest first, with the commit that added it and its status.
 
-use crate::records::{dayfile, Entry};
+use crate::records::{dayfile, paths, Entry};
+use crate::store::adopt::is_day_file;
 use crate::store::tree::Trees;
 use crate::store::verify::{Finding, Kind, Options};
 use crate::store::Store;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 /// List records newest first: summary, the commit that added each, time and status.
 ///
 /// Status is `committed`, `pending` (in the day file, not committed yet), `edited after commit`
-/// or `deleted` (its committed line or file is gone from the working tree). With -p, each
-/// record's line as committed is shown, and for an edited one the diff.
+/// or `deleted` (its committed line or file is gone from the working tree). With -p, an
+/// edited record is followed by its diff.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only this entry.
@@ -26,7 +27,7 @@ pub struct Args {
     /// Every entry.
     #[arg(long)]
     pub all: bool,
-    /// Show each entry's committed line and, for edited ones, the diff.
+    /// Show the diff of each edited entry.
     #[arg(short = 'p', long = "patch")]
     pub patch: bool,
     /// Print as JSON.
@@ -46,8 +47,11 @@ struct Row {
     diff: Option<String>,
 }
 
-/// Runs the command.
+/// Runs the command. An unknown entry id is exit status 1, a malformed day 2.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    if let Some(d) = &args.day {
+        anyhow::ensure!(crate::clock::is_day(d), "{d} is not a date (YYYY-MM-DD)");
+    }
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
     let report = store.verify(Options::default())?;
@@ -58,15 +62,25 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         args.day.as_deref(),
     )?;
     rows.retain(|r| args.entry.as_ref().is_none_or(|e| &r.id == e));
+    if let (Some(id), true) = (&args.entry, rows.is_empty()) {
+        eprintln!("git-rutter: no entry {id} in refs/rutter/records or the day files.");
+        return Ok(super::EXIT_FINDING);
+    }
     rows.sort_by(|a, b| (&b.day, &b.time).cmp(&(&a.day, &a.time)));
     if !args.all && args.entry.is_none() {
         rows.truncate(args.count);
     }
     if args.json {
         super::print(&serde_json::to_string_pretty(&rows)?)?;
-        return Ok(super::EXIT_OK);
+    } else {
+        print_rows(&rows, args.patch)?;
     }
-    for r in &rows {
+    Ok(super::EXIT_OK)
+}
+
+/// The human form: one line per entry, with -p the diff of an edited one indented below.
+fn print_rows(rows: &[Row], patch: bool) -> anyhow::Result<()> {
+    for r in rows {
         let commit = r
             .commit
             .as_deref()
@@ -80,32 +94,77 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             r.id,
             r.summary
         ))?;
-        if args.patch {
-            if let Some(d) = &r.diff {
-                super::print(
-                    &d.lines()
-                        .map(|l| format!("    {l}"))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                )?;
-            }
+        if let (true, Some(d)) = (patch, &r.diff) {
+            super::print(
+                &d.lines()
+                    .map(|l| format!("    {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )?;
         }
     }
     if rows.is_empty() {
         super::print("no records")?;
     }
-    Ok(super::EXIT_OK)
+    Ok(())
 }
 
-/// Every committed entry with its status, plus pending ones.
+/// A status, and the diff of an edited entry, by entry id.
+type Statuses = HashMap<String, (&'static str, Option<String>)>;
+
+/// Every committed entry with its status, plus the entries of the working day files that are
+/// not committed (pending, or whatever verify found them to be).
 fn rows(
     store: &Store,
     findings: &[Finding],
     added_by: &HashMap<String, String>,
     day: Option<&str>,
 ) -> anyhow::Result<Vec<Row>> {
-    let mut status: HashMap<String, (&'static str, Option<String>)> = HashMap::new();
-    let mut gone_files: Vec<&str> = Vec::new();
+    let (mut status, gone_files) = statuses(findings);
+    let Some(tip) = store.tip()? else {
+        return Ok(vec![]);
+    };
+    let mut trees = Trees::new(&store.repo)?;
+    let mut out = Vec::new();
+    let mut committed_files = HashSet::new();
+    for (path, blob) in trees.files(store.repo.find_commit(tip)?.tree_id())? {
+        let Some(d) = day_of(&path) else {
+            continue;
+        };
+        committed_files.insert(path.clone());
+        if day.is_some_and(|want| want != d) {
+            continue;
+        }
+        let committed = dayfile::parse(d, store.repo.find_blob(blob)?.content()).entries;
+        let ids: HashSet<String> = committed.iter().map(|e| e.id.clone()).collect();
+        let gone = gone_files.contains(&path.as_str());
+        for e in committed {
+            let (s, diff) = status
+                .remove(&e.id)
+                .unwrap_or((if gone { "deleted" } else { "committed" }, None));
+            out.push(row(e, d, s, added_by, diff));
+        }
+        out.extend(uncommitted(store, &path, &ids, &mut status, added_by));
+    }
+    for path in working_day_files(store) {
+        let wanted = day_of(&path).is_some_and(|d| day.is_none_or(|want| want == d));
+        if wanted && !committed_files.contains(&path) {
+            out.extend(uncommitted(
+                store,
+                &path,
+                &HashSet::new(),
+                &mut status,
+                added_by,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Statuses from verify's findings, and the record files that are gone.
+fn statuses(findings: &[Finding]) -> (Statuses, Vec<&str>) {
+    let mut status = Statuses::new();
+    let mut gone_files = Vec::new();
     for f in findings {
         let s = match f.kind {
             Kind::Edited | Kind::Truncated | Kind::Unparseable => "edited after commit",
@@ -120,41 +179,54 @@ fn rows(
             status.insert(id.clone(), (s, f.diff.clone()));
         }
     }
-    let Some(tip) = store.tip()? else {
-        return Ok(vec![]);
+    (status, gone_files)
+}
+
+/// The entries of a working day file that are not among `committed`: pending unless verify
+/// reported them otherwise (a line added to a file whose committed bytes were edited).
+fn uncommitted(
+    store: &Store,
+    path: &str,
+    committed: &HashSet<String>,
+    status: &mut Statuses,
+    added_by: &HashMap<String, String>,
+) -> Vec<Row> {
+    let Some(d) = day_of(path) else {
+        return vec![];
     };
-    let mut trees = Trees::new(&store.repo)?;
-    let mut out = Vec::new();
-    for (path, blob) in trees.files(store.repo.find_commit(tip)?.tree_id())? {
-        let Some(d) = path
-            .strip_prefix("_librarian/sessions/")
-            .and_then(|n| n.strip_suffix(".md"))
-        else {
-            continue;
-        };
-        if day.is_some_and(|want| want != d) {
-            continue;
-        }
-        let committed = dayfile::parse(d, store.repo.find_blob(blob)?.content()).entries;
-        let working = store
-            .working(&path)
-            .map(|b| dayfile::parse(d, &b).entries)
-            .unwrap_or_default();
-        let gone = gone_files.contains(&path.as_str());
-        for e in committed {
-            let (s, diff) = status
-                .remove(&e.id)
-                .unwrap_or((if gone { "deleted" } else { "committed" }, None));
-            out.push(row(e, d, s, added_by, diff));
-        }
-        for e in working
-            .into_iter()
-            .filter(|e| status.get(&e.id).is_some_and(|(s, _)| *s == "pending"))
-        {
-            out.push(row(e, d, "pending", added_by, None));
-        }
-    }
-    Ok(out)
+    let working = store
+        .working(path)
+        .map(|b| dayfile::parse(d, &b).entries)
+        .unwrap_or_default();
+    working
+        .into_iter()
+        .filter(|e| !committed.contains(&e.id))
+        .map(|e| {
+            let (s, diff) = status.remove(&e.id).unwrap_or(("pending", None));
+            row(e, d, s, added_by, diff)
+        })
+        .collect()
+}
+
+/// Day files in the working tree (regular files named `YYYY-MM-DD.md`).
+fn working_day_files(store: &Store) -> Vec<String> {
+    let dir = store.root().join(paths::SESSIONS_DIR);
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| is_day_file(n))
+        .map(|n| format!("{}/{n}", paths::SESSIONS_DIR))
+        .collect();
+    out.sort();
+    out
+}
+
+fn day_of(path: &str) -> Option<&str> {
+    path.strip_prefix("_librarian/sessions/")
+        .and_then(|n| n.strip_suffix(".md"))
 }
 
 fn row(

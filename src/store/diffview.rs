@@ -2,8 +2,13 @@
 //! private index `.git/rutter/records.index` that lets plain `git diff` show the same:
 //! `GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`.
 
+use super::adopt::is_day_file;
 use super::tree::Trees;
+use super::verify::finding::ACKS_PATH;
 use super::{Store, StoreError};
+use crate::records::ledger::LEDGER_PATH;
+use crate::records::paths;
+use std::collections::HashSet;
 
 /// File name of the private index under `.git/rutter/`.
 pub const PRIVATE_INDEX: &str = "records.index";
@@ -34,7 +39,8 @@ impl Store {
         Ok(path)
     }
 
-    /// A unified diff of every record file that differs between the tip and the working tree.
+    /// A unified diff of every record file that differs between the tip and the working tree,
+    /// then of each record file the tip does not have yet (as a new file).
     pub fn record_diff(&self) -> Result<String, StoreError> {
         let mut out = String::new();
         let Some(tip) = self.tip()? else {
@@ -42,28 +48,57 @@ impl Store {
         };
         let mut trees = Trees::new(&self.repo)?;
         let files = trees.files(self.repo.find_commit(tip)?.tree_id())?;
-        for (path, blob) in files
+        let committed: Vec<(String, git2::Oid)> = files
             .into_iter()
             .filter(|(p, _)| p.starts_with("_librarian/"))
-        {
-            let committed = self.repo.find_blob(blob)?.content().to_vec();
-            let working = self.working(&path).unwrap_or_default();
-            if committed == working {
-                continue;
-            }
-            let (a, b) = (
-                String::from_utf8_lossy(&committed).into_owned(),
-                String::from_utf8_lossy(&working).into_owned(),
-            );
-            let diff = similar::TextDiff::from_lines(&a, &b);
-            out.push_str(
-                &diff
-                    .unified_diff()
-                    .context_radius(3)
-                    .header(&format!("a/{path}"), &format!("b/{path}"))
-                    .to_string(),
-            );
+            .collect();
+        for (path, blob) in &committed {
+            let before = self.repo.find_blob(*blob)?.content().to_vec();
+            let after = self.working(path).unwrap_or_default();
+            out.push_str(&unified(&before, &after, &format!("a/{path}"), path));
+        }
+        let known: HashSet<&str> = committed.iter().map(|(p, _)| p.as_str()).collect();
+        for path in self.new_record_files(&known) {
+            let after = self.working(&path).unwrap_or_default();
+            out.push_str(&unified(&[], &after, "/dev/null", &path));
         }
         Ok(out)
     }
+
+    /// Record files in the working tree (day files, ledger, use log, acknowledgements) that are
+    /// not among `known`.
+    fn new_record_files(&self, known: &HashSet<&str>) -> Vec<String> {
+        let sessions = std::fs::read_dir(self.root().join(paths::SESSIONS_DIR));
+        let mut out: Vec<String> = sessions
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| is_day_file(n))
+            .map(|n| format!("{}/{n}", paths::SESSIONS_DIR))
+            .collect();
+        out.sort();
+        out.extend([LEDGER_PATH, paths::USE_LOG, ACKS_PATH].map(str::to_string));
+        out.retain(|p| {
+            !known.contains(p.as_str())
+                && std::fs::symlink_metadata(self.root().join(p)).is_ok_and(|m| m.is_file())
+        });
+        out
+    }
+}
+
+/// The unified diff of two versions of `path` (empty when they are equal).
+fn unified(before: &[u8], after: &[u8], old_name: &str, path: &str) -> String {
+    if before == after {
+        return String::new();
+    }
+    let (a, b) = (
+        String::from_utf8_lossy(before),
+        String::from_utf8_lossy(after),
+    );
+    similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(old_name, &format!("b/{path}"))
+        .to_string()
 }

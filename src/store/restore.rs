@@ -7,6 +7,7 @@ use super::tree::Trees;
 use super::{Store, StoreError};
 use crate::clock::Instant;
 use crate::fsx::Dir;
+use std::path::PathBuf;
 
 /// What happened to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,7 +15,7 @@ pub enum Restored {
     /// It was missing and was written from the ref.
     Recreated(String),
     /// It differed; the old file is now at the second path.
-    Replaced(String, std::path::PathBuf),
+    Replaced(String, PathBuf),
 }
 
 impl Store {
@@ -62,11 +63,7 @@ impl Store {
                     done.push(Restored::Recreated(path));
                 }
                 Some(_) => {
-                    let aside = self
-                        .state_dir()
-                        .join("aside")
-                        .join(format!("{name}.{}", now.compact()));
-                    std::fs::create_dir_all(aside.parent().unwrap_or(self.state_dir()))?;
+                    let aside = self.aside_path(name, now)?;
                     std::fs::rename(self.root().join(&path), &aside)?;
                     d.write_atomic(name, &want)?;
                     done.push(Restored::Replaced(path, aside));
@@ -74,5 +71,22 @@ impl Store {
             }
         }
         Ok(done)
+    }
+
+    /// A free path under `.git/rutter/aside/` for `name` moved aside at `now`:
+    /// `<name>.<instant>`, else `<name>.<instant>-2`, `-3`, … so that an earlier file moved
+    /// aside (by a restore in the same millisecond, or with a pinned clock) is never replaced.
+    /// The caller holds the lock.
+    fn aside_path(&self, name: &str, now: Instant) -> Result<PathBuf, StoreError> {
+        let dir = self.state_dir().join("aside");
+        std::fs::create_dir_all(&dir)?;
+        let base = format!("{name}.{}", now.compact());
+        let mut path = dir.join(&base);
+        let mut n = 1;
+        while std::fs::symlink_metadata(&path).is_ok() {
+            n += 1;
+            path = dir.join(format!("{base}-{n}"));
+        }
+        Ok(path)
     }
 }

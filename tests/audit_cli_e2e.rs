@@ -1,0 +1,769 @@
+//! End to end for the audit commands beside `verify` (spec/verify.md, anchor §12): `log`,
+//! `restore`, `diff` and `gate`, with the real binary on temp vaults that are real git
+//! repositories. Outputs are compared whole, so a change of format or status fails here.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+const D28: &str = "_librarian/sessions/2026-11-28.md";
+const D29: &str = "_librarian/sessions/2026-11-29.md";
+const D30: &str = "_librarian/sessions/2026-11-30.md";
+const D01: &str = "_librarian/sessions/2026-12-01.md";
+
+/// The committed entries of [`vault`]: `(id, time, summary)`, oldest first.
+const ENTRIES: [(&str, &str, &str); 4] = [
+    (
+        "20261128T080000000Z",
+        "2026-11-28T08:00:00.000Z",
+        "Chose the blue cover.",
+    ),
+    (
+        "20261129T090000000Z",
+        "2026-11-29T09:00:00.000Z",
+        "Moved the launch to Friday.",
+    ),
+    (
+        "20261130T100000000Z",
+        "2026-11-30T10:00:00.000Z",
+        "Published the first issue.",
+    ),
+    (
+        "20261130T110000000Z",
+        "2026-11-30T11:00:00.000Z",
+        "Agreed a fortnightly cadence.",
+    ),
+];
+
+/// A vault with [`ENTRIES`] captured and committed over three days; verify is clean.
+fn vault() -> Env {
+    let env = Env::git_vault();
+    for (_, time, summary) in ENTRIES {
+        let mut c = env.cmd();
+        c.env("RUTTER_TIMESTAMP", time).args([
+            "capture",
+            "--summary",
+            summary,
+            "--ref",
+            "Notes/a.md",
+            "--session",
+            "S",
+        ]);
+        let r = run_with_stdin(&mut c, b"");
+        assert!(r.stderr.contains("to refs/rutter/records."), "{}", r.stderr);
+    }
+    let r = env.rutter(&["verify"]);
+    assert_eq!(r.code, 0, "a fresh vault verifies clean: {}", r.stdout);
+    env
+}
+
+/// Runs the binary and checks it did not panic.
+fn run(env: &Env, args: &[&str]) -> Run {
+    let r = env.rutter(args);
+    assert!(
+        !r.stderr.contains("panicked"),
+        "{args:?} panicked: {}",
+        r.stderr
+    );
+    r
+}
+
+/// Runs the binary with the clock pinned (RUTTER_TIMESTAMP, honoured in debug builds).
+fn run_at(env: &Env, ts: &str, args: &[&str]) -> Run {
+    let r: Run = env
+        .cmd()
+        .env("RUTTER_TIMESTAMP", ts)
+        .args(args)
+        .output()
+        .unwrap()
+        .into();
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    r
+}
+
+/// The full id of the commit whose trailer names `entry`.
+fn commit_of(env: &Env, entry: &str) -> String {
+    let out = env.git(&[
+        "rev-list",
+        "--grep",
+        &format!("Rutter-Entry: {entry}"),
+        "refs/rutter/records",
+    ]);
+    let ids: Vec<&str> = out.lines().collect();
+    assert_eq!(ids.len(), 1, "one commit adds {entry}: {out}");
+    ids[0].to_string()
+}
+
+/// The committed bytes of a record file.
+fn committed(env: &Env, path: &str) -> Vec<u8> {
+    let out = std::process::Command::new("git")
+        .args(["show", &format!("refs/rutter/records:{path}")])
+        .current_dir(&env.vault)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{path} is in the ref");
+    out.stdout
+}
+
+fn bytes(env: &Env, path: &str) -> Vec<u8> {
+    std::fs::read(env.vault.join(path)).unwrap()
+}
+
+/// An entry line as the record format writes it (spec/record-format.md), without refs.
+fn entry_line(id: &str, time: &str, summary: &str) -> String {
+    format!(
+        "- {} — {summary} <!-- rutter:entry {{\"id\":\"{id}\",\"time\":\"{time}\",\"summary\":\"{summary}\",\"refs\":[]}} -->\n",
+        &time[11..19]
+    )
+}
+
+const PENDING: (&str, &str, &str) = (
+    "20261130T120000000Z",
+    "2026-11-30T12:00:00.000Z",
+    "Hand-appended pending decision.",
+);
+const NEW_DAY: (&str, &str, &str) = (
+    "20261201T080000000Z",
+    "2026-12-01T08:00:00.000Z",
+    "Pending on a day not committed yet.",
+);
+
+/// Appends a complete, parseable entry line to a day file by hand (not journalled).
+fn append_pending(env: &Env) -> String {
+    let line = entry_line(PENDING.0, PENDING.1, PENDING.2);
+    let mut text = env.read(D30);
+    text.push_str(&line);
+    env.write(D30, &text);
+    line
+}
+
+/// Writes a day file the ref does not have yet, holding one entry line.
+fn write_new_day(env: &Env) {
+    let header = "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-12-01'\n---\n# Sessions - 2026-12-01\n\n";
+    env.write(
+        D01,
+        &format!("{header}{}", entry_line(NEW_DAY.0, NEW_DAY.1, NEW_DAY.2)),
+    );
+}
+
+/// Changes the summary of the 2026-11-29 entry in its day file.
+fn edit_29(env: &Env) {
+    let text = env.read(D29);
+    let from = "\"summary\":\"Moved the launch to Friday.\"";
+    assert!(text.contains(from));
+    env.write(
+        D29,
+        &text.replace(from, "\"summary\":\"Moved the launch to Monday.\""),
+    );
+}
+
+/// One `log` line: short commit, day, time, status padded to 21, id, summary.
+fn log_line(commit: Option<&str>, id: &str, time: &str, status: &str, summary: &str) -> String {
+    let c = commit.map_or("-------".to_string(), |c| c[..7].to_string());
+    let status = format!("{status:<21}");
+    format!(
+        "{c} {} {} {status} {id}  {summary}",
+        &time[..10],
+        &time[11..19]
+    )
+}
+
+fn committed_line(env: &Env, i: usize, status: &str) -> String {
+    let (id, time, summary) = ENTRIES[i];
+    log_line(Some(&commit_of(env, id)), id, time, status, summary)
+}
+
+// ---- log -----------------------------------------------------------------------------------
+
+#[test]
+fn log_lists_committed_records_newest_first_with_their_commit() {
+    let env = vault();
+    let r = run(&env, &["log"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let want: Vec<String> = (0..4)
+        .rev()
+        .map(|i| committed_line(&env, i, "committed"))
+        .collect();
+    assert_eq!(r.stdout, want.join("\n") + "\n");
+    assert_eq!(
+        want[0],
+        format!(
+            "{} 2026-11-30 11:00:00 committed             20261130T110000000Z  Agreed a fortnightly cadence.",
+            &commit_of(&env, ENTRIES[3].0)[..7]
+        ),
+        "the layout itself"
+    );
+    let two = run(&env, &["log", "-n", "2"]);
+    assert_eq!(two.stdout, want[..2].join("\n") + "\n");
+}
+
+#[test]
+fn log_shows_pending_edited_and_deleted_records() {
+    let env = vault();
+    append_pending(&env);
+    write_new_day(&env);
+    edit_29(&env);
+    std::fs::remove_file(env.vault.join(D28)).unwrap();
+    let r = run(&env, &["log"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let want = [
+        log_line(None, NEW_DAY.0, NEW_DAY.1, "pending", NEW_DAY.2),
+        log_line(None, PENDING.0, PENDING.1, "pending", PENDING.2),
+        committed_line(&env, 3, "committed"),
+        committed_line(&env, 2, "committed"),
+        committed_line(&env, 1, "edited after commit"),
+        committed_line(&env, 0, "deleted"),
+    ];
+    assert_eq!(r.stdout, want.join("\n") + "\n");
+}
+
+#[test]
+fn log_keeps_a_line_added_to_an_edited_file() {
+    let env = vault();
+    let text = env.read(D30);
+    env.write(
+        D30,
+        &text.replace("Published the first issue.", "Published nothing."),
+    );
+    append_pending(&env);
+    let r = run(&env, &["log", "--day", "2026-11-30"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let want = [
+        log_line(None, PENDING.0, PENDING.1, "edited after commit", PENDING.2),
+        committed_line(&env, 3, "committed"),
+        committed_line(&env, 2, "edited after commit"),
+    ];
+    assert_eq!(
+        r.stdout,
+        want.join("\n") + "\n",
+        "an uncommitted line is listed as verify classifies it, never dropped"
+    );
+}
+
+#[test]
+fn log_of_one_entry_and_of_one_day() {
+    let env = vault();
+    append_pending(&env);
+    write_new_day(&env);
+    let one = run(&env, &["log", ENTRIES[2].0]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert_eq!(one.stdout, committed_line(&env, 2, "committed") + "\n");
+    let pending = run(&env, &["log", PENDING.0]);
+    assert_eq!(
+        pending.stdout,
+        log_line(None, PENDING.0, PENDING.1, "pending", PENDING.2) + "\n"
+    );
+
+    let day = run(&env, &["log", "--day", "2026-11-30"]);
+    assert_eq!(day.code, 0, "{}", day.stderr);
+    let want = [
+        log_line(None, PENDING.0, PENDING.1, "pending", PENDING.2),
+        committed_line(&env, 3, "committed"),
+        committed_line(&env, 2, "committed"),
+    ];
+    assert_eq!(day.stdout, want.join("\n") + "\n");
+    let new_day = run(&env, &["log", "--day", "2026-12-01"]);
+    assert_eq!(
+        new_day.stdout,
+        log_line(None, NEW_DAY.0, NEW_DAY.1, "pending", NEW_DAY.2) + "\n"
+    );
+    let empty = run(&env, &["log", "--day", "2026-10-01"]);
+    assert_eq!((empty.code, empty.stdout.as_str()), (0, "no records\n"));
+}
+
+#[test]
+fn log_p_shows_the_diff_of_an_edited_entry_only() {
+    let env = vault();
+    edit_29(&env);
+    let committed_text = String::from_utf8(committed(&env, D29)).unwrap();
+    let old = committed_text.lines().last().unwrap().to_string();
+    let new = env.read(D29).lines().last().unwrap().to_string();
+    let r = run(&env, &["log", "-p"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let want = [
+        committed_line(&env, 3, "committed"),
+        committed_line(&env, 2, "committed"),
+        committed_line(&env, 1, "edited after commit"),
+        "    --- committed".to_string(),
+        "    +++ working tree".to_string(),
+        "    @@ -7,2 +7,2 @@".to_string(),
+        "     ".to_string(),
+        format!("    -{old}"),
+        format!("    +{new}"),
+        committed_line(&env, 0, "committed"),
+    ];
+    assert_eq!(r.stdout, want.join("\n") + "\n");
+    let plain = run(&env, &["log"]);
+    assert!(!plain.stdout.contains("+++"), "{}", plain.stdout);
+}
+
+#[test]
+fn log_json_holds_every_field() {
+    let env = vault();
+    append_pending(&env);
+    edit_29(&env);
+    std::fs::remove_file(env.vault.join(D28)).unwrap();
+    let r = run(&env, &["log", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut v: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let rows = v.as_array_mut().unwrap();
+    assert_eq!(rows.len(), 5);
+    let diff = rows[3]
+        .as_object_mut()
+        .unwrap()
+        .remove("diff")
+        .expect("an edited entry carries its diff");
+    let diff = diff.as_str().unwrap();
+    assert!(
+        diff.starts_with("--- committed\n+++ working tree\n")
+            && diff.contains("+- 09:00:00 [vault] — Moved the launch to Friday. ")
+            && diff.contains("\"summary\":\"Moved the launch to Monday.\""),
+        "{diff}"
+    );
+    let entry = |i: usize, status: &str| {
+        let (id, time, summary) = ENTRIES[i];
+        json!({"id": id, "day": &time[..10], "time": time, "summary": summary,
+               "status": status, "commit": commit_of(&env, id)})
+    };
+    let want = json!([
+        {"id": PENDING.0, "day": "2026-11-30", "time": PENDING.1, "summary": PENDING.2,
+         "status": "pending", "commit": null},
+        entry(3, "committed"),
+        entry(2, "committed"),
+        entry(1, "edited after commit"),
+        entry(0, "deleted"),
+    ]);
+    assert_eq!(v, want);
+    let one: Value =
+        serde_json::from_str(&run(&env, &["log", "--json", ENTRIES[2].0]).stdout).unwrap();
+    assert_eq!(one, json!([entry(2, "committed")]));
+}
+
+#[test]
+fn log_refuses_an_unknown_entry_and_a_malformed_day() {
+    let env = vault();
+    let r = run(&env, &["log", "20260101T000000000Z"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "git-rutter: no entry 20260101T000000000Z in refs/rutter/records or the day files.\n"
+    );
+    let r = run(&env, &["log", "--json", "nonsense"]);
+    assert_eq!((r.code, r.stdout.as_str()), (1, ""));
+    for bad in ["2026-11-31", "yesterday", "2026-1-5", "2026-11-30x"] {
+        let r = run(&env, &["log", "--day", bad]);
+        assert_eq!(r.code, 2, "{bad}");
+        assert_eq!(r.stdout, "", "{bad}");
+        assert_eq!(
+            r.stderr,
+            format!("git-rutter: {bad} is not a date (YYYY-MM-DD)\n")
+        );
+    }
+    let both = run(&env, &["log", ENTRIES[0].0, "--day", "2026-11-28"]);
+    assert_eq!(both.code, 2);
+    assert!(
+        both.stderr.contains("cannot be used with"),
+        "{}",
+        both.stderr
+    );
+}
+
+#[test]
+fn log_of_a_vault_without_records() {
+    let env = Env::git_vault();
+    let r = run(&env, &["log"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "no records\n"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(run(&env, &["log", "--json"]).stdout, "[]\n");
+}
+
+// ---- restore -------------------------------------------------------------------------------
+
+#[test]
+fn restore_rebuilds_a_deleted_day_file_byte_for_byte() {
+    let env = vault();
+    std::fs::remove_file(env.vault.join(D29)).unwrap();
+    assert_eq!(run(&env, &["verify"]).code, 1);
+    let r = run(&env, &["restore"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        format!("restored {D29} from refs/rutter/records\n")
+    );
+    assert_eq!(bytes(&env, D29), committed(&env, D29));
+    assert!(!exists(&env.vault.join(".git/rutter/aside")));
+    assert_eq!(run(&env, &["verify"]).code, 0);
+    let again = run(&env, &["restore"]);
+    assert_eq!(
+        again.stdout,
+        "nothing to restore: every committed record file is intact\n"
+    );
+}
+
+#[test]
+fn restore_moves_an_edited_file_aside_and_puts_the_committed_one_back() {
+    let env = vault();
+    append_pending(&env);
+    let text = env.read(D30);
+    env.write(
+        D30,
+        &text.replace("Published the first issue.", "Published nothing."),
+    );
+    let edited = bytes(&env, D30);
+    let r = run_at(&env, "2026-12-02T09:30:00.000Z", &["restore"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let aside = env
+        .vault
+        .join(".git/rutter/aside/2026-11-30.md.20261202T093000000Z");
+    assert_eq!(
+        r.stdout,
+        format!(
+            "restored {D30}; the changed file was moved to {}\n",
+            aside.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read(&aside).unwrap(),
+        edited,
+        "the edited file, its hand-appended line included, is kept aside"
+    );
+    assert_eq!(
+        bytes(&env, D30),
+        committed(&env, D30),
+        "a line that is in no journal is not put back: it survives in the aside copy"
+    );
+    assert_eq!(run(&env, &["verify"]).code, 0);
+    let log = run(&env, &["log", "--day", "2026-11-30"]);
+    assert!(
+        !log.stdout.contains(PENDING.0)
+            && log
+                .stdout
+                .contains("committed             20261130T100000000Z  Published the first issue."),
+        "{}",
+        log.stdout
+    );
+}
+
+#[test]
+fn restore_appends_journalled_pending_lines_again() {
+    let env = vault();
+    let ref_lock = env.vault.join(".git/refs/rutter/records.lock");
+    std::fs::write(&ref_lock, "held").unwrap();
+    let mut c = env.cmd();
+    c.env("RUTTER_TIMESTAMP", "2026-11-30T12:30:00.000Z").args([
+        "capture",
+        "--summary",
+        "Waiting to be committed.",
+        "--session",
+        "S",
+    ]);
+    let cap = run_with_stdin(&mut c, b"");
+    assert!(
+        !cap.stderr.contains("to refs/rutter/records."),
+        "{}",
+        cap.stderr
+    );
+    std::fs::remove_file(&ref_lock).unwrap();
+    let with_pending = env.read(D30);
+    let pending_line = with_pending.lines().last().unwrap().to_string();
+    assert!(pending_line.contains("Waiting to be committed."));
+    env.write(
+        D30,
+        &with_pending.replace("Agreed a fortnightly cadence.", "Agreed nothing."),
+    );
+    let r = run(&env, &["restore", "--day", "2026-11-30"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r
+        .stdout
+        .starts_with(&format!("restored {D30}; the changed file was moved to ")));
+    let mut want = committed(&env, D30);
+    want.extend_from_slice(format!("{pending_line}\n").as_bytes());
+    assert_eq!(
+        String::from_utf8(bytes(&env, D30)).unwrap(),
+        String::from_utf8(want).unwrap(),
+        "the committed bytes, then the journalled line"
+    );
+    let v = run(&env, &["verify"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert!(v.stdout.contains("1 pending line(s)"), "{}", v.stdout);
+    let log = run(&env, &["log", "-n", "1"]);
+    assert!(
+        log.stdout.starts_with("------- 2026-11-30 12:30:00 pending               20261130T123000000Z  Waiting to be committed."),
+        "{}",
+        log.stdout
+    );
+}
+
+#[test]
+fn restore_day_touches_only_that_day() {
+    let env = vault();
+    std::fs::remove_file(env.vault.join(D28)).unwrap();
+    edit_29(&env);
+    let edited = bytes(&env, D29);
+    append_pending(&env);
+    let grown = bytes(&env, D30);
+    let r = run(&env, &["restore", "--day", "2026-11-28"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (
+            0,
+            format!("restored {D28} from refs/rutter/records\n").as_str()
+        )
+    );
+    assert_eq!(bytes(&env, D28), committed(&env, D28));
+    assert_eq!(bytes(&env, D29), edited, "another day is left alone");
+    assert!(!exists(&env.vault.join(".git/rutter/aside")));
+    let none = run(&env, &["restore", "--day", "2026-10-01"]);
+    assert_eq!(
+        none.stdout,
+        "nothing to restore: every committed record file is intact\n"
+    );
+    let r = run(&env, &["restore", "--day", "2026-11-29"]);
+    assert!(
+        r.stdout
+            .starts_with(&format!("restored {D29}; the changed file was moved to ")),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(bytes(&env, D29), committed(&env, D29));
+    assert_eq!(
+        bytes(&env, D30),
+        grown,
+        "a file that only gained lines is left alone"
+    );
+    assert_eq!(run(&env, &["verify"]).code, 0);
+}
+
+#[test]
+fn restore_never_replaces_an_earlier_aside_copy() {
+    let env = vault();
+    let at = "2026-12-02T09:30:00.000Z";
+    let mut kept = Vec::new();
+    for word in ["first", "second"] {
+        let text = env.read(D29);
+        env.write(D29, &text.replace("Friday", word));
+        kept.push(bytes(&env, D29));
+        let r = run_at(&env, at, &["restore"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let dir = env.vault.join(".git/rutter/aside");
+    let a = std::fs::read(dir.join("2026-11-29.md.20261202T093000000Z")).unwrap();
+    let b = std::fs::read(dir.join("2026-11-29.md.20261202T093000000Z-2")).unwrap();
+    assert_eq!(vec![a, b], kept, "both edited versions are still there");
+}
+
+#[test]
+fn restore_refuses_a_malformed_day() {
+    let env = vault();
+    std::fs::remove_file(env.vault.join(D28)).unwrap();
+    let r = run(&env, &["restore", "--day", "2026-11-31"]);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""));
+    assert_eq!(
+        r.stderr,
+        "git-rutter: 2026-11-31 is not a date (YYYY-MM-DD)\n"
+    );
+    assert!(!exists(&env.vault.join(D28)), "nothing was restored");
+}
+
+// ---- diff ----------------------------------------------------------------------------------
+
+#[test]
+fn diff_is_silent_and_exits_0_when_clean() {
+    let env = vault();
+    let r = run(&env, &["diff"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+    assert_eq!(
+        r.stderr,
+        "git-rutter: the record files match refs/rutter/records (see also GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian).\n"
+    );
+    assert!(exists(&env.vault.join(".git/rutter/records.index")));
+}
+
+#[test]
+fn diff_shows_edits_pending_lines_deletions_and_new_files() {
+    let env = vault();
+    let old29 = env.read(D29).lines().last().unwrap().to_string();
+    edit_29(&env);
+    let new29 = env.read(D29).lines().last().unwrap().to_string();
+    let pending = append_pending(&env);
+    let d30 = env.read(D30);
+    let l30: Vec<&str> = d30.lines().collect();
+    let d28 = env.read(D28);
+    std::fs::remove_file(env.vault.join(D28)).unwrap();
+    write_new_day(&env);
+    let r = run(&env, &["diff"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let mut want = format!("--- a/{D28}\n+++ b/{D28}\n@@ -1,8 +0,0 @@\n");
+    for l in d28.lines() {
+        want.push_str(&format!("-{l}\n"));
+    }
+    want.push_str(&format!(
+        "--- a/{D29}\n+++ b/{D29}\n@@ -5,4 +5,4 @@\n ---\n # Sessions - 2026-11-29\n \n-{old29}\n+{new29}\n"
+    ));
+    want.push_str(&format!(
+        "--- a/{D30}\n+++ b/{D30}\n@@ -7,3 +7,4 @@\n \n {}\n {}\n+{}",
+        l30[7], l30[8], pending
+    ));
+    want.push_str(&format!("--- /dev/null\n+++ b/{D01}\n@@ -0,0 +1,8 @@\n"));
+    for l in env.read(D01).lines() {
+        want.push_str(&format!("+{l}\n"));
+    }
+    assert_eq!(r.stdout, want);
+}
+
+#[test]
+fn diff_shows_a_use_log_not_committed_yet() {
+    let env = vault();
+    let line = "{\"ts\":\"2026-11-30T12:00:00.000Z\",\"kind\":\"librarian-recent\"}";
+    env.write("_librarian/stateful-use.jsonl", &format!("{line}\n"));
+    let r = run(&env, &["diff"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stdout,
+        format!("--- /dev/null\n+++ b/_librarian/stateful-use.jsonl\n@@ -0,0 +1 @@\n+{line}\n")
+    );
+}
+
+// ---- gate ----------------------------------------------------------------------------------
+
+const USE_LOG: &str = "_librarian/stateful-use.jsonl";
+
+/// Use-log lines in the reference's format (anchor §12), around ISO week boundaries, plus
+/// an uncounted kind, foreign lines and a torn tail.
+fn write_use_log(env: &Env) {
+    let ev = |ts: &str, kind: &str| format!("{{\"ts\":\"{ts}\",\"kind\":\"{kind}\"}}\n");
+    let text = [
+        ev("2020-12-31T12:00:00.000Z", "librarian-recent"),
+        ev("2021-01-03T23:59:59.999Z", "librarian-recent"),
+        ev("2021-01-04T00:00:00.000Z", "search-signal"),
+        ev("2026-07-26T23:59:59.999Z", "librarian-recent"),
+        ev("2026-07-27T00:00:00.000Z", "librarian-recent"),
+        ev("2026-07-28T10:00:00.000Z", "search-signal"),
+        ev("2026-07-29T10:00:00.000Z", "librarian-positions"),
+        ev("2026-07-29T11:00:00.000Z", "librarian-recent"),
+        "not json\n".to_string(),
+        "{\"kind\":\"librarian-recent\"}\n".to_string(),
+        ev("2026-08-03T00:00:00.000Z", "librarian-recent"),
+        ev("2026-08-09T23:59:59.999Z", "search-signal"),
+        "{\"ts\":\"2026-08-1".to_string(),
+    ]
+    .concat();
+    env.write(USE_LOG, &text);
+}
+
+#[test]
+fn gate_without_a_log() {
+    let env = vault();
+    let r = run(&env, &["gate"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "No stateful-use events logged yet.\n");
+    let ranged = run(&env, &["gate", "2026-01-01", "2026-12-31"]);
+    assert_eq!(ranged.stdout, "No stateful-use events logged yet.\n");
+    let j: Value = serde_json::from_str(&run(&env, &["gate", "--json"]).stdout).unwrap();
+    assert_eq!(j, json!({"target": 3, "weeks": [], "logged": 0}));
+    env.write(
+        USE_LOG,
+        "{\"ts\":\"2026-07-29T10:00:00.000Z\",\"kind\":\"librarian-positions\"}\n",
+    );
+    assert_eq!(
+        run(&env, &["gate"]).stdout,
+        "No stateful-use events logged yet.\n",
+        "positions never count"
+    );
+}
+
+#[test]
+fn gate_counts_per_iso_week_as_the_reference_prints_it() {
+    let env = vault();
+    write_use_log(&env);
+    let r = run(&env, &["gate"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "stateful-use per ISO week (gate target: >=3):\n  2020-W53: 2\n  2021-W01: 1\n  2026-W30: 1\n  2026-W31: 3  ✓\n  2026-W32: 2\n"
+    );
+    let j: Value = serde_json::from_str(&run(&env, &["gate", "--json"]).stdout).unwrap();
+    let week = |w: &str, n: usize| json!({"week": w, "count": n, "met": n >= 3});
+    assert_eq!(
+        j,
+        json!({"target": 3, "logged": 9, "weeks": [
+            week("2020-W53", 2), week("2021-W01", 1), week("2026-W30", 1),
+            week("2026-W31", 3), week("2026-W32", 2),
+        ]})
+    );
+}
+
+#[test]
+fn gate_range_is_inclusive_utc_days() {
+    let env = vault();
+    write_use_log(&env);
+    let from = run(&env, &["gate", "2026-07-27"]);
+    assert_eq!(
+        from.stdout,
+        "stateful-use per ISO week (gate target: >=3):\n  2026-W31: 3  ✓\n  2026-W32: 2\n"
+    );
+    let both = run(&env, &["gate", "2026-07-27", "2026-08-03"]);
+    assert_eq!(
+        both.stdout,
+        "stateful-use per ISO week (gate target: >=3):\n  2026-W31: 3  ✓\n  2026-W32: 1\n"
+    );
+    let year_end = run(&env, &["gate", "2021-01-01", "2021-01-03"]);
+    assert_eq!(
+        year_end.stdout,
+        "stateful-use per ISO week (gate target: >=3):\n  2020-W53: 1\n"
+    );
+    let j: Value =
+        serde_json::from_str(&run(&env, &["gate", "2026-07-26", "2026-07-26", "--json"]).stdout)
+            .unwrap();
+    assert_eq!(
+        j,
+        json!({"target": 3, "logged": 9, "weeks": [{"week": "2026-W30", "count": 1, "met": false}]})
+    );
+}
+
+#[test]
+fn gate_range_without_events_says_so() {
+    let env = vault();
+    write_use_log(&env);
+    for args in [
+        &["gate", "2027-01-01"][..],
+        &["gate", "2026-08-10", "2026-12-31"],
+        &["gate", "2026-07-30", "2026-07-29"],
+    ] {
+        let r = run(&env, args);
+        assert_eq!(r.code, 0, "{args:?}");
+        assert_eq!(
+            r.stdout, "No stateful-use events in the requested range.\n",
+            "{args:?}"
+        );
+    }
+    let j: Value =
+        serde_json::from_str(&run(&env, &["gate", "2027-01-01", "--json"]).stdout).unwrap();
+    assert_eq!(j, json!({"target": 3, "weeks": [], "logged": 9}));
+}
+
+#[test]
+fn gate_refuses_bad_dates() {
+    let env = vault();
+    write_use_log(&env);
+    for (args, bad) in [
+        (&["gate", "2026-02-30"][..], "2026-02-30"),
+        (&["gate", "2026-07-27", "27/07/2026"], "27/07/2026"),
+        (&["gate", "2026-7-27"], "2026-7-27"),
+        (&["gate", "last-week", "--json"], "last-week"),
+    ] {
+        let r = run(&env, args);
+        assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{args:?}");
+        assert_eq!(
+            r.stderr,
+            format!("git-rutter: {bad} is not a date (YYYY-MM-DD).\n"),
+            "{args:?}"
+        );
+    }
+}
