@@ -767,3 +767,52 @@ fn gate_refuses_bad_dates() {
         );
     }
 }
+
+// ---- terminal safety ----------------------------------------------------------------------
+
+/// A forged pending line whose JSON summary carries terminal escapes (cursor up, erase line,
+/// colour) and a bidi override: no human output lets them reach the terminal, and `--json`
+/// keeps the exact value as JSON escapes.
+#[test]
+fn forged_control_characters_never_reach_the_terminal() {
+    let env = vault();
+    let evil = "\u{1b}[1A\u{1b}[2K\u{1b}[32mall committed\u{202e}\u{9b}";
+    let json_summary = serde_json::to_string(evil).unwrap();
+    let line = format!(
+        "- 12:00:00 — forged <!-- rutter:entry {{\"id\":\"{}\",\"time\":\"{}\",\"summary\":{json_summary},\"refs\":[]}} -->\n",
+        PENDING.0, PENDING.1
+    );
+    let mut text = env.read(D30);
+    text.push_str(&line);
+    env.write(D30, &text);
+    for args in [
+        &["log"][..],
+        &["log", "-p"],
+        &["recent"],
+        &["verify"],
+        &["verify", "--porcelain"],
+        &["diff"],
+    ] {
+        let r = run(&env, args);
+        let raw = r
+            .stdout
+            .chars()
+            .find(|c| c.is_control() && *c != '\n' && *c != '\t' || *c == '\u{202e}');
+        assert_eq!(raw, None, "{args:?} printed a raw control: {:?}", r.stdout);
+    }
+    let log = run(&env, &["log"]).stdout;
+    assert!(
+        log.contains("\\u{001B}[1A\\u{001B}[2K\\u{001B}[32mall committed\\u{202E}\\u{009B}"),
+        "{log}"
+    );
+    let r = run(&env, &["log", "--json"]);
+    assert!(!r.stdout.contains('\u{9b}') && !r.stdout.contains('\u{202e}'));
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let forged = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == PENDING.0)
+        .unwrap();
+    assert_eq!(forged["summary"], evil, "the JSON value is exact");
+}

@@ -31,9 +31,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let events = uselog::read(&vault.root);
     let g = gate::weekly(&events, args.from.as_deref(), args.to.as_deref());
     if args.json {
-        super::print(&serde_json::to_string_pretty(
+        super::print_json(
             &serde_json::json!({ "target": gate::WEEKLY_TARGET, "weeks": g.weeks, "logged": g.logged }),
-        )?)?;
+        )?;
     } else {
         super::print(&gate::render(&g, args.from.is_some() || args.to.is_some()))?;
     }

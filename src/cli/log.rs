@@ -71,7 +71,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         rows.truncate(args.count);
     }
     if args.json {
-        super::print(&serde_json::to_string_pretty(&rows)?)?;
+        super::print_json(&rows)?;
     } else {
         print_rows(&rows, args.patch)?;
     }

@@ -106,6 +106,16 @@ pub fn run(cli: Cli) -> i32 {
 
 /// Writes to stdout; a closed pipe (`git rutter recent | head`) is not an error.
 pub fn print(text: &str) -> anyhow::Result<()> {
+    write_stdout(&crate::records::text::terminal_safe(text))
+}
+
+/// Prints `value` as pretty JSON, characters a terminal would act on written as `\uXXXX`.
+pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(value)?;
+    write_stdout(&crate::records::text::json_terminal_safe(&json))
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{text}").and_then(|_| out.flush()) {

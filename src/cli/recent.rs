@@ -55,11 +55,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         refs::describe(&index, r).unwrap_or_else(|_| format!("{}@{}", r.path, r.hash))
     };
     if args.json {
-        super::print(&serde_json::to_string_pretty(&json(
-            &vault.root,
-            &result,
-            &shown,
-        ))?)?;
+        super::print_json(&json(&vault.root, &result, &shown))?;
     } else {
         super::print(&render::cli(&result, &shown))?;
     }

@@ -44,9 +44,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     };
     let results = search::search(&index, &query, args.limit as usize, &filters)?;
     if args.json {
-        super::print(&serde_json::to_string_pretty(
-            &serde_json::json!({ "query": query, "results": results }),
-        )?)?;
+        super::print_json(&serde_json::json!({ "query": query, "results": results }))?;
     } else {
         super::print(&search::render(&query, &results))?;
     }

@@ -23,9 +23,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let index = Index::open(&vault, false)?;
     let note = index.note(&args.path)?;
     if args.json {
-        super::print(&serde_json::to_string_pretty(
-            &serde_json::json!({ "path": args.path, "note": note }),
-        )?)?;
+        super::print_json(&serde_json::json!({ "path": args.path, "note": note }))?;
     } else {
         super::print(&search::render_note(&args.path, note.as_ref()))?;
     }

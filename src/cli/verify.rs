@@ -60,7 +60,8 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         notes: args.notes,
     })?;
     let text = if args.json {
-        serde_json::to_string_pretty(&json(&report))?
+        super::print_json(&json(&report))?;
+        String::new()
     } else if args.porcelain {
         report
             .findings

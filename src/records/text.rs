@@ -19,6 +19,52 @@ pub fn push_display_safe(out: &mut String, s: &str) {
     }
 }
 
+/// `text` made safe for a terminal: every character [`push_display_safe`] would escape, except
+/// `\n`, `\t` and the `\r` of a `\r\n`, becomes visible `\u{XXXX}` text, so a hand-edited or
+/// forged record cannot move the cursor, recolour or reorder what an audit prints.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let keep = |c: char, next: Option<char>| {
+        !is_unsafe_for_display(c) || c == '\n' || c == '\t' || (c == '\r' && next == Some('\n'))
+    };
+    let mut chars = text.chars().peekable();
+    let mut safe = true;
+    while let Some(c) = chars.next() {
+        safe &= keep(c, chars.peek().copied());
+    }
+    if safe {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if keep(c, chars.peek().copied()) {
+            out.push(c);
+        } else {
+            let _ = write!(out, "\\u{{{:04X}}}", c as u32);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// JSON text with every character [`push_display_safe`] would escape written as a JSON `\uXXXX`
+/// escape (the same value; serde_json leaves DEL, C1 controls and bidi marks raw).
+pub fn json_terminal_safe(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.chars().any(is_unsafe_for_display) {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        // Outside strings serde_json writes only ASCII punctuation, digits, letters, spaces and
+        // newlines; newlines are the pretty printer's.
+        if is_unsafe_for_display(c) && c != '\n' {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn is_unsafe_for_display(c: char) -> bool {
     matches!(c as u32,
         0x00..=0x1F | 0x7F..=0x9F | 0x2028 | 0x2029 | 0x061C | 0x200B..=0x200F
@@ -76,4 +122,51 @@ pub fn to_json(value: &Yaml) -> Result<Json, String> {
         ),
         Yaml::Tagged(_) => return Err("unexpected nested tag".into()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn acts_on_a_terminal(s: &str) -> bool {
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            let crlf = c == '\r' && chars.peek() == Some(&'\n');
+            if is_unsafe_for_display(c) && c != '\n' && c != '\t' && !crlf {
+                return true;
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn terminal_safe_keeps_layout_and_shows_the_rest() {
+        assert_eq!(terminal_safe("a\tb\r\nc\n"), "a\tb\r\nc\n");
+        assert_eq!(
+            terminal_safe("x\u{1b}[2Ky\rz\u{202e}"),
+            "x\\u{001B}[2Ky\\u{000D}z\\u{202E}"
+        );
+        assert!(matches!(
+            terminal_safe("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    proptest! {
+        #[test]
+        fn terminal_safe_output_never_acts_on_a_terminal(s in any::<String>()) {
+            prop_assert!(!acts_on_a_terminal(&terminal_safe(&s)));
+        }
+
+        #[test]
+        fn json_terminal_safe_keeps_the_value(s in any::<String>()) {
+            let value = serde_json::json!({ "s": s, "list": [s.clone()] });
+            let pretty = serde_json::to_string_pretty(&value).unwrap();
+            let safe = json_terminal_safe(&pretty);
+            prop_assert!(!safe.chars().any(|c| is_unsafe_for_display(c) && c != '\n'));
+            let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+            prop_assert_eq!(back, value);
+        }
+    }
 }

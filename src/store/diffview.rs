@@ -2,12 +2,8 @@
 //! private index `.git/rutter/records.index` that lets plain `git diff` show the same:
 //! `GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`.
 
-use super::adopt::is_day_file;
 use super::tree::Trees;
-use super::verify::finding::ACKS_PATH;
 use super::{Store, StoreError};
-use crate::records::ledger::LEDGER_PATH;
-use crate::records::paths;
 use std::collections::HashSet;
 
 /// File name of the private index under `.git/rutter/`.
@@ -58,32 +54,11 @@ impl Store {
             out.push_str(&unified(&before, &after, &format!("a/{path}"), path));
         }
         let known: HashSet<&str> = committed.iter().map(|(p, _)| p.as_str()).collect();
-        for path in self.new_record_files(&known) {
+        for path in self.uncommitted_record_files(&known) {
             let after = self.working(&path).unwrap_or_default();
             out.push_str(&unified(&[], &after, "/dev/null", &path));
         }
         Ok(out)
-    }
-
-    /// Record files in the working tree (day files, ledger, use log, acknowledgements) that are
-    /// not among `known`.
-    fn new_record_files(&self, known: &HashSet<&str>) -> Vec<String> {
-        let sessions = std::fs::read_dir(self.root().join(paths::SESSIONS_DIR));
-        let mut out: Vec<String> = sessions
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| is_day_file(n))
-            .map(|n| format!("{}/{n}", paths::SESSIONS_DIR))
-            .collect();
-        out.sort();
-        out.extend([LEDGER_PATH, paths::USE_LOG, ACKS_PATH].map(str::to_string));
-        out.retain(|p| {
-            !known.contains(p.as_str())
-                && std::fs::symlink_metadata(self.root().join(p)).is_ok_and(|m| m.is_file())
-        });
-        out
     }
 }
 

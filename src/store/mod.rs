@@ -103,6 +103,37 @@ impl Store {
         read_working(&self.root, path).ok().flatten()
     }
 
+    /// Record files in the working tree (day files, ledger, use log, acknowledgements) that are
+    /// not among `known`.
+    pub(crate) fn uncommitted_record_files(
+        &self,
+        known: &std::collections::HashSet<&str>,
+    ) -> Vec<String> {
+        let sessions = std::fs::read_dir(self.root().join(crate::records::paths::SESSIONS_DIR));
+        let mut out: Vec<String> = sessions
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| adopt::is_day_file(n))
+            .map(|n| format!("{}/{n}", crate::records::paths::SESSIONS_DIR))
+            .collect();
+        out.sort();
+        out.extend(
+            [
+                crate::records::ledger::LEDGER_PATH,
+                crate::records::paths::USE_LOG,
+                verify::finding::ACKS_PATH,
+            ]
+            .map(str::to_string),
+        );
+        out.retain(|p| {
+            !known.contains(p.as_str())
+                && std::fs::symlink_metadata(self.root().join(p)).is_ok_and(|m| m.is_file())
+        });
+        out
+    }
+
     /// Whether `rutter.keepCited` allows `cited/` copies (default true).
     pub fn keep_cited(&self) -> bool {
         self.repo

@@ -26,7 +26,7 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<Vec<Fin
     let journalled = journal_lines(store);
     let mut findings = Vec::new();
     let known: HashSet<&str> = committed.iter().map(|(p, _)| p.as_str()).collect();
-    for path in uncommitted_record_files(store, &known) {
+    for path in store.uncommitted_record_files(&known) {
         let bytes = store.working(&path).unwrap_or_default();
         let header = header_for(&path);
         let rest = bytes.strip_prefix(header.as_bytes()).unwrap_or(&bytes);
@@ -229,32 +229,6 @@ fn summary(store: &Store, path: &str, blob: Oid) -> String {
 
 fn cut(s: &str) -> String {
     s.chars().take(80).collect()
-}
-
-/// Record files in the working tree that the tip does not have yet.
-fn uncommitted_record_files(store: &Store, known: &HashSet<&str>) -> Vec<String> {
-    let mut out = Vec::new();
-    let sessions = std::fs::read_dir(store.root().join(paths::SESSIONS_DIR))
-        .into_iter()
-        .flatten()
-        .flatten();
-    for e in sessions {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if crate::store::adopt::is_day_file(&name) && e.file_type().is_ok_and(|t| t.is_file()) {
-            out.push(format!("{}/{name}", paths::SESSIONS_DIR));
-        }
-    }
-    for p in [
-        ledger::LEDGER_PATH,
-        paths::USE_LOG,
-        super::finding::ACKS_PATH,
-    ] {
-        if std::fs::symlink_metadata(store.root().join(p)).is_ok_and(|m| m.is_file()) {
-            out.push(p.to_string());
-        }
-    }
-    out.retain(|p| !known.contains(p.as_str()));
-    out
 }
 
 /// Lines waiting in the pending journal.
