@@ -762,7 +762,7 @@ fn gate_refuses_bad_dates() {
         assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{args:?}");
         assert_eq!(
             r.stderr,
-            format!("git-rutter: {bad} is not a date (YYYY-MM-DD).\n"),
+            format!("git-rutter: {bad} is not a date (YYYY-MM-DD)\n"),
             "{args:?}"
         );
     }

@@ -24,7 +24,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     for d in [&args.from, &args.to].into_iter().flatten() {
         if !crate::clock::is_day(d) {
-            eprintln!("git-rutter: {d} is not a date (YYYY-MM-DD).");
+            eprintln!("git-rutter: {d} is not a date (YYYY-MM-DD)");
             return Ok(super::EXIT_CANNOT_RUN);
         }
     }
