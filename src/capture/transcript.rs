@@ -246,6 +246,7 @@ fn join_fragments(partial: &mut Vec<Vec<u8>>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
     use std::io::{BufWriter, Write};
 
@@ -486,5 +487,80 @@ mod tests {
         let (scan, read) = scan_file(&path, DEFAULT_BUDGET).expect("scan");
         assert_eq!(scan, chose());
         assert!(read < 1024 * 1024, "read {read} bytes");
+    }
+
+    /// What the backwards walk must visit: every line after a `\n` that lies within the last
+    /// `budget` bytes, newest first, then the first line when the whole file was read and it
+    /// is not empty.
+    fn model(data: &[u8], budget: u64) -> Vec<Vec<u8>> {
+        let from = data.len() - (budget.min(data.len() as u64) as usize);
+        let mut starts: Vec<usize> = vec![0];
+        starts.extend(
+            data.iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        let mut out = Vec::new();
+        for (k, &start) in starts.iter().enumerate().rev() {
+            let end = starts.get(k + 1).map_or(data.len(), |next| next - 1);
+            let visible = if k == 0 {
+                from == 0 && end > 0
+            } else {
+                start > from
+            };
+            if visible {
+                out.push(data[start..end].to_vec());
+            }
+        }
+        out
+    }
+
+    fn data() -> impl Strategy<Value = Vec<u8>> {
+        // Lines up to 1.5 chunks long, so lines cross chunk boundaries.
+        prop::collection::vec((0usize..CHUNK * 3 / 2, any::<u8>()), 0..6).prop_map(|lines| {
+            let mut out = Vec::new();
+            for (len, fill) in lines {
+                out.extend(std::iter::repeat_n(
+                    if fill == b'\n' { b'x' } else { fill },
+                    len,
+                ));
+                out.push(b'\n');
+            }
+            if out.len() % 3 == 0 {
+                out.pop();
+            }
+            out
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn walking_backwards_visits_exactly_the_lines_within_the_budget(
+            data in data(),
+            budget_frac in 0.0f64..1.2,
+        ) {
+            let budget = (data.len() as f64 * budget_frac) as u64;
+            let mut seen = Vec::new();
+            let mut src = std::io::Cursor::new(&data);
+            let walk = walk_lines_backwards(&mut src, data.len() as u64, budget, &mut |l| {
+                seen.push(l.to_vec());
+                false
+            })
+            .expect("walk");
+            prop_assert!(walk.bytes_read <= budget);
+            prop_assert_eq!(seen, model(&data, budget));
+        }
+
+        #[test]
+        fn scanning_arbitrary_bytes_never_panics_and_keeps_to_the_budget(
+            data in prop::collection::vec(any::<u8>(), 0..4096),
+            budget in 0u64..5000,
+        ) {
+            let (_, read) = scan_bytes(&data, budget);
+            prop_assert!(read <= budget);
+        }
     }
 }

@@ -134,4 +134,60 @@ mod tests {
         let to = weekly(&events, None, Some("2026-07-28"));
         assert_eq!(to.weeks[0].count, 2, "the `to` day is inclusive");
     }
+
+    /// ISO weeks counted one day at a time from 1970-01-01 (a Thursday in 1970-W01): a new
+    /// week each Monday, week 1 of a new year when that week's Thursday falls in it.
+    fn counted_weeks(upto: i64) -> Vec<String> {
+        let (mut year, mut week) = (1970, 1);
+        let mut out = vec![format!("{year:04}-W{week:02}")];
+        for d in 1..=upto {
+            if (d + 3).rem_euclid(7) == 0 {
+                let thursday_year = civil_from_days(d + 3).0;
+                if thursday_year != year {
+                    (year, week) = (thursday_year, 1);
+                } else {
+                    week += 1;
+                }
+            }
+            out.push(format!("{year:04}-W{week:02}"));
+        }
+        out
+    }
+
+    #[test]
+    fn iso_weeks_agree_with_counting_day_by_day() {
+        let weeks = counted_weeks(80_000);
+        for (d, want) in weeks.iter().enumerate() {
+            assert_eq!(&iso_week(d as i64), want, "day {d}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Arbitrary log lines never panic the reader or the count, and nothing is counted
+        /// that was not logged.
+        #[test]
+        fn arbitrary_logs_count_at_most_what_was_logged(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "\\PC{0,40}",
+                    "\\{\"ts\":\"20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\\.[0-9]{3}Z\",\"kind\":\"(librarian-recent|search-signal|other)\"\\}",
+                ],
+                0..40,
+            ),
+            from in proptest::option::of("20[0-9]{2}-[01][0-9]-[0-3][0-9]"),
+        ) {
+            let t = tempfile::tempdir().unwrap();
+            std::fs::create_dir(t.path().join("_librarian")).unwrap();
+            std::fs::write(t.path().join(crate::records::paths::USE_LOG), lines.join("\n")).unwrap();
+            let events = crate::recall::uselog::read(t.path());
+            proptest::prop_assert!(events.len() <= lines.len());
+            let g = weekly(&events, from.as_deref(), None);
+            let counted: usize = g.weeks.iter().map(|w| w.count).sum();
+            proptest::prop_assert!(counted <= g.logged && g.logged <= events.len());
+            if from.is_none() {
+                proptest::prop_assert_eq!(counted, g.logged);
+            }
+            let _ = render(&g, from.is_some());
+        }
+    }
 }
