@@ -26,10 +26,9 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::Duration;
 use support::{
-    flush_disks, machine, median_p95_min, prepare, restore_vault, rutter_ok, time_process, Env,
-    Prepared, BIN, LARGE,
+    flush_disks, machine, prepare, restore_vault, rutter_ok, stats_table, time_process, timed_runs,
+    Env, Prepared, Stats, BIN, LARGE,
 };
 
 const COLD_RUNS: usize = 5;
@@ -49,16 +48,6 @@ const TARGET_COLD_MS: f64 = 1500.0;
 const TARGET_NO_CHANGE_MS: f64 = 60.0;
 const TARGET_SEARCH_MS: f64 = 10.0;
 const TARGET_RECENT_MS: f64 = 20.0;
-
-/// The figures of one case, in milliseconds, and its target (none: reported only).
-struct Stats {
-    label: String,
-    runs: usize,
-    median: f64,
-    p95: f64,
-    min: f64,
-    target: Option<f64>,
-}
 
 fn main() {
     // `cargo test --benches` runs this binary without `--bench`: do nothing then.
@@ -93,27 +82,27 @@ fn main() {
 fn cold_reindex(env: &Env, vault: &Path) -> Stats {
     let label = "cold reindex (index deleted)";
     println!("{label}: 1 warm-up + {COLD_RUNS} runs...");
-    let ms = timings(1, COLD_RUNS, |_| {
+    let ms = timed_runs(1, COLD_RUNS, |_| {
         delete_index(vault);
         flush_disks();
         let (took, out) = rutter_ok(env, vault, &["reindex"]);
         expect_stdout(&out, "reindex", "built: a new index");
         took
     });
-    summarise(label, ms, Some(TARGET_COLD_MS))
+    Stats::of(label, ms, Some(TARGET_COLD_MS))
 }
 
 /// `reindex --force` over an existing, current index: drops and rebuilds every table.
 fn forced_reindex(env: &Env, vault: &Path) -> Stats {
     let label = "`reindex --force` over an existing index";
     println!("{label}: {COLD_RUNS} runs...");
-    let ms = timings(0, COLD_RUNS, |_| {
+    let ms = timed_runs(0, COLD_RUNS, |_| {
         flush_disks();
         let (took, out) = rutter_ok(env, vault, &["reindex", "--force"]);
         expect_stdout(&out, "reindex --force", "reindex complete: ");
         took
     });
-    summarise(label, ms, None)
+    Stats::of(label, ms, None)
 }
 
 /// `reindex` right after a reindex: every note and day file stat'ed, none re-read.
@@ -121,7 +110,7 @@ fn no_change_refresh(env: &Env, vault: &Path) -> Stats {
     let label = "no-change refresh (`reindex`)";
     println!("{label}: 2 warm-ups + {NO_CHANGE_RUNS} runs...");
     flush_disks();
-    let ms = timings(2, NO_CHANGE_RUNS, |_| {
+    let ms = timed_runs(2, NO_CHANGE_RUNS, |_| {
         let (took, out) = rutter_ok(env, vault, &["reindex"]);
         expect_stdout(
             &out,
@@ -130,14 +119,14 @@ fn no_change_refresh(env: &Env, vault: &Path) -> Stats {
         );
         took
     });
-    summarise(label, ms, Some(TARGET_NO_CHANGE_MS))
+    Stats::of(label, ms, Some(TARGET_NO_CHANGE_MS))
 }
 
 /// `search` with a 3-word AND query; every run must find at least one note.
 fn search(env: &Env, vault: &Path) -> Stats {
     let label = "`search` (3-word AND)";
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let ms = timings(QUERY_WARMUP, QUERY_RUNS, |i| {
+    let ms = timed_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
         let query = SEARCHES[i % SEARCHES.len()];
         let mut args = vec!["search"];
         args.extend(query.split(' '));
@@ -145,31 +134,31 @@ fn search(env: &Env, vault: &Path) -> Stats {
         expect_stdout(&out, &format!("search {query}"), "1. ");
         took
     });
-    summarise(label, ms, Some(TARGET_SEARCH_MS))
+    Stats::of(label, ms, Some(TARGET_SEARCH_MS))
 }
 
 /// `recent`: the 20 most recent sessions, after refreshing the day files.
 fn recent(env: &Env, vault: &Path) -> Stats {
     let label = "`recent` (20 sessions)";
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let ms = timings(QUERY_WARMUP, QUERY_RUNS, |_| {
+    let ms = timed_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
         let (took, out) = rutter_ok(env, vault, &["recent"]);
         expect_stdout(&out, "recent", " — ");
         took
     });
-    summarise(label, ms, Some(TARGET_RECENT_MS))
+    Stats::of(label, ms, Some(TARGET_RECENT_MS))
 }
 
 /// `git-rutter --version`: process start-up and exit alone.
 fn baseline(env: &Env) -> Stats {
     let label = "baseline: `git-rutter --version`";
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let ms = timings(QUERY_WARMUP, QUERY_RUNS, |_| {
+    let ms = timed_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
         let (took, out) = time_process(env.command(BIN).arg("--version"), b"");
         assert!(out.status.success(), "git-rutter --version failed: {out:?}");
         took
     });
-    summarise(label, ms, None)
+    Stats::of(label, ms, None)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,31 +198,6 @@ fn index_size(vault: &Path) -> u64 {
         .sum()
 }
 
-/// Milliseconds of `runs` calls of `once` after `warmup` unmeasured ones, sorted; `once` gets
-/// the call's number, warm-ups included.
-fn timings(warmup: usize, runs: usize, once: impl Fn(usize) -> Duration) -> Vec<f64> {
-    for i in 0..warmup {
-        once(i);
-    }
-    let mut ms: Vec<f64> = (warmup..warmup + runs)
-        .map(|i| once(i).as_secs_f64() * 1e3)
-        .collect();
-    ms.sort_by(f64::total_cmp);
-    ms
-}
-
-fn summarise(label: &str, ms: Vec<f64>, target: Option<f64>) -> Stats {
-    let (median, p95, min) = median_p95_min(&ms);
-    Stats {
-        label: label.to_owned(),
-        runs: ms.len(),
-        median,
-        p95,
-        min,
-        target,
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Report
 // ---------------------------------------------------------------------------------------------
@@ -250,19 +214,6 @@ fn render(stats: &[Stats], large: &Prepared, index_mb: f64) -> String {
         large.spec.days,
         if large.cached { "cached" } else { "generated" }
     );
-    s.push_str("| case | runs | median ms | p95 ms | min ms | target (median) | result |\n");
-    s.push_str("|---|---:|---:|---:|---:|---|---|\n");
-    for st in stats {
-        let (target, result) = match st.target {
-            Some(t) if st.median <= t => (format!("≤ {t} ms"), "met"),
-            Some(t) => (format!("≤ {t} ms"), "missed"),
-            None => ("–".to_owned(), "report only"),
-        };
-        let _ = writeln!(
-            s,
-            "| {} | {} | {:.2} | {:.2} | {:.2} | {target} | {result} |",
-            st.label, st.runs, st.median, st.p95, st.min
-        );
-    }
+    s.push_str(&stats_table(stats));
     s
 }
