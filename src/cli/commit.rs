@@ -10,7 +10,8 @@ use std::path::PathBuf;
 /// A capture that could not commit (the lock was busy, the ref was locked by another git
 /// process, a disk error) leaves its line in the day file and a record in
 /// .git/rutter/pending/. This command commits those lines, plus complete new lines of the use
-/// log, in one commit. It is safe to run at any time; with nothing pending it does nothing.
+/// log, in one commit. It is safe to run at any time; with nothing pending it does nothing
+/// (unless signing is on, below).
 ///
 /// With signing on (`git config rutter.sign true`, or --sign) the commit is signed by git's own
 /// signer, as `git commit -S` would sign it (gpg.format, user.signingKey). When nothing is

@@ -11,8 +11,9 @@ use std::path::PathBuf;
 /// Check that no record was edited, removed or reordered after it was committed.
 ///
 /// Four checks: the history of refs/rutter/records (every commit only appends to record files,
-/// adds cited copies that match their names, deletes nothing); the ref (it descends from every
-/// tip git-rutter wrote, and its reflog shows no rewind); the working tree (each committed record
+/// adds cited copies that match their names, deletes nothing, and signed commits pass git
+/// verify-commit); the ref (it descends from every tip git-rutter wrote, and its reflog shows no
+/// rewind); the working tree (each committed record
 /// file still begins with its committed bytes: extra complete record lines are pending,
 /// anything else is "edited after commit", with a diff); and with --notes, cited notes changed in
 /// place since capture. Each finding names the entry, the commit that added it and the kind.
