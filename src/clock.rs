@@ -114,13 +114,19 @@ pub fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
     if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
         return None;
     }
+    Some(day_number(y, m, d))
+}
+
+/// Days since the epoch for month `m` (1–12) of year `y`, day `d` counted from the 1st without
+/// checking it against the month's length (Howard Hinnant's algorithm).
+pub fn day_number(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
     let mp = (m + 9) % 12;
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
+    era * 146_097 + doe - 719_468
 }
 
 /// The civil date of a day number.

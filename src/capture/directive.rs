@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use crate::capture::sanitize::{is_js_whitespace, js_trim};
+use crate::capture::sanitize::js_trim;
+use crate::records::text::is_js_whitespace;
 
 const OPEN: &str = "<!--";
 const TAG: &str = "librarian-session";

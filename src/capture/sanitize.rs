@@ -3,6 +3,7 @@
 //! (never splitting one), JavaScript whitespace semantics for trimming, and the word count behind
 //! the summary-length warning.
 
+use crate::records::text::is_js_whitespace;
 /// The cut applied to a directive summary.
 pub const SUMMARY_MAX_CHARS: usize = 2000;
 /// The cut applied to provenance values (cwd, project, repo).
@@ -27,22 +28,6 @@ pub fn word_count(raw: &str) -> usize {
     raw.split(is_js_whitespace)
         .filter(|t| !t.is_empty())
         .count()
-}
-
-/// JavaScript's `\s` / `String.prototype.trim` set: WhiteSpace plus LineTerminator. Unlike
-/// `char::is_whitespace` it includes U+FEFF and excludes U+0085.
-pub(crate) fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
-    )
 }
 
 /// `String.prototype.trim`.

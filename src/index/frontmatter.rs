@@ -12,6 +12,8 @@
 //! small decimal integers, valid dates) and hands everything else to
 //! `yaml_serde`; tests hold the two paths to the same result.
 
+use crate::clock::{civil_from_days, day_number};
+use crate::records::text::is_js_whitespace;
 use std::path::Path;
 
 use yaml_serde::Value;
@@ -153,7 +155,7 @@ fn block_fields(yaml: &str) -> Option<Fields> {
 /// Whether the block holds only blank and comment lines (gray-matter's empty case).
 fn is_blank_yaml(yaml: &str) -> bool {
     yaml.lines().all(|line| {
-        let line = line.trim_start_matches(is_js_space);
+        let line = line.trim_start_matches(is_js_whitespace);
         line.is_empty() || line.starts_with('#')
     })
 }
@@ -366,7 +368,7 @@ fn tags_text(value: &Value) -> String {
 
 /// Splits on runs of commas and JavaScript whitespace, drops empties, joins with `", "`.
 fn split_tags(text: &str) -> String {
-    text.split(|c: char| c == ',' || is_js_space(c))
+    text.split(|c: char| c == ',' || is_js_whitespace(c))
         .filter(|t| !t.is_empty())
         .collect::<Vec<_>>()
         .join(", ")
@@ -504,7 +506,7 @@ fn utc_date(year: i64, month: i64, day: i64, seconds: i64) -> String {
         year
     };
     let month0 = month - 1;
-    let days = days_from_civil(year + month0.div_euclid(12), month0.rem_euclid(12) + 1, 1)
+    let days = day_number(year + month0.div_euclid(12), month0.rem_euclid(12) + 1, 1)
         + (day - 1)
         + seconds.div_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
@@ -518,48 +520,9 @@ fn utc_date(year: i64, month: i64, day: i64, seconds: i64) -> String {
     }
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
 // ---------------------------------------------------------------------------
 // Title
 // ---------------------------------------------------------------------------
-
-/// JavaScript's `\s` (and the set `String.prototype.trim` removes).
-fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
-}
 
 /// The characters JavaScript's `.`, `^` and `$` treat as line ends.
 fn is_line_terminator(c: char) -> bool {
@@ -584,14 +547,14 @@ fn first_heading(body: &str) -> Option<&str> {
             continue;
         }
         let rest = &body[at + 1..];
-        let spaces = rest.len() - rest.trim_start_matches(is_js_space).len();
+        let spaces = rest.len() - rest.trim_start_matches(is_js_whitespace).len();
         if spaces == 0 {
             continue;
         }
         let after = &rest[spaces..];
         if !after.is_empty() {
             let end = after.find(is_line_terminator).unwrap_or(after.len());
-            return Some(after[..end].trim_end_matches(is_js_space));
+            return Some(after[..end].trim_end_matches(is_js_whitespace));
         }
         // At the end of the text `.+` can only take back a non-line-break space.
         let backtracks = rest[..spaces]

@@ -1,4 +1,5 @@
 //! Text helpers shared by the record formats: the display-safe human part of a record line,
+//! terminal-safe output, JavaScript whitespace (the reference trims with it),
 //! line walking, and YAML values as JSON (for unknown keys of `@1` files).
 
 use serde_json::Value as Json;
@@ -69,6 +70,22 @@ fn is_unsafe_for_display(c: char) -> bool {
     matches!(c as u32,
         0x00..=0x1F | 0x7F..=0x9F | 0x2028 | 0x2029 | 0x061C | 0x200B..=0x200F
         | 0x202A..=0x202E | 0x2060 | 0x2066..=0x2069 | 0xFEFF)
+}
+
+/// JavaScript's `\s` / `String.prototype.trim` set: WhiteSpace plus LineTerminator. Unlike
+/// `char::is_whitespace` it includes U+FEFF and excludes U+0085.
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
+    )
 }
 
 /// The line starting at `pos` (without its `\n`) and the offset of the next line.
