@@ -153,40 +153,34 @@ impl<'t> Upsert<'t> {
     fn note(&mut self, n: &NoteRow, existing: Option<i64>) -> Result<(), rusqlite::Error> {
         let m = &n.meta;
         let mtime_ms = n.mtime_ns.div_euclid(1_000_000);
+        let size = n.size as i64;
+        // An update is keyed by `id`, an insert by `path`; the rest of the row is the same.
+        let key: &dyn rusqlite::ToSql = match &existing {
+            Some(id) => id,
+            None => &n.path,
+        };
+        let values: [&dyn rusqlite::ToSql; 12] = [
+            key,
+            &m.title,
+            &m.note_type,
+            &m.status,
+            &m.created,
+            &m.domain,
+            &m.tags,
+            &mtime_ms,
+            &size,
+            &n.mtime_ns,
+            &n.sha256,
+            &n.blob,
+        ];
         let id = match existing {
             Some(id) => {
-                self.update.execute(params![
-                    id,
-                    m.title,
-                    m.note_type,
-                    m.status,
-                    m.created,
-                    m.domain,
-                    m.tags,
-                    mtime_ms,
-                    n.size as i64,
-                    n.mtime_ns,
-                    n.sha256,
-                    n.blob
-                ])?;
+                self.update.execute(values)?;
                 self.fts_delete.execute([id])?;
                 id
             }
             None => {
-                self.insert.execute(params![
-                    n.path,
-                    m.title,
-                    m.note_type,
-                    m.status,
-                    m.created,
-                    m.domain,
-                    m.tags,
-                    mtime_ms,
-                    n.size as i64,
-                    n.mtime_ns,
-                    n.sha256,
-                    n.blob
-                ])?;
+                self.insert.execute(values)?;
                 self.tx.last_insert_rowid()
             }
         };

@@ -54,19 +54,7 @@ pub fn append(vault_root: &Path, ts: Instant, kind: Kind) -> Result<(), FsError>
 
 /// Every well-formed event `(ts, kind)` in the log; torn or foreign lines are skipped.
 pub fn read(vault_root: &Path) -> Vec<(String, String)> {
-    let Ok(Some(bytes)) = crate::store::read_working(vault_root, USE_LOG) else {
-        return vec![];
-    };
-    String::from_utf8_lossy(&bytes)
-        .lines()
-        .filter_map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).ok()?;
-            Some((
-                v.get("ts")?.as_str()?.to_string(),
-                v.get("kind")?.as_str()?.to_string(),
-            ))
-        })
-        .collect()
+    crate::store::read_jsonl_pairs(vault_root, USE_LOG, "ts", "kind")
 }
 
 #[cfg(test)]

@@ -166,6 +166,24 @@ pub fn skip_read_verification() {
     git2::opts::strict_hash_verification(false);
 }
 
+/// The string fields `a` and `b` of each JSON line of the working file `root/rel` (read without
+/// following symlinks); torn, foreign or unreadable lines are skipped.
+pub fn read_jsonl_pairs(root: &Path, rel: &str, a: &str, b: &str) -> Vec<(String, String)> {
+    let Ok(Some(bytes)) = read_working(root, rel) else {
+        return vec![];
+    };
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            Some((
+                v.get(a)?.as_str()?.to_string(),
+                v.get(b)?.as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
 /// Reads `root/rel` opening every component without following symlinks.
 pub fn read_working(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, FsError> {
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));

@@ -146,19 +146,7 @@ impl Finding {
 
 /// `(finding id, reason)` of every acknowledgement in the working log.
 pub fn read_acks(root: &Path) -> Vec<(String, String)> {
-    let Ok(Some(bytes)) = crate::store::read_working(root, ACKS_PATH) else {
-        return vec![];
-    };
-    String::from_utf8_lossy(&bytes)
-        .lines()
-        .filter_map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).ok()?;
-            Some((
-                v.get("finding")?.as_str()?.to_string(),
-                v.get("reason")?.as_str()?.to_string(),
-            ))
-        })
-        .collect()
+    crate::store::read_jsonl_pairs(root, ACKS_PATH, "finding", "reason")
 }
 
 /// One acknowledgement line: `{"ts":…,"finding":…,"reason":…}` (ASCII-escaped JSON).
