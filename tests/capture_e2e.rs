@@ -181,15 +181,7 @@ fn fifty_concurrent_captures_each_land_exactly_once() {
     assert_eq!(ids.len(), 50, "ids are unique");
     let commits = env.git(&["rev-list", "--count", "refs/rutter/records"]);
     assert_eq!(commits.trim(), "51");
-    let day = env.day_files()[0]
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .to_string();
-    let committed = env.git(&[
-        "show",
-        &format!("refs/rutter/records:_librarian/sessions/{day}"),
-    ]);
+    let committed = env.committed(&env.first_day());
     assert_eq!(committed, text);
     assert!(std::fs::read_dir(env.vault.join(".git/rutter/pending"))
         .unwrap()

@@ -6,7 +6,6 @@ mod common;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const DAY: &str = "_librarian/sessions/2026-11-30.md";
 
@@ -44,20 +43,6 @@ fn hooked() -> Env {
     let r = env.rutter(&["install-git-hooks"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     env
-}
-
-/// `git ARGS` in the vault with the hermetic environment and `extra` variables; may fail.
-fn git(env: &Env, args: &[&str], extra: &[(&str, &str)]) -> Run {
-    let base = env.cmd();
-    let mut c = Command::new("git");
-    c.env_clear().current_dir(&env.vault);
-    for (k, v) in base.get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    c.envs(extra.iter().copied()).args(args);
-    run_with_stdin(&mut c, b"")
 }
 
 fn hook_path(env: &Env, name: &str) -> PathBuf {
@@ -203,7 +188,7 @@ fn an_edited_committed_record_is_refused_and_appending_is_allowed() {
         &["commit", "-qam", "edit"][..],
         &["commit", "-qm", "edit", "--", DAY],
     ] {
-        let r = git(&env, args, &[]);
+        let r = env.git_with(args, &[]);
         assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains("commit refused"), "{}", r.stderr);
         assert!(r.stderr.contains(DAY), "{}", r.stderr);
@@ -217,7 +202,7 @@ fn an_edited_committed_record_is_refused_and_appending_is_allowed() {
         assert_eq!(head(&env), before);
     }
     env.git(&["add", "-f", DAY]);
-    assert_eq!(git(&env, &["commit", "-qm", "edit"], &[]).code, 1);
+    assert_eq!(env.git_with(&["commit", "-qm", "edit"], &[]).code, 1);
     assert_eq!(head(&env), before);
     env.git(&["commit", "-qm", "edit anyway", "--no-verify"]);
     assert_ne!(head(&env), before);
@@ -228,7 +213,7 @@ fn deleting_a_committed_record_file_is_refused() {
     let env = hooked();
     track_records(&env);
     env.git(&["rm", "-q", "--cached", DAY]);
-    let r = git(&env, &["commit", "-qm", "drop"], &[]);
+    let r = env.git_with(&["commit", "-qm", "drop"], &[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr.contains(&format!("{DAY}: deleted")),
@@ -241,8 +226,7 @@ fn deleting_a_committed_record_file_is_refused() {
 fn rewinding_or_deleting_the_ref_is_refused_unless_allowed() {
     let env = hooked();
     let top = tip(&env);
-    let r = git(
-        &env,
+    let r = env.git_with(
         &["update-ref", "refs/rutter/records", "refs/rutter/records~1"],
         &[],
     );
@@ -255,7 +239,7 @@ fn rewinding_or_deleting_the_ref_is_refused_unless_allowed() {
     assert!(r.stderr.contains("RUTTER_ALLOW_REWIND=1"), "{}", r.stderr);
     assert_eq!(tip(&env), top);
 
-    let r = git(&env, &["update-ref", "-d", "refs/rutter/records"], &[]);
+    let r = env.git_with(&["update-ref", "-d", "refs/rutter/records"], &[]);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains("refused to delete refs/rutter/records"),
@@ -265,8 +249,7 @@ fn rewinding_or_deleting_the_ref_is_refused_unless_allowed() {
     assert_eq!(tip(&env), top);
 
     let allow = [("RUTTER_ALLOW_REWIND", "1")];
-    let r = git(
-        &env,
+    let r = env.git_with(
         &["update-ref", "refs/rutter/records", "refs/rutter/records~1"],
         &allow,
     );
@@ -279,11 +262,7 @@ fn rewinding_or_deleting_the_ref_is_refused_unless_allowed() {
     assert_ne!(tip(&env), top);
 
     // Forward again with git itself: a fast-forward needs no override.
-    let r = git(
-        &env,
-        &["update-ref", "refs/rutter/records", top.trim()],
-        &[],
-    );
+    let r = env.git_with(&["update-ref", "refs/rutter/records", top.trim()], &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(tip(&env), top);
 }
@@ -296,7 +275,7 @@ fn capture_and_maintenance_still_work_with_the_hooks() {
     assert!(r.stderr.contains("committed"), "{}", r.stderr);
     assert_ne!(tip(&env), before);
     for args in [&["pack-refs", "--all"][..], &["gc", "-q"]] {
-        let r = git(&env, args, &[]);
+        let r = env.git_with(args, &[]);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
         assert!(!r.stderr.contains("refused"), "{args:?}: {}", r.stderr);
         // The loose copy was pruned: the hook let git pack-refs delete it.
@@ -344,7 +323,7 @@ fn existing_hooks_are_kept_run_after_the_block_and_read_the_same_stdin() {
     let new = tip(&env);
     let (old, new) = (old.trim(), new.trim());
     let rewind = ["update-ref", "refs/rutter/records", old, new];
-    git(&env, &rewind, &[("RUTTER_ALLOW_REWIND", "1")]);
+    env.git_with(&rewind, &[("RUTTER_ALLOW_REWIND", "1")]);
     env.git(&["update-ref", "refs/rutter/records", new, old]);
     assert_eq!(env.read(".git/user-pre.log"), "pre\n");
     let rt = env.read(".git/user-rt.log");
@@ -398,7 +377,7 @@ fn core_hooks_path_is_respected() {
     );
     assert!(exists(&env.vault.join(".githooks/reference-transaction")));
     assert!(!exists(&hook_path(&env, "pre-commit")));
-    let r = git(&env, &["update-ref", "-d", "refs/rutter/records"], &[]);
+    let r = env.git_with(&["update-ref", "-d", "refs/rutter/records"], &[]);
     assert_ne!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("refused to delete"), "{}", r.stderr);
 
@@ -425,15 +404,14 @@ fn a_missing_binary_fails_open_with_a_warning() {
     );
     track_records(&env);
     edit(&env, "Second decision.", "Second decision, revised.");
-    let r = git(&env, &["commit", "-qam", "edit"], &[]);
+    let r = env.git_with(&["commit", "-qam", "edit"], &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stderr.contains("is not executable; records not checked"),
         "{}",
         r.stderr
     );
-    let r = git(
-        &env,
+    let r = env.git_with(
         &["update-ref", "refs/rutter/records", "refs/rutter/records~1"],
         &[],
     );

@@ -320,15 +320,7 @@ fn a_stale_ref_lock_never_loses_a_capture() {
     let r = env.rutter(&["commit"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("committed 1 entry"), "{}", r.stdout);
-    let day = env.day_files()[0]
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .to_string();
-    let committed = env.git(&[
-        "show",
-        &format!("refs/rutter/records:_librarian/sessions/{day}"),
-    ]);
+    let committed = env.committed(&env.first_day());
     assert_eq!(committed, env.all_records());
     assert_eq!(env.rutter(&["commit"]).stdout.trim(), "nothing to commit");
 }

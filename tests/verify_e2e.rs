@@ -188,67 +188,42 @@ fn a_forged_line_in_the_middle_is_found() {
 #[test]
 fn a_rewritten_history_is_found_even_with_a_clean_reflog() {
     let (env, day) = vault();
-    let repo = git2::Repository::open(&env.vault).unwrap();
-    let tip = repo
-        .find_reference("refs/rutter/records")
-        .unwrap()
-        .peel_to_commit()
-        .unwrap();
-    let committed = env.git(&["show", &format!("refs/rutter/records:{day}")]);
+    let committed = env.committed(&day);
     let edited = committed.replace(
         "\"summary\":\"First decision.\"",
         "\"summary\":\"First decision, quietly changed.\"",
     );
-    let blob = repo.blob(edited.as_bytes()).unwrap();
-    let mut tb = repo
-        .treebuilder(Some(
-            &tip.tree()
-                .unwrap()
-                .get_path(std::path::Path::new("_librarian/sessions"))
-                .unwrap()
-                .to_object(&repo)
-                .unwrap()
-                .peel_to_tree()
-                .unwrap(),
-        ))
-        .unwrap();
-    tb.insert("2026-11-30.md", blob, 0o100644).unwrap();
-    let sessions = tb.write().unwrap();
-    let mut lib = repo
-        .treebuilder(Some(
-            &tip.tree()
-                .unwrap()
-                .get_name("_librarian")
-                .unwrap()
-                .to_object(&repo)
-                .unwrap()
-                .peel_to_tree()
-                .unwrap(),
-        ))
-        .unwrap();
-    lib.insert("sessions", sessions, 0o040000).unwrap();
-    let lib = lib.write().unwrap();
-    let mut root = repo.treebuilder(Some(&tip.tree().unwrap())).unwrap();
-    root.insert("_librarian", lib, 0o040000).unwrap();
-    let tree = repo.find_tree(root.write().unwrap()).unwrap();
-    let sig = git2::Signature::now("x", "x@example.com").unwrap();
-    let forged = repo
-        .commit(
-            None,
-            &sig,
-            &sig,
-            "rutter: capture 2026-11-30",
-            &tree,
-            &[&tip],
-        )
-        .unwrap();
-    env.git(&[
+    // Real git plumbing, through a scratch index: the tip's tree with the edited day file.
+    let file = env.root().join("edited.md");
+    std::fs::write(&file, &edited).unwrap();
+    let blob = env.git(&["hash-object", "-w", file.to_str().unwrap()]);
+    let index = env.root().join("scratch.index");
+    let scratch = [("GIT_INDEX_FILE", index.to_str().unwrap())];
+    let git = |args: &[&str]| {
+        let r = env.git_with(args, &scratch);
+        assert_eq!(r.code, 0, "git {args:?}: {}", r.stderr);
+        r.stdout.trim().to_string()
+    };
+    git(&["read-tree", "refs/rutter/records"]);
+    let cacheinfo = format!("100644,{},{day}", blob.trim());
+    git(&["update-index", "--cacheinfo", &cacheinfo]);
+    let tree = git(&["write-tree"]);
+    let tip = git(&["rev-parse", "refs/rutter/records"]);
+    let forged = git(&[
+        "commit-tree",
+        &tree,
+        "-p",
+        &tip,
+        "-m",
+        "rutter: capture 2026-11-30",
+    ]);
+    git(&[
         "update-ref",
         "-m",
         "looks like a capture",
         "refs/rutter/records",
-        &forged.to_string(),
-        &tip.id().to_string(),
+        &forged,
+        &tip,
     ]);
     env.write(&day, &edited);
     assert_names(&env, "history-rewrite", "20261130T100000000Z");

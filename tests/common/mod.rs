@@ -100,6 +100,31 @@ impl Env {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// `git ARGS` in the vault with the hermetic environment (vault in LIBRARIAN_VAULT_PATH, as
+    /// hooks see it) plus `extra` variables; may fail.
+    pub fn git_with(&self, args: &[&str], extra: &[(&str, &str)]) -> Run {
+        let mut c = self.base("git");
+        c.env("LIBRARIAN_VAULT_PATH", &self.vault)
+            .envs(extra.iter().copied())
+            .args(args);
+        run_with_stdin(&mut c, b"")
+    }
+
+    /// The bytes of `rel` at the tip of refs/rutter/records, as `git show` prints them.
+    pub fn committed(&self, rel: &str) -> String {
+        self.git(&["show", &format!("refs/rutter/records:{rel}")])
+    }
+
+    /// The vault-relative path of the first day file.
+    pub fn first_day(&self) -> String {
+        let name = self.day_files()[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        format!("_librarian/sessions/{name}")
+    }
+
     /// `git-rutter --vault <vault> ARGS`.
     pub fn rutter(&self, args: &[&str]) -> Run {
         self.base(BIN)
