@@ -39,17 +39,7 @@ const ENTRIES: [(&str, &str, &str); 4] = [
 fn vault() -> Env {
     let env = Env::git_vault();
     for (_, time, summary) in ENTRIES {
-        let mut c = env.cmd();
-        c.env("RUTTER_TIMESTAMP", time).args([
-            "capture",
-            "--summary",
-            summary,
-            "--ref",
-            "Notes/a.md",
-            "--session",
-            "S",
-        ]);
-        let r = run_with_stdin(&mut c, b"");
+        let r = env.capture_at(time, summary, &["Notes/a.md"]);
         assert!(r.stderr.contains("to refs/rutter/records."), "{}", r.stderr);
     }
     let r = env.rutter(&["verify"]);
@@ -455,15 +445,7 @@ fn restore_appends_journalled_pending_lines_again() {
     let env = vault();
     let ref_lock = env.vault.join(".git/refs/rutter/records.lock");
     std::fs::write(&ref_lock, "held").unwrap();
-    let mut c = env.cmd();
-    c.env("RUTTER_TIMESTAMP", "2026-11-30T12:30:00.000Z").args([
-        "capture",
-        "--summary",
-        "Waiting to be committed.",
-        "--session",
-        "S",
-    ]);
-    let cap = run_with_stdin(&mut c, b"");
+    let cap = env.capture_at("2026-11-30T12:30:00.000Z", "Waiting to be committed.", &[]);
     assert!(
         !cap.stderr.contains("to refs/rutter/records."),
         "{}",

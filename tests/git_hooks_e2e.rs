@@ -20,21 +20,8 @@ fn vault() -> Env {
 }
 
 fn capture(env: &Env, minute: usize, summary: &str) -> Run {
-    let mut c = env.cmd();
-    c.env(
-        "RUTTER_TIMESTAMP",
-        format!("2026-11-30T10:{minute:02}:00.000Z"),
-    )
-    .args([
-        "capture",
-        "--summary",
-        summary,
-        "--ref",
-        "Notes/a.md",
-        "--session",
-        "S",
-    ]);
-    run_with_stdin(&mut c, b"")
+    let ts = format!("2026-11-30T10:{minute:02}:00.000Z");
+    env.capture_at(&ts, summary, &["Notes/a.md"])
 }
 
 /// The vault with the hooks installed.

@@ -11,18 +11,8 @@ fn vault() -> (Env, String) {
         .iter()
         .enumerate()
     {
-        let mut c = env.cmd();
-        c.env("RUTTER_TIMESTAMP", format!("2026-11-30T10:0{i}:00.000Z"))
-            .args([
-                "capture",
-                "--summary",
-                s,
-                "--ref",
-                "Notes/a.md",
-                "--session",
-                "S",
-            ]);
-        let r = run_with_stdin(&mut c, b"");
+        let ts = format!("2026-11-30T10:0{i}:00.000Z");
+        let r = env.capture_at(&ts, s, &["Notes/a.md"]);
         assert!(r.stderr.contains("committed"), "{}", r.stderr);
     }
     let day = "_librarian/sessions/2026-11-30.md".to_string();

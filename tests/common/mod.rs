@@ -148,6 +148,18 @@ impl Env {
         run_with_stdin(self.cmd().arg("capture").args(extra), stdin)
     }
 
+    /// A manual capture at the pinned time `ts` (RUTTER_TIMESTAMP, honoured in debug builds) in
+    /// session `S`, citing each of `refs`.
+    pub fn capture_at(&self, ts: &str, summary: &str, refs: &[&str]) -> Run {
+        let mut c = self.cmd();
+        c.env("RUTTER_TIMESTAMP", ts)
+            .args(["capture", "--summary", summary, "--session", "S"]);
+        for r in refs {
+            c.args(["--ref", r]);
+        }
+        run_with_stdin(&mut c, b"")
+    }
+
     /// Writes a Claude Code transcript whose last assistant message carries `directive` and
     /// returns a Stop payload for it.
     pub fn transcript_payload(
