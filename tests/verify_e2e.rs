@@ -368,3 +368,31 @@ fn changed_notes_are_reported_with_notes() {
         r.stdout
     );
 }
+
+/// An object of the history that cannot be read (its loose file lost) is a `corrupt-object`
+/// finding naming the commit, not a crash; that stored bytes still match their ids is `git
+/// fsck`'s check (spec/verify.md).
+#[test]
+fn an_unreadable_object_of_the_history_is_found() {
+    let (env, day) = vault();
+    let middle = env.git(&["rev-parse", "--short=7", "refs/rutter/records~1"]);
+    let blob = env.git(&["rev-parse", &format!("refs/rutter/records~1:{day}")]);
+    let blob = blob.trim();
+    let loose = env
+        .vault
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    assert!(loose.exists(), "captures write loose objects");
+    std::fs::remove_file(&loose).unwrap();
+    let r = env.rutter(&["verify", "--full", "--json"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let corrupt = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "corrupt-object")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(corrupt["commit"], middle.trim(), "{corrupt:#}");
+}

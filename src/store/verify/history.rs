@@ -54,8 +54,12 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History
         let oid = oid?;
         match repo.find_commit(oid) {
             Ok(c) => {
-                out.findings
-                    .extend(check_commit(store, &mut trees, &c, cache)?);
+                match check_commit(store, &mut trees, &c, cache) {
+                    Ok(found) => out.findings.extend(found),
+                    // A blob or tree it needs is missing or does not inflate.
+                    Err(StoreError::Git(e)) => out.findings.push(unreadable(oid, &e)),
+                    Err(e) => return Err(e),
+                }
                 out.findings.extend(signature(store, &c));
             }
             Err(e) => out.findings.push(Finding::new(
@@ -72,6 +76,19 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History
         }
     }
     Ok(out)
+}
+
+/// A `corrupt-object` finding for commit `oid`, part of which cannot be read.
+fn unreadable(oid: Oid, e: &git2::Error) -> Finding {
+    let short = short(oid);
+    let mut f = Finding::new(
+        Kind::CorruptObject,
+        "commit",
+        &short,
+        format!("an object of {short} cannot be read: {}", e.message()),
+    );
+    f.commit = Some(short);
+    f
 }
 
 /// A finding for a signed commit whose signature git does not accept or cannot check.
