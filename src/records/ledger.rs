@@ -218,6 +218,7 @@ fn v1_binding(value: &Yaml) -> Result<Binding, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::text::strategies::hostile_text;
     use proptest::prelude::*;
 
     const H1: &str = "sha256:d74c833d8bdc74e60d3a7eaf168c230e7493a78c84af929860f09131af7349ab";
@@ -437,29 +438,9 @@ bindings:
         assert_eq!(parse_line("# Note identity bindings"), Ok(None));
     }
 
+    /// Hostile text, with the binding marker, the arrow of the human part and the entry marker.
     fn any_text() -> impl Strategy<Value = String> {
-        prop_oneof![
-            any::<String>(),
-            prop::collection::vec(
-                prop_oneof![
-                    Just("-->".to_string()),
-                    Just("<!--".to_string()),
-                    Just(MARKER.to_string()),
-                    Just(" -> ".to_string()),
-                    Just("\n".to_string()),
-                    Just("\r".to_string()),
-                    Just("\u{2028}".to_string()),
-                    Just("\u{202E}".to_string()),
-                    Just("\u{1b}[2J".to_string()),
-                    Just("\0".to_string()),
-                    Just("&lt;".to_string()),
-                    Just("😀".to_string()),
-                    "[a-z ]{0,5}",
-                ],
-                0..12
-            )
-            .prop_map(|v| v.concat()),
-        ]
+        hostile_text(&[MARKER, " -> ", crate::records::line::MARKER])
     }
 
     proptest! {

@@ -95,6 +95,7 @@ pub fn escape_json_text(raw: &str) -> String {
 mod tests {
     use super::*;
     use crate::records::entry::{NoteRef, Workspace};
+    use crate::records::text::strategies::hostile_text;
     use proptest::prelude::*;
 
     fn sample() -> Entry {
@@ -156,28 +157,9 @@ mod tests {
         ));
     }
 
+    /// Hostile text, with the entry marker and the binding marker.
     fn any_text() -> impl Strategy<Value = String> {
-        prop_oneof![
-            any::<String>(),
-            prop::collection::vec(
-                prop_oneof![
-                    Just("-->".to_string()),
-                    Just("<!--".to_string()),
-                    Just(MARKER.to_string()),
-                    Just("\n".to_string()),
-                    Just("\r".to_string()),
-                    Just("\u{2028}".to_string()),
-                    Just("\u{202E}".to_string()),
-                    Just("\u{1b}[2J".to_string()),
-                    Just("\0".to_string()),
-                    Just("&lt;".to_string()),
-                    Just("😀".to_string()),
-                    "[a-z ]{0,5}",
-                ],
-                0..12
-            )
-            .prop_map(|v| v.concat()),
-        ]
+        hostile_text(&[MARKER, crate::records::ledger::MARKER])
     }
 
     proptest! {

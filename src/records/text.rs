@@ -141,6 +141,47 @@ pub fn to_json(value: &Yaml) -> Result<Json, String> {
     })
 }
 
+/// Property-test strategies shared by the record formats.
+#[cfg(test)]
+pub(crate) mod strategies {
+    use proptest::prelude::*;
+
+    /// Hostile text for any field of a record line: arbitrary strings, or runs of the fragments
+    /// that could split, forge or hide a line (comment delimiters, line breaks, bidi and
+    /// terminal controls, NUL, an escaped `<`, an astral character) plus `markers`, the
+    /// format's own markers and separators, mixed with plain words.
+    pub(crate) fn hostile_text(markers: &[&str]) -> impl Strategy<Value = String> {
+        let fragments: Vec<String> = [
+            "-->",
+            "<!--",
+            "\n",
+            "\r",
+            "\u{2028}",
+            "\u{202E}",
+            "\u{1b}[2J",
+            "\0",
+            "&lt;",
+            "😀",
+        ]
+        .iter()
+        .chain(markers)
+        .map(|s| s.to_string())
+        .collect();
+        let weight = u32::try_from(fragments.len()).unwrap_or(u32::MAX);
+        prop_oneof![
+            any::<String>(),
+            prop::collection::vec(
+                prop_oneof![
+                    weight => prop::sample::select(fragments),
+                    1 => "[a-z ]{0,5}",
+                ],
+                0..12
+            )
+            .prop_map(|v| v.concat()),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
