@@ -216,15 +216,9 @@ impl Index {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         drop_all(&tx)?;
-        tx.execute_batch(schema::CREATE)?;
-        tx.execute_batch(schema::BULK_LOAD)?;
-        write_meta(&tx, &self.root.to_string_lossy())?;
-        let report = notes::refresh(&tx, &self.root)?;
-        let entries = entries::refresh(&tx, &self.root, false)?;
-        tx.execute_batch(schema::CREATE_INDEXES)?;
-        tx.execute_batch(schema::BULK_DONE)?;
+        let filled = fill(&tx, &self.root)?;
         tx.commit()?;
-        Ok((report, entries))
+        Ok(filled)
     }
 }
 
@@ -267,18 +261,28 @@ fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
         "PRAGMA page_size=8192; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;",
     )?;
     let tx = conn.transaction()?;
-    tx.execute_batch(schema::CREATE)?;
-    tx.execute_batch(schema::BULK_LOAD)?;
-    write_meta(&tx, &root.to_string_lossy())?;
-    notes::refresh(&tx, root)?;
-    entries::refresh(&tx, root, false)?;
-    tx.execute_batch(schema::CREATE_INDEXES)?;
-    tx.execute_batch(schema::BULK_DONE)?;
+    fill(&tx, root)?;
     tx.commit()?;
     conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
     drop(conn);
     std::fs::rename(&tmp, path)?;
     Ok(())
+}
+
+/// Creates every table in an empty database and loads the vault into them, with the bulk-load
+/// settings and the secondary indexes built at the end.
+fn fill(
+    tx: &rusqlite::Transaction<'_>,
+    root: &Path,
+) -> Result<(notes::Refresh, entries::EntriesRefresh), rusqlite::Error> {
+    tx.execute_batch(schema::CREATE)?;
+    tx.execute_batch(schema::BULK_LOAD)?;
+    write_meta(tx, &root.to_string_lossy())?;
+    let notes = notes::refresh(tx, root)?;
+    let entries = entries::refresh(tx, root, false)?;
+    tx.execute_batch(schema::CREATE_INDEXES)?;
+    tx.execute_batch(schema::BULK_DONE)?;
+    Ok((notes, entries))
 }
 
 fn connect(path: &Path) -> Result<Connection, rusqlite::Error> {
