@@ -60,25 +60,41 @@ pub fn refresh(
     } else {
         index.refresh(mode == Mode::Records)?
     };
-    let inputs = identity_inputs(vault, index)?;
-    let changed = force
-        || index.built.is_some()
-        || index.meta("identity_inputs")?.as_deref() != Some(inputs.as_str());
-    let identity = match (mode, changed) {
-        (Mode::Records, _) | (Mode::Auto, false) => None,
-        (Mode::Full, false) => Some(unchanged_pass(index)?),
-        (_, true) => {
-            let report = identity_pass(vault, index)?;
-            let inputs = identity_inputs(vault, index)?;
-            index.set_meta("identity_inputs", &inputs)?;
-            Some(report)
-        }
+    let identity = match mode {
+        // `recent` never runs the pass: its fingerprint (a git open, HEAD, two table scans)
+        // would be work thrown away.
+        Mode::Records => None,
+        Mode::Auto | Mode::Full => identity_if_changed(vault, index, mode, force)?,
     };
     Ok(Report {
         notes,
         entries,
         identity,
     })
+}
+
+/// Runs the identity pass when its inputs changed since the last one (always with `force` or on
+/// a new index); `Full` reports the projection's counts when they did not.
+fn identity_if_changed(
+    vault: &Vault,
+    index: &mut Index,
+    mode: Mode,
+    force: bool,
+) -> Result<Option<IdentityReport>, IndexError> {
+    let inputs = identity_inputs(vault, index)?;
+    let changed = force
+        || index.built.is_some()
+        || index.meta("identity_inputs")?.as_deref() != Some(inputs.as_str());
+    if !changed {
+        return Ok(match mode {
+            Mode::Full => Some(unchanged_pass(index)?),
+            _ => None,
+        });
+    }
+    let report = identity_pass(vault, index)?;
+    // Bindings the pass appended changed the ledger.
+    index.set_meta("identity_inputs", &identity_inputs(vault, index)?)?;
+    Ok(Some(report))
 }
 
 /// Runs the identity pass and rebuilds the projection.
