@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use memchr::memmem;
 use serde_json::Value;
 
 use crate::capture::directive::{newest_directive, Directive, DirectiveScan};
@@ -84,10 +85,11 @@ fn scan_file(path: &Path, budget: u64) -> Result<(TranscriptScan, u64), Transcri
         source,
     };
     let (mut file, len) = open_regular(path)?;
+    let needle = memmem::Finder::new(NEEDLE);
     let mut found = None;
     let mut malformed = false;
     let walk = walk_lines_backwards(&mut file, len, budget, &mut |line| {
-        match scan_line(line) {
+        match scan_line(line, &needle) {
             DirectiveScan::Found(d) => found = Some(TranscriptScan::Found(d)),
             DirectiveScan::Template => found = Some(TranscriptScan::Template),
             DirectiveScan::Malformed => malformed = true,
@@ -141,9 +143,9 @@ fn open_nonblocking(path: &Path) -> io::Result<File> {
     File::open(path)
 }
 
-/// One line's verdict; cheap unless the line holds the directive tag.
-fn scan_line(line: &[u8]) -> DirectiveScan {
-    if !contains(line, NEEDLE) {
+/// One line's verdict; cheap unless the line holds the directive tag (`needle` finds it).
+fn scan_line(line: &[u8], needle: &memmem::Finder<'_>) -> DirectiveScan {
+    if needle.find(line).is_none() {
         return DirectiveScan::None;
     }
     let Ok(value) = serde_json::from_slice::<Value>(line) else {
@@ -153,23 +155,6 @@ fn scan_line(line: &[u8]) -> DirectiveScan {
         Some(text) => newest_directive(&text),
         None => DirectiveScan::None,
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, _)) = needle.split_first() else {
-        return true;
-    };
-    let mut rest = haystack;
-    while rest.len() >= needle.len() {
-        let Some(i) = rest.iter().position(|&b| b == first) else {
-            return false;
-        };
-        if rest[i..].starts_with(needle) {
-            return true;
-        }
-        rest = &rest[i + 1..];
-    }
-    false
 }
 
 /// How a backwards walk ended.
@@ -212,7 +197,7 @@ fn walk_lines_backwards<R: Read + Seek>(
         src.read_exact(chunk)?;
         bytes_read += want;
         let mut end = chunk.len();
-        while let Some(nl) = chunk[..end].iter().rposition(|&b| b == b'\n') {
+        while let Some(nl) = memchr::memrchr(b'\n', &chunk[..end]) {
             let piece = &chunk[nl + 1..end];
             let stop = if partial.is_empty() {
                 visit(piece)
