@@ -127,7 +127,8 @@ fn rows(
     let mut trees = Trees::new(&store.repo)?;
     let mut out = Vec::new();
     let mut committed_files = HashSet::new();
-    for (path, blob) in trees.files(store.repo.find_commit(tip)?.tree_id())? {
+    let tree = store.repo.find_commit(tip)?.tree_id();
+    for (path, blob) in trees.files(tree, paths::SESSIONS_DIR)? {
         let Some(d) = day_of(&path) else {
             continue;
         };

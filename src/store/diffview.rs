@@ -2,7 +2,6 @@
 //! private index `.git/rutter/records.index` that lets plain `git diff` show the same:
 //! `GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`.
 
-use super::tree::Trees;
 use super::{Store, StoreError};
 use std::collections::HashSet;
 
@@ -42,12 +41,7 @@ impl Store {
         let Some(tip) = self.tip()? else {
             return Ok(out);
         };
-        let mut trees = Trees::new(&self.repo)?;
-        let files = trees.files(self.repo.find_commit(tip)?.tree_id())?;
-        let committed: Vec<(String, git2::Oid)> = files
-            .into_iter()
-            .filter(|(p, _)| p.starts_with("_librarian/"))
-            .collect();
+        let committed = self.record_files(tip)?;
         for (path, blob) in &committed {
             let before = self.repo.find_blob(*blob)?.content().to_vec();
             let after = self.working(path).unwrap_or_default();

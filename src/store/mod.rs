@@ -98,6 +98,13 @@ impl Store {
         Ok(tree::Trees::new(&self.repo)?.blob_at(tree, path)?)
     }
 
+    /// The record files committed at `tip` (everything under `_librarian/`, never the `cited/`
+    /// copies): `(path, blob id)`, in tree order.
+    pub(crate) fn record_files(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
+        let tree = self.repo.find_commit(tip)?.tree_id();
+        Ok(tree::Trees::new(&self.repo)?.files(tree, crate::vault::OVERLAY_DIR)?)
+    }
+
     /// Reads a vault-relative file without following symlinks; `None` when missing or refused.
     pub fn working(&self, path: &str) -> Option<Vec<u8>> {
         read_working(&self.root, path).ok().flatten()

@@ -3,7 +3,6 @@
 //! Journalled pending lines are appended again after the committed bytes.
 
 use super::journal::Journal;
-use super::tree::Trees;
 use super::{Store, StoreError};
 use crate::clock::Instant;
 use crate::fsx::Dir;
@@ -24,14 +23,9 @@ impl Store {
         let Some(tip) = self.tip()? else {
             return Ok(vec![]);
         };
-        let mut trees = Trees::new(&self.repo)?;
-        let files = trees.files(self.repo.find_commit(tip)?.tree_id())?;
         let pending = Journal::open(self.state_dir())?.list()?.0;
         let mut done = Vec::new();
-        for (path, blob) in files
-            .into_iter()
-            .filter(|(p, _)| p.starts_with("_librarian/"))
-        {
+        for (path, blob) in self.record_files(tip)? {
             if day.is_some_and(|d| !path.ends_with(&format!("/{d}.md"))) {
                 continue;
             }

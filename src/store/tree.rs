@@ -185,10 +185,19 @@ impl<'r> Trees<'r> {
         Ok(())
     }
 
-    /// Every file below `root`: `(path, blob id)`, in tree order.
-    pub fn files(&mut self, root: Oid) -> Result<Vec<(String, Oid)>, git2::Error> {
+    /// Every file below the directory `dir` of the tree `root` (`""`: the whole tree):
+    /// `(path from root, blob id)`, in tree order. No other subtree is read: the record ref's
+    /// `cited/` copies outnumber its record files by far.
+    pub fn files(&mut self, root: Oid, dir: &str) -> Result<Vec<(String, Oid)>, git2::Error> {
+        let start = match dir {
+            "" => Some((String::new(), root)),
+            _ => self
+                .entry(root, dir)?
+                .filter(|(_, is_dir)| *is_dir)
+                .map(|(oid, _)| (format!("{dir}/"), oid)),
+        };
         let mut out = Vec::new();
-        let mut todo = vec![(String::new(), root)];
+        let mut todo: Vec<(String, Oid)> = start.into_iter().collect();
         while let Some((prefix, tree)) = todo.pop() {
             let raw = self.read(tree)?;
             for e in entries(&raw) {
@@ -420,6 +429,46 @@ mod tests {
             builder.write().unwrap(),
             second,
             "byte-identical to libgit2's own tree"
+        );
+    }
+
+    #[test]
+    fn files_lists_one_directory_without_reading_its_siblings() {
+        let t = tempfile::tempdir().unwrap();
+        let repo = Repository::init(t.path()).unwrap();
+        let a = repo.blob(b"a").unwrap();
+        let mut trees = Trees::new(&repo).unwrap();
+        let edits = [
+            ("_librarian/note-identity.md".to_string(), a),
+            ("_librarian/sessions/2026-11-30.md".to_string(), a),
+            ("_librarian/sessions/2026-12-01.md".to_string(), a),
+            ("cited/ab/abcd".to_string(), a),
+            ("top".to_string(), a),
+        ];
+        let root = trees.write(None, &edits).unwrap();
+        let cited = trees.entry(root, "cited").unwrap().unwrap().0;
+        let mut fresh = Trees::new(&repo).unwrap();
+        let paths = |files: Vec<(String, Oid)>| -> Vec<String> {
+            files.into_iter().map(|(p, _)| p).collect()
+        };
+        assert_eq!(
+            paths(fresh.files(root, "_librarian").unwrap()),
+            [
+                "_librarian/note-identity.md",
+                "_librarian/sessions/2026-11-30.md",
+                "_librarian/sessions/2026-12-01.md"
+            ]
+        );
+        assert!(!fresh.raw.contains_key(&cited), "cited/ was not read");
+        assert_eq!(
+            paths(fresh.files(root, "_librarian/sessions").unwrap()).len(),
+            2
+        );
+        assert_eq!(paths(fresh.files(root, "").unwrap()).len(), 5);
+        assert!(fresh.files(root, "missing").unwrap().is_empty());
+        assert!(
+            fresh.files(root, "top").unwrap().is_empty(),
+            "a file is no directory"
         );
     }
 

@@ -267,11 +267,7 @@ fn merge(
     let mut findings = Vec::new();
     let merged = c.tree_id();
     for p in c.parents() {
-        for (path, oid) in trees
-            .files(p.tree_id())?
-            .into_iter()
-            .filter(|(p, _)| p.starts_with("_librarian/"))
-        {
+        for (path, oid) in trees.files(p.tree_id(), crate::vault::OVERLAY_DIR)? {
             let theirs = store.repo.find_blob(oid)?.content().to_vec();
             let ours = match trees.entry(merged, &path)? {
                 Some((o, false)) => store.repo.find_blob(o)?.content().to_vec(),

@@ -14,7 +14,7 @@ pub fn check(store: &Store, tip: Oid, _cache: &VerifyCache) -> Result<Vec<Findin
     let tree = store.repo.find_commit(tip)?.tree_id();
     let mut trees = Trees::new(&store.repo)?;
     let mut cited: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
-    for (path, blob) in trees.files(tree)? {
+    for (path, blob) in trees.files(tree, crate::records::paths::SESSIONS_DIR)? {
         let Some(day) = path
             .strip_prefix("_librarian/sessions/")
             .and_then(|n| n.strip_suffix(".md"))

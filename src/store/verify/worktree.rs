@@ -8,7 +8,6 @@ use super::finding::{Finding, Kind};
 use super::history::changed_ids;
 use crate::records::{dayfile, ledger, line, paths};
 use crate::store::journal::Journal;
-use crate::store::tree::Trees;
 use crate::store::{Store, StoreError};
 use git2::Oid;
 use std::collections::HashSet;
@@ -16,13 +15,7 @@ use std::os::unix::fs::MetadataExt;
 
 /// Runs the working-tree check against the tip.
 pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<Vec<Finding>, StoreError> {
-    let tree = store.repo.find_commit(tip)?.tree_id();
-    let mut trees = Trees::new(&store.repo)?;
-    let committed: Vec<(String, Oid)> = trees
-        .files(tree)?
-        .into_iter()
-        .filter(|(p, _)| p.starts_with("_librarian/"))
-        .collect();
+    let committed = store.record_files(tip)?;
     let journalled = journal_lines(store);
     let mut findings = Vec::new();
     let known: HashSet<&str> = committed.iter().map(|(p, _)| p.as_str()).collect();
