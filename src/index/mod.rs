@@ -222,6 +222,23 @@ impl Index {
     }
 }
 
+#[cfg(test)]
+impl Index {
+    /// An index in memory over the vault at `root`, filled from it (tests).
+    pub(crate) fn in_memory(root: &Path) -> Index {
+        let mut conn = Connection::open_in_memory().expect("an in-memory database");
+        let tx = conn.transaction().expect("a transaction");
+        fill(&tx, root).expect("the index fills");
+        tx.commit().expect("the fill commits");
+        Index {
+            conn,
+            path: PathBuf::from(":memory:"),
+            root: root.to_path_buf(),
+            built: None,
+        }
+    }
+}
+
 /// Opens an existing index and checks it is ours, current, and for this vault.
 fn probe(path: &Path, ours: &str) -> Result<Probe, IndexError> {
     if !path.exists() {

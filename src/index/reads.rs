@@ -5,6 +5,10 @@ use super::identity::Candidate;
 use super::{Index, IndexError};
 use crate::records::{Entry, Step};
 use rusqlite::{params, OptionalExtension};
+use std::collections::HashSet;
+
+/// Group keys bound in one query: far below SQLite's limit on bound values.
+const KEYS_PER_QUERY: usize = 500;
 
 /// How a dead ref is bound in the projection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,8 +34,8 @@ impl Index {
             .query_row("SELECT EXISTS(SELECT 1 FROM entries)", [], |r| r.get(0))?)
     }
 
-    /// Entries matching the filters, newest first, for the first `groups` session groups (all
-    /// groups when `None`), with every matching step of those groups.
+    /// Entries matching the filters for the newest `groups` session groups (all groups when
+    /// `None`), with every matching step of those groups, in no particular order.
     pub fn recent_steps(
         &self,
         project_key: Option<&str>,
@@ -49,36 +53,57 @@ impl Index {
             filter.push_str(" AND day >= ?");
             values.push(c);
         }
-        let mut keys: Vec<String> = Vec::new();
-        {
-            let sql = format!(
-                "SELECT group_key FROM entries WHERE {filter} ORDER BY day DESC, time DESC"
-            );
-            let mut stmt = self.conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(rusqlite::params_from_iter(values.iter()))?;
-            while let Some(row) = rows.next()? {
-                let k: String = row.get(0)?;
-                if !keys.contains(&k) {
-                    keys.push(k);
-                    if groups.is_some_and(|g| keys.len() >= g) {
-                        break;
-                    }
-                }
+        let Some(groups) = groups else {
+            return self.steps_where(&filter, &values);
+        };
+        let keys = self.newest_groups(&filter, &values, groups)?;
+        let mut steps = Vec::new();
+        for chunk in keys.chunks(KEYS_PER_QUERY) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let mut bound = values.clone();
+            bound.extend(chunk.iter().map(String::as_str));
+            steps
+                .extend(self.steps_where(&format!("{filter} AND group_key IN ({marks})"), &bound)?);
+        }
+        Ok(steps)
+    }
+
+    /// The group keys of the newest `n` session groups among the entries matching `filter`:
+    /// reads entries newest first and stops at the `n`-th distinct key.
+    fn newest_groups(
+        &self,
+        filter: &str,
+        values: &[&str],
+        n: usize,
+    ) -> Result<Vec<String>, IndexError> {
+        let sql =
+            format!("SELECT group_key FROM entries WHERE {filter} ORDER BY day DESC, time DESC");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(values))?;
+        let mut seen = HashSet::new();
+        let mut keys = Vec::new();
+        while keys.len() < n {
+            let Some(row) = rows.next()? else { break };
+            let k: String = row.get(0)?;
+            if seen.insert(k.clone()) {
+                keys.push(k);
             }
         }
-        let sql = format!("SELECT day, json FROM entries WHERE {filter} AND group_key = ?");
+        Ok(keys)
+    }
+
+    /// Every entry matching `filter`, as steps (an entry whose JSON no longer parses is left out).
+    fn steps_where(&self, filter: &str, values: &[&str]) -> Result<Vec<Step>, IndexError> {
+        let sql = format!("SELECT day, json FROM entries WHERE {filter}");
         let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
         let mut steps = Vec::new();
-        for k in &keys {
-            let params = values.iter().copied().chain(std::iter::once(k.as_str()));
-            let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })?;
-            for row in rows {
-                let (day, json) = row?;
-                if let Ok(entry) = serde_json::from_str::<Entry>(&json) {
-                    steps.push(Step { day, entry });
-                }
+        for row in rows {
+            let (day, json) = row?;
+            if let Ok(entry) = serde_json::from_str::<Entry>(&json) {
+                steps.push(Step { day, entry });
             }
         }
         Ok(steps)

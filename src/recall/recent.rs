@@ -232,6 +232,61 @@ mod tests {
         assert_eq!(s[0].session_id.as_deref(), Some("A"));
     }
 
+    /// Writes `steps` as day files under `root`.
+    fn write_day_files(root: &std::path::Path, steps: &[Step]) {
+        let dir = root.join(crate::records::paths::SESSIONS_DIR);
+        std::fs::create_dir_all(&dir).unwrap();
+        for s in steps {
+            let path = dir.join(format!("{}.md", s.day));
+            let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+            let line = crate::records::line::render(&s.entry);
+            text.push_str(&crate::records::dayfile::append_bytes(
+                text.len() as u64,
+                true,
+                &s.day,
+                &line,
+            ));
+            std::fs::write(&path, text).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_index_answers_as_the_pipeline_over_every_step() {
+        let mut steps = Vec::new();
+        for i in 0..60_u32 {
+            let day = format!("2026-11-{:02}", 1 + i % 29);
+            let time = format!("{:02}:{:02}:00", i % 24, i % 60);
+            let sid = ["A", "B", "C", ""][(i % 4) as usize];
+            let project = [Some("Proj"), Some("proj "), Some("other"), None][(i % 3) as usize];
+            steps.push(step(&day, &time, (!sid.is_empty()).then_some(sid), project));
+        }
+        let t = tempfile::tempdir().unwrap();
+        write_day_files(t.path(), &steps);
+        let index = Index::in_memory(t.path());
+        let refs = &|r: &crate::records::NoteRef| r.path.clone();
+        for count in [None, Some(1), Some(2), Some(5), Some(100)] {
+            for project in [None, Some("PROJ"), Some("other"), Some("none")] {
+                for window_days in [None, Some(3), Some(40)] {
+                    for brief in [false, true] {
+                        let q = Query {
+                            window_days,
+                            count,
+                            project: project.map(Into::into),
+                            brief,
+                        };
+                        let indexed = from_index(&index, &q, now()).unwrap();
+                        let piped = recent(steps.clone(), &q, now());
+                        assert_eq!(
+                            crate::recall::render::cli(&indexed, refs),
+                            crate::recall::render::cli(&piped, refs),
+                            "{q:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn brief_keeps_first_and_last() {
         let steps = (0..5)
