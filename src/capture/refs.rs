@@ -6,12 +6,11 @@
 //! (`sha256:<hex>` and the git blob id). The client never supplies a hash; the file is read here,
 //! once, through directory handles that do not follow symlinks and never block on a FIFO.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Component, Path};
 
+use crate::fsx::{Dir, FsError};
 use crate::records::fingerprint;
-use rustix::fs::{Mode, OFlags};
 
 /// Cited files up to this size keep their bytes for a content-addressed copy in the record ref.
 pub const CITED_COPY_MAX_BYTES: u64 = 1024 * 1024;
@@ -174,36 +173,31 @@ fn confined_target(vault_root: &Path, path: &str) -> Result<Vec<String>, Rejecti
     Ok(segs)
 }
 
-/// Reads the file at `segs` below `root`, walking directory handles with `O_NOFOLLOW` so a
-/// component swapped for a symlink after canonicalisation is refused, and opening the file
-/// non-blocking so a component swapped for a FIFO cannot hang the hook.
+/// Reads the file at `segs` below `root` through [`Dir`] handles, which refuse a component
+/// swapped for a symlink after canonicalisation and open the file non-blocking, so a component
+/// swapped for a FIFO cannot hang the hook.
 fn read_beneath(root: &Path, segs: &[String]) -> Result<Vec<u8>, Rejection> {
-    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let mut dir = rustix::fs::open(root, dir_flags, Mode::empty()).map_err(errno)?;
     let Some((last, parents)) = segs.split_last() else {
         return Err(Rejection::NotAFile);
     };
-    for seg in parents {
-        let flags = dir_flags | OFlags::NOFOLLOW;
-        dir = rustix::fs::openat(&dir, seg.as_str(), flags, Mode::empty()).map_err(errno)?;
+    let gone = || Rejection::Unreadable("the file disappeared while it was read".into());
+    let dir = Dir::open(root)?
+        .open_dir(&parents.join("/"), false)?
+        .ok_or_else(gone)?;
+    dir.read(last)?.ok_or_else(gone)
+}
+
+impl From<FsError> for Rejection {
+    fn from(e: FsError) -> Self {
+        match e {
+            FsError::WrongKind(_) => Rejection::NotAFile,
+            other => Rejection::Unreadable(other.to_string()),
+        }
     }
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(&dir, last.as_str(), flags, Mode::empty()).map_err(errno)?;
-    let mut file = File::from(fd);
-    if !file.metadata().map_err(unreadable)?.is_file() {
-        return Err(Rejection::NotAFile);
-    }
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(unreadable)?;
-    Ok(bytes)
 }
 
 fn unreadable(e: io::Error) -> Rejection {
     Rejection::Unreadable(e.to_string())
-}
-
-fn errno(e: rustix::io::Errno) -> Rejection {
-    unreadable(io::Error::from(e))
 }
 
 #[cfg(test)]
@@ -411,13 +405,48 @@ mod tests {
             rustix::fs::CWD,
             root.join("pipe.md"),
             rustix::fs::FileType::Fifo,
-            Mode::from_raw_mode(0o600),
+            rustix::fs::Mode::from_raw_mode(0o600),
             0,
         )
         .unwrap();
         assert_eq!(one(&root, "pipe.md"), Err(Rejection::NotAFile));
         let _sock = std::os::unix::net::UnixListener::bind(root.join("sock")).unwrap();
         assert_eq!(one(&root, "sock"), Err(Rejection::NotAFile));
+    }
+
+    /// What a component swapped after canonicalisation meets: a symlinked file or directory is
+    /// refused, a FIFO is refused without blocking, a vanished file is unreadable.
+    #[test]
+    fn read_beneath_refuses_components_swapped_after_canonicalisation() {
+        let (_d, root) = vault();
+        let segs = |p: &str| p.split('/').map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            read_beneath(&root, &segs("Notes/a.md")),
+            Ok(b"alpha\n".to_vec())
+        );
+        symlink("Notes/a.md", root.join("link.md")).unwrap();
+        symlink("Notes", root.join("linkdir")).unwrap();
+        for p in ["link.md", "linkdir/a.md", "gone.md", "Notes/gone/a.md"] {
+            assert!(
+                matches!(read_beneath(&root, &segs(p)), Err(Rejection::Unreadable(_))),
+                "{p}"
+            );
+        }
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("Notes/pipe.md"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        for p in ["Notes/pipe.md", "Notes/sub", "Notes/a.md/x"] {
+            assert_eq!(
+                read_beneath(&root, &segs(p)),
+                Err(Rejection::NotAFile),
+                "{p}"
+            );
+        }
     }
 
     #[test]
