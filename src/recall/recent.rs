@@ -43,18 +43,15 @@ pub enum Recent {
     Sessions(Vec<Session>),
 }
 
-/// `recent` from the index: only the newest `count` session groups are read.
+/// `recent` from the index: the filters and the session cap are applied in SQL, so only the
+/// newest `count` session groups are read.
 pub fn from_index(index: &Index, q: &Query, now: Instant) -> Result<Recent, IndexError> {
     if !index.has_entries()? {
         return Ok(Recent::NothingRecorded);
     }
     let project = q.project.as_deref().map(project_key);
-    let cutoff = q.window_days.map(|n| now.plus_days(-i64::from(n)).day());
-    let steps = index.recent_steps(project.as_deref(), cutoff.as_deref(), q.count)?;
-    if steps.is_empty() {
-        return Ok(Recent::NothingInWindow.unless_empty(q));
-    }
-    Ok(recent(steps, q, now))
+    let steps = index.recent_steps(project.as_deref(), cutoff(q, now).as_deref(), q.count)?;
+    Ok(sessions(steps, q))
 }
 
 /// Applies the pipeline of anchor §8 to all steps.
@@ -62,18 +59,27 @@ pub fn recent(mut steps: Vec<Step>, q: &Query, now: Instant) -> Recent {
     if steps.is_empty() {
         return Recent::NothingRecorded.unless_empty(q);
     }
-    steps.sort_by(|a, b| (&b.day, &b.entry.time).cmp(&(&a.day, &a.entry.time)));
     if let Some(p) = q.project.as_deref() {
         let want = project_key(p);
         steps.retain(|s| s.entry.project().is_some_and(|ep| project_key(ep) == want));
     }
-    if let Some(n) = q.window_days {
-        let cutoff = now.plus_days(-i64::from(n)).day();
+    if let Some(cutoff) = cutoff(q, now) {
         steps.retain(|s| s.day >= cutoff);
     }
+    sessions(steps, q)
+}
+
+/// The first day a window keeps (N+1 calendar days, as the reference).
+fn cutoff(q: &Query, now: Instant) -> Option<String> {
+    q.window_days.map(|n| now.plus_days(-i64::from(n)).day())
+}
+
+/// Steps that passed the filters, as sessions newest first, capped and abbreviated.
+fn sessions(mut steps: Vec<Step>, q: &Query) -> Recent {
     if steps.is_empty() {
         return Recent::NothingInWindow.unless_empty(q);
     }
+    steps.sort_by(|a, b| (&b.day, &b.entry.time).cmp(&(&a.day, &a.entry.time)));
     let mut sessions = group(steps);
     if let Some(c) = q.count {
         sessions.truncate(c);
