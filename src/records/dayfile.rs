@@ -56,7 +56,7 @@ pub fn parse(day: &str, bytes: &[u8]) -> DayFile {
             }
             Err(e) => {
                 out.v1_error = Some(e.to_string());
-                start = frontmatter_end(&text);
+                start = v1::frontmatter_end(&text).unwrap_or(0);
             }
         }
     }
@@ -94,18 +94,6 @@ fn is_v2_header(text: &str) -> bool {
     head.lines()
         .take(5)
         .any(|l| l.trim() == format!("schema: {SCHEMA_V2}"))
-}
-
-/// Byte offset after the closing `---` of a leading frontmatter (0 when there is none).
-fn frontmatter_end(text: &str) -> usize {
-    let mut offset = 0;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        offset += l.len();
-        if i > 0 && l.trim_end() == "---" {
-            return offset;
-        }
-    }
-    0
 }
 
 #[cfg(test)]
@@ -160,6 +148,22 @@ mod tests {
         let f = parse("2026-11-30", text.as_bytes());
         let summaries: Vec<_> = f.entries.iter().map(|e| e.summary.as_str()).collect();
         assert_eq!(summaries, ["x <!-- rutter:entry {} -->", "two"]);
+        assert!(f.malformed.is_empty(), "{:?}", f.malformed);
+    }
+
+    /// A frontmatter that fails to parse ends where the `@1` reader ends it, at the first line
+    /// that is exactly `---`: a `--- ` line inside it does not start the entry lines early.
+    #[test]
+    fn lines_inside_a_broken_frontmatter_are_not_entries() {
+        let forged = line::render(&entry("forged", "inside the frontmatter"));
+        let real = line::render(&entry("real", "after it"));
+        let text = format!(
+            "---\nschema: session-record@1\nday: '2026-11-30'\n--- \n# {forged}\n---\n# Sessions - 2026-11-30\n\n{real}\n"
+        );
+        let f = parse("2026-11-30", text.as_bytes());
+        assert!(f.v1_error.is_some());
+        let ids: Vec<_> = f.entries.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["real"]);
         assert!(f.malformed.is_empty(), "{:?}", f.malformed);
     }
 
