@@ -4,7 +4,7 @@ use crate::records::{dayfile, paths, Entry};
 use crate::store::adopt::is_day_file;
 use crate::store::tree::Trees;
 use crate::store::verify::{Finding, Kind, Options};
-use crate::store::Store;
+use crate::store::{day_of, Store};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -223,11 +223,6 @@ fn working_day_files(store: &Store) -> Vec<String> {
         .collect();
     out.sort();
     out
-}
-
-fn day_of(path: &str) -> Option<&str> {
-    path.strip_prefix("_librarian/sessions/")
-        .and_then(|n| n.strip_suffix(".md"))
 }
 
 fn row(

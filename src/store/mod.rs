@@ -166,6 +166,13 @@ impl Store {
     }
 }
 
+/// The day of a day file's vault-relative path, `_librarian/sessions/<day>.md`.
+pub fn day_of(path: &str) -> Option<&str> {
+    path.strip_prefix(crate::records::paths::SESSIONS_DIR)?
+        .strip_prefix('/')?
+        .strip_suffix(".md")
+}
+
 /// Skips libgit2's re-hashing of every object it reads. The capture path reads only objects
 /// this tool or git wrote moments ago, and re-hashing the 150 KB sessions tree cost more than
 /// the rest of a capture; `git fsck` and `git rutter verify` still check every hash.
@@ -198,5 +205,21 @@ pub fn read_working(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, FsError> 
     match root.open_dir(dir, false)? {
         Some(d) => d.read(name),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::day_of;
+
+    #[test]
+    fn day_of_reads_day_file_paths_only() {
+        assert_eq!(
+            day_of("_librarian/sessions/2026-11-30.md"),
+            Some("2026-11-30")
+        );
+        assert_eq!(day_of("_librarian/sessions.md"), None);
+        assert_eq!(day_of("_librarian/note-identity.md"), None);
+        assert_eq!(day_of("_librarian/sessions/2026-11-30.txt"), None);
     }
 }

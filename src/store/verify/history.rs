@@ -7,7 +7,7 @@ use super::finding::{Finding, Kind};
 use crate::records::{dayfile, fingerprint, ledger};
 use crate::store::sign::SigCheck;
 use crate::store::tree::{Change, Trees};
-use crate::store::{Store, StoreError};
+use crate::store::{day_of, Store, StoreError};
 use git2::{Oid, Sort};
 
 /// Trees kept in memory while walking; forgotten every this many commits.
@@ -229,11 +229,7 @@ fn rewrites(ch: &Change, short: &str, old: &[u8], new: &[u8], cache: &VerifyCach
                 .map(|c| c[..c.len().min(7)].to_string())
                 .or(Some(short.to_string()));
             f.entry = Some(id);
-            f.day = ch
-                .path
-                .strip_prefix("_librarian/sessions/")
-                .and_then(|n| n.strip_suffix(".md"))
-                .map(str::to_string);
+            f.day = day_of(&ch.path).map(str::to_string);
             f
         })
         .collect();
@@ -340,10 +336,7 @@ pub fn changed_ids(path: &str, old: &[u8], new: &[u8]) -> Vec<String> {
             .map(|b| b.id)
             .collect();
     }
-    let Some(day) = path
-        .strip_prefix("_librarian/sessions/")
-        .and_then(|n| n.strip_suffix(".md"))
-    else {
+    let Some(day) = day_of(path) else {
         return vec![];
     };
     let now = dayfile::parse(day, new).entries;
@@ -373,10 +366,7 @@ pub fn ids(path: &str, bytes: &[u8], whole: bool) -> Vec<String> {
             .map(|b| b.id)
             .collect();
     }
-    let Some(day) = path
-        .strip_prefix("_librarian/sessions/")
-        .and_then(|n| n.strip_suffix(".md"))
-    else {
+    let Some(day) = day_of(path) else {
         return vec![];
     };
     let file = if whole {

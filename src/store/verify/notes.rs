@@ -5,7 +5,7 @@ use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use crate::records::{dayfile, fingerprint};
 use crate::store::tree::Trees;
-use crate::store::{Store, StoreError};
+use crate::store::{day_of, Store, StoreError};
 use git2::Oid;
 use std::collections::BTreeMap;
 
@@ -15,10 +15,7 @@ pub fn check(store: &Store, tip: Oid, _cache: &VerifyCache) -> Result<Vec<Findin
     let mut trees = Trees::new(&store.repo)?;
     let mut cited: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
     for (path, blob) in trees.files(tree, crate::records::paths::SESSIONS_DIR)? {
-        let Some(day) = path
-            .strip_prefix("_librarian/sessions/")
-            .and_then(|n| n.strip_suffix(".md"))
-        else {
+        let Some(day) = day_of(&path) else {
             continue;
         };
         let bytes = store.repo.find_blob(blob)?.content().to_vec();

@@ -8,7 +8,7 @@ use super::finding::{Finding, Kind};
 use super::history::changed_ids;
 use crate::records::{dayfile, ledger, line, paths};
 use crate::store::journal::Journal;
-use crate::store::{Store, StoreError};
+use crate::store::{day_of, Store, StoreError};
 use git2::Oid;
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
@@ -118,7 +118,7 @@ fn per_entry(
         .context_radius(1)
         .header("committed", "working tree")
         .to_string();
-    let day = day_of(path);
+    let day = day_of(path).map(str::to_string);
     let ids = changed_ids(path, committed, working);
     let mut out: Vec<Finding> = ids
         .iter()
@@ -175,7 +175,7 @@ fn extra(
         };
         f.path = Some(path.to_string());
         f.entry = id;
-        f.day = day_of(path);
+        f.day = day_of(path).map(str::to_string);
         out.push(f);
     }
     out
@@ -198,16 +198,10 @@ fn record_line_id(path: &str, l: &str) -> Option<String> {
 
 fn header_for(path: &str) -> String {
     match day_of(path) {
-        Some(day) => dayfile::header(&day),
+        Some(day) => dayfile::header(day),
         None if path == ledger::LEDGER_PATH => ledger::header(),
         None => String::new(),
     }
-}
-
-fn day_of(path: &str) -> Option<String> {
-    path.strip_prefix("_librarian/sessions/")
-        .and_then(|n| n.strip_suffix(".md"))
-        .map(str::to_string)
 }
 
 fn summary(store: &Store, path: &str, blob: Oid) -> String {
