@@ -45,53 +45,24 @@ pub struct NoteMeta {
 /// as gray-matter does. `path` only supplies the last-resort title.
 pub fn parse_note<'a>(path: &str, text: &'a str) -> (NoteMeta, &'a str) {
     let unbommed = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (fields, body) = match split_block(unbommed) {
-        Block::Absent => (Fields::default(), unbommed),
+    let (mut meta, body) = match split_block(unbommed) {
+        Block::Absent => (NoteMeta::default(), unbommed),
         Block::Present { yaml, body } => match block_fields(yaml) {
-            Some(fields) => (fields, body),
-            None => (Fields::default(), text),
+            Some(meta) => (meta, body),
+            None => (NoteMeta::default(), text),
         },
-        Block::Unterminated => (Fields::default(), text),
+        Block::Unterminated => (NoteMeta::default(), text),
     };
-    let Fields {
-        title,
-        note_type,
-        status,
-        created,
-        domain,
-        tags,
-    } = fields;
-    let title = if !title.is_empty() {
-        title
-    } else {
-        match first_heading(body) {
+    if meta.title.is_empty() {
+        meta.title = match first_heading(body) {
             Some(heading) if !heading.is_empty() => heading.to_owned(),
             _ => file_stem(path),
-        }
-    };
-    let meta = NoteMeta {
-        title,
-        note_type,
-        status,
-        created,
-        domain,
-        tags,
-    };
+        };
+    }
     (meta, body)
 }
 
-/// The frontmatter fields, stringified; `title` is empty when absent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Fields {
-    title: String,
-    note_type: String,
-    status: String,
-    created: String,
-    domain: String,
-    tags: String,
-}
-
-impl Fields {
+impl NoteMeta {
     /// The slot for a frontmatter key, if it is one of the indexed keys.
     fn slot(&mut self, key: &str) -> Option<&mut String> {
         match key {
@@ -144,10 +115,10 @@ fn is_delimiter(line: &str) -> bool {
     line.trim_end_matches([' ', '\t', '\r']) == "---"
 }
 
-/// The fields of a block, or `None` when the block is malformed.
-fn block_fields(yaml: &str) -> Option<Fields> {
+/// The fields of a block (`title` empty when absent), or `None` when the block is malformed.
+fn block_fields(yaml: &str) -> Option<NoteMeta> {
     if is_blank_yaml(yaml) {
-        return Some(Fields::default());
+        return Some(NoteMeta::default());
     }
     fast_fields(yaml).or_else(|| yaml_fields(yaml))
 }
@@ -180,8 +151,8 @@ enum FastValue<'a> {
 ///
 /// `None` means "not simple enough", never "malformed": the caller falls back
 /// to the YAML parser, which decides.
-fn fast_fields(yaml: &str) -> Option<Fields> {
-    let mut fields = Fields::default();
+fn fast_fields(yaml: &str) -> Option<NoteMeta> {
+    let mut fields = NoteMeta::default();
     let mut keys: Vec<&str> = Vec::with_capacity(8);
     for raw in yaml.split('\n') {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
@@ -302,7 +273,7 @@ fn days_in_month(year: i64, month: i64) -> i64 {
 // ---------------------------------------------------------------------------
 
 /// Parses the block with `yaml_serde`; `None` when it is not a YAML mapping.
-fn yaml_fields(yaml: &str) -> Option<Fields> {
+fn yaml_fields(yaml: &str) -> Option<NoteMeta> {
     let Value::Mapping(map) = yaml_serde::from_str::<Value>(yaml).ok()? else {
         return None;
     };
@@ -313,7 +284,7 @@ fn yaml_fields(yaml: &str) -> Option<Fields> {
     {
         return None;
     }
-    let mut fields = Fields::default();
+    let mut fields = NoteMeta::default();
     for key in ["title", "type", "status", "created", "domain", "tags"] {
         let Some(value) = map.get(key) else { continue };
         let text = if key == "tags" {
@@ -588,7 +559,7 @@ mod tests {
     }
 
     /// The fast path answers for `yaml` and agrees with the YAML parser.
-    fn assert_fast_agrees(yaml: &str) -> Fields {
+    fn assert_fast_agrees(yaml: &str) -> NoteMeta {
         let fast = fast_fields(yaml).unwrap_or_else(|| panic!("fast path refused {yaml:?}"));
         assert_eq!(Some(&fast), yaml_fields(yaml).as_ref(), "{yaml:?}");
         fast
