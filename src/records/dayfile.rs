@@ -89,11 +89,17 @@ pub fn parse_v2_tail(day: &str, bytes: &[u8]) -> DayFile {
     out
 }
 
+/// True when one of the first five lines, within the first 200 bytes, is
+/// `schema: session-record@2`.
 fn is_v2_header(text: &str) -> bool {
-    let head = &text[..text.len().min(200)];
-    head.lines()
+    let mut end = text.len().min(200);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end]
+        .lines()
         .take(5)
-        .any(|l| l.trim() == format!("schema: {SCHEMA_V2}"))
+        .any(|l| l.trim().strip_prefix("schema: ") == Some(SCHEMA_V2))
 }
 
 #[cfg(test)]
@@ -167,6 +173,20 @@ mod tests {
         assert!(f.malformed.is_empty(), "{:?}", f.malformed);
     }
 
+    /// The `@2` header check looks at the first 200 bytes; a character across that boundary
+    /// (an `@1` summary starts near byte 166) must not panic.
+    #[test]
+    fn a_character_across_the_header_window_is_read() {
+        let head = "---\ncollection: librarian.sessions\nschema: session-record@1\nday: '2026-11-30'\nsessions:\n  - id: 20261130T073141112Z\n    time: '2026-11-30T07:31:41.112Z'\n    summary: ";
+        let body = "\n    refs: []\nrefs: []\n---\n# Sessions - 2026-11-30\n\n- 07:31:41 - x\n";
+        for pad in 0..8 {
+            let summary = format!("{}{}", "a".repeat(200 - head.len() - 3 + pad), "日本語");
+            let f = parse("2026-11-30", format!("{head}{summary}{body}").as_bytes());
+            assert!(f.v1_error.is_none(), "{:?}", f.v1_error);
+            assert_eq!(f.entries[0].summary, summary);
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn any_bytes_parse_without_panic_and_appended_entries_are_read(
@@ -174,6 +194,7 @@ mod tests {
             summary in proptest::prelude::any::<String>(),
         ) {
             let _ = parse("2026-11-30", &junk);
+            let _ = parse("2026-11-30", &[b"---\n".as_slice(), &junk].concat());
             let ends = junk.last().is_none_or(|b| *b == b'\n');
             let mut text = junk.clone();
             let e = entry("X", &summary);
