@@ -1,7 +1,6 @@
 //! `git rutter log`: every record, newest first, with the commit that added it and its status.
 
 use crate::records::{dayfile, paths, Entry};
-use crate::store::adopt::is_day_file;
 use crate::store::tree::Trees;
 use crate::store::verify::{Finding, Kind, Options};
 use crate::store::{day_of, Store};
@@ -126,17 +125,16 @@ fn rows(
     };
     let mut trees = Trees::new(&store.repo)?;
     let mut out = Vec::new();
-    let mut committed_files = HashSet::new();
     let tree = store.repo.find_commit(tip)?.tree_id();
-    for (path, blob) in trees.files(tree, paths::SESSIONS_DIR)? {
-        let Some(d) = day_of(&path) else {
+    let committed_files = trees.files(tree, paths::SESSIONS_DIR)?;
+    for (path, blob) in &committed_files {
+        let Some(d) = day_of(path) else {
             continue;
         };
-        committed_files.insert(path.clone());
         if day.is_some_and(|want| want != d) {
             continue;
         }
-        let committed = dayfile::parse(d, store.repo.find_blob(blob)?.content()).entries;
+        let committed = dayfile::parse(d, store.repo.find_blob(*blob)?.content()).entries;
         let ids: HashSet<String> = committed.iter().map(|e| e.id.clone()).collect();
         let gone = gone_files.contains(&path.as_str());
         for e in committed {
@@ -145,11 +143,11 @@ fn rows(
                 .unwrap_or((if gone { "deleted" } else { "committed" }, None));
             out.push(row(e, d, s, added_by, diff));
         }
-        out.extend(uncommitted(store, &path, &ids, &mut status, added_by));
+        out.extend(uncommitted(store, path, &ids, &mut status, added_by));
     }
-    for path in working_day_files(store) {
-        let wanted = day_of(&path).is_some_and(|d| day.is_none_or(|want| want == d));
-        if wanted && !committed_files.contains(&path) {
+    let known: HashSet<&str> = committed_files.iter().map(|(p, _)| p.as_str()).collect();
+    for path in store.uncommitted_record_files(&known) {
+        if day_of(&path).is_some_and(|d| day.is_none_or(|want| want == d)) {
             out.extend(uncommitted(
                 store,
                 &path,
@@ -207,22 +205,6 @@ fn uncommitted(
             row(e, d, s, added_by, diff)
         })
         .collect()
-}
-
-/// Day files in the working tree (regular files named `YYYY-MM-DD.md`).
-fn working_day_files(store: &Store) -> Vec<String> {
-    let dir = store.root().join(paths::SESSIONS_DIR);
-    let mut out: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| is_day_file(n))
-        .map(|n| format!("{}/{n}", paths::SESSIONS_DIR))
-        .collect();
-    out.sort();
-    out
 }
 
 fn row(
