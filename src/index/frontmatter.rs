@@ -12,7 +12,7 @@
 //! small decimal integers, valid dates) and hands everything else to
 //! `yaml_serde`; tests hold the two paths to the same result.
 
-use crate::clock::{civil_from_days, day_number};
+use crate::clock::{civil_from_days, day_number, is_day};
 use crate::records::text::is_js_whitespace;
 use std::path::Path;
 
@@ -242,30 +242,8 @@ fn is_reserved(word: &str) -> bool {
 
 /// `YYYY-MM-DD` naming a real day in a year js-yaml keeps as written (≥ 100).
 fn is_valid_date(value: &str) -> bool {
-    let b = value.as_bytes();
-    let digits_at = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return false;
-    }
-    if !(digits_at(0..4) && digits_at(5..7) && digits_at(8..10)) {
-        return false;
-    }
-    let num = |range: std::ops::Range<usize>| {
-        b[range]
-            .iter()
-            .fold(0_i64, |acc, d| acc * 10 + i64::from(d - b'0'))
-    };
-    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
-    year >= 100 && (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month)
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    // `is_day` checked the ten ASCII bytes, so the year is `value[..4]`.
+    is_day(value) && &value[..4] >= "0100"
 }
 
 // ---------------------------------------------------------------------------
@@ -743,6 +721,10 @@ mod tests {
         assert_eq!(created("[2023-05-04]"), "");
         assert_fast_agrees("created: 2023-05-04\n");
         assert!(fast_fields("created: 2024-02-30\n").is_none());
+        assert!(fast_fields("created: 2023-02-29\n").is_none());
+        assert!(fast_fields("created: 0099-12-31\n").is_none());
+        assert_fast_agrees("created: 2024-02-29\n");
+        assert_fast_agrees("created: 0100-01-01\n");
     }
 
     #[test]
