@@ -30,15 +30,10 @@ fn each_session(r: &Recent, f: &dyn Fn(&Session) -> String) -> String {
 }
 
 fn cli_session(s: &Session, refs: RefText<'_>) -> String {
-    let proj = project_tag(s);
+    let proj = project_tag(s.project.as_deref());
     if s.steps.len() == 1 && s.total_steps == 1 {
         let step = &s.steps[0];
-        let mut out = format!(
-            "{} {}{proj} — {}",
-            step.day,
-            step.entry.hhmmss(),
-            step.entry.summary
-        );
+        let mut out = step_line(step, &proj);
         for r in &step.entry.refs {
             out.push_str(&format!("\n   refs: {}", refs(r)));
         }
@@ -55,12 +50,7 @@ fn cli_session(s: &Session, refs: RefText<'_>) -> String {
         s.total_steps
     );
     for step in &s.steps {
-        out.push_str(&format!(
-            "\n  · {} {} — {}",
-            step.day,
-            step.entry.hhmmss(),
-            step.entry.summary
-        ));
+        out.push_str(&format!("\n  · {}", step_line(step, "")));
         for r in &step.entry.refs {
             out.push_str(&format!("\n     refs: {}", refs(r)));
         }
@@ -81,7 +71,7 @@ fn tool_session(s: &Session, refs: RefText<'_>) -> String {
         format!(
             "{}{} — one session, first and last of {} steps — middle {} omitted (detail: brief):",
             span(s),
-            project_tag(s),
+            project_tag(s.project.as_deref()),
             s.total_steps,
             s.omitted
         )
@@ -89,7 +79,7 @@ fn tool_session(s: &Session, refs: RefText<'_>) -> String {
         format!(
             "{}{} — one session, {} steps, in order:",
             span(s),
-            project_tag(s),
+            project_tag(s.project.as_deref()),
             s.total_steps
         )
     };
@@ -102,17 +92,7 @@ fn tool_session(s: &Session, refs: RefText<'_>) -> String {
 }
 
 fn tool_step(step: &Step, refs: RefText<'_>) -> String {
-    let proj = step
-        .entry
-        .project()
-        .map(|p| format!(" [{p}]"))
-        .unwrap_or_default();
-    let mut out = format!(
-        "{} {}{proj} — {}",
-        step.day,
-        step.entry.hhmmss(),
-        step.entry.summary
-    );
+    let mut out = step_line(step, &project_tag(step.entry.project()));
     for (i, r) in step.entry.refs.iter().enumerate() {
         let lead = if i == 0 { "\n   refs: " } else { "\n         " };
         out.push_str(lead);
@@ -131,11 +111,19 @@ fn span(s: &Session) -> String {
     }
 }
 
-fn project_tag(s: &Session) -> String {
-    s.project
-        .as_deref()
-        .map(|p| format!(" [{p}]"))
-        .unwrap_or_default()
+/// ` [project]`, or nothing.
+fn project_tag(project: Option<&str>) -> String {
+    project.map(|p| format!(" [{p}]")).unwrap_or_default()
+}
+
+/// One step's line: `day time<tag> — summary`.
+fn step_line(step: &Step, tag: &str) -> String {
+    format!(
+        "{} {}{tag} — {}",
+        step.day,
+        step.entry.hhmmss(),
+        step.entry.summary
+    )
 }
 
 #[cfg(test)]
