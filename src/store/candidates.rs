@@ -28,15 +28,7 @@ impl Store {
         match history::rename_candidates(&self.repo, path, blob, cited_copy, Limits::default()) {
             Ok(found) => found
                 .into_iter()
-                .map(|c| {
-                    let text = c.describe();
-                    let evidence = text
-                        .strip_prefix(&format!("{} (", c.path))
-                        .and_then(|t| t.strip_suffix(')'))
-                        .unwrap_or(&text)
-                        .to_string();
-                    (c.path, evidence)
-                })
+                .map(|c| (c.path, c.evidence.describe()))
                 .collect(),
             Err(_) => vec![],
         }

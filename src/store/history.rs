@@ -42,6 +42,23 @@ pub enum Evidence {
 }
 
 impl Evidence {
+    /// e.g. `git: renamed in 1a2b3c4, edited`, `git: renamed in working tree`,
+    /// `git: similar to the cited copy, 72%`.
+    pub fn describe(&self) -> String {
+        let edited = |e: bool| if e { ", edited" } else { "" };
+        match self {
+            Evidence::Renamed { commit, edited: e } => {
+                format!("git: renamed in {commit}{}", edited(*e))
+            }
+            Evidence::WorkingTree { edited: e } => {
+                format!("git: renamed in working tree{}", edited(*e))
+            }
+            Evidence::SimilarToCitedCopy { score } => {
+                format!("git: similar to the cited copy, {score}%")
+            }
+        }
+    }
+
     /// Lower is stronger: Renamed > WorkingTree > SimilarToCitedCopy.
     fn rank(&self) -> u8 {
         match self {
@@ -60,21 +77,9 @@ pub struct GitCandidate {
 }
 
 impl GitCandidate {
-    /// e.g. `Notes/cadence-decision.md (git: renamed in 1a2b3c4, edited)`,
-    /// `X (git: renamed in working tree)`, `X (git: similar to the cited copy, 72%)`.
+    /// e.g. `Notes/cadence-decision.md (git: renamed in 1a2b3c4, edited)`.
     pub fn describe(&self) -> String {
-        let edited = |e: bool| if e { ", edited" } else { "" };
-        match &self.evidence {
-            Evidence::Renamed { commit, edited: e } => {
-                format!("{} (git: renamed in {commit}{})", self.path, edited(*e))
-            }
-            Evidence::WorkingTree { edited: e } => {
-                format!("{} (git: renamed in working tree{})", self.path, edited(*e))
-            }
-            Evidence::SimilarToCitedCopy { score } => {
-                format!("{} (git: similar to the cited copy, {score}%)", self.path)
-            }
-        }
+        format!("{} ({})", self.path, self.evidence.describe())
     }
 }
 
