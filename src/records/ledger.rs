@@ -16,7 +16,7 @@ use super::line::escape_json_text;
 use super::v1;
 
 /// The ledger's vault-relative path.
-pub const LEDGER_PATH: &str = "_librarian/note-identity.md";
+pub const LEDGER_PATH: &str = super::paths::IDENTITY_LEDGER;
 /// The schema name of ledgers this tool creates.
 pub const SCHEMA_V2: &str = "note-identity@2";
 /// The marker that opens the machine part of a binding line.
@@ -127,15 +127,10 @@ fn read_frontmatter(text: &str, out: &mut Ledger) -> usize {
     if !v1::has_frontmatter(text) {
         return 0;
     }
-    let Some(end) = v1::frontmatter_end(text) else {
+    let Some((yaml, end)) = v1::split_frontmatter(text) else {
         out.v1_error = Some("the frontmatter is not closed by a `---` line".into());
         return 0;
     };
-    let open = if text.starts_with("---\n") { 4 } else { 5 };
-    let yaml = text[..end]
-        .rfind("---")
-        .and_then(|close| text.get(open..close))
-        .unwrap_or("");
     match v1_bindings(yaml) {
         Ok(bindings) => {
             let start = v1_body_end(text, end, &bindings);

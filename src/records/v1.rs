@@ -86,7 +86,7 @@ pub fn parse_v1(text: &str) -> Result<V1File, V1Error> {
 
 /// The frontmatter text (between the delimiter lines, ending in its last `\n`) and the offset
 /// just after the closing `---` line. The block closes at the first line that is exactly `---`.
-fn split_frontmatter(text: &str) -> Option<(&str, usize)> {
+pub fn split_frontmatter(text: &str) -> Option<(&str, usize)> {
     let open = if text.starts_with("---\n") {
         4
     } else if text.starts_with("---\r\n") {
