@@ -98,7 +98,7 @@ fn capture_into(
     let cited = resolution
         .resolved
         .iter()
-        .filter(|r| r.bytes.is_some())
+        .filter(|r| r.copyable)
         .map(|r| (r.target.clone(), r.hash.clone()))
         .collect();
     let project = entry.project().map(str::to_string);

@@ -12,7 +12,8 @@ use std::path::{Component, Path};
 use crate::fsx::{Dir, FsError};
 use crate::records::fingerprint;
 
-/// Cited files up to this size keep their bytes for a content-addressed copy in the record ref.
+/// Cited files up to this size get a content-addressed copy in the record ref (the commit reads
+/// them again and keeps them only if their sha256 still matches).
 pub const CITED_COPY_MAX_BYTES: u64 = 1024 * 1024;
 
 /// One cited file that resolved inside the vault.
@@ -26,8 +27,8 @@ pub struct ResolvedRef {
     pub blob: String,
     /// The canonical vault-relative path of the file actually read, with `/` separators.
     pub target: String,
-    /// The raw bytes when they are at most [`CITED_COPY_MAX_BYTES`] long.
-    pub bytes: Option<Vec<u8>>,
+    /// The file is at most [`CITED_COPY_MAX_BYTES`] long, so the commit may keep a copy.
+    pub copyable: bool,
 }
 
 /// Why a raw ref was dropped from the entry.
@@ -132,13 +133,12 @@ fn resolve_one(vault_root: &Path, raw: &str) -> Result<ResolvedRef, Rejection> {
     }
     let target_segs = confined_target(vault_root, &path)?;
     let bytes = read_beneath(vault_root, &target_segs)?;
-    let keep = u64::try_from(bytes.len()).is_ok_and(|n| n <= CITED_COPY_MAX_BYTES);
     Ok(ResolvedRef {
         path,
         hash: fingerprint::sha256_ref(&bytes),
         blob: fingerprint::blob_id(&bytes),
         target: target_segs.join("/"),
-        bytes: keep.then_some(bytes),
+        copyable: u64::try_from(bytes.len()).is_ok_and(|n| n <= CITED_COPY_MAX_BYTES),
     })
 }
 
@@ -310,7 +310,7 @@ mod tests {
         );
         let blob = git2::Oid::hash_object(git2::ObjectType::Blob, b"alpha\n").unwrap();
         assert_eq!(r.blob, blob.to_string());
-        assert_eq!(r.bytes.as_deref(), Some(&b"alpha\n"[..]));
+        assert!(r.copyable);
     }
 
     #[test]
@@ -332,10 +332,9 @@ mod tests {
         assert_eq!(one(&root, "[[Note|alias]]").unwrap().path, "Note");
         assert_eq!(one(&root, "[[Note.md#heading]]").unwrap().path, "Note.md");
         assert_eq!(one(&root, "Note.md#heading").unwrap().path, "Note.md");
-        assert_eq!(
-            one(&root, "Note.md?x=1").unwrap().bytes.as_deref(),
-            Some(&b"note\n"[..])
-        );
+        let r = one(&root, "Note.md?x=1").unwrap();
+        assert_eq!(r.hash, fingerprint::sha256_ref(b"note\n"));
+        assert!(r.copyable);
     }
 
     #[test]
@@ -394,7 +393,8 @@ mod tests {
             std::fs::write(root.join(name), name).unwrap();
             let r = one(&root, name).unwrap();
             assert_eq!(r.path, name);
-            assert_eq!(r.bytes.as_deref(), Some(name.as_bytes()));
+            assert_eq!(r.hash, fingerprint::sha256_ref(name.as_bytes()));
+            assert!(r.copyable);
         }
     }
 
@@ -450,19 +450,18 @@ mod tests {
     }
 
     #[test]
-    fn large_file_has_no_bytes_but_fingerprints() {
+    fn large_file_is_fingerprinted_but_not_copyable() {
         let (_d, root) = vault();
         let big = vec![b'x'; usize::try_from(CITED_COPY_MAX_BYTES).unwrap() + 1];
         std::fs::write(root.join("big.bin"), &big).unwrap();
         let r = one(&root, "big.bin").unwrap();
-        assert_eq!(r.bytes, None);
+        assert!(!r.copyable);
         assert_eq!(r.hash, fingerprint::sha256_ref(&big));
         let exact = &big[..big.len() - 1];
         std::fs::write(root.join("exact.bin"), exact).unwrap();
-        assert_eq!(
-            one(&root, "exact.bin").unwrap().bytes.as_deref(),
-            Some(exact)
-        );
+        let r = one(&root, "exact.bin").unwrap();
+        assert_eq!(r.hash, fingerprint::sha256_ref(exact));
+        assert!(r.copyable);
     }
 
     #[test]
