@@ -6,15 +6,35 @@ use super::{Index, IndexError};
 use rusqlite::OptionalExtension;
 use serde::Serialize;
 
-/// One search hit.
+/// What the index shows of a note besides its text: shared by search hits and get-note.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Hit {
+pub struct NoteHead {
     pub path: String,
     pub title: String,
     #[serde(rename = "type")]
     pub note_type: String,
     pub status: String,
     pub created: String,
+}
+
+impl NoteHead {
+    /// The columns a query lists first: `path, title, type, status, created`.
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NoteHead> {
+        Ok(NoteHead {
+            path: r.get(0)?,
+            title: r.get(1)?,
+            note_type: r.get(2)?,
+            status: r.get(3)?,
+            created: r.get(4)?,
+        })
+    }
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    #[serde(flatten)]
+    pub head: NoteHead,
     pub snippet: String,
 }
 
@@ -29,12 +49,8 @@ pub struct Filters {
 /// One note as the index holds it (get-note).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Note {
-    pub path: String,
-    pub title: String,
-    #[serde(rename = "type")]
-    pub note_type: String,
-    pub status: String,
-    pub created: String,
+    #[serde(flatten)]
+    pub head: NoteHead,
     pub body: String,
 }
 
@@ -86,11 +102,7 @@ impl Index {
         let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
             let snippet: String = r.get(5)?;
             Ok(Hit {
-                path: r.get(0)?,
-                title: r.get(1)?,
-                note_type: r.get(2)?,
-                status: r.get(3)?,
-                created: r.get(4)?,
+                head: NoteHead::from_row(r)?,
                 snippet: snippet.split_whitespace().collect::<Vec<_>>().join(" "),
             })
         })?;
@@ -106,11 +118,7 @@ impl Index {
         let note = stmt
             .query_row([path], |r| {
                 Ok(Note {
-                    path: r.get(0)?,
-                    title: r.get(1)?,
-                    note_type: r.get(2)?,
-                    status: r.get(3)?,
-                    created: r.get(4)?,
+                    head: NoteHead::from_row(r)?,
                     body: r.get(5)?,
                 })
             })
@@ -122,6 +130,35 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hits_and_notes_serialise_flat_in_column_order() {
+        let head = NoteHead {
+            path: "a.md".into(),
+            title: "A".into(),
+            note_type: "note".into(),
+            status: "draft".into(),
+            created: "2026-11-30".into(),
+        };
+        let hit = Hit {
+            head: head.clone(),
+            snippet: "«a»".into(),
+        };
+        let note = Note {
+            head,
+            body: "text".into(),
+        };
+        let fields =
+            r#""path":"a.md","title":"A","type":"note","status":"draft","created":"2026-11-30""#;
+        assert_eq!(
+            serde_json::to_string(&hit).unwrap(),
+            format!(r#"{{{fields},"snippet":"«a»"}}"#)
+        );
+        assert_eq!(
+            serde_json::to_string(&note).unwrap(),
+            format!(r#"{{{fields},"body":"text"}}"#)
+        );
+    }
 
     #[test]
     fn queries_are_quoted_and_terms() {

@@ -4,7 +4,7 @@
 
 use crate::index::identity::Candidate;
 use crate::index::reads::Engagement;
-use crate::index::search::{Filters, Hit, Note};
+use crate::index::search::{Filters, Hit, Note, NoteHead};
 use crate::index::{Index, IndexError};
 use serde::Serialize;
 
@@ -52,11 +52,11 @@ fn enrich(index: &Index, hits: Vec<Hit>) -> Result<Vec<Enriched>, IndexError> {
     hits.into_iter()
         .map(|hit| {
             let engagement = index
-                .engagement(&hit.path)?
+                .engagement(&hit.head.path)?
                 .map(|Engagement { day, summary }| EngagementView { date: day, summary });
-            let conflicts = index.conflicts_for(&hit.path)?;
+            let conflicts = index.conflicts_for(&hit.head.path)?;
             let unresolved = index
-                .unresolved_naming(&hit.path)?
+                .unresolved_naming(&hit.head.path)?
                 .into_iter()
                 .map(|(from, candidates)| Unresolved { from, candidates })
                 .collect();
@@ -89,12 +89,12 @@ pub fn render(query: &str, results: &[Enriched]) -> String {
 }
 
 fn render_one(n: usize, r: &Enriched) -> String {
-    let h = &r.hit;
+    let h = &r.hit.head;
     let mut out = format!("{n}. {}", h.title);
-    if let Some(b) = badges(&h.note_type, &h.status, &h.created) {
+    if let Some(b) = badges(h) {
         out.push_str(&format!(" — {b}"));
     }
-    out.push_str(&format!("\n   {}\n   {}", h.path, h.snippet));
+    out.push_str(&format!("\n   {}\n   {}", h.path, r.hit.snippet));
     if let Some(e) = &r.engagement {
         out.push_str(&format!(
             "\n   ↩ prior engagement {}: \"{}\"",
@@ -118,8 +118,12 @@ fn render_one(n: usize, r: &Enriched) -> String {
 }
 
 /// `type · status · created` without the empty ones; `None` when all are empty.
-fn badges(t: &str, s: &str, c: &str) -> Option<String> {
-    let parts: Vec<&str> = [t, s, c].into_iter().filter(|p| !p.is_empty()).collect();
+fn badges(h: &NoteHead) -> Option<String> {
+    let parts: Vec<&str> = [&h.note_type, &h.status, &h.created]
+        .into_iter()
+        .map(String::as_str)
+        .filter(|p| !p.is_empty())
+        .collect();
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
@@ -128,10 +132,10 @@ pub fn render_note(requested: &str, note: Option<&Note>) -> String {
     let Some(n) = note else {
         return format!("Note not found: {requested}");
     };
-    let mut out = format!("# {}\n", n.title);
-    if let Some(b) = badges(&n.note_type, &n.status, &n.created) {
+    let mut out = format!("# {}\n", n.head.title);
+    if let Some(b) = badges(&n.head) {
         out.push_str(&format!("{b}\n"));
     }
-    out.push_str(&format!("{}\n\n---\n\n{}", n.path, n.body));
+    out.push_str(&format!("{}\n\n---\n\n{}", n.head.path, n.body));
     out
 }
