@@ -29,25 +29,59 @@ pub struct Args {
 
 /// Runs the demo.
 pub fn run(args: Args) -> anyhow::Result<i32> {
-    let _temp;
-    let dir = match args.dir {
-        Some(d) => {
-            std::fs::create_dir_all(&d)?;
-            anyhow::ensure!(
-                std::fs::read_dir(&d)?.next().is_none(),
-                "{} is not empty; pick an empty or new directory",
-                d.display()
-            );
-            d.canonicalize()?
-        }
-        None => {
-            _temp = tempfile::Builder::new().prefix("rutter-demo-").tempdir()?;
-            _temp.path().canonicalize()?
-        }
-    };
-    let vault = dir.join("vault");
+    let place = Place::new(args.dir)?;
+    let vault = place.dir.join("vault");
+    capture_steps(&place.dir, &vault)?;
+    recall_steps(&vault)?;
+    println!();
+    if place.kept() {
+        let vault = vault.display();
+        println!("The demo vault is in {vault}. Try: git rutter --vault {vault} recent");
+    } else {
+        println!("Done. The temporary demo directory has been removed; run `git rutter demo DIR` to keep one.");
+    }
+    Ok(super::EXIT_OK)
+}
+
+/// Where the demo runs: DIR, kept afterwards, or a temporary directory removed on drop.
+struct Place {
+    dir: PathBuf,
+    temp: Option<tempfile::TempDir>,
+}
+
+impl Place {
+    /// DIR (created when missing, refused unless empty), else a new temporary directory.
+    fn new(dir: Option<PathBuf>) -> anyhow::Result<Place> {
+        let Some(d) = dir else {
+            let temp = tempfile::Builder::new().prefix("rutter-demo-").tempdir()?;
+            let dir = temp.path().canonicalize()?;
+            return Ok(Place {
+                dir,
+                temp: Some(temp),
+            });
+        };
+        std::fs::create_dir_all(&d)?;
+        anyhow::ensure!(
+            std::fs::read_dir(&d)?.next().is_none(),
+            "{} is not empty; pick an empty or new directory",
+            d.display()
+        );
+        Ok(Place {
+            dir: d.canonicalize()?,
+            temp: None,
+        })
+    }
+
+    /// Whether the directory outlives the demo (it was given as DIR).
+    fn kept(&self) -> bool {
+        self.temp.is_none()
+    }
+}
+
+/// Steps 1 to 4: the vault, `init`, a capture through the Stop hook, and the same hook again.
+fn capture_steps(dir: &Path, vault: &Path) -> anyhow::Result<()> {
     step(1, "A notes vault with two notes, kept in git.")?;
-    make_vault(&vault)?;
+    make_vault(vault)?;
     show(&format!(
         "{}/Notes/reader-survey.md and Notes/publishing-cadence.md",
         vault.display()
@@ -56,64 +90,41 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         2,
         "`git rutter init` creates refs/rutter/records, the record chain beside your branches.",
     )?;
-    let (_, report) = setup::init(&vault, clock::now())?;
+    let (_, report) = setup::init(vault, clock::now())?;
     show(&format!("refs/rutter/records -> {}", &report.tip[..12]))?;
     step(
         3,
         "A Claude Code session ends its reply with a directive line; the Stop hook captures it.",
     )?;
-    let transcript = write_transcript(&dir)?;
-    let stderr = hook(&vault, &transcript, &dir)?;
-    show(stderr.trim_end())?;
-    show_day_file(&vault)?;
+    let transcript = write_transcript(dir)?;
+    show(hook(vault, &transcript, dir)?.trim_end())?;
+    show_day_file(vault)?;
     step(
         4,
         "The Stop hook fires again after the next turn: the same line is not recorded twice.",
     )?;
-    show(
-        hook(&vault, &transcript, &dir)?
-            .lines()
-            .next()
-            .unwrap_or(""),
-    )?;
+    show(hook(vault, &transcript, dir)?.lines().next().unwrap_or(""))
+}
+
+/// Steps 5 to 9: the notes renamed, `reindex`, `recent`, the record log and the stored line.
+fn recall_steps(vault: &Path) -> anyhow::Result<()> {
     step(5, "Outside any session, the survey note is renamed unedited, and the options note is edited and renamed; both committed.")?;
-    rename_notes(&vault)?;
+    rename_notes(vault)?;
     show("Notes/reader-survey.md      -> Research/reader-survey-autumn.md (same bytes)\nNotes/publishing-cadence.md -> Notes/cadence-decision.md (one line added)")?;
     step(6, "`git rutter reindex`: the identity pass binds the unedited rename by its exact hash; git's rename detection offers the edited one as a candidate, never binding it.")?;
-    show(&own(&vault, &["reindex"])?)?;
+    show(&own(vault, &["reindex"])?)?;
     step(
         7,
         "`git rutter recent`: the decision comes back with its date, project and cited notes.",
     )?;
-    show(&own(&vault, &["recent"])?)?;
+    show(&own(vault, &["recent"])?)?;
     step(
         8,
         "`git log refs/rutter/records`: one commit per capture or binding, each only adding lines.",
     )?;
-    show(&git_log(&vault))?;
+    show(&git_log(vault))?;
     step(9, "The stored line is never rewritten: the committed day file still cites the paths as they were.")?;
-    show(&committed_refs(&vault)?)?;
-    finish(&dir, _temp_kept(&vault, &dir))
-}
-
-fn _temp_kept(_vault: &Path, dir: &Path) -> bool {
-    !dir.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("rutter-demo-"))
-}
-
-fn finish(dir: &Path, kept: bool) -> anyhow::Result<i32> {
-    println!();
-    if kept {
-        println!(
-            "The demo vault is in {}/vault. Try: git rutter --vault {}/vault recent",
-            dir.display(),
-            dir.display()
-        );
-    } else {
-        println!("Done. The temporary demo directory has been removed; run `git rutter demo DIR` to keep one.");
-    }
-    Ok(super::EXIT_OK)
+    show(&committed_refs(vault)?)
 }
 
 fn step(n: u32, text: &str) -> anyhow::Result<()> {
@@ -294,4 +305,23 @@ fn libgit2_log(vault: &Path) -> anyhow::Result<String> {
         ));
     }
     Ok(out.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_given_dir_is_kept_whatever_its_name() {
+        let t = tempfile::tempdir().unwrap();
+        let given = Place::new(Some(t.path().join("rutter-demo-mine"))).unwrap();
+        assert!(given.kept() && given.dir.is_dir());
+        std::fs::write(given.dir.join("x"), "").unwrap();
+        assert!(Place::new(Some(given.dir.clone())).is_err(), "not empty");
+        let temp = Place::new(None).unwrap();
+        let dir = temp.dir.clone();
+        assert!(!temp.kept() && dir.is_dir());
+        drop(temp);
+        assert!(!dir.exists(), "the temporary directory is removed");
+    }
 }
