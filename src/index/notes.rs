@@ -197,11 +197,13 @@ impl<'t> Upsert<'t> {
 }
 
 /// Reads one note without following a symlink at its last component; `None` when unreadable.
+/// Non-blocking open: a FIFO swapped in since the walk must not stall the refresh (as in
+/// `fsx::Dir::read`).
 fn read_note(root: &Path, path: &str) -> Option<NoteRow> {
-    let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(nofollow)
+        .custom_flags(flags.bits() as i32)
         .open(root.join(path))
         .ok()?;
     let meta = file.metadata().ok()?;
@@ -222,4 +224,28 @@ fn read_note(root: &Path, path: &str) -> Option<NoteRow> {
         sha256: fingerprint::sha256_ref(&bytes),
         blob: fingerprint::blob_id(&bytes),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::fs::{FileType, Mode, CWD};
+    use std::time::Duration;
+
+    #[test]
+    fn a_fifo_under_a_note_name_is_skipped_without_blocking() {
+        let t = tempfile::tempdir().unwrap();
+        rustix::fs::mknodat(
+            CWD,
+            t.path().join("swapped.md"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let root = t.path().to_path_buf();
+        let (send, recv) = std::sync::mpsc::channel();
+        std::thread::spawn(move || send.send(read_note(&root, "swapped.md").is_none()));
+        assert_eq!(recv.recv_timeout(Duration::from_secs(5)), Ok(true));
+    }
 }
