@@ -16,7 +16,9 @@ pub mod write;
 use crate::records::{Entry, NoteRef};
 use crate::vault::{self, Vault};
 use directive::{Directive, DirectiveScan};
-use std::path::PathBuf;
+use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use transcript::TranscriptScan;
 
 const P: &str = "[librarian-capture]";
@@ -162,6 +164,23 @@ fn find_directive(
             None
         }
     }
+}
+
+/// Opens a file the hook was pointed at (a transcript, a git metadata file) for reading, following
+/// symlinks, only if it is a regular file, and never blocks on a FIFO: the type is checked before
+/// opening, the open is non-blocking, and the type is checked again on the open handle.
+/// `Ok(None)` when it is not a regular file.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<Option<(File, u64)>> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Ok(None);
+    }
+    let nonblock = rustix::fs::OFlags::NONBLOCK.bits() as std::ffi::c_int;
+    let file = File::options()
+        .read(true)
+        .custom_flags(nonblock)
+        .open(path)?;
+    let meta = file.metadata()?;
+    Ok(meta.is_file().then_some((file, meta.len())))
 }
 
 fn report(

@@ -108,39 +108,17 @@ fn scan_file(path: &Path, budget: u64) -> Result<(TranscriptScan, u64), Transcri
     Ok((scan, walk.bytes_read))
 }
 
-/// Opens `path` (following symlinks) only if it is a regular file, without ever blocking on a
-/// FIFO: the type is checked before opening, the open is non-blocking, and the type is checked
-/// again on the open handle.
+/// Opens the transcript with [`super::open_regular`]; its length comes with it.
 fn open_regular(path: &Path) -> Result<(File, u64), TranscriptError> {
     let shown = || path.display().to_string();
-    let read_err = |source| TranscriptError::Read {
-        path: shown(),
-        source,
-    };
-    if !std::fs::metadata(path).map_err(read_err)?.is_file() {
-        return Err(TranscriptError::NotAFile(shown()));
+    match super::open_regular(path) {
+        Ok(Some(opened)) => Ok(opened),
+        Ok(None) => Err(TranscriptError::NotAFile(shown())),
+        Err(source) => Err(TranscriptError::Read {
+            path: shown(),
+            source,
+        }),
     }
-    let file = open_nonblocking(path).map_err(read_err)?;
-    let meta = file.metadata().map_err(read_err)?;
-    if !meta.is_file() {
-        return Err(TranscriptError::NotAFile(shown()));
-    }
-    Ok((file, meta.len()))
-}
-
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let nonblock = rustix::fs::OFlags::NONBLOCK.bits() as std::ffi::c_int;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nonblock)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
-    File::open(path)
 }
 
 /// One line's verdict; cheap unless the line holds the directive tag (`needle` finds it).

@@ -5,9 +5,7 @@
 //! and fragment from the remote URL before it is stored. Provenance never blocks a capture: every
 //! failure here degrades to "less provenance", never to an error.
 
-use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::capture::sanitize::{inert_line, PROVENANCE_MAX_CHARS};
@@ -177,20 +175,11 @@ fn origin_in_config(text: &str) -> Option<String> {
     None
 }
 
-/// Reads a regular file of at most 256 KiB as (lossy) UTF-8; `None` on any failure. Opened
-/// non-blocking so a FIFO swapped in after the type check cannot hang the hook.
+/// Reads a regular file of at most 256 KiB as (lossy) UTF-8; `None` on any failure. Opened with
+/// [`super::open_regular`], so a FIFO swapped in after the type check cannot hang the hook.
 fn read_small(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_GIT_FILE_BYTES {
-        return None;
-    }
-    let nonblock = i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).ok()?;
-    let file = File::options()
-        .read(true)
-        .custom_flags(nonblock)
-        .open(path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
+    let (file, len) = super::open_regular(path).ok()??;
+    if len > MAX_GIT_FILE_BYTES {
         return None;
     }
     let mut bytes = Vec::new();
