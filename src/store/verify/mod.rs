@@ -64,7 +64,7 @@ impl Store {
             .findings
             .extend(worktree::check(self, tip, &mut cache)?);
         if opts.notes {
-            report.findings.extend(notes::check(self, tip, &cache)?);
+            report.findings.extend(notes::check(self, tip)?);
         }
         let acks = finding::read_acks(self.root());
         for f in &mut report.findings {

@@ -1,7 +1,6 @@
 //! `verify --notes`: cited notes changed in place since capture (same path, another sha256),
 //! each with a diff against the copy kept in `cited/` when there is one.
 
-use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use crate::records::{dayfile, fingerprint};
 use crate::store::tree::Trees;
@@ -10,7 +9,7 @@ use git2::Oid;
 use std::collections::BTreeMap;
 
 /// Checks every cited `(path, hash)` of the committed day files.
-pub fn check(store: &Store, tip: Oid, _cache: &VerifyCache) -> Result<Vec<Finding>, StoreError> {
+pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
     let tree = store.repo.find_commit(tip)?.tree_id();
     let mut trees = Trees::new(&store.repo)?;
     let mut cited: BTreeMap<(String, String), (String, String)> = BTreeMap::new();

@@ -23,7 +23,7 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<Vec<Fin
         let bytes = store.working(&path).unwrap_or_default();
         let header = header_for(&path);
         let rest = bytes.strip_prefix(header.as_bytes()).unwrap_or(&bytes);
-        findings.extend(extra(&path, rest, &journalled, cache));
+        findings.extend(extra(&path, rest, &journalled));
     }
     for (path, blob) in committed {
         findings.extend(file(store, &path, blob, &journalled, cache)?);
@@ -31,6 +31,8 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<Vec<Fin
     Ok(findings)
 }
 
+/// Checks one committed record file; a file found identical to its committed bytes is
+/// remembered by size, mtime and blob, and skipped on the next run while those hold.
 fn file(
     store: &Store,
     path: &str,
@@ -38,28 +40,18 @@ fn file(
     journalled: &HashSet<String>,
     cache: &mut VerifyCache,
 ) -> Result<Vec<Finding>, StoreError> {
-    let at = |kind: Kind, what: &str, detail: String| {
-        let mut f = Finding::new(kind, path, what, detail);
-        f.path = Some(path.to_string());
-        f
-    };
     let meta = match std::fs::symlink_metadata(store.root().join(path)) {
         Err(_) => {
-            return Ok(vec![at(
-                Kind::Deleted,
-                "file",
-                format!(
-                    "{path} is committed but missing from the working tree ({})",
-                    summary(store, path, blob)
-                ),
-            )])
+            let detail = format!(
+                "{path} is committed but missing from the working tree ({})",
+                summary(store, path, blob)
+            );
+            return Ok(vec![whole_file(Kind::Deleted, path, detail)]);
         }
         Ok(m) if !m.file_type().is_file() => {
-            return Ok(vec![at(
-                Kind::Symlink,
-                "file",
-                format!("{path} was replaced by a symlink or something that is not a regular file"),
-            )])
+            let detail =
+                format!("{path} was replaced by a symlink or something that is not a regular file");
+            return Ok(vec![whole_file(Kind::Symlink, path, detail)]);
         }
         Ok(m) => m,
     };
@@ -71,33 +63,29 @@ fn file(
     if cache.files.get(path) == Some(&stamp) {
         return Ok(vec![]);
     }
-    let committed = store.repo.find_blob(blob)?.content().to_vec();
+    let committed = store.repo.find_blob(blob)?;
+    let committed = committed.content();
     let working = store.working(path).unwrap_or_default();
-    let found = if working.starts_with(&committed) {
-        extra(path, &working[committed.len()..], journalled, cache)
-    } else if committed.starts_with(&working) {
-        per_entry(
-            Kind::Truncated,
-            path,
-            &committed,
-            &working,
-            cache,
-            "lost its tail after commit",
-        )
-    } else {
-        per_entry(
-            Kind::Edited,
-            path,
-            &committed,
-            &working,
-            cache,
-            "was edited after commit",
-        )
-    };
-    if found.iter().all(|f| f.kind == Kind::Pending) && working.len() == committed.len() {
+    if working == committed {
         cache.files.insert(path.to_string(), stamp);
+        return Ok(vec![]);
     }
-    Ok(found)
+    Ok(if working.starts_with(committed) {
+        extra(path, &working[committed.len()..], journalled)
+    } else if committed.starts_with(&working) {
+        let what = "lost its tail after commit";
+        per_entry(Kind::Truncated, path, committed, &working, cache, what)
+    } else {
+        let what = "was edited after commit";
+        per_entry(Kind::Edited, path, committed, &working, cache, what)
+    })
+}
+
+/// A finding about the file `path` as a whole.
+fn whole_file(kind: Kind, path: &str, detail: String) -> Finding {
+    let mut f = Finding::new(kind, path, "file", detail);
+    f.path = Some(path.to_string());
+    f
 }
 
 /// One finding per entry the change touched (or one for the file), with the line diff.
@@ -136,8 +124,7 @@ fn per_entry(
         })
         .collect();
     if out.is_empty() {
-        let mut f = Finding::new(kind, path, "file", format!("{path} {what}"));
-        f.path = Some(path.to_string());
+        let mut f = whole_file(kind, path, format!("{path} {what}"));
         f.day = day;
         f.diff = Some(diff);
         out.push(f);
@@ -146,12 +133,7 @@ fn per_entry(
 }
 
 /// Classifies bytes after the committed ones: complete record lines are pending.
-fn extra(
-    path: &str,
-    bytes: &[u8],
-    journalled: &HashSet<String>,
-    _cache: &VerifyCache,
-) -> Vec<Finding> {
+fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding> {
     let text = String::from_utf8_lossy(bytes);
     let mut out = Vec::new();
     let mut rest = text.as_ref();
