@@ -6,6 +6,7 @@ use crate::index::identity::exists_in_vault;
 use crate::index::{Index, IndexError};
 use crate::records::{fingerprint, NoteRef};
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 
 /// Files larger than this are not re-hashed to detect a change in place.
 const MAX_HASHED: u64 = 8 * 1024 * 1024;
@@ -43,17 +44,49 @@ pub fn candidate_list(c: &[crate::index::identity::Candidate]) -> String {
         .join(", ")
 }
 
-/// The sha256 of the file at `path` now (read without following a final symlink).
+/// The sha256 of the file at `path` now, through symlinks as capture hashed it (the caller
+/// checked with `exists_in_vault` that it resolves inside the vault). The open does not block
+/// (a FIFO is not a file) and the size check uses the open file's own metadata.
 fn current_hash(index: &Index, path: &str) -> Option<String> {
-    let full = index.root().join(path);
-    let meta = std::fs::metadata(&full).ok()?;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(index.root().join(path))
+        .ok()?;
+    let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_HASHED {
         return None;
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(&full)
-        .ok()?
-        .read_to_end(&mut bytes)
-        .ok()?;
+    file.read_to_end(&mut bytes).ok()?;
     Some(fingerprint::sha256_ref(&bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::fs::{FileType, Mode, CWD};
+
+    #[test]
+    fn a_note_edited_in_place_reads_as_changed_and_a_fifo_is_never_read() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a.md"), "now\n").unwrap();
+        rustix::fs::mknodat(
+            CWD,
+            t.path().join("f.md"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let index = Index::in_memory(t.path());
+        let shown = |path: &str, hash: &str| describe(&index, &NoteRef::new(path, hash, None));
+        let now = fingerprint::sha256_ref(b"now\n");
+        assert_eq!(shown("a.md", &now).unwrap(), format!("a.md@{now}"));
+        assert_eq!(
+            shown("a.md", "sha256:00").unwrap(),
+            "a.md@sha256:00 (changed since capture)"
+        );
+        assert_eq!(shown("f.md", "sha256:00").unwrap(), "f.md@sha256:00");
+    }
 }
