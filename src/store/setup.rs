@@ -1,7 +1,7 @@
 //! `init`: make the vault a repository if needed, create or adopt the record ref, materialise
 //! records a clone lacks, and keep `_librarian/` out of the user's `git status` (DESIGN §3).
 
-use super::{adopt::Adoption, tree::Trees, Store, StoreError, RECORDS_REF};
+use super::{adopt::Adoption, Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::lock::{self, Lock};
@@ -62,31 +62,24 @@ pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError>
     Ok((v, report))
 }
 
-/// Writes record files present in the ref but missing locally; never overwrites a file.
+/// Writes record files present in the ref but missing locally, in path order; never overwrites
+/// a file.
 fn materialise(store: &Store, tip: git2::Oid, report: &mut InitReport) -> Result<(), StoreError> {
-    let tree = store.repo.find_commit(tip)?.tree()?;
     let root = Dir::open(store.root())?;
-    let mut trees = Trees::new(&store.repo)?;
-    let mut paths = Vec::new();
-    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
-        if dir.starts_with("_librarian/") && entry.kind() == Some(git2::ObjectType::Blob) {
-            paths.push(format!("{dir}{}", entry.name().unwrap_or_default()));
-        }
-        git2::TreeWalkResult::Ok
-    })?;
-    for path in paths {
-        let Some(committed) = trees.blob_at(tree.id(), &path)? else {
-            continue;
-        };
+    let mut files = store.record_files(tip)?;
+    files.sort();
+    for (path, blob) in files {
+        let committed = store.repo.find_blob(blob)?;
+        let committed = committed.content();
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
         let Some(d) = root.open_dir(dir, true)? else {
             continue;
         };
         match d.read(name) {
-            Ok(Some(local)) if local.starts_with(&committed) => {}
+            Ok(Some(local)) if local.starts_with(committed) => {}
             Ok(Some(_)) | Err(_) => report.differing.push(path),
             Ok(None) => {
-                if d.create_new(name, &committed)? {
+                if d.create_new(name, committed)? {
                     report.materialised.push(path);
                 }
             }
