@@ -12,6 +12,7 @@ use crate::store::append::append_line;
 use crate::store::journal::{Journal, PendingAppend, RecordKind};
 use crate::store::Store;
 use crate::vault::Vault;
+use memchr::memmem;
 use std::path::PathBuf;
 
 /// An entry ready to be written; `id` and `time` are set under the lock.
@@ -110,8 +111,8 @@ fn append_entry(
         }
         Err(e) => return Err(e.into()),
     };
-    stamp(&mut entry, now, &sessions);
     let file = format!("{}.md", now.day());
+    stamp(&mut entry, now, &sessions, &file);
     let mut cache = DedupeCache::load(&state, locked.then_some(&sessions), &file);
     if cache.seen(&entry) {
         written.duplicate = true;
@@ -142,17 +143,14 @@ fn append_entry(
     Ok(written)
 }
 
-/// Sets the entry's time and a vault-unique id (a `-N` suffix when the millisecond is taken).
-fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir) {
+/// Sets the entry's time and a vault-unique id (a `-N` suffix when the millisecond is taken in
+/// the last 64 KiB of the day file `file`).
+fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir, file: &str) {
     entry.time = now.iso();
     let base = now.compact();
-    let tail = sessions
-        .read(&format!("{}.md", now.day()))
-        .ok()
-        .flatten()
-        .map(|b| String::from_utf8_lossy(&b[b.len().saturating_sub(64 * 1024)..]).into_owned())
-        .unwrap_or_default();
-    let taken = |id: &str| tail.contains(&format!("\"id\":\"{id}\""));
+    let bytes = sessions.read(file).ok().flatten().unwrap_or_default();
+    let tail = &bytes[bytes.len().saturating_sub(64 * 1024)..];
+    let taken = |id: &str| memmem::find(tail, format!("\"id\":\"{id}\"").as_bytes()).is_some();
     entry.id = base.clone();
     let mut n = 2;
     while taken(&entry.id) {
@@ -238,4 +236,46 @@ fn write_aside(
     written.entry_id = entry.id;
     written.aside = Some((dir.join(file), why));
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamp_suffixes_an_id_taken_in_the_last_64_kib() {
+        let t = tempfile::tempdir().unwrap();
+        let sessions = Dir::open(t.path()).unwrap();
+        let now = Instant(1_796_023_901_112);
+        let file = format!("{}.md", now.day());
+        let base = now.compact();
+        let stamped = |bytes: &[u8]| {
+            std::fs::write(t.path().join(&file), bytes).unwrap();
+            let mut entry = Entry {
+                id: String::new(),
+                session_id: None,
+                time: String::new(),
+                summary: "s".into(),
+                refs: vec![],
+                workspace: None,
+                client: None,
+                extra: Default::default(),
+            };
+            stamp(&mut entry, now, &sessions, &file);
+            assert_eq!(entry.time, now.iso());
+            entry.id
+        };
+        let taken = |id: &str| format!("x {{\"id\":\"{id}\",\"time\":\"t\"}} -->\n");
+        assert_eq!(stamped(b""), base);
+        let two = format!("{}\u{e9}\n{}", taken(&base), taken(&format!("{base}-2")));
+        assert_eq!(stamped(two.as_bytes()), format!("{base}-3"));
+        // Invalid UTF-8 around the id does not hide it.
+        let mut raw = vec![0xff, 0xc3];
+        raw.extend(taken(&base).bytes());
+        raw.push(0xe2);
+        assert_eq!(stamped(&raw), format!("{base}-2"));
+        // An id before the last 64 KiB is not looked at.
+        let old = format!("{}{}", taken(&base), "\n".repeat(64 * 1024));
+        assert_eq!(stamped(old.as_bytes()), base);
+    }
 }
