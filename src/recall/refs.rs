@@ -33,6 +33,11 @@ pub fn describe(index: &Index, r: &NoteRef) -> Result<String, IndexError> {
     ))
 }
 
+/// [`describe`], or the bare `path@hash` when the index cannot be read: a ref is always shown.
+pub fn shown(index: &Index, r: &NoteRef) -> String {
+    describe(index, r).unwrap_or_else(|_| format!("{}@{}", r.path, r.hash))
+}
+
 /// `a, b (git: …)` or `none`.
 pub fn candidate_list(c: &[crate::index::identity::Candidate]) -> String {
     if c.is_empty() {

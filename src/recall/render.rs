@@ -13,7 +13,7 @@ pub fn empty_state(r: &Recent) -> Option<String> {
     }
 }
 
-/// How a ref is shown; recall passes [`super::refs::describe`] over the index.
+/// How a ref is shown; recall passes [`super::refs::shown`] over the index.
 pub type RefText<'a> = &'a dyn Fn(&NoteRef) -> String;
 
 /// Terminal rendering: sessions separated by a blank line.

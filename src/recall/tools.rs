@@ -175,9 +175,7 @@ pub fn recent_query(args: &Map<String, Value>) -> Result<Query, ArgError> {
 /// `librarian-recent`'s text for a validated query.
 pub fn recent(index: &Index, q: &Query) -> Result<String, IndexError> {
     let result = recent::from_index(index, q, crate::clock::now())?;
-    let shown =
-        |r: &NoteRef| refs::describe(index, r).unwrap_or_else(|_| format!("{}@{}", r.path, r.hash));
-    Ok(render::tool(&result, &shown))
+    Ok(render::tool(&result, &|r: &NoteRef| refs::shown(index, r)))
 }
 
 #[cfg(test)]
