@@ -41,13 +41,10 @@ impl Store {
 
     /// The kept copy `cited/<aa>/<sha256>` in the record ref, if any.
     fn cited_copy(&self, sha256: &str) -> Option<Oid> {
-        let hex = sha256.strip_prefix("sha256:")?;
+        let path = super::cited_path(sha256)?;
         let tip = self.tip().ok()??;
         let tree = self.repo.find_commit(tip).ok()?.tree_id();
-        let (oid, is_dir) = Trees::new(&self.repo)
-            .ok()?
-            .entry(tree, &format!("cited/{}/{hex}", hex.get(..2)?))
-            .ok()??;
+        let (oid, is_dir) = Trees::new(&self.repo).ok()?.entry(tree, &path).ok()??;
         (!is_dir).then_some(oid)
     }
 

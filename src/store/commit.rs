@@ -165,10 +165,10 @@ impl Store {
         }
         let mut edits = Vec::new();
         for (target, hash) in fresh.iter().flat_map(|a| a.cited.iter()) {
-            let Some(hex) = hash.strip_prefix("sha256:").filter(|h| h.len() == 64) else {
+            let hex = hash.strip_prefix("sha256:").filter(|h| h.len() == 64);
+            let (Some(hex), Some(path)) = (hex, super::cited_path(hash)) else {
                 continue;
             };
-            let path = format!("cited/{}/{}", &hex[..2], hex);
             if trees.entry(base, &path)?.is_some() || edits.iter().any(|(p, _)| p == &path) {
                 continue;
             }

@@ -173,6 +173,13 @@ pub fn day_of(path: &str) -> Option<&str> {
         .strip_suffix(".md")
 }
 
+/// Where the record ref keeps the bytes of a note cited as `sha256:<hex>`: `cited/<aa>/<hex>`,
+/// `<aa>` the first two hex digits (spec/ref-layout.md).
+pub fn cited_path(sha256: &str) -> Option<String> {
+    let hex = sha256.strip_prefix("sha256:")?;
+    Some(format!("cited/{}/{hex}", hex.get(..2)?))
+}
+
 /// Skips libgit2's re-hashing of every object it reads. The capture path reads only objects
 /// this tool or git wrote moments ago, and re-hashing the 150 KB sessions tree cost more than
 /// the rest of a capture; `git fsck` and `git rutter verify` still check every hash.
@@ -210,7 +217,17 @@ pub fn read_working(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, FsError> 
 
 #[cfg(test)]
 mod tests {
-    use super::day_of;
+    use super::{cited_path, day_of};
+
+    #[test]
+    fn cited_copies_sit_under_their_first_two_hex_digits() {
+        assert_eq!(
+            cited_path("sha256:abcdef").as_deref(),
+            Some("cited/ab/abcdef")
+        );
+        assert_eq!(cited_path("abcdef"), None);
+        assert_eq!(cited_path("sha256:a"), None);
+    }
 
     #[test]
     fn day_of_reads_day_file_paths_only() {

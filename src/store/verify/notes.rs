@@ -4,7 +4,7 @@
 use super::finding::{Finding, Kind};
 use crate::records::{dayfile, fingerprint};
 use crate::store::tree::Trees;
-use crate::store::{day_of, Store, StoreError};
+use crate::store::{cited_path, day_of, Store, StoreError};
 use git2::Oid;
 use std::collections::BTreeMap;
 
@@ -60,11 +60,7 @@ pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
 }
 
 fn kept_copy(store: &Store, trees: &mut Trees<'_>, tree: Oid, hash: &str) -> Option<Vec<u8>> {
-    let hex = hash.strip_prefix("sha256:")?;
-    let (oid, false) = trees
-        .entry(tree, &format!("cited/{}/{hex}", hex.get(..2)?))
-        .ok()??
-    else {
+    let (oid, false) = trees.entry(tree, &cited_path(hash)?).ok()?? else {
         return None;
     };
     Some(store.repo.find_blob(oid).ok()?.content().to_vec())
