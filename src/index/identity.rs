@@ -36,15 +36,21 @@ impl Candidate {
     }
 }
 
+/// A dead ref bound to a current note: the binding's target, how it was detected and when,
+/// and for a confirmed binding the current note that now carries the cited hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoundTo {
+    pub to: String,
+    pub detected: String,
+    pub ts: String,
+    pub conflict: Option<String>,
+}
+
 /// What the pass decided for one dead ref.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
-    Bound {
-        to: String,
-        detected: String,
-        ts: String,
-        conflict: Option<String>,
-    },
+    /// Bound by the ledger's latest binding.
+    Bound(BoundTo),
     /// A new exact-hash binding to append to the ledger, then bound.
     Bind {
         to: String,
@@ -77,11 +83,13 @@ fn rank(b: &Binding) -> (bool, &str) {
 
 /// Decides each dead ref from its exact candidates and the latest binding (anchor §11).
 pub fn resolve(exact: &[String], latest: Option<&Binding>) -> Resolution {
-    let bound = |b: &Binding, conflict: Option<String>| Resolution::Bound {
-        to: b.to.clone(),
-        detected: b.detected.clone(),
-        ts: b.ts.clone(),
-        conflict,
+    let bound = |b: &Binding, conflict: Option<String>| {
+        Resolution::Bound(BoundTo {
+            to: b.to.clone(),
+            detected: b.detected.clone(),
+            ts: b.ts.clone(),
+            conflict,
+        })
     };
     match (exact, latest) {
         ([only], Some(b)) if &b.to == only => bound(b, None),
@@ -223,12 +231,7 @@ impl Index {
 /// A dead ref's final state in the projection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Projected {
-    Bound {
-        to: String,
-        detected: String,
-        ts: String,
-        conflict: Option<String>,
-    },
+    Bound(BoundTo),
     Unresolved(Vec<Candidate>),
 }
 
@@ -238,17 +241,12 @@ fn insert_projected(
     p: &Projected,
 ) -> Result<(), rusqlite::Error> {
     match p {
-        Projected::Bound {
-            to,
-            detected,
-            ts,
-            conflict,
-        } => {
+        Projected::Bound(b) => {
             tx.prepare_cached("INSERT OR REPLACE INTO identity_bindings(from_path, hash, to_path, detected, ts) VALUES (?1, ?2, ?3, ?4, ?5)")?
-                .execute(params![d.from, d.hash, to, detected, ts])?;
-            if let Some(c) = conflict {
+                .execute(params![d.from, d.hash, b.to, b.detected, b.ts])?;
+            if let Some(c) = &b.conflict {
                 tx.prepare_cached("INSERT OR REPLACE INTO identity_conflicts(from_path, hash, confirmed_to, detected_to) VALUES (?1, ?2, ?3, ?4)")?
-                    .execute(params![d.from, d.hash, to, c])?;
+                    .execute(params![d.from, d.hash, b.to, c])?;
             }
         }
         Projected::Unresolved(cands) => {
@@ -305,11 +303,11 @@ mod tests {
         let auto = b("new.md", "exact-hash", "1");
         assert!(matches!(
             resolve(&one, Some(&auto)),
-            Resolution::Bound { conflict: None, .. }
+            Resolution::Bound(BoundTo { conflict: None, .. })
         ));
         let confirmed = b("mine.md", "confirmed", "2");
         assert!(
-            matches!(resolve(&one, Some(&confirmed)), Resolution::Bound { ref to, conflict: Some(ref c), .. } if to == "mine.md" && c == "new.md")
+            matches!(resolve(&one, Some(&confirmed)), Resolution::Bound(BoundTo { ref to, conflict: Some(ref c), .. }) if to == "mine.md" && c == "new.md")
         );
         let other_auto = b("old-target.md", "exact-hash", "1");
         assert_eq!(
@@ -325,7 +323,7 @@ mod tests {
         );
         assert!(matches!(
             resolve(&two, Some(&confirmed)),
-            Resolution::Bound { .. }
+            Resolution::Bound(_)
         ));
         assert_eq!(resolve(&[], None), Resolution::Unresolved { exact: vec![] });
     }

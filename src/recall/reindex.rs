@@ -6,7 +6,7 @@
 use crate::clock::{self, Instant};
 use crate::fsx::Dir;
 use crate::index::entries::EntriesRefresh;
-use crate::index::identity::{self, Candidate, DeadRef, Projected, Resolution};
+use crate::index::identity::{self, BoundTo, Candidate, DeadRef, Projected, Resolution};
 use crate::index::notes;
 use crate::index::{Index, IndexError};
 use crate::lock::Lock;
@@ -135,7 +135,7 @@ pub fn identity_pass(vault: &Vault, index: &mut Index) -> Result<IdentityReport,
     report.dead = rows.len();
     report.bound = rows
         .iter()
-        .filter(|(_, p)| matches!(p, Projected::Bound { .. }))
+        .filter(|(_, p)| matches!(p, Projected::Bound(_)))
         .count();
     report.unresolved = report.dead - report.bound;
     index.write_projection(&rows)?;
@@ -154,23 +154,13 @@ fn project(
     let mut rows = Vec::with_capacity(decided.len());
     for (d, res) in decided {
         let p = match res {
-            Resolution::Bound {
-                to,
-                detected,
-                ts,
-                conflict,
-            } => Projected::Bound {
-                to,
-                detected,
-                ts,
-                conflict,
-            },
-            Resolution::Bind { to } => Projected::Bound {
+            Resolution::Bound(b) => Projected::Bound(b),
+            Resolution::Bind { to } => Projected::Bound(BoundTo {
                 to,
                 detected: "exact-hash".into(),
                 ts: now.iso(),
                 conflict: None,
-            },
+            }),
             Resolution::Unresolved { exact } => {
                 let mut cands: Vec<Candidate> = exact
                     .into_iter()
