@@ -56,7 +56,7 @@ pub fn compose(
     }
     Composed {
         bytes,
-        diverged: !fresh.is_empty(),
+        diverged: true,
         already_committed,
     }
 }
@@ -91,7 +91,7 @@ fn contains_line(text: &[u8], line: &[u8]) -> bool {
         return false;
     }
     let mut start = 0;
-    while let Some(pos) = find(&text[start..], line) {
+    while let Some(pos) = memchr::memmem::find(&text[start..], line) {
         let at = start + pos;
         let before_ok = at == 0 || text[at - 1] == b'\n';
         let after = at + line.len();
@@ -101,10 +101,6 @@ fn contains_line(text: &[u8], line: &[u8]) -> bool {
         start = at + 1;
     }
     false
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]
