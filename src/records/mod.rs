@@ -1,4 +1,6 @@
-//! The record model and its text formats: entry lines (`@2`), day files (`@1` read, `@2` append).
+//! The record model and its text formats: entry lines (`@2`), day files (`@1` read, `@2` append),
+//! the identity ledger (`@1` read, `@2` append), the fingerprints a ref carries, and the text
+//! helpers they share.
 
 pub mod dayfile;
 pub mod entry;
