@@ -77,7 +77,7 @@ impl Store {
             cache.verified_tip = Some(tip.to_string());
         }
         cache.save(self.state_dir());
-        report.added_by = cache.entries.clone();
+        report.added_by = cache.entries;
         Ok(report)
     }
 }
