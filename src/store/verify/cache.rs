@@ -41,11 +41,13 @@ impl VerifyCache {
             return VerifyCache::default();
         }
         if let Ok(text) = std::fs::read_to_string(dir.join("entries")) {
-            c.entries = text
-                .lines()
-                .filter_map(|l| l.split_once(' '))
-                .map(|(a, b)| (a.to_string(), b.to_string()))
-                .collect();
+            // Sized up front: tens of thousands of entries, rehashed a dozen times otherwise.
+            c.entries = HashMap::with_capacity(memchr::memchr_iter(b'\n', text.as_bytes()).count());
+            c.entries.extend(
+                text.lines()
+                    .filter_map(|l| l.split_once(' '))
+                    .map(|(a, b)| (a.to_string(), b.to_string())),
+            );
         }
         if let Ok(text) = std::fs::read_to_string(dir.join("files")) {
             c.files = text.lines().filter_map(parse_file_line).collect();
