@@ -2,7 +2,7 @@
 //! committed record bytes (appending is fine), and a git-CLI transaction may not rewind or
 //! delete `refs/rutter/records`. `git rutter install-git-hooks` installs the hooks that call them.
 
-use super::RECORDS_REF;
+use super::{records_tip, RECORDS_REF};
 use crate::records::line;
 use git2::{Delta, ErrorCode, Oid, Repository};
 use std::path::Path;
@@ -20,15 +20,6 @@ pub enum Verdict {
     Warn(String),
     /// Refused, with the message to print.
     Refuse(String),
-}
-
-/// The tip of the record ref, if it exists.
-fn records_tip(repo: &Repository) -> Result<Option<Oid>, git2::Error> {
-    match repo.refname_to_id(RECORDS_REF) {
-        Ok(oid) => Ok(Some(oid)),
-        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
 }
 
 /// Refuses a commit whose staged `_librarian/` files change committed record bytes. `repo`

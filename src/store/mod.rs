@@ -82,11 +82,7 @@ impl Store {
 
     /// The ref's current tip, if the ref exists.
     pub fn tip(&self) -> Result<Option<Oid>, StoreError> {
-        match self.repo.refname_to_id(RECORDS_REF) {
-            Ok(oid) => Ok(Some(oid)),
-            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+        Ok(records_tip(&self.repo)?)
     }
 
     /// The committed bytes of a vault-relative record path at the tip.
@@ -163,6 +159,15 @@ impl Store {
             Err(_) => ("rutter".to_string(), "rutter@localhost".to_string()),
         };
         Ok(git2::Signature::new(&name, &email, &time)?)
+    }
+}
+
+/// The tip of `refs/rutter/records` in `repo`, if the ref exists.
+pub fn records_tip(repo: &Repository) -> Result<Option<Oid>, git2::Error> {
+    match repo.refname_to_id(RECORDS_REF) {
+        Ok(oid) => Ok(Some(oid)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
 }
 

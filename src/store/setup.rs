@@ -1,7 +1,7 @@
 //! `init`: make the vault a repository if needed, create or adopt the record ref, materialise
 //! records a clone lacks, and keep `_librarian/` out of the user's `git status` (DESIGN §3).
 
-use super::{adopt::Adoption, Store, StoreError, RECORDS_REF};
+use super::{adopt::Adoption, Store, StoreError};
 use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::lock::{self, Lock};
@@ -128,9 +128,4 @@ fn tracks_overlay(repo: &git2::Repository) -> bool {
         .map(|i| i.iter().any(|e| e.path.starts_with(b"_librarian/")))
         .unwrap_or(false);
     in_head || in_index
-}
-
-/// Whether the repository has the record ref.
-pub fn has_records(repo: &git2::Repository) -> bool {
-    repo.find_reference(RECORDS_REF).is_ok()
 }
