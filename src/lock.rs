@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 /// How long a capture waits for the lock before it falls back to the pending journal.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
+/// How long a command run by hand (`init`, `commit`, `restore`, `verify --ack`) waits for it.
+pub const INTERACTIVE_WAIT: Duration = Duration::from_secs(10);
 
 /// A held lock; released on drop.
 #[derive(Debug)]

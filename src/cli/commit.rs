@@ -31,7 +31,7 @@ pub struct Args {
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let _lock = Lock::acquire(store.state_dir(), lock::DEFAULT_WAIT * 5)?;
+    let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
     let journal = Journal::open(store.state_dir())?;
     let sign = args.sign || (store.sign_wanted() && !args.no_sign);
     let out = store.commit_pending(&journal, clock::now(), sign)?;

@@ -27,7 +27,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     }
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let _lock = Lock::acquire(store.state_dir(), crate::recall::reindex::LOCK_WAIT)?;
+    let _lock = Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT)?;
     let done = store.restore(args.day.as_deref(), clock::now())?;
     if done.is_empty() {
         super::print("nothing to restore: every committed record file is intact")?;

@@ -84,7 +84,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
 }
 
 fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
-    let _lock = Lock::acquire(store.state_dir(), crate::recall::reindex::LOCK_WAIT)?;
+    let _lock = Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT)?;
     let now = clock::now();
     let line = finding::ack_line(&now.iso(), id, reason);
     let overlay = crate::fsx::Dir::open(store.root())?

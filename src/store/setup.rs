@@ -43,7 +43,7 @@ pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError>
         v = vault::open(&v.root, VaultSource::Flag)?;
     }
     let store = Store::open(&v)?;
-    let _lock = Lock::acquire(store.state_dir(), lock::DEFAULT_WAIT * 5)?;
+    let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
     store.configure_reflog()?;
     let Adoption {
         tip,
