@@ -94,15 +94,29 @@ impl Dir {
 
     /// Opens `name` for appending (creating it), refusing a symlink or a non-regular file.
     pub fn open_append(&self, name: &str) -> Result<AppendFile, FsError> {
+        self.open_append_with(name, OFlags::CREATE)?
+            .ok_or_else(|| FsError::WrongKind(self.path.join(name)))
+    }
+
+    /// Opens `name` for appending if it exists (`Ok(None)` if not), refusing a symlink or a
+    /// non-regular file.
+    pub fn open_append_existing(&self, name: &str) -> Result<Option<AppendFile>, FsError> {
+        self.open_append_with(name, OFlags::empty())
+    }
+
+    fn open_append_with(&self, name: &str, create: OFlags) -> Result<Option<AppendFile>, FsError> {
         let path = self.path.join(name);
         let flags = OFlags::RDWR
             | OFlags::APPEND
-            | OFlags::CREATE
+            | create
             | OFlags::NOFOLLOW
             | OFlags::CLOEXEC
             | OFlags::NONBLOCK;
-        let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
-            .map_err(|e| classify(self, name, &path, e))?;
+        let fd = match rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644)) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) if create.is_empty() => return Ok(None),
+            Err(e) => return Err(classify(self, name, &path, e)),
+        };
         let st = rfs::fstat(&fd).map_err(|e| io_err(&path, e))?;
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return Err(FsError::WrongKind(path));
@@ -113,12 +127,30 @@ impl Dir {
             || rustix::io::pread(&fd, &mut last, len - 1)
                 .map(|n| n == 1 && last[0] == b'\n')
                 .unwrap_or(false);
-        Ok(AppendFile {
+        Ok(Some(AppendFile {
             file: File::from(fd),
             len,
             ends_with_newline,
             path,
-        })
+        }))
+    }
+
+    /// Publishes `name` holding `bytes` whole, only if it does not exist yet: written to a
+    /// temporary file, then hard-linked into place, so no reader or concurrent writer ever sees
+    /// it partly written. `Ok(false)` when `name` already existed.
+    pub fn publish_new(&self, name: &str, bytes: &[u8]) -> Result<bool, FsError> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = format!(".{name}.new-{}-{n}", std::process::id());
+        let path = self.path.join(name);
+        self.write_atomic(&tmp, bytes)?;
+        let linked = rfs::linkat(&self.fd, tmp.as_str(), &self.fd, name, AtFlags::empty());
+        self.remove(&tmp)?;
+        match linked {
+            Ok(()) => Ok(true),
+            Err(rustix::io::Errno::EXIST) => Ok(false),
+            Err(e) => Err(io_err(&path, e)),
+        }
     }
 
     /// Reads `name` whole without following a symlink; `Ok(None)` when it does not exist.
@@ -267,5 +299,34 @@ mod tests {
         assert_eq!((f.len, f.ends_with_newline), (3, false));
         assert_eq!(d.read("x").unwrap().unwrap(), b"abc");
         assert_eq!(d.read("missing").unwrap(), None);
+        assert!(d.open_append_existing("missing").unwrap().is_none());
+        assert!(!d.list().unwrap().contains(&"missing".to_string()));
+        assert_eq!(d.open_append_existing("x").unwrap().unwrap().len, 3);
+    }
+
+    #[test]
+    fn publish_new_writes_once_and_whole() {
+        let t = tempfile::tempdir().unwrap();
+        let d = Dir::open(t.path()).unwrap();
+        assert!(d.publish_new("day.md", b"header\n").unwrap());
+        assert!(!d.publish_new("day.md", b"other header\n").unwrap());
+        assert_eq!(d.read("day.md").unwrap().unwrap(), b"header\n");
+        assert_eq!(d.list().unwrap(), ["day.md"], "no temporary file is left");
+        // Racing publishers: exactly one wins, and the file holds one whole header.
+        let winners: usize = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let d = Dir::open(t.path()).unwrap();
+                    s.spawn(move || d.publish_new("race.md", format!("h{i}\n").as_bytes()))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| usize::from(h.join().unwrap().unwrap()))
+                .sum()
+        });
+        assert_eq!(winners, 1);
+        let text = d.read("race.md").unwrap().unwrap();
+        assert_eq!(text.len(), 3, "{text:?}");
     }
 }

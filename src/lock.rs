@@ -14,6 +14,19 @@ pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
 /// How long a command run by hand (`init`, `commit`, `restore`, `verify --ack`) waits for it.
 pub const INTERACTIVE_WAIT: Duration = Duration::from_secs(10);
 
+/// Environment variable that sets a capture's lock wait in milliseconds, in debug builds only
+/// (stress tests on a loaded machine); release builds always wait [`DEFAULT_WAIT`].
+pub const WAIT_ENV: &str = "RUTTER_LOCK_WAIT_MS";
+
+/// How long a capture waits for the lock: [`DEFAULT_WAIT`], or `RUTTER_LOCK_WAIT_MS` in a
+/// debug build.
+pub fn capture_wait() -> Duration {
+    let pinned = cfg!(debug_assertions)
+        .then(|| std::env::var(WAIT_ENV).ok()?.parse().ok())
+        .flatten();
+    pinned.map_or(DEFAULT_WAIT, Duration::from_millis)
+}
+
 /// A held lock; released on drop.
 #[derive(Debug)]
 pub struct Lock {

@@ -51,7 +51,7 @@ pub enum WriteError {
 pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
     crate::store::skip_read_verification();
     let state = vault.state_dir();
-    let (guard, lock_problem) = match Lock::acquire(&state, lock::DEFAULT_WAIT) {
+    let (guard, lock_problem) = match Lock::acquire(&state, lock::capture_wait()) {
         Ok(g) => (Some(g), None),
         Err(e) => (None, Some(e.to_string())),
     };
@@ -112,7 +112,7 @@ fn append_entry(
         Err(e) => return Err(e.into()),
     };
     let file = format!("{}.md", now.day());
-    stamp(&mut entry, now, &sessions, &file);
+    stamp(&mut entry, now, &sessions, &file, locked);
     let mut cache = DedupeCache::load(&state, locked.then_some(&sessions), &file);
     if cache.seen(&entry) {
         written.duplicate = true;
@@ -144,10 +144,15 @@ fn append_entry(
 }
 
 /// Sets the entry's time and a vault-unique id (a `-N` suffix when the millisecond is taken in
-/// the last 64 KiB of the day file `file`).
-fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir, file: &str) {
+/// the last 64 KiB of the day file `file`). Without the lock another capture may stamp the same
+/// millisecond at the same moment, so the id also carries this process's id (`-p<pid>`), unique
+/// among running processes.
+fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir, file: &str, locked: bool) {
     entry.time = now.iso();
-    let base = now.compact();
+    let base = match locked {
+        true => now.compact(),
+        false => format!("{}-p{}", now.compact(), std::process::id()),
+    };
     let bytes = sessions.read(file).ok().flatten().unwrap_or_default();
     let tail = &bytes[bytes.len().saturating_sub(64 * 1024)..];
     let taken = |id: &str| memmem::find(tail, format!("\"id\":\"{id}\"").as_bytes()).is_some();
@@ -261,7 +266,7 @@ mod tests {
                 client: None,
                 extra: Default::default(),
             };
-            stamp(&mut entry, now, &sessions, &file);
+            stamp(&mut entry, now, &sessions, &file, true);
             assert_eq!(entry.time, now.iso());
             entry.id
         };

@@ -24,10 +24,12 @@ pub fn compose(
     header: &str,
 ) -> Composed {
     let base = committed.unwrap_or_default();
-    let fresh: Vec<&&PendingAppend> = appends
+    let mut fresh: Vec<&&PendingAppend> = appends
         .iter()
         .filter(|a| !contains_line(base, a.line.as_bytes()))
         .collect();
+    // File order: captures that timed out on the lock append in whatever order they run.
+    fresh.sort_by_key(|a| a.offset);
     let already_committed = appends.len() - fresh.len();
     if fresh.is_empty() {
         return Composed {
