@@ -11,20 +11,20 @@ use std::time::{Duration, Instant};
 
 /// How long a capture waits for the lock before it falls back to the pending journal.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
-/// How long a command run by hand (`init`, `commit`, `restore`, `verify --ack`) waits for it.
+/// How long a command run by hand (`init`, `commit`, `restore`, `verify --ack`, reindex and
+/// `identity confirm`) waits for it.
 pub const INTERACTIVE_WAIT: Duration = Duration::from_secs(10);
 
-/// Environment variable that sets a capture's lock wait in milliseconds, in debug builds only
-/// (stress tests on a loaded machine); release builds always wait [`DEFAULT_WAIT`].
+/// Environment variable that replaces every lock wait, in milliseconds, in debug builds only
+/// (stress tests on a loaded machine, lock-busy tests); release builds ignore it.
 pub const WAIT_ENV: &str = "RUTTER_LOCK_WAIT_MS";
 
-/// How long a capture waits for the lock: [`DEFAULT_WAIT`], or `RUTTER_LOCK_WAIT_MS` in a
-/// debug build.
-pub fn capture_wait() -> Duration {
+/// `wait`, or `RUTTER_LOCK_WAIT_MS` in a debug build.
+fn effective(wait: Duration) -> Duration {
     let pinned = cfg!(debug_assertions)
         .then(|| std::env::var(WAIT_ENV).ok()?.parse().ok())
         .flatten();
-    pinned.map_or(DEFAULT_WAIT, Duration::from_millis)
+    pinned.map_or(wait, Duration::from_millis)
 }
 
 /// A held lock; released on drop.
@@ -50,6 +50,7 @@ impl Lock {
     /// Takes the exclusive lock `<state_dir>/lock`, creating the directory if needed, waiting at
     /// most `wait`.
     pub fn acquire(state_dir: &Path, wait: Duration) -> Result<Lock, LockError> {
+        let wait = effective(wait);
         let path = state_dir.join("lock");
         let io = |source| LockError::Io {
             path: path.clone(),

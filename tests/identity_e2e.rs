@@ -266,3 +266,44 @@ fn duplicates_stay_unresolved_with_every_candidate() {
     );
     assert!(out.contains("Notes/a2.md"), "{out}");
 }
+
+/// A pass that could not append its exact-hash binding (the capture lock was busy) runs again
+/// on the next refresh, though nothing else changed, and the binding reaches the ledger.
+#[test]
+fn a_binding_the_lock_kept_out_of_the_ledger_is_appended_next_time() {
+    let env = essay_vault();
+    std::fs::create_dir_all(env.vault.join("Research")).unwrap();
+    std::fs::rename(
+        env.vault.join("Notes/a.md"),
+        env.vault.join("Research/a-renamed.md"),
+    )
+    .unwrap();
+    let held =
+        rutter::lock::Lock::acquire(&env.vault.join(".git/rutter"), std::time::Duration::ZERO)
+            .unwrap();
+    let busy: Run = env
+        .cmd()
+        .env("RUTTER_LOCK_WAIT_MS", "50")
+        .arg("reindex")
+        .output()
+        .unwrap()
+        .into();
+    assert!(
+        busy.stderr.contains("0 ledger entries appended"),
+        "{}",
+        busy.stderr
+    );
+    assert!(!env
+        .read("_librarian/note-identity.md")
+        .contains("a-renamed"));
+    drop(held);
+    let r = reindex(&env);
+    assert!(
+        r.stderr.contains("1 ledger entry appended"),
+        "the pass runs again: {}",
+        r.stderr
+    );
+    assert!(env
+        .read("_librarian/note-identity.md")
+        .contains("exact-hash: Notes/a.md -> Research/a-renamed.md"));
+}

@@ -51,7 +51,7 @@ pub enum WriteError {
 pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
     crate::store::skip_read_verification();
     let state = vault.state_dir();
-    let (guard, lock_problem) = match Lock::acquire(&state, lock::capture_wait()) {
+    let (guard, lock_problem) = match Lock::acquire(&state, lock::DEFAULT_WAIT) {
         Ok(g) => (Some(g), None),
         Err(e) => (None, Some(e.to_string())),
     };

@@ -64,7 +64,7 @@ fn record(
     to: &str,
 ) -> Result<Outcome, IndexError> {
     let done = format!("{from} -> {to} ({hash})");
-    let lock = Lock::acquire(&vault.state_dir(), reindex::LOCK_WAIT);
+    let lock = Lock::acquire(&vault.state_dir(), crate::lock::INTERACTIVE_WAIT);
     let Ok(_lock) = lock else {
         return refuse("the capture lock is busy; nothing was confirmed, try again.".to_string());
     };

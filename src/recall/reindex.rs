@@ -15,7 +15,6 @@ use crate::store::append::append_line;
 use crate::store::journal::{Journal, PendingAppend, RecordKind};
 use crate::store::Store;
 use crate::vault::Vault;
-use std::time::Duration;
 
 /// How much to refresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,8 +91,11 @@ fn identity_if_changed(
         });
     }
     let report = identity_pass(vault, index)?;
-    // Bindings the pass appended changed the ledger.
-    index.set_meta("identity_inputs", &identity_inputs(vault, index)?)?;
+    // Bindings the pass appended changed the ledger. A pass that could not append its bindings
+    // (lock busy, write failed) leaves the inputs unrecorded, so the next refresh runs it again.
+    if report.problem.is_none() {
+        index.set_meta("identity_inputs", &identity_inputs(vault, index)?)?;
+    }
     Ok(Some(report))
 }
 
@@ -102,7 +104,7 @@ pub fn identity_pass(vault: &Vault, index: &mut Index) -> Result<IdentityReport,
     let started = std::time::Instant::now();
     let now = clock::now();
     let mut report = IdentityReport::default();
-    let lock = Lock::acquire(&vault.state_dir(), LOCK_WAIT);
+    let lock = Lock::acquire(&vault.state_dir(), crate::lock::INTERACTIVE_WAIT);
     let mut bindings = read_ledger(vault);
     let latest = identity::latest_bindings(&bindings);
     let dead = index.dead_refs()?;
@@ -277,6 +279,3 @@ pub fn append_bindings(vault: &Vault, new: &[Binding], now: Instant) -> Result<(
     }
     Ok(())
 }
-
-/// How long `identity confirm` and reindex wait for the capture lock.
-pub const LOCK_WAIT: Duration = Duration::from_secs(10);
