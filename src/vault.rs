@@ -4,7 +4,6 @@
 //! Interactive commands may also use the repository around the current directory when it already
 //! holds rutter data; `capture` and `mcp` never do (hooks run in the user's code projects).
 
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Environment variable naming the vault (compatible with the reference).
@@ -105,8 +104,8 @@ impl Vault {
 
     /// The first 16 hex digits of sha256 of the canonical vault path.
     pub fn id(&self) -> String {
-        let digest = Sha256::digest(self.root.as_os_str().as_encoded_bytes());
-        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+        let hex = crate::records::fingerprint::sha256_hex(self.root.as_os_str().as_encoded_bytes());
+        hex[..16].to_string()
     }
 }
 
@@ -175,7 +174,11 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let v = open(t.path(), VaultSource::Flag).unwrap();
         assert!(v.git_dir.is_none());
-        assert_eq!(v.id().len(), 16);
+        // The state directory of a vault outside git is named by it: it must never change.
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(v.root.as_os_str().as_encoded_bytes());
+        let want: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        assert_eq!(v.id(), want);
         assert!(open(&t.path().join("missing"), VaultSource::Flag).is_err());
     }
 

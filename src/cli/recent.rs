@@ -51,9 +51,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let mut index = Index::open(&vault, false)?;
     reindex::refresh(&vault, &mut index, Mode::Records, false)?;
     let result = recent::from_index(&index, &query, clock::now())?;
-    let shown = |r: &NoteRef| {
-        refs::describe(&index, r).unwrap_or_else(|_| format!("{}@{}", r.path, r.hash))
-    };
+    let shown = |r: &NoteRef| refs::shown(&index, r);
     if args.json {
         super::print_json(&json(&vault.root, &result, &shown))?;
     } else {
