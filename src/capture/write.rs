@@ -166,18 +166,14 @@ fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir, file: &str, locked: bo
 
 /// The journal record of an entry (offset and bytes are filled in by the append).
 fn pending_record(e: &Entry, cited: &[(String, String)], file: &str) -> PendingAppend {
+    let path = format!("{}/{file}", paths::SESSIONS_DIR);
+    let day = file.trim_end_matches(".md");
     PendingAppend {
-        path: format!("{}/{file}", paths::SESSIONS_DIR),
-        offset: 0,
-        bytes: String::new(),
-        line: String::new(),
-        day: file.trim_end_matches(".md").to_string(),
-        entry_id: e.id.clone(),
         session_id: e.session_id.clone(),
         client: e.client.clone(),
         project: e.project().map(str::to_string),
         cited: cited.to_vec(),
-        kind: RecordKind::Capture,
+        ..PendingAppend::new(RecordKind::Capture, &path, day, &e.id)
     }
 }
 

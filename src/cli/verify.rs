@@ -91,19 +91,12 @@ fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
         .open_dir("_librarian", true)?
         .ok_or_else(|| anyhow::anyhow!("cannot create _librarian/"))?;
     let journal = Journal::open(store.state_dir())?;
-    let rec = PendingAppend {
-        path: finding::ACKS_PATH.to_string(),
-        offset: 0,
-        bytes: String::new(),
-        line: String::new(),
-        day: now.day(),
-        entry_id: now.compact(),
-        session_id: None,
-        client: None,
-        project: None,
-        cited: vec![],
-        kind: RecordKind::Ack,
-    };
+    let rec = PendingAppend::new(
+        RecordKind::Ack,
+        finding::ACKS_PATH,
+        &now.day(),
+        &now.compact(),
+    );
     append_line(
         &overlay,
         "verify-acks.jsonl",

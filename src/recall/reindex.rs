@@ -251,19 +251,7 @@ pub fn append_bindings(vault: &Vault, new: &[Binding], now: Instant) -> Result<(
         s.ensure_ref(now).map_err(|e| e.to_string())?;
     }
     for b in new {
-        let rec = PendingAppend {
-            path: ledger::LEDGER_PATH.to_string(),
-            offset: 0,
-            bytes: String::new(),
-            line: String::new(),
-            day: now.day(),
-            entry_id: b.id.clone(),
-            session_id: None,
-            client: None,
-            project: None,
-            cited: vec![],
-            kind: RecordKind::Identity,
-        };
+        let rec = PendingAppend::new(RecordKind::Identity, ledger::LEDGER_PATH, &now.day(), &b.id);
         append_line(
             &overlay,
             "note-identity.md",

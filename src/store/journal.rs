@@ -14,7 +14,7 @@ use std::path::Path;
 pub struct PendingAppend {
     /// Vault-relative path of the record file, e.g. `_librarian/sessions/2026-11-30.md`.
     pub path: String,
-    /// Size of the working file just before the append.
+    /// Where the bytes landed in the working file (its size just before the append).
     pub offset: u64,
     /// The bytes appended (the header of a new file, a separating newline, the entry line).
     pub bytes: String,
@@ -34,6 +34,26 @@ pub struct PendingAppend {
     /// What kind of record line this is (decides the commit subject and trailers).
     #[serde(default, skip_serializing_if = "RecordKind::is_capture")]
     pub kind: RecordKind,
+}
+
+impl PendingAppend {
+    /// A record of `kind` for `path` and `entry_id` on `day`, with no provenance or cited notes
+    /// yet; the append fills in `offset`, `bytes` and `line`.
+    pub fn new(kind: RecordKind, path: &str, day: &str, entry_id: &str) -> PendingAppend {
+        PendingAppend {
+            path: path.to_string(),
+            offset: 0,
+            bytes: String::new(),
+            line: String::new(),
+            day: day.to_string(),
+            entry_id: entry_id.to_string(),
+            session_id: None,
+            client: None,
+            project: None,
+            cited: vec![],
+            kind,
+        }
+    }
 }
 
 /// The kinds of appended record lines.
