@@ -1,8 +1,10 @@
 //! Vault resolution (DESIGN §3): which notes folder the tool works on, and where its state lives.
 //!
-//! Order: `--vault`, then `LIBRARIAN_VAULT_PATH`, then the global git config key `rutter.vault`.
-//! Interactive commands may also use the repository around the current directory when it already
-//! holds rutter data; `capture` and `mcp` never do (hooks run in the user's code projects).
+//! Order, as git resolves a repository: `--vault`, then `LIBRARIAN_VAULT_PATH`; for interactive
+//! commands only, the repository around the current directory when it holds rutter data, then
+//! `rutter.vault` in that repository's own config; then `rutter.vault` in the global git config.
+//! `capture` and `mcp` never look at the current directory (hooks and servers run in the user's
+//! code projects).
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +20,10 @@ pub const OVERLAY_DIR: &str = "_librarian";
 pub enum VaultSource {
     Flag,
     Env,
+    /// `rutter.vault` in the global (or system) git config.
     GitConfig,
+    /// `rutter.vault` in the local config of the repository around the current directory.
+    LocalConfig,
     CurrentRepository,
 }
 
@@ -43,22 +48,30 @@ pub enum VaultError {
     },
 }
 
-/// Resolves the vault. `allow_current_repo` lets interactive commands fall back to the
-/// repository containing the current directory when it holds rutter data.
-pub fn resolve(flag: Option<&Path>, allow_current_repo: bool) -> Result<Vault, VaultError> {
-    let configured = flag
-        .map(|p| (p.to_path_buf(), VaultSource::Flag))
-        .or_else(|| from_env().map(|p| (p, VaultSource::Env)))
-        .or_else(|| from_git_config().map(|p| (p, VaultSource::GitConfig)));
-    if let Some((path, source)) = configured {
-        return open(&path, source);
+/// Resolves the vault. `interactive` lets commands run by hand use the repository around the
+/// current directory (when it holds rutter data) and that repository's own `rutter.vault`,
+/// before the global setting, as git prefers local config to global.
+pub fn resolve(flag: Option<&Path>, interactive: bool) -> Result<Vault, VaultError> {
+    if let Some(p) = flag {
+        return open(p, VaultSource::Flag);
     }
-    if allow_current_repo {
-        if let Some(root) = current_repo_with_rutter_data() {
-            return open(&root, VaultSource::CurrentRepository);
+    if let Some(p) = from_env() {
+        return open(&p, VaultSource::Env);
+    }
+    if interactive {
+        if let Some(here) = CurrentRepo::discover() {
+            if here.has_rutter_data {
+                return open(&here.root, VaultSource::CurrentRepository);
+            }
+            if let Some(p) = here.local_vault {
+                return open(&p, VaultSource::LocalConfig);
+            }
         }
     }
-    Err(VaultError::NotConfigured)
+    match from_git_config() {
+        Some(p) => open(&p, VaultSource::GitConfig),
+        None => Err(VaultError::NotConfigured),
+    }
 }
 
 /// Opens a vault at an explicit path (canonicalised; must be an existing directory).
@@ -87,6 +100,7 @@ impl VaultSource {
             VaultSource::Flag => "--vault",
             VaultSource::Env => "LIBRARIAN_VAULT_PATH",
             VaultSource::GitConfig => "git config rutter.vault",
+            VaultSource::LocalConfig => "this repository's git config rutter.vault",
             VaultSource::CurrentRepository => "the current repository",
         }
     }
@@ -158,11 +172,64 @@ fn xdg_data_home() -> PathBuf {
     }
 }
 
-fn current_repo_with_rutter_data() -> Option<PathBuf> {
-    let repo = git2::Repository::open_from_env().ok()?;
-    let root = repo.workdir()?.to_path_buf();
-    let has_ref = repo.find_reference(crate::store::RECORDS_REF).is_ok();
-    (has_ref || root.join(OVERLAY_DIR).is_dir()).then_some(root)
+/// The git repository around the current directory, as git finds it (`GIT_DIR`, upward search).
+#[derive(Debug, Clone)]
+pub struct CurrentRepo {
+    /// Its work tree, canonical.
+    pub root: PathBuf,
+    /// It has `refs/rutter/records` or a `_librarian/` folder.
+    pub has_rutter_data: bool,
+    /// `rutter.vault` in its local config, relative paths taken from its work tree.
+    pub local_vault: Option<PathBuf>,
+}
+
+impl CurrentRepo {
+    /// The repository around the current directory, if there is one with a work tree.
+    pub fn discover() -> Option<CurrentRepo> {
+        let repo = git2::Repository::open_from_env().ok()?;
+        let root = std::fs::canonicalize(repo.workdir()?).ok()?;
+        let has_ref = repo.find_reference(crate::store::RECORDS_REF).is_ok();
+        let local_vault = repo
+            .config()
+            .and_then(|c| c.open_level(git2::ConfigLevel::Local))
+            .and_then(|c| c.get_string(VAULT_CONFIG_KEY))
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| root.join(expand_tilde(v.trim())));
+        Some(CurrentRepo {
+            has_rutter_data: has_ref || root.join(OVERLAY_DIR).is_dir(),
+            root,
+            local_vault,
+        })
+    }
+}
+
+/// The work tree of the repository that contains `dir` when `dir` is inside it but is not its
+/// root: a repository created at `dir` would be nested in that one.
+pub fn enclosing_work_tree(dir: &Path) -> Option<PathBuf> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let parent = dir.parent()?;
+    let repo = git2::Repository::discover(parent).ok()?;
+    let outer = std::fs::canonicalize(repo.workdir()?).ok()?;
+    (dir.starts_with(&outer) && dir != outer).then_some(outer)
+}
+
+/// A one-line notice naming `vault` when a user standing in another repository may not expect
+/// it: the vault came from the environment or a global setting, and the current directory lies
+/// in a repository that is not the vault.
+pub fn surprise_notice(vault: &Vault) -> Option<String> {
+    if !matches!(vault.source, VaultSource::Env | VaultSource::GitConfig) {
+        return None;
+    }
+    let here = CurrentRepo::discover()?;
+    (here.root != vault.root).then(|| {
+        format!(
+            "git-rutter: using the vault {} (from {}), not the repository you are in ({}).",
+            vault.root.display(),
+            vault.source.describe(),
+            here.root.display()
+        )
+    })
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use crate::clock;
 use crate::store::setup;
 use crate::vault::VAULT_CONFIG_KEY;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Prepare a notes vault: its own git repository, the record ref, and the vault setting.
 ///
@@ -12,26 +12,35 @@ use std::path::PathBuf;
 /// byte for byte, keeps the ref's reflog forever, and adds /_librarian/ to .git/info/exclude
 /// unless you already track it. On a clone whose ref exists, missing record files are
 /// restored from the ref; a local file that differs is never overwritten. Safe to re-run.
+///
+/// As `git init`, it prepares PATH (or --vault), else the current directory: never the vault
+/// configured in LIBRARIAN_VAULT_PATH or rutter.vault. A folder inside another repository's work
+/// tree is refused unless you pass --nested, because a repository nested there breaks `git add`
+/// in the outer one; point it at the outer repository's root to use that repository instead.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The vault to initialise (default: --vault, LIBRARIAN_VAULT_PATH, git config
-    /// rutter.vault, else the current directory).
+    /// The folder to prepare (default: --vault, else the current directory).
     pub path: Option<PathBuf>,
     /// Also record the vault in your global git config (rutter.vault), so hooks and the MCP
     /// server find it.
     #[arg(long)]
     pub global: bool,
+    /// Make PATH a repository of its own even though it lies inside another repository's work
+    /// tree.
+    #[arg(long)]
+    pub nested: bool,
 }
 
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let target = match args.path.or(vault) {
         Some(p) => p,
-        None => match crate::vault::resolve(None, false) {
-            Ok(v) => v.root,
-            Err(_) => std::env::current_dir()?,
-        },
+        None => std::env::current_dir()?,
     };
+    if let Some(refusal) = nested_refusal(&target, args.nested) {
+        eprintln!("{refusal}");
+        return Ok(super::EXIT_FINDING);
+    }
     let (vault, r) = setup::init(&target, clock::now())?;
     crate::capture::dedupe::DedupeCache::warm(&vault)?;
     let root = vault.root.display();
@@ -70,6 +79,37 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         super::print(&format!(
             "Set git config --global {VAULT_CONFIG_KEY} {root}."
         ))?;
+    } else if let Some(note) = hooks_use_another_vault(&vault.root) {
+        eprintln!("{note}");
     }
     Ok(super::EXIT_OK)
+}
+
+/// The refusal to create a repository inside another repository's work tree, unless `nested`.
+/// A folder that already is a repository of its own is never refused (nothing new is nested).
+fn nested_refusal(target: &Path, nested: bool) -> Option<String> {
+    if nested || target.join(".git").exists() {
+        return None;
+    }
+    let outer = crate::vault::enclosing_work_tree(target)?;
+    Some(format!(
+        "git-rutter: {} is inside the work tree of the git repository {outer}. A repository created here would be nested in it, and `git add` in {outer} would then fail on it.\n\
+         To keep the records in that repository, run `git rutter init {outer}`; to make this folder a repository of its own anyway, run `git rutter init --nested {}`.",
+        target.display(),
+        target.display(),
+        outer = outer.display(),
+    ))
+}
+
+/// A note when hooks and the MCP server (which never look at the current directory) would use
+/// another vault than the one just prepared.
+fn hooks_use_another_vault(root: &Path) -> Option<String> {
+    let configured = crate::vault::resolve(None, false).ok()?;
+    (configured.root != root).then(|| {
+        format!(
+            "git-rutter: note: hooks and the MCP server use the vault {} (from {}); run `git rutter init --global` here to make them use this one.",
+            configured.root.display(),
+            configured.source.describe()
+        )
+    })
 }

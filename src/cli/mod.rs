@@ -31,9 +31,10 @@ pub const EXIT_CANNOT_RUN: i32 = 2;
 /// git-rutter keeps an append-only record of what your AI sessions decided, in dated markdown
 /// files inside your notes vault, committed to the git ref refs/rutter/records.
 ///
-/// The vault is found from --vault, then LIBRARIAN_VAULT_PATH, then the global git config key
-/// rutter.vault. Interactive commands also accept the repository around the current directory
-/// when it already holds rutter data; `capture` never guesses.
+/// The vault is found as git finds a repository: --vault, then LIBRARIAN_VAULT_PATH, then (for
+/// commands you run by hand) the repository around the current directory when it holds rutter
+/// data, then rutter.vault in that repository's config, then the global git config key
+/// rutter.vault. `capture` and `mcp` never look at the current directory.
 #[derive(Debug, Parser)]
 #[command(
     name = "git-rutter",
@@ -124,7 +125,12 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Resolves the vault for an interactive command (may use the current repository).
+/// Resolves the vault for an interactive command (may use the current repository), naming it on
+/// stderr when the user, standing in another repository, may not expect it.
 pub fn interactive_vault(flag: Option<&std::path::Path>) -> anyhow::Result<crate::vault::Vault> {
-    Ok(crate::vault::resolve(flag, true)?)
+    let vault = crate::vault::resolve(flag, true)?;
+    if let Some(notice) = crate::vault::surprise_notice(&vault) {
+        eprintln!("{notice}");
+    }
+    Ok(vault)
 }

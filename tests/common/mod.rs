@@ -136,6 +136,30 @@ impl Env {
             .into()
     }
 
+    /// `git-rutter ARGS` run in `dir` with the hermetic environment and no vault given: it is
+    /// found as an interactive command finds it (current repository, git config).
+    pub fn rutter_in(&self, dir: &Path, args: &[&str]) -> Run {
+        let mut c = self.base(BIN);
+        c.current_dir(dir).args(args);
+        run_with_stdin(&mut c, b"")
+    }
+
+    /// `git ARGS` in `dir` with the hermetic environment; must succeed.
+    pub fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self
+            .base("git")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// A command for the binary with the hermetic environment, vault in LIBRARIAN_VAULT_PATH.
     pub fn cmd(&self) -> Command {
         let mut c = self.base(BIN);

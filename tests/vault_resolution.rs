@@ -1,0 +1,195 @@
+//! Which vault a command uses (DESIGN §3, spec/vault.md): as git resolves a repository for
+//! commands run by hand, never the current directory for hooks, and `init` prepares the folder
+//! it is given or stands in, refusing to nest a repository in another one's work tree.
+
+mod common;
+
+use common::{run_with_stdin, Env, BIN};
+use std::path::{Path, PathBuf};
+
+/// A second vault beside the fixture's, initialised, with one captured entry.
+fn second_vault(env: &Env, name: &str, summary: &str) -> PathBuf {
+    let dir = env.root().join(name);
+    std::fs::create_dir_all(dir.join("Notes")).unwrap();
+    std::fs::write(dir.join("Notes/n.md"), "# N\n").unwrap();
+    let r = env.rutter_in(&dir, &["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = env.rutter_in(
+        &dir,
+        &[
+            "--vault",
+            ".",
+            "capture",
+            "--summary",
+            summary,
+            "--session",
+            "S2",
+        ],
+    );
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    dir
+}
+
+fn set_global_vault(env: &Env, vault: &Path) {
+    env.git(&[
+        "config",
+        "--global",
+        "rutter.vault",
+        vault.to_str().unwrap(),
+    ]);
+}
+
+#[test]
+fn the_vault_you_stand_in_wins_over_the_global_setting() {
+    let env = Env::git_vault();
+    env.rutter(&[
+        "capture",
+        "--summary",
+        "Decided in the global vault.",
+        "--session",
+        "S",
+    ]);
+    set_global_vault(&env, &env.vault);
+    let other = second_vault(&env, "other", "Decided in the other vault.");
+    let here = env.rutter_in(&other.join("Notes"), &["recent"]);
+    assert_eq!(here.code, 0, "{}", here.stderr);
+    assert!(
+        here.stdout.contains("Decided in the other vault."),
+        "{}",
+        here.stdout
+    );
+    assert!(!here.stdout.contains("global vault"), "{}", here.stdout);
+    assert!(!here.stderr.contains("using the vault"), "{}", here.stderr);
+    // Outside any repository, the global setting is used, silently.
+    let outside = env.root().join("plain");
+    std::fs::create_dir_all(&outside).unwrap();
+    let there = env.rutter_in(&outside, &["recent"]);
+    assert!(
+        there.stdout.contains("Decided in the global vault."),
+        "{}",
+        there.stdout
+    );
+    assert_eq!(there.stderr, "");
+}
+
+#[test]
+fn a_code_repository_names_the_vault_it_did_not_choose_and_its_local_setting_wins() {
+    let env = Env::git_vault();
+    env.rutter(&[
+        "capture",
+        "--summary",
+        "Decided in the global vault.",
+        "--session",
+        "S",
+    ]);
+    set_global_vault(&env, &env.vault);
+    let code = env.root().join("code/site");
+    std::fs::create_dir_all(&code).unwrap();
+    env.git_in(&code, &["init", "-q"]);
+    let r = env.rutter_in(&code, &["recent"]);
+    assert!(
+        r.stdout.contains("Decided in the global vault."),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "using the vault {} (from git config rutter.vault), not the repository you are in ({})",
+            env.vault.display(),
+            code.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    let work = second_vault(&env, "work-notes", "Decided in the work vault.");
+    env.git_in(&code, &["config", "rutter.vault", work.to_str().unwrap()]);
+    let r = env.rutter_in(&code, &["recent"]);
+    assert!(
+        r.stdout.contains("Decided in the work vault."),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stderr.contains("using the vault"), "{}", r.stderr);
+}
+
+#[test]
+fn capture_never_uses_the_current_directory() {
+    let env = Env::git_vault();
+    set_global_vault(&env, &env.vault);
+    let other = second_vault(&env, "other", "Decided in the other vault.");
+    let mut c = std::process::Command::new(BIN);
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .current_dir(&other)
+        .arg("capture");
+    let r = run_with_stdin(&mut c, br#"{"summary":"Hook ran inside the other vault."}"#);
+    assert!(
+        r.stderr
+            .contains(&format!("in vault {}", env.vault.display())),
+        "{}",
+        r.stderr
+    );
+    assert!(env
+        .all_records()
+        .contains("Hook ran inside the other vault."));
+}
+
+#[test]
+fn init_prepares_the_current_directory_never_the_configured_vault() {
+    let env = Env::git_vault();
+    set_global_vault(&env, &env.vault);
+    let fresh = env.root().join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let before = env.git(&["rev-parse", "refs/rutter/records"]);
+    let r = env.rutter_in(&fresh, &["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(fresh.join(".git").is_dir(), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(&fresh.display().to_string()),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "hooks and the MCP server use the vault {} (from git config rutter.vault); run `git rutter init --global` here",
+            env.vault.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(env.git(&["rev-parse", "refs/rutter/records"]), before);
+}
+
+#[test]
+fn init_refuses_to_nest_a_repository_unless_told() {
+    let env = Env::bare();
+    let code = env.root().join("code/site");
+    let notes = code.join("docs/notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    env.git_in(&code, &["init", "-q"]);
+    let r = env.rutter_in(&notes, &["init"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!notes.join(".git").exists());
+    assert!(
+        r.stderr.contains(&format!(
+            "is inside the work tree of the git repository {}",
+            code.display()
+        )) && r
+            .stderr
+            .contains(&format!("git rutter init {}", code.display()))
+            && r.stderr.contains("--nested"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stdout, "");
+    // Pointed at the outer repository's root, init uses that repository.
+    let r = env.rutter_in(&notes, &["init", code.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    env.git_in(&code, &["rev-parse", "--verify", "refs/rutter/records"]);
+    // Told --nested, it makes the folder a repository of its own.
+    let r = env.rutter_in(&notes, &["init", "--nested"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(notes.join(".git").is_dir());
+}
