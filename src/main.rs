@@ -1,12 +1,23 @@
 //! The `git-rutter` binary: parse the command line, run it, map the result to an exit status.
-//! `git rutter capture` always exits 0, whatever its arguments (a hook never breaks a client).
+//! `git rutter capture` always exits 0, whatever its arguments (a hook never breaks a client);
+//! asked for help, or run by hand on a terminal with nothing to capture, it prints its help.
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
+use std::io::IsTerminal;
 
 fn main() {
-    let is_capture = std::env::args().nth(1).as_deref() == Some("capture");
-    let cli = match rutter::cli::Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let is_capture = subcommand(&args).as_deref() == Some("capture");
+    if is_capture && capture_by_hand(&args) {
+        print_capture_help();
+        std::process::exit(0);
+    }
+    let cli = match rutter::cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
+        Err(e) if is_capture && !e.use_stderr() => {
+            let _ = e.print();
+            std::process::exit(0);
+        }
         Err(e) if is_capture => {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or("invalid arguments");
@@ -24,4 +35,36 @@ fn main() {
         }
     };
     std::process::exit(rutter::cli::run(cli));
+}
+
+/// The subcommand's name: the first argument that is neither an option nor the value of the
+/// global `--vault`.
+fn subcommand(args: &[std::ffi::OsString]) -> Option<String> {
+    let mut rest = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(arg) = rest.next() {
+        match arg.as_ref() {
+            "--vault" => {
+                rest.next();
+            }
+            a if a.starts_with('-') => {}
+            a => return Some(a.to_string()),
+        }
+    }
+    None
+}
+
+/// `capture` run by a person rather than a hook: no `--summary` and stdin is a terminal (a hook
+/// always pipes its payload), so there is nothing to read.
+fn capture_by_hand(args: &[std::ffi::OsString]) -> bool {
+    let manual = args
+        .iter()
+        .any(|a| a.to_string_lossy().starts_with("--summary"));
+    !manual && std::io::stdin().is_terminal()
+}
+
+fn print_capture_help() {
+    let mut cmd = rutter::cli::Cli::command();
+    if let Some(capture) = cmd.find_subcommand_mut("capture") {
+        let _ = capture.print_long_help();
+    }
 }

@@ -10,6 +10,7 @@ pub mod githooks;
 pub mod identity;
 pub mod init;
 pub mod log;
+pub mod man;
 pub mod mcp;
 pub mod recent;
 pub mod reindex;
@@ -70,6 +71,8 @@ pub enum Command {
     Demo(demo::Args),
     Mcp(mcp::Args),
     InstallGitHooks(githooks::Args),
+    Man(man::Args),
+    Completions(man::CompletionsArgs),
     #[command(hide = true)]
     Hook(githooks::HookArgs),
 }
@@ -95,6 +98,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Restore(args) => restore::run(vault, args),
         Command::Demo(args) => demo::run(args),
         Command::InstallGitHooks(args) => githooks::run(vault, args),
+        Command::Man(args) => man::run(args),
+        Command::Completions(args) => man::completions(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,270 @@
+//! `git rutter man` and `git rutter completions`: the manual pages, generated from the clap
+//! definition (clap_mangen), and shell completion scripts (clap_complete), so `git rutter --help`
+//! and `git help rutter` (which run `man git-rutter`) open a real manual.
+
+use clap::CommandFactory;
+use clap_mangen::roff::{roman, Roff};
+use clap_mangen::Man;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Print the manual page, or install every page where `man` finds them.
+///
+/// Without arguments, prints git-rutter(1) in roff on stdout (`git rutter man | man -l -`).
+/// With COMMAND, prints that command's page, git-rutter-COMMAND(1). With --install, writes
+/// git-rutter(1) and one page per command into --dir DIR, by default the share/man/man1 folder beside
+/// the binary's own folder (for `cargo install`, ~/.cargo/share/man/man1), where man-db looks for
+/// every folder on your PATH; `git rutter --help` then opens the manual.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The command whose page to print (default: the whole tool).
+    #[arg(value_name = "COMMAND", conflicts_with = "install")]
+    pub command: Option<String>,
+    /// Write every page where man finds them, instead of printing one.
+    #[arg(long)]
+    pub install: bool,
+    /// With --install, the folder to write into (default: <binary's folder>/../share/man/man1).
+    #[arg(long, value_name = "DIR", requires = "install")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Print a shell completion script on stdout.
+///
+/// bash: `git rutter completions bash > ~/.local/share/bash-completion/completions/git-rutter`
+/// (it also completes `git rutter …` when git's own completion is loaded);
+/// zsh: `git rutter completions zsh > ~/.zfunc/_git-rutter` (with ~/.zfunc on your fpath);
+/// fish: `git rutter completions fish > ~/.config/fish/completions/git-rutter.fish`.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
+}
+
+/// The `.TH` date field: clap_mangen writes an empty one unquoted, which shifts the source and
+/// manual fields left, so it is never empty.
+const PAGE_DATE: &str = " ";
+
+/// The binary's name as git runs it (`git rutter` → `git-rutter`).
+const BIN: &str = "git-rutter";
+
+/// Runs `man`.
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    let pages = pages()?;
+    if args.install {
+        return install(&pages, args.dir);
+    }
+    let name = match &args.command {
+        Some(c) => format!("{BIN}-{c}"),
+        None => BIN.to_string(),
+    };
+    let Some((_, text)) = pages.iter().find(|(n, _)| *n == name) else {
+        eprintln!(
+            "git-rutter: no command {:?}; `git rutter --help` lists them.",
+            args.command.unwrap_or_default()
+        );
+        return Ok(super::EXIT_FINDING);
+    };
+    write_all(text.as_bytes())?;
+    Ok(super::EXIT_OK)
+}
+
+/// Runs `completions`.
+pub fn completions(args: CompletionsArgs) -> anyhow::Result<i32> {
+    // Subcommands inherit the parent's bin name ("git rutter"): with its space, the generated
+    // bash names disagree, so the script is made for the binary's own name.
+    let mut cmd = super::Cli::command().bin_name(BIN);
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, BIN, &mut out);
+    if args.shell == clap_complete::Shell::Bash {
+        // clap_complete 4.6 spells the `-` of the binary's name two ways in its bash case
+        // labels (`git__subcmd__rutter` against the `git__rutter` it matches them with), which
+        // leaves every subcommand without completions; make them agree.
+        let text = String::from_utf8(out)?.replace("git__subcmd__rutter", "git__rutter");
+        out = (text + GIT_BASH_GLUE).into_bytes();
+    }
+    write_all(&out)?;
+    Ok(super::EXIT_OK)
+}
+
+/// git's bash completion calls `_git_<command>` for `git <command> …`; this hands those words to
+/// the generated `_git__rutter` function as if `git-rutter …` had been typed.
+const GIT_BASH_GLUE: &str = r#"
+# `git rutter <TAB>` through git's own completion.
+_git_rutter() {
+    local i shift_by=0
+    for ((i = 0; i < ${#words[@]}; i++)); do
+        if [[ "${words[i]}" == rutter ]]; then shift_by=$i; break; fi
+    done
+    COMP_WORDS=("git-rutter" "${words[@]:shift_by+1}")
+    COMP_CWORD=$((cword - shift_by))
+    _git__rutter "git-rutter" "${cur}" "${prev}"
+}
+"#;
+
+/// Every page: `(name, roff text)`, the tool's own first.
+fn pages() -> anyhow::Result<Vec<(String, String)>> {
+    let mut cmd = super::Cli::command()
+        .display_name(BIN)
+        .bin_name(BIN)
+        .disable_help_subcommand(true);
+    cmd.build();
+    let mut pages = vec![(BIN.to_string(), main_page(&cmd)?)];
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("{BIN}-{}", sub.get_name());
+        let sub = sub
+            .clone()
+            .display_name(name.clone())
+            .bin_name(format!("git rutter {}", sub.get_name()));
+        let mut text = Vec::new();
+        Man::new(sub)
+            .title(name.to_uppercase())
+            .date(PAGE_DATE)
+            .source(format!("{BIN} {}", env!("CARGO_PKG_VERSION")))
+            .manual("Git Rutter Manual")
+            .render(&mut text)?;
+        see_also(&mut text, &[BIN]);
+        pages.push((name, String::from_utf8(text)?));
+    }
+    Ok(pages)
+}
+
+/// git-rutter(1): clap's sections, then the environment, files, exit status and the pages of
+/// each command.
+fn main_page(cmd: &clap::Command) -> anyhow::Result<String> {
+    let mut text = Vec::new();
+    Man::new(cmd.clone())
+        .title("GIT-RUTTER")
+        .date(PAGE_DATE)
+        .source(format!("{BIN} {}", env!("CARGO_PKG_VERSION")))
+        .manual("Git Rutter Manual")
+        .render(&mut text)?;
+    let mut roff = Roff::default();
+    section(&mut roff, "ENVIRONMENT", ENVIRONMENT);
+    section(&mut roff, "FILES", FILES);
+    section(&mut roff, "EXIT STATUS", EXIT_STATUS);
+    append(&mut text, &roff);
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| format!("{BIN}-{}", s.get_name()))
+        .collect();
+    let subs: Vec<&str> = subs.iter().map(String::as_str).collect();
+    see_also(&mut text, &subs);
+    Ok(String::from_utf8(text)?)
+}
+
+const ENVIRONMENT: &[(&str, &str)] = &[
+    (
+        "LIBRARIAN_VAULT_PATH",
+        "The vault, after --vault and before the current repository and git config rutter.vault.",
+    ),
+    (
+        "LIBRARIAN_DB_PATH",
+        "Where the disposable search index lives (default .git/rutter/index.sqlite).",
+    ),
+    (
+        "LIBRARIAN_USER_LABEL",
+        "Whose work the MCP server's instructions name (default: the user).",
+    ),
+    (
+        "XDG_DATA_HOME",
+        "State of a vault that is not a git repository: $XDG_DATA_HOME/rutter/<id>/.",
+    ),
+];
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "<vault>/_librarian/sessions/YYYY-MM-DD.md",
+        "Day files (UTC): one appended line per recorded decision.",
+    ),
+    (
+        "<vault>/_librarian/note-identity.md",
+        "Where renamed notes went: an append-only ledger.",
+    ),
+    (
+        "<vault>/.git/refs/rutter/records",
+        "The record chain: git log refs/rutter/records.",
+    ),
+    (
+        "<vault>/.git/rutter/",
+        "The capture lock, pending journal, tip witness log, dedupe cache and index.",
+    ),
+];
+
+const EXIT_STATUS: &[(&str, &str)] = &[
+    (
+        "0",
+        "Success. git rutter capture always exits 0, so a hook never breaks its client.",
+    ),
+    (
+        "1",
+        "A finding (verify) or a user error: the message says what to do.",
+    ),
+    (
+        "2",
+        "The command could not run, or its arguments were wrong.",
+    ),
+];
+
+fn section(roff: &mut Roff, title: &str, items: &[(&str, &str)]) {
+    roff.control("SH", [title]);
+    for (term, text) in items {
+        roff.control("TP", [])
+            .text([roman(*term)])
+            .text([roman(*text)]);
+    }
+}
+
+fn see_also(out: &mut Vec<u8>, pages: &[&str]) {
+    let refs: Vec<String> = pages.iter().map(|p| format!("{p}(1)")).collect();
+    let mut roff = Roff::default();
+    roff.control("SH", ["SEE ALSO"]);
+    roff.text([roman(format!("{}, git(1)", refs.join(", ")))]);
+    append(out, &roff);
+}
+
+/// Appends `roff` to a page, without the apostrophe preamble the page already starts with.
+fn append(page: &mut Vec<u8>, roff: &Roff) {
+    let text = roff.render();
+    let body = text
+        .split_once(".el .ds Aq '\n")
+        .map_or(text.as_str(), |(_, b)| b);
+    page.extend_from_slice(body.as_bytes());
+}
+
+/// Writes every page into `dir` (default: beside the binary) and says where.
+fn install(pages: &[(String, String)], dir: Option<PathBuf>) -> anyhow::Result<i32> {
+    let dir = match dir {
+        Some(d) => d,
+        None => default_dir()?,
+    };
+    std::fs::create_dir_all(&dir)?;
+    for (name, text) in pages {
+        let tmp = tempfile::NamedTempFile::new_in(&dir)?;
+        std::fs::write(tmp.path(), text)?;
+        tmp.persist(dir.join(format!("{name}.1")))?;
+    }
+    super::print(&format!(
+        "Wrote {} manual pages to {}.",
+        pages.len(),
+        dir.display()
+    ))?;
+    super::print("`git rutter --help` and `git help rutter` now open git-rutter(1) when man searches that folder (man-db does for share/man beside every folder on your PATH; else add it to MANPATH).")?;
+    Ok(super::EXIT_OK)
+}
+
+/// `<folder of the running binary>/../share/man/man1`.
+fn default_dir() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let bin_dir = exe.parent().unwrap_or(Path::new("."));
+    let prefix = bin_dir.parent().unwrap_or(bin_dir);
+    Ok(prefix.join("share/man/man1"))
+}
+
+fn write_all(bytes: &[u8]) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}

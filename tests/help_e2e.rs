@@ -1,0 +1,234 @@
+//! Help that opens: `git rutter --help` and `git help rutter` show the generated manual through
+//! real git and man, `capture --help` prints help (a hook's argument rule does not swallow it),
+//! and the completion scripts complete through git's own bash completion.
+
+mod common;
+
+use common::{run_with_stdin, Env, Run, BIN};
+use std::path::Path;
+use std::process::Command;
+
+/// Whether `man` is here; CI sets RUTTER_REQUIRE_MAN so the manual tests cannot skip there.
+fn have_man() -> bool {
+    let found = Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var_os("RUTTER_REQUIRE_MAN").is_none(),
+        "man is required (RUTTER_REQUIRE_MAN is set)"
+    );
+    found
+}
+
+fn bin(env: &Env, args: &[&str]) -> Run {
+    let mut c = env.cmd();
+    c.args(args);
+    run_with_stdin(&mut c, b"")
+}
+
+#[test]
+fn git_help_and_dash_dash_help_open_the_installed_manual() {
+    let env = Env::bare();
+    let man1 = env.root().join("share/man/man1");
+    let r = bin(&env, &["man", "--install", "--dir", man1.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let pages = std::fs::read_dir(&man1).unwrap().count();
+    let listed = bin(&env, &["--help"]).stdout;
+    let commands = listed
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.starts_with("   ") && !l.trim_start().starts_with("help "))
+        .count();
+    assert_eq!(
+        pages,
+        commands + 1,
+        "one page per command plus git-rutter(1)"
+    );
+    if !have_man() {
+        return;
+    }
+    for args in [&["rutter", "--help"][..], &["help", "rutter"][..]] {
+        let bin_dir = Path::new(BIN).parent().unwrap();
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut git = Command::new("git");
+        git.args(args)
+            .env("PATH", path)
+            .env("MANPATH", man1.parent().unwrap())
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .env("HOME", &env.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1");
+        let r: Run = git.output().unwrap().into();
+        assert_eq!(r.code, 0, "git {args:?}: {}", r.stderr);
+        assert!(r.stdout.contains("GIT-RUTTER(1)"), "{}", r.stdout);
+        assert!(r.stdout.contains("git-rutter-recent(1)"), "{}", r.stdout);
+        assert!(r.stdout.contains("EXIT STATUS"), "{}", r.stdout);
+    }
+}
+
+#[test]
+fn the_default_install_folder_is_where_man_looks_for_a_binary_on_path() {
+    let env = Env::bare();
+    let r = bin(&env, &["man", "--install"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let want = bin_dir.parent().unwrap().join("share/man/man1");
+    assert!(
+        r.stdout.contains(&format!("to {}.", want.display())),
+        "{}",
+        r.stdout
+    );
+    if !have_man() {
+        return;
+    }
+    let found: Run = Command::new("man")
+        .args(["-w", "git-rutter"])
+        .env_remove("MANPATH")
+        .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(
+        found.stdout.trim(),
+        want.join("git-rutter.1").display().to_string(),
+        "{}",
+        found.stderr
+    );
+}
+
+#[test]
+fn man_prints_one_page_per_command_and_refuses_an_unknown_one() {
+    let env = Env::bare();
+    let r = bin(&env, &["man"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with(".ie"), "{}", &r.stdout[..80]);
+    assert!(r.stdout.contains(".TH GIT-RUTTER 1 "), "{}", r.stdout);
+    assert_eq!(r.stdout.matches(".ds Aq").count(), 2, "one roff preamble");
+    let recent = bin(&env, &["man", "recent"]);
+    assert!(
+        recent.stdout.contains(".TH GIT-RUTTER-RECENT 1 "),
+        "{}",
+        recent.stdout
+    );
+    assert!(recent.stdout.contains("\\-\\-days"), "{}", recent.stdout);
+    let bad = bin(&env, &["man", "nonsense"]);
+    assert_eq!(bad.code, 1);
+    assert_eq!(bad.stdout, "");
+    assert!(
+        bad.stderr.contains("no command \"nonsense\""),
+        "{}",
+        bad.stderr
+    );
+    if have_man() {
+        let page = env.root().join("git-rutter-recent.1");
+        std::fs::write(&page, recent.stdout).unwrap();
+        let shown: Run = Command::new("man")
+            .args(["-l", page.to_str().unwrap()])
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap()
+            .into();
+        assert!(
+            shown.stdout.contains("GIT-RUTTER-RECENT(1)"),
+            "{}",
+            shown.stdout
+        );
+        assert!(
+            shown.stdout.contains("Git Rutter Manual"),
+            "{}",
+            shown.stdout
+        );
+    }
+}
+
+#[test]
+fn capture_prints_its_help_on_stdout_and_still_never_fails() {
+    let env = Env::bare();
+    for flag in ["--help", "-h"] {
+        for args in [
+            vec!["capture", flag],
+            vec!["--vault", "/nowhere", "capture", flag],
+        ] {
+            let r = bin(&env, &args);
+            assert_eq!(r.code, 0, "{args:?}");
+            assert!(
+                r.stdout.contains("Usage: git rutter capture"),
+                "{args:?}: {}",
+                r.stdout
+            );
+            assert_eq!(r.stderr, "", "{args:?}");
+        }
+    }
+    // A bad argument stays one stderr line and exit 0, wherever --vault stands.
+    for args in [
+        vec!["capture", "--bad"],
+        vec!["--vault", "/nowhere", "capture", "--bad"],
+    ] {
+        let r = bin(&env, &args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert_eq!(r.stdout, "");
+        assert!(
+            r.stderr
+                .starts_with("[librarian-capture] error: unexpected argument '--bad'"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    }
+}
+
+/// Runs bash with the generated completion script and `body`; returns stdout.
+fn bash_with_completions(script: &Path, body: &str) -> String {
+    let out = Command::new("bash")
+        .args([
+            "--norc",
+            "-c",
+            &format!("source {}; {body}", script.display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn bash_completions_complete_commands_and_options_also_after_git() {
+    let env = Env::bare();
+    let r = bin(&env, &["completions", "bash"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let script = env.root().join("git-rutter.bash");
+    std::fs::write(&script, &r.stdout).unwrap();
+    let direct = bash_with_completions(
+        &script,
+        "COMP_WORDS=(git-rutter rec); COMP_CWORD=1; _git__rutter git-rutter rec git-rutter; echo \"${COMPREPLY[*]}\"",
+    );
+    assert_eq!(direct.trim(), "recent");
+    let option = bash_with_completions(
+        &script,
+        "COMP_WORDS=(git-rutter install-git-hooks --un); COMP_CWORD=2; _git__rutter git-rutter --un install-git-hooks; echo \"${COMPREPLY[*]}\"",
+    );
+    assert_eq!(option.trim(), "--uninstall");
+    // git's completion calls _git_rutter with its own words/cword/cur/prev.
+    let via_git = bash_with_completions(
+        &script,
+        "words=(git rutter recent --da); cword=3; cur=--da; prev=recent; _git_rutter; echo \"${COMPREPLY[*]}\"",
+    );
+    assert_eq!(via_git.trim(), "--days");
+    for shell in ["zsh", "fish"] {
+        let r = bin(&env, &["completions", shell]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains("git-rutter"), "{shell}");
+    }
+}
