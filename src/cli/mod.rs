@@ -12,6 +12,7 @@ pub mod init;
 pub mod log;
 pub mod man;
 pub mod mcp;
+pub mod pager;
 pub mod recent;
 pub mod reindex;
 pub mod restore;
@@ -48,6 +49,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub vault: Option<PathBuf>,
 
+    /// Never send output through a pager (by default recent, log, search, show and diff use one
+    /// on a terminal: GIT_PAGER, core.pager, PAGER, else less).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -79,8 +85,23 @@ pub enum Command {
 
 /// Runs a parsed command and returns the process exit status.
 pub fn run(cli: Cli) -> i32 {
-    let vault = cli.vault;
-    let result = match cli.command {
+    let pager = match cli.command {
+        Command::Recent(_)
+        | Command::Log(_)
+        | Command::Search(_)
+        | Command::Show(_)
+        | Command::Diff(_) => pager::start(cli.no_pager),
+        _ => None,
+    };
+    let code = dispatch(cli.vault, cli.command);
+    if let Some(p) = pager {
+        p.finish();
+    }
+    code
+}
+
+fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
+    let result = match command {
         Command::Capture(args) => return capture::run(vault, args),
         Command::Mcp(args) => return mcp::run(vault, args),
         Command::Hook(args) => return githooks::run_hook(args),

@@ -1,0 +1,73 @@
+//! The pager: on a terminal, `recent` (and log, search, show, diff) go through GIT_PAGER /
+//! core.pager / PAGER as git's commands do; `--no-pager`, a pipe, or `cat` turn it off.
+//! A pseudo-terminal comes from util-linux `script`.
+
+mod common;
+
+use common::{Env, BIN};
+use std::process::Command;
+
+/// Runs `git-rutter ARGS` on a pseudo-terminal with `pager_env` set; returns what the terminal
+/// showed.
+fn on_terminal(env: &Env, pager_env: &[(&str, &str)], args: &str) -> String {
+    let line = format!("{BIN} --vault {} {args}", env.vault.display());
+    let mut c = Command::new("script");
+    c.args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("TERM", "dumb")
+        .current_dir(&env.vault);
+    for (k, v) in pager_env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("util-linux script runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
+}
+
+#[test]
+fn recent_on_a_terminal_goes_through_the_pager_unless_told_not_to() {
+    let env = Env::git_vault();
+    env.capture_at("2026-11-30T10:00:00.000Z", "Chose the paged answer.", &[]);
+    let paged = on_terminal(&env, &[("GIT_PAGER", "sed s/^/PAGED:/")], "recent");
+    assert!(paged.contains("PAGED:2026-11-30 10:00:00"), "{paged}");
+    let pager_env = &[("PAGER", "sed s/^/PAGED:/")];
+    assert!(
+        on_terminal(&env, pager_env, "recent").contains("PAGED:"),
+        "PAGER is honoured"
+    );
+    let plain = on_terminal(&env, pager_env, "--no-pager recent");
+    assert!(
+        plain.contains("Chose the paged answer.") && !plain.contains("PAGED:"),
+        "{plain}"
+    );
+    let cat = on_terminal(
+        &env,
+        &[("GIT_PAGER", "cat"), ("PAGER", "sed s/^/PAGED:/")],
+        "recent",
+    );
+    assert!(
+        cat.contains("Chose the paged answer.") && !cat.contains("PAGED:"),
+        "{cat}"
+    );
+    env.git(&["config", "--global", "core.pager", "sed s/^/CORE:/"]);
+    let core = on_terminal(&env, pager_env, "log");
+    assert!(
+        core.contains("CORE:") && !core.contains("PAGED:"),
+        "core.pager before PAGER: {core}"
+    );
+    // Not a terminal: never paged.
+    let piped = env
+        .cmd()
+        .env("GIT_PAGER", "sed s/^/PAGED:/")
+        .arg("recent")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&piped.stdout).contains("PAGED:"));
+}
