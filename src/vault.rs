@@ -85,11 +85,56 @@ pub fn open(path: &Path, source: VaultSource) -> Result<Vault, VaultError> {
     if !root.is_dir() {
         return Err(unusable("not a directory".into()));
     }
+    if is_system_root(&root) {
+        return Err(unusable(
+            "it is a system folder, never a notes vault; point it at the folder that holds your notes".into(),
+        ));
+    }
     let git_dir = git_dir_at(&root);
     Ok(Vault {
         root,
         git_dir,
         source,
+    })
+}
+
+/// Folders that are never a vault: `/` and the system's top-level folders (a stray
+/// `LIBRARIAN_VAULT_PATH=/` must not create `/_librarian/`).
+const SYSTEM_ROOTS: &[&str] = &[
+    "/",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/tmp",
+    "/usr",
+    "/var",
+    "/Applications",
+    "/Library",
+    "/System",
+    "/Users",
+    "/Volumes",
+    "/private",
+];
+
+/// Whether a canonical path is `/` or one of the system's top-level folders (or their canonical
+/// forms, e.g. `/private/tmp` for `/tmp` on macOS).
+fn is_system_root(root: &Path) -> bool {
+    SYSTEM_ROOTS.iter().any(|s| {
+        let p = Path::new(s);
+        root == p || std::fs::canonicalize(p).is_ok_and(|c| c == root)
     })
 }
 
@@ -247,6 +292,23 @@ mod tests {
         let want: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
         assert_eq!(v.id(), want);
         assert!(open(&t.path().join("missing"), VaultSource::Flag).is_err());
+    }
+
+    #[test]
+    fn system_roots_are_never_a_vault() {
+        for root in ["/", "/etc", "/usr", "/tmp", "/home"] {
+            if Path::new(root).is_dir() {
+                let err = open(Path::new(root), VaultSource::Env)
+                    .unwrap_err()
+                    .to_string();
+                assert!(err.contains("is a system folder"), "{root}: {err}");
+            }
+        }
+        let t = tempfile::tempdir().unwrap();
+        assert!(
+            open(t.path(), VaultSource::Env).is_ok(),
+            "a folder below /tmp is fine"
+        );
     }
 
     #[test]

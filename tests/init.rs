@@ -230,3 +230,30 @@ fn init_global_records_the_vault_for_hooks() {
     let r = run_with_stdin(&mut c, br#"{"summary":"Found through git config."}"#);
     assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
 }
+
+#[test]
+fn init_only_appends_to_an_exclude_file_it_cannot_read_as_text() {
+    let env = Env::bare();
+    env.git(&["init", "-q", "-b", "main"]);
+    let exclude = env.vault.join(".git/info/exclude");
+    let mine: &[u8] = b"# mine\n*.swp\n\xff\xfe latin-1 \xe9t\xe9";
+    std::fs::write(&exclude, mine).unwrap();
+    let r = env.rutter(&["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let after = std::fs::read(&exclude).unwrap();
+    assert!(
+        after.starts_with(mine),
+        "the user's bytes stay, byte for byte"
+    );
+    assert_eq!(
+        &after[mine.len()..],
+        b"\n# rutter: records live in refs/rutter/records\n/_librarian/\n"
+    );
+    let again = env.rutter(&["init"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(
+        std::fs::read(&exclude).unwrap(),
+        after,
+        "a second init adds nothing"
+    );
+}

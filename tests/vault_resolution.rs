@@ -193,3 +193,28 @@ fn init_refuses_to_nest_a_repository_unless_told() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(notes.join(".git").is_dir());
 }
+
+#[test]
+fn the_root_folder_is_never_a_vault() {
+    let env = Env::bare();
+    let had = Path::new("/_librarian").exists();
+    let mut c = env.cmd();
+    c.env("LIBRARIAN_VAULT_PATH", "/").arg("capture");
+    let r = run_with_stdin(&mut c, br#"{"summary":"Must not land in /."}"#);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stderr.contains(
+            "vault / (from LIBRARIAN_VAULT_PATH) is not a usable directory: it is a system folder"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        Path::new("/_librarian").exists(),
+        had,
+        "nothing created in /"
+    );
+    let r = env.rutter_in(&env.vault, &["--vault", "/", "recent"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("is a system folder"), "{}", r.stderr);
+}

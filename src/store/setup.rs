@@ -97,23 +97,35 @@ fn exclude_overlay(store: &Store) -> Result<bool, StoreError> {
     let info = store.repo.path().join("info");
     std::fs::create_dir_all(&info)?;
     let path = info.join("exclude");
-    let existing = std::fs::read_to_string(&path).unwrap_or_default();
-    if existing.lines().any(|l| {
+    // Read as bytes and only ever appended to: a file that is not UTF-8, or cannot be read, is
+    // never replaced (an unreadable one is an error, not an empty file).
+    let existing = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let listed = existing.split(|b| *b == b'\n').any(|l| {
         matches!(
-            l.trim(),
+            String::from_utf8_lossy(l).trim(),
             "/_librarian/" | "/_librarian" | "_librarian/" | "_librarian"
         )
-    }) {
+    });
+    if listed {
         return Ok(true);
     }
-    let sep = if existing.is_empty() || existing.ends_with('\n') {
+    let sep = if existing.is_empty() || existing.ends_with(b"\n") {
         ""
     } else {
         "\n"
     };
-    let text =
-        format!("{existing}{sep}# rutter: records live in refs/rutter/records\n/_librarian/\n");
-    std::fs::write(&path, text)?;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)?;
+    std::io::Write::write_all(
+        &mut file,
+        format!("{sep}# rutter: records live in refs/rutter/records\n/_librarian/\n").as_bytes(),
+    )?;
     Ok(true)
 }
 
