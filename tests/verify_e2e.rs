@@ -254,10 +254,14 @@ fn a_missing_reflog_cannot_be_checked() {
     let (code, v) = verify(&env);
     assert_eq!(code, 1);
     assert_eq!(kinds(&v)[0].0, "ref-unverifiable");
-    assert!(v["findings"][0]["detail"]
-        .as_str()
-        .unwrap()
-        .contains("cannot check"));
+    let detail = v["findings"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("cannot check"), "{detail}");
+    assert!(
+        detail.contains(
+            "git rutter verify --ack ref-unverifiable:refs/rutter/records:reflog --reason"
+        ),
+        "the finding names the exact acknowledgement: {detail}"
+    );
 }
 
 #[test]
@@ -395,4 +399,89 @@ fn an_unreadable_object_of_the_history_is_found() {
         .find(|f| f["kind"] == "corrupt-object")
         .unwrap_or_else(|| panic!("{v:#}"));
     assert_eq!(corrupt["commit"], middle.trim(), "{corrupt:#}");
+}
+
+/// The witness-log finding of a verify, if any: `(id, detail)`.
+fn witness_finding(v: &serde_json::Value) -> Option<(String, String)> {
+    v["findings"].as_array().unwrap().iter().find_map(|f| {
+        let id = f["id"].as_str()?;
+        id.contains(":tips@").then(|| {
+            (
+                id.to_string(),
+                f["detail"].as_str().unwrap_or("").to_string(),
+            )
+        })
+    })
+}
+
+#[test]
+fn a_deleted_witness_log_cannot_be_checked_until_acknowledged() {
+    let (env, _) = vault();
+    let tips = env.vault.join(".git/rutter/tips");
+    std::fs::remove_file(&tips).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    let (id, detail) = witness_finding(&v).expect("a witness finding");
+    assert!(
+        detail.contains(".git/rutter/tips is missing") && detail.contains("cannot check"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains(&format!("git rutter verify --ack {id} --reason")),
+        "{detail}"
+    );
+    // The next capture writes a new log; it is still not the one verify read before.
+    env.capture_at("2026-11-30T11:00:00.000Z", "After the loss.", &[]);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(witness_finding(&v).map(|(i, _)| i), Some(id.clone()));
+    let r = env.rutter(&[
+        "verify",
+        "--ack",
+        &id,
+        "--reason",
+        "cleaned .git by mistake",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 0, "acknowledged: {v:#}");
+    env.capture_at("2026-11-30T12:00:00.000Z", "Later still.", &[]);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(
+        witness_finding(&v),
+        None,
+        "the log read after the ack is the new baseline"
+    );
+}
+
+#[test]
+fn a_truncated_or_rewritten_witness_log_is_found() {
+    let (env, _) = vault();
+    let tips = env.vault.join(".git/rutter/tips");
+    let original = std::fs::read_to_string(&tips).unwrap();
+    let lines: Vec<&str> = original.lines().collect();
+    assert!(lines.len() >= 3, "{original}");
+    std::fs::write(&tips, format!("{}\n", lines[..lines.len() - 1].join("\n"))).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    let (_, detail) = witness_finding(&v).expect("a witness finding");
+    assert!(
+        detail.contains("is shorter than the last verify read"),
+        "{detail}"
+    );
+    // Same length, one tip swapped for another commit id: rewritten.
+    let (env, _) = vault();
+    let tips = env.vault.join(".git/rutter/tips");
+    let original = std::fs::read_to_string(&tips).unwrap();
+    let first = original.lines().next().unwrap().to_string();
+    let last = original.lines().last().unwrap().to_string();
+    std::fs::write(&tips, original.replacen(&first, &last, 1)).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    let (_, detail) = witness_finding(&v).expect("a witness finding");
+    assert!(
+        detail.contains("was rewritten since the last verify"),
+        "{detail}"
+    );
 }

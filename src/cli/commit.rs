@@ -38,6 +38,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     for path in &out.diverged {
         eprintln!("git-rutter: {path} was edited after it was committed; the commit keeps the committed bytes. Run `git rutter verify`.");
     }
+    if let Some(problem) = &out.unwitnessed {
+        eprintln!("git-rutter: {problem}.");
+    }
     for name in &out.unreadable {
         eprintln!("git-rutter: pending record .git/rutter/pending/{name} is unreadable; it was left in place.");
     }

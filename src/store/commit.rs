@@ -26,6 +26,8 @@ pub struct CommitOutcome {
     pub diverged: Vec<String>,
     /// Journal records that could not be parsed (left in place).
     pub unreadable: Vec<String>,
+    /// Why the new tip could not be witnessed in `.git/rutter/tips` (verify will report it).
+    pub unwitnessed: Option<String>,
 }
 
 struct Prepared {
@@ -66,7 +68,7 @@ impl Store {
             match self.commit_on(&mut trees, tip, base, &prepared, now, sign) {
                 Ok(oid) => {
                     journal.remove(&names(&records))?;
-                    self.after_commit(oid);
+                    outcome.unwitnessed = self.after_commit(oid);
                     outcome.commit = Some(oid);
                     outcome.entries = prepared.entries;
                     return Ok(outcome);
@@ -247,12 +249,14 @@ impl Store {
             return Ok(None);
         }
         let oid = self.commit_and_move(tip, commit.tree_id(), SEAL_MESSAGE, now, true)?;
-        self.after_commit(oid);
+        // A tip that could not be witnessed is verify's to report (a witness finding).
+        let _ = self.after_commit(oid);
         Ok(Some(oid))
     }
 
-    /// Witnesses the new tip in `.git/rutter/tips` and now and then packs loose objects.
-    pub(crate) fn after_commit(&self, oid: Oid) {
+    /// Witnesses the new tip in `.git/rutter/tips` and now and then packs loose objects. Returns
+    /// why the tip could not be witnessed, if it could not (the commit itself stands).
+    pub(crate) fn after_commit(&self, oid: Oid) -> Option<String> {
         let path = self.state_dir().join("tips");
         let witnessed = std::fs::OpenOptions::new()
             .create(true)
@@ -262,10 +266,18 @@ impl Store {
                 f.write_all(format!("{oid}\n").as_bytes())?;
                 f.metadata()
             });
-        if let Ok(meta) = witnessed {
-            if (meta.len() / 41) % GC_EVERY == 0 {
-                spawn_gc(self.root());
+        match witnessed {
+            Ok(meta) => {
+                if (meta.len() / 41) % GC_EVERY == 0 {
+                    spawn_gc(self.root());
+                }
+                None
             }
+            Err(e) => Some(format!(
+                "the new tip {} could not be witnessed in {} ({e}); `git rutter verify` will report the gap",
+                &oid.to_string()[..12],
+                path.display()
+            )),
         }
     }
 

@@ -12,6 +12,10 @@ pub struct VerifyCache {
     pub verified_tip: Option<String>,
     pub reflog_checked: usize,
     pub tips_checked: usize,
+    /// The witness log as the last verify accepted it: its length and the sha256 of those bytes.
+    pub tips_seen: Option<(u64, String)>,
+    /// The witness log as this verify read it, accepted by [`VerifyCache::accept_tips`].
+    pub tips_read: Option<(u64, String)>,
     /// Entry or binding id → the commit that added it.
     pub entries: HashMap<String, String>,
     new_entries: Vec<(String, String)>,
@@ -33,6 +37,7 @@ impl VerifyCache {
                     Some(("tip", v)) => c.verified_tip = Some(v.to_string()),
                     Some(("reflog", v)) => c.reflog_checked = v.parse().unwrap_or(0),
                     Some(("tips", v)) => c.tips_checked = v.parse().unwrap_or(0),
+                    Some(("tips-seen", v)) => c.tips_seen = parse_seen(v),
                     _ => {}
                 }
             }
@@ -69,12 +74,15 @@ impl VerifyCache {
         if std::fs::create_dir_all(&dir).is_err() {
             return;
         }
-        let state_text = format!(
+        let mut state_text = format!(
             "tip {}\nreflog {}\ntips {}\n",
             self.verified_tip.as_deref().unwrap_or(""),
             self.reflog_checked,
             self.tips_checked
         );
+        if let Some((len, sha)) = &self.tips_seen {
+            state_text.push_str(&format!("tips-seen {len} {sha}\n"));
+        }
         let _ = std::fs::write(dir.join("state"), state_text);
         let entries = dir.join("entries");
         let appended = if self.new_entries.len() == self.entries.len() {
@@ -104,6 +112,20 @@ impl VerifyCache {
             .collect();
         let _ = std::fs::write(dir.join("files"), files);
     }
+}
+
+impl VerifyCache {
+    /// Takes the witness log as this verify read it as the baseline for the next one.
+    pub fn accept_tips(&mut self) {
+        if let Some(read) = self.tips_read.take() {
+            self.tips_seen = Some(read);
+        }
+    }
+}
+
+fn parse_seen(v: &str) -> Option<(u64, String)> {
+    let (len, sha) = v.split_once(' ')?;
+    Some((len.parse().ok()?, sha.to_string()))
 }
 
 fn parse_file_line(l: &str) -> Option<(String, (u64, i64, String))> {

@@ -73,6 +73,15 @@ impl Store {
                 .find(|(id, _)| *id == f.id)
                 .map(|(_, reason)| reason.clone());
         }
+        // A rewritten witness log stays a finding until acknowledged; then what was read becomes
+        // the baseline.
+        if !report
+            .findings
+            .iter()
+            .any(|f| refcheck::is_witness_finding(f) && f.counts())
+        {
+            cache.accept_tips();
+        }
         if !report.findings.iter().any(|f| f.kind.is_history_or_ref()) {
             cache.verified_tip = Some(tip.to_string());
         }

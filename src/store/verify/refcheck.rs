@@ -1,6 +1,7 @@
 //! The ref check: the tip descends from every tip this tool witnessed in `.git/rutter/tips`,
-//! and the reflog shows no move that is not a fast-forward. A missing reflog is reported as
-//! "cannot check", never as clean.
+//! and the reflog shows no move that is not a fast-forward. A missing reflog, and a witness log
+//! that is missing or no longer starts with what the last verify read, are reported as "cannot
+//! check", never as clean.
 
 use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
@@ -48,7 +49,13 @@ fn witnessed(
         .verified_tip
         .as_deref()
         .and_then(|v| Oid::from_str(v).ok());
-    let text = std::fs::read_to_string(store.state_dir().join("tips")).unwrap_or_default();
+    let seen = cache.tips_seen.as_ref().map_or(0, |(len, _)| *len);
+    let bytes = match std::fs::read(store.state_dir().join("tips")) {
+        Ok(b) => b,
+        Err(e) => return vec![witness_unreadable(seen, &e)],
+    };
+    let mut findings: Vec<Finding> = witness_rewritten(cache, &bytes).into_iter().collect();
+    let text = String::from_utf8_lossy(&bytes);
     let tips: Vec<Oid> = text
         .lines()
         .filter_map(|l| Oid::from_str(l.trim()).ok())
@@ -58,7 +65,6 @@ fn witnessed(
     } else {
         cache.tips_checked.min(tips.len()).saturating_sub(1)
     };
-    let mut findings = Vec::new();
     for t in &tips[from..] {
         // The verified tip is an ancestor only when the walk started after it.
         let known =
@@ -75,6 +81,55 @@ fn witnessed(
     findings
 }
 
+/// Whether a finding is about the witness log. Its id names the length the last verify accepted
+/// (`…:tips@<bytes>`), so acknowledging one incident never acknowledges a later one.
+pub fn is_witness_finding(f: &Finding) -> bool {
+    f.id.starts_with(&format!(
+        "{}:{RECORDS_REF}:tips@",
+        Kind::RefUnverifiable.as_str()
+    ))
+}
+
+fn witness_finding(seen: u64, why: String) -> Finding {
+    let key = format!("tips@{seen}");
+    let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, "").id;
+    Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, format!("{why}, so rewinds of {RECORDS_REF} before now cannot be checked (cannot check). Nothing but git-rutter writes that file; if you know why it changed, acknowledge it: `git rutter verify --ack {id} --reason TEXT`"))
+}
+
+/// A witness log that cannot be read (a ref this tool wrote always has one).
+fn witness_unreadable(seen: u64, e: &std::io::Error) -> Finding {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => witness_finding(
+            seen,
+            "the tip witness log .git/rutter/tips is missing".into(),
+        ),
+        _ => witness_finding(
+            seen,
+            format!("the tip witness log .git/rutter/tips cannot be read ({e})"),
+        ),
+    }
+}
+
+/// Compares the witness log with what the last verify read: it may only have grown. Records
+/// what was read, for [`super::cache::VerifyCache::accept_tips`].
+fn witness_rewritten(cache: &mut VerifyCache, bytes: &[u8]) -> Option<Finding> {
+    let digest = |b: &[u8]| crate::records::fingerprint::sha256_hex(b);
+    cache.tips_read = Some((bytes.len() as u64, digest(bytes)));
+    let (len, sha) = cache.tips_seen.as_ref()?;
+    let kept = usize::try_from(*len).ok().and_then(|n| bytes.get(..n));
+    match kept {
+        Some(prefix) if digest(prefix) == *sha => None,
+        Some(_) => Some(witness_finding(
+            *len,
+            "the tip witness log .git/rutter/tips was rewritten since the last verify".into(),
+        )),
+        None => Some(witness_finding(*len, format!(
+            "the tip witness log .git/rutter/tips is shorter than the last verify read ({} bytes, was {len})",
+            bytes.len()
+        ))),
+    }
+}
+
 fn reflog(
     store: &Store,
     tip: Oid,
@@ -83,7 +138,7 @@ fn reflog(
 ) -> Result<Vec<Finding>, StoreError> {
     let log = store.repo.reflog(RECORDS_REF)?;
     if log.is_empty() {
-        let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", format!("{RECORDS_REF} has no reflog, so its moves cannot be checked (cannot check; run `git rutter init` to keep one from now on)"));
+        let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", format!("{RECORDS_REF} has no reflog, so its moves cannot be checked (cannot check). Run `git rutter init` to keep one from now on, then acknowledge this finding: `git rutter verify --ack {} --reason TEXT`", Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", "").id));
         return Ok(vec![f]);
     }
     let total = log.len();
