@@ -485,3 +485,43 @@ fn a_truncated_or_rewritten_witness_log_is_found() {
         "{detail}"
     );
 }
+
+#[test]
+fn an_object_replaced_through_git_replace_is_found() {
+    let (env, day) = vault();
+    let spec = format!("refs/rutter/records:{day}");
+    let blob = env.git(&["rev-parse", &spec]).trim().to_string();
+    let forged = env
+        .committed(&day)
+        .replace("Second decision.", "Forged decision.");
+    let forged_path = env.root().join("forged.md");
+    std::fs::write(&forged_path, &forged).unwrap();
+    let fake = env
+        .git(&["hash-object", "-w", forged_path.to_str().unwrap()])
+        .trim()
+        .to_string();
+    env.git(&["replace", &blob, &fake]);
+    assert!(
+        env.committed(&day).contains("Forged decision."),
+        "git now shows the forgery"
+    );
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "replaced-object")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    let detail = f["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("git replace -d {blob}")),
+        "{detail}"
+    );
+    assert!(
+        !kinds(&v).iter().any(|(k, _)| k == "edited"),
+        "verify reads the true objects"
+    );
+    env.git(&["replace", "-d", &blob]);
+    assert_eq!(verify(&env).0, 0);
+}

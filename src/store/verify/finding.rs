@@ -34,6 +34,9 @@ pub enum Kind {
     RefNotDescendant,
     /// The ref has no reflog, so its moves cannot be checked.
     RefUnverifiable,
+    /// git substitutes an object of the vault (`refs/replace/`): `git show` and `git log` may
+    /// display text the record does not hold.
+    ReplacedObject,
     /// A committed entry was changed in the working tree.
     Edited,
     /// A committed record file is missing from the working tree.
@@ -65,6 +68,7 @@ impl Kind {
             Kind::RefRewind => "ref-rewind",
             Kind::RefNotDescendant => "ref-not-descendant",
             Kind::RefUnverifiable => "ref-unverifiable",
+            Kind::ReplacedObject => "replaced-object",
             Kind::Edited => "edited",
             Kind::Deleted => "deleted",
             Kind::Truncated => "truncated",
@@ -86,7 +90,10 @@ impl Kind {
             | Kind::CorruptObject
             | Kind::BadSignature
             | Kind::SignatureUnchecked => "history",
-            Kind::RefRewind | Kind::RefNotDescendant | Kind::RefUnverifiable => "ref",
+            Kind::RefRewind
+            | Kind::RefNotDescendant
+            | Kind::RefUnverifiable
+            | Kind::ReplacedObject => "ref",
             Kind::NoteChanged => "notes",
             _ => "working tree",
         }

@@ -20,6 +20,31 @@ pub fn check(
 ) -> Result<Vec<Finding>, StoreError> {
     let mut findings = witnessed(store, tip, cache, full, history);
     findings.extend(reflog(store, tip, cache, full)?);
+    findings.extend(replaced(store)?);
+    Ok(findings)
+}
+
+/// Every `refs/replace/` ref: git (not libgit2, so not verify) then shows the replacement
+/// instead of the object, so `git show` and `git log -p` of the records could display forged
+/// text. Rare in a notes vault, so each one is reported, whatever object it replaces.
+fn replaced(store: &Store) -> Result<Vec<Finding>, StoreError> {
+    let mut findings = Vec::new();
+    for reference in store.repo.references_glob("refs/replace/*")? {
+        let reference = reference?;
+        let Ok(name) = reference.name() else { continue };
+        let replaced = name.trim_start_matches("refs/replace/");
+        let by = reference
+            .target()
+            .map(|o| o.to_string())
+            .unwrap_or_default();
+        let short = &replaced[..replaced.len().min(12)];
+        findings.push(Finding::new(
+            Kind::ReplacedObject,
+            name,
+            short,
+            format!("git shows object {short} as {} instead ({name}), so `git show` and `git log -p` of {RECORDS_REF} may display text the record does not hold; verify reads the true objects. See the truth with `git --no-replace-objects log -p {RECORDS_REF}`; remove the replacement with `git replace -d {replaced}`", &by[..by.len().min(12)]),
+        ));
+    }
     Ok(findings)
 }
 
