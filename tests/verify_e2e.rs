@@ -525,3 +525,36 @@ fn an_object_replaced_through_git_replace_is_found() {
     env.git(&["replace", "-d", &blob]);
     assert_eq!(verify(&env).0, 0);
 }
+
+#[test]
+fn a_same_size_edit_with_its_mtime_put_back_is_found() {
+    let (env, day) = vault();
+    let path = env.vault.join(&day);
+    let (code, _) = verify(&env);
+    assert_eq!(code, 0, "the clean file is now remembered by its stat");
+    let before = std::fs::metadata(&path).unwrap();
+    let text = env
+        .read(&day)
+        .replacen("Second decision.", "Second decisioN.", 1);
+    std::fs::write(&path, &text).unwrap();
+    // Put the mtime back (what `touch -d` would do); only the ctime still tells.
+    let mtime =
+        std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(use_mtime_ns(&before));
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(
+        (after.len(), use_mtime_ns(&after)),
+        (before.len(), use_mtime_ns(&before))
+    );
+    assert_names(&env, "edited", "20261130T100100000Z");
+}
+
+fn use_mtime_ns(m: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    (m.mtime() as u64) * 1_000_000_000 + m.mtime_nsec() as u64
+}

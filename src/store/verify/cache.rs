@@ -19,7 +19,7 @@ pub struct VerifyCache {
     /// Entry or binding id → the commit that added it.
     pub entries: HashMap<String, String>,
     new_entries: Vec<(String, String)>,
-    /// Clean working files: path → (size, mtime ns, committed blob id).
+    /// Clean working files: path → (size, mtime ns, `<committed blob id>:<ctime ns>:<inode>`).
     pub files: HashMap<String, (u64, i64, String)>,
 }
 

@@ -32,7 +32,9 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<Vec<Fin
 }
 
 /// Checks one committed record file; a file found identical to its committed bytes is
-/// remembered by size, mtime and blob, and skipped on the next run while those hold.
+/// remembered by size, mtime, ctime, inode and blob, and skipped on the next run while those
+/// hold. The ctime is the witness an editor cannot put back (`touch -d` restores the mtime, not
+/// the ctime), and the inode catches a file swapped for a copy.
 fn file(
     store: &Store,
     path: &str,
@@ -58,7 +60,11 @@ fn file(
     let stamp = (
         meta.len(),
         meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
-        blob.to_string(),
+        format!(
+            "{blob}:{}:{}",
+            meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+            meta.ino()
+        ),
     );
     if cache.files.get(path) == Some(&stamp) {
         return Ok(vec![]);
