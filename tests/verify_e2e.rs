@@ -558,3 +558,28 @@ fn use_mtime_ns(m: &std::fs::Metadata) -> u64 {
     use std::os::unix::fs::MetadataExt;
     (m.mtime() as u64) * 1_000_000_000 + m.mtime_nsec() as u64
 }
+
+#[test]
+fn a_symlinked_witness_log_is_never_written_through() {
+    let (env, _) = vault();
+    let tips = env.vault.join(".git/rutter/tips");
+    let outside = env.root().join("outside-tips");
+    std::fs::rename(&tips, &outside).unwrap();
+    let before = std::fs::read(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &tips).unwrap();
+    let r = env.capture_at("2026-11-30T11:00:00.000Z", "Captured past a symlink.", &[]);
+    assert!(
+        r.stderr.contains("committed"),
+        "the capture still commits: {}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read(&outside).unwrap(),
+        before,
+        "nothing written through the link"
+    );
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    let (_, detail) = witness_finding(&v).expect("a witness finding");
+    assert!(detail.contains("symbolic link"), "{detail}");
+}

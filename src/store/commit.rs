@@ -258,13 +258,14 @@ impl Store {
     /// why the tip could not be witnessed, if it could not (the commit itself stands).
     pub(crate) fn after_commit(&self, oid: Oid) -> Option<String> {
         let path = self.state_dir().join("tips");
-        let witnessed = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
+        // Opened relative to the state folder without following a symlink: a symlinked witness
+        // log is refused, never written through.
+        let witnessed = crate::fsx::Dir::open(self.state_dir())
+            .and_then(|d| d.open_append("tips"))
+            .map_err(|e| std::io::Error::other(e.to_string()))
             .and_then(|mut f| {
-                f.write_all(format!("{oid}\n").as_bytes())?;
-                f.metadata()
+                f.file.write_all(format!("{oid}\n").as_bytes())?;
+                f.file.metadata()
             });
         match witnessed {
             Ok(meta) => {

@@ -75,9 +75,11 @@ fn witnessed(
         .as_deref()
         .and_then(|v| Oid::from_str(v).ok());
     let seen = cache.tips_seen.as_ref().map_or(0, |(len, _)| *len);
-    let bytes = match std::fs::read(store.state_dir().join("tips")) {
-        Ok(b) => b,
-        Err(e) => return vec![witness_unreadable(seen, &e)],
+    let read = crate::fsx::Dir::open(store.state_dir()).and_then(|d| d.read("tips"));
+    let bytes = match read {
+        Ok(Some(b)) => b,
+        Ok(None) => return vec![witness_unreadable(seen, None)],
+        Err(e) => return vec![witness_unreadable(seen, Some(e))],
     };
     let mut findings: Vec<Finding> = witness_rewritten(cache, &bytes).into_iter().collect();
     let text = String::from_utf8_lossy(&bytes);
@@ -121,14 +123,15 @@ fn witness_finding(seen: u64, why: String) -> Finding {
     Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, format!("{why}, so rewinds of {RECORDS_REF} before now cannot be checked (cannot check). Nothing but git-rutter writes that file; if you know why it changed, acknowledge it: `git rutter verify --ack {id} --reason TEXT`"))
 }
 
-/// A witness log that cannot be read (a ref this tool wrote always has one).
-fn witness_unreadable(seen: u64, e: &std::io::Error) -> Finding {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => witness_finding(
+/// A witness log that is missing (`None`) or cannot be read, a symlink included (a ref this
+/// tool wrote always has one).
+fn witness_unreadable(seen: u64, e: Option<crate::fsx::FsError>) -> Finding {
+    match e {
+        None => witness_finding(
             seen,
             "the tip witness log .git/rutter/tips is missing".into(),
         ),
-        _ => witness_finding(
+        Some(e) => witness_finding(
             seen,
             format!("the tip witness log .git/rutter/tips cannot be read ({e})"),
         ),
