@@ -257,3 +257,161 @@ fn init_only_appends_to_an_exclude_file_it_cannot_read_as_text() {
         "a second init adds nothing"
     );
 }
+
+/// Clones the fixture's vault (a plain `git clone`: the records ref does not come along).
+fn plain_clone(env: &Env, name: &str) -> std::path::PathBuf {
+    let clone = env.root().join(name);
+    env.git(&[
+        "clone",
+        "-q",
+        env.vault.to_str().unwrap(),
+        clone.to_str().unwrap(),
+    ]);
+    clone
+}
+
+#[test]
+fn init_on_a_fresh_clone_fetches_the_records_and_verifies_clean() {
+    let env = Env::git_vault();
+    for (ts, s) in [
+        ("2026-11-29T09:00:00.000Z", "Decided on the first machine."),
+        (
+            "2026-11-30T09:00:00.000Z",
+            "Decided again on the first machine.",
+        ),
+    ] {
+        env.capture_at(ts, s, &["Notes/a.md"]);
+    }
+    let clone = plain_clone(&env, "clone");
+    let r = env.rutter_in(&clone, &["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let tip = env
+        .git(&["rev-parse", "refs/rutter/records"])
+        .trim()
+        .to_string();
+    assert!(
+        r.stdout.contains(&format!(
+            "Fetched refs/rutter/records from origin at {}",
+            &tip[..12]
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("Restored _librarian/sessions/2026-11-29.md"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("start at"), "{}", r.stdout);
+    assert_eq!(
+        env.git_in(&clone, &["rev-parse", "refs/rutter/records"])
+            .trim(),
+        tip
+    );
+    let verify = env.rutter_in(&clone, &["verify"]);
+    assert_eq!(
+        verify.code, 0,
+        "a fresh clone verifies clean: {}{}",
+        verify.stdout, verify.stderr
+    );
+    let recent = env.rutter_in(&clone, &["recent"]);
+    assert!(
+        recent.stdout.contains("Decided on the first machine."),
+        "{}",
+        recent.stdout
+    );
+    assert!(
+        recent
+            .stdout
+            .contains("Decided again on the first machine."),
+        "{}",
+        recent.stdout
+    );
+    // A capture on the clone extends the fetched history; verify stays clean.
+    let r = env.rutter_in(
+        &clone,
+        &[
+            "--vault",
+            ".",
+            "capture",
+            "--summary",
+            "On the clone.",
+            "--session",
+            "C",
+        ],
+    );
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    assert_eq!(env.rutter_in(&clone, &["verify"]).code, 0);
+    let again = env.rutter_in(&clone, &["init"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        !again.stdout.contains("Fetched") && !again.stdout.contains("start at"),
+        "{}",
+        again.stdout
+    );
+}
+
+#[test]
+fn a_clone_whose_records_were_fetched_by_hand_starts_its_evidence_at_init() {
+    let env = Env::git_vault();
+    env.capture_at("2026-11-30T09:00:00.000Z", "Decided before the clone.", &[]);
+    let clone = plain_clone(&env, "clone");
+    env.git_in(
+        &clone,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "refs/rutter/records:refs/rutter/records",
+        ],
+    );
+    let r = env.rutter_in(&clone, &["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("start at"), "{}", r.stdout);
+    let verify = env.rutter_in(&clone, &["verify"]);
+    assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
+    let reflog = env.git_in(&clone, &["reflog", "show", "refs/rutter/records"]);
+    assert!(reflog.contains("evidence starts at"), "{reflog}");
+}
+
+#[test]
+fn a_vault_with_a_witness_log_never_gets_a_new_reflog_papered_over() {
+    let env = Env::git_vault();
+    env.capture_at("2026-11-30T09:00:00.000Z", "Decided.", &[]);
+    std::fs::remove_file(env.vault.join(".git/logs/refs/rutter/records")).unwrap();
+    let r = env.rutter(&["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains("start at"), "{}", r.stdout);
+    let verify = env.rutter(&["verify"]);
+    assert_eq!(
+        verify.code, 1,
+        "the missing reflog stays a finding: {}",
+        verify.stdout
+    );
+    assert!(
+        verify.stdout.contains("ref-unverifiable"),
+        "{}",
+        verify.stdout
+    );
+}
+
+#[test]
+fn a_clone_of_a_remote_without_records_starts_its_own() {
+    let env = Env::bare();
+    env.write("Notes/a.md", "# A\n");
+    env.git(&["init", "-q", "-b", "main"]);
+    env.git(&["add", "Notes"]);
+    env.git(&["commit", "-qm", "notes"]);
+    let clone = plain_clone(&env, "clone");
+    let r = env.rutter_in(&clone, &["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains("Fetched"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Created refs/rutter/records"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.stderr, "", "no remote ref is not a problem");
+    assert_eq!(env.rutter_in(&clone, &["verify"]).code, 0);
+}

@@ -49,6 +49,15 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             "Initialised a git repository in {root} (no commit on your branches)."
         ))?;
     }
+    if let Some((remote, tip)) = &r.clone.fetched {
+        super::print(&format!(
+            "Fetched refs/rutter/records from {remote} at {}.",
+            &tip.to_string()[..12]
+        ))?;
+    }
+    if let Some(problem) = &r.clone.problem {
+        eprintln!("git-rutter: {problem}; starting a record of its own here. Run `git rutter init` again once the remote is reachable to start from its records instead.");
+    }
     if r.created_ref {
         super::print(&format!(
             "Created refs/rutter/records at {}, adopting {} existing record file(s).",
@@ -66,6 +75,12 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     }
     for path in &r.materialised {
         super::print(&format!("Restored {path} from refs/rutter/records."))?;
+    }
+    if let Some(tip) = &r.clone.seeded {
+        super::print(&format!(
+            "The reflog and the tip witness log start at {} (this clone's starting point), so `git rutter verify` can check every move from here.",
+            &tip.to_string()[..12]
+        ))?;
     }
     for path in &r.differing {
         eprintln!("git-rutter: {path} differs from refs/rutter/records; left untouched (see `git rutter verify`).");

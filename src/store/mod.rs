@@ -4,6 +4,7 @@
 pub mod adopt;
 pub mod append;
 pub mod candidates;
+pub mod clone;
 pub mod commit;
 pub mod compose;
 pub mod diffview;

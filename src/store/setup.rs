@@ -20,6 +20,8 @@ pub struct InitReport {
     pub differing: Vec<String>,
     pub excluded: bool,
     pub tip: String,
+    /// What a clone's start did: records fetched from its remote, evidence started.
+    pub clone: super::clone::CloneStart,
 }
 
 /// Errors from `init` beyond the store's own.
@@ -45,6 +47,7 @@ pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError>
     let store = Store::open(&v)?;
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
     store.configure_reflog()?;
+    report.clone = store.fetch_records_if_missing()?;
     let Adoption {
         tip,
         created,
@@ -57,6 +60,9 @@ pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError>
     report.tip = tip.to_string();
     if !created {
         materialise(&store, tip, &mut report)?;
+        if report.clone.seeded.is_none() {
+            report.clone.seeded = store.seed_evidence_if_fresh()?;
+        }
     }
     report.excluded = exclude_overlay(&store)?;
     Ok((v, report))

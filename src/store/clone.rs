@@ -1,0 +1,108 @@
+//! A clean start on a clone (DESIGN §3 `init`): a clone does not bring `refs/rutter/records`
+//! along, so `init` fetches it from the remote when the remote has it, and starts the ref's
+//! reflog and the tip witness log at the tip the clone begins from, so `verify` has evidence
+//! from then on and a fresh clone verifies clean.
+
+use super::{Store, StoreError, RECORDS_REF};
+use git2::Oid;
+use std::process::{Command, Stdio};
+
+/// How a clone was started.
+#[derive(Debug, Default, Clone)]
+pub struct CloneStart {
+    /// `(remote, tip)` when the records were fetched.
+    pub fetched: Option<(String, Oid)>,
+    /// Why they could not be fetched, when the remote could not be asked.
+    pub problem: Option<String>,
+    /// The reflog and witness log were started at this tip.
+    pub seeded: Option<Oid>,
+}
+
+impl Store {
+    /// The remote a clone came from: `origin`, else the only remote.
+    fn clone_remote(&self) -> Option<String> {
+        let remotes = self.repo.remotes().ok()?;
+        let names: Vec<&str> = remotes.iter().flatten().flatten().collect();
+        if names.contains(&"origin") {
+            return Some("origin".into());
+        }
+        (names.len() == 1).then(|| names[0].to_string())
+    }
+
+    /// Fetches `refs/rutter/records` from the clone's remote into
+    /// `refs/remotes/<remote>/rutter/records` and creates the local ref there, when the local
+    /// ref is missing and the remote has one. Transport is the `git` CLI, so the user's
+    /// credentials and ssh config apply; it never prompts. The caller holds the capture lock
+    /// and has turned the reflog on.
+    pub fn fetch_records_if_missing(&self) -> Result<CloneStart, StoreError> {
+        let mut start = CloneStart::default();
+        if self.tip()?.is_some() {
+            return Ok(start);
+        }
+        let Some(remote) = self.clone_remote() else {
+            return Ok(start);
+        };
+        let tracking = format!("refs/remotes/{remote}/rutter/records");
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(self.root())
+            .args([
+                "fetch",
+                "--no-tags",
+                "--quiet",
+                "--no-write-fetch-head",
+                &remote,
+            ])
+            .arg(format!("+{RECORDS_REF}:{tracking}"))
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(Stdio::null())
+            .output();
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => {
+                start.problem = Some(format!("could not run git to fetch from {remote}: {e}"));
+                return Ok(start);
+            }
+        };
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            if !err.contains("couldn't find remote ref") {
+                let first = err.lines().next().unwrap_or("").trim().to_string();
+                start.problem = Some(format!(
+                    "could not fetch {RECORDS_REF} from {remote} ({first})"
+                ));
+            }
+            return Ok(start);
+        }
+        let tip = self.repo.refname_to_id(&tracking)?;
+        let message = format!("rutter: clone: start from {remote} at {tip}");
+        self.repo.reference(RECORDS_REF, tip, false, &message)?;
+        // The witness log starts here; verify reports a failure to write it.
+        let _ = self.after_commit(tip);
+        start.fetched = Some((remote, tip));
+        start.seeded = Some(tip);
+        Ok(start)
+    }
+
+    /// Starts the reflog and the witness log at the tip when this machine has neither (a clone
+    /// whose ref was fetched by hand). A vault that has either keeps what it has: a missing
+    /// reflog beside a witness log is evidence, reported by verify, never papered over.
+    pub fn seed_evidence_if_fresh(&self) -> Result<Option<Oid>, StoreError> {
+        let Some(tip) = self.tip()? else {
+            return Ok(None);
+        };
+        let witnessed =
+            std::fs::symlink_metadata(self.state_dir().join("tips")).is_ok_and(|m| m.len() > 0);
+        let mut reflog = self.repo.reflog(RECORDS_REF)?;
+        if witnessed || !reflog.is_empty() {
+            return Ok(None);
+        }
+        let sig = self.signature(crate::clock::now())?;
+        let message =
+            format!("rutter: init: evidence starts at {tip} (no earlier witness on this machine)");
+        reflog.append(tip, &sig, Some(&message))?;
+        reflog.write()?;
+        let _ = self.after_commit(tip);
+        Ok(Some(tip))
+    }
+}
