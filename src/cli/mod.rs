@@ -9,6 +9,7 @@ pub mod gate;
 pub mod githooks;
 pub mod identity;
 pub mod init;
+pub mod install_hook;
 pub mod log;
 pub mod mcp;
 pub mod recent;
@@ -68,6 +69,8 @@ pub enum Command {
     Restore(restore::Args),
     Demo(demo::Args),
     Mcp(mcp::Args),
+    InstallHook(install_hook::InstallArgs),
+    UninstallHook(install_hook::UninstallArgs),
     InstallGitHooks(githooks::Args),
     #[command(hide = true)]
     Hook(githooks::HookArgs),
@@ -93,6 +96,12 @@ pub fn run(cli: Cli) -> i32 {
         Command::Diff(args) => diff::run(vault, args),
         Command::Restore(args) => restore::run(vault, args),
         Command::Demo(args) => demo::run(args),
+        Command::InstallHook(a) => {
+            install_hook::run(vault, a.common, crate::clients::Mode::Install)
+        }
+        Command::UninstallHook(a) => {
+            install_hook::run(vault, a.common, crate::clients::Mode::Uninstall)
+        }
         Command::InstallGitHooks(args) => githooks::run(vault, args),
     };
     match result {
