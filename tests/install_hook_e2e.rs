@@ -365,7 +365,7 @@ fn uninstall_removes_only_what_install_added() {
     let h = &env.home;
     // The user's own files, in several layouts: each must come back byte for byte.
     let user_files = [
-        (".claude/settings.json", "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\",\n                \"hooks\": [\n                    {\n                        \"type\": \"command\",\n                        \"command\": \"check\"\n                    }\n                ]\n            }\n        ]\n    }\n}\n"),
+        (".claude/settings.json", "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\",\n                \"hooks\": [{\"type\": \"command\", \"command\": \"check\"}]\n            }\n        ]\n    }\n}\n"),
         (".codex/hooks.json", "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"notify\"}]}]}}"),
         (".codex/AGENTS.md", "# Global rules\n\nAlways answer in British English.\n"),
         (".codex/config.toml", "# Codex settings\nmodel = \"o4\" # fast\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\"--port\", \"0\"]\n"),

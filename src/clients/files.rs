@@ -7,6 +7,7 @@
 
 use super::hooks::{self, Shape};
 use super::json::{self, Json, Layout};
+use super::jsonedit::{self, Doc};
 use super::{Context, Error};
 use crate::textblock::{self, Markers, Placement};
 use std::os::unix::fs::PermissionsExt;
@@ -112,7 +113,7 @@ pub fn json_file(
     ctx: &Context,
     path: &Path,
     owner: Ownership,
-    edit: impl FnOnce(&mut Json) -> Result<Vec<String>, String>,
+    edit: impl FnOnce(&mut Doc) -> Result<Vec<String>, String>,
 ) -> Result<FileEdit, Error> {
     let shown = ctx.show(path);
     let before = read(ctx, path)?;
@@ -130,32 +131,36 @@ pub fn json_file(
         Ownership::Whole { skeleton, .. } => skeleton,
     };
     if let Ownership::Whole { shape, .. } = owner {
-        let mut rest = original.clone();
+        let mut rest = Doc::new(original.clone());
         hooks::uninstall(&mut rest, shape, true);
-        if !vacant(&rest, skeleton) {
+        if !vacant(&rest.json, skeleton) {
             return Err(Error::Refused(format!(
                 "{shown} holds settings git-rutter did not write; it is left alone. Move it \
                  aside (or merge our entry into it by hand), then run again."
             )));
         }
     }
-    let mut doc = original.clone();
+    let mut doc = Doc::new(original.clone());
     let changes = edit(&mut doc).map_err(|why| {
         Error::Refused(format!(
             "{shown}: {why}; fix it by hand, then run again (nothing was changed)."
         ))
     })?;
-    let after = match (doc == original, vacant(&doc, skeleton)) {
+    let after = match (doc.json == original, vacant(&doc.json, skeleton)) {
         (true, _) => before.clone(),
         (false, true) => None,
+        // Edit the user's text in place; print the document whole only when that fails.
         (false, false) => Some(
-            json::print(
-                &doc,
-                &before
-                    .as_ref()
-                    .map_or_else(Layout::default, |_| Layout::of(text)),
-            )
-            .into_bytes(),
+            jsonedit::replay(text, &doc.ops, &doc.json)
+                .filter(|_| before.is_some())
+                .unwrap_or_else(|| {
+                    let layout = match before {
+                        Some(_) => Layout::of(text),
+                        None => Layout::default(),
+                    };
+                    json::print(&doc.json, &layout)
+                })
+                .into_bytes(),
         ),
     };
     Ok(FileEdit {

@@ -6,6 +6,7 @@
 
 use super::command::{classify, Kind};
 use super::json::Json;
+use super::jsonedit::{at, key, Doc, Seg};
 
 /// Where a client keeps its Stop handlers.
 #[derive(Debug, Clone, Copy)]
@@ -22,31 +23,6 @@ pub enum Shape {
         name: &'static str,
         event: &'static str,
     },
-}
-
-/// A step of a path into a document.
-#[derive(Debug, Clone, PartialEq)]
-enum Seg {
-    Key(String),
-    Idx(usize),
-}
-
-fn key(k: &str) -> Seg {
-    Seg::Key(k.to_string())
-}
-
-fn at<'a>(v: &'a Json, path: &[Seg]) -> Option<&'a Json> {
-    path.iter().try_fold(v, |v, s| match s {
-        Seg::Key(k) => v.get(k),
-        Seg::Idx(i) => v.as_array()?.get(*i),
-    })
-}
-
-fn at_mut<'a>(v: &'a mut Json, path: &[Seg]) -> Option<&'a mut Json> {
-    path.iter().try_fold(v, |v, s| match s {
-        Seg::Key(k) => v.get_mut(k),
-        Seg::Idx(i) => v.as_array_mut()?.get_mut(*i),
-    })
 }
 
 /// One handler found in the document.
@@ -152,12 +128,12 @@ pub fn existing_vault(doc: &Json, shape: Shape) -> Option<String> {
 /// Makes `doc` hold exactly one of our handlers, running `command`. `extra` are fields a new
 /// handler gets (a timeout). `Err` names the key that is not of the type a config needs.
 pub fn install(
-    doc: &mut Json,
+    doc: &mut Doc,
     shape: Shape,
     command: &str,
     extra: &[(&str, Json)],
 ) -> Result<Vec<Change>, String> {
-    let slots = shape.slots(doc);
+    let slots = shape.slots(&doc.json);
     let keep = slots
         .iter()
         .position(|s| matches!(s.kind, Kind::Ours { .. }))
@@ -191,9 +167,9 @@ pub fn install(
 }
 
 /// Removes our handlers (and, with `reference`, the TypeScript reference's).
-pub fn uninstall(doc: &mut Json, shape: Shape, reference: bool) -> Vec<Change> {
+pub fn uninstall(doc: &mut Doc, shape: Shape, reference: bool) -> Vec<Change> {
     let drop: Vec<Slot> = shape
-        .slots(doc)
+        .slots(&doc.json)
         .into_iter()
         .filter(|s| matches!(s.kind, Kind::Ours { .. }) || (reference && s.kind == Kind::Reference))
         .collect();
@@ -209,10 +185,10 @@ pub fn has_reference(doc: &Json, shape: Shape) -> bool {
 }
 
 /// Points the kept handler at `command`; `None` when it already does.
-fn rewrite(doc: &mut Json, shape: Shape, s: &Slot, command: &str) -> Option<Change> {
+fn rewrite(doc: &mut Doc, shape: Shape, s: &Slot, command: &str) -> Option<Change> {
     let mut path = s.list.clone();
     path.push(Seg::Idx(s.index));
-    let h = at_mut(doc, &path)?;
+    let h = doc.get(&path)?;
     let field = match h.get(shape.field()) {
         Some(_) => shape.field(),
         None => "command",
@@ -220,8 +196,8 @@ fn rewrite(doc: &mut Json, shape: Shape, s: &Slot, command: &str) -> Option<Chan
     if s.command == command && h.get("type").and_then(Json::as_str) == Some("command") {
         return None;
     }
-    h.set("type", Json::str("command"));
-    h.set(field, Json::str(command));
+    doc.set(&path, "type", Json::str("command"));
+    doc.set(&path, field, Json::str(command));
     Some(match s.kind {
         Kind::Reference => Change::ReplacedReference {
             from: s.command.clone(),
@@ -234,59 +210,63 @@ fn rewrite(doc: &mut Json, shape: Shape, s: &Slot, command: &str) -> Option<Chan
     })
 }
 
-/// Appends a new handler where `shape` keeps them.
-fn add(doc: &mut Json, shape: Shape, command: &str, extra: &[(&str, Json)]) -> Result<(), String> {
+/// Appends a new handler where `shape` keeps them, creating the containers it needs.
+fn add(doc: &mut Doc, shape: Shape, command: &str, extra: &[(&str, Json)]) -> Result<(), String> {
     let mut handler = Json::object();
     handler.set("type", Json::str("command"));
     handler.set(shape.field(), Json::str(command));
     for (k, v) in extra {
         handler.set(k, v.clone());
     }
-    let wrong = |what: &str| format!("`{what}` is not of the type the client expects");
-    let list = match shape {
+    let (outer, event, item) = match shape {
         Shape::Grouped { event } => {
             let mut group = Json::object();
             group.set("hooks", Json::Array(vec![handler]));
-            handler = group;
-            doc.entry("hooks", Json::object())
-                .ok_or_else(|| wrong("hooks"))?
-                .entry(event, Json::Array(Vec::new()))
-                .ok_or_else(|| wrong(&format!("hooks.{event}")))?
+            ("hooks", event, group)
         }
         Shape::Flat { event, .. } => {
-            if doc.get("version").is_none() {
-                doc.set("version", Json::Number(1.into()));
+            if doc.get(&[key("version")]).is_none() {
+                doc.set(&[], "version", Json::Number(1.into()));
             }
-            doc.entry("hooks", Json::object())
-                .ok_or_else(|| wrong("hooks"))?
-                .entry(event, Json::Array(Vec::new()))
-                .ok_or_else(|| wrong(&format!("hooks.{event}")))?
+            ("hooks", event, handler)
         }
-        Shape::Named { name, event } => doc
-            .entry(name, Json::object())
-            .ok_or_else(|| wrong(name))?
-            .entry(event, Json::Array(Vec::new()))
-            .ok_or_else(|| wrong(&format!("{name}.{event}")))?,
+        Shape::Named { name, event } => (name, event, handler),
     };
-    if let Some(items) = list.as_array_mut() {
-        items.push(handler);
+    let wrong = |what: String| format!("`{what}` is not of the type the client expects");
+    let outer_kind = doc
+        .get(&[key(outer)])
+        .map(|o| (o.is_object(), o.get(event).is_some()));
+    match outer_kind {
+        None => {
+            let mut obj = Json::object();
+            obj.set(event, Json::Array(vec![item]));
+            doc.set(&[], outer, obj);
+        }
+        Some((false, _)) => return Err(wrong(outer.to_string())),
+        Some((true, false)) => {
+            doc.set(&[key(outer)], event, Json::Array(vec![item]));
+        }
+        Some((true, true)) => {
+            if !doc.push(&[key(outer), key(event)], item) {
+                return Err(wrong(format!("{outer}.{event}")));
+            }
+        }
     }
     Ok(())
 }
 
 /// Removes handlers, then the groups, event lists and objects they leave empty.
-fn remove_slots(doc: &mut Json, shape: Shape, drop: &[Slot]) {
+fn remove_slots(doc: &mut Doc, shape: Shape, drop: &[Slot]) {
     let mut sorted = drop.to_vec();
     sorted.sort_by_key(|s| std::cmp::Reverse(s.index));
     let mut emptied: Vec<Vec<Seg>> = Vec::new();
     for s in &sorted {
-        if let Some(items) = at_mut(doc, &s.list).and_then(Json::as_array_mut) {
-            if s.index < items.len() {
-                items.remove(s.index);
-            }
-            if items.is_empty() && !emptied.contains(&s.list) {
-                emptied.push(s.list.clone());
-            }
+        let mut path = s.list.clone();
+        path.push(Seg::Idx(s.index));
+        doc.remove(&path);
+        let empty = doc.get(&s.list).is_some_and(Json::is_empty_container);
+        if empty && !emptied.contains(&s.list) {
+            emptied.push(s.list.clone());
         }
     }
     match shape {
@@ -299,14 +279,8 @@ fn remove_slots(doc: &mut Json, shape: Shape, drop: &[Slot]) {
                 })
                 .collect();
             groups.sort_unstable_by(|a, b| b.cmp(a));
-            if let Some(list) =
-                at_mut(doc, &[key("hooks"), key(event)]).and_then(Json::as_array_mut)
-            {
-                for g in groups {
-                    if g < list.len() {
-                        list.remove(g);
-                    }
-                }
+            for g in groups {
+                doc.remove(&[key("hooks"), key(event), Seg::Idx(g)]);
             }
             prune(doc, &[key("hooks"), key(event)], !emptied.is_empty());
         }
@@ -322,17 +296,18 @@ fn remove_slots(doc: &mut Json, shape: Shape, drop: &[Slot]) {
 }
 
 /// Removes the container at `path` when it is empty, then each parent it leaves empty.
-fn prune(doc: &mut Json, path: &[Seg], touched: bool) {
+fn prune(doc: &mut Doc, path: &[Seg], touched: bool) {
     if !touched {
         return;
     }
     for depth in (1..=path.len()).rev() {
-        let (parent, last) = path[..depth].split_at(depth - 1);
-        let empty = at(doc, &path[..depth]).is_some_and(Json::is_empty_container);
-        match (empty, at_mut(doc, parent), &last[0]) {
-            (true, Some(p), Seg::Key(k)) => p.remove(k),
-            _ => return,
+        if !doc
+            .get(&path[..depth])
+            .is_some_and(Json::is_empty_container)
+        {
+            return;
         }
+        doc.remove(&path[..depth]);
     }
 }
 
@@ -352,23 +327,27 @@ mod tests {
     };
     const CMD: &str = "/bin/git-rutter capture --client claude";
 
-    fn text(doc: &Json) -> String {
-        print(doc, &Layout::default())
+    fn text(doc: &Doc) -> String {
+        print(&doc.json, &Layout::default())
+    }
+
+    fn doc(text: &str) -> Doc {
+        Doc::new(parse(text).unwrap())
     }
 
     #[test]
     fn install_twice_keeps_one_handler_and_foreign_ones() {
         let before = r#"{"model": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "afplay done.wav"}]}]}}"#;
-        let mut doc = parse(before).unwrap();
+        let mut doc = doc(before);
         let c = install(&mut doc, CLAUDE, CMD, &[]).unwrap();
         assert_eq!(c, vec![Change::Added(CMD.into())]);
         let once = text(&doc);
         assert!(install(&mut doc, CLAUDE, CMD, &[]).unwrap().is_empty());
         assert_eq!(text(&doc), once);
-        assert_eq!(shape_count(&doc, CLAUDE), 1);
+        assert_eq!(shape_count(&doc.json, CLAUDE), 1);
         let removed = uninstall(&mut doc, CLAUDE, false);
         assert_eq!(removed, vec![Change::Removed(CMD.into())]);
-        assert_eq!(doc, parse(before).unwrap());
+        assert_eq!(doc.json, parse(before).unwrap());
     }
 
     fn shape_count(doc: &Json, shape: Shape) -> usize {
@@ -381,31 +360,32 @@ mod tests {
 
     #[test]
     fn stale_paths_and_reference_hooks_are_rewritten_in_place() {
-        let mut doc = parse(r#"{"hooks": {"Stop": [
+        let mut doc = doc(r#"{"hooks": {"Stop": [
             {"hooks": [{"type": "command", "command": "/r/hooks/librarian-stop.sh"}]},
             {"matcher": "", "hooks": [{"type": "command", "command": "/old/git-rutter capture --client claude", "timeout": 9}]},
             {"hooks": [{"type": "command", "command": "git-rutter capture"}]}
-        ]}}"#)
-        .unwrap();
+        ]}}"#);
         let c = install(&mut doc, CLAUDE, CMD, &[]).unwrap();
         assert_eq!(c.len(), 3, "{c:?}");
         assert!(matches!(c[0], Change::RemovedReference(_)));
         assert!(matches!(c[1], Change::Updated { .. }));
         assert!(matches!(c[2], Change::RemovedDuplicate(_)));
         assert_eq!(
-            doc,
+            doc.json,
             parse(&format!(r#"{{"hooks": {{"Stop": [{{"matcher": "", "hooks": [{{"type": "command", "command": "{CMD}", "timeout": 9}}]}}]}}}}"#)).unwrap()
         );
     }
 
     #[test]
     fn a_lone_reference_hook_becomes_ours() {
-        let mut doc = parse(r#"{"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "/r/librarian-stop.sh"}]}}"#).unwrap();
+        let mut doc = doc(
+            r#"{"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "/r/librarian-stop.sh"}]}}"#,
+        );
         let c = install(&mut doc, COPILOT, CMD, &[]).unwrap();
         assert!(matches!(c[..], [Change::ReplacedReference { .. }]));
         assert_eq!(
             at(
-                &doc,
+                &doc.json,
                 &[key("hooks"), key("agentStop"), Seg::Idx(0), key("bash")]
             ),
             Some(&Json::str(CMD))
@@ -417,21 +397,21 @@ mod tests {
     #[test]
     fn named_hooks_get_their_own_name_and_leave_no_trace() {
         let before = r#"{"lint": {"Stop": [{"command": "make lint"}]}}"#;
-        let mut doc = parse(before).unwrap();
+        let mut doc = doc(before);
         install(&mut doc, AGY, CMD, &[("timeout", Json::Number(30.into()))]).unwrap();
         assert!(text(&doc).contains(
             "\"git-rutter\": {\n    \"Stop\": [\n      {\n        \"type\": \"command\""
         ));
-        assert_eq!(existing_vault(&doc, AGY), None);
+        assert_eq!(existing_vault(&doc.json, AGY), None);
         uninstall(&mut doc, AGY, false);
-        assert_eq!(doc, parse(before).unwrap());
+        assert_eq!(doc.json, parse(before).unwrap());
     }
 
     #[test]
     fn wrong_types_are_refused_and_the_vault_is_read_back() {
-        let mut doc = parse(r#"{"hooks": "none"}"#).unwrap();
+        let mut doc = doc(r#"{"hooks": "none"}"#);
         assert!(install(&mut doc, CLAUDE, CMD, &[]).is_err());
-        let mut doc = Json::object();
+        let mut doc = Doc::new(Json::object());
         install(
             &mut doc,
             CLAUDE,
@@ -439,8 +419,8 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert_eq!(existing_vault(&doc, CLAUDE).as_deref(), Some("/n"));
+        assert_eq!(existing_vault(&doc.json, CLAUDE).as_deref(), Some("/n"));
         uninstall(&mut doc, CLAUDE, false);
-        assert_eq!(doc, Json::object());
+        assert_eq!(doc.json, Json::object());
     }
 }

@@ -18,6 +18,7 @@ pub mod files;
 pub mod grok;
 pub mod hooks;
 pub mod json;
+pub mod jsonedit;
 pub mod mcp;
 pub mod muse;
 
@@ -223,7 +224,7 @@ pub fn hook_file(
             }
             Mode::Uninstall => hooks::uninstall(doc, shape, false),
         };
-        reference_left = hooks::has_reference(doc, shape);
+        reference_left = hooks::has_reference(&doc.json, shape);
         Ok(changes.iter().map(ToString::to_string).collect())
     });
     if reference_left {
