@@ -527,3 +527,77 @@ fn json_output_reports_status_and_files() {
     let bad = rutter(&env, &["install-hook", "--client", "cursor"]);
     assert_eq!(bad.code, 2, "an unknown client is a usage error");
 }
+
+#[test]
+fn the_snippets_in_hooks_are_what_install_hook_writes() {
+    let env = Env::bare();
+    for client in CLIENTS {
+        assert_eq!(install(&env, client).code, 0, "{client}");
+    }
+    let bin = canonical_bin();
+    let vault = env.vault.display().to_string();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (snippet, rel) in [
+        ("claude.json", ".claude/settings.json"),
+        ("codex.json", ".codex/hooks.json"),
+        ("codex-config.toml", ".codex/config.toml"),
+        ("grok.json", ".grok/hooks/rutter.json"),
+        ("copilot.json", ".copilot/hooks/rutter.json"),
+        ("copilot-mcp-config.json", ".copilot/mcp-config.json"),
+        ("agy.json", ".gemini/config/hooks.json"),
+        ("muse.json", ".config/muse/settings.json"),
+    ] {
+        let shipped = std::fs::read_to_string(repo.join("hooks").join(snippet))
+            .unwrap()
+            .replace("/ABSOLUTE/PATH/TO/git-rutter", &bin)
+            .replace("/ABSOLUTE/PATH/TO/notes", &vault);
+        let written = std::fs::read_to_string(env.home.join(rel)).unwrap();
+        assert_eq!(
+            shipped, written,
+            "hooks/{snippet} drifted from what install-hook writes"
+        );
+    }
+}
+
+#[test]
+fn the_claude_code_plugin_runs_capture_from_path_and_fails_open() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let plugin = repo.join("plugins/claude-code");
+    let hooks = read_json(&plugin.join("hooks/hooks.json"));
+    let command = hooks
+        .pointer("/hooks/Stop/0/hooks/0/command")
+        .and_then(Value::as_str)
+        .unwrap();
+    let mcp = read_json(&plugin.join(".mcp.json"));
+    assert_eq!(
+        mcp["mcpServers"]["rutter"]["args"],
+        serde_json::json!(["mcp"])
+    );
+    assert_eq!(
+        read_json(&plugin.join(".claude-plugin/plugin.json"))["name"],
+        "rutter"
+    );
+    let market = read_json(&repo.join(".claude-plugin/marketplace.json"));
+    assert_eq!(market["plugins"][0]["source"], "./plugins/claude-code");
+    let env = Env::git_vault();
+    let bin_dir = Path::new(BIN).parent().unwrap().display().to_string();
+    let path = format!("{bin_dir}:{}", std::env::var("PATH").unwrap_or_default());
+    let payload =
+        br#"{"summary": "Decided to ship the Claude Code plugin.", "refs": [], "session_id": "p"}"#;
+    for (path, captured) in [("/nonexistent", false), (path.as_str(), true)] {
+        let mut sh = std::process::Command::new("/bin/sh");
+        sh.env_clear()
+            .env("PATH", path)
+            .env("HOME", &env.home)
+            .env("LIBRARIAN_VAULT_PATH", &env.vault)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["-c", command]);
+        let r = run_with_stdin(&mut sh, payload);
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+        assert_eq!(
+            env.all_records().contains("ship the Claude Code plugin"),
+            captured
+        );
+    }
+    assert!(env.all_records().contains("\"client\":\"claude\""));
+}
