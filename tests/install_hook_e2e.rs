@@ -601,3 +601,22 @@ fn the_claude_code_plugin_runs_capture_from_path_and_fails_open() {
     }
     assert!(env.all_records().contains("\"client\":\"claude\""));
 }
+
+#[test]
+fn an_empty_settings_file_opens_up_and_comes_back_empty() {
+    let env = Env::bare();
+    let settings = env.home.join(".claude/settings.json");
+    write(&settings, "{}\n");
+    assert_eq!(install(&env, "claude").code, 0);
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(
+        text.starts_with("{\n  \"hooks\": {\n    \"Stop\": [\n"),
+        "{text}"
+    );
+    assert_eq!(
+        rutter(&env, &["uninstall-hook", "--client", "claude"]).code,
+        0
+    );
+    // Nothing else was in it, so the file goes (it held only `{}`, which says nothing).
+    assert!(!settings.exists());
+}

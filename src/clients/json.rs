@@ -211,11 +211,13 @@ impl Default for Layout {
 
 impl Layout {
     /// The layout of `text`: the indent of its first indented line (two spaces when it has
-    /// none), one line when no line break falls inside the document.
+    /// none), one line when no line break falls inside the document (an empty `{}` or `[]` says
+    /// nothing, so it gets two spaces too).
     pub fn of(text: &str) -> Layout {
         let body = text.trim();
+        let bare: String = body.split_whitespace().collect();
         let indent = match body.contains('\n') {
-            false if !body.is_empty() => None,
+            false if !body.is_empty() && bare != "{}" && bare != "[]" => None,
             _ => Some(
                 body.lines()
                     .skip(1)
