@@ -3,17 +3,20 @@
 //! Crate map (dependencies point down the list):
 //! - [`cli`]: one file per subcommand; the only place `anyhow` is used.
 //! - [`mcp`]: the MCP server over stdio (rmcp) and the one source of its instructions.
+//! - [`clients`]: the AI clients `install-hook` registers with: their config files, hook entries,
+//!   instruction files and MCP registrations.
 //! - [`capture`]: the Stop-hook pipeline: payloads, directives, sanitising, refs, provenance,
 //!   dedupe.
 //! - [`recall`]: `recent` and its renderings, shared by the CLI and (later) the MCP server.
 //! - [`store`]: the only module that touches git2: the record ref, its lock, the pending
 //!   journal, adoption at `init`.
 //! - [`records`]: the record model and its text formats (entry line, day files @1 and @2).
-//! - [`vault`], [`fsx`], [`lock`], [`clock`]: where the vault is, symlink-safe file access, the
-//!   capture lock, and time.
+//! - [`vault`], [`fsx`], [`lock`], [`clock`], [`textblock`]: where the vault is, symlink-safe file
+//!   access, the capture lock, time, and marked blocks in users' text files.
 
 pub mod capture;
 pub mod cli;
+pub mod clients;
 pub mod clock;
 pub mod fsx;
 pub mod index;
@@ -22,4 +25,5 @@ pub mod mcp;
 pub mod recall;
 pub mod records;
 pub mod store;
+pub mod textblock;
 pub mod vault;

@@ -9,6 +9,7 @@
 //! warning and exit 0.
 
 use crate::store::{guard, Store};
+use crate::textblock::{self, lines};
 use git2::{ErrorCode, Repository};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -331,76 +332,27 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// The lines of `text` with their byte offsets (start, end including the `\n`).
-fn lines(text: &[u8]) -> impl Iterator<Item = (usize, usize, &[u8])> {
-    let mut pos = 0;
-    std::iter::from_fn(move || {
-        if pos >= text.len() {
-            return None;
-        }
-        let start = pos;
-        let end = text[pos..]
-            .iter()
-            .position(|b| *b == b'\n')
-            .map_or(text.len(), |i| pos + i + 1);
-        pos = end;
-        Some((start, end, &text[start..end]))
-    })
-}
-
-fn is_marker(line: &[u8], marker: &str) -> bool {
-    line.trim_ascii_end() == marker.as_bytes()
-}
+/// The markers of the managed block in a hook file.
+const MARKERS: textblock::Markers = textblock::Markers {
+    start: START_MARKER,
+    end: END_MARKER,
+};
 
 /// The byte range of the managed block (START line through END line), if there is one.
 fn find_block(text: &[u8]) -> Result<Option<(usize, usize)>, String> {
-    let mut start = None;
-    let mut found = None;
-    for (s, e, l) in lines(text) {
-        if is_marker(l, START_MARKER) {
-            if start.is_some() || found.is_some() {
-                return Err("more than one git-rutter START marker; fix the file by hand".into());
-            }
-            start = Some(s);
-        } else if is_marker(l, END_MARKER) {
-            match start.take() {
-                Some(st) => found = Some((st, e)),
-                None => {
-                    return Err(
-                        "a git-rutter END marker without START; fix the file by hand".into(),
-                    )
-                }
-            }
-        }
-    }
-    match start {
-        Some(_) => Err("a git-rutter START marker without END; fix the file by hand".into()),
-        None => Ok(found),
-    }
+    textblock::find(text, MARKERS).map_err(|e| e.to_string())
 }
 
 /// `text` with `block` in place of its block, or right after the `#!` line when it has none.
 fn with_block(text: &[u8], block: &[u8]) -> Result<Vec<u8>, String> {
-    let (at, to) = match find_block(text)? {
-        Some(range) => range,
-        None if text.starts_with(b"#!") => {
-            let end = lines(text).next().map_or(0, |(_, e, _)| e);
-            (end, end)
-        }
-        None => (0, 0),
-    };
-    let mut out = text[..at].to_vec();
-    if !out.is_empty() && !out.ends_with(b"\n") {
-        out.push(b'\n');
-    }
-    out.extend_from_slice(block);
-    out.extend_from_slice(&text[to..]);
-    Ok(out)
+    textblock::with_block(text, block, MARKERS, textblock::Placement::AfterShebang)
+        .map_err(|e| e.to_string())
 }
 
 /// `text` without its block; `None` when it has none.
 fn without_block(text: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    Ok(find_block(text)?.map(|(s, e)| [&text[..s], &text[e..]].concat()))
+    textblock::without_block(text, MARKERS, textblock::Placement::AfterShebang)
+        .map_err(|e| e.to_string())
 }
 
 /// Whether `text` is empty or only a `#!` line (plus blank space).

@@ -9,6 +9,7 @@ pub mod gate;
 pub mod githooks;
 pub mod identity;
 pub mod init;
+pub mod install_hook;
 pub mod log;
 pub mod man;
 pub mod mcp;
@@ -76,6 +77,8 @@ pub enum Command {
     Restore(restore::Args),
     Demo(demo::Args),
     Mcp(mcp::Args),
+    InstallHook(install_hook::InstallArgs),
+    UninstallHook(install_hook::UninstallArgs),
     InstallGitHooks(githooks::Args),
     Man(man::Args),
     Completions(man::CompletionsArgs),
@@ -118,6 +121,12 @@ fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
         Command::Diff(args) => diff::run(vault, args),
         Command::Restore(args) => restore::run(vault, args),
         Command::Demo(args) => demo::run(args),
+        Command::InstallHook(a) => {
+            install_hook::run(vault, a.common, crate::clients::Mode::Install)
+        }
+        Command::UninstallHook(a) => {
+            install_hook::run(vault, a.common, crate::clients::Mode::Uninstall)
+        }
         Command::InstallGitHooks(args) => githooks::run(vault, args),
         Command::Man(args) => man::run(args),
         Command::Completions(args) => man::completions(args),

@@ -1,0 +1,247 @@
+//! `git rutter install-hook` and `uninstall-hook`: register git-rutter with one AI client (its
+//! Stop hook, the instruction file it needs, its MCP server) or take that registration out again.
+//! The plan comes from [`crate::clients`]; this file prints it (a diff per file with
+//! `--dry-run`, JSON with `--json`) or applies it.
+
+use crate::clients::{self, files, Context, Error, Mode, Plan};
+use std::path::{Path, PathBuf};
+
+/// Register git-rutter with an AI client: the Stop hook, its instructions and the MCP server.
+///
+/// Writes the client's hook config with this binary's absolute path (`<path> capture --client
+/// NAME`), the instruction or rule file the client needs to follow the capture contract, and the
+/// MCP server `rutter` where the client keeps servers in a file of yours; where the client keeps
+/// them in its own state file, prints the exact `… mcp add …` command to run instead. Running it
+/// again changes nothing; after moving the binary, run it again and the path is replaced in place.
+/// A TypeScript rutter hook is replaced (its writer rewrites whole day files), saying so.
+///
+/// Only git-rutter's own entries and its marked block (`<!-- BEGIN git-rutter -->`) are edited;
+/// a symbolic link, an unparseable file or a file git-rutter did not write is refused, and then
+/// nothing is written for that client. With --vault, the vault is written into the hook (and
+/// the server entry); otherwise the hook finds it through LIBRARIAN_VAULT_PATH or rutter.vault,
+/// except for clients that clear the environment (Muse Code, agy), which get the configured vault
+/// written in. Exit status: 0 done or nothing to do, 1 refused, 2 could not run.
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Remove git-rutter's registration from an AI client.
+///
+/// Removes exactly what install-hook added: our hook entry, our marked block, our server entry.
+/// Everything else in those files stays byte for byte; a file left with nothing in it is removed.
+/// A TypeScript rutter hook is left where it is (git-rutter did not write it). Where the server
+/// was registered with the client's own command, prints the `… mcp remove …` line to run.
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// The options both commands take.
+#[derive(Debug, clap::Args)]
+pub struct Common {
+    /// The client: claude, codex, grok, copilot, agy (or antigravity), muse.
+    #[arg(long, value_name = "NAME", value_parser = client_names())]
+    pub client: String,
+    /// Print what would change, as a diff per file, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn client_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        clients::CLIENTS
+            .iter()
+            .map(|c| clap::builder::PossibleValue::new(c.name).aliases(c.aliases.iter().copied())),
+    )
+}
+
+/// Runs `install-hook` or `uninstall-hook`.
+pub fn run(vault: Option<PathBuf>, args: Common, mode: Mode) -> anyhow::Result<i32> {
+    let ctx = context(vault)?;
+    let spec = clients::find(&args.client)
+        .ok_or_else(|| anyhow::anyhow!("unknown client {}", args.client))?;
+    let plan = match (spec.plan)(&ctx, mode) {
+        Ok(plan) => plan,
+        Err(Error::Refused(why)) => {
+            eprintln!("git-rutter: {why}");
+            return Ok(super::EXIT_FINDING);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if !plan.refusals.is_empty() {
+        report(&plan, &args, Outcome::Refused)?;
+        return Ok(super::EXIT_FINDING);
+    }
+    if args.dry_run {
+        report(&plan, &args, Outcome::DryRun)?;
+        return Ok(super::EXIT_OK);
+    }
+    for edit in &plan.edits {
+        match files::apply(&ctx, edit) {
+            Ok(()) => {}
+            Err(Error::Refused(why)) => {
+                eprintln!("git-rutter: {why}");
+                return Ok(super::EXIT_FINDING);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    report(&plan, &args, Outcome::Done)?;
+    Ok(super::EXIT_OK)
+}
+
+/// Gathers the environment a plan depends on.
+fn context(vault: Option<PathBuf>) -> anyhow::Result<Context> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| anyhow::anyhow!("HOME is not set, so the clients' configuration cannot be found; set HOME and run again"))?;
+    let exe = std::env::current_exe()?.canonicalize()?;
+    let bin = exe
+        .to_str()
+        .filter(|s| !s.contains('\n'))
+        .ok_or_else(|| anyhow::anyhow!("the path of this binary ({}) is not plain UTF-8 text on one line; install git-rutter elsewhere", exe.display()))?
+        .to_string();
+    let vault_flag = match vault {
+        Some(p) => Some(crate::vault::open(&p, crate::vault::VaultSource::Flag)?.root),
+        None => None,
+    };
+    let vars = clients::HOME_VARS
+        .iter()
+        .filter_map(|k| {
+            let v = std::env::var_os(k).filter(|v| !v.is_empty())?;
+            Some((k.to_string(), PathBuf::from(v)))
+        })
+        .collect();
+    Ok(Context {
+        home,
+        vars,
+        bin,
+        vault_flag,
+        configured: clients::configured_vault(),
+        user_label: crate::mcp::instructions::user_label(),
+    })
+}
+
+/// How a run ended, for the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Done,
+    DryRun,
+    Refused,
+}
+
+/// Prints the plan's outcome as text (with diffs for a dry run) or JSON.
+fn report(plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::Result<()> {
+    if args.json {
+        return super::print_json(&json_report(plan, outcome));
+    }
+    let label = plan.client.label;
+    let mut out = Vec::new();
+    if outcome == Outcome::Refused {
+        for why in &plan.refusals {
+            eprintln!("git-rutter: {why}");
+        }
+        eprintln!("git-rutter: nothing was changed for {label}.");
+        return Ok(());
+    }
+    for edit in &plan.edits {
+        out.push(format!("  {}", describe(edit, plan.mode)));
+        if outcome == Outcome::DryRun && edit.changed() {
+            out.push(diff(edit));
+        }
+    }
+    for cmd in &plan.commands {
+        out.push(format!("  run by hand: {cmd}"));
+    }
+    for note in &plan.notes {
+        out.push(format!("  {note}"));
+    }
+    let verb = match plan.mode {
+        Mode::Install => "install-hook",
+        Mode::Uninstall => "uninstall-hook",
+    };
+    let head = match (outcome, plan.changes_files()) {
+        (Outcome::DryRun, _) => format!("{label} ({verb} --dry-run; nothing was written):"),
+        (_, true) => format!("{label}:"),
+        (_, false) => format!("{label}: nothing to change."),
+    };
+    super::print(&format!("{head}\n{}", out.join("\n")))
+}
+
+/// One sentence about one file.
+fn describe(edit: &files::FileEdit, mode: Mode) -> String {
+    let what = edit.changes.join("; ");
+    let shown = &edit.shown;
+    match (&edit.before, &edit.after, edit.changed()) {
+        (None, None, _) => format!("{shown}: absent, nothing to remove."),
+        (_, _, false) if mode == Mode::Install => format!("{shown} is up to date."),
+        (_, _, false) => format!("{shown} holds no git-rutter entry; left as it is."),
+        (None, Some(_), true) => format!("created {shown}: {what}."),
+        (Some(_), None, true) => format!("removed {shown} ({what}; nothing else was in it)."),
+        (Some(_), Some(_), true) => format!("{shown}: {what}."),
+    }
+}
+
+/// A unified diff of one file's change.
+fn diff(edit: &files::FileEdit) -> String {
+    let old = String::from_utf8_lossy(edit.before.as_deref().unwrap_or_default());
+    let new = String::from_utf8_lossy(edit.after.as_deref().unwrap_or_default());
+    let name = |exists: bool| match exists {
+        true => edit.shown.clone(),
+        false => "/dev/null".into(),
+    };
+    similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
+        .unified_diff()
+        .header(&name(edit.before.is_some()), &name(edit.after.is_some()))
+        .to_string()
+        .trim_end()
+        .to_string()
+}
+
+/// The `--json` form of a report.
+fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
+    let files: Vec<serde_json::Value> = plan
+        .edits
+        .iter()
+        .map(|e| {
+            let action = match (&e.before, &e.after, e.changed()) {
+                (_, _, false) => "none",
+                (None, Some(_), _) => "create",
+                (Some(_), None, _) => "remove",
+                _ => "update",
+            };
+            serde_json::json!({
+                "path": path_text(&e.path),
+                "action": action,
+                "changes": e.changes,
+            })
+        })
+        .collect();
+    let status = match (outcome, plan.changes_files()) {
+        (Outcome::Refused, _) => "refused",
+        (_, true) => "changed",
+        (_, false) => "unchanged",
+    };
+    serde_json::json!({
+        "client": plan.client.name,
+        "label": plan.client.label,
+        "mode": match plan.mode { Mode::Install => "install", Mode::Uninstall => "uninstall" },
+        "dry_run": outcome == Outcome::DryRun,
+        "status": status,
+        "files": files,
+        "commands": plan.commands,
+        "notes": plan.notes,
+        "refusals": plan.refusals,
+    })
+}
+
+fn path_text(p: &Path) -> String {
+    p.display().to_string()
+}

@@ -1,0 +1,249 @@
+//! Codex: the Stop hook in `~/.codex/hooks.json` (or `$CODEX_HOME`; Claude-style groups; Codex
+//! runs it only after the user trusts it with `/hooks`), our block in `~/.codex/AGENTS.md`
+//! (Codex does not show server instructions to the model), and the server as
+//! `[mcp_servers.rutter]` in `~/.codex/config.toml`, edited with toml_edit so the rest of the
+//! file keeps its comments and layout.
+
+use super::command::{is_our_server, is_reference_server};
+use super::hooks::Shape;
+use super::{files, Context, Error, FileEdit, Mode, Plan, Spec};
+use std::path::Path;
+use toml_edit::{DocumentMut, InlineTable, Item, Table, TableLike};
+
+pub const SPEC: Spec = Spec {
+    name: "codex",
+    label: "Codex",
+    aliases: &[],
+    plan,
+};
+
+const SHAPE: Shape = Shape::Grouped { event: "Stop" };
+const WHEN: &str = "git-rutter records the decisions of Codex sessions. These instructions apply \
+                    to every session; Codex's Stop hook reads only your final reply, so put the \
+                    directive line there.";
+
+fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
+    let mut plan = Plan::new(&SPEC, mode);
+    let home = ctx.dir("CODEX_HOME", ".codex");
+    let hooks = home.join("hooks.json");
+    let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &hooks, SHAPE), false);
+    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    super::hook_file(
+        ctx,
+        &mut plan,
+        &hooks,
+        files::Ownership::Shared,
+        SHAPE,
+        v,
+        &[],
+    )?;
+    let body = super::instructions_body(ctx, WHEN);
+    let agents = files::markdown_file(ctx, &home.join("AGENTS.md"), &body, mode, None);
+    plan.push(agents)?;
+    plan.push(config(ctx, &home.join("config.toml"), mode, v))?;
+    if mode == Mode::Install {
+        plan.notes.push(ctx.vault_note(vault.as_ref()));
+        plan.notes.push(
+            "trust the hook in Codex with `/hooks`: Codex never runs a hook you have not \
+             reviewed. Then start a new session."
+                .into(),
+        );
+    }
+    Ok(plan)
+}
+
+/// Plans `[mcp_servers.rutter]` in `config.toml`.
+fn config(ctx: &Context, path: &Path, mode: Mode, vault: Option<&str>) -> Result<FileEdit, Error> {
+    let shown = ctx.show(path);
+    let before = files::read(ctx, path)?;
+    let text = String::from_utf8(before.clone().unwrap_or_default()).map_err(|_| {
+        Error::Refused(format!(
+            "{shown} is not UTF-8 text; fix or move it, then run again (nothing was changed)."
+        ))
+    })?;
+    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        Error::Refused(format!(
+            "{shown} is not valid TOML ({}); fix or move it, then run again (nothing was changed).",
+            e.message()
+        ))
+    })?;
+    let refuse = |why: String| {
+        Error::Refused(format!(
+            "{shown}: {why}; fix it by hand, then run again (nothing was changed)."
+        ))
+    };
+    let changes = match mode {
+        Mode::Install => set_server(&mut doc, &ctx.bin, vault).map_err(refuse)?,
+        Mode::Uninstall => remove_server(&mut doc),
+    };
+    let new = doc.to_string();
+    let after = match (new == text, new.trim().is_empty()) {
+        (true, _) => before.clone(),
+        (false, true) => None,
+        (false, false) => Some(new.into_bytes()),
+    };
+    Ok(FileEdit {
+        path: path.to_path_buf(),
+        shown,
+        before,
+        after,
+        changes,
+    })
+}
+
+/// The program and arguments of a server table, as one line.
+fn line(t: &dyn TableLike) -> String {
+    let mut words = vec![t
+        .get("command")
+        .and_then(Item::as_str)
+        .unwrap_or_default()
+        .to_string()];
+    if let Some(args) = t.get("args").and_then(Item::as_array) {
+        words.extend(args.iter().filter_map(|a| a.as_str()).map(super::shell));
+    }
+    words.join(" ")
+}
+
+fn set_server(
+    doc: &mut DocumentMut,
+    bin: &str,
+    vault: Option<&str>,
+) -> Result<Vec<String>, String> {
+    let servers = doc.entry("mcp_servers").or_insert_with(|| {
+        let mut t = Table::new();
+        t.set_implicit(true);
+        Item::Table(t)
+    });
+    let servers = servers
+        .as_table_like_mut()
+        .ok_or("`mcp_servers` is not a table")?;
+    let mut changes = Vec::new();
+    if let Some(existing) = servers.get("rutter") {
+        let t = existing
+            .as_table_like()
+            .ok_or("`mcp_servers.rutter` is not a table")?;
+        let was = line(t);
+        if is_reference_server(&was) {
+            servers.remove("rutter");
+            changes.push(format!(
+                "replaced the TypeScript rutter MCP server `{was}` with git-rutter's"
+            ));
+        } else if !is_our_server(t.get("command").and_then(Item::as_str).unwrap_or_default()) {
+            return Err(format!("`mcp_servers.rutter` runs `{was}`, which is not git-rutter; rename or remove that table"));
+        }
+    }
+    let fresh = servers.get("rutter").is_none();
+    let entry = servers
+        .entry("rutter")
+        .or_insert_with(|| Item::Table(Table::new()));
+    let t = entry
+        .as_table_like_mut()
+        .ok_or("`mcp_servers.rutter` is not a table")?;
+    let before = line(t);
+    let env_before = t.get("env").map(|e| e.to_string());
+    if t.get("command").and_then(Item::as_str) != Some(bin) {
+        t.insert("command", toml_edit::value(bin));
+    }
+    let args: Vec<&str> = t
+        .get("args")
+        .and_then(Item::as_array)
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    if args != ["mcp"] {
+        t.insert(
+            "args",
+            toml_edit::value(toml_edit::Array::from_iter(["mcp"])),
+        );
+    }
+    if let Some(v) = vault {
+        let env = t
+            .entry("env")
+            .or_insert_with(|| toml_edit::value(InlineTable::new()));
+        let env = env
+            .as_table_like_mut()
+            .ok_or("`mcp_servers.rutter.env` is not a table")?;
+        if env.get(super::mcp::VAULT_ENV).and_then(Item::as_str) != Some(v) {
+            env.insert(super::mcp::VAULT_ENV, toml_edit::value(v));
+        }
+    }
+    let now = line(t);
+    if changes.is_empty()
+        && (fresh || now != before || t.get("env").map(|e| e.to_string()) != env_before)
+    {
+        changes.push(match fresh {
+            true => format!("registered the MCP server `rutter` (`{now}`)"),
+            false => format!("updated the MCP server `rutter` to `{now}`"),
+        });
+    }
+    Ok(changes)
+}
+
+fn remove_server(doc: &mut DocumentMut) -> Vec<String> {
+    let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut) else {
+        return Vec::new();
+    };
+    let ours = servers
+        .get("rutter")
+        .and_then(Item::as_table_like)
+        .and_then(|t| t.get("command"))
+        .and_then(Item::as_str)
+        .is_some_and(is_our_server);
+    if !ours {
+        return Vec::new();
+    }
+    servers.remove("rutter");
+    if servers.is_empty() {
+        doc.remove("mcp_servers");
+    }
+    vec!["removed the MCP server `rutter`".into()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_table_is_added_updated_and_removed_keeping_the_rest() {
+        let before =
+            "# my settings\nmodel = \"o4\"  # fast\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let mut doc: DocumentMut = before.parse().unwrap();
+        assert_eq!(
+            set_server(&mut doc, "/a/git-rutter", Some("/v"))
+                .unwrap()
+                .len(),
+            1
+        );
+        let once = doc.to_string();
+        assert!(once.starts_with(before), "{once}");
+        assert!(once.contains("[mcp_servers.rutter]\ncommand = \"/a/git-rutter\"\nargs = [\"mcp\"]\nenv = { LIBRARIAN_VAULT_PATH = \"/v\" }\n"), "{once}");
+        assert!(set_server(&mut doc, "/a/git-rutter", Some("/v"))
+            .unwrap()
+            .is_empty());
+        assert_eq!(doc.to_string(), once);
+        assert_eq!(
+            set_server(&mut doc, "/b/git-rutter", None).unwrap().len(),
+            1
+        );
+        assert_eq!(remove_server(&mut doc).len(), 1);
+        assert_eq!(doc.to_string(), before);
+        let mut empty = DocumentMut::new();
+        set_server(&mut empty, "/a/git-rutter", None).unwrap();
+        remove_server(&mut empty);
+        assert_eq!(empty.to_string(), "");
+    }
+
+    #[test]
+    fn reference_servers_are_replaced_and_foreign_ones_refused() {
+        let mut doc: DocumentMut =
+            "[mcp_servers.rutter]\ncommand = \"npx\"\nargs = [\"-y\", \"rutter-memory\"]\n"
+                .parse()
+                .unwrap();
+        let c = set_server(&mut doc, "/a/git-rutter", None).unwrap();
+        assert!(c[0].contains("TypeScript"), "{c:?}");
+        let mut doc: DocumentMut = "[mcp_servers.rutter]\ncommand = \"/opt/x\"\n"
+            .parse()
+            .unwrap();
+        assert!(set_server(&mut doc, "/a/git-rutter", None).is_err());
+        assert!(remove_server(&mut doc).is_empty());
+    }
+}

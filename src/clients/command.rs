@@ -1,0 +1,216 @@
+//! The hook command line: the one git-rutter writes (`<abs path> capture --client NAME`, plus
+//! `--vault P` when the vault is baked in), and how a command found in a client's config is
+//! recognised as ours (any path to `git-rutter capture`, or the `hooks/rutter-stop.sh` wrapper),
+//! as the TypeScript reference's (its writer rewrites whole day files and would drop lines this
+//! tool appended, so it is replaced), or as somebody else's (never touched).
+
+/// Whose hook a command is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// git-rutter's capture hook; `vault` is the vault baked into it, if any.
+    Ours { vault: Option<String> },
+    /// The TypeScript reference's hook (`librarian-stop.sh`, `capture-cli.js`, its npm paths).
+    Reference,
+    /// Anything else.
+    Foreign,
+}
+
+/// Marks of the TypeScript reference in a hook command.
+const REFERENCE_MARKS: [&str; 4] = [
+    "librarian-stop.sh",
+    "capture-cli.js",
+    "node_modules/rutter-memory",
+    "node_modules/rutter/",
+];
+
+/// The command git-rutter registers for `client`.
+pub fn hook_command(bin: &str, client: &str, vault: Option<&str>) -> String {
+    let mut words = vec![
+        shell_word(bin),
+        "capture".into(),
+        "--client".into(),
+        client.into(),
+    ];
+    if let Some(v) = vault {
+        words.push("--vault".into());
+        words.push(shell_word(v));
+    }
+    words.join(" ")
+}
+
+/// Classifies a hook command found in a client's config.
+pub fn classify(command: &str) -> Kind {
+    if REFERENCE_MARKS.iter().any(|m| command.contains(m)) {
+        return Kind::Reference;
+    }
+    let words = split(command);
+    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
+    let Some(i) = words.iter().position(|w| {
+        let b = base(w);
+        b == "git-rutter" || b == "rutter-stop.sh"
+    }) else {
+        return match words
+            .windows(3)
+            .any(|w| base(&w[0]) == "git" && w[1] == "rutter" && w[2] == "capture")
+        {
+            true => Kind::Ours {
+                vault: flag_value(&words, "--vault"),
+            },
+            false => Kind::Foreign,
+        };
+    };
+    let rest = &words[i + 1..];
+    let wrapper = base(&words[i]) == "rutter-stop.sh";
+    match wrapper || rest.iter().any(|w| w == "capture") {
+        true => Kind::Ours {
+            vault: flag_value(rest, "--vault"),
+        },
+        false => Kind::Foreign,
+    }
+}
+
+/// Whether an MCP server command (program and arguments) is git-rutter's server.
+pub fn is_our_server(command: &str) -> bool {
+    split(command)
+        .first()
+        .is_some_and(|w| w.rsplit('/').next() == Some("git-rutter"))
+}
+
+/// Whether an MCP server command line is the TypeScript reference's server.
+pub fn is_reference_server(command_line: &str) -> bool {
+    command_line.contains("rutter-memory")
+        || (command_line.contains("rutter") && command_line.contains("stdio.js"))
+}
+
+/// The value of `--flag V` or `--flag=V` among `words`.
+fn flag_value(words: &[String], flag: &str) -> Option<String> {
+    let eq = format!("{flag}=");
+    words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| match w.strip_prefix(&eq) {
+            Some(v) => Some(v.to_string()),
+            None if w == flag => words.get(i + 1).cloned(),
+            None => None,
+        })
+}
+
+/// `s` as one POSIX shell word: as it is when it holds only safe characters, else single-quoted.
+pub fn shell_word(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c);
+    match !s.is_empty() && s.chars().all(safe) {
+        true => s.to_string(),
+        false => format!("'{}'", s.replace('\'', r"'\''")),
+    }
+}
+
+/// Splits a command line into words as a POSIX shell would (quotes and backslashes; no
+/// expansion). Good enough to recognise a command, never used to run one.
+pub fn split(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if let Some(w) = cur.take() {
+                    words.push(w);
+                }
+            }
+            '\'' => {
+                let w = cur.get_or_insert_with(String::new);
+                w.extend(chars.by_ref().take_while(|&c| c != '\''));
+            }
+            '"' => {
+                let w = cur.get_or_insert_with(String::new);
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => w.extend(chars.next()),
+                        c => w.push(c),
+                    }
+                }
+            }
+            '\\' => cur.get_or_insert_with(String::new).extend(chars.next()),
+            c => cur.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(cur);
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ours(vault: Option<&str>) -> Kind {
+        Kind::Ours {
+            vault: vault.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn our_commands_are_recognised_with_any_path_and_vault() {
+        for (cmd, vault) in [
+            (
+                "/home/a/.cargo/bin/git-rutter capture --client claude",
+                None,
+            ),
+            ("git-rutter capture --client claude", None),
+            (
+                "'/x y/git-rutter' capture --client muse --vault '/n o'",
+                Some("/n o"),
+            ),
+            ("git-rutter --vault=/v capture", Some("/v")),
+            ("/r/hooks/rutter-stop.sh --client codex", None),
+            ("git rutter capture --vault /v", Some("/v")),
+            ("LIBRARIAN_VAULT_PATH=/v git-rutter capture", None),
+        ] {
+            assert_eq!(classify(cmd), ours(vault), "{cmd}");
+        }
+        let ours_now = hook_command("/a b/git-rutter", "agy", Some("/it's"));
+        assert_eq!(
+            ours_now,
+            r"'/a b/git-rutter' capture --client agy --vault '/it'\''s'"
+        );
+        assert_eq!(classify(&ours_now), ours(Some("/it's")));
+    }
+
+    #[test]
+    fn reference_and_foreign_commands() {
+        for cmd in [
+            "/home/a/rutter/hooks/librarian-stop.sh",
+            "node /home/a/rutter/dist/capture-cli.js",
+            "/usr/lib/node_modules/rutter-memory/hooks/librarian-stop.sh --client grok",
+        ] {
+            assert_eq!(classify(cmd), Kind::Reference, "{cmd}");
+        }
+        for cmd in [
+            "",
+            "afplay done.wav",
+            "git-rutter mcp",
+            "echo git-rutter",
+            "/x/not-git-rutter capture",
+        ] {
+            assert_eq!(classify(cmd), Kind::Foreign, "{cmd}");
+        }
+        assert!(is_our_server("/a/git-rutter"));
+        assert!(!is_our_server("rutter-memory"));
+        assert!(is_reference_server("npx -y rutter-memory"));
+        assert!(is_reference_server("node /x/rutter/dist/stdio.js"));
+    }
+
+    proptest! {
+        #[test]
+        fn quoted_words_split_back(words in proptest::collection::vec("\\PC{0,12}", 1..5)) {
+            let line = words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ");
+            prop_assert_eq!(split(&line), words);
+        }
+
+        #[test]
+        fn splitting_and_classifying_never_panic(s in "\\PC{0,60}") {
+            let _ = classify(&s);
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! Reading and writing clients' files safely: a symlink or a non-regular file is refused (a
+//! dotfiles manager may own it), an unparseable file is refused without writing, a file is
+//! replaced through a temporary file and a rename in its own directory (keeping its permission
+//! bits), and a file that changed since it was read is not overwritten. On top: the two kinds of
+//! file `install-hook` edits, a JSON config ([`json_file`]) and a markdown instruction file with
+//! our marked block ([`markdown_file`]).
+
+use super::hooks::{self, Shape};
+use super::json::{self, Json, Layout};
+use super::jsonedit::{self, Doc};
+use super::{Context, Error};
+use crate::textblock::{self, Markers, Placement};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// The markers of our block in markdown instruction files.
+pub const MD_MARKERS: Markers = Markers {
+    start: "<!-- BEGIN git-rutter -->",
+    end: "<!-- END git-rutter -->",
+};
+
+/// One file's planned change: its bytes before (`None`: absent) and after (`None`: removed).
+#[derive(Debug, Clone)]
+pub struct FileEdit {
+    pub path: PathBuf,
+    pub shown: String,
+    pub before: Option<Vec<u8>>,
+    pub after: Option<Vec<u8>>,
+    /// What changes, one sentence each (empty when nothing does).
+    pub changes: Vec<String>,
+}
+
+impl FileEdit {
+    pub fn changed(&self) -> bool {
+        self.before != self.after
+    }
+}
+
+/// The bytes of `path`; `None` when absent. Symlinks and non-regular files are refused.
+pub fn read(ctx: &Context, path: &Path) -> Result<Option<Vec<u8>>, Error> {
+    let shown = ctx.show(path);
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(io(path, source)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Error::Refused(format!(
+            "{shown} is a symbolic link; git-rutter does not edit through links (a dotfiles \
+             manager may own the target). Add the entry by hand (hooks/ in the git-rutter \
+             repository has it), or replace the link with a plain file, then run again."
+        )));
+    }
+    if !meta.is_file() {
+        return Err(Error::Refused(format!(
+            "{shown} is not a regular file; left alone. Move it aside, then run again."
+        )));
+    }
+    std::fs::read(path).map(Some).map_err(|e| io(path, e))
+}
+
+fn io(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Applies one edit: checks the file still holds what was read, then writes or removes it.
+pub fn apply(ctx: &Context, edit: &FileEdit) -> Result<(), Error> {
+    if !edit.changed() {
+        return Ok(());
+    }
+    if read(ctx, &edit.path)? != edit.before {
+        return Err(Error::Refused(format!(
+            "{} changed while git-rutter was reading it; run the command again.",
+            edit.shown
+        )));
+    }
+    let Some(bytes) = &edit.after else {
+        return std::fs::remove_file(&edit.path).map_err(|e| io(&edit.path, e));
+    };
+    let dir = edit.path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let mode = std::fs::metadata(&edit.path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| io(dir, e))?;
+    use std::io::Write;
+    tmp.write_all(bytes).map_err(|e| io(&edit.path, e))?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|e| io(&edit.path, e))?;
+    tmp.persist(&edit.path)
+        .map_err(|e| io(&edit.path, e.error))?;
+    Ok(())
+}
+
+/// Who else may have content in a JSON file.
+#[derive(Debug, Clone, Copy)]
+pub enum Ownership {
+    /// The client's own config: every other key is the user's and is kept.
+    Shared,
+    /// A file git-rutter names and writes whole (`hooks/rutter.json`): it is refused when it holds
+    /// anything but our (or the TypeScript reference's) handlers and the `skeleton` keys.
+    Whole {
+        shape: Shape,
+        skeleton: &'static [&'static str],
+    },
+}
+
+/// Plans an edit of a JSON config: `edit` changes the parsed document and says what it changed.
+/// An empty file counts as `{}`; a document left with nothing in it is removed.
+pub fn json_file(
+    ctx: &Context,
+    path: &Path,
+    owner: Ownership,
+    edit: impl FnOnce(&mut Doc) -> Result<Vec<String>, String>,
+) -> Result<FileEdit, Error> {
+    let shown = ctx.show(path);
+    let before = read(ctx, path)?;
+    let text = match before.as_deref().map(std::str::from_utf8) {
+        Some(Ok(t)) => t,
+        Some(Err(_)) => return Err(refuse_unparseable(&shown, "it is not UTF-8 text")),
+        None => "",
+    };
+    let original = json::parse(text).map_err(|e| refuse_unparseable(&shown, &e.to_string()))?;
+    if !original.is_object() {
+        return Err(refuse_unparseable(&shown, "it is not a JSON object"));
+    }
+    let skeleton: &[&str] = match owner {
+        Ownership::Shared => &[],
+        Ownership::Whole { skeleton, .. } => skeleton,
+    };
+    if let Ownership::Whole { shape, .. } = owner {
+        let mut rest = Doc::new(original.clone());
+        hooks::uninstall(&mut rest, shape, true);
+        if !vacant(&rest.json, skeleton) {
+            return Err(Error::Refused(format!(
+                "{shown} holds settings git-rutter did not write; it is left alone. Move it \
+                 aside (or merge our entry into it by hand), then run again."
+            )));
+        }
+    }
+    let mut doc = Doc::new(original.clone());
+    let changes = edit(&mut doc).map_err(|why| {
+        Error::Refused(format!(
+            "{shown}: {why}; fix it by hand, then run again (nothing was changed)."
+        ))
+    })?;
+    let after = match (doc.json == original, vacant(&doc.json, skeleton)) {
+        (true, _) => before.clone(),
+        (false, true) => None,
+        // Edit the user's text in place; print the document whole only when that fails.
+        (false, false) => Some(
+            jsonedit::replay(text, &doc.ops, &doc.json)
+                .filter(|_| before.is_some())
+                .unwrap_or_else(|| {
+                    let layout = match before {
+                        Some(_) => Layout::of(text),
+                        None => Layout::default(),
+                    };
+                    json::print(&doc.json, &layout)
+                })
+                .into_bytes(),
+        ),
+    };
+    Ok(FileEdit {
+        path: path.to_path_buf(),
+        shown,
+        before,
+        after,
+        changes,
+    })
+}
+
+/// Whether an object holds nothing but `skeleton` keys.
+fn vacant(doc: &Json, skeleton: &[&str]) -> bool {
+    match doc {
+        Json::Object(kv) => kv.iter().all(|(k, _)| skeleton.contains(&k.as_str())),
+        _ => false,
+    }
+}
+
+fn refuse_unparseable(shown: &str, why: &str) -> Error {
+    Error::Refused(format!(
+        "{shown} is not valid JSON ({why}); fix or move it, then run again (nothing was changed)."
+    ))
+}
+
+/// Plans our block in a markdown instruction file. `body` is the text between the markers.
+/// With `prefix`, the file is ours alone (a rule file: `prefix` is its front matter): a file
+/// without our block is refused unless it is the TypeScript reference's, and the file is
+/// removed with the block. Without, the block is appended to the user's file (AGENTS.md) and a
+/// file left empty is removed.
+pub fn markdown_file(
+    ctx: &Context,
+    path: &Path,
+    body: &str,
+    mode: super::Mode,
+    prefix: Option<&str>,
+) -> Result<FileEdit, Error> {
+    let shown = ctx.show(path);
+    let before = read(ctx, path)?;
+    let text = before.clone().unwrap_or_default();
+    let bad = |e: textblock::BlockError| Error::Refused(format!("{shown}: {e}"));
+    let has_block = textblock::find(&text, MD_MARKERS).map_err(bad)?.is_some();
+    let block = format!("{}\n{body}\n{}\n", MD_MARKERS.start, MD_MARKERS.end);
+    let mut changes = Vec::new();
+    let after = match (mode, prefix, before.is_some(), has_block) {
+        (super::Mode::Install, Some(p), _, false) => {
+            if before.is_some() && !is_reference_text(&text) {
+                return Err(Error::Refused(format!(
+                    "{shown} exists and was not written by git-rutter; it is left alone. Move it \
+                     aside, then run again."
+                )));
+            }
+            changes.push(match before.is_some() {
+                true => "replaced the TypeScript rutter instructions with git-rutter's".into(),
+                false => "wrote the capture instructions".into(),
+            });
+            Some(format!("{p}{block}").into_bytes())
+        }
+        (super::Mode::Install, _, _, _) => {
+            let new = textblock::with_block(&text, block.as_bytes(), MD_MARKERS, Placement::End)
+                .map_err(bad)?;
+            if new != text {
+                changes.push(match has_block {
+                    true => "updated the git-rutter block".into(),
+                    false => "added the git-rutter block with the capture instructions".into(),
+                });
+            }
+            Some(new)
+        }
+        (super::Mode::Uninstall, _, _, false) => before.clone(),
+        (super::Mode::Uninstall, _, _, true) => {
+            let rest = textblock::without_block(&text, MD_MARKERS, Placement::End)
+                .map_err(bad)?
+                .unwrap_or_default();
+            changes.push("removed the git-rutter block".into());
+            let leftover = String::from_utf8_lossy(&rest);
+            let ours_only = prefix.is_some_and(|p| leftover.trim() == p.trim());
+            (!(ours_only || leftover.trim().is_empty())).then_some(rest)
+        }
+    };
+    Ok(FileEdit {
+        path: path.to_path_buf(),
+        shown,
+        before,
+        after,
+        changes,
+    })
+}
+
+/// Whether a rule file is the TypeScript reference's (it carries the directive template).
+fn is_reference_text(text: &[u8]) -> bool {
+    String::from_utf8_lossy(text).contains("librarian-session")
+}

@@ -1,0 +1,426 @@
+//! Stop-hook entries inside a client's JSON config: where each client keeps its list of hook
+//! handlers ([`Shape`]), and the edits `install-hook` makes there. Install keeps exactly one of
+//! our handlers (a stale path or a TypeScript-reference handler is rewritten in place, further
+//! copies removed); uninstall removes ours and the containers that held only them. Other
+//! handlers, and every other key, are left as they are.
+
+use super::command::{classify, Kind};
+use super::json::Json;
+use super::jsonedit::{at, key, Doc, Seg};
+
+/// Where a client keeps its Stop handlers.
+#[derive(Debug, Clone, Copy)]
+pub enum Shape {
+    /// `hooks.<event>[] = {matcher?, hooks: [{type, command}]}`: Claude Code, Codex, Grok, Muse.
+    Grouped { event: &'static str },
+    /// `version: 1`, `hooks.<event>[] = {type, <field>}`: Copilot CLI (`bash`).
+    Flat {
+        event: &'static str,
+        field: &'static str,
+    },
+    /// `<name>.<event>[] = {type, command}`, one object per named hook: agy. Ours is `name`.
+    Named {
+        name: &'static str,
+        event: &'static str,
+    },
+}
+
+/// One handler found in the document.
+#[derive(Debug, Clone)]
+struct Slot {
+    list: Vec<Seg>,
+    index: usize,
+    kind: Kind,
+    command: String,
+}
+
+impl Shape {
+    /// The field holding the command line.
+    fn field(self) -> &'static str {
+        match self {
+            Shape::Flat { field, .. } => field,
+            _ => "command",
+        }
+    }
+
+    /// Paths of the arrays of handler objects.
+    fn lists(self, doc: &Json) -> Vec<Vec<Seg>> {
+        match self {
+            Shape::Grouped { event } => {
+                let groups = at(doc, &[key("hooks"), key(event)]).and_then(Json::as_array);
+                (0..groups.map_or(0, Vec::len))
+                    .map(|i| vec![key("hooks"), key(event), Seg::Idx(i), key("hooks")])
+                    .collect()
+            }
+            Shape::Flat { event, .. } => vec![vec![key("hooks"), key(event)]],
+            Shape::Named { event, .. } => match doc {
+                Json::Object(kv) => kv.iter().map(|(k, _)| vec![key(k), key(event)]).collect(),
+                _ => Vec::new(),
+            },
+        }
+    }
+
+    /// Every handler, classified.
+    fn slots(self, doc: &Json) -> Vec<Slot> {
+        let mut out = Vec::new();
+        for list in self.lists(doc) {
+            let Some(items) = at(doc, &list).and_then(Json::as_array) else {
+                continue;
+            };
+            for (index, h) in items.iter().enumerate() {
+                let command = h
+                    .get(self.field())
+                    .or_else(|| h.get("command"))
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                out.push(Slot {
+                    list: list.clone(),
+                    index,
+                    kind: classify(&command),
+                    command,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// What a hook edit did, for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Added(String),
+    Updated { from: String, to: String },
+    ReplacedReference { from: String, to: String },
+    RemovedDuplicate(String),
+    RemovedReference(String),
+    Removed(String),
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Change::Added(c) => write!(f, "registered the Stop hook `{c}`"),
+            Change::Updated { from, to } => write!(f, "updated the hook from `{from}` to `{to}`"),
+            Change::ReplacedReference { from, to } => write!(
+                f,
+                "replaced the TypeScript rutter hook `{from}` with `{to}` (its writer rewrites \
+                 whole day files and would drop the lines git-rutter appends)"
+            ),
+            Change::RemovedDuplicate(c) => write!(f, "removed a second copy of the hook `{c}`"),
+            Change::RemovedReference(c) => write!(
+                f,
+                "removed the TypeScript rutter hook `{c}` (git-rutter's hook replaces it)"
+            ),
+            Change::Removed(c) => write!(f, "removed the Stop hook `{c}`"),
+        }
+    }
+}
+
+/// The vault baked into our existing handler, if any.
+pub fn existing_vault(doc: &Json, shape: Shape) -> Option<String> {
+    shape.slots(doc).into_iter().find_map(|s| match s.kind {
+        Kind::Ours { vault } => vault,
+        _ => None,
+    })
+}
+
+/// Makes `doc` hold exactly one of our handlers, running `command`. `extra` are fields a new
+/// handler gets (a timeout). `Err` names the key that is not of the type a config needs.
+pub fn install(
+    doc: &mut Doc,
+    shape: Shape,
+    command: &str,
+    extra: &[(&str, Json)],
+) -> Result<Vec<Change>, String> {
+    let slots = shape.slots(&doc.json);
+    let keep = slots
+        .iter()
+        .position(|s| matches!(s.kind, Kind::Ours { .. }))
+        .or_else(|| slots.iter().position(|s| s.kind == Kind::Reference));
+    let mut changes = Vec::new();
+    let mut drop = Vec::new();
+    for (i, s) in slots.iter().enumerate() {
+        match (&s.kind, Some(i) == keep) {
+            (Kind::Foreign, _) => {}
+            (_, true) => {
+                if let Some(c) = rewrite(doc, shape, s, command) {
+                    changes.push(c);
+                }
+            }
+            (Kind::Ours { .. }, false) => {
+                changes.push(Change::RemovedDuplicate(s.command.clone()));
+                drop.push(s.clone());
+            }
+            (Kind::Reference, false) => {
+                changes.push(Change::RemovedReference(s.command.clone()));
+                drop.push(s.clone());
+            }
+        }
+    }
+    remove_slots(doc, shape, &drop);
+    if keep.is_none() {
+        add(doc, shape, command, extra)?;
+        changes.push(Change::Added(command.to_string()));
+    }
+    Ok(changes)
+}
+
+/// Removes our handlers (and, with `reference`, the TypeScript reference's).
+pub fn uninstall(doc: &mut Doc, shape: Shape, reference: bool) -> Vec<Change> {
+    let drop: Vec<Slot> = shape
+        .slots(&doc.json)
+        .into_iter()
+        .filter(|s| matches!(s.kind, Kind::Ours { .. }) || (reference && s.kind == Kind::Reference))
+        .collect();
+    remove_slots(doc, shape, &drop);
+    drop.into_iter()
+        .map(|s| Change::Removed(s.command))
+        .collect()
+}
+
+/// Whether the document still holds a TypeScript-reference handler.
+pub fn has_reference(doc: &Json, shape: Shape) -> bool {
+    shape.slots(doc).iter().any(|s| s.kind == Kind::Reference)
+}
+
+/// Points the kept handler at `command`; `None` when it already does.
+fn rewrite(doc: &mut Doc, shape: Shape, s: &Slot, command: &str) -> Option<Change> {
+    let mut path = s.list.clone();
+    path.push(Seg::Idx(s.index));
+    let h = doc.get(&path)?;
+    let field = match h.get(shape.field()) {
+        Some(_) => shape.field(),
+        None => "command",
+    };
+    if s.command == command && h.get("type").and_then(Json::as_str) == Some("command") {
+        return None;
+    }
+    doc.set(&path, "type", Json::str("command"));
+    doc.set(&path, field, Json::str(command));
+    Some(match s.kind {
+        Kind::Reference => Change::ReplacedReference {
+            from: s.command.clone(),
+            to: command.to_string(),
+        },
+        _ => Change::Updated {
+            from: s.command.clone(),
+            to: command.to_string(),
+        },
+    })
+}
+
+/// Appends a new handler where `shape` keeps them, creating the containers it needs.
+fn add(doc: &mut Doc, shape: Shape, command: &str, extra: &[(&str, Json)]) -> Result<(), String> {
+    let mut handler = Json::object();
+    handler.set("type", Json::str("command"));
+    handler.set(shape.field(), Json::str(command));
+    for (k, v) in extra {
+        handler.set(k, v.clone());
+    }
+    let (outer, event, item) = match shape {
+        Shape::Grouped { event } => {
+            let mut group = Json::object();
+            group.set("hooks", Json::Array(vec![handler]));
+            ("hooks", event, group)
+        }
+        Shape::Flat { event, .. } => {
+            if doc.get(&[key("version")]).is_none() {
+                doc.set(&[], "version", Json::Number(1.into()));
+            }
+            ("hooks", event, handler)
+        }
+        Shape::Named { name, event } => (name, event, handler),
+    };
+    let wrong = |what: String| format!("`{what}` is not of the type the client expects");
+    let outer_kind = doc
+        .get(&[key(outer)])
+        .map(|o| (o.is_object(), o.get(event).is_some()));
+    match outer_kind {
+        None => {
+            let mut obj = Json::object();
+            obj.set(event, Json::Array(vec![item]));
+            doc.set(&[], outer, obj);
+        }
+        Some((false, _)) => return Err(wrong(outer.to_string())),
+        Some((true, false)) => {
+            doc.set(&[key(outer)], event, Json::Array(vec![item]));
+        }
+        Some((true, true)) => {
+            if !doc.push(&[key(outer), key(event)], item) {
+                return Err(wrong(format!("{outer}.{event}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes handlers, then the groups, event lists and objects they leave empty.
+fn remove_slots(doc: &mut Doc, shape: Shape, drop: &[Slot]) {
+    let mut sorted = drop.to_vec();
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.index));
+    let mut emptied: Vec<Vec<Seg>> = Vec::new();
+    for s in &sorted {
+        let mut path = s.list.clone();
+        path.push(Seg::Idx(s.index));
+        doc.remove(&path);
+        let empty = doc.get(&s.list).is_some_and(Json::is_empty_container);
+        if empty && !emptied.contains(&s.list) {
+            emptied.push(s.list.clone());
+        }
+    }
+    match shape {
+        Shape::Grouped { event } => {
+            let mut groups: Vec<usize> = emptied
+                .iter()
+                .filter_map(|p| match p.get(2) {
+                    Some(Seg::Idx(i)) => Some(*i),
+                    _ => None,
+                })
+                .collect();
+            groups.sort_unstable_by(|a, b| b.cmp(a));
+            for g in groups {
+                doc.remove(&[key("hooks"), key(event), Seg::Idx(g)]);
+            }
+            prune(doc, &[key("hooks"), key(event)], !emptied.is_empty());
+        }
+        Shape::Flat { event, .. } => prune(doc, &[key("hooks"), key(event)], !emptied.is_empty()),
+        Shape::Named { event, .. } => {
+            for p in emptied {
+                if let [Seg::Key(name), _] = p.as_slice() {
+                    prune(doc, &[key(name), key(event)], true);
+                }
+            }
+        }
+    }
+}
+
+/// Removes the container at `path` when it is empty, then each parent it leaves empty.
+fn prune(doc: &mut Doc, path: &[Seg], touched: bool) {
+    if !touched {
+        return;
+    }
+    for depth in (1..=path.len()).rev() {
+        if !doc
+            .get(&path[..depth])
+            .is_some_and(Json::is_empty_container)
+        {
+            return;
+        }
+        doc.remove(&path[..depth]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::json::{parse, print, Layout};
+    use super::*;
+
+    const CLAUDE: Shape = Shape::Grouped { event: "Stop" };
+    const COPILOT: Shape = Shape::Flat {
+        event: "agentStop",
+        field: "bash",
+    };
+    const AGY: Shape = Shape::Named {
+        name: "git-rutter",
+        event: "Stop",
+    };
+    const CMD: &str = "/bin/git-rutter capture --client claude";
+
+    fn text(doc: &Doc) -> String {
+        print(&doc.json, &Layout::default())
+    }
+
+    fn doc(text: &str) -> Doc {
+        Doc::new(parse(text).unwrap())
+    }
+
+    #[test]
+    fn install_twice_keeps_one_handler_and_foreign_ones() {
+        let before = r#"{"model": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "afplay done.wav"}]}]}}"#;
+        let mut doc = doc(before);
+        let c = install(&mut doc, CLAUDE, CMD, &[]).unwrap();
+        assert_eq!(c, vec![Change::Added(CMD.into())]);
+        let once = text(&doc);
+        assert!(install(&mut doc, CLAUDE, CMD, &[]).unwrap().is_empty());
+        assert_eq!(text(&doc), once);
+        assert_eq!(shape_count(&doc.json, CLAUDE), 1);
+        let removed = uninstall(&mut doc, CLAUDE, false);
+        assert_eq!(removed, vec![Change::Removed(CMD.into())]);
+        assert_eq!(doc.json, parse(before).unwrap());
+    }
+
+    fn shape_count(doc: &Json, shape: Shape) -> usize {
+        shape
+            .slots(doc)
+            .iter()
+            .filter(|s| matches!(s.kind, Kind::Ours { .. }))
+            .count()
+    }
+
+    #[test]
+    fn stale_paths_and_reference_hooks_are_rewritten_in_place() {
+        let mut doc = doc(r#"{"hooks": {"Stop": [
+            {"hooks": [{"type": "command", "command": "/r/hooks/librarian-stop.sh"}]},
+            {"matcher": "", "hooks": [{"type": "command", "command": "/old/git-rutter capture --client claude", "timeout": 9}]},
+            {"hooks": [{"type": "command", "command": "git-rutter capture"}]}
+        ]}}"#);
+        let c = install(&mut doc, CLAUDE, CMD, &[]).unwrap();
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert!(matches!(c[0], Change::RemovedReference(_)));
+        assert!(matches!(c[1], Change::Updated { .. }));
+        assert!(matches!(c[2], Change::RemovedDuplicate(_)));
+        assert_eq!(
+            doc.json,
+            parse(&format!(r#"{{"hooks": {{"Stop": [{{"matcher": "", "hooks": [{{"type": "command", "command": "{CMD}", "timeout": 9}}]}}]}}}}"#)).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_lone_reference_hook_becomes_ours() {
+        let mut doc = doc(
+            r#"{"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "/r/librarian-stop.sh"}]}}"#,
+        );
+        let c = install(&mut doc, COPILOT, CMD, &[]).unwrap();
+        assert!(matches!(c[..], [Change::ReplacedReference { .. }]));
+        assert_eq!(
+            at(
+                &doc.json,
+                &[key("hooks"), key("agentStop"), Seg::Idx(0), key("bash")]
+            ),
+            Some(&Json::str(CMD))
+        );
+        uninstall(&mut doc, COPILOT, false);
+        assert_eq!(text(&doc), "{\n  \"version\": 1\n}\n");
+    }
+
+    #[test]
+    fn named_hooks_get_their_own_name_and_leave_no_trace() {
+        let before = r#"{"lint": {"Stop": [{"command": "make lint"}]}}"#;
+        let mut doc = doc(before);
+        install(&mut doc, AGY, CMD, &[("timeout", Json::Number(30.into()))]).unwrap();
+        assert!(text(&doc).contains(
+            "\"git-rutter\": {\n    \"Stop\": [\n      {\n        \"type\": \"command\""
+        ));
+        assert_eq!(existing_vault(&doc.json, AGY), None);
+        uninstall(&mut doc, AGY, false);
+        assert_eq!(doc.json, parse(before).unwrap());
+    }
+
+    #[test]
+    fn wrong_types_are_refused_and_the_vault_is_read_back() {
+        let mut doc = doc(r#"{"hooks": "none"}"#);
+        assert!(install(&mut doc, CLAUDE, CMD, &[]).is_err());
+        let mut doc = Doc::new(Json::object());
+        install(
+            &mut doc,
+            CLAUDE,
+            "git-rutter capture --client muse --vault /n",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(existing_vault(&doc.json, CLAUDE).as_deref(), Some("/n"));
+        uninstall(&mut doc, CLAUDE, false);
+        assert_eq!(doc.json, Json::object());
+    }
+}

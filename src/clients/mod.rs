@@ -1,0 +1,274 @@
+//! The AI clients git-rutter registers with (`install-hook` / `uninstall-hook`): one module per
+//! client holding its data (file locations, honouring the client's own `$…_HOME` variable; the
+//! hook entry; the instruction text it needs; where its MCP server is registered), one const
+//! table of them ([`CLIENTS`], atuin's habit), and a small shared layer: JSON configs edited in
+//! place ([`json`], [`hooks`], [`mcp`]), marked blocks in instruction files ([`files`] over
+//! [`crate::textblock`]), and how our own and the TypeScript reference's commands are recognised
+//! ([`command`]).
+//!
+//! Planning never writes: a client's plan is the list of file edits (bytes before and after),
+//! commands for the user to run, and refusals. The command line prints or applies it.
+
+pub mod agy;
+pub mod claude;
+pub mod codex;
+pub mod command;
+pub mod copilot;
+pub mod files;
+pub mod grok;
+pub mod hooks;
+pub mod json;
+pub mod jsonedit;
+pub mod mcp;
+pub mod muse;
+
+use crate::vault::{self, VaultSource};
+use std::path::{Path, PathBuf};
+
+pub(crate) use command::shell_word as shell;
+pub use files::FileEdit;
+
+/// A supported client.
+#[derive(Debug)]
+pub struct Spec {
+    /// The label capture records (`--client NAME`).
+    pub name: &'static str,
+    /// The client's name as people know it.
+    pub label: &'static str,
+    /// Other names accepted on the command line.
+    pub aliases: &'static [&'static str],
+    /// Plans an install or an uninstall.
+    pub plan: fn(&Context, Mode) -> Result<Plan, Error>,
+}
+
+/// Every client `install-hook` knows, in the order the docs list them.
+pub const CLIENTS: [Spec; 6] = [
+    claude::SPEC,
+    codex::SPEC,
+    grok::SPEC,
+    copilot::SPEC,
+    agy::SPEC,
+    muse::SPEC,
+];
+
+/// The client called `name` (or one of its aliases).
+pub fn find(name: &str) -> Option<&'static Spec> {
+    CLIENTS
+        .iter()
+        .find(|c| c.name == name || c.aliases.contains(&name))
+}
+
+/// Install or uninstall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Install,
+    Uninstall,
+}
+
+/// Why a plan could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file git-rutter will not touch; the message says why and what to do.
+    #[error("{0}")]
+    Refused(String),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Everything a plan depends on, gathered once from the environment.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub home: PathBuf,
+    /// The client home variables that are set (`CODEX_HOME`, …), by name.
+    pub vars: Vec<(String, PathBuf)>,
+    /// The absolute path of this binary, as the hooks will run it.
+    pub bin: String,
+    /// `--vault`, canonicalised.
+    pub vault_flag: Option<PathBuf>,
+    /// The vault a hook would find on its own (environment, then git config), and from where.
+    pub configured: Option<(PathBuf, VaultSource)>,
+    /// Whose work the instruction files speak of (`LIBRARIAN_USER_LABEL`).
+    pub user_label: String,
+}
+
+/// The client home variables a plan may honour.
+pub const HOME_VARS: [&str; 4] = [
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GROK_HOME",
+    "COPILOT_HOME",
+];
+
+impl Context {
+    /// `$var` when set and non-empty, else `~/default`.
+    pub fn dir(&self, var: &str, default: &str) -> PathBuf {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == var)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| self.home.join(default))
+    }
+
+    /// A path as shown to the user: `~/…` under the home directory.
+    pub fn show(&self, p: &Path) -> String {
+        match p.strip_prefix(&self.home) {
+            Ok(rest) => format!("~/{}", rest.display()),
+            Err(_) => p.display().to_string(),
+        }
+    }
+
+    /// The vault to bake into a hook: `--vault`, else the one already baked into our hook, else
+    /// (when `required`) the configured one. `None` leaves the vault to the hook's environment.
+    pub fn baked_vault(
+        &self,
+        existing: Option<String>,
+        required: bool,
+    ) -> Option<(String, String)> {
+        if let Some(v) = &self.vault_flag {
+            return Some((v.display().to_string(), "from --vault".into()));
+        }
+        if let Some(v) = existing {
+            return Some((v, "kept from the installed hook".into()));
+        }
+        match (&self.configured, required) {
+            (Some((p, src)), true) => {
+                Some((p.display().to_string(), format!("from {}", src.describe())))
+            }
+            _ => None,
+        }
+    }
+
+    /// The note that says which vault a hook will use.
+    pub fn vault_note(&self, baked: Option<&(String, String)>) -> String {
+        match (baked, &self.configured) {
+            (Some((v, why)), _) => format!("vault: {v} ({why}), written into the hook command."),
+            (None, Some((p, src))) => format!(
+                "vault: the hook finds {} through {} when it runs.",
+                p.display(),
+                src.describe()
+            ),
+            (None, None) => "no vault is configured yet: the hook will capture nothing until you \
+                             run `git rutter init --global` in your notes vault (or run this \
+                             again with --vault PATH)."
+                .into(),
+        }
+    }
+}
+
+/// What `install-hook` or `uninstall-hook` would do for one client.
+#[derive(Debug)]
+pub struct Plan {
+    pub client: &'static Spec,
+    pub mode: Mode,
+    /// Files to write or remove (and those already as they should be).
+    pub edits: Vec<FileEdit>,
+    /// Commands the user runs by hand (MCP registrations kept in files the client owns).
+    pub commands: Vec<String>,
+    /// What else the user should know: the vault, trust steps, restarts.
+    pub notes: Vec<String>,
+    /// Files left alone, with why and what to do; a plan with any writes nothing.
+    pub refusals: Vec<String>,
+}
+
+impl Plan {
+    pub fn new(client: &'static Spec, mode: Mode) -> Plan {
+        Plan {
+            client,
+            mode,
+            edits: Vec::new(),
+            commands: Vec::new(),
+            notes: Vec::new(),
+            refusals: Vec::new(),
+        }
+    }
+
+    /// Adds a file edit, or its refusal; `Io` errors stop the plan.
+    pub fn push(&mut self, edit: Result<FileEdit, Error>) -> Result<(), Error> {
+        match edit {
+            Ok(e) => self.edits.push(e),
+            Err(Error::Refused(why)) => self.refusals.push(why),
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// Whether applying the plan would change any file.
+    pub fn changes_files(&self) -> bool {
+        self.edits.iter().any(FileEdit::changed)
+    }
+}
+
+/// Plans our Stop hook in the JSON file `path`, running this binary with `vault` baked in (or
+/// not); on uninstall, removes it and says when a TypeScript-reference hook stays behind.
+pub fn hook_file(
+    ctx: &Context,
+    plan: &mut Plan,
+    path: &Path,
+    owner: files::Ownership,
+    shape: hooks::Shape,
+    vault: Option<&str>,
+    extra: &[(&str, json::Json)],
+) -> Result<(), Error> {
+    let (mode, client) = (plan.mode, plan.client.name);
+    let mut reference_left = false;
+    let edit = files::json_file(ctx, path, owner, |doc| {
+        let changes = match mode {
+            Mode::Install => {
+                let cmd = command::hook_command(&ctx.bin, client, vault);
+                hooks::install(doc, shape, &cmd, extra)?
+            }
+            Mode::Uninstall => hooks::uninstall(doc, shape, false),
+        };
+        reference_left = hooks::has_reference(&doc.json, shape);
+        Ok(changes.iter().map(ToString::to_string).collect())
+    });
+    if reference_left {
+        plan.notes.push(format!(
+            "{} still registers the TypeScript rutter hook; git-rutter did not write it, so it \
+             stays. Remove that entry by hand if you no longer use the TypeScript version.",
+            ctx.show(path)
+        ));
+    }
+    plan.push(edit)
+}
+
+/// The vault already written into our hook in the JSON file `path`, if any.
+pub fn existing_hook_vault(ctx: &Context, path: &Path, shape: hooks::Shape) -> Option<String> {
+    let bytes = files::read(ctx, path).ok()??;
+    let doc = json::parse(std::str::from_utf8(&bytes).ok()?).ok()?;
+    hooks::existing_vault(&doc, shape)
+}
+
+/// The text of our block in a client's instruction file: `when` (a line saying when it applies,
+/// which some clients need to follow it) and the capture contract the MCP server sends, from
+/// its one source.
+pub fn instructions_body(ctx: &Context, when: &str) -> String {
+    format!(
+        "{when}\n\n{}",
+        crate::mcp::instructions::instructions(&ctx.user_label)
+    )
+}
+
+/// The vault a hook would find by itself (`LIBRARIAN_VAULT_PATH`, then `rutter.vault`); never
+/// the current directory, as capture never looks there.
+pub fn configured_vault() -> Option<(PathBuf, VaultSource)> {
+    vault::resolve(None, false).ok().map(|v| (v.root, v.source))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_matches_the_capture_labels() {
+        let names: Vec<&str> = CLIENTS.iter().map(|c| c.name).collect();
+        assert_eq!(names, crate::capture::CLIENTS.to_vec());
+        assert_eq!(find("antigravity").map(|c| c.name), Some("agy"));
+        assert!(find("cursor").is_none());
+    }
+}

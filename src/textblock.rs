@@ -1,0 +1,208 @@
+//! Marked blocks in text files: the one region of a user's file that git-rutter manages, between a
+//! START and an END marker line (git-branchless's habit). Everything outside the markers is the
+//! user's and is never changed: inserting, replacing and removing a block keep the rest of the
+//! file byte for byte. Used for git hooks (`install-git-hooks`) and for the instruction files of AI
+//! clients (`install-hook`).
+
+/// The marker lines that open and close a block.
+#[derive(Debug, Clone, Copy)]
+pub struct Markers {
+    pub start: &'static str,
+    pub end: &'static str,
+}
+
+/// Where a new block goes in a file that has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Right after a `#!` line (at the top when there is none), with no separator: hook files.
+    AfterShebang,
+    /// At the end, after one empty line when the file has content: markdown instruction files.
+    /// Removing the block also removes that empty line.
+    End,
+}
+
+/// Why the markers of a file cannot be trusted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockError {
+    #[error("more than one git-rutter START marker; fix the file by hand")]
+    TwoStarts,
+    #[error("a git-rutter END marker without START; fix the file by hand")]
+    EndWithoutStart,
+    #[error("a git-rutter START marker without END; fix the file by hand")]
+    StartWithoutEnd,
+}
+
+/// The lines of `text` with their byte offsets (start, end including the `\n`).
+pub fn lines(text: &[u8]) -> impl Iterator<Item = (usize, usize, &[u8])> {
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        if pos >= text.len() {
+            return None;
+        }
+        let start = pos;
+        let end = memchr::memchr(b'\n', &text[pos..]).map_or(text.len(), |i| pos + i + 1);
+        pos = end;
+        Some((start, end, &text[start..end]))
+    })
+}
+
+/// Whether `line` is `marker` (trailing whitespace, a `\r` included, is ignored).
+fn is_marker(line: &[u8], marker: &str) -> bool {
+    line.trim_ascii_end() == marker.as_bytes()
+}
+
+/// The byte range of the block (START line through END line), if there is one.
+pub fn find(text: &[u8], m: Markers) -> Result<Option<(usize, usize)>, BlockError> {
+    let mut start = None;
+    let mut found = None;
+    for (s, e, l) in lines(text) {
+        if is_marker(l, m.start) {
+            if start.is_some() || found.is_some() {
+                return Err(BlockError::TwoStarts);
+            }
+            start = Some(s);
+        } else if is_marker(l, m.end) {
+            match start.take() {
+                Some(st) => found = Some((st, e)),
+                None => return Err(BlockError::EndWithoutStart),
+            }
+        }
+    }
+    match start {
+        Some(_) => Err(BlockError::StartWithoutEnd),
+        None => Ok(found),
+    }
+}
+
+/// `text` with `block` in place of its block, or placed as `p` says when it has none.
+pub fn with_block(
+    text: &[u8],
+    block: &[u8],
+    m: Markers,
+    p: Placement,
+) -> Result<Vec<u8>, BlockError> {
+    let (at, to, separator) = match (find(text, m)?, p) {
+        (Some((s, e)), _) => (s, e, false),
+        (None, Placement::AfterShebang) if text.starts_with(b"#!") => {
+            let end = lines(text).next().map_or(0, |(_, e, _)| e);
+            (end, end, false)
+        }
+        (None, Placement::AfterShebang) => (0, 0, false),
+        (None, Placement::End) => (text.len(), text.len(), !text.is_empty()),
+    };
+    let mut out = text[..at].to_vec();
+    if !out.is_empty() && !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    if separator {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(block);
+    out.extend_from_slice(&text[to..]);
+    Ok(out)
+}
+
+/// `text` without its block (and, for [`Placement::End`], the empty line before it); `None` when
+/// it has no block.
+pub fn without_block(text: &[u8], m: Markers, p: Placement) -> Result<Option<Vec<u8>>, BlockError> {
+    let Some((mut s, e)) = find(text, m)? else {
+        return Ok(None);
+    };
+    let empty_line_before = s >= 1 && text[s - 1] == b'\n' && (s == 1 || text[s - 2] == b'\n');
+    if p == Placement::End && empty_line_before {
+        s -= 1;
+    }
+    Ok(Some([&text[..s], &text[e..]].concat()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const M: Markers = Markers {
+        start: "<!-- BEGIN x -->",
+        end: "<!-- END x -->",
+    };
+    const B: &str = "<!-- BEGIN x -->\nbody\n<!-- END x -->\n";
+
+    #[test]
+    fn appended_blocks_come_after_an_empty_line_and_leave_with_it() {
+        let user = b"# Mine\n\ntext\n";
+        let once = with_block(user, B.as_bytes(), M, Placement::End).unwrap();
+        assert_eq!(once, format!("# Mine\n\ntext\n\n{B}").into_bytes());
+        assert_eq!(
+            with_block(&once, B.as_bytes(), M, Placement::End).unwrap(),
+            once
+        );
+        let back = without_block(&once, M, Placement::End).unwrap().unwrap();
+        assert_eq!(back, user.to_vec());
+        assert_eq!(
+            with_block(b"", B.as_bytes(), M, Placement::End).unwrap(),
+            B.as_bytes()
+        );
+        assert_eq!(
+            without_block(B.as_bytes(), M, Placement::End)
+                .unwrap()
+                .unwrap(),
+            b""
+        );
+    }
+
+    #[test]
+    fn a_file_without_a_final_newline_gains_only_that_newline() {
+        let once = with_block(b"abc", B.as_bytes(), M, Placement::End).unwrap();
+        assert_eq!(once, format!("abc\n\n{B}").into_bytes());
+        assert_eq!(
+            without_block(&once, M, Placement::End).unwrap().unwrap(),
+            b"abc\n"
+        );
+    }
+
+    #[test]
+    fn text_after_the_block_is_kept_where_it_is() {
+        let text = format!("a\n\n{B}after\n");
+        let other = B.replace("body", "new");
+        let updated = with_block(text.as_bytes(), other.as_bytes(), M, Placement::End).unwrap();
+        assert_eq!(updated, format!("a\n\n{other}after\n").into_bytes());
+        let gone = without_block(&updated, M, Placement::End).unwrap().unwrap();
+        assert_eq!(gone, b"a\nafter\n");
+    }
+
+    /// Lines that are never marker lines, so generated files start without a block.
+    fn text() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec("[a-z #!<>-]{0,12}\r?", 0..8).prop_map(|ls| {
+            let mut t = ls.join("\n");
+            if !t.is_empty() {
+                t.push('\n');
+            }
+            t.into_bytes()
+        })
+    }
+
+    fn block() -> impl Strategy<Value = Vec<u8>> {
+        "[a-z \n]{0,30}".prop_map(|body| {
+            let body = if body.is_empty() || body.ends_with('\n') {
+                body
+            } else {
+                format!("{body}\n")
+            };
+            format!("{}\n{body}{}\n", M.start, M.end).into_bytes()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn insert_replace_remove_keep_the_rest(t in text(), b1 in block(), b2 in block(),
+                                                end in any::<bool>()) {
+            let p = if end { Placement::End } else { Placement::AfterShebang };
+            let once = with_block(&t, &b1, M, p).unwrap();
+            prop_assert_eq!(find(&once, M).unwrap().map(|(s, e)| once[s..e].to_vec()), Some(b1.clone()));
+            prop_assert_eq!(&with_block(&once, &b1, M, p).unwrap(), &once);
+            let replaced = with_block(&once, &b2, M, p).unwrap();
+            prop_assert_eq!(&replaced, &with_block(&t, &b2, M, p).unwrap());
+            prop_assert_eq!(without_block(&replaced, M, p).unwrap(), Some(t.clone()));
+            prop_assert_eq!(without_block(&t, M, p).unwrap(), None);
+        }
+    }
+}

@@ -1,0 +1,622 @@
+//! `git rutter install-hook` / `uninstall-hook` end to end: the real binary writing into a
+//! temporary HOME, for all six clients. Installing twice leaves one registration and changes no
+//! byte; the registered command really captures with the client's label; stale paths and
+//! TypeScript-reference hooks are replaced in place; foreign, unparseable and symlinked files are
+//! refused and left byte-identical; uninstall takes out only what install put in.
+
+mod common;
+
+use common::{run_with_stdin, Env, Run, BIN};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const CLIENTS: [&str; 6] = ["claude", "codex", "grok", "copilot", "agy", "muse"];
+
+/// Runs `git-rutter ARGS` with the vault in LIBRARIAN_VAULT_PATH (as a hook would see it).
+fn rutter(env: &Env, args: &[&str]) -> Run {
+    run_with_stdin(env.cmd().args(args), b"")
+}
+
+/// Runs `git-rutter ARGS` with no vault configured anywhere.
+fn rutter_without_vault(env: &Env, args: &[&str]) -> Run {
+    run_with_stdin(env.cmd().env_remove("LIBRARIAN_VAULT_PATH").args(args), b"")
+}
+
+fn install(env: &Env, client: &str) -> Run {
+    rutter(env, &["install-hook", "--client", client])
+}
+
+/// Every file under `dir` (symlinks as their target text), by path.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.map(Result::unwrap) {
+            let p = e.path();
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.insert(p, format!("-> {}", target.display()).into_bytes());
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.insert(p, bytes);
+            }
+        }
+    }
+    out
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The hook file of each client and the JSON pointer of its first command.
+fn hook_of(env: &Env, client: &str) -> (PathBuf, &'static str) {
+    let h = &env.home;
+    match client {
+        "claude" => (
+            h.join(".claude/settings.json"),
+            "/hooks/Stop/0/hooks/0/command",
+        ),
+        "codex" => (h.join(".codex/hooks.json"), "/hooks/Stop/0/hooks/0/command"),
+        "grok" => (
+            h.join(".grok/hooks/rutter.json"),
+            "/hooks/Stop/0/hooks/0/command",
+        ),
+        "copilot" => (
+            h.join(".copilot/hooks/rutter.json"),
+            "/hooks/agentStop/0/bash",
+        ),
+        "agy" => (
+            h.join(".gemini/config/hooks.json"),
+            "/git-rutter/Stop/0/command",
+        ),
+        "muse" => (
+            h.join(".config/muse/settings.json"),
+            "/hooks/Stop/0/hooks/0/command",
+        ),
+        _ => unreachable!(),
+    }
+}
+
+/// How many of `text`'s lines hold a git-rutter capture command.
+fn registrations(text: &str) -> usize {
+    text.matches("git-rutter capture --client").count()
+}
+
+#[test]
+fn installing_twice_leaves_one_registration_per_client_and_changes_nothing() {
+    let env = Env::git_vault();
+    for client in CLIENTS {
+        let r = install(&env, client);
+        assert_eq!(r.code, 0, "{client}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("created "), "{client}: {}", r.stdout);
+    }
+    let once = tree(&env.home);
+    for client in CLIENTS {
+        let r = install(&env, client);
+        assert_eq!(r.code, 0, "{client}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("nothing to change"),
+            "{client}: {}",
+            r.stdout
+        );
+    }
+    assert_eq!(tree(&env.home), once, "a second run changed a file");
+    for client in CLIENTS {
+        let (path, _) = hook_of(&env, client);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(registrations(&text), 1, "{client}: {text}");
+        assert!(
+            text.contains(&format!("capture --client {client}")),
+            "{text}"
+        );
+    }
+    // The instruction files carry the capture contract from its one source.
+    let contract = rutter_instructions();
+    for rel in [
+        ".codex/AGENTS.md",
+        ".copilot/instructions/rutter.instructions.md",
+        ".gemini/config/rules/rutter-capture.md",
+        ".config/muse/AGENTS.md",
+    ] {
+        let text = std::fs::read_to_string(env.home.join(rel)).unwrap();
+        assert!(text.contains(&contract), "{rel} lacks the contract");
+        assert_eq!(
+            text.matches("<!-- BEGIN git-rutter -->").count(),
+            1,
+            "{rel}"
+        );
+    }
+    let rule =
+        std::fs::read_to_string(env.home.join(".gemini/config/rules/rutter-capture.md")).unwrap();
+    assert!(rule.starts_with("---\ntrigger: always_on\n---\n"), "{rule}");
+}
+
+/// The capture contract as the MCP server sends it (the README quotes it verbatim).
+fn rutter_instructions() -> String {
+    rutter::mcp::instructions::instructions("the user")
+}
+
+#[test]
+fn the_registered_command_captures_with_the_clients_label() {
+    let env = Env::git_vault();
+    for client in CLIENTS {
+        assert_eq!(install(&env, client).code, 0, "{client}");
+        let (path, pointer) = hook_of(&env, client);
+        let command = read_json(&path)
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string();
+        assert!(command.starts_with(&canonical_bin()), "{command}");
+        // Muse and agy get the vault written in (Muse clears the environment): run those with
+        // no vault in the environment, as the client would.
+        let mut sh = std::process::Command::new("sh");
+        sh.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &env.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["-c", &command]);
+        if !["muse", "agy"].contains(&client) {
+            sh.env("LIBRARIAN_VAULT_PATH", &env.vault);
+        }
+        let payload = serde_json::json!({
+            "summary": format!("Decided to register {client} through install-hook."),
+            "refs": ["Notes/a.md"],
+            "session_id": format!("s-{client}"),
+        });
+        let r = run_with_stdin(&mut sh, payload.to_string().as_bytes());
+        assert_eq!(r.code, 0, "{client}: {}", r.stderr);
+        assert_eq!(r.stdout, "", "{client}: a hook prints nothing on stdout");
+    }
+    let records = env.all_records();
+    for client in CLIENTS {
+        let line = records
+            .lines()
+            .find(|l| l.contains(&format!("register {client} through")))
+            .unwrap_or_else(|| panic!("{client} captured nothing:\n{records}"));
+        assert!(line.contains(&format!("\"client\":\"{client}\"")), "{line}");
+    }
+}
+
+fn canonical_bin() -> String {
+    Path::new(BIN).canonicalize().unwrap().display().to_string()
+}
+
+#[test]
+fn a_stale_binary_path_is_replaced_in_place() {
+    let env = Env::bare();
+    let settings = env.home.join(".claude/settings.json");
+    let before = r#"{
+  "model": "opus",
+  "hooks": {
+    "Stop": [
+      { "hooks": [ { "type": "command", "command": "afplay /System/done.aiff" } ] },
+      { "matcher": "", "hooks": [ { "type": "command", "command": "/old/place/git-rutter capture --client claude", "timeout": 20 } ] }
+    ]
+  }
+}
+"#;
+    write(&settings, before);
+    let r = install(&env, "claude");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("updated the hook from `/old/place/git-rutter capture --client claude`"),
+        "{}",
+        r.stdout
+    );
+    let v = read_json(&settings);
+    let stop = v["hooks"]["Stop"].as_array().unwrap();
+    assert_eq!(stop.len(), 2);
+    assert_eq!(stop[0]["hooks"][0]["command"], "afplay /System/done.aiff");
+    assert_eq!(
+        stop[1]["hooks"][0]["command"],
+        format!("{} capture --client claude", canonical_bin())
+    );
+    assert_eq!(
+        stop[1]["hooks"][0]["timeout"], 20,
+        "the user's timeout is kept"
+    );
+    assert_eq!(v["model"], "opus");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert_eq!(registrations(&text), 1);
+}
+
+#[test]
+fn typescript_reference_hooks_are_replaced_saying_so() {
+    let env = Env::bare();
+    let settings = env.home.join(".claude/settings.json");
+    write(
+        &settings,
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/home/me/rutter/hooks/librarian-stop.sh"}]}]}}"#,
+    );
+    // The reference wrote Grok's hook file whole; it is replaced, not refused.
+    let grok = env.home.join(".grok/hooks/rutter.json");
+    write(
+        &grok,
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/usr/lib/node_modules/rutter-memory/hooks/librarian-stop.sh --client grok"}]}]}}"#,
+    );
+    for (client, path) in [("claude", &settings), ("grok", &grok)] {
+        let r = install(&env, client);
+        assert_eq!(r.code, 0, "{client}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("replaced the TypeScript rutter hook"),
+            "{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains("rewrites whole day files"),
+            "{}",
+            r.stdout
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(!text.contains("librarian-stop.sh"), "{text}");
+        assert_eq!(registrations(&text), 1, "{text}");
+    }
+}
+
+#[test]
+fn unparseable_foreign_and_broken_files_are_refused_and_left_byte_identical() {
+    let env = Env::bare();
+    let cases: [(&str, &str, &str, &str); 6] = [
+        (
+            "claude",
+            ".claude/settings.json",
+            "{ \"hooks\": { oops ",
+            "is not valid JSON",
+        ),
+        (
+            "codex",
+            ".codex/config.toml",
+            "[mcp_servers\nbroken = ",
+            "is not valid TOML",
+        ),
+        (
+            "grok",
+            ".grok/hooks/rutter.json",
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}"#,
+            "did not write",
+        ),
+        (
+            "copilot",
+            ".copilot/instructions/rutter.instructions.md",
+            "# My own notes for Copilot\n",
+            "was not written by git-rutter",
+        ),
+        (
+            "agy",
+            ".gemini/config/hooks.json",
+            "[1, 2]",
+            "is not a JSON object",
+        ),
+        (
+            "muse",
+            ".config/muse/AGENTS.md",
+            "# Rules\n<!-- BEGIN git-rutter -->\nhalf a block\n",
+            "START marker without END",
+        ),
+    ];
+    for (client, rel, text, why) in cases {
+        write(&env.home.join(rel), text);
+        let before = tree(&env.home);
+        let r = install(&env, client);
+        assert_eq!(r.code, 1, "{client}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(why), "{client}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("nothing was changed"),
+            "{client}: {}",
+            r.stderr
+        );
+        assert_eq!(
+            tree(&env.home),
+            before,
+            "{client}: a refused install wrote something"
+        );
+        let dry = rutter(&env, &["install-hook", "--client", client, "--dry-run"]);
+        assert_eq!(dry.code, 1, "{client}: a dry run refuses too");
+        let un = rutter(&env, &["uninstall-hook", "--client", client]);
+        assert_eq!(
+            tree(&env.home),
+            before,
+            "{client}: uninstall touched a foreign file ({})",
+            un.stderr
+        );
+    }
+}
+
+#[test]
+fn a_symlinked_config_is_refused() {
+    let env = Env::bare();
+    let target = env.root().join("dotfiles/settings.json");
+    write(&target, "{\"theme\": \"dark\"}\n");
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&target, env.home.join(".claude/settings.json")).unwrap();
+    let r = install(&env, "claude");
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("is a symbolic link"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "{\"theme\": \"dark\"}\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(env.home.join(".claude/settings.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn uninstall_removes_only_what_install_added() {
+    let env = Env::bare();
+    let h = &env.home;
+    // The user's own files, in several layouts: each must come back byte for byte.
+    let user_files = [
+        (".claude/settings.json", "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\",\n                \"hooks\": [{\"type\": \"command\", \"command\": \"check\"}]\n            }\n        ]\n    }\n}\n"),
+        (".codex/hooks.json", "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"notify\"}]}]}}"),
+        (".codex/AGENTS.md", "# Global rules\n\nAlways answer in British English.\n"),
+        (".codex/config.toml", "# Codex settings\nmodel = \"o4\" # fast\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\"--port\", \"0\"]\n"),
+        (".copilot/mcp-config.json", "{\n\t\"mcpServers\": {\n\t\t\"github\": {\n\t\t\t\"type\": \"http\",\n\t\t\t\"url\": \"https://example.invalid/mcp\"\n\t\t}\n\t}\n}"),
+        (".gemini/config/hooks.json", "{\n  \"lint\": {\n    \"Stop\": [\n      {\n        \"command\": \"make lint\"\n      }\n    ]\n  }\n}\n"),
+        (".config/muse/settings.json", "{\n  \"theme\": \"light\"\n}\n"),
+        (".config/muse/AGENTS.md", "No trailing blank line here.\n"),
+    ];
+    for (rel, text) in user_files {
+        write(&h.join(rel), text);
+    }
+    let before = tree(h);
+    for client in CLIENTS {
+        let r = install(&env, client);
+        assert_eq!(r.code, 0, "{client}: {}", r.stderr);
+    }
+    for (rel, text) in user_files {
+        assert_ne!(
+            std::fs::read_to_string(h.join(rel)).unwrap(),
+            text,
+            "{rel} was not edited"
+        );
+    }
+    // The user's content is still there after install.
+    assert!(std::fs::read_to_string(h.join(".codex/config.toml"))
+        .unwrap()
+        .starts_with(user_files[3].1));
+    assert!(std::fs::read_to_string(h.join(".codex/AGENTS.md"))
+        .unwrap()
+        .starts_with(user_files[2].1));
+    for client in CLIENTS {
+        let r = rutter(&env, &["uninstall-hook", "--client", client]);
+        assert_eq!(r.code, 0, "{client}: {}", r.stderr);
+    }
+    assert_eq!(
+        tree(h),
+        before,
+        "uninstall left a trace or changed the user's bytes"
+    );
+    let again = rutter(&env, &["uninstall-hook", "--client", "claude"]);
+    assert_eq!(again.code, 0);
+    assert!(
+        again.stdout.contains("holds no git-rutter entry"),
+        "{}",
+        again.stdout
+    );
+}
+
+#[test]
+fn dry_run_shows_the_diff_and_writes_nothing() {
+    let env = Env::bare();
+    let r = rutter(&env, &["install-hook", "--client", "codex", "--dry-run"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("nothing was written"), "{}", r.stdout);
+    assert!(r.stdout.contains("+++ ~/.codex/hooks.json"), "{}", r.stdout);
+    assert!(r.stdout.contains("+[mcp_servers.rutter]"), "{}", r.stdout);
+    assert!(tree(&env.home).is_empty(), "a dry run wrote a file");
+    assert_eq!(install(&env, "codex").code, 0);
+    let installed = tree(&env.home);
+    let u = rutter(&env, &["uninstall-hook", "--client", "codex", "--dry-run"]);
+    assert_eq!(u.code, 0);
+    assert!(
+        u.stdout.contains("-<!-- BEGIN git-rutter -->"),
+        "{}",
+        u.stdout
+    );
+    assert_eq!(
+        tree(&env.home),
+        installed,
+        "an uninstall dry run changed a file"
+    );
+}
+
+#[test]
+fn client_home_variables_are_honoured() {
+    let env = Env::bare();
+    let alt = env.root().join("alt");
+    for (client, var, rel) in [
+        ("claude", "CLAUDE_CONFIG_DIR", "claude/settings.json"),
+        ("codex", "CODEX_HOME", "codex/hooks.json"),
+        ("grok", "GROK_HOME", "grok/hooks/rutter.json"),
+        ("copilot", "COPILOT_HOME", "copilot/hooks/rutter.json"),
+    ] {
+        let dir = alt.join(rel.split('/').next().unwrap());
+        let r = run_with_stdin(
+            env.cmd()
+                .env(var, &dir)
+                .args(["install-hook", "--client", client]),
+            b"",
+        );
+        assert_eq!(r.code, 0, "{client}: {}", r.stderr);
+        assert!(
+            alt.join(rel).is_file(),
+            "{client}: {var} not honoured:\n{}",
+            r.stdout
+        );
+    }
+    assert!(
+        tree(&env.home).is_empty(),
+        "something went to the default place"
+    );
+}
+
+#[test]
+fn the_vault_is_required_only_where_the_environment_is_cleared() {
+    let env = Env::bare();
+    let r = rutter_without_vault(&env, &["install-hook", "--client", "muse"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("--vault"), "{}", r.stderr);
+    assert!(tree(&env.home).is_empty());
+    let r = rutter_without_vault(&env, &["install-hook", "--client", "claude"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("git rutter init --global"),
+        "{}",
+        r.stdout
+    );
+    let vault = env.vault.display().to_string();
+    let r = rutter_without_vault(
+        &env,
+        &["--vault", &vault, "install-hook", "--client", "muse"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let muse = read_json(&env.home.join(".config/muse/settings.json"));
+    assert_eq!(
+        muse["mcpServers"]["rutter"]["args"],
+        serde_json::json!(["mcp", "--vault", vault])
+    );
+    // A later run without --vault keeps the vault already written into the hook.
+    let again = rutter_without_vault(&env, &["install-hook", "--client", "muse"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stdout.contains("nothing to change"),
+        "{}",
+        again.stdout
+    );
+}
+
+#[test]
+fn json_output_reports_status_and_files() {
+    let env = Env::bare();
+    let r = rutter(&env, &["install-hook", "--client", "copilot", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["status"], "changed");
+    assert_eq!(v["client"], "copilot");
+    let actions: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["create", "create", "create"]);
+    let again: Value = serde_json::from_str(
+        &rutter(&env, &["install-hook", "--client", "copilot", "--json"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(again["status"], "unchanged");
+    let bad = rutter(&env, &["install-hook", "--client", "cursor"]);
+    assert_eq!(bad.code, 2, "an unknown client is a usage error");
+}
+
+#[test]
+fn the_snippets_in_hooks_are_what_install_hook_writes() {
+    let env = Env::bare();
+    for client in CLIENTS {
+        assert_eq!(install(&env, client).code, 0, "{client}");
+    }
+    let bin = canonical_bin();
+    let vault = env.vault.display().to_string();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (snippet, rel) in [
+        ("claude.json", ".claude/settings.json"),
+        ("codex.json", ".codex/hooks.json"),
+        ("codex-config.toml", ".codex/config.toml"),
+        ("grok.json", ".grok/hooks/rutter.json"),
+        ("copilot.json", ".copilot/hooks/rutter.json"),
+        ("copilot-mcp-config.json", ".copilot/mcp-config.json"),
+        ("agy.json", ".gemini/config/hooks.json"),
+        ("muse.json", ".config/muse/settings.json"),
+    ] {
+        let shipped = std::fs::read_to_string(repo.join("hooks").join(snippet))
+            .unwrap()
+            .replace("/ABSOLUTE/PATH/TO/git-rutter", &bin)
+            .replace("/ABSOLUTE/PATH/TO/notes", &vault);
+        let written = std::fs::read_to_string(env.home.join(rel)).unwrap();
+        assert_eq!(
+            shipped, written,
+            "hooks/{snippet} drifted from what install-hook writes"
+        );
+    }
+}
+
+#[test]
+fn the_claude_code_plugin_runs_capture_from_path_and_fails_open() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let plugin = repo.join("plugins/claude-code");
+    let hooks = read_json(&plugin.join("hooks/hooks.json"));
+    let command = hooks
+        .pointer("/hooks/Stop/0/hooks/0/command")
+        .and_then(Value::as_str)
+        .unwrap();
+    let mcp = read_json(&plugin.join(".mcp.json"));
+    assert_eq!(
+        mcp["mcpServers"]["rutter"]["args"],
+        serde_json::json!(["mcp"])
+    );
+    assert_eq!(
+        read_json(&plugin.join(".claude-plugin/plugin.json"))["name"],
+        "rutter"
+    );
+    let market = read_json(&repo.join(".claude-plugin/marketplace.json"));
+    assert_eq!(market["plugins"][0]["source"], "./plugins/claude-code");
+    let env = Env::git_vault();
+    let bin_dir = Path::new(BIN).parent().unwrap().display().to_string();
+    let path = format!("{bin_dir}:{}", std::env::var("PATH").unwrap_or_default());
+    let payload =
+        br#"{"summary": "Decided to ship the Claude Code plugin.", "refs": [], "session_id": "p"}"#;
+    for (path, captured) in [("/nonexistent", false), (path.as_str(), true)] {
+        let mut sh = std::process::Command::new("/bin/sh");
+        sh.env_clear()
+            .env("PATH", path)
+            .env("HOME", &env.home)
+            .env("LIBRARIAN_VAULT_PATH", &env.vault)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["-c", command]);
+        let r = run_with_stdin(&mut sh, payload);
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+        assert_eq!(
+            env.all_records().contains("ship the Claude Code plugin"),
+            captured
+        );
+    }
+    assert!(env.all_records().contains("\"client\":\"claude\""));
+}
+
+#[test]
+fn an_empty_settings_file_opens_up_and_comes_back_empty() {
+    let env = Env::bare();
+    let settings = env.home.join(".claude/settings.json");
+    write(&settings, "{}\n");
+    assert_eq!(install(&env, "claude").code, 0);
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(
+        text.starts_with("{\n  \"hooks\": {\n    \"Stop\": [\n"),
+        "{text}"
+    );
+    assert_eq!(
+        rutter(&env, &["uninstall-hook", "--client", "claude"]).code,
+        0
+    );
+    // Nothing else was in it, so the file goes (it held only `{}`, which says nothing).
+    assert!(!settings.exists());
+}
