@@ -1,12 +1,14 @@
 //! The capture pipeline: from a Stop-hook payload to one appended, committed entry line.
 //!
 //! [`run`] never fails and never panics outward: every outcome is a list of stderr lines, and
-//! the hook always exits 0 (DESIGN §2.6).
+//! the hook always exits 0 (DESIGN §2.6). Each run is logged, typed, in the hook-run log
+//! ([`runlog`]) that `git rutter status` reads.
 
 pub mod dedupe;
 pub mod directive;
 pub mod payload;
 pub mod refs;
+pub mod runlog;
 pub mod sanitize;
 pub mod transcript;
 pub mod watermarks;
@@ -16,6 +18,7 @@ pub mod write;
 use crate::records::{Entry, NoteRef};
 use crate::vault::{self, Vault};
 use directive::{Directive, DirectiveScan};
+pub use runlog::Outcome;
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -40,35 +43,62 @@ pub struct Request {
     pub cwd: Option<String>,
 }
 
-/// Runs a capture; returns the stderr lines to print.
-pub fn run(req: Request) -> Vec<String> {
+/// What a capture did: the stderr lines to print, and the outcome the hook-run log records.
+#[derive(Debug)]
+pub struct Report {
+    pub lines: Vec<String>,
+    pub outcome: Outcome,
+}
+
+/// Runs a capture and logs it in the hook-run log ([`runlog`]).
+pub fn run(req: Request) -> Report {
+    let client = req.client.clone().filter(|c| CLIENTS.contains(&c.as_str()));
+    let session = req
+        .session_id
+        .clone()
+        .or_else(|| runlog::session_of(&req.stdin));
     let mut out = Vec::new();
-    let vault = match vault::resolve(req.vault.as_deref(), false) {
-        Ok(v) => v,
+    let (vault, outcome) = match vault::resolve(req.vault.as_deref(), false) {
+        Ok(v) => {
+            let outcome = capture_into(&v, req, &mut out).unwrap_or_else(|e| {
+                out.push(format!("{P} error: {e}"));
+                Outcome::Error(format!("error: {e}"))
+            });
+            out.push(format!("{P} in vault {}", v.root.display()));
+            (Some(v), outcome)
+        }
         Err(e) => {
             out.push(format!("{P} {e}; nothing captured."));
-            return out;
+            (None, Outcome::NoVault(e.to_string()))
         }
     };
-    if let Err(e) = capture_into(&vault, req, &mut out) {
-        out.push(format!("{P} error: {e}"));
+    let logged = runlog::Run::new(
+        crate::clock::now(),
+        client.as_deref(),
+        session.as_deref(),
+        &outcome,
+        vault.as_ref(),
+    );
+    runlog::record(vault.as_ref(), &logged);
+    Report {
+        lines: out,
+        outcome,
     }
-    out.push(format!("{P} in vault {}", vault.root.display()));
-    out
 }
 
 fn capture_into(
     vault: &Vault,
     req: Request,
     out: &mut Vec<String>,
-) -> Result<(), write::WriteError> {
-    let Some((directive, session_id, cwd)) = find_directive(&req, out) else {
-        return Ok(());
+) -> Result<Outcome, write::WriteError> {
+    let (directive, session_id, cwd) = match find_directive(&req, out) {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
     };
     let summary = sanitize::inert_line(&directive.summary, sanitize::SUMMARY_MAX_CHARS);
     if summary.is_empty() {
         out.push(format!("{P} empty summary; no entry written."));
-        return Ok(());
+        return Ok(Outcome::Empty);
     }
     let words = sanitize::word_count(&directive.summary);
     let resolution = refs::resolve_refs(&vault.root, &directive.refs);
@@ -106,23 +136,39 @@ fn capture_into(
     let project = entry.project().map(str::to_string);
     let written = write::write(vault, write::Draft { entry, cited })?;
     report(vault, &written, project.as_deref(), words, out);
-    Ok(())
+    Ok(outcome_of(&written))
 }
 
-/// The directive, session id and cwd of the request; `None` (with a message) when there is
-/// nothing to capture.
+/// The hook-run log's outcome of a written draft.
+fn outcome_of(w: &write::Written) -> Outcome {
+    match (&w.aside, w.duplicate) {
+        (_, true) => Outcome::Deduped,
+        (Some((path, why)), _) => Outcome::Error(format!(
+            "refused to write the session record ({why}); the entry was written aside to {}",
+            path.display()
+        )),
+        (None, false) => Outcome::Captured {
+            entries: 1,
+            day: w.day.clone(),
+            pending: w.pending.is_some(),
+        },
+    }
+}
+
+/// The directive, session id and cwd of the request; the outcome (with a message) when there
+/// is nothing to capture.
 fn find_directive(
     req: &Request,
     out: &mut Vec<String>,
-) -> Option<(Directive, Option<String>, Option<String>)> {
+) -> Result<(Directive, Option<String>, Option<String>), Outcome> {
     if let Some(d) = &req.manual {
-        return Some((d.clone(), req.session_id.clone(), req.cwd.clone()));
+        return Ok((d.clone(), req.session_id.clone(), req.cwd.clone()));
     }
     let payload = match payload::decode(&req.stdin) {
         Ok(p) => p,
         Err(e) => {
             out.push(format!("{P} {e}; nothing captured."));
-            return None;
+            return Err(Outcome::Malformed(e.to_string()));
         }
     };
     let scan = if let Some(d) = payload.direct.clone() {
@@ -139,7 +185,7 @@ fn find_directive(
             Ok(TranscriptScan::NotFound { .. }) => DirectiveScan::None,
             Err(e) => {
                 out.push(format!("{P} {e}; nothing captured."));
-                return None;
+                return Err(Outcome::Error(e.to_string()));
             }
         }
     } else if let Some(text) = &payload.last_assistant_message {
@@ -148,20 +194,22 @@ fn find_directive(
         DirectiveScan::None
     };
     match scan {
-        DirectiveScan::Found(d) => Some((d, payload.session_id, payload.cwd)),
+        DirectiveScan::Found(d) => Ok((d, payload.session_id, payload.cwd)),
         DirectiveScan::Template if payload.direct.is_some() => {
             out.push(format!("{P} empty summary; no entry written."));
-            None
+            Err(Outcome::Empty)
         }
         DirectiveScan::Malformed => {
             out.push(format!(
                 "{P} the newest session directive is not valid JSON; nothing captured."
             ));
-            None
+            Err(Outcome::Malformed(
+                "the newest session directive is not valid JSON".into(),
+            ))
         }
         _ => {
             out.push(format!("{P} no session directive found; nothing captured."));
-            None
+            Err(Outcome::NoDirective)
         }
     }
 }
