@@ -377,6 +377,7 @@ fn the_json_shape_is_stable() {
         "vault",
         "vault_error",
         "hooks_vault",
+        "hooks_vault_error",
         "record",
         "index",
         "clients",

@@ -87,9 +87,10 @@ fn vault_lines(s: &Status, out: &mut Vec<String>) {
     let line = match (&s.hooks_vault, &s.vault) {
         (Some(h), Some(v)) if h.path == v.path => "the same vault".to_string(),
         (Some(h), _) => format!("{} (from {})", h.path, h.reason),
-        (None, _) => {
-            "none: neither LIBRARIAN_VAULT_PATH nor git config rutter.vault is set".to_string()
-        }
+        (None, _) => format!(
+            "no vault ({})",
+            s.hooks_vault_error.as_deref().unwrap_or("none configured")
+        ),
     };
     out.push(format!("hooks:    hooks and the MCP server find {line}"));
 }

@@ -166,21 +166,29 @@ fn hook_of(
     }
 }
 
-/// The program a hook command runs: its first word that is not an environment assignment,
-/// looked up on `PATH` when it holds no `/`.
+/// The program a hook command of ours runs: the word naming git-rutter (or the
+/// `rutter-stop.sh` wrapper, or `git` in `git rutter capture`), looked up on `PATH` when it
+/// holds no `/`.
 pub fn program_of(command: &str) -> Option<PathBuf> {
     let words = command::split(command);
-    let first = words
+    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
+    let word = words
         .iter()
-        .find(|w| !(w.contains('=') && !w.starts_with('/') && !w.starts_with('-')))?;
-    if first.contains('/') {
-        return Some(PathBuf::from(first));
+        .find(|w| matches!(base(w).as_str(), "git-rutter" | "rutter-stop.sh"))
+        .or_else(|| {
+            words
+                .windows(2)
+                .find(|w| base(&w[0]) == "git" && w[1] == "rutter")
+                .map(|w| &w[0])
+        })?;
+    if word.contains('/') {
+        return Some(PathBuf::from(word));
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .map(|d| d.join(first))
+        .map(|d| d.join(word))
         .find(|p| executable(p))
-        .or_else(|| Some(PathBuf::from(first)))
+        .or_else(|| Some(PathBuf::from(word)))
 }
 
 /// Whether `p` is a regular file someone may execute.
@@ -287,10 +295,15 @@ mod tests {
             program_of("LIBRARIAN_VAULT_PATH=/v /x/git-rutter capture"),
             Some(PathBuf::from("/x/git-rutter"))
         );
+        // The plugin's command: the word naming git-rutter, looked up on PATH as the shell does.
+        let plugin = program_of("command -v git-rutter >/dev/null && git-rutter capture").unwrap();
+        assert_eq!(plugin.file_name().unwrap(), "git-rutter");
         assert_eq!(
-            program_of("no-such-program-here capture"),
-            Some(PathBuf::from("no-such-program-here"))
+            program_of("/r/hooks/rutter-stop.sh --client codex"),
+            Some(PathBuf::from("/r/hooks/rutter-stop.sh"))
         );
+        assert!(program_of("git rutter capture").is_some_and(|p| p.ends_with("git")));
+        assert_eq!(program_of("afplay done.wav"), None);
         assert_eq!(program_of(""), None);
     }
 

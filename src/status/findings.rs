@@ -228,15 +228,32 @@ fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
         );
     }
     match &st.hook.vault {
-        Some(v) if crate::vault::open(std::path::Path::new(v), crate::vault::VaultSource::Flag).is_err() => push(
-            "hook-vault-unusable",
-            format!("{label}'s hook captures into {v}, which is not a usable folder."),
-            format!("Run `{} --vault PATH` with your notes vault.", install(st.client)),
-        ),
+        Some(v)
+            if crate::vault::open(std::path::Path::new(v), crate::vault::VaultSource::Flag)
+                .is_err() =>
+        {
+            push(
+                "hook-vault-unusable",
+                format!("{label}'s hook captures into {v}, which is not a usable folder."),
+                format!(
+                    "Run `{} --vault PATH` with your notes vault.",
+                    install(st.client)
+                ),
+            )
+        }
         None if s.hooks_vault.is_none() => push(
             "hook-no-vault",
-            format!("{label}'s hook names no vault and finds none when it runs (neither LIBRARIAN_VAULT_PATH nor `git config --global rutter.vault` is set)."),
-            format!("Run `git rutter init --global` in your notes vault, or `{} --vault PATH`.", install(st.client)),
+            format!(
+                "{label}'s hook names no vault and finds none when it runs: {}.",
+                s.hooks_vault_error
+                    .as_deref()
+                    .unwrap_or("none is configured")
+                    .trim_end_matches('.')
+            ),
+            format!(
+                "Run `git rutter init --global` in your notes vault, or `{} --vault PATH`.",
+                install(st.client)
+            ),
         ),
         _ => {}
     }

@@ -28,6 +28,8 @@ pub struct Status {
     pub vault_error: Option<String>,
     /// The vault hooks and the MCP server find on their own (environment, then git config).
     pub hooks_vault: Option<VaultRef>,
+    /// Why they find none, when they do not.
+    pub hooks_vault_error: Option<String>,
     pub record: Option<RecordInfo>,
     pub index: Option<IndexInfo>,
     pub clients: Vec<ClientInfo>,
@@ -122,7 +124,10 @@ pub struct Inputs<'a> {
 /// Looks at everything and lists what is wrong.
 pub fn gather(inputs: &Inputs) -> Status {
     let resolved = vault::resolve(inputs.flag, true);
-    let hooks_vault = vault::resolve(None, false).ok();
+    let (hooks_vault, hooks_vault_error) = match vault::resolve(None, false) {
+        Ok(v) => (Some(v), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
     let (vault, vault_error) = match resolved {
         Ok(v) => (Some(v), None),
         Err(e) => (None, Some(e.to_string())),
@@ -157,6 +162,7 @@ pub fn gather(inputs: &Inputs) -> Status {
             source: source_key(v.source),
             reason: v.source.describe(),
         }),
+        hooks_vault_error,
         record,
         index: index_state.as_ref().map(index_info),
         clients,
