@@ -51,7 +51,13 @@ fn main() {
     );
 
     let mut stats = vec![
-        case(&env, &vault, "`status`, index up to date", &[], "no finding"),
+        case(
+            &env,
+            &vault,
+            "`status`, index up to date",
+            &[],
+            "no finding",
+        ),
         case(&env, &vault, "`status --json`", &["--json"], "\"healthy\""),
     ];
     touch_a_note(&vault);
