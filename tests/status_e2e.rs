@@ -440,3 +440,73 @@ fn every_capture_is_logged_where_its_vault_keeps_state() {
     assert_eq!(text.lines().count(), 2);
     assert!(!text.contains("Decided logging"), "{text}");
 }
+
+#[test]
+fn a_registered_hook_without_its_server_is_a_finding() {
+    let env = healthy();
+    std::fs::remove_file(env.home.join(".claude.json")).unwrap();
+    let (_, json) = status_json(&env);
+    let f = finding(&json, "mcp-missing");
+    assert_eq!(f["client"], "claude");
+    let todo = f["todo"].as_str().unwrap();
+    assert!(
+        todo.starts_with("Run `claude mcp add rutter --scope user -- "),
+        "{todo}"
+    );
+    // Copilot CLI's server entry needs a vault: installed with none known, the hook is there
+    // and the server is not.
+    env.git(&["config", "--global", "--unset", "rutter.vault"]);
+    let r = rutter_in(&env, &env.root(), &["install-hook", "--client", "copilot"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (_, json) = status_json(&env);
+    let copilot = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "mcp-missing" && f["client"] == "copilot")
+        .unwrap_or_else(|| panic!("{json:#}"));
+    assert_eq!(
+        copilot["todo"],
+        "Run `git rutter install-hook --client copilot --vault PATH` with your notes vault: the server entry needs it."
+    );
+    assert_eq!(json["clients"][3]["mcp"]["state"], "missing");
+}
+
+#[test]
+fn pending_lines_and_a_vault_outside_git_are_findings() {
+    let env = healthy();
+    let lock = env.vault.join(".git/refs/rutter/records.lock");
+    std::fs::write(&lock, "").unwrap();
+    let r = env.capture(
+        br#"{"summary":"Decided while the ref is locked.","refs":[]}"#,
+        &["--client", "claude"],
+    );
+    assert!(r.stderr.contains("not committed yet"), "{}", r.stderr);
+    let (_, json) = status_json(&env);
+    assert_eq!(json["record"]["pending"], 1);
+    assert!(finding(&json, "pending")["todo"]
+        .as_str()
+        .unwrap()
+        .starts_with("Run `git rutter commit`"));
+    assert_eq!(json["last_runs"][0]["outcome"], "captured");
+    assert!(json["last_runs"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .ends_with(", not committed yet"));
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(env.rutter(&["commit"]).code, 0);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 0, "{json:#}");
+
+    let plain = Env::bare();
+    plain.write("Notes/a.md", common::NOTE_A);
+    let r = plain.rutter(&["status", "--json"]);
+    let json: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(json["vault"]["git"], false);
+    assert_eq!(json["record"], Value::Null);
+    let f = finding(&json, "not-git");
+    assert_eq!(
+        f["todo"],
+        format!("Run `git rutter init {}`.", plain.vault.display())
+    );
+}

@@ -267,14 +267,20 @@ fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
             format!("Run `{}`.", install(st.client)),
         );
     }
-    if st.mcp.state == "missing" || st.mcp.state == "reference" {
-        if let Some(cmd) = st.commands.iter().find(|c| c.contains(" mcp add ")) {
-            push(
-                "mcp-missing",
-                format!("{label} has no git-rutter MCP server: the model never learns the directive line, so nothing is captured, and recall is unavailable."),
-                format!("Run `{cmd}`."),
-            );
-        }
+    // A server install-hook would write itself is covered by the finding above.
+    if matches!(st.mcp.state, "missing" | "reference") && st.would_change.is_empty() {
+        let todo = match st.commands.iter().find(|c| c.contains(" mcp add ")) {
+            Some(cmd) => format!("Run `{cmd}`."),
+            None => format!(
+                "Run `{} --vault PATH` with your notes vault: the server entry needs it.",
+                install(st.client)
+            ),
+        };
+        push(
+            "mcp-missing",
+            format!("{label} has no git-rutter MCP server: recall is unavailable, and a client that learns the directive line from the server's instructions captures nothing."),
+            todo,
+        );
     }
 }
 
