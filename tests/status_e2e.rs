@@ -510,3 +510,20 @@ fn pending_lines_and_a_vault_outside_git_are_findings() {
         format!("Run `git rutter init {}`.", plain.vault.display())
     );
 }
+
+#[test]
+fn a_hook_with_wrong_arguments_is_logged_as_a_failed_run() {
+    let env = healthy();
+    let r = env.capture(b"{}", &["--client", "claude", "--no-such-flag"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("nothing captured"), "{}", r.stderr);
+    let (_, json) = status_json(&env);
+    let f = finding(&json, "last-run-failed");
+    assert_eq!(f["client"], "claude");
+    assert!(
+        f["message"].as_str().unwrap().contains(
+            "(malformed): invalid arguments: error: unexpected argument '--no-such-flag'"
+        ),
+        "{f}"
+    );
+}

@@ -211,6 +211,38 @@ pub fn record(vault: Option<&Vault>, run: &Run) {
     }
 }
 
+/// Logs a capture whose command line could not be parsed (a hook registered with a wrong
+/// flag or client): `malformed`, into the vault `--vault` or the configuration names.
+pub fn record_bad_arguments(args: &[std::ffi::OsString], why: &str) {
+    let value = |flag: &str| {
+        let eq = format!("{flag}=");
+        let words: Vec<String> = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        words
+            .iter()
+            .enumerate()
+            .find_map(|(i, w)| match w.strip_prefix(&eq) {
+                Some(v) => Some(v.to_string()),
+                None if w == flag => words.get(i + 1).cloned(),
+                None => None,
+            })
+    };
+    let client = value("--client").filter(|c| super::CLIENTS.contains(&c.as_str()));
+    let flag = value("--vault").map(PathBuf::from);
+    let vault = vault::resolve(flag.as_deref(), false).ok();
+    let outcome = Outcome::Malformed(format!("invalid arguments: {why}"));
+    let run = Run::new(
+        crate::clock::now(),
+        client.as_deref(),
+        None,
+        &outcome,
+        vault.as_ref(),
+    );
+    record(vault.as_ref(), &run);
+}
+
 /// Appends `run` to the log in `dir` with one write, rotating the file when it is full.
 pub fn append(dir: &Path, run: &Run) -> Result<(), FsError> {
     std::fs::create_dir_all(dir).map_err(|e| FsError::Io {
