@@ -1,25 +1,27 @@
-//! The capture pipeline: from a Stop-hook payload to one appended, committed entry line.
+//! The capture pipeline: from a Stop-hook payload to the entry lines of the turn's directives,
+//! appended and committed together.
 //!
 //! [`run`] never fails and never panics outward: every outcome is a list of stderr lines, and
 //! the hook always exits 0 (DESIGN §2.6).
 
 pub mod dedupe;
 pub mod directive;
+pub mod markdown;
 pub mod payload;
 pub mod refs;
 pub mod sanitize;
 pub mod transcript;
+pub mod transcript_line;
 pub mod watermarks;
 pub mod workspace;
 pub mod write;
 
-use crate::records::{Entry, NoteRef};
+use crate::records::{Entry, NoteRef, Workspace};
 use crate::vault::{self, Vault};
-use directive::{Directive, DirectiveScan};
+use directive::{Directive, Directives};
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use transcript::TranscriptScan;
 
 const P: &str = "[librarian-capture]";
 
@@ -62,15 +64,50 @@ fn capture_into(
     req: Request,
     out: &mut Vec<String>,
 ) -> Result<(), write::WriteError> {
-    let Some((directive, session_id, cwd)) = find_directive(&req, out) else {
+    let Some(found) = find_directives(&req, out) else {
         return Ok(());
     };
+    let workspace = workspace::derive_workspace(found.cwd.as_deref());
+    let client = req.client.filter(|c| CLIENTS.contains(&c.as_str()));
+    let mut drafts = Vec::new();
+    let mut words = Vec::new();
+    for directive in &found.directives {
+        if let Some(draft) = draft(
+            vault,
+            directive,
+            &found,
+            workspace.as_ref(),
+            client.as_ref(),
+            out,
+        ) {
+            words.push(sanitize::word_count(&directive.summary));
+            drafts.push(draft);
+        }
+    }
+    let Some(first) = drafts.first() else {
+        return Ok(());
+    };
+    let project = first.entry.project().map(str::to_string);
+    let written = write::write(vault, drafts)?;
+    report(vault, &written, project.as_deref(), &words, out);
+    Ok(())
+}
+
+/// The draft entry of one directive; `None` (with a message) when its summary is empty once
+/// sanitised. Rejected refs are reported; the summary is kept without them.
+fn draft(
+    vault: &Vault,
+    directive: &Directive,
+    found: &Found,
+    workspace: Option<&Workspace>,
+    client: Option<&String>,
+    out: &mut Vec<String>,
+) -> Option<write::Draft> {
     let summary = sanitize::inert_line(&directive.summary, sanitize::SUMMARY_MAX_CHARS);
     if summary.is_empty() {
         out.push(format!("{P} empty summary; no entry written."));
-        return Ok(());
+        return None;
     }
-    let words = sanitize::word_count(&directive.summary);
     let resolution = refs::resolve_refs(&vault.root, &directive.refs);
     if !resolution.rejected.is_empty() {
         let raw: Vec<&str> = resolution
@@ -85,7 +122,7 @@ fn capture_into(
     }
     let entry = Entry {
         id: String::new(),
-        session_id,
+        session_id: found.session_id.clone(),
         time: String::new(),
         summary,
         refs: resolution
@@ -93,8 +130,8 @@ fn capture_into(
             .iter()
             .map(|r| NoteRef::new(&r.path, &r.hash, Some(r.blob.clone())))
             .collect(),
-        workspace: workspace::derive_workspace(cwd.as_deref()),
-        client: req.client.filter(|c| CLIENTS.contains(&c.as_str())),
+        workspace: workspace.cloned(),
+        client: client.cloned(),
         extra: Default::default(),
     };
     let cited = resolution
@@ -103,20 +140,25 @@ fn capture_into(
         .filter(|r| r.copyable)
         .map(|r| (r.target.clone(), r.hash.clone()))
         .collect();
-    let project = entry.project().map(str::to_string);
-    let written = write::write(vault, write::Draft { entry, cited })?;
-    report(vault, &written, project.as_deref(), words, out);
-    Ok(())
+    Some(write::Draft { entry, cited })
 }
 
-/// The directive, session id and cwd of the request; `None` (with a message) when there is
-/// nothing to capture.
-fn find_directive(
-    req: &Request,
-    out: &mut Vec<String>,
-) -> Option<(Directive, Option<String>, Option<String>)> {
+/// The directives to capture, with the session id and cwd they belong to.
+struct Found {
+    directives: Vec<Directive>,
+    session_id: Option<String>,
+    cwd: Option<String>,
+}
+
+/// The directives of the request; `None` (with a message) when there is nothing to capture.
+/// Malformed directives next to good ones are reported and skipped.
+fn find_directives(req: &Request, out: &mut Vec<String>) -> Option<Found> {
     if let Some(d) = &req.manual {
-        return Some((d.clone(), req.session_id.clone(), req.cwd.clone()));
+        return Some(Found {
+            directives: vec![d.clone()],
+            session_id: req.session_id.clone(),
+            cwd: req.cwd.clone(),
+        });
     }
     let payload = match payload::decode(&req.stdin) {
         Ok(p) => p,
@@ -127,43 +169,60 @@ fn find_directive(
     };
     let scan = if let Some(d) = payload.direct.clone() {
         if directive::is_unfilled(&d.summary) {
-            DirectiveScan::Template
-        } else {
-            DirectiveScan::Found(d)
+            out.push(format!("{P} empty summary; no entry written."));
+            return None;
+        }
+        Directives {
+            found: vec![d],
+            ..Directives::default()
         }
     } else if let Some(path) = &payload.transcript_path {
-        match transcript::newest_assistant_directive(path, transcript::DEFAULT_BUDGET) {
-            Ok(TranscriptScan::Found(d)) => DirectiveScan::Found(d),
-            Ok(TranscriptScan::Template) => DirectiveScan::Template,
-            Ok(TranscriptScan::Malformed) => DirectiveScan::Malformed,
-            Ok(TranscriptScan::NotFound { .. }) => DirectiveScan::None,
+        match transcript::turn_directives(path, transcript::DEFAULT_BUDGET) {
+            Ok(turn) => {
+                if turn.budget_exhausted {
+                    out.push(format!("{P} this turn is longer than the {} MiB read from the end of the transcript; directives written earlier in it were not read.", transcript::DEFAULT_BUDGET >> 20));
+                }
+                turn.directives
+            }
             Err(e) => {
                 out.push(format!("{P} {e}; nothing captured."));
                 return None;
             }
         }
     } else if let Some(text) = &payload.last_assistant_message {
-        directive::newest_directive(text)
+        directive::directives_in(text)
     } else {
-        DirectiveScan::None
+        Directives::default()
     };
-    match scan {
-        DirectiveScan::Found(d) => Some((d, payload.session_id, payload.cwd)),
-        DirectiveScan::Template if payload.direct.is_some() => {
-            out.push(format!("{P} empty summary; no entry written."));
-            None
-        }
-        DirectiveScan::Malformed => {
-            out.push(format!(
-                "{P} the newest session directive is not valid JSON; nothing captured."
-            ));
-            None
-        }
-        _ => {
+    report_malformed(&scan, out);
+    if scan.found.is_empty() {
+        if scan.malformed == 0 {
             out.push(format!("{P} no session directive found; nothing captured."));
-            None
         }
+        return None;
     }
+    Some(Found {
+        directives: scan.found,
+        session_id: payload.session_id,
+        cwd: payload.cwd,
+    })
+}
+
+/// Says how many directives were not valid JSON, and whether anything is captured at all.
+fn report_malformed(scan: &Directives, out: &mut Vec<String>) {
+    let (n, good) = (scan.malformed, scan.found.len());
+    let what = match n {
+        0 => return,
+        1 if good == 0 => "the session directive of this turn is not valid JSON".to_string(),
+        1 => "1 session directive of this turn is not valid JSON".to_string(),
+        n if good == 0 => format!("the {n} session directives of this turn are not valid JSON"),
+        n => format!("{n} session directives of this turn are not valid JSON"),
+    };
+    let outcome = match good {
+        0 => "nothing captured",
+        _ => "the others are captured",
+    };
+    out.push(format!("{P} {what}; {outcome}. Write each as <!-- librarian-session {{\"summary\":\"…\",\"refs\":[\"…\"]}} --> with valid JSON."));
 }
 
 /// Opens a file the hook was pointed at (a transcript, a git metadata file) for reading, following
@@ -183,41 +242,108 @@ pub(crate) fn open_regular(path: &Path) -> std::io::Result<Option<(File, u64)>> 
     Ok(meta.is_file().then_some((file, meta.len())))
 }
 
+/// The stderr lines for what was written. `words` holds each draft's word count, in order.
 fn report(
     vault: &Vault,
     w: &write::Written,
     project: Option<&str>,
-    words: usize,
+    words: &[usize],
     out: &mut Vec<String>,
 ) {
-    if w.duplicate {
+    let appended = w.count(|o| matches!(o, write::Outcome::Appended { .. }));
+    if let Some(day) = w.outcomes.iter().find_map(|o| match o {
+        write::Outcome::Appended { day, .. } => Some(day),
+        _ => None,
+    }) {
+        let proj = project.map(|p| format!(" [{p}]")).unwrap_or_default();
+        let noun = plural(appended, "entry", "entries");
         out.push(format!(
-            "{P} directive unchanged for this session; already recorded, nothing appended."
+            "{P} captured {appended} {noun}{proj} into {day} session record."
         ));
+    }
+    report_duplicates(w, out);
+    report_aside(w, out);
+    if let Some(e) = &w.failed {
+        let left = words.len() - w.outcomes.len();
+        let noun = plural(left, "directive", "directives");
+        out.push(format!("{P} error: {e}; the last {left} {noun} of this turn could not be written. Fix the cause, then capture them with `git rutter capture --summary`."));
+    }
+    if appended == 0 {
         return;
     }
-    if let Some((path, why)) = &w.aside {
-        out.push(format!(
-            "{P} refused to write the session record ({why}); the entry was written aside to {}.",
-            path.display()
-        ));
-        return;
-    }
-    let proj = project.map(|p| format!(" [{p}]")).unwrap_or_default();
-    out.push(format!(
-        "{P} captured 1 entry{proj} into {} session record.",
-        w.day
-    ));
-    if words > sanitize::WORD_CEILING {
-        out.push(format!("{P} summary is {words} words; the style contract asks for about {} and no more than {}. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
+    for (k, (outcome, &n)) in w.outcomes.iter().zip(words).enumerate() {
+        if !matches!(outcome, write::Outcome::Appended { .. }) || n <= sanitize::WORD_CEILING {
+            continue;
+        }
+        let which = match words.len() {
+            1 => "summary".to_string(),
+            total => format!("summary {} of {total}", k + 1),
+        };
+        out.push(format!("{P} {which} is {n} words; the style contract asks for about {} and no more than {}. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
     }
     for path in &w.diverged {
         out.push(format!("{P} {path} was edited after it was committed; the commit keeps the committed bytes plus this entry. Run `git rutter verify` to see the finding."));
     }
+    let saved = match appended {
+        1 => "the entry is saved",
+        _ => "the entries are saved",
+    };
     match (&vault.git_dir, &w.commit, &w.pending) {
         (None, _, _) => out.push(format!("{P} hint: the vault is not a git repository; run `git rutter init` in it to keep a verifiable history.")),
-        (Some(_), _, Some(why)) => out.push(format!("{P} not committed yet ({why}); the entry is saved and journalled, and `git rutter commit` or the next capture will commit it.")),
+        (Some(_), _, Some(why)) => out.push(format!("{P} not committed yet ({why}); {saved} and journalled, and `git rutter commit` or the next capture will commit it.")),
         (Some(_), Some(c), None) => out.push(format!("{P} committed {} to refs/rutter/records.", &c[..c.len().min(12)])),
         _ => {}
+    }
+}
+
+/// Directives already recorded for this session (the Stop hook fired again, or a turn repeated
+/// an earlier line).
+fn report_duplicates(w: &write::Written, out: &mut Vec<String>) {
+    let total = w.outcomes.len();
+    match w.count(|o| matches!(o, write::Outcome::Duplicate)) {
+        0 => {}
+        1 if total == 1 => out.push(format!(
+            "{P} directive unchanged for this session; already recorded, nothing appended."
+        )),
+        d if d == total => out.push(format!(
+            "{P} all {d} directives of this turn are unchanged for this session; already recorded, nothing appended."
+        )),
+        1 => out.push(format!(
+            "{P} 1 of the {total} directives of this turn was already recorded for this session; it was not appended again."
+        )),
+        d => out.push(format!(
+            "{P} {d} of the {total} directives of this turn were already recorded for this session; they were not appended again."
+        )),
+    }
+}
+
+/// Entries written aside because the record path is a symlink or not a regular file.
+fn report_aside(w: &write::Written, out: &mut Vec<String>) {
+    let aside: Vec<(&PathBuf, &String)> = w
+        .outcomes
+        .iter()
+        .filter_map(|o| match o {
+            write::Outcome::Aside { path, why } => Some((path, why)),
+            _ => None,
+        })
+        .collect();
+    let Some((path, why)) = aside.first() else {
+        return;
+    };
+    let what = match aside.len() {
+        1 => "the entry was".to_string(),
+        n => format!("the {n} entries were"),
+    };
+    out.push(format!(
+        "{P} refused to write the session record ({why}); {what} written aside to {}.",
+        path.display()
+    ));
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
     }
 }

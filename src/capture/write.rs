@@ -1,7 +1,9 @@
-//! The locked part of a capture: unique id, dedupe, journal, one appended line, commit.
+//! The locked part of a capture: for each entry of a turn, a unique id, dedupe, journal and one
+//! appended line; then one commit for all of them.
 //!
-//! Order matters for "a capture is never lost" (DESIGN §2.7): the journal record is written
-//! before the line is appended and removed only after the commit moved the ref.
+//! Order matters for "a capture is never lost" (DESIGN §2.7): each entry's journal record is
+//! written before its line is appended, and the records are removed only after the commit moved
+//! the ref.
 
 use super::dedupe::DedupeCache;
 use crate::clock::{self, Instant};
@@ -22,23 +24,41 @@ pub struct Draft {
     pub cited: Vec<(String, String)>,
 }
 
-/// What happened to the entry.
+/// What happened to one draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Appended to the day file `day` as `entry_id`.
+    Appended { day: String, entry_id: String },
+    /// Already recorded for this session: nothing written.
+    Duplicate,
+    /// The record path could not be written safely (`why`): the entry went to `path`.
+    Aside { path: PathBuf, why: String },
+}
+
+/// What happened to the drafts of one capture.
 #[derive(Debug, Default)]
 pub struct Written {
-    pub duplicate: bool,
-    pub day: String,
-    pub entry_id: String,
+    /// One outcome per draft, in order; fewer when `failed` stopped the batch.
+    pub outcomes: Vec<Outcome>,
     /// The record commit, when one was made.
     pub commit: Option<String>,
-    /// Why the line is pending instead of committed.
+    /// Why the lines are pending instead of committed.
     pub pending: Option<String>,
     /// Record files whose working copy was edited after commit.
     pub diverged: Vec<String>,
-    /// Where the entry went when the day file could not be written safely.
-    pub aside: Option<(PathBuf, String)>,
+    /// The error that stopped the batch after some drafts were handled (the later ones were
+    /// not written).
+    pub failed: Option<String>,
 }
 
-/// Why the entry could not be written at all.
+impl Written {
+    /// How many drafts ended as `want` says.
+    pub fn count(&self, want: impl Fn(&Outcome) -> bool) -> usize {
+        self.outcomes.iter().filter(|o| want(o)).count()
+    }
+}
+
+/// Why no draft could be written at all.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error(transparent)]
@@ -47,8 +67,10 @@ pub enum WriteError {
     Io(#[from] std::io::Error),
 }
 
-/// Writes a draft into the vault, under the capture lock when it can be had.
-pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
+/// Writes the drafts into the vault in order, under the capture lock when it can be had, and
+/// commits them together. Entry `k` is stamped `k` milliseconds after the first, so the
+/// entries of one turn keep their order in every view sorted by time.
+pub fn write(vault: &Vault, drafts: Vec<Draft>) -> Result<Written, WriteError> {
     crate::store::skip_read_verification();
     let state = vault.state_dir();
     let (guard, lock_problem) = match Lock::acquire(&state, lock::DEFAULT_WAIT) {
@@ -57,9 +79,9 @@ pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
     };
     let store = vault.git_dir.as_ref().map(|_| Store::open(vault));
     let mut written = Written::default();
-    let now = clock::now();
+    let first = clock::now();
     if let (Some(Ok(s)), Some(_)) = (&store, &guard) {
-        if let Err(e) = s.ensure_ref(now) {
+        if let Err(e) = s.ensure_ref(first) {
             written.pending = Some(e.to_string());
         }
     }
@@ -67,26 +89,28 @@ pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
         Some(_) => Some(Journal::open(&state)?),
         None => None,
     };
-    let written = append_entry(
-        vault,
-        now,
-        guard.is_some(),
-        journal.as_ref(),
-        draft,
-        written,
-    )?;
-    if written.duplicate || written.aside.is_some() {
-        return Ok(written);
+    let mut last = first;
+    for (k, draft) in drafts.into_iter().enumerate() {
+        last = Instant(first.0 + k as i64);
+        match append_entry(vault, last, guard.is_some(), journal.as_ref(), draft) {
+            Ok(outcome) => written.outcomes.push(outcome),
+            Err(e) if written.outcomes.is_empty() => return Err(e),
+            Err(e) => {
+                written.failed = Some(e.to_string());
+                break;
+            }
+        }
     }
-    let mut written = written;
-    commit(
-        store,
-        journal,
-        guard.is_some(),
-        lock_problem,
-        now,
-        &mut written,
-    );
+    if written.count(|o| matches!(o, Outcome::Appended { .. })) > 0 {
+        commit(
+            store,
+            journal,
+            guard.is_some(),
+            lock_problem,
+            last,
+            &mut written,
+        );
+    }
     Ok(written)
 }
 
@@ -99,15 +123,14 @@ fn append_entry(
     locked: bool,
     journal: Option<&Journal>,
     draft: Draft,
-    mut written: Written,
-) -> Result<Written, WriteError> {
+) -> Result<Outcome, WriteError> {
     let state = vault.state_dir();
     let mut entry = draft.entry;
     let sessions = match Dir::open(&vault.root)?.open_dir(paths::SESSIONS_DIR, true) {
         Ok(Some(d)) => d,
         Ok(None) => return Err(FsError::WrongKind(vault.root.join(paths::SESSIONS_DIR)).into()),
         Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
-            return write_aside(&state, now, entry, e.to_string(), written)
+            return write_aside(&state, now, entry, e.to_string())
         }
         Err(e) => return Err(e.into()),
     };
@@ -115,8 +138,7 @@ fn append_entry(
     stamp(&mut entry, now, &sessions, &file, locked);
     let mut cache = DedupeCache::load(&state, locked.then_some(&sessions), &file);
     if cache.seen(&entry) {
-        written.duplicate = true;
-        return Ok(written);
+        return Ok(Outcome::Duplicate);
     }
     let rec = pending_record(&entry, &draft.cited, &file);
     let header = dayfile::header(&now.day());
@@ -130,7 +152,7 @@ fn append_entry(
     ) {
         Ok(n) => n,
         Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
-            return write_aside(&state, now, entry, e.to_string(), written)
+            return write_aside(&state, now, entry, e.to_string())
         }
         Err(e) => return Err(e.into()),
     };
@@ -138,9 +160,10 @@ fn append_entry(
         cache.record(&entry, &file, new_len, &sessions);
         cache.save();
     }
-    written.day = now.day();
-    written.entry_id = entry.id;
-    Ok(written)
+    Ok(Outcome::Appended {
+        day: now.day(),
+        entry_id: entry.id,
+    })
 }
 
 /// Sets the entry's time and a vault-unique id (a `-N` suffix when the millisecond is taken in
@@ -216,8 +239,7 @@ fn write_aside(
     now: Instant,
     mut entry: Entry,
     why: String,
-    mut written: Written,
-) -> Result<Written, WriteError> {
+) -> Result<Outcome, WriteError> {
     entry.time = now.iso();
     entry.id = now.compact();
     let dir = state.join("aside");
@@ -233,10 +255,10 @@ fn write_aside(
         None,
         pending_record(&entry, &[], &file),
     )?;
-    written.day = now.day();
-    written.entry_id = entry.id;
-    written.aside = Some((dir.join(file), why));
-    Ok(written)
+    Ok(Outcome::Aside {
+        path: dir.join(file),
+        why,
+    })
 }
 
 #[cfg(test)]
