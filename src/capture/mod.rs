@@ -9,6 +9,7 @@ pub mod directive;
 pub mod markdown;
 pub mod payload;
 pub mod refs;
+mod report;
 pub mod sanitize;
 pub mod transcript;
 pub mod transcript_line;
@@ -16,13 +17,14 @@ pub mod watermarks;
 pub mod workspace;
 pub mod write;
 
-use crate::records::{Entry, NoteRef, Workspace};
+use crate::records::{Entry, NoteRef};
 use crate::vault::{self, Vault};
 use directive::{Directive, Directives};
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+/// The prefix of every stderr line.
 const P: &str = "[librarian-capture]";
 
 /// The AI clients whose hooks can capture (the `client` field of an entry).
@@ -67,19 +69,20 @@ fn capture_into(
     let Some(found) = find_directives(&req, out) else {
         return Ok(());
     };
-    let workspace = workspace::derive_workspace(found.cwd.as_deref());
-    let client = req.client.filter(|c| CLIENTS.contains(&c.as_str()));
+    let base = Entry {
+        id: String::new(),
+        session_id: found.session_id,
+        time: String::new(),
+        summary: String::new(),
+        refs: vec![],
+        workspace: workspace::derive_workspace(found.cwd.as_deref()),
+        client: req.client.filter(|c| CLIENTS.contains(&c.as_str())),
+        extra: Default::default(),
+    };
     let mut drafts = Vec::new();
     let mut words = Vec::new();
     for directive in &found.directives {
-        if let Some(draft) = draft(
-            vault,
-            directive,
-            &found,
-            workspace.as_ref(),
-            client.as_ref(),
-            out,
-        ) {
+        if let Some(draft) = draft(vault, directive, &base, out) {
             words.push(sanitize::word_count(&directive.summary));
             drafts.push(draft);
         }
@@ -89,18 +92,17 @@ fn capture_into(
     };
     let project = first.entry.project().map(str::to_string);
     let written = write::write(vault, drafts)?;
-    report(vault, &written, project.as_deref(), &words, out);
+    report::written(vault, &written, project.as_deref(), &words, out);
     Ok(())
 }
 
-/// The draft entry of one directive; `None` (with a message) when its summary is empty once
-/// sanitised. Rejected refs are reported; the summary is kept without them.
+/// The draft entry of one directive, `base` with its summary and refs; `None` (with a message)
+/// when its summary is empty once sanitised. Rejected refs are reported; the summary is kept
+/// without them.
 fn draft(
     vault: &Vault,
     directive: &Directive,
-    found: &Found,
-    workspace: Option<&Workspace>,
-    client: Option<&String>,
+    base: &Entry,
     out: &mut Vec<String>,
 ) -> Option<write::Draft> {
     let summary = sanitize::inert_line(&directive.summary, sanitize::SUMMARY_MAX_CHARS);
@@ -121,18 +123,13 @@ fn draft(
         ));
     }
     let entry = Entry {
-        id: String::new(),
-        session_id: found.session_id.clone(),
-        time: String::new(),
         summary,
         refs: resolution
             .resolved
             .iter()
             .map(|r| NoteRef::new(&r.path, &r.hash, Some(r.blob.clone())))
             .collect(),
-        workspace: workspace.cloned(),
-        client: client.cloned(),
-        extra: Default::default(),
+        ..base.clone()
     };
     let cited = resolution
         .resolved
@@ -194,7 +191,7 @@ fn find_directives(req: &Request, out: &mut Vec<String>) -> Option<Found> {
     } else {
         Directives::default()
     };
-    report_malformed(&scan, out);
+    report::malformed(&scan, out);
     if scan.found.is_empty() {
         if scan.malformed == 0 {
             out.push(format!("{P} no session directive found; nothing captured."));
@@ -206,23 +203,6 @@ fn find_directives(req: &Request, out: &mut Vec<String>) -> Option<Found> {
         session_id: payload.session_id,
         cwd: payload.cwd,
     })
-}
-
-/// Says how many directives were not valid JSON, and whether anything is captured at all.
-fn report_malformed(scan: &Directives, out: &mut Vec<String>) {
-    let (n, good) = (scan.malformed, scan.found.len());
-    let what = match n {
-        0 => return,
-        1 if good == 0 => "the session directive of this turn is not valid JSON".to_string(),
-        1 => "1 session directive of this turn is not valid JSON".to_string(),
-        n if good == 0 => format!("the {n} session directives of this turn are not valid JSON"),
-        n => format!("{n} session directives of this turn are not valid JSON"),
-    };
-    let outcome = match good {
-        0 => "nothing captured",
-        _ => "the others are captured",
-    };
-    out.push(format!("{P} {what}; {outcome}. Write each as <!-- librarian-session {{\"summary\":\"…\",\"refs\":[\"…\"]}} --> with valid JSON."));
 }
 
 /// Opens a file the hook was pointed at (a transcript, a git metadata file) for reading, following
@@ -240,110 +220,4 @@ pub(crate) fn open_regular(path: &Path) -> std::io::Result<Option<(File, u64)>> 
         .open(path)?;
     let meta = file.metadata()?;
     Ok(meta.is_file().then_some((file, meta.len())))
-}
-
-/// The stderr lines for what was written. `words` holds each draft's word count, in order.
-fn report(
-    vault: &Vault,
-    w: &write::Written,
-    project: Option<&str>,
-    words: &[usize],
-    out: &mut Vec<String>,
-) {
-    let appended = w.count(|o| matches!(o, write::Outcome::Appended { .. }));
-    if let Some(day) = w.outcomes.iter().find_map(|o| match o {
-        write::Outcome::Appended { day, .. } => Some(day),
-        _ => None,
-    }) {
-        let proj = project.map(|p| format!(" [{p}]")).unwrap_or_default();
-        let noun = plural(appended, "entry", "entries");
-        out.push(format!(
-            "{P} captured {appended} {noun}{proj} into {day} session record."
-        ));
-    }
-    report_duplicates(w, out);
-    report_aside(w, out);
-    if let Some(e) = &w.failed {
-        let left = words.len() - w.outcomes.len();
-        let noun = plural(left, "directive", "directives");
-        out.push(format!("{P} error: {e}; the last {left} {noun} of this turn could not be written. Fix the cause, then capture them with `git rutter capture --summary`."));
-    }
-    if appended == 0 {
-        return;
-    }
-    for (k, (outcome, &n)) in w.outcomes.iter().zip(words).enumerate() {
-        if !matches!(outcome, write::Outcome::Appended { .. }) || n <= sanitize::WORD_CEILING {
-            continue;
-        }
-        let which = match words.len() {
-            1 => "summary".to_string(),
-            total => format!("summary {} of {total}", k + 1),
-        };
-        out.push(format!("{P} {which} is {n} words; the style contract asks for about {} and no more than {}. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
-    }
-    for path in &w.diverged {
-        out.push(format!("{P} {path} was edited after it was committed; the commit keeps the committed bytes plus this entry. Run `git rutter verify` to see the finding."));
-    }
-    let saved = match appended {
-        1 => "the entry is saved",
-        _ => "the entries are saved",
-    };
-    match (&vault.git_dir, &w.commit, &w.pending) {
-        (None, _, _) => out.push(format!("{P} hint: the vault is not a git repository; run `git rutter init` in it to keep a verifiable history.")),
-        (Some(_), _, Some(why)) => out.push(format!("{P} not committed yet ({why}); {saved} and journalled, and `git rutter commit` or the next capture will commit it.")),
-        (Some(_), Some(c), None) => out.push(format!("{P} committed {} to refs/rutter/records.", &c[..c.len().min(12)])),
-        _ => {}
-    }
-}
-
-/// Directives already recorded for this session (the Stop hook fired again, or a turn repeated
-/// an earlier line).
-fn report_duplicates(w: &write::Written, out: &mut Vec<String>) {
-    let total = w.outcomes.len();
-    match w.count(|o| matches!(o, write::Outcome::Duplicate)) {
-        0 => {}
-        1 if total == 1 => out.push(format!(
-            "{P} directive unchanged for this session; already recorded, nothing appended."
-        )),
-        d if d == total => out.push(format!(
-            "{P} all {d} directives of this turn are unchanged for this session; already recorded, nothing appended."
-        )),
-        1 => out.push(format!(
-            "{P} 1 of the {total} directives of this turn was already recorded for this session; it was not appended again."
-        )),
-        d => out.push(format!(
-            "{P} {d} of the {total} directives of this turn were already recorded for this session; they were not appended again."
-        )),
-    }
-}
-
-/// Entries written aside because the record path is a symlink or not a regular file.
-fn report_aside(w: &write::Written, out: &mut Vec<String>) {
-    let aside: Vec<(&PathBuf, &String)> = w
-        .outcomes
-        .iter()
-        .filter_map(|o| match o {
-            write::Outcome::Aside { path, why } => Some((path, why)),
-            _ => None,
-        })
-        .collect();
-    let Some((path, why)) = aside.first() else {
-        return;
-    };
-    let what = match aside.len() {
-        1 => "the entry was".to_string(),
-        n => format!("the {n} entries were"),
-    };
-    out.push(format!(
-        "{P} refused to write the session record ({why}); {what} written aside to {}.",
-        path.display()
-    ));
-}
-
-fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
-    if n == 1 {
-        one
-    } else {
-        many
-    }
 }
