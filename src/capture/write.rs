@@ -71,6 +71,11 @@ pub enum WriteError {
 /// commits them together. Entry `k` is stamped `k` milliseconds after the first, so the
 /// entries of one turn keep their order in every view sorted by time.
 pub fn write(vault: &Vault, drafts: Vec<Draft>) -> Result<Written, WriteError> {
+    write_at(vault, drafts, clock::now())
+}
+
+/// [`write`] with the first entry stamped `first`.
+fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written, WriteError> {
     crate::store::skip_read_verification();
     let state = vault.state_dir();
     let (guard, lock_problem) = match Lock::acquire(&state, lock::DEFAULT_WAIT) {
@@ -79,7 +84,6 @@ pub fn write(vault: &Vault, drafts: Vec<Draft>) -> Result<Written, WriteError> {
     };
     let store = vault.git_dir.as_ref().map(|_| Store::open(vault));
     let mut written = Written::default();
-    let first = clock::now();
     if let (Some(Ok(s)), Some(_)) = (&store, &guard) {
         if let Err(e) = s.ensure_ref(first) {
             written.pending = Some(e.to_string());
@@ -90,9 +94,15 @@ pub fn write(vault: &Vault, drafts: Vec<Draft>) -> Result<Written, WriteError> {
         None => None,
     };
     let mut last = first;
+    let mut cache = CacheSlot::default();
     for (k, draft) in drafts.into_iter().enumerate() {
         last = Instant(first.0 + k as i64);
-        match append_entry(vault, last, guard.is_some(), journal.as_ref(), draft) {
+        let target = Target {
+            vault,
+            locked: guard.is_some(),
+            journal: journal.as_ref(),
+        };
+        match append_entry(&target, &mut cache, last, draft) {
             Ok(outcome) => written.outcomes.push(outcome),
             Err(e) if written.outcomes.is_empty() => return Err(e),
             Err(e) => {
@@ -101,6 +111,7 @@ pub fn write(vault: &Vault, drafts: Vec<Draft>) -> Result<Written, WriteError> {
             }
         }
     }
+    cache.save();
     if written.count(|o| matches!(o, Outcome::Appended { .. })) > 0 {
         commit(
             store,
@@ -114,16 +125,53 @@ pub fn write(vault: &Vault, drafts: Vec<Draft>) -> Result<Written, WriteError> {
     Ok(written)
 }
 
-/// Stamps the entry, checks dedupe and appends it (or writes it aside when the record path is a
-/// symlink or not a regular file). `locked`: the capture lock is held, so the dedupe cache may
-/// be refreshed and updated.
-fn append_entry(
-    vault: &Vault,
-    now: Instant,
+/// Where the entries of one capture go.
+struct Target<'a> {
+    vault: &'a Vault,
+    /// The capture lock is held, so the dedupe cache may be refreshed and updated.
     locked: bool,
-    journal: Option<&Journal>,
+    journal: Option<&'a Journal>,
+}
+
+/// The dedupe cache of the day file the batch appends to, loaded once for the batch and saved
+/// at its end (its keys are written as each entry lands, so a later entry of the same turn sees
+/// the earlier ones).
+#[derive(Default)]
+struct CacheSlot {
+    loaded: Option<(String, DedupeCache, bool)>,
+}
+
+impl CacheSlot {
+    /// The cache, up to date for `file`; a batch that crosses midnight loads it again.
+    fn for_file(&mut self, target: &Target<'_>, sessions: &Dir, file: &str) -> &mut DedupeCache {
+        if self.loaded.as_ref().is_some_and(|(f, _, _)| f != file) {
+            self.save();
+        }
+        let (_, cache, _) = self.loaded.get_or_insert_with(|| {
+            let state = target.vault.state_dir();
+            let cache = DedupeCache::load(&state, target.locked.then_some(sessions), file);
+            (file.to_string(), cache, target.locked)
+        });
+        cache
+    }
+
+    /// Writes the watermarks when the cache was loaded under the lock.
+    fn save(&mut self) {
+        if let Some((_, mut cache, true)) = self.loaded.take() {
+            cache.save();
+        }
+    }
+}
+
+/// Stamps the entry, checks dedupe and appends it (or writes it aside when the record path is a
+/// symlink or not a regular file).
+fn append_entry(
+    target: &Target<'_>,
+    cache: &mut CacheSlot,
+    now: Instant,
     draft: Draft,
 ) -> Result<Outcome, WriteError> {
+    let vault = target.vault;
     let state = vault.state_dir();
     let mut entry = draft.entry;
     let sessions = match Dir::open(&vault.root)?.open_dir(paths::SESSIONS_DIR, true) {
@@ -135,8 +183,8 @@ fn append_entry(
         Err(e) => return Err(e.into()),
     };
     let file = format!("{}.md", now.day());
-    stamp(&mut entry, now, &sessions, &file, locked);
-    let mut cache = DedupeCache::load(&state, locked.then_some(&sessions), &file);
+    stamp(&mut entry, now, &sessions, &file, target.locked);
+    let cache = cache.for_file(target, &sessions, &file);
     if cache.seen(&entry) {
         return Ok(Outcome::Duplicate);
     }
@@ -147,7 +195,7 @@ fn append_entry(
         &file,
         &header,
         &line::render(&entry),
-        journal,
+        target.journal,
         rec,
     ) {
         Ok(n) => n,
@@ -156,9 +204,8 @@ fn append_entry(
         }
         Err(e) => return Err(e.into()),
     };
-    if locked {
+    if target.locked {
         cache.record(&entry, &file, new_len, &sessions);
-        cache.save();
     }
     Ok(Outcome::Appended {
         day: now.day(),
@@ -264,6 +311,81 @@ fn write_aside(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn draft(summary: &str) -> Draft {
+        Draft {
+            entry: Entry {
+                id: String::new(),
+                session_id: Some("S".into()),
+                time: String::new(),
+                summary: summary.into(),
+                refs: vec![],
+                workspace: None,
+                client: None,
+                extra: Default::default(),
+            },
+            cited: vec![],
+        }
+    }
+
+    /// A turn written across midnight: each entry lands in its own day's file, in order, dedupe
+    /// spans the days and the turn, and one commit holds them all.
+    #[test]
+    fn a_batch_across_midnight_is_deduped_and_committed_once() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let first = crate::clock::parse_instant("2026-11-30T23:59:59.998Z").unwrap();
+        let (vault, _) = crate::store::setup::init(&root, first).unwrap();
+        let drafts = ["A.", "B.", "C.", "A.", "C."].map(draft).into();
+        let written = write_at(&vault, drafts, first).unwrap();
+        let ids: Vec<&str> = written
+            .outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Appended { entry_id, .. } => entry_id.as_str(),
+                Outcome::Duplicate => "dup",
+                Outcome::Aside { .. } => "aside",
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "20261130T235959998Z",
+                "20261130T235959999Z",
+                "20261201T000000000Z",
+                "dup",
+                "dup"
+            ]
+        );
+        assert!(
+            written.commit.is_some() && written.pending.is_none(),
+            "{written:?}"
+        );
+        let read = |day: &str| {
+            let text = std::fs::read_to_string(root.join(format!("_librarian/sessions/{day}.md")))
+                .unwrap();
+            crate::records::dayfile::parse(day, text.as_bytes())
+                .entries
+                .into_iter()
+                .map(|e| (e.summary, e.time))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            read("2026-11-30"),
+            [
+                ("A.".to_string(), "2026-11-30T23:59:59.998Z".to_string()),
+                ("B.".to_string(), "2026-11-30T23:59:59.999Z".to_string())
+            ]
+        );
+        assert_eq!(
+            read("2026-12-01"),
+            [("C.".to_string(), "2026-12-01T00:00:00.000Z".to_string())]
+        );
+        // The cache was saved: a later capture of the same turn finds every line recorded.
+        let again = write_at(&vault, ["B.", "C."].map(draft).into(), first).unwrap();
+        assert_eq!(again.outcomes, [Outcome::Duplicate, Outcome::Duplicate]);
+        assert!(again.commit.is_none());
+    }
 
     #[test]
     fn stamp_suffixes_an_id_taken_in_the_last_64_kib() {
