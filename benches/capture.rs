@@ -23,7 +23,7 @@
 //!
 //! A third case captures into the large vault from the fixture's own ~0.8 MB transcript, to
 //! show the transcript's size does not matter. A fourth makes each turn a long agentic one:
-//! 32 tool calls whose results hold 64 KiB each (about 4 MB of transcript read back to the
+//! 32 tool calls whose results hold 64 KiB each (about 2 MB of transcript read back to the
 //! prompt) and three directives, captured as three entries in one commit. A last row times
 //! `git-rutter --version`, the cost of starting the process at all.
 

@@ -93,15 +93,15 @@ fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written
         Some(_) => Some(Journal::open(&state)?),
         None => None,
     };
+    let target = Target {
+        vault,
+        locked: guard.is_some(),
+        journal: journal.as_ref(),
+    };
     let mut last = first;
     let mut cache = CacheSlot::default();
     for (k, draft) in drafts.into_iter().enumerate() {
         last = Instant(first.0 + k as i64);
-        let target = Target {
-            vault,
-            locked: guard.is_some(),
-            journal: journal.as_ref(),
-        };
         match append_entry(&target, &mut cache, last, draft) {
             Ok(outcome) => written.outcomes.push(outcome),
             Err(e) if written.outcomes.is_empty() => return Err(e),
