@@ -567,6 +567,49 @@ fn a_malformed_directive_among_good_ones_is_reported_and_the_good_ones_captured(
     );
 }
 
+/// Claude Code may run the Stop hook before the turn's final message reaches the transcript
+/// (anthropics/claude-code#15813, #40655); its payload's `last_assistant_message` fills the gap.
+#[test]
+fn a_final_message_not_yet_flushed_is_taken_from_the_payload() {
+    let env = Env::git_vault();
+    let early = line_for("Beds run north-south.", &[]);
+    let last = format!(
+        "All done.\n\n{}",
+        line_for("Seeds ordered for spring.", &[])
+    );
+    let mut t = Transcript::new(&env, SESSION);
+    t.prompt("Plan the garden.")
+        .assistant(
+            "msg_01A",
+            &[
+                text(&early),
+                tool_use("toolu_1", "Read", json!({"file_path": "/x"})),
+            ],
+        )
+        .tool_result("toolu_1", "ok");
+    let with_final = |payload: Vec<u8>| {
+        let mut v: Value = serde_json::from_slice(&payload).unwrap();
+        v["last_assistant_message"] = json!(last);
+        v.to_string().into_bytes()
+    };
+    let r = env.capture(&with_final(t.payload(&env, "race")), &[]);
+    assert!(r.stderr.contains("captured 2 entries"), "{}", r.stderr);
+    assert_eq!(
+        summaries(&env),
+        ["Beds run north-south.", "Seeds ordered for spring."]
+    );
+    // Flushed now; the same Stop again adds nothing and counts each line once.
+    t.assistant("msg_01B", &[text(&last)]);
+    let r = env.capture(&with_final(t.payload(&env, "race")), &[]);
+    assert!(
+        r.stderr
+            .contains("all 2 directives of this turn are unchanged"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(summaries(&env).len(), 2);
+}
+
 /// Codex, Grok and Muse hand over only the final assistant message: every directive in it.
 #[test]
 fn a_last_assistant_message_gives_every_directive_in_it() {

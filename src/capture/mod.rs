@@ -174,7 +174,8 @@ fn find_directives(req: &Request, out: &mut Vec<String>) -> Option<Found> {
             ..Directives::default()
         }
     } else if let Some(path) = &payload.transcript_path {
-        match transcript::turn_directives(path, transcript::DEFAULT_BUDGET) {
+        let final_message = payload.last_assistant_message.as_deref();
+        match transcript::turn_directives(path, transcript::DEFAULT_BUDGET, final_message) {
             Ok(turn) => {
                 if turn.budget_exhausted {
                     out.push(format!("{P} this turn is longer than the {} MiB read from the end of the transcript; directives written earlier in it were not read.", transcript::DEFAULT_BUDGET >> 20));

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use memchr::memmem;
 
-use crate::capture::directive::{Directives, Scanner};
+use crate::capture::directive::{directives_in, Directive, Directives, Scanner};
 use crate::capture::transcript_line::{classify, LineKind};
 
 /// The default number of bytes read from the end of a transcript.
@@ -52,10 +52,28 @@ pub enum TranscriptError {
 }
 
 /// Every directive the main agent wrote in the current turn, outside code, in order.
-pub fn turn_directives(path: &Path, budget: u64) -> Result<TurnDirectives, TranscriptError> {
+///
+/// Claude Code can run the Stop hook before the turn's final message is flushed to the
+/// transcript; its payload then carries that message as `final_message`. Its directives that
+/// the transcript does not hold yet are added at the end (its malformed ones are not counted:
+/// the transcript is the source, the payload only fills the gap).
+pub fn turn_directives(
+    path: &Path,
+    budget: u64,
+    final_message: Option<&str>,
+) -> Result<TurnDirectives, TranscriptError> {
     let (turn, _) = read_turn(path, budget)?;
+    let mut directives = scan_messages(&turn.messages);
+    if let Some(text) = final_message {
+        let missing: Vec<Directive> = directives_in(text)
+            .found
+            .into_iter()
+            .filter(|d| !directives.found.contains(d))
+            .collect();
+        directives.found.extend(missing);
+    }
     Ok(TurnDirectives {
-        directives: scan_messages(&turn.messages),
+        directives,
         budget_exhausted: turn.budget_exhausted,
     })
 }
@@ -204,7 +222,6 @@ fn join_fragments(partial: &mut Vec<Vec<u8>>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::directive::Directive;
     use proptest::prelude::*;
     use serde_json::{json, Value};
     use std::io::{BufWriter, Write};
@@ -366,14 +383,35 @@ mod tests {
     }
 
     #[test]
+    fn the_payloads_final_message_fills_what_the_transcript_has_not_flushed() {
+        let (d1, d2) = (directive("One."), directive("Two."));
+        let lines = [user("go"), assistant_blocks(&[&d1])].join("\n");
+        let (_dir, path) = write_temp(lines.as_bytes());
+        let scan = |final_message: Option<&str>| {
+            turn_directives(&path, DEFAULT_BUDGET, final_message)
+                .expect("read")
+                .directives
+        };
+        assert_eq!(scan(None), found(&["One."], 0, 0));
+        // Flushed already: nothing twice.
+        assert_eq!(scan(Some(&format!("Done. {d1}"))), found(&["One."], 0, 0));
+        // Not flushed yet: its new directives come last; its malformed ones are not counted.
+        assert_eq!(
+            scan(Some(&format!("{d1} {d2} <!-- librarian-session {{bad -->"))),
+            found(&["One.", "Two."], 0, 0)
+        );
+        assert_eq!(scan(Some(&format!("`{d2}`"))), found(&["One."], 0, 0));
+    }
+
+    #[test]
     fn file_errors() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let missing = turn_directives(&dir.path().join("nope.jsonl"), DEFAULT_BUDGET);
+        let missing = turn_directives(&dir.path().join("nope.jsonl"), DEFAULT_BUDGET, None);
         assert!(
             matches!(missing, Err(TranscriptError::Read { .. })),
             "{missing:?}"
         );
-        let is_dir = turn_directives(dir.path(), DEFAULT_BUDGET);
+        let is_dir = turn_directives(dir.path(), DEFAULT_BUDGET, None);
         assert!(
             matches!(is_dir, Err(TranscriptError::NotAFile(_))),
             "{is_dir:?}"
@@ -388,7 +426,7 @@ mod tests {
         let mode = rustix::fs::Mode::from_raw_mode(0o600);
         rustix::fs::mknodat(rustix::fs::CWD, &path, rustix::fs::FileType::Fifo, mode, 0)
             .expect("mkfifo");
-        let got = turn_directives(&path, DEFAULT_BUDGET);
+        let got = turn_directives(&path, DEFAULT_BUDGET, None);
         assert!(matches!(got, Err(TranscriptError::NotAFile(_))), "{got:?}");
     }
 
