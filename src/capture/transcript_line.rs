@@ -102,6 +102,13 @@ impl RawLine<'_> {
         let Some(message) = self.message else {
             return LineKind::Other;
         };
+        // Progress, attachment and system lines may carry copies of messages (a subagent's, a
+        // hook's): only conversation lines count.
+        match &self.kind {
+            Lenient::Absent => {}
+            Lenient::Str(k) if k == "user" || k == "assistant" => {}
+            _ => return LineKind::Other,
+        }
         // The message's role decides; the line's type only when the role is missing.
         let role = match (&message.role, &self.kind) {
             (Lenient::Str(role), _) => role.as_ref(),
@@ -379,6 +386,9 @@ mod tests {
             ),
             (json!({"type": "summary", "summary": "Garden plan", "leafUuid": "u"}).to_string(), LineKind::Other),
             (json!({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"}).to_string(), LineKind::Other),
+            (json!({"type": "progress", "message": {"role": "assistant", "content": [{"type": "text", "text": "sub"}]}}).to_string(), LineKind::Other),
+            (json!({"type": "attachment", "message": {"role": "user", "content": "queued"}}).to_string(), LineKind::Other),
+            (json!({"type": 3, "message": {"role": "user", "content": "x"}}).to_string(), LineKind::Other),
             // Shapes other clients or older versions write.
             (json!({"type": "assistant", "message": {"content": "plain"}}).to_string(), LineKind::AgentText { message_id: None, text: "plain".into() }),
             (json!({"message": {"role": "assistant", "content": [{"text": "a"}, {"text": 5}, "b", {"type": "text", "text": "c"}]}}).to_string(), LineKind::AgentText { message_id: None, text: "ac".into() }),
