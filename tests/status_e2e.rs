@@ -527,3 +527,46 @@ fn a_hook_with_wrong_arguments_is_logged_as_a_failed_run() {
         "{f}"
     );
 }
+
+/// A Claude Code transcript whose current turn holds `text` as the assistant's reply; the Stop
+/// payload for it.
+fn turn_payload(env: &Env, name: &str, text: &str) -> Vec<u8> {
+    let path = env.root().join(format!("transcripts/{name}.jsonl"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let user = serde_json::json!({"type":"user","message":{"role":"user","content":"go on"}});
+    let asst = serde_json::json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":text}]}});
+    std::fs::write(&path, format!("{user}\n{asst}\n")).unwrap();
+    serde_json::json!({"session_id": name, "transcript_path": path, "cwd": env.root(), "hook_event_name": "Stop"})
+        .to_string()
+        .into_bytes()
+}
+
+#[test]
+fn a_turn_is_logged_as_one_run_with_its_outcome() {
+    let env = healthy();
+    let hook = claude_hook(&env);
+    let two = "Done.\n<!-- librarian-session {\"summary\":\"Decided A.\",\"refs\":[]} -->\nAlso:\n<!-- librarian-session {\"summary\":\"Decided B.\",\"refs\":[]} -->";
+    let r = fire(&env, &hook, &turn_payload(&env, "two", two), None);
+    assert!(r.stderr.contains("captured 2 entries"), "{}", r.stderr);
+    fire(&env, &hook, &turn_payload(&env, "two", two), None);
+    let broken = "<!-- librarian-session {\"summary\": \"no closing quote} -->";
+    fire(&env, &hook, &turn_payload(&env, "broken", broken), None);
+    let (_, json) = status_json(&env);
+    let runs = json["last_runs"].as_array().unwrap();
+    let seen: Vec<(&str, u64)> = runs[..3]
+        .iter()
+        .map(|r| {
+            (
+                r["outcome"].as_str().unwrap(),
+                r["entries"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, [("malformed", 0), ("deduped", 0), ("captured", 2)]);
+    assert_eq!(
+        runs[0]["reason"],
+        "the session directive of this turn is not valid JSON"
+    );
+    assert_eq!(json["clients"][0]["last_capture"]["entries"], 2);
+    assert_eq!(finding(&json, "last-run-failed")["client"], "claude");
+}
