@@ -2,10 +2,13 @@
 //! that stops captures or recall from working as the user expects; everything else `status`
 //! shows is information. The kinds are stable names for scripts.
 
+use super::clients::ClientState;
 use super::{ClientInfo, Status};
 use crate::capture::runlog::{Kind, Run};
 use crate::clock::Instant;
+use crate::vault::{self, VaultSource};
 use serde::Serialize;
+use std::path::Path;
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -191,9 +194,10 @@ fn hooks(s: &Status, hooked_elsewhere: bool, out: &mut Vec<Finding>) {
     }
 }
 
+/// The findings about one client: a TypeScript hook, a file install-hook would refuse, and for
+/// our registered hook its program, its vault, and what install-hook would still change.
 fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
     let st = &c.state;
-    let label = st.label;
     let mut push = |kind, message: String, todo: String| {
         out.push(Finding {
             kind,
@@ -203,44 +207,56 @@ fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
         })
     };
     if let Some(r) = &st.hook.reference {
-        push("reference-hook", format!("{label} still runs the TypeScript rutter hook `{r}`: its writer rewrites whole day files and would drop the lines git-rutter appends."), format!("Run `{}`: it replaces that hook.", install(st.client)));
+        push(
+            "reference-hook",
+            format!("{} still runs the TypeScript rutter hook `{r}`: its writer rewrites whole day files and would drop the lines git-rutter appends.", st.label),
+            format!("Run `{}`: it replaces that hook.", install(st.client)),
+        );
     }
     let registered = st.hook.state == "registered";
     let unreadable = st.hook.state == "unreadable" && st.installed;
     if (registered || unreadable) && !st.refusals.is_empty() {
-        let why = st.refusals.join(" ");
         push(
             "client-config-refused",
-            format!("{label}'s configuration cannot be checked: {why}"),
+            format!(
+                "{}'s configuration cannot be checked: {}",
+                st.label,
+                st.refusals.join(" ")
+            ),
             format!("Fix that file, then run `{}`.", install(st.client)),
         );
         return;
     }
-    if !registered {
-        return;
+    if registered {
+        hook_findings(s, st, &mut push);
+        registration_findings(st, &mut push);
     }
-    let program = st.hook.program.as_deref().unwrap_or("?");
+}
+
+type Push<'a> = dyn FnMut(&'static str, String, String) + 'a;
+
+/// Our hook's program and vault.
+fn hook_findings(s: &Status, st: &ClientState, push: &mut Push) {
+    let (label, client) = (st.label, st.client);
     if !st.hook.program_ok {
         push(
             "hook-program-missing",
-            format!("{label}'s hook runs {program}, which is not an executable file, so the hook fails silently."),
-            format!("Run `{}` to point it at this git-rutter.", install(st.client)),
+            format!(
+                "{label}'s hook runs {}, which is not an executable file, so the hook fails silently.",
+                st.hook.program.as_deref().unwrap_or("?")
+            ),
+            format!("Run `{}` to point it at this git-rutter.", install(client)),
         );
     }
     match &st.hook.vault {
-        Some(v)
-            if crate::vault::open(std::path::Path::new(v), crate::vault::VaultSource::Flag)
-                .is_err() =>
-        {
-            push(
-                "hook-vault-unusable",
-                format!("{label}'s hook captures into {v}, which is not a usable folder."),
-                format!(
-                    "Run `{} --vault PATH` with your notes vault.",
-                    install(st.client)
-                ),
-            )
-        }
+        Some(v) if vault::open(Path::new(v), VaultSource::Flag).is_err() => push(
+            "hook-vault-unusable",
+            format!("{label}'s hook captures into {v}, which is not a usable folder."),
+            format!(
+                "Run `{} --vault PATH` with your notes vault.",
+                install(client)
+            ),
+        ),
         None if s.hooks_vault.is_none() => push(
             "hook-no-vault",
             format!(
@@ -252,11 +268,16 @@ fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
             ),
             format!(
                 "Run `git rutter init --global` in your notes vault, or `{} --vault PATH`.",
-                install(st.client)
+                install(client)
             ),
         ),
         _ => {}
     }
+}
+
+/// What install-hook would still change, and a server it would not write.
+fn registration_findings(st: &ClientState, push: &mut Push) {
+    let (label, client) = (st.label, st.client);
     if !st.up_to_date && !st.would_change.is_empty() {
         push(
             "registration-incomplete",
@@ -264,7 +285,7 @@ fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
                 "{label}'s registration is incomplete; install-hook would still change: {}.",
                 st.would_change.join("; ")
             ),
-            format!("Run `{}`.", install(st.client)),
+            format!("Run `{}`.", install(client)),
         );
     }
     // A server install-hook would write itself is covered by the finding above.
@@ -273,7 +294,7 @@ fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
             Some(cmd) => format!("Run `{cmd}`."),
             None => format!(
                 "Run `{} --vault PATH` with your notes vault: the server entry needs it.",
-                install(st.client)
+                install(client)
             ),
         };
         push(
