@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod recent;
 pub mod reindex;
 pub mod restore;
+pub mod retract;
 pub mod search;
 pub mod show;
 pub mod verify;
@@ -61,6 +62,7 @@ pub enum Command {
     Search(search::Args),
     Show(show::Args),
     Identity(identity::Args),
+    Retract(retract::Args),
     Gate(gate::Args),
     Verify(verify::Args),
     Log(log::Args),
@@ -87,6 +89,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Search(args) => search::run(vault, args),
         Command::Show(args) => show::run(vault, args),
         Command::Identity(args) => identity::run(vault, args),
+        Command::Retract(args) => retract::run(vault, args),
         Command::Gate(args) => gate::run(vault, args),
         Command::Verify(args) => verify::run(vault, args),
         Command::Log(args) => log::run(vault, args),

@@ -47,8 +47,8 @@ pub enum Recent {
     Sessions(Vec<Session>),
 }
 
-/// `recent` over a vault: the record cache refreshed (quickly: the tip, the journal, the newest
-/// day files), the answer read, then the working files of the days it shows checked again, so
+/// `recent` over a vault: an index the identity pass never ran on completed as `reindex` would, the record cache refreshed
+/// (quickly: the tip, the journal, the newest day files), the answer read, then the working files of the days it shows checked again, so
 /// an older day file edited in place is marked without a full scan. `record` says whether the
 /// vault has a record at all: without one every step is `unverified` and no step is marked.
 pub fn read(
@@ -57,6 +57,11 @@ pub fn read(
     q: &Query,
     now: Instant,
 ) -> Result<Answer, IndexError> {
+    if index.meta("identity_inputs")?.is_none() {
+        // An index the identity pass never ran on (a deleted or outdated one was rebuilt): do
+        // what `reindex` would, so a confirmed binding never reads as unresolved until then.
+        super::reindex::refresh(vault, index, super::reindex::Mode::Auto, false)?;
+    }
     let src = super::record::Source::open(vault)?;
     index.refresh_records(&src, Scope::Quick(&[]))?;
     let mut recent = from_index(index, q, now)?;
