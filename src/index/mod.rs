@@ -312,6 +312,7 @@ fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
 fn fill(tx: &rusqlite::Transaction<'_>, root: &Path) -> Result<notes::Refresh, rusqlite::Error> {
     tx.execute_batch(schema::CREATE)?;
     tx.execute_batch(schema::CREATE_RECORDS)?;
+    tx.execute_batch(schema::CREATE_RECORD_INDEXES)?;
     tx.execute_batch(schema::BULK_LOAD)?;
     write_meta(tx, &root.to_string_lossy())?;
     let notes = notes::refresh(tx, root)?;

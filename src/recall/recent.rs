@@ -6,7 +6,6 @@ use crate::clock::Instant;
 use crate::index::entries::{project_key, Scope};
 use crate::index::reads::Records;
 use crate::index::{Index, IndexError};
-use crate::records::status::Status;
 pub use crate::records::Step;
 use crate::vault::Vault;
 use serde::Serialize;
@@ -47,10 +46,12 @@ pub enum Recent {
     Sessions(Vec<Session>),
 }
 
-/// `recent` over a vault: an index the identity pass never ran on completed as `reindex` would, the record cache refreshed
-/// (quickly: the tip, the journal, the newest day files), the answer read, then the working files of the days it shows checked again, so
-/// an older day file edited in place is marked without a full scan. `record` says whether the
-/// vault has a record at all: without one every step is `unverified` and no step is marked.
+/// `recent` over a vault: an index the identity pass never ran on completed as `reindex` would;
+/// the record cache refreshed quickly (what moved in the record, the journal, the newest day
+/// files); the answer read; then the working files of the days it shows checked, and the
+/// answer read again if one changed, so an older day file edited in place is marked without a
+/// full scan. `record` says whether the vault has a record at all: without one every step is
+/// `unverified` and no step is marked.
 pub fn read(
     vault: &Vault,
     index: &mut Index,
@@ -86,16 +87,6 @@ pub fn read(
 pub struct Answer {
     pub recent: Recent,
     pub record: bool,
-}
-
-impl Answer {
-    /// Whether a step shown has its day file missing from the working tree.
-    pub fn shows_deleted(&self) -> bool {
-        self.record
-            && matches!(&self.recent, Recent::Sessions(s) if s
-                .iter()
-                .any(|s| s.steps.iter().any(|st| st.status == Status::Deleted)))
-    }
 }
 
 /// `recent` from the index: the filters and the session cap are applied in SQL, so only the
@@ -197,6 +188,7 @@ impl Recent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::status::Status;
     use crate::records::{Entry, Workspace};
 
     fn step(day: &str, time: &str, sid: Option<&str>, project: Option<&str>) -> Step {

@@ -2,7 +2,7 @@
 //! store, or nothing for a vault without a record. Refreshing the index's record cache goes
 //! through here, so recall never takes an entry's text from a working day file.
 
-use crate::index::entries::{RecordSource, Scope};
+use crate::index::entries::{Moved, RecordSource, Scope};
 use crate::index::{Index, IndexError};
 use crate::store::Store;
 use crate::vault::Vault;
@@ -61,6 +61,21 @@ impl RecordSource for Source {
             .into_iter()
             .map(|(d, oid)| (d, oid.to_string()))
             .collect())
+    }
+
+    fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, String> {
+        let (Some(store), Some(tip)) = (&self.store, self.tip) else {
+            return Ok(None);
+        };
+        let Ok(old) = Oid::from_str(since) else {
+            return Ok(None);
+        };
+        // An old tip that cannot be read (gc'd after a rewind) means: compare every day.
+        Ok(store.changed_days(old, tip).ok().map(|days| {
+            days.into_iter()
+                .map(|(d, blob)| (d, blob.map(|b| b.to_string())))
+                .collect()
+        }))
     }
 
     fn committed_bytes(&self, blob: &str, working: Option<&[u8]>) -> Result<Vec<u8>, String> {

@@ -21,6 +21,33 @@ impl Store {
             .collect())
     }
 
+    /// The day files whose blob differs between the commits `old` and `new`: `(day, blob in
+    /// new, None when gone)`. Identical head and tail of the two sessions trees are skipped, so
+    /// one capture costs a few entries, not 3,650.
+    pub fn changed_days(
+        &self,
+        old: Oid,
+        new: Oid,
+    ) -> Result<Vec<(String, Option<Oid>)>, StoreError> {
+        let mut trees = Trees::new(&self.repo)?;
+        let mut sessions = |commit: Oid| -> Result<Option<Oid>, StoreError> {
+            let tree = self.repo.find_commit(commit)?.tree_id();
+            Ok(trees
+                .entry(tree, paths::SESSIONS_DIR)?
+                .filter(|(_, is_dir)| *is_dir)
+                .map(|(oid, _)| oid))
+        };
+        let (a, b) = (sessions(old)?, sessions(new)?);
+        Ok(trees
+            .changes(a, b)?
+            .into_iter()
+            .filter_map(|c| {
+                let day = c.path.strip_suffix(".md")?;
+                crate::clock::is_day(day).then(|| (day.to_string(), c.new))
+            })
+            .collect())
+    }
+
     /// The blob id of the day file of `day` committed at `tip`, if there is one.
     pub fn committed_day(&self, tip: Oid, day: &str) -> Result<Option<Oid>, StoreError> {
         let tree = self.repo.find_commit(tip)?.tree_id();
