@@ -647,3 +647,50 @@ fn a_pending_retraction_is_honoured_and_committed_later() {
     );
     assert_eq!(env.rutter(&["verify"]).code, 0);
 }
+
+/// A retraction line in today's day file changes nothing for captures: the next one appends
+/// after it, dedupe still knows what the session recorded, and verify stays clean.
+#[test]
+fn captures_after_a_retraction_append_and_dedupe_as_before() {
+    let env = vault();
+    let at = |ts: &str, args: &[&str]| -> Run {
+        env.cmd()
+            .env("RUTTER_TIMESTAMP", ts)
+            .args(args)
+            .output()
+            .unwrap()
+            .into()
+    };
+    let r = at(
+        "2026-11-30T12:00:00.000Z",
+        &["retract", ENTRIES[1].0, "--reason", "Said in jest."],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let again = env.capture_at("2026-11-30T12:30:00.000Z", ENTRIES[2].2, &["Notes/a.md"]);
+    assert!(
+        again.stderr.contains("already recorded"),
+        "{}",
+        again.stderr
+    );
+    let next = env.capture_at("2026-11-30T13:00:00.000Z", "Chose the red cover.", &[]);
+    assert!(
+        next.stderr.contains("to refs/rutter/records."),
+        "{}",
+        next.stderr
+    );
+    let text = env.read(D30);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[lines.len() - 2].contains("<!-- rutter:retract "),
+        "{text}"
+    );
+    assert!(
+        lines[lines.len() - 1].contains("Chose the red cover."),
+        "{text}"
+    );
+    assert_eq!(env.committed(D30), text);
+    assert_eq!(ok(&env, &["verify"]).code, 0);
+    let got: Vec<String> = steps(&env).into_iter().map(|(id, ..)| id).collect();
+    assert!(!got.contains(&ENTRIES[1].0.to_string()), "{got:?}");
+    assert_eq!(got.len(), 3, "{got:?}");
+}
