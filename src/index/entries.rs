@@ -478,7 +478,7 @@ fn insert_day(
     record: &DayRecord,
 ) -> Result<usize, rusqlite::Error> {
     let mut entry = tx.prepare_cached(
-        "INSERT INTO entries(day, seq, id, session_id, project, project_key, time, group_key, json, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        "INSERT INTO entries(day, seq, id, session_id, project, project_key, time, group_key, json, status, grep) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     let mut refs = tx.prepare_cached(
         "INSERT INTO entry_refs(day, seq, path, hash, blob) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -495,7 +495,8 @@ fn insert_day(
             e.time,
             group_key(e, day, seq),
             json,
-            st.as_str()
+            st.as_str(),
+            crate::records::filter::grep_text(e)
         ])?;
         for r in &e.refs {
             refs.execute(params![day, seq as i64, r.path, r.hash, r.blob])?;
