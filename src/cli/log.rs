@@ -86,7 +86,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     )?;
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let report = store.verify(Options::default())?;
+    let report = store.verify(Options {
+        read_only: true,
+        ..Options::default()
+    })?;
     let mut rows = rows(
         &store,
         &report.findings,
