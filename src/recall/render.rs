@@ -227,7 +227,7 @@ mod tests {
     fn tool_and_cli_forms_match_the_reference() {
         let refs = &|r: &NoteRef| format!("{}@{}", r.path, r.hash);
         let tool = |r: &Recent| tool(r, refs, true);
-        let cli = |r: &Recent| cli(r, refs, true);
+        let cli = |r: &Recent| cli(r, refs, true, &Clock::Utc);
         let one = session(vec![step("01:00:00", &["a.md", "b.md"])], 0);
         assert_eq!(tool(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n         b.md@sha256:ab");
         assert_eq!(cli(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n   refs: b.md@sha256:ab");
@@ -272,7 +272,10 @@ mod tests {
         }
         let r = session(steps, 0);
         let want_cli = "2026-11-30 [proj] — one session, 5 steps:\n  · 2026-11-30 01:00:00 — did 01:00:00\n     refs: a.md\n  · 2026-11-30 02:00:00 — did 02:00:00 [edited after commit]\n  · 2026-11-30 03:00:00 — did 03:00:00 [deleted from the working tree]\n  · 2026-11-30 04:00:00 — did 04:00:00 [not committed yet]\n  · 2026-11-30 05:00:00 — did 05:00:00 [unverified]\n\n";
-        assert_eq!(cli(&r, refs, true), format!("{want_cli}{RESTORE_HINT}"));
+        assert_eq!(
+            cli(&r, refs, true, &Clock::Utc),
+            format!("{want_cli}{RESTORE_HINT}")
+        );
         let tool_text = tool(&r, refs, true);
         assert!(
             tool_text
@@ -281,7 +284,7 @@ mod tests {
         );
         assert_eq!(tool_text.matches(RESTORE_HINT).count(), 1);
         assert!(tool_text.ends_with(RESTORE_HINT));
-        let plain = cli(&r, refs, false);
+        let plain = cli(&r, refs, false, &Clock::Utc);
         for mark in all.iter().filter_map(|s| s.mark()) {
             assert!(!plain.contains(mark), "no record, no marks: {plain}");
         }
