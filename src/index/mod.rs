@@ -7,12 +7,15 @@
 //! another vault is refused unless `reindex --force` takes it over.
 
 pub mod entries;
+pub mod fresh;
 pub mod frontmatter;
 pub mod identity;
 pub mod notes;
 pub mod reads;
+pub mod rescan;
 pub mod schema;
 pub mod search;
+pub mod snapshot;
 pub mod walk;
 
 use crate::vault::Vault;
@@ -163,7 +166,7 @@ impl Index {
         let notes = if records_only {
             notes::Refresh::default()
         } else {
-            notes::refresh(&tx, &self.root)?
+            rescan::full(&tx, &self.root)?
         };
         let entries = entries::refresh(&tx, &self.root, records_only)?;
         tx.commit()?;
@@ -171,11 +174,14 @@ impl Index {
     }
 
     /// Runs `f` inside one read transaction: one snapshot and one lock acquisition for all of
-    /// its queries.
+    /// its queries. Inside a transaction already, `f` runs in it.
     pub fn read<T>(
         &self,
         f: impl FnOnce(&Index) -> Result<T, IndexError>,
     ) -> Result<T, IndexError> {
+        if !self.conn.is_autocommit() {
+            return f(self);
+        }
         self.conn.execute_batch("BEGIN")?;
         let out = f(self);
         let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
@@ -295,7 +301,7 @@ fn fill(
     tx.execute_batch(schema::CREATE)?;
     tx.execute_batch(schema::BULK_LOAD)?;
     write_meta(tx, &root.to_string_lossy())?;
-    let notes = notes::refresh(tx, root)?;
+    let notes = rescan::full(tx, root)?;
     let entries = entries::refresh(tx, root, false)?;
     tx.execute_batch(schema::CREATE_INDEXES)?;
     tx.execute_batch(schema::BULK_DONE)?;

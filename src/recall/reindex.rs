@@ -72,6 +72,20 @@ pub fn refresh(
     })
 }
 
+/// After a rescan of the notes (`search`, `show`, the MCP server): the identity pass, only when
+/// a note's path appeared or disappeared (an edit in place cannot kill or revive a cited path)
+/// and its inputs changed since it last ran.
+pub fn identity_after_rescan(
+    vault: &Vault,
+    index: &mut Index,
+    notes: &notes::Refresh,
+) -> Result<Option<IdentityReport>, IndexError> {
+    if !notes.paths_changed {
+        return Ok(None);
+    }
+    identity_if_changed(vault, index, Mode::Auto, false)
+}
+
 /// Runs the identity pass when its inputs changed since the last one (always with `force` or on
 /// a new index); `Full` reports the projection's counts when they did not.
 fn identity_if_changed(

@@ -1,0 +1,417 @@
+//! Keeping a running server's index in step with the notes (spec/mcp.md, "Freshness").
+//!
+//! A watcher (`notify`: inotify on Linux, FSEvents on macOS) watches every directory the index
+//! covers, not `.git/`, `_librarian/` or the other skipped folders. Each event names the
+//! directory to list again; a background thread rescans those directories once the events
+//! pause (`DEBOUNCE`), and a tool call first applies whatever events arrived before it, so it
+//! waits only for the refresh of what changed. A full check runs every `SWEEP_EVERY` in the
+//! background as a net for what a watcher cannot see (a network file system).
+//!
+//! When the watcher cannot start or keep up (inotify's watch limit, a lost event queue), a
+//! search or get-note runs the full check itself, unless one ran in the last `CHECK_WINDOW`.
+
+use crate::index::notes::Refresh;
+use crate::index::walk;
+use crate::index::{Index, IndexError};
+use crate::recall::reindex;
+use crate::vault::Vault;
+use notify::event::{AccessKind, AccessMode};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher, WatcherKind};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Events closer together than this are one change (an editor's save is several events).
+const DEBOUNCE: Duration = Duration::from_millis(40);
+/// The longest a burst of events delays its rescan.
+const MAX_DELAY: Duration = Duration::from_millis(300);
+/// How often the background thread runs the full check while the watcher runs.
+const SWEEP_EVERY: Duration = Duration::from_secs(30);
+/// Without a watcher, a tool call runs the full check unless one ran this recently.
+const CHECK_WINDOW: Duration = Duration::from_secs(1);
+/// Rounds of "watch the new directories, list them again" before falling back to a full check.
+const MAX_ROUNDS: usize = 4;
+
+/// Environment variable that keeps the watcher from starting, in debug builds only (tests of
+/// the fallback); release builds ignore it.
+pub const NO_WATCH_ENV: &str = "RUTTER_NO_WATCH";
+
+/// What the server knows about changes not yet in its index.
+pub struct Freshness {
+    vault: Vault,
+    shared: Arc<Shared>,
+    watcher: Mutex<Option<RecommendedWatcher>>,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// Directories events named since the last rescan.
+    dirs: BTreeSet<String>,
+    /// An event that names no directory (a lost queue, a watcher error): check everything.
+    full: bool,
+    /// When the first event of the pending ones arrived.
+    since: Option<Instant>,
+    /// When the last event arrived.
+    last_event: Option<Instant>,
+    watching: bool,
+    last_check: Option<Instant>,
+    stop: bool,
+}
+
+/// The work a pass has to do.
+enum Work {
+    Nothing,
+    Dirs(Vec<String>),
+    Full,
+}
+
+impl Freshness {
+    /// Nothing watched yet: until [`Freshness::watch`] succeeds, tool calls run the check.
+    pub fn new(vault: Vault) -> Freshness {
+        Freshness {
+            vault,
+            shared: Arc::default(),
+            watcher: Mutex::new(None),
+        }
+    }
+
+    /// Starts watching every directory `index` covers, then checks everything once (a change
+    /// made before a directory was watched is found by the check). On failure the server keeps
+    /// checking before tool calls, and says why on stderr.
+    pub fn watch(&self, index: &mut Index) -> Result<(), IndexError> {
+        match self.start_watcher(index) {
+            Ok(()) => self.lock().watching = true,
+            Err(why) => eprintln!(
+                "[rutter] cannot watch the vault for changes ({why}); notes are checked before each search instead."
+            ),
+        }
+        self.apply(index, Work::Full)
+    }
+
+    fn start_watcher(&self, index: &Index) -> Result<(), String> {
+        if cfg!(debug_assertions) && std::env::var_os(NO_WATCH_ENV).is_some() {
+            return Err(format!("{NO_WATCH_ENV} is set"));
+        }
+        let shared = Arc::clone(&self.shared);
+        let root = self.vault.root.clone();
+        let handler = move |event: notify::Result<Event>| shared.note(&root, event);
+        let mut watcher = RecommendedWatcher::new(handler, notify::Config::default())
+            .map_err(|e| e.to_string())?;
+        if RecommendedWatcher::kind() == WatcherKind::Fsevent {
+            // FSEvents watches a tree as cheaply as a folder; events are filtered by path.
+            watcher
+                .watch(&self.vault.root, RecursiveMode::Recursive)
+                .map_err(|e| e.to_string())?;
+        } else {
+            let dirs = index.note_dirs().map_err(|e| e.to_string())?;
+            add_watches(&mut watcher, &self.vault.root, &dirs)?;
+        }
+        *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(watcher);
+        Ok(())
+    }
+
+    /// Brings `index` up to date before a search or get-note: the changes events reported, or,
+    /// without a watcher, the full check when none ran in the last `CHECK_WINDOW`.
+    pub fn before_call(&self, index: &mut Index) -> Result<(), IndexError> {
+        let work = {
+            let mut state = self.lock();
+            if state.watching {
+                state.take()
+            } else if state.last_check.is_none_or(|t| t.elapsed() >= CHECK_WINDOW) {
+                Work::Full
+            } else {
+                Work::Nothing
+            }
+        };
+        self.apply(index, work)
+    }
+
+    /// The background thread's loop: rescans what events named once they pause, and runs the
+    /// full check every `SWEEP_EVERY`, until [`Freshness::stop`]. `index` is locked only while
+    /// a rescan runs.
+    pub fn run(&self, index: &Mutex<Index>) {
+        loop {
+            let work = {
+                let mut state = self.lock();
+                loop {
+                    if state.stop {
+                        return;
+                    }
+                    let now = Instant::now();
+                    if let (Some(first), Some(last)) = (state.since, state.last_event) {
+                        let settled = now.duration_since(last) >= DEBOUNCE
+                            || now.duration_since(first) >= MAX_DELAY;
+                        if settled {
+                            break state.take();
+                        }
+                        let wait = DEBOUNCE.saturating_sub(now.duration_since(last));
+                        state = self.wait(state, wait.max(Duration::from_millis(1)));
+                        continue;
+                    }
+                    if state.watching
+                        && state.last_check.is_some_and(|t| t.elapsed() >= SWEEP_EVERY)
+                    {
+                        break Work::Full;
+                    }
+                    state = self.wait(state, SWEEP_EVERY);
+                }
+            };
+            let mut index = index.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Err(e) = self.apply(&mut index, work) {
+                eprintln!("[rutter] error: refreshing the notes failed: {e}");
+            }
+        }
+    }
+
+    /// Ends [`Freshness::run`] and drops the watcher.
+    pub fn stop(&self) {
+        self.lock().stop = true;
+        self.shared.wake.notify_all();
+        self.watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+
+    /// Rescans, watches the directories the rescan found, lists those again (a note may have
+    /// been written before its folder was watched), then runs the identity pass if paths
+    /// changed.
+    fn apply(&self, index: &mut Index, work: Work) -> Result<(), IndexError> {
+        let mut total = Refresh::default();
+        let mut work = work;
+        for _ in 0..MAX_ROUNDS {
+            let done = match work {
+                Work::Nothing => break,
+                Work::Dirs(dirs) => index.rescan_dirs(&dirs)?,
+                Work::Full => {
+                    let done = index.freshen()?.unwrap_or_default();
+                    self.lock().last_check = Some(Instant::now());
+                    done
+                }
+            };
+            total.paths_changed |= done.notes.paths_changed;
+            work = match self.watch_new(&done.new_dirs) {
+                true if done.new_dirs.is_empty() => Work::Nothing,
+                true => Work::Dirs(done.new_dirs),
+                false => Work::Full,
+            };
+        }
+        if !matches!(work, Work::Nothing) {
+            self.lock().full = true;
+        }
+        reindex::identity_after_rescan(&self.vault, index, &total)?;
+        Ok(())
+    }
+
+    /// Watches new directories; false (and the watcher given up) when that fails.
+    fn watch_new(&self, dirs: &[String]) -> bool {
+        if dirs.is_empty() || RecommendedWatcher::kind() == WatcherKind::Fsevent {
+            return true;
+        }
+        let mut slot = self.watcher.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(watcher) = slot.as_mut() else {
+            return true;
+        };
+        match add_watches(watcher, &self.vault.root, dirs) {
+            Ok(()) => true,
+            Err(why) => {
+                eprintln!(
+                    "[rutter] stopped watching the vault ({why}); notes are checked before each search instead."
+                );
+                slot.take();
+                self.lock().watching = false;
+                false
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait<'a>(
+        &self,
+        state: std::sync::MutexGuard<'a, State>,
+        timeout: Duration,
+    ) -> std::sync::MutexGuard<'a, State> {
+        self.shared
+            .wake
+            .wait_timeout(state, timeout)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+    }
+}
+
+impl State {
+    /// The pending work, cleared.
+    fn take(&mut self) -> Work {
+        self.since = None;
+        self.last_event = None;
+        let dirs = std::mem::take(&mut self.dirs);
+        if std::mem::take(&mut self.full) {
+            Work::Full
+        } else if dirs.is_empty() {
+            Work::Nothing
+        } else {
+            Work::Dirs(dirs.into_iter().collect())
+        }
+    }
+}
+
+impl Shared {
+    /// Records what one watcher event says changed (runs on the watcher's thread).
+    fn note(&self, root: &Path, event: notify::Result<Event>) {
+        let mut dirs = Vec::new();
+        let full = match &event {
+            Ok(e) if is_read_only(&e.kind) => return,
+            Ok(e) if e.need_rescan() => true,
+            Ok(e) => {
+                dirs.extend(e.paths.iter().flat_map(|p| dirs_for(root, p)));
+                // A path outside the walked tree (under `.git/`, say) changes nothing.
+                if dirs.is_empty() {
+                    return;
+                }
+                false
+            }
+            Err(_) => true,
+        };
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.full |= full;
+        state.dirs.extend(dirs);
+        let now = Instant::now();
+        state.since.get_or_insert(now);
+        state.last_event = Some(now);
+        drop(state);
+        self.wake.notify_all();
+    }
+}
+
+/// Opening or reading a file (the index's own reads of notes among them) changes nothing.
+fn is_read_only(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::Access(
+            AccessKind::Open(_) | AccessKind::Read | AccessKind::Close(AccessMode::Read)
+        )
+    )
+}
+
+/// The directories to list again for an event on `path`: its parent, and itself in case it is
+/// a directory; none when either is outside the walked tree.
+fn dirs_for(root: &Path, path: &Path) -> Vec<String> {
+    let Some(rel) = path.strip_prefix(root).ok().and_then(Path::to_str) else {
+        return Vec::new();
+    };
+    let parent = rel.rsplit_once('/').map_or("", |(p, _)| p);
+    let mut dirs = Vec::new();
+    if walk::is_walked_dir(parent) {
+        dirs.push(parent.to_string());
+        if !rel.is_empty() && walk::is_walked_dir(rel) {
+            dirs.push(rel.to_string());
+        }
+    }
+    dirs
+}
+
+/// Watches each directory (vault-relative) on its own; a directory gone meanwhile is skipped.
+fn add_watches(
+    watcher: &mut RecommendedWatcher,
+    root: &Path,
+    dirs: &[String],
+) -> Result<(), String> {
+    for dir in dirs {
+        let path: PathBuf = if dir.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(dir)
+        };
+        match watcher.watch(&path, RecursiveMode::NonRecursive) {
+            Ok(()) => {}
+            Err(e) if matches!(e.kind, notify::ErrorKind::PathNotFound) => {}
+            Err(e) if matches!(e.kind, notify::ErrorKind::Io(ref io) if io.kind() == std::io::ErrorKind::NotFound) =>
+                {}
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_name_the_parent_and_the_path_inside_the_walked_tree_only() {
+        let root = Path::new("/v");
+        assert_eq!(dirs_for(root, Path::new("/v/a.md")), ["", "a.md"]);
+        assert_eq!(
+            dirs_for(root, Path::new("/v/Notes/b.md")),
+            ["Notes", "Notes/b.md"]
+        );
+        assert_eq!(dirs_for(root, Path::new("/v/Notes")), ["", "Notes"]);
+        assert_eq!(
+            dirs_for(root, Path::new("/v/.git/index")),
+            Vec::<String>::new()
+        );
+        assert_eq!(dirs_for(root, Path::new("/v/.git")), [""]);
+        assert_eq!(
+            dirs_for(root, Path::new("/v/_librarian/sessions/x.md")),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            dirs_for(root, Path::new("/elsewhere/x.md")),
+            Vec::<String>::new()
+        );
+        assert_eq!(dirs_for(root, Path::new("/v")), [""]);
+    }
+
+    #[test]
+    fn reads_are_not_changes() {
+        assert!(is_read_only(&EventKind::Access(AccessKind::Open(
+            AccessMode::Any
+        ))));
+        assert!(is_read_only(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        assert!(!is_read_only(&EventKind::Access(AccessKind::Close(
+            AccessMode::Write
+        ))));
+        assert!(!is_read_only(&EventKind::Modify(
+            notify::event::ModifyKind::Any
+        )));
+    }
+
+    #[test]
+    fn pending_work_is_taken_once_and_a_lost_queue_means_a_full_check() {
+        let shared = Shared::default();
+        let root = Path::new("/v");
+        let modify = |p: &str| {
+            Ok(
+                Event::new(EventKind::Modify(notify::event::ModifyKind::Any))
+                    .add_path(PathBuf::from(p)),
+            )
+        };
+        shared.note(root, modify("/v/A/x.md"));
+        shared.note(root, modify("/v/B/y.md"));
+        shared.note(root, modify("/v/.git/objects/ab"));
+        let mut state = shared.state.lock().unwrap();
+        assert!(matches!(state.take(), Work::Dirs(d) if d == ["A", "A/x.md", "B", "B/y.md"]));
+        assert!(matches!(state.take(), Work::Nothing));
+        drop(state);
+        shared.note(
+            root,
+            Ok(Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan)),
+        );
+        assert!(matches!(shared.state.lock().unwrap().take(), Work::Full));
+    }
+}
