@@ -1,8 +1,8 @@
 //! Answers that are never stale: the freshness check, and reads that run behind it.
 //!
-//! The check compares the file system with the snapshot (`note_dirs`): one `fstatat` per
-//! recorded directory (an entry added, removed or renamed moves its stamp) and one per recorded
-//! note (an edit in place moves only the note's own stamp). A directory with any difference is
+//! The check compares the file system with the snapshot (`note_dirs`): one stat per recorded
+//! directory (an entry added, removed or renamed moves its stamp) and one per recorded note (an
+//! edit in place moves only the note's own stamp). A directory with any difference is
 //! rescanned: listed again, and only its changed notes read. Nothing is listed and nothing read
 //! when nothing changed. The stats run on a few threads; a search runs its query at the same
 //! time on the same read snapshot of the index and keeps the answer when nothing changed.
@@ -147,26 +147,42 @@ fn split(rows: &[RawRow], n: usize) -> Vec<&[RawRow]> {
 }
 
 fn check_rows(root: BorrowedFd<'_>, rows: &[RawRow]) -> Vec<String> {
-    let mut path = String::new();
     rows.iter()
-        .filter(|r| is_stale(root, r, &mut path))
+        .filter(|r| is_stale(root, r))
         .map(|r| r.path.clone())
         .collect()
 }
 
-/// Whether one recorded directory differs from the file system. Paths are stat'ed from the
-/// root without `AT_SYMLINK_NOFOLLOW` on their parents; a directory swapped for a symlink is
-/// caught by its own stat, which does not follow it.
-fn is_stale(root: BorrowedFd<'_>, row: &RawRow, path: &mut String) -> bool {
-    let dir = if row.path.is_empty() { "." } else { &row.path };
-    let Ok(st) = rfs::statat(root, dir, AtFlags::SYMLINK_NOFOLLOW) else {
-        return true;
+/// How a recorded directory is opened for the check: never through a symlink at its last
+/// component, and on Linux as a path handle (no permission needed, nothing read).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const DIR_FLAGS: OFlags = OFlags::PATH
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// Whether one recorded directory differs from the file system. Its notes are stat'ed by name
+/// relative to the directory's own descriptor (no path walk per note); a directory swapped for
+/// a symlink fails to open.
+fn is_stale(root: BorrowedFd<'_>, row: &RawRow) -> bool {
+    let name = if row.path.is_empty() { "." } else { &row.path };
+    let dir = match rfs::openat(root, name, DIR_FLAGS, Mode::empty()) {
+        Ok(fd) => fd,
+        // Without O_PATH, an unreadable directory cannot be opened: its stamp tells.
+        Err(_) if !row.listed => {
+            return rfs::statat(root, name, AtFlags::SYMLINK_NOFOLLOW)
+                .map_or(true, |st| stale_dir_stat(&st, row));
+        }
+        Err(_) => return true,
     };
-    if FileType::from_raw_mode(st.st_mode) != FileType::Directory
-        || stamp_of(&st) != row.stamp
-        || row.stamp.ctime_ns == 0
-    {
-        return true;
+    match rfs::fstat(&dir) {
+        Ok(st) if !stale_dir_stat(&st, row) => {}
+        _ => return true,
     }
     if !row.listed {
         return false;
@@ -174,14 +190,8 @@ fn is_stale(root: BorrowedFd<'_>, row: &RawRow, path: &mut String) -> bool {
     let Some(entries) = snapshot::decode(&row.blob) else {
         return true;
     };
-    entries.iter().any(|e| {
-        path.clear();
-        if !row.path.is_empty() {
-            path.push_str(&row.path);
-            path.push('/');
-        }
-        path.push_str(e.name);
-        match rfs::statat(root, path.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+    entries.iter().any(
+        |e| match rfs::statat(&dir, e.name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => {
                 FileType::from_raw_mode(st.st_mode) != FileType::RegularFile
                     || stat_size(&st) != e.size
@@ -189,8 +199,15 @@ fn is_stale(root: BorrowedFd<'_>, row: &RawRow, path: &mut String) -> bool {
                     || e.stamp.ctime_ns == 0
             }
             Err(_) => true,
-        }
-    })
+        },
+    )
+}
+
+/// Whether a directory's stat differs from its row (or the row was recorded racy).
+fn stale_dir_stat(st: &rfs::Stat, row: &RawRow) -> bool {
+    FileType::from_raw_mode(st.st_mode) != FileType::Directory
+        || stamp_of(st) != row.stamp
+        || row.stamp.ctime_ns == 0
 }
 
 #[cfg(test)]
