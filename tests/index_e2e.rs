@@ -418,3 +418,37 @@ fn concurrent_searches_after_a_change_all_see_it_and_none_fails() {
         assert!(r.stdout.contains("quokka"), "{}", r.stdout);
     }
 }
+
+#[test]
+fn a_cited_note_renamed_since_the_reindex_keeps_its_prior_engagement() {
+    let env = notes_vault();
+    let r = env.rutter(&[
+        "capture",
+        "--summary",
+        "Picked the blue band.",
+        "--ref",
+        "Notes/blue.md",
+        "--session",
+        "S",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    env.rutter(&["reindex"]);
+    std::fs::create_dir_all(env.vault.join("Archive")).unwrap();
+    std::fs::rename(
+        env.vault.join("Notes/blue.md"),
+        env.vault.join("Archive/blue-band.md"),
+    )
+    .unwrap();
+    // No reindex: search rescans, sees a cited path gone, and the identity pass binds it.
+    let r = search(&env, &["blue", "man", "group"]);
+    assert!(
+        r.stdout.contains("Archive/blue-band.md")
+            && r.stdout.contains("↩ prior engagement")
+            && r.stdout.contains("Picked the blue band."),
+        "{}",
+        r.stdout
+    );
+    assert!(env
+        .read("_librarian/note-identity.md")
+        .contains("exact-hash: Notes/blue.md -> Archive/blue-band.md"));
+}

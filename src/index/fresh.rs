@@ -20,6 +20,9 @@ use std::path::Path;
 /// More threads than this do not pay for themselves: the stats are syscall-bound.
 const MAX_THREADS: usize = 4;
 
+/// Past this many changed notes, looking each up costs more than the identity pass may.
+const MANY_NOTES: usize = 64;
+
 /// Below this many recorded notes one thread is quicker than starting more.
 const PARALLEL_FROM: usize = 2_000;
 
@@ -75,6 +78,37 @@ impl Index {
         let done = rescan::dirs(&tx, &self.root, dirs)?;
         tx.commit()?;
         Ok(done)
+    }
+
+    /// Whether what a rescan did can move the identity pass's answer: a note that appeared or
+    /// disappeared is cited, a binding's target or a candidate; or a note that appeared or was
+    /// edited now carries the hash of a bound or unresolved ref, or is a candidate. More than
+    /// `MANY_NOTES` changes are assumed to.
+    pub fn identity_may_change(&self, done: &Refresh) -> Result<bool, IndexError> {
+        if done.paths.len() + done.edited.len() > MANY_NOTES {
+            return Ok(true);
+        }
+        let mut moved = self.conn.prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM entry_refs WHERE path = ?1)
+                 OR EXISTS(SELECT 1 FROM identity_bindings WHERE to_path = ?1)",
+        )?;
+        let mut content = self.conn.prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM identity_candidates WHERE path = ?1)
+                 OR EXISTS(SELECT 1 FROM notes n WHERE n.path = ?1 AND (
+                        EXISTS(SELECT 1 FROM identity_unresolved u WHERE u.hash = n.sha256)
+                     OR EXISTS(SELECT 1 FROM identity_bindings b WHERE b.hash = n.sha256)))",
+        )?;
+        for path in &done.paths {
+            if moved.query_row([path], |r| r.get::<_, bool>(0))? {
+                return Ok(true);
+            }
+        }
+        for path in done.paths.iter().chain(&done.edited) {
+            if content.query_row([path], |r| r.get::<_, bool>(0))? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Every directory the snapshot records, vault-relative, sorted.
@@ -308,7 +342,7 @@ mod tests {
         assert_eq!(stale(&index), ["", "Notes", "Notes/deep"], "a folder moved");
         let done = index.freshen().unwrap().unwrap();
         assert_eq!(done.new_dirs, ["Deeper"]);
-        assert!(done.notes.paths_changed);
+        assert!(done.notes.paths_changed());
 
         let paths: Vec<String> = contents(&index).into_iter().map(|c| c.0).collect();
         assert_eq!(
@@ -362,7 +396,7 @@ mod tests {
         assert_eq!(stale(&index), ["", "Notes", "Notes/deep", "Other"]);
         let again = index.freshen().unwrap().unwrap();
         assert_eq!((again.notes.changed, again.notes.removed), (0, 0));
-        assert!(!again.notes.paths_changed);
+        assert!(!again.notes.paths_changed() && again.notes.edited.is_empty());
         settle_all();
         index.freshen().unwrap();
         assert_eq!(stale(&index), Vec::<String>::new());
@@ -387,7 +421,7 @@ mod tests {
         assert_eq!(n, 5);
         let done = done.unwrap();
         assert_eq!((done.changed, done.indexed), (1, 5));
-        assert!(done.paths_changed);
+        assert_eq!(done.paths, ["Notes/d.md"]);
         assert_eq!(after, Some(done));
     }
 
@@ -405,6 +439,77 @@ mod tests {
         assert_eq!(stale(&index), ["Notes"]);
         index.freshen().unwrap();
         assert!(contents(&index).iter().any(|c| c.0 == "Notes/pipe.md"));
+    }
+
+    #[test]
+    fn only_notes_the_identity_pass_knows_of_can_move_its_answer() {
+        use crate::records::{dayfile, line, Entry, NoteRef};
+        settle_all();
+        let t = vault();
+        let cited = |path: &str, hash: &str| NoteRef {
+            path: path.into(),
+            hash: hash.into(),
+            blob: None,
+            extra: Default::default(),
+        };
+        let entry = Entry {
+            id: "e1".into(),
+            session_id: None,
+            time: "2026-11-30T00:00:00.000Z".into(),
+            summary: "cited two".into(),
+            refs: vec![
+                cited("Notes/a.md", "sha256:00"),
+                cited("Gone/old.md", "sha256:feed"),
+            ],
+            workspace: None,
+            client: None,
+            extra: Default::default(),
+        };
+        write(
+            t.path(),
+            "_librarian/sessions/2026-11-30.md",
+            &dayfile::append_bytes(0, true, "2026-11-30", &line::render(&entry)),
+        );
+        let index = Index::in_memory(t.path());
+        index
+            .conn
+            .execute(
+                "INSERT INTO identity_unresolved(from_path, hash, candidates) VALUES ('Gone/old.md', 'sha256:feed', '[]')",
+                [],
+            )
+            .unwrap();
+        let may = |paths: &[&str], edited: &[&str]| {
+            let done = Refresh {
+                paths: paths.iter().map(|p| p.to_string()).collect(),
+                edited: edited.iter().map(|p| p.to_string()).collect(),
+                ..Default::default()
+            };
+            index.identity_may_change(&done).unwrap()
+        };
+        assert!(!may(&[], &[]));
+        assert!(
+            !may(&["Other/c.md", "Notes/new.md"], &[]),
+            "not cited, no ref's hash"
+        );
+        assert!(may(&["Notes/a.md"], &[]), "a cited path appeared or went");
+        assert!(!may(&[], &["Notes/a.md"]), "a cited note edited in place");
+        index
+            .conn
+            .execute(
+                "UPDATE notes SET sha256 = 'sha256:feed' WHERE path = 'Other/c.md'",
+                [],
+            )
+            .unwrap();
+        assert!(
+            may(&[], &["Other/c.md"]),
+            "edited to carry an unresolved ref's hash"
+        );
+        assert!(
+            may(&["Other/c.md"], &[]),
+            "appeared with an unresolved ref's hash"
+        );
+        let many: Vec<&str> = vec!["n.md"; MANY_NOTES + 1];
+        assert!(may(&many, &[]));
     }
 
     /// A small deterministic generator (xorshift), so a failure replays.

@@ -24,9 +24,10 @@ pub struct Refresh {
     pub removed: usize,
     /// Notes that could not be read.
     pub skipped: usize,
-    /// Whether a note's path appeared or disappeared (created, deleted, renamed): the changes
-    /// that can move the identity pass's answer.
-    pub paths_changed: bool,
+    /// Notes that appeared or disappeared (created, deleted, renamed), by path.
+    pub paths: Vec<String>,
+    /// Notes whose content changed at the same path.
+    pub edited: Vec<String>,
     pub elapsed_ms: u128,
 }
 
@@ -34,6 +35,37 @@ impl Refresh {
     /// Whether anything in the index changed.
     pub fn touched(&self) -> bool {
         self.changed + self.removed > 0
+    }
+
+    /// Whether a note's path appeared or disappeared.
+    pub fn paths_changed(&self) -> bool {
+        !self.paths.is_empty()
+    }
+
+    /// Counts a note written: new, or with new content.
+    fn written(&mut self, path: &str, new: bool) {
+        self.changed += 1;
+        if new {
+            self.paths.push(path.to_string());
+        } else {
+            self.edited.push(path.to_string());
+        }
+    }
+
+    /// Counts a note removed from the index.
+    pub fn gone(&mut self, path: String) {
+        self.removed += 1;
+        self.paths.push(path);
+    }
+
+    /// Adds what another rescan did.
+    pub fn absorb(&mut self, other: Refresh) {
+        self.changed += other.changed;
+        self.removed += other.removed;
+        self.skipped += other.skipped;
+        self.paths.extend(other.paths);
+        self.edited.extend(other.edited);
+        self.indexed = other.indexed;
     }
 }
 
@@ -85,10 +117,9 @@ pub fn read_and_store(
                     } else {
                         None
                     };
-                    let was_new = existing.is_none();
+                    let new = existing.is_none();
                     if upsert.note(&row, existing)? {
-                        report.changed += 1;
-                        report.paths_changed |= was_new;
+                        report.written(&row.path, new);
                     }
                     outcomes.push((row.path, Some((row.size, row.stamp))));
                 }
@@ -96,7 +127,7 @@ pub fn read_and_store(
                     if any_rows {
                         if let Some((id, _)) = upsert.existing(&path)? {
                             upsert.delete(id)?;
-                            report.paths_changed = true;
+                            report.gone(path.clone());
                         }
                     }
                     outcomes.push((path, None));
@@ -107,29 +138,39 @@ pub fn read_and_store(
     })
 }
 
-/// Removes one note by path; whether it was indexed.
-pub fn delete_path(tx: &Transaction<'_>, path: &str) -> Result<bool, rusqlite::Error> {
+/// Removes one note by path, counted in `report` if it was indexed.
+pub fn delete_path(
+    tx: &Transaction<'_>,
+    path: &str,
+    report: &mut Refresh,
+) -> Result<(), rusqlite::Error> {
     let id: Option<i64> = tx
         .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
         .query_row([path], |r| r.get(0))
         .optional()?;
     if let Some(id) = id {
         delete_id(tx, id)?;
+        report.gone(path.to_string());
     }
-    Ok(id.is_some())
+    Ok(())
 }
 
-/// Removes every note under `dir` (every note for the root); how many.
-pub fn delete_under(tx: &Transaction<'_>, dir: &str) -> Result<usize, rusqlite::Error> {
+/// Removes every note under `dir` (every note for the root), counted in `report`.
+pub fn delete_under(
+    tx: &Transaction<'_>,
+    dir: &str,
+    report: &mut Refresh,
+) -> Result<(), rusqlite::Error> {
     let (low, high) = subtree_range(dir);
-    let ids: Vec<i64> = tx
-        .prepare_cached("SELECT id FROM notes WHERE path >= ?1 AND path < ?2")?
-        .query_map([low, high], |r| r.get(0))?
+    let rows: Vec<(i64, String)> = tx
+        .prepare_cached("SELECT id, path FROM notes WHERE path >= ?1 AND path < ?2")?
+        .query_map([low, high], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
-    for id in &ids {
-        delete_id(tx, *id)?;
+    for (id, path) in rows {
+        delete_id(tx, id)?;
+        report.gone(path);
     }
-    Ok(ids.len())
+    Ok(())
 }
 
 /// Every indexed path with its id.

@@ -59,8 +59,7 @@ pub fn full(tx: &Transaction<'_>, root: &Path) -> Result<Refresh, rusqlite::Erro
     for (path, id) in &indexed {
         if !listed.contains(path) {
             notes::delete_id(tx, *id)?;
-            report.removed += 1;
-            report.paths_changed = true;
+            report.gone(path.clone());
         }
     }
     write_plans(tx, root, plans, since, &mut report)?;
@@ -114,10 +113,7 @@ pub fn dirs(tx: &Transaction<'_>, root: &Path, dirs: &[String]) -> Result<Rescan
     }
     for p in &plans {
         for gone in &p.gone {
-            if notes::delete_path(tx, gone)? {
-                out.notes.removed += 1;
-                out.notes.paths_changed = true;
-            }
+            notes::delete_path(tx, gone, &mut out.notes)?;
         }
     }
     write_plans(tx, root, plans, since, &mut out.notes)?;
@@ -145,10 +141,7 @@ fn forget_tree(
     snapshot::delete_tree(tx, dir)?;
     let (low, high) = snapshot::subtree_range(dir);
     known.retain(|p| p != dir && !(p.as_str() >= low.as_str() && p.as_str() < high.as_str()));
-    let removed = notes::delete_under(tx, dir)?;
-    report.removed += removed;
-    report.paths_changed |= removed > 0;
-    Ok(())
+    notes::delete_under(tx, dir, report)
 }
 
 /// The names of the known directories directly under `dir`.

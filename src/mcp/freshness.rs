@@ -196,7 +196,7 @@ impl Freshness {
                     done
                 }
             };
-            total.paths_changed |= done.notes.paths_changed;
+            total.absorb(done.notes);
             work = match self.watch_new(&done.new_dirs) {
                 true if done.new_dirs.is_empty() => Work::Nothing,
                 true => Work::Dirs(done.new_dirs),
@@ -413,5 +413,75 @@ mod tests {
             Ok(Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan)),
         );
         assert!(matches!(shared.state.lock().unwrap().take(), Work::Full));
+    }
+
+    fn vault_with(notes: &[(&str, &str)]) -> (tempfile::TempDir, Vault) {
+        let t = tempfile::tempdir().unwrap();
+        for (rel, text) in notes {
+            let p = t.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let root = t.path().canonicalize().unwrap();
+        let vault = crate::vault::resolve(Some(&root), false).unwrap();
+        (t, vault)
+    }
+
+    /// Calls `before_call` until the index holds `n` notes; false after 20 s.
+    fn until_count(fresh: &Freshness, index: &mut Index, n: usize) -> bool {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(20) {
+            fresh.before_call(index).unwrap();
+            if index.note_count().unwrap() == n {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    #[test]
+    fn watched_events_reach_the_index_and_new_folders_are_watched_too() {
+        crate::index::snapshot::tests::settle_all();
+        let (_t, vault) = vault_with(&[("Notes/a.md", "alpha\n")]);
+        let mut index = Index::in_memory(&vault.root);
+        let fresh = Freshness::new(vault.clone());
+        fresh.watch(&mut index).unwrap();
+        assert!(fresh.lock().watching, "the watcher started");
+        std::fs::create_dir_all(vault.root.join("New/Deep")).unwrap();
+        std::fs::write(vault.root.join("New/Deep/b.md"), "beta\n").unwrap();
+        assert!(until_count(&fresh, &mut index, 2), "a note in a new folder");
+        // Only events drive a watching server: this note is found only if New/Deep is watched.
+        std::fs::write(vault.root.join("New/Deep/c.md"), "gamma\n").unwrap();
+        assert!(
+            until_count(&fresh, &mut index, 3),
+            "a note in the folder watched since"
+        );
+        std::fs::remove_file(vault.root.join("Notes/a.md")).unwrap();
+        assert!(until_count(&fresh, &mut index, 2), "a note deleted");
+        fresh.stop();
+    }
+
+    #[test]
+    fn without_a_watcher_a_call_checks_at_most_once_a_second() {
+        crate::index::snapshot::tests::settle_all();
+        let (_t, vault) = vault_with(&[("Notes/a.md", "alpha\n")]);
+        let mut index = Index::in_memory(&vault.root);
+        let fresh = Freshness::new(vault.clone());
+        fresh.before_call(&mut index).unwrap();
+        let checked = fresh.lock().last_check.unwrap();
+        std::fs::write(vault.root.join("Notes/b.md"), "beta\n").unwrap();
+        fresh.before_call(&mut index).unwrap();
+        // Only meaningful if this ran within the window (a starved machine may take longer).
+        if checked.elapsed() < CHECK_WINDOW {
+            assert_eq!(
+                index.note_count().unwrap(),
+                1,
+                "checked less than a second ago"
+            );
+        }
+        fresh.lock().last_check = Instant::now().checked_sub(CHECK_WINDOW);
+        fresh.before_call(&mut index).unwrap();
+        assert_eq!(index.note_count().unwrap(), 2);
     }
 }
