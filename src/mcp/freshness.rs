@@ -4,8 +4,11 @@
 //! covers, not `.git/`, `_librarian/` or the other skipped folders. Each event names the
 //! directory to list again; a background thread rescans those directories once the events
 //! pause (`DEBOUNCE`), and a tool call first applies whatever events arrived before it, so it
-//! waits only for the refresh of what changed. A full check runs every `SWEEP_EVERY` in the
-//! background as a net for what a watcher cannot see (a network file system).
+//! waits only for the refresh of what changed. So that "before it" holds for a note written an
+//! instant before the call, the call first creates a cookie file in a watched folder of the
+//! server's own and waits for its event: inotify queues events in order, so every earlier change
+//! has then been heard. A full check runs every `SWEEP_EVERY` in the background as a net for
+//! what a watcher cannot see (a network file system).
 //!
 //! When the watcher cannot start or keep up (inotify's watch limit, a lost event queue), a
 //! search or get-note runs the full check itself, unless one ran in the last `CHECK_WINDOW`.
@@ -19,6 +22,7 @@ use notify::event::{AccessKind, AccessMode};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher, WatcherKind};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -32,6 +36,11 @@ const SWEEP_EVERY: Duration = Duration::from_secs(30);
 const CHECK_WINDOW: Duration = Duration::from_secs(1);
 /// Rounds of "watch the new directories, list them again" before falling back to a full check.
 const MAX_ROUNDS: usize = 4;
+/// The longest a tool call waits to hear of its cookie (then it answers with what it has).
+const COOKIE_WAIT: Duration = Duration::from_millis(200);
+/// A cookie file older than this is left over from a server that stopped between creating and
+/// removing it.
+const STALE_COOKIE: Duration = Duration::from_secs(60);
 
 /// Environment variable that keeps the watcher from starting, in debug builds only (tests of
 /// the fallback); release builds ignore it.
@@ -42,12 +51,16 @@ pub struct Freshness {
     vault: Vault,
     shared: Arc<Shared>,
     watcher: Mutex<Option<RecommendedWatcher>>,
+    /// The cookies' serial numbers.
+    next_cookie: AtomicU64,
 }
 
 #[derive(Default)]
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
+    /// The watched folder cookies are created in, once it is watched.
+    cookies: Mutex<Option<PathBuf>>,
 }
 
 #[derive(Default)]
@@ -63,6 +76,8 @@ struct State {
     watching: bool,
     last_check: Option<Instant>,
     stop: bool,
+    /// The highest serial of this server's cookies the watcher has reported.
+    cookie_heard: u64,
 }
 
 /// The work a pass has to do.
@@ -79,6 +94,7 @@ impl Freshness {
             vault,
             shared: Arc::default(),
             watcher: Mutex::new(None),
+            next_cookie: AtomicU64::new(1),
         }
     }
 
@@ -112,6 +128,17 @@ impl Freshness {
         } else {
             let dirs = index.note_dirs().map_err(|e| e.to_string())?;
             add_watches(&mut watcher, &self.vault.root, &dirs)?;
+            // Without its cookie folder the server still works; a call then applies only the
+            // events that already arrived.
+            if let Some(dir) = cookie_dir(&self.vault) {
+                if watcher.watch(&dir, RecursiveMode::NonRecursive).is_ok() {
+                    *self
+                        .shared
+                        .cookies
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = Some(dir);
+                }
+            }
         }
         *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(watcher);
         Ok(())
@@ -120,6 +147,10 @@ impl Freshness {
     /// Brings `index` up to date before a search or get-note: the changes events reported, or,
     /// without a watcher, the full check when none ran in the last `CHECK_WINDOW`.
     pub fn before_call(&self, index: &mut Index) -> Result<(), IndexError> {
+        let watching = self.lock().watching;
+        if watching {
+            self.hear_everything_so_far();
+        }
         let work = {
             let mut state = self.lock();
             if state.watching {
@@ -232,6 +263,35 @@ impl Freshness {
         }
     }
 
+    /// Creates a cookie and waits (at most `COOKIE_WAIT`) until the watcher reports it: every
+    /// event queued before it has then been noted.
+    fn hear_everything_so_far(&self) {
+        let Some(dir) = self
+            .shared
+            .cookies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        else {
+            return;
+        };
+        let serial = self.next_cookie.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(cookie_name(std::process::id(), serial));
+        if std::fs::File::create_new(&path).is_err() {
+            return;
+        }
+        let started = Instant::now();
+        let mut state = self.lock();
+        while state.cookie_heard < serial {
+            let Some(left) = COOKIE_WAIT.checked_sub(started.elapsed()) else {
+                break;
+            };
+            state = self.wait(state, left);
+        }
+        drop(state);
+        let _ = std::fs::remove_file(&path);
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.shared
             .state
@@ -274,6 +334,7 @@ impl Shared {
         let mut dirs = Vec::new();
         let full = match &event {
             Ok(e) if is_read_only(&e.kind) => return,
+            Ok(e) if self.heard_cookie(e) => return,
             Ok(e) if e.need_rescan() => true,
             Ok(e) => {
                 dirs.extend(e.paths.iter().flat_map(|p| dirs_for(root, p)));
@@ -294,6 +355,69 @@ impl Shared {
         drop(state);
         self.wake.notify_all();
     }
+}
+
+impl Shared {
+    /// Whether the event is about a cookie (one of this server's: then it is recorded as heard).
+    fn heard_cookie(&self, event: &Event) -> bool {
+        let cookies = self
+            .cookies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some(dir) = cookies else {
+            return false;
+        };
+        let ours = cookie_prefix(std::process::id());
+        let mut about_cookies = false;
+        for path in &event.paths {
+            if path.parent() != Some(dir.as_path()) {
+                continue;
+            }
+            about_cookies = true;
+            let serial = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix(ours.as_str()))
+                .and_then(|n| n.parse::<u64>().ok());
+            if let (Some(serial), EventKind::Create(_)) = (serial, &event.kind) {
+                let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+                state.cookie_heard = state.cookie_heard.max(serial);
+                drop(state);
+                self.wake.notify_all();
+            }
+        }
+        about_cookies
+    }
+}
+
+/// The names of a server's cookies start with this.
+fn cookie_prefix(pid: u32) -> String {
+    format!("cookie-{pid}-")
+}
+
+/// The name of a server's cookie.
+fn cookie_name(pid: u32, serial: u64) -> String {
+    format!("{}{serial}", cookie_prefix(pid))
+}
+
+/// The folder cookies are created in (`watch/` in the state folder), emptied of cookies left
+/// over by stopped servers; `None` when it cannot be made.
+fn cookie_dir(vault: &Vault) -> Option<PathBuf> {
+    let dir = vault.state_dir().join("watch");
+    std::fs::create_dir_all(&dir).ok()?;
+    for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_COOKIE);
+        if old && entry.file_name().to_string_lossy().starts_with("cookie-") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Some(dir)
 }
 
 /// Opening or reading a file (the index's own reads of notes among them) changes nothing.
@@ -423,7 +547,10 @@ mod tests {
             std::fs::write(p, text).unwrap();
         }
         let root = t.path().canonicalize().unwrap();
+        // A git vault keeps its state (the cookie folder) in `.git/rutter/`, inside the temp dir.
+        git2::Repository::init(&root).unwrap();
         let vault = crate::vault::resolve(Some(&root), false).unwrap();
+        assert!(vault.state_dir().starts_with(&root));
         (t, vault)
     }
 
@@ -459,6 +586,37 @@ mod tests {
         );
         std::fs::remove_file(vault.root.join("Notes/a.md")).unwrap();
         assert!(until_count(&fresh, &mut index, 2), "a note deleted");
+        fresh.stop();
+    }
+
+    #[test]
+    fn a_call_hears_its_cookie_and_cookies_never_reach_the_index() {
+        crate::index::snapshot::tests::settle_all();
+        let (_t, vault) = vault_with(&[("Notes/a.md", "alpha\n")]);
+        let mut index = Index::in_memory(&vault.root);
+        let fresh = Freshness::new(vault.clone());
+        fresh.watch(&mut index).unwrap();
+        let dir = fresh
+            .shared
+            .cookies
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("a cookie folder");
+        let started = Instant::now();
+        while fresh.lock().cookie_heard == 0 && started.elapsed() < Duration::from_secs(20) {
+            fresh.hear_everything_so_far();
+        }
+        assert!(fresh.lock().cookie_heard > 0, "the watcher reports cookies");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "each cookie is removed"
+        );
+        assert!(
+            matches!(fresh.lock().take(), Work::Nothing),
+            "cookies are not changes"
+        );
         fresh.stop();
     }
 
