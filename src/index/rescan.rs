@@ -9,7 +9,7 @@ use super::notes::{self, Refresh};
 use super::snapshot::{self, DirRow, Entry};
 use super::walk::{self, DirScan};
 use rusqlite::Transaction;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
@@ -32,15 +32,22 @@ pub fn full(tx: &Transaction<'_>, root: &Path) -> Result<Refresh, rusqlite::Erro
         .map(|row| (row.path.clone(), row))
         .collect();
     let mut report = Refresh::default();
-    let indexed: HashMap<String, i64> = notes::all_paths(tx)?.into_iter().collect();
+    // Indexed notes not yet met in the walk; what is left at the end is gone.
+    let mut unmet: HashMap<String, i64> = notes::all_paths(tx)?.into_iter().collect();
     let mut plans = Vec::with_capacity(scans.len());
+    let mut path = String::new();
     for scan in scans {
         let before = old.remove(&scan.path);
-        let mut plan = Plan::new(scan, before.as_ref());
-        // A note the snapshot says is indexed but `notes` lacks is read again.
+        let mut plan = Plan::new(scan, before);
         for (n, kept) in plan.scan.notes.iter().zip(plan.kept.iter_mut()) {
-            if kept.as_ref().is_some_and(|e| e.indexed)
-                && !indexed.contains_key(&plan.scan.child(&n.name))
+            path.clear();
+            if !plan.scan.path.is_empty() {
+                path.push_str(&plan.scan.path);
+                path.push('/');
+            }
+            path.push_str(&n.name);
+            // A note the snapshot says is indexed but `notes` lacks is read again.
+            if unmet.remove(path.as_str()).is_none() && kept.is_some_and(|i| plan.before[i].indexed)
             {
                 *kept = None;
             }
@@ -51,16 +58,10 @@ pub fn full(tx: &Transaction<'_>, root: &Path) -> Result<Refresh, rusqlite::Erro
     for gone in old.keys() {
         snapshot::delete_tree(tx, gone)?;
     }
-    let listed: HashSet<String> = plans
-        .iter()
-        .flat_map(|p| p.scan.notes.iter().map(|n| p.scan.child(&n.name)))
-        .collect();
     // Any indexed note the walk did not list goes, whatever the snapshot says.
-    for (path, id) in &indexed {
-        if !listed.contains(path) {
-            notes::delete_id(tx, *id)?;
-            report.gone(path.clone());
-        }
+    for (path, id) in unmet {
+        notes::delete_id(tx, id)?;
+        report.gone(path);
     }
     write_plans(tx, root, plans, since, &mut report)?;
     report.indexed = notes::count(tx)?;
@@ -109,7 +110,7 @@ pub fn dirs(tx: &Transaction<'_>, root: &Path, dirs: &[String]) -> Result<Rescan
             }
         }
         let before = snapshot::load(tx, dir)?;
-        plans.push(Plan::new(scan, before.as_ref()));
+        plans.push(Plan::new(scan, before));
     }
     for p in &plans {
         for gone in &p.gone {
@@ -158,9 +159,11 @@ fn children(known: &BTreeSet<String>, dir: &str) -> Vec<String> {
 /// One directory's listing set against its snapshot row.
 struct Plan {
     scan: DirScan,
-    /// The recorded entry of each listed note whose stamp still matches, by position in
-    /// `scan.notes`; `None` where the note must be read.
-    kept: Vec<Option<Entry>>,
+    /// The recorded entries of the old row.
+    before: Vec<Entry>,
+    /// For each listed note, by position in `scan.notes`, the position in `before` of its
+    /// entry when the stamp still matches; `None` where the note must be read.
+    kept: Vec<Option<usize>>,
     /// Indexed notes of the old row the listing no longer has.
     gone: Vec<String>,
     /// Whether the row must be rewritten even if no note is read.
@@ -168,37 +171,41 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(scan: DirScan, before: Option<&DirRow>) -> Plan {
-        let old: HashMap<&str, &Entry> = before
-            .map(|r| r.entries.iter().map(|e| (e.name.as_str(), e)).collect())
-            .unwrap_or_default();
-        let kept: Vec<Option<Entry>> = scan
-            .notes
-            .iter()
-            .map(|n| {
-                old.get(n.name.as_str())
-                    .filter(|e| e.size == n.size && e.stamp == n.stamp && e.stamp.ctime_ns != 0)
-                    .map(|e| (*e).clone())
-            })
-            .collect();
-        let listed: HashSet<&str> = scan.notes.iter().map(|n| n.name.as_str()).collect();
-        let gone: Vec<String> = before
-            .map(|r| {
-                r.entries
-                    .iter()
-                    .filter(|e| e.indexed && !listed.contains(e.name.as_str()))
-                    .map(|e| scan.child(&e.name))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let dirty = before.is_none_or(|r| {
+    /// Walks the listing and the old row side by side (both sorted by name).
+    fn new(scan: DirScan, before: Option<DirRow>) -> Plan {
+        let dirty = before.as_ref().is_none_or(|r| {
             r.stamp != scan.stamp
                 || r.stamp.ctime_ns == 0
                 || r.listed != scan.listed
                 || r.entries.len() != scan.notes.len()
         });
+        let mut old = before.map(|r| r.entries).unwrap_or_default();
+        old.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut kept = Vec::with_capacity(scan.notes.len());
+        let mut gone = Vec::new();
+        let mut i = 0;
+        for n in &scan.notes {
+            while i < old.len() && old[i].name < n.name {
+                if old[i].indexed {
+                    gone.push(scan.child(&old[i].name));
+                }
+                i += 1;
+            }
+            let same = old.get(i).filter(|e| e.name == n.name);
+            kept.push(same.and_then(|e| {
+                (e.size == n.size && e.stamp == n.stamp && e.stamp.ctime_ns != 0).then_some(i)
+            }));
+            i += usize::from(same.is_some());
+        }
+        gone.extend(
+            old[i.min(old.len())..]
+                .iter()
+                .filter(|e| e.indexed)
+                .map(|e| scan.child(&e.name)),
+        );
         Plan {
             scan,
+            before: old,
             kept,
             gone,
             dirty,
@@ -230,18 +237,26 @@ fn write_plans(
             .into_iter()
             .collect();
     for plan in plans {
-        let mut dirty = plan.dirty;
+        let unchanged = plan.kept.iter().all(Option::is_some);
+        report.skipped += plan
+            .kept
+            .iter()
+            .flatten()
+            .filter(|&&i| !plan.before[i].indexed)
+            .count();
+        if unchanged && !plan.dirty {
+            continue;
+        }
+        let mut before: Vec<Option<Entry>> = plan.before.into_iter().map(Some).collect();
         let entries = plan
             .scan
             .notes
             .iter()
             .zip(plan.kept)
             .map(|(n, kept)| {
-                if let Some(e) = kept {
-                    report.skipped += usize::from(!e.indexed);
+                if let Some(e) = kept.and_then(|i| before[i].take()) {
                     return e;
                 }
-                dirty = true;
                 let outcome = read.get(&plan.scan.child(&n.name)).copied().flatten();
                 let (size, stamp) = outcome.unwrap_or((n.size, n.stamp));
                 report.skipped += usize::from(outcome.is_none());
@@ -253,17 +268,15 @@ fn write_plans(
                 }
             })
             .collect();
-        if dirty {
-            snapshot::put(
-                tx,
-                &DirRow {
-                    path: plan.scan.path,
-                    stamp: snapshot::settled(plan.scan.stamp, since),
-                    listed: plan.scan.listed,
-                    entries,
-                },
-            )?;
-        }
+        snapshot::put(
+            tx,
+            &DirRow {
+                path: plan.scan.path,
+                stamp: snapshot::settled(plan.scan.stamp, since),
+                listed: plan.scan.listed,
+                entries,
+            },
+        )?;
     }
     Ok(())
 }
