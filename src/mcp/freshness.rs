@@ -42,6 +42,9 @@ const COOKIE_WAIT: Duration = Duration::from_millis(200);
 /// removing it.
 const STALE_COOKIE: Duration = Duration::from_secs(60);
 
+/// What the server does without a watcher, and how to get it back (stderr).
+const FALLBACK: &str = "each search and get-note checks the notes itself instead. To watch again, raise fs.inotify.max_user_watches (see docs/troubleshooting.md) and restart the MCP client.";
+
 /// Environment variable that keeps the watcher from starting, in debug builds only (tests of
 /// the fallback); release builds ignore it.
 pub const NO_WATCH_ENV: &str = "RUTTER_NO_WATCH";
@@ -104,9 +107,9 @@ impl Freshness {
     pub fn watch(&self, index: &mut Index) -> Result<(), IndexError> {
         match self.start_watcher(index) {
             Ok(()) => self.lock().watching = true,
-            Err(why) => eprintln!(
-                "[rutter] cannot watch the vault for changes ({why}); notes are checked before each search instead."
-            ),
+            Err(why) => {
+                eprintln!("[rutter] cannot watch the vault for changes ({why}); {FALLBACK}")
+            }
         }
         self.apply(index, Work::Full)
     }
@@ -253,9 +256,7 @@ impl Freshness {
         match add_watches(watcher, &self.vault.root, dirs) {
             Ok(()) => true,
             Err(why) => {
-                eprintln!(
-                    "[rutter] stopped watching the vault ({why}); notes are checked before each search instead."
-                );
+                eprintln!("[rutter] stopped watching the vault ({why}); {FALLBACK}");
                 slot.take();
                 self.lock().watching = false;
                 false
