@@ -2,7 +2,7 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub const SCHEMA_VERSION: &str = "rutter-index 4";
+pub const SCHEMA_VERSION: &str = "rutter-index 5";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).
@@ -23,6 +23,8 @@ CREATE TABLE notes(
     mtime INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL, blob TEXT NOT NULL);
 CREATE VIRTUAL TABLE notes_fts USING fts5(path UNINDEXED, title, body, tags, tokenize='porter unicode61');
+CREATE TABLE note_dirs(path TEXT NOT NULL UNIQUE, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
+    listed INTEGER NOT NULL, entries BLOB NOT NULL);
 CREATE TABLE identity_bindings(from_path TEXT NOT NULL, hash TEXT NOT NULL, to_path TEXT NOT NULL,
     detected TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
 CREATE TABLE identity_unresolved(from_path TEXT NOT NULL, hash TEXT NOT NULL, candidates TEXT NOT NULL,
