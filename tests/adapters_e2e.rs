@@ -70,6 +70,11 @@ fn hook(env: &Env, client: &str, stdin: &[u8], vars: &[(&str, &Path)]) -> Run {
     r
 }
 
+/// Asserts that the run's stderr holds `text`.
+fn said(r: &Run, text: &str) {
+    assert!(r.stderr.contains(text), "wanted {text:?} in:\n{}", r.stderr);
+}
+
 /// `(summary, client)` of every entry, in file order.
 fn landed(env: &Env) -> Vec<(String, String)> {
     env.entries()
@@ -114,21 +119,12 @@ fn claude_code_captures_the_turn_from_its_transcript() {
         json!({"transcript_path": transcript, "cwd": cwd}),
     );
     let r = hook(&env, "claude", &stdin, &[]);
-    assert!(
-        r.stderr.contains("captured 2 entries [garden]"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "captured 2 entries [garden]");
     assert_eq!(landed(&env), want(&[BEDS, SEEDS], "claude"));
     assert_workspace(&env, &cwd);
     // The Stop fires again: nothing new.
     let r = hook(&env, "claude", &stdin, &[]);
-    assert!(
-        r.stderr
-            .contains("all 2 directives of this turn are unchanged"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "all 2 directives of this turn are unchanged");
     assert_eq!(landed(&env).len(), 2);
 }
 
@@ -142,11 +138,7 @@ fn codex_captures_its_final_message() {
         &payload("codex", "stop.json", json!({"cwd": cwd})),
         &[],
     );
-    assert!(
-        r.stderr.contains("captured 2 entries [garden]"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "captured 2 entries [garden]");
     assert_eq!(landed(&env), want(&[BEDS, SEEDS], "codex"));
     assert_workspace(&env, &cwd);
     let r = hook(
@@ -155,12 +147,7 @@ fn codex_captures_its_final_message() {
         &payload("codex", "stop-null-message.json", json!({"cwd": cwd})),
         &[],
     );
-    assert!(
-        r.stderr
-            .contains("no session directive found; nothing captured."),
-        "{}",
-        r.stderr
-    );
+    said(&r, "no session directive found; nothing captured.");
 }
 
 #[test]
@@ -173,52 +160,60 @@ fn grok_and_muse_capture_their_final_message() {
         json!({"cwd": cwd, "workspaceRoot": cwd}),
     );
     let r = hook(&env, "grok", &grok, &[]);
-    assert!(
-        r.stderr.contains("captured 1 entry [garden]"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "captured 1 entry [garden]");
     let muse = payload("muse", "stop.json", json!({"cwd": cwd}));
     let r = hook(&env, "muse", &muse, &[]);
-    assert!(
-        r.stderr.contains("captured 1 entry [garden]"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "captured 1 entry [garden]");
     let mut both = want(&[BEDS], "grok");
     both.extend(want(&[SEEDS], "muse"));
     assert_eq!(landed(&env), both);
     assert_workspace(&env, &cwd);
 }
 
-/// A Copilot home holding the fixture's session log (all of it, or the part written before the
-/// final message).
-fn copilot_home(env: &Env, events: &str) -> (PathBuf, PathBuf) {
+/// A vault, the project, and a Copilot home holding the fixture's session log `events` (all of
+/// it, or the part written before the final message), with the Stop payload naming that log.
+struct Copilot {
+    env: Env,
+    cwd: PathBuf,
+    home: PathBuf,
+    log: PathBuf,
+    stdin: Vec<u8>,
+}
+
+fn copilot(events: &str) -> Copilot {
+    let env = Env::git_vault();
+    let cwd = project(&env);
     let home = env.root().join("copilot-home");
     let id = "6f1d2c3b-8a47-4e59-b0c2-7d9e1f3a5b68";
     let log = home.join("session-state").join(id).join("events.jsonl");
     std::fs::create_dir_all(log.parent().unwrap()).unwrap();
     std::fs::write(&log, fixture("copilot", events)).unwrap();
-    (home, log)
-}
-
-#[test]
-fn copilot_reads_the_current_turn_of_its_event_log() {
-    let env = Env::git_vault();
-    let cwd = project(&env);
-    let (home, log) = copilot_home(&env, "events.jsonl");
-    // The log named by the payload.
     let stdin = payload(
         "copilot",
         "stop.json",
         json!({"cwd": cwd, "transcriptPath": log}),
     );
+    Copilot {
+        env,
+        cwd,
+        home,
+        log,
+        stdin,
+    }
+}
+
+#[test]
+fn copilot_reads_the_current_turn_of_its_event_log() {
+    let Copilot {
+        env,
+        cwd,
+        home,
+        stdin,
+        ..
+    } = copilot("events.jsonl");
+    // The log named by the payload.
     let r = hook(&env, "copilot", &stdin, &[]);
-    assert!(
-        r.stderr.contains("captured 2 entries [garden]"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "captured 2 entries [garden]");
     assert_eq!(landed(&env), want(&[BEDS, SEEDS], "copilot"));
     assert_workspace(&env, &cwd);
     // Found from the session id under $COPILOT_HOME, in the VS Code-compatible shape: the same
@@ -229,33 +224,20 @@ fn copilot_reads_the_current_turn_of_its_event_log() {
         json!({"cwd": cwd, "transcript_path": null}),
     );
     let r = hook(&env, "copilot", &stdin, &[("COPILOT_HOME", &home)]);
-    assert!(
-        r.stderr
-            .contains("all 2 directives of this turn are unchanged"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "all 2 directives of this turn are unchanged");
 }
 
 #[test]
 fn copilot_waits_for_a_final_message_written_after_the_hook_started() {
-    let env = Env::git_vault();
-    let cwd = project(&env);
-    let (_, log) = copilot_home(&env, "events-unfinished.jsonl");
-    let stdin = payload(
-        "copilot",
-        "stop.json",
-        json!({"cwd": cwd, "transcriptPath": log}),
-    );
-    let appender = {
-        let log = log.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(400));
-            let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
-            std::io::Write::write_all(&mut f, fixture("copilot", "events-final.jsonl").as_bytes())
-                .unwrap();
-        })
-    };
+    let Copilot {
+        env, log, stdin, ..
+    } = copilot("events-unfinished.jsonl");
+    let appender = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        std::io::Write::write_all(&mut f, fixture("copilot", "events-final.jsonl").as_bytes())
+            .unwrap();
+    });
     // A wait far longer than the append takes, so a loaded machine cannot make it flaky; the
     // hook returns as soon as the final message is there.
     let mut c = env.cmd();
@@ -264,34 +246,23 @@ fn copilot_waits_for_a_final_message_written_after_the_hook_started() {
     let r = run_with_stdin(&mut c, &stdin);
     appender.join().unwrap();
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
-    assert!(
-        r.stderr.contains("captured 2 entries [garden]"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "captured 2 entries [garden]");
     assert_eq!(landed(&env), want(&[BEDS, SEEDS], "copilot"));
 }
 
 #[test]
 fn copilot_captures_what_was_written_when_the_wait_runs_out_and_says_so() {
-    let env = Env::git_vault();
-    let cwd = project(&env);
-    let (_, log) = copilot_home(&env, "events-unfinished.jsonl");
-    let stdin = payload(
-        "copilot",
-        "stop.json",
-        json!({"cwd": cwd, "transcriptPath": log}),
-    );
+    let Copilot {
+        env, cwd, stdin, ..
+    } = copilot("events-unfinished.jsonl");
     let mut c = env.cmd();
     c.args(["capture", "--client", "copilot"])
         .env("RUTTER_TURN_WAIT_MS", "300");
     let r = run_with_stdin(&mut c, &stdin);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains("the turn's final message was not in the events.jsonl within"),
-        "{}",
-        r.stderr
+    said(
+        &r,
+        "the turn's final message was not in the events.jsonl within",
     );
     assert_eq!(landed(&env), want(&[BEDS], "copilot"));
     // A log that never appears: one line, nothing captured.
@@ -301,69 +272,59 @@ fn copilot_captures_what_was_written_when_the_wait_runs_out_and_says_so() {
         json!({"cwd": cwd, "transcriptPath": env.root().join("missing/events.jsonl")}),
     );
     let r = run_with_stdin(&mut c, &stdin);
-    assert!(r.stderr.contains("cannot read transcript"), "{}", r.stderr);
-    assert!(r.stderr.contains("nothing captured."), "{}", r.stderr);
+    said(&r, "cannot read transcript");
+    said(&r, "nothing captured.");
+}
+
+const AGY_CONVERSATION: &str = "ec33ebf9-0cba-4100-8142-c61503f6c587";
+
+/// Writes the fixture's full transcript into `logs`, feeds agy's Stop payload with `path` as its
+/// `transcriptPath` (none when `None`) and checks that the turn landed.
+fn agy_captures(env: &Env, logs: &Path, path: Option<PathBuf>) {
+    let cwd = project(env);
+    std::fs::create_dir_all(logs).unwrap();
+    std::fs::write(
+        logs.join("transcript_full.jsonl"),
+        fixture("agy", "transcript_full.jsonl"),
+    )
+    .unwrap();
+    let stdin = payload(
+        "agy",
+        "stop.json",
+        json!({"workspacePaths": [cwd], "transcriptPath": path}),
+    );
+    let r = hook(env, "agy", &stdin, &[]);
+    said(&r, "captured 2 entries [garden]");
+    assert_eq!(landed(env), want(&[BEDS, SEEDS], "agy"));
+    assert_workspace(env, &cwd);
+    assert_eq!(env.entries()[0]["session_id"], AGY_CONVERSATION);
 }
 
 #[test]
 fn agy_reads_the_current_turn_of_its_full_transcript() {
     let env = Env::git_vault();
-    let cwd = project(&env);
     let logs = env.root().join("brain/ec33ebf9/.system_generated/logs");
-    std::fs::create_dir_all(&logs).unwrap();
     // The shortened transcript the payload names holds only the prompt; the full one beside it
     // holds the turn.
-    std::fs::write(logs.join("transcript.jsonl"), "{\"step_index\":0,\"source\":\"USER_EXPLICIT\",\"type\":\"USER_INPUT\",\"content\":\"x\"}\n").unwrap();
+    std::fs::create_dir_all(&logs).unwrap();
+    let short = logs.join("transcript.jsonl");
     std::fs::write(
-        logs.join("transcript_full.jsonl"),
-        fixture("agy", "transcript_full.jsonl"),
+        &short,
+        "{\"step_index\":0,\"source\":\"USER_EXPLICIT\",\"type\":\"USER_INPUT\",\"content\":\"x\"}\n",
     )
     .unwrap();
-    let stdin = payload(
-        "agy",
-        "stop.json",
-        json!({"workspacePaths": [cwd], "transcriptPath": logs.join("transcript.jsonl")}),
-    );
-    let r = hook(&env, "agy", &stdin, &[]);
-    assert!(
-        r.stderr.contains("captured 2 entries [garden]"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(landed(&env), want(&[BEDS, SEEDS], "agy"));
-    assert_workspace(&env, &cwd);
-    let e = &env.entries()[0];
-    assert_eq!(e["session_id"], "ec33ebf9-0cba-4100-8142-c61503f6c587");
+    agy_captures(&env, &logs, Some(short));
 }
 
 #[test]
 fn agy_finds_the_transcript_of_the_conversation_under_home() {
     let env = Env::git_vault();
-    let cwd = project(&env);
-    let id = "ec33ebf9-0cba-4100-8142-c61503f6c587";
     let logs = env
         .home
         .join(".gemini/antigravity-cli/brain")
-        .join(id)
+        .join(AGY_CONVERSATION)
         .join(".system_generated/logs");
-    std::fs::create_dir_all(&logs).unwrap();
-    std::fs::write(
-        logs.join("transcript_full.jsonl"),
-        fixture("agy", "transcript_full.jsonl"),
-    )
-    .unwrap();
-    let stdin = payload(
-        "agy",
-        "stop.json",
-        json!({"workspacePaths": [cwd], "transcriptPath": null}),
-    );
-    let r = hook(&env, "agy", &stdin, &[]);
-    assert!(
-        r.stderr.contains("captured 2 entries [garden]"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(landed(&env), want(&[BEDS, SEEDS], "agy"));
+    agy_captures(&env, &logs, None);
 }
 
 #[test]
@@ -393,7 +354,7 @@ fn truncated_malformed_and_subagent_payloads_capture_nothing() {
             "{client} {name}: {}",
             r.stderr
         );
-        assert!(r.stderr.contains("in vault "), "{}", r.stderr);
+        said(&r, "in vault ");
     }
     assert!(env.day_files().is_empty(), "nothing may be written");
 }
@@ -406,31 +367,19 @@ fn a_repository_that_opted_out_is_skipped_until_it_opts_back_in() {
     let stdin = payload("codex", "stop.json", json!({"cwd": cwd.join("src")}));
     let r = hook(&env, "codex", &stdin, &[]);
     let shown = cwd.display();
-    assert!(
-        r.stderr.contains(&format!("[librarian-capture] capture is turned off in {shown} (git config rutter.capture is false there); nothing captured. To capture sessions there again, run `git -C {shown} config --unset rutter.capture`.")),
-        "{}",
-        r.stderr
-    );
+    said(&r, &format!("[librarian-capture] capture is turned off in {shown} (git config rutter.capture is false there); nothing captured. To capture sessions there again, run `git -C {shown} config --unset rutter.capture`."));
     assert!(env.day_files().is_empty());
     // Manual captures from there are skipped too.
     let mut c = env.cmd();
     c.current_dir(&cwd)
         .args(["capture", "--summary", "By hand.", "--session", "m"]);
     let r = run_with_stdin(&mut c, b"");
-    assert!(
-        r.stderr.contains("capture is turned off in"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "capture is turned off in");
     assert!(env.day_files().is_empty());
     // The command the message gives turns it back on.
     env.git_in(&cwd, &["config", "--unset", "rutter.capture"]);
     let r = hook(&env, "codex", &stdin, &[]);
-    assert!(
-        r.stderr.contains("captured 2 entries [garden]"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "captured 2 entries [garden]");
     // A value that is not a boolean refuses, and names the value.
     env.git_in(&cwd, &["config", "rutter.capture", "perhaps"]);
     let r = hook(
@@ -439,10 +388,6 @@ fn a_repository_that_opted_out_is_skipped_until_it_opts_back_in() {
         &payload("grok", "stop.json", json!({"cwd": cwd})),
         &[],
     );
-    assert!(
-        r.stderr.contains("rutter.capture is \"perhaps\" in"),
-        "{}",
-        r.stderr
-    );
+    said(&r, "rutter.capture is \"perhaps\" in");
     assert_eq!(landed(&env).len(), 2);
 }

@@ -125,8 +125,6 @@ mod tests {
     use serde_json::json;
 
     const STOP: &str = include_str!("../../../tests/fixtures/clients/agy/stop.json");
-    const TRUNCATED: &str = include_str!("../../../tests/fixtures/clients/agy/stop-truncated.json");
-    const MALFORMED: &str = include_str!("../../../tests/fixtures/clients/agy/stop-malformed.json");
     const TRANSCRIPT: &str =
         include_str!("../../../tests/fixtures/clients/agy/transcript_full.jsonl");
 
@@ -146,11 +144,6 @@ mod tests {
                 format!("/home/dev/.gemini/antigravity-cli/brain/{id}/.system_generated/logs/transcript.jsonl").into()
             )
         );
-        assert_eq!(agy(TRUNCATED), Err(PayloadError::NotJson));
-        assert!(matches!(
-            agy(MALFORMED),
-            Err(PayloadError::Malformed { client: "agy", .. })
-        ));
         let kinds: Vec<Line> = TRANSCRIPT.lines().map(|l| classify(l.as_bytes())).collect();
         assert_eq!(kinds.iter().filter(|k| **k == Line::Prompt).count(), 2);
         assert!(matches!(

@@ -122,10 +122,6 @@ mod tests {
 
     const STOP: &str = include_str!("../../../tests/fixtures/clients/copilot/stop.json");
     const VSCODE: &str = include_str!("../../../tests/fixtures/clients/copilot/stop-vscode.json");
-    const TRUNCATED: &str =
-        include_str!("../../../tests/fixtures/clients/copilot/stop-truncated.json");
-    const MALFORMED: &str =
-        include_str!("../../../tests/fixtures/clients/copilot/stop-malformed.json");
     const EVENTS: &str = include_str!("../../../tests/fixtures/clients/copilot/events.jsonl");
 
     fn copilot(text: &str) -> Result<Option<Stop>, PayloadError> {
@@ -147,14 +143,6 @@ mod tests {
         let stop = copilot(VSCODE).unwrap().unwrap();
         assert_eq!(stop.session_id.as_deref(), Some(id));
         assert!(matches!(stop.source, Source::CopilotEvents(_)));
-        assert_eq!(copilot(TRUNCATED), Err(PayloadError::NotJson));
-        assert!(matches!(
-            copilot(MALFORMED),
-            Err(PayloadError::Malformed {
-                client: "copilot",
-                ..
-            })
-        ));
         assert_eq!(
             copilot(r#"{"hookEventName":"subagentStop","sessionId":"x"}"#),
             Ok(None)

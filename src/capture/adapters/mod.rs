@@ -223,6 +223,34 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn fixture(client: &str, name: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/clients")
+            .join(client)
+            .join(name);
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    #[test]
+    fn truncated_and_malformed_fixtures_of_every_client_are_errors() {
+        for a in &ADAPTERS {
+            let truncated = fixture(a.label, "stop-truncated.json");
+            assert_eq!(
+                decode(Some(a.label), truncated.as_bytes()),
+                Err(PayloadError::NotJson)
+            );
+            let malformed = fixture(a.label, "stop-malformed.json");
+            assert!(
+                matches!(
+                    decode(Some(a.label), malformed.as_bytes()),
+                    Err(PayloadError::Malformed { client, .. }) if client == a.label
+                ),
+                "{}",
+                a.label
+            );
+        }
+    }
+
     #[test]
     fn the_table_is_the_list_of_clients() {
         let labels: Vec<&str> = ADAPTERS.iter().map(|a| a.label).collect();

@@ -43,10 +43,6 @@ mod tests {
     use super::*;
 
     const STOP: &str = include_str!("../../../tests/fixtures/clients/muse/stop.json");
-    const TRUNCATED: &str =
-        include_str!("../../../tests/fixtures/clients/muse/stop-truncated.json");
-    const MALFORMED: &str =
-        include_str!("../../../tests/fixtures/clients/muse/stop-malformed.json");
 
     fn muse(text: &str) -> Result<Option<Stop>, PayloadError> {
         decode_stdin(Some("muse"), text.as_bytes())
@@ -63,11 +59,6 @@ mod tests {
             panic!("no final message");
         };
         assert_eq!(super::super::directives_in(&text).found.len(), 1);
-        assert_eq!(muse(TRUNCATED), Err(PayloadError::NotJson));
-        assert!(matches!(
-            muse(MALFORMED),
-            Err(PayloadError::Malformed { client: "muse", .. })
-        ));
         assert_eq!(muse(r#"{"hook_event_name":"SessionEnd"}"#), Ok(None));
         let stop = muse(r#"{"sessionId":"m","lastAssistantMessage":"x"}"#)
             .unwrap()
