@@ -75,6 +75,12 @@ fn said(r: &Run, text: &str) {
     assert!(r.stderr.contains(text), "wanted {text:?} in:\n{}", r.stderr);
 }
 
+/// The newest run in the hook-run log (spec/status.md).
+fn last_run(env: &Env) -> Value {
+    let log = std::fs::read_to_string(env.vault.join(".git/rutter/hook-runs.jsonl")).unwrap();
+    serde_json::from_str(log.lines().last().unwrap()).unwrap()
+}
+
 /// `(summary, client)` of every entry, in file order.
 fn landed(env: &Env) -> Vec<(String, String)> {
     env.entries()
@@ -357,6 +363,22 @@ fn truncated_malformed_and_subagent_payloads_capture_nothing() {
         said(&r, "in vault ");
     }
     assert!(env.day_files().is_empty(), "nothing may be written");
+    // The last one, a subagent's stop, is logged as skipped; a malformed payload as malformed.
+    assert_eq!(last_run(&env)["outcome"], "malformed");
+    hook(
+        &env,
+        "grok",
+        fixture("grok", "subagent-stop.json").as_bytes(),
+        &[],
+    );
+    let run = last_run(&env);
+    assert_eq!(
+        (&run["outcome"], &run["session"]),
+        (
+            &json!("skipped"),
+            &json!("0198f3a2-aaaa-7c10-8b42-000000000001")
+        )
+    );
 }
 
 #[test]
@@ -369,6 +391,13 @@ fn a_repository_that_opted_out_is_skipped_until_it_opts_back_in() {
     let shown = cwd.display();
     said(&r, &format!("[librarian-capture] capture is turned off in {shown} (git config rutter.capture is false there); nothing captured. To capture sessions there again, run `git -C {shown} config --unset rutter.capture`."));
     assert!(env.day_files().is_empty());
+    // The hook-run log says it was skipped on purpose, without naming the repository.
+    let run = last_run(&env);
+    assert_eq!(
+        (&run["outcome"], &run["client"]),
+        (&json!("skipped"), &json!("codex"))
+    );
+    assert!(!run["reason"].as_str().unwrap().contains("garden"), "{run}");
     // Manual captures from there are skipped too.
     let mut c = env.cmd();
     c.current_dir(&cwd)

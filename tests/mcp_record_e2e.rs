@@ -116,6 +116,23 @@ async fn with_the_flag_a_decision_is_recorded_once_with_the_clients_label() {
     assert_eq!(e["workspace"]["project"], "garden");
     assert_eq!(e["refs"].as_array().unwrap().len(), 1);
     assert!(e["session_id"].as_str().unwrap().starts_with("mcp-"), "{e}");
+    // Each call is a run in the hook-run log, under the client's label and the session.
+    let log = std::fs::read_to_string(env.vault.join(".git/rutter/hook-runs.jsonl")).unwrap();
+    let runs: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen: Vec<(&str, &str)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["outcome"].as_str().unwrap(),
+                r["client"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, [("captured", "claude"), ("deduped", "claude")]);
+    assert_eq!(runs[0]["session"], e["session_id"]);
     // Committed, as a hook's capture is, and the day file equals its committed blob.
     assert_eq!(commits(&env), before + 1);
     let day = env.first_day();

@@ -8,23 +8,33 @@ use super::workspace;
 
 /// The git config key; `false` in a repository's own config turns capture off there.
 pub const CAPTURE_KEY: &str = "rutter.capture";
+/// Why a capture is skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The stderr line, without its prefix.
+    pub line: String,
+    /// The hook-run log's reason: no path, the log says why, not where.
+    pub logged: &'static str,
+}
 
-/// Why captures from `cwd` are skipped (the stderr line, without its prefix), or `None` when
-/// they are allowed: outside a repository, or with the key unset or true.
-pub fn refusal(cwd: Option<&str>) -> Option<String> {
+/// Why captures from `cwd` are skipped, or `None` when they are allowed: outside a
+/// repository, or with the key unset or true.
+pub fn refusal(cwd: Option<&str>) -> Option<Refusal> {
     let repo = workspace::repo_config(cwd?)?;
     let shown = inert_line(&repo.work_tree.display().to_string(), PROVENANCE_MAX_CHARS);
     let quoted = shell_quote(&shown);
     match repo.bool(CAPTURE_KEY) {
-        Ok(Some(false)) => Some(format!(
-            "capture is turned off in {shown} (git config {CAPTURE_KEY} is false there); nothing captured. To capture sessions there again, run `git -C {quoted} config --unset {CAPTURE_KEY}`."
-        )),
+        Ok(Some(false)) => Some(Refusal {
+            line: format!("capture is turned off in {shown} (git config {CAPTURE_KEY} is false there); nothing captured. To capture sessions there again, run `git -C {quoted} config --unset {CAPTURE_KEY}`."),
+            logged: "capture is turned off in the session's repository (rutter.capture is false)",
+        }),
         Ok(_) => None,
         Err(raw) => {
             let raw = inert_line(&raw, PROVENANCE_MAX_CHARS);
-            Some(format!(
-                "{CAPTURE_KEY} is \"{raw}\" in {shown}, which is not true or false; nothing captured. Set it with `git -C {quoted} config {CAPTURE_KEY} false` (or true)."
-            ))
+            Some(Refusal {
+                line: format!("{CAPTURE_KEY} is \"{raw}\" in {shown}, which is not true or false; nothing captured. Set it with `git -C {quoted} config {CAPTURE_KEY} false` (or true)."),
+                logged: "rutter.capture in the session's repository is not true or false",
+            })
         }
     }
 }
@@ -59,7 +69,7 @@ mod tests {
     #[test]
     fn off_only_where_the_repository_says_false() {
         let (_d, cwd) = repo("[rutter]\n\tcapture = false\n");
-        let why = refusal(Some(&cwd)).unwrap();
+        let why = refusal(Some(&cwd)).unwrap().line;
         assert!(why.starts_with("capture is turned off in /"), "{why}");
         assert!(
             why.contains("work repo (git config rutter.capture is false there)"),
@@ -82,7 +92,7 @@ mod tests {
     #[test]
     fn a_value_that_is_not_a_boolean_is_refused_and_named() {
         let (_d, cwd) = repo("[rutter]\n\tcapture = sometimes\n");
-        let why = refusal(Some(&cwd)).unwrap();
+        let why = refusal(Some(&cwd)).unwrap().line;
         assert!(
             why.starts_with("rutter.capture is \"sometimes\" in /"),
             "{why}"

@@ -17,8 +17,10 @@ pub mod pager;
 pub mod recent;
 pub mod reindex;
 pub mod restore;
+pub mod retract;
 pub mod search;
 pub mod show;
+pub mod status;
 pub mod verify;
 
 use clap::{Parser, Subcommand};
@@ -70,6 +72,7 @@ pub enum Command {
     Search(search::Args),
     Show(show::Args),
     Identity(identity::Args),
+    Retract(retract::Args),
     Gate(gate::Args),
     Verify(verify::Args),
     Log(log::Args),
@@ -80,6 +83,7 @@ pub enum Command {
     InstallHook(install_hook::InstallArgs),
     UninstallHook(install_hook::UninstallArgs),
     InstallGitHooks(githooks::Args),
+    Status(status::Args),
     Man(man::Args),
     Completions(man::CompletionsArgs),
     #[command(hide = true)]
@@ -115,6 +119,7 @@ fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
         Command::Search(args) => search::run(vault, args),
         Command::Show(args) => show::run(vault, args),
         Command::Identity(args) => identity::run(vault, args),
+        Command::Retract(args) => retract::run(vault, args),
         Command::Gate(args) => gate::run(vault, args),
         Command::Verify(args) => verify::run(vault, args),
         Command::Log(args) => log::run(vault, args),
@@ -128,6 +133,7 @@ fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
             install_hook::run(vault, a.common, crate::clients::Mode::Uninstall)
         }
         Command::InstallGitHooks(args) => githooks::run(vault, args),
+        Command::Status(args) => status::run(vault, args),
         Command::Man(args) => man::run(args),
         Command::Completions(args) => man::completions(args),
     };

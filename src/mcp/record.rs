@@ -7,7 +7,7 @@
 //! client), so a call repeated in one session records nothing new. The entry's `client` is the
 //! MCP client's name when it names a known client.
 
-use crate::capture::{self, directive::Directive, Request};
+use crate::capture::{self, directive::Directive, Outcome, Request};
 use crate::recall::tools::ArgError;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
@@ -108,25 +108,26 @@ impl Recorder {
             session_id: Some(self.session_id.clone()),
             cwd: self.cwd.clone(),
         };
-        let lines = std::panic::catch_unwind(|| capture::run(req)).unwrap_or_else(|_| {
-            vec![format!(
-                "{CAPTURE_PREFIX}error: internal error; nothing was lost, please report it."
-            )]
-        });
-        result(&lines)
+        match std::panic::catch_unwind(|| capture::run(req)) {
+            Ok(report) => result(&report.lines, &report.outcome),
+            Err(_) => Recorded {
+                text: "error: internal error; nothing was lost, please report it.".into(),
+                is_error: true,
+            },
+        }
     }
 }
 
-/// The tool result from capture's lines: without their prefix and the closing `in vault` line;
-/// an error result when capture reported an error.
-fn result(lines: &[String]) -> Recorded {
+/// The tool result from capture's lines (without their prefix and the closing `in vault`
+/// line); an error result when the capture failed.
+fn result(lines: &[String], outcome: &Outcome) -> Recorded {
     let kept: Vec<&str> = lines
         .iter()
         .map(|l| l.strip_prefix(CAPTURE_PREFIX).unwrap_or(l))
         .filter(|l| !l.starts_with("in vault "))
         .collect();
     Recorded {
-        is_error: kept.iter().any(|l| l.starts_with("error:")),
+        is_error: outcome.kind().failed(),
         text: kept.join("\n"),
     }
 }
@@ -248,11 +249,19 @@ mod tests {
     #[test]
     fn results_from_capture_lines() {
         let p = CAPTURE_PREFIX;
-        let r = result(&[
-            format!("{p}rejected unresolvable refs: x.md"),
-            format!("{p}captured 1 entry [proj] into 2026-12-01 session record."),
-            format!("{p}in vault /v"),
-        ]);
+        let captured = Outcome::Captured {
+            entries: 1,
+            day: "2026-12-01".into(),
+            pending: false,
+        };
+        let r = result(
+            &[
+                format!("{p}rejected unresolvable refs: x.md"),
+                format!("{p}captured 1 entry [proj] into 2026-12-01 session record."),
+                format!("{p}in vault /v"),
+            ],
+            &captured,
+        );
         assert_eq!(
             r,
             Recorded {
@@ -260,7 +269,9 @@ mod tests {
                 is_error: false
             }
         );
-        assert!(result(&[format!("{p}error: disk full"), format!("{p}in vault /v")]).is_error);
+        let failed = Outcome::Error("error: disk full".into());
+        assert!(result(&[format!("{p}error: disk full")], &failed).is_error);
+        assert!(!result(&[], &Outcome::Skipped("off".into())).is_error);
     }
 
     #[test]

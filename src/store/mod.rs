@@ -12,9 +12,12 @@ pub mod guard;
 pub mod history;
 pub mod journal;
 pub mod localconfig;
+pub mod record;
 pub mod restore;
+pub mod retract;
 pub mod setup;
 pub mod sign;
+pub mod status;
 pub mod tree;
 pub mod verify;
 

@@ -19,7 +19,7 @@ pub mod muse;
 use super::directive::{directive_from_value, directives_in, Directive, Directives};
 use super::payload::{self, PayloadError};
 use super::transcript::{self, scan_messages, DEFAULT_BUDGET};
-use super::P;
+use super::{Outcome, P};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -155,16 +155,16 @@ fn other_event(name: Option<&str>, stops: &[&str]) -> bool {
     name.is_some_and(|n| !stops.contains(&n))
 }
 
-/// The directives of the turn `source` names, in order; `None` (with a message) when there is
-/// nothing to scan.
-pub fn directives(source: &Source, out: &mut Vec<String>) -> Option<Directives> {
+/// The directives of the turn `source` names, in order; the outcome (with a message) when
+/// there is nothing to scan.
+pub fn directives(source: &Source, out: &mut Vec<String>) -> Result<Directives, Outcome> {
     match source {
         Source::Direct(d) => {
             if super::directive::is_unfilled(&d.summary) {
                 out.push(format!("{P} empty summary; no entry written."));
-                return None;
+                return Err(Outcome::Empty);
             }
-            Some(Directives {
+            Ok(Directives {
                 found: vec![d.clone()],
                 ..Directives::default()
             })
@@ -177,14 +177,14 @@ pub fn directives(source: &Source, out: &mut Vec<String>) -> Option<Directives> 
                 if turn.budget_exhausted {
                     out.push(budget_line());
                 }
-                Some(turn.directives)
+                Ok(turn.directives)
             }
             Err(e) => {
                 out.push(format!("{P} {e}; nothing captured."));
-                None
+                Err(Outcome::Error(e.to_string()))
             }
         },
-        Source::FinalMessage(text) => Some(text.as_deref().map(directives_in).unwrap_or_default()),
+        Source::FinalMessage(text) => Ok(text.as_deref().map(directives_in).unwrap_or_default()),
         Source::CopilotEvents(path) => late_log(path, copilot::classify, "events.jsonl", out),
         Source::AgyTranscript(path) => late_log(path, agy::classify, "transcript", out),
     }
@@ -196,7 +196,7 @@ fn late_log(
     classify: fn(&[u8]) -> late::Line,
     what: &str,
     out: &mut Vec<String>,
-) -> Option<Directives> {
+) -> Result<Directives, Outcome> {
     match late::read(path, DEFAULT_BUDGET, late::wait(), classify) {
         Ok(read) => {
             if read.turn.budget_exhausted {
@@ -205,11 +205,11 @@ fn late_log(
             if !read.complete {
                 out.push(format!("{P} the turn's final message was not in the {what} within {} ms of the hook; lines written after that are not read.", read.waited.as_millis()));
             }
-            Some(scan_messages(&read.turn.messages))
+            Ok(scan_messages(&read.turn.messages))
         }
         Err(e) => {
             out.push(format!("{P} {e}; nothing captured."));
-            None
+            Err(Outcome::Error(e.to_string()))
         }
     }
 }
