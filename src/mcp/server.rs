@@ -6,11 +6,12 @@
 //! That thread then keeps the index in step with the notes while the server runs
 //! ([`Freshness`]). stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On
 //! stdin EOF every request already read is answered before the process exits (see
-//! [`Draining`]).
+//! [`Draining`]). With `--allow-record` it also serves `librarian-record` ([`super::record`]).
 
 use crate::index::{self, Index};
 use crate::mcp::freshness::Freshness;
-use crate::mcp::instructions::{instructions, user_label};
+use crate::mcp::instructions::{instructions_for, user_label};
+use crate::mcp::record::{self, Recorder};
 use crate::recall::recent::Query;
 use crate::recall::reindex::{self, Mode};
 use crate::recall::tools::{self, ArgError};
@@ -49,8 +50,9 @@ struct Served {
     fresh: Arc<Freshness>,
 }
 
-/// Runs the server until stdin closes; returns the process exit status.
-pub fn run(vault_flag: Option<&Path>) -> i32 {
+/// Runs the server until stdin closes; returns the process exit status. `allow_record` serves
+/// `librarian-record` too.
+pub fn run(vault_flag: Option<&Path>, allow_record: bool) -> i32 {
     let vault = match vault::resolve(vault_flag, false) {
         Ok(v) => v,
         Err(e) => return fatal(&e),
@@ -76,7 +78,7 @@ pub fn run(vault_flag: Option<&Path>) -> i32 {
         Ok(r) => r,
         Err(e) => return fatal(&e),
     };
-    let server = Rutter::new(vault, ready);
+    let server = Rutter::new(vault, ready, allow_record);
     let code = runtime.block_on(serve(server));
     // Let an index build, rescan or identity pass still running finish its writes first.
     fresh.stop();
@@ -161,19 +163,27 @@ struct Rutter {
     info: ServerConfig,
     tools: Vec<Tool>,
     ready: watch::Receiver<Option<Ready>>,
+    /// Set with `--allow-record`.
+    recorder: Option<Arc<Recorder>>,
 }
 
 impl Rutter {
-    fn new(vault: Vault, ready: watch::Receiver<Option<Ready>>) -> Rutter {
+    fn new(vault: Vault, ready: watch::Receiver<Option<Ready>>, allow_record: bool) -> Rutter {
         let label = user_label();
         let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions(&label));
+            .with_instructions(instructions_for(&label, allow_record));
+        let mut tools = tool_list(&label);
+        let recorder = allow_record.then(|| {
+            tools.push(record::tool());
+            Arc::new(Recorder::new(vault.root.clone()))
+        });
         Rutter {
             vault,
             info,
-            tools: tool_list(&label),
+            tools,
             ready,
+            recorder,
         }
     }
 
@@ -230,9 +240,12 @@ impl ServerHandler for Rutter {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        if let (record::NAME, Some(recorder)) = (request.name.as_ref(), &self.recorder) {
+            return record_call(recorder, &args, &context).await;
+        }
         let call = match request.name.as_ref() {
             "librarian-search" => Call::Search(tools::search_args(&args).map_err(invalid_params)?),
             "librarian-get-note" => Call::GetNote(tools::note_path(&args).map_err(invalid_params)?),
@@ -262,6 +275,30 @@ impl ServerHandler for Rutter {
             Err(Failure(why)) => Ok(failed(why)),
         }
     }
+}
+
+/// `librarian-record`: validates, then captures off the async runtime (lock, git). It does not
+/// wait for the index.
+async fn record_call(
+    recorder: &Arc<Recorder>,
+    args: &Map<String, Value>,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let directive = record::directive(args).map_err(invalid_params)?;
+    let client = context
+        .peer
+        .peer_info()
+        .and_then(|info| record::client_label(&info.client_info.name));
+    let recorder = recorder.clone();
+    let done = tokio::task::spawn_blocking(move || recorder.record(directive, client))
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("the tool failed: {e}"), None))?;
+    let content = vec![ContentBlock::text(done.text)];
+    Ok(match done.is_error {
+        true => CallToolResult::error(content),
+        false => CallToolResult::success(content),
+    }
+    .into())
 }
 
 fn invalid_params(e: ArgError) -> ErrorData {

@@ -11,6 +11,7 @@ pub mod diffview;
 pub mod guard;
 pub mod history;
 pub mod journal;
+pub mod localconfig;
 pub mod record;
 pub mod restore;
 pub mod retract;
