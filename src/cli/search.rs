@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// note; only what changed is read). Put `--` before a query that starts with `-`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The words to search for.
+    /// The words to search for (the first 32 within 4 KiB are searched).
     #[arg(required = true, num_args = 1.., allow_hyphen_values = false)]
     pub query: Vec<String>,
     /// At most this many hits (1-50).
@@ -37,7 +37,11 @@ pub struct Args {
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let mut index = Index::open(&vault, false)?;
-    let query = args.query.join(" ");
+    let raw = args.query.join(" ");
+    let (query, cut) = search::bounded(&raw);
+    if let Some(cut) = cut {
+        eprintln!("git-rutter: {cut} Ask with fewer words.");
+    }
     let filters = Filters {
         note_type: args.note_type,
         status: args.status,
@@ -45,13 +49,13 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     };
     search::ensure_records(&index)?;
     let (results, _) = index.read_fresh(
-        |index| search::search(index, &query, args.limit as usize, &filters),
+        |index| search::search(index, query, args.limit as usize, &filters),
         |index, notes| reindex::identity_after_rescan(&vault, index, notes).map(drop),
     )?;
     if args.json {
         super::print_json(&serde_json::json!({ "query": query, "results": results }))?;
     } else {
-        super::print(&search::render(&query, &results))?;
+        super::print(&search::render(query, &results))?;
     }
     Ok(super::EXIT_OK)
 }

@@ -54,13 +54,50 @@ pub struct Note {
     pub body: String,
 }
 
-/// The FTS5 query for raw user text: lowercased, split on whitespace, the characters
-/// `" * ( ) : ^ -` removed from each token, each remaining token quoted; `None` when nothing is
-/// left. Quoting makes every other character (`NEAR(`, `+`, `'`, SQL) plain text.
+/// Most words of a query that are searched; the rest is left out.
+pub const QUERY_MAX_TERMS: usize = 32;
+/// Most bytes of a query that are read (cut at a character boundary); the rest is left out.
+pub const QUERY_MAX_BYTES: usize = 4096;
+
+/// Whether `c` separates query words: whitespace, and control characters (NUL among them),
+/// which FTS5's tokenizer never keeps inside a word anyway.
+fn separates(c: char) -> bool {
+    c.is_whitespace() || c.is_control()
+}
+
+/// The part of raw user text a search reads: its first [`QUERY_MAX_BYTES`] bytes, and of those
+/// its first [`QUERY_MAX_TERMS`] words. FTS5 spends time that grows faster than linearly in the
+/// number of AND terms (a 200 KB query took minutes), and no real question needs more, so any
+/// text is answered in milliseconds.
+pub fn searched_part(raw: &str) -> &str {
+    let mut end = raw.len().min(QUERY_MAX_BYTES);
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &raw[..end];
+    let mut words = 0;
+    let mut in_word = false;
+    for (i, c) in head.char_indices() {
+        let sep = separates(c);
+        if !sep && !in_word {
+            words += 1;
+            if words > QUERY_MAX_TERMS {
+                return head[..i].trim_end_matches(separates);
+            }
+        }
+        in_word = !sep;
+    }
+    head
+}
+
+/// The FTS5 query for raw user text: its [`searched_part`], lowercased, split on whitespace and
+/// control characters, the characters `" * ( ) : ^ -` removed from each token, each remaining
+/// token quoted; `None` when nothing is left. Quoting makes every other character (`NEAR(`,
+/// `+`, `'`, SQL) plain text; a NUL would end FTS5's string early, so it only separates words.
 pub fn fts_query(raw: &str) -> Option<String> {
-    let terms: Vec<String> = raw
+    let terms: Vec<String> = searched_part(raw)
         .to_lowercase()
-        .split_whitespace()
+        .split(separates)
         .map(|t| {
             t.chars()
                 .filter(|c| !matches!(c, '"' | '*' | '(' | ')' | ':' | '^' | '-'))
@@ -172,8 +209,44 @@ mod tests {
         );
         assert_eq!(fts_query("  -- ** () "), None);
         assert_eq!(
+            fts_query("alpha\0beta\u{1}gamma").as_deref(),
+            Some("\"alpha\" \"beta\" \"gamma\"")
+        );
+        assert_eq!(
             fts_query("o'brien; DROP TABLE notes").as_deref(),
             Some("\"o'brien;\" \"drop\" \"table\" \"notes\"")
         );
+    }
+
+    #[test]
+    fn long_queries_are_cut_to_their_first_words_and_bytes() {
+        let words: Vec<String> = (0..100).map(|i| format!("w{i}")).collect();
+        let all = words.join("  ");
+        assert_eq!(searched_part(&all), words[..QUERY_MAX_TERMS].join("  "));
+        let long = "é".repeat(QUERY_MAX_BYTES);
+        assert_eq!(searched_part(&long).len(), QUERY_MAX_BYTES);
+        let odd = format!("a{}", "é".repeat(QUERY_MAX_BYTES));
+        assert_eq!(searched_part(&odd).len(), QUERY_MAX_BYTES - 1);
+        assert_eq!(searched_part(" a b "), " a b ");
+    }
+
+    proptest::proptest! {
+        /// Any text gives a bounded query of quoted terms FTS5 can parse: no NUL, no quote
+        /// inside a term, at most QUERY_MAX_TERMS terms; the searched part is a prefix.
+        #[test]
+        fn any_text_gives_a_bounded_well_quoted_query(raw in "\\PC{0,300}|[\\x00-\\x7f]{0,300}") {
+            let part = searched_part(&raw);
+            proptest::prop_assert!(raw.starts_with(part));
+            proptest::prop_assert!(part.len() <= QUERY_MAX_BYTES);
+            if let Some(q) = fts_query(&raw) {
+                proptest::prop_assert!(!q.contains('\0'));
+                let terms: Vec<&str> = q.split(' ').collect();
+                proptest::prop_assert!(terms.len() <= QUERY_MAX_TERMS);
+                for t in terms {
+                    proptest::prop_assert!(t.len() >= 3 && t.starts_with('"') && t.ends_with('"'));
+                    proptest::prop_assert!(!t[1..t.len() - 1].contains('"'));
+                }
+            }
+        }
     }
 }

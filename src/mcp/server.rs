@@ -6,9 +6,11 @@
 //! That thread then keeps the index in step with the notes while the server runs
 //! ([`Freshness`]). stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On
 //! stdin EOF every request already read is answered before the process exits (see
-//! [`Draining`]). With `--allow-record` it also serves `librarian-record` ([`super::record`]).
+//! [`Draining`]); every frame is read with a size bound and every request is answered for its
+//! id ([`Frames`]). With `--allow-record` it also serves `librarian-record` ([`super::record`]).
 
 use crate::index::{self, Index};
+use crate::mcp::frames::Frames;
 use crate::mcp::freshness::Freshness;
 use crate::mcp::instructions::{instructions_for, user_label};
 use crate::mcp::record::{self, Recorder};
@@ -24,7 +26,6 @@ use rmcp::model::{
     ServerJsonRpcMessage, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer, ServerInitializeError};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::Transport;
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
@@ -95,7 +96,7 @@ fn fatal(e: &dyn std::fmt::Display) -> i32 {
 /// Serves stdio until the client closes stdin.
 async fn serve(server: Rutter) -> i32 {
     let (read, write) = rmcp::transport::stdio_pipes();
-    let transport = Draining::new(AsyncRwTransport::new_server(read, write));
+    let transport = Draining::new(Frames::new(read, write));
     eprintln!("[rutter] connected.");
     match server.serve(transport).await {
         Ok(running) => match running.waiting().await {

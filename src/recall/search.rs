@@ -7,7 +7,9 @@
 use crate::index::entries::Scope;
 use crate::index::identity::Candidate;
 use crate::index::reads::{Engagement, Records};
-use crate::index::search::{Filters, Hit, Note, NoteHead};
+use crate::index::search::{
+    searched_part, Filters, Hit, Note, NoteHead, QUERY_MAX_BYTES, QUERY_MAX_TERMS,
+};
 use crate::index::{Index, IndexError};
 use crate::records::status::Status;
 use serde::Serialize;
@@ -95,6 +97,18 @@ fn enrich(index: &Index, hits: Vec<Hit>) -> Result<Vec<Enriched>, IndexError> {
             })
         })
         .collect()
+}
+
+/// What a search of `raw` reads of it ([`searched_part`]), and, when that is not all of it,
+/// the sentence that says so.
+pub fn bounded(raw: &str) -> (&str, Option<String>) {
+    let part = searched_part(raw);
+    let cut = (part.len() < raw.len()).then(|| {
+        format!(
+            "Only the first {QUERY_MAX_TERMS} words (at most {QUERY_MAX_BYTES} bytes) of the query were searched."
+        )
+    });
+    (part, cut)
 }
 
 /// How many results carry a prior engagement (a search with any is one gate signal).

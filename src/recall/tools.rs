@@ -136,11 +136,13 @@ pub fn search_args(args: &Map<String, Value>) -> Result<SearchArgs, ArgError> {
 /// `librarian-search`: hits with enrichment, and whether it surfaced a prior engagement.
 pub fn search(index: &Index, a: &SearchArgs) -> Result<(String, bool), IndexError> {
     search::ensure_records(index)?;
-    let results = search::search(index, &a.query, a.limit as usize, &a.filters)?;
-    Ok((
-        search::render(&a.query, &results),
-        search::signals(&results) > 0,
-    ))
+    let (query, cut) = search::bounded(&a.query);
+    let results = search::search(index, query, a.limit as usize, &a.filters)?;
+    let mut text = search::render(query, &results);
+    if let Some(cut) = cut {
+        text.push_str(&format!("\n\n({cut})"));
+    }
+    Ok((text, search::signals(&results) > 0))
 }
 
 /// Validates `librarian-get-note`'s arguments: the path.
