@@ -173,6 +173,23 @@ impl Dir {
         Ok(Some(buf))
     }
 
+    /// Opens the regular file `name` for reading without following a symlink; `Ok(None)` when
+    /// it does not exist. The handle keeps reading the same file after it is renamed over.
+    pub fn open_read(&self, name: &str) -> Result<Option<File>, FsError> {
+        let path = self.path.join(name);
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = match rfs::openat(&self.fd, name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(classify(self, name, &path, e)),
+        };
+        let st = rfs::fstat(&fd).map_err(|e| io_err(&path, e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(FsError::WrongKind(path));
+        }
+        Ok(Some(File::from(fd)))
+    }
+
     /// `(size, mtime in ns, is regular file)` of `name` without following a symlink.
     pub fn stat(&self, name: &str) -> Option<(u64, i64, bool)> {
         let st = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;

@@ -264,12 +264,16 @@ fn merge(
     let merged = c.tree_id();
     for p in c.parents() {
         for (path, oid) in trees.files(p.tree_id(), crate::vault::OVERLAY_DIR)? {
+            let kept = trees.entry(merged, &path)?;
+            if kept == Some((oid, false)) {
+                continue;
+            }
             let theirs = store.repo.find_blob(oid)?.content().to_vec();
-            let ours = match trees.entry(merged, &path)? {
+            let ours = match kept {
                 Some((o, false)) => store.repo.find_blob(o)?.content().to_vec(),
                 _ => Vec::new(),
             };
-            if !lost_lines(&theirs, &ours).is_empty() {
+            if !lost_lines(&theirs, &ours).is_empty() && !kept_beside(trees, merged, &path, oid)? {
                 let mut f = Finding::new(
                     Kind::MergeLostLines,
                     &path,
@@ -301,6 +305,21 @@ fn touched_lines(old: &[u8], new: &[u8]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Whether a merge kept a parent's `@1` day file whole beside the merged one (sync does when
+/// two versions part inside their `@1` part; spec/sync.md).
+fn kept_beside(
+    trees: &mut Trees<'_>,
+    merged: Oid,
+    path: &str,
+    oid: Oid,
+) -> Result<bool, StoreError> {
+    let Some(day) = day_of(path) else {
+        return Ok(false);
+    };
+    let beside = crate::store::sync::merge::beside_path(day, oid);
+    Ok(trees.entry(merged, &beside)? == Some((oid, false)))
 }
 
 /// Lines of `old` missing from `new` (as a multiset), joined by newlines.

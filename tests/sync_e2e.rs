@@ -1,0 +1,557 @@
+//! `git rutter sync` between two machines: a bare remote and two clones in separate vault
+//! folders, the real binary and the real `git`. Every scenario ends with both clones holding
+//! identical record files and ref trees, every entry exactly once, and `verify` clean.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A bare remote and the environment its clones share.
+struct Net {
+    env: Env,
+    remote: PathBuf,
+}
+
+impl Net {
+    /// A notes repository pushed to a bare remote; the first machine (`a`) inits, sets the
+    /// remote up for sync and pushes its (empty) record, as a user would.
+    fn new() -> (Net, PathBuf) {
+        let env = Env::bare();
+        env.write("Notes/a.md", NOTE_A);
+        env.git(&["init", "-q", "-b", "main"]);
+        env.git(&["add", "Notes"]);
+        env.git(&["commit", "-qm", "notes"]);
+        let remote = env.root().join("remote.git");
+        env.git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()]);
+        let net = Net { env, remote };
+        let a = net.clone_of("a");
+        let r = net.rut(&a, &["init"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let r = net.rut(&a, &["sync", "--setup", "origin"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        (net, a)
+    }
+
+    /// A second machine: a clone that inits (starting from the remote's records) and sets up
+    /// sync.
+    fn machine(&self, name: &str) -> PathBuf {
+        let dir = self.clone_of(name);
+        let r = self.rut(&dir, &["init"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.contains("Fetched refs/rutter/records"),
+            "{}",
+            r.stdout
+        );
+        let r = self.rut(&dir, &["sync", "--setup", "origin"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        dir
+    }
+
+    fn clone_of(&self, name: &str) -> PathBuf {
+        let dir = self.env.root().join(name);
+        self.env.git(&[
+            "clone",
+            "-q",
+            self.remote.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ]);
+        dir
+    }
+
+    /// The binary with the hermetic environment, vault `dir`.
+    fn cmd(&self, dir: &Path) -> Command {
+        let mut c = self.env.cmd();
+        c.env("LIBRARIAN_VAULT_PATH", dir).current_dir(dir);
+        c
+    }
+
+    fn rut(&self, dir: &Path, args: &[&str]) -> Run {
+        run_with_stdin(self.cmd(dir).args(args), b"")
+    }
+
+    /// A capture at the pinned time `ts`.
+    fn capture(&self, dir: &Path, ts: &str, summary: &str) -> Run {
+        let mut c = self.cmd(dir);
+        c.env("RUTTER_TIMESTAMP", ts)
+            .args(["capture", "--summary", summary, "--session", "S"]);
+        let r = run_with_stdin(&mut c, b"");
+        assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+        r
+    }
+
+    fn sync(&self, dir: &Path) -> Run {
+        let r = self.rut(dir, &["sync"]);
+        assert_eq!(r.code, 0, "sync in {dir:?}: {}{}", r.stdout, r.stderr);
+        r
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        self.env.git_in(dir, args)
+    }
+
+    fn tree(&self, dir: &Path) -> String {
+        self.git(dir, &["rev-parse", "refs/rutter/records^{tree}"])
+    }
+
+    /// Both clones hold the same ref tree and the same record files, equal to what is
+    /// committed; every entry of `want` is there exactly once, nothing else; verify is clean.
+    fn converged(&self, dirs: &[&Path], want: &[&str]) {
+        let first = self.tree(dirs[0]);
+        for dir in dirs {
+            assert_eq!(self.tree(dir), first, "ref trees differ in {dir:?}");
+            assert_eq!(
+                record_files(dir),
+                record_files(dirs[0]),
+                "record files differ in {dir:?}"
+            );
+            for (path, text) in record_files(dir) {
+                let committed = self.git(dir, &["show", &format!("refs/rutter/records:{path}")]);
+                assert_eq!(
+                    text, committed,
+                    "{path} in {dir:?} is not what is committed"
+                );
+            }
+            let mut got = summaries(dir);
+            got.sort();
+            let mut expected: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+            expected.sort();
+            assert_eq!(got, expected, "entries in {dir:?}");
+            let v = self.rut(dir, &["verify", "--full"]);
+            assert_eq!(v.code, 0, "verify in {dir:?}: {}{}", v.stdout, v.stderr);
+        }
+    }
+}
+
+/// Every file under `_librarian/` (the acknowledgements log aside), path → text.
+fn record_files(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.join("_librarian")];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if !e.file_name().to_string_lossy().starts_with('.') {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
+                out.insert(rel, std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The summaries of every entry line in the working day files.
+fn summaries(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for text in record_files(dir)
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("_librarian/sessions/"))
+        .map(|(_, t)| t)
+    {
+        for l in text.lines() {
+            if let Some(at) = l.rfind("<!-- rutter:entry ") {
+                let json = &l[at + 18..l.len() - 4];
+                let v: serde_json::Value = serde_json::from_str(json).unwrap();
+                out.push(v["summary"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn interleaved_captures_synced_in_both_orders_converge() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.capture(&a, "2026-11-30T10:00:00.000Z", "A two.");
+    net.capture(&b, "2026-12-01T08:00:00.000Z", "B two, next day.");
+    // B first: the remote only has the start, so B just pushes.
+    let r = net.sync(&b);
+    assert!(
+        r.stdout.contains("Pushed refs/rutter/records"),
+        "{}",
+        r.stdout
+    );
+    // A merges: both sides wrote 2026-11-30.
+    let r = net.sync(&a);
+    assert!(r.stdout.contains("Merged origin's records"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Received 2 entries; sent 2 entries."),
+        "{}",
+        r.stdout
+    );
+    let merge = net.git(&a, &["log", "-1", "--format=%s%n%P", "refs/rutter/records"]);
+    let mut lines = merge.lines();
+    assert_eq!(lines.next(), Some("rutter: merge origin"));
+    assert_eq!(lines.next().unwrap().split(' ').count(), 2, "two parents");
+    // B takes the merge in: a fast-forward.
+    let r = net.sync(&b);
+    assert!(r.stdout.contains("fast-forward"), "{}", r.stdout);
+    let all = ["A one.", "B one.", "A two.", "B two, next day."];
+    net.converged(&[&a, &b], &all);
+    // The merged day file holds both sides' lines in time order.
+    let day = std::fs::read_to_string(a.join("_librarian/sessions/2026-11-30.md")).unwrap();
+    let order: Vec<usize> = ["A one.", "B one.", "A two."]
+        .iter()
+        .map(|s| day.find(s).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{day}");
+    // Then the other order: A pushes first, B merges.
+    net.capture(&a, "2026-12-01T09:00:00.000Z", "A three.");
+    net.capture(&b, "2026-12-01T09:10:00.000Z", "B three.");
+    net.sync(&a);
+    let r = net.sync(&b);
+    assert!(r.stdout.contains("Merged"), "{}", r.stdout);
+    net.sync(&a);
+    let all = [&all[..], &["A three.", "B three."]].concat();
+    net.converged(&[&a, &b], &all);
+    // Recall sees every machine's entries.
+    for dir in [&a, &b] {
+        let recent = net.rut(dir, &["recent", "--all"]).stdout;
+        for s in &all {
+            assert!(
+                recent.contains(s),
+                "{s} missing from recent in {dir:?}: {recent}"
+            );
+        }
+    }
+    // A fresh clone starts from the merged records and verifies clean.
+    let c = net.machine("c");
+    net.converged(&[&a, &c], &all);
+    let r = net.rut(&c, &["recent", "--all"]);
+    assert!(r.stdout.contains("B three."), "{}", r.stdout);
+}
+
+#[test]
+fn the_same_histories_merge_to_the_same_tree_on_either_machine() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.capture(&a, "2026-11-30T10:00:00.000Z", "A two.");
+    // A second world with the same histories: copies of the remote and both clones.
+    let root = net.env.root();
+    for name in ["remote.git", "a", "b"] {
+        let out = Command::new("cp")
+            .args(["-a", name, &format!("{name}-2")])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    let (a2, b2) = (root.join("a-2"), root.join("b-2"));
+    for dir in [&a2, &b2] {
+        let url = root.join("remote.git-2");
+        net.git(dir, &["remote", "set-url", "origin", url.to_str().unwrap()]);
+    }
+    // World 1: B pushes, A merges. World 2: A pushes, B merges.
+    net.sync(&b);
+    net.sync(&a);
+    net.sync(&a2);
+    net.sync(&b2);
+    let (merged_on_a, merged_on_b) = (net.tree(&a), net.tree(&b2));
+    assert_eq!(
+        merged_on_a, merged_on_b,
+        "the merge tree depends only on the histories"
+    );
+    let parents = |dir: &Path| net.git(dir, &["log", "-1", "--format=%P", "refs/rutter/records"]);
+    assert_eq!(parents(&a).split(' ').count(), 2);
+    assert_eq!(parents(&b2).split(' ').count(), 2);
+}
+
+#[test]
+fn concurrent_syncs_converge() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    for i in 0..3 {
+        net.capture(
+            &a,
+            &format!("2026-11-30T09:0{i}:00.000Z"),
+            &format!("A {i}."),
+        );
+        net.capture(
+            &b,
+            &format!("2026-11-30T09:0{i}:30.000Z"),
+            &format!("B {i}."),
+        );
+    }
+    let spawn = |dir: &Path| {
+        net.cmd(dir)
+            .args(["sync"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (pa, pb) = (spawn(&a), spawn(&b));
+    for p in [pa, pb] {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Whichever pushed second merged the other's push; one more round brings both level.
+    net.sync(&a);
+    net.sync(&b);
+    let want: Vec<String> = (0..3)
+        .flat_map(|i| [format!("A {i}."), format!("B {i}.")])
+        .collect();
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    net.converged(&[&a, &b], &want);
+    // Two syncs of one vault at once are serialised by the capture lock.
+    let (p1, p2) = (spawn(&a), spawn(&a));
+    for p in [p1, p2] {
+        assert!(p.wait_with_output().unwrap().status.success());
+    }
+    net.converged(&[&a, &b], &want);
+}
+
+#[test]
+fn a_sync_while_captures_run_loses_nothing() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T07:00:00.000Z", "A before.");
+    net.capture(&b, "2026-11-30T08:00:00.000Z", "B before.");
+    net.sync(&b);
+    // A slow remote keeps A's sync (which merges, so it rewrites the day file) holding the
+    // capture lock while the captures run: they time out on it and journal their lines.
+    let hook = net.remote.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 2\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut want = vec!["A before.".to_string(), "B before.".to_string()];
+    let sync = net
+        .cmd(&a)
+        .arg("sync")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let mut pending = 0;
+    for i in 0..6 {
+        let summary = format!("A during {i}.");
+        let mut c = net.cmd(&a);
+        c.env("RUTTER_TIMESTAMP", format!("2026-11-30T09:00:0{i}.000Z"))
+            .env("RUTTER_LOCK_WAIT_MS", "50")
+            .args([
+                "capture",
+                "--summary",
+                &summary,
+                "--session",
+                &format!("S{i}"),
+            ]);
+        let r = run_with_stdin(&mut c, b"");
+        assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+        pending += usize::from(r.stderr.contains("not committed yet"));
+        want.push(summary);
+    }
+    let out = sync.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(pending > 0, "no capture ran while the sync held the lock");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Merged"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::remove_file(&hook).unwrap();
+    // The lines written meanwhile were kept after the merged bytes, and their journal records
+    // follow them: the next sync commits them as they stand, without a divergence.
+    let r = net.sync(&a);
+    assert!(r.stdout.contains("Committed"), "{}", r.stdout);
+    assert!(!r.stderr.contains("edited"), "{}", r.stderr);
+    net.sync(&b);
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    net.converged(&[&a, &b], &want);
+    assert_eq!(
+        std::fs::read_dir(a.join(".git/rutter/pending"))
+            .unwrap()
+            .count(),
+        0,
+        "nothing left pending"
+    );
+}
+
+#[test]
+fn a_remote_that_refuses_the_push_loses_nothing() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&b, "2026-11-30T08:00:00.000Z", "B first.");
+    net.sync(&b);
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A refused.");
+    let hook = net.remote.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = net.rut(&a, &["sync"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("refused the push"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("pre-receive hook declined"),
+        "{}",
+        r.stderr
+    );
+    // The merge stands locally and verifies clean; nothing is lost.
+    assert!(r.stdout.contains("Merged"), "{}", r.stdout);
+    assert_eq!(net.rut(&a, &["verify"]).code, 0);
+    let mut got = summaries(&a);
+    got.sort();
+    assert_eq!(got, ["A refused.", "B first."]);
+    std::fs::remove_file(&hook).unwrap();
+    let r = net.sync(&a);
+    assert!(r.stdout.contains("Pushed"), "{}", r.stdout);
+    net.sync(&b);
+    net.converged(&[&a, &b], &["A refused.", "B first."]);
+}
+
+#[test]
+fn sync_needs_a_remote_set_up_for_it() {
+    let env = Env::git_vault();
+    let r = env.rutter(&["sync"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("--setup REMOTE"), "{}", r.stderr);
+    let r = env.rutter(&["sync", "nowhere"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("git remote add nowhere"), "{}", r.stderr);
+    let bare = env.root().join("bare.git");
+    env.git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    env.git(&["remote", "add", "mine", bare.to_str().unwrap()]);
+    let r = env.rutter(&["sync", "mine"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("not set up for rutter"), "{}", r.stderr);
+    assert_eq!(
+        env.git(&["for-each-ref", "refs/remotes/mine"]),
+        "",
+        "nothing was fetched"
+    );
+    let r = env.rutter(&["sync", "--setup", "mine"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("had no records yet"), "{}", r.stdout);
+    assert_eq!(env.git(&["config", "rutter.syncRemote"]).trim(), "mine");
+    assert_eq!(
+        env.git(&["config", "--get-all", "remote.mine.fetch"]),
+        "+refs/heads/*:refs/remotes/mine/*\n+refs/rutter/*:refs/remotes/mine/rutter/*\n"
+    );
+    // Plain git fetch now brings the records along.
+    env.git(&["update-ref", "-d", "refs/remotes/mine/rutter/records"]);
+    env.git(&["fetch", "-q", "mine"]);
+    assert_eq!(
+        env.git(&["rev-parse", "refs/remotes/mine/rutter/records"]),
+        env.git(&["rev-parse", "refs/rutter/records"])
+    );
+    let r = env.rutter(&["sync"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Up to date with mine"), "{}", r.stdout);
+}
+
+#[test]
+fn a_shared_remote_is_refused_unless_forced() {
+    let env = Env::git_vault();
+    let bare = env.root().join("shared.git");
+    env.git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    env.git(&["remote", "add", "team", bare.to_str().unwrap()]);
+    // A teammate's commit on the shared notes branch.
+    env.write("Notes/c.md", "# C\n");
+    env.git(&["add", "Notes/c.md"]);
+    env.git(&[
+        "-c",
+        "user.name=Other",
+        "-c",
+        "user.email=other@example.org",
+        "commit",
+        "-qm",
+        "theirs",
+        "--author",
+        "Other <other@example.org>",
+    ]);
+    env.git(&["push", "-q", "team", "main"]);
+    let r = env.rutter(&["sync", "--setup", "team"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("other@example.org"), "{}", r.stderr);
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    assert!(
+        env.git_with(&["config", "rutter.syncRemote"], &[])
+            .stdout
+            .is_empty(),
+        "nothing was set up"
+    );
+    let pushed = env.git_with(&["ls-remote", "team", "refs/rutter/records"], &[]);
+    assert!(pushed.stdout.is_empty(), "nothing was pushed");
+    let r = env.rutter(&["sync", "--setup", "team", "--force"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+}
+
+#[test]
+fn credentials_in_a_remote_url_are_never_printed() {
+    let env = Env::git_vault();
+    env.git(&[
+        "remote",
+        "add",
+        "far",
+        "http://me:hunter2@127.0.0.1:9/notes.git",
+    ]);
+    let r = env.rutter(&["sync", "--setup", "far"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("could not fetch from far"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("hunter2") && !r.stdout.contains("hunter2"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_working_file_with_edits_is_left_alone_and_reported() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.sync(&b);
+    let day = a.join("_librarian/sessions/2026-11-30.md");
+    let edited = std::fs::read_to_string(&day)
+        .unwrap()
+        .replace("— A one.", "— A one, edited.");
+    std::fs::write(&day, &edited).unwrap();
+    let r = net.sync(&a);
+    assert!(
+        r.stderr
+            .contains("left _librarian/sessions/2026-11-30.md as it is"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&day).unwrap(),
+        edited,
+        "never overwritten"
+    );
+    let committed = net.git(
+        &a,
+        &[
+            "show",
+            "refs/rutter/records:_librarian/sessions/2026-11-30.md",
+        ],
+    );
+    assert!(
+        committed.contains("B one.") && committed.contains("— A one. "),
+        "{committed}"
+    );
+    let v = net.rut(&a, &["verify"]);
+    assert_eq!(v.code, 1, "the edit stays a finding: {}", v.stdout);
+}
