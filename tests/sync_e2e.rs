@@ -170,6 +170,11 @@ fn interleaved_captures_synced_in_both_orders_converge() {
     net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
     net.capture(&a, "2026-11-30T10:00:00.000Z", "A two.");
     net.capture(&b, "2026-12-01T08:00:00.000Z", "B two, next day.");
+    // Both indexes exist before the syncs: they must notice what sync brings without a rebuild.
+    for dir in [&a, &b] {
+        let r = net.rut(dir, &["recent", "--all"]);
+        assert!(!r.stdout.contains("B one.") || dir == &b, "{}", r.stdout);
+    }
     // B first: the remote only has the start, so B just pushes.
     let r = net.sync(&b);
     assert!(
@@ -554,4 +559,52 @@ fn a_working_file_with_edits_is_left_alone_and_reported() {
     );
     let v = net.rut(&a, &["verify"]);
     assert_eq!(v.code, 1, "the edit stays a finding: {}", v.stdout);
+}
+
+/// A day file the TypeScript reference wrote (`@1`), as it wrote it on one machine.
+fn v1_day(summary: &str) -> String {
+    format!("---\ncollection: librarian.sessions\nschema: session-record@1\nday: '2026-10-09'\nsessions:\n  - id: 20261009T221653000Z\n    session_id: abc\n    time: '2026-10-09T22:16:53.000Z'\n    summary: '{summary}'\n    refs: []\nrefs: []\n---\n# Sessions - 2026-10-09\n\n- 22:16:53 - {summary}\n")
+}
+
+#[test]
+fn reference_written_day_files_that_differ_are_both_kept_whole() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    let day = "_librarian/sessions/2026-10-09.md";
+    for (dir, who, minute) in [(&a, "A", 1), (&b, "B", 2)] {
+        std::fs::create_dir_all(dir.join("_librarian/sessions")).unwrap();
+        let v1 = v1_day(&format!("Written by the reference on {who}."));
+        std::fs::write(dir.join(day), v1).unwrap();
+        let ts = format!("2026-10-09T23:0{minute}:00.000Z");
+        net.capture(dir, &ts, &format!("{who} after the reference."));
+    }
+    net.sync(&b);
+    let r = net.sync(&a);
+    assert!(
+        r.stdout
+            .contains("1 @1 day file kept whole beside each other"),
+        "{}",
+        r.stdout
+    );
+    net.sync(&b);
+    net.converged(
+        &[&a, &b],
+        &["A after the reference.", "B after the reference."],
+    );
+    let files: Vec<String> = record_files(&a)
+        .into_iter()
+        .filter(|(p, _)| p.contains("2026-10-09"))
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    for who in ["A", "B"] {
+        let v1 = v1_day(&format!("Written by the reference on {who}."));
+        let mine = format!("{who} after the reference.");
+        assert!(
+            files
+                .iter()
+                .any(|t| t.starts_with(&v1) && t.contains(&mine)),
+            "{who}'s version is kept byte for byte: {files:?}"
+        );
+    }
 }

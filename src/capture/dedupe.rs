@@ -126,7 +126,7 @@ impl DedupeCache {
             return None;
         }
         let bytes = sessions.read(name).ok()??;
-        let day = name.trim_end_matches(".md");
+        let day = crate::records::paths::split_day_file_name(name).map_or(name, |(d, _)| d);
         let is_v2 = bytes.starts_with(dayfile::header(day).as_bytes());
         let parsed = if is_v2 && size > mark && (mark as usize) <= bytes.len() {
             dayfile::parse_v2_tail(day, &bytes[mark as usize..])

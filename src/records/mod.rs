@@ -41,4 +41,40 @@ pub mod paths {
     pub fn day_file(day: &str) -> String {
         format!("{SESSIONS_DIR}/{day}.md")
     }
+
+    /// The longest tag a day file name may carry (spec/sync.md, "One writer per file").
+    pub const TAG_MAX: usize = 40;
+
+    /// The name of a day file: `YYYY-MM-DD.md`, or `YYYY-MM-DD.<tag>.md` for the file of one
+    /// writer (a machine id, or `v1-<blob id>` for an `@1` version a merge kept beside).
+    pub fn day_file_name(day: &str, tag: Option<&str>) -> String {
+        match tag {
+            Some(t) => format!("{day}.{t}.md"),
+            None => format!("{day}.md"),
+        }
+    }
+
+    /// The day and tag of a day file name (`YYYY-MM-DD.md` or `YYYY-MM-DD.<tag>.md`, the tag
+    /// `[a-z0-9][a-z0-9-]*`, at most [`TAG_MAX`] characters); `None` for any other name.
+    pub fn split_day_file_name(name: &str) -> Option<(&str, Option<&str>)> {
+        let stem = name.strip_suffix(".md")?;
+        let (day, tag) = match stem.split_once('.') {
+            Some((d, t)) => (d, Some(t)),
+            None => (stem, None),
+        };
+        if !crate::clock::is_day(day) || !tag.is_none_or(is_tag) {
+            return None;
+        }
+        Some((day, tag))
+    }
+
+    /// Whether `t` can tag a day file name.
+    pub fn is_tag(t: &str) -> bool {
+        let mut chars = t.chars();
+        t.len() <= TAG_MAX
+            && chars
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    }
 }

@@ -8,6 +8,7 @@
 //! remote moved fetches and merges again, a bounded number of times.
 
 pub mod checkout;
+pub mod machine;
 pub mod merge;
 pub mod setup;
 pub mod transport;

@@ -7,7 +7,7 @@
 //! machine's git identity).
 
 use super::{transport, SyncError, SYNC_REMOTE_KEY};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use git2::Oid;
 use std::collections::BTreeSet;
 
@@ -25,6 +25,8 @@ pub struct SetupReport {
     pub added_refspec: bool,
     /// Other identities found and accepted with `--force`.
     pub forced_over: Vec<String>,
+    /// This vault's writer id (`.git/rutter/machine`).
+    pub machine: String,
 }
 
 impl Store {
@@ -56,6 +58,7 @@ impl Store {
         }
         let mut config = self.repo.config()?.open_level(git2::ConfigLevel::Local)?;
         config.set_str(SYNC_REMOTE_KEY, remote)?;
+        report.machine = super::machine::ensure(self.state_dir()).map_err(StoreError::from)?;
         Ok(report)
     }
 
