@@ -608,3 +608,18 @@ fn reference_written_day_files_that_differ_are_both_kept_whole() {
         );
     }
 }
+
+#[test]
+fn a_vault_without_records_is_told_to_init_first() {
+    let env = Env::bare();
+    env.write("_librarian/sessions/2026-11-30.md", "local bytes\n");
+    env.git(&["init", "-q", "-b", "main"]);
+    let bare = env.root().join("bare.git");
+    env.git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    env.git(&["remote", "add", "mine", bare.to_str().unwrap()]);
+    let r = env.rutter(&["sync", "--setup", "mine"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("run `git rutter init` first"), "{}", r.stderr);
+    let refs = env.git(&["for-each-ref", "refs/rutter"]);
+    assert_eq!(refs, "", "sync never adopts the working files by itself");
+}

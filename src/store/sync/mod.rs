@@ -150,6 +150,11 @@ impl Store {
         // kept waiting on the network.
         transport::fetch(self.root(), remote)?;
         let _lock = Lock::acquire(self.state_dir(), lock::INTERACTIVE_WAIT)?;
+        // Committing what is pending would create the ref by adopting the working files: a
+        // vault that never ran `init` should start from the remote's records instead.
+        if self.tip()?.is_none() {
+            return Err(SyncError::NoRecords);
+        }
         let journal = Journal::open(self.state_dir()).map_err(StoreError::from)?;
         let pending = self.commit_pending(&journal, now, self.sign_wanted())?;
         report.committed_pending = pending.entries.len();
