@@ -201,19 +201,31 @@ impl Dir {
         ))
     }
 
-    /// Replaces `name` atomically: a temporary file in this directory, then `renameat`.
+    /// Replaces `name` atomically: a temporary file in this directory, then `renameat`. The
+    /// temporary name is unique per process and call (`O_EXCL`), and is removed if the write
+    /// or the rename fails, so nothing is left behind.
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), FsError> {
-        let tmp = format!(".{name}.tmp-{}", std::process::id());
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = format!(".{name}.tmp-{}-{n}", std::process::id());
         let path = self.path.join(name);
         let flags =
-            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rfs::openat(&self.fd, tmp.as_str(), flags, Mode::from_raw_mode(0o644))
             .map_err(|e| io_err(&path, e))?;
-        File::from(fd).write_all(bytes).map_err(|e| FsError::Io {
-            path: path.clone(),
-            source: e,
-        })?;
-        rfs::renameat(&self.fd, tmp.as_str(), &self.fd, name).map_err(|e| io_err(&path, e))
+        let written = File::from(fd)
+            .write_all(bytes)
+            .map_err(|e| FsError::Io {
+                path: path.clone(),
+                source: e,
+            })
+            .and_then(|()| {
+                rfs::renameat(&self.fd, tmp.as_str(), &self.fd, name).map_err(|e| io_err(&path, e))
+            });
+        if written.is_err() {
+            let _ = rfs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
+        }
+        written
     }
 
     /// Creates `name` with `bytes` only if it does not exist yet (`O_EXCL`); `Ok(false)` if it did.
@@ -241,15 +253,31 @@ impl Dir {
         }
     }
 
-    /// The names of the directory's entries (excluding `.` and `..`), unsorted.
+    /// The names of the directory's entries (excluding `.` and `..`), unsorted, read through
+    /// the descriptor this `Dir` holds (never by path, which a swapped symlink could redirect);
+    /// names that are not UTF-8 are left out.
     pub fn list(&self) -> Result<Vec<String>, FsError> {
-        let rd = std::fs::read_dir(&self.path).map_err(|e| FsError::Io {
-            path: self.path.clone(),
-            source: e,
-        })?;
-        Ok(rd
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .collect())
+        let err = |e| io_err(&self.path, e);
+        let fd = rfs::openat(
+            &self.fd,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(err)?;
+        let mut dir = rfs::Dir::read_from(&fd).map_err(err)?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(err)?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            if let Ok(name) = std::str::from_utf8(name) {
+                names.push(name.to_string());
+            }
+        }
+        Ok(names)
     }
 
     /// Borrowed descriptor, for locks.
@@ -283,6 +311,47 @@ fn io_err(path: &Path, e: rustix::io::Errno) -> FsError {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn list_reads_the_directory_it_holds_even_after_its_path_is_swapped() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("elsewhere.md"), "x").unwrap();
+        let real = t.path().join("sessions");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::write(real.join("2026-11-30.md"), "x").unwrap();
+        let dir = Dir::open(&real).unwrap();
+        std::fs::rename(&real, t.path().join("moved")).unwrap();
+        symlink(outside.path(), &real).unwrap();
+        assert_eq!(dir.list().unwrap(), vec!["2026-11-30.md".to_string()]);
+    }
+
+    #[test]
+    fn write_atomic_is_safe_across_threads_and_leaves_nothing_behind() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = std::sync::Arc::new(Dir::open(t.path()).unwrap());
+        let writers: Vec<_> = (0..8)
+            .map(|i| {
+                let dir = dir.clone();
+                std::thread::spawn(move || dir.write_atomic("state", format!("{i}").as_bytes()))
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap().unwrap();
+        }
+        std::fs::create_dir(t.path().join("taken")).unwrap();
+        assert!(
+            dir.write_atomic("taken", b"x").is_err(),
+            "a directory is not replaced"
+        );
+        let mut names = dir.list().unwrap();
+        names.sort();
+        assert_eq!(
+            names,
+            vec!["state".to_string(), "taken".to_string()],
+            "no temp file left"
+        );
+    }
 
     #[test]
     fn refuses_symlinked_dirs_and_files() {

@@ -583,3 +583,34 @@ fn a_symlinked_witness_log_is_never_written_through() {
     let (_, detail) = witness_finding(&v).expect("a witness finding");
     assert!(detail.contains("symbolic link"), "{detail}");
 }
+
+#[test]
+fn verify_while_captures_land_reports_no_rewind() {
+    let (env, _) = vault();
+    let env = std::sync::Arc::new(env);
+    let writer = {
+        let env = env.clone();
+        std::thread::spawn(move || {
+            for i in 0..25 {
+                let r = env.capture_at(
+                    &format!("2026-11-30T12:{:02}:00.000Z", i),
+                    &format!("Landing while verify runs {i}."),
+                    &[],
+                );
+                assert!(r.stderr.contains("committed"), "{}", r.stderr);
+            }
+        })
+    };
+    let mut runs = 0;
+    while !writer.is_finished() || runs < 3 {
+        let (_, v) = verify(&env);
+        let k = kinds(&v);
+        assert!(
+            !k.iter().any(|(k, _)| k.starts_with("ref-")),
+            "no ref finding while captures land: {v:#}"
+        );
+        runs += 1;
+    }
+    writer.join().unwrap();
+    assert_eq!(verify(&env).0, 0);
+}

@@ -362,7 +362,11 @@ impl Cursor<'_> {
         let mut value = 0_i64;
         while self.pos - start < max {
             match self.bytes.get(self.pos) {
-                Some(d) if d.is_ascii_digit() => value = value * 10 + i64::from(d - b'0'),
+                // Saturating: a fraction of any length (`…00.` and 20 digits) is read past, its
+                // value never used, and must not overflow.
+                Some(d) if d.is_ascii_digit() => {
+                    value = value.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+                }
                 _ => break,
             }
             self.pos += 1;
@@ -725,6 +729,9 @@ mod tests {
         assert!(fast_fields("created: 0099-12-31\n").is_none());
         assert_fast_agrees("created: 2024-02-29\n");
         assert_fast_agrees("created: 0100-01-01\n");
+        // A fraction of any length is read past without overflowing (it panicked in debug).
+        let long = format!("2023-05-04T01:00:00.{}Z", "9".repeat(40));
+        assert_eq!(created(&long), "2023-05-04");
     }
 
     #[test]

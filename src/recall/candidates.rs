@@ -39,8 +39,12 @@ impl<'i> GitCandidates<'i> {
         {
             return Ok(hit);
         }
-        let found: Vec<Candidate> = store
-            .git_candidates(&d.from, d.blob.as_deref(), &d.hash)
+        // A git error is no answer: it is not cached as "no candidates", so the next pass asks
+        // again.
+        let Ok(found) = store.git_candidates(&d.from, d.blob.as_deref(), &d.hash) else {
+            return Ok(vec![]);
+        };
+        let found: Vec<Candidate> = found
             .into_iter()
             .map(|(path, evidence)| Candidate {
                 path,

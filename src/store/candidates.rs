@@ -18,20 +18,19 @@ impl Store {
         path: &str,
         blob: Option<&str>,
         sha256: &str,
-    ) -> Vec<(String, String)> {
+    ) -> Result<Vec<(String, String)>, super::StoreError> {
         let cited_copy = self.cited_copy(sha256);
         let known = blob.and_then(|b| Oid::from_str(b).ok());
         let blob = known
             .or_else(|| self.blob_by_sha256(path, sha256))
             .or(cited_copy)
             .unwrap_or(Oid::ZERO_SHA1);
-        match history::rename_candidates(&self.repo, path, blob, cited_copy, Limits::default()) {
-            Ok(found) => found
-                .into_iter()
-                .map(|c| (c.path, c.evidence.describe()))
-                .collect(),
-            Err(_) => vec![],
-        }
+        let found =
+            history::rename_candidates(&self.repo, path, blob, cited_copy, Limits::default())?;
+        Ok(found
+            .into_iter()
+            .map(|c| (c.path, c.evidence.describe()))
+            .collect())
     }
 
     /// The HEAD commit id, if there is one (part of the candidate cache key).

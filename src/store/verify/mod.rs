@@ -47,9 +47,16 @@ impl Store {
         // Object hashes are `git fsck`'s job; re-hashing every tree and blob of a long history
         // (150 KB sessions trees, SHA-1 with collision detection) was most of `--full`.
         super::skip_read_verification();
-        let Some(tip) = self.tip()? else {
-            return Ok(Report::default());
+        // The tip, reflog and witness log are read together under the capture lock (a capture
+        // landing between the reads would look like a rewind); without the lock, best effort.
+        let snapshot = {
+            let _lock = crate::lock::Lock::acquire(self.state_dir(), crate::lock::INTERACTIVE_WAIT);
+            let Some(tip) = self.tip()? else {
+                return Ok(Report::default());
+            };
+            refcheck::Snapshot::read(self, tip)?
         };
+        let tip = snapshot.tip;
         let mut cache = cache::VerifyCache::load(self.state_dir(), opts.full);
         let mut report = Report {
             tip: Some(tip.to_string()),
@@ -57,7 +64,7 @@ impl Store {
         };
         let h = history::check(self, tip, &mut cache)?;
         report.commits_checked = h.commits;
-        let refs = refcheck::check(self, tip, &mut cache, opts.full, &h)?;
+        let refs = refcheck::check(self, &snapshot, &mut cache, opts.full, &h)?;
         report.findings.extend(h.findings);
         report.findings.extend(refs);
         report

@@ -10,16 +10,54 @@ use crate::clock::Instant;
 use crate::store::{Store, StoreError, RECORDS_REF};
 use git2::{Oid, Repository};
 
-/// Runs the ref check; `full` re-checks every witnessed tip and reflog entry.
+/// The ref, its reflog and the witness log, read together under the capture lock so a capture
+/// landing meanwhile cannot make them disagree (a tip newer than the reflog read, or older than
+/// the witness log read, would look like a rewind that never happened).
+pub struct Snapshot {
+    pub tip: Oid,
+    /// The witness log's bytes; `None` when missing, the error when unreadable.
+    tips: Result<Option<Vec<u8>>, crate::fsx::FsError>,
+    /// `(old, new, committer seconds, message)`, newest first, as libgit2 lists them.
+    reflog: Vec<(Oid, Oid, i64, String)>,
+}
+
+impl Snapshot {
+    /// Reads the three; the caller holds the capture lock when it can be had.
+    pub fn read(store: &Store, tip: Oid) -> Result<Snapshot, StoreError> {
+        let tips = crate::fsx::Dir::open(store.state_dir()).and_then(|d| d.read("tips"));
+        let reflog = store
+            .repo
+            .reflog(RECORDS_REF)?
+            .iter()
+            .map(|e| {
+                let message = e
+                    .message()
+                    .ok()
+                    .flatten()
+                    .unwrap_or("no message")
+                    .to_string();
+                (
+                    e.id_old(),
+                    e.id_new(),
+                    e.committer().when().seconds(),
+                    message,
+                )
+            })
+            .collect();
+        Ok(Snapshot { tip, tips, reflog })
+    }
+}
+
+/// Runs the ref check on a snapshot; `full` re-checks every witnessed tip and reflog entry.
 pub fn check(
     store: &Store,
-    tip: Oid,
+    snap: &Snapshot,
     cache: &mut VerifyCache,
     full: bool,
     history: &History,
 ) -> Result<Vec<Finding>, StoreError> {
-    let mut findings = witnessed(store, tip, cache, full, history);
-    findings.extend(reflog(store, tip, cache, full)?);
+    let mut findings = witnessed(store, snap, cache, full, history);
+    findings.extend(reflog(store, snap, cache, full));
     findings.extend(replaced(store)?);
     Ok(findings)
 }
@@ -65,24 +103,24 @@ fn follows(repo: &Repository, new: Oid, old: Oid) -> bool {
 /// check walked; only a tip older than that walk costs a graph walk.
 fn witnessed(
     store: &Store,
-    tip: Oid,
+    snap: &Snapshot,
     cache: &mut VerifyCache,
     full: bool,
     history: &History,
 ) -> Vec<Finding> {
+    let tip = snap.tip;
     let verified = cache
         .verified_tip
         .as_deref()
         .and_then(|v| Oid::from_str(v).ok());
     let seen = cache.tips_seen.as_ref().map_or(0, |(len, _)| *len);
-    let read = crate::fsx::Dir::open(store.state_dir()).and_then(|d| d.read("tips"));
-    let bytes = match read {
-        Ok(Some(b)) => b,
+    let bytes = match &snap.tips {
+        Ok(Some(b)) => b.as_slice(),
         Ok(None) => return vec![witness_unreadable(seen, None)],
         Err(e) => return vec![witness_unreadable(seen, Some(e))],
     };
-    let mut findings: Vec<Finding> = witness_rewritten(cache, &bytes).into_iter().collect();
-    let text = String::from_utf8_lossy(&bytes);
+    let mut findings: Vec<Finding> = witness_rewritten(cache, bytes).into_iter().collect();
+    let text = String::from_utf8_lossy(bytes);
     let tips: Vec<Oid> = text
         .lines()
         .filter_map(|l| Oid::from_str(l.trim()).ok())
@@ -125,7 +163,7 @@ fn witness_finding(seen: u64, why: String) -> Finding {
 
 /// A witness log that is missing (`None`) or cannot be read, a symlink included (a ref this
 /// tool wrote always has one).
-fn witness_unreadable(seen: u64, e: Option<crate::fsx::FsError>) -> Finding {
+fn witness_unreadable(seen: u64, e: Option<&crate::fsx::FsError>) -> Finding {
     match e {
         None => witness_finding(
             seen,
@@ -158,16 +196,13 @@ fn witness_rewritten(cache: &mut VerifyCache, bytes: &[u8]) -> Option<Finding> {
     }
 }
 
-fn reflog(
-    store: &Store,
-    tip: Oid,
-    cache: &mut VerifyCache,
-    full: bool,
-) -> Result<Vec<Finding>, StoreError> {
-    let log = store.repo.reflog(RECORDS_REF)?;
+fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -> Vec<Finding> {
+    let tip = snap.tip;
+    let log = &snap.reflog;
     if log.is_empty() {
-        let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", format!("{RECORDS_REF} has no reflog, so its moves cannot be checked (cannot check). Run `git rutter init` to keep one from now on, then acknowledge this finding: `git rutter verify --ack {} --reason TEXT`", Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", "").id));
-        return Ok(vec![f]);
+        let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", "").id;
+        let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", format!("{RECORDS_REF} has no reflog, so its moves cannot be checked (cannot check). Run `git rutter init` to keep one from now on, then acknowledge this finding: `git rutter verify --ack {id} --reason TEXT`"));
+        return vec![f];
     }
     let total = log.len();
     let done = if full {
@@ -177,32 +212,27 @@ fn reflog(
     };
     let mut findings = Vec::new();
     // Index 0 is the newest entry; walk the unchecked ones oldest first.
-    for i in (0..total - done).rev() {
-        let Some(e) = log.get(i) else { continue };
-        let (old, new) = (e.id_old(), e.id_new());
-        if old.is_zero() || follows(&store.repo, new, old) {
+    for (old, new, seconds, message) in log[..total - done].iter().rev() {
+        if old.is_zero() || follows(&store.repo, *new, *old) {
             continue;
         }
-        let when = Instant(e.committer().when().seconds() * 1000).iso();
+        let when = Instant(seconds * 1000).iso();
         let (o, n) = (&old.to_string()[..7], &new.to_string()[..7]);
         let mut f = Finding::new(
             Kind::RefRewind,
             RECORDS_REF,
             &format!("{o}..{n}"),
-            format!(
-                "{RECORDS_REF} moved from {o} to {n} at {when}, which is not a fast-forward ({})",
-                e.message().ok().flatten().unwrap_or("no message")
-            ),
+            format!("{RECORDS_REF} moved from {o} to {n} at {when}, which is not a fast-forward ({message})"),
         );
         f.commit = Some(n.to_string());
         findings.push(f);
     }
-    if let Some(newest) = log.get(0) {
-        if newest.id_new() != tip && !follows(&store.repo, tip, newest.id_new()) {
+    if let Some((_, newest, _, _)) = log.first() {
+        if *newest != tip && !follows(&store.repo, tip, *newest) {
             let n = &tip.to_string()[..7];
             findings.push(Finding::new(Kind::RefRewind, RECORDS_REF, &format!("unlogged-{n}"), format!("{RECORDS_REF} is at {n}, which the reflog never recorded and which does not descend from its last entry")));
         }
     }
     cache.reflog_checked = total;
-    Ok(findings)
+    findings
 }
