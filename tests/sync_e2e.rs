@@ -619,7 +619,108 @@ fn a_vault_without_records_is_told_to_init_first() {
     env.git(&["remote", "add", "mine", bare.to_str().unwrap()]);
     let r = env.rutter(&["sync", "--setup", "mine"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("run `git rutter init` first"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("run `git rutter init` first"),
+        "{}",
+        r.stderr
+    );
     let refs = env.git(&["for-each-ref", "refs/rutter"]);
     assert_eq!(refs, "", "sync never adopts the working files by itself");
+}
+
+/// `verify --json` finding kinds in `dir`.
+fn finding_kinds(net: &Net, dir: &Path) -> Vec<String> {
+    let r = net.rut(dir, &["verify", "--full", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn verify_flags_a_merge_that_drops_or_forges_a_line() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.sync(&b);
+    net.sync(&a);
+    assert_eq!(finding_kinds(&net, &a), Vec::<String>::new());
+    let day = "_librarian/sessions/2026-11-30.md";
+    let merged = net.git(&a, &["show", &format!("refs/rutter/records:{day}")]);
+    let parents = net.git(&a, &["log", "-1", "--format=%P", "refs/rutter/records"]);
+    let parents: Vec<&str> = parents.split_whitespace().collect();
+    // A merge commit with the same parents whose day file is `text`, moved onto the ref the way
+    // a hand-made merge would be.
+    let forge = |text: &str| {
+        let dir = net.env.root().join("forge");
+        std::fs::write(&dir, text).unwrap();
+        let blob = net.git(&a, &["hash-object", "-w", dir.to_str().unwrap()]);
+        let index = net.env.root().join("forge.index");
+        let with_index = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(&a)
+                .env("GIT_INDEX_FILE", &index)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &net.env.home)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        with_index(&["read-tree", "refs/rutter/records^{tree}"]);
+        with_index(&[
+            "update-index",
+            "--cacheinfo",
+            &format!("100644,{},{day}", blob.trim()),
+        ]);
+        let tree = with_index(&["write-tree"]);
+        let commit = net.git(
+            &a,
+            &[
+                "commit-tree",
+                &tree,
+                "-p",
+                parents[0],
+                "-p",
+                parents[1],
+                "-m",
+                "rutter: merge forged",
+            ],
+        );
+        net.git(&a, &["update-ref", "refs/rutter/records", commit.trim()]);
+        std::fs::write(a.join(day), text).unwrap();
+    };
+    let dropped: String = merged
+        .lines()
+        .filter(|l| !l.contains("B one."))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    forge(&dropped);
+    let kinds = finding_kinds(&net, &a);
+    assert!(kinds.contains(&"merge-lost-lines".to_string()), "{kinds:?}");
+    let forged_line = merged
+        .lines()
+        .find(|l| l.contains("A one."))
+        .unwrap()
+        .replace("A one.", "A forged.")
+        .replace("20261130T090000000Z", "20261130T091500000Z");
+    forge(&format!("{merged}{forged_line}\n"));
+    let kinds = finding_kinds(&net, &a);
+    assert!(
+        kinds.contains(&"merge-added-lines".to_string()),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds.contains(&"merge-lost-lines".to_string()),
+        "{kinds:?}"
+    );
 }
