@@ -13,16 +13,19 @@
 //!    `git-rutter init`), in a hermetic environment (HOME under `<target>/rutter-bench/home`, no
 //!    system git config), and keeps a snapshot of the result;
 //! 3. builds a ~50 MB Claude Code transcript per vault from the fixture's lines (cached);
-//! 4. per case, restores the vault from its snapshot; before each timed run appends one
-//!    assistant line whose directive has a unique summary (so dedupe never short-circuits) and
-//!    cites the fixture's two notes, then feeds the Stop payload on stdin;
+//! 4. per case, restores the vault from its snapshot; before each timed run appends one turn
+//!    (a prompt, then an assistant message whose directive has a unique summary, so dedupe
+//!    never short-circuits, and cites the fixture's two notes), then feeds the Stop payload on
+//!    stdin;
 //! 5. runs 5 warm-ups and the measured captures per case, and prints (and writes to
 //!    `<target>/rutter-bench/capture.md`) median, p95 and min against the DESIGN §9 targets.
 //!    A missed target is reported, not fatal; a failed capture panics (non-zero exit).
 //!
 //! A third case captures into the large vault from the fixture's own ~0.8 MB transcript, to
-//! show the transcript's size does not matter; a last row times `git-rutter --version`, the
-//! cost of starting the process at all.
+//! show the transcript's size does not matter. A fourth makes each turn a long agentic one:
+//! 32 tool calls whose results hold 64 KiB each (about 2 MB of transcript read back to the
+//! prompt) and three directives, captured as three entries in one commit. A last row times
+//! `git-rutter --version`, the cost of starting the process at all.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -50,7 +53,27 @@ struct Case {
     transcript: PathBuf,
     session: String,
     refs: Vec<String>,
+    /// The shape of each appended turn.
+    turn: TurnShape,
 }
+
+/// What one appended turn holds besides its prompt.
+#[derive(Clone, Copy)]
+struct TurnShape {
+    /// Tool calls, each followed by a result of [`TOOL_OUTPUT`] bytes, before the directives.
+    tool_calls: usize,
+    directives: usize,
+}
+
+const SHORT_TURN: TurnShape = TurnShape {
+    tool_calls: 0,
+    directives: 1,
+};
+const LONG_TURN: TurnShape = TurnShape {
+    tool_calls: 32,
+    directives: 3,
+};
+const TOOL_OUTPUT: usize = 64 * 1024;
 
 /// The figures of one case, in milliseconds.
 struct Stats {
@@ -84,6 +107,14 @@ fn main() {
     let fixture_case = fixture_transcript_case(&large);
     stats.push(measure(&fixture_case, runs, |tag| {
         capture_once(&env, &fixture_case, tag)
+    }));
+    let long_case = Case {
+        label: "large vault, 50 MB transcript, long turns of 3 directives".into(),
+        turn: LONG_TURN,
+        ..big_transcript_case(&large)
+    };
+    stats.push(measure(&long_case, runs, |tag| {
+        capture_once(&env, &long_case, tag)
     }));
     stats.push(measure_baseline(&env, runs));
 
@@ -129,6 +160,7 @@ fn big_transcript_case(p: &Prepared) -> Case {
         transcript: canonical(&p.big_transcript),
         session: format!("bench-capture-{}", p.spec.name),
         refs: p.refs.clone(),
+        turn: SHORT_TURN,
     }
 }
 
@@ -144,6 +176,7 @@ fn fixture_transcript_case(p: &Prepared) -> Case {
         transcript: canonical(&copy),
         session: format!("bench-capture-{}", p.spec.name),
         refs: p.refs.clone(),
+        turn: SHORT_TURN,
     }
 }
 
@@ -198,11 +231,10 @@ fn summarise(label: &str, transcript: &str, ms: Vec<f64>) -> Stats {
     }
 }
 
-/// Appends a directive line with a unique summary, then times one capture; panics unless it
-/// captured and committed with both refs resolved.
+/// Appends a turn whose directives have unique summaries, then times one capture; panics
+/// unless it captured all of them and committed with every ref resolved.
 fn capture_once(env: &Env, case: &Case, tag: &str) -> Duration {
-    let summary = format!("Bench capture {tag}: kept the latency figures.");
-    append_directive(&case.transcript, &summary, &case.refs);
+    append_turn(&case.transcript, case.turn, tag, &case.refs);
     let payload = serde_json::json!({
         "session_id": case.session,
         "transcript_path": case.transcript,
@@ -214,9 +246,13 @@ fn capture_once(env: &Env, case: &Case, tag: &str) -> Duration {
         .env("LIBRARIAN_VAULT_PATH", &case.vault);
     let (took, out) = time_process(&mut cmd, payload.to_string().as_bytes());
     let stderr = String::from_utf8_lossy(&out.stderr);
+    let captured = match case.turn.directives {
+        1 => "captured 1 entry ".to_string(),
+        n => format!("captured {n} entries "),
+    };
     assert!(
         out.status.success()
-            && stderr.contains("captured 1 entry")
+            && stderr.contains(&captured)
             && stderr.contains("committed ")
             && !stderr.contains("rejected"),
         "capture failed ({}, {tag}), {}; stderr:\n{stderr}",
@@ -226,19 +262,53 @@ fn capture_once(env: &Env, case: &Case, tag: &str) -> Duration {
     took
 }
 
-/// One Claude Code assistant line whose text ends with a directive.
-fn append_directive(transcript: &Path, summary: &str, refs: &[String]) {
-    let directive = serde_json::json!({ "summary": summary, "refs": refs });
-    let text = format!("Done.\n\n<!-- librarian-session {directive} -->");
-    let line = serde_json::json!({
-        "type": "assistant",
-        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
-    });
+/// One Claude Code turn: a prompt, `shape.tool_calls` tool calls with their results, then an
+/// assistant message streamed one block per line whose text blocks end with the directives.
+fn append_turn(transcript: &Path, shape: TurnShape, tag: &str, refs: &[String]) {
+    use serde_json::json;
+    let mut lines = vec![json!({
+        "type": "user", "isSidechain": false,
+        "message": {"role": "user", "content": format!("Next step ({tag}).")},
+    })];
+    let output = "x".repeat(TOOL_OUTPUT);
+    for i in 0..shape.tool_calls {
+        let id = format!("toolu_{i}");
+        lines.push(json!({
+            "type": "assistant", "isSidechain": false,
+            "message": {"id": format!("msg_tool_{i}"), "role": "assistant",
+                        "content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": "make"}}]},
+        }));
+        lines.push(json!({
+            "type": "user", "isSidechain": false,
+            "message": {"role": "user", "content": [{"tool_use_id": id, "type": "tool_result", "content": output}]},
+        }));
+    }
+    let mut blocks = vec![json!({"type": "text", "text": "Done.\n\n"})];
+    for k in 0..shape.directives {
+        let directive = json!({
+            "summary": format!("Bench capture {tag}, decision {k}: kept the latency figures."),
+            "refs": refs,
+        });
+        blocks.push(
+            json!({"type": "text", "text": format!("<!-- librarian-session {directive} -->\n")}),
+        );
+    }
+    for block in blocks {
+        lines.push(json!({
+            "type": "assistant", "isSidechain": false,
+            "message": {"id": format!("msg_{tag}"), "role": "assistant", "content": [block]},
+        }));
+    }
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
     let mut f = OpenOptions::new()
         .append(true)
         .open(transcript)
         .expect("open the transcript");
-    writeln!(f, "{line}").expect("append the directive line");
+    f.write_all(text.as_bytes()).expect("append the turn");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,18 +1,22 @@
-//! Session directives (anchor-behaviour §1 with DESIGN §4's JSON-aware fix): finding the newest
-//! `<!-- librarian-session {json} -->` in a text, validating its payload, and the
+//! Session directives (anchor-behaviour §1 with DESIGN §4's JSON-aware fix): finding every
+//! `<!-- librarian-session {json} -->` outside code in a text, validating its payload, and the
 //! unfilled-template rule. The payload is read as one JSON value, so a summary may contain `-->`.
 
 use serde_json::Value;
 
+use crate::capture::markdown::for_each_outside_code;
 use crate::capture::sanitize::js_trim;
 use crate::records::text::is_js_whitespace;
 
 const OPEN: &str = "<!--";
 const TAG: &str = "librarian-session";
 const CLOSE: &str = "-->";
-/// Only this many openers, counted from the end of the text, are tried: it bounds the JSON work
-/// on adversarial text (each attempt reads at most the rest of the text).
-const MAX_OPENERS: usize = 64;
+/// The most JSON read after one opener: a longer directive is malformed. With
+/// [`MAX_FAILED`] it bounds the work on adversarial text (a failed attempt may read that far).
+const MAX_PAYLOAD: usize = 64 * 1024;
+/// After this many openers that did not parse, later ones in the same capture are counted as
+/// malformed without being parsed.
+const MAX_FAILED: usize = 64;
 
 /// A well-formed directive payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,47 +27,54 @@ pub struct Directive {
     pub refs: Vec<String>,
 }
 
-/// The outcome of scanning one text for directives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DirectiveScan {
-    /// The newest well-formed directive, with a real summary.
-    Found(Directive),
-    /// The newest well-formed directive is an unfilled template or has a blank summary.
-    Template,
-    /// There were directive openers but none of those tried parsed.
-    Malformed,
-    /// No directive opener at all.
-    None,
+/// What scanning found, over one or more texts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Directives {
+    /// Well-formed directives with a real summary, in text order.
+    pub found: Vec<Directive>,
+    /// Directive openers whose payload did not parse.
+    pub malformed: usize,
+    /// Well-formed directives whose summary is blank or an unfilled template.
+    pub templates: usize,
 }
 
-/// Scans `text` for `<!-- librarian-session` directives and returns the NEWEST (last in text)
-/// well-formed one. A malformed last opener falls back to an earlier well-formed one (dedupe
-/// absorbs a re-presented old line). Only the last 64 openers are tried.
-pub fn newest_directive(text: &str) -> DirectiveScan {
-    let mut end = text.len();
-    let mut tried = 0;
-    while tried < MAX_OPENERS {
-        let Some(at) = text[..end].rfind(OPEN) else {
-            break;
-        };
-        end = at;
-        let Some(payload) = opener_payload(&text[at..]) else {
-            continue;
-        };
-        tried += 1;
-        if let Some(directive) = parse_payload(payload) {
-            return if is_unfilled(&directive.summary) {
-                DirectiveScan::Template
-            } else {
-                DirectiveScan::Found(directive)
+/// Scans texts for directives, keeping the bound on failed attempts across all of them.
+#[derive(Debug, Default)]
+pub struct Scanner {
+    failed: usize,
+}
+
+impl Scanner {
+    /// Adds every directive of `text` that lies outside fenced code blocks and inline code
+    /// spans, in order, to `out`.
+    pub fn scan(&mut self, text: &str, out: &mut Directives) {
+        for_each_outside_code(text, OPEN, |at, limit| {
+            let from_open = &text[at..limit];
+            let payload = opener_payload(from_open)?;
+            if self.failed >= MAX_FAILED {
+                out.malformed += 1;
+                return None;
+            }
+            let Some((directive, used)) = parse_payload(payload) else {
+                self.failed += 1;
+                out.malformed += 1;
+                return None;
             };
-        }
+            if is_unfilled(&directive.summary) {
+                out.templates += 1;
+            } else {
+                out.found.push(directive);
+            }
+            Some(at + (from_open.len() - payload.len()) + used)
+        });
     }
-    if tried == 0 {
-        DirectiveScan::None
-    } else {
-        DirectiveScan::Malformed
-    }
+}
+
+/// Every directive of one text outside code, in order.
+pub fn directives_in(text: &str) -> Directives {
+    let mut out = Directives::default();
+    Scanner::default().scan(text, &mut out);
+    out
 }
 
 /// True when the trimmed summary is empty or matches `^<.*>$` ('.' not matching a line
@@ -106,15 +117,24 @@ fn opener_payload(at_open: &str) -> Option<&str> {
     (payload.len() < after_tag.len()).then_some(payload)
 }
 
-/// Reads one JSON value from the start of `payload`, then requires optional whitespace and `-->`.
-fn parse_payload(payload: &str) -> Option<Directive> {
-    let mut stream = serde_json::Deserializer::from_str(payload).into_iter::<Value>();
+/// Reads one JSON value from the start of `payload` (at most [`MAX_PAYLOAD`] bytes of it), then
+/// requires optional whitespace and `-->`; returns the directive and the bytes used through
+/// the `-->`.
+fn parse_payload(payload: &str) -> Option<(Directive, usize)> {
+    let mut window = payload.len().min(MAX_PAYLOAD);
+    while !payload.is_char_boundary(window) {
+        window -= 1;
+    }
+    let mut stream = serde_json::Deserializer::from_str(&payload[..window]).into_iter::<Value>();
     let value = stream.next()?.ok()?;
-    let rest = payload.get(stream.byte_offset()..)?;
-    if !rest.trim_start_matches(is_js_whitespace).starts_with(CLOSE) {
+    let json_end = stream.byte_offset();
+    let rest = payload.get(json_end..)?;
+    let after_ws = rest.trim_start_matches(is_js_whitespace);
+    if !after_ws.starts_with(CLOSE) {
         return None;
     }
-    directive_from_value(&value)
+    let used = payload.len() - after_ws.len() + CLOSE.len();
+    directive_from_value(&value).map(|d| (d, used))
 }
 
 #[cfg(test)]
@@ -123,166 +143,230 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    fn found(summary: &str, refs: &[&str]) -> DirectiveScan {
-        DirectiveScan::Found(Directive {
+    fn d(summary: &str, refs: &[&str]) -> Directive {
+        Directive {
             summary: summary.to_owned(),
             refs: refs.iter().map(|r| (*r).to_owned()).collect(),
-        })
+        }
+    }
+
+    fn want(found: &[Directive], malformed: usize, templates: usize) -> Directives {
+        Directives {
+            found: found.to_vec(),
+            malformed,
+            templates,
+        }
+    }
+
+    fn found(summaries: &[&str]) -> Directives {
+        let found: Vec<Directive> = summaries.iter().map(|s| d(s, &[])).collect();
+        want(&found, 0, 0)
+    }
+
+    fn malformed(n: usize) -> Directives {
+        want(&[], n, 0)
     }
 
     #[test]
     fn scan_cases() {
-        let cases: Vec<(&str, DirectiveScan)> = vec![
-            ("", DirectiveScan::None),
-            ("no directive here", DirectiveScan::None),
+        let none = Directives::default();
+        let cases: Vec<(&str, Directives)> = vec![
+            ("", none.clone()),
+            ("no directive here", none.clone()),
             (
                 r#"<!-- librarian-session {"summary":"Did X"} -->"#,
-                found("Did X", &[]),
+                found(&["Did X"]),
             ),
             (
                 r#"<!--librarian-session {"summary":"tight"}-->"#,
-                found("tight", &[]),
+                found(&["tight"]),
             ),
             (
                 "<!--\n librarian-session\n\t{\"summary\":\"ws\"}\n-->",
-                found("ws", &[]),
+                found(&["ws"]),
             ),
             (
                 "<!--\u{A0}librarian-session\u{2028}{\"summary\":\"js ws\"}\u{3000}-->",
-                found("js ws", &[]),
+                found(&["js ws"]),
             ),
             (
                 r#"<!-- librarian-session {"summary":"a","refs":["x.md","y/z.md"]} -->"#,
-                found("a", &["x.md", "y/z.md"]),
+                want(&[d("a", &["x.md", "y/z.md"])], 0, 0),
             ),
             (
                 r#"<!-- librarian-session {"summary":"a","refs":[],"extra":{"k":1}} -->"#,
-                found("a", &[]),
+                found(&["a"]),
             ),
             (
                 r#"<!-- librarian-session {"summary":"  keep raw  "} -->"#,
-                found("  keep raw  ", &[]),
+                found(&["  keep raw  "]),
             ),
             (
                 r#"<!-- librarian-session {"summary":"a --> b <!-- c"} -->"#,
-                found("a --> b <!-- c", &[]),
+                found(&["a --> b <!-- c"]),
             ),
             (
                 r#"<!-- librarian-session {"summary":"Chose A <over> B"} -->"#,
-                found("Chose A <over> B", &[]),
+                found(&["Chose A <over> B"]),
             ),
+            // Every directive is found, in order (the reference kept only the last).
             (
                 r#"<!-- librarian-session {"summary":"one"} --> then <!-- librarian-session {"summary":"two"} -->"#,
-                found("two", &[]),
+                found(&["one", "two"]),
             ),
             (
                 r#"<!-- librarian-session {"summary":"old"} --> <!-- librarian-session {"summary":"new" -->"#,
-                found("old", &[]),
+                want(&[d("old", &[])], 1, 0),
+            ),
+            (
+                r#"<!-- librarian-session {"summary":"bad" --> <!-- librarian-session {"summary":"good"} -->"#,
+                want(&[d("good", &[])], 1, 0),
             ),
             (
                 r#"<!-- librarian-session {"summary":"x","refs":null} -->"#,
-                DirectiveScan::Malformed,
+                malformed(1),
             ),
             (
                 r#"<!-- librarian-session {"summary":"x","refs":"a.md"} -->"#,
-                DirectiveScan::Malformed,
+                malformed(1),
             ),
             (
                 r#"<!-- librarian-session {"summary":"x","refs":["a.md",null]} -->"#,
-                DirectiveScan::Malformed,
+                malformed(1),
             ),
-            (
-                r#"<!-- librarian-session {"summary":5} -->"#,
-                DirectiveScan::Malformed,
-            ),
-            (
-                r#"<!-- librarian-session {"refs":[]} -->"#,
-                DirectiveScan::Malformed,
-            ),
-            (
-                r#"<!-- librarian-session ["summary"] -->"#,
-                DirectiveScan::Malformed,
-            ),
+            (r#"<!-- librarian-session {"summary":5} -->"#, malformed(1)),
+            (r#"<!-- librarian-session {"refs":[]} -->"#, malformed(1)),
+            (r#"<!-- librarian-session ["summary"] -->"#, malformed(1)),
             (
                 r#"<!-- librarian-session "just a string" -->"#,
-                DirectiveScan::Malformed,
+                malformed(1),
             ),
             (
                 r#"<!-- librarian-session {"summary":"no close"}"#,
-                DirectiveScan::Malformed,
+                malformed(1),
             ),
             (
                 r#"<!-- librarian-session {"summary":"x"} junk -->"#,
-                DirectiveScan::Malformed,
+                malformed(1),
             ),
             (
                 r#"<!-- librarian-session {"summary":"x"}{"summary":"y"} -->"#,
-                DirectiveScan::Malformed,
+                malformed(1),
             ),
-            (
-                "<!-- librarian-session {{{{[[[[ -->",
-                DirectiveScan::Malformed,
-            ),
-            ("<!-- librarian-session -->", DirectiveScan::Malformed),
+            ("<!-- librarian-session {{{{[[[[ -->", malformed(1)),
+            ("<!-- librarian-session -->", malformed(1)),
             (
                 "<!-- librarian-session <!-- librarian-session <!--",
-                DirectiveScan::Malformed,
+                malformed(2),
             ),
             (
                 r#"<!-- librarian-session{"summary":"no space"} -->"#,
-                DirectiveScan::None,
+                none.clone(),
             ),
             (
                 r#"<!-- librarian-sessions {"summary":"x"} -->"#,
-                DirectiveScan::None,
+                none.clone(),
             ),
             (
                 r#"<!-- LIBRARIAN-SESSION {"summary":"x"} -->"#,
-                DirectiveScan::None,
+                none.clone(),
             ),
-            (
-                r#"<!- librarian-session {"summary":"x"} -->"#,
-                DirectiveScan::None,
-            ),
+            (r#"<!- librarian-session {"summary":"x"} -->"#, none.clone()),
             (
                 r#"<!-- librarian-session {"summary":""} -->"#,
-                DirectiveScan::Template,
+                want(&[], 0, 1),
             ),
             (
                 r#"<!-- librarian-session {"summary":" \n "} -->"#,
-                DirectiveScan::Template,
+                want(&[], 0, 1),
             ),
             (
                 r#"<!-- librarian-session {"summary":"<one plain-English line>","refs":["<paths touched, relative to the knowledge base>"]} -->"#,
-                DirectiveScan::Template,
+                want(&[], 0, 1),
             ),
             (
                 r#"<!-- librarian-session {"summary":"real"} --> <!-- librarian-session {"summary":"<todo>"} -->"#,
-                DirectiveScan::Template,
+                want(&[d("real", &[])], 0, 1),
             ),
             (
                 r#"<!-- librarian-session {"summary":"<todo>"} --> <!-- librarian-session {"summary":"real"} -->"#,
-                found("real", &[]),
+                want(&[d("real", &[])], 0, 1),
             ),
         ];
         for (text, want) in cases {
-            assert_eq!(newest_directive(text), want, "text {text:?}");
+            assert_eq!(directives_in(text), want, "text {text:?}");
+        }
+    }
+
+    #[test]
+    fn directives_in_code_are_examples() {
+        let dir = |s: &str| format!("<!-- librarian-session {} -->", json!({ "summary": s }));
+        let real = dir("Real decision.");
+        let cases: Vec<(String, Directives)> = vec![
+            (
+                format!("```\n{}\n```\n{real}", dir("fenced")),
+                found(&["Real decision."]),
+            ),
+            (format!("~~~markdown\n{}\n~~~", dir("tilde")), found(&[])),
+            (
+                format!("  ```md\n  {}\n  ```", dir("indented fence")),
+                found(&[]),
+            ),
+            (
+                format!("> ```\n> {}\n> ```", dir("quoted fence")),
+                found(&[]),
+            ),
+            (
+                format!("Unclosed:\n````\n{}\n```\n{}", dir("a"), dir("b")),
+                found(&[]),
+            ),
+            (
+                format!("Like `{}` this. {real}", dir("inline")),
+                found(&["Real decision."]),
+            ),
+            (format!("Like ``{}`` this.", dir("double")), found(&[])),
+            // A lone backtick is literal text; so is one whose closer is past a blank line.
+            (format!("The ` key. {real}"), found(&["Real decision."])),
+            (
+                format!("The ` key.\n\n{real} and `x`"),
+                found(&["Real decision."]),
+            ),
+            // Backticks inside a directive's summary belong to the directive.
+            (
+                format!("{} then `code` and {real}", dir("Renamed `a` to ``b``.")),
+                found(&["Renamed `a` to ``b``.", "Real decision."]),
+            ),
+            // A malformed directive in code is not counted either.
+            ("`<!-- librarian-session {bad} -->`".to_string(), found(&[])),
+        ];
+        for (text, want) in cases {
+            assert_eq!(directives_in(&text), want, "text {text:?}");
         }
     }
 
     #[test]
     fn deep_nesting_is_malformed_not_a_stack_overflow() {
         let text = format!("<!-- librarian-session {} -->", "[".repeat(100_000));
-        assert_eq!(newest_directive(&text), DirectiveScan::Malformed);
+        assert_eq!(directives_in(&text), malformed(1));
         let text = format!("<!-- librarian-session {} -->", "{\"a\":".repeat(100_000));
-        assert_eq!(newest_directive(&text), DirectiveScan::Malformed);
+        assert_eq!(directives_in(&text), malformed(1));
     }
 
     #[test]
     fn nested_opener_inside_a_summary_is_not_a_directive() {
         let inner = r#"see <!-- librarian-session {"summary":"inner"} --> here"#;
         let outer = format!("<!-- librarian-session {} -->", json!({ "summary": inner }));
-        assert_eq!(newest_directive(&outer), found(inner, &[]));
+        assert_eq!(directives_in(&outer), found(&[inner]));
+    }
+
+    #[test]
+    fn payload_size_limit() {
+        let big = "x".repeat(MAX_PAYLOAD);
+        let text = format!("<!-- librarian-session {} -->", json!({ "summary": big }));
+        assert_eq!(directives_in(&text), malformed(1));
+        let fits = "é".repeat(MAX_PAYLOAD / 2 - 10);
+        let text = format!("<!-- librarian-session {} -->", json!({ "summary": fits }));
+        assert_eq!(directives_in(&text).found.len(), 1);
     }
 
     #[test]
@@ -322,52 +406,119 @@ mod tests {
         );
         assert_eq!(
             directive_from_value(&json!({"summary": "s", "refs": ["a"], "x": 1})),
-            Some(Directive {
-                summary: "s".into(),
-                refs: vec!["a".into()]
-            })
+            Some(d("s", &["a"]))
         );
     }
 
     #[test]
-    fn many_openers_stay_cheap() {
+    fn many_failed_openers_stay_cheap() {
         let valid = r#"<!-- librarian-session {"summary":"first"} -->"#;
-        let junk = "<!-- librarian-session {\"summary\": <!-- ";
-        let text = format!("{valid}{}", junk.repeat(100_000));
-        // The valid directive lies beyond the last 64 openers: bounded work, reported as malformed.
-        assert_eq!(newest_directive(&text), DirectiveScan::Malformed);
-        let text = format!("{}{valid}", junk.repeat(100_000));
-        assert_eq!(newest_directive(&text), found("first", &[]));
+        // An unterminated string after every opener: without the bounds each attempt would
+        // read the rest of the text.
+        let junk = format!(
+            "<!-- librarian-session \"{}",
+            "<!-- librarian-session ".repeat(200_000)
+        );
+        let started = std::time::Instant::now();
+        let text = format!("{valid}{junk}");
+        assert_eq!(directives_in(&text), want(&[d("first", &[])], 200_001, 0));
+        // After MAX_FAILED failures later openers are counted without being parsed.
+        let text = format!("{junk}{valid}");
+        assert_eq!(directives_in(&text), malformed(200_002));
         let text = "<!--".repeat(200_000);
-        assert_eq!(newest_directive(&text), DirectiveScan::None);
-        let text = format!("{valid}{}", "<!-- librarian-session ".repeat(60));
-        assert_eq!(newest_directive(&text), found("first", &[]));
+        assert_eq!(directives_in(&text), Directives::default());
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // The bound is per scanner: a capture's later texts are not parsed either.
+        let mut scanner = Scanner::default();
+        let mut out = Directives::default();
+        scanner.scan(&"<!-- librarian-session {".repeat(MAX_FAILED), &mut out);
+        scanner.scan(valid, &mut out);
+        assert_eq!(out, malformed(MAX_FAILED + 1));
+    }
+
+    fn filler() -> impl Strategy<Value = String> {
+        "[a-z .,!\n]{0,30}"
+    }
+
+    /// Where a directive is put: prose, a fence of `n` backticks or tildes, an inline span of
+    /// `n` backticks.
+    #[derive(Debug, Clone)]
+    enum Place {
+        Prose,
+        Fence(char, usize),
+        Inline(usize),
+    }
+
+    fn place() -> impl Strategy<Value = Place> {
+        prop_oneof![
+            Just(Place::Prose),
+            (prop::sample::select(vec!['`', '~']), 3usize..6).prop_map(|(c, n)| Place::Fence(c, n)),
+            (1usize..4).prop_map(Place::Inline),
+        ]
     }
 
     proptest! {
         #[test]
         fn never_panics(text in ".{0,300}") {
-            let _ = newest_directive(&text);
-            let _ = newest_directive(&format!("<!-- librarian-session {text}"));
+            let _ = directives_in(&text);
+            let _ = directives_in(&format!("<!-- librarian-session {text}"));
         }
 
         #[test]
         fn never_panics_on_directive_shaped_noise(parts in prop::collection::vec(prop::sample::select(vec![
             "<!--", " ", "librarian-session", "{", "}", "\"summary\"", ":", "\"s\"", ",", "[", "]",
-            "\"refs\"", "-->", "\\", "\"", "\u{2028}", "null", "é",
+            "\"refs\"", "-->", "\\", "\"", "\u{2028}", "null", "é", "`", "```", "\n", "~~~",
         ]), 0..40)) {
-            let _ = newest_directive(&parts.concat());
+            let _ = directives_in(&parts.concat());
         }
 
         #[test]
         fn summary_round_trips(s in any::<String>(), refs in prop::collection::vec(any::<String>(), 0..3)) {
             let text = format!("x <!-- librarian-session {} --> y", json!({ "summary": s, "refs": refs }));
             let want = if is_unfilled(&s) {
-                DirectiveScan::Template
+                Directives { templates: 1, ..Directives::default() }
             } else {
-                DirectiveScan::Found(Directive { summary: s.clone(), refs })
+                Directives { found: vec![Directive { summary: s.clone(), refs }], ..Directives::default() }
             };
-            prop_assert_eq!(newest_directive(&text), want);
+            prop_assert_eq!(directives_in(&text), want);
+        }
+
+        /// A directive outside code is always found, one inside code never, whatever the
+        /// summaries hold (backticks and fences included).
+        #[test]
+        fn outside_code_is_found_and_inside_is_not(
+            parts in prop::collection::vec((filler(), place(), any::<String>()), 0..6),
+            tail in filler(),
+        ) {
+            let mut text = String::new();
+            let mut expected = Directives::default();
+            for (fill, place, summary) in &parts {
+                let line = format!("<!-- librarian-session {} -->", json!({ "summary": summary }));
+                text.push_str(fill);
+                // Blank lines keep each part in a paragraph of its own.
+                text.push_str("\n\n");
+                match place {
+                    Place::Prose => {
+                        text.push_str(&line);
+                        if is_unfilled(summary) {
+                            expected.templates += 1;
+                        } else {
+                            expected.found.push(Directive { summary: summary.clone(), refs: vec![] });
+                        }
+                    }
+                    Place::Fence(c, n) => {
+                        let fence = c.to_string().repeat(*n);
+                        text.push_str(&format!("{fence}\n{line}\n{fence}"));
+                    }
+                    Place::Inline(n) => {
+                        let ticks = "`".repeat(*n);
+                        text.push_str(&format!("{ticks}{line}{ticks}"));
+                    }
+                }
+                text.push_str("\n\n");
+            }
+            text.push_str(&tail);
+            prop_assert_eq!(directives_in(&text), expected, "text {:?}", text);
         }
     }
 }

@@ -1,26 +1,30 @@
-//! The capture pipeline: from a Stop-hook payload to one appended, committed entry line.
+//! The capture pipeline: from a Stop-hook payload to the entry lines of the turn's directives,
+//! appended and committed together.
 //!
 //! [`run`] never fails and never panics outward: every outcome is a list of stderr lines, and
 //! the hook always exits 0 (DESIGN §2.6).
 
 pub mod dedupe;
 pub mod directive;
+pub mod markdown;
 pub mod payload;
 pub mod refs;
+mod report;
 pub mod sanitize;
 pub mod transcript;
+pub mod transcript_line;
 pub mod watermarks;
 pub mod workspace;
 pub mod write;
 
 use crate::records::{Entry, NoteRef};
 use crate::vault::{self, Vault};
-use directive::{Directive, DirectiveScan};
+use directive::{Directive, Directives};
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use transcript::TranscriptScan;
 
+/// The prefix of every stderr line.
 const P: &str = "[librarian-capture]";
 
 /// The AI clients whose hooks can capture (the `client` field of an entry).
@@ -62,15 +66,50 @@ fn capture_into(
     req: Request,
     out: &mut Vec<String>,
 ) -> Result<(), write::WriteError> {
-    let Some((directive, session_id, cwd)) = find_directive(&req, out) else {
+    let Some(found) = find_directives(&req, out) else {
         return Ok(());
     };
+    let base = Entry {
+        id: String::new(),
+        session_id: found.session_id,
+        time: String::new(),
+        summary: String::new(),
+        refs: vec![],
+        workspace: workspace::derive_workspace(found.cwd.as_deref()),
+        client: req.client.filter(|c| CLIENTS.contains(&c.as_str())),
+        extra: Default::default(),
+    };
+    let mut drafts = Vec::new();
+    let mut words = Vec::new();
+    for directive in &found.directives {
+        if let Some(draft) = draft(vault, directive, &base, out) {
+            words.push(sanitize::word_count(&directive.summary));
+            drafts.push(draft);
+        }
+    }
+    let Some(first) = drafts.first() else {
+        return Ok(());
+    };
+    let project = first.entry.project().map(str::to_string);
+    let written = write::write(vault, drafts)?;
+    report::written(vault, &written, project.as_deref(), &words, out);
+    Ok(())
+}
+
+/// The draft entry of one directive, `base` with its summary and refs; `None` (with a message)
+/// when its summary is empty once sanitised. Rejected refs are reported; the summary is kept
+/// without them.
+fn draft(
+    vault: &Vault,
+    directive: &Directive,
+    base: &Entry,
+    out: &mut Vec<String>,
+) -> Option<write::Draft> {
     let summary = sanitize::inert_line(&directive.summary, sanitize::SUMMARY_MAX_CHARS);
     if summary.is_empty() {
         out.push(format!("{P} empty summary; no entry written."));
-        return Ok(());
+        return None;
     }
-    let words = sanitize::word_count(&directive.summary);
     let resolution = refs::resolve_refs(&vault.root, &directive.refs);
     if !resolution.rejected.is_empty() {
         let raw: Vec<&str> = resolution
@@ -84,18 +123,13 @@ fn capture_into(
         ));
     }
     let entry = Entry {
-        id: String::new(),
-        session_id,
-        time: String::new(),
         summary,
         refs: resolution
             .resolved
             .iter()
             .map(|r| NoteRef::new(&r.path, &r.hash, Some(r.blob.clone())))
             .collect(),
-        workspace: workspace::derive_workspace(cwd.as_deref()),
-        client: req.client.filter(|c| CLIENTS.contains(&c.as_str())),
-        extra: Default::default(),
+        ..base.clone()
     };
     let cited = resolution
         .resolved
@@ -103,20 +137,25 @@ fn capture_into(
         .filter(|r| r.copyable)
         .map(|r| (r.target.clone(), r.hash.clone()))
         .collect();
-    let project = entry.project().map(str::to_string);
-    let written = write::write(vault, write::Draft { entry, cited })?;
-    report(vault, &written, project.as_deref(), words, out);
-    Ok(())
+    Some(write::Draft { entry, cited })
 }
 
-/// The directive, session id and cwd of the request; `None` (with a message) when there is
-/// nothing to capture.
-fn find_directive(
-    req: &Request,
-    out: &mut Vec<String>,
-) -> Option<(Directive, Option<String>, Option<String>)> {
+/// The directives to capture, with the session id and cwd they belong to.
+struct Found {
+    directives: Vec<Directive>,
+    session_id: Option<String>,
+    cwd: Option<String>,
+}
+
+/// The directives of the request; `None` (with a message) when there is nothing to capture.
+/// Malformed directives next to good ones are reported and skipped.
+fn find_directives(req: &Request, out: &mut Vec<String>) -> Option<Found> {
     if let Some(d) = &req.manual {
-        return Some((d.clone(), req.session_id.clone(), req.cwd.clone()));
+        return Some(Found {
+            directives: vec![d.clone()],
+            session_id: req.session_id.clone(),
+            cwd: req.cwd.clone(),
+        });
     }
     let payload = match payload::decode(&req.stdin) {
         Ok(p) => p,
@@ -127,43 +166,44 @@ fn find_directive(
     };
     let scan = if let Some(d) = payload.direct.clone() {
         if directive::is_unfilled(&d.summary) {
-            DirectiveScan::Template
-        } else {
-            DirectiveScan::Found(d)
+            out.push(format!("{P} empty summary; no entry written."));
+            return None;
+        }
+        Directives {
+            found: vec![d],
+            ..Directives::default()
         }
     } else if let Some(path) = &payload.transcript_path {
-        match transcript::newest_assistant_directive(path, transcript::DEFAULT_BUDGET) {
-            Ok(TranscriptScan::Found(d)) => DirectiveScan::Found(d),
-            Ok(TranscriptScan::Template) => DirectiveScan::Template,
-            Ok(TranscriptScan::Malformed) => DirectiveScan::Malformed,
-            Ok(TranscriptScan::NotFound { .. }) => DirectiveScan::None,
+        let final_message = payload.last_assistant_message.as_deref();
+        match transcript::turn_directives(path, transcript::DEFAULT_BUDGET, final_message) {
+            Ok(turn) => {
+                if turn.budget_exhausted {
+                    out.push(format!("{P} this turn is longer than the {} MiB read from the end of the transcript; directives written earlier in it were not read.", transcript::DEFAULT_BUDGET >> 20));
+                }
+                turn.directives
+            }
             Err(e) => {
                 out.push(format!("{P} {e}; nothing captured."));
                 return None;
             }
         }
     } else if let Some(text) = &payload.last_assistant_message {
-        directive::newest_directive(text)
+        directive::directives_in(text)
     } else {
-        DirectiveScan::None
+        Directives::default()
     };
-    match scan {
-        DirectiveScan::Found(d) => Some((d, payload.session_id, payload.cwd)),
-        DirectiveScan::Template if payload.direct.is_some() => {
-            out.push(format!("{P} empty summary; no entry written."));
-            None
-        }
-        DirectiveScan::Malformed => {
-            out.push(format!(
-                "{P} the newest session directive is not valid JSON; nothing captured."
-            ));
-            None
-        }
-        _ => {
+    report::malformed(&scan, out);
+    if scan.found.is_empty() {
+        if scan.malformed == 0 {
             out.push(format!("{P} no session directive found; nothing captured."));
-            None
         }
+        return None;
     }
+    Some(Found {
+        directives: scan.found,
+        session_id: payload.session_id,
+        cwd: payload.cwd,
+    })
 }
 
 /// Opens a file the hook was pointed at (a transcript, a git metadata file) for reading, following
@@ -181,43 +221,4 @@ pub(crate) fn open_regular(path: &Path) -> std::io::Result<Option<(File, u64)>> 
         .open(path)?;
     let meta = file.metadata()?;
     Ok(meta.is_file().then_some((file, meta.len())))
-}
-
-fn report(
-    vault: &Vault,
-    w: &write::Written,
-    project: Option<&str>,
-    words: usize,
-    out: &mut Vec<String>,
-) {
-    if w.duplicate {
-        out.push(format!(
-            "{P} directive unchanged for this session; already recorded, nothing appended."
-        ));
-        return;
-    }
-    if let Some((path, why)) = &w.aside {
-        out.push(format!(
-            "{P} refused to write the session record ({why}); the entry was written aside to {}.",
-            path.display()
-        ));
-        return;
-    }
-    let proj = project.map(|p| format!(" [{p}]")).unwrap_or_default();
-    out.push(format!(
-        "{P} captured 1 entry{proj} into {} session record.",
-        w.day
-    ));
-    if words > sanitize::WORD_CEILING {
-        out.push(format!("{P} summary is {words} words; the style contract asks for about {} and no more than {}. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
-    }
-    for path in &w.diverged {
-        out.push(format!("{P} {path} was edited after it was committed; the commit keeps the committed bytes plus this entry. Run `git rutter verify` to see the finding."));
-    }
-    match (&vault.git_dir, &w.commit, &w.pending) {
-        (None, _, _) => out.push(format!("{P} hint: the vault is not a git repository; run `git rutter init` in it to keep a verifiable history.")),
-        (Some(_), _, Some(why)) => out.push(format!("{P} not committed yet ({why}); the entry is saved and journalled, and `git rutter commit` or the next capture will commit it.")),
-        (Some(_), Some(c), None) => out.push(format!("{P} committed {} to refs/rutter/records.", &c[..c.len().min(12)])),
-        _ => {}
-    }
 }

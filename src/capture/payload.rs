@@ -19,7 +19,9 @@ pub struct HookPayload {
     pub cwd: Option<String>,
     /// A direct capture (`summary` present as a string).
     pub direct: Option<Directive>,
-    /// The final assistant message, for clients whose Stop payload carries it.
+    /// The final assistant message, for clients whose Stop payload carries it (the only source
+    /// for Codex, Grok and Muse; for Claude Code, what fills in a final message the transcript
+    /// has not flushed yet).
     pub last_assistant_message: Option<String>,
 }
 

@@ -1,34 +1,41 @@
-//! Claude Code JSONL transcripts: reading one backwards from its end within a byte budget and
-//! returning the newest session directive in assistant-authored text (DESIGN §4; anchor-behaviour
-//! §7 minus user text). The cost depends on how far back the directive is, not on file length.
+//! Claude Code JSONL transcripts: the current turn, read backwards from the end within a byte
+//! budget, and the session directives the main agent wrote in it (DESIGN §4; spec/capture.md,
+//! "The current turn"). The cost depends on the length of the turn, not of the file.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use memchr::memmem;
-use serde_json::Value;
 
-use crate::capture::directive::{newest_directive, Directive, DirectiveScan};
+use crate::capture::directive::{directives_in, Directive, Directives, Scanner};
+use crate::capture::transcript_line::{classify, LineKind};
 
 /// The default number of bytes read from the end of a transcript.
 pub const DEFAULT_BUDGET: u64 = 8 * 1024 * 1024;
 const CHUNK: usize = 64 * 1024;
-/// Lines without these bytes are never JSON-parsed.
+/// Messages without these bytes hold no directive and are not scanned.
 const NEEDLE: &[u8] = b"librarian-session";
 
-/// The outcome of scanning a transcript.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TranscriptScan {
-    /// The newest well-formed assistant directive.
-    Found(Directive),
-    /// The newest well-formed assistant directive is an unfilled template or blank.
-    Template,
-    /// Assistant text within the budget held directive openers, but none parsed.
-    Malformed,
-    /// No directive in assistant text within the budget; `budget_exhausted` says the budget ran
-    /// out before the start of the file.
-    NotFound { budget_exhausted: bool },
+/// The current turn of a transcript.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Turn {
+    /// The text of each message the main agent wrote in the turn, in file order; the text
+    /// blocks of one message (one `message.id`, on one line or streamed over several) are
+    /// joined with nothing between them.
+    pub messages: Vec<String>,
+    /// The budget ran out before the prompt that starts the turn (or the start of the file):
+    /// earlier text of the turn was not read.
+    pub budget_exhausted: bool,
+}
+
+/// The directives of the current turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnDirectives {
+    pub directives: Directives,
+    /// As [`Turn::budget_exhausted`].
+    pub budget_exhausted: bool,
 }
 
 /// Why a transcript could not be scanned at all.
@@ -44,68 +51,88 @@ pub enum TranscriptError {
     NotAFile(String),
 }
 
-/// Reads the transcript BACKWARDS from its end, at most `budget` bytes, and returns the newest
-/// directive found in ASSISTANT-authored text only (`message.role == "assistant"`, or top-level
-/// `type == "assistant"` when the role is missing). User text is never scanned.
-pub fn newest_assistant_directive(
+/// Every directive the main agent wrote in the current turn, outside code, in order.
+///
+/// Claude Code can run the Stop hook before the turn's final message is flushed to the
+/// transcript; its payload then carries that message as `final_message`. Its directives that
+/// the transcript does not hold yet are added at the end (its malformed ones are not counted:
+/// the transcript is the source, the payload only fills the gap).
+pub fn turn_directives(
     path: &Path,
     budget: u64,
-) -> Result<TranscriptScan, TranscriptError> {
-    scan_file(path, budget).map(|(scan, _bytes_read)| scan)
+    final_message: Option<&str>,
+) -> Result<TurnDirectives, TranscriptError> {
+    let (turn, _) = read_turn(path, budget)?;
+    let mut directives = scan_messages(&turn.messages);
+    if let Some(text) = final_message {
+        let missing: Vec<Directive> = directives_in(text)
+            .found
+            .into_iter()
+            .filter(|d| !directives.found.contains(d))
+            .collect();
+        directives.found.extend(missing);
+    }
+    Ok(TurnDirectives {
+        directives,
+        budget_exhausted: turn.budget_exhausted,
+    })
 }
 
-/// The text of one parsed transcript line if it is assistant-authored: `message.content` as a
-/// string, or the `text` string fields of its array blocks joined with `"\n"`.
-pub fn assistant_text(line: &Value) -> Option<String> {
-    let message = line.get("message")?;
-    let is_assistant = match message.get("role").and_then(Value::as_str) {
-        Some(role) => role == "assistant",
-        None => line.get("type").and_then(Value::as_str) == Some("assistant"),
-    };
-    if !is_assistant {
-        return None;
+/// The directives of `messages`, in order; only messages holding the tag are scanned.
+pub fn scan_messages(messages: &[String]) -> Directives {
+    let needle = memmem::Finder::new(NEEDLE);
+    let mut scanner = Scanner::default();
+    let mut out = Directives::default();
+    for text in messages {
+        if needle.find(text.as_bytes()).is_some() {
+            scanner.scan(text, &mut out);
+        }
     }
-    match message.get("content")? {
-        Value::String(text) => Some(text.clone()),
-        Value::Array(blocks) => Some(
-            blocks
-                .iter()
-                .filter_map(|block| block.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        _ => None,
-    }
+    out
 }
 
-/// The scan plus the number of bytes read from the file.
-fn scan_file(path: &Path, budget: u64) -> Result<(TranscriptScan, u64), TranscriptError> {
-    let read_err = |source| TranscriptError::Read {
+/// Reads the transcript BACKWARDS from its end, at most `budget` bytes, back to the last prompt
+/// in the user's own words, and returns the main agent's messages after it; also the number of
+/// bytes read.
+pub fn read_turn(path: &Path, budget: u64) -> Result<(Turn, u64), TranscriptError> {
+    let (mut file, len) = open_regular(path)?;
+    let mut pieces: Vec<(Option<String>, String)> = Vec::new();
+    let walk = walk_lines_backwards(&mut file, len, budget, &mut |line| match classify(line) {
+        LineKind::Prompt => true,
+        LineKind::AgentText { message_id, text } => {
+            pieces.push((message_id, text));
+            false
+        }
+        LineKind::Other => false,
+    })
+    .map_err(|source| TranscriptError::Read {
         path: path.display().to_string(),
         source,
+    })?;
+    pieces.reverse();
+    let turn = Turn {
+        messages: join_messages(pieces),
+        budget_exhausted: walk.exhausted,
     };
-    let (mut file, len) = open_regular(path)?;
-    let needle = memmem::Finder::new(NEEDLE);
-    let mut found = None;
-    let mut malformed = false;
-    let walk = walk_lines_backwards(&mut file, len, budget, &mut |line| {
-        match scan_line(line, &needle) {
-            DirectiveScan::Found(d) => found = Some(TranscriptScan::Found(d)),
-            DirectiveScan::Template => found = Some(TranscriptScan::Template),
-            DirectiveScan::Malformed => malformed = true,
-            DirectiveScan::None => {}
+    Ok((turn, walk.bytes_read))
+}
+
+/// Joins the text pieces of each message id, in file order, with nothing between them; a piece
+/// without an id is a message of its own.
+fn join_messages(pieces: Vec<(Option<String>, String)>) -> Vec<String> {
+    let mut messages: Vec<String> = Vec::new();
+    let mut slot: HashMap<String, usize> = HashMap::new();
+    for (id, text) in pieces {
+        if let Some(id) = id {
+            if let Some(&i) = slot.get(&id) {
+                messages[i].push_str(&text);
+                continue;
+            }
+            slot.insert(id, messages.len());
         }
-        found.is_some()
-    })
-    .map_err(read_err)?;
-    let scan = match found {
-        Some(scan) => scan,
-        None if malformed => TranscriptScan::Malformed,
-        None => TranscriptScan::NotFound {
-            budget_exhausted: walk.exhausted,
-        },
-    };
-    Ok((scan, walk.bytes_read))
+        messages.push(text);
+    }
+    messages
 }
 
 /// Opens the transcript with [`super::open_regular`]; its length comes with it.
@@ -118,20 +145,6 @@ fn open_regular(path: &Path) -> Result<(File, u64), TranscriptError> {
             path: shown(),
             source,
         }),
-    }
-}
-
-/// One line's verdict; cheap unless the line holds the directive tag (`needle` finds it).
-fn scan_line(line: &[u8], needle: &memmem::Finder<'_>) -> DirectiveScan {
-    if needle.find(line).is_none() {
-        return DirectiveScan::None;
-    }
-    let Ok(value) = serde_json::from_slice::<Value>(line) else {
-        return DirectiveScan::None;
-    };
-    match assistant_text(&value) {
-        Some(text) => newest_directive(&text),
-        None => DirectiveScan::None,
     }
 }
 
@@ -210,21 +223,28 @@ fn join_fragments(partial: &mut Vec<Vec<u8>>) -> Vec<u8> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
     use std::io::{BufWriter, Write};
 
     const DIRECTIVE: &str =
         r#"<!-- librarian-session {"summary":"Chose A over B","refs":["a.md"]} -->"#;
 
-    fn chose() -> TranscriptScan {
-        TranscriptScan::Found(Directive {
-            summary: "Chose A over B".into(),
-            refs: vec!["a.md".into()],
-        })
+    fn directive(summary: &str) -> String {
+        format!(
+            "<!-- librarian-session {} -->",
+            json!({"summary": summary, "refs": ["a.md"]})
+        )
     }
 
     fn user(text: &str) -> String {
         json!({"type": "user", "message": {"role": "user", "content": text}}).to_string()
+    }
+
+    fn tool_result() -> String {
+        json!({"type": "user", "message": {"role": "user", "content": [
+            {"tool_use_id": "toolu_1", "type": "tool_result", "content": DIRECTIVE}
+        ]}})
+        .to_string()
     }
 
     fn assistant_blocks(texts: &[&str]) -> String {
@@ -239,60 +259,122 @@ mod tests {
             .to_string()
     }
 
+    /// One streamed line of message `id`: a single text block.
+    fn streamed(id: &str, text: &str) -> String {
+        json!({"type": "assistant", "message": {"id": id, "role": "assistant",
+               "content": [{"type": "text", "text": text}]}})
+        .to_string()
+    }
+
     fn assistant_string(text: &str) -> String {
         json!({"type": "assistant", "message": {"role": "assistant", "content": text}}).to_string()
     }
 
-    fn scan_bytes(bytes: &[u8], budget: u64) -> (TranscriptScan, u64) {
+    fn write_temp(bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("t.jsonl");
         std::fs::write(&path, bytes).expect("write");
-        scan_file(&path, budget).expect("scan")
+        (dir, path)
     }
 
-    fn scan_lines(lines: &[String], sep: &str, trailing: bool) -> TranscriptScan {
+    fn turn_of(bytes: &[u8], budget: u64) -> (Turn, u64) {
+        let (_dir, path) = write_temp(bytes);
+        read_turn(&path, budget).expect("read")
+    }
+
+    fn directives_of(lines: &[String], sep: &str, trailing: bool) -> Directives {
         let mut text = lines.join(sep);
         if trailing {
             text.push_str(sep);
         }
-        scan_bytes(text.as_bytes(), DEFAULT_BUDGET).0
+        scan_messages(&turn_of(text.as_bytes(), DEFAULT_BUDGET).0.messages)
+    }
+
+    fn found(summaries: &[&str], malformed: usize, templates: usize) -> Directives {
+        Directives {
+            found: summaries
+                .iter()
+                .map(|s| Directive {
+                    summary: (*s).into(),
+                    refs: vec!["a.md".into()],
+                })
+                .collect(),
+            malformed,
+            templates,
+        }
     }
 
     #[test]
-    fn line_shapes() {
-        let not_found = TranscriptScan::NotFound {
-            budget_exhausted: false,
-        };
-        let other = format!("Done.\n\n{}", DIRECTIVE.replace("Chose A over B", "Older"));
-        let older = TranscriptScan::Found(Directive {
-            summary: "Older".into(),
-            refs: vec!["a.md".into()],
-        });
-        let cases: Vec<(Vec<String>, TranscriptScan)> = vec![
-            (vec![], not_found.clone()),
-            (vec![user("hi"), assistant_blocks(&["hello"])], not_found.clone()),
-            (vec![user("hi"), assistant_string(&format!("Done. {DIRECTIVE}"))], chose()),
-            (vec![user("hi"), assistant_blocks(&["Done.", DIRECTIVE])], chose()),
-            (vec![assistant_blocks(&[DIRECTIVE]), user(&other)], chose()),
-            (vec![user(DIRECTIVE)], not_found.clone()),
-            (vec![assistant_blocks(&[&other]), assistant_blocks(&[DIRECTIVE])], chose()),
-            (vec![assistant_blocks(&[DIRECTIVE]), assistant_blocks(&["<!-- librarian-session {bad -->"])], chose()),
-            (vec![assistant_blocks(&["<!-- librarian-session {bad -->"])], TranscriptScan::Malformed),
-            (vec![assistant_blocks(&[&other]), assistant_string(r#"<!-- librarian-session {"summary":"<one line>"} -->"#)], TranscriptScan::Template),
-            // The opener in one block and the rest in the next: blocks are joined with "\n".
-            (vec![assistant_blocks(&["<!-- librarian-session", r#"{"summary":"Chose A over B","refs":["a.md"]} -->"#])], chose()),
-            // A directive in a tool input is not assistant text.
-            (vec![json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","input":{"x":DIRECTIVE}}]}}).to_string()], not_found.clone()),
-            // Role missing: the top-level type decides.
-            (vec![json!({"type":"assistant","message":{"content":DIRECTIVE}}).to_string()], chose()),
-            (vec![json!({"type":"user","message":{"content":DIRECTIVE}}).to_string()], not_found.clone()),
-            (vec![json!({"type":"assistant","message":{"role":"user","content":DIRECTIVE}}).to_string()], not_found.clone()),
-            (vec![assistant_blocks(&[&other]), "{not json librarian-session".into(), String::new()], older),
+    fn turn_shapes() {
+        let none = Directives::default();
+        let chose = found(&["Chose A over B"], 0, 0);
+        let (d1, d2, d3) = (directive("One."), directive("Two."), directive("Three."));
+        let split_at = d1.find("On").expect("summary");
+        let cases: Vec<(Vec<String>, Directives)> = vec![
+            (vec![], none.clone()),
+            (vec![user("hi"), assistant_blocks(&["hello"])], none.clone()),
+            (vec![user("hi"), assistant_string(&format!("Done. {DIRECTIVE}"))], chose.clone()),
+            (vec![user("hi"), assistant_blocks(&["Done.", DIRECTIVE])], chose.clone()),
+            // Every directive of the turn, in order, across messages and tool calls.
+            (
+                vec![user("go"), assistant_blocks(&[&d1]), tool_result(), assistant_blocks(&[&d2, &d3])],
+                found(&["One.", "Two.", "Three."], 0, 0),
+            ),
+            // Nothing before the last prompt: a resumed session's copied history.
+            (vec![assistant_blocks(&[DIRECTIVE]), user("and now?")], none.clone()),
+            (vec![user("a"), assistant_blocks(&[&d1]), user("b"), assistant_blocks(&["no decision"])], none.clone()),
+            (vec![user("a"), assistant_blocks(&[&d1]), user("b"), assistant_blocks(&[&d2])], found(&["Two."], 0, 0)),
+            // Lines that are not prompts do not start a turn.
+            (
+                vec![
+                    user("a"),
+                    assistant_blocks(&[&d1]),
+                    json!({"type": "user", "isMeta": true, "message": {"role": "user", "content": "caveat"}}).to_string(),
+                    json!({"type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "summary"}}).to_string(),
+                    json!({"type": "user", "isSidechain": true, "message": {"role": "user", "content": "subtask"}}).to_string(),
+                    json!({"type": "summary", "summary": "s", "leafUuid": "u"}).to_string(),
+                    assistant_blocks(&[&d2]),
+                ],
+                found(&["One.", "Two."], 0, 0),
+            ),
+            // A subagent's text is not the main agent's.
+            (
+                vec![
+                    user("a"),
+                    assistant_blocks(&[&d1]),
+                    json!({"type": "assistant", "isSidechain": true, "message": {"role": "assistant", "content": [{"type": "text", "text": d2}]}}).to_string(),
+                ],
+                found(&["One."], 0, 0),
+            ),
+            (vec![user(DIRECTIVE)], none.clone()),
+            (vec![user("a"), tool_result()], none.clone()),
+            (vec![assistant_blocks(&[DIRECTIVE]), assistant_blocks(&["<!-- librarian-session {bad -->"])], found(&["Chose A over B"], 1, 0)),
+            (vec![assistant_blocks(&["<!-- librarian-session {bad -->"])], found(&[], 1, 0)),
+            (vec![assistant_string(r#"<!-- librarian-session {"summary":"<one line>"} -->"#)], found(&[], 0, 1)),
+            // Blocks of one message are joined with nothing between them: on one line, or
+            // streamed over several lines with one message id, even split inside the summary
+            // or the tag.
+            (vec![assistant_blocks(&["<!-- librarian-session ", &DIRECTIVE[23..]])], chose.clone()),
+            (vec![assistant_blocks(&[&d1[..split_at + 1], &d1[split_at + 1..]])], found(&["One."], 0, 0)),
+            (
+                vec![user("a"), streamed("msg_1", &d1[..split_at + 1]), tool_result(), streamed("msg_1", &d1[split_at + 1..])],
+                found(&["One."], 0, 0),
+            ),
+            (vec![streamed("m", "<!-- librarian-ses"), streamed("m", &DIRECTIVE[18..])], chose.clone()),
+            // Two messages are never joined.
+            (vec![streamed("m1", &d1[..split_at + 1]), streamed("m2", &d1[split_at + 1..])], found(&[], 1, 0)),
+            // Code is not a decision.
+            (vec![assistant_string(&format!("Like this:\n```\n{d1}\n```\nor `{d2}`."))], none.clone()),
+            // A directive in a tool input is not the agent's text.
+            (vec![json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","input":{"x":DIRECTIVE}}]}}).to_string()], none.clone()),
+            (vec![json!({"type":"assistant","message":{"content":DIRECTIVE}}).to_string()], chose.clone()),
+            (vec![json!({"type":"user","message":{"content":DIRECTIVE}}).to_string()], none.clone()),
+            (vec![assistant_blocks(&[&d1]), "{not json librarian-session".into(), String::new()], found(&["One."], 0, 0)),
         ];
         for (lines, want) in cases {
             for (sep, trailing) in [("\n", true), ("\n", false), ("\r\n", true), ("\r\n", false)] {
                 assert_eq!(
-                    scan_lines(&lines, sep, trailing),
+                    directives_of(&lines, sep, trailing),
                     want,
                     "lines {lines:?} sep {sep:?} trailing {trailing}"
                 );
@@ -301,38 +383,35 @@ mod tests {
     }
 
     #[test]
-    fn assistant_text_shapes() {
+    fn the_payloads_final_message_fills_what_the_transcript_has_not_flushed() {
+        let (d1, d2) = (directive("One."), directive("Two."));
+        let lines = [user("go"), assistant_blocks(&[&d1])].join("\n");
+        let (_dir, path) = write_temp(lines.as_bytes());
+        let scan = |final_message: Option<&str>| {
+            turn_directives(&path, DEFAULT_BUDGET, final_message)
+                .expect("read")
+                .directives
+        };
+        assert_eq!(scan(None), found(&["One."], 0, 0));
+        // Flushed already: nothing twice.
+        assert_eq!(scan(Some(&format!("Done. {d1}"))), found(&["One."], 0, 0));
+        // Not flushed yet: its new directives come last; its malformed ones are not counted.
         assert_eq!(
-            assistant_text(&json!({"message": {"role": "assistant", "content": "s"}})),
-            Some("s".into())
+            scan(Some(&format!("{d1} {d2} <!-- librarian-session {{bad -->"))),
+            found(&["One.", "Two."], 0, 0)
         );
-        assert_eq!(
-            assistant_text(
-                &json!({"message": {"role": "assistant", "content": [{"text": "a"}, {"thinking": "t"}, {"text": 5}, {"type": "text", "text": "b"}]}})
-            ),
-            Some("a\nb".into())
-        );
-        assert_eq!(
-            assistant_text(&json!({"message": {"role": "assistant", "content": 3}})),
-            None
-        );
-        assert_eq!(assistant_text(&json!({"type": "assistant"})), None);
-        assert_eq!(assistant_text(&json!([1, 2])), None);
-        assert_eq!(
-            assistant_text(&json!({"message": {"role": "user", "content": "s"}})),
-            None
-        );
+        assert_eq!(scan(Some(&format!("`{d2}`"))), found(&["One."], 0, 0));
     }
 
     #[test]
     fn file_errors() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let missing = newest_assistant_directive(&dir.path().join("nope.jsonl"), DEFAULT_BUDGET);
+        let missing = turn_directives(&dir.path().join("nope.jsonl"), DEFAULT_BUDGET, None);
         assert!(
             matches!(missing, Err(TranscriptError::Read { .. })),
             "{missing:?}"
         );
-        let is_dir = newest_assistant_directive(dir.path(), DEFAULT_BUDGET);
+        let is_dir = turn_directives(dir.path(), DEFAULT_BUDGET, None);
         assert!(
             matches!(is_dir, Err(TranscriptError::NotAFile(_))),
             "{is_dir:?}"
@@ -347,7 +426,7 @@ mod tests {
         let mode = rustix::fs::Mode::from_raw_mode(0o600);
         rustix::fs::mknodat(rustix::fs::CWD, &path, rustix::fs::FileType::Fifo, mode, 0)
             .expect("mkfifo");
-        let got = newest_assistant_directive(&path, DEFAULT_BUDGET);
+        let got = turn_directives(&path, DEFAULT_BUDGET, None);
         assert!(matches!(got, Err(TranscriptError::NotAFile(_))), "{got:?}");
     }
 
@@ -365,91 +444,88 @@ mod tests {
         for at in (0..bytes.len() - 100).step_by(7919) {
             bytes[at..at + NEEDLE.len()].copy_from_slice(NEEDLE);
         }
-        let (scan, _) = scan_bytes(&bytes, DEFAULT_BUDGET);
-        assert_eq!(
-            scan,
-            TranscriptScan::NotFound {
-                budget_exhausted: false
-            }
-        );
+        let (turn, _) = turn_of(&bytes, DEFAULT_BUDGET);
+        assert_eq!(scan_messages(&turn.messages), Directives::default());
+        assert!(!turn.budget_exhausted);
     }
 
     #[test]
     fn long_lines_and_budget_edges() {
+        let chose = found(&["Chose A over B"], 0, 0);
         let long = assistant_string(&format!("{} {DIRECTIVE}", "x".repeat(3 * CHUNK)));
-        let text = format!("{}\n{long}\n{}\n", user("u"), user("v"));
+        let text = format!("{}\n{long}\n{}\n", user("u"), assistant_string("v"));
         let len = text.len() as u64;
-        assert_eq!(scan_bytes(text.as_bytes(), len).0, chose());
+        let scan = |budget| {
+            let (turn, read) = turn_of(text.as_bytes(), budget);
+            (scan_messages(&turn.messages), turn.budget_exhausted, read)
+        };
+        assert_eq!(scan(len), (chose.clone(), false, len));
+        // The prompt is not read, but the whole directive line and the newline before it are:
+        // found, and the budget said to have run out.
+        let short = len - user("u").len() as u64;
+        assert_eq!(scan(short), (chose.clone(), true, short));
         // Not enough budget for the whole long line: it is skipped.
-        let short = len - user("u").len() as u64 - 2;
-        assert_eq!(
-            scan_bytes(text.as_bytes(), short).0,
-            TranscriptScan::NotFound {
-                budget_exhausted: true
-            }
-        );
-        assert_eq!(
-            scan_bytes(text.as_bytes(), 0),
-            (
-                TranscriptScan::NotFound {
-                    budget_exhausted: true
-                },
-                0
-            )
-        );
-        assert_eq!(
-            scan_bytes(b"", 0).0,
-            TranscriptScan::NotFound {
-                budget_exhausted: false
-            }
-        );
+        assert_eq!(scan(short - 1).0, Directives::default());
+        assert_eq!(scan(0), (Directives::default(), true, 0));
+        let (turn, read) = turn_of(b"", 0);
+        assert_eq!((turn, read), (Turn::default(), 0));
         // The first line of the file is visited when the budget ends exactly at its start.
-        let first = format!("{long}\n{}", user("v"));
-        assert_eq!(scan_bytes(first.as_bytes(), first.len() as u64).0, chose());
+        let first = format!("{long}\n{}", assistant_string("v"));
+        let (turn, _) = turn_of(first.as_bytes(), first.len() as u64);
+        assert_eq!(scan_messages(&turn.messages), chose);
+    }
+
+    /// Writes `first`, then filler lines up to 50 MB, to a file.
+    fn big_transcript(dir: &Path, first: &str, filler: &str) -> std::path::PathBuf {
+        let path = dir.join("big.jsonl");
+        let mut out = BufWriter::new(File::create(&path).expect("create"));
+        writeln!(out, "{first}").expect("write");
+        let mut written = 0;
+        while written < 50 * 1024 * 1024 {
+            out.write_all(filler.as_bytes()).expect("write");
+            written += filler.len();
+        }
+        out.flush().expect("flush");
+        path
+    }
+
+    fn append(path: &Path, line: &str) {
+        let mut out = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .expect("open");
+        writeln!(out, "{line}").expect("append");
     }
 
     #[test]
-    fn cost_does_not_grow_with_file_length() {
+    fn cost_depends_on_the_turn_not_the_file() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("big.jsonl");
+        let chose = found(&["Chose A over B"], 0, 0);
+        // Turns of one prompt and one answer: only the last turn is read.
         let filler = format!(
             "{}\n{}\n",
             user(&"lorem ipsum ".repeat(40)),
             assistant_blocks(&[&"dolor sit amet ".repeat(60), "ok"])
         );
-        {
-            let mut out = BufWriter::new(File::create(&path).expect("create"));
-            writeln!(out, "{}", assistant_blocks(&[DIRECTIVE])).expect("write");
-            let mut written = 0;
-            while written < 50 * 1024 * 1024 {
-                out.write_all(filler.as_bytes()).expect("write");
-                written += filler.len();
-            }
-            out.flush().expect("flush");
-        }
-        let (scan, read) = scan_file(&path, DEFAULT_BUDGET).expect("scan");
-        assert_eq!(
-            scan,
-            TranscriptScan::NotFound {
-                budget_exhausted: true
-            }
-        );
-        assert_eq!(read, DEFAULT_BUDGET);
+        let path = big_transcript(dir.path(), &assistant_blocks(&[DIRECTIVE]), &filler);
+        let (turn, read) = read_turn(&path, DEFAULT_BUDGET).expect("read");
+        assert_eq!(scan_messages(&turn.messages), Directives::default());
+        assert!(!turn.budget_exhausted);
+        assert!(read <= 64 * 1024, "read {read} bytes");
+        append(&path, &user("decide"));
+        append(&path, &assistant_string(&format!("Done.\n\n{DIRECTIVE}")));
+        let (turn, read) = read_turn(&path, DEFAULT_BUDGET).expect("read");
+        assert_eq!(scan_messages(&turn.messages), chose);
+        assert!(read <= 64 * 1024, "read {read} bytes");
 
-        let mut out = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .expect("open");
-        write!(
-            out,
-            "{}",
-            assistant_string(&format!("Done.\n\n{DIRECTIVE}"))
-        )
-        .expect("append");
-        drop(out);
-        let (scan, read) = scan_file(&path, DEFAULT_BUDGET).expect("scan");
-        assert_eq!(scan, chose());
-        assert!(read < 1024 * 1024, "read {read} bytes");
+        // One endless turn: the budget bounds the read, and what was read is scanned.
+        let filler = format!("{}\n{}\n", tool_result(), assistant_blocks(&["working"]));
+        let path = big_transcript(dir.path(), &assistant_blocks(&[DIRECTIVE]), &filler);
+        append(&path, &assistant_string(&format!("Done.\n\n{DIRECTIVE}")));
+        let (turn, read) = read_turn(&path, DEFAULT_BUDGET).expect("read");
+        assert_eq!(read, DEFAULT_BUDGET);
+        assert!(turn.budget_exhausted);
+        assert_eq!(scan_messages(&turn.messages), chose);
     }
 
     /// What the backwards walk must visit: every line after a `\n` that lies within the last
@@ -518,12 +594,13 @@ mod tests {
         }
 
         #[test]
-        fn scanning_arbitrary_bytes_never_panics_and_keeps_to_the_budget(
+        fn reading_arbitrary_bytes_never_panics_and_keeps_to_the_budget(
             data in prop::collection::vec(any::<u8>(), 0..4096),
             budget in 0u64..5000,
         ) {
-            let (_, read) = scan_bytes(&data, budget);
+            let (turn, read) = turn_of(&data, budget);
             prop_assert!(read <= budget);
+            let _ = scan_messages(&turn.messages);
         }
     }
 }

@@ -1,7 +1,9 @@
-//! The locked part of a capture: unique id, dedupe, journal, one appended line, commit.
+//! The locked part of a capture: for each entry of a turn, a unique id, dedupe, journal and one
+//! appended line; then one commit for all of them.
 //!
-//! Order matters for "a capture is never lost" (DESIGN §2.7): the journal record is written
-//! before the line is appended and removed only after the commit moved the ref.
+//! Order matters for "a capture is never lost" (DESIGN §2.7): each entry's journal record is
+//! written before its line is appended, and the records are removed only after the commit moved
+//! the ref.
 
 use super::dedupe::DedupeCache;
 use crate::clock::{self, Instant};
@@ -22,23 +24,41 @@ pub struct Draft {
     pub cited: Vec<(String, String)>,
 }
 
-/// What happened to the entry.
+/// What happened to one draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Appended to the day file `day` as `entry_id`.
+    Appended { day: String, entry_id: String },
+    /// Already recorded for this session: nothing written.
+    Duplicate,
+    /// The record path could not be written safely (`why`): the entry went to `path`.
+    Aside { path: PathBuf, why: String },
+}
+
+/// What happened to the drafts of one capture.
 #[derive(Debug, Default)]
 pub struct Written {
-    pub duplicate: bool,
-    pub day: String,
-    pub entry_id: String,
+    /// One outcome per draft, in order; fewer when `failed` stopped the batch.
+    pub outcomes: Vec<Outcome>,
     /// The record commit, when one was made.
     pub commit: Option<String>,
-    /// Why the line is pending instead of committed.
+    /// Why the lines are pending instead of committed.
     pub pending: Option<String>,
     /// Record files whose working copy was edited after commit.
     pub diverged: Vec<String>,
-    /// Where the entry went when the day file could not be written safely.
-    pub aside: Option<(PathBuf, String)>,
+    /// The error that stopped the batch after some drafts were handled (the later ones were
+    /// not written).
+    pub failed: Option<String>,
 }
 
-/// Why the entry could not be written at all.
+impl Written {
+    /// How many drafts ended as `want` says.
+    pub fn count(&self, want: impl Fn(&Outcome) -> bool) -> usize {
+        self.outcomes.iter().filter(|o| want(o)).count()
+    }
+}
+
+/// Why no draft could be written at all.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error(transparent)]
@@ -47,8 +67,15 @@ pub enum WriteError {
     Io(#[from] std::io::Error),
 }
 
-/// Writes a draft into the vault, under the capture lock when it can be had.
-pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
+/// Writes the drafts into the vault in order, under the capture lock when it can be had, and
+/// commits them together. Entry `k` is stamped `k` milliseconds after the first, so the
+/// entries of one turn keep their order in every view sorted by time.
+pub fn write(vault: &Vault, drafts: Vec<Draft>) -> Result<Written, WriteError> {
+    write_at(vault, drafts, clock::now())
+}
+
+/// [`write`] with the first entry stamped `first`.
+fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written, WriteError> {
     crate::store::skip_read_verification();
     let state = vault.state_dir();
     let (guard, lock_problem) = match Lock::acquire(&state, lock::DEFAULT_WAIT) {
@@ -57,9 +84,8 @@ pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
     };
     let store = vault.git_dir.as_ref().map(|_| Store::open(vault));
     let mut written = Written::default();
-    let now = clock::now();
     if let (Some(Ok(s)), Some(_)) = (&store, &guard) {
-        if let Err(e) = s.ensure_ref(now) {
+        if let Err(e) = s.ensure_ref(first) {
             written.pending = Some(e.to_string());
         }
     }
@@ -67,56 +93,100 @@ pub fn write(vault: &Vault, draft: Draft) -> Result<Written, WriteError> {
         Some(_) => Some(Journal::open(&state)?),
         None => None,
     };
-    let written = append_entry(
+    let target = Target {
         vault,
-        now,
-        guard.is_some(),
-        journal.as_ref(),
-        draft,
-        written,
-    )?;
-    if written.duplicate || written.aside.is_some() {
-        return Ok(written);
+        locked: guard.is_some(),
+        journal: journal.as_ref(),
+    };
+    let mut last = first;
+    let mut cache = CacheSlot::default();
+    for (k, draft) in drafts.into_iter().enumerate() {
+        last = Instant(first.0 + k as i64);
+        match append_entry(&target, &mut cache, last, draft) {
+            Ok(outcome) => written.outcomes.push(outcome),
+            Err(e) if written.outcomes.is_empty() => return Err(e),
+            Err(e) => {
+                written.failed = Some(e.to_string());
+                break;
+            }
+        }
     }
-    let mut written = written;
-    commit(
-        store,
-        journal,
-        guard.is_some(),
-        lock_problem,
-        now,
-        &mut written,
-    );
+    cache.save();
+    if written.count(|o| matches!(o, Outcome::Appended { .. })) > 0 {
+        commit(
+            store,
+            journal,
+            guard.is_some(),
+            lock_problem,
+            last,
+            &mut written,
+        );
+    }
     Ok(written)
 }
 
-/// Stamps the entry, checks dedupe and appends it (or writes it aside when the record path is a
-/// symlink or not a regular file). `locked`: the capture lock is held, so the dedupe cache may
-/// be refreshed and updated.
-fn append_entry(
-    vault: &Vault,
-    now: Instant,
+/// Where the entries of one capture go.
+struct Target<'a> {
+    vault: &'a Vault,
+    /// The capture lock is held, so the dedupe cache may be refreshed and updated.
     locked: bool,
-    journal: Option<&Journal>,
+    journal: Option<&'a Journal>,
+}
+
+/// The dedupe cache of the day file the batch appends to, loaded once for the batch and saved
+/// at its end (its keys are written as each entry lands, so a later entry of the same turn sees
+/// the earlier ones).
+#[derive(Default)]
+struct CacheSlot {
+    loaded: Option<(String, DedupeCache, bool)>,
+}
+
+impl CacheSlot {
+    /// The cache, up to date for `file`; a batch that crosses midnight loads it again.
+    fn for_file(&mut self, target: &Target<'_>, sessions: &Dir, file: &str) -> &mut DedupeCache {
+        if self.loaded.as_ref().is_some_and(|(f, _, _)| f != file) {
+            self.save();
+        }
+        let (_, cache, _) = self.loaded.get_or_insert_with(|| {
+            let state = target.vault.state_dir();
+            let cache = DedupeCache::load(&state, target.locked.then_some(sessions), file);
+            (file.to_string(), cache, target.locked)
+        });
+        cache
+    }
+
+    /// Writes the watermarks when the cache was loaded under the lock.
+    fn save(&mut self) {
+        if let Some((_, mut cache, true)) = self.loaded.take() {
+            cache.save();
+        }
+    }
+}
+
+/// Stamps the entry, checks dedupe and appends it (or writes it aside when the record path is a
+/// symlink or not a regular file).
+fn append_entry(
+    target: &Target<'_>,
+    cache: &mut CacheSlot,
+    now: Instant,
     draft: Draft,
-    mut written: Written,
-) -> Result<Written, WriteError> {
+) -> Result<Outcome, WriteError> {
+    let vault = target.vault;
     let state = vault.state_dir();
     let mut entry = draft.entry;
     let sessions = match Dir::open(&vault.root)?.open_dir(paths::SESSIONS_DIR, true) {
         Ok(Some(d)) => d,
         Ok(None) => return Err(FsError::WrongKind(vault.root.join(paths::SESSIONS_DIR)).into()),
         Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
-            return write_aside(&state, now, entry, e.to_string(), written)
+            return write_aside(&state, now, entry, e.to_string())
         }
         Err(e) => return Err(e.into()),
     };
     let file = format!("{}.md", now.day());
-    stamp(&mut entry, now, &sessions, &file, locked);
-    let mut cache = DedupeCache::load(&state, locked.then_some(&sessions), &file);
+    stamp(&mut entry, now, &sessions, &file, target.locked);
+    let cache = cache.for_file(target, &sessions, &file);
     if cache.seen(&entry) {
-        written.duplicate = true;
-        return Ok(written);
+        return Ok(Outcome::Duplicate);
     }
     let rec = pending_record(&entry, &draft.cited, &file);
     let header = dayfile::header(&now.day());
@@ -125,22 +195,22 @@ fn append_entry(
         &file,
         &header,
         &line::render(&entry),
-        journal,
+        target.journal,
         rec,
     ) {
         Ok(n) => n,
         Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
-            return write_aside(&state, now, entry, e.to_string(), written)
+            return write_aside(&state, now, entry, e.to_string())
         }
         Err(e) => return Err(e.into()),
     };
-    if locked {
+    if target.locked {
         cache.record(&entry, &file, new_len, &sessions);
-        cache.save();
     }
-    written.day = now.day();
-    written.entry_id = entry.id;
-    Ok(written)
+    Ok(Outcome::Appended {
+        day: now.day(),
+        entry_id: entry.id,
+    })
 }
 
 /// Sets the entry's time and a vault-unique id (a `-N` suffix when the millisecond is taken in
@@ -216,8 +286,7 @@ fn write_aside(
     now: Instant,
     mut entry: Entry,
     why: String,
-    mut written: Written,
-) -> Result<Written, WriteError> {
+) -> Result<Outcome, WriteError> {
     entry.time = now.iso();
     entry.id = now.compact();
     let dir = state.join("aside");
@@ -233,15 +302,90 @@ fn write_aside(
         None,
         pending_record(&entry, &[], &file),
     )?;
-    written.day = now.day();
-    written.entry_id = entry.id;
-    written.aside = Some((dir.join(file), why));
-    Ok(written)
+    Ok(Outcome::Aside {
+        path: dir.join(file),
+        why,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn draft(summary: &str) -> Draft {
+        Draft {
+            entry: Entry {
+                id: String::new(),
+                session_id: Some("S".into()),
+                time: String::new(),
+                summary: summary.into(),
+                refs: vec![],
+                workspace: None,
+                client: None,
+                extra: Default::default(),
+            },
+            cited: vec![],
+        }
+    }
+
+    /// A turn written across midnight: each entry lands in its own day's file, in order, dedupe
+    /// spans the days and the turn, and one commit holds them all.
+    #[test]
+    fn a_batch_across_midnight_is_deduped_and_committed_once() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let first = crate::clock::parse_instant("2026-11-30T23:59:59.998Z").unwrap();
+        let (vault, _) = crate::store::setup::init(&root, first).unwrap();
+        let drafts = ["A.", "B.", "C.", "A.", "C."].map(draft).into();
+        let written = write_at(&vault, drafts, first).unwrap();
+        let ids: Vec<&str> = written
+            .outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Appended { entry_id, .. } => entry_id.as_str(),
+                Outcome::Duplicate => "dup",
+                Outcome::Aside { .. } => "aside",
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "20261130T235959998Z",
+                "20261130T235959999Z",
+                "20261201T000000000Z",
+                "dup",
+                "dup"
+            ]
+        );
+        assert!(
+            written.commit.is_some() && written.pending.is_none(),
+            "{written:?}"
+        );
+        let read = |day: &str| {
+            let text = std::fs::read_to_string(root.join(format!("_librarian/sessions/{day}.md")))
+                .unwrap();
+            crate::records::dayfile::parse(day, text.as_bytes())
+                .entries
+                .into_iter()
+                .map(|e| (e.summary, e.time))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            read("2026-11-30"),
+            [
+                ("A.".to_string(), "2026-11-30T23:59:59.998Z".to_string()),
+                ("B.".to_string(), "2026-11-30T23:59:59.999Z".to_string())
+            ]
+        );
+        assert_eq!(
+            read("2026-12-01"),
+            [("C.".to_string(), "2026-12-01T00:00:00.000Z".to_string())]
+        );
+        // The cache was saved: a later capture of the same turn finds every line recorded.
+        let again = write_at(&vault, ["B.", "C."].map(draft).into(), first).unwrap();
+        assert_eq!(again.outcomes, [Outcome::Duplicate, Outcome::Duplicate]);
+        assert!(again.commit.is_none());
+    }
 
     #[test]
     fn stamp_suffixes_an_id_taken_in_the_last_64_kib() {

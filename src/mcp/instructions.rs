@@ -27,7 +27,7 @@ pub fn instructions(label: &str) -> String {
         format!("This server holds {label}'s notes vault and {label}'s memory of use: dated records of what past AI sessions decided, each with the notes it cited and the content hash of each note at that moment. There is no model inside it; you do the reading and the reasoning."),
         "Consult these tools before reading files directly. For recency questions (\"what was I working on?\", \"what did we decide last week?\") call librarian-recent, with project, window (days) or count (sessions) when the question names them. For content questions and \"have I seen this before?\" call librarian-search, then librarian-get-note with a path it returned to read a whole note.".to_string(),
         "When something worth recalling is decided or produced, emit one directive line in your reply, in exactly this form (an HTML comment, invisible when rendered): <!-- librarian-session {\"summary\":\"<one plain-English line>\",\"refs\":[\"<paths touched, relative to the knowledge base>\"]} -->".to_string(),
-        "Write a line for each separable thing as you finish it, never one line at the end; omit trivial work entirely. A hook lifts the newest line after each turn, so no tool call is needed to record it.".to_string(),
+        "Write a line for each separable thing as you finish it, never one line at the end; omit trivial work entirely. After each turn a hook records every line you wrote in it, in order, so no tool call is needed; a line inside a code block or inline code is an example and is not recorded.".to_string(),
         "Later lines describe only what is new since the earlier ones.".to_string(),
         format!("Write each summary for a smart reader in a hurry who was not there: outcome first, in common words; expand or avoid codenames, version tags and abbreviations the session invented (terms the vault itself uses are fine). Aim for about {WORD_TARGET} words and stop by {WORD_CEILING}. When {label} decides, chooses, rules or corrects something, say that {label} did, and keep the reason given. The line is stored verbatim, as written."),
         "When you report recalled summaries, put them in plain language for whoever is asking, old and dense records included, and tell each session as one account.".to_string(),
@@ -52,6 +52,8 @@ mod tests {
             "librarian-search",
             "librarian-get-note",
             "about 40 words and stop by 60",
+            "records every line you wrote in it",
+            "is an example and is not recorded",
         ] {
             assert!(text.contains(phrase), "missing {phrase:?}");
         }
@@ -64,6 +66,7 @@ mod tests {
             "one line per session",
             "one directive per session",
             "librarian-positions",
+            "newest line",
         ] {
             assert!(!lower.contains(phrase), "forbidden {phrase:?}");
         }
@@ -75,9 +78,10 @@ mod tests {
     #[test]
     fn the_example_directive_is_an_unfilled_template() {
         let text = instructions("the user");
+        let found = crate::capture::directive::directives_in(&text);
         assert_eq!(
-            crate::capture::directive::newest_directive(&text),
-            crate::capture::directive::DirectiveScan::Template
+            (found.found.len(), found.malformed, found.templates),
+            (0, 0, 1)
         );
     }
 

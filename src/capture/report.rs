@@ -1,0 +1,265 @@
+//! The stderr lines of a capture: what was captured, already recorded, written aside or left
+//! pending, and which directives were not valid JSON (spec/capture.md, "Messages").
+
+use super::directive::Directives;
+use super::{sanitize, write, P};
+use crate::vault::Vault;
+use std::path::PathBuf;
+
+/// Says how many directives were not valid JSON, and whether anything is captured at all.
+pub(super) fn malformed(scan: &Directives, out: &mut Vec<String>) {
+    let (n, good) = (scan.malformed, scan.found.len());
+    let what = match n {
+        0 => return,
+        1 if good == 0 => "the session directive of this turn is not valid JSON".to_string(),
+        1 => "1 session directive of this turn is not valid JSON".to_string(),
+        n if good == 0 => format!("the {n} session directives of this turn are not valid JSON"),
+        n => format!("{n} session directives of this turn are not valid JSON"),
+    };
+    let outcome = match good {
+        0 => "nothing captured",
+        _ => "the others are captured",
+    };
+    // The advice names no directive shape: a client that echoes hook output must not be
+    // handed a line that could be captured.
+    out.push(format!("{P} {what}; {outcome}. Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings."));
+}
+
+/// The lines for what was written. `words` holds each draft's word count, in order.
+pub(super) fn written(
+    vault: &Vault,
+    w: &write::Written,
+    project: Option<&str>,
+    words: &[usize],
+    out: &mut Vec<String>,
+) {
+    let appended = w.count(|o| matches!(o, write::Outcome::Appended { .. }));
+    if let Some(day) = w.outcomes.iter().find_map(|o| match o {
+        write::Outcome::Appended { day, .. } => Some(day),
+        _ => None,
+    }) {
+        let proj = project.map(|p| format!(" [{p}]")).unwrap_or_default();
+        let noun = plural(appended, "entry", "entries");
+        out.push(format!(
+            "{P} captured {appended} {noun}{proj} into {day} session record."
+        ));
+    }
+    duplicates(w, out);
+    aside(w, out);
+    if let Some(e) = &w.failed {
+        let left = words.len() - w.outcomes.len();
+        let noun = plural(left, "directive", "directives");
+        out.push(format!("{P} error: {e}; the last {left} {noun} of this turn could not be written. Fix the cause, then capture them with `git rutter capture --summary`."));
+    }
+    if appended == 0 {
+        return;
+    }
+    for (k, (outcome, &n)) in w.outcomes.iter().zip(words).enumerate() {
+        if !matches!(outcome, write::Outcome::Appended { .. }) || n <= sanitize::WORD_CEILING {
+            continue;
+        }
+        let which = match words.len() {
+            1 => "summary".to_string(),
+            total => format!("summary {} of {total}", k + 1),
+        };
+        out.push(format!("{P} {which} is {n} words; the style contract asks for about {} and no more than {}. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
+    }
+    for path in &w.diverged {
+        let these = plural(appended, "this entry", "these entries");
+        out.push(format!("{P} {path} was edited after it was committed; the commit keeps the committed bytes plus {these}. Run `git rutter verify` to see the finding."));
+    }
+    let saved = match appended {
+        1 => "the entry is saved",
+        _ => "the entries are saved",
+    };
+    match (&vault.git_dir, &w.commit, &w.pending) {
+        (None, _, _) => out.push(format!("{P} hint: the vault is not a git repository; run `git rutter init` in it to keep a verifiable history.")),
+        (Some(_), _, Some(why)) => out.push(format!("{P} not committed yet ({why}); {saved} and journalled, and `git rutter commit` or the next capture will commit it.")),
+        (Some(_), Some(c), None) => out.push(format!("{P} committed {} to refs/rutter/records.", &c[..c.len().min(12)])),
+        _ => {}
+    }
+}
+
+/// Directives already recorded for this session (the Stop hook fired again, or a turn repeated
+/// an earlier line).
+fn duplicates(w: &write::Written, out: &mut Vec<String>) {
+    let total = w.outcomes.len();
+    match w.count(|o| matches!(o, write::Outcome::Duplicate)) {
+        0 => {}
+        1 if total == 1 => out.push(format!(
+            "{P} directive unchanged for this session; already recorded, nothing appended."
+        )),
+        d if d == total => out.push(format!(
+            "{P} all {d} directives of this turn are unchanged for this session; already recorded, nothing appended."
+        )),
+        1 => out.push(format!(
+            "{P} 1 of the {total} directives of this turn was already recorded for this session; it was not appended again."
+        )),
+        d => out.push(format!(
+            "{P} {d} of the {total} directives of this turn were already recorded for this session; they were not appended again."
+        )),
+    }
+}
+
+/// Entries written aside because the record path is a symlink or not a regular file.
+fn aside(w: &write::Written, out: &mut Vec<String>) {
+    let aside: Vec<(&PathBuf, &String)> = w
+        .outcomes
+        .iter()
+        .filter_map(|o| match o {
+            write::Outcome::Aside { path, why } => Some((path, why)),
+            _ => None,
+        })
+        .collect();
+    let Some((path, why)) = aside.first() else {
+        return;
+    };
+    let what = match aside.len() {
+        1 => "the entry was".to_string(),
+        n => format!("the {n} entries were"),
+    };
+    out.push(format!(
+        "{P} refused to write the session record ({why}); {what} written aside to {}.",
+        path.display()
+    ));
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vault::VaultSource;
+    use write::Outcome;
+
+    fn appended(n: usize) -> Outcome {
+        Outcome::Appended {
+            day: "2026-12-01".into(),
+            entry_id: format!("id{n}"),
+        }
+    }
+
+    fn lines(outcomes: Vec<Outcome>, failed: Option<&str>, words: &[usize]) -> Vec<String> {
+        let vault = Vault {
+            root: "/v".into(),
+            git_dir: Some("/v/.git".into()),
+            source: VaultSource::Flag,
+        };
+        let w = write::Written {
+            outcomes,
+            commit: Some("0123456789abcdef".into()),
+            pending: None,
+            diverged: vec![],
+            failed: failed.map(str::to_string),
+        };
+        let mut out = Vec::new();
+        written(&vault, &w, Some("proj"), words, &mut out);
+        out.iter()
+            .map(|l| l.trim_start_matches(P).trim().to_string())
+            .collect()
+    }
+
+    /// Outcomes, the batch's error, each draft's word count, and the lines wanted.
+    type Case<'a> = (Vec<Outcome>, Option<&'a str>, Vec<usize>, Vec<&'a str>);
+
+    #[test]
+    fn what_a_turn_reports() {
+        let aside = |n: usize| Outcome::Aside {
+            path: PathBuf::from(format!("/s/aside/{n}.md")),
+            why: "symbolic link".into(),
+        };
+        let committed = "committed 0123456789ab to refs/rutter/records.";
+        let cases: Vec<Case> = vec![
+            (vec![appended(1)], None, vec![5], vec!["captured 1 entry [proj] into 2026-12-01 session record.", committed]),
+            (vec![appended(1), appended(2), appended(3)], None, vec![5, 5, 5], vec!["captured 3 entries [proj] into 2026-12-01 session record.", committed]),
+            (vec![Outcome::Duplicate], None, vec![5], vec!["directive unchanged for this session; already recorded, nothing appended."]),
+            (vec![Outcome::Duplicate, Outcome::Duplicate], None, vec![5, 5], vec!["all 2 directives of this turn are unchanged for this session; already recorded, nothing appended."]),
+            (
+                vec![Outcome::Duplicate, appended(2), Outcome::Duplicate],
+                None,
+                vec![5, 61, 5],
+                vec![
+                    "captured 1 entry [proj] into 2026-12-01 session record.",
+                    "2 of the 3 directives of this turn were already recorded for this session; they were not appended again.",
+                    "summary 2 of 3 is 61 words; the style contract asks for about 40 and no more than 60. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.",
+                    committed,
+                ],
+            ),
+            (vec![aside(1), aside(2)], None, vec![5, 5], vec!["refused to write the session record (symbolic link); the 2 entries were written aside to /s/aside/1.md."]),
+            (
+                vec![appended(1)],
+                Some("disk full"),
+                vec![5, 5, 5],
+                vec![
+                    "captured 1 entry [proj] into 2026-12-01 session record.",
+                    "error: disk full; the last 2 directives of this turn could not be written. Fix the cause, then capture them with `git rutter capture --summary`.",
+                    committed,
+                ],
+            ),
+        ];
+        for (outcomes, failed, words, want) in cases {
+            assert_eq!(
+                lines(outcomes.clone(), failed, &words),
+                want,
+                "{outcomes:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_directives_are_counted() {
+        let scan = |found: usize, malformed: usize| {
+            let mut d = Directives {
+                malformed,
+                ..Directives::default()
+            };
+            for _ in 0..found {
+                d.found.push(crate::capture::directive::Directive {
+                    summary: "s".into(),
+                    refs: vec![],
+                });
+            }
+            let mut out = Vec::new();
+            super::malformed(&d, &mut out);
+            out
+        };
+        assert!(scan(3, 0).is_empty());
+        let tail = "Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings.";
+        for (found, bad, want) in [
+            (
+                0,
+                1,
+                "the session directive of this turn is not valid JSON; nothing captured.",
+            ),
+            (
+                2,
+                1,
+                "1 session directive of this turn is not valid JSON; the others are captured.",
+            ),
+            (
+                0,
+                2,
+                "the 2 session directives of this turn are not valid JSON; nothing captured.",
+            ),
+            (
+                1,
+                3,
+                "3 session directives of this turn are not valid JSON; the others are captured.",
+            ),
+        ] {
+            assert_eq!(scan(found, bad), vec![format!("{P} {want} {tail}")]);
+        }
+        // The advice itself is never a directive.
+        let out = scan(0, 1).concat();
+        assert_eq!(
+            crate::capture::directive::directives_in(&out),
+            Directives::default()
+        );
+    }
+}
