@@ -724,3 +724,45 @@ fn verify_flags_a_merge_that_drops_or_forges_a_line() {
         "{kinds:?}"
     );
 }
+
+#[test]
+fn a_vault_with_a_writer_id_appends_to_its_own_day_files() {
+    let env = Env::git_vault();
+    std::fs::write(env.vault.join(".git/rutter/machine"), "laptop-0001\n").unwrap();
+    let r = env.capture_at(
+        "2026-11-30T09:00:00.000Z",
+        "On my own file.",
+        &["Notes/a.md"],
+    );
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    let own = "_librarian/sessions/2026-11-30.laptop-0001.md";
+    let text = env.read(own);
+    assert!(
+        text.starts_with(
+            "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-11-30'\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("On my own file."), "{text}");
+    assert!(!env.vault.join("_librarian/sessions/2026-11-30.md").exists());
+    assert_eq!(env.committed(own), text);
+    // The same directive again in the same session is still a duplicate.
+    let again = env.capture_at(
+        "2026-11-30T09:05:00.000Z",
+        "On my own file.",
+        &["Notes/a.md"],
+    );
+    assert!(
+        again.stderr.contains("already recorded"),
+        "{}",
+        again.stderr
+    );
+    let v = env.rutter(&["verify"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    let recent = env.rutter(&["recent"]);
+    assert!(
+        recent.stdout.contains("On my own file."),
+        "{}",
+        recent.stdout
+    );
+}

@@ -100,6 +100,19 @@ impl Store {
             Some(rest) => rest.to_vec(),
             None => return Ok(Outcome::Left(not_committed())),
         };
+        // Only whole lines were added (another writer's own day file, a fast-forward): append
+        // them, so no byte of the working file is rewritten.
+        if extra.is_empty() && next.starts_with(&working) && working.ends_with(b"\n") {
+            let mut f = dir.open_append(name)?;
+            // Unless a capture that timed out on the lock appended meanwhile: then the file is
+            // rewritten below, with its line kept after the new version.
+            if f.len == working.len() as u64 {
+                f.file
+                    .write_all(&next[working.len()..])
+                    .map_err(|e| io(&dir, name, e))?;
+                return Ok(Outcome::Written(0));
+            }
+        }
         let mut bytes = next.to_vec();
         if !extra.is_empty() && !bytes.is_empty() && !bytes.ends_with(b"\n") {
             bytes.push(b'\n');
