@@ -125,6 +125,27 @@ impl Net {
     }
 }
 
+/// The committed day file of `dir` whose text holds `needle`.
+fn file_holding(net: &Net, dir: &Path, needle: &str) -> String {
+    let out = net.git(
+        dir,
+        &[
+            "grep",
+            "-l",
+            "-F",
+            needle,
+            "refs/rutter/records",
+            "--",
+            "_librarian/sessions",
+        ],
+    );
+    let first = out
+        .lines()
+        .next()
+        .unwrap_or_else(|| panic!("{needle} is committed nowhere"));
+    first.trim_start_matches("refs/rutter/records:").to_string()
+}
+
 /// Every file under `_librarian/` (the acknowledgements log aside), path → text.
 fn record_files(dir: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
@@ -199,13 +220,6 @@ fn interleaved_captures_synced_in_both_orders_converge() {
     assert!(r.stdout.contains("fast-forward"), "{}", r.stdout);
     let all = ["A one.", "B one.", "A two.", "B two, next day."];
     net.converged(&[&a, &b], &all);
-    // The merged day file holds both sides' lines in time order.
-    let day = std::fs::read_to_string(a.join("_librarian/sessions/2026-11-30.md")).unwrap();
-    let order: Vec<usize> = ["A one.", "B one.", "A two."]
-        .iter()
-        .map(|s| day.find(s).unwrap())
-        .collect();
-    assert!(order.windows(2).all(|w| w[0] < w[1]), "{day}");
     // Then the other order: A pushes first, B merges.
     net.capture(&a, "2026-12-01T09:00:00.000Z", "A three.");
     net.capture(&b, "2026-12-01T09:10:00.000Z", "B three.");
@@ -529,36 +543,35 @@ fn a_working_file_with_edits_is_left_alone_and_reported() {
     net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
     net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
     net.sync(&b);
-    let day = a.join("_librarian/sessions/2026-11-30.md");
-    let edited = std::fs::read_to_string(&day)
+    net.sync(&a);
+    net.sync(&b);
+    // On A, the day file that holds B's line is edited by hand; then B adds to it.
+    let path = file_holding(&net, &a, "B one.");
+    let edited = std::fs::read_to_string(a.join(&path))
         .unwrap()
-        .replace("— A one.", "— A one, edited.");
-    std::fs::write(&day, &edited).unwrap();
+        .replace("— B one.", "— B one, edited.");
+    std::fs::write(a.join(&path), &edited).unwrap();
+    net.capture(&b, "2026-11-30T10:00:00.000Z", "B two.");
+    net.sync(&b);
     let r = net.sync(&a);
     assert!(
-        r.stderr
-            .contains("left _librarian/sessions/2026-11-30.md as it is"),
+        r.stderr.contains(&format!("left {path} as it is")),
         "{}",
         r.stderr
     );
     assert_eq!(
-        std::fs::read_to_string(&day).unwrap(),
+        std::fs::read_to_string(a.join(&path)).unwrap(),
         edited,
         "never overwritten"
     );
-    let committed = net.git(
-        &a,
-        &[
-            "show",
-            "refs/rutter/records:_librarian/sessions/2026-11-30.md",
-        ],
-    );
+    let committed = net.git(&a, &["show", &format!("refs/rutter/records:{path}")]);
     assert!(
-        committed.contains("B one.") && committed.contains("— A one. "),
+        committed.contains("B two.") && committed.contains("— B one. "),
         "{committed}"
     );
     let v = net.rut(&a, &["verify"]);
     assert_eq!(v.code, 1, "the edit stays a finding: {}", v.stdout);
+    assert!(v.stdout.contains("edited"), "{}", v.stdout);
 }
 
 /// A day file the TypeScript reference wrote (`@1`), as it wrote it on one machine.
@@ -568,24 +581,38 @@ fn v1_day(summary: &str) -> String {
 
 #[test]
 fn reference_written_day_files_that_differ_are_both_kept_whole() {
-    let (net, a) = Net::new();
-    let b = net.machine("b");
+    // Two machines used the TypeScript reference, then git-rutter, each on its own, before
+    // they knew of sync: two records without a common history, one day written on both.
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    env.git(&["init", "-q", "-b", "main"]);
+    env.git(&["add", "Notes"]);
+    env.git(&["commit", "-qm", "notes"]);
+    let remote = env.root().join("remote.git");
+    env.git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()]);
+    let net = Net { env, remote };
     let day = "_librarian/sessions/2026-10-09.md";
+    let (a, b) = (net.clone_of("a"), net.clone_of("b"));
     for (dir, who, minute) in [(&a, "A", 1), (&b, "B", 2)] {
         std::fs::create_dir_all(dir.join("_librarian/sessions")).unwrap();
         let v1 = v1_day(&format!("Written by the reference on {who}."));
         std::fs::write(dir.join(day), v1).unwrap();
+        let r = net.rut(dir, &["init"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
         let ts = format!("2026-10-09T23:0{minute}:00.000Z");
         net.capture(dir, &ts, &format!("{who} after the reference."));
     }
-    net.sync(&b);
-    let r = net.sync(&a);
+    let r = net.rut(&b, &["sync", "--setup", "origin"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = net.rut(&a, &["sync", "--setup", "origin"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stdout
             .contains("1 @1 day file kept whole beside each other"),
         "{}",
         r.stdout
     );
+    assert!(r.stdout.contains("no common history"), "{}", r.stdout);
     net.sync(&b);
     net.converged(
         &[&a, &b],
@@ -649,7 +676,8 @@ fn verify_flags_a_merge_that_drops_or_forges_a_line() {
     net.sync(&b);
     net.sync(&a);
     assert_eq!(finding_kinds(&net, &a), Vec::<String>::new());
-    let day = "_librarian/sessions/2026-11-30.md";
+    let day = file_holding(&net, &a, "B one.");
+    let day = day.as_str();
     let merged = net.git(&a, &["show", &format!("refs/rutter/records:{day}")]);
     let parents = net.git(&a, &["log", "-1", "--format=%P", "refs/rutter/records"]);
     let parents: Vec<&str> = parents.split_whitespace().collect();
@@ -709,10 +737,10 @@ fn verify_flags_a_merge_that_drops_or_forges_a_line() {
     assert!(kinds.contains(&"merge-lost-lines".to_string()), "{kinds:?}");
     let forged_line = merged
         .lines()
-        .find(|l| l.contains("A one."))
+        .find(|l| l.contains("B one."))
         .unwrap()
-        .replace("A one.", "A forged.")
-        .replace("20261130T090000000Z", "20261130T091500000Z");
+        .replace("B one.", "B forged.")
+        .replace("20261130T093000000Z", "20261130T091500000Z");
     forge(&format!("{merged}{forged_line}\n"));
     let kinds = finding_kinds(&net, &a);
     assert!(
@@ -765,4 +793,42 @@ fn a_vault_with_a_writer_id_appends_to_its_own_day_files() {
         "{}",
         recent.stdout
     );
+}
+
+#[test]
+fn day_files_from_before_sync_merge_by_line_union() {
+    // Before sync existed, users pushed the ref by hand; both machines then appended to the
+    // same day file.
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    env.git(&["init", "-q", "-b", "main"]);
+    env.git(&["add", "Notes"]);
+    env.git(&["commit", "-qm", "notes"]);
+    let remote = env.root().join("remote.git");
+    env.git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()]);
+    let net = Net { env, remote };
+    let a = net.clone_of("a");
+    assert_eq!(net.rut(&a, &["init"]).code, 0);
+    net.capture(&a, "2026-11-30T08:00:00.000Z", "A before the clone.");
+    net.git(&a, &["push", "-q", "origin", "refs/rutter/records"]);
+    let b = net.clone_of("b");
+    assert_eq!(net.rut(&b, &["init"]).code, 0);
+    net.capture(&a, "2026-11-30T10:00:00.000Z", "A later.");
+    net.capture(&b, "2026-11-30T09:00:00.000Z", "B between.");
+    net.capture(&b, "2026-11-30T11:00:00.000Z", "B last.");
+    for dir in [&b, &a] {
+        let r = net.rut(dir, &["sync", "--setup", "origin"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+    net.sync(&b);
+    let all = ["A before the clone.", "B between.", "A later.", "B last."];
+    net.converged(&[&a, &b], &all);
+    let day = std::fs::read_to_string(a.join("_librarian/sessions/2026-11-30.md")).unwrap();
+    let at: Vec<usize> = all.iter().map(|s| day.find(s).unwrap()).collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "both sides' lines in time order: {day}"
+    );
+    let subject = net.git(&a, &["log", "-1", "--format=%s", "refs/rutter/records"]);
+    assert_eq!(subject.trim(), "rutter: merge origin");
 }

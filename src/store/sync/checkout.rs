@@ -190,3 +190,135 @@ fn io(dir: &Dir, name: &str, source: std::io::Error) -> FsError {
         source,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::journal::{PendingAppend, RecordKind};
+    use std::os::unix::fs::MetadataExt;
+
+    const DAY: &str = "_librarian/sessions/2026-11-30.md";
+
+    /// A vault that is a git repository, with its store and journal.
+    fn vault() -> (tempfile::TempDir, Store, Journal) {
+        let t = tempfile::tempdir().unwrap();
+        git2::Repository::init(t.path()).unwrap();
+        let v = crate::vault::open(t.path(), crate::vault::VaultSource::Flag).unwrap();
+        let store = Store::open(&v).unwrap();
+        let journal = Journal::open(store.state_dir()).unwrap();
+        (t, store, journal)
+    }
+
+    fn tree(store: &Store, files: &[(&str, &str)]) -> Oid {
+        let edits: Vec<(String, Oid)> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), store.repo.blob(t.as_bytes()).unwrap()))
+            .collect();
+        Trees::new(&store.repo)
+            .unwrap()
+            .write(None, &edits)
+            .unwrap()
+    }
+
+    fn write(store: &Store, path: &str, text: &str) {
+        let p = store.root().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn read(store: &Store, path: &str) -> String {
+        std::fs::read_to_string(store.root().join(path)).unwrap_or_default()
+    }
+
+    fn run(store: &Store, journal: &Journal, old: Oid, new: Oid) -> Checkout {
+        let mut trees = Trees::new(&store.repo).unwrap();
+        store.check_out(&mut trees, old, new, journal).unwrap()
+    }
+
+    #[test]
+    fn uncommitted_lines_are_kept_after_the_new_version_and_their_journal_follows() {
+        let (_t, store, journal) = vault();
+        let old = tree(&store, &[(DAY, "H\na\n")]);
+        let new = tree(&store, &[(DAY, "H\nb\na\n")]);
+        write(&store, DAY, "H\na\nP\n");
+        let mut rec = PendingAppend::new(RecordKind::Capture, DAY, "2026-11-30", "P");
+        (rec.offset, rec.bytes, rec.line) = (4, "P\n".into(), "P".into());
+        journal.add(&rec).unwrap();
+        let out = run(&store, &journal, old, new);
+        assert_eq!(out.updated, [DAY]);
+        assert_eq!(out.kept_lines, 1);
+        assert_eq!(read(&store, DAY), "H\nb\na\nP\n");
+        let (records, _) = journal.list().unwrap();
+        assert_eq!(
+            records[0].1.offset, 6,
+            "the journal points at the line's new place"
+        );
+    }
+
+    #[test]
+    fn a_file_that_only_grew_is_appended_to_in_place() {
+        let (_t, store, journal) = vault();
+        let old = tree(&store, &[(DAY, "H\na\n")]);
+        let new = tree(&store, &[(DAY, "H\na\nb\n")]);
+        write(&store, DAY, "H\na\n");
+        let inode = std::fs::metadata(store.root().join(DAY)).unwrap().ino();
+        run(&store, &journal, old, new);
+        assert_eq!(read(&store, DAY), "H\na\nb\n");
+        let after = std::fs::metadata(store.root().join(DAY)).unwrap().ino();
+        assert_eq!(inode, after, "not replaced: no byte was rewritten");
+    }
+
+    #[test]
+    fn edited_deleted_and_symlinked_files_are_left_alone_and_new_ones_written() {
+        let (_t, store, journal) = vault();
+        let (edited, gone, link, fresh) = (
+            "_librarian/sessions/2026-11-28.md",
+            "_librarian/sessions/2026-11-29.md",
+            "_librarian/note-identity.md",
+            "_librarian/sessions/2026-11-30.laptop-0001.md",
+        );
+        let old = tree(
+            &store,
+            &[(edited, "H\na\n"), (gone, "H\na\n"), (link, "L\n")],
+        );
+        let new = tree(
+            &store,
+            &[
+                (edited, "H\na\nb\n"),
+                (gone, "H\na\nb\n"),
+                (link, "L\nM\n"),
+                (fresh, "F\n"),
+            ],
+        );
+        write(&store, edited, "H\nA, edited\n");
+        write(&store, "elsewhere", "L\n");
+        std::os::unix::fs::symlink(store.root().join("elsewhere"), store.root().join(link))
+            .unwrap();
+        let out = run(&store, &journal, old, new);
+        assert_eq!(out.updated, [fresh]);
+        assert_eq!(read(&store, fresh), "F\n");
+        let left: Vec<&str> = out.left_alone.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(left, [link, edited, gone]);
+        assert_eq!(read(&store, edited), "H\nA, edited\n");
+        assert!(
+            !store.root().join(gone).exists(),
+            "a deleted file is not brought back"
+        );
+        assert_eq!(
+            read(&store, "elsewhere"),
+            "L\n",
+            "never written through a symlink"
+        );
+    }
+
+    #[test]
+    fn a_file_never_committed_here_keeps_its_lines_after_the_new_version() {
+        let (_t, store, journal) = vault();
+        let header = crate::records::dayfile::header("2026-11-30");
+        let old = tree(&store, &[]);
+        let new = tree(&store, &[(DAY, &format!("{header}- remote\n"))]);
+        write(&store, DAY, &format!("{header}- local\n"));
+        run(&store, &journal, old, new);
+        assert_eq!(read(&store, DAY), format!("{header}- remote\n- local\n"));
+    }
+}
