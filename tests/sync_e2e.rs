@@ -473,6 +473,18 @@ fn sync_needs_a_remote_set_up_for_it() {
     let r = env.rutter(&["sync"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("Up to date with mine"), "{}", r.stdout);
+    env.capture_at("2026-11-30T09:00:00.000Z", "Sent as JSON.", &[]);
+    let r = env.rutter(&["sync", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["remote"], "mine");
+    assert_eq!(v["action"], "ahead");
+    assert_eq!(v["pushed"], true);
+    assert_eq!(v["sent"], serde_json::json!(["20261130T090000000Z"]));
+    assert_eq!(
+        v["after"],
+        env.git(&["rev-parse", "refs/rutter/records"]).trim()
+    );
 }
 
 #[test]
