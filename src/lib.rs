@@ -8,6 +8,7 @@
 //! - [`capture`]: the Stop-hook pipeline: payloads, directives, sanitising, refs, provenance,
 //!   dedupe.
 //! - [`recall`]: `recent` and its renderings, shared by the CLI and (later) the MCP server.
+//! - [`status`]: `git rutter status`: what is set up, what is wrong, and what to do.
 //! - [`store`]: the only module that touches git2: the record ref, its lock, the pending
 //!   journal, adoption at `init`.
 //! - [`records`]: the record model and its text formats (entry line, day files @1 and @2).
@@ -24,6 +25,7 @@ pub mod lock;
 pub mod mcp;
 pub mod recall;
 pub mod records;
+pub mod status;
 pub mod store;
 pub mod textblock;
 pub mod vault;

@@ -21,6 +21,7 @@ fn main() {
         Err(e) if is_capture => {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or("invalid arguments");
+            rutter::capture::runlog::record_bad_arguments(&args, first);
             eprintln!("[librarian-capture] {first}; nothing captured.");
             std::process::exit(0);
         }

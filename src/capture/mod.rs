@@ -2,7 +2,8 @@
 //! appended and committed together.
 //!
 //! [`run`] never fails and never panics outward: every outcome is a list of stderr lines, and
-//! the hook always exits 0 (DESIGN §2.6).
+//! the hook always exits 0 (DESIGN §2.6). Each run is logged, typed, in the hook-run log
+//! ([`runlog`]) that `git rutter status` reads.
 
 pub mod dedupe;
 pub mod directive;
@@ -10,6 +11,7 @@ pub mod markdown;
 pub mod payload;
 pub mod refs;
 mod report;
+pub mod runlog;
 pub mod sanitize;
 pub mod transcript;
 pub mod transcript_line;
@@ -20,6 +22,7 @@ pub mod write;
 use crate::records::{Entry, NoteRef};
 use crate::vault::{self, Vault};
 use directive::{Directive, Directives};
+pub use runlog::Outcome;
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -44,30 +47,57 @@ pub struct Request {
     pub cwd: Option<String>,
 }
 
-/// Runs a capture; returns the stderr lines to print.
-pub fn run(req: Request) -> Vec<String> {
+/// What a capture did: the stderr lines to print, and the outcome the hook-run log records.
+#[derive(Debug)]
+pub struct Report {
+    pub lines: Vec<String>,
+    pub outcome: Outcome,
+}
+
+/// Runs a capture and logs it in the hook-run log ([`runlog`]).
+pub fn run(req: Request) -> Report {
+    let client = req.client.clone().filter(|c| CLIENTS.contains(&c.as_str()));
+    let session = req
+        .session_id
+        .clone()
+        .or_else(|| runlog::session_of(&req.stdin));
     let mut out = Vec::new();
-    let vault = match vault::resolve(req.vault.as_deref(), false) {
-        Ok(v) => v,
+    let (vault, outcome) = match vault::resolve(req.vault.as_deref(), false) {
+        Ok(v) => {
+            let outcome = capture_into(&v, req, &mut out).unwrap_or_else(|e| {
+                out.push(format!("{P} error: {e}"));
+                Outcome::Error(format!("error: {e}"))
+            });
+            out.push(format!("{P} in vault {}", v.root.display()));
+            (Some(v), outcome)
+        }
         Err(e) => {
             out.push(format!("{P} {e}; nothing captured."));
-            return out;
+            (None, Outcome::NoVault(e.to_string()))
         }
     };
-    if let Err(e) = capture_into(&vault, req, &mut out) {
-        out.push(format!("{P} error: {e}"));
+    let logged = runlog::Run::new(
+        crate::clock::now(),
+        client.as_deref(),
+        session.as_deref(),
+        &outcome,
+        vault.as_ref(),
+    );
+    runlog::record(vault.as_ref(), &logged);
+    Report {
+        lines: out,
+        outcome,
     }
-    out.push(format!("{P} in vault {}", vault.root.display()));
-    out
 }
 
 fn capture_into(
     vault: &Vault,
     req: Request,
     out: &mut Vec<String>,
-) -> Result<(), write::WriteError> {
-    let Some(found) = find_directives(&req, out) else {
-        return Ok(());
+) -> Result<Outcome, write::WriteError> {
+    let found = match find_directives(&req, out) {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
     };
     let base = Entry {
         id: String::new(),
@@ -88,12 +118,45 @@ fn capture_into(
         }
     }
     let Some(first) = drafts.first() else {
-        return Ok(());
+        return Ok(Outcome::Empty);
     };
     let project = first.entry.project().map(str::to_string);
     let written = write::write(vault, drafts)?;
     report::written(vault, &written, project.as_deref(), &words, out);
-    Ok(())
+    Ok(outcome_of(&written))
+}
+
+/// The hook-run log's outcome of a written batch: an error or an entry written aside wins,
+/// then entries appended, then all already recorded.
+fn outcome_of(w: &write::Written) -> Outcome {
+    let days: Vec<&str> = w
+        .outcomes
+        .iter()
+        .filter_map(|o| match o {
+            write::Outcome::Appended { day, .. } => Some(day.as_str()),
+            _ => None,
+        })
+        .collect();
+    let aside = w.outcomes.iter().find_map(|o| match o {
+        write::Outcome::Aside { path, why } => Some((path, why)),
+        _ => None,
+    });
+    match (&w.failed, aside, days.first()) {
+        (Some(e), _, _) => Outcome::Error(format!(
+            "error: {e}; {} of the turn's entries were captured before it",
+            days.len()
+        )),
+        (None, Some((path, why)), _) => Outcome::Error(format!(
+            "refused to write the session record ({why}); written aside to {}",
+            path.display()
+        )),
+        (None, None, Some(day)) => Outcome::Captured {
+            entries: days.len(),
+            day: day.to_string(),
+            pending: w.pending.is_some(),
+        },
+        (None, None, None) => Outcome::Deduped,
+    }
 }
 
 /// The draft entry of one directive, `base` with its summary and refs; `None` (with a message)
@@ -147,11 +210,11 @@ struct Found {
     cwd: Option<String>,
 }
 
-/// The directives of the request; `None` (with a message) when there is nothing to capture.
-/// Malformed directives next to good ones are reported and skipped.
-fn find_directives(req: &Request, out: &mut Vec<String>) -> Option<Found> {
+/// The directives of the request; the outcome (with a message) when there is nothing to
+/// capture. Malformed directives next to good ones are reported and skipped.
+fn find_directives(req: &Request, out: &mut Vec<String>) -> Result<Found, Outcome> {
     if let Some(d) = &req.manual {
-        return Some(Found {
+        return Ok(Found {
             directives: vec![d.clone()],
             session_id: req.session_id.clone(),
             cwd: req.cwd.clone(),
@@ -161,13 +224,13 @@ fn find_directives(req: &Request, out: &mut Vec<String>) -> Option<Found> {
         Ok(p) => p,
         Err(e) => {
             out.push(format!("{P} {e}; nothing captured."));
-            return None;
+            return Err(Outcome::Malformed(e.to_string()));
         }
     };
     let scan = if let Some(d) = payload.direct.clone() {
         if directive::is_unfilled(&d.summary) {
             out.push(format!("{P} empty summary; no entry written."));
-            return None;
+            return Err(Outcome::Empty);
         }
         Directives {
             found: vec![d],
@@ -184,7 +247,7 @@ fn find_directives(req: &Request, out: &mut Vec<String>) -> Option<Found> {
             }
             Err(e) => {
                 out.push(format!("{P} {e}; nothing captured."));
-                return None;
+                return Err(Outcome::Error(e.to_string()));
             }
         }
     } else if let Some(text) = &payload.last_assistant_message {
@@ -193,13 +256,20 @@ fn find_directives(req: &Request, out: &mut Vec<String>) -> Option<Found> {
         Directives::default()
     };
     report::malformed(&scan, out);
-    if scan.found.is_empty() {
-        if scan.malformed == 0 {
+    match (scan.found.is_empty(), scan.malformed) {
+        (false, _) => {}
+        (true, 0) => {
             out.push(format!("{P} no session directive found; nothing captured."));
+            return Err(Outcome::NoDirective);
         }
-        return None;
+        (true, n) => {
+            return Err(Outcome::Malformed(match n {
+                1 => "the session directive of this turn is not valid JSON".into(),
+                n => format!("the {n} session directives of this turn are not valid JSON"),
+            }));
+        }
     }
-    Some(Found {
+    Ok(Found {
         directives: scan.found,
         session_id: payload.session_id,
         cwd: payload.cwd,

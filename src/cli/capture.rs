@@ -1,7 +1,8 @@
 //! `git rutter capture`: the Stop hook. Reads the client's payload on stdin, appends one entry
 //! line and commits it. Prints nothing on stdout and always exits 0.
 
-use crate::capture::{self, directive::Directive, Request};
+use crate::capture::{self, directive::Directive, runlog, Request};
+use crate::clock;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -60,11 +61,17 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
         session_id: args.session,
         cwd,
     };
-    let lines = std::panic::catch_unwind(|| capture::run(req)).unwrap_or_else(|_| {
-        vec![
-            "[librarian-capture] error: internal error; nothing was lost, please report it.".into(),
-        ]
-    });
+    let client = req.client.clone();
+    let lines = match std::panic::catch_unwind(|| capture::run(req)) {
+        Ok(report) => report.lines,
+        Err(_) => {
+            let why = "internal error; nothing was lost, please report it.";
+            let outcome = capture::Outcome::Error(format!("error: {why}"));
+            let run = runlog::Run::new(clock::now(), client.as_deref(), None, &outcome, None);
+            runlog::record(None, &run);
+            vec![format!("[librarian-capture] error: {why}")]
+        }
+    };
     for l in lines {
         eprintln!("{l}");
     }

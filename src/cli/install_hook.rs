@@ -97,7 +97,7 @@ pub fn run(vault: Option<PathBuf>, args: Common, mode: Mode) -> anyhow::Result<i
 }
 
 /// Gathers the environment a plan depends on.
-fn context(vault: Option<PathBuf>) -> anyhow::Result<Context> {
+pub(crate) fn context(vault: Option<PathBuf>) -> anyhow::Result<Context> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)

@@ -19,6 +19,7 @@ pub mod reindex;
 pub mod restore;
 pub mod search;
 pub mod show;
+pub mod status;
 pub mod sync;
 pub mod verify;
 
@@ -82,6 +83,7 @@ pub enum Command {
     InstallHook(install_hook::InstallArgs),
     UninstallHook(install_hook::UninstallArgs),
     InstallGitHooks(githooks::Args),
+    Status(status::Args),
     Man(man::Args),
     Completions(man::CompletionsArgs),
     #[command(hide = true)]
@@ -131,6 +133,7 @@ fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
             install_hook::run(vault, a.common, crate::clients::Mode::Uninstall)
         }
         Command::InstallGitHooks(args) => githooks::run(vault, args),
+        Command::Status(args) => status::run(vault, args),
         Command::Man(args) => man::run(args),
         Command::Completions(args) => man::completions(args),
     };

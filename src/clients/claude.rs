@@ -24,7 +24,7 @@ pub fn settings(ctx: &Context) -> PathBuf {
 }
 
 /// `.claude.json`, where `claude mcp add --scope user` keeps servers.
-fn state_file(ctx: &Context) -> PathBuf {
+pub fn state_file(ctx: &Context) -> PathBuf {
     match ctx.vars.iter().find(|(k, _)| k == "CLAUDE_CONFIG_DIR") {
         Some((_, dir)) => dir.join(".claude.json"),
         None => ctx.home.join(".claude.json"),

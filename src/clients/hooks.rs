@@ -179,6 +179,15 @@ pub fn uninstall(doc: &mut Doc, shape: Shape, reference: bool) -> Vec<Change> {
         .collect()
 }
 
+/// Every handler in the document, classified, with its command (what `status` reports).
+pub fn handlers(doc: &Json, shape: Shape) -> Vec<(Kind, String)> {
+    shape
+        .slots(doc)
+        .into_iter()
+        .map(|s| (s.kind, s.command))
+        .collect()
+}
+
 /// Whether the document still holds a TypeScript-reference handler.
 pub fn has_reference(doc: &Json, shape: Shape) -> bool {
     shape.slots(doc).iter().any(|s| s.kind == Kind::Reference)

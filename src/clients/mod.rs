@@ -173,6 +173,18 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Files left alone, with why and what to do; a plan with any writes nothing.
     pub refusals: Vec<String>,
+    /// The hook file and the Stop handlers it held before the plan, for `status`.
+    pub hook: Option<HookFile>,
+}
+
+/// A client's hook file as found.
+#[derive(Debug, Clone)]
+pub struct HookFile {
+    pub path: PathBuf,
+    /// Every Stop handler in it (ours, the TypeScript reference's, others'), with its command.
+    pub handlers: Vec<(command::Kind, String)>,
+    /// It could be read and parsed (a refused file lists no handlers).
+    pub readable: bool,
 }
 
 impl Plan {
@@ -184,6 +196,7 @@ impl Plan {
             commands: Vec::new(),
             notes: Vec::new(),
             refusals: Vec::new(),
+            hook: None,
         }
     }
 
@@ -216,7 +229,9 @@ pub fn hook_file(
 ) -> Result<(), Error> {
     let (mode, client) = (plan.mode, plan.client.name);
     let mut reference_left = false;
+    let mut handlers = Vec::new();
     let edit = files::json_file(ctx, path, owner, |doc| {
+        handlers = hooks::handlers(&doc.json, shape);
         let changes = match mode {
             Mode::Install => {
                 let cmd = command::hook_command(&ctx.bin, client, vault);
@@ -226,6 +241,11 @@ pub fn hook_file(
         };
         reference_left = hooks::has_reference(&doc.json, shape);
         Ok(changes.iter().map(ToString::to_string).collect())
+    });
+    plan.hook = Some(HookFile {
+        path: path.to_path_buf(),
+        handlers,
+        readable: edit.is_ok(),
     });
     if reference_left {
         plan.notes.push(format!(

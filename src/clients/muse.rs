@@ -37,7 +37,9 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
         (_, v) => v.as_ref().map(|(v, _)| v.clone()).unwrap_or_default(),
     };
     let bin = ctx.bin.clone();
+    let mut handlers = Vec::new();
     let edit = files::json_file(ctx, &settings, files::Ownership::Shared, |doc| {
+        handlers = hooks::handlers(&doc.json, SHAPE);
         let mut changes: Vec<String> = match mode {
             Mode::Install => {
                 let cmd = command::hook_command(&bin, "muse", Some(&v));
@@ -60,6 +62,11 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
             Mode::Uninstall => mcp::remove_server(doc, "mcpServers"),
         });
         Ok(changes)
+    });
+    plan.hook = Some(super::HookFile {
+        path: settings.clone(),
+        handlers,
+        readable: edit.is_ok(),
     });
     plan.push(edit)?;
     let body = super::instructions_body(ctx, WHEN);

@@ -13,6 +13,7 @@ pub mod notes;
 pub mod reads;
 pub mod schema;
 pub mod search;
+pub mod status;
 pub mod walk;
 
 use crate::vault::Vault;

@@ -14,6 +14,7 @@ pub mod journal;
 pub mod restore;
 pub mod setup;
 pub mod sign;
+pub mod status;
 pub mod sync;
 pub mod tree;
 pub mod verify;

@@ -114,6 +114,15 @@ impl VerifyCache {
     }
 }
 
+/// The tip the last verify found clean, read alone (`status` reads it without loading the cache).
+pub fn verified_tip(state: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(state.join("verify").join("state")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("tip "))
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+}
+
 impl VerifyCache {
     /// Takes the witness log as this verify read it as the baseline for the next one.
     pub fn accept_tips(&mut self) {

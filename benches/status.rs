@@ -1,0 +1,133 @@
+//! `git rutter status` as a process on the large generated vault (10,000 notes, 3,650 day
+//! files), from spawn to exit: it must stay well under a second (spec/status.md, "Cost").
+//!
+//! Run with `cargo bench --bench status` (needs `python3` and `git` on PATH). It shares the
+//! vault and its cache with the other benchmarks (`benches/support/`), puts the vault back as
+//! `init` left it, builds the index once, registers the Claude Code hook in the hermetic HOME
+//! and captures once through it (so every section has something to read), then measures:
+//!
+//! 1. `status` with the index up to date, 3 warm-ups + 21 runs;
+//! 2. `status --json`, 3 warm-ups + 21 runs;
+//! 3. `status` after one note was touched (the index is behind: a finding), 21 runs.
+//!
+//! It prints (and writes to `<target>/rutter-bench/status.md`) median, p95 and min against the
+//! target. A missed target is reported, not fatal; a run that cannot report panics.
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Output;
+use support::{
+    machine, prepare, restore_vault, rutter_ok, stats_table, time_process, timed_runs, utf8, Env,
+    Stats, BIN, LARGE,
+};
+
+const RUNS: usize = 21;
+const WARMUP: usize = 3;
+/// "Well under a second" on the large vault.
+const TARGET_MS: f64 = 250.0;
+
+fn main() {
+    // `cargo test --benches` runs this binary without `--bench`: do nothing then.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("status benchmark: run it with `cargo bench --bench status`");
+        return;
+    }
+    let env = Env::new();
+    let large = prepare(&env, &LARGE);
+    let vault = restore_vault(&large);
+    rutter_ok(&env, &vault, &["reindex"]);
+    rutter_ok(&env, &vault, &["install-hook", "--client", "claude"]);
+    let payload = br#"{"session_id":"bench","summary":"Decided the status benchmark.","refs":[]}"#;
+    let mut capture = env.command(BIN);
+    capture.args(["--vault", utf8(&vault), "capture", "--client", "claude"]);
+    let (_, out) = time_process(&mut capture, payload);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("captured 1 entry"),
+        "{out:?}"
+    );
+
+    let mut stats = vec![
+        case(
+            &env,
+            &vault,
+            "`status`, index up to date",
+            &[],
+            "no finding",
+        ),
+        case(&env, &vault, "`status --json`", &["--json"], "\"healthy\""),
+    ];
+    touch_a_note(&vault);
+    stats.push(case(
+        &env,
+        &vault,
+        "`status`, one note changed since the index",
+        &[],
+        "The index is behind the notes: 0 new, 1 changed",
+    ));
+
+    rutter_ok(&env, &vault, &["uninstall-hook", "--client", "claude"]);
+
+    let mut report = String::from("# git-rutter status benchmark\n\n");
+    let _ = writeln!(report, "{}\n", machine());
+    report.push_str(&stats_table(&stats));
+    print!("\n{report}");
+    let out = env.root.join("status.md");
+    fs::write(&out, &report).expect("write status.md");
+    println!("\nwritten to {}", out.display());
+}
+
+/// Times `status ARGS`; each run must exit 0 or 1 and print `needle` (or, for "no finding",
+/// must not report the index as behind).
+fn case(env: &Env, vault: &Path, label: &str, args: &[&str], needle: &str) -> Stats {
+    println!("{label}: {WARMUP} warm-ups + {RUNS} runs...");
+    let ms = timed_runs(WARMUP, RUNS, |_| {
+        let mut cmd = env.command(BIN);
+        cmd.args(["--vault", utf8(vault), "status"]).args(args);
+        let (took, out) = time_process(&mut cmd, b"");
+        check(&out, needle);
+        took
+    });
+    Stats::of(label, ms, Some(TARGET_MS))
+}
+
+fn check(out: &Output, needle: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let code = out.status.code();
+    let ok = match needle {
+        "no finding" => !stdout.contains("The index is behind"),
+        n => stdout.contains(n),
+    };
+    assert!(
+        matches!(code, Some(0 | 1)) && ok,
+        "status ({code:?}) did not report {needle:?}:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Appends a line to the first note the walk would find, so its size and mtime change.
+fn touch_a_note(vault: &Path) {
+    let mut dirs = vec![vault.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let mut entries: Vec<_> = fs::read_dir(&d)
+            .expect("read the vault")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if p.is_dir() && !name.starts_with('.') && name != "_librarian" {
+                dirs.push(p);
+            } else if name.ends_with(".md") {
+                let mut text = fs::read_to_string(&p).expect("read a note");
+                text.push_str("\nTouched by the status benchmark.\n");
+                fs::write(&p, text).expect("write a note");
+                return;
+            }
+        }
+    }
+    panic!("no note in {}", vault.display());
+}

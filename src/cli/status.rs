@@ -1,0 +1,257 @@
+//! `git rutter status`: which vault and why, the record, the index, each client's registration
+//! and the last hook runs, then what is wrong and what to do. The gathering is
+//! [`crate::status`]; this file prints it.
+
+use crate::capture::runlog::Run;
+use crate::clock::{self, Instant};
+use crate::status::{self, show_time, ClientInfo, Inputs, Status};
+use std::path::PathBuf;
+
+/// Show whether git-rutter is set up and working, and what to do if it is not.
+///
+/// Names the vault in use and why it was chosen (--vault, LIBRARIAN_VAULT_PATH, the repository
+/// you stand in, git config rutter.vault), and the vault hooks and the MCP server find on their
+/// own; the record ref, its reflog and lines waiting to be committed; the index and whether the
+/// notes changed since it was updated; for each AI client whether git-rutter's Stop hook and
+/// MCP server are registered (read from install-hook's plan, as a dry run); and the last hook
+/// runs from the hook-run log with their outcome (captured, no directive, deduped, empty,
+/// malformed, no vault, error). Ends with the findings, each saying what to do.
+///
+/// Writes nothing and runs no verify. Exit status: 0 when there is no finding, 1 with findings.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print everything as JSON (the shape is in spec/status.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command.
+pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    let ctx = super::install_hook::context(None).ok();
+    let now = clock::now();
+    let status = status::gather(&Inputs {
+        flag: vault.as_deref(),
+        clients: ctx.as_ref(),
+        now,
+    });
+    if args.json {
+        super::print_json(&status)?;
+    } else {
+        super::print(&render(&status, now))?;
+    }
+    Ok(match status.healthy {
+        true => super::EXIT_OK,
+        false => super::EXIT_FINDING,
+    })
+}
+
+/// The human form: one line per item, findings at the end.
+pub fn render(s: &Status, now: Instant) -> String {
+    let mut out = Vec::new();
+    vault_lines(s, &mut out);
+    record_line(s, &mut out);
+    index_line(s, now, &mut out);
+    if !s.clients.is_empty() {
+        out.push("clients:".into());
+        out.extend(s.clients.iter().map(|c| client_line(c, now)));
+    }
+    runs_lines(s, &mut out);
+    if s.findings.is_empty() {
+        out.push("no findings: everything status checks is working.".into());
+    } else {
+        out.push(format!("findings ({}):", s.findings.len()));
+        for f in &s.findings {
+            out.push(format!("  - {}", f.message));
+            out.push(format!("    {}", f.todo));
+        }
+    }
+    out.join("\n")
+}
+
+fn vault_lines(s: &Status, out: &mut Vec<String>) {
+    match &s.vault {
+        Some(v) => out.push(format!(
+            "vault:    {} (from {}), {}",
+            v.path,
+            v.reason,
+            match v.git {
+                true => "a git repository",
+                false => "not a git repository",
+            }
+        )),
+        None => out.push(format!(
+            "vault:    none ({})",
+            s.vault_error.as_deref().unwrap_or("not configured")
+        )),
+    }
+    let line = match (&s.hooks_vault, &s.vault) {
+        (Some(h), Some(v)) if h.path == v.path => "the same vault".to_string(),
+        (Some(h), _) => format!("{} (from {})", h.path, h.reason),
+        (None, _) => format!(
+            "no vault ({})",
+            s.hooks_vault_error.as_deref().unwrap_or("none configured")
+        ),
+    };
+    out.push(format!("hooks:    hooks and the MCP server find {line}"));
+}
+
+fn record_line(s: &Status, out: &mut Vec<String>) {
+    let Some(r) = &s.record else { return };
+    if let Some(e) = &r.error {
+        out.push(format!("record:   cannot be read ({e})"));
+        return;
+    }
+    let Some(tip) = &r.tip else {
+        out.push(format!(
+            "record:   no refs/rutter/records yet; {} pending",
+            r.pending
+        ));
+        return;
+    };
+    let verified = match (&r.verified_tip, r.commits_since_verify) {
+        (None, _) => "never verified".to_string(),
+        (Some(_), Some(0)) => "verified at the tip".to_string(),
+        (Some(_), Some(n)) => format!("{n} commits since the last verify"),
+        (Some(_), None) => "last verified long ago".to_string(),
+    };
+    out.push(format!(
+        "record:   refs/rutter/records at {} ({}, {}); {} pending; {}{}",
+        &tip[..tip.len().min(12)],
+        r.tip_time.as_deref().map(show_time).unwrap_or_default(),
+        r.tip_subject.as_deref().unwrap_or_default(),
+        r.pending,
+        verified,
+        if r.reflog { "" } else { "; no reflog" }
+    ));
+}
+
+fn index_line(s: &Status, now: Instant, out: &mut Vec<String>) {
+    let Some(ix) = &s.index else { return };
+    let vault_notes = match ix.vault_notes {
+        1 => "1 markdown note in the vault".to_string(),
+        n => format!("{n} markdown notes in the vault"),
+    };
+    let line = match (ix.exists, ix.problem, ix.notes) {
+        (false, _, _) => format!(
+            "not built yet (search and the MCP server build it; `git rutter reindex` now); {vault_notes}"
+        ),
+        (_, Some(p), _) => format!(
+            "{} ({p}{}); {vault_notes}",
+            ix.path,
+            ix.problem_detail
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default()
+        ),
+        (_, None, notes) => {
+            let fresh = match ix.stale {
+                Some(st) if st.new + st.changed + st.removed > 0 => format!(
+                    "{} new, {} changed, {} removed since",
+                    st.new, st.changed, st.removed
+                ),
+                _ => "notes unchanged since".into(),
+            };
+            format!(
+                "{} notes, {} entries, updated {}; {fresh}",
+                notes.unwrap_or(0),
+                ix.entries.unwrap_or(0),
+                ix.updated
+                    .as_deref()
+                    .map(|t| age(t, now))
+                    .unwrap_or_else(|| "at an unknown time".into())
+            )
+        }
+    };
+    out.push(format!("index:    {line}"));
+}
+
+fn client_line(c: &ClientInfo, now: Instant) -> String {
+    let st = &c.state;
+    let mut parts = Vec::new();
+    match st.hook.state {
+        "registered" => {
+            let mut h = format!("hook {}", st.hook.command.as_deref().unwrap_or_default());
+            if !st.hook.program_ok {
+                h.push_str(" (program missing)");
+            }
+            parts.push(h);
+            parts.push(format!(
+                "MCP {}{}",
+                st.mcp.state,
+                st.mcp
+                    .place
+                    .as_deref()
+                    .map(|p| format!(" ({p})"))
+                    .unwrap_or_default()
+            ));
+            if !st.up_to_date {
+                parts.push("install-hook would change files".into());
+            }
+        }
+        "reference" => parts.push("only the TypeScript rutter hook".into()),
+        "unreadable" => parts.push("configuration unreadable".into()),
+        _ if st.installed => parts.push("installed, no git-rutter hook".into()),
+        _ => parts.push("not installed".into()),
+    }
+    match (&c.last_run, &c.last_capture) {
+        (Some(r), cap) => {
+            parts.push(format!(
+                "last run {}: {}",
+                age(&r.time, now),
+                r.outcome.as_str()
+            ));
+            if let Some(cap) = cap.as_ref().filter(|cap| cap.time != r.time) {
+                parts.push(format!("last capture {}", age(&cap.time, now)));
+            }
+        }
+        (None, _) if st.hook.state == "registered" => parts.push("no run logged yet".into()),
+        _ => {}
+    }
+    format!("  {:<18} {}", st.label, parts.join("; "))
+}
+
+fn runs_lines(s: &Status, out: &mut Vec<String>) {
+    if s.runs_logged == 0 {
+        out.push("hook runs: none logged yet (each `git-rutter capture` run is logged)".into());
+        return;
+    }
+    out.push(format!(
+        "hook runs (newest first, {} of {}):",
+        s.last_runs.len(),
+        s.runs_logged
+    ));
+    let vault = s.vault.as_ref().map(|v| v.path.as_str());
+    out.extend(s.last_runs.iter().map(|r| run_line(r, vault)));
+}
+
+/// One run; the vault is named when it is not the one status looked at.
+fn run_line(r: &Run, vault: Option<&str>) -> String {
+    let into = match r.vault.as_deref() {
+        Some(v) if Some(v) != vault => format!(" [vault {v}]"),
+        _ => String::new(),
+    };
+    format!(
+        "  {}  {:<8} {:<12} {}{into}",
+        show_time(&r.time),
+        r.client.as_deref().unwrap_or("-"),
+        r.outcome.as_str(),
+        r.reason,
+    )
+}
+
+fn age_ms(iso: &str, now: Instant) -> Option<i64> {
+    clock::parse_instant(iso).map(|t| now.0 - t.0)
+}
+
+/// `2026-12-01 07:31:41 UTC, 5 min ago`.
+fn age(iso: &str, now: Instant) -> String {
+    let ago = match age_ms(iso, now).map(|ms| ms / 1000) {
+        Some(s) if s < 0 => String::new(),
+        Some(s) if s < 90 => ", just now".into(),
+        Some(s) if s < 90 * 60 => format!(", {} min ago", s / 60),
+        Some(s) if s < 36 * 3600 => format!(", {} h ago", s / 3600),
+        Some(s) => format!(", {} days ago", s / 86_400),
+        None => String::new(),
+    };
+    format!("{}{ago}", show_time(iso))
+}

@@ -1,0 +1,336 @@
+//! What is wrong, each with what to do (spec/status.md, "Findings"). A finding is something
+//! that stops captures or recall from working as the user expects; everything else `status`
+//! shows is information. The kinds are stable names for scripts.
+
+use super::clients::ClientState;
+use super::{ClientInfo, Status};
+use crate::capture::runlog::{Kind, Run};
+use crate::clock::Instant;
+use crate::vault::{self, VaultSource};
+use serde::Serialize;
+use std::path::Path;
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// A stable name: `no-vault`, `hook-missing`, `last-run-failed`, …
+    pub kind: &'static str,
+    /// The client it concerns, if one.
+    pub client: Option<&'static str>,
+    /// What is wrong, one sentence.
+    pub message: String,
+    /// What to do about it.
+    pub todo: String,
+}
+
+fn finding(kind: &'static str, message: String, todo: String) -> Finding {
+    Finding {
+        kind,
+        client: None,
+        message,
+        todo,
+    }
+}
+
+/// Hook runs newer than this count as evidence that a hook is registered where `status` does
+/// not look (a Claude Code plugin, a project's own settings).
+const RECENT_RUN_DAYS: i64 = 7;
+
+/// Every finding, in the order the sections are shown.
+pub fn all(s: &Status, runs: &[Run], now: Instant) -> Vec<Finding> {
+    let mut out = Vec::new();
+    vault(s, &mut out);
+    record(s, &mut out);
+    index(s, &mut out);
+    let since = now.plus_days(-RECENT_RUN_DAYS).iso();
+    let hooked_elsewhere = runs.iter().any(|r| r.client.is_some() && r.time >= since);
+    hooks(s, hooked_elsewhere, &mut out);
+    last_runs(s, runs, &mut out);
+    out
+}
+
+fn vault(s: &Status, out: &mut Vec<Finding>) {
+    if let Some(e) = &s.vault_error {
+        out.push(finding(
+            "no-vault",
+            format!("No vault: {e}."),
+            "Run `git rutter init --global` in the folder that holds your notes, or pass \
+             --vault PATH."
+                .into(),
+        ));
+    }
+    let Some(v) = &s.vault else { return };
+    if !v.git {
+        out.push(finding(
+            "not-git",
+            format!("The vault {} is not a git repository: captures land in the day files but have no history to verify.", v.path),
+            format!("Run `git rutter init {}`.", v.path),
+        ));
+    }
+    if let Some(ix) = &s.index {
+        if ix.vault_notes == 0 {
+            out.push(finding(
+                "no-notes",
+                format!("The vault {} holds no markdown notes: probably the wrong folder (the TypeScript version reported \"0 notes\" here without an error).", v.path),
+                "Point the vault at the folder that holds your notes: `git rutter init --global` \
+                 in it, or fix LIBRARIAN_VAULT_PATH or `git config rutter.vault`."
+                    .into(),
+            ));
+        }
+    }
+}
+
+fn record(s: &Status, out: &mut Vec<Finding>) {
+    let (Some(v), Some(r)) = (&s.vault, &s.record) else {
+        return;
+    };
+    if let Some(e) = &r.error {
+        out.push(finding(
+            "record-unreadable",
+            format!("The record in {} cannot be read: {e}.", v.path),
+            "Run `git rutter verify` to see what is wrong with the repository.".into(),
+        ));
+        return;
+    }
+    if !r.ref_exists {
+        out.push(finding(
+            "no-record-ref",
+            format!(
+                "{} has no refs/rutter/records yet: captures are not committed.",
+                v.path
+            ),
+            format!("Run `git rutter init {}`.", v.path),
+        ));
+    }
+    if r.pending + r.pending_unreadable > 0 {
+        let n = r.pending + r.pending_unreadable;
+        let noun = if n == 1 { "line waits" } else { "lines wait" };
+        out.push(finding(
+            "pending",
+            format!(
+                "{n} captured {noun} to be committed (a commit could not be made when captured)."
+            ),
+            "Run `git rutter commit`; if it names a `.lock` file and no git command is running, \
+             delete that file first."
+                .into(),
+        ));
+    }
+}
+
+fn index(s: &Status, out: &mut Vec<Finding>) {
+    let Some(ix) = &s.index else { return };
+    match ix.problem {
+        Some("other-vault") => out.push(finding(
+            "index-other-vault",
+            format!(
+                "The index {} was built for another vault ({}).",
+                ix.path,
+                ix.problem_detail.as_deref().unwrap_or("unknown")
+            ),
+            "Run `git rutter reindex --force` to take it over, or point LIBRARIAN_DB_PATH \
+             elsewhere."
+                .into(),
+        )),
+        Some("foreign") => out.push(finding(
+            "index-foreign",
+            format!("LIBRARIAN_DB_PATH names {}, which is not a git-rutter index (the TypeScript version's librarian.db is not used).", ix.path),
+            "Unset LIBRARIAN_DB_PATH (the index then lives in .git/rutter/index.sqlite), or \
+             point it at a new file."
+                .into(),
+        )),
+        _ => {}
+    }
+    if let Some(st) = ix.stale.filter(|st| st.new + st.changed + st.removed > 0) {
+        out.push(finding(
+            "index-stale",
+            format!(
+                "The index is behind the notes: {} new, {} changed, {} removed since it was last updated.",
+                st.new, st.changed, st.removed
+            ),
+            "Run `git rutter reindex`.".into(),
+        ));
+    }
+}
+
+/// How to register `client`.
+fn install(client: &str) -> String {
+    format!("git rutter install-hook --client {client}")
+}
+
+fn hooks(s: &Status, hooked_elsewhere: bool, out: &mut Vec<Finding>) {
+    if s.clients.is_empty() {
+        return;
+    }
+    let registered = s.clients.iter().any(|c| c.state.hook.state == "registered");
+    if !registered && !hooked_elsewhere {
+        let installed: Vec<&str> = s
+            .clients
+            .iter()
+            .filter(|c| c.state.installed)
+            .map(|c| c.state.client)
+            .collect();
+        let todo = match installed.as_slice() {
+            [] => format!(
+                "Run `{}` for the client you use (claude, codex, grok, copilot, agy or muse).",
+                install("NAME")
+            ),
+            names => format!(
+                "Run {} for the client you use.",
+                names
+                    .iter()
+                    .map(|n| format!("`{}`", install(n)))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+        };
+        out.push(finding(
+            "hook-missing",
+            "No AI client runs git-rutter's Stop hook, so nothing is captured.".into(),
+            todo,
+        ));
+    }
+    for c in &s.clients {
+        client(s, c, out);
+    }
+}
+
+/// The findings about one client: a TypeScript hook, a file install-hook would refuse, and for
+/// our registered hook its program, its vault, and what install-hook would still change.
+fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
+    let st = &c.state;
+    let mut push = |kind, message: String, todo: String| {
+        out.push(Finding {
+            kind,
+            client: Some(st.client),
+            message,
+            todo,
+        })
+    };
+    if let Some(r) = &st.hook.reference {
+        push(
+            "reference-hook",
+            format!("{} still runs the TypeScript rutter hook `{r}`: its writer rewrites whole day files and would drop the lines git-rutter appends.", st.label),
+            format!("Run `{}`: it replaces that hook.", install(st.client)),
+        );
+    }
+    let registered = st.hook.state == "registered";
+    let unreadable = st.hook.state == "unreadable" && st.installed;
+    if (registered || unreadable) && !st.refusals.is_empty() {
+        push(
+            "client-config-refused",
+            format!(
+                "{}'s configuration cannot be checked: {}",
+                st.label,
+                st.refusals.join(" ")
+            ),
+            format!("Fix that file, then run `{}`.", install(st.client)),
+        );
+        return;
+    }
+    if registered {
+        hook_findings(s, st, &mut push);
+        registration_findings(st, &mut push);
+    }
+}
+
+type Push<'a> = dyn FnMut(&'static str, String, String) + 'a;
+
+/// Our hook's program and vault.
+fn hook_findings(s: &Status, st: &ClientState, push: &mut Push) {
+    let (label, client) = (st.label, st.client);
+    if !st.hook.program_ok {
+        push(
+            "hook-program-missing",
+            format!(
+                "{label}'s hook runs {}, which is not an executable file, so the hook fails silently.",
+                st.hook.program.as_deref().unwrap_or("?")
+            ),
+            format!("Run `{}` to point it at this git-rutter.", install(client)),
+        );
+    }
+    match &st.hook.vault {
+        Some(v) if vault::open(Path::new(v), VaultSource::Flag).is_err() => push(
+            "hook-vault-unusable",
+            format!("{label}'s hook captures into {v}, which is not a usable folder."),
+            format!(
+                "Run `{} --vault PATH` with your notes vault.",
+                install(client)
+            ),
+        ),
+        None if s.hooks_vault.is_none() => push(
+            "hook-no-vault",
+            format!(
+                "{label}'s hook names no vault and finds none when it runs: {}.",
+                s.hooks_vault_error
+                    .as_deref()
+                    .unwrap_or("none is configured")
+                    .trim_end_matches('.')
+            ),
+            format!(
+                "Run `git rutter init --global` in your notes vault, or `{} --vault PATH`.",
+                install(client)
+            ),
+        ),
+        _ => {}
+    }
+}
+
+/// What install-hook would still change, and a server it would not write.
+fn registration_findings(st: &ClientState, push: &mut Push) {
+    let (label, client) = (st.label, st.client);
+    if !st.up_to_date && !st.would_change.is_empty() {
+        push(
+            "registration-incomplete",
+            format!(
+                "{label}'s registration is incomplete; install-hook would still change: {}.",
+                st.would_change.join("; ")
+            ),
+            format!("Run `{}`.", install(client)),
+        );
+    }
+    // A server install-hook would write itself is covered by the finding above.
+    if matches!(st.mcp.state, "missing" | "reference") && st.would_change.is_empty() {
+        let todo = match st.commands.iter().find(|c| c.contains(" mcp add ")) {
+            Some(cmd) => format!("Run `{cmd}`."),
+            None => format!(
+                "Run `{} --vault PATH` with your notes vault: the server entry needs it.",
+                install(client)
+            ),
+        };
+        push(
+            "mcp-missing",
+            format!("{label} has no git-rutter MCP server: recall is unavailable, and a client that learns the directive line from the server's instructions captures nothing."),
+            todo,
+        );
+    }
+}
+
+fn last_runs(s: &Status, runs: &[Run], out: &mut Vec<Finding>) {
+    for last in super::runs::last_per_client(runs) {
+        if !last.outcome.failed() {
+            continue;
+        }
+        let client = last
+            .client
+            .as_deref()
+            .and_then(|c| s.clients.iter().find(|x| x.state.client == c));
+        let who = client.map_or("A capture (no client named)", |c| c.state.label);
+        let name = client.map_or("NAME", |c| c.state.client);
+        let todo = match last.outcome {
+            Kind::NoVault => format!("Run `git rutter init --global` in your notes vault (or `{} --vault PATH`), then end a turn in the client and run `git rutter status` again.", install(name)),
+            Kind::Malformed => format!("The hook got input it could not read. Check the registration with `{} --dry-run`; a directive line must hold valid JSON.", install(name)),
+            _ => "Fix what the reason says (docs/troubleshooting.md lists every message), then end a turn in the client and run `git rutter status` again.".into(),
+        };
+        out.push(Finding {
+            kind: "last-run-failed",
+            client: client.map(|c| c.state.client),
+            message: format!(
+                "{who}'s last hook run, at {}, failed ({}): {}.",
+                super::show_time(&last.time),
+                last.outcome.as_str(),
+                last.reason.trim_end_matches('.')
+            ),
+            todo,
+        });
+    }
+}

@@ -1,0 +1,266 @@
+//! `git rutter status`: is the setup working, and if not, what to do (spec/status.md). Gathers,
+//! without writing anything, which vault and why, the record ref and pending journal, the
+//! index and whether the notes changed since, each client's registration (through
+//! `install-hook`'s plan as a dry run) and the hook-run log; then turns what is wrong into
+//! findings, each saying what to do. Shared by the command line (text and `--json`).
+
+pub mod clients;
+pub mod findings;
+pub mod runs;
+
+use crate::capture::runlog::{self, Run};
+use crate::clock::Instant;
+use crate::index::status::{self as index_status, IndexState, Problem};
+use crate::store::status::{self as store_status, RecordState};
+use crate::vault::{self, Vault, VaultSource};
+use findings::Finding;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Runs shown in `last_runs`.
+pub const SHOWN_RUNS: usize = 10;
+
+/// Everything `status` found. Its serialisation is the `--json` shape.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub vault: Option<VaultInfo>,
+    /// Why no vault could be used, when none could.
+    pub vault_error: Option<String>,
+    /// The vault hooks and the MCP server find on their own (environment, then git config).
+    pub hooks_vault: Option<VaultRef>,
+    /// Why they find none, when they do not.
+    pub hooks_vault_error: Option<String>,
+    pub record: Option<RecordInfo>,
+    pub index: Option<IndexInfo>,
+    pub clients: Vec<ClientInfo>,
+    /// Runs in the logs read.
+    pub runs_logged: usize,
+    /// The newest runs, newest first.
+    pub last_runs: Vec<Run>,
+    pub findings: Vec<Finding>,
+    /// No findings: exit status 0.
+    pub healthy: bool,
+}
+
+/// The vault in use and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct VaultInfo {
+    pub path: String,
+    /// `flag`, `env`, `current-repository`, `local-config` or `git-config`.
+    pub source: &'static str,
+    /// The same, as people read it (`git config rutter.vault`, …).
+    pub reason: &'static str,
+    pub git: bool,
+}
+
+/// A vault named by a setting.
+#[derive(Debug, Clone, Serialize)]
+pub struct VaultRef {
+    pub path: String,
+    pub source: &'static str,
+    pub reason: &'static str,
+}
+
+/// The record ref, its reflog and the pending journal.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RecordInfo {
+    #[serde(rename = "ref")]
+    pub ref_exists: bool,
+    pub tip: Option<String>,
+    pub tip_time: Option<String>,
+    pub tip_subject: Option<String>,
+    pub reflog: bool,
+    pub pending: usize,
+    pub pending_unreadable: usize,
+    pub verified_tip: Option<String>,
+    /// Commits since the last clean verify (`None`: never, or long ago).
+    pub commits_since_verify: Option<usize>,
+    /// Why the record could not be read.
+    pub error: Option<String>,
+}
+
+/// The index.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexInfo {
+    pub path: String,
+    pub exists: bool,
+    pub notes: Option<usize>,
+    pub entries: Option<usize>,
+    pub updated: Option<String>,
+    /// Markdown notes in the vault now.
+    pub vault_notes: usize,
+    pub stale: Option<Stale>,
+    /// Why it cannot be used as it is: `other-vault`, `foreign` or `outdated`.
+    pub problem: Option<&'static str>,
+    pub problem_detail: Option<String>,
+}
+
+/// Notes that differ from the index.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Stale {
+    pub new: usize,
+    pub changed: usize,
+    pub removed: usize,
+}
+
+/// One client, with its newest runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientInfo {
+    #[serde(flatten)]
+    pub state: clients::ClientState,
+    pub last_run: Option<Run>,
+    pub last_capture: Option<Run>,
+}
+
+/// What `gather` needs from the caller.
+pub struct Inputs<'a> {
+    /// `--vault`.
+    pub flag: Option<&'a Path>,
+    /// The clients' environment (`None` without a home directory: clients are skipped).
+    pub clients: Option<&'a crate::clients::Context>,
+    pub now: Instant,
+}
+
+/// Looks at everything and lists what is wrong.
+pub fn gather(inputs: &Inputs) -> Status {
+    let resolved = vault::resolve(inputs.flag, true);
+    let (hooks_vault, hooks_vault_error) = match vault::resolve(None, false) {
+        Ok(v) => (Some(v), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let (vault, vault_error) = match resolved {
+        Ok(v) => (Some(v), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let record = vault.as_ref().and_then(record_info);
+    let index_state = vault.as_ref().map(index_status::inspect);
+    let client_states = inputs.clients.map(clients::inspect).unwrap_or_default();
+    let all_runs = runs::collect(&log_dirs(
+        vault.as_ref(),
+        hooks_vault.as_ref(),
+        &client_states,
+    ));
+    let clients = client_states
+        .into_iter()
+        .map(|state| ClientInfo {
+            last_run: runs::last_of(&all_runs, state.client, None).cloned(),
+            last_capture: runs::last_of(&all_runs, state.client, Some(runlog::Kind::Captured))
+                .cloned(),
+            state,
+        })
+        .collect();
+    let mut status = Status {
+        vault: vault.as_ref().map(|v| VaultInfo {
+            path: v.root.display().to_string(),
+            source: source_key(v.source),
+            reason: v.source.describe(),
+            git: v.git_dir.is_some(),
+        }),
+        vault_error,
+        hooks_vault: hooks_vault.as_ref().map(|v| VaultRef {
+            path: v.root.display().to_string(),
+            source: source_key(v.source),
+            reason: v.source.describe(),
+        }),
+        hooks_vault_error,
+        record,
+        index: index_state.as_ref().map(index_info),
+        clients,
+        runs_logged: all_runs.len(),
+        last_runs: all_runs.iter().rev().take(SHOWN_RUNS).cloned().collect(),
+        findings: Vec::new(),
+        healthy: false,
+    };
+    status.findings = findings::all(&status, &all_runs, inputs.now);
+    status.healthy = status.findings.is_empty();
+    status
+}
+
+/// `2026-12-01 07:31:41 UTC` from an ISO instant, as `status` shows times.
+pub fn show_time(iso: &str) -> String {
+    match iso.get(..19) {
+        Some(t) if iso.is_char_boundary(19) => format!("{} UTC", t.replacen('T', " ", 1)),
+        _ => iso.to_string(),
+    }
+}
+
+/// The stable name of a vault source, for `--json`.
+pub fn source_key(s: VaultSource) -> &'static str {
+    match s {
+        VaultSource::Flag => "flag",
+        VaultSource::Env => "env",
+        VaultSource::CurrentRepository => "current-repository",
+        VaultSource::LocalConfig => "local-config",
+        VaultSource::GitConfig => "git-config",
+    }
+}
+
+fn record_info(v: &Vault) -> Option<RecordInfo> {
+    v.git_dir.as_ref()?;
+    Some(match store_status::record_state(v) {
+        Ok(s) => from_record(s),
+        Err(e) => RecordInfo {
+            error: Some(e.to_string()),
+            ..Default::default()
+        },
+    })
+}
+
+fn from_record(s: RecordState) -> RecordInfo {
+    RecordInfo {
+        ref_exists: s.tip.is_some(),
+        tip_time: s.tip.as_ref().map(|t| Instant(t.time * 1000).iso()),
+        tip_subject: s.tip.as_ref().map(|t| t.subject.clone()),
+        tip: s.tip.map(|t| t.id),
+        reflog: s.reflog,
+        pending: s.pending,
+        pending_unreadable: s.pending_unreadable,
+        verified_tip: s.verified_tip,
+        commits_since_verify: s.since_verified,
+        error: None,
+    }
+}
+
+fn index_info(s: &IndexState) -> IndexInfo {
+    let (problem, detail) = match &s.problem {
+        None => (None, None),
+        Some(Problem::OtherVault(v)) => (Some("other-vault"), Some(v.clone())),
+        Some(Problem::Foreign) => (Some("foreign"), None),
+        Some(Problem::Outdated(why)) => (Some("outdated"), Some(why.clone())),
+    };
+    IndexInfo {
+        path: s.path.display().to_string(),
+        exists: s.exists,
+        notes: s.notes,
+        entries: s.entries,
+        updated: s.updated_ms.map(|ms| Instant(ms).iso()),
+        vault_notes: s.vault_notes,
+        stale: s.stale.map(|st| Stale {
+            new: st.new,
+            changed: st.changed,
+            removed: st.removed,
+        }),
+        problem,
+        problem_detail: detail,
+    }
+}
+
+/// Every log folder a capture for this setup could have written to.
+fn log_dirs(
+    vault: Option<&Vault>,
+    hooks_vault: Option<&Vault>,
+    clients: &[clients::ClientState],
+) -> Vec<PathBuf> {
+    let baked = clients
+        .iter()
+        .filter_map(|c| c.hook.vault.as_deref())
+        .filter_map(|p| vault::open(Path::new(p), VaultSource::Flag).ok());
+    vault
+        .cloned()
+        .into_iter()
+        .chain(hooks_vault.cloned())
+        .chain(baked)
+        .map(|v| v.state_dir())
+        .chain(runlog::no_vault_dir())
+        .collect()
+}

@@ -1,0 +1,106 @@
+//! What `git rutter status` asks of the record, cheaply and without writing: whether
+//! `refs/rutter/records` exists, its tip (id, time, subject), whether it has a reflog (verify's
+//! rewind evidence), how many lines wait in the pending journal, and how far the tip is past the
+//! last tip verify found clean. Never a verify: counts are bounded so status stays fast on a
+//! long history.
+
+use super::{records_tip, Store, StoreError, RECORDS_REF};
+use crate::vault::Vault;
+use git2::Oid;
+use std::path::Path;
+
+/// Commits counted at most when walking back from the tip to the last verified one.
+pub const COUNT_LIMIT: usize = 1000;
+
+/// The record ref and its surroundings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordState {
+    pub tip: Option<Tip>,
+    /// The ref has a reflog.
+    pub reflog: bool,
+    /// Lines appended but not committed yet (records in `.git/rutter/pending/`).
+    pub pending: usize,
+    /// Journal records that cannot be read.
+    pub pending_unreadable: usize,
+    /// The tip the last verify found clean.
+    pub verified_tip: Option<String>,
+    /// Commits from the verified tip to the tip; `None` when never verified, or verified more
+    /// than [`COUNT_LIMIT`] commits ago.
+    pub since_verified: Option<usize>,
+}
+
+/// The tip commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tip {
+    pub id: String,
+    /// Commit time, seconds since the epoch.
+    pub time: i64,
+    pub subject: String,
+}
+
+/// Reads the record state of a git vault.
+pub fn record_state(vault: &Vault) -> Result<RecordState, StoreError> {
+    let store = Store::open(vault)?;
+    let state_dir = store.state_dir().to_path_buf();
+    let (pending, pending_unreadable) = count_pending(&state_dir);
+    let mut out = RecordState {
+        pending,
+        pending_unreadable,
+        verified_tip: super::verify::cache::verified_tip(&state_dir),
+        reflog: store.repo.reflog(RECORDS_REF).is_ok_and(|l| !l.is_empty()),
+        ..Default::default()
+    };
+    let Some(tip) = records_tip(&store.repo)? else {
+        return Ok(out);
+    };
+    let commit = store.repo.find_commit(tip)?;
+    out.tip = Some(Tip {
+        id: tip.to_string(),
+        time: commit.time().seconds(),
+        subject: commit
+            .summary()
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+            .to_string(),
+    });
+    out.since_verified = out
+        .verified_tip
+        .as_deref()
+        .and_then(|v| Oid::from_str(v).ok())
+        .and_then(|v| commits_between(&store, v, tip));
+    Ok(out)
+}
+
+/// Commits from `tip` back to `base` when `base` is among the [`COUNT_LIMIT`] newest commits
+/// (0 when it is the tip); `None` otherwise (older, or not an ancestor).
+fn commits_between(store: &Store, base: Oid, tip: Oid) -> Option<usize> {
+    let mut walk = store.repo.revwalk().ok()?;
+    walk.push(tip).ok()?;
+    walk.take(COUNT_LIMIT + 1)
+        .position(|c| c.is_ok_and(|c| c == base))
+}
+
+/// `(readable, unreadable)` journal records, counted by name and read without creating or
+/// changing anything.
+fn count_pending(state_dir: &Path) -> (usize, usize) {
+    let Ok(Some(dir)) = crate::fsx::Dir::open(state_dir).and_then(|d| d.open_dir("pending", false))
+    else {
+        return (0, 0);
+    };
+    let names: Vec<String> = dir
+        .list()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+        .collect();
+    let readable = names
+        .iter()
+        .filter(|n| {
+            dir.read(n).ok().flatten().is_some_and(|b| {
+                serde_json::from_slice::<super::journal::PendingAppend>(&b).is_ok()
+            })
+        })
+        .count();
+    (readable, names.len() - readable)
+}

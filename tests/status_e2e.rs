@@ -1,0 +1,572 @@
+//! `git rutter status` end to end: the real binary in a temporary HOME with real client
+//! configuration written by `install-hook`, hooks fired through the command they register, and
+//! the hook-run log they leave. A healthy setup exits 0; a missing hook, a failed last hook run,
+//! a stale index and a vault without notes are findings (exit 1) that say what to do; the vault
+//! is named with the reason it was chosen; `--json` decodes to the shape spec/status.md gives.
+
+mod common;
+
+use common::{run_with_stdin, Env, Run, BIN};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn canonical_bin() -> String {
+    Path::new(BIN).canonicalize().unwrap().display().to_string()
+}
+
+/// `git-rutter ARGS` in `dir` with no vault in the environment (found as a person's command
+/// finds it).
+fn rutter_in(env: &Env, dir: &Path, args: &[&str]) -> Run {
+    let mut c = env.cmd();
+    c.env_remove("LIBRARIAN_VAULT_PATH")
+        .current_dir(dir)
+        .args(args);
+    run_with_stdin(&mut c, b"")
+}
+
+/// `git-rutter status` in the vault, with `extra` arguments.
+fn status(env: &Env, extra: &[&str]) -> Run {
+    let mut args = vec!["status"];
+    args.extend_from_slice(extra);
+    rutter_in(env, &env.vault, &args)
+}
+
+fn status_json(env: &Env) -> (i32, Value) {
+    let r = status(env, &["--json"]);
+    let json = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    (r.code, json)
+}
+
+fn kinds(json: &Value) -> Vec<String> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn finding<'j>(json: &'j Value, kind: &str) -> &'j Value {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} finding in {json:#}"))
+}
+
+/// Installs the Claude Code hook and registers its MCP server as `claude mcp add` would.
+fn register_claude(env: &Env) {
+    let r = run_with_stdin(env.cmd().args(["install-hook", "--client", "claude"]), b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let state = serde_json::json!({"mcpServers": {"rutter": {"type": "stdio", "command": canonical_bin(), "args": ["mcp"], "env": {}}}});
+    std::fs::write(env.home.join(".claude.json"), state.to_string()).unwrap();
+}
+
+/// The Stop hook command registered in `~/.claude/settings.json`.
+fn claude_hook(env: &Env) -> String {
+    let settings: Value =
+        serde_json::from_slice(&std::fs::read(env.home.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    settings
+        .pointer("/hooks/Stop/0/hooks/0/command")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_string()
+}
+
+/// Runs a hook command through `sh` as a client would, with `payload` on stdin and `vault` in
+/// the environment (or none).
+fn fire(env: &Env, command: &str, payload: &[u8], vault: Option<&Path>) -> Run {
+    let mut sh = Command::new("sh");
+    sh.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .args(["-c", command]);
+    if let Some(v) = vault {
+        sh.env("LIBRARIAN_VAULT_PATH", v);
+    }
+    let r = run_with_stdin(&mut sh, payload);
+    assert_eq!(r.code, 0, "a hook always exits 0: {}", r.stderr);
+    r
+}
+
+/// A vault set up as the docs say: repository, global `rutter.vault`, the Claude Code hook and
+/// server, a built index, and one capture through the registered hook.
+fn healthy() -> Env {
+    let env = Env::git_vault();
+    env.git(&[
+        "config",
+        "--global",
+        "rutter.vault",
+        &env.vault.display().to_string(),
+    ]);
+    register_claude(&env);
+    assert_eq!(env.rutter(&["reindex"]).code, 0);
+    let payload = env.transcript_payload(
+        "t1",
+        "s1",
+        &common::directive("Decided status is the first check.", &["Notes/a.md"]),
+    );
+    let r = fire(&env, &claude_hook(&env), &payload, None);
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    env
+}
+
+#[test]
+fn a_healthy_setup_exits_0_and_names_the_vault_and_why() {
+    let env = healthy();
+    let r = status(&env, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let vault = env.vault.display().to_string();
+    assert!(
+        r.stdout
+            .contains(&format!("vault:    {vault} (from the current repository)")),
+        "{}",
+        r.stdout
+    );
+    assert!(r
+        .stdout
+        .contains("hooks and the MCP server find the same vault"));
+    assert!(r.stdout.contains("no findings"), "{}", r.stdout);
+    let claude = r
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("Claude Code"))
+        .unwrap();
+    assert!(claude.contains("MCP registered"), "{claude}");
+    assert!(claude.contains(": captured"), "{claude}");
+    assert!(
+        r.stdout.contains("captured     captured 1 entry into"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.stderr, "");
+}
+
+#[test]
+fn the_vault_is_named_with_the_reason_it_was_chosen() {
+    let env = healthy();
+    let (_, here) = status_json(&env);
+    assert_eq!(here["vault"]["source"], "current-repository");
+    let elsewhere = env.root().join("code/site");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    env.git_in(&elsewhere, &["init", "-q"]);
+    let r = rutter_in(&env, &elsewhere, &["status"]);
+    let vault = env.vault.display().to_string();
+    assert!(
+        r.stdout
+            .contains(&format!("vault:    {vault} (from git config rutter.vault)")),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        r.stderr, "",
+        "status names the vault itself, without the notice"
+    );
+    let r = run_with_stdin(
+        env.cmd().current_dir(&elsewhere).args(["status", "--json"]),
+        b"",
+    );
+    let json: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(json["vault"]["source"], "env");
+    assert_eq!(json["vault"]["reason"], "LIBRARIAN_VAULT_PATH");
+    let r = rutter_in(&env, &elsewhere, &["status", "--json", "--vault", &vault]);
+    let json: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(json["vault"]["source"], "flag");
+}
+
+#[test]
+fn no_hook_registered_is_a_finding_naming_install_hook() {
+    let env = Env::git_vault();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    let r = status(&env, &[]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("No AI client runs git-rutter's Stop hook, so nothing is captured."),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("Run `git rutter install-hook --client claude` for the client you use."),
+        "{}",
+        r.stdout
+    );
+    assert!(r
+        .stdout
+        .contains("Claude Code        installed, no git-rutter hook"));
+    assert!(r.stdout.contains("Codex              not installed"));
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 1);
+    assert_eq!(json["healthy"], false);
+    assert!(kinds(&json).contains(&"hook-missing".to_string()));
+}
+
+#[test]
+fn a_failed_last_hook_run_is_a_finding() {
+    let env = healthy();
+    // The hook fires in a session started without the vault: nothing in the environment and no
+    // global setting, so it finds no vault; the run is logged outside any vault.
+    env.git(&["config", "--global", "--unset", "rutter.vault"]);
+    let r = fire(&env, &claude_hook(&env), b"{\"session_id\":\"s2\"}", None);
+    assert!(r.stderr.contains("no vault configured"), "{}", r.stderr);
+    assert!(env
+        .home
+        .join(".local/state/rutter/hook-runs.jsonl")
+        .is_file());
+    let r = status(&env, &[]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("Claude Code's last hook run, at "),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("failed (no-vault): no vault configured"));
+    let (_, json) = status_json(&env);
+    let f = finding(&json, "last-run-failed");
+    assert_eq!(f["client"], "claude");
+    assert!(
+        f["todo"]
+            .as_str()
+            .unwrap()
+            .contains("git rutter init --global"),
+        "{f}"
+    );
+    let f = finding(&json, "hook-no-vault");
+    assert!(f["todo"]
+        .as_str()
+        .unwrap()
+        .contains("--client claude --vault PATH"));
+    assert_eq!(json["clients"][0]["last_run"]["outcome"], "no-vault");
+    assert_eq!(json["clients"][0]["last_run"]["vault"], Value::Null);
+    assert_eq!(json["clients"][0]["last_capture"]["outcome"], "captured");
+    // Once a run captures again, the finding is gone.
+    env.git(&[
+        "config",
+        "--global",
+        "rutter.vault",
+        &env.vault.display().to_string(),
+    ]);
+    let payload = env.transcript_payload(
+        "t3",
+        "s3",
+        &common::directive("Decided the vault is set again.", &[]),
+    );
+    fire(&env, &claude_hook(&env), &payload, None);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 0, "{json:#}");
+}
+
+#[test]
+fn a_broken_payload_is_a_failed_run_with_what_to_check() {
+    let env = healthy();
+    let r = env.capture(b"this is not a payload", &["--client", "claude"]);
+    assert_eq!(r.code, 0);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 1);
+    let f = finding(&json, "last-run-failed");
+    assert!(
+        f["message"].as_str().unwrap().contains("(malformed)"),
+        "{f}"
+    );
+    assert!(
+        f["todo"]
+            .as_str()
+            .unwrap()
+            .contains("git rutter install-hook --client claude --dry-run"),
+        "{f}"
+    );
+    assert_eq!(json["last_runs"][0]["outcome"], "malformed");
+    assert_eq!(json["last_runs"][1]["outcome"], "captured");
+}
+
+#[test]
+fn a_stale_index_is_a_finding_until_reindex() {
+    let env = healthy();
+    env.write("Notes/c.md", "# Gamma\n\nA new note.\n");
+    env.write(
+        "Notes/a.md",
+        "# Alpha\n\nThe alpha note, edited and longer.\n",
+    );
+    let r = status(&env, &[]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains(
+            "The index is behind the notes: 1 new, 1 changed, 0 removed since it was last updated."
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("    Run `git rutter reindex`."));
+    assert_eq!(env.rutter(&["reindex"]).code, 0);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(json["index"]["notes"], 3);
+}
+
+#[test]
+fn a_vault_without_notes_is_probably_the_wrong_folder() {
+    let env = Env::bare();
+    env.git(&["init", "-q", "-b", "main"]);
+    assert_eq!(env.rutter(&["init"]).code, 0);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 1);
+    let f = finding(&json, "no-notes");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("holds no markdown notes: probably the wrong folder"),
+        "{f}"
+    );
+    assert_eq!(json["index"]["vault_notes"], 0);
+}
+
+#[test]
+fn a_typescript_hook_and_a_missing_program_are_findings() {
+    let env = Env::git_vault();
+    let settings = env.home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/home/me/rutter/hooks/librarian-stop.sh"}]}]}}"#,
+    )
+    .unwrap();
+    let (_, json) = status_json(&env);
+    let f = finding(&json, "reference-hook");
+    assert!(f["message"]
+        .as_str()
+        .unwrap()
+        .contains("rewrites whole day files"));
+    assert_eq!(
+        f["todo"],
+        "Run `git rutter install-hook --client claude`: it replaces that hook."
+    );
+    assert_eq!(json["clients"][0]["hook"]["state"], "reference");
+    let gone = env.root().join("old/git-rutter");
+    std::fs::write(
+        &settings,
+        format!(
+            r#"{{"hooks": {{"Stop": [{{"hooks": [{{"type": "command", "command": "{} capture --client claude"}}]}}]}}}}"#,
+            gone.display()
+        ),
+    )
+    .unwrap();
+    let (_, json) = status_json(&env);
+    let f = finding(&json, "hook-program-missing");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("is not an executable file"),
+        "{f}"
+    );
+    assert_eq!(json["clients"][0]["hook"]["program_ok"], false);
+}
+
+#[test]
+fn the_json_shape_is_stable() {
+    let env = healthy();
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 0, "{json:#}");
+    for key in [
+        "vault",
+        "vault_error",
+        "hooks_vault",
+        "hooks_vault_error",
+        "record",
+        "index",
+        "clients",
+        "runs_logged",
+        "last_runs",
+        "findings",
+        "healthy",
+    ] {
+        assert!(json.get(key).is_some(), "missing {key}: {json:#}");
+    }
+    let vault = env.vault.display().to_string();
+    assert_eq!(json["vault"]["path"], vault.as_str());
+    assert_eq!(json["vault"]["git"], true);
+    assert_eq!(json["hooks_vault"]["source"], "git-config");
+    assert_eq!(json["record"]["ref"], true);
+    assert_eq!(json["record"]["pending"], 0);
+    assert_eq!(json["index"]["notes"], 2);
+    assert_eq!(json["index"]["stale"]["new"], 0);
+    let names: Vec<&str> = json["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["client"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["claude", "codex", "grok", "copilot", "agy", "muse"]);
+    let claude = &json["clients"][0];
+    assert_eq!(claude["hook"]["state"], "registered");
+    assert_eq!(claude["mcp"]["state"], "registered");
+    assert_eq!(claude["up_to_date"], true);
+    assert_eq!(claude["last_capture"]["entries"], 1);
+    assert_eq!(json["clients"][1]["hook"]["state"], "missing");
+    assert_eq!(json["runs_logged"], 1);
+    let run = &json["last_runs"][0];
+    assert_eq!(run["client"], "claude");
+    assert_eq!(run["session"], "s1");
+    assert_eq!(run["vault"], vault.as_str());
+    assert_eq!(json["findings"], serde_json::json!([]));
+}
+
+#[test]
+fn every_capture_is_logged_where_its_vault_keeps_state() {
+    let env = Env::git_vault();
+    let r = env.capture(b"{\"session_id\":\"x\"}", &["--client", "codex"]);
+    assert!(r.stderr.contains("no session directive found"));
+    let log: PathBuf = env.vault.join(".git/rutter/hook-runs.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let run: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(run["outcome"], "no-directive");
+    assert_eq!(run["client"], "codex");
+    assert_eq!(run["session"], "x");
+    assert!(
+        !text.contains("librarian-session"),
+        "no summary text is logged"
+    );
+    let before = env.all_records();
+    let r = env.capture(br#"{"summary":"Decided logging.","refs":[]}"#, &[]);
+    assert!(r.stderr.contains("captured 1 entry"));
+    assert_ne!(env.all_records(), before);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.lines().count(), 2);
+    assert!(!text.contains("Decided logging"), "{text}");
+}
+
+#[test]
+fn a_registered_hook_without_its_server_is_a_finding() {
+    let env = healthy();
+    std::fs::remove_file(env.home.join(".claude.json")).unwrap();
+    let (_, json) = status_json(&env);
+    let f = finding(&json, "mcp-missing");
+    assert_eq!(f["client"], "claude");
+    let todo = f["todo"].as_str().unwrap();
+    assert!(
+        todo.starts_with("Run `claude mcp add rutter --scope user -- "),
+        "{todo}"
+    );
+    // Copilot CLI's server entry needs a vault: installed with none known, the hook is there
+    // and the server is not.
+    env.git(&["config", "--global", "--unset", "rutter.vault"]);
+    let r = rutter_in(&env, &env.root(), &["install-hook", "--client", "copilot"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (_, json) = status_json(&env);
+    let copilot = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "mcp-missing" && f["client"] == "copilot")
+        .unwrap_or_else(|| panic!("{json:#}"));
+    assert_eq!(
+        copilot["todo"],
+        "Run `git rutter install-hook --client copilot --vault PATH` with your notes vault: the server entry needs it."
+    );
+    assert_eq!(json["clients"][3]["mcp"]["state"], "missing");
+}
+
+#[test]
+fn pending_lines_and_a_vault_outside_git_are_findings() {
+    let env = healthy();
+    let lock = env.vault.join(".git/refs/rutter/records.lock");
+    std::fs::write(&lock, "").unwrap();
+    let r = env.capture(
+        br#"{"summary":"Decided while the ref is locked.","refs":[]}"#,
+        &["--client", "claude"],
+    );
+    assert!(r.stderr.contains("not committed yet"), "{}", r.stderr);
+    let (_, json) = status_json(&env);
+    assert_eq!(json["record"]["pending"], 1);
+    assert!(finding(&json, "pending")["todo"]
+        .as_str()
+        .unwrap()
+        .starts_with("Run `git rutter commit`"));
+    assert_eq!(json["last_runs"][0]["outcome"], "captured");
+    assert!(json["last_runs"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .ends_with(", not committed yet"));
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(env.rutter(&["commit"]).code, 0);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 0, "{json:#}");
+
+    let plain = Env::bare();
+    plain.write("Notes/a.md", common::NOTE_A);
+    let r = plain.rutter(&["status", "--json"]);
+    let json: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(json["vault"]["git"], false);
+    assert_eq!(json["record"], Value::Null);
+    let f = finding(&json, "not-git");
+    assert_eq!(
+        f["todo"],
+        format!("Run `git rutter init {}`.", plain.vault.display())
+    );
+}
+
+#[test]
+fn a_hook_with_wrong_arguments_is_logged_as_a_failed_run() {
+    let env = healthy();
+    let r = env.capture(b"{}", &["--client", "claude", "--no-such-flag"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("nothing captured"), "{}", r.stderr);
+    let (_, json) = status_json(&env);
+    let f = finding(&json, "last-run-failed");
+    assert_eq!(f["client"], "claude");
+    assert!(
+        f["message"].as_str().unwrap().contains(
+            "(malformed): invalid arguments: error: unexpected argument '--no-such-flag'"
+        ),
+        "{f}"
+    );
+}
+
+/// A Claude Code transcript whose current turn holds `text` as the assistant's reply; the Stop
+/// payload for it.
+fn turn_payload(env: &Env, name: &str, text: &str) -> Vec<u8> {
+    let path = env.root().join(format!("transcripts/{name}.jsonl"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let user = serde_json::json!({"type":"user","message":{"role":"user","content":"go on"}});
+    let asst = serde_json::json!({"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":text}]}});
+    std::fs::write(&path, format!("{user}\n{asst}\n")).unwrap();
+    serde_json::json!({"session_id": name, "transcript_path": path, "cwd": env.root(), "hook_event_name": "Stop"})
+        .to_string()
+        .into_bytes()
+}
+
+#[test]
+fn a_turn_is_logged_as_one_run_with_its_outcome() {
+    let env = healthy();
+    let hook = claude_hook(&env);
+    let two = "Done.\n<!-- librarian-session {\"summary\":\"Decided A.\",\"refs\":[]} -->\nAlso:\n<!-- librarian-session {\"summary\":\"Decided B.\",\"refs\":[]} -->";
+    let r = fire(&env, &hook, &turn_payload(&env, "two", two), None);
+    assert!(r.stderr.contains("captured 2 entries"), "{}", r.stderr);
+    fire(&env, &hook, &turn_payload(&env, "two", two), None);
+    let broken = "<!-- librarian-session {\"summary\": \"no closing quote} -->";
+    fire(&env, &hook, &turn_payload(&env, "broken", broken), None);
+    let (_, json) = status_json(&env);
+    let runs = json["last_runs"].as_array().unwrap();
+    let seen: Vec<(&str, u64)> = runs[..3]
+        .iter()
+        .map(|r| {
+            (
+                r["outcome"].as_str().unwrap(),
+                r["entries"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, [("malformed", 0), ("deduped", 0), ("captured", 2)]);
+    assert_eq!(
+        runs[0]["reason"],
+        "the session directive of this turn is not valid JSON"
+    );
+    assert_eq!(json["clients"][0]["last_capture"]["entries"], 2);
+    assert_eq!(finding(&json, "last-run-failed")["client"], "claude");
+}
