@@ -218,6 +218,29 @@ fn interleaved_captures_synced_in_both_orders_converge() {
     // B takes the merge in: a fast-forward.
     let r = net.sync(&b);
     assert!(r.stdout.contains("fast-forward"), "{}", r.stdout);
+    // Every tip sync set is in the reflog, with what moved it, and in the witness log.
+    for (dir, said) in [
+        (&a, "rutter: merge origin"),
+        (&b, "rutter: sync: fast-forward to "),
+    ] {
+        let tip = net.git(dir, &["rev-parse", "refs/rutter/records"]);
+        let reflog = net.git(
+            dir,
+            &[
+                "reflog",
+                "show",
+                "-1",
+                "--format=%H %gs",
+                "refs/rutter/records",
+            ],
+        );
+        assert!(
+            reflog.starts_with(&format!("{} {said}", tip.trim())),
+            "{reflog}"
+        );
+        let tips = std::fs::read_to_string(dir.join(".git/rutter/tips")).unwrap();
+        assert_eq!(tips.lines().last(), Some(tip.trim()), "{tips}");
+    }
     let all = ["A one.", "B one.", "A two.", "B two, next day."];
     net.converged(&[&a, &b], &all);
     // Then the other order: A pushes first, B merges.
@@ -843,4 +866,64 @@ fn day_files_from_before_sync_merge_by_line_union() {
     );
     let subject = net.git(&a, &["log", "-1", "--format=%s", "refs/rutter/records"]);
     assert_eq!(subject.trim(), "rutter: merge origin");
+}
+
+#[test]
+fn an_identity_confirmed_on_one_machine_is_honoured_on_the_other() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    let cadence = "# Cadence\n\nGo fortnightly, one long essay per issue.\n";
+    std::fs::write(a.join("Notes/cadence.md"), cadence).unwrap();
+    net.git(&a, &["add", "Notes"]);
+    net.git(&a, &["commit", "-qm", "cadence"]);
+    net.git(&a, &["push", "-q", "origin", "main"]);
+    let mut c = net.cmd(&a);
+    c.env("RUTTER_TIMESTAMP", "2026-11-30T09:00:00.000Z").args([
+        "capture",
+        "--summary",
+        "Decided to go fortnightly.",
+        "--ref",
+        "Notes/cadence.md",
+        "--session",
+        "S",
+    ]);
+    assert!(run_with_stdin(&mut c, b"").stderr.contains("committed"));
+    net.sync(&a);
+    // B renames and edits the note, and confirms where it went.
+    net.git(&b, &["pull", "-q", "origin", "main"]);
+    net.sync(&b);
+    std::fs::write(
+        b.join("Notes/cadence-decision.md"),
+        format!("{cadence}\nDecided.\n"),
+    )
+    .unwrap();
+    std::fs::remove_file(b.join("Notes/cadence.md")).unwrap();
+    assert_eq!(net.rut(&b, &["reindex"]).code, 0);
+    let r = net.rut(
+        &b,
+        &[
+            "identity",
+            "confirm",
+            "Notes/cadence.md",
+            "Notes/cadence-decision.md",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    net.git(&b, &["add", "-A", "Notes"]);
+    net.git(&b, &["commit", "-qm", "cadence decided"]);
+    net.git(&b, &["push", "-q", "origin", "main"]);
+    net.sync(&b);
+    // A gets the rename through git and the binding through sync.
+    net.git(&a, &["pull", "-q", "origin", "main"]);
+    net.sync(&a);
+    let recent = net.rut(&a, &["recent"]);
+    assert!(
+        recent
+            .stdout
+            .contains("(renamed to Notes/cadence-decision.md)"),
+        "{}{}",
+        recent.stdout,
+        recent.stderr
+    );
+    net.converged(&[&a, &b], &["Decided to go fortnightly."]);
 }

@@ -68,6 +68,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         Err(e) => return Ok(refusal(&e)),
     };
     refresh_dedupe(&vault, &report);
+    if report.after != report.before {
+        refresh_index(&vault);
+    }
     if args.json {
         super::print_json(&json(&report))?;
     } else {
@@ -108,6 +111,18 @@ fn refresh_dedupe(vault: &crate::vault::Vault, report: &SyncReport) {
     crate::capture::dedupe::DedupeCache::forget(&vault.state_dir(), &names);
     if let Err(e) = crate::capture::dedupe::DedupeCache::warm(vault) {
         eprintln!("git-rutter: the dedupe cache will be rebuilt by the next capture ({e}).");
+    }
+}
+
+/// Brings the index and the identity projection up to date with what sync brought (bindings
+/// confirmed on another machine take effect here at once); a failure only delays that to the
+/// next command that refreshes.
+fn refresh_index(vault: &crate::vault::Vault) {
+    use crate::recall::reindex::{self, Mode};
+    let refreshed = crate::index::Index::open(vault, false)
+        .and_then(|mut index| reindex::refresh(vault, &mut index, Mode::Auto, false));
+    if let Err(e) = refreshed {
+        eprintln!("git-rutter: the index will catch up with the synced records later ({e}).");
     }
 }
 
