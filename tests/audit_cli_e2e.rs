@@ -107,10 +107,17 @@ fn entry_line(id: &str, time: &str, summary: &str) -> String {
     )
 }
 
-const PENDING: (&str, &str, &str) = (
+/// A line appended by hand: no commit and no journal record hold it, so it is `unverified`.
+const HAND: (&str, &str, &str) = (
     "20261130T120000000Z",
     "2026-11-30T12:00:00.000Z",
     "Hand-appended pending decision.",
+);
+/// A capture made while the ref is locked: journalled, `pending`.
+const JOURNALLED: (&str, &str, &str) = (
+    "20261202T080000000Z",
+    "2026-12-02T08:00:00.000Z",
+    "Journalled while the ref was locked.",
 );
 const NEW_DAY: (&str, &str, &str) = (
     "20261201T080000000Z",
@@ -118,16 +125,16 @@ const NEW_DAY: (&str, &str, &str) = (
     "Pending on a day not committed yet.",
 );
 
-/// Appends a complete, parseable entry line to a day file by hand (not journalled).
-fn append_pending(env: &Env) -> String {
-    let line = entry_line(PENDING.0, PENDING.1, PENDING.2);
+/// Appends a complete, parseable entry line to a day file by hand (not journalled: `unverified`).
+fn append_by_hand(env: &Env) -> String {
+    let line = entry_line(HAND.0, HAND.1, HAND.2);
     let mut text = env.read(D30);
     text.push_str(&line);
     env.write(D30, &text);
     line
 }
 
-/// Writes a day file the ref does not have yet, holding one entry line.
+/// Writes a day file the ref does not have yet, holding one entry line (by hand: `unverified`).
 fn write_new_day(env: &Env) {
     let header = "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-12-01'\n---\n# Sessions - 2026-12-01\n\n";
     env.write(
@@ -187,18 +194,28 @@ fn log_lists_committed_records_newest_first_with_their_commit() {
     assert_eq!(two.stdout, want[..2].join("\n") + "\n");
 }
 
+/// Hand-written lines (in a committed day file or a day file the ref does not have) are in no
+/// commit and no journal record: `unverified` (they read `pending` before recall and `log`
+/// shared one classifier, spec/recall.md); a capture the ref lock kept from committing is
+/// journalled: `pending`.
 #[test]
-fn log_shows_pending_edited_and_deleted_records() {
+fn log_shows_pending_unverified_edited_and_deleted_records() {
     let env = vault();
-    append_pending(&env);
+    append_by_hand(&env);
     write_new_day(&env);
     edit_29(&env);
     std::fs::remove_file(env.vault.join(D28)).unwrap();
+    let ref_lock = env.vault.join(".git/refs/rutter/records.lock");
+    std::fs::write(&ref_lock, "held").unwrap();
+    let cap = env.capture_at(JOURNALLED.1, JOURNALLED.2, &[]);
+    assert!(cap.stderr.contains("not committed yet"), "{}", cap.stderr);
+    std::fs::remove_file(&ref_lock).unwrap();
     let r = run(&env, &["log"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let want = [
-        log_line(None, NEW_DAY.0, NEW_DAY.1, "pending", NEW_DAY.2),
-        log_line(None, PENDING.0, PENDING.1, "pending", PENDING.2),
+        log_line(None, JOURNALLED.0, JOURNALLED.1, "pending", JOURNALLED.2),
+        log_line(None, NEW_DAY.0, NEW_DAY.1, "unverified", NEW_DAY.2),
+        log_line(None, HAND.0, HAND.1, "unverified", HAND.2),
         committed_line(&env, 3, "committed"),
         committed_line(&env, 2, "committed"),
         committed_line(&env, 1, "edited after commit"),
@@ -215,39 +232,40 @@ fn log_keeps_a_line_added_to_an_edited_file() {
         D30,
         &text.replace("Published the first issue.", "Published nothing."),
     );
-    append_pending(&env);
+    append_by_hand(&env);
     let r = run(&env, &["log", "--day", "2026-11-30"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let want = [
-        log_line(None, PENDING.0, PENDING.1, "edited after commit", PENDING.2),
+        log_line(None, HAND.0, HAND.1, "unverified", HAND.2),
         committed_line(&env, 3, "committed"),
         committed_line(&env, 2, "edited after commit"),
     ];
     assert_eq!(
         r.stdout,
         want.join("\n") + "\n",
-        "an uncommitted line is listed as verify classifies it, never dropped"
+        "an uncommitted line is listed, never dropped: in no journal, it is unverified (it read \
+         `edited after commit` before log and recall shared one classifier)"
     );
 }
 
 #[test]
 fn log_of_one_entry_and_of_one_day() {
     let env = vault();
-    append_pending(&env);
+    append_by_hand(&env);
     write_new_day(&env);
     let one = run(&env, &["log", ENTRIES[2].0]);
     assert_eq!(one.code, 0, "{}", one.stderr);
     assert_eq!(one.stdout, committed_line(&env, 2, "committed") + "\n");
-    let pending = run(&env, &["log", PENDING.0]);
+    let pending = run(&env, &["log", HAND.0]);
     assert_eq!(
         pending.stdout,
-        log_line(None, PENDING.0, PENDING.1, "pending", PENDING.2) + "\n"
+        log_line(None, HAND.0, HAND.1, "unverified", HAND.2) + "\n"
     );
 
     let day = run(&env, &["log", "--day", "2026-11-30"]);
     assert_eq!(day.code, 0, "{}", day.stderr);
     let want = [
-        log_line(None, PENDING.0, PENDING.1, "pending", PENDING.2),
+        log_line(None, HAND.0, HAND.1, "unverified", HAND.2),
         committed_line(&env, 3, "committed"),
         committed_line(&env, 2, "committed"),
     ];
@@ -255,7 +273,7 @@ fn log_of_one_entry_and_of_one_day() {
     let new_day = run(&env, &["log", "--day", "2026-12-01"]);
     assert_eq!(
         new_day.stdout,
-        log_line(None, NEW_DAY.0, NEW_DAY.1, "pending", NEW_DAY.2) + "\n"
+        log_line(None, NEW_DAY.0, NEW_DAY.1, "unverified", NEW_DAY.2) + "\n"
     );
     let empty = run(&env, &["log", "--day", "2026-10-01"]);
     assert_eq!((empty.code, empty.stdout.as_str()), (0, "no records\n"));
@@ -290,7 +308,7 @@ fn log_p_shows_the_diff_of_an_edited_entry_only() {
 #[test]
 fn log_json_holds_every_field() {
     let env = vault();
-    append_pending(&env);
+    append_by_hand(&env);
     edit_29(&env);
     std::fs::remove_file(env.vault.join(D28)).unwrap();
     let r = run(&env, &["log", "--json"]);
@@ -317,8 +335,8 @@ fn log_json_holds_every_field() {
                "status": status, "commit": commit_of(&env, id)})
     };
     let want = json!([
-        {"id": PENDING.0, "day": "2026-11-30", "time": PENDING.1, "summary": PENDING.2,
-         "status": "pending", "commit": null},
+        {"id": HAND.0, "day": "2026-11-30", "time": HAND.1, "summary": HAND.2,
+         "status": "unverified", "commit": null},
         entry(3, "committed"),
         entry(2, "committed"),
         entry(1, "edited after commit"),
@@ -399,7 +417,7 @@ fn restore_rebuilds_a_deleted_day_file_byte_for_byte() {
 #[test]
 fn restore_moves_an_edited_file_aside_and_puts_the_committed_one_back() {
     let env = vault();
-    append_pending(&env);
+    append_by_hand(&env);
     let text = env.read(D30);
     env.write(
         D30,
@@ -431,7 +449,7 @@ fn restore_moves_an_edited_file_aside_and_puts_the_committed_one_back() {
     assert_eq!(run(&env, &["verify"]).code, 0);
     let log = run(&env, &["log", "--day", "2026-11-30"]);
     assert!(
-        !log.stdout.contains(PENDING.0)
+        !log.stdout.contains(HAND.0)
             && log
                 .stdout
                 .contains("committed             20261130T100000000Z  Published the first issue."),
@@ -488,7 +506,7 @@ fn restore_day_touches_only_that_day() {
     std::fs::remove_file(env.vault.join(D28)).unwrap();
     edit_29(&env);
     let edited = bytes(&env, D29);
-    append_pending(&env);
+    append_by_hand(&env);
     let grown = bytes(&env, D30);
     let r = run(&env, &["restore", "--day", "2026-11-28"]);
     assert_eq!(
@@ -573,7 +591,7 @@ fn diff_shows_edits_pending_lines_deletions_and_new_files() {
     let old29 = env.read(D29).lines().last().unwrap().to_string();
     edit_29(&env);
     let new29 = env.read(D29).lines().last().unwrap().to_string();
-    let pending = append_pending(&env);
+    let pending = append_by_hand(&env);
     let d30 = env.read(D30);
     let l30: Vec<&str> = d30.lines().collect();
     let d28 = env.read(D28);
@@ -762,7 +780,7 @@ fn forged_control_characters_never_reach_the_terminal() {
     let json_summary = serde_json::to_string(evil).unwrap();
     let line = format!(
         "- 12:00:00 — forged <!-- rutter:entry {{\"id\":\"{}\",\"time\":\"{}\",\"summary\":{json_summary},\"refs\":[]}} -->\n",
-        PENDING.0, PENDING.1
+        HAND.0, HAND.1
     );
     let mut text = env.read(D30);
     text.push_str(&line);
@@ -794,7 +812,7 @@ fn forged_control_characters_never_reach_the_terminal() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["id"] == PENDING.0)
+        .find(|e| e["id"] == HAND.0)
         .unwrap();
     assert_eq!(forged["summary"], evil, "the JSON value is exact");
 }

@@ -1,18 +1,21 @@
 //! `git rutter log`: every record, newest first, with the commit that added it and its status.
 
-use crate::records::{dayfile, paths, Entry};
-use crate::store::tree::Trees;
+use crate::records::retraction::Retraction;
+use crate::records::status::{self, Status};
+use crate::records::{paths, Entry};
 use crate::store::verify::{Finding, Kind, Options};
-use crate::store::{day_of, Store};
+use crate::store::Store;
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
 /// List records newest first: summary, the commit that added each, time and status.
 ///
-/// Status is `committed`, `pending` (in the day file, not committed yet), `edited after commit`
-/// or `deleted` (its committed line or file is gone from the working tree). With -p, an
-/// edited record is followed by its diff.
+/// Status is `committed`, `pending` (journalled, not committed yet), `edited after commit` or
+/// `deleted` (its committed line or file is gone from the working tree; the committed summary is
+/// shown), `unverified` (in a day file only: neither committed nor journalled) or `retracted`
+/// (followed by the retraction's commit and reason). With -p, an edited record is followed by
+/// its diff.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only this entry.
@@ -43,7 +46,20 @@ struct Row {
     status: &'static str,
     commit: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    retraction: Option<Retracted>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<String>,
+}
+
+/// The retraction that took an entry back.
+#[derive(Debug, Clone, Serialize)]
+struct Retracted {
+    id: String,
+    day: String,
+    time: String,
+    reason: String,
+    /// The commit that added the retraction (`None` while it is pending).
+    commit: Option<String>,
 }
 
 /// Runs the command. An unknown entry id is exit status 1, a malformed day 2.
@@ -85,8 +101,15 @@ fn print_rows(rows: &[Row], patch: bool) -> anyhow::Result<()> {
             .as_deref()
             .map(|c| &c[..c.len().min(7)])
             .unwrap_or("-------");
+        let why = r.retraction.as_ref().map_or(String::new(), |x| {
+            let by = x
+                .commit
+                .as_deref()
+                .map_or("a pending commit", |c| &c[..c.len().min(7)]);
+            format!("  (retracted in {by}: {})", x.reason)
+        });
         super::print(&format!(
-            "{commit} {} {} {:<21} {}  {}",
+            "{commit} {} {} {:<21} {}  {}{why}",
             r.day,
             &r.time.get(11..19).unwrap_or(""),
             r.status,
@@ -108,103 +131,99 @@ fn print_rows(rows: &[Row], patch: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A status, and the diff of an edited entry, by entry id.
-type Statuses = HashMap<String, (&'static str, Option<String>)>;
-
-/// Every committed entry with its status, plus the entries of the working day files that are
-/// not committed (pending, or whatever verify found them to be).
+/// Every entry of the record (the day files committed at the tip, the pending journal, lines
+/// only a working file has) with its status from the classifier recall uses
+/// (`records::status::classify`), the diff verify found for an edited one, and the retraction
+/// that took it back.
 fn rows(
     store: &Store,
     findings: &[Finding],
     added_by: &HashMap<String, String>,
     day: Option<&str>,
 ) -> anyhow::Result<Vec<Row>> {
-    let (mut status, gone_files) = statuses(findings);
-    let Some(tip) = store.tip()? else {
-        return Ok(vec![]);
+    let diffs = diffs(findings);
+    let committed: BTreeMap<String, git2::Oid> = match store.tip()? {
+        Some(tip) => store.committed_days(tip)?.into_iter().collect(),
+        None => BTreeMap::new(),
     };
-    let mut trees = Trees::new(&store.repo)?;
-    let mut out = Vec::new();
-    let tree = store.repo.find_commit(tip)?.tree_id();
-    let committed_files = trees.files(tree, paths::SESSIONS_DIR)?;
-    for (path, blob) in &committed_files {
-        let Some(d) = day_of(path) else {
-            continue;
+    let pending = store.pending_lines()?;
+    let mut days: BTreeSet<String> = committed.keys().cloned().collect();
+    days.extend(pending.keys().cloned());
+    days.extend(working_days(store));
+    // A retraction is appended on or after the day of what it retracts: with --day, the days
+    // before it cannot hold one.
+    days.retain(|d| day.is_none_or(|want| d.as_str() >= want));
+    let mut entries = Vec::new();
+    let mut retractions: HashMap<String, Retracted> = HashMap::new();
+    for d in &days {
+        let working = store.working(&paths::day_file(d));
+        let bytes = match committed.get(d) {
+            Some(oid) => Some(store.blob_bytes(*oid, working.as_deref())?),
+            None => None,
         };
-        if day.is_some_and(|want| want != d) {
-            continue;
+        let lines: Vec<&str> = pending
+            .get(d)
+            .map(|v| v.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        let record = status::classify(d, bytes.as_deref(), working.as_deref(), &lines);
+        for (r, _) in record
+            .retractions
+            .into_iter()
+            .filter(|(_, s)| s.is_recorded())
+        {
+            retractions
+                .entry(r.retracts.clone())
+                .or_insert_with(|| retracted(r, d, added_by));
         }
-        let committed = dayfile::parse(d, store.repo.find_blob(*blob)?.content()).entries;
-        let ids: HashSet<String> = committed.iter().map(|e| e.id.clone()).collect();
-        let gone = gone_files.contains(&path.as_str());
-        for e in committed {
-            let (s, diff) = status
-                .remove(&e.id)
-                .unwrap_or((if gone { "deleted" } else { "committed" }, None));
-            out.push(row(e, d, s, added_by, diff));
-        }
-        out.extend(uncommitted(store, path, &ids, &mut status, added_by));
-    }
-    let known: HashSet<&str> = committed_files.iter().map(|(p, _)| p.as_str()).collect();
-    for path in store.uncommitted_record_files(&known) {
-        if day_of(&path).is_some_and(|d| day.is_none_or(|want| want == d)) {
-            out.extend(uncommitted(
-                store,
-                &path,
-                &HashSet::new(),
-                &mut status,
-                added_by,
-            ));
+        if day.is_none_or(|want| want == d) {
+            entries.extend(record.entries.into_iter().map(|(e, st)| (d.clone(), e, st)));
         }
     }
-    Ok(out)
-}
-
-/// Statuses from verify's findings, and the record files that are gone.
-fn statuses(findings: &[Finding]) -> (Statuses, Vec<&str>) {
-    let mut status = Statuses::new();
-    let mut gone_files = Vec::new();
-    for f in findings {
-        let s = match f.kind {
-            Kind::Edited | Kind::Truncated | Kind::Unparseable => "edited after commit",
-            Kind::Deleted | Kind::Symlink => {
-                gone_files.extend(f.path.as_deref());
-                continue;
-            }
-            Kind::Pending => "pending",
-            _ => continue,
-        };
-        if let Some(id) = &f.entry {
-            status.insert(id.clone(), (s, f.diff.clone()));
-        }
-    }
-    (status, gone_files)
-}
-
-/// The entries of a working day file that are not among `committed`: pending unless verify
-/// reported them otherwise (a line added to a file whose committed bytes were edited).
-fn uncommitted(
-    store: &Store,
-    path: &str,
-    committed: &HashSet<String>,
-    status: &mut Statuses,
-    added_by: &HashMap<String, String>,
-) -> Vec<Row> {
-    let Some(d) = day_of(path) else {
-        return vec![];
-    };
-    let working = store
-        .working(path)
-        .map(|b| dayfile::parse(d, &b).entries)
-        .unwrap_or_default();
-    working
+    Ok(entries
         .into_iter()
-        .filter(|e| !committed.contains(&e.id))
-        .map(|e| {
-            let (s, diff) = status.remove(&e.id).unwrap_or(("pending", None));
-            row(e, d, s, added_by, diff)
+        .map(|(d, e, st)| {
+            let retraction = retractions.get(&e.id).cloned();
+            let status = match retraction {
+                Some(_) => "retracted",
+                None => st.as_str(),
+            };
+            let diff = diffs.get(&e.id).cloned().filter(|_| st == Status::Edited);
+            row(e, &d, status, added_by, diff, retraction)
+        })
+        .collect())
+}
+
+/// The line diff verify reported for each edited entry, by entry id.
+fn diffs(findings: &[Finding]) -> HashMap<String, String> {
+    findings
+        .iter()
+        .filter(|f| matches!(f.kind, Kind::Edited | Kind::Truncated | Kind::Unparseable))
+        .filter_map(|f| Some((f.entry.clone()?, f.diff.clone()?)))
+        .collect()
+}
+
+/// The days of the day files in the working tree.
+fn working_days(store: &Store) -> Vec<String> {
+    std::fs::read_dir(store.root().join(paths::SESSIONS_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let day = name.strip_suffix(".md")?;
+            crate::clock::is_day(day).then(|| day.to_string())
         })
         .collect()
+}
+
+fn retracted(r: Retraction, day: &str, added_by: &HashMap<String, String>) -> Retracted {
+    Retracted {
+        commit: added_by.get(&r.id).cloned(),
+        id: r.id,
+        day: day.to_string(),
+        time: r.time,
+        reason: r.reason,
+    }
 }
 
 fn row(
@@ -213,6 +232,7 @@ fn row(
     status: &'static str,
     added_by: &HashMap<String, String>,
     diff: Option<String>,
+    retraction: Option<Retracted>,
 ) -> Row {
     Row {
         commit: added_by.get(&e.id).cloned(),
@@ -221,6 +241,7 @@ fn row(
         time: e.time,
         summary: e.summary,
         status,
+        retraction,
         diff,
     }
 }

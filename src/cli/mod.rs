@@ -17,6 +17,7 @@ pub mod pager;
 pub mod recent;
 pub mod reindex;
 pub mod restore;
+pub mod retract;
 pub mod search;
 pub mod show;
 pub mod status;
@@ -72,6 +73,7 @@ pub enum Command {
     Search(search::Args),
     Show(show::Args),
     Identity(identity::Args),
+    Retract(retract::Args),
     Gate(gate::Args),
     Verify(verify::Args),
     Log(log::Args),
@@ -119,6 +121,7 @@ fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
         Command::Search(args) => search::run(vault, args),
         Command::Show(args) => show::run(vault, args),
         Command::Identity(args) => identity::run(vault, args),
+        Command::Retract(args) => retract::run(vault, args),
         Command::Gate(args) => gate::run(vault, args),
         Command::Verify(args) => verify::run(vault, args),
         Command::Log(args) => log::run(vault, args),

@@ -2,7 +2,6 @@
 
 use crate::clock;
 use crate::index::Index;
-use crate::recall::reindex::{self, Mode};
 use crate::recall::{recent, refs, render};
 use crate::records::NoteRef;
 use std::path::PathBuf;
@@ -10,9 +9,14 @@ use std::path::PathBuf;
 /// Show recent sessions, newest first, each step with its date, project and cited notes.
 ///
 /// Entries are grouped into sessions (a session that moves between projects splits); without
-/// COUNT the 20 most recent sessions are shown. Cited notes are shown through the identity
-/// projection of the last reindex: (renamed to X), [UNRESOLVED -- candidates: …], or
-/// (changed since capture) for a note edited in place. Reading never logs use.
+/// COUNT the 20 most recent sessions are shown. Each step's text is the one committed to
+/// refs/rutter/records (or waiting in the pending journal), never a day file's edited copy; a
+/// step that is not simply committed is marked after its summary: [edited after commit],
+/// [deleted from the working tree], [not committed yet] or [unverified] (in no commit and no
+/// journal). Retracted entries are not shown (`git rutter log` lists them). Cited notes are
+/// shown through the identity projection of the last reindex: (renamed to X),
+/// [UNRESOLVED -- candidates: …], or (changed since capture) for a note edited in place.
+/// Reading never logs use.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// How many sessions to show (default 20).
@@ -30,7 +34,8 @@ pub struct Args {
     /// Show every session (overrides COUNT).
     #[arg(long, conflicts_with = "count")]
     pub all: bool,
-    /// Print the sessions as JSON (each ref with how it reads now, in `shown`).
+    /// Print the sessions as JSON (each step with its `status`, each ref with how it reads now,
+    /// in `shown`).
     #[arg(long)]
     pub json: bool,
 }
@@ -49,15 +54,26 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         brief: args.brief,
     };
     let mut index = Index::open(&vault, false)?;
-    reindex::refresh(&vault, &mut index, Mode::Records, false)?;
-    let result = recent::from_index(&index, &query, clock::now())?;
+    let answer = recent::read(&vault, &mut index, &query, clock::now())?;
+    if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
+        eprintln!("{}", no_record_note(&vault));
+    }
     let shown = |r: &NoteRef| refs::shown(&index, r);
     if args.json {
-        super::print_json(&json(&vault.root, &result, &shown))?;
+        super::print_json(&json(&vault.root, &answer.recent, &shown))?;
     } else {
-        super::print(&render::cli(&result, &shown))?;
+        super::print(&render::cli(&answer.recent, &shown, answer.record))?;
     }
     Ok(super::EXIT_OK)
+}
+
+/// Why the entries shown are unverified, and what to do about it.
+fn no_record_note(vault: &crate::vault::Vault) -> String {
+    let why = match vault.git_dir {
+        None => format!("{} is not a git repository", vault.root.display()),
+        Some(_) => "refs/rutter/records does not exist yet".to_string(),
+    };
+    format!("git-rutter: {why}, so these entries are read from the day files as they are (unverified); run `git rutter init` to keep a record that can be verified.")
 }
 
 fn json(

@@ -1,18 +1,81 @@
-//! Indexing the record entries of every day file (`@1` and `@2`), re-reading only the day
-//! files whose size or mtime changed, so `recent` and enrichment never parse history.
+//! The record cache: every entry and retraction of every day as the record holds it (the day
+//! file's bytes at the tip of `refs/rutter/records`, plus the pending journal), each with its
+//! status against the working day file, so `recent` and enrichment never parse history and
+//! never take text from a working file (spec/recall.md).
+//!
+//! A day is recomputed only when one of its three inputs changed: the committed blob it was
+//! parsed from, the journal lines waiting for it, or the working file's stat. The index does
+//! not touch git: recall hands it a [`RecordSource`].
 
+use super::{schema, IndexError};
 use crate::fsx::Dir;
-use crate::records::{dayfile, paths, Entry};
-use crate::store::adopt::is_day_file;
+use crate::records::status::{self, DayRecord, Status};
+use crate::records::{fingerprint, paths, Entry};
 use rusqlite::{params, OptionalExtension, Transaction};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::os::fd::AsFd;
 use std::path::Path;
 use unicode_normalization::UnicodeNormalization;
+
+/// A day file whose committed blob moved: its day and its blob at the tip (`None`: gone).
+pub type Moved = (String, Option<String>);
+
+/// What the index needs from the record; recall implements it over the store.
+pub trait RecordSource {
+    /// The tip of `refs/rutter/records`; `None` when there is no record (a vault that is not a
+    /// git repository, or whose ref does not exist yet).
+    fn tip(&self) -> Option<String>;
+    /// `(day, blob id)` of every day file committed at the tip.
+    fn committed_days(&self) -> Result<Vec<(String, String)>, String>;
+    /// The day files whose blob differs between the commit `since` and the tip: `(day, blob at
+    /// the tip, None when gone)`. `None` when `since` cannot be compared (then every day is).
+    fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, String>;
+    /// The bytes of a committed blob. `working` is the working file's content, when there is
+    /// one: if it is that blob, it is returned without reading the object.
+    fn committed_bytes(&self, blob: &str, working: Option<&[u8]>) -> Result<Vec<u8>, String>;
+    /// The lines the pending journal holds for each day file, in file order.
+    fn pending(&self) -> &BTreeMap<String, Vec<String>>;
+    /// The day's committed blob and journal lines as they are now, read again (the journal
+    /// first, then the tip). A capture journals its line before appending it and commits it
+    /// before dropping the journal record, so a line found in a working file read *before*
+    /// this call is in one or the other: a line the first snapshot did not explain (a capture
+    /// landed in between) is judged against this one.
+    fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), String>;
+}
+
+/// A vault without a record: no tip, nothing committed, nothing journalled.
+#[derive(Debug, Default)]
+pub struct NoRecord {
+    pending: BTreeMap<String, Vec<String>>,
+}
+
+impl RecordSource for NoRecord {
+    fn tip(&self) -> Option<String> {
+        None
+    }
+    fn committed_days(&self) -> Result<Vec<(String, String)>, String> {
+        Ok(vec![])
+    }
+    fn changed_days(&self, _: &str) -> Result<Option<Vec<Moved>>, String> {
+        Ok(None)
+    }
+    fn committed_bytes(&self, blob: &str, _: Option<&[u8]>) -> Result<Vec<u8>, String> {
+        Err(format!("no record holds the blob {blob}"))
+    }
+    fn pending(&self) -> &BTreeMap<String, Vec<String>> {
+        &self.pending
+    }
+    fn reread(&self, _: &str) -> Result<(Option<String>, Vec<String>), String> {
+        Ok((None, vec![]))
+    }
+}
 
 /// What a refresh of the entries did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct EntriesRefresh {
+    /// Days recomputed.
     pub files_read: usize,
+    /// Days no longer in the record or the working tree.
     pub files_removed: usize,
     pub entries_read: usize,
 }
@@ -24,89 +87,368 @@ impl EntriesRefresh {
     }
 }
 
-/// Brings `day_files`, `entries` and `entry_refs` in line with `_librarian/sessions/`. With
-/// `quick`, when the sessions folder's mtime is the one recorded at the last full scan (no day
-/// file was added, removed or renamed), only the two newest day files are checked: captures
-/// only ever append to today's file. A full scan records the folder's mtime.
+/// A working file's stat: size, mtime and ctime in ns, inode. Any write changes one of them.
+type Stamp = (i64, i64, i64, i64);
+
+/// The inputs a day's rows were computed from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DayKey {
+    blob: Option<String>,
+    journal: String,
+    stamp: Option<Stamp>,
+}
+
+/// How much of the working tree to look at.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// Stat every day file.
+    Full,
+    /// While the sessions folder's mtime is the one recorded at the last full scan (no day file
+    /// added, removed or renamed; an mtime less than two seconds old is never trusted) and the
+    /// record can say which day files moved since the last refresh, look only at those days,
+    /// the two newest day files, the days with journal lines, and `days`.
+    Quick(&'a [String]),
+}
+
+/// Brings `day_files`, `entries`, `entry_refs` and `retractions` in line with the record and
+/// the working day files. A quick scope that can trust the sessions folder's mtime and knows
+/// what moved in the record since the last refresh looks at a handful of days ([`targeted`]);
+/// anything else compares every day ([`every_day`]).
 pub fn refresh(
     tx: &Transaction<'_>,
     root: &Path,
-    quick: bool,
-) -> Result<EntriesRefresh, rusqlite::Error> {
-    let Some(sessions) = Dir::open(root)
+    src: &dyn RecordSource,
+    scope: Scope<'_>,
+) -> Result<EntriesRefresh, IndexError> {
+    let tip = src.tip().unwrap_or_default();
+    let recorded = meta(tx, "records_tip")?;
+    let sessions = Dir::open(root)
         .ok()
-        .and_then(|d| d.open_dir(paths::SESSIONS_DIR, false).ok().flatten())
-    else {
-        return remove_missing(tx, known(tx)?.into_keys().collect());
-    };
-    let dir_mtime = sessions.stat(".").map_or(0, |(_, m, _)| m);
-    let recorded: Option<i64> = tx
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'sessions_mtime'",
-            [],
-            |r| r.get::<_, String>(0),
-        )
-        .optional()?
-        .and_then(|v| v.parse().ok());
-    let mut known = known(tx)?;
-    let names: Vec<String> = if quick && recorded == Some(dir_mtime) && dir_mtime != 0 {
-        let mut newest: Vec<String> = known.keys().cloned().collect();
-        newest.sort_unstable_by(|a, b| b.cmp(a));
-        newest.truncate(2);
-        known.retain(|k, _| newest.contains(k));
-        newest
-    } else {
-        sessions.list().unwrap_or_default()
-    };
-    let mut report = EntriesRefresh::default();
-    for name in names.iter().filter(|n| is_day_file(n)) {
-        let Some((size, mtime, true)) = sessions.stat(name) else {
-            continue;
-        };
-        let before = known.remove(name);
-        if before == Some((size as i64, mtime)) {
-            continue;
+        .and_then(|d| d.open_dir(paths::SESSIONS_DIR, false).ok().flatten());
+    let dir_mtime = sessions
+        .as_ref()
+        .and_then(|s| stat(s, "."))
+        .map_or(0, |s| s.1);
+    let trusted = meta(tx, "sessions_mtime")?.and_then(|v| v.parse().ok()) == Some(dir_mtime)
+        && dir_mtime != 0;
+    let moved = match recorded.as_deref() {
+        Some(r) if r == tip => Some(vec![]),
+        Some(r) if !r.is_empty() && !tip.is_empty() => {
+            src.changed_days(r).map_err(IndexError::Record)?
         }
-        if before.is_some() {
-            delete_day(tx, name)?;
+        _ => None,
+    };
+    let report = match (scope, trusted, moved) {
+        (Scope::Quick(also), true, Some(moved)) => {
+            targeted(tx, sessions.as_ref(), src, also, &moved)?
         }
-        let bytes = sessions.read(name).ok().flatten().unwrap_or_default();
-        report.entries_read += insert_day(tx, name, &bytes)?;
-        tx.prepare_cached(
-            "INSERT OR REPLACE INTO day_files(name, size, mtime_ns) VALUES (?1, ?2, ?3)",
-        )?
-        .execute(params![name, size as i64, mtime])?;
-        report.files_read += 1;
+        _ => every_day(tx, sessions.as_ref(), src, &tip, recorded.as_deref())?,
+    };
+    if recorded.as_deref() != Some(tip.as_str()) {
+        set_meta(tx, "records_tip", &tip)?;
     }
-    let gone = remove_missing(tx, known.into_keys().collect())?;
-    report.files_removed = gone.files_removed;
-    if dir_mtime != 0 && !racy(dir_mtime) {
-        tx.prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES ('sessions_mtime', ?1)")?
-            .execute([dir_mtime.to_string()])?;
+    if dir_mtime != 0 && !racy(dir_mtime) && !trusted {
+        set_meta(tx, "sessions_mtime", &dir_mtime.to_string())?;
     }
     Ok(report)
 }
 
-/// The day files the index knows, with their size and mtime.
-fn known(tx: &Transaction<'_>) -> Result<HashMap<String, (i64, i64)>, rusqlite::Error> {
-    let mut stmt = tx.prepare_cached("SELECT name, size, mtime_ns FROM day_files")?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?))))?;
+/// The quick path, while no day file was added, removed or renamed and the days whose blob
+/// moved are known: only those days, the two newest day files, the days with journal lines (now
+/// or at the last refresh) and the caller's `also` are looked at.
+fn targeted(
+    tx: &Transaction<'_>,
+    sessions: Option<&Dir>,
+    src: &dyn RecordSource,
+    also: &[String],
+    moved: &[Moved],
+) -> Result<EntriesRefresh, IndexError> {
+    let mut days: BTreeSet<String> = moved.iter().map(|(d, _)| d.clone()).collect();
+    days.extend(also.iter().cloned());
+    days.extend(src.pending().keys().cloned());
+    days.extend(column(tx, "SELECT day FROM day_files WHERE journal != ''")?);
+    days.extend(column(
+        tx,
+        "SELECT day FROM day_files WHERE size IS NOT NULL ORDER BY day DESC LIMIT 2",
+    )?);
+    let mut report = EntriesRefresh::default();
+    for day in &days {
+        let before = key_of(tx, day)?;
+        let blob = match moved.iter().find(|(d, _)| d == day) {
+            Some((_, blob)) => blob.clone(),
+            None => before.as_ref().and_then(|k| k.blob.clone()),
+        };
+        let key = DayKey {
+            blob,
+            journal: src
+                .pending()
+                .get(day)
+                .map_or(String::new(), |l| journal_key(l)),
+            stamp: sessions.and_then(|s| stat(s, &format!("{day}.md"))),
+        };
+        update_day(tx, sessions, src, day, before.as_ref(), key, &mut report)?;
+    }
+    Ok(report)
+}
+
+/// The full path: every committed day, every journalled day, every working day file.
+fn every_day(
+    tx: &Transaction<'_>,
+    sessions: Option<&Dir>,
+    src: &dyn RecordSource,
+    tip: &str,
+    recorded: Option<&str>,
+) -> Result<EntriesRefresh, IndexError> {
+    let known = known(tx)?;
+    // `None`: the tip did not move, the known blobs are the committed ones.
+    let committed: Option<HashMap<String, String>> = if recorded == Some(tip) {
+        None
+    } else if tip.is_empty() {
+        Some(HashMap::new())
+    } else {
+        let days = src.committed_days().map_err(IndexError::Record)?;
+        Some(days.into_iter().collect())
+    };
+    let mut stamps: HashMap<String, Stamp> = HashMap::with_capacity(known.len() + 1);
+    for name in sessions
+        .map(|s| s.list().unwrap_or_default())
+        .unwrap_or_default()
+    {
+        if let (Some(day), Some(st)) = (day_of_file(&name), sessions.and_then(|s| stat(s, &name))) {
+            stamps.insert(day.to_string(), st);
+        }
+    }
+    let mut days: HashSet<&str> = known.keys().map(String::as_str).collect();
+    days.extend(committed.iter().flat_map(|c| c.keys().map(String::as_str)));
+    days.extend(src.pending().keys().map(String::as_str));
+    days.extend(stamps.keys().map(String::as_str));
+    // Filling an empty cache is a bulk load: indexes built at the end, a larger page cache.
+    let bulk = known.is_empty() && days.len() > BULK_DAYS;
+    if bulk {
+        tx.execute_batch(schema::DROP_RECORD_INDEXES)?;
+        tx.execute_batch(&format!("PRAGMA cache_size=-{BULK_CACHE_KIB}"))?;
+    }
+    let mut report = EntriesRefresh::default();
+    for day in days {
+        let blob = match &committed {
+            Some(c) => c.get(day).cloned(),
+            None => known.get(day).and_then(|k| k.blob.clone()),
+        };
+        let key = DayKey {
+            blob,
+            journal: src
+                .pending()
+                .get(day)
+                .map_or(String::new(), |l| journal_key(l)),
+            stamp: stamps.get(day).copied(),
+        };
+        update_day(tx, sessions, src, day, known.get(day), key, &mut report)?;
+    }
+    if bulk {
+        tx.execute_batch(schema::CREATE_RECORD_INDEXES)?;
+        tx.execute_batch("PRAGMA cache_size=-2000")?;
+    }
+    Ok(report)
+}
+
+/// More days than this into an empty cache are loaded in bulk.
+const BULK_DAYS: usize = 64;
+/// The page cache during a bulk load, in KiB.
+const BULK_CACHE_KIB: u32 = 131_072;
+
+/// Recomputes one day when its inputs differ from those its rows came from; removes it when
+/// nothing holds it any more.
+fn update_day(
+    tx: &Transaction<'_>,
+    sessions: Option<&Dir>,
+    src: &dyn RecordSource,
+    day: &str,
+    before: Option<&DayKey>,
+    key: DayKey,
+    report: &mut EntriesRefresh,
+) -> Result<(), IndexError> {
+    if before == Some(&key) {
+        return Ok(());
+    }
+    if key.blob.is_none() && key.journal.is_empty() && key.stamp.is_none() {
+        if before.is_some() {
+            delete_day(tx, day)?;
+            tx.prepare_cached("DELETE FROM day_files WHERE day = ?1")?
+                .execute([day])?;
+            report.files_removed += 1;
+        }
+        return Ok(());
+    }
+    let (record, key) = read_day(sessions, src, day, key)?;
+    if before.is_some() {
+        delete_day(tx, day)?;
+    }
+    report.entries_read += insert_day(tx, day, &record)?;
+    save_key(tx, day, &key)?;
+    report.files_read += 1;
+    Ok(())
+}
+
+/// The first column of every row of `sql`.
+fn column(tx: &Transaction<'_>, sql: &str) -> Result<Vec<String>, rusqlite::Error> {
+    let mut stmt = tx.prepare_cached(sql)?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
     rows.collect()
 }
 
-fn remove_missing(
-    tx: &Transaction<'_>,
-    names: Vec<String>,
-) -> Result<EntriesRefresh, rusqlite::Error> {
-    for name in &names {
-        delete_day(tx, name)?;
-        tx.prepare_cached("DELETE FROM day_files WHERE name = ?1")?
-            .execute([name])?;
+/// The day of a day file's name, `YYYY-MM-DD.md`.
+fn day_of_file(name: &str) -> Option<&str> {
+    name.strip_suffix(".md").filter(|d| crate::clock::is_day(d))
+}
+
+/// The stat of a regular file `name` in `dir`, without following a symlink.
+fn stat(dir: &Dir, name: &str) -> Option<Stamp> {
+    use rustix::fs::{statat, AtFlags, FileType};
+    let st = statat(dir.fd().as_fd(), name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    let is_file = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
+    (is_file || name == ".").then_some((
+        st.st_size as i64,
+        st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
+        st.st_ctime as i64 * 1_000_000_000 + st.st_ctime_nsec as i64,
+        st.st_ino as i64,
+    ))
+}
+
+/// A fingerprint of a day's journal lines (`""` when there are none).
+fn journal_key(lines: &[String]) -> String {
+    match lines.is_empty() {
+        true => String::new(),
+        false => fingerprint::sha256_hex(lines.join("\n").as_bytes()),
     }
-    Ok(EntriesRefresh {
-        files_removed: names.len(),
-        ..Default::default()
+}
+
+/// Classifies one day from its committed bytes, working file and journal lines.
+///
+/// The record is read before the working file, so a capture that lands in between leaves a
+/// working line the snapshot does not explain. Then the record is read again (see
+/// [`RecordSource::reread`]) and the working file after it: every line of the first read is
+/// explained by the second snapshot unless nobody recorded it, and every line that snapshot
+/// committed is in the second read unless it was edited. A line only the second read has (yet
+/// another capture) is left for the next refresh, which the key returned (the first stat, the
+/// second snapshot) makes happen.
+fn read_day(
+    sessions: Option<&Dir>,
+    src: &dyn RecordSource,
+    day: &str,
+    key: DayKey,
+) -> Result<(DayRecord, DayKey), IndexError> {
+    let read = || match (key.stamp, sessions) {
+        (Some(_), Some(s)) => s.read(&format!("{day}.md")).ok().flatten(),
+        _ => None,
+    };
+    let working = read();
+    let lines = src.pending().get(day).cloned().unwrap_or_default();
+    let record = classify(src, day, key.blob.as_deref(), working.as_deref(), &lines)?;
+    let unexplained = unverified_ids(&record);
+    if unexplained.is_empty() {
+        return Ok((record, key));
+    }
+    let (blob, lines) = src.reread(day).map_err(IndexError::Record)?;
+    let again = DayKey {
+        journal: journal_key(&lines),
+        blob,
+        stamp: key.stamp,
+    };
+    if again == key {
+        return Ok((record, key));
+    }
+    let working = read();
+    let mut record = classify(src, day, again.blob.as_deref(), working.as_deref(), &lines)?;
+    let keep = |id: &String, s: &Status| *s != Status::Unverified || unexplained.contains(id);
+    record.entries.retain(|(e, s)| keep(&e.id, s));
+    record.retractions.retain(|(r, s)| keep(&r.id, s));
+    Ok((record, again))
+}
+
+/// The ids of the entries and retractions no commit and no journal record explains.
+fn unverified_ids(record: &DayRecord) -> BTreeSet<String> {
+    let entries = record.entries.iter().map(|(e, s)| (&e.id, s));
+    let retractions = record.retractions.iter().map(|(r, s)| (&r.id, s));
+    entries
+        .chain(retractions)
+        .filter(|(_, s)| **s == Status::Unverified)
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
+/// [`status::classify`] with the committed bytes of `blob` read through `src`.
+fn classify(
+    src: &dyn RecordSource,
+    day: &str,
+    blob: Option<&str>,
+    working: Option<&[u8]>,
+    lines: &[String],
+) -> Result<DayRecord, IndexError> {
+    let committed = match blob {
+        Some(b) => Some(
+            src.committed_bytes(b, working)
+                .map_err(IndexError::Record)?,
+        ),
+        None => None,
+    };
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    Ok(status::classify(day, committed.as_deref(), working, &lines))
+}
+
+/// The days the index holds, with the inputs their rows came from.
+fn known(tx: &Transaction<'_>) -> Result<HashMap<String, DayKey>, rusqlite::Error> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT day, blob, journal, size, mtime_ns, ctime_ns, ino FROM day_files",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, day_key(r, 1)?)))?;
+    rows.collect()
+}
+
+/// The inputs one day's rows came from, if the index holds the day.
+fn key_of(tx: &Transaction<'_>, day: &str) -> Result<Option<DayKey>, rusqlite::Error> {
+    tx.prepare_cached(
+        "SELECT blob, journal, size, mtime_ns, ctime_ns, ino FROM day_files WHERE day = ?1",
+    )?
+    .query_row([day], |r| day_key(r, 0))
+    .optional()
+}
+
+/// A [`DayKey`] from the columns `blob, journal, size, mtime_ns, ctime_ns, ino` starting at `at`.
+fn day_key(r: &rusqlite::Row<'_>, at: usize) -> Result<DayKey, rusqlite::Error> {
+    let size: Option<i64> = r.get(at + 2)?;
+    let stamp = match size {
+        Some(size) => Some((size, r.get(at + 3)?, r.get(at + 4)?, r.get(at + 5)?)),
+        None => None,
+    };
+    Ok(DayKey {
+        blob: r.get(at)?,
+        journal: r.get(at + 1)?,
+        stamp,
     })
+}
+
+fn save_key(tx: &Transaction<'_>, day: &str, k: &DayKey) -> Result<(), rusqlite::Error> {
+    let (size, mtime, ctime, ino) = match k.stamp {
+        Some((a, b, c, d)) => (Some(a), Some(b), Some(c), Some(d)),
+        None => (None, None, None, None),
+    };
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO day_files(day, blob, journal, size, mtime_ns, ctime_ns, ino) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![day, k.blob, k.journal, size, mtime, ctime, ino])?;
+    Ok(())
+}
+
+fn meta(tx: &Transaction<'_>, key: &str) -> Result<Option<String>, rusqlite::Error> {
+    tx.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row([key], |r| r.get(0))
+        .optional()
+}
+
+fn set_meta(tx: &Transaction<'_>, key: &str, value: &str) -> Result<(), rusqlite::Error> {
+    tx.prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")?
+        .execute([key, value])?;
+    Ok(())
 }
 
 /// An mtime within the last two seconds may still change without changing its value (the
@@ -120,26 +462,28 @@ fn racy(mtime_ns: i64) -> bool {
 }
 
 /// Removes the rows of one day.
-fn delete_day(tx: &Transaction<'_>, name: &str) -> Result<(), rusqlite::Error> {
-    let day = &name[..10];
-    tx.prepare_cached("DELETE FROM entries WHERE day = ?1")?
-        .execute([day])?;
-    tx.prepare_cached("DELETE FROM entry_refs WHERE day = ?1")?
-        .execute([day])?;
+fn delete_day(tx: &Transaction<'_>, day: &str) -> Result<(), rusqlite::Error> {
+    for table in ["entries", "entry_refs", "retractions"] {
+        tx.prepare_cached(&format!("DELETE FROM {table} WHERE day = ?1"))?
+            .execute([day])?;
+    }
     Ok(())
 }
 
-/// Inserts the entries in `bytes` as the rows of one day; returns how many.
-fn insert_day(tx: &Transaction<'_>, name: &str, bytes: &[u8]) -> Result<usize, rusqlite::Error> {
-    let day = &name[..10];
-    let file = dayfile::parse(day, bytes);
+/// Inserts one day's entries (with their status) and its honoured retractions; returns how
+/// many entries.
+fn insert_day(
+    tx: &Transaction<'_>,
+    day: &str,
+    record: &DayRecord,
+) -> Result<usize, rusqlite::Error> {
     let mut entry = tx.prepare_cached(
-        "INSERT INTO entries(day, seq, id, session_id, project, project_key, time, group_key, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO entries(day, seq, id, session_id, project, project_key, time, group_key, json, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     let mut refs = tx.prepare_cached(
         "INSERT INTO entry_refs(day, seq, path, hash, blob) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
-    for (seq, e) in file.entries.iter().enumerate() {
+    for (seq, (e, st)) in record.entries.iter().enumerate() {
         let json = serde_json::to_string(e).unwrap_or_default();
         entry.execute(params![
             day,
@@ -150,13 +494,28 @@ fn insert_day(tx: &Transaction<'_>, name: &str, bytes: &[u8]) -> Result<usize, r
             e.project().map(project_key),
             e.time,
             group_key(e, day, seq),
-            json
+            json,
+            st.as_str()
         ])?;
         for r in &e.refs {
             refs.execute(params![day, seq as i64, r.path, r.hash, r.blob])?;
         }
     }
-    Ok(file.entries.len())
+    let mut retraction = tx.prepare_cached(
+        "INSERT INTO retractions(day, seq, id, retracts, time, reason, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    let honoured = record.retractions.iter().filter(|(_, s)| s.is_recorded());
+    for (seq, (r, st)) in honoured.enumerate() {
+        let st = if *st == Status::Pending {
+            "pending"
+        } else {
+            "committed"
+        };
+        retraction.execute(params![
+            day, seq as i64, r.id, r.retracts, r.time, r.reason, st
+        ])?;
+    }
+    Ok(record.entries.len())
 }
 
 /// The session grouping key of anchor §8: `[session_id, project]`, or the entry alone.
@@ -177,6 +536,7 @@ mod tests {
     use super::*;
     use crate::records::{dayfile, line};
     use rustix::fs::{utimensat, AtFlags, Timespec, Timestamps, CWD};
+    use std::cell::Cell;
 
     fn entry_line(id: &str) -> String {
         let e = Entry {
@@ -209,9 +569,104 @@ mod tests {
         .unwrap();
     }
 
-    fn count(conn: &rusqlite::Connection) -> i64 {
-        conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0))
+    /// A record whose committed day files are given by hand; counts object reads. `later`: the
+    /// day files as a second read finds them (a capture committed in between). Each tip read
+    /// remembers the day files it had, for `changed_days`.
+    #[derive(Default)]
+    struct Fake {
+        tip: Option<String>,
+        days: BTreeMap<String, Vec<u8>>,
+        pending: BTreeMap<String, Vec<String>>,
+        later: Option<BTreeMap<String, Vec<u8>>>,
+        reads: Cell<usize>,
+        seen: std::cell::RefCell<HashMap<String, BTreeMap<String, Vec<u8>>>>,
+    }
+
+    impl RecordSource for Fake {
+        fn tip(&self) -> Option<String> {
+            if let Some(t) = &self.tip {
+                self.seen.borrow_mut().insert(t.clone(), self.days.clone());
+            }
+            self.tip.clone()
+        }
+        fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, String> {
+            let seen = self.seen.borrow();
+            let Some(old) = seen.get(since) else {
+                return Ok(None);
+            };
+            let names: BTreeSet<&String> = old.keys().chain(self.days.keys()).collect();
+            Ok(Some(
+                names
+                    .into_iter()
+                    .filter(|d| old.get(*d) != self.days.get(*d))
+                    .map(|d| {
+                        (
+                            d.clone(),
+                            self.days.get(d).map(|b| fingerprint::sha256_hex(b)),
+                        )
+                    })
+                    .collect(),
+            ))
+        }
+        fn committed_days(&self) -> Result<Vec<(String, String)>, String> {
+            Ok(self
+                .days
+                .iter()
+                .map(|(d, b)| (d.clone(), fingerprint::sha256_hex(b)))
+                .collect())
+        }
+        fn committed_bytes(&self, blob: &str, _: Option<&[u8]>) -> Result<Vec<u8>, String> {
+            self.reads.set(self.reads.get() + 1);
+            self.days
+                .values()
+                .chain(self.later.iter().flat_map(|l| l.values()))
+                .find(|b| fingerprint::sha256_hex(b) == blob)
+                .cloned()
+                .ok_or_else(|| "missing".to_string())
+        }
+        fn pending(&self) -> &BTreeMap<String, Vec<String>> {
+            &self.pending
+        }
+        fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), String> {
+            let days = self.later.as_ref().unwrap_or(&self.days);
+            let blob = days.get(day).map(|b| fingerprint::sha256_hex(b));
+            Ok((blob, self.pending.get(day).cloned().unwrap_or_default()))
+        }
+    }
+
+    fn db() -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(crate::index::schema::CREATE).unwrap();
+        conn.execute_batch(crate::index::schema::CREATE_RECORDS)
+            .unwrap();
+        conn.execute_batch(crate::index::schema::CREATE_RECORD_INDEXES)
+            .unwrap();
+        conn
+    }
+
+    fn run(
+        conn: &mut rusqlite::Connection,
+        root: &Path,
+        src: &dyn RecordSource,
+        scope: Scope<'_>,
+    ) -> EntriesRefresh {
+        let tx = conn.transaction().unwrap();
+        let r = refresh(&tx, root, src, scope).unwrap();
+        tx.commit().unwrap();
+        r
+    }
+
+    fn rows(conn: &rusqlite::Connection) -> Vec<(String, String, String)> {
+        conn.prepare("SELECT day, id, status FROM entries ORDER BY day, seq")
             .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    fn row(day: &str, id: &str, status: &str) -> (String, String, String) {
+        (day.into(), id.into(), status.into())
     }
 
     #[test]
@@ -227,12 +682,10 @@ mod tests {
             .unwrap();
         }
         age(&dir);
-        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.execute_batch(crate::index::schema::CREATE).unwrap();
-        let tx = conn.transaction().unwrap();
-        refresh(&tx, t.path(), false).unwrap();
-        tx.commit().unwrap();
-        assert_eq!(count(&conn), 3);
+        let mut conn = db();
+        let none = NoRecord::default();
+        run(&mut conn, t.path(), &none, Scope::Full);
+        assert_eq!(rows(&conn).len(), 3);
         let append = |day: &str, id: &str| {
             let p = dir.join(format!("{day}.md"));
             let mut text = std::fs::read_to_string(&p).unwrap();
@@ -242,17 +695,121 @@ mod tests {
         append("2026-11-30", "today-2");
         append("2026-11-01", "old-2");
         age(&dir);
-        let tx = conn.transaction().unwrap();
-        let r = refresh(&tx, t.path(), true).unwrap();
-        tx.commit().unwrap();
+        let r = run(&mut conn, t.path(), &none, Scope::Quick(&[]));
         assert_eq!(
-            (r.files_read, count(&conn)),
+            (r.files_read, rows(&conn).len()),
             (1, 4),
             "the newest file is re-read, the old one is not"
         );
-        let tx = conn.transaction().unwrap();
-        refresh(&tx, t.path(), false).unwrap();
-        tx.commit().unwrap();
-        assert_eq!(count(&conn), 5, "a full refresh sees every change");
+        let r = run(
+            &mut conn,
+            t.path(),
+            &none,
+            Scope::Quick(&["2026-11-01".to_string()]),
+        );
+        assert_eq!(
+            (r.files_read, rows(&conn).len()),
+            (1, 5),
+            "a day asked for is checked too"
+        );
+        append("2026-11-29", "mid-2");
+        run(&mut conn, t.path(), &none, Scope::Full);
+        assert_eq!(rows(&conn).len(), 6, "a full refresh sees every change");
+        assert!(rows(&conn).iter().all(|(_, _, s)| s == "unverified"));
+    }
+
+    #[test]
+    fn the_record_is_the_source_and_the_working_file_only_evidence() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("_librarian/sessions");
+        std::fs::create_dir_all(&dir).unwrap();
+        let day = "2026-11-30";
+        let committed = dayfile::append_bytes(0, true, day, &entry_line("a"));
+        std::fs::write(dir.join("2026-11-30.md"), &committed).unwrap();
+        let mut src = Fake {
+            tip: Some("t1".into()),
+            ..Default::default()
+        };
+        src.days.insert(day.into(), committed.clone().into_bytes());
+        let mut conn = db();
+        run(&mut conn, t.path(), &src, Scope::Full);
+        assert_eq!(rows(&conn), [row(day, "a", "committed")]);
+        let reads = src.reads.get();
+        let r = run(&mut conn, t.path(), &src, Scope::Full);
+        assert_eq!(
+            (r.files_read, src.reads.get()),
+            (0, reads),
+            "nothing changed, nothing read"
+        );
+
+        std::fs::write(dir.join("2026-11-30.md"), committed.replace("sa", "edited")).unwrap();
+        run(&mut conn, t.path(), &src, Scope::Full);
+        assert_eq!(rows(&conn), [row(day, "a", "edited after commit")]);
+        let json: String = conn
+            .query_row("SELECT json FROM entries", [], |r| r.get(0))
+            .unwrap();
+        assert!(
+            json.contains("\"summary\":\"sa\""),
+            "the committed text: {json}"
+        );
+
+        std::fs::remove_file(dir.join("2026-11-30.md")).unwrap();
+        run(&mut conn, t.path(), &src, Scope::Full);
+        assert_eq!(rows(&conn), [row(day, "a", "deleted")]);
+
+        // From here the sessions folder's mtime is trusted: quick refreshes are targeted.
+        age(&dir);
+        run(&mut conn, t.path(), &src, Scope::Full);
+        let pending = entry_line("p");
+        src.pending.insert(day.into(), vec![pending]);
+        let r = run(&mut conn, t.path(), &src, Scope::Quick(&[]));
+        assert_eq!(
+            (r.files_read, rows(&conn)),
+            (1, vec![row(day, "a", "deleted"), row(day, "p", "pending")]),
+            "a journal change is seen without a working file"
+        );
+
+        src.pending.clear();
+        src.days.remove(day);
+        src.tip = Some("t2".into());
+        let r = run(&mut conn, t.path(), &src, Scope::Quick(&[]));
+        assert_eq!(
+            (r.files_removed, rows(&conn).len()),
+            (1, 0),
+            "a day the record lost goes"
+        );
+    }
+
+    /// A capture that lands between the record snapshot and the read of the working file is
+    /// committed, not unverified; a line nobody recorded stays unverified.
+    #[test]
+    fn a_line_the_snapshot_missed_is_judged_against_a_second_read() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("_librarian/sessions");
+        std::fs::create_dir_all(&dir).unwrap();
+        let day = "2026-11-30";
+        let first = dayfile::append_bytes(0, true, day, &entry_line("a"));
+        let second = format!("{first}{}\n", entry_line("b"));
+        std::fs::write(dir.join("2026-11-30.md"), &second).unwrap();
+        let mut src = Fake {
+            tip: Some("t1".into()),
+            ..Default::default()
+        };
+        src.days.insert(day.into(), first.clone().into_bytes());
+        src.later = Some(BTreeMap::from([(
+            day.to_string(),
+            second.clone().into_bytes(),
+        )]));
+        let mut conn = db();
+        run(&mut conn, t.path(), &src, Scope::Full);
+        assert_eq!(
+            rows(&conn),
+            [row(day, "a", "committed"), row(day, "b", "committed")]
+        );
+
+        let forged = format!("{second}{}\n", entry_line("f"));
+        std::fs::write(dir.join("2026-11-30.md"), &forged).unwrap();
+        run(&mut conn, t.path(), &src, Scope::Full);
+        assert_eq!(rows(&conn)[2], row(day, "f", "unverified"));
     }
 }

@@ -1,5 +1,6 @@
-//! The disposable index: SQLite with FTS5 over the notes, plus every record entry, so search,
-//! `recent` and enrichment never re-read history. The only module that touches rusqlite.
+//! The disposable index: SQLite with FTS5 over the notes, plus a cache of the record (every entry
+//! and retraction with its status), so search, `recent` and enrichment never re-read history.
+//! The only module that touches rusqlite.
 //!
 //! Where it lives: `LIBRARIAN_DB_PATH`, else `.git/rutter/index.sqlite` in a git vault, else the
 //! per-vault XDG state folder. It stores its schema version and the canonical vault path: a
@@ -39,6 +40,8 @@ pub enum IndexError {
     Foreign(PathBuf),
     #[error("index: {0}")]
     Io(#[from] std::io::Error),
+    #[error("reading the record: {0}")]
+    Record(String),
 }
 
 /// An open index for one vault.
@@ -153,22 +156,31 @@ impl Index {
         &self.root
     }
 
-    /// Re-reads what changed: day files always, notes unless `records_only`. One transaction.
-    pub fn refresh(
-        &mut self,
-        records_only: bool,
-    ) -> Result<(notes::Refresh, entries::EntriesRefresh), IndexError> {
+    /// Re-reads the notes that changed, in one transaction.
+    pub fn refresh_notes(&mut self) -> Result<notes::Refresh, IndexError> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let notes = if records_only {
-            notes::Refresh::default()
-        } else {
-            notes::refresh(&tx, &self.root)?
-        };
-        let entries = entries::refresh(&tx, &self.root, records_only)?;
+        let notes = notes::refresh(&tx, &self.root)?;
         tx.commit()?;
-        Ok((notes, entries))
+        Ok(notes)
+    }
+
+    /// Brings the record cache in line with `src` and the working day files (see
+    /// [`entries::refresh`]), in one transaction.
+    pub fn refresh_records(
+        &self,
+        src: &dyn entries::RecordSource,
+        scope: entries::Scope<'_>,
+    ) -> Result<entries::EntriesRefresh, IndexError> {
+        // A shared borrow, so a reader holding `&Index` (search) can fill a cache never filled.
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )?;
+        let report = entries::refresh(&tx, &self.root, src, scope)?;
+        tx.commit()?;
+        Ok(report)
     }
 
     /// Runs `f` inside one read transaction: one snapshot and one lock acquisition for all of
@@ -211,25 +223,33 @@ impl Index {
     }
 
     /// Drops every table and rebuilds from the vault in one transaction (`reindex --force`);
-    /// a concurrent reader keeps seeing the old index until it commits.
-    pub fn rebuild(&mut self) -> Result<(notes::Refresh, entries::EntriesRefresh), IndexError> {
+    /// a concurrent reader keeps seeing the old index until it commits. The record cache is
+    /// filled from `src` in the same transaction.
+    pub fn rebuild(
+        &mut self,
+        src: &dyn entries::RecordSource,
+    ) -> Result<(notes::Refresh, entries::EntriesRefresh), IndexError> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         drop_all(&tx)?;
-        let filled = fill(&tx, &self.root)?;
+        let notes = fill(&tx, &self.root)?;
+        let records = entries::refresh(&tx, &self.root, src, entries::Scope::Full)?;
         tx.commit()?;
-        Ok(filled)
+        Ok((notes, records))
     }
 }
 
 #[cfg(test)]
 impl Index {
-    /// An index in memory over the vault at `root`, filled from it (tests).
+    /// An index in memory over the vault at `root`, filled from it, its day files read as a
+    /// vault without a record reads them (tests).
     pub(crate) fn in_memory(root: &Path) -> Index {
         let mut conn = Connection::open_in_memory().expect("an in-memory database");
         let tx = conn.transaction().expect("a transaction");
         fill(&tx, root).expect("the index fills");
+        let none = entries::NoRecord::default();
+        entries::refresh(&tx, root, &none, entries::Scope::Full).expect("the records fill");
         tx.commit().expect("the fill commits");
         Index {
             conn,
@@ -287,20 +307,19 @@ fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
     Ok(())
 }
 
-/// Creates every table in an empty database and loads the vault into them, with the bulk-load
-/// settings and the secondary indexes built at the end.
-fn fill(
-    tx: &rusqlite::Transaction<'_>,
-    root: &Path,
-) -> Result<(notes::Refresh, entries::EntriesRefresh), rusqlite::Error> {
+/// Creates every table in an empty database and loads the notes into them, with the bulk-load
+/// settings and the secondary indexes built at the end. The record cache stays empty (no
+/// `records_tip` in `meta`) until recall refreshes it from the record.
+fn fill(tx: &rusqlite::Transaction<'_>, root: &Path) -> Result<notes::Refresh, rusqlite::Error> {
     tx.execute_batch(schema::CREATE)?;
+    tx.execute_batch(schema::CREATE_RECORDS)?;
+    tx.execute_batch(schema::CREATE_RECORD_INDEXES)?;
     tx.execute_batch(schema::BULK_LOAD)?;
     write_meta(tx, &root.to_string_lossy())?;
     let notes = notes::refresh(tx, root)?;
-    let entries = entries::refresh(tx, root, false)?;
     tx.execute_batch(schema::CREATE_INDEXES)?;
     tx.execute_batch(schema::BULK_DONE)?;
-    Ok((notes, entries))
+    Ok(notes)
 }
 
 fn connect(path: &Path) -> Result<Connection, rusqlite::Error> {

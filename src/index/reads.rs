@@ -1,14 +1,50 @@
-//! The queries recall needs: recent sessions' entries, a ref's binding or candidates, and a
-//! note's prior engagement.
+//! The queries recall needs: recent sessions' entries, an entry by id, a ref's binding or
+//! candidates, and a note's prior engagement. A retracted entry is never returned as a step or
+//! an engagement.
 
 use super::identity::Candidate;
 use super::{Index, IndexError};
+use crate::records::status::Status;
 use crate::records::{Entry, Step};
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
 
 /// Group keys bound in one query: far below SQLite's limit on bound values.
 const KEYS_PER_QUERY: usize = 500;
+
+/// The SQL condition that keeps an `entries` row nobody retracted.
+const NOT_RETRACTED: &str =
+    "NOT EXISTS (SELECT 1 FROM retractions x WHERE x.retracts = entries.id)";
+
+/// What the record cache was filled from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Records {
+    /// Never filled: recall must refresh it from the record first.
+    NotLoaded,
+    /// Filled from the day files of a vault without a record (every entry is unverified).
+    NoRecord,
+    /// Filled from the record at this tip.
+    Tip(String),
+}
+
+/// An entry looked up by id, with the retraction that took it back, if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub day: String,
+    pub entry: Entry,
+    pub status: Status,
+    pub retracted_by: Option<RetractionRow>,
+}
+
+/// An honoured retraction as the index holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetractionRow {
+    pub id: String,
+    pub day: String,
+    pub reason: String,
+    /// `committed` or `pending`.
+    pub status: String,
+}
 
 /// How a dead ref is bound in the projection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,14 +60,61 @@ pub struct Bound {
 pub struct Engagement {
     pub day: String,
     pub summary: String,
+    pub status: Status,
 }
 
 impl Index {
-    /// Whether any entry is indexed.
+    /// What the record cache holds.
+    pub fn records(&self) -> Result<Records, IndexError> {
+        Ok(match self.meta("records_tip")? {
+            None => Records::NotLoaded,
+            Some(t) if t.is_empty() => Records::NoRecord,
+            Some(t) => Records::Tip(t),
+        })
+    }
+
+    /// Whether any entry that was not retracted is indexed.
     pub fn has_entries(&self) -> Result<bool, IndexError> {
-        Ok(self
+        let sql = format!("SELECT EXISTS(SELECT 1 FROM entries WHERE {NOT_RETRACTED})");
+        Ok(self.conn.query_row(&sql, [], |r| r.get(0))?)
+    }
+
+    /// The entry with this id (the first, should a hand-made file repeat it), whether or not it
+    /// was retracted.
+    pub fn entry_by_id(&self, id: &str) -> Result<Option<Found>, IndexError> {
+        let row: Option<(String, String, String)> = self
             .conn
-            .query_row("SELECT EXISTS(SELECT 1 FROM entries)", [], |r| r.get(0))?)
+            .prepare_cached(
+                "SELECT day, json, status FROM entries WHERE id = ?1 ORDER BY status = 'unverified', day, seq LIMIT 1",
+            )?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()?;
+        let Some((day, json, status)) = row else {
+            return Ok(None);
+        };
+        let Ok(entry) = serde_json::from_str::<Entry>(&json) else {
+            return Ok(None);
+        };
+        let retracted_by = self
+            .conn
+            .prepare_cached(
+                "SELECT id, day, reason, status FROM retractions WHERE retracts = ?1 ORDER BY status, day, seq LIMIT 1",
+            )?
+            .query_row([id], |r| {
+                Ok(RetractionRow {
+                    id: r.get(0)?,
+                    day: r.get(1)?,
+                    reason: r.get(2)?,
+                    status: r.get(3)?,
+                })
+            })
+            .optional()?;
+        Ok(Some(Found {
+            day,
+            entry,
+            status: Status::parse(&status).unwrap_or(Status::Unverified),
+            retracted_by,
+        }))
     }
 
     /// Entries matching the filters for the newest `groups` session groups (all groups when
@@ -43,7 +126,7 @@ impl Index {
         groups: Option<usize>,
     ) -> Result<Vec<Step>, IndexError> {
         // Only the filters given are in the SQL (see `search`).
-        let mut filter = String::from("1");
+        let mut filter = String::from(NOT_RETRACTED);
         let mut values: Vec<&str> = Vec::new();
         if let Some(p) = project_key {
             filter.push_str(" AND project_key = ?");
@@ -94,16 +177,21 @@ impl Index {
 
     /// Every entry matching `filter`, as steps (an entry whose JSON no longer parses is left out).
     fn steps_where(&self, filter: &str, values: &[&str]) -> Result<Vec<Step>, IndexError> {
-        let sql = format!("SELECT day, json FROM entries WHERE {filter}");
+        let sql = format!("SELECT day, json, status FROM entries WHERE {filter}");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
         })?;
         let mut steps = Vec::new();
         for row in rows {
-            let (day, json) = row?;
+            let (day, json, status) = row?;
             if let Ok(entry) = serde_json::from_str::<Entry>(&json) {
-                steps.push(Step { day, entry });
+                let status = Status::parse(&status).unwrap_or(Status::Unverified);
+                steps.push(Step { day, entry, status });
             }
         }
         Ok(steps)
@@ -140,8 +228,9 @@ impl Index {
         Ok(json.map(|j| serde_json::from_str(&j).unwrap_or_default()))
     }
 
-    /// The newest entry citing `path` directly or through a binding: the newest day first (an
-    /// index seek per cited `(path, hash)`), then the latest time on that day.
+    /// The newest entry citing `path` directly or through a binding, retracted ones left out:
+    /// for each cited `(path, hash)` an index walk from the newest day that stops at its first
+    /// entry nobody retracted, then the latest time on that day.
     pub fn engagement(&self, path: &str) -> Result<Option<Engagement>, IndexError> {
         let mut sources: Vec<(String, Option<String>)> = vec![(path.to_string(), None)];
         let mut bound = self
@@ -152,42 +241,48 @@ impl Index {
         })? {
             sources.push(row?);
         }
-        let mut newest_any = self
-            .conn
-            .prepare_cached("SELECT max(day) FROM entry_refs WHERE path = ?1")?;
-        let mut newest_hash = self
-            .conn
-            .prepare_cached("SELECT max(day) FROM entry_refs WHERE path = ?1 AND hash = ?2")?;
-        let mut best: Option<(String, String, String)> = None;
+        let alive = "NOT EXISTS (SELECT 1 FROM entries e JOIN retractions x ON x.retracts = e.id WHERE e.day = r.day AND e.seq = r.seq)";
+        let mut newest_any = self.conn.prepare_cached(&format!(
+            "SELECT r.day FROM entry_refs r WHERE r.path = ?1 AND {alive} ORDER BY r.day DESC LIMIT 1"
+        ))?;
+        let mut newest_hash = self.conn.prepare_cached(&format!(
+            "SELECT r.day FROM entry_refs r WHERE r.path = ?1 AND r.hash = ?2 AND {alive} ORDER BY r.day DESC LIMIT 1"
+        ))?;
+        let mut best: Option<(String, String, String, String)> = None;
         for (p, h) in &sources {
             let day = match h {
-                Some(h) => {
-                    newest_hash.query_row(params![p, h], |r| r.get::<_, Option<String>>(0))?
-                }
-                None => newest_any.query_row(params![p], |r| r.get::<_, Option<String>>(0))?,
+                Some(h) => newest_hash
+                    .query_row(params![p, h], |r| r.get::<_, String>(0))
+                    .optional()?,
+                None => newest_any
+                    .query_row(params![p], |r| r.get::<_, String>(0))
+                    .optional()?,
             };
             let Some(day) = day else { continue };
             if best.as_ref().is_some_and(|(d, ..)| *d > day) {
                 continue;
             }
-            let mut on_day = self.conn.prepare_cached(
-                "SELECT e.time, e.json FROM entry_refs r JOIN entries e ON e.day = r.day AND e.seq = r.seq
-                 WHERE r.path = ?1 AND r.day = ?2 AND r.hash = coalesce(?3, r.hash) ORDER BY e.time DESC LIMIT 1",
-            )?;
-            let (time, json): (String, String) =
-                on_day.query_row(params![p, day, h], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let mut on_day = self.conn.prepare_cached(&format!(
+                "SELECT e.time, e.json, e.status FROM entry_refs r JOIN entries e ON e.day = r.day AND e.seq = r.seq
+                 WHERE r.path = ?1 AND r.day = ?2 AND r.hash = coalesce(?3, r.hash) AND {alive} ORDER BY e.time DESC LIMIT 1"
+            ))?;
+            let (time, json, status): (String, String, String) = on_day
+                .query_row(params![p, day, h], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
             if best
                 .as_ref()
-                .is_none_or(|(d, t, _)| (d.as_str(), t.as_str()) < (day.as_str(), time.as_str()))
+                .is_none_or(|(d, t, ..)| (d.as_str(), t.as_str()) < (day.as_str(), time.as_str()))
             {
-                best = Some((day, time, json));
+                best = Some((day, time, json, status));
             }
         }
-        Ok(best.and_then(|(day, _, json)| {
+        Ok(best.and_then(|(day, _, json, status)| {
             let e: Entry = serde_json::from_str(&json).ok()?;
             Some(Engagement {
                 day,
                 summary: e.summary,
+                status: Status::parse(&status).unwrap_or(Status::Unverified),
             })
         }))
     }

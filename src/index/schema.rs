@@ -2,16 +2,12 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub const SCHEMA_VERSION: &str = "rutter-index 2";
+pub const SCHEMA_VERSION: &str = "rutter-index 3";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).
 pub const CREATE_INDEXES: &str = "
 CREATE INDEX notes_by_sha256 ON notes(sha256);
-CREATE INDEX entries_by_time ON entries(day, time);
-CREATE INDEX entries_by_group ON entries(group_key, day, time);
-CREATE INDEX entry_refs_by_path ON entry_refs(path, day, hash, blob);
-CREATE INDEX entry_refs_by_entry ON entry_refs(day, seq);
 CREATE INDEX identity_bindings_by_to ON identity_bindings(to_path);
 CREATE INDEX identity_candidates_by_path ON identity_candidates(path);
 ";
@@ -27,13 +23,6 @@ CREATE TABLE notes(
     mtime INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL, blob TEXT NOT NULL);
 CREATE VIRTUAL TABLE notes_fts USING fts5(path UNINDEXED, title, body, tags, tokenize='porter unicode61');
-CREATE TABLE day_files(name TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE entries(
-    day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
-    session_id TEXT, project TEXT, project_key TEXT, time TEXT NOT NULL,
-    group_key TEXT NOT NULL, json TEXT NOT NULL,
-    PRIMARY KEY(day, seq)) WITHOUT ROWID;
-CREATE TABLE entry_refs(day TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, blob TEXT);
 CREATE TABLE identity_bindings(from_path TEXT NOT NULL, hash TEXT NOT NULL, to_path TEXT NOT NULL,
     detected TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
 CREATE TABLE identity_unresolved(from_path TEXT NOT NULL, hash TEXT NOT NULL, candidates TEXT NOT NULL,
@@ -43,6 +32,46 @@ CREATE TABLE identity_conflicts(from_path TEXT NOT NULL, hash TEXT NOT NULL, con
     detected_to TEXT NOT NULL, PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
 CREATE TABLE git_candidates(from_path TEXT NOT NULL, blob TEXT NOT NULL, state TEXT NOT NULL,
     candidates TEXT NOT NULL, PRIMARY KEY(from_path, blob)) WITHOUT ROWID;
+";
+
+/// The record cache (spec/recall.md), kept apart from the notes' tables. `day_files`: per day,
+/// the committed blob its rows were parsed from (NULL: not committed), a fingerprint of the
+/// journal lines waiting for it ('' when none) and the working file's stat they were compared
+/// with (NULL: missing). `entries.status` is the entry's status against the record;
+/// `retractions` holds only honoured (committed or journalled) retractions.
+pub const CREATE_RECORDS: &str = "
+CREATE TABLE day_files(day TEXT PRIMARY KEY, blob TEXT, journal TEXT NOT NULL,
+    size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER) WITHOUT ROWID;
+CREATE TABLE entries(
+    day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
+    session_id TEXT, project TEXT, project_key TEXT, time TEXT NOT NULL,
+    group_key TEXT NOT NULL, json TEXT NOT NULL, status TEXT NOT NULL,
+    PRIMARY KEY(day, seq)) WITHOUT ROWID;
+CREATE TABLE entry_refs(day TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, blob TEXT);
+CREATE TABLE retractions(day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
+    retracts TEXT NOT NULL, time TEXT NOT NULL, reason TEXT NOT NULL, status TEXT NOT NULL,
+    PRIMARY KEY(day, seq)) WITHOUT ROWID;
+";
+
+/// The record cache's secondary indexes. Filling an empty cache drops them first and creates
+/// them after the rows are in ([`DROP_RECORD_INDEXES`]): faster than maintaining them row by row.
+pub const CREATE_RECORD_INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS entries_by_time ON entries(day, time);
+CREATE INDEX IF NOT EXISTS entries_by_group ON entries(group_key, day, time);
+CREATE INDEX IF NOT EXISTS entries_by_id ON entries(id);
+CREATE INDEX IF NOT EXISTS entry_refs_by_path ON entry_refs(path, day, hash, blob);
+CREATE INDEX IF NOT EXISTS entry_refs_by_entry ON entry_refs(day, seq);
+CREATE INDEX IF NOT EXISTS retractions_by_target ON retractions(retracts);
+";
+
+/// See [`CREATE_RECORD_INDEXES`].
+pub const DROP_RECORD_INDEXES: &str = "
+DROP INDEX IF EXISTS entries_by_time;
+DROP INDEX IF EXISTS entries_by_group;
+DROP INDEX IF EXISTS entries_by_id;
+DROP INDEX IF EXISTS entry_refs_by_path;
+DROP INDEX IF EXISTS entry_refs_by_entry;
+DROP INDEX IF EXISTS retractions_by_target;
 ";
 
 /// FTS5 settings for building from nothing: a 64 MiB pending-terms buffer (fewer, larger

@@ -264,12 +264,8 @@ fn run_call(vault: &Vault, index: &Mutex<Index>, call: Call) -> Result<String, F
         }
         Call::GetNote(path) => tools::get_note(&index, &path)
             .map_err(|e| Failure(format!("reading the note failed: {e}"))),
-        Call::Recent(query) => {
-            reindex::refresh(vault, &mut index, Mode::Records, false)
-                .map_err(|e| Failure(format!("refreshing the records failed: {e}")))?;
-            tools::recent(&index, &query)
-                .map_err(|e| Failure(format!("reading recent sessions failed: {e}")))
-        }
+        Call::Recent(query) => tools::recent(vault, &mut index, &query)
+            .map_err(|e| Failure(format!("reading recent sessions failed: {e}"))),
     }
 }
 

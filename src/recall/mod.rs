@@ -1,10 +1,12 @@
-//! Recall surfaces shared by the CLI and (later) the MCP server: keeping the index current,
-//! `recent`, search with enrichment, get-note, and refs rendered through the identity projection.
+//! Recall surfaces shared by the CLI and the MCP server: keeping the index current (its record
+//! cache read from `refs/rutter/records`), `recent`, search with enrichment, get-note, and refs
+//! rendered through the identity projection.
 
 pub mod candidates;
 pub mod confirm;
 pub mod gate;
 pub mod recent;
+pub mod record;
 pub mod refs;
 pub mod reindex;
 pub mod render;

@@ -1,12 +1,15 @@
-//! `recent`: entries across day files, newest first, filtered by project and window, grouped
-//! into sessions and capped by session count (anchor §8, DESIGN §7).
+//! `recent`: the record's entries, newest first, filtered by project and window, grouped into
+//! sessions and capped by session count (anchor §8, DESIGN §7). Each step's text comes from the
+//! record and carries its status; retracted entries are left out (spec/recall.md).
 
 use crate::clock::Instant;
-use crate::index::entries::project_key;
+use crate::index::entries::{project_key, Scope};
+use crate::index::reads::Records;
 use crate::index::{Index, IndexError};
 pub use crate::records::Step;
+use crate::vault::Vault;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// Sessions shown when no count is given.
 pub const DEFAULT_COUNT: usize = 20;
@@ -41,6 +44,49 @@ pub enum Recent {
     NoProject(String),
     NothingInWindow,
     Sessions(Vec<Session>),
+}
+
+/// `recent` over a vault: an index the identity pass never ran on completed as `reindex` would;
+/// the record cache refreshed quickly (what moved in the record, the journal, the newest day
+/// files); the answer read; then the working files of the days it shows checked, and the
+/// answer read again if one changed, so an older day file edited in place is marked without a
+/// full scan. `record` says whether the vault has a record at all: without one every step is
+/// `unverified` and no step is marked.
+pub fn read(
+    vault: &Vault,
+    index: &mut Index,
+    q: &Query,
+    now: Instant,
+) -> Result<Answer, IndexError> {
+    if index.meta("identity_inputs")?.is_none() {
+        // An index the identity pass never ran on (a deleted or outdated one was rebuilt): do
+        // what `reindex` would, so a confirmed binding never reads as unresolved until then.
+        super::reindex::refresh(vault, index, super::reindex::Mode::Auto, false)?;
+    }
+    let src = super::record::Source::open(vault)?;
+    index.refresh_records(&src, Scope::Quick(&[]))?;
+    let mut recent = from_index(index, q, now)?;
+    let days: Vec<String> = match &recent {
+        Recent::Sessions(s) => s
+            .iter()
+            .flat_map(|s| s.steps.iter().map(|st| st.day.clone()))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        _ => vec![],
+    };
+    if !days.is_empty() && index.refresh_records(&src, Scope::Quick(&days))?.touched() {
+        recent = from_index(index, q, now)?;
+    }
+    let record = matches!(index.records()?, Records::Tip(_));
+    Ok(Answer { recent, record })
+}
+
+/// `recent`'s answer and whether the vault has a record to judge it by.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub recent: Recent,
+    pub record: bool,
 }
 
 /// `recent` from the index: the filters and the session cap are applied in SQL, so only the
@@ -142,10 +188,12 @@ impl Recent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::status::Status;
     use crate::records::{Entry, Workspace};
 
     fn step(day: &str, time: &str, sid: Option<&str>, project: Option<&str>) -> Step {
         Step {
+            status: Status::Unverified,
             day: day.into(),
             entry: Entry {
                 id: time.into(),
@@ -283,8 +331,8 @@ mod tests {
                         let indexed = from_index(&index, &q, now()).unwrap();
                         let piped = recent(steps.clone(), &q, now());
                         assert_eq!(
-                            crate::recall::render::cli(&indexed, refs),
-                            crate::recall::render::cli(&piped, refs),
+                            crate::recall::render::cli(&indexed, refs, true),
+                            crate::recall::render::cli(&piped, refs, true),
                             "{q:?}"
                         );
                     }

@@ -5,7 +5,7 @@
 
 use crate::clock::{self, Instant};
 use crate::fsx::Dir;
-use crate::index::entries::EntriesRefresh;
+use crate::index::entries::{EntriesRefresh, Scope};
 use crate::index::identity::{self, BoundTo, Candidate, DeadRef, Projected, Resolution};
 use crate::index::notes;
 use crate::index::{Index, IndexError};
@@ -23,7 +23,7 @@ pub enum Mode {
     Full,
     /// Notes and day files; the identity pass only when something changed.
     Auto,
-    /// Day files only (what `recent` needs).
+    /// The record cache only, quickly (what `recent` needs).
     Records,
 }
 
@@ -47,17 +47,23 @@ pub struct Report {
     pub identity: Option<IdentityReport>,
 }
 
-/// Refreshes `index` for `vault` (`force` rebuilds every table from nothing first).
+/// Refreshes `index` for `vault`: notes, then the record cache from the record (`force`
+/// rebuilds every table from nothing first).
 pub fn refresh(
     vault: &Vault,
     index: &mut Index,
     mode: Mode,
     force: bool,
 ) -> Result<Report, IndexError> {
+    let src = super::record::Source::open(vault)?;
     let (notes, entries) = if force {
-        index.rebuild()?
+        index.rebuild(&src)?
+    } else if mode == Mode::Records {
+        let records = index.refresh_records(&src, Scope::Quick(&[]))?;
+        (notes::Refresh::default(), records)
     } else {
-        index.refresh(mode == Mode::Records)?
+        let notes = index.refresh_notes()?;
+        (notes, index.refresh_records(&src, Scope::Full)?)
     };
     let identity = match mode {
         // `recent` never runs the pass: its fingerprint (a git open, HEAD, two table scans)

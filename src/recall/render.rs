@@ -1,7 +1,13 @@
-//! Text renderings of `recent`: the terminal form and the MCP tool form (anchor §8).
+//! Text renderings of `recent`: the terminal form and the MCP tool form (anchor §8). A step that
+//! is not simply committed carries its status mark after the summary, and an answer showing a
+//! step whose day file is gone ends with the `git rutter restore` hint, once (spec/recall.md).
 
 use super::recent::{Recent, Session, Step};
+use crate::records::status::Status;
 use crate::records::NoteRef;
+
+/// The hint after an answer that shows an entry whose day file is missing.
+pub const RESTORE_HINT: &str = "Entries marked [deleted from the working tree] are read from refs/rutter/records; run `git rutter restore` to put their day files back.";
 
 /// The reference's empty-state strings; `None` when there are sessions.
 pub fn empty_state(r: &Recent) -> Option<String> {
@@ -16,24 +22,36 @@ pub fn empty_state(r: &Recent) -> Option<String> {
 /// How a ref is shown; recall passes [`super::refs::shown`] over the index.
 pub type RefText<'a> = &'a dyn Fn(&NoteRef) -> String;
 
-/// Terminal rendering: sessions separated by a blank line.
-pub fn cli(r: &Recent, refs: RefText<'_>) -> String {
-    each_session(r, &|s| cli_session(s, refs))
+/// Terminal rendering: sessions separated by a blank line. `marks`: the vault has a record, so
+/// each step's status is shown (without one every step would read `[unverified]`).
+pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool) -> String {
+    each_session(r, marks, &|s| cli_session(s, refs, marks))
 }
 
-/// The empty state, or each session rendered by `f`, separated by a blank line.
-fn each_session(r: &Recent, f: &dyn Fn(&Session) -> String) -> String {
+/// The empty state, or each session rendered by `f`, separated by a blank line, then the
+/// restore hint when a step shown is marked deleted.
+fn each_session(r: &Recent, marks: bool, f: &dyn Fn(&Session) -> String) -> String {
     match r {
-        Recent::Sessions(sessions) => sessions.iter().map(f).collect::<Vec<_>>().join("\n\n"),
+        Recent::Sessions(sessions) => {
+            let mut out = sessions.iter().map(f).collect::<Vec<_>>().join("\n\n");
+            let deleted = sessions
+                .iter()
+                .any(|s| s.steps.iter().any(|st| st.status == Status::Deleted));
+            if marks && deleted {
+                out.push_str("\n\n");
+                out.push_str(RESTORE_HINT);
+            }
+            out
+        }
         other => empty_state(other).unwrap_or_default(),
     }
 }
 
-fn cli_session(s: &Session, refs: RefText<'_>) -> String {
+fn cli_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
     let proj = project_tag(s.project.as_deref());
     if s.steps.len() == 1 && s.total_steps == 1 {
         let step = &s.steps[0];
-        let mut out = step_line(step, &proj);
+        let mut out = step_line(step, &proj, marks);
         for r in &step.entry.refs {
             out.push_str(&format!("\n   refs: {}", refs(r)));
         }
@@ -50,7 +68,7 @@ fn cli_session(s: &Session, refs: RefText<'_>) -> String {
         s.total_steps
     );
     for step in &s.steps {
-        out.push_str(&format!("\n  · {}", step_line(step, "")));
+        out.push_str(&format!("\n  · {}", step_line(step, "", marks)));
         for r in &step.entry.refs {
             out.push_str(&format!("\n     refs: {}", refs(r)));
         }
@@ -58,14 +76,14 @@ fn cli_session(s: &Session, refs: RefText<'_>) -> String {
     out
 }
 
-/// MCP tool rendering (`librarian-recent`).
-pub fn tool(r: &Recent, refs: RefText<'_>) -> String {
-    each_session(r, &|s| tool_session(s, refs))
+/// MCP tool rendering (`librarian-recent`); `marks` as for [`cli`].
+pub fn tool(r: &Recent, refs: RefText<'_>, marks: bool) -> String {
+    each_session(r, marks, &|s| tool_session(s, refs, marks))
 }
 
-fn tool_session(s: &Session, refs: RefText<'_>) -> String {
+fn tool_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
     if s.steps.len() == 1 && s.total_steps == 1 {
-        return tool_step(&s.steps[0], refs);
+        return tool_step(&s.steps[0], refs, marks);
     }
     let header = if s.omitted > 0 {
         format!(
@@ -86,13 +104,13 @@ fn tool_session(s: &Session, refs: RefText<'_>) -> String {
     let steps: Vec<String> = s
         .steps
         .iter()
-        .map(|st| format!("  · {}", tool_step(st, refs).replace('\n', "\n  ")))
+        .map(|st| format!("  · {}", tool_step(st, refs, marks).replace('\n', "\n  ")))
         .collect();
     format!("{header}\n{}", steps.join("\n"))
 }
 
-fn tool_step(step: &Step, refs: RefText<'_>) -> String {
-    let mut out = step_line(step, &project_tag(step.entry.project()));
+fn tool_step(step: &Step, refs: RefText<'_>, marks: bool) -> String {
+    let mut out = step_line(step, &project_tag(step.entry.project()), marks);
     for (i, r) in step.entry.refs.iter().enumerate() {
         let lead = if i == 0 { "\n   refs: " } else { "\n         " };
         out.push_str(lead);
@@ -116,14 +134,19 @@ fn project_tag(project: Option<&str>) -> String {
     project.map(|p| format!(" [{p}]")).unwrap_or_default()
 }
 
-/// One step's line: `day time<tag> — summary`.
-fn step_line(step: &Step, tag: &str) -> String {
-    format!(
+/// One step's line: `day time<tag> — summary`, then its status mark when `marks`.
+fn step_line(step: &Step, tag: &str, marks: bool) -> String {
+    let mut out = format!(
         "{} {}{tag} — {}",
         step.day,
         step.entry.hhmmss(),
         step.entry.summary
-    )
+    );
+    if let (true, Some(mark)) = (marks, step.status.mark()) {
+        out.push(' ');
+        out.push_str(mark);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -134,6 +157,7 @@ mod tests {
 
     fn step(time: &str, refs: &[&str]) -> Step {
         Step {
+            status: Status::Committed,
             day: "2026-11-30".into(),
             entry: Entry {
                 id: time.into(),
@@ -165,8 +189,8 @@ mod tests {
     #[test]
     fn tool_and_cli_forms_match_the_reference() {
         let refs = &|r: &NoteRef| format!("{}@{}", r.path, r.hash);
-        let tool = |r: &Recent| tool(r, refs);
-        let cli = |r: &Recent| cli(r, refs);
+        let tool = |r: &Recent| tool(r, refs, true);
+        let cli = |r: &Recent| cli(r, refs, true);
         let one = session(vec![step("01:00:00", &["a.md", "b.md"])], 0);
         assert_eq!(tool(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n         b.md@sha256:ab");
         assert_eq!(cli(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n   refs: b.md@sha256:ab");
@@ -187,5 +211,43 @@ mod tests {
         assert!(cli(&brief).starts_with(
             "2026-11-30 [proj] — one session, 5 steps (showing first and last; 3 omitted):"
         ));
+    }
+
+    #[test]
+    fn marks_follow_the_summary_and_the_restore_hint_comes_once() {
+        let refs = &|r: &NoteRef| r.path.clone();
+        let mut steps = vec![
+            step("01:00:00", &["a.md"]),
+            step("02:00:00", &[]),
+            step("03:00:00", &[]),
+            step("04:00:00", &[]),
+            step("05:00:00", &[]),
+        ];
+        let all = [
+            Status::Committed,
+            Status::Edited,
+            Status::Deleted,
+            Status::Pending,
+            Status::Unverified,
+        ];
+        for (st, s) in steps.iter_mut().zip(all) {
+            st.status = s;
+        }
+        let r = session(steps, 0);
+        let want_cli = "2026-11-30 [proj] — one session, 5 steps:\n  · 2026-11-30 01:00:00 — did 01:00:00\n     refs: a.md\n  · 2026-11-30 02:00:00 — did 02:00:00 [edited after commit]\n  · 2026-11-30 03:00:00 — did 03:00:00 [deleted from the working tree]\n  · 2026-11-30 04:00:00 — did 04:00:00 [not committed yet]\n  · 2026-11-30 05:00:00 — did 05:00:00 [unverified]\n\n";
+        assert_eq!(cli(&r, refs, true), format!("{want_cli}{RESTORE_HINT}"));
+        let tool_text = tool(&r, refs, true);
+        assert!(
+            tool_text
+                .contains("  · 2026-11-30 02:00:00 [proj] — did 02:00:00 [edited after commit]\n"),
+            "{tool_text}"
+        );
+        assert_eq!(tool_text.matches(RESTORE_HINT).count(), 1);
+        assert!(tool_text.ends_with(RESTORE_HINT));
+        let plain = cli(&r, refs, false);
+        for mark in all.iter().filter_map(|s| s.mark()) {
+            assert!(!plain.contains(mark), "no record, no marks: {plain}");
+        }
+        assert!(!plain.contains(RESTORE_HINT));
     }
 }

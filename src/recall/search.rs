@@ -1,11 +1,15 @@
 //! Search and get-note as the reader sees them (anchor §9): ranked hits, each with its path,
 //! badges and snippet, plus the quiet prior-engagement note. Enrichment is additive only: it
-//! never adds, drops or reorders a hit, and a mere candidate is never shown as engagement.
+//! never adds, drops or reorders a hit, and a mere candidate is never shown as engagement. The
+//! engagement's text comes from the record, never a retracted entry, marked like `recent` marks
+//! a step that is not simply committed.
 
+use crate::index::entries::Scope;
 use crate::index::identity::Candidate;
-use crate::index::reads::Engagement;
+use crate::index::reads::{Engagement, Records};
 use crate::index::search::{Filters, Hit, Note, NoteHead};
 use crate::index::{Index, IndexError};
+use crate::records::status::Status;
 use serde::Serialize;
 
 /// A hit with what past sessions say about it.
@@ -29,6 +33,8 @@ pub struct Enriched {
 pub struct EngagementView {
     pub date: String,
     pub summary: String,
+    /// The entry's status against the record (spec/recall.md).
+    pub status: Status,
 }
 
 /// An unresolved ref and its candidates.
@@ -38,22 +44,38 @@ pub struct Unresolved {
     pub candidates: Vec<Candidate>,
 }
 
-/// Searches and enriches; the order is the index's ranking.
+/// Searches and enriches; the order is the index's ranking. An index built since the record
+/// was last read (a new or rebuilt one) reads the record first, so enrichment is never empty
+/// for want of it; otherwise the record cache is used as the last refresh left it.
 pub fn search(
     index: &Index,
     query: &str,
     limit: usize,
     filters: &Filters,
 ) -> Result<Vec<Enriched>, IndexError> {
+    if index.records()? == Records::NotLoaded {
+        let vault = crate::vault::open(index.root(), crate::vault::VaultSource::Flag)
+            .map_err(|e| IndexError::Record(e.to_string()))?;
+        let src = super::record::Source::open(&vault)?;
+        index.refresh_records(&src, Scope::Full)?;
+    }
     index.read(|index| enrich(index, index.search(query, limit, filters)?))
 }
 
 fn enrich(index: &Index, hits: Vec<Hit>) -> Result<Vec<Enriched>, IndexError> {
     hits.into_iter()
         .map(|hit| {
-            let engagement = index
-                .engagement(&hit.head.path)?
-                .map(|Engagement { day, summary }| EngagementView { date: day, summary });
+            let engagement = index.engagement(&hit.head.path)?.map(
+                |Engagement {
+                     day,
+                     summary,
+                     status,
+                 }| EngagementView {
+                    date: day,
+                    summary,
+                    status,
+                },
+            );
             let conflicts = index.conflicts_for(&hit.head.path)?;
             let unresolved = index
                 .unresolved_naming(&hit.head.path)?
@@ -100,6 +122,10 @@ fn render_one(n: usize, r: &Enriched) -> String {
             "\n   ↩ prior engagement {}: \"{}\"",
             e.date, e.summary
         ));
+        if let Some(mark) = e.status.mark() {
+            out.push(' ');
+            out.push_str(mark);
+        }
     }
     for to in &r.conflicts {
         out.push_str(&format!(

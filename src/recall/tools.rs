@@ -8,6 +8,7 @@ use super::{refs, render, search};
 use crate::index::search::Filters;
 use crate::index::{Index, IndexError};
 use crate::records::NoteRef;
+use crate::vault::Vault;
 use serde_json::{json, Map, Value};
 
 /// Search results when no limit is given.
@@ -51,7 +52,7 @@ pub fn definitions(label: &str) -> Vec<ToolDef> {
         ToolDef {
             name: "librarian-recent",
             title: "Recent sessions",
-            description: format!("What was {label} working on lately? Recorded session summaries, newest first, each with its date, project and the notes it cited; the steps of one session are grouped, oldest first. Report each session as ONE account, in plain language. Read-only."),
+            description: format!("What was {label} working on lately? Recorded session summaries, newest first, each with its date, project and the notes it cited; the steps of one session are grouped, oldest first. A step marked [edited after commit], [deleted from the working tree], [not committed yet] or [unverified] says how far the record backs it. Report each session as ONE account, in plain language. Read-only."),
             input_schema: json!({"type": "object", "additionalProperties": false, "properties": {
                 "window": {"type": "integer", "minimum": 1, "description": "Only the last N days (today counts)."},
                 "count": {"type": "integer", "minimum": 1, "description": "Most sessions to return (default 20)."},
@@ -172,10 +173,16 @@ pub fn recent_query(args: &Map<String, Value>) -> Result<Query, ArgError> {
     })
 }
 
-/// `librarian-recent`'s text for a validated query.
-pub fn recent(index: &Index, q: &Query) -> Result<String, IndexError> {
-    let result = recent::from_index(index, q, crate::clock::now())?;
-    Ok(render::tool(&result, &|r: &NoteRef| refs::shown(index, r)))
+/// `librarian-recent`'s text for a validated query: the record cache refreshed, then the steps
+/// as the record holds them, each marked with its status.
+pub fn recent(vault: &Vault, index: &mut Index, q: &Query) -> Result<String, IndexError> {
+    let answer = recent::read(vault, index, q, crate::clock::now())?;
+    let index = &*index;
+    Ok(render::tool(
+        &answer.recent,
+        &|r: &NoteRef| refs::shown(index, r),
+        answer.record,
+    ))
 }
 
 #[cfg(test)]

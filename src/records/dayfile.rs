@@ -1,8 +1,10 @@
 //! Day files `_librarian/sessions/YYYY-MM-DD.md`: the `@2` header, reading `@1`, `@2` and mixed
-//! files, and the bytes one capture appends (grammar in `spec/record-format.md`).
+//! files (entry and retraction lines), and the bytes one capture appends (grammar in
+//! `spec/record-format.md`).
 
 use super::entry::Entry;
-use super::line;
+use super::line::{self, LineError};
+use super::retraction::{self, Retraction};
 use super::v1;
 
 /// The schema name of files this tool creates.
@@ -35,6 +37,8 @@ pub struct DayFile {
     pub day: String,
     /// `@1` entries from the frontmatter, then `@2` entry lines in file order.
     pub entries: Vec<Entry>,
+    /// Retraction lines in file order.
+    pub retractions: Vec<Retraction>,
     pub malformed: Vec<Malformed>,
     /// Why an `@1` frontmatter could not be read, if it could not.
     pub v1_error: Option<String>,
@@ -62,19 +66,18 @@ pub fn parse(day: &str, bytes: &[u8]) -> DayFile {
     }
     let first_line = text[..start.min(text.len())].matches('\n').count() + 1;
     for (i, l) in text.get(start..).unwrap_or("").split('\n').enumerate() {
-        match line::parse(l) {
-            Ok(Some(e)) => out.entries.push(e),
-            Ok(None) => {}
-            Err(err) => out.malformed.push(Malformed {
+        if let Err(err) = read_line(&mut out, l) {
+            out.malformed.push(Malformed {
                 line: first_line + i,
                 error: err.to_string(),
-            }),
+            });
         }
     }
     out
 }
 
-/// Reads only entry lines (a tail of an `@2` file that starts at a line boundary).
+/// Reads only entry and retraction lines (a tail of an `@2` file that starts at a line
+/// boundary); malformed lines are skipped.
 pub fn parse_v2_tail(day: &str, bytes: &[u8]) -> DayFile {
     let text = String::from_utf8_lossy(bytes);
     let mut out = DayFile {
@@ -82,11 +85,19 @@ pub fn parse_v2_tail(day: &str, bytes: &[u8]) -> DayFile {
         ..Default::default()
     };
     for l in text.split('\n') {
-        if let Ok(Some(e)) = line::parse(l) {
-            out.entries.push(e);
-        }
+        let _ = read_line(&mut out, l);
     }
     out
+}
+
+/// Adds the entry or retraction a line holds to `out`; other lines are not records.
+fn read_line(out: &mut DayFile, l: &str) -> Result<(), LineError> {
+    if let Some(e) = line::parse(l)? {
+        out.entries.push(e);
+    } else if let Some(r) = retraction::parse(l)? {
+        out.retractions.push(r);
+    }
+    Ok(())
 }
 
 /// True when one of the first five lines, within the first 200 bytes, is
@@ -202,6 +213,29 @@ mod tests {
             let f = parse("2026-11-30", &text);
             proptest::prop_assert!(f.entries.iter().any(|got| got == &e) || junk.starts_with(b"---"));
         }
+    }
+
+    #[test]
+    fn retraction_lines_are_read_beside_entries() {
+        let r = crate::records::retraction::Retraction {
+            id: "3".into(),
+            retracts: "1".into(),
+            time: "2026-11-30T08:00:00.000Z".into(),
+            reason: "wrong".into(),
+            extra: Default::default(),
+        };
+        let text = format!(
+            "{}{}\n{}\n- x <!-- rutter:retract {{ -->\n",
+            header("2026-11-30"),
+            line::render(&entry("1", "one")),
+            crate::records::retraction::render(&r)
+        );
+        let f = parse("2026-11-30", text.as_bytes());
+        assert_eq!(f.entries.len(), 1);
+        assert_eq!(f.retractions, std::slice::from_ref(&r));
+        assert_eq!(f.malformed.len(), 1, "a broken retraction line is reported");
+        let tail = parse_v2_tail("2026-11-30", text.as_bytes());
+        assert_eq!((tail.entries.len(), tail.retractions), (1, vec![r]));
     }
 
     #[test]

@@ -24,12 +24,14 @@ pub struct Entry {
     pub extra: Map<String, Value>,
 }
 
-/// An entry tagged with the day of the file it came from (a step of a session).
+/// An entry tagged with the day of the file it came from and its status against the record
+/// (a step of a session).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Step {
     pub day: String,
     #[serde(flatten)]
     pub entry: Entry,
+    pub status: super::status::Status,
 }
 
 /// A cited note: the path as the client typed it (normalised) and its content fingerprints.

@@ -1,12 +1,14 @@
-//! The record model and its text formats: entry lines (`@2`), day files (`@1` read, `@2` append),
-//! the identity ledger (`@1` read, `@2` append), the fingerprints a ref carries, and the text
-//! helpers they share.
+//! The record model and its text formats: entry and retraction lines (`@2`), day files (`@1`
+//! read, `@2` append), the status of each entry against the record, the identity ledger (`@1`
+//! read, `@2` append), the fingerprints a ref carries, and the text helpers they share.
 
 pub mod dayfile;
 pub mod entry;
 pub mod fingerprint;
 pub mod ledger;
 pub mod line;
+pub mod retraction;
+pub mod status;
 pub mod text;
 pub mod v1;
 

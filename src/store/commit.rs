@@ -110,7 +110,9 @@ impl Store {
             let working = self.working(&path);
             let header = match appends.first() {
                 Some(a) if a.kind == RecordKind::Identity => crate::records::ledger::header(),
-                Some(a) if a.kind == RecordKind::Capture => dayfile::header(&a.day),
+                Some(a) if matches!(a.kind, RecordKind::Capture | RecordKind::Retract) => {
+                    dayfile::header(&a.day)
+                }
                 _ => String::new(),
             };
             let composed = compose(committed.as_deref(), working.as_deref(), &appends, &header);
@@ -334,6 +336,16 @@ fn message(fresh: &[&PendingAppend]) -> String {
             msg.push_str(&format!("Rutter-Ack: {}\n", trailer_value(&a.entry_id)));
             continue;
         }
+        if a.kind == RecordKind::Retract {
+            msg.push_str(&format!(
+                "Rutter-Retraction: {}\n",
+                trailer_value(&a.entry_id)
+            ));
+            if let Some(e) = &a.retracts {
+                msg.push_str(&format!("Rutter-Retracts: {}\n", trailer_value(e)));
+            }
+            continue;
+        }
         msg.push_str(&format!("Rutter-Entry: {}\n", trailer_value(&a.entry_id)));
         if let Some(s) = &a.session_id {
             msg.push_str(&format!("Rutter-Session: {}\n", trailer_value(s)));
@@ -346,10 +358,17 @@ fn message(fresh: &[&PendingAppend]) -> String {
     msg
 }
 
-/// `rutter: capture <day> [<project>]`, `… (N entries)`, or `rutter: identity`.
+/// `rutter: capture <day> [<project>]`, `… (N entries)`, `rutter: retract <day>`, or
+/// `rutter: identity`.
 fn subject(fresh: &[&PendingAppend], last: &PendingAppend) -> String {
     if fresh.iter().all(|a| a.kind == RecordKind::Ack) {
         return "rutter: ack".to_string();
+    }
+    if fresh.iter().all(|a| a.kind == RecordKind::Retract) {
+        return match fresh.len() {
+            1 => format!("rutter: retract {}", last.day),
+            n => format!("rutter: retract {} ({n} retractions)", last.day),
+        };
     }
     if fresh.iter().all(|a| a.kind == RecordKind::Identity) {
         return match fresh.len() {

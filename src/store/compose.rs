@@ -2,6 +2,7 @@
 //! appends, never anything inferred from a diverged working file (DESIGN §5).
 
 use super::journal::PendingAppend;
+use crate::records::status::contains_line;
 
 /// The next committed version of one record file.
 #[derive(Debug, PartialEq, Eq)]
@@ -87,24 +88,6 @@ fn contiguous(
     working.starts_with(&out).then_some(out)
 }
 
-/// Whether `line` is a whole line of `text`.
-fn contains_line(text: &[u8], line: &[u8]) -> bool {
-    if line.is_empty() {
-        return false;
-    }
-    let mut start = 0;
-    while let Some(pos) = memchr::memmem::find(&text[start..], line) {
-        let at = start + pos;
-        let before_ok = at == 0 || text[at - 1] == b'\n';
-        let after = at + line.len();
-        if before_ok && (after == text.len() || text[after] == b'\n') {
-            return true;
-        }
-        start = at + 1;
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +105,7 @@ mod tests {
             project: None,
             cited: vec![],
             kind: Default::default(),
+            retracts: None,
         }
     }
 

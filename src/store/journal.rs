@@ -34,6 +34,9 @@ pub struct PendingAppend {
     /// What kind of record line this is (decides the commit subject and trailers).
     #[serde(default, skip_serializing_if = "RecordKind::is_capture")]
     pub kind: RecordKind,
+    /// For a retraction: the id of the entry it retracts (a commit trailer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retracts: Option<String>,
 }
 
 impl PendingAppend {
@@ -52,6 +55,7 @@ impl PendingAppend {
             project: None,
             cited: vec![],
             kind,
+            retracts: None,
         }
     }
 }
@@ -67,11 +71,23 @@ pub enum RecordKind {
     Identity,
     /// An acknowledgement of a verify finding.
     Ack,
+    /// A retraction line in a day file.
+    Retract,
 }
 
 impl RecordKind {
     fn is_capture(&self) -> bool {
         *self == RecordKind::Capture
+    }
+
+    /// The name the journal files of this kind start with.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordKind::Capture => "capture",
+            RecordKind::Identity => "identity",
+            RecordKind::Ack => "ack",
+            RecordKind::Retract => "retract",
+        }
     }
 }
 
@@ -97,9 +113,10 @@ impl Journal {
         Ok(Journal { dir })
     }
 
-    /// Writes a record named after its entry id (sorts in capture order).
+    /// Writes a record named after its kind and entry id (`capture-<id>.json`: records of one
+    /// kind sort in capture order, and records of two kinds that share an id never collide).
     pub fn add(&self, rec: &PendingAppend) -> Result<String, FsError> {
-        let name = format!("{}.json", rec.entry_id);
+        let name = format!("{}-{}.json", rec.kind.as_str(), rec.entry_id);
         let bytes = serde_json::to_vec(rec).unwrap_or_default();
         self.dir.write_atomic(&name, &bytes)?;
         Ok(name)

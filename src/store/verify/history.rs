@@ -253,23 +253,8 @@ fn at(ch: &Change, short: &str, kind: Kind, what: &str, detail: String) -> Findi
     f
 }
 
-/// The lines a line diff of `old` against `new` removes or adds, joined by newlines.
-fn touched_lines(old: &[u8], new: &[u8]) -> String {
-    let (a, b) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
-    let diff = similar::TextDiff::from_lines(a.as_ref(), b.as_ref());
-    let mut out = String::new();
-    for change in diff
-        .iter_all_changes()
-        .filter(|c| c.tag() != similar::ChangeTag::Equal)
-    {
-        out.push_str(change.value().trim_end_matches('\n'));
-        out.push('\n');
-    }
-    out
-}
-
-/// Entries (or bindings) of `old` that `new` no longer holds unchanged, and entry lines that
-/// appear in `new` among the committed ones.
+/// Entries, retractions (or bindings) of `old` that `new` no longer holds unchanged, and record
+/// lines that appear in `new` among the committed ones.
 pub fn changed_ids(path: &str, old: &[u8], new: &[u8]) -> Vec<String> {
     if path == ledger::LEDGER_PATH {
         let now = ledger::parse(new).bindings;
@@ -280,28 +265,14 @@ pub fn changed_ids(path: &str, old: &[u8], new: &[u8]) -> Vec<String> {
             .map(|b| b.id)
             .collect();
     }
-    let Some(day) = day_of(path) else {
-        return vec![];
-    };
-    let now = dayfile::parse(day, new).entries;
-    let mut ids: Vec<String> = dayfile::parse(day, old)
-        .entries
-        .into_iter()
-        .filter(|e| !now.contains(e))
-        .map(|e| e.id)
-        .collect();
-    // Lines the line diff touches (an edited human part, a reordered or inserted line) name
-    // their entries too.
-    for e in dayfile::parse_v2_tail(day, touched_lines(old, new).as_bytes()).entries {
-        if !ids.contains(&e.id) {
-            ids.push(e.id);
-        }
+    match day_of(path) {
+        Some(day) => crate::records::status::changed_ids(day, old, new),
+        None => vec![],
     }
-    ids
 }
 
-/// The entry or binding ids in a piece of a record file (`whole`: the piece is a whole file,
-/// so `@1` frontmatter entries count too).
+/// The entry, retraction or binding ids in a piece of a record file (`whole`: the piece is a
+/// whole file, so `@1` frontmatter entries count too).
 pub fn ids(path: &str, bytes: &[u8], whole: bool) -> Vec<String> {
     if path == ledger::LEDGER_PATH {
         return ledger::parse(bytes)
@@ -318,7 +289,12 @@ pub fn ids(path: &str, bytes: &[u8], whole: bool) -> Vec<String> {
     } else {
         dayfile::parse_v2_tail(day, bytes)
     };
-    file.entries.into_iter().map(|e| e.id).collect()
+    let retractions = file.retractions.into_iter().map(|r| r.id);
+    file.entries
+        .into_iter()
+        .map(|e| e.id)
+        .chain(retractions)
+        .collect()
 }
 
 fn short(oid: Oid) -> String {

@@ -6,7 +6,7 @@
 use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use super::history::changed_ids;
-use crate::records::{dayfile, ledger, line, paths};
+use crate::records::{dayfile, ledger, line, paths, retraction};
 use crate::store::journal::Journal;
 use crate::store::{day_of, Store, StoreError};
 use git2::Oid;
@@ -169,10 +169,12 @@ fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding>
     out
 }
 
-/// The id of a complete record line of this file's kind (entry, binding, use-log event).
+/// The id of a complete record line of this file's kind (entry or retraction, binding, use-log
+/// event).
 fn record_line_id(path: &str, l: &str) -> Option<String> {
     if path.starts_with("_librarian/sessions/") {
-        return line::parse(l).ok().flatten().map(|e| e.id);
+        let entry = line::parse(l).ok().flatten().map(|e| e.id);
+        return entry.or_else(|| retraction::parse(l).ok().flatten().map(|r| r.id));
     }
     if path == ledger::LEDGER_PATH {
         return ledger::parse_line(l).ok().flatten().map(|b| b.id);
@@ -198,7 +200,10 @@ fn summary(store: &Store, path: &str, blob: Oid) -> String {
         .find_blob(blob)
         .map(|b| b.content().to_vec())
         .unwrap_or_default();
-    let n = super::history::ids(path, &bytes, true).len();
+    let n = match day_of(path) {
+        Some(day) => dayfile::parse(day, &bytes).entries.len(),
+        None => super::history::ids(path, &bytes, true).len(),
+    };
     format!("{n} committed entr{}", if n == 1 { "y" } else { "ies" })
 }
 

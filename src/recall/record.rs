@@ -1,0 +1,118 @@
+//! The record as the index reads it: `refs/rutter/records` and the pending journal through the
+//! store, or nothing for a vault without a record. Refreshing the index's record cache goes
+//! through here, so recall never takes an entry's text from a working day file.
+
+use crate::index::entries::{Moved, RecordSource, Scope};
+use crate::index::{Index, IndexError};
+use crate::store::Store;
+use crate::vault::Vault;
+use git2::Oid;
+use std::collections::BTreeMap;
+
+/// The record of one vault, opened for one refresh.
+pub struct Source {
+    store: Option<Store>,
+    tip: Option<Oid>,
+    pending: BTreeMap<String, Vec<String>>,
+}
+
+impl Source {
+    /// Opens the vault's record: its tip and pending journal lines. A vault that is not a git
+    /// repository has none.
+    pub fn open(vault: &Vault) -> Result<Source, IndexError> {
+        if vault.git_dir.is_none() {
+            return Ok(Source {
+                store: None,
+                tip: None,
+                pending: BTreeMap::new(),
+            });
+        }
+        let store = Store::open(vault).map_err(record_error)?;
+        let tip = store.tip().map_err(record_error)?;
+        let pending = store.pending_lines().map_err(record_error)?;
+        Ok(Source {
+            store: Some(store),
+            tip,
+            pending,
+        })
+    }
+
+    /// Whether the vault has a record (a git repository whose ref exists).
+    pub fn has_record(&self) -> bool {
+        self.tip.is_some()
+    }
+}
+
+fn record_error(e: impl std::fmt::Display) -> IndexError {
+    IndexError::Record(e.to_string())
+}
+
+impl RecordSource for Source {
+    fn tip(&self) -> Option<String> {
+        self.tip.map(|t| t.to_string())
+    }
+
+    fn committed_days(&self) -> Result<Vec<(String, String)>, String> {
+        let (Some(store), Some(tip)) = (&self.store, self.tip) else {
+            return Ok(vec![]);
+        };
+        let days = store.committed_days(tip).map_err(|e| e.to_string())?;
+        Ok(days
+            .into_iter()
+            .map(|(d, oid)| (d, oid.to_string()))
+            .collect())
+    }
+
+    fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, String> {
+        let (Some(store), Some(tip)) = (&self.store, self.tip) else {
+            return Ok(None);
+        };
+        let Ok(old) = Oid::from_str(since) else {
+            return Ok(None);
+        };
+        // An old tip that cannot be read (gc'd after a rewind) means: compare every day.
+        Ok(store.changed_days(old, tip).ok().map(|days| {
+            days.into_iter()
+                .map(|(d, blob)| (d, blob.map(|b| b.to_string())))
+                .collect()
+        }))
+    }
+
+    fn committed_bytes(&self, blob: &str, working: Option<&[u8]>) -> Result<Vec<u8>, String> {
+        let store = self.store.as_ref().ok_or("the vault has no record")?;
+        let oid = Oid::from_str(blob).map_err(|e| e.to_string())?;
+        store.blob_bytes(oid, working).map_err(|e| e.to_string())
+    }
+
+    fn pending(&self) -> &BTreeMap<String, Vec<String>> {
+        &self.pending
+    }
+
+    fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), String> {
+        let Some(store) = &self.store else {
+            return Ok((None, vec![]));
+        };
+        let err = |e: crate::store::StoreError| e.to_string();
+        // The journal first, then the tip: see `RecordSource::reread`.
+        let lines = store
+            .pending_lines()
+            .map_err(err)?
+            .remove(day)
+            .unwrap_or_default();
+        let blob = match store.tip().map_err(err)? {
+            Some(tip) => store.committed_day(tip, day).map_err(err)?,
+            None => None,
+        };
+        Ok((blob.map(|b| b.to_string()), lines))
+    }
+}
+
+/// Refreshes the index's record cache from the vault's record.
+pub fn refresh(
+    vault: &Vault,
+    index: &mut Index,
+    scope: Scope<'_>,
+) -> Result<crate::index::entries::EntriesRefresh, IndexError> {
+    let src = Source::open(vault)?;
+    index.refresh_records(&src, scope)
+}

@@ -1,0 +1,98 @@
+//! Reading the record for recall and `log`: the day files committed at a tip, a committed
+//! blob's bytes (without an object read when the working file is that very blob), and the lines
+//! the pending journal holds for each day file.
+
+use super::journal::{Journal, RecordKind};
+use super::tree::Trees;
+use super::{day_of, Store, StoreError};
+use crate::records::paths;
+use git2::{ObjectType, Oid};
+use std::collections::BTreeMap;
+
+impl Store {
+    /// `(day, blob id)` of every day file committed at `tip`, in tree order.
+    pub fn committed_days(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
+        let tree = self.repo.find_commit(tip)?.tree_id();
+        let files = Trees::new(&self.repo)?.files(tree, paths::SESSIONS_DIR)?;
+        Ok(files
+            .into_iter()
+            .filter_map(|(path, oid)| Some((day_of(&path)?.to_string(), oid)))
+            .filter(|(day, _)| crate::clock::is_day(day))
+            .collect())
+    }
+
+    /// The day files whose blob differs between the commits `old` and `new`: `(day, blob in
+    /// new, None when gone)`. Identical head and tail of the two sessions trees are skipped, so
+    /// one capture costs a few entries, not 3,650.
+    pub fn changed_days(
+        &self,
+        old: Oid,
+        new: Oid,
+    ) -> Result<Vec<(String, Option<Oid>)>, StoreError> {
+        let mut trees = Trees::new(&self.repo)?;
+        let mut sessions = |commit: Oid| -> Result<Option<Oid>, StoreError> {
+            let tree = self.repo.find_commit(commit)?.tree_id();
+            Ok(trees
+                .entry(tree, paths::SESSIONS_DIR)?
+                .filter(|(_, is_dir)| *is_dir)
+                .map(|(oid, _)| oid))
+        };
+        let (a, b) = (sessions(old)?, sessions(new)?);
+        Ok(trees
+            .changes(a, b)?
+            .into_iter()
+            .filter_map(|c| {
+                let day = c.path.strip_suffix(".md")?;
+                crate::clock::is_day(day).then(|| (day.to_string(), c.new))
+            })
+            .collect())
+    }
+
+    /// The blob id of the day file of `day` committed at `tip`, if there is one.
+    pub fn committed_day(&self, tip: Oid, day: &str) -> Result<Option<Oid>, StoreError> {
+        let tree = self.repo.find_commit(tip)?.tree_id();
+        Ok(
+            match Trees::new(&self.repo)?.entry(tree, &paths::day_file(day))? {
+                Some((oid, false)) => Some(oid),
+                _ => None,
+            },
+        )
+    }
+
+    /// The bytes of the blob `oid`. When `working` hashes to it, those bytes are the blob's and
+    /// no object is read (a cold index build reads every day file once, not twice).
+    pub fn blob_bytes(&self, oid: Oid, working: Option<&[u8]>) -> Result<Vec<u8>, StoreError> {
+        if let Some(w) = working {
+            if Oid::hash_object(ObjectType::Blob, w)? == oid {
+                return Ok(w.to_vec());
+            }
+        }
+        Ok(self.repo.find_blob(oid)?.content().to_vec())
+    }
+
+    /// The entry and retraction lines waiting in the pending journal, by day, in the order they
+    /// were written to the day file. Unreadable journal records are left out (`commit` reports
+    /// them).
+    pub fn pending_lines(&self) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+        let (records, _) = Journal::open(self.state_dir())?.list()?;
+        let mut by_day: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+        for (_, rec) in records {
+            if !matches!(rec.kind, RecordKind::Capture | RecordKind::Retract) {
+                continue;
+            }
+            if let Some(day) = day_of(&rec.path) {
+                by_day
+                    .entry(day.to_string())
+                    .or_default()
+                    .push((rec.offset, rec.line));
+            }
+        }
+        Ok(by_day
+            .into_iter()
+            .map(|(day, mut lines)| {
+                lines.sort_by_key(|(offset, _)| *offset);
+                (day, lines.into_iter().map(|(_, l)| l).collect())
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,696 @@
+//! End to end for "recall reads the record" and `retract` (spec/recall.md,
+//! spec/record-format.md): the built binary on real git vaults, the real `git`, and rmcp's own
+//! client for `librarian-recent`. A day file edited, deleted, emptied or hand-extended never
+//! changes what recall serves, only how it marks it; a retraction hides an entry everywhere
+//! while the record keeps it byte for byte.
+
+mod common;
+
+use common::*;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use std::process::Stdio;
+
+const D30: &str = "_librarian/sessions/2026-11-30.md";
+const D29: &str = "_librarian/sessions/2026-11-29.md";
+
+/// `(id, time, summary)` of the entries [`vault`] captures, oldest first; all in session S.
+const ENTRIES: [(&str, &str, &str); 3] = [
+    (
+        "20261129T090000000Z",
+        "2026-11-29T09:00:00.000Z",
+        "Moved the launch to Friday.",
+    ),
+    (
+        "20261130T100000000Z",
+        "2026-11-30T10:00:00.000Z",
+        "The journal stays private.",
+    ),
+    (
+        "20261130T110000000Z",
+        "2026-11-30T11:00:00.000Z",
+        "Agreed a fortnightly cadence.",
+    ),
+];
+
+const EDITED: &str = "The journal goes public.";
+const MARK_EDITED: &str = "[edited after commit]";
+const MARK_DELETED: &str = "[deleted from the working tree]";
+const MARK_PENDING: &str = "[not committed yet]";
+const MARK_UNVERIFIED: &str = "[unverified]";
+const RESTORE_HINT: &str = "Entries marked [deleted from the working tree] are read from refs/rutter/records; run `git rutter restore` to put their day files back.";
+
+/// A git vault with [`ENTRIES`] captured and committed (each citing Notes/a.md); verify clean.
+fn vault() -> Env {
+    let env = Env::git_vault();
+    for (_, time, summary) in ENTRIES {
+        let r = env.capture_at(time, summary, &["Notes/a.md"]);
+        assert!(r.stderr.contains("to refs/rutter/records."), "{}", r.stderr);
+    }
+    assert_eq!(env.rutter(&["verify"]).code, 0);
+    env
+}
+
+/// Runs the binary, checks it did not panic and exited 0.
+fn ok(env: &Env, args: &[&str]) -> Run {
+    let r = env.rutter(args);
+    assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
+    r
+}
+
+/// `recent --json` as `(id, summary, status)` of every step, newest session first.
+fn steps(env: &Env) -> Vec<(String, String, String)> {
+    let v: Value = serde_json::from_str(&ok(env, &["recent", "--json"]).stdout).unwrap();
+    let mut out = Vec::new();
+    for s in v["sessions"].as_array().unwrap() {
+        for st in s["steps"].as_array().unwrap() {
+            let field = |k: &str| st[k].as_str().unwrap().to_string();
+            out.push((field("id"), field("summary"), field("status")));
+        }
+    }
+    out
+}
+
+fn step(i: usize, status: &str) -> (String, String, String) {
+    let (id, _, summary) = ENTRIES[i];
+    (id.into(), summary.into(), status.into())
+}
+
+/// Replaces the summary of the 2026-11-30 10:00 entry in the working day file, as `sed -i`
+/// would (a new file renamed over the old one).
+fn edit_summary(env: &Env) {
+    let text = env.read(D30);
+    let from = format!("\"summary\":\"{}\"", ENTRIES[1].2);
+    assert!(text.contains(&from));
+    let edited = text
+        .replace(&from, &format!("\"summary\":\"{EDITED}\""))
+        .replace(ENTRIES[1].2, EDITED);
+    let tmp = env.vault.join("_librarian/sessions/.sed-tmp");
+    std::fs::write(&tmp, edited).unwrap();
+    std::fs::rename(tmp, env.vault.join(D30)).unwrap();
+}
+
+// ---- librarian-recent over rmcp's client -----------------------------------------------------
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn connect(env: &Env) -> Client {
+    let mut cmd = env.cmd();
+    cmd.arg("mcp");
+    let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+async fn tool_text(client: &Client, tool: &str, args: Value) -> String {
+    let params = CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().cloned().unwrap());
+    let result = client.call_tool(params).await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    result.content[0].as_text().unwrap().text.clone()
+}
+
+/// `librarian-recent`'s text from a fresh server.
+async fn mcp_recent(env: &Env) -> String {
+    let client = connect(env).await;
+    let text = tool_text(&client, "librarian-recent", json!({})).await;
+    client.cancel().await.unwrap();
+    text
+}
+
+// ---- edited, deleted, emptied, pending, unverified ------------------------------------------
+
+#[tokio::test]
+async fn an_edited_summary_is_served_as_committed_and_marked() {
+    let env = vault();
+    edit_summary(&env);
+    let text = ok(&env, &["recent"]).stdout;
+    assert!(
+        text.contains(&format!(
+            "  · 2026-11-30 10:00:00 — {} {MARK_EDITED}\n",
+            ENTRIES[1].2
+        )),
+        "{text}"
+    );
+    assert!(
+        !text.contains(EDITED),
+        "the edited text is never shown: {text}"
+    );
+    assert_eq!(text.matches(MARK_EDITED).count(), 1, "{text}");
+    for other in [MARK_DELETED, MARK_PENDING, MARK_UNVERIFIED, RESTORE_HINT] {
+        assert!(
+            !text.contains(other),
+            "only the edited entry is marked: {text}"
+        );
+    }
+    assert_eq!(
+        steps(&env),
+        [
+            step(0, "committed"),
+            step(1, "edited after commit"),
+            step(2, "committed")
+        ]
+    );
+    let mcp = mcp_recent(&env).await;
+    assert!(
+        mcp.contains(&format!("[vault] — {} {MARK_EDITED}", ENTRIES[1].2)),
+        "{mcp}"
+    );
+    assert!(!mcp.contains(EDITED), "{mcp}");
+    let search = ok(&env, &["search", "alpha"]).stdout;
+    assert!(
+        search.contains(&format!(
+            "↩ prior engagement 2026-11-30: \"{}\"",
+            ENTRIES[2].2
+        )),
+        "{search}"
+    );
+    let log = ok(&env, &["log", ENTRIES[1].0]).stdout;
+    assert!(
+        log.contains("edited after commit") && log.contains(ENTRIES[1].2),
+        "log and recall agree: {log}"
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_day_file_keeps_recall_working_with_one_restore_hint() {
+    let env = vault();
+    std::fs::remove_file(env.vault.join(D30)).unwrap();
+    std::fs::remove_file(env.vault.join(D29)).unwrap();
+    let text = ok(&env, &["recent"]).stdout;
+    for (_, _, summary) in ENTRIES {
+        assert!(
+            text.contains(&format!("— {summary} {MARK_DELETED}")),
+            "{text}"
+        );
+    }
+    assert_eq!(text.matches(RESTORE_HINT).count(), 1, "{text}");
+    assert!(text.trim_end().ends_with(RESTORE_HINT), "{text}");
+    assert_eq!(
+        steps(&env),
+        [step(0, "deleted"), step(1, "deleted"), step(2, "deleted")]
+    );
+    let search = ok(&env, &["search", "alpha"]).stdout;
+    assert!(
+        search.contains(&format!(
+            "↩ prior engagement 2026-11-30: \"{}\" {MARK_DELETED}",
+            ENTRIES[2].2
+        )),
+        "{search}"
+    );
+    let mcp = mcp_recent(&env).await;
+    assert_eq!(mcp.matches(RESTORE_HINT).count(), 1, "{mcp}");
+    assert!(
+        mcp.contains(&format!("— {} {MARK_DELETED}", ENTRIES[0].2)),
+        "{mcp}"
+    );
+
+    ok(&env, &["restore"]);
+    let text = ok(&env, &["recent"]).stdout;
+    assert!(
+        !text.contains(MARK_DELETED) && !text.contains(RESTORE_HINT),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_emptied_day_file_hides_nothing() {
+    let env = vault();
+    std::fs::write(env.vault.join(D30), "").unwrap();
+    assert_eq!(
+        steps(&env),
+        [
+            step(0, "committed"),
+            step(1, "edited after commit"),
+            step(2, "edited after commit")
+        ]
+    );
+}
+
+#[test]
+fn a_journalled_line_reads_not_committed_yet_and_a_hand_written_one_unverified() {
+    let env = vault();
+    let ref_lock = env.vault.join(".git/refs/rutter/records.lock");
+    std::fs::write(&ref_lock, "held").unwrap();
+    let r = env.capture_at("2026-11-30T12:00:00.000Z", "Waiting for the lock.", &[]);
+    assert!(r.stderr.contains("not committed yet"), "{}", r.stderr);
+    std::fs::remove_file(&ref_lock).unwrap();
+    let forged = "- 13:00:00 — forged <!-- rutter:entry {\"id\":\"20261130T130000000Z\",\"session_id\":\"S\",\"time\":\"2026-11-30T13:00:00.000Z\",\"summary\":\"Hand-written decision.\",\"refs\":[]} -->\n";
+    let mut text = env.read(D30);
+    text.push_str(forged);
+    env.write(D30, &text);
+
+    let out = ok(&env, &["recent"]).stdout;
+    assert!(
+        out.contains(&format!("— Waiting for the lock. {MARK_PENDING}")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("— Hand-written decision. {MARK_UNVERIFIED}")),
+        "{out}"
+    );
+    let by_id = |id: &str| {
+        let got = steps(&env);
+        got.into_iter()
+            .find(|(i, ..)| i == id)
+            .map(|(_, summary, status)| (summary, status))
+            .unwrap()
+    };
+    let (pending, unverified) = ("20261130T120000000Z", "20261130T130000000Z");
+    assert_eq!(
+        by_id(pending),
+        ("Waiting for the lock.".into(), "pending".into())
+    );
+    assert_eq!(
+        by_id(unverified),
+        ("Hand-written decision.".into(), "unverified".into())
+    );
+    // The journalled line's text is the journal's: an edit of it in the day file changes nothing.
+    let tampered = env
+        .read(D30)
+        .replace("Waiting for the lock.", "Tampered while waiting.");
+    env.write(D30, &tampered);
+    assert_eq!(by_id(pending).0, "Waiting for the lock.");
+
+    // `commit` commits the journal's line, not the tampered one, which now reads as an edit.
+    ok(&env, &["commit"]);
+    assert_eq!(
+        by_id(pending),
+        ("Waiting for the lock.".into(), "edited after commit".into())
+    );
+    assert!(env
+        .committed(D30)
+        .contains("\"summary\":\"Waiting for the lock.\""));
+    assert_eq!(by_id(unverified).1, "unverified");
+}
+
+/// An older day file edited in place (its folder's mtime unchanged, so the quick refresh trusts
+/// the folder) is marked by the very next `recent`: the days it shows are checked.
+#[test]
+fn an_older_day_file_edited_in_place_is_marked_at_once() {
+    let env = vault();
+    for day in ["2026-12-01", "2026-12-02"] {
+        env.capture_at(
+            &format!("{day}T08:00:00.000Z"),
+            &format!("Later on {day}."),
+            &[],
+        );
+    }
+    let sessions = env.vault.join("_librarian/sessions");
+    age(&sessions);
+    ok(&env, &["recent"]);
+    let text = env.read(D29).replace("Friday", "Monday");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(env.vault.join(D29))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .unwrap();
+    age(&sessions);
+    let out = ok(&env, &["recent"]).stdout;
+    assert!(
+        out.contains(&format!("— {} {MARK_EDITED}", ENTRIES[0].2)),
+        "{out}"
+    );
+}
+
+/// Sets a path's mtime far in the past.
+fn age(path: &std::path::Path) {
+    use rustix::fs::{utimensat, AtFlags, Timespec, Timestamps, CWD};
+    let old = Timespec {
+        tv_sec: 1_700_000_000,
+        tv_nsec: 0,
+    };
+    let times = Timestamps {
+        last_access: old,
+        last_modification: old,
+    };
+    utimensat(CWD, path, &times, AtFlags::empty()).unwrap();
+}
+
+#[test]
+fn deleting_the_index_keeps_recall_marked() {
+    let env = vault();
+    edit_summary(&env);
+    std::fs::remove_file(env.vault.join(D29)).unwrap();
+    let r = ok(
+        &env,
+        &[
+            "retract",
+            ENTRIES[2].0,
+            "--reason",
+            "Not decided after all.",
+        ],
+    );
+    assert!(r.stdout.starts_with("retracted "), "{}", r.stdout);
+    let before = (
+        ok(&env, &["recent"]).stdout,
+        ok(&env, &["recent", "--json"]).stdout,
+        ok(&env, &["log", "--json"]).stdout,
+        ok(&env, &["search", "alpha"]).stdout,
+    );
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(env.vault.join(format!(".git/rutter/index.sqlite{suffix}")));
+    }
+    let search = ok(&env, &["search", "alpha"]).stdout;
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(env.vault.join(format!(".git/rutter/index.sqlite{suffix}")));
+    }
+    let after = (
+        ok(&env, &["recent"]).stdout,
+        ok(&env, &["recent", "--json"]).stdout,
+        ok(&env, &["log", "--json"]).stdout,
+        search,
+    );
+    assert_eq!(before, after);
+    assert!(before.0.contains(MARK_EDITED) && before.0.contains(MARK_DELETED));
+    assert!(!before.0.contains(ENTRIES[2].2), "{}", before.0);
+}
+
+/// The trial's §10: a confirmed binding reads as confirmed right after the index is deleted.
+#[test]
+fn a_confirmed_binding_survives_a_deleted_index() {
+    let env = vault();
+    std::fs::rename(
+        env.vault.join("Notes/a.md"),
+        env.vault.join("Notes/alpha.md"),
+    )
+    .unwrap();
+    env.write(
+        "Notes/alpha.md",
+        &format!("{NOTE_A}\nEdited after the move.\n"),
+    );
+    ok(&env, &["reindex"]);
+    ok(
+        &env,
+        &["identity", "confirm", "Notes/a.md", "Notes/alpha.md"],
+    );
+    let confirmed = ok(&env, &["recent"]).stdout;
+    assert!(
+        confirmed.contains("(renamed to Notes/alpha.md)"),
+        "{confirmed}"
+    );
+    std::fs::remove_file(env.vault.join(".git/rutter/index.sqlite")).unwrap();
+    assert_eq!(ok(&env, &["recent"]).stdout, confirmed);
+}
+
+#[test]
+fn a_vault_without_a_record_reads_its_day_files_unmarked() {
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    let r = env.capture_at("2026-11-30T10:00:00.000Z", "No git here.", &["Notes/a.md"]);
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    let r = ok(&env, &["recent"]);
+    assert!(r.stdout.contains("— No git here.\n"), "{}", r.stdout);
+    assert!(!r.stdout.contains(MARK_UNVERIFIED), "{}", r.stdout);
+    assert_eq!(
+        r.stderr.matches("is not a git repository").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("git rutter init"), "{}", r.stderr);
+    assert_eq!(steps(&env)[0].2, "unverified");
+}
+
+// ---- retract ---------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn retract_hides_an_entry_from_recall_and_log_says_why() {
+    let env = vault();
+    let day_before = env.read(D30);
+    let tip_before = env.git(&["rev-parse", "refs/rutter/records"]);
+    let r = env
+        .cmd()
+        .env("RUTTER_TIMESTAMP", "2026-12-01T09:00:00.000Z")
+        .args([
+            "retract",
+            ENTRIES[2].0,
+            "--reason",
+            "The cadence was an example in a code fence.",
+        ])
+        .output()
+        .unwrap();
+    let r: Run = r.into();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let commit = env
+        .git(&["rev-parse", "refs/rutter/records"])
+        .trim()
+        .to_string();
+    assert_eq!(
+        r.stdout,
+        format!(
+            "retracted {} (2026-11-30 11:00:00: {}); recorded in refs/rutter/records as {}\n",
+            ENTRIES[2].0,
+            ENTRIES[2].2,
+            &commit[..12]
+        )
+    );
+
+    // The commit is one pure addition to today's day file, with its own subject and trailers.
+    let message = env.git(&["log", "-1", "--format=%B", "refs/rutter/records"]);
+    let line = format!(
+        "- 09:00:00 — retracted {}: The cadence was an example in a code fence. <!-- rutter:retract {{\"id\":\"20261201T090000000Z\",\"retracts\":\"{}\",\"time\":\"2026-12-01T09:00:00.000Z\",\"reason\":\"The cadence was an example in a code fence.\"}} -->",
+        ENTRIES[2].0, ENTRIES[2].0
+    );
+    assert_eq!(
+        message,
+        format!("rutter: retract 2026-12-01\n\n{line}\n\nRutter-Retraction: 20261201T090000000Z\nRutter-Retracts: {}\nRutter-Format: 2\n\n", ENTRIES[2].0)
+    );
+    let diff = env.git(&[
+        "diff",
+        "--numstat",
+        tip_before.trim(),
+        "refs/rutter/records",
+    ]);
+    assert!(
+        diff.trim_end()
+            .ends_with("_librarian/sessions/2026-12-01.md"),
+        "{diff}"
+    );
+    assert!(
+        diff.lines().all(|l| l.split('\t').nth(1) == Some("0")),
+        "only additions: {diff}"
+    );
+    assert!(env
+        .read("_librarian/sessions/2026-12-01.md")
+        .ends_with(&format!("{line}\n")));
+    assert_eq!(
+        env.read(D30),
+        day_before,
+        "the entry's line stays byte for byte"
+    );
+    assert_eq!(env.committed(D30), day_before);
+
+    // Recall hides it everywhere.
+    assert_eq!(steps(&env), [step(0, "committed"), step(1, "committed")]);
+    let text = ok(&env, &["recent"]).stdout;
+    assert!(!text.contains(ENTRIES[2].2), "{text}");
+    let mcp = mcp_recent(&env).await;
+    assert!(
+        !mcp.contains(ENTRIES[2].2) && mcp.contains(ENTRIES[1].2),
+        "{mcp}"
+    );
+    let search = ok(&env, &["search", "alpha"]).stdout;
+    assert!(
+        search.contains(&format!(
+            "↩ prior engagement 2026-11-30: \"{}\"",
+            ENTRIES[1].2
+        )),
+        "the engagement falls back to the newest entry not retracted: {search}"
+    );
+
+    // log says why, with the retraction's commit.
+    let log = ok(&env, &["log", ENTRIES[2].0]).stdout;
+    assert!(
+        log.ends_with(&format!(
+            " retracted             {}  {}  (retracted in {}: The cadence was an example in a code fence.)\n",
+            ENTRIES[2].0, ENTRIES[2].2, &commit[..7]
+        )),
+        "{log}"
+    );
+    let v: Value =
+        serde_json::from_str(&ok(&env, &["log", "--json", ENTRIES[2].0]).stdout).unwrap();
+    assert_eq!(v[0]["status"], "retracted");
+    assert_eq!(
+        v[0]["retraction"],
+        json!({"id": "20261201T090000000Z", "day": "2026-12-01", "time": "2026-12-01T09:00:00.000Z",
+               "reason": "The cadence was an example in a code fence.", "commit": commit})
+    );
+
+    // The record verifies clean, for git and for rutter, incrementally and in full.
+    assert_eq!(ok(&env, &["verify"]).code, 0);
+    assert_eq!(ok(&env, &["verify", "--full"]).code, 0);
+    let fsck = env.git(&["fsck", "--strict"]);
+    assert!(!fsck.contains("error"), "{fsck}");
+}
+
+#[test]
+fn retract_refuses_unknown_malformed_unverified_and_repeated_ids() {
+    let env = vault();
+    let forged = "- 13:00:00 — forged <!-- rutter:entry {\"id\":\"20261130T130000000Z\",\"time\":\"2026-11-30T13:00:00.000Z\",\"summary\":\"Hand-written.\",\"refs\":[]} -->\n";
+    let mut text = env.read(D30);
+    text.push_str(forged);
+    env.write(D30, &text);
+    let tip = env.git(&["rev-parse", "refs/rutter/records"]);
+    let files = env.all_records();
+    let refused = |args: &[&str], code: i32, message: &str| {
+        let r = env.rutter(args);
+        assert_eq!(
+            (r.code, r.stdout.as_str()),
+            (code, ""),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(r.stderr, format!("git-rutter: {message}\n"), "{args:?}");
+        assert_eq!(
+            env.git(&["rev-parse", "refs/rutter/records"]),
+            tip,
+            "{args:?}"
+        );
+        assert_eq!(env.all_records(), files, "{args:?} wrote nothing");
+    };
+    refused(
+        &["retract", "20260101T000000000Z", "--reason", "x"],
+        1,
+        "no entry 20260101T000000000Z in refs/rutter/records or the pending journal; nothing was retracted. `git rutter log` lists the entries.",
+    );
+    refused(
+        &["retract", "../../etc/passwd", "--reason", "x"],
+        1,
+        "\"../../etc/passwd\" is not an entry id (one looks like 20261130T073141112Z); `git rutter log` lists them.",
+    );
+    refused(
+        &["retract", "20261130T130000000Z", "--reason", "x"],
+        1,
+        "entry 20261130T130000000Z is only in the working day file 2026-11-30.md, not in the record (unverified); nothing was retracted. `git rutter verify` shows how it got there.",
+    );
+    refused(
+        &["retract", ENTRIES[0].0, "--reason", " \t\n"],
+        2,
+        "the reason is empty; say why the entry is retracted with --reason TEXT.",
+    );
+    let first = env
+        .cmd()
+        .env("RUTTER_TIMESTAMP", "2026-12-01T09:00:00.000Z")
+        .args(["retract", ENTRIES[0].0, "--reason", "Wrong\nline."])
+        .output()
+        .unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let tip = env.git(&["rev-parse", "refs/rutter/records"]);
+    let files = env.all_records();
+    let again = env.rutter(&["retract", ENTRIES[0].0, "--reason", "Again."]);
+    assert_eq!((again.code, again.stdout.as_str()), (1, ""));
+    assert_eq!(
+        again.stderr,
+        format!("git-rutter: entry {} is already retracted (by 20261201T090000000Z on 2026-12-01: Wrong line.); nothing changed.\n", ENTRIES[0].0)
+    );
+    assert_eq!(env.git(&["rev-parse", "refs/rutter/records"]), tip);
+    assert_eq!(env.all_records(), files, "retracting twice changes nothing");
+}
+
+/// A retraction the ref lock kept from committing is journalled: recall honours it at once,
+/// verify counts it as a pending line (not a finding), and `commit` commits it.
+#[test]
+fn a_pending_retraction_is_honoured_and_committed_later() {
+    let env = vault();
+    let ref_lock = env.vault.join(".git/refs/rutter/records.lock");
+    std::fs::write(&ref_lock, "held").unwrap();
+    let r = env.rutter(&["retract", ENTRIES[1].0, "--reason", "Premature.", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("journalled but not committed yet"),
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        (
+            v["entry"].as_str(),
+            v["commit"].clone(),
+            v["reason"].as_str()
+        ),
+        (Some(ENTRIES[1].0), Value::Null, Some("Premature."))
+    );
+    std::fs::remove_file(&ref_lock).unwrap();
+    assert_eq!(steps(&env), [step(0, "committed"), step(2, "committed")]);
+    let verify = env.rutter(&["verify"]);
+    assert_eq!(verify.code, 0, "{}", verify.stdout);
+    assert!(
+        verify.stdout.contains("1 pending line(s)"),
+        "{}",
+        verify.stdout
+    );
+    let log = ok(&env, &["log", ENTRIES[1].0]).stdout;
+    assert!(
+        log.contains("(retracted in a pending commit: Premature.)"),
+        "{log}"
+    );
+    assert!(ok(&env, &["commit"])
+        .stdout
+        .starts_with("committed 1 entry"));
+    let commit = env.git(&["rev-parse", "--short=7", "refs/rutter/records"]);
+    let log = ok(&env, &["log", ENTRIES[1].0]).stdout;
+    assert!(
+        log.contains(&format!("(retracted in {}: Premature.)", commit.trim())),
+        "{log}"
+    );
+    assert_eq!(env.rutter(&["verify"]).code, 0);
+}
+
+/// A retraction line in today's day file changes nothing for captures: the next one appends
+/// after it, dedupe still knows what the session recorded, and verify stays clean.
+#[test]
+fn captures_after_a_retraction_append_and_dedupe_as_before() {
+    let env = vault();
+    let at = |ts: &str, args: &[&str]| -> Run {
+        env.cmd()
+            .env("RUTTER_TIMESTAMP", ts)
+            .args(args)
+            .output()
+            .unwrap()
+            .into()
+    };
+    let r = at(
+        "2026-11-30T12:00:00.000Z",
+        &["retract", ENTRIES[1].0, "--reason", "Said in jest."],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let again = env.capture_at("2026-11-30T12:30:00.000Z", ENTRIES[2].2, &["Notes/a.md"]);
+    assert!(
+        again.stderr.contains("already recorded"),
+        "{}",
+        again.stderr
+    );
+    let next = env.capture_at("2026-11-30T13:00:00.000Z", "Chose the red cover.", &[]);
+    assert!(
+        next.stderr.contains("to refs/rutter/records."),
+        "{}",
+        next.stderr
+    );
+    let text = env.read(D30);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[lines.len() - 2].contains("<!-- rutter:retract "),
+        "{text}"
+    );
+    assert!(
+        lines[lines.len() - 1].contains("Chose the red cover."),
+        "{text}"
+    );
+    assert_eq!(env.committed(D30), text);
+    assert_eq!(ok(&env, &["verify"]).code, 0);
+    let got: Vec<String> = steps(&env).into_iter().map(|(id, ..)| id).collect();
+    assert!(!got.contains(&ENTRIES[1].0.to_string()), "{got:?}");
+    assert_eq!(got.len(), 3, "{got:?}");
+}
