@@ -146,6 +146,20 @@ fn file_holding(net: &Net, dir: &Path, needle: &str) -> String {
     first.trim_start_matches("refs/rutter/records:").to_string()
 }
 
+/// This vault's writer id (`sync --setup` made it).
+fn writer_id(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join(".git/rutter/machine"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// Whether the last merge's message says it only put files side by side (no line union).
+fn r_merge_said_side_by_side(net: &Net, dir: &Path) -> bool {
+    let body = net.git(dir, &["log", "-1", "--format=%b", "refs/rutter/records"]);
+    body.contains(": 0 record file(s) written as the union")
+}
+
 /// Every file under `_librarian/` (the acknowledgements log aside), path → text.
 fn record_files(dir: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
@@ -243,6 +257,56 @@ fn interleaved_captures_synced_in_both_orders_converge() {
     }
     let all = ["A one.", "B one.", "A two.", "B two, next day."];
     net.converged(&[&a, &b], &all);
+    // One writer per file: each machine appended only to its own day files, so the merge was a
+    // union of files and no working day file had a byte rewritten.
+    assert!(
+        r_merge_said_side_by_side(&net, &a),
+        "no file needed a line union"
+    );
+    let (ida, idb) = (writer_id(&a), writer_id(&b));
+    assert_ne!(ida, idb);
+    let days: Vec<String> = record_files(&a)
+        .into_keys()
+        .filter(|p| p.contains("2026-11-30"))
+        .collect();
+    assert_eq!(
+        days,
+        [
+            format!("_librarian/sessions/2026-11-30.{ida}.md"),
+            format!("_librarian/sessions/2026-11-30.{idb}.md")
+        ]
+        .into_iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
+    );
+    let own = a.join(format!("_librarian/sessions/2026-11-30.{ida}.md"));
+    let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+    let before = inode(&own);
+    // `log` reads every file of a day as that day.
+    let log = net.rut(&a, &["log", "--day", "2026-11-30", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
+    let mut logged: Vec<(String, String)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["day"].as_str().unwrap().into(),
+                r["summary"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    logged.sort();
+    assert_eq!(
+        logged,
+        [
+            ("2026-11-30", "A one."),
+            ("2026-11-30", "A two."),
+            ("2026-11-30", "B one.")
+        ]
+        .map(|(d, s)| (d.to_string(), s.to_string()))
+    );
     // Then the other order: A pushes first, B merges.
     net.capture(&a, "2026-12-01T09:00:00.000Z", "A three.");
     net.capture(&b, "2026-12-01T09:10:00.000Z", "B three.");
@@ -252,6 +316,7 @@ fn interleaved_captures_synced_in_both_orders_converge() {
     net.sync(&a);
     let all = [&all[..], &["A three.", "B three."]].concat();
     net.converged(&[&a, &b], &all);
+    assert_eq!(inode(&own), before, "A's own day file was never replaced");
     // Recall sees every machine's entries.
     for dir in [&a, &b] {
         let recent = net.rut(dir, &["recent", "--all"]).stdout;
@@ -653,6 +718,21 @@ fn reference_written_day_files_that_differ_are_both_kept_whole() {
         &[&a, &b],
         &["A after the reference.", "B after the reference."],
     );
+    // Readers take both files as the day 2026-10-09: every entry once.
+    let recent = net.rut(&a, &["recent", "--all"]);
+    for s in [
+        "Written by the reference on A.",
+        "Written by the reference on B.",
+        "A after the reference.",
+        "B after the reference.",
+    ] {
+        assert_eq!(
+            recent.stdout.matches(s).count(),
+            1,
+            "{s}: {}",
+            recent.stdout
+        );
+    }
     let files: Vec<String> = record_files(&a)
         .into_iter()
         .filter(|(p, _)| p.contains("2026-10-09"))
@@ -926,4 +1006,56 @@ fn an_identity_confirmed_on_one_machine_is_honoured_on_the_other() {
         recent.stderr
     );
     net.converged(&[&a, &b], &["Decided to go fortnightly."]);
+}
+
+#[test]
+fn a_retraction_made_on_one_machine_is_honoured_on_the_other() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A mistaken.");
+    net.capture(&a, "2026-11-30T09:05:00.000Z", "A right.");
+    net.sync(&a);
+    net.sync(&b);
+    let mut c = net.cmd(&b);
+    c.env("RUTTER_TIMESTAMP", "2026-11-30T10:00:00.000Z").args([
+        "retract",
+        "20261130T090000000Z",
+        "--reason",
+        "wrong project",
+    ]);
+    let r = run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let own = format!("_librarian/sessions/2026-11-30.{}.md", writer_id(&b));
+    assert!(
+        std::fs::read_to_string(b.join(&own))
+            .unwrap()
+            .contains("rutter:retract"),
+        "the retraction went to B's own day file"
+    );
+    net.sync(&b);
+    net.sync(&a);
+    for dir in [&a, &b] {
+        let recent = net.rut(dir, &["recent", "--all"]).stdout;
+        assert!(!recent.contains("A mistaken."), "{recent}");
+        assert!(recent.contains("A right."), "{recent}");
+        let log = net.rut(dir, &["log", "20261130T090000000Z"]).stdout;
+        assert!(
+            log.contains("retracted") && log.contains("wrong project"),
+            "{log}"
+        );
+        let v = net.rut(dir, &["verify"]);
+        assert_eq!(v.code, 0, "{}", v.stdout);
+    }
+}
+
+#[test]
+fn an_entry_two_files_of_a_day_hold_alike_is_recalled_once() {
+    let env = Env::git_vault();
+    env.capture_at("2026-11-30T09:00:00.000Z", "Held twice.", &[]);
+    let day = env.read("_librarian/sessions/2026-11-30.md");
+    // A second file of the day holding the same entry (as when a merge keeps two `@1` versions
+    // that share entries): one day, one entry.
+    env.write("_librarian/sessions/2026-11-30.v1-000000000000.md", &day);
+    let r = env.rutter(&["recent", "--all"]);
+    assert_eq!(r.stdout.matches("Held twice.").count(), 1, "{}", r.stdout);
 }

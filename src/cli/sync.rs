@@ -150,10 +150,16 @@ fn human(r: &SyncReport) -> String {
         Action::Ahead => format!("{remote} had nothing new."),
         Action::FastForward => format!("Took in {remote}'s records (a fast-forward)."),
         Action::Merged => {
+            let how = match r.unioned.len() {
+                0 => "each machine's files side by side".to_string(),
+                n => format!(
+                    "{} written as the union of both sides' lines",
+                    plural(n, "record file", "record files")
+                ),
+            };
             let mut s = format!(
-                "Merged {remote}'s records with this vault's as {} ({} written as the union of both sides' lines",
+                "Merged {remote}'s records with this vault's as {} ({how}",
                 short(r.merges.last().copied()),
-                plural(r.unioned.len(), "record file", "record files")
             );
             if !r.split.is_empty() {
                 s.push_str(&format!(

@@ -39,7 +39,7 @@ pub mod paths {
     /// Legacy position streams, carried in the ref and never written.
     pub const POSITIONS_DIR: &str = "_librarian/positions";
 
-    /// The vault-relative path of a day file.
+    /// The vault-relative path of a day file, given its day (or its stem, `YYYY-MM-DD.<tag>`).
     pub fn day_file(day: &str) -> String {
         format!("{SESSIONS_DIR}/{day}.md")
     }
@@ -59,7 +59,12 @@ pub mod paths {
     /// The day and tag of a day file name (`YYYY-MM-DD.md` or `YYYY-MM-DD.<tag>.md`, the tag
     /// `[a-z0-9][a-z0-9-]*`, at most [`TAG_MAX`] characters); `None` for any other name.
     pub fn split_day_file_name(name: &str) -> Option<(&str, Option<&str>)> {
-        let stem = name.strip_suffix(".md")?;
+        split_day_stem(name.strip_suffix(".md")?)
+    }
+
+    /// The day and tag of a day file's stem (its name without `.md`): `YYYY-MM-DD` or
+    /// `YYYY-MM-DD.<tag>`. Readers that keep one record per file key it by its stem.
+    pub fn split_day_stem(stem: &str) -> Option<(&str, Option<&str>)> {
         let (day, tag) = match stem.split_once('.') {
             Some((d, t)) => (d, Some(t)),
             None => (stem, None),

@@ -185,6 +185,16 @@ pub fn day_of(path: &str) -> Option<&str> {
     crate::records::paths::split_day_file_name(name).map(|(day, _)| day)
 }
 
+/// The stem of a day file's vault-relative path (its name without `.md`: the day, or the day and
+/// a writer tag): the key of readers that keep one record per day file.
+pub fn stem_of(path: &str) -> Option<&str> {
+    let stem = path
+        .strip_prefix(crate::records::paths::SESSIONS_DIR)?
+        .strip_prefix('/')?
+        .strip_suffix(".md")?;
+    crate::records::paths::split_day_stem(stem).map(|_| stem)
+}
+
 /// Where the record ref keeps the bytes of a note cited as `sha256:<hex>`: `cited/<aa>/<hex>`,
 /// `<aa>` the first two hex digits (spec/ref-layout.md).
 pub fn cited_path(sha256: &str) -> Option<String> {

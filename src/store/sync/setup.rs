@@ -7,7 +7,7 @@
 //! machine's git identity).
 
 use super::{transport, SyncError, SYNC_REMOTE_KEY};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use git2::Oid;
 use std::collections::BTreeSet;
 
@@ -58,7 +58,8 @@ impl Store {
         }
         let mut config = self.repo.config()?.open_level(git2::ConfigLevel::Local)?;
         config.set_str(SYNC_REMOTE_KEY, remote)?;
-        report.machine = super::machine::read(self.state_dir()).unwrap_or_default();
+        // From now on this vault appends only to its own day files (spec/sync.md).
+        report.machine = super::machine::ensure(self.state_dir()).map_err(StoreError::from)?;
         Ok(report)
     }
 
