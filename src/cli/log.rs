@@ -1,5 +1,6 @@
 //! `git rutter log`: every record, newest first, with the commit that added it and its status.
 
+use crate::records::filter::EntryFilter;
 use crate::records::retraction::Retraction;
 use crate::records::status::{self, Status};
 use crate::records::{paths, Entry};
@@ -29,6 +30,16 @@ pub struct Args {
     /// Every entry.
     #[arg(long)]
     pub all: bool,
+    /// Only entries whose summary, project or cited paths hold every word of TEXT
+    /// (case-insensitive); repeatable, and every word of every --grep must match.
+    #[arg(long, value_name = "TEXT")]
+    pub grep: Vec<String>,
+    /// Only entries from this day on: YYYY-MM-DD, or Nd / Nw for N days or weeks ago (UTC).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only entries up to this day (inclusive): YYYY-MM-DD, or Nd / Nw.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
     /// Show the diff of each edited entry.
     #[arg(short = 'p', long = "patch")]
     pub patch: bool,
@@ -67,6 +78,12 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if let Some(d) = &args.day {
         anyhow::ensure!(crate::clock::is_day(d), "{d} is not a date (YYYY-MM-DD)");
     }
+    let filter = super::entry_filter(
+        &args.grep,
+        args.since.as_deref(),
+        args.until.as_deref(),
+        crate::clock::now(),
+    )?;
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
     let report = store.verify(Options::default())?;
@@ -75,6 +92,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         &report.findings,
         &report.added_by,
         args.day.as_deref(),
+        &filter,
     )?;
     rows.retain(|r| args.entry.as_ref().is_none_or(|e| &r.id == e));
     if let (Some(id), true) = (&args.entry, rows.is_empty()) {
@@ -140,6 +158,7 @@ fn rows(
     findings: &[Finding],
     added_by: &HashMap<String, String>,
     day: Option<&str>,
+    filter: &EntryFilter,
 ) -> anyhow::Result<Vec<Row>> {
     let diffs = diffs(findings);
     let committed: BTreeMap<String, git2::Oid> = match store.tip()? {
@@ -188,6 +207,7 @@ fn rows(
     }
     Ok(entries
         .into_iter()
+        .filter(|(d, e, _)| filter.matches(d, e))
         .map(|(d, e, st)| {
             let retraction = retractions.get(&e.id).cloned();
             let status = match retraction {

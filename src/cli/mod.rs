@@ -169,6 +169,22 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// The filter of `--grep`, `--since` and `--until` (shared by `recent` and `log`); a bad date is
+/// a usage error naming the forms it takes.
+pub fn entry_filter(
+    grep: &[String],
+    since: Option<&str>,
+    until: Option<&str>,
+    now: crate::clock::Instant,
+) -> anyhow::Result<crate::records::filter::EntryFilter> {
+    use crate::records::filter::{parse_day_bound, EntryFilter};
+    let bound = |v: Option<&str>| v.map(|v| parse_day_bound(v, now)).transpose();
+    let mut f = EntryFilter::default().with_words(grep);
+    f.since = bound(since).map_err(anyhow::Error::msg)?;
+    f.until = bound(until).map_err(anyhow::Error::msg)?;
+    Ok(f)
+}
+
 /// Resolves the vault for an interactive command (may use the current repository), naming it on
 /// stderr when the user, standing in another repository, may not expect it.
 pub fn interactive_vault(flag: Option<&std::path::Path>) -> anyhow::Result<crate::vault::Vault> {

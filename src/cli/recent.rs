@@ -22,6 +22,21 @@ pub struct Args {
     /// How many sessions to show (default 20).
     #[arg(value_parser = clap::value_parser!(u32).range(1..))]
     pub count: Option<u32>,
+    /// How many sessions to show, as `git log -n` (same as COUNT).
+    #[arg(short = 'n', long = "count", value_name = "N", conflicts_with = "count",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub n: Option<u32>,
+    /// Only entries whose summary, project or cited paths hold every word of TEXT
+    /// (case-insensitive); repeatable, and every word of every --grep must match.
+    #[arg(long, value_name = "TEXT")]
+    pub grep: Vec<String>,
+    /// Only entries from this day on: YYYY-MM-DD, or Nd / Nw for N days or weeks ago (UTC;
+    /// `--since 0d` is today only).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only entries up to this day (inclusive): YYYY-MM-DD, or Nd / Nw.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
     /// Only entries from the last N days (today counts, so N+1 calendar days).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub days: Option<u32>,
@@ -32,7 +47,7 @@ pub struct Args {
     #[arg(long)]
     pub brief: bool,
     /// Show every session (overrides COUNT).
-    #[arg(long, conflicts_with = "count")]
+    #[arg(long, conflicts_with_all = ["count", "n"])]
     pub all: bool,
     /// Print the sessions as JSON (each step with its `status`, each ref with how it reads now,
     /// in `shown`).
@@ -42,19 +57,31 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    let now = clock::now();
+    let filter = super::entry_filter(
+        &args.grep,
+        args.since.as_deref(),
+        args.until.as_deref(),
+        now,
+    )?;
     let vault = super::interactive_vault(vault.as_deref())?;
     let query = recent::Query {
         window_days: args.days,
         count: if args.all {
             None
         } else {
-            Some(args.count.map_or(recent::DEFAULT_COUNT, |c| c as usize))
+            Some(
+                args.count
+                    .or(args.n)
+                    .map_or(recent::DEFAULT_COUNT, |c| c as usize),
+            )
         },
         project: args.project,
         brief: args.brief,
+        filter,
     };
     let mut index = Index::open(&vault, false)?;
-    let answer = recent::read(&vault, &mut index, &query, clock::now())?;
+    let answer = recent::read(&vault, &mut index, &query, now)?;
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
         eprintln!("{}", no_record_note(&vault));
     }

@@ -514,7 +514,7 @@ fn insert_day(
 ) -> Result<usize, rusqlite::Error> {
     let day = day_of_stem(file);
     let mut entry = tx.prepare_cached(
-        "INSERT INTO entries(file, day, seq, id, session_id, project, project_key, time, group_key, json, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO entries(file, day, seq, id, session_id, project, project_key, time, group_key, json, status, grep) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     let mut refs = tx.prepare_cached(
         "INSERT INTO entry_refs(file, day, seq, path, hash, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -532,7 +532,8 @@ fn insert_day(
             e.time,
             group_key(e, file, seq),
             json,
-            st.as_str()
+            st.as_str(),
+            crate::records::filter::grep_text(e)
         ])?;
         for r in &e.refs {
             refs.execute(params![file, day, seq as i64, r.path, r.hash, r.blob])?;

@@ -4,6 +4,7 @@
 
 use super::identity::Candidate;
 use super::{Index, IndexError};
+use crate::records::filter::EntryFilter;
 use crate::records::status::Status;
 use crate::records::{Entry, Step};
 use rusqlite::{params, OptionalExtension};
@@ -122,19 +123,28 @@ impl Index {
     pub fn recent_steps(
         &self,
         project_key: Option<&str>,
-        cutoff: Option<&str>,
+        f: &EntryFilter,
         groups: Option<usize>,
     ) -> Result<Vec<Step>, IndexError> {
-        // Only the filters given are in the SQL (see `search`).
+        // Only the filters given are in the SQL (see `search`); the words are matched in SQL
+        // too, against the lowercased `grep` column, so the session cap counts matches only.
         let mut filter = String::from(NOT_RETRACTED);
         let mut values: Vec<&str> = Vec::new();
         if let Some(p) = project_key {
             filter.push_str(" AND project_key = ?");
             values.push(p);
         }
-        if let Some(c) = cutoff {
+        if let Some(c) = &f.since {
             filter.push_str(" AND day >= ?");
             values.push(c);
+        }
+        if let Some(c) = &f.until {
+            filter.push_str(" AND day <= ?");
+            values.push(c);
+        }
+        for w in &f.words {
+            filter.push_str(" AND instr(grep, ?) > 0");
+            values.push(w);
         }
         let Some(groups) = groups else {
             return self.steps_where(&filter, &values);

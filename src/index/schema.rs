@@ -2,7 +2,7 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub const SCHEMA_VERSION: &str = "rutter-index 4";
+pub const SCHEMA_VERSION: &str = "rutter-index 5";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).
@@ -48,6 +48,7 @@ CREATE TABLE entries(
     file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
     session_id TEXT, project TEXT, project_key TEXT, time TEXT NOT NULL,
     group_key TEXT NOT NULL, json TEXT NOT NULL, status TEXT NOT NULL,
+    grep TEXT NOT NULL,
     PRIMARY KEY(file, seq)) WITHOUT ROWID;
 CREATE TABLE entry_refs(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, blob TEXT);
 CREATE TABLE retractions(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,

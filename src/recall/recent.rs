@@ -6,6 +6,7 @@ use crate::clock::Instant;
 use crate::index::entries::{project_key, Scope};
 use crate::index::reads::Records;
 use crate::index::{Index, IndexError};
+use crate::records::filter::EntryFilter;
 pub use crate::records::Step;
 use crate::vault::Vault;
 use serde::Serialize;
@@ -24,6 +25,9 @@ pub struct Query {
     pub project: Option<String>,
     /// Keep only the first and last step of longer sessions.
     pub brief: bool,
+    /// Words every kept entry holds, and day bounds (`--grep`, `--since`, `--until`, MCP
+    /// `query`).
+    pub filter: EntryFilter,
 }
 
 /// Steps of one session (or one session-less entry), oldest first.
@@ -43,6 +47,8 @@ pub enum Recent {
     NothingRecorded,
     NoProject(String),
     NothingInWindow,
+    /// Nothing matched the words of `--grep` or `query` (shown back).
+    NoMatch(String),
     Sessions(Vec<Session>),
 }
 
@@ -96,7 +102,7 @@ pub fn from_index(index: &Index, q: &Query, now: Instant) -> Result<Recent, Inde
         return Ok(Recent::NothingRecorded);
     }
     let project = q.project.as_deref().map(project_key);
-    let steps = index.recent_steps(project.as_deref(), cutoff(q, now).as_deref(), q.count)?;
+    let steps = index.recent_steps(project.as_deref(), &bounds(q, now), q.count)?;
     Ok(sessions(steps, q))
 }
 
@@ -109,15 +115,22 @@ pub fn recent(mut steps: Vec<Step>, q: &Query, now: Instant) -> Recent {
         let want = project_key(p);
         steps.retain(|s| s.entry.project().is_some_and(|ep| project_key(ep) == want));
     }
-    if let Some(cutoff) = cutoff(q, now) {
-        steps.retain(|s| s.day >= cutoff);
-    }
+    let f = bounds(q, now);
+    steps.retain(|s| f.matches(&s.day, &s.entry));
     sessions(steps, q)
 }
 
-/// The first day a window keeps (N+1 calendar days, as the reference).
-fn cutoff(q: &Query, now: Instant) -> Option<String> {
-    q.window_days.map(|n| now.plus_days(-i64::from(n)).day())
+/// The query's filter with the window folded in: a window of N days keeps N+1 calendar days
+/// (as the reference); with `since` too, the later of the two first days wins.
+fn bounds(q: &Query, now: Instant) -> EntryFilter {
+    let mut f = q.filter.clone();
+    if let Some(n) = q.window_days {
+        let cutoff = now.plus_days(-i64::from(n)).day();
+        if f.since.as_ref().is_none_or(|s| *s < cutoff) {
+            f.since = Some(cutoff);
+        }
+    }
+    f
 }
 
 /// Steps that passed the filters, as sessions newest first, capped and abbreviated.
@@ -175,6 +188,9 @@ fn abbreviate(s: &mut Session) {
 impl Recent {
     /// With a project filter, an empty answer is always "no sessions for project" (anchor §8).
     fn unless_empty(self, q: &Query) -> Recent {
+        if matches!(self, Recent::NothingInWindow) && !q.filter.words.is_empty() {
+            return Recent::NoMatch(q.filter.words.join(" "));
+        }
         match (&self, &q.project) {
             (Recent::NothingInWindow, Some(p)) => Recent::NoProject(p.trim().to_string()),
             (Recent::Sessions(s), Some(p)) if s.is_empty() => {
@@ -320,13 +336,14 @@ mod tests {
         let refs = &|r: &crate::records::NoteRef| r.path.clone();
         for count in [None, Some(1), Some(2), Some(5), Some(100)] {
             for project in [None, Some("PROJ"), Some("other"), Some("none")] {
-                for window_days in [None, Some(3), Some(40)] {
+                for (window_days, filter) in windows_and_filters() {
                     for brief in [false, true] {
                         let q = Query {
                             window_days,
                             count,
                             project: project.map(Into::into),
                             brief,
+                            filter: filter.clone(),
                         };
                         let indexed = from_index(&index, &q, now()).unwrap();
                         let piped = recent(steps.clone(), &q, now());
@@ -339,6 +356,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Windows crossed with word and day filters, for the differential test.
+    fn windows_and_filters() -> Vec<(Option<u32>, EntryFilter)> {
+        let filters = [
+            EntryFilter::default(),
+            EntryFilter::default().with_words(&["AT 1"]),
+            EntryFilter::default().with_words(&["at", ":0"]),
+            EntryFilter::default().with_words(&["nothing"]),
+            EntryFilter {
+                since: Some("2026-11-10".into()),
+                until: Some("2026-11-27".into()),
+                ..Default::default()
+            },
+            EntryFilter {
+                since: Some("2026-11-29".into()),
+                ..EntryFilter::default().with_words(&["0"])
+            },
+        ];
+        [None, Some(3), Some(40)]
+            .into_iter()
+            .flat_map(|w| filters.iter().map(move |f| (w, f.clone())))
+            .collect()
     }
 
     #[test]

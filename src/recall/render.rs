@@ -15,6 +15,9 @@ pub fn empty_state(r: &Recent) -> Option<String> {
         Recent::NothingRecorded => Some("No recent sessions recorded yet.".into()),
         Recent::NoProject(p) => Some(format!("No sessions recorded for project \"{p}\".")),
         Recent::NothingInWindow => Some("No sessions in the requested window.".into()),
+        Recent::NoMatch(words) => Some(format!(
+            "No recorded sessions match \"{words}\" in the requested window."
+        )),
         Recent::Sessions(_) => None,
     }
 }

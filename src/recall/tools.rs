@@ -7,6 +7,7 @@ use super::recent::{self, Query};
 use super::{refs, render, search};
 use crate::index::search::Filters;
 use crate::index::{Index, IndexError};
+use crate::records::filter::EntryFilter;
 use crate::records::NoteRef;
 use crate::vault::Vault;
 use serde_json::{json, Map, Value};
@@ -57,7 +58,8 @@ pub fn definitions(label: &str) -> Vec<ToolDef> {
                 "window": {"type": "integer", "minimum": 1, "description": "Only the last N days (today counts)."},
                 "count": {"type": "integer", "minimum": 1, "description": "Most sessions to return (default 20)."},
                 "project": {"type": "string", "description": "Only this project (case-insensitive, whole name)."},
-                "detail": {"type": "string", "enum": ["increments", "brief"], "description": "brief: only the first and last step of longer sessions."}}}),
+                "detail": {"type": "string", "enum": ["increments", "brief"], "description": "brief: only the first and last step of longer sessions."},
+                "query": {"type": "string", "description": "Only sessions whose summary, project or cited paths hold every word (case-insensitive), e.g. \"cadence newsletter\" for \"what did we decide about the cadence?\"."}}}),
         },
     ]
 }
@@ -153,7 +155,11 @@ pub fn get_note(index: &Index, path: &str) -> Result<String, IndexError> {
 
 /// Validates `librarian-recent`'s arguments (a valid call is logged even if it then fails).
 pub fn recent_query(args: &Map<String, Value>) -> Result<Query, ArgError> {
-    check(args, &["window", "count", "project", "detail"], &[])?;
+    check(
+        args,
+        &["window", "count", "project", "detail", "query"],
+        &[],
+    )?;
     let window = integer(args, "window", 1, u64::MAX)?;
     let count = integer(args, "count", 1, u64::MAX)?;
     let brief = match string(args, "detail")?.as_deref() {
@@ -165,12 +171,29 @@ pub fn recent_query(args: &Map<String, Value>) -> Result<Query, ArgError> {
             )))
         }
     };
+    let query = string(args, "query")?.unwrap_or_default();
     Ok(Query {
         window_days: window.map(|w| w.min(u32::MAX as u64) as u32),
         count: Some(count.map_or(recent::DEFAULT_COUNT, |c| c.min(usize::MAX as u64) as usize)),
         project: string(args, "project")?,
         brief,
+        filter: query_filter(&query),
     })
+}
+
+/// Most words of a `query` that are matched, and the longest word: what lies beyond is left out,
+/// so any query is answered in bounded time.
+const QUERY_MAX_WORDS: usize = 16;
+const QUERY_MAX_WORD_CHARS: usize = 64;
+
+/// The filter of `librarian-recent`'s `query`: the words `git rutter log --grep` would match.
+fn query_filter(query: &str) -> EntryFilter {
+    let words: Vec<String> = query
+        .split_whitespace()
+        .take(QUERY_MAX_WORDS)
+        .map(|w| w.chars().take(QUERY_MAX_WORD_CHARS).collect())
+        .collect();
+    EntryFilter::default().with_words(&words)
 }
 
 /// `librarian-recent`'s text for a validated query: the record cache refreshed, then the steps

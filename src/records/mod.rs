@@ -4,6 +4,7 @@
 
 pub mod dayfile;
 pub mod entry;
+pub mod filter;
 pub mod fingerprint;
 pub mod ledger;
 pub mod line;

@@ -1,0 +1,200 @@
+//! Find a decision (issue "recall only what was recorded", part 5): `log --grep/--since/--until`,
+//! the same on `recent`, and `librarian-recent`'s `query`, on the built binary and a real git
+//! vault, with rmcp's client for the MCP tool.
+
+mod common;
+
+use common::*;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+use std::process::Stdio;
+
+/// Four decisions over four days, two projects, one citing a cadence note.
+fn vault() -> Env {
+    let env = Env::git_vault();
+    env.write("Notes/publishing-cadence.md", "# Cadence\n");
+    let captures = [
+        (
+            "2026-11-20T09:00:00.000Z",
+            "User chose a fortnightly cadence for the newsletter.",
+            vec!["Notes/publishing-cadence.md"],
+        ),
+        (
+            "2026-11-25T09:00:00.000Z",
+            "Moved the garden beds to the south fence.",
+            vec![],
+        ),
+        (
+            "2026-11-28T09:00:00.000Z",
+            "Survey results: readers want shorter issues.",
+            vec!["Notes/a.md"],
+        ),
+        (
+            "2026-11-30T09:00:00.000Z",
+            "Kept the CADENCE but dropped the digest.",
+            vec![],
+        ),
+    ];
+    for (ts, summary, refs) in captures {
+        let r = env.capture_at(ts, summary, &refs);
+        assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    }
+    env
+}
+
+/// The summaries `log --json ARGS` lists, newest first.
+fn log_summaries(env: &Env, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["log", "--json"];
+    all.extend_from_slice(args);
+    let r = env.rutter(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["summary"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The summaries `recent --json ARGS` shows.
+fn recent_summaries(env: &Env, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["recent", "--json"];
+    all.extend_from_slice(args);
+    let r = env.rutter(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["steps"].as_array().unwrap().clone())
+        .map(|st| st["summary"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn log_grep_finds_a_decision_by_a_word_of_its_summary_project_or_path() {
+    let env = vault();
+    assert_eq!(
+        log_summaries(&env, &["--grep", "cadence"]),
+        [
+            "Kept the CADENCE but dropped the digest.",
+            "User chose a fortnightly cadence for the newsletter."
+        ]
+    );
+    assert_eq!(
+        log_summaries(&env, &["--grep", "cadence", "--grep", "FORTNIGHTLY"]),
+        ["User chose a fortnightly cadence for the newsletter."],
+        "every word of every --grep must match"
+    );
+    assert_eq!(
+        log_summaries(&env, &["--grep", "publishing-cadence.md"]),
+        ["User chose a fortnightly cadence for the newsletter."],
+        "cited paths are searched"
+    );
+    assert_eq!(
+        log_summaries(&env, &["--grep", "cadence weekly"]),
+        Vec::<String>::new()
+    );
+    let text = env.rutter(&["log", "--grep", "nothing-like-this"]);
+    assert_eq!((text.code, text.stdout.trim()), (0, "no records"));
+}
+
+#[test]
+fn since_and_until_bound_log_and_recent_by_day() {
+    let env = vault();
+    assert_eq!(
+        log_summaries(&env, &["--since", "2026-11-25", "--until", "2026-11-28"]),
+        [
+            "Survey results: readers want shorter issues.",
+            "Moved the garden beds to the south fence."
+        ]
+    );
+    assert_eq!(
+        recent_summaries(&env, &["--since", "2026-11-28"]),
+        [
+            "Survey results: readers want shorter issues.",
+            "Kept the CADENCE but dropped the digest."
+        ],
+        "one session, its steps oldest first"
+    );
+    assert_eq!(
+        recent_summaries(&env, &["--grep", "cadence", "--until", "2026-11-29"]),
+        ["User chose a fortnightly cadence for the newsletter."]
+    );
+    let (n, positional) = (
+        env.rutter(&["recent", "-n", "1"]),
+        env.rutter(&["recent", "1"]),
+    );
+    assert_eq!(
+        (n.code, &n.stdout),
+        (0, &positional.stdout),
+        "-n as git log has it"
+    );
+    assert_eq!(
+        env.rutter(&["recent", "-n", "1", "2"]).code,
+        2,
+        "one count, not two"
+    );
+    // Relative bounds count back from today (UTC): every entry here is older than today.
+    assert!(log_summaries(&env, &["--since", "0d"]).is_empty());
+    assert_eq!(log_summaries(&env, &["--since", "100000d"]).len(), 4);
+    assert!(log_summaries(&env, &["--until", "10000w"]).is_empty());
+    for bad in ["yesterday", "2026-02-30", "3x"] {
+        let r = env.rutter(&["log", "--since", bad]);
+        assert_eq!(r.code, 2, "{bad}");
+        assert!(
+            r.stderr
+                .contains("is not a date: use YYYY-MM-DD, or Nd / Nw"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(env.rutter(&["recent", "--until", bad]).code, 2, "{bad}");
+    }
+    let none = env.rutter(&["recent", "--grep", "zucchini"]);
+    assert!(
+        none.stdout
+            .contains("No recorded sessions match \"zucchini\""),
+        "{}",
+        none.stdout
+    );
+}
+
+#[tokio::test]
+async fn librarian_recent_answers_what_did_we_decide_about_the_cadence() {
+    let env = vault();
+    let mut cmd = env.cmd();
+    cmd.arg("mcp");
+    let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let call = |args: Value| {
+        CallToolRequestParams::new("librarian-recent".to_string())
+            .with_arguments(args.as_object().cloned().unwrap())
+    };
+    let result = client
+        .call_tool(call(json!({"query": "Cadence"})))
+        .await
+        .unwrap();
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("User chose a fortnightly cadence"), "{text}");
+    assert!(text.contains("Kept the CADENCE"), "{text}");
+    assert!(!text.contains("garden"), "{text}");
+    // Any query text is an answer, never an error: NUL, quotes, SQL, a huge word list.
+    let hostile = format!("\u{0}'\" OR 1=1 -- {}", "word ".repeat(20_000));
+    let result = client
+        .call_tool(call(json!({"query": hostile})))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let bad = client.call_tool(call(json!({"query": 3}))).await;
+    assert!(
+        bad.is_err(),
+        "a query that is not a string is a protocol error"
+    );
+    client.cancel().await.unwrap();
+}
