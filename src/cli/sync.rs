@@ -119,6 +119,11 @@ fn refresh_dedupe(vault: &crate::vault::Vault, report: &SyncReport) {
 /// next command that refreshes.
 fn refresh_index(vault: &crate::vault::Vault) {
     use crate::recall::reindex::{self, Mode};
+    // No index yet: the first command that needs one builds it (a cold build is seconds on a
+    // large vault, not sync's to pay).
+    if !crate::index::location(vault).0.exists() {
+        return;
+    }
     let refreshed = crate::index::Index::open(vault, false)
         .and_then(|mut index| reindex::refresh(vault, &mut index, Mode::Auto, false));
     if let Err(e) = refreshed {
