@@ -155,20 +155,13 @@ impl Dir {
 
     /// Reads `name` whole without following a symlink; `Ok(None)` when it does not exist.
     pub fn read(&self, name: &str) -> Result<Option<Vec<u8>>, FsError> {
-        let path = self.path.join(name);
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-        let fd = match rfs::openat(&self.fd, name, flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(rustix::io::Errno::NOENT) => return Ok(None),
-            Err(e) => return Err(classify(self, name, &path, e)),
+        let Some(mut file) = self.open_read(name)? else {
+            return Ok(None);
         };
-        let st = rfs::fstat(&fd).map_err(|e| io_err(&path, e))?;
-        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-            return Err(FsError::WrongKind(path));
-        }
-        let mut buf = Vec::with_capacity(st.st_size as usize);
-        File::from(fd)
-            .read_to_end(&mut buf)
+        let path = self.path.join(name);
+        let size = file.metadata().map_or(0, |m| m.len() as usize);
+        let mut buf = Vec::with_capacity(size);
+        file.read_to_end(&mut buf)
             .map_err(|e| FsError::Io { path, source: e })?;
         Ok(Some(buf))
     }

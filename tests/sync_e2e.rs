@@ -18,6 +18,17 @@ impl Net {
     /// A notes repository pushed to a bare remote; the first machine (`a`) inits, sets the
     /// remote up for sync and pushes its (empty) record, as a user would.
     fn new() -> (Net, PathBuf) {
+        let net = Net::notes_only();
+        let a = net.clone_of("a");
+        let r = net.rut(&a, &["init"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let r = net.rut(&a, &["sync", "--setup", "origin"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        (net, a)
+    }
+
+    /// A notes repository pushed to a bare remote; no records anywhere yet.
+    fn notes_only() -> Net {
         let env = Env::bare();
         env.write("Notes/a.md", NOTE_A);
         env.git(&["init", "-q", "-b", "main"]);
@@ -25,13 +36,7 @@ impl Net {
         env.git(&["commit", "-qm", "notes"]);
         let remote = env.root().join("remote.git");
         env.git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()]);
-        let net = Net { env, remote };
-        let a = net.clone_of("a");
-        let r = net.rut(&a, &["init"]);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        let r = net.rut(&a, &["sync", "--setup", "origin"]);
-        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-        (net, a)
+        Net { env, remote }
     }
 
     /// A second machine: a clone that inits (starting from the remote's records) and sets up
@@ -683,14 +688,7 @@ fn v1_day(summary: &str) -> String {
 fn reference_written_day_files_that_differ_are_both_kept_whole() {
     // Two machines used the TypeScript reference, then git-rutter, each on its own, before
     // they knew of sync: two records without a common history, one day written on both.
-    let env = Env::bare();
-    env.write("Notes/a.md", NOTE_A);
-    env.git(&["init", "-q", "-b", "main"]);
-    env.git(&["add", "Notes"]);
-    env.git(&["commit", "-qm", "notes"]);
-    let remote = env.root().join("remote.git");
-    env.git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()]);
-    let net = Net { env, remote };
+    let net = Net::notes_only();
     let day = "_librarian/sessions/2026-10-09.md";
     let (a, b) = (net.clone_of("a"), net.clone_of("b"));
     for (dir, who, minute) in [(&a, "A", 1), (&b, "B", 2)] {
@@ -914,14 +912,7 @@ fn a_vault_with_a_writer_id_appends_to_its_own_day_files() {
 fn day_files_from_before_sync_merge_by_line_union() {
     // Before sync existed, users pushed the ref by hand; both machines then appended to the
     // same day file.
-    let env = Env::bare();
-    env.write("Notes/a.md", NOTE_A);
-    env.git(&["init", "-q", "-b", "main"]);
-    env.git(&["add", "Notes"]);
-    env.git(&["commit", "-qm", "notes"]);
-    let remote = env.root().join("remote.git");
-    env.git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()]);
-    let net = Net { env, remote };
+    let net = Net::notes_only();
     let a = net.clone_of("a");
     assert_eq!(net.rut(&a, &["init"]).code, 0);
     net.capture(&a, "2026-11-30T08:00:00.000Z", "A before the clone.");
