@@ -85,4 +85,50 @@ pub mod paths {
                 .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
             && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[test]
+        fn day_file_names_with_and_without_a_tag() {
+            assert_eq!(
+                split_day_file_name("2026-11-30.md"),
+                Some(("2026-11-30", None))
+            );
+            assert_eq!(
+                split_day_file_name("2026-11-30.laptop-3f9a.md"),
+                Some(("2026-11-30", Some("laptop-3f9a")))
+            );
+            for bad in [
+                "2026-11-30.Laptop.md",
+                "2026-11-30.-x.md",
+                "2026-11-30..md",
+                "2026-11-30.a.b.md",
+                "2026-02-30.md",
+                "2026-11-30.md.tmp-1",
+                ".2026-11-30.md.tmp-1-0",
+            ] {
+                assert_eq!(split_day_file_name(bad), None, "{bad}");
+            }
+            assert_eq!(
+                split_day_file_name(&format!("2026-11-30.{}.md", "a".repeat(TAG_MAX + 1))),
+                None
+            );
+        }
+
+        proptest! {
+            /// Any name reads without panicking, and what reads as a day file is exactly the
+            /// name `day_file_name` writes for its day and tag.
+            #[test]
+            fn names_round_trip(name in any::<String>(), tag in "[a-z0-9][a-z0-9-]{0,39}") {
+                if let Some((day, t)) = split_day_file_name(&name) {
+                    prop_assert_eq!(day_file_name(day, t), name);
+                }
+                let written = day_file_name("2026-11-30", Some(&tag));
+                prop_assert_eq!(split_day_file_name(&written), Some(("2026-11-30", Some(tag.as_str()))));
+            }
+        }
+    }
 }
