@@ -447,7 +447,21 @@ fn a_sync_while_captures_run_loses_nothing() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Start the captures once the sync holds the capture lock (`flock -n` fails while it does).
+    let lock = a.join(".git/rutter/lock");
+    let held = || {
+        !Command::new("flock")
+            .arg("-n")
+            .arg(&lock)
+            .arg("true")
+            .status()
+            .unwrap()
+            .success()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !held() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let mut pending = 0;
     for i in 0..6 {
         let summary = format!("A during {i}.");
