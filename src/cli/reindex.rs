@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Update the search index and re-resolve cited notes that moved.
 ///
-/// Re-reads the notes and day files that changed since the last run (by size and mtime), then
+/// Re-reads the notes and day files that changed since the last run (by size and times), then
 /// runs the identity pass: a dead cited path whose exact content (sha256) is now at exactly one
 /// other path is bound to it (appended to _librarian/note-identity.md and committed); other dead
 /// refs stay unresolved, with candidates from exact hashes and git's rename detection. The index

@@ -23,6 +23,8 @@ CREATE TABLE notes(
     mtime INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL, blob TEXT NOT NULL);
 CREATE VIRTUAL TABLE notes_fts USING fts5(path UNINDEXED, title, body, tags, tokenize='porter unicode61');
+CREATE TABLE note_dirs(path TEXT NOT NULL UNIQUE, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
+    listed INTEGER NOT NULL, entries BLOB NOT NULL);
 CREATE TABLE identity_bindings(from_path TEXT NOT NULL, hash TEXT NOT NULL, to_path TEXT NOT NULL,
     detected TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
 CREATE TABLE identity_unresolved(from_path TEXT NOT NULL, hash TEXT NOT NULL, candidates TEXT NOT NULL,

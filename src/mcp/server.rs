@@ -3,10 +3,13 @@
 //! Start-up resolves the vault (`--vault`, env, git config; never the current directory) and
 //! refuses an index that belongs to another vault, both before serving. The index is opened and
 //! refreshed on a background thread so `initialize` is answered at once; tool calls wait for it.
-//! stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On stdin EOF every
-//! request already read is answered before the process exits (see [`Draining`]).
+//! That thread then keeps the index in step with the notes while the server runs
+//! ([`Freshness`]). stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On
+//! stdin EOF every request already read is answered before the process exits (see
+//! [`Draining`]).
 
 use crate::index::{self, Index};
+use crate::mcp::freshness::Freshness;
 use crate::mcp::instructions::{instructions, user_label};
 use crate::recall::recent::Query;
 use crate::recall::reindex::{self, Mode};
@@ -38,7 +41,13 @@ const EXIT_OK: i32 = 0;
 const EXIT_FATAL: i32 = 1;
 
 /// The shared index once the background refresh is done, or why it failed.
-type Ready = Result<Arc<Mutex<Index>>, String>;
+type Ready = Result<Arc<Served>, String>;
+
+/// What tool calls share: the index, and what keeps it current.
+struct Served {
+    index: Mutex<Index>,
+    fresh: Arc<Freshness>,
+}
 
 /// Runs the server until stdin closes; returns the process exit status.
 pub fn run(vault_flag: Option<&Path>) -> i32 {
@@ -62,13 +71,15 @@ pub fn run(vault_flag: Option<&Path>) -> i32 {
         vault.root.display(),
         db.display()
     );
-    let (ready, refresher) = match start_refresh(vault.clone()) {
+    let fresh = Arc::new(Freshness::new(vault.clone()));
+    let (ready, refresher) = match start_refresh(vault.clone(), Arc::clone(&fresh)) {
         Ok(r) => r,
         Err(e) => return fatal(&e),
     };
     let server = Rutter::new(vault, ready);
     let code = runtime.block_on(serve(server));
-    // Let an index build or identity pass still running finish its writes before exiting.
+    // Let an index build, rescan or identity pass still running finish its writes first.
+    fresh.stop();
     let _ = refresher.join();
     runtime.shutdown_background();
     code
@@ -101,16 +112,18 @@ async fn serve(server: Rutter) -> i32 {
     }
 }
 
-/// Opens (building if needed) and refreshes the index on its own thread.
+/// Opens (building if needed) and refreshes the index on its own thread, starts watching the
+/// vault, then keeps the index current on that thread until `fresh` is stopped.
 fn start_refresh(
     vault: Vault,
+    fresh: Arc<Freshness>,
 ) -> std::io::Result<(watch::Receiver<Option<Ready>>, std::thread::JoinHandle<()>)> {
     let (tx, rx) = watch::channel(None);
     let handle = std::thread::Builder::new()
         .name("rutter-refresh".into())
         .spawn(move || {
             let started = std::time::Instant::now();
-            let ready = open_and_refresh(&vault);
+            let ready = open_and_refresh(&vault, fresh);
             match &ready {
                 Ok(_) => eprintln!(
                     "[rutter] index ready ({} ms).",
@@ -118,17 +131,27 @@ fn start_refresh(
                 ),
                 Err(e) => eprintln!("[rutter] error: {e}"),
             }
+            let served = ready.as_ref().ok().cloned();
             let _ = tx.send(Some(ready));
+            if let Some(served) = served {
+                served.fresh.run(&served.index);
+            }
         })?;
     Ok((rx, handle))
 }
 
-fn open_and_refresh(vault: &Vault) -> Ready {
+fn open_and_refresh(vault: &Vault, fresh: Arc<Freshness>) -> Ready {
     let mut index =
         Index::open(vault, false).map_err(|e| format!("could not open the index: {e}"))?;
     reindex::refresh(vault, &mut index, Mode::Auto, false)
         .map_err(|e| format!("could not refresh the index: {e}"))?;
-    Ok(Arc::new(Mutex::new(index)))
+    fresh
+        .watch(&mut index)
+        .map_err(|e| format!("could not refresh the index: {e}"))?;
+    Ok(Arc::new(Served {
+        index: Mutex::new(index),
+        fresh,
+    }))
 }
 
 /// The server: vault, tools, instructions, and the index once it is ready.
@@ -226,12 +249,12 @@ impl ServerHandler for Rutter {
                 ))
             }
         };
-        let index = match self.index().await {
-            Ok(i) => i,
+        let served = match self.index().await {
+            Ok(s) => s,
             Err(reason) => return Ok(failed(format!("the index is not available: {reason}"))),
         };
         let vault = self.vault.clone();
-        let outcome = tokio::task::spawn_blocking(move || run_call(&vault, &index, call))
+        let outcome = tokio::task::spawn_blocking(move || run_call(&vault, &served, call))
             .await
             .map_err(|e| ErrorData::internal_error(format!("the tool failed: {e}"), None))?;
         match outcome {
@@ -250,9 +273,16 @@ fn failed(why: String) -> CallToolResponse {
     CallToolResult::error(vec![ContentBlock::text(why)]).into()
 }
 
-/// Runs one tool body against the locked index (blocking: SQLite and file reads).
-fn run_call(vault: &Vault, index: &Mutex<Index>, call: Call) -> Result<String, Failure> {
-    let mut index = index.lock().unwrap_or_else(PoisonError::into_inner);
+/// Runs one tool body against the locked index (blocking: SQLite and file reads). Search and
+/// get-note first apply the changes to the notes the server has heard of.
+fn run_call(vault: &Vault, served: &Served, call: Call) -> Result<String, Failure> {
+    let mut index = served.index.lock().unwrap_or_else(PoisonError::into_inner);
+    if matches!(call, Call::Search(_) | Call::GetNote(_)) {
+        served
+            .fresh
+            .before_call(&mut index)
+            .map_err(|e| Failure(format!("refreshing the notes failed: {e}")))?;
+    }
     match call {
         Call::Search(a) => {
             let (text, engaged) =
