@@ -97,6 +97,7 @@ fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written
         vault,
         locked: guard.is_some(),
         journal: journal.as_ref(),
+        writer: crate::store::sync::machine::read(&state),
     };
     let mut last = first;
     let mut cache = CacheSlot::default();
@@ -131,6 +132,9 @@ struct Target<'a> {
     /// The capture lock is held, so the dedupe cache may be refreshed and updated.
     locked: bool,
     journal: Option<&'a Journal>,
+    /// This vault's writer id once sync is set up: entries go to its own day files
+    /// (`YYYY-MM-DD.<id>.md`, spec/sync.md "One writer per file").
+    writer: Option<String>,
 }
 
 /// The dedupe cache of the day file the batch appends to, loaded once for the batch and saved
@@ -182,7 +186,7 @@ fn append_entry(
         }
         Err(e) => return Err(e.into()),
     };
-    let file = format!("{}.md", now.day());
+    let file = paths::day_file_name(&now.day(), target.writer.as_deref());
     stamp(&mut entry, now, &sessions, &file, target.locked);
     let cache = cache.for_file(target, &sessions, &file);
     if cache.seen(&entry) {
@@ -237,7 +241,7 @@ fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir, file: &str, locked: bo
 /// The journal record of an entry (offset and bytes are filled in by the append).
 fn pending_record(e: &Entry, cited: &[(String, String)], file: &str) -> PendingAppend {
     let path = format!("{}/{file}", paths::SESSIONS_DIR);
-    let day = file.trim_end_matches(".md");
+    let day = paths::split_day_file_name(file).map_or(file, |(day, _)| day);
     PendingAppend {
         session_id: e.session_id.clone(),
         client: e.client.clone(),

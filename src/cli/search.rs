@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 /// Search the notes: every word must match, best matches first.
 ///
+/// Exit status: 0 with hits, 1 when nothing matched (as `git grep`), 2 when it could not run.
+///
 /// Each hit shows its title, type · status · created, path and a snippet; a note a past session
 /// cited also shows the newest such entry ("↩ prior engagement"). Notes created, edited,
 /// renamed or deleted since the last reindex are picked up first (a stat of each folder and
@@ -57,5 +59,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     } else {
         super::print(&search::render(query, &results))?;
     }
-    Ok(super::EXIT_OK)
+    // As `git grep`: 1 when nothing matched, so a script can tell.
+    Ok(if results.is_empty() {
+        super::EXIT_FINDING
+    } else {
+        super::EXIT_OK
+    })
 }

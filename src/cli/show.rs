@@ -28,8 +28,14 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     )?;
     if args.json {
         super::print_json(&serde_json::json!({ "path": args.path, "note": note }))?;
-    } else {
+    } else if note.is_some() {
         super::print(&search::render_note(&args.path, note.as_ref()))?;
+    } else {
+        // A miss is a message, not output (as `git show` of a missing path): stderr, exit 1.
+        eprintln!(
+            "{}",
+            crate::records::text::terminal_safe(&search::render_note(&args.path, None))
+        );
     }
     Ok(if note.is_some() {
         super::EXIT_OK

@@ -147,6 +147,12 @@ impl Journal {
         Ok((ok, bad))
     }
 
+    /// Writes `rec` again under the name it was listed by (sync moves a line's offset).
+    pub fn rewrite(&self, name: &str, rec: &PendingAppend) -> Result<(), FsError> {
+        let bytes = serde_json::to_vec(rec).unwrap_or_default();
+        self.dir.write_atomic(name, &bytes)
+    }
+
     /// Removes committed records.
     pub fn remove(&self, names: &[String]) -> Result<(), FsError> {
         names.iter().try_for_each(|n| self.dir.remove(n))
