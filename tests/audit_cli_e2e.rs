@@ -538,7 +538,17 @@ fn restore_day_touches_only_that_day() {
         grown,
         "a file that only gained lines is left alone"
     );
-    assert_eq!(run(&env, &["verify"]).code, 0);
+    // What is left is the hand-appended line: no capture wrote it, so it is unverified (a
+    // finding since verify and recall share the rule; it read `pending` before).
+    let v = run(&env, &["verify", "--porcelain"]);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert_eq!(
+        v.stdout.lines().collect::<Vec<_>>(),
+        [format!(
+            "unverified\tunverified:{D30}:{}\t{D30}\t{}\t2026-11-30\t",
+            HAND.0, HAND.0
+        )]
+    );
 }
 
 #[test]

@@ -641,3 +641,113 @@ fn log_never_moves_the_audit_watermark_and_clean_says_what_was_checked() {
         full.stdout
     );
 }
+
+/// An entry line typed into a day file by hand, in the record format.
+fn hand_line(id: &str, summary: &str) -> String {
+    format!(
+        "- 12:00:00 — {summary} <!-- rutter:entry {{\"id\":\"{id}\",\"time\":\"2026-11-30T12:00:00.000Z\",\"summary\":\"{summary}\",\"refs\":[]}} -->\n"
+    )
+}
+
+/// A complete entry line no capture wrote (in no journal record) is `unverified`, a finding
+/// that counts, in a committed day file and in one the ref does not have; `git rutter commit`
+/// names it, exits 1 and never commits it; a journalled line beside it stays `pending`.
+#[test]
+fn a_line_no_capture_wrote_is_unverified_and_never_committed() {
+    let (env, day) = vault();
+    let mut text = env.read(&day);
+    text.push_str(&hand_line("20261130T120000000Z", "Typed by hand."));
+    env.write(&day, &text);
+    let new_day = "_librarian/sessions/2026-12-01.md";
+    let header = "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-12-01'\n---\n# Sessions - 2026-12-01\n\n";
+    env.write(
+        new_day,
+        &format!(
+            "{header}{}",
+            hand_line("20261201T120000000Z", "Also by hand.")
+        ),
+    );
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    let mut k = kinds(&v);
+    k.sort();
+    assert_eq!(
+        k,
+        [
+            ("unverified".to_string(), "20261130T120000000Z".to_string()),
+            ("unverified".to_string(), "20261201T120000000Z".to_string()),
+        ]
+    );
+    let id = "unverified:_librarian/sessions/2026-11-30.md:20261130T120000000Z";
+    let found = v["findings"].as_array().unwrap();
+    let f = found
+        .iter()
+        .find(|f| f["id"] == id)
+        .expect("named by its id");
+    assert_eq!(f["day"], "2026-11-30");
+    let detail = f["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("no capture wrote") && detail.contains("delete the line"),
+        "{detail}"
+    );
+
+    let tip = env.git(&["rev-parse", "refs/rutter/records"]);
+    let r = env.rutter(&["commit"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.stdout, "nothing to commit\n");
+    assert!(
+        r.stderr.contains(
+            "git-rutter: _librarian/sessions/2026-11-30.md holds 20261130T120000000Z, a line no capture wrote; it was not committed. Run `git rutter verify` for what to do.\n"
+        ) && r.stderr.contains("2026-12-01.md holds 20261201T120000000Z"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(env.git(&["rev-parse", "refs/rutter/records"]), tip);
+    let committed = env.git(&["show", &format!("refs/rutter/records:{day}")]);
+    assert!(!committed.contains("Typed by hand."));
+
+    // The acknowledged line stops failing verify's count for it, and stays listed.
+    let ack = env.rutter(&["verify", "--ack", id, "--reason", "kept as a note"]);
+    assert_eq!(ack.code, 0, "{}", ack.stderr);
+    let (_, v) = verify(&env);
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap();
+    assert_eq!(f["acknowledged"], "kept as a note");
+}
+
+/// `_librarian/sessions/` (or `_librarian/`) moved elsewhere and linked back reads through the
+/// link as intact to anything that follows it: verify names the folder as a `symlink`.
+#[test]
+fn a_record_folder_replaced_by_a_symlink_is_reported_as_such() {
+    for folder in ["_librarian/sessions", "_librarian"] {
+        let (env, _day) = vault();
+        let real = env.vault.join(folder);
+        let moved = env.root().join("moved-away");
+        std::fs::rename(&real, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &real).unwrap();
+        let (code, v) = verify(&env);
+        assert_eq!(code, 1, "{v:#}");
+        let findings = v["findings"].as_array().unwrap();
+        assert_eq!(findings.len(), 1, "{v:#}");
+        assert_eq!(findings[0]["kind"], "symlink");
+        assert_eq!(findings[0]["id"], format!("symlink:{folder}:file"));
+        let detail = findings[0]["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with(&format!(
+                "{folder}/ was replaced by a symbolic link, holding "
+            )),
+            "{detail}"
+        );
+        std::fs::remove_file(&real).unwrap();
+        std::fs::rename(&moved, &real).unwrap();
+        assert_eq!(
+            verify(&env).0,
+            0,
+            "{folder}: the folder back in place is clean"
+        );
+    }
+}

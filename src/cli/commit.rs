@@ -2,6 +2,7 @@
 
 use crate::clock;
 use crate::lock::{self, Lock};
+use crate::store::verify::worktree;
 use crate::store::{journal::Journal, Store};
 use std::path::PathBuf;
 
@@ -12,6 +13,10 @@ use std::path::PathBuf;
 /// .git/rutter/pending/. This command commits those lines, plus complete new lines of the use
 /// log, in one commit. It is safe to run at any time; with nothing pending it does nothing
 /// (unless signing is on, below).
+///
+/// A complete record line in a day file that no capture wrote (in no pending journal record:
+/// typed by hand, or by another program) is never committed: each one is named on stderr and
+/// the exit status is 1, as `git rutter verify` reports it (`unverified`).
 ///
 /// With signing on (`git config rutter.sign true`, or --sign) the commit is signed by git's own
 /// signer, as `git commit -S` would sign it (gpg.format, user.signingKey). When nothing is
@@ -44,6 +49,15 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     for name in &out.unreadable {
         eprintln!("git-rutter: pending record .git/rutter/pending/{name} is unreadable; it was left in place.");
     }
+    let unverified = worktree::unjournalled(&store)?;
+    for f in &unverified {
+        let (path, entry) = (f.path.as_deref(), f.entry.as_deref());
+        eprintln!(
+            "git-rutter: {} holds {}, a line no capture wrote; it was not committed. Run `git rutter verify` for what to do.",
+            path.unwrap_or_default(),
+            entry.unwrap_or_default()
+        );
+    }
     match out.commit {
         Some(oid) => super::print(&format!(
             "committed {} entr{} to refs/rutter/records as {}",
@@ -60,7 +74,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         },
         None => super::print("nothing to commit")?,
     }
-    Ok(if out.unreadable.is_empty() {
+    Ok(if out.unreadable.is_empty() && unverified.is_empty() {
         super::EXIT_OK
     } else {
         super::EXIT_FINDING

@@ -49,8 +49,11 @@ pub enum Kind {
     Symlink,
     /// Bytes after the committed ones that are not complete record lines.
     Unparseable,
-    /// Complete record lines not committed yet (not a failure).
+    /// Complete record lines not committed yet, journalled (not a failure).
     Pending,
+    /// A complete record line after the committed bytes (or in a file the ref does not have)
+    /// that no capture wrote: in no pending journal record. Recall marks it `[unverified]`.
+    Unverified,
     /// A cited note changed in place since capture (`--notes`; not a failure of the record).
     NoteChanged,
 }
@@ -78,6 +81,7 @@ impl Kind {
             Kind::Symlink => "symlink",
             Kind::Unparseable => "unparseable",
             Kind::Pending => "pending",
+            Kind::Unverified => "unverified",
             Kind::NoteChanged => "note-changed",
         }
     }

@@ -1,34 +1,102 @@
 //! The working-tree check: every committed record file must still begin with its committed
-//! bytes. Complete record lines after them are *pending*; anything else is *edited after
-//! commit*, reported per entry with a line diff. A deleted, truncated or symlinked file is
-//! reported as such.
+//! bytes. Complete record lines after them are *pending* when the pending journal holds them
+//! (or, for the use log, which has no journal, always) and *unverified* when it does not: no
+//! capture wrote them, and `git rutter commit` never commits them. Anything else is *edited
+//! after commit*, reported per entry with a line diff. A deleted, truncated or symlinked file is
+//! reported as such, and so is a record folder (`_librarian/`, `_librarian/sessions/`) replaced
+//! by a symlink: every file is read through [`Dir`] handles that never follow one.
 
 use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use super::history::changed_ids;
+use crate::fsx::{Dir, FsError};
 use crate::records::{dayfile, ledger, line, paths, retraction};
 use crate::store::journal::Journal;
 use crate::store::{day_of, Store, StoreError};
 use git2::Oid;
 use std::collections::HashSet;
+use std::fs::File;
+use std::io::Read;
 use std::os::unix::fs::MetadataExt;
+
+/// The folders that hold record files, outermost first.
+const FOLDERS: [&str; 2] = ["_librarian", paths::SESSIONS_DIR];
 
 /// Runs the working-tree check against the tip.
 pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<Vec<Finding>, StoreError> {
     let committed = store.record_files(tip)?;
     let journalled = journal_lines(store);
-    let mut findings = Vec::new();
+    let (mut findings, broken) = folders(store, &committed);
+    let under_broken = |p: &str| broken.iter().any(|f| p.starts_with(&format!("{f}/")));
     let known: HashSet<&str> = committed.iter().map(|(p, _)| p.as_str()).collect();
     for path in store.uncommitted_record_files(&known) {
+        if under_broken(&path) {
+            continue;
+        }
         let bytes = store.working(&path).unwrap_or_default();
         let header = header_for(&path);
         let rest = bytes.strip_prefix(header.as_bytes()).unwrap_or(&bytes);
         findings.extend(extra(&path, rest, &journalled));
     }
     for (path, blob) in committed {
-        findings.extend(file(store, &path, blob, &journalled, cache)?);
+        if !under_broken(&path) {
+            findings.extend(file(store, &path, blob, &journalled, cache)?);
+        }
     }
     Ok(findings)
+}
+
+/// The complete record lines of the working tree that no capture wrote (`unverified`
+/// findings), for `git rutter commit` to name what it leaves out. Reads the verify cache
+/// without changing it.
+pub fn unjournalled(store: &Store) -> Result<Vec<Finding>, StoreError> {
+    let Some(tip) = store.tip()? else {
+        return Ok(vec![]);
+    };
+    let mut cache = VerifyCache::load(store.state_dir(), false);
+    let mut found = check(store, tip, &mut cache)?;
+    found.retain(|f| f.kind == Kind::Unverified);
+    Ok(found)
+}
+
+/// A record folder replaced by a symlink (or by anything that is not a directory) is one
+/// finding naming the folder; no file under it is read (a folder moved elsewhere and linked
+/// back would otherwise read as intact). Returns the findings and the broken folders.
+fn folders(store: &Store, committed: &[(String, Oid)]) -> (Vec<Finding>, Vec<&'static str>) {
+    let Ok(root) = Dir::open(store.root()) else {
+        return (vec![], vec![]);
+    };
+    let mut findings = Vec::new();
+    let mut broken: Vec<&'static str> = Vec::new();
+    for folder in FOLDERS {
+        if broken.iter().any(|b| folder.starts_with(&format!("{b}/"))) {
+            continue;
+        }
+        let what = match root.open_dir(folder, false) {
+            Err(FsError::Symlink(_)) => "replaced by a symbolic link",
+            Err(FsError::WrongKind(_)) => "replaced by something that is not a folder",
+            _ => continue,
+        };
+        broken.push(folder);
+        let held = committed
+            .iter()
+            .filter(|(p, _)| p.starts_with(&format!("{folder}/")))
+            .count();
+        let detail = format!(
+            "{folder}/ was {what}, holding {held} committed record file(s); rutter never reads or writes through it. Put the real folder back in its place (or remove the link and run `git rutter restore`)."
+        );
+        findings.push(whole_file(Kind::Symlink, folder, detail));
+    }
+    (findings, broken)
+}
+
+/// Opens a record file through directory handles that refuse a symlink at every component.
+fn open_record(store: &Store, path: &str) -> Result<Option<File>, FsError> {
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    match Dir::open(store.root())?.open_dir(dir, false)? {
+        Some(d) => d.open_read(name),
+        None => Ok(None),
+    }
 }
 
 /// Checks one committed record file; a file found identical to its committed bytes is
@@ -42,20 +110,26 @@ fn file(
     journalled: &HashSet<String>,
     cache: &mut VerifyCache,
 ) -> Result<Vec<Finding>, StoreError> {
-    let meta = match std::fs::symlink_metadata(store.root().join(path)) {
-        Err(_) => {
+    let opened = open_record(store, path);
+    let mut handle = match opened {
+        Ok(Some(f)) => f,
+        Err(FsError::Symlink(_) | FsError::WrongKind(_)) => {
+            let detail =
+                format!("{path} was replaced by a symlink or something that is not a regular file");
+            return Ok(vec![whole_file(Kind::Symlink, path, detail)]);
+        }
+        Ok(None) => {
             let detail = format!(
                 "{path} is committed but missing from the working tree ({})",
                 summary(store, path, blob)
             );
             return Ok(vec![whole_file(Kind::Deleted, path, detail)]);
         }
-        Ok(m) if !m.file_type().is_file() => {
-            let detail =
-                format!("{path} was replaced by a symlink or something that is not a regular file");
-            return Ok(vec![whole_file(Kind::Symlink, path, detail)]);
-        }
+        Err(e @ FsError::Io { .. }) => return Ok(vec![unreadable(store, path, blob, &e)]),
+    };
+    let meta = match handle.metadata() {
         Ok(m) => m,
+        Err(e) => return Ok(vec![unreadable(store, path, blob, &e)]),
     };
     let stamp = (
         meta.len(),
@@ -71,7 +145,10 @@ fn file(
     }
     let committed = store.repo.find_blob(blob)?;
     let committed = committed.content();
-    let working = store.working(path).unwrap_or_default();
+    let mut working = Vec::new();
+    if let Err(e) = handle.read_to_end(&mut working) {
+        return Ok(vec![unreadable(store, path, blob, &e)]);
+    }
     if working == committed {
         cache.files.insert(path.to_string(), stamp);
         return Ok(vec![]);
@@ -85,6 +162,15 @@ fn file(
         let what = "was edited after commit";
         per_entry(Kind::Edited, path, committed, &working, cache, what)
     })
+}
+
+/// A committed file that cannot be read is as good as deleted for the record.
+fn unreadable(store: &Store, path: &str, blob: Oid, e: &dyn std::fmt::Display) -> Finding {
+    let detail = format!(
+        "{path} is committed but cannot be read ({e}; {}). Make it readable again, then run `git rutter verify`.",
+        summary(store, path, blob)
+    );
+    whole_file(Kind::Deleted, path, detail)
 }
 
 /// A finding about the file `path` as a whole.
@@ -138,7 +224,8 @@ fn per_entry(
     out
 }
 
-/// Classifies bytes after the committed ones: complete record lines are pending.
+/// Classifies bytes after the committed ones: complete record lines are pending when journalled
+/// (use-log events, which have no journal, always are), unverified when not.
 fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding> {
     let text = String::from_utf8_lossy(bytes);
     let mut out = Vec::new();
@@ -155,10 +242,9 @@ fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding>
             None
         };
         let mut f = match &id {
-            Some(id) => {
-                let how = if journalled.contains(l) { "journalled" } else { "not in the pending journal" };
-                Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet ({how})"))
-            }
+            Some(id) if path == paths::USE_LOG => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (the next capture or `git rutter commit` commits it)")),
+            Some(id) if journalled.contains(l) => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (journalled)")),
+            Some(id) => Finding::new(Kind::Unverified, path, id, unverified_detail(path, id)),
             None => Finding::new(Kind::Unparseable, path, &format!("{}", l.len()), format!("{path}: text after the committed bytes that is not a complete record line: {:?}", cut(l))),
         };
         f.path = Some(path.to_string());
@@ -167,6 +253,13 @@ fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding>
         out.push(f);
     }
     out
+}
+
+/// What an unverified line is and what to do about it.
+fn unverified_detail(path: &str, id: &str) -> String {
+    format!(
+        "{path}: {id} is a complete record line that no capture wrote (it is in no commit and no pending journal record), so it is not part of the record and `git rutter commit` will not commit it. If you did not write it, delete the line; if it is a decision you want kept, delete it and record it again through your client."
+    )
 }
 
 /// The id of a complete record line of this file's kind (entry or retraction, binding, use-log
