@@ -176,6 +176,15 @@ fn draft(
         return None;
     }
     let resolution = refs::resolve_refs(&vault.root, &directive.refs);
+    for (raw, why) in &resolution.rejected {
+        if let refs::Rejection::TooLarge(n) = why {
+            out.push(format!(
+                "{P} cited note {raw} is {} MiB, over the {} MiB a capture reads; it was left out of the entry. Cite a smaller note (or a part of it split into its own note).",
+                n.div_ceil(1 << 20),
+                refs::CITED_HASH_MAX_BYTES >> 20
+            ));
+        }
+    }
     if !resolution.rejected.is_empty() {
         let raw: Vec<&str> = resolution
             .rejected

@@ -4,9 +4,11 @@
 //! confinement rules (no absolute paths, no lexical escape, nothing under `.git`, no symlink
 //! leading outside the vault, regular files only) and the fingerprints of the bytes actually read
 //! (`sha256:<hex>` and the git blob id). The client never supplies a hash; the file is read here,
-//! once, through directory handles that do not follow symlinks and never block on a FIFO.
+//! once, through directory handles that do not follow symlinks and never block on a FIFO. A file
+//! over [`CITED_HASH_MAX_BYTES`] is not read at all: the hook must finish in its time budget
+//! whatever a client cites (a sparse 100 GiB file reads as zeroes for minutes).
 
-use std::io;
+use std::io::{self, Read};
 use std::path::{Component, Path};
 
 use crate::fsx::{Dir, FsError};
@@ -15,6 +17,11 @@ use crate::records::fingerprint;
 /// Cited files up to this size get a content-addressed copy in the record ref (the commit reads
 /// them again and keeps them only if their sha256 still matches).
 pub const CITED_COPY_MAX_BYTES: u64 = 1024 * 1024;
+
+/// Cited files up to this size are read and fingerprinted ([`fingerprint::NOTE_MAX_BYTES`]); a
+/// larger one is left out of the entry with a message, so a capture never spends the hook's
+/// time budget on one note. No real note comes near it.
+pub const CITED_HASH_MAX_BYTES: u64 = fingerprint::NOTE_MAX_BYTES;
 
 /// One cited file that resolved inside the vault.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +55,9 @@ pub enum Rejection {
     NotAFile,
     #[error("unreadable: {0}")]
     Unreadable(String),
+    /// Over [`CITED_HASH_MAX_BYTES`] (at least this many bytes): not read, not fingerprinted.
+    #[error("larger than the 64 MiB a capture reads")]
+    TooLarge(u64),
 }
 
 /// The outcome of resolving a directive's refs, both lists in input order.
@@ -170,12 +180,16 @@ fn confined_target(vault_root: &Path, path: &str) -> Result<Vec<String>, Rejecti
     if !meta.is_file() {
         return Err(Rejection::NotAFile);
     }
+    if meta.len() > CITED_HASH_MAX_BYTES {
+        return Err(Rejection::TooLarge(meta.len()));
+    }
     Ok(segs)
 }
 
 /// Reads the file at `segs` below `root` through [`Dir`] handles, which refuse a component
 /// swapped for a symlink after canonicalisation and open the file non-blocking, so a component
-/// swapped for a FIFO cannot hang the hook.
+/// swapped for a FIFO cannot hang the hook. At most [`CITED_HASH_MAX_BYTES`] are read: a file
+/// that grew past it after it was measured is refused, not read to its end.
 fn read_beneath(root: &Path, segs: &[String]) -> Result<Vec<u8>, Rejection> {
     let Some((last, parents)) = segs.split_last() else {
         return Err(Rejection::NotAFile);
@@ -184,7 +198,15 @@ fn read_beneath(root: &Path, segs: &[String]) -> Result<Vec<u8>, Rejection> {
     let dir = Dir::open(root)?
         .open_dir(&parents.join("/"), false)?
         .ok_or_else(gone)?;
-    dir.read(last)?.ok_or_else(gone)
+    let file = dir.open_read(last)?.ok_or_else(gone)?;
+    let mut bytes = Vec::new();
+    file.take(CITED_HASH_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    match u64::try_from(bytes.len()) {
+        Ok(n) if n <= CITED_HASH_MAX_BYTES => Ok(bytes),
+        _ => Err(Rejection::TooLarge(CITED_HASH_MAX_BYTES + 1)),
+    }
 }
 
 impl From<FsError> for Rejection {
@@ -308,8 +330,7 @@ mod tests {
             r.hash,
             "sha256:b6a98d9ce9a2d9149288fa3df42d377c3e42737afdcdaf714e33c0a100b51060"
         );
-        let blob = git2::Oid::hash_object(git2::ObjectType::Blob, b"alpha\n").unwrap();
-        assert_eq!(r.blob, blob.to_string());
+        assert_eq!(r.blob, "4a58007052a65fbc2fc3f910f2855f45a4058e74");
         assert!(r.copyable);
     }
 
@@ -319,9 +340,8 @@ mod tests {
             fingerprint::sha256_ref(b""),
             "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
-        let empty_blob = git2::Oid::hash_object(git2::ObjectType::Blob, b"").unwrap();
         assert_eq!(
-            empty_blob.to_string(),
+            fingerprint::blob_id(b""),
             "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
         );
     }
@@ -475,6 +495,25 @@ mod tests {
         let paths: Vec<&str> = res.resolved.iter().map(|r| r.path.as_str()).collect();
         assert_eq!(paths, ["Note", "Note", "Notes/a.md"]);
         assert_eq!(res.rejected, vec![("../x".to_string(), Rejection::Escapes)]);
+    }
+
+    #[test]
+    fn a_note_over_the_hash_limit_is_refused_unread() {
+        let (_d, root) = vault();
+        // Sparse: 100 GiB of zeroes that would take minutes to read.
+        let f = std::fs::File::create(root.join("Notes/huge.md")).unwrap();
+        f.set_len(100 << 30).unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(
+            one(&root, "Notes/huge.md"),
+            Err(Rejection::TooLarge(100 << 30))
+        );
+        f.set_len(CITED_HASH_MAX_BYTES + 1).unwrap();
+        assert_eq!(
+            one(&root, "Notes/huge.md"),
+            Err(Rejection::TooLarge(CITED_HASH_MAX_BYTES + 1))
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     proptest! {

@@ -287,7 +287,8 @@ impl<'t> Upsert<'t> {
     }
 }
 
-/// Reads one note without following a symlink at its last component; `None` when unreadable.
+/// Reads one note without following a symlink at its last component; `None` when unreadable
+/// or over [`fingerprint::NOTE_MAX_BYTES`].
 /// Non-blocking open: a FIFO swapped in since the walk must not stall the refresh (as in
 /// `fsx::Dir::read`).
 fn read_note(root: &Path, path: &str) -> Option<NoteRow> {
@@ -304,8 +305,19 @@ fn read_note(root: &Path, path: &str) -> Option<NoteRow> {
         return None;
     }
     let size = stat_size(&st);
+    // A note over the limit is not indexed (as if unreadable): reading it would stall every
+    // refresh, and a capture does not cite it either.
+    if size > fingerprint::NOTE_MAX_BYTES {
+        return None;
+    }
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.read_to_end(&mut bytes).ok()?;
+    (&mut file)
+        .take(fingerprint::NOTE_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > fingerprint::NOTE_MAX_BYTES {
+        return None;
+    }
     let text = String::from_utf8_lossy(&bytes);
     let (note_meta, body) = frontmatter::parse_note(path, &text);
     Some(NoteRow {

@@ -3,6 +3,11 @@
 
 use sha2::{Digest, Sha256};
 
+/// The largest note rutter reads to fingerprint or index (64 MiB: well under a second to read
+/// and hash on a slow disk). A larger file is never read, so neither a capture's time budget nor
+/// an index refresh is spent on it (a sparse 100 GiB file reads as zeroes for minutes).
+pub const NOTE_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Lowercase hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
