@@ -194,8 +194,7 @@ fn from_env() -> Option<PathBuf> {
 }
 
 fn from_git_config() -> Option<PathBuf> {
-    let config = git2::Config::open_default().ok()?;
-    let value = config.get_string(VAULT_CONFIG_KEY).ok()?;
+    let value = crate::store::gitenv::default_config_string(VAULT_CONFIG_KEY)?;
     let value = value.trim();
     (!value.is_empty()).then(|| expand_tilde(value))
 }
@@ -231,18 +230,14 @@ pub struct CurrentRepo {
 impl CurrentRepo {
     /// The repository around the current directory, if there is one with a work tree.
     pub fn discover() -> Option<CurrentRepo> {
-        let repo = git2::Repository::open_from_env().ok()?;
-        let root = std::fs::canonicalize(repo.workdir()?).ok()?;
-        let has_ref = repo.find_reference(crate::store::RECORDS_REF).is_ok();
+        let repo = crate::store::gitenv::repo_here(VAULT_CONFIG_KEY)?;
+        let root = std::fs::canonicalize(&repo.workdir).ok()?;
         let local_vault = repo
-            .config()
-            .and_then(|c| c.open_level(git2::ConfigLevel::Local))
-            .and_then(|c| c.get_string(VAULT_CONFIG_KEY))
-            .ok()
+            .local_value
             .filter(|v| !v.trim().is_empty())
             .map(|v| root.join(expand_tilde(v.trim())));
         Some(CurrentRepo {
-            has_rutter_data: has_ref || root.join(OVERLAY_DIR).is_dir(),
+            has_rutter_data: repo.has_records_ref || root.join(OVERLAY_DIR).is_dir(),
             root,
             local_vault,
         })
@@ -254,8 +249,7 @@ impl CurrentRepo {
 pub fn enclosing_work_tree(dir: &Path) -> Option<PathBuf> {
     let dir = std::fs::canonicalize(dir).ok()?;
     let parent = dir.parent()?;
-    let repo = git2::Repository::discover(parent).ok()?;
-    let outer = std::fs::canonicalize(repo.workdir()?).ok()?;
+    let outer = std::fs::canonicalize(crate::store::gitenv::work_tree_from(parent)?).ok()?;
     (dir.starts_with(&outer) && dir != outer).then_some(outer)
 }
 
@@ -314,7 +308,7 @@ mod tests {
     #[test]
     fn git_dir_only_at_the_root() {
         let t = tempfile::tempdir().unwrap();
-        git2::Repository::init(t.path()).unwrap();
+        crate::store::gitenv::init_repo(t.path()).unwrap();
         std::fs::create_dir(t.path().join("inner")).unwrap();
         assert!(open(t.path(), VaultSource::Flag).unwrap().git_dir.is_some());
         assert!(open(&t.path().join("inner"), VaultSource::Flag)

@@ -4,7 +4,8 @@
 //! this very binary with a Claude Code Stop payload on stdin, and the history is shown by the
 //! real `git` when it is installed.
 
-use crate::{clock, store::setup};
+use crate::clock;
+use crate::store::{gitenv, setup};
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -140,8 +141,8 @@ fn make_vault(vault: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(vault.join("Notes"))?;
     std::fs::write(vault.join("Notes/reader-survey.md"), SURVEY)?;
     std::fs::write(vault.join("Notes/publishing-cadence.md"), CADENCE)?;
-    let repo = git2::Repository::init(vault)?;
-    commit_all(&repo, "Add the newsletter notes")
+    gitenv::init_repo(vault)?;
+    commit_all(vault, "Add the newsletter notes")
 }
 
 fn rename_notes(vault: &Path) -> anyhow::Result<()> {
@@ -153,9 +154,8 @@ fn rename_notes(vault: &Path) -> anyhow::Result<()> {
     let edited = format!("{CADENCE}\nDecision: going fortnightly from November.\n");
     std::fs::write(vault.join("Notes/cadence-decision.md"), edited)?;
     std::fs::remove_file(vault.join("Notes/publishing-cadence.md"))?;
-    let repo = git2::Repository::open(vault)?;
     commit_all(
-        &repo,
+        vault,
         "Move the survey to Research/, settle the cadence note",
     )
 }
@@ -182,16 +182,9 @@ fn own(vault: &Path, args: &[&str]) -> anyhow::Result<String> {
 }
 
 /// Commits the work tree on the demo's own branch (this is the demo vault, not yours).
-fn commit_all(repo: &git2::Repository, message: &str) -> anyhow::Result<()> {
-    let mut index = repo.index()?;
-    index.add_all(["Notes", "Research"], git2::IndexAddOption::DEFAULT, None)?;
-    index.update_all(["*"], None)?;
-    index.write()?;
-    let tree = repo.find_tree(index.write_tree()?)?;
-    let sig = git2::Signature::now("rutter demo", "demo@rutter.invalid")?;
-    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?;
+fn commit_all(vault: &Path, message: &str) -> anyhow::Result<()> {
+    let author = ("rutter demo", "demo@rutter.invalid");
+    gitenv::commit_all(vault, &["Notes", "Research"], author, message)?;
     Ok(())
 }
 
@@ -292,19 +285,7 @@ fn git_log(vault: &Path) -> String {
 }
 
 fn libgit2_log(vault: &Path) -> anyhow::Result<String> {
-    let repo = git2::Repository::open(vault)?;
-    let mut walk = repo.revwalk()?;
-    walk.push_ref(crate::store::RECORDS_REF)?;
-    let mut out = Vec::new();
-    for oid in walk {
-        let c = repo.find_commit(oid?)?;
-        out.push(format!(
-            "{} {}",
-            &c.id().to_string()[..7],
-            c.summary().ok().flatten().unwrap_or("")
-        ));
-    }
-    Ok(out.join("\n"))
+    Ok(gitenv::one_line_log(vault, crate::store::RECORDS_REF)?.join("\n"))
 }
 
 #[cfg(test)]

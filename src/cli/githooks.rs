@@ -8,9 +8,9 @@
 //! (`git-rutter hook <name>`) exits 1 only for a real refusal; any error of its own is a
 //! warning and exit 0.
 
+use crate::store::gitenv::HookDirs;
 use crate::store::{guard, Store};
 use crate::textblock::{self, lines};
-use git2::{ErrorCode, Repository};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -84,7 +84,7 @@ struct HookPlace {
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let place = HookPlace::resolve(&store.repo)?;
+    let place = HookPlace::resolve(&store.hook_dirs()?)?;
     let bin = if args.uninstall {
         String::new()
     } else {
@@ -115,26 +115,21 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
 impl HookPlace {
     /// `core.hooksPath` (relative to the work tree) when set, else `<common git dir>/hooks`;
     /// refused when it lies outside the repository.
-    fn resolve(repo: &Repository) -> anyhow::Result<HookPlace> {
+    fn resolve(repo: &HookDirs) -> anyhow::Result<HookPlace> {
         let workdir = repo
-            .workdir()
+            .workdir
+            .as_deref()
             .ok_or_else(|| anyhow::anyhow!("the vault repository has no work tree"))?
             .canonicalize()?;
-        let configured = match repo.config()?.get_path("core.hooksPath") {
-            Ok(p) if !p.as_os_str().is_empty() => Some(p),
-            Ok(_) => None,
-            Err(e) if e.code() == ErrorCode::NotFound => None,
-            Err(e) => return Err(e.into()),
-        };
-        let (dir, source) = match configured {
+        let (dir, source) = match &repo.hooks_path {
             Some(p) => (workdir.join(p), "core.hooksPath"),
             None => (
-                repo.commondir().join("hooks"),
+                repo.common_dir.join("hooks"),
                 "the repository's hooks directory",
             ),
         };
         let mut inside = vec![workdir.clone()];
-        for d in [repo.path(), repo.commondir()] {
+        for d in [&repo.git_dir, &repo.common_dir] {
             inside.push(d.canonicalize()?);
         }
         let dir = resolve_missing(&dir)?;
@@ -403,16 +398,16 @@ pub fn run_hook(args: HookArgs) -> i32 {
         .cloned()
         .unwrap_or_else(|| "prepared".to_string());
     let outcome = std::panic::catch_unwind(move || -> anyhow::Result<guard::Verdict> {
-        // open_from_env honours GIT_INDEX_FILE, which `git commit -a` and `git commit PATH` set.
-        let repo = Repository::open_from_env()?;
+        // The repository git's environment names (GIT_INDEX_FILE included, which `git commit
+        // -a` and `git commit PATH` set).
         Ok(match name {
-            HookName::PreCommit => guard::pre_commit(&repo)?,
+            HookName::PreCommit => guard::pre_commit_here()?,
             HookName::ReferenceTransaction if state != "prepared" => guard::Verdict::Allow,
             HookName::ReferenceTransaction => {
                 let mut input = String::new();
                 std::io::stdin().read_to_string(&mut input)?;
                 let allow = std::env::var(ALLOW_REWIND_ENV).as_deref() == Ok("1");
-                guard::reference_transaction(&repo, &input, allow)?
+                guard::reference_transaction_here(&input, allow)?
             }
         })
     });

@@ -1,7 +1,7 @@
 //! `git rutter init`: prepare a notes vault for git-rutter.
 
 use crate::clock;
-use crate::store::setup;
+use crate::store::{gitenv, setup};
 use crate::vault::VAULT_CONFIG_KEY;
 use std::path::{Path, PathBuf};
 
@@ -89,8 +89,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         super::print("_librarian/ is listed in .git/info/exclude; your branches never see it.")?;
     }
     if args.global {
-        let mut config = git2::Config::open_default()?.open_level(git2::ConfigLevel::Global)?;
-        config.set_str(VAULT_CONFIG_KEY, &vault.root.to_string_lossy())?;
+        gitenv::set_global_config(VAULT_CONFIG_KEY, &vault.root.to_string_lossy())?;
         super::print(&format!(
             "Set git config --global {VAULT_CONFIG_KEY} {root}."
         ))?;

@@ -167,7 +167,7 @@ fn rows(
     filter: &EntryFilter,
 ) -> anyhow::Result<Vec<Row>> {
     let diffs = diffs(findings);
-    let committed: BTreeMap<String, git2::Oid> = match store.tip()? {
+    let committed: BTreeMap<String, crate::store::Oid> = match store.tip()? {
         Some(tip) => store.committed_days(tip)?.into_iter().collect(),
         None => BTreeMap::new(),
     };

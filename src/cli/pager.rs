@@ -62,9 +62,5 @@ fn pager_command() -> Option<String> {
 
 /// `core.pager` from git's config (the repository around the current directory, then global).
 fn core_pager() -> Option<String> {
-    let config = match git2::Repository::open_from_env() {
-        Ok(repo) => repo.config().ok()?,
-        Err(_) => git2::Config::open_default().ok()?,
-    };
-    config.get_string("core.pager").ok()
+    crate::store::gitenv::config_string_here("core.pager")
 }

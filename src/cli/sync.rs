@@ -131,7 +131,7 @@ fn refresh_index(vault: &crate::vault::Vault) {
     }
 }
 
-fn short(oid: Option<git2::Oid>) -> String {
+fn short(oid: Option<crate::store::Oid>) -> String {
     oid.map(|o| o.to_string()[..12].to_string())
         .unwrap_or_else(|| "-".into())
 }
@@ -226,7 +226,7 @@ fn warnings(r: &SyncReport) {
 }
 
 fn json(r: &SyncReport) -> serde_json::Value {
-    let oid = |o: Option<git2::Oid>| o.map(|o| o.to_string());
+    let oid = |o: Option<crate::store::Oid>| o.map(|o| o.to_string());
     serde_json::json!({
         "remote": r.remote,
         "url": r.url,

@@ -189,7 +189,7 @@ mod tests {
     #[test]
     fn reports_counts_and_changes_without_writing() {
         let t = tempfile::tempdir().unwrap();
-        git2::Repository::init(t.path()).unwrap();
+        crate::store::gitenv::init_repo(t.path()).unwrap();
         std::fs::write(t.path().join("a.md"), "# A\n").unwrap();
         std::fs::write(t.path().join("b.md"), "# B\n").unwrap();
         let vault = open(t.path(), VaultSource::Flag).unwrap();
@@ -217,7 +217,7 @@ mod tests {
         let (a, b) = (t.path().join("a"), t.path().join("b"));
         for d in [&a, &b] {
             std::fs::create_dir(d).unwrap();
-            git2::Repository::init(d).unwrap();
+            crate::store::gitenv::init_repo(d).unwrap();
         }
         let va = open(&a, VaultSource::Flag).unwrap();
         drop(Index::open(&va, false).unwrap());

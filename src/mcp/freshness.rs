@@ -549,7 +549,7 @@ mod tests {
         }
         let root = t.path().canonicalize().unwrap();
         // A git vault keeps its state (the cookie folder) in `.git/rutter/`, inside the temp dir.
-        git2::Repository::init(&root).unwrap();
+        crate::store::gitenv::init_repo(&root).unwrap();
         let vault = crate::vault::resolve(Some(&root), false).unwrap();
         assert!(vault.state_dir().starts_with(&root));
         (t, vault)

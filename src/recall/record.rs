@@ -4,9 +4,9 @@
 
 use crate::index::entries::{Moved, RecordSource, Scope};
 use crate::index::{Index, IndexError};
+use crate::store::Oid;
 use crate::store::Store;
 use crate::vault::Vault;
-use git2::Oid;
 use std::collections::BTreeMap;
 
 /// The record of one vault, opened for one refresh.

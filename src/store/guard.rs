@@ -22,6 +22,17 @@ pub enum Verdict {
     Refuse(String),
 }
 
+/// [`pre_commit`] on the repository git's environment names, as a hook runs: `GIT_DIR`, and the
+/// `GIT_INDEX_FILE` that `git commit -a` and `git commit PATH` set.
+pub fn pre_commit_here() -> Result<Verdict, git2::Error> {
+    pre_commit(&Repository::open_from_env()?)
+}
+
+/// [`reference_transaction`] on the repository git's environment names, as a hook runs.
+pub fn reference_transaction_here(input: &str, allow_rewind: bool) -> Result<Verdict, git2::Error> {
+    reference_transaction(&Repository::open_from_env()?, input, allow_rewind)
+}
+
 /// Refuses a commit whose staged `_librarian/` files change committed record bytes. `repo`
 /// must be opened with `Repository::open_from_env()`, which honours the `GIT_INDEX_FILE` that
 /// `git commit -a` and `git commit PATH` set.

@@ -8,6 +8,7 @@ pub mod clone;
 pub mod commit;
 pub mod compose;
 pub mod diffview;
+pub mod gitenv;
 pub mod guard;
 pub mod history;
 pub mod journal;
@@ -24,7 +25,8 @@ pub mod verify;
 
 use crate::fsx::{Dir, FsError};
 use crate::vault::Vault;
-use git2::{Oid, Repository, RepositoryOpenFlags};
+pub use git2::Oid;
+use git2::{Repository, RepositoryOpenFlags};
 use std::path::{Path, PathBuf};
 
 /// The ref that holds the record chain.
