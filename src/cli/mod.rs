@@ -14,6 +14,7 @@ pub mod log;
 pub mod man;
 pub mod mcp;
 pub mod pager;
+pub mod progress;
 pub mod recent;
 pub mod reindex;
 pub mod restore;

@@ -38,7 +38,9 @@ pub struct Args {
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
+    let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
+    drop(building);
     let query = args.query.join(" ");
     let filters = Filters {
         note_type: args.note_type,
