@@ -123,6 +123,24 @@ fn record_line(s: &Status, out: &mut Vec<String>) {
         verified,
         if r.reflog { "" } else { "; no reflog" }
     ));
+    if let Some(y) = &r.sync {
+        let relation = match y.relation {
+            "up-to-date" => "in step with it at the last fetch",
+            "ahead" => "ahead of it (run `git rutter sync` to send)",
+            "behind" => "behind it at the last fetch (run `git rutter sync`)",
+            "diverged" => "both sides have new entries (run `git rutter sync`)",
+            _ => "never fetched (run `git rutter sync`)",
+        };
+        out.push(format!(
+            "sync:     {}{} as {}; {relation}",
+            y.remote,
+            y.url
+                .as_deref()
+                .map(|u| format!(" ({u})"))
+                .unwrap_or_default(),
+            y.machine.as_deref().unwrap_or("(no machine id yet)"),
+        ));
+    }
 }
 
 fn index_line(s: &Status, now: Instant, out: &mut Vec<String>) {

@@ -291,10 +291,11 @@ impl Store {
 
 /// `git gc --auto`, detached with all stdio closed; never waited for.
 fn spawn_gc(root: &std::path::Path) {
-    use std::process::{Command, Stdio};
-    let _ = Command::new("git")
-        .arg("-C")
-        .arg(root)
+    use std::process::Stdio;
+    let Some(mut git) = super::gitcli::git_in(root) else {
+        return;
+    };
+    let _ = git
         .args(["gc", "--auto", "--quiet"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
