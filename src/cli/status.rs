@@ -37,7 +37,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if args.json {
         super::print_json(&status)?;
     } else {
-        super::print(&render(&status, now))?;
+        super::print_painted(&render(&status, now), paint)?;
     }
     Ok(match status.healthy {
         true => super::EXIT_OK,
@@ -46,6 +46,23 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
 }
 
 /// The human form: one line per item, findings at the end.
+/// The findings' heading and each finding's sentence painted.
+fn paint(text: &str) -> String {
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("findings (") {
+                super::color::paint(super::color::BOLD_RED, l)
+            } else if let Some(finding) = l.strip_prefix("  - ") {
+                format!("  - {}", super::color::paint(super::color::RED, finding))
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    lines.join("\n")
+}
+
 pub fn render(s: &Status, now: Instant) -> String {
     let mut out = Vec::new();
     vault_lines(s, &mut out);
