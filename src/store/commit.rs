@@ -378,10 +378,14 @@ fn subject(fresh: &[&PendingAppend], last: &PendingAppend) -> String {
         };
     }
     let mut subject = format!("rutter: capture {}", last.day);
+    // A turn's entries share one project: name it for a batch too (a replay may mix several).
+    if let Some(p) = &last.project {
+        if fresh.iter().all(|a| a.project.as_ref() == Some(p)) {
+            subject.push_str(&format!(" [{}]", trailer_value(p)));
+        }
+    }
     if fresh.len() > 1 {
         subject.push_str(&format!(" ({} entries)", fresh.len()));
-    } else if let Some(p) = &last.project {
-        subject.push_str(&format!(" [{}]", trailer_value(p)));
     }
     subject
 }
