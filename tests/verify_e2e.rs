@@ -691,6 +691,13 @@ fn a_line_no_capture_wrote_is_unverified_and_never_committed() {
         "{detail}"
     );
 
+    // Recall and log classify the same lines the same way (records::status).
+    for id in ["20261130T120000000Z", "20261201T120000000Z"] {
+        let log = env.rutter(&["log", "--json", id]);
+        let rows: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
+        assert_eq!(rows[0]["status"], "unverified", "{id}: {}", log.stdout);
+    }
+
     let tip = env.git(&["rev-parse", "refs/rutter/records"]);
     let r = env.rutter(&["commit"]);
     assert_eq!(r.code, 1, "{}", r.stderr);

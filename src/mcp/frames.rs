@@ -229,4 +229,36 @@ mod tests {
         assert_eq!(written.len(), 1);
         assert_eq!(written[0]["id"], json!("big"));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// However a frame's bytes arrive in chunks, what is kept is the whole frame when it
+        /// is within the limit, else exactly its first ID_PREFIX_BYTES, marked over.
+        #[test]
+        fn any_chunking_keeps_a_frame_or_its_start(
+            len in proptest::prop_oneof![
+                0usize..3000,
+                (MAX_FRAME_BYTES - 64)..(MAX_FRAME_BYTES + 64),
+                (MAX_FRAME_BYTES * 2)..(MAX_FRAME_BYTES * 2 + 1),
+            ],
+            cuts in proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 0..6),
+        ) {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+            let mut at: Vec<usize> = cuts.iter().map(|c| c.index(len + 1)).collect();
+            at.push(0);
+            at.push(len);
+            at.sort_unstable();
+            let (mut line, mut over) = (Vec::new(), false);
+            for w in at.windows(2) {
+                absorb(&mut line, &mut over, &bytes[w[0]..w[1]]);
+            }
+            if len <= MAX_FRAME_BYTES {
+                proptest::prop_assert!(!over);
+                proptest::prop_assert!(line == bytes);
+            } else {
+                proptest::prop_assert!(over);
+                proptest::prop_assert!(line[..] == bytes[..ID_PREFIX_BYTES]);
+            }
+        }
+    }
 }

@@ -250,4 +250,65 @@ mod tests {
             );
         }
     }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "\\PC{0,12}|[\\x00-\\x1f]{0,4}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(2, 12, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::from),
+                proptest::collection::btree_map("\\PC{0,4}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn arguments() -> impl proptest::strategy::Strategy<Value = Map<String, Value>> {
+        use proptest::prelude::*;
+        let key = prop_oneof![
+            Just("query".to_string()),
+            Just("limit".to_string()),
+            Just("type".to_string()),
+            Just("path".to_string()),
+            Just("window".to_string()),
+            Just("count".to_string()),
+            Just("detail".to_string()),
+            Just("project".to_string()),
+            "\\PC{0,6}",
+        ];
+        proptest::collection::btree_map(key, json_value(), 0..5)
+            .prop_map(|m| m.into_iter().collect())
+    }
+
+    proptest::proptest! {
+        /// Any arguments get a decision from every validator, never a panic; what is accepted
+        /// holds exactly the values given and within their ranges.
+        #[test]
+        fn any_arguments_get_a_decision(a in arguments()) {
+            if let Ok(s) = search_args(&a) {
+                proptest::prop_assert_eq!(Some(&Value::from(s.query.clone())), a.get("query"));
+                proptest::prop_assert!((1..=50).contains(&s.limit));
+            }
+            if let Ok(p) = note_path(&a) {
+                proptest::prop_assert_eq!(Some(&Value::from(p)), a.get("path"));
+            }
+            if let Ok(q) = recent_query(&a) {
+                proptest::prop_assert!(q.window_days.is_none_or(|w| w >= 1));
+                proptest::prop_assert!(q.count.is_none_or(|c| c >= 1));
+            }
+        }
+
+        /// Any query text (NUL, controls, any length) is a valid `query`.
+        #[test]
+        fn any_query_text_is_valid(q in "\\PC{0,200}|[\\x00-\\x1f\\x7f]{0,50}") {
+            let a = args(json!({ "query": q.clone() }));
+            proptest::prop_assert_eq!(search_args(&a).map(|s| s.query), Ok(q));
+        }
+    }
 }
