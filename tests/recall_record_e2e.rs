@@ -279,7 +279,18 @@ fn a_journalled_line_reads_not_committed_yet_and_a_hand_written_one_unverified()
     assert_eq!(by_id(pending).0, "Waiting for the lock.");
 
     // `commit` commits the journal's line, not the tampered one, which now reads as an edit.
-    ok(&env, &["commit"]);
+    // It names the hand-written line, which it never commits, and exits 1 (it left the line
+    // out silently, exit 0, before).
+    let c = env.rutter(&["commit"]);
+    assert_eq!(c.code, 1, "{}", c.stderr);
+    assert!(c.stdout.starts_with("committed 1 entry "), "{}", c.stdout);
+    assert!(
+        c.stderr.contains(
+            "_librarian/sessions/2026-11-30.md holds 20261130T130000000Z, a line no capture wrote; it was not committed."
+        ),
+        "{}",
+        c.stderr
+    );
     assert_eq!(
         by_id(pending),
         ("Waiting for the lock.".into(), "edited after commit".into())

@@ -172,7 +172,9 @@ fn a_forged_line_in_the_middle_is_found() {
         &day,
         &text.replacen(second, &format!("{forged}\n{second}"), 1),
     );
-    assert_names(&env, "edited", "20261130T100130000Z");
+    // An entry no commit ever held is unverified, inserted or appended (it read `edited`
+    // before verify followed records::status, which log and recall apply).
+    assert_names(&env, "unverified", "20261130T100130000Z");
 }
 
 #[test]
@@ -757,4 +759,36 @@ fn a_record_folder_replaced_by_a_symlink_is_reported_as_such() {
             "{folder}: the folder back in place is clean"
         );
     }
+}
+
+/// A capture appended after a line typed by hand: the hand line now sits among committed ones.
+/// It is still `unverified` (not `edited`: no commit ever held it), with the same finding id,
+/// as log classifies it; deleting it makes verify clean.
+#[test]
+fn a_hand_line_a_capture_landed_after_stays_unverified() {
+    let (env, day) = vault();
+    let hand = hand_line("20261130T120000000Z", "Typed by hand.");
+    let before = env.read(&day);
+    env.write(&day, &format!("{before}{hand}"));
+    let r = env.capture_at("2026-11-30T13:00:00.000Z", "Captured after.", &[]);
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(
+        kinds(&v),
+        [("unverified".to_string(), "20261130T120000000Z".to_string())]
+    );
+    assert_eq!(
+        v["findings"][0]["id"],
+        "unverified:_librarian/sessions/2026-11-30.md:20261130T120000000Z"
+    );
+    assert!(v["findings"][0]["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+- 12:00:00 — Typed by hand."));
+    let log = env.rutter(&["log", "--json", "20261130T120000000Z"]);
+    let rows: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
+    assert_eq!(rows[0]["status"], "unverified", "{}", log.stdout);
+    env.write(&day, &env.read(&day).replace(&hand, ""));
+    assert_eq!(verify(&env).0, 0);
 }

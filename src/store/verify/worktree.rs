@@ -160,8 +160,41 @@ fn file(
         per_entry(Kind::Truncated, path, committed, &working, cache, what)
     } else {
         let what = "was edited after commit";
-        per_entry(Kind::Edited, path, committed, &working, cache, what)
+        let found = per_entry(Kind::Edited, path, committed, &working, cache, what);
+        inserted_unverified(path, committed, found, journalled)
     })
+}
+
+/// An "edited" entry that no commit holds is a line inserted among the committed ones (a
+/// capture appended after a line typed by hand): unless the journal holds it, it is unverified,
+/// as `records::status` classifies it for recall and log.
+fn inserted_unverified(
+    path: &str,
+    committed: &[u8],
+    found: Vec<Finding>,
+    journalled: &HashSet<String>,
+) -> Vec<Finding> {
+    let known: HashSet<String> = super::history::ids(path, committed, true)
+        .into_iter()
+        .collect();
+    let pending: HashSet<String> = journalled
+        .iter()
+        .filter_map(|l| record_line_id(path, l))
+        .collect();
+    found
+        .into_iter()
+        .map(|f| match f.entry.clone() {
+            Some(id) if !known.contains(&id) && !pending.contains(&id) => {
+                let mut u = Finding::new(Kind::Unverified, path, &id, unverified_detail(path, &id));
+                u.path = f.path;
+                u.entry = f.entry;
+                u.day = f.day;
+                u.diff = f.diff;
+                u
+            }
+            _ => f,
+        })
+        .collect()
 }
 
 /// A committed file that cannot be read is as good as deleted for the record.
