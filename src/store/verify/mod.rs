@@ -57,7 +57,7 @@ impl Store {
             refcheck::Snapshot::read(self, tip)?
         };
         let tip = snapshot.tip;
-        let mut cache = cache::VerifyCache::load(self.state_dir(), opts.full);
+        let mut cache = cache::VerifyCache::load(self.worktree_state_dir(), opts.full);
         let mut report = Report {
             tip: Some(tip.to_string()),
             ..Default::default()
@@ -92,7 +92,7 @@ impl Store {
         if !report.findings.iter().any(|f| f.kind.is_history_or_ref()) {
             cache.verified_tip = Some(tip.to_string());
         }
-        cache.save(self.state_dir());
+        cache.save(self.worktree_state_dir());
         report.added_by = cache.entries;
         Ok(report)
     }
