@@ -19,7 +19,6 @@ use crate::fsx::Dir;
 use crate::records::{dayfile, fingerprint, Entry};
 use crate::store::adopt::is_day_file;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
 use std::path::Path;
 
 /// The loaded cache; call [`DedupeCache::save`] after recording.
@@ -78,7 +77,14 @@ impl DedupeCache {
             known: HashMap::new(),
             complete: false,
         };
-        if !locked || cache.sessions.is_none() {
+        if cache.sessions.is_none() {
+            return cache;
+        }
+        if !locked {
+            // Without the lock nothing is written, but the file about to be appended to is
+            // read from its mark, so a Stop fired twice is still caught.
+            let mark = cache.marks.get(cache.dir.as_ref(), focus);
+            cache.refresh_file(focus, mark);
             return cache;
         }
         let now_mtime = cache.sessions_mtime();
@@ -193,6 +199,9 @@ impl DedupeCache {
     /// Reads every day file whole into `known` (not into the files: only the session being
     /// asked about is rewritten).
     fn read_everything(&mut self) {
+        if self.complete {
+            return;
+        }
         // Keys ingested now are known; only those queued before are still to be written.
         let pending = std::mem::take(&mut self.pending);
         for name in self.day_files() {
@@ -255,24 +264,30 @@ impl DedupeCache {
         }
     }
 
-    /// Appends each session's new keys to its file; a file that cannot be believed is replaced
-    /// by the keys the day files hold. A failure makes the cache untrusted.
+    /// Writes each session's new keys into its file (replaced whole, so it is never torn); a
+    /// file that cannot be believed is first rebuilt from the day files. A failure makes the
+    /// cache untrusted.
     fn flush_keys(&mut self) {
         if !self.writable || self.untrusted {
             self.pending.clear();
             return;
         }
         for (sid, keys) in std::mem::take(&mut self.pending) {
-            let written = match self.read_keys(&sid) {
+            let have = match self.read_keys(&sid) {
                 Keys::Corrupt => {
                     self.read_everything();
-                    self.rewrite_keys(&sid)
+                    None
                 }
-                Keys::Missing => self.append_keys(&sid, &keys),
-                Keys::Valid(have) => {
-                    let new: Vec<String> = keys.into_iter().filter(|k| !have.contains(k)).collect();
-                    new.is_empty() || self.append_keys(&sid, &new)
+                Keys::Missing => Some(HashSet::new()),
+                Keys::Valid(have) => Some(have),
+            };
+            let written = match have {
+                Some(have) if keys.iter().all(|k| have.contains(k)) => true,
+                Some(mut have) => {
+                    have.extend(keys);
+                    self.write_keys(&sid, &have)
                 }
+                None => self.rewrite_keys(&sid),
             };
             if !written {
                 self.untrusted = true;
@@ -280,25 +295,19 @@ impl DedupeCache {
         }
     }
 
-    fn append_keys(&self, sid: &str, keys: &[String]) -> bool {
-        let text: String = keys.iter().map(|k| format!("{k}\n")).collect();
-        self.key_folder(sid)
-            .and_then(|(folder, rest)| {
-                let mut f = folder.open_append(&rest).ok()?;
-                // A torn earlier write must not glue this key to it.
-                let sep = if f.ends_with_newline { "" } else { "\n" };
-                f.file.write_all(format!("{sep}{text}").as_bytes()).ok()
-            })
-            .is_some()
-    }
-
     /// Replaces the key file of `sid` with every key `known` holds for it.
     fn rewrite_keys(&self, sid: &str) -> bool {
-        let mut keys: Vec<&String> = self.known.get(sid).into_iter().flatten().collect();
-        keys.sort();
-        let text: String = keys.iter().map(|k| format!("{k}\n")).collect();
+        let keys = self.known.get(sid).cloned().unwrap_or_default();
+        self.write_keys(sid, &keys)
+    }
+
+    fn write_keys(&self, sid: &str, keys: &HashSet<String>) -> bool {
         self.key_folder(sid)
-            .and_then(|(folder, rest)| folder.write_atomic(&rest, text.as_bytes()).ok())
+            .and_then(|(folder, rest)| {
+                folder
+                    .write_atomic(&rest, render_keys(keys).as_bytes())
+                    .ok()
+            })
             .is_some()
     }
 
@@ -326,24 +335,46 @@ fn key_hash(key: &str) -> String {
     fingerprint::sha256_hex(key.as_bytes())[..32].to_string()
 }
 
-/// The keys of a key file: lines of 32 lowercase hex digits, each ended by a newline; `None`
-/// for anything else.
-fn parse_keys(bytes: &[u8]) -> Option<HashSet<String>> {
-    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-        return None;
+/// The first line of a key file: its format and how many keys follow.
+const KEYS_MAGIC: &str = "rutter-keys 1";
+
+/// A key file: `rutter-keys 1 <n>`, then the `n` keys sorted, one per line.
+fn render_keys(keys: &HashSet<String>) -> String {
+    let mut sorted: Vec<&String> = keys.iter().collect();
+    sorted.sort();
+    let mut out = format!("{KEYS_MAGIC} {}\n", sorted.len());
+    for k in sorted {
+        out.push_str(k);
+        out.push('\n');
     }
+    out
+}
+
+/// The keys of a key file: the header line, then exactly as many lines of 32 lowercase hex
+/// digits as it says, each ended by a newline; `None` for anything else (an emptied, torn or
+/// foreign file is never read as "no keys").
+fn parse_keys(bytes: &[u8]) -> Option<HashSet<String>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let body = text.strip_suffix('\n')?;
+    let mut lines = body.split('\n');
+    let count: usize = lines
+        .next()?
+        .strip_prefix(KEYS_MAGIC)?
+        .strip_prefix(' ')?
+        .parse()
+        .ok()?;
     let mut keys = HashSet::new();
-    for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+    for line in lines {
         let hex = line.len() == 32
             && line
-                .iter()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         if !hex {
             return None;
         }
-        keys.insert(String::from_utf8_lossy(line).into_owned());
+        keys.insert(line.to_string());
     }
-    Some(keys)
+    (keys.len() == count).then_some(keys)
 }
 
 #[cfg(test)]
@@ -352,34 +383,42 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The key file reader never panics, and accepts exactly what the writer writes.
+        /// The key file reader never panics on any bytes, and what it accepts has its header.
         #[test]
         fn key_files_parse_only_as_written(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             if let Some(keys) = parse_keys(&bytes) {
                 prop_assert!(keys.iter().all(|k| k.len() == 32));
-                prop_assert!(bytes.is_empty() || bytes.ends_with(b"\n"));
+                prop_assert!(bytes.starts_with(KEYS_MAGIC.as_bytes()));
             }
         }
 
         #[test]
         fn written_keys_read_back(keys in proptest::collection::hash_set("[0-9a-f]{32}", 0..20)) {
-            let text: String = keys.iter().map(|k| format!("{k}\n")).collect();
-            prop_assert_eq!(parse_keys(text.as_bytes()), Some(keys));
+            prop_assert_eq!(parse_keys(render_keys(&keys).as_bytes()), Some(keys));
         }
     }
 
     #[test]
-    fn torn_or_foreign_key_files_do_not_parse() {
+    fn emptied_torn_or_foreign_key_files_do_not_parse() {
         let key = "0123456789abcdef0123456789abcdef";
-        assert!(parse_keys(format!("{key}\n").as_bytes()).is_some());
+        let one = HashSet::from([key.to_string()]);
+        let good = render_keys(&one);
+        assert_eq!(parse_keys(good.as_bytes()), Some(one));
         for bad in [
-            key.to_string(),
-            format!("{key}\n{}", &key[..10]),
-            format!("{}\n", key.to_uppercase()),
+            String::new(),
+            format!("{key}\n"),
+            good[..good.len() - 1].to_string(),
+            good[..good.len() - 5].to_string(),
+            format!("{KEYS_MAGIC} 2\n{key}\n"),
+            format!("{KEYS_MAGIC} 1\n{}\n", key.to_uppercase()),
+            format!("{KEYS_MAGIC} 0\n\n"),
             "garbage\n".to_string(),
-            format!("{key}\n\u{0}\n"),
         ] {
             assert!(parse_keys(bad.as_bytes()).is_none(), "{bad:?}");
         }
+        assert_eq!(
+            parse_keys(format!("{KEYS_MAGIC} 0\n").as_bytes()),
+            Some(HashSet::new())
+        );
     }
 }

@@ -9,7 +9,8 @@
 use crate::fsx::Dir;
 use std::collections::BTreeMap;
 
-const MAGIC: &str = "rutter-dedupe 2";
+/// Version 3: key files carry a header with their count (a cache of version 2 is rebuilt).
+const MAGIC: &str = "rutter-dedupe 3";
 /// Lines kept in `recent` before they are folded into `sizes`.
 const RECENT_MAX: usize = 16;
 

@@ -68,6 +68,8 @@ pub struct Written {
     pub journal_problem: Option<String>,
     /// Where entries appended but neither journalled nor committed were written aside.
     pub kept_aside: Vec<PathBuf>,
+    /// Why the new tip could not be witnessed in the witness log, when it could not.
+    pub unwitnessed: Option<String>,
 }
 
 impl Written {
@@ -402,6 +404,7 @@ impl Commit<'_> {
                 written.commit = out.commit.map(|o| o.to_string());
                 written.diverged = out.diverged;
                 written.refused = out.refused;
+                written.unwitnessed = out.unwitnessed;
                 written.pending = None;
             }
             Err(e) => written.pending = Some(e.to_string()),

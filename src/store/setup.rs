@@ -102,7 +102,8 @@ fn exclude_overlay(store: &Store) -> Result<bool, StoreError> {
     }
     // Opened relative to the git directory without following a symlink: a linked `info/` or
     // `info/exclude` (or one with a second name) is an error naming it, never written through.
-    let Some(info) = Dir::open(store.repo.path())?.open_dir("info", true)? else {
+    // git reads `info/exclude` from the common directory (shared by linked worktrees).
+    let Some(info) = Dir::open(store.repo.commondir())?.open_dir("info", true)? else {
         return Ok(false);
     };
     // Read as bytes and only ever appended to: a file that is not UTF-8, or cannot be read, is
