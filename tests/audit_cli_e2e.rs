@@ -154,12 +154,13 @@ fn edit_29(env: &Env) {
     );
 }
 
-/// One `log` line: short commit, day, time, status padded to 21, id, summary.
+/// One `log` line: short commit, day, time and offset (the tests run in UTC), status padded to
+/// 21, id, summary.
 fn log_line(commit: Option<&str>, id: &str, time: &str, status: &str, summary: &str) -> String {
     let c = commit.map_or("-------".to_string(), |c| c[..7].to_string());
     let status = format!("{status:<21}");
     format!(
-        "{c} {} {} {status} {id}  {summary}",
+        "{c} {} {} +0000 {status} {id}  {summary}",
         &time[..10],
         &time[11..19]
     )
@@ -185,7 +186,7 @@ fn log_lists_committed_records_newest_first_with_their_commit() {
     assert_eq!(
         want[0],
         format!(
-            "{} 2026-11-30 11:00:00 committed             20261130T110000000Z  Agreed a fortnightly cadence.",
+            "{} 2026-11-30 11:00:00 +0000 committed             20261130T110000000Z  Agreed a fortnightly cadence.",
             &commit_of(&env, ENTRIES[3].0)[..7]
         ),
         "the layout itself"
@@ -494,7 +495,7 @@ fn restore_appends_journalled_pending_lines_again() {
     assert!(v.stdout.contains("1 pending line(s)"), "{}", v.stdout);
     let log = run(&env, &["log", "-n", "1"]);
     assert!(
-        log.stdout.starts_with("------- 2026-11-30 12:30:00 pending               20261130T123000000Z  Waiting to be committed."),
+        log.stdout.starts_with("------- 2026-11-30 12:30:00 +0000 pending               20261130T123000000Z  Waiting to be committed."),
         "{}",
         log.stdout
     );

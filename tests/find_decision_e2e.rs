@@ -198,3 +198,30 @@ async fn librarian_recent_answers_what_did_we_decide_about_the_cadence() {
     );
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn times_show_in_the_local_zone_with_their_offset_unless_utc() {
+    let env = vault();
+    let run = |args: &[&str], tz: &str| {
+        let out = env.cmd().env("TZ", tz).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // 2026-11-20 09:00 UTC is 01:00 in Los Angeles, the same day; 2026-11-30 09:00 too.
+    let la = run(&["recent"], "America/Los_Angeles");
+    assert!(
+        la.contains("2026-11-20 01:00:00 -0800 — User chose a fortnightly"),
+        "{la}"
+    );
+    let tokyo = run(&["log", "--grep", "garden"], "Asia/Tokyo");
+    assert!(
+        tokyo.contains(" 2026-11-25 18:00:00 +0900 committed"),
+        "{tokyo}"
+    );
+    let utc = run(&["recent", "--utc"], "Asia/Tokyo");
+    assert!(utc.contains("2026-11-20 09:00:00 — User chose"), "{utc}");
+    let json = run(&["log", "--json", "--grep", "garden"], "Asia/Tokyo");
+    assert!(
+        json.contains("\"time\": \"2026-11-25T09:00:00.000Z\""),
+        "JSON stays UTC: {json}"
+    );
+}

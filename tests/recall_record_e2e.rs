@@ -133,7 +133,7 @@ async fn an_edited_summary_is_served_as_committed_and_marked() {
     let text = ok(&env, &["recent"]).stdout;
     assert!(
         text.contains(&format!(
-            "  · 2026-11-30 10:00:00 — {} {MARK_EDITED}\n",
+            "  · 2026-11-30 10:00:00 +0000 — {} {MARK_EDITED}\n",
             ENTRIES[1].2
         )),
         "{text}"

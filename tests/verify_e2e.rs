@@ -614,3 +614,30 @@ fn verify_while_captures_land_reports_no_rewind() {
     writer.join().unwrap();
     assert_eq!(verify(&env).0, 0);
 }
+
+#[test]
+fn log_never_moves_the_audit_watermark_and_clean_says_what_was_checked() {
+    let (env, _) = vault();
+    let again = env.rutter(&["verify"]);
+    assert!(
+        again
+            .stdout
+            .contains("verify: clean (no new commit since the last verify; `--full` re-checks all"),
+        "{}",
+        again.stdout
+    );
+    env.capture_at("2026-11-30T11:00:00.000Z", "One more.", &[]);
+    assert_eq!(env.rutter(&["log"]).code, 0);
+    let r = env.rutter(&["verify"]);
+    assert!(
+        r.stdout.contains("verify: clean (1 new commit(s) checked"),
+        "log left the new commit to verify: {}",
+        r.stdout
+    );
+    let full = env.rutter(&["verify", "--full"]);
+    assert!(
+        full.stdout.contains(" commit(s) checked") && !full.stdout.contains("new commit"),
+        "{}",
+        full.stdout
+    );
+}

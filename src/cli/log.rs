@@ -1,5 +1,6 @@
 //! `git rutter log`: every record, newest first, with the commit that added it and its status.
 
+use crate::recall::render::Clock;
 use crate::records::filter::EntryFilter;
 use crate::records::retraction::Retraction;
 use crate::records::status::{self, Status};
@@ -43,6 +44,10 @@ pub struct Args {
     /// Show the diff of each edited entry.
     #[arg(short = 'p', long = "patch")]
     pub patch: bool,
+    /// Show times in UTC, as recorded (by default in your time zone, with its offset; JSON is
+    /// always UTC).
+    #[arg(long)]
+    pub utc: bool,
     /// Print as JSON.
     #[arg(long)]
     pub json: bool,
@@ -86,7 +91,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     )?;
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let report = store.verify(Options::default())?;
+    let report = store.verify(Options {
+        read_only: true,
+        ..Options::default()
+    })?;
     let mut rows = rows(
         &store,
         &report.findings,
@@ -106,13 +114,14 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if args.json {
         super::print_json(&rows)?;
     } else {
-        print_rows(&rows, args.patch)?;
+        let clock = if args.utc { Clock::Utc } else { Clock::local() };
+        print_rows(&rows, args.patch, &clock)?;
     }
     Ok(super::EXIT_OK)
 }
 
 /// The human form: one line per entry, with -p the diff of an edited one indented below.
-fn print_rows(rows: &[Row], patch: bool) -> anyhow::Result<()> {
+fn print_rows(rows: &[Row], patch: bool, clock: &Clock) -> anyhow::Result<()> {
     for r in rows {
         let commit = r
             .commit
@@ -126,13 +135,10 @@ fn print_rows(rows: &[Row], patch: bool) -> anyhow::Result<()> {
                 .map_or("a pending commit", |c| &c[..c.len().min(7)]);
             format!("  (retracted in {by}: {})", x.reason)
         });
+        let (day, time) = clock.day_time(&r.day, &r.time);
         super::print(&format!(
-            "{commit} {} {} {:<21} {}  {}{why}",
-            r.day,
-            &r.time.get(11..19).unwrap_or(""),
-            r.status,
-            r.id,
-            r.summary
+            "{commit} {day} {time} {:<21} {}  {}{why}",
+            r.status, r.id, r.summary
         ))?;
         if let (true, Some(d)) = (patch, &r.diff) {
             super::print(

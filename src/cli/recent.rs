@@ -49,6 +49,10 @@ pub struct Args {
     /// Show every session (overrides COUNT).
     #[arg(long, conflicts_with_all = ["count", "n"])]
     pub all: bool,
+    /// Show times in UTC, as recorded (by default in your time zone, with its offset, as `git
+    /// log` shows them; JSON is always UTC).
+    #[arg(long)]
+    pub utc: bool,
     /// Print the sessions as JSON (each step with its `status`, each ref with how it reads now,
     /// in `shown`).
     #[arg(long)]
@@ -89,7 +93,12 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if args.json {
         super::print_json(&json(&vault.root, &answer.recent, &shown))?;
     } else {
-        super::print(&render::cli(&answer.recent, &shown, answer.record))?;
+        let clock = if args.utc {
+            render::Clock::Utc
+        } else {
+            render::Clock::local()
+        };
+        super::print(&render::cli(&answer.recent, &shown, answer.record, &clock))?;
     }
     Ok(super::EXIT_OK)
 }

@@ -59,6 +59,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let report = store.verify(Options {
         full: args.full,
         notes: args.notes,
+        read_only: false,
     })?;
     let text = if args.json {
         super::print_json(&json(&report))?;
@@ -71,7 +72,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             .collect::<Vec<_>>()
             .join("\n")
     } else {
-        human(&report)
+        human(&report, args.full)
     };
     if !text.is_empty() {
         super::print(&text)?;
@@ -115,7 +116,7 @@ fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
-fn human(r: &Report) -> String {
+fn human(r: &Report, full: bool) -> String {
     let counted: Vec<&Finding> = r.findings.iter().filter(|f| f.counts()).collect();
     let mut out = Vec::new();
     for f in &r.findings {
@@ -139,9 +140,16 @@ fn human(r: &Report) -> String {
         .iter()
         .filter(|f| f.kind == finding::Kind::Pending)
         .count();
+    // Incremental runs check the commits since the last verified tip; say so, so "0" never
+    // reads as "checked nothing".
+    let checked = match (full, r.commits_checked) {
+        (true, n) => format!("{n} commit(s) checked"),
+        (false, 0) => "no new commit since the last verify; `--full` re-checks all".to_string(),
+        (false, n) => format!("{n} new commit(s) checked"),
+    };
     out.push(match counted.len() {
-        0 => format!("verify: clean ({} commit(s) checked, {pending} pending line(s)).", r.commits_checked),
-        n => format!("verify: {n} finding(s) ({} commit(s) checked, {pending} pending line(s)). Acknowledge a known one with `git rutter verify --ack ID --reason TEXT`.", r.commits_checked),
+        0 => format!("verify: clean ({checked}, {pending} pending line(s))."),
+        n => format!("verify: {n} finding(s) ({checked}, {pending} pending line(s)). Acknowledge a known one with `git rutter verify --ack ID --reason TEXT`."),
     });
     out.join("\n")
 }

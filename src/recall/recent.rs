@@ -348,8 +348,8 @@ mod tests {
                         let indexed = from_index(&index, &q, now()).unwrap();
                         let piped = recent(steps.clone(), &q, now());
                         assert_eq!(
-                            crate::recall::render::cli(&indexed, refs, true),
-                            crate::recall::render::cli(&piped, refs, true),
+                            crate::recall::render::cli(&indexed, refs, true, &Default::default()),
+                            crate::recall::render::cli(&piped, refs, true, &Default::default()),
                             "{q:?}"
                         );
                     }

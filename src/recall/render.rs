@@ -22,13 +22,46 @@ pub fn empty_state(r: &Recent) -> Option<String> {
     }
 }
 
+/// How times are shown: as recorded, in UTC (the MCP tool, whose strings follow the reference;
+/// `--utc`), or in a time zone with its offset, as `git log` shows them (the terminal).
+#[derive(Debug, Clone, Default)]
+pub enum Clock {
+    #[default]
+    Utc,
+    Zone(jiff::tz::TimeZone),
+}
+
+impl Clock {
+    /// The system's time zone (`TZ`, else `/etc/localtime`), else UTC.
+    pub fn local() -> Clock {
+        Clock::Zone(jiff::tz::TimeZone::system())
+    }
+
+    /// The day and the time of day of a recorded UTC `time` (`YYYY-MM-DDTHH:MM:SS.mmmZ`) on
+    /// `day`: as recorded for UTC, else converted, the time with its offset (`13:54:55 +0100`).
+    pub fn day_time(&self, day: &str, time: &str) -> (String, String) {
+        let utc = || (day.to_string(), time.get(11..19).unwrap_or("").to_string());
+        let Clock::Zone(tz) = self else { return utc() };
+        match time.parse::<jiff::Timestamp>() {
+            Ok(ts) => {
+                let z = ts.to_zoned(tz.clone());
+                (
+                    z.strftime("%Y-%m-%d").to_string(),
+                    z.strftime("%H:%M:%S %z").to_string(),
+                )
+            }
+            Err(_) => utc(),
+        }
+    }
+}
+
 /// How a ref is shown; recall passes [`super::refs::shown`] over the index.
 pub type RefText<'a> = &'a dyn Fn(&NoteRef) -> String;
 
 /// Terminal rendering: sessions separated by a blank line. `marks`: the vault has a record, so
 /// each step's status is shown (without one every step would read `[unverified]`).
-pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool) -> String {
-    each_session(r, marks, &|s| cli_session(s, refs, marks))
+pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool, clock: &Clock) -> String {
+    each_session(r, marks, &|s| cli_session(s, refs, marks, clock))
 }
 
 /// The empty state, or each session rendered by `f`, separated by a blank line, then the
@@ -50,11 +83,11 @@ fn each_session(r: &Recent, marks: bool, f: &dyn Fn(&Session) -> String) -> Stri
     }
 }
 
-fn cli_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
+fn cli_session(s: &Session, refs: RefText<'_>, marks: bool, clock: &Clock) -> String {
     let proj = project_tag(s.project.as_deref());
     if s.steps.len() == 1 && s.total_steps == 1 {
         let step = &s.steps[0];
-        let mut out = step_line(step, &proj, marks);
+        let mut out = step_line(step, &proj, marks, clock);
         for r in &step.entry.refs {
             out.push_str(&format!("\n   refs: {}", refs(r)));
         }
@@ -67,11 +100,11 @@ fn cli_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
     };
     let mut out = format!(
         "{}{proj} — one session, {} steps{shown}:",
-        span(s),
+        span(s, clock),
         s.total_steps
     );
     for step in &s.steps {
-        out.push_str(&format!("\n  · {}", step_line(step, "", marks)));
+        out.push_str(&format!("\n  · {}", step_line(step, "", marks, clock)));
         for r in &step.entry.refs {
             out.push_str(&format!("\n     refs: {}", refs(r)));
         }
@@ -85,13 +118,14 @@ pub fn tool(r: &Recent, refs: RefText<'_>, marks: bool) -> String {
 }
 
 fn tool_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
+    let utc = &Clock::Utc;
     if s.steps.len() == 1 && s.total_steps == 1 {
         return tool_step(&s.steps[0], refs, marks);
     }
     let header = if s.omitted > 0 {
         format!(
             "{}{} — one session, first and last of {} steps — middle {} omitted (detail: brief):",
-            span(s),
+            span(s, utc),
             project_tag(s.project.as_deref()),
             s.total_steps,
             s.omitted
@@ -99,7 +133,7 @@ fn tool_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
     } else {
         format!(
             "{}{} — one session, {} steps, in order:",
-            span(s),
+            span(s, utc),
             project_tag(s.project.as_deref()),
             s.total_steps
         )
@@ -113,7 +147,7 @@ fn tool_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
 }
 
 fn tool_step(step: &Step, refs: RefText<'_>, marks: bool) -> String {
-    let mut out = step_line(step, &project_tag(step.entry.project()), marks);
+    let mut out = step_line(step, &project_tag(step.entry.project()), marks, &Clock::Utc);
     for (i, r) in step.entry.refs.iter().enumerate() {
         let lead = if i == 0 { "\n   refs: " } else { "\n         " };
         out.push_str(lead);
@@ -122,9 +156,13 @@ fn tool_step(step: &Step, refs: RefText<'_>, marks: bool) -> String {
     out
 }
 
-fn span(s: &Session) -> String {
-    let first = s.steps.first().map_or("", |st| st.day.as_str());
-    let last = s.steps.last().map_or("", |st| st.day.as_str());
+fn span(s: &Session, clock: &Clock) -> String {
+    let day = |st: Option<&Step>| {
+        st.map_or(String::new(), |st| {
+            clock.day_time(&st.day, &st.entry.time).0
+        })
+    };
+    let (first, last) = (day(s.steps.first()), day(s.steps.last()));
     if first == last {
         first.to_string()
     } else {
@@ -138,13 +176,9 @@ fn project_tag(project: Option<&str>) -> String {
 }
 
 /// One step's line: `day time<tag> — summary`, then its status mark when `marks`.
-fn step_line(step: &Step, tag: &str, marks: bool) -> String {
-    let mut out = format!(
-        "{} {}{tag} — {}",
-        step.day,
-        step.entry.hhmmss(),
-        step.entry.summary
-    );
+fn step_line(step: &Step, tag: &str, marks: bool, clock: &Clock) -> String {
+    let (day, time) = clock.day_time(&step.day, &step.entry.time);
+    let mut out = format!("{day} {time}{tag} — {}", step.entry.summary);
     if let (true, Some(mark)) = (marks, step.status.mark()) {
         out.push(' ');
         out.push_str(mark);
@@ -193,7 +227,7 @@ mod tests {
     fn tool_and_cli_forms_match_the_reference() {
         let refs = &|r: &NoteRef| format!("{}@{}", r.path, r.hash);
         let tool = |r: &Recent| tool(r, refs, true);
-        let cli = |r: &Recent| cli(r, refs, true);
+        let cli = |r: &Recent| cli(r, refs, true, &Clock::Utc);
         let one = session(vec![step("01:00:00", &["a.md", "b.md"])], 0);
         assert_eq!(tool(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n         b.md@sha256:ab");
         assert_eq!(cli(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n   refs: b.md@sha256:ab");
@@ -238,7 +272,10 @@ mod tests {
         }
         let r = session(steps, 0);
         let want_cli = "2026-11-30 [proj] — one session, 5 steps:\n  · 2026-11-30 01:00:00 — did 01:00:00\n     refs: a.md\n  · 2026-11-30 02:00:00 — did 02:00:00 [edited after commit]\n  · 2026-11-30 03:00:00 — did 03:00:00 [deleted from the working tree]\n  · 2026-11-30 04:00:00 — did 04:00:00 [not committed yet]\n  · 2026-11-30 05:00:00 — did 05:00:00 [unverified]\n\n";
-        assert_eq!(cli(&r, refs, true), format!("{want_cli}{RESTORE_HINT}"));
+        assert_eq!(
+            cli(&r, refs, true, &Clock::Utc),
+            format!("{want_cli}{RESTORE_HINT}")
+        );
         let tool_text = tool(&r, refs, true);
         assert!(
             tool_text
@@ -247,7 +284,7 @@ mod tests {
         );
         assert_eq!(tool_text.matches(RESTORE_HINT).count(), 1);
         assert!(tool_text.ends_with(RESTORE_HINT));
-        let plain = cli(&r, refs, false);
+        let plain = cli(&r, refs, false, &Clock::Utc);
         for mark in all.iter().filter_map(|s| s.mark()) {
             assert!(!plain.contains(mark), "no record, no marks: {plain}");
         }

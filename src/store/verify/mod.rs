@@ -19,6 +19,9 @@ use super::{Store, StoreError};
 pub struct Options {
     /// Re-walk the whole history instead of the commits since the last verified tip.
     pub full: bool,
+    /// Leave the verify cache as it was: `log` reads findings without moving the audit's
+    /// watermark (the last verified tip), which only `verify` itself moves.
+    pub read_only: bool,
     /// Also report cited notes changed in place since capture.
     pub notes: bool,
 }
@@ -92,7 +95,9 @@ impl Store {
         if !report.findings.iter().any(|f| f.kind.is_history_or_ref()) {
             cache.verified_tip = Some(tip.to_string());
         }
-        cache.save(self.worktree_state_dir());
+        if !opts.read_only {
+            cache.save(self.worktree_state_dir());
+        }
         report.added_by = cache.entries;
         Ok(report)
     }
