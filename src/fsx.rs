@@ -4,7 +4,7 @@
 //! each path component is opened with `O_NOFOLLOW`, so a symlinked `_librarian/`, `sessions/`,
 //! day file, `.git/rutter/` or state file is refused instead of written through, and a file with
 //! more than one name (a hard link to a file elsewhere) is never appended to (DESIGN §2.2).
-//! Durable writes (`fsync` of the file and of its folder) are asked for by the caller.
+//! Durable writes (`fsync` of a file and of its folder) are the caller's to ask for.
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use std::fs::File;
@@ -229,16 +229,6 @@ impl Dir {
     /// temporary name is unique per process and call (`O_EXCL`), and is removed if the write
     /// or the rename fails, so nothing is left behind.
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), FsError> {
-        self.write_replacing(name, bytes, false)
-    }
-
-    /// [`Dir::write_atomic`], durable: the file is `fsync`ed before the rename and the folder
-    /// after it, so the new content survives a power loss once this returns.
-    pub fn write_durable(&self, name: &str, bytes: &[u8]) -> Result<(), FsError> {
-        self.write_replacing(name, bytes, true)
-    }
-
-    fn write_replacing(&self, name: &str, bytes: &[u8], durable: bool) -> Result<(), FsError> {
         static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = format!(".{name}.tmp-{}-{n}", std::process::id());
@@ -247,13 +237,8 @@ impl Dir {
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rfs::openat(&self.fd, tmp.as_str(), flags, Mode::from_raw_mode(0o644))
             .map_err(|e| io_err(&path, e))?;
-        let mut file = File::from(fd);
-        let written = file
+        let written = File::from(fd)
             .write_all(bytes)
-            .and_then(|()| match durable {
-                true => file.sync_all(),
-                false => Ok(()),
-            })
             .map_err(|e| FsError::Io {
                 path: path.clone(),
                 source: e,
@@ -263,12 +248,16 @@ impl Dir {
             });
         if written.is_err() {
             let _ = rfs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
-            return written;
         }
-        match durable {
-            true => self.sync(),
-            false => Ok(()),
-        }
+        written
+    }
+
+    /// `fsync`s the regular file `name` (never through a symlink).
+    pub fn sync_file(&self, name: &str) -> Result<(), FsError> {
+        let path = self.path.join(name);
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = rfs::openat(&self.fd, name, flags, Mode::empty()).map_err(|e| io_err(&path, e))?;
+        rfs::fsync(&fd).map_err(|e| io_err(&path, e))
     }
 
     /// `fsync`s the folder itself, so names created or removed in it survive a power loss.
@@ -479,6 +468,89 @@ mod tests {
             Err(FsError::Symlink(_))
         ));
         assert!(!outside.path().join("f").exists());
+    }
+
+    #[test]
+    fn a_file_with_a_second_name_is_never_appended_to() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, "keep\n").unwrap();
+        std::fs::hard_link(&victim, t.path().join("day.md")).unwrap();
+        let d = Dir::open(t.path()).unwrap();
+        assert!(matches!(
+            d.open_append("day.md"),
+            Err(FsError::HardLink { links: 2, .. })
+        ));
+        assert!(matches!(
+            d.open_append_existing("day.md"),
+            Err(FsError::HardLink { .. })
+        ));
+        // Replacing it whole unlinks this name only: the other file keeps its bytes.
+        d.write_atomic("day.md", b"new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    }
+
+    #[test]
+    fn a_private_folder_that_is_a_symlink_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let state = t.path().join("git/rutter");
+        assert!(
+            Dir::open_private(&state).is_ok(),
+            "created with its parents"
+        );
+        std::fs::remove_dir(&state).unwrap();
+        symlink(outside.path(), &state).unwrap();
+        assert!(matches!(
+            Dir::open_private(&state),
+            Err(FsError::Symlink(_))
+        ));
+        let lock = Dir::open(t.path()).unwrap();
+        symlink(outside.path().join("l"), t.path().join("lock")).unwrap();
+        assert!(lock.open_lock("lock").is_err());
+        assert!(
+            !outside.path().join("l").exists(),
+            "not created through the link"
+        );
+    }
+
+    #[test]
+    fn stale_temp_files_are_swept_and_fresh_ones_kept() {
+        let t = tempfile::tempdir().unwrap();
+        let d = Dir::open(t.path()).unwrap();
+        for name in [
+            ".a.json.tmp-12-0",
+            ".b.md.new-7-3",
+            "c.json",
+            ".d.tmp-x-1",
+            ".e",
+        ] {
+            std::fs::write(t.path().join(name), "x").unwrap();
+        }
+        assert_eq!(
+            d.sweep_temps(std::time::Duration::from_secs(3600)),
+            0,
+            "all fresh"
+        );
+        assert_eq!(d.sweep_temps(std::time::Duration::ZERO), 2);
+        let mut left = d.list().unwrap();
+        left.sort();
+        assert_eq!(left, [".d.tmp-x-1", ".e", "c.json"]);
+    }
+
+    proptest::proptest! {
+        /// Only names of the two temp-file shapes are taken for temp files.
+        #[test]
+        fn temp_names_are_recognised_exactly(name in "\\PC{0,30}", pid in 0u32..99999, n in 0u64..99) {
+            let tmp = format!(".{name}.tmp-{pid}-{n}");
+            let new = format!(".{name}.new-{pid}-{n}");
+            proptest::prop_assert!(is_temp_name(&tmp));
+            proptest::prop_assert!(is_temp_name(&new));
+            if !name.starts_with('.') {
+                proptest::prop_assert!(!is_temp_name(&name));
+            }
+        }
     }
 
     #[test]

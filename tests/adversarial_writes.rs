@@ -490,6 +490,22 @@ fn leftover_journal_temp_files_are_swept_and_fresh_ones_kept() {
     cap(&env, 1, "One.", "");
     assert!(!stale.exists(), "a killed writer's temp file is removed");
     assert!(fresh.exists(), "a writer at work keeps its own");
+    // A day file's header published by a writer killed before it linked it into place.
+    let header = env
+        .vault
+        .join("_librarian/sessions/.2026-12-01.md.new-99999-0");
+    std::fs::write(&header, "---\n").unwrap();
+    let old = Command::new("touch")
+        .args(["-d", "2 hours ago"])
+        .arg(&header)
+        .status()
+        .unwrap();
+    assert!(old.success());
+    assert_eq!(env.rutter(&["commit"]).code, 0);
+    assert!(
+        !header.exists(),
+        "`git rutter commit` sweeps the record folders"
+    );
     assert_all_committed(&env, &["Zero.", "One."]);
 }
 
@@ -1273,4 +1289,51 @@ fn a_linked_worktree_shares_the_lock_journal_and_witness_log() {
         assert!(committed.contains(&format!("\"summary\":\"{s}\"")), "{s}");
     }
     env.git(&["fsck", "--strict", "--no-dangling"]);
+}
+
+#[test]
+fn concurrent_captures_without_the_lock_are_each_committed_once() {
+    // Most of these time out on the lock at once and append without it, racing the holder's
+    // completion of waiting lines: none may be appended twice or lost.
+    let env = vault_with_one();
+    let children: Vec<_> = (0..12)
+        .map(|i| {
+            let mut c = env.cmd();
+            c.env("RUTTER_LOCK_WAIT_MS", "1")
+                .env("RUTTER_TIMESTAMP", format!("2026-11-30T12:10:{i:02}.000Z"))
+                .args([
+                    "capture",
+                    "--summary",
+                    &format!("Racing {i:02}."),
+                    "--session",
+                    "R",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty());
+    }
+    let r = env.rutter(&["commit"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got = entries(&env);
+    assert_eq!(got.len(), 13, "{got:?}");
+    assert!(got.iter().all(|(_, st)| st == "committed"), "{got:?}");
+    for i in 0..12 {
+        let s = format!("Racing {i:02}.");
+        assert_eq!(
+            env.read(DAY)
+                .matches(&format!("\"summary\":\"{s}\""))
+                .count(),
+            1,
+            "{s}"
+        );
+    }
+    assert_eq!(env.rutter(&["verify"]).code, 0);
+    assert_sane_ref(&env);
 }

@@ -51,6 +51,29 @@ impl Earlier {
     }
 }
 
+/// How old a temporary file must be before it is taken for a killed writer's leftover.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Removes what writers killed mid-write left in the record folders and the dedupe cache
+/// (`git rutter commit` runs it; captures sweep only the journal and the aside folders, which
+/// they list anyway). Returns how many files were removed.
+pub fn sweep(vault: &Vault) -> usize {
+    let mut removed = 0;
+    if let Ok(root) = Dir::open(&vault.root) {
+        for rel in [paths::SESSIONS_DIR, crate::vault::OVERLAY_DIR] {
+            if let Ok(Some(d)) = root.open_dir(rel, false) {
+                removed += d.sweep_temps(STALE_TEMP);
+            }
+        }
+    }
+    let dedupe =
+        Dir::open_private(&vault.worktree_state_dir()).and_then(|d| d.open_dir("dedupe", false));
+    if let Ok(Some(d)) = dedupe {
+        removed += d.sweep_temps(STALE_TEMP);
+    }
+    removed
+}
+
 /// How one carried line ended.
 enum Placed {
     /// Committed already, or in its file and journalled: nothing left to carry.
@@ -168,6 +191,7 @@ fn from_aside(
             continue;
         };
         let folder = folder.path();
+        dir.sweep_temps(STALE_TEMP);
         let mut names: Vec<String> = dir
             .list()
             .unwrap_or_default()

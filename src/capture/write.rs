@@ -164,6 +164,10 @@ fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written
         written.earlier.finish();
     } else {
         keep_unjournalled(vault, unjournalled, &mut written);
+        // Lines left in the journal are its to keep: make them survive a power loss.
+        if let Some(j) = &journal {
+            let _ = j.sync();
+        }
     }
     Ok(written)
 }

@@ -35,6 +35,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let journal = Journal::open(store.state_dir())?;
     let sign = args.sign || (store.sign_wanted() && !args.no_sign);
     // Lines the day files could not take when they were captured are appended first.
+    capture::complete::sweep(&vault);
     let mut slot = capture::write::CacheSlot::default();
     let mut earlier = capture::complete::complete(&vault, Some(&store), Some(&journal), &mut slot);
     let out = store.commit_pending_with(Some(&journal), &earlier.in_memory, clock::now(), sign)?;

@@ -329,6 +329,8 @@ fn refuse_links(path: &Path) -> Result<(), IndexError> {
 /// Builds a complete index in a temporary file (no journal: nobody else sees it) and moves it
 /// into place, so a reader never meets a half-built index.
 fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
+    // By path: SQLite cannot open relative to a folder handle. The default location was checked
+    // by `refuse_links`; `LIBRARIAN_DB_PATH` is a place the user chose.
     let tmp = path.with_extension(format!("building-{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let mut conn = Connection::open(&tmp)?;

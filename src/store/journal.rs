@@ -128,16 +128,25 @@ impl Journal {
 
     /// Writes a record named after its kind and entry id (`capture-<id>.json`: records of one
     /// kind sort in capture order, and records of two kinds that share an id never collide).
-    /// Durable: the record and the folder are `fsync`ed, so a line the hook reported as saved
-    /// survives a power loss.
+    /// Not `fsync`ed here: most records are removed by the commit a moment later; a run that
+    /// ends with records left calls [`Journal::sync`].
     pub fn add(&self, rec: &PendingAppend) -> Result<String, FsError> {
         let name = record_name(rec);
         let bytes = serde_json::to_vec(rec).map_err(|e| FsError::Io {
             path: self.dir.path().join(&name),
             source: e.into(),
         })?;
-        self.dir.write_durable(&name, &bytes)?;
+        self.dir.write_atomic(&name, &bytes)?;
         Ok(name)
+    }
+
+    /// `fsync`s every record and the folder, so lines the hook reported as saved but not
+    /// committed survive a power loss (docs/security.md, "Power loss").
+    pub fn sync(&self) -> Result<(), FsError> {
+        for name in self.dir.list()?.iter().filter(|n| n.ends_with(".json")) {
+            self.dir.sync_file(name)?;
+        }
+        self.dir.sync()
     }
 
     /// All records that may be committed, in name order, and the files that may not (not a
@@ -269,6 +278,83 @@ mod tests {
         assert_eq!(
             kept,
             ["capture-x.json", "capture-x.json.2", "capture-y.json"]
+        );
+    }
+
+    /// Records of the four kinds that share one entry id are four files, each listed.
+    #[test]
+    fn records_of_different_kinds_never_collide() {
+        use crate::records::{dayfile, ledger, line, retraction, Entry};
+        let t = tempfile::tempdir().unwrap();
+        let j = Journal::open(t.path()).unwrap();
+        let id = "20261130T120000000Z";
+        let day = "2026-11-30";
+        let rec = |kind, path: &str, line: String, header: String| PendingAppend {
+            bytes: format!("{header}{line}\n"),
+            line,
+            ..PendingAppend::new(kind, path, day, id)
+        };
+        let entry = Entry {
+            id: id.into(),
+            session_id: None,
+            time: format!("{day}T12:00:00.000Z"),
+            summary: "s".into(),
+            refs: vec![],
+            workspace: None,
+            client: None,
+            extra: Default::default(),
+        };
+        let retraction = retraction::Retraction {
+            id: id.into(),
+            retracts: "other".into(),
+            time: entry.time.clone(),
+            reason: "r".into(),
+            extra: Default::default(),
+        };
+        let binding = ledger::Binding {
+            id: id.into(),
+            from: "a.md".into(),
+            to: "b.md".into(),
+            hash: "sha256:00".into(),
+            detected: "exact-hash".into(),
+            ts: entry.time.clone(),
+            extra: Default::default(),
+        };
+        let day_file = "_librarian/sessions/2026-11-30.md";
+        let ack = crate::store::verify::finding::ack_line(&entry.time, "f", "r");
+        let records = [
+            rec(
+                RecordKind::Capture,
+                day_file,
+                line::render(&entry),
+                dayfile::header(day),
+            ),
+            rec(
+                RecordKind::Retract,
+                day_file,
+                retraction::render(&retraction),
+                dayfile::header(day),
+            ),
+            rec(
+                RecordKind::Identity,
+                ledger::LEDGER_PATH,
+                ledger::render(&binding),
+                ledger::header(),
+            ),
+            rec(
+                RecordKind::Ack,
+                crate::store::verify::finding::ACKS_PATH,
+                ack,
+                String::new(),
+            ),
+        ];
+        let names: Vec<String> = records.iter().map(|r| j.add(r).unwrap()).collect();
+        let (ok, bad) = j.list().unwrap();
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(ok.len(), 4, "{names:?}");
+        assert_eq!(
+            ok.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
+            [&records[3], &records[0], &records[2], &records[1]].map(Clone::clone)
         );
     }
 
