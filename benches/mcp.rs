@@ -15,7 +15,11 @@
 //!    `benches/index.rs`), all in one server: the first call right after the handshake (it
 //!    waits for the background index refresh; reported), then 41 calls, each timed from writing
 //!    the request to reading its response line. Every response must be a result whose one text
-//!    block lists a hit (`1. `).
+//!    block lists a hit (`1. `);
+//! 3. in the same server, `librarian-search` right after a new note was written (a word of its
+//!    own, in a folder of its own): 5 warm-ups + 41 runs, each timed from writing the request,
+//!    each must list the new note (reported only: the watcher's event is applied by the call or
+//!    by the background thread just before it).
 //!
 //! It prints (and writes to `<target>/rutter-bench/mcp.md`) median, p95 and min against the
 //! targets. A missed target is reported, not fatal; a failed exchange panics with the server's
@@ -31,7 +35,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use support::{
     machine, prepare, restore_vault, rutter_ok, stats_table, timed_runs, Env, Stats, BIN, LARGE,
 };
@@ -66,9 +70,15 @@ fn main() {
     let reindex_s = took.as_secs_f64();
 
     let init = initialize(&env, &vault);
-    let (first, ready, search) = search(&env, &vault);
+    let (first, ready, search, fresh) = search(&env, &vault);
 
-    let report = render(&[init, search], first, &ready, reindex_s, large.cached);
+    let report = render(
+        &[init, search, fresh],
+        first,
+        &ready,
+        reindex_s,
+        large.cached,
+    );
     print!("\n{report}");
     let out = env.root.join("mcp.md");
     fs::write(&out, &report).expect("write mcp.md");
@@ -100,8 +110,9 @@ fn initialize(env: &Env, vault: &Path) -> Stats {
 }
 
 /// `librarian-search` calls in one server: the first (waits for the background refresh), then
-/// the measured ones. Returns the first call's ms, the server's `index ready` line and the stats.
-fn search(env: &Env, vault: &Path) -> (f64, String, Stats) {
+/// the measured ones, then searches for notes written just before. Returns the first call's
+/// ms, the server's `index ready` line and the stats of both measured cases.
+fn search(env: &Env, vault: &Path) -> (f64, String, Stats, Stats) {
     let label = "`tools/call` librarian-search (3-word AND), index ready";
     println!("{label}: 1 first call + {SEARCH_RUNS} runs, one server...");
     let mut server = Server::spawn(env, vault);
@@ -120,6 +131,7 @@ fn search(env: &Env, vault: &Path) -> (f64, String, Stats) {
     };
     let first = call(&mut server, 0).as_secs_f64() * 1e3;
     let ms = timed_runs(0, SEARCH_RUNS, |i| call(&mut server, i + 1));
+    let fresh = fresh_notes(&mut server, vault, &mut id);
     let stderr = server.close();
     let ready = stderr
         .lines()
@@ -127,7 +139,44 @@ fn search(env: &Env, vault: &Path) -> (f64, String, Stats) {
         .unwrap_or("(no `index ready` line)")
         .trim()
         .to_owned();
-    (first, ready, Stats::of(label, ms, Some(TARGET_SEARCH_MS)))
+    (
+        first,
+        ready,
+        Stats::of(label, ms, Some(TARGET_SEARCH_MS)),
+        fresh,
+    )
+}
+
+/// `librarian-search` for a note written just before the call, timed until a reply lists it
+/// (the event may reach the server after the call; then the call is repeated, at most for 2 s).
+fn fresh_notes(server: &mut Server, vault: &Path, id: &mut u64) -> Stats {
+    let label = "`tools/call` librarian-search right after a new note was written";
+    println!("{label}: 5 warm-ups + {SEARCH_RUNS} runs, same server...");
+    let dir = vault.join("Bench-fresh");
+    fs::create_dir_all(&dir).expect("create the folder for new notes");
+    let mut repeated = 0;
+    let ms = timed_runs(5, SEARCH_RUNS, |i| {
+        let word = format!("mcpfreshprobe{i}");
+        let path = dir.join(format!("n{i}.md"));
+        fs::write(&path, format!("# New {i}\n\nA note about {word}.\n")).expect("write a note");
+        let start = Instant::now();
+        loop {
+            *id += 1;
+            let params = json!({"name": "librarian-search", "arguments": {"query": word}});
+            let reply = server.request(*id, "tools/call", params);
+            let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+            if text.contains(&format!("Bench-fresh/n{i}.md")) {
+                return start.elapsed();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(2),
+                "librarian-search did not find the note written 2 s before: {reply}"
+            );
+            repeated += 1;
+        }
+    });
+    println!("  {repeated} call(s) repeated because the event had not arrived yet");
+    Stats::of(label, ms, None)
 }
 
 fn init_params() -> Value {

@@ -196,6 +196,20 @@ impl Dir {
 
     /// Reads `name` whole without following a symlink; `Ok(None)` when it does not exist.
     pub fn read(&self, name: &str) -> Result<Option<Vec<u8>>, FsError> {
+        let Some(mut file) = self.open_read(name)? else {
+            return Ok(None);
+        };
+        let path = self.path.join(name);
+        let size = file.metadata().map_or(0, |m| m.len() as usize);
+        let mut buf = Vec::with_capacity(size);
+        file.read_to_end(&mut buf)
+            .map_err(|e| FsError::Io { path, source: e })?;
+        Ok(Some(buf))
+    }
+
+    /// Opens the regular file `name` for reading without following a symlink; `Ok(None)` when
+    /// it does not exist. The handle keeps reading the same file after it is renamed over.
+    pub fn open_read(&self, name: &str) -> Result<Option<File>, FsError> {
         let path = self.path.join(name);
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
         let fd = match rfs::openat(&self.fd, name, flags, Mode::empty()) {
@@ -207,11 +221,7 @@ impl Dir {
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return Err(FsError::WrongKind(path));
         }
-        let mut buf = Vec::with_capacity(st.st_size as usize);
-        File::from(fd)
-            .read_to_end(&mut buf)
-            .map_err(|e| FsError::Io { path, source: e })?;
-        Ok(Some(buf))
+        Ok(Some(File::from(fd)))
     }
 
     /// `(size, mtime in ns, is regular file)` of `name` without following a symlink.

@@ -671,3 +671,81 @@ fn a_failed_background_refresh_makes_tool_calls_error_results() {
         "a valid call is logged anyway"
     );
 }
+
+/// Calls `tool` until its text satisfies `done` or `deadline` passes; the last text.
+async fn poll(
+    client: &Client,
+    tool: &str,
+    args: Value,
+    deadline: Duration,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let started = Instant::now();
+    loop {
+        let got = text(client, tool, args.clone()).await;
+        if done(&got) || started.elapsed() > deadline {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Notes written, edited and deleted while a server runs, with the watcher and, in the
+/// fallback, with the check before each call. The deadline is generous for a loaded machine:
+/// the contract is the next call after an event (or after the 1 s check window).
+#[tokio::test]
+async fn notes_changed_while_the_server_runs_are_served_without_a_reindex() {
+    for extra in [vec![], vec![("RUTTER_NO_WATCH", "1")]] {
+        let env = vault();
+        let client = connect(&env, &extra).await;
+        let miss = text(&client, "librarian-search", json!({"query": "quokka"})).await;
+        assert_eq!(miss, "No notes matched \"quokka\".", "{extra:?}");
+
+        env.write(
+            "Notes/new/deeper/quokka.md",
+            "# Quokka\n\nA quokka was seen.\n",
+        );
+        let hit = poll(
+            &client,
+            "librarian-search",
+            json!({"query": "quokka"}),
+            WAIT,
+            |t| t.contains("Notes/new/deeper/quokka.md"),
+        )
+        .await;
+        assert!(hit.starts_with("1. Quokka\n"), "{extra:?}: {hit}");
+
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(env.vault.join("Notes/a.md"))
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"Also consider zucchini.\n").unwrap();
+        drop(f);
+        let note = poll(
+            &client,
+            "librarian-get-note",
+            json!({"path": "Notes/a.md"}),
+            WAIT,
+            |t| t.contains("zucchini"),
+        )
+        .await;
+        assert!(
+            note.ends_with("The alpha note.\nAlso consider zucchini.\n"),
+            "{extra:?}: {note}"
+        );
+
+        std::fs::remove_file(env.vault.join("Notes/b.md")).unwrap();
+        let gone = poll(
+            &client,
+            "librarian-get-note",
+            json!({"path": "Notes/b.md"}),
+            WAIT,
+            |t| t.starts_with("Note not found"),
+        )
+        .await;
+        assert_eq!(gone, "Note not found: Notes/b.md", "{extra:?}");
+        let miss = text(&client, "librarian-search", json!({"query": "beta"})).await;
+        assert_eq!(miss, "No notes matched \"beta\".", "{extra:?}");
+        client.cancel().await.unwrap();
+    }
+}

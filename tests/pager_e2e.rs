@@ -71,3 +71,27 @@ fn recent_on_a_terminal_goes_through_the_pager_unless_told_not_to() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&piped.stdout).contains("PAGED:"));
 }
+
+#[test]
+fn long_work_says_what_it_is_doing_on_a_terminal_only() {
+    let env = Env::git_vault();
+    env.capture_at("2026-11-30T10:00:00.000Z", "Indexed later.", &[]);
+    let shown = on_terminal(
+        &env,
+        &[("RUTTER_PROGRESS_AFTER_MS", "0")],
+        "--no-pager recent",
+    );
+    assert!(
+        shown.contains("git-rutter: building the search index (first run)… done in"),
+        "{shown}"
+    );
+    // Not a terminal: no progress line, whatever the delay.
+    let env = Env::git_vault();
+    let piped = env
+        .cmd()
+        .env("RUTTER_PROGRESS_AFTER_MS", "0")
+        .args(["verify", "--full"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("checking"));
+}

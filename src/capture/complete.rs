@@ -183,6 +183,8 @@ fn from_aside(
     out: &mut Earlier,
     waiting: &mut BTreeMap<(String, String), usize>,
 ) {
+    // Entries go to this vault's own day files once sync is set up (spec/sync.md).
+    let writer = crate::store::sync::machine::read(&vault.state_dir());
     for folder in super::aside::folders(vault) {
         let Ok(Some(dir)) = folder.open(false) else {
             continue;
@@ -204,13 +206,18 @@ fn from_aside(
                 continue;
             };
             let place = folder.join(&name).display().to_string();
+            let Some(day_file) = paths::split_day_file_name(&name)
+                .map(|(day, _)| paths::day_file_name(day, writer.as_deref()))
+            else {
+                continue;
+            };
             let mut left = 0;
             let mut in_memory = false;
             for raw in String::from_utf8_lossy(&bytes).lines() {
                 let Ok(Some(entry)) = line::parse(raw) else {
                     continue;
                 };
-                match aside_entry(vault, store, journal, slot, &name, entry, raw) {
+                match aside_entry(vault, store, journal, slot, &day_file, entry, raw) {
                     Placed::Waiting(why) => {
                         left += 1;
                         *waiting.entry((place.clone(), why)).or_default() += 1;
@@ -250,7 +257,7 @@ fn count(placed: Placed, out: &mut Earlier) {
     }
 }
 
-/// One entry of the aside file `name` (`<day>.md`): done when committed, journalled when its
+/// One entry of an aside file, for the day file `name`: done when committed, journalled when its
 /// line is in the day file already, else appended like a capture.
 fn aside_entry(
     vault: &Vault,

@@ -126,6 +126,21 @@ impl DedupeCache {
         Ok(())
     }
 
+    /// Forgets how much of `names` (day file names) was ingested, so the next load reads them
+    /// whole: `sync` rewrote them with lines of another machine among this one's, so they no
+    /// longer only grew. Best effort: the cache is disposable.
+    pub fn forget(state_dir: &Path, names: &[String]) {
+        let Ok(Some(dir)) = Dir::open_private(state_dir).and_then(|d| d.open_dir("dedupe", false))
+        else {
+            return;
+        };
+        let mut marks = Watermarks::load(Some(&dir));
+        for name in names {
+            marks.set(name, 0);
+        }
+        marks.save(&dir);
+    }
+
     /// Whether an entry with the same key was already recorded (never for entries without a
     /// session id). A key file that cannot be believed is answered from the day files.
     pub fn seen(&mut self, entry: &Entry) -> bool {
@@ -183,7 +198,7 @@ impl DedupeCache {
             return None;
         }
         let bytes = sessions.read(name).ok()??;
-        let day = name.trim_end_matches(".md");
+        let day = crate::records::paths::split_day_file_name(name).map_or(name, |(d, _)| d);
         let is_v2 = bytes.starts_with(dayfile::header(day).as_bytes());
         let parsed = if is_v2 && size > mark && (mark as usize) <= bytes.len() {
             dayfile::parse_v2_tail(day, &bytes[mark as usize..])

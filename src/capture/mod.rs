@@ -5,11 +5,13 @@
 //! the hook always exits 0 (DESIGN §2.6). Each run is logged, typed, in the hook-run log
 //! ([`runlog`]) that `git rutter status` reads.
 
+pub mod adapters;
 pub mod aside;
 pub mod complete;
 pub mod dedupe;
 pub mod directive;
 pub mod markdown;
+pub mod optout;
 pub mod payload;
 pub mod refs;
 mod report;
@@ -23,7 +25,7 @@ pub mod write;
 
 use crate::records::{Entry, NoteRef};
 use crate::vault::{self, Vault};
-use directive::{Directive, Directives};
+use directive::Directive;
 pub use runlog::Outcome;
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
@@ -218,48 +220,31 @@ struct Found {
 /// The directives of the request; the outcome (with a message) when there is nothing to
 /// capture. Malformed directives next to good ones are reported and skipped.
 fn find_directives(req: &Request, out: &mut Vec<String>) -> Result<Found, Outcome> {
-    if let Some(d) = &req.manual {
-        return Ok(Found {
-            directives: vec![d.clone()],
+    let stop = match &req.manual {
+        Some(d) => adapters::Stop {
             session_id: req.session_id.clone(),
             cwd: req.cwd.clone(),
-        });
-    }
-    let payload = match payload::decode(&req.stdin) {
-        Ok(p) => p,
-        Err(e) => {
-            out.push(format!("{P} {e}; nothing captured."));
-            return Err(Outcome::Malformed(e.to_string()));
-        }
-    };
-    let scan = if let Some(d) = payload.direct.clone() {
-        if directive::is_unfilled(&d.summary) {
-            out.push(format!("{P} empty summary; no entry written."));
-            return Err(Outcome::Empty);
-        }
-        Directives {
-            found: vec![d],
-            ..Directives::default()
-        }
-    } else if let Some(path) = &payload.transcript_path {
-        let final_message = payload.last_assistant_message.as_deref();
-        match transcript::turn_directives(path, transcript::DEFAULT_BUDGET, final_message) {
-            Ok(turn) => {
-                if turn.budget_exhausted {
-                    out.push(format!("{P} this turn is longer than the {} MiB read from the end of the transcript; directives written earlier in it were not read.", transcript::DEFAULT_BUDGET >> 20));
-                }
-                turn.directives
+            source: adapters::Source::Direct(d.clone()),
+        },
+        None => match adapters::decode(req.client.as_deref(), &req.stdin) {
+            Ok(Some(stop)) => stop,
+            Ok(None) => {
+                let client = req.client.as_deref().unwrap_or("client");
+                let why = format!("this {client} event is not the end of a main agent's turn");
+                out.push(format!("{P} {why}; nothing captured."));
+                return Err(Outcome::Skipped(why));
             }
             Err(e) => {
                 out.push(format!("{P} {e}; nothing captured."));
-                return Err(Outcome::Error(e.to_string()));
+                return Err(Outcome::Malformed(e.to_string()));
             }
-        }
-    } else if let Some(text) = &payload.last_assistant_message {
-        directive::directives_in(text)
-    } else {
-        Directives::default()
+        },
     };
+    if let Some(refusal) = optout::refusal(stop.cwd.as_deref()) {
+        out.push(format!("{P} {}", refusal.line));
+        return Err(Outcome::Skipped(refusal.logged.to_string()));
+    }
+    let scan = adapters::directives(&stop.source, out)?;
     report::malformed(&scan, out);
     match (scan.found.is_empty(), scan.malformed) {
         (false, _) => {}
@@ -276,8 +261,8 @@ fn find_directives(req: &Request, out: &mut Vec<String>) -> Result<Found, Outcom
     }
     Ok(Found {
         directives: scan.found,
-        session_id: payload.session_id,
-        cwd: payload.cwd,
+        session_id: stop.session_id,
+        cwd: stop.cwd,
     })
 }
 

@@ -34,6 +34,13 @@ pub enum PayloadError {
     NotObject,
     #[error("the direct capture's `refs` must be an array of strings")]
     BadRefs,
+    /// A JSON object that is not the client's Stop payload (a field of the wrong type, a
+    /// required field missing).
+    #[error("stdin is not a {client} Stop payload ({detail})")]
+    Malformed {
+        client: &'static str,
+        detail: String,
+    },
 }
 
 /// Decodes stdin.

@@ -39,6 +39,9 @@ pub enum Outcome {
     Deduped,
     /// No directive in the text the hook scanned: most turns decide nothing.
     NoDirective,
+    /// Deliberately not captured: the session's repository opted out (`rutter.capture`), or
+    /// the event was not the end of a main agent's turn (the text says which).
+    Skipped(String),
     /// The directive's summary was empty or the unfilled template.
     Empty,
     /// The payload or the directive was not valid JSON (the text says which).
@@ -56,6 +59,7 @@ pub enum Kind {
     Captured,
     Deduped,
     NoDirective,
+    Skipped,
     Empty,
     Malformed,
     NoVault,
@@ -71,6 +75,7 @@ impl Kind {
             Kind::Captured => "captured",
             Kind::Deduped => "deduped",
             Kind::NoDirective => "no-directive",
+            Kind::Skipped => "skipped",
             Kind::Empty => "empty",
             Kind::Malformed => "malformed",
             Kind::NoVault => "no-vault",
@@ -92,6 +97,7 @@ impl Outcome {
             Outcome::Captured { .. } => Kind::Captured,
             Outcome::Deduped => Kind::Deduped,
             Outcome::NoDirective => Kind::NoDirective,
+            Outcome::Skipped(_) => Kind::Skipped,
             Outcome::Empty => Kind::Empty,
             Outcome::Malformed(_) => Kind::Malformed,
             Outcome::NoVault(_) => Kind::NoVault,
@@ -122,7 +128,10 @@ impl Outcome {
             Outcome::Deduped => "directive unchanged for this session; already recorded".into(),
             Outcome::NoDirective => "no session directive found".into(),
             Outcome::Empty => "empty summary or unfilled template".into(),
-            Outcome::Malformed(why) | Outcome::NoVault(why) | Outcome::Error(why) => why.clone(),
+            Outcome::Skipped(why)
+            | Outcome::Malformed(why)
+            | Outcome::NoVault(why)
+            | Outcome::Error(why) => why.clone(),
         }
     }
 }
@@ -294,9 +303,12 @@ pub fn session_of(stdin: &[u8]) -> Option<String> {
         session_id: Option<serde_json::Value>,
         #[serde(rename = "sessionId")]
         session_id_camel: Option<serde_json::Value>,
+        /// agy's session.
+        #[serde(rename = "conversationId")]
+        conversation_id: Option<serde_json::Value>,
     }
     let ids: Ids = serde_json::from_slice(stdin).ok()?;
-    [ids.session_id, ids.session_id_camel]
+    [ids.session_id, ids.session_id_camel, ids.conversation_id]
         .into_iter()
         .flatten()
         .find_map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_string))

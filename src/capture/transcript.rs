@@ -95,6 +95,17 @@ pub fn scan_messages(messages: &[String]) -> Directives {
 /// in the user's own words, and returns the main agent's messages after it; also the number of
 /// bytes read.
 pub fn read_turn(path: &Path, budget: u64) -> Result<(Turn, u64), TranscriptError> {
+    read_turn_by(path, budget, &mut classify)
+}
+
+/// [`read_turn`] for any JSONL log whose lines `classify` sorts into prompts, agent text and the
+/// rest (the Claude Code transcript, Copilot's `events.jsonl`, agy's transcript). `classify` is
+/// called on complete lines, newest first.
+pub fn read_turn_by(
+    path: &Path,
+    budget: u64,
+    classify: &mut dyn FnMut(&[u8]) -> LineKind,
+) -> Result<(Turn, u64), TranscriptError> {
     let (mut file, len) = open_regular(path)?;
     let mut pieces: Vec<(Option<String>, String)> = Vec::new();
     let walk = walk_lines_backwards(&mut file, len, budget, &mut |line| match classify(line) {

@@ -3,13 +3,15 @@
 //! Owns deriving the project name and origin remote from the hook's `cwd` with pure file reads
 //! (no git subprocess, no network, files over 256 KiB ignored), and stripping credentials, query
 //! and fragment from the remote URL before it is stored. Provenance never blocks a capture: every
-//! failure here degrades to "less provenance", never to an error.
+//! failure here degrades to "less provenance", never to an error. It also finds the local config
+//! file of the repository around the `cwd`, where the per-repository opt-out is read.
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use crate::capture::sanitize::{inert_line, PROVENANCE_MAX_CHARS};
 use crate::records::Workspace;
+use crate::store::localconfig::LocalConfig;
 
 /// Git metadata files larger than this are not read.
 const MAX_GIT_FILE_BYTES: u64 = 256 * 1024;
@@ -139,40 +141,75 @@ fn is_git_shaped(p: &Path) -> bool {
         .any(|c| matches!(c, Component::Normal(s) if s == ".git"))
 }
 
-/// The origin URL from `<gitdir>/config`, else from the config of a `.git`-shaped `commondir`.
+/// The origin URL from the repository's config files, most specific first (git's own parser).
 fn origin_url(git_dir: &Path) -> Option<String> {
-    if let Some(url) = read_small(&git_dir.join("config")).and_then(|c| origin_in_config(&c)) {
-        return Some(url);
-    }
-    let common = read_small(&git_dir.join("commondir"))?;
-    let common = git_dir.join(common.trim());
-    if !is_git_shaped(&common) {
-        return None;
-    }
-    origin_in_config(&read_small(&common.join("config"))?)
+    config_files(git_dir)
+        .iter()
+        .filter_map(|f| open_config(f)?.string("remote.origin.url"))
+        .find(|url| !url.trim().is_empty())
 }
 
-/// A minimal INI scan: the first non-empty `url = …` in the `[remote "origin"]` section.
-fn origin_in_config(text: &str) -> Option<String> {
-    let mut in_origin = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_origin = line == "[remote \"origin\"]";
-            continue;
+/// The repository around a working directory, with the config files that hold its own settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoConfig {
+    /// The directory holding the `.git` entry (the work tree's root).
+    pub work_tree: PathBuf,
+    /// `config.worktree` of a linked work tree (when present), then the repository's `config`;
+    /// the first that sets a key decides, as in git.
+    pub files: Vec<PathBuf>,
+}
+
+impl RepoConfig {
+    /// The first value of `key` as a boolean, in file order; `Err` with the raw value when it
+    /// is not a boolean.
+    pub fn bool(&self, key: &str) -> Result<Option<bool>, String> {
+        for file in &self.files {
+            if let Some(config) = open_config(file) {
+                if let Some(b) = config.bool(key).map_err(|e| e.0)? {
+                    return Ok(Some(b));
+                }
+            }
         }
-        if !in_origin {
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let value = value.trim();
-        if key.trim().eq_ignore_ascii_case("url") && !value.is_empty() {
-            return Some(value.to_string());
+        Ok(None)
+    }
+}
+
+/// The repository around `cwd` (found by file reads, as for the provenance) and its own config
+/// files; `None` outside a repository.
+pub fn repo_config(cwd: &str) -> Option<RepoConfig> {
+    let (work_tree, dot_git) = find_dot_git(&absolute_lexical(Path::new(cwd)))?;
+    let git_dir = git_dir(&dot_git)?;
+    Some(RepoConfig {
+        work_tree,
+        files: config_files(&git_dir),
+    })
+}
+
+/// `<gitdir>/config.worktree`, `<gitdir>/config` and the `config` of a `.git`-shaped
+/// `commondir` (a linked work tree's repository), those that exist.
+fn config_files(git_dir: &Path) -> Vec<PathBuf> {
+    let mut files = vec![git_dir.join("config.worktree"), git_dir.join("config")];
+    if let Some(common) = read_small(&git_dir.join("commondir")) {
+        let common = git_dir.join(common.trim());
+        if is_git_shaped(&common) {
+            files.push(common.join("config"));
         }
     }
-    None
+    files.retain(|f| small_regular_file(f));
+    files
+}
+
+/// A config file that is a regular file of at most 256 KiB, opened with git's parser.
+fn open_config(path: &Path) -> Option<LocalConfig> {
+    small_regular_file(path)
+        .then(|| LocalConfig::open(path))
+        .flatten()
+}
+
+/// True for a regular file (symlinks followed) of at most 256 KiB: never a FIFO or a device,
+/// which libgit2 would block on.
+fn small_regular_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_GIT_FILE_BYTES)
 }
 
 /// Reads a regular file of at most 256 KiB as (lossy) UTF-8; `None` on any failure. Opened with

@@ -132,6 +132,7 @@ fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written
         vault,
         locked,
         journal: journal.as_ref(),
+        writer: crate::store::sync::machine::read(&state),
     };
     let mut unjournalled = Vec::new();
     let mut last = first;
@@ -194,6 +195,9 @@ struct Target<'a> {
     /// The capture lock is held, so the dedupe cache may be refreshed and updated.
     locked: bool,
     journal: Option<&'a Journal>,
+    /// This vault's writer id once sync is set up: entries go to its own day files
+    /// (`YYYY-MM-DD.<id>.md`, spec/sync.md "One writer per file").
+    writer: Option<String>,
 }
 
 /// The dedupe cache of the day file the batch appends to, loaded once for the batch and saved
@@ -245,7 +249,7 @@ fn append_entry(
     let vault = target.vault;
     let mut entry = draft.entry;
     let day = now.day();
-    let file = format!("{day}.md");
+    let file = paths::day_file_name(&day, target.writer.as_deref());
     let sessions = open_sessions(vault);
     stamp(
         &mut entry,
@@ -367,7 +371,7 @@ pub(super) fn unique_id(entry: &mut Entry, dir: Option<&Dir>, file: &str) {
 /// The journal record of an entry (offset and bytes are filled in by the append).
 pub(super) fn pending_record(e: &Entry, cited: &[(String, String)], file: &str) -> PendingAppend {
     let path = format!("{}/{file}", paths::SESSIONS_DIR);
-    let day = file.trim_end_matches(".md");
+    let day = paths::split_day_file_name(file).map_or(file, |(day, _)| day);
     PendingAppend {
         session_id: e.session_id.clone(),
         client: e.client.clone(),

@@ -6,19 +6,23 @@ use crate::clock;
 use std::io::Read;
 use std::path::PathBuf;
 
-/// Capture the newest session directive from an AI client's Stop-hook payload on stdin.
+/// Capture the session directives of an AI client's turn from its Stop-hook payload on stdin.
 ///
-/// A Stop payload names the transcript (`transcript_path`), the session and the working
-/// directory; the newest `<!-- librarian-session {"summary": ..., "refs": [...]} -->` directive
-/// in assistant text is appended to today's day file and committed to refs/rutter/records.
-/// A direct payload `{"summary": ..., "refs": [...]}` is captured as given. With --summary the
-/// capture is manual and stdin is not read.
+/// With --client NAME the payload is read as that client sends it: Claude Code's transcript
+/// (`transcript_path`), the final message of Codex, Grok and Muse Code, Copilot CLI's
+/// `events.jsonl` and agy's transcript (read from the end, waiting up to 3 s for the turn's final
+/// message). Every `<!-- librarian-session {"summary": ..., "refs": [...]} -->` line the main
+/// agent wrote in the current turn, outside code, becomes one entry, appended to today's day
+/// file and committed to refs/rutter/records together. A direct payload `{"summary": ...,
+/// "refs": [...]}` is captured as given. With --summary the capture is manual and stdin is not
+/// read.
 ///
-/// Capture never uses the current directory to find the vault, prints nothing on stdout, and
-/// always exits 0: problems are one line on stderr.
+/// Sessions in a repository with `git config rutter.capture false` are not captured. Capture
+/// never uses the current directory to find the vault, prints nothing on stdout, and always
+/// exits 0: problems are one line on stderr.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The client running the hook, recorded in the entry.
+    /// The client running the hook: how its payload is read, and the label its entries record.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(capture::CLIENTS))]
     pub client: Option<String>,
     /// Capture this summary instead of reading stdin.

@@ -175,9 +175,10 @@ fn rows(
     let mut days: BTreeSet<String> = committed.keys().cloned().collect();
     days.extend(pending.keys().cloned());
     days.extend(working_days(store));
-    // A retraction is appended on or after the day of what it retracts: with --day, the days
-    // before it cannot hold one.
-    days.retain(|d| day.is_none_or(|want| d.as_str() >= want));
+    // Keyed by day file stem (a day may have one file per writer, spec/sync.md). A retraction
+    // is appended on or after the day of what it retracts: with --day, the days before it
+    // cannot hold one.
+    days.retain(|d| day.is_none_or(|want| day_of_stem(d) >= want));
     let mut entries = Vec::new();
     let mut retractions: HashMap<String, Retracted> = HashMap::new();
     for d in &days {
@@ -190,6 +191,7 @@ fn rows(
             .get(d)
             .map(|v| v.iter().map(String::as_str).collect())
             .unwrap_or_default();
+        let d = day_of_stem(d);
         let record = status::classify(d, bytes.as_deref(), working.as_deref(), &lines);
         for (r, _) in record
             .retractions
@@ -201,7 +203,12 @@ fn rows(
                 .or_insert_with(|| retracted(r, d, added_by));
         }
         if day.is_none_or(|want| want == d) {
-            entries.extend(record.entries.into_iter().map(|(e, st)| (d.clone(), e, st)));
+            entries.extend(
+                record
+                    .entries
+                    .into_iter()
+                    .map(|(e, st)| (d.to_string(), e, st)),
+            );
         }
     }
     Ok(entries
@@ -228,7 +235,7 @@ fn diffs(findings: &[Finding]) -> HashMap<String, String> {
         .collect()
 }
 
-/// The days of the day files in the working tree.
+/// The stems of the day files in the working tree.
 fn working_days(store: &Store) -> Vec<String> {
     std::fs::read_dir(store.root().join(paths::SESSIONS_DIR))
         .into_iter()
@@ -236,10 +243,15 @@ fn working_days(store: &Store) -> Vec<String> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
-            let day = name.strip_suffix(".md")?;
-            crate::clock::is_day(day).then(|| day.to_string())
+            let stem = name.strip_suffix(".md")?;
+            paths::split_day_stem(stem).map(|_| stem.to_string())
         })
         .collect()
+}
+
+/// The day of a day file's stem (`YYYY-MM-DD` or `YYYY-MM-DD.<tag>`).
+fn day_of_stem(stem: &str) -> &str {
+    paths::split_day_stem(stem).map_or(stem, |(day, _)| day)
 }
 
 fn retracted(r: Retraction, day: &str, added_by: &HashMap<String, String>) -> Retracted {

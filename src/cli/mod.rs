@@ -14,6 +14,7 @@ pub mod log;
 pub mod man;
 pub mod mcp;
 pub mod pager;
+pub mod progress;
 pub mod recent;
 pub mod reindex;
 pub mod restore;
@@ -21,6 +22,7 @@ pub mod retract;
 pub mod search;
 pub mod show;
 pub mod status;
+pub mod sync;
 pub mod verify;
 
 use clap::{Parser, Subcommand};
@@ -78,6 +80,7 @@ pub enum Command {
     Log(log::Args),
     Diff(diff::Args),
     Restore(restore::Args),
+    Sync(sync::Args),
     Demo(demo::Args),
     Mcp(mcp::Args),
     InstallHook(install_hook::InstallArgs),
@@ -125,6 +128,7 @@ fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
         Command::Log(args) => log::run(vault, args),
         Command::Diff(args) => diff::run(vault, args),
         Command::Restore(args) => restore::run(vault, args),
+        Command::Sync(args) => sync::run(vault, args),
         Command::Demo(args) => demo::run(args),
         Command::InstallHook(a) => {
             install_hook::run(vault, a.common, crate::clients::Mode::Install)

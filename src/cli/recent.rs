@@ -84,7 +84,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         brief: args.brief,
         filter,
     };
+    let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
+    drop(building);
     let answer = recent::read(&vault, &mut index, &query, now)?;
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
         eprintln!("{}", no_record_note(&vault));

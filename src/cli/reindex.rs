@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Update the search index and re-resolve cited notes that moved.
 ///
-/// Re-reads the notes and day files that changed since the last run (by size and mtime), then
+/// Re-reads the notes and day files that changed since the last run (by size and times), then
 /// runs the identity pass: a dead cited path whose exact content (sha256) is now at exactly one
 /// other path is bound to it (appended to _librarian/note-identity.md and committed); other dead
 /// refs stay unresolved, with candidates from exact hashes and git's rename detection. The index
@@ -22,7 +22,9 @@ pub struct Args {
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let started = std::time::Instant::now();
+    let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, args.force)?;
+    drop(building);
     let rebuilt_on_open = index.built.is_some();
     let report = reindex::refresh(
         &vault,

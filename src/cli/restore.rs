@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// as they are.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only the day file of this day (YYYY-MM-DD).
+    /// Only the day files of this day (YYYY-MM-DD).
     #[arg(long, value_name = "DAY")]
     pub day: Option<String>,
 }

@@ -2,14 +2,17 @@
 
 use crate::index::search::Filters;
 use crate::index::Index;
-use crate::recall::search;
+use crate::recall::{reindex, search};
 use std::path::PathBuf;
 
 /// Search the notes: every word must match, best matches first.
 ///
+/// Exit status: 0 with hits, 1 when nothing matched (as `git grep`), 2 when it could not run.
+///
 /// Each hit shows its title, type · status · created, path and a snippet; a note a past session
-/// cited also shows the newest such entry ("↩ prior engagement"). Uses the index as the last
-/// reindex (or MCP server start) left it. Put `--` before a query that starts with `-`.
+/// cited also shows the newest such entry ("↩ prior engagement"). Notes created, edited,
+/// renamed or deleted since the last reindex are picked up first (a stat of each folder and
+/// note; only what changed is read). Put `--` before a query that starts with `-`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The words to search for.
@@ -35,18 +38,29 @@ pub struct Args {
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
-    let index = Index::open(&vault, false)?;
+    let building = super::progress::Progress::index_build(&vault);
+    let mut index = Index::open(&vault, false)?;
+    drop(building);
     let query = args.query.join(" ");
     let filters = Filters {
         note_type: args.note_type,
         status: args.status,
         domain: args.domain,
     };
-    let results = search::search(&index, &query, args.limit as usize, &filters)?;
+    search::ensure_records(&index)?;
+    let (results, _) = index.read_fresh(
+        |index| search::search(index, &query, args.limit as usize, &filters),
+        |index, notes| reindex::identity_after_rescan(&vault, index, notes).map(drop),
+    )?;
     if args.json {
         super::print_json(&serde_json::json!({ "query": query, "results": results }))?;
     } else {
         super::print(&search::render(&query, &results))?;
     }
-    Ok(super::EXIT_OK)
+    // As `git grep`: 1 when nothing matched, so a script can tell.
+    Ok(if results.is_empty() {
+        super::EXIT_FINDING
+    } else {
+        super::EXIT_OK
+    })
 }

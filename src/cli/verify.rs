@@ -56,11 +56,17 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if let (Some(id), Some(reason)) = (&args.ack, &args.reason) {
         return acknowledge(&store, id, reason);
     }
+    let checking = super::progress::Progress::start(if args.full {
+        "checking the whole history of refs/rutter/records"
+    } else {
+        "checking refs/rutter/records"
+    });
     let report = store.verify(Options {
         full: args.full,
         notes: args.notes,
         read_only: false,
     })?;
+    drop(checking);
     let text = if args.json {
         super::print_json(&json(&report))?;
         String::new()

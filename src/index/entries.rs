@@ -3,8 +3,10 @@
 //! status against the working day file, so `recent` and enrichment never parse history and
 //! never take text from a working file (spec/recall.md).
 //!
-//! A day is recomputed only when one of its three inputs changed: the committed blob it was
-//! parsed from, the journal lines waiting for it, or the working file's stat. The index does
+//! The unit is a day file, keyed by its stem (`YYYY-MM-DD`, or `YYYY-MM-DD.<tag>` for one
+//! writer's file of that day, spec/sync.md); its rows carry its day, so a day's files read as
+//! one. A file is recomputed only when one of its three inputs changed: the committed blob it
+//! was parsed from, the journal lines waiting for it, or the working file's stat. The index does
 //! not touch git: recall hands it a [`RecordSource`].
 
 use super::{schema, IndexError};
@@ -163,13 +165,21 @@ fn targeted(
     also: &[String],
     moved: &[Moved],
 ) -> Result<EntriesRefresh, IndexError> {
+    // Keyed by day file stem: a day's files are `YYYY-MM-DD` and `YYYY-MM-DD.<tag>`.
     let mut days: BTreeSet<String> = moved.iter().map(|(d, _)| d.clone()).collect();
-    days.extend(also.iter().cloned());
+    for day in also {
+        days.insert(day.clone());
+        days.extend(files_of_day(tx, day)?);
+    }
     days.extend(src.pending().keys().cloned());
-    days.extend(column(tx, "SELECT day FROM day_files WHERE journal != ''")?);
     days.extend(column(
         tx,
-        "SELECT day FROM day_files WHERE size IS NOT NULL ORDER BY day DESC LIMIT 2",
+        "SELECT file FROM day_files WHERE journal != ''",
+    )?);
+    days.extend(column(
+        tx,
+        "SELECT file FROM day_files WHERE size IS NOT NULL AND day IN
+         (SELECT DISTINCT day FROM day_files WHERE size IS NOT NULL ORDER BY day DESC LIMIT 2)",
     )?);
     let mut report = EntriesRefresh::default();
     for day in &days {
@@ -273,7 +283,7 @@ fn update_day(
     if key.blob.is_none() && key.journal.is_empty() && key.stamp.is_none() {
         if before.is_some() {
             delete_day(tx, day)?;
-            tx.prepare_cached("DELETE FROM day_files WHERE day = ?1")?
+            tx.prepare_cached("DELETE FROM day_files WHERE file = ?1")?
                 .execute([day])?;
             report.files_removed += 1;
         }
@@ -289,6 +299,13 @@ fn update_day(
     Ok(())
 }
 
+/// The stems of the day files of `day` the index knows.
+fn files_of_day(tx: &Transaction<'_>, day: &str) -> Result<Vec<String>, rusqlite::Error> {
+    let mut stmt = tx.prepare_cached("SELECT file FROM day_files WHERE day = ?1")?;
+    let rows = stmt.query_map([day], |r| r.get(0))?;
+    rows.collect()
+}
+
 /// The first column of every row of `sql`.
 fn column(tx: &Transaction<'_>, sql: &str) -> Result<Vec<String>, rusqlite::Error> {
     let mut stmt = tx.prepare_cached(sql)?;
@@ -296,9 +313,15 @@ fn column(tx: &Transaction<'_>, sql: &str) -> Result<Vec<String>, rusqlite::Erro
     rows.collect()
 }
 
-/// The day of a day file's name, `YYYY-MM-DD.md`.
+/// The stem of a day file's name (`YYYY-MM-DD.md`, `YYYY-MM-DD.<tag>.md`): the key of its rows.
 fn day_of_file(name: &str) -> Option<&str> {
-    name.strip_suffix(".md").filter(|d| crate::clock::is_day(d))
+    name.strip_suffix(".md")
+        .filter(|stem| paths::split_day_stem(stem).is_some())
+}
+
+/// The day of a day file's stem.
+fn day_of_stem(stem: &str) -> &str {
+    paths::split_day_stem(stem).map_or(stem, |(day, _)| day)
 }
 
 /// The stat of a regular file `name` in `dir`, without following a symlink.
@@ -343,7 +366,13 @@ fn read_day(
     };
     let working = read();
     let lines = src.pending().get(day).cloned().unwrap_or_default();
-    let record = classify(src, day, key.blob.as_deref(), working.as_deref(), &lines)?;
+    let record = classify(
+        src,
+        day_of_stem(day),
+        key.blob.as_deref(),
+        working.as_deref(),
+        &lines,
+    )?;
     let unexplained = unverified_ids(&record);
     if unexplained.is_empty() {
         return Ok((record, key));
@@ -358,7 +387,13 @@ fn read_day(
         return Ok((record, key));
     }
     let working = read();
-    let mut record = classify(src, day, again.blob.as_deref(), working.as_deref(), &lines)?;
+    let mut record = classify(
+        src,
+        day_of_stem(day),
+        again.blob.as_deref(),
+        working.as_deref(),
+        &lines,
+    )?;
     let keep = |id: &String, s: &Status| *s != Status::Unverified || unexplained.contains(id);
     record.entries.retain(|(e, s)| keep(&e.id, s));
     record.retractions.retain(|(r, s)| keep(&r.id, s));
@@ -398,7 +433,7 @@ fn classify(
 /// The days the index holds, with the inputs their rows came from.
 fn known(tx: &Transaction<'_>) -> Result<HashMap<String, DayKey>, rusqlite::Error> {
     let mut stmt = tx.prepare_cached(
-        "SELECT day, blob, journal, size, mtime_ns, ctime_ns, ino FROM day_files",
+        "SELECT file, blob, journal, size, mtime_ns, ctime_ns, ino FROM day_files",
     )?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, day_key(r, 1)?)))?;
     rows.collect()
@@ -407,7 +442,7 @@ fn known(tx: &Transaction<'_>) -> Result<HashMap<String, DayKey>, rusqlite::Erro
 /// The inputs one day's rows came from, if the index holds the day.
 fn key_of(tx: &Transaction<'_>, day: &str) -> Result<Option<DayKey>, rusqlite::Error> {
     tx.prepare_cached(
-        "SELECT blob, journal, size, mtime_ns, ctime_ns, ino FROM day_files WHERE day = ?1",
+        "SELECT blob, journal, size, mtime_ns, ctime_ns, ino FROM day_files WHERE file = ?1",
     )?
     .query_row([day], |r| day_key(r, 0))
     .optional()
@@ -433,9 +468,9 @@ fn save_key(tx: &Transaction<'_>, day: &str, k: &DayKey) -> Result<(), rusqlite:
         None => (None, None, None, None),
     };
     tx.prepare_cached(
-        "INSERT OR REPLACE INTO day_files(day, blob, journal, size, mtime_ns, ctime_ns, ino) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT OR REPLACE INTO day_files(file, day, blob, journal, size, mtime_ns, ctime_ns, ino) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
-    .execute(params![day, k.blob, k.journal, size, mtime, ctime, ino])?;
+    .execute(params![day, day_of_stem(day), k.blob, k.journal, size, mtime, ctime, ino])?;
     Ok(())
 }
 
@@ -461,31 +496,33 @@ fn racy(mtime_ns: i64) -> bool {
     now - mtime_ns < 2_000_000_000
 }
 
-/// Removes the rows of one day.
-fn delete_day(tx: &Transaction<'_>, day: &str) -> Result<(), rusqlite::Error> {
+/// Removes the rows of one day file (by its stem).
+fn delete_day(tx: &Transaction<'_>, file: &str) -> Result<(), rusqlite::Error> {
     for table in ["entries", "entry_refs", "retractions"] {
-        tx.prepare_cached(&format!("DELETE FROM {table} WHERE day = ?1"))?
-            .execute([day])?;
+        tx.prepare_cached(&format!("DELETE FROM {table} WHERE file = ?1"))?
+            .execute([file])?;
     }
     Ok(())
 }
 
-/// Inserts one day's entries (with their status) and its honoured retractions; returns how
-/// many entries.
+/// Inserts one day file's entries (with their status) and its honoured retractions, keyed by
+/// the file's stem and carrying its day; returns how many entries.
 fn insert_day(
     tx: &Transaction<'_>,
-    day: &str,
+    file: &str,
     record: &DayRecord,
 ) -> Result<usize, rusqlite::Error> {
+    let day = day_of_stem(file);
     let mut entry = tx.prepare_cached(
-        "INSERT INTO entries(day, seq, id, session_id, project, project_key, time, group_key, json, status, grep) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO entries(file, day, seq, id, session_id, project, project_key, time, group_key, json, status, grep) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     let mut refs = tx.prepare_cached(
-        "INSERT INTO entry_refs(day, seq, path, hash, blob) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO entry_refs(file, day, seq, path, hash, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     for (seq, (e, st)) in record.entries.iter().enumerate() {
         let json = serde_json::to_string(e).unwrap_or_default();
         entry.execute(params![
+            file,
             day,
             seq as i64,
             e.id,
@@ -493,17 +530,17 @@ fn insert_day(
             e.project(),
             e.project().map(project_key),
             e.time,
-            group_key(e, day, seq),
+            group_key(e, file, seq),
             json,
             st.as_str(),
             crate::records::filter::grep_text(e)
         ])?;
         for r in &e.refs {
-            refs.execute(params![day, seq as i64, r.path, r.hash, r.blob])?;
+            refs.execute(params![file, day, seq as i64, r.path, r.hash, r.blob])?;
         }
     }
     let mut retraction = tx.prepare_cached(
-        "INSERT INTO retractions(day, seq, id, retracts, time, reason, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO retractions(file, day, seq, id, retracts, time, reason, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     let honoured = record.retractions.iter().filter(|(_, s)| s.is_recorded());
     for (seq, (r, st)) in honoured.enumerate() {
@@ -513,7 +550,7 @@ fn insert_day(
             "committed"
         };
         retraction.execute(params![
-            day, seq as i64, r.id, r.retracts, r.time, r.reason, st
+            file, day, seq as i64, r.id, r.retracts, r.time, r.reason, st
         ])?;
     }
     Ok(record.entries.len())

@@ -108,13 +108,13 @@ impl Index {
     /// that are dead.
     pub fn dead_refs(&self) -> Result<Vec<DeadRef>, IndexError> {
         let mut stmt = self.conn.prepare(
-            "SELECT DISTINCT r.path FROM entry_refs r WHERE NOT EXISTS (SELECT 1 FROM notes n WHERE n.path = r.path) AND NOT EXISTS (SELECT 1 FROM entries e JOIN retractions x ON x.retracts = e.id WHERE e.day = r.day AND e.seq = r.seq) ORDER BY r.path",
+            "SELECT DISTINCT r.path FROM entry_refs r WHERE NOT EXISTS (SELECT 1 FROM notes n WHERE n.path = r.path) AND NOT EXISTS (SELECT 1 FROM entries e JOIN retractions x ON x.retracts = e.id WHERE e.file = r.file AND e.seq = r.seq) ORDER BY r.path",
         )?;
         let paths: Vec<String> = stmt
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
         let mut hashes = self.conn.prepare(
-            "SELECT r.hash, MAX(r.blob) FROM entry_refs r WHERE r.path = ?1 AND NOT EXISTS (SELECT 1 FROM entries e JOIN retractions x ON x.retracts = e.id WHERE e.day = r.day AND e.seq = r.seq) GROUP BY r.hash ORDER BY r.hash",
+            "SELECT r.hash, MAX(r.blob) FROM entry_refs r WHERE r.path = ?1 AND NOT EXISTS (SELECT 1 FROM entries e JOIN retractions x ON x.retracts = e.id WHERE e.file = r.file AND e.seq = r.seq) GROUP BY r.hash ORDER BY r.hash",
         )?;
         let mut dead = Vec::new();
         for from in paths

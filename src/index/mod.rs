@@ -8,12 +8,15 @@
 //! another vault is refused unless `reindex --force` takes it over.
 
 pub mod entries;
+pub mod fresh;
 pub mod frontmatter;
 pub mod identity;
 pub mod notes;
 pub mod reads;
+pub mod rescan;
 pub mod schema;
 pub mod search;
+pub mod snapshot;
 pub mod status;
 pub mod walk;
 
@@ -113,6 +116,7 @@ impl Index {
         match overridden {
             false => refuse_links(&path)?,
             true => {
+                // `LIBRARIAN_DB_PATH`: a place the user chose, outside rutter's own folders.
                 if let Some(dir) = path.parent() {
                     std::fs::create_dir_all(dir)?;
                 }
@@ -167,7 +171,7 @@ impl Index {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let notes = notes::refresh(&tx, &self.root)?;
+        let notes = rescan::full(&tx, &self.root)?;
         tx.commit()?;
         Ok(notes)
     }
@@ -190,11 +194,14 @@ impl Index {
     }
 
     /// Runs `f` inside one read transaction: one snapshot and one lock acquisition for all of
-    /// its queries.
+    /// its queries. Inside a transaction already, `f` runs in it.
     pub fn read<T>(
         &self,
         f: impl FnOnce(&Index) -> Result<T, IndexError>,
     ) -> Result<T, IndexError> {
+        if !self.conn.is_autocommit() {
+            return f(self);
+        }
         self.conn.execute_batch("BEGIN")?;
         let out = f(self);
         let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
@@ -355,7 +362,7 @@ fn fill(tx: &rusqlite::Transaction<'_>, root: &Path) -> Result<notes::Refresh, r
     tx.execute_batch(schema::CREATE_RECORD_INDEXES)?;
     tx.execute_batch(schema::BULK_LOAD)?;
     write_meta(tx, &root.to_string_lossy())?;
-    let notes = notes::refresh(tx, root)?;
+    let notes = rescan::full(tx, root)?;
     tx.execute_batch(schema::CREATE_INDEXES)?;
     tx.execute_batch(schema::BULK_DONE)?;
     Ok(notes)

@@ -1,27 +1,33 @@
-//! Indexing the notes: walk, fingerprint, read, hash and full-text index what changed.
+//! The `notes` and `notes_fts` rows: reading, hashing and full-text indexing notes, and
+//! deleting them. Which notes to read is decided by [`super::rescan`].
 //!
-//! A note is re-read only when its size or mtime changed since it was indexed. Reading,
-//! hashing and frontmatter parsing run on a worker thread while SQLite inserts on this one.
+//! Reading, hashing and frontmatter parsing run on a worker thread while SQLite writes on this
+//! one. A note re-read with the content the index already holds (a `touch`, or a racy stamp
+//! checked again) keeps its full-text row; only its stat columns are updated.
 
-use super::{frontmatter, walk};
+use super::frontmatter;
+use super::snapshot::subtree_range;
+use super::walk::{stamp_of, stat_size, Stamp};
 use crate::records::fingerprint;
-use rusqlite::{params, Transaction};
-use std::collections::HashMap;
+use rusqlite::{params, OptionalExtension, Transaction};
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::time::Instant;
 
 /// What a refresh of the notes did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Refresh {
     /// Notes in the index afterwards.
     pub indexed: usize,
-    /// Notes (re)read because they are new or changed.
+    /// Notes (re)indexed because they are new or their content changed.
     pub changed: usize,
     pub removed: usize,
     /// Notes that could not be read.
     pub skipped: usize,
+    /// Notes that appeared or disappeared (created, deleted, renamed), by path.
+    pub paths: Vec<String>,
+    /// Notes whose content changed at the same path.
+    pub edited: Vec<String>,
     pub elapsed_ms: u128,
 }
 
@@ -29,6 +35,37 @@ impl Refresh {
     /// Whether anything in the index changed.
     pub fn touched(&self) -> bool {
         self.changed + self.removed > 0
+    }
+
+    /// Whether a note's path appeared or disappeared.
+    pub fn paths_changed(&self) -> bool {
+        !self.paths.is_empty()
+    }
+
+    /// Counts a note written: new, or with new content.
+    fn written(&mut self, path: &str, new: bool) {
+        self.changed += 1;
+        if new {
+            self.paths.push(path.to_string());
+        } else {
+            self.edited.push(path.to_string());
+        }
+    }
+
+    /// Counts a note removed from the index.
+    pub fn gone(&mut self, path: String) {
+        self.removed += 1;
+        self.paths.push(path);
+    }
+
+    /// Adds what another rescan did.
+    pub fn absorb(&mut self, other: Refresh) {
+        self.changed += other.changed;
+        self.removed += other.removed;
+        self.skipped += other.skipped;
+        self.paths.extend(other.paths);
+        self.edited.extend(other.edited);
+        self.indexed = other.indexed;
     }
 }
 
@@ -38,67 +75,29 @@ struct NoteRow {
     meta: frontmatter::NoteMeta,
     body: String,
     size: u64,
-    mtime_ns: i64,
+    stamp: Stamp,
     sha256: String,
     blob: String,
 }
 
-/// Brings the `notes` and `notes_fts` tables in line with the vault.
-pub fn refresh(tx: &Transaction<'_>, root: &Path) -> Result<Refresh, rusqlite::Error> {
-    let started = Instant::now();
-    let files = walk::walk_notes(root);
-    let mut known: HashMap<String, (i64, i64, i64)> = HashMap::new();
-    {
-        let mut stmt = tx.prepare("SELECT path, id, size, mtime_ns FROM notes")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?, r.get(3)?)))
-        })?;
-        for row in rows {
-            let (path, v) = row?;
-            known.insert(path, v);
-        }
-    }
-    let mut report = Refresh {
-        indexed: files.len(),
-        ..Default::default()
-    };
-    let mut todo: Vec<(String, Option<i64>)> = Vec::new();
-    for f in &files {
-        match known.remove(&f.path) {
-            Some((_, size, mtime)) if size == f.size as i64 && mtime == f.mtime_ns => {}
-            Some((id, ..)) => todo.push((f.path.clone(), Some(id))),
-            None => todo.push((f.path.clone(), None)),
-        }
-    }
-    for (_, (id, ..)) in known.iter() {
-        tx.prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?
-            .execute([id])?;
-        tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?
-            .execute([id])?;
-    }
-    report.removed = known.len();
-    let (changed, skipped) = read_and_insert(tx, root, todo)?;
-    report.changed = changed;
-    report.skipped = skipped;
-    report.indexed -= skipped;
-    report.elapsed_ms = started.elapsed().as_millis();
-    Ok(report)
-}
+/// What reading one note found: its size and stamp at the read, or `None` if it could not be
+/// read (it is then not in `notes`).
+pub type Outcome = (String, Option<(u64, Stamp)>);
 
-/// Reads the notes on a worker thread and inserts them here; returns (inserted, skipped).
-fn read_and_insert(
+/// Reads `paths` on a worker thread and writes them here: new notes inserted, changed ones
+/// updated, unchanged content only re-stamped, unreadable ones removed. Returns each path's
+/// outcome, in the order given, and counts what changed in `report`.
+pub fn read_and_store(
     tx: &Transaction<'_>,
     root: &Path,
-    todo: Vec<(String, Option<i64>)>,
-) -> Result<(usize, usize), rusqlite::Error> {
-    if todo.is_empty() {
-        return Ok((0, 0));
+    paths: Vec<String>,
+    report: &mut Refresh,
+) -> Result<Vec<Outcome>, rusqlite::Error> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
     }
-    let ids: HashMap<String, i64> = todo
-        .iter()
-        .filter_map(|(p, id)| Some((p.clone(), (*id)?)))
-        .collect();
-    let paths: Vec<String> = todo.into_iter().map(|(p, _)| p).collect();
+    // A fresh build has nothing to look up.
+    let any_rows: bool = tx.query_row("SELECT EXISTS(SELECT 1 FROM notes)", [], |r| r.get(0))?;
     let (send, recv) = std::sync::mpsc::sync_channel::<Result<NoteRow, String>>(256);
     std::thread::scope(|scope| {
         scope.spawn(move || {
@@ -109,54 +108,144 @@ fn read_and_insert(
             }
         });
         let mut upsert = Upsert::new(tx)?;
-        let (mut inserted, mut skipped) = (0, 0);
+        let mut outcomes = Vec::new();
         for item in recv {
             match item {
                 Ok(row) => {
-                    upsert.note(&row, ids.get(&row.path).copied())?;
-                    inserted += 1;
+                    let existing = if any_rows {
+                        upsert.existing(&row.path)?
+                    } else {
+                        None
+                    };
+                    let new = existing.is_none();
+                    if upsert.note(&row, existing)? {
+                        report.written(&row.path, new);
+                    }
+                    outcomes.push((row.path, Some((row.size, row.stamp))));
                 }
                 Err(path) => {
-                    if let Some(id) = ids.get(&path) {
-                        upsert.delete(*id)?;
+                    if any_rows {
+                        if let Some((id, _)) = upsert.existing(&path)? {
+                            upsert.delete(id)?;
+                            report.gone(path.clone());
+                        }
                     }
-                    skipped += 1;
+                    outcomes.push((path, None));
                 }
             }
         }
-        Ok((inserted, skipped))
+        Ok(outcomes)
     })
+}
+
+/// Removes one note by path, counted in `report` if it was indexed.
+pub fn delete_path(
+    tx: &Transaction<'_>,
+    path: &str,
+    report: &mut Refresh,
+) -> Result<(), rusqlite::Error> {
+    let id: Option<i64> = tx
+        .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
+        .query_row([path], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = id {
+        delete_id(tx, id)?;
+        report.gone(path.to_string());
+    }
+    Ok(())
+}
+
+/// Removes every note under `dir` (every note for the root), counted in `report`.
+pub fn delete_under(
+    tx: &Transaction<'_>,
+    dir: &str,
+    report: &mut Refresh,
+) -> Result<(), rusqlite::Error> {
+    let (low, high) = subtree_range(dir);
+    let rows: Vec<(i64, String)> = tx
+        .prepare_cached("SELECT id, path FROM notes WHERE path >= ?1 AND path < ?2")?
+        .query_map([low, high], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, path) in rows {
+        delete_id(tx, id)?;
+        report.gone(path);
+    }
+    Ok(())
+}
+
+/// Every indexed path with its id.
+pub fn all_paths(tx: &Transaction<'_>) -> Result<Vec<(String, i64)>, rusqlite::Error> {
+    let mut stmt = tx.prepare_cached("SELECT path, id FROM notes")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
+}
+
+/// Removes one note by id.
+pub fn delete_id(tx: &Transaction<'_>, id: i64) -> Result<(), rusqlite::Error> {
+    tx.prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?
+        .execute([id])?;
+    tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+/// How many notes are indexed.
+pub fn count(tx: &Transaction<'_>) -> Result<usize, rusqlite::Error> {
+    let n: i64 = tx.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
+    Ok(usize::try_from(n).unwrap_or(0))
 }
 
 /// Prepared statements for writing notes.
 struct Upsert<'t> {
+    existing: rusqlite::Statement<'t>,
     insert: rusqlite::Statement<'t>,
     update: rusqlite::Statement<'t>,
+    restamp: rusqlite::Statement<'t>,
     fts_delete: rusqlite::Statement<'t>,
     fts_insert: rusqlite::Statement<'t>,
-    delete: rusqlite::Statement<'t>,
     tx: &'t Transaction<'t>,
 }
 
 impl<'t> Upsert<'t> {
     fn new(tx: &'t Transaction<'t>) -> Result<Self, rusqlite::Error> {
         Ok(Upsert {
+            existing: tx.prepare("SELECT id, sha256 FROM notes WHERE path = ?1")?,
             insert: tx.prepare("INSERT INTO notes(path, title, type, status, created, domain, tags, mtime, size, mtime_ns, sha256, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")?,
             update: tx.prepare("UPDATE notes SET title=?2, type=?3, status=?4, created=?5, domain=?6, tags=?7, mtime=?8, size=?9, mtime_ns=?10, sha256=?11, blob=?12 WHERE id=?1")?,
+            restamp: tx.prepare("UPDATE notes SET mtime=?2, size=?3, mtime_ns=?4 WHERE id=?1")?,
             fts_delete: tx.prepare("DELETE FROM notes_fts WHERE rowid = ?1")?,
             fts_insert: tx.prepare("INSERT INTO notes_fts(rowid, path, title, body, tags) VALUES (?1, ?2, ?3, ?4, ?5)")?,
-            delete: tx.prepare("DELETE FROM notes WHERE id = ?1")?,
             tx,
         })
     }
 
-    fn note(&mut self, n: &NoteRow, existing: Option<i64>) -> Result<(), rusqlite::Error> {
+    /// The id and sha256 of the indexed note at `path`, if any.
+    fn existing(&mut self, path: &str) -> Result<Option<(i64, String)>, rusqlite::Error> {
+        self.existing
+            .query_row([path], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+    }
+
+    /// Writes a note; false when only its stat columns changed (same content).
+    fn note(
+        &mut self,
+        n: &NoteRow,
+        existing: Option<(i64, String)>,
+    ) -> Result<bool, rusqlite::Error> {
         let m = &n.meta;
-        let mtime_ms = n.mtime_ns.div_euclid(1_000_000);
+        let mtime_ns = n.stamp.mtime_ns;
+        let mtime_ms = mtime_ns.div_euclid(1_000_000);
         let size = n.size as i64;
+        if let Some((id, sha)) = &existing {
+            if *sha == n.sha256 {
+                self.restamp
+                    .execute(params![id, mtime_ms, size, mtime_ns])?;
+                return Ok(false);
+            }
+        }
         // An update is keyed by `id`, an insert by `path`; the rest of the row is the same.
         let key: &dyn rusqlite::ToSql = match &existing {
-            Some(id) => id,
+            Some((id, _)) => id,
             None => &n.path,
         };
         let values: [&dyn rusqlite::ToSql; 12] = [
@@ -169,12 +258,12 @@ impl<'t> Upsert<'t> {
             &m.tags,
             &mtime_ms,
             &size,
-            &n.mtime_ns,
+            &mtime_ns,
             &n.sha256,
             &n.blob,
         ];
         let id = match existing {
-            Some(id) => {
+            Some((id, _)) => {
                 self.update.execute(values)?;
                 self.fts_delete.execute([id])?;
                 id
@@ -186,12 +275,14 @@ impl<'t> Upsert<'t> {
         };
         self.fts_insert
             .execute(params![id, n.path, m.title, n.body, m.tags])?;
-        Ok(())
+        Ok(true)
     }
 
     fn delete(&mut self, id: i64) -> Result<(), rusqlite::Error> {
         self.fts_delete.execute([id])?;
-        self.delete.execute([id])?;
+        self.tx
+            .prepare_cached("DELETE FROM notes WHERE id = ?1")?
+            .execute([id])?;
         Ok(())
     }
 }
@@ -206,21 +297,23 @@ fn read_note(root: &Path, path: &str) -> Option<NoteRow> {
         .custom_flags(flags.bits() as i32)
         .open(root.join(path))
         .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() {
+    // The stamp recorded is the one of the descriptor read, taken before reading: a write
+    // during the read moves the file's stamp past it, so the next check reads it again.
+    let st = rustix::fs::fstat(&file).ok()?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
         return None;
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let size = stat_size(&st);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.read_to_end(&mut bytes).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let (note_meta, body) = frontmatter::parse_note(path, &text);
-    use std::os::unix::fs::MetadataExt;
     Some(NoteRow {
         path: path.to_string(),
         meta: note_meta,
         body: body.to_string(),
-        size: meta.len(),
-        mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+        size,
+        stamp: stamp_of(&st),
         sha256: fingerprint::sha256_ref(&bytes),
         blob: fingerprint::blob_id(&bytes),
     })

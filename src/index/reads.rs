@@ -196,11 +196,21 @@ impl Index {
                 r.get::<_, String>(2)?,
             ))
         })?;
-        let mut steps = Vec::new();
+        let mut steps: Vec<Step> = Vec::new();
+        // The files of one day read as one: an entry two of them hold alike (an `@1` entry in
+        // both versions a sync merge kept, spec/sync.md) is one step, with its best status.
+        let mut seen: std::collections::HashMap<(String, String), usize> = Default::default();
         for row in rows {
             let (day, json, status) = row?;
+            let status = Status::parse(&status).unwrap_or(Status::Unverified);
+            if let Some(&at) = seen.get(&(day.clone(), json.clone())) {
+                if status == Status::Committed {
+                    steps[at].status = status;
+                }
+                continue;
+            }
             if let Ok(entry) = serde_json::from_str::<Entry>(&json) {
-                let status = Status::parse(&status).unwrap_or(Status::Unverified);
+                seen.insert((day.clone(), json), steps.len());
                 steps.push(Step { day, entry, status });
             }
         }
@@ -251,7 +261,7 @@ impl Index {
         })? {
             sources.push(row?);
         }
-        let alive = "NOT EXISTS (SELECT 1 FROM entries e JOIN retractions x ON x.retracts = e.id WHERE e.day = r.day AND e.seq = r.seq)";
+        let alive = "NOT EXISTS (SELECT 1 FROM entries e JOIN retractions x ON x.retracts = e.id WHERE e.file = r.file AND e.seq = r.seq)";
         let mut newest_any = self.conn.prepare_cached(&format!(
             "SELECT r.day FROM entry_refs r WHERE r.path = ?1 AND {alive} ORDER BY r.day DESC LIMIT 1"
         ))?;
@@ -273,7 +283,7 @@ impl Index {
                 continue;
             }
             let mut on_day = self.conn.prepare_cached(&format!(
-                "SELECT e.time, e.json, e.status FROM entry_refs r JOIN entries e ON e.day = r.day AND e.seq = r.seq
+                "SELECT e.time, e.json, e.status FROM entry_refs r JOIN entries e ON e.file = r.file AND e.seq = r.seq
                  WHERE r.path = ?1 AND r.day = ?2 AND r.hash = coalesce(?3, r.hash) AND {alive} ORDER BY e.time DESC LIMIT 1"
             ))?;
             let (time, json, status): (String, String, String) = on_day

@@ -2,7 +2,7 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub const SCHEMA_VERSION: &str = "rutter-index 4";
+pub const SCHEMA_VERSION: &str = "rutter-index 6";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).
@@ -23,6 +23,8 @@ CREATE TABLE notes(
     mtime INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL, blob TEXT NOT NULL);
 CREATE VIRTUAL TABLE notes_fts USING fts5(path UNINDEXED, title, body, tags, tokenize='porter unicode61');
+CREATE TABLE note_dirs(path TEXT NOT NULL UNIQUE, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
+    listed INTEGER NOT NULL, entries BLOB NOT NULL);
 CREATE TABLE identity_bindings(from_path TEXT NOT NULL, hash TEXT NOT NULL, to_path TEXT NOT NULL,
     detected TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY(from_path, hash)) WITHOUT ROWID;
 CREATE TABLE identity_unresolved(from_path TEXT NOT NULL, hash TEXT NOT NULL, candidates TEXT NOT NULL,
@@ -34,24 +36,26 @@ CREATE TABLE git_candidates(from_path TEXT NOT NULL, blob TEXT NOT NULL, state T
     candidates TEXT NOT NULL, PRIMARY KEY(from_path, blob)) WITHOUT ROWID;
 ";
 
-/// The record cache (spec/recall.md), kept apart from the notes' tables. `day_files`: per day,
-/// the committed blob its rows were parsed from (NULL: not committed), a fingerprint of the
-/// journal lines waiting for it ('' when none) and the working file's stat they were compared
-/// with (NULL: missing). `entries.status` is the entry's status against the record;
+/// The record cache (spec/recall.md), kept apart from the notes' tables. `day_files`: per day
+/// file, by its stem (`YYYY-MM-DD`, or `YYYY-MM-DD.<tag>` for one writer's file, spec/sync.md),
+/// its day, the committed blob its rows were parsed from (NULL: not committed), a fingerprint of
+/// the journal lines waiting for it ('' when none) and the working file's stat they were compared
+/// with (NULL: missing). Rows are keyed by `(file, seq)`; `day` is the file's day, so all the
+/// files of a day read as one. `entries.status` is the entry's status against the record;
 /// `retractions` holds only honoured (committed or journalled) retractions.
 pub const CREATE_RECORDS: &str = "
-CREATE TABLE day_files(day TEXT PRIMARY KEY, blob TEXT, journal TEXT NOT NULL,
+CREATE TABLE day_files(file TEXT PRIMARY KEY, day TEXT NOT NULL, blob TEXT, journal TEXT NOT NULL,
     size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER) WITHOUT ROWID;
 CREATE TABLE entries(
-    day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
+    file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
     session_id TEXT, project TEXT, project_key TEXT, time TEXT NOT NULL,
     group_key TEXT NOT NULL, json TEXT NOT NULL, status TEXT NOT NULL,
     grep TEXT NOT NULL,
-    PRIMARY KEY(day, seq)) WITHOUT ROWID;
-CREATE TABLE entry_refs(day TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, blob TEXT);
-CREATE TABLE retractions(day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
+    PRIMARY KEY(file, seq)) WITHOUT ROWID;
+CREATE TABLE entry_refs(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, blob TEXT);
+CREATE TABLE retractions(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
     retracts TEXT NOT NULL, time TEXT NOT NULL, reason TEXT NOT NULL, status TEXT NOT NULL,
-    PRIMARY KEY(day, seq)) WITHOUT ROWID;
+    PRIMARY KEY(file, seq)) WITHOUT ROWID;
 ";
 
 /// The record cache's secondary indexes. Filling an empty cache drops them first and creates
@@ -61,7 +65,7 @@ CREATE INDEX IF NOT EXISTS entries_by_time ON entries(day, time);
 CREATE INDEX IF NOT EXISTS entries_by_group ON entries(group_key, day, time);
 CREATE INDEX IF NOT EXISTS entries_by_id ON entries(id);
 CREATE INDEX IF NOT EXISTS entry_refs_by_path ON entry_refs(path, day, hash, blob);
-CREATE INDEX IF NOT EXISTS entry_refs_by_entry ON entry_refs(day, seq);
+CREATE INDEX IF NOT EXISTS entry_refs_by_entry ON entry_refs(file, seq);
 CREATE INDEX IF NOT EXISTS retractions_by_target ON retractions(retracts);
 ";
 

@@ -1,18 +1,20 @@
-//! The vault walk: finds every indexable note (anchor §9 "Index walk").
+//! The vault walk: finds every indexable note and the directories that hold them (anchor §9
+//! "Index walk").
 //!
-//! Reindexing starts here on every refresh, so the walk must stay cheap on a
-//! 10,000-note vault: each directory is opened relative to its parent's file
-//! descriptor, entry types come from `d_type` (no stat), and only regular
-//! `.md` files are stat'ed for their size and mtime. Symlinks are never
-//! followed (`O_NOFOLLOW` on directories, `AT_SYMLINK_NOFOLLOW` on stats).
-//! The work is syscall-bound, so a few threads share it.
+//! A full refresh starts here, and the freshness check re-lists the directories it finds
+//! changed, so the walk must stay cheap on a 10,000-note vault: each directory is opened
+//! relative to its parent's file descriptor, entry types come from `d_type` (no stat), and only
+//! the directory itself and its regular `.md` files are stat'ed. Symlinks are never followed
+//! (`O_NOFOLLOW` on directories, `AT_SYMLINK_NOFOLLOW` on stats). The work is syscall-bound, so
+//! a few threads share it.
 
 use std::ffi::{CStr, CString};
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, Stat, CWD};
+use rustix::io::Errno;
 
 /// One indexable note found by the walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +25,57 @@ pub struct NoteFile {
     pub size: u64,
     /// Modification time in nanoseconds since the Unix epoch.
     pub mtime_ns: i64,
+    /// Status-change time in nanoseconds since the Unix epoch.
+    pub ctime_ns: i64,
+}
+
+/// When a file or directory last changed: its mtime, and its ctime, which every write, entry
+/// added, removed or renamed, and mode change moves, and which no user call can set back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamp {
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+}
+
+/// A note as its directory's listing found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The file name within its directory.
+    pub name: String,
+    pub size: u64,
+    pub stamp: Stamp,
+}
+
+/// One directory as the walk found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirScan {
+    /// Vault-relative path without a trailing `/`; empty for the vault root.
+    pub path: String,
+    /// The directory's own stamp, taken before its entries were read.
+    pub stamp: Stamp,
+    /// False when the directory exists but could not be opened (permissions): it then has
+    /// no notes and no subdirectories.
+    pub listed: bool,
+    /// Its notes, sorted by name (byte order).
+    pub notes: Vec<Listed>,
+    /// The names of its subdirectories that the walk enters, sorted.
+    pub subdirs: Vec<String>,
+}
+
+impl DirScan {
+    /// The vault-relative path of an entry of this directory.
+    pub fn child(&self, name: &str) -> String {
+        join(&self.path, name)
+    }
+}
+
+/// `dir/name`, or `name` at the vault root.
+pub fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
 }
 
 /// Directory names skipped at any depth.
@@ -41,34 +94,127 @@ pub const SKIPPED_DIRS: &[&str] = &[
 /// files and directories are not followed, unreadable directories are skipped
 /// silently, and names that are not valid UTF-8 are skipped. A vault root that
 /// cannot be opened yields no notes.
-///
-/// Directories are read by a few threads (the work is syscall-bound: one
-/// `openat` and `getdents` per directory, one `fstatat` per note), taking the
-/// most recently found directory first, so the walk stays depth-first and
-/// only directories with unvisited children hold a descriptor open.
 pub fn walk_notes(vault_root: &Path) -> Vec<NoteFile> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let Ok(root) = rfs::openat(CWD, vault_root, flags, Mode::empty()) else {
-        return Vec::new();
+    let mut notes: Vec<NoteFile> = walk_dirs(vault_root, "")
+        .into_iter()
+        .flat_map(|d| {
+            let notes = d.notes;
+            let dir = d.path;
+            notes.into_iter().map(move |n| NoteFile {
+                path: join(&dir, &n.name),
+                size: n.size,
+                mtime_ns: n.stamp.mtime_ns,
+                ctime_ns: n.stamp.ctime_ns,
+            })
+        })
+        .collect();
+    notes.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    notes
+}
+
+/// Walks the tree at `start` (a vault-relative directory, empty for the whole vault) and
+/// returns every directory in it, sorted by path, so a parent comes before its children.
+///
+/// `start` itself is reached without following a symlink and must not pass through a skipped
+/// directory; otherwise, or when it is gone, the walk finds nothing.
+///
+/// Directories are read by a few threads (the work is syscall-bound: one `openat`, `fstat` and
+/// `getdents` per directory, one `fstatat` per note), taking the most recently found directory
+/// first, so the walk stays depth-first and only directories with unvisited children hold a
+/// descriptor open.
+pub fn walk_dirs(vault_root: &Path, start: &str) -> Vec<DirScan> {
+    let fd = match open_rel(vault_root, start) {
+        Opened::Dir(fd) => fd,
+        Opened::Unlisted(scan) => return vec![scan],
+        Opened::Gone => return Vec::new(),
     };
-    let mut notes = Vec::new();
-    let queue = Queue::new(scan_dir(root, "", &mut notes));
+    let (first, jobs) = scan_dir(fd, start);
+    let mut dirs = vec![first];
+    let queue = Queue::new(jobs);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS));
     if workers <= 1 {
-        notes.extend(queue.work());
+        dirs.extend(queue.work());
     } else {
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers).map(|_| scope.spawn(|| queue.work())).collect();
             for handle in handles {
                 match handle.join() {
-                    Ok(found) => notes.extend(found),
+                    Ok(found) => dirs.extend(found),
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             }
         });
     }
-    notes.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    notes
+    dirs.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    dirs
+}
+
+/// Lists one directory (not its subdirectories); `None` when it is gone, is no longer a
+/// directory, or is reached through a symlink or a skipped directory.
+pub fn scan_one(vault_root: &Path, dir: &str) -> Option<DirScan> {
+    match open_rel(vault_root, dir) {
+        Opened::Dir(fd) => Some(scan_dir(fd, dir).0),
+        Opened::Unlisted(scan) => Some(scan),
+        Opened::Gone => None,
+    }
+}
+
+/// Whether the walk enters a directory of this vault-relative path: no component is skipped,
+/// empty, `.` or `..`.
+pub fn is_walked_dir(rel: &str) -> bool {
+    rel.is_empty()
+        || rel
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && !SKIPPED_DIRS.contains(&c))
+}
+
+/// A directory reached by a vault-relative path.
+enum Opened {
+    Dir(OwnedFd),
+    /// It exists but cannot be opened: its scan, stamp only.
+    Unlisted(DirScan),
+    Gone,
+}
+
+/// Opens the vault root (which may itself be a symlink), then each component of `rel` without
+/// following symlinks.
+fn open_rel(vault_root: &Path, rel: &str) -> Opened {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(mut fd) = rfs::openat(CWD, vault_root, flags, Mode::empty()) else {
+        return Opened::Gone;
+    };
+    if rel.is_empty() {
+        return Opened::Dir(fd);
+    }
+    if !is_walked_dir(rel) {
+        return Opened::Gone;
+    }
+    let mut parts = rel.split('/').peekable();
+    while let Some(part) = parts.next() {
+        match rfs::openat(&fd, part, flags | OFlags::NOFOLLOW, Mode::empty()) {
+            Ok(next) => fd = next,
+            Err(Errno::ACCESS) if parts.peek().is_none() => {
+                return match unlisted(fd.as_fd(), part, rel) {
+                    Some(scan) => Opened::Unlisted(scan),
+                    None => Opened::Gone,
+                };
+            }
+            Err(_) => return Opened::Gone,
+        }
+    }
+    Opened::Dir(fd)
+}
+
+/// The scan of a directory that exists but cannot be opened; `None` unless it is a directory.
+fn unlisted(parent: BorrowedFd<'_>, name: impl rustix::path::Arg, path: &str) -> Option<DirScan> {
+    let st = rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    (FileType::from_raw_mode(st.st_mode) == FileType::Directory).then(|| DirScan {
+        path: path.to_string(),
+        stamp: stamp_of(&st),
+        listed: false,
+        notes: Vec::new(),
+        subdirs: Vec::new(),
+    })
 }
 
 /// More threads than this do not pay for themselves on a vault-sized tree.
@@ -79,8 +225,8 @@ struct Job {
     /// The open parent directory; shared by its children until each is opened.
     parent: Arc<Dir>,
     name: CString,
-    /// The directory's vault-relative path followed by `/`.
-    prefix: String,
+    /// The directory's vault-relative path.
+    path: String,
 }
 
 /// The walk's shared stack of directories.
@@ -111,17 +257,20 @@ impl Queue {
         }
     }
 
-    /// Runs jobs until none are left anywhere; returns the notes found.
-    fn work(&self) -> Vec<NoteFile> {
-        let mut notes = Vec::new();
+    /// Runs jobs until none are left anywhere; returns the directories scanned.
+    fn work(&self) -> Vec<DirScan> {
+        let mut dirs = Vec::new();
         while let Some(job) = self.next_job() {
             let mut running = Running {
                 queue: self,
                 children: Vec::new(),
             };
-            running.children = open_job(job, &mut notes);
+            if let Some((scan, children)) = open_job(job) {
+                dirs.push(scan);
+                running.children = children;
+            }
         }
-        notes
+        dirs
     }
 
     fn next_job(&self) -> Option<Job> {
@@ -165,24 +314,34 @@ impl Drop for Running<'_> {
     }
 }
 
-/// Opens a job's directory (never through a symlink) and scans it.
-fn open_job(job: Job, notes: &mut Vec<NoteFile>) -> Vec<Job> {
+/// Opens a job's directory (never through a symlink) and scans it; a directory that cannot
+/// be opened for lack of permission is reported unlisted, one that vanished not at all.
+fn open_job(job: Job) -> Option<(DirScan, Vec<Job>)> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let Ok(parent) = job.parent.fd() else {
-        return Vec::new();
-    };
+    let parent = job.parent.fd().ok()?;
     match rfs::openat(parent, job.name.as_c_str(), flags, Mode::empty()) {
-        Ok(fd) => scan_dir(fd, &job.prefix, notes),
-        Err(_) => Vec::new(),
+        Ok(fd) => Some(scan_dir(fd, &job.path)),
+        Err(Errno::ACCESS) => Some((
+            unlisted(parent, job.name.as_c_str(), &job.path)?,
+            Vec::new(),
+        )),
+        Err(_) => None,
     }
 }
 
-/// Reads one directory: stats its notes into `notes`, returns its subdirectories as jobs.
-///
-/// `prefix` is the directory's vault-relative path followed by `/` (empty for the root).
-fn scan_dir(fd: OwnedFd, prefix: &str, notes: &mut Vec<NoteFile>) -> Vec<Job> {
+/// Reads one directory: its stamp (taken first, so an entry added while it is read moves the
+/// stamp past the one recorded), its notes with their stats, and its subdirectories as jobs.
+fn scan_dir(fd: OwnedFd, path: &str) -> (DirScan, Vec<Job>) {
+    let mut scan = DirScan {
+        path: path.to_string(),
+        stamp: rfs::fstat(&fd).map(|st| stamp_of(&st)).unwrap_or_default(),
+        listed: true,
+        notes: Vec::new(),
+        subdirs: Vec::new(),
+    };
     let Ok(mut dir) = Dir::new(fd) else {
-        return Vec::new();
+        scan.listed = false;
+        return (scan, Vec::new());
     };
     let mut subdirs = Vec::new();
     // A read error ends this directory's listing; what was read is kept. The
@@ -200,33 +359,33 @@ fn scan_dir(fd: OwnedFd, prefix: &str, notes: &mut Vec<NoteFile>) -> Vec<Job> {
             known => known,
         };
         if file_type == FileType::Directory && !SKIPPED_DIRS.contains(&name) {
-            subdirs.push((entry.file_name().to_owned(), format!("{prefix}{name}/")));
+            subdirs.push((entry.file_name().to_owned(), name.to_string()));
         } else if file_type == FileType::RegularFile && is_markdown_name(name) {
-            notes.extend(stat_note(dir_fd, name, prefix));
+            scan.notes.extend(stat_note(dir_fd, name));
         }
     }
+    scan.notes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    subdirs.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    scan.subdirs = subdirs.iter().map(|(_, name)| name.clone()).collect();
     let parent = Arc::new(dir);
-    let jobs = subdirs.into_iter().map(|(name, prefix)| Job {
+    let jobs = subdirs.into_iter().map(|(name, utf8)| Job {
         parent: Arc::clone(&parent),
         name,
-        prefix,
+        path: join(path, &utf8),
     });
-    jobs.collect()
+    (scan, jobs.collect())
 }
 
 /// Stats a candidate note; `None` when it vanished or is no longer a regular file.
-fn stat_note(dir_fd: BorrowedFd<'_>, name: &str, prefix: &str) -> Option<NoteFile> {
+fn stat_note(dir_fd: BorrowedFd<'_>, name: &str) -> Option<Listed> {
     let st = rfs::statat(dir_fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return None;
     }
-    let mut path = String::with_capacity(prefix.len() + name.len());
-    path.push_str(prefix);
-    path.push_str(name);
-    Some(NoteFile {
-        path,
+    Some(Listed {
+        name: name.to_string(),
         size: stat_size(&st),
-        mtime_ns: stat_mtime_ns(&st),
+        stamp: stamp_of(&st),
     })
 }
 
@@ -237,7 +396,7 @@ fn utf8_name(name: &CStr) -> Option<&str> {
 }
 
 /// Whether the lowercased name ends in `.md`.
-fn is_markdown_name(name: &str) -> bool {
+pub fn is_markdown_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     bytes.len() >= 3 && bytes[bytes.len() - 3..].eq_ignore_ascii_case(b".md")
 }
@@ -245,12 +404,21 @@ fn is_markdown_name(name: &str) -> bool {
 // The `Stat` field types differ between targets (i64, c_long, u32, u64), so
 // the conversions go through i128, which every one of them widens into.
 
-fn stat_size(st: &Stat) -> u64 {
+/// The size of a stat result.
+pub fn stat_size(st: &Stat) -> u64 {
     u64::try_from(i128::from(st.st_size)).unwrap_or(0)
 }
 
-fn stat_mtime_ns(st: &Stat) -> i64 {
-    let ns = i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
+/// The mtime and ctime of a stat result.
+pub fn stamp_of(st: &Stat) -> Stamp {
+    Stamp {
+        mtime_ns: ns(i128::from(st.st_mtime), i128::from(st.st_mtime_nsec)),
+        ctime_ns: ns(i128::from(st.st_ctime), i128::from(st.st_ctime_nsec)),
+    }
+}
+
+fn ns(secs: i128, nsec: i128) -> i64 {
+    let ns = secs * 1_000_000_000 + nsec;
     i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
 }
 
@@ -390,6 +558,89 @@ mod tests {
             notes[0].mtime_ns,
             meta.mtime() * 1_000_000_000 + meta.mtime_nsec()
         );
+        assert_eq!(
+            notes[0].ctime_ns,
+            meta.ctime() * 1_000_000_000 + meta.ctime_nsec()
+        );
+    }
+
+    fn stamp(path: &Path) -> Stamp {
+        let m = fs::symlink_metadata(path).expect("stat");
+        Stamp {
+            mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+            ctime_ns: m.ctime() * 1_000_000_000 + m.ctime_nsec(),
+        }
+    }
+
+    #[test]
+    fn directories_come_with_their_stamps_notes_and_subdirectories() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        write(root, "top.md", "x");
+        write(root, "a/b/deep.md", "xy");
+        write(root, "a/one.md", "x");
+        write(root, "a/skip.txt", "x");
+        write(root, ".git/HEAD.md", "x");
+        fs::create_dir_all(root.join("empty")).expect("mkdir");
+        let dirs = walk_dirs(root, "");
+        let paths: Vec<&str> = dirs.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(paths, ["", "a", "a/b", "empty"]);
+        assert_eq!(dirs[0].subdirs, ["a", "empty"]);
+        assert_eq!(dirs[1].subdirs, ["b"]);
+        assert_eq!(dirs[1].notes.len(), 1);
+        assert_eq!(dirs[1].notes[0].name, "one.md");
+        assert_eq!(dirs[2].notes[0].size, 2);
+        assert_eq!(dirs[2].child("deep.md"), "a/b/deep.md");
+        for d in &dirs {
+            assert!(d.listed);
+            assert_eq!(d.stamp, stamp(&root.join(&d.path)), "{}", d.path);
+        }
+        assert_eq!(walk_dirs(root, "a"), dirs[1..3].to_vec());
+        assert_eq!(scan_one(root, "a"), Some(dirs[1].clone()));
+        assert_eq!(scan_one(root, ""), Some(dirs[0].clone()));
+    }
+
+    #[test]
+    fn a_start_through_a_symlink_a_skipped_or_a_missing_directory_finds_nothing() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        write(root, "real/n.md", "x");
+        write(root, ".obsidian/sub/n.md", "x");
+        symlink(root.join("real"), root.join("link")).expect("symlink");
+        for start in [
+            "link",
+            ".obsidian/sub",
+            "gone",
+            "real/n.md",
+            "../x",
+            "real/",
+            "./real",
+        ] {
+            assert!(walk_dirs(root, start).is_empty(), "{start}");
+            assert_eq!(scan_one(root, start), None, "{start}");
+        }
+        assert!(is_walked_dir("") && is_walked_dir("a/b c"));
+        assert!(!is_walked_dir("a/.git") && !is_walked_dir("a//b") && !is_walked_dir(".."));
+    }
+
+    #[test]
+    fn an_unreadable_directory_is_reported_unlisted_with_its_stamp() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        write(root, "locked/in.md", "x");
+        let locked = root.join("locked");
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).expect("chmod");
+        let dirs = walk_dirs(root, "");
+        let one = scan_one(root, "locked");
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).expect("chmod");
+        if rustix::process::geteuid().is_root() {
+            eprintln!("root ignores permission bits; skipping");
+            return;
+        }
+        assert_eq!(dirs.len(), 2);
+        assert!(!dirs[1].listed && dirs[1].notes.is_empty());
+        assert_eq!(dirs[1].path, "locked");
+        assert_eq!(one, Some(dirs[1].clone()));
     }
 
     #[test]

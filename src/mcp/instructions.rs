@@ -21,6 +21,26 @@ pub fn label_from(raw: Option<&str>) -> String {
     }
 }
 
+/// What the instructions add when the server records (`git-rutter mcp --allow-record`): the
+/// client has no hook, so the lines are recorded through the tool instead.
+pub const RECORD_PARAGRAPH: &str = "This server is started for a client without such a hook: instead of writing the line, call librarian-record with the same summary and refs, once for each thing, as you finish it. A call repeated in this session with the same summary and refs records nothing new.";
+
+/// The instructions for `label`; with `record`, [`RECORD_PARAGRAPH`] follows the paragraph
+/// about the hook. Without it they are [`instructions`], unchanged.
+pub fn instructions_for(label: &str, record: bool) -> String {
+    let text = instructions(label);
+    if !record {
+        return text;
+    }
+    let mut paragraphs: Vec<&str> = text.split("\n\n").collect();
+    let after_hook = paragraphs
+        .iter()
+        .position(|p| p.contains("a hook records"))
+        .map_or(paragraphs.len(), |i| i + 1);
+    paragraphs.insert(after_hook, RECORD_PARAGRAPH);
+    paragraphs.join("\n\n")
+}
+
 /// The instructions, paragraph by paragraph, for `label`.
 pub fn instructions(label: &str) -> String {
     let paragraphs = [
@@ -83,6 +103,23 @@ mod tests {
             (found.found.len(), found.malformed, found.templates),
             (0, 0, 1)
         );
+    }
+
+    #[test]
+    fn recording_adds_one_paragraph_after_the_hook_and_nothing_else() {
+        assert_eq!(instructions_for("Ada", false), instructions("Ada"));
+        let with = instructions_for("Ada", true);
+        let without = instructions("Ada");
+        let mut paragraphs: Vec<&str> = with.split("\n\n").collect();
+        let at = paragraphs
+            .iter()
+            .position(|p| *p == RECORD_PARAGRAPH)
+            .unwrap();
+        assert!(paragraphs[at - 1].contains("a hook records every line"));
+        paragraphs.remove(at);
+        assert_eq!(paragraphs.join("\n\n"), without);
+        let found = crate::capture::directive::directives_in(&with);
+        assert_eq!((found.found.len(), found.malformed), (0, 0));
     }
 
     #[test]

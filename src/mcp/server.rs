@@ -3,11 +3,15 @@
 //! Start-up resolves the vault (`--vault`, env, git config; never the current directory) and
 //! refuses an index that belongs to another vault, both before serving. The index is opened and
 //! refreshed on a background thread so `initialize` is answered at once; tool calls wait for it.
-//! stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On stdin EOF every
-//! request already read is answered before the process exits (see [`Draining`]).
+//! That thread then keeps the index in step with the notes while the server runs
+//! ([`Freshness`]). stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On
+//! stdin EOF every request already read is answered before the process exits (see
+//! [`Draining`]). With `--allow-record` it also serves `librarian-record` ([`super::record`]).
 
 use crate::index::{self, Index};
-use crate::mcp::instructions::{instructions, user_label};
+use crate::mcp::freshness::Freshness;
+use crate::mcp::instructions::{instructions_for, user_label};
+use crate::mcp::record::{self, Recorder};
 use crate::recall::recent::Query;
 use crate::recall::reindex::{self, Mode};
 use crate::recall::tools::{self, ArgError};
@@ -38,10 +42,17 @@ const EXIT_OK: i32 = 0;
 const EXIT_FATAL: i32 = 1;
 
 /// The shared index once the background refresh is done, or why it failed.
-type Ready = Result<Arc<Mutex<Index>>, String>;
+type Ready = Result<Arc<Served>, String>;
 
-/// Runs the server until stdin closes; returns the process exit status.
-pub fn run(vault_flag: Option<&Path>) -> i32 {
+/// What tool calls share: the index, and what keeps it current.
+struct Served {
+    index: Mutex<Index>,
+    fresh: Arc<Freshness>,
+}
+
+/// Runs the server until stdin closes; returns the process exit status. `allow_record` serves
+/// `librarian-record` too.
+pub fn run(vault_flag: Option<&Path>, allow_record: bool) -> i32 {
     let vault = match vault::resolve(vault_flag, false) {
         Ok(v) => v,
         Err(e) => return fatal(&e),
@@ -62,13 +73,15 @@ pub fn run(vault_flag: Option<&Path>) -> i32 {
         vault.root.display(),
         db.display()
     );
-    let (ready, refresher) = match start_refresh(vault.clone()) {
+    let fresh = Arc::new(Freshness::new(vault.clone()));
+    let (ready, refresher) = match start_refresh(vault.clone(), Arc::clone(&fresh)) {
         Ok(r) => r,
         Err(e) => return fatal(&e),
     };
-    let server = Rutter::new(vault, ready);
+    let server = Rutter::new(vault, ready, allow_record);
     let code = runtime.block_on(serve(server));
-    // Let an index build or identity pass still running finish its writes before exiting.
+    // Let an index build, rescan or identity pass still running finish its writes first.
+    fresh.stop();
     let _ = refresher.join();
     runtime.shutdown_background();
     code
@@ -101,16 +114,18 @@ async fn serve(server: Rutter) -> i32 {
     }
 }
 
-/// Opens (building if needed) and refreshes the index on its own thread.
+/// Opens (building if needed) and refreshes the index on its own thread, starts watching the
+/// vault, then keeps the index current on that thread until `fresh` is stopped.
 fn start_refresh(
     vault: Vault,
+    fresh: Arc<Freshness>,
 ) -> std::io::Result<(watch::Receiver<Option<Ready>>, std::thread::JoinHandle<()>)> {
     let (tx, rx) = watch::channel(None);
     let handle = std::thread::Builder::new()
         .name("rutter-refresh".into())
         .spawn(move || {
             let started = std::time::Instant::now();
-            let ready = open_and_refresh(&vault);
+            let ready = open_and_refresh(&vault, fresh);
             match &ready {
                 Ok(_) => eprintln!(
                     "[rutter] index ready ({} ms).",
@@ -118,17 +133,27 @@ fn start_refresh(
                 ),
                 Err(e) => eprintln!("[rutter] error: {e}"),
             }
+            let served = ready.as_ref().ok().cloned();
             let _ = tx.send(Some(ready));
+            if let Some(served) = served {
+                served.fresh.run(&served.index);
+            }
         })?;
     Ok((rx, handle))
 }
 
-fn open_and_refresh(vault: &Vault) -> Ready {
+fn open_and_refresh(vault: &Vault, fresh: Arc<Freshness>) -> Ready {
     let mut index =
         Index::open(vault, false).map_err(|e| format!("could not open the index: {e}"))?;
     reindex::refresh(vault, &mut index, Mode::Auto, false)
         .map_err(|e| format!("could not refresh the index: {e}"))?;
-    Ok(Arc::new(Mutex::new(index)))
+    fresh
+        .watch(&mut index)
+        .map_err(|e| format!("could not refresh the index: {e}"))?;
+    Ok(Arc::new(Served {
+        index: Mutex::new(index),
+        fresh,
+    }))
 }
 
 /// The server: vault, tools, instructions, and the index once it is ready.
@@ -138,19 +163,27 @@ struct Rutter {
     info: ServerConfig,
     tools: Vec<Tool>,
     ready: watch::Receiver<Option<Ready>>,
+    /// Set with `--allow-record`.
+    recorder: Option<Arc<Recorder>>,
 }
 
 impl Rutter {
-    fn new(vault: Vault, ready: watch::Receiver<Option<Ready>>) -> Rutter {
+    fn new(vault: Vault, ready: watch::Receiver<Option<Ready>>, allow_record: bool) -> Rutter {
         let label = user_label();
         let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions(&label));
+            .with_instructions(instructions_for(&label, allow_record));
+        let mut tools = tool_list(&label);
+        let recorder = allow_record.then(|| {
+            tools.push(record::tool());
+            Arc::new(Recorder::new(vault.root.clone()))
+        });
         Rutter {
             vault,
             info,
-            tools: tool_list(&label),
+            tools,
             ready,
+            recorder,
         }
     }
 
@@ -207,9 +240,12 @@ impl ServerHandler for Rutter {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        if let (record::NAME, Some(recorder)) = (request.name.as_ref(), &self.recorder) {
+            return record_call(recorder, &args, &context).await;
+        }
         let call = match request.name.as_ref() {
             "librarian-search" => Call::Search(tools::search_args(&args).map_err(invalid_params)?),
             "librarian-get-note" => Call::GetNote(tools::note_path(&args).map_err(invalid_params)?),
@@ -226,12 +262,12 @@ impl ServerHandler for Rutter {
                 ))
             }
         };
-        let index = match self.index().await {
-            Ok(i) => i,
+        let served = match self.index().await {
+            Ok(s) => s,
             Err(reason) => return Ok(failed(format!("the index is not available: {reason}"))),
         };
         let vault = self.vault.clone();
-        let outcome = tokio::task::spawn_blocking(move || run_call(&vault, &index, call))
+        let outcome = tokio::task::spawn_blocking(move || run_call(&vault, &served, call))
             .await
             .map_err(|e| ErrorData::internal_error(format!("the tool failed: {e}"), None))?;
         match outcome {
@@ -239,6 +275,30 @@ impl ServerHandler for Rutter {
             Err(Failure(why)) => Ok(failed(why)),
         }
     }
+}
+
+/// `librarian-record`: validates, then captures off the async runtime (lock, git). It does not
+/// wait for the index.
+async fn record_call(
+    recorder: &Arc<Recorder>,
+    args: &Map<String, Value>,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let directive = record::directive(args).map_err(invalid_params)?;
+    let client = context
+        .peer
+        .peer_info()
+        .and_then(|info| record::client_label(&info.client_info.name));
+    let recorder = recorder.clone();
+    let done = tokio::task::spawn_blocking(move || recorder.record(directive, client))
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("the tool failed: {e}"), None))?;
+    let content = vec![ContentBlock::text(done.text)];
+    Ok(match done.is_error {
+        true => CallToolResult::error(content),
+        false => CallToolResult::success(content),
+    }
+    .into())
 }
 
 fn invalid_params(e: ArgError) -> ErrorData {
@@ -250,9 +310,16 @@ fn failed(why: String) -> CallToolResponse {
     CallToolResult::error(vec![ContentBlock::text(why)]).into()
 }
 
-/// Runs one tool body against the locked index (blocking: SQLite and file reads).
-fn run_call(vault: &Vault, index: &Mutex<Index>, call: Call) -> Result<String, Failure> {
-    let mut index = index.lock().unwrap_or_else(PoisonError::into_inner);
+/// Runs one tool body against the locked index (blocking: SQLite and file reads). Search and
+/// get-note first apply the changes to the notes the server has heard of.
+fn run_call(vault: &Vault, served: &Served, call: Call) -> Result<String, Failure> {
+    let mut index = served.index.lock().unwrap_or_else(PoisonError::into_inner);
+    if matches!(call, Call::Search(_) | Call::GetNote(_)) {
+        served
+            .fresh
+            .before_call(&mut index)
+            .map_err(|e| Failure(format!("refreshing the notes failed: {e}")))?;
+    }
     match call {
         Call::Search(a) => {
             let (text, engaged) =

@@ -78,6 +78,22 @@ pub fn refresh(
     })
 }
 
+/// After a rescan of the notes (`search`, `show`, the MCP server): the identity pass, only when
+/// what changed is something the pass knows of (a cited path gone or back, a binding's target,
+/// a candidate, a note now carrying a ref's hash). A note written or edited that no record
+/// concerns costs a few lookups, not the pass. (The inputs fingerprint is not consulted: a pure
+/// rename keeps the notes' count, sizes and mtimes.)
+pub fn identity_after_rescan(
+    vault: &Vault,
+    index: &mut Index,
+    notes: &notes::Refresh,
+) -> Result<Option<IdentityReport>, IndexError> {
+    if !index.identity_may_change(notes)? {
+        return Ok(None);
+    }
+    identity_if_changed(vault, index, Mode::Auto, true)
+}
+
 /// Runs the identity pass when its inputs changed since the last one (always with `force` or on
 /// a new index); `Full` reports the projection's counts when they did not.
 fn identity_if_changed(

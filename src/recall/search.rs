@@ -44,21 +44,26 @@ pub struct Unresolved {
     pub candidates: Vec<Candidate>,
 }
 
-/// Searches and enriches; the order is the index's ranking. An index built since the record
-/// was last read (a new or rebuilt one) reads the record first, so enrichment is never empty
-/// for want of it; otherwise the record cache is used as the last refresh left it.
-pub fn search(
-    index: &Index,
-    query: &str,
-    limit: usize,
-    filters: &Filters,
-) -> Result<Vec<Enriched>, IndexError> {
+/// Reads the record into an index built since it was last read (a new or rebuilt one), so
+/// enrichment is never empty for want of it; otherwise the record cache is used as the last
+/// refresh left it. Called before a search's read transaction (it writes).
+pub fn ensure_records(index: &Index) -> Result<(), IndexError> {
     if index.records()? == Records::NotLoaded {
         let vault = crate::vault::open(index.root(), crate::vault::VaultSource::Flag)
             .map_err(|e| IndexError::Record(e.to_string()))?;
         let src = super::record::Source::open(&vault)?;
         index.refresh_records(&src, Scope::Full)?;
     }
+    Ok(())
+}
+
+/// Searches and enriches; the order is the index's ranking. Call [`ensure_records`] first.
+pub fn search(
+    index: &Index,
+    query: &str,
+    limit: usize,
+    filters: &Filters,
+) -> Result<Vec<Enriched>, IndexError> {
     index.read(|index| enrich(index, index.search(query, limit, filters)?))
 }
 

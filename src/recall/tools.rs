@@ -135,6 +135,7 @@ pub fn search_args(args: &Map<String, Value>) -> Result<SearchArgs, ArgError> {
 
 /// `librarian-search`: hits with enrichment, and whether it surfaced a prior engagement.
 pub fn search(index: &Index, a: &SearchArgs) -> Result<(String, bool), IndexError> {
+    search::ensure_records(index)?;
     let results = search::search(index, &a.query, a.limit as usize, &a.filters)?;
     Ok((
         search::render(&a.query, &results),

@@ -115,9 +115,9 @@ impl Store {
     }
 }
 
-/// `YYYY-MM-DD.md`.
+/// `YYYY-MM-DD.md`, or `YYYY-MM-DD.<tag>.md` (one writer's file of that day, spec/sync.md).
 pub fn is_day_file(name: &str) -> bool {
-    name.strip_suffix(".md").is_some_and(is_day)
+    paths::split_day_file_name(name).is_some()
 }
 
 /// `YYYY-MM.md`.

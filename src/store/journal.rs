@@ -196,6 +196,15 @@ impl Journal {
         Ok(())
     }
 
+    /// Writes `rec` again under the name it was listed by (sync moves a line's offset).
+    pub fn rewrite(&self, name: &str, rec: &PendingAppend) -> Result<(), FsError> {
+        let bytes = serde_json::to_vec(rec).map_err(|e| FsError::Io {
+            path: self.dir.path().join(name),
+            source: e.into(),
+        })?;
+        self.dir.write_atomic(name, &bytes)
+    }
+
     /// Removes committed records.
     pub fn remove(&self, names: &[String]) -> Result<(), FsError> {
         names.iter().try_for_each(|n| self.dir.remove(n))

@@ -11,6 +11,7 @@ pub mod diffview;
 pub mod guard;
 pub mod history;
 pub mod journal;
+pub mod localconfig;
 pub mod pending_check;
 pub mod record;
 pub mod restore;
@@ -18,6 +19,7 @@ pub mod retract;
 pub mod setup;
 pub mod sign;
 pub mod status;
+pub mod sync;
 pub mod tree;
 pub mod verify;
 
@@ -184,11 +186,23 @@ pub fn records_tip(repo: &Repository) -> Result<Option<Oid>, git2::Error> {
     }
 }
 
-/// The day of a day file's vault-relative path, `_librarian/sessions/<day>.md`.
+/// The day of a day file's vault-relative path, `_librarian/sessions/<day>.md` or one writer's
+/// `_librarian/sessions/<day>.<tag>.md` (all files of a day are read as one, spec/sync.md).
 pub fn day_of(path: &str) -> Option<&str> {
-    path.strip_prefix(crate::records::paths::SESSIONS_DIR)?
+    let name = path
+        .strip_prefix(crate::records::paths::SESSIONS_DIR)?
+        .strip_prefix('/')?;
+    crate::records::paths::split_day_file_name(name).map(|(day, _)| day)
+}
+
+/// The stem of a day file's vault-relative path (its name without `.md`: the day, or the day and
+/// a writer tag): the key of readers that keep one record per day file.
+pub fn stem_of(path: &str) -> Option<&str> {
+    let stem = path
+        .strip_prefix(crate::records::paths::SESSIONS_DIR)?
         .strip_prefix('/')?
-        .strip_suffix(".md")
+        .strip_suffix(".md")?;
+    crate::records::paths::split_day_stem(stem).map(|_| stem)
 }
 
 /// Where the record ref keeps the bytes of a note cited as `sha256:<hex>`: `cited/<aa>/<hex>`,
@@ -253,6 +267,14 @@ mod tests {
             day_of("_librarian/sessions/2026-11-30.md"),
             Some("2026-11-30")
         );
+        assert_eq!(
+            day_of("_librarian/sessions/2026-11-30.laptop-3f9a.md"),
+            Some("2026-11-30")
+        );
+        assert_eq!(day_of("_librarian/sessions/2026-11-30.Laptop.md"), None);
+        assert_eq!(day_of("_librarian/sessions/2026-11-30.a.b.md"), None);
+        assert_eq!(day_of("_librarian/sessions/2026-11-30..md"), None);
+        assert_eq!(day_of("_librarian/sessions/sub/2026-11-30.md"), None);
         assert_eq!(day_of("_librarian/sessions.md"), None);
         assert_eq!(day_of("_librarian/note-identity.md"), None);
         assert_eq!(day_of("_librarian/sessions/2026-11-30.txt"), None);

@@ -4,24 +4,25 @@
 
 use super::journal::{Journal, RecordKind};
 use super::tree::Trees;
-use super::{day_of, Store, StoreError};
+use super::{stem_of, Store, StoreError};
 use crate::records::paths;
 use git2::{ObjectType, Oid};
 use std::collections::BTreeMap;
 
 impl Store {
-    /// `(day, blob id)` of every day file committed at `tip`, in tree order.
+    /// `(stem, blob id)` of every day file committed at `tip`, in tree order. A stem is the
+    /// file's name without `.md`: its day, or its day and writer tag (one day may have several
+    /// files, spec/sync.md).
     pub fn committed_days(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
         let tree = self.repo.find_commit(tip)?.tree_id();
         let files = Trees::new(&self.repo)?.files(tree, paths::SESSIONS_DIR)?;
         Ok(files
             .into_iter()
-            .filter_map(|(path, oid)| Some((day_of(&path)?.to_string(), oid)))
-            .filter(|(day, _)| crate::clock::is_day(day))
+            .filter_map(|(path, oid)| Some((stem_of(&path)?.to_string(), oid)))
             .collect())
     }
 
-    /// The day files whose blob differs between the commits `old` and `new`: `(day, blob in
+    /// The day files whose blob differs between the commits `old` and `new`: `(stem, blob in
     /// new, None when gone)`. Identical head and tail of the two sessions trees are skipped, so
     /// one capture costs a few entries, not 3,650.
     pub fn changed_days(
@@ -42,13 +43,13 @@ impl Store {
             .changes(a, b)?
             .into_iter()
             .filter_map(|c| {
-                let day = c.path.strip_suffix(".md")?;
-                crate::clock::is_day(day).then(|| (day.to_string(), c.new))
+                let stem = c.path.strip_suffix(".md")?;
+                paths::split_day_stem(stem).map(|_| (stem.to_string(), c.new))
             })
             .collect())
     }
 
-    /// The blob id of the day file of `day` committed at `tip`, if there is one.
+    /// The blob id of the day file with the stem `day` committed at `tip`, if there is one.
     pub fn committed_day(&self, tip: Oid, day: &str) -> Result<Option<Oid>, StoreError> {
         let tree = self.repo.find_commit(tip)?.tree_id();
         Ok(
@@ -70,8 +71,8 @@ impl Store {
         Ok(self.repo.find_blob(oid)?.content().to_vec())
     }
 
-    /// The entry and retraction lines waiting in the pending journal, by day, in the order they
-    /// were written to the day file. Unreadable journal records are left out (`commit` reports
+    /// The entry and retraction lines waiting in the pending journal, by day file stem, in the
+    /// order they were written to the day file. Unreadable journal records are left out (`commit` reports
     /// them).
     pub fn pending_lines(&self) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
         // A journal that cannot be opened (a symlinked folder) holds nothing recall may show.
@@ -84,7 +85,7 @@ impl Store {
             if !matches!(rec.kind, RecordKind::Capture | RecordKind::Retract) {
                 continue;
             }
-            if let Some(day) = day_of(&rec.path) {
+            if let Some(day) = stem_of(&rec.path) {
                 by_day
                     .entry(day.to_string())
                     .or_default()

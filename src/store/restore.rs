@@ -26,7 +26,8 @@ impl Store {
         let pending = Journal::open(self.state_dir())?.list()?.0;
         let mut done = Vec::new();
         for (path, blob) in self.record_files(tip)? {
-            if day.is_some_and(|d| !path.ends_with(&format!("/{d}.md"))) {
+            // Every file of the day: one per writer once sync is set up (spec/sync.md).
+            if day.is_some_and(|d| super::day_of(&path) != Some(d)) {
                 continue;
             }
             let committed = self.repo.find_blob(blob)?.content().to_vec();

@@ -42,7 +42,9 @@ impl Store {
             .open_dir(paths::SESSIONS_DIR, true)?
             .ok_or_else(|| FsError::WrongKind(self.root().join(paths::SESSIONS_DIR)))?;
         let day = now.day();
-        let file = format!("{day}.md");
+        // Once sync is set up, this vault appends only to its own day files (spec/sync.md).
+        let writer = super::sync::machine::read(self.state_dir());
+        let file = paths::day_file_name(&day, writer.as_deref());
         let r = Retraction {
             id: unique_id(&sessions, &file, now),
             retracts: entry_id.to_string(),
@@ -52,7 +54,12 @@ impl Store {
         };
         let rec = PendingAppend {
             retracts: Some(entry_id.to_string()),
-            ..PendingAppend::new(RecordKind::Retract, &paths::day_file(&day), &day, &r.id)
+            ..PendingAppend::new(
+                RecordKind::Retract,
+                &format!("{}/{file}", paths::SESSIONS_DIR),
+                &day,
+                &r.id,
+            )
         };
         let line = retraction::render(&r);
         append_line(

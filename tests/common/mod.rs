@@ -217,6 +217,15 @@ impl Env {
         v
     }
 
+    /// The JSON of every entry line of every day file, in file order.
+    pub fn entries(&self) -> Vec<serde_json::Value> {
+        self.all_records()
+            .lines()
+            .filter_map(|l| l.rsplit_once("<!-- rutter:entry "))
+            .map(|(_, json)| serde_json::from_str(json.trim_end_matches(" -->")).unwrap())
+            .collect()
+    }
+
     pub fn all_records(&self) -> String {
         self.day_files()
             .iter()

@@ -21,6 +21,8 @@ pub enum Kind {
     UnexpectedPath,
     /// A merge that lost lines of one of its parents.
     MergeLostLines,
+    /// A merge that holds a line (or a file) neither parent holds.
+    MergeAddedLines,
     /// An object of the record history could not be read.
     CorruptObject,
     /// A signed commit whose signature git rejects.
@@ -62,6 +64,7 @@ impl Kind {
             Kind::CitedMismatch => "cited-mismatch",
             Kind::UnexpectedPath => "unexpected-path",
             Kind::MergeLostLines => "merge-lost-lines",
+            Kind::MergeAddedLines => "merge-added-lines",
             Kind::CorruptObject => "corrupt-object",
             Kind::BadSignature => "bad-signature",
             Kind::SignatureUnchecked => "signature-unchecked",
@@ -87,6 +90,7 @@ impl Kind {
             | Kind::CitedMismatch
             | Kind::UnexpectedPath
             | Kind::MergeLostLines
+            | Kind::MergeAddedLines
             | Kind::CorruptObject
             | Kind::BadSignature
             | Kind::SignatureUnchecked => "history",

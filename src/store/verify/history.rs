@@ -118,7 +118,7 @@ fn check_commit(
 ) -> Result<Vec<Finding>, StoreError> {
     let short = short(c.id());
     if c.parent_count() > 1 {
-        return merge(store, trees, c, &short);
+        return super::merges::check(store, trees, c, &short);
     }
     let parent = c.parent(0).ok().map(|p| p.tree_id());
     let changes = match trees.changes(parent, Some(c.tree_id())) {
@@ -251,62 +251,6 @@ fn at(ch: &Change, short: &str, kind: Kind, what: &str, detail: String) -> Findi
     f.path = Some(ch.path.clone());
     f.commit = Some(short.to_string());
     f
-}
-
-/// A merge must hold every line of each parent's version of each record file.
-fn merge(
-    store: &Store,
-    trees: &mut Trees<'_>,
-    c: &git2::Commit<'_>,
-    short: &str,
-) -> Result<Vec<Finding>, StoreError> {
-    let mut findings = Vec::new();
-    let merged = c.tree_id();
-    for p in c.parents() {
-        for (path, oid) in trees.files(p.tree_id(), crate::vault::OVERLAY_DIR)? {
-            let theirs = store.repo.find_blob(oid)?.content().to_vec();
-            let ours = match trees.entry(merged, &path)? {
-                Some((o, false)) => store.repo.find_blob(o)?.content().to_vec(),
-                _ => Vec::new(),
-            };
-            if !lost_lines(&theirs, &ours).is_empty() {
-                let mut f = Finding::new(
-                    Kind::MergeLostLines,
-                    &path,
-                    short,
-                    format!(
-                        "merge {short} lost lines of {path} from parent {}",
-                        &p.id().to_string()[..7]
-                    ),
-                );
-                f.path = Some(path);
-                f.commit = Some(short.to_string());
-                findings.push(f);
-            }
-        }
-    }
-    Ok(findings)
-}
-
-/// Lines of `old` missing from `new` (as a multiset), joined by newlines.
-pub fn lost_lines(old: &[u8], new: &[u8]) -> String {
-    let new_text = String::from_utf8_lossy(new);
-    let mut have: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for l in new_text.lines() {
-        *have.entry(l).or_default() += 1;
-    }
-    let old_text = String::from_utf8_lossy(old);
-    let mut lost = String::new();
-    for l in old_text.lines() {
-        match have.get_mut(l) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => {
-                lost.push_str(l);
-                lost.push('\n');
-            }
-        }
-    }
-    lost
 }
 
 /// Entries, retractions (or bindings) of `old` that `new` no longer holds unchanged, and record

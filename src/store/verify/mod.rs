@@ -6,6 +6,7 @@
 pub mod cache;
 pub mod finding;
 pub mod history;
+pub mod merges;
 pub mod notes;
 pub mod refcheck;
 pub mod worktree;

@@ -1,0 +1,250 @@
+//! `git rutter sync`: one record across machines through a git remote you own.
+
+use crate::clock;
+use crate::store::sync::{Action, SyncError, SyncReport};
+use crate::store::Store;
+use std::path::PathBuf;
+
+/// Send and receive records through a git remote you own, so every machine has them all.
+///
+/// Fetches refs/rutter/* from REMOTE (else the remote set by `--setup`, git config
+/// rutter.syncRemote; there is no default), takes in what the remote has (a fast-forward, or a
+/// merge commit whose record files hold the lines of both sides), updates the record files in
+/// _librarian/ that have no uncommitted edits, and pushes refs/rutter/records. It never rewrites
+/// or force-pushes history; when the remote moved meanwhile it fetches and merges again.
+///
+/// Transport is the git command on PATH, so your credentials and ssh configuration apply; it
+/// never prompts. What travels: the records and, unless `git config rutter.keepCited false`,
+/// copies of the notes they cite. Run `--setup REMOTE` once per vault: it refuses a remote that
+/// holds other people's commits unless you pass --force.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The remote to sync with (default: git config rutter.syncRemote).
+    pub remote: Option<String>,
+    /// Make REMOTE this vault's sync remote (sets rutter.syncRemote and adds the fetch refspec
+    /// +refs/rutter/*:refs/remotes/REMOTE/rutter/*, so plain `git fetch` brings the records),
+    /// then sync.
+    #[arg(long, requires = "remote")]
+    pub setup: bool,
+    /// With --setup: accept a remote that holds commits by other identities (they are yours).
+    #[arg(long, requires = "setup")]
+    pub force: bool,
+    /// The report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command.
+pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    let vault = super::interactive_vault(vault.as_deref())?;
+    let store = match Store::open(&vault) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("git-rutter: {e}");
+            return Ok(super::EXIT_CANNOT_RUN);
+        }
+    };
+    if let (true, Some(remote)) = (args.setup, args.remote.as_deref()) {
+        match store.setup_sync(remote, args.force) {
+            Ok(r) => {
+                let url = r.url.map(|u| format!(" ({u})")).unwrap_or_default();
+                eprintln!("git-rutter: {remote}{url} is this vault's sync remote (rutter.syncRemote); `git fetch {remote}` now brings its records too.");
+                if !r.forced_over.is_empty() {
+                    eprintln!(
+                        "git-rutter: --force: syncing although {remote} holds commits by {}.",
+                        r.forced_over.join(", ")
+                    );
+                }
+            }
+            Err(e) => return Ok(refusal(&e)),
+        }
+    }
+    let remote = match store.sync_remote(args.remote.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return Ok(refusal(&e)),
+    };
+    let report = match store.sync(&remote, clock::now()) {
+        Ok(r) => r,
+        Err(e) => return Ok(refusal(&e)),
+    };
+    refresh_dedupe(&vault, &report);
+    if report.after != report.before {
+        refresh_index(&vault);
+    }
+    if args.json {
+        super::print_json(&json(&report))?;
+    } else {
+        super::print(&human(&report))?;
+    }
+    warnings(&report);
+    Ok(if report.refused.is_some() || report.gave_up {
+        super::EXIT_FINDING
+    } else {
+        super::EXIT_OK
+    })
+}
+
+/// Prints why sync did not run; a refusal the user can fix is 1, anything else 2.
+fn refusal(e: &SyncError) -> i32 {
+    eprintln!("git-rutter: {e}.");
+    match e {
+        SyncError::NoRemote
+        | SyncError::UnknownRemote(_)
+        | SyncError::NotConfigured(_)
+        | SyncError::NoRecords
+        | SyncError::Shared(_) => super::EXIT_FINDING,
+        _ => super::EXIT_CANNOT_RUN,
+    }
+}
+
+/// Day files sync rewrote no longer only grew: the dedupe cache reads them again whole.
+fn refresh_dedupe(vault: &crate::vault::Vault, report: &SyncReport) {
+    let names: Vec<String> = report
+        .checkout
+        .updated
+        .iter()
+        .filter_map(|p| p.rsplit('/').next().map(str::to_string))
+        .collect();
+    if names.is_empty() {
+        return;
+    }
+    crate::capture::dedupe::DedupeCache::forget(&vault.worktree_state_dir(), &names);
+    if let Err(e) = crate::capture::dedupe::DedupeCache::warm(vault) {
+        eprintln!("git-rutter: the dedupe cache will be rebuilt by the next capture ({e}).");
+    }
+}
+
+/// Brings the index and the identity projection up to date with what sync brought (bindings
+/// confirmed on another machine take effect here at once); a failure only delays that to the
+/// next command that refreshes.
+fn refresh_index(vault: &crate::vault::Vault) {
+    use crate::recall::reindex::{self, Mode};
+    // No index yet: the first command that needs one builds it (a cold build is seconds on a
+    // large vault, not sync's to pay).
+    if !crate::index::location(vault).0.exists() {
+        return;
+    }
+    let refreshed = crate::index::Index::open(vault, false)
+        .and_then(|mut index| reindex::refresh(vault, &mut index, Mode::Auto, false));
+    if let Err(e) = refreshed {
+        eprintln!("git-rutter: the index will catch up with the synced records later ({e}).");
+    }
+}
+
+fn short(oid: Option<git2::Oid>) -> String {
+    oid.map(|o| o.to_string()[..12].to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn human(r: &SyncReport) -> String {
+    let remote = &r.remote;
+    let mut out = Vec::new();
+    if r.committed_pending > 0 {
+        out.push(format!(
+            "Committed {} first.",
+            plural(r.committed_pending, "pending entry", "pending entries")
+        ));
+    }
+    out.push(match r.action {
+        Action::UpToDate if r.pushed => format!("{remote} had no records yet."),
+        Action::UpToDate => format!("Up to date with {remote} at {}.", short(r.after)),
+        Action::Ahead => format!("{remote} had nothing new."),
+        Action::FastForward => format!("Took in {remote}'s records (a fast-forward)."),
+        Action::Merged => {
+            let how = match r.unioned.len() {
+                0 => "each machine's files side by side".to_string(),
+                n => format!(
+                    "{} written as the union of both sides' lines",
+                    plural(n, "record file", "record files")
+                ),
+            };
+            let mut s = format!(
+                "Merged {remote}'s records with this vault's as {} ({how}",
+                short(r.merges.last().copied()),
+            );
+            if !r.split.is_empty() {
+                s.push_str(&format!(
+                    "; {} kept whole beside each other",
+                    plural(r.split.len(), "@1 day file", "@1 day files")
+                ));
+            }
+            s.push_str(").");
+            if r.unrelated {
+                s.push_str(" The two records had no common history (each machine had started its own); both are kept.");
+            }
+            s
+        }
+    });
+    if !r.received.is_empty() || r.pushed {
+        out.push(format!(
+            "Received {}; sent {}.",
+            plural(r.received.len(), "entry", "entries"),
+            plural(r.sent.len(), "entry", "entries")
+        ));
+    }
+    if r.pushed {
+        out.push(format!(
+            "Pushed refs/rutter/records to {remote} at {}.",
+            short(r.after)
+        ));
+    }
+    if !r.checkout.updated.is_empty() {
+        out.push(format!(
+            "Updated {} in _librarian/.",
+            plural(r.checkout.updated.len(), "record file", "record files")
+        ));
+    }
+    out.join("\n")
+}
+
+fn warnings(r: &SyncReport) {
+    for path in &r.diverged {
+        eprintln!("git-rutter: {path} was edited after it was committed; the records keep the committed bytes. Run `git rutter verify`.");
+    }
+    for (path, why) in &r.checkout.left_alone {
+        eprintln!("git-rutter: left {path} as it is: {why}. The records hold the synced version; `git rutter restore` writes it (an edited file is moved aside, never deleted).");
+    }
+    for problem in &r.unwitnessed {
+        eprintln!("git-rutter: {problem}.");
+    }
+    if let Some(why) = &r.refused {
+        eprintln!(
+            "git-rutter: {} refused the push: {why}. Your records are merged here and nothing is lost; fix the remote, then run `git rutter sync` again.",
+            r.remote
+        );
+    }
+    if r.gave_up {
+        eprintln!(
+            "git-rutter: {} kept moving while this sync pushed; everything received is merged here. Run `git rutter sync` again.",
+            r.remote
+        );
+    }
+}
+
+fn json(r: &SyncReport) -> serde_json::Value {
+    let oid = |o: Option<git2::Oid>| o.map(|o| o.to_string());
+    serde_json::json!({
+        "remote": r.remote,
+        "url": r.url,
+        "action": r.action,
+        "before": oid(r.before),
+        "after": oid(r.after),
+        "remote_tip": oid(r.remote_tip),
+        "merges": r.merges.iter().map(|o| o.to_string()).collect::<Vec<_>>(),
+        "unrelated": r.unrelated,
+        "unioned": r.unioned,
+        "split": r.split,
+        "received": r.received,
+        "sent": r.sent,
+        "pushed": r.pushed,
+        "refused": r.refused,
+        "gave_up": r.gave_up,
+        "updated": r.checkout.updated,
+        "left_alone": r.checkout.left_alone,
+        "committed_pending": r.committed_pending,
+    })
+}

@@ -1,0 +1,336 @@
+//! Bringing the working record files to a tip that sync set (spec/sync.md, "Working files").
+//!
+//! A working file is replaced by its new committed version only when it holds no edit: it is
+//! the old committed version, maybe followed by lines not committed yet (a capture that timed
+//! out on the lock while sync held it, use-log lines of the MCP server). Those lines are kept
+//! and written again after the new version, and the pending journal's offsets follow them. A
+//! file with any other difference, a missing or symlinked one, is left alone and reported.
+
+use crate::fsx::{Dir, FsError};
+use crate::store::journal::Journal;
+use crate::store::tree::Trees;
+use crate::store::{Store, StoreError};
+use git2::Oid;
+use std::io::{Read, Seek, SeekFrom, Write};
+
+/// What happened to the working files.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    /// Files written with their new committed version (created or replaced).
+    pub updated: Vec<String>,
+    /// Files left as they were, with why.
+    pub left_alone: Vec<(String, String)>,
+    /// Uncommitted lines written again after a new version (lines, not bytes).
+    pub kept_lines: usize,
+}
+
+impl Store {
+    /// Updates the working record files from the tree `old` (what they were committed as) to
+    /// the tree `new`. The caller holds the capture lock.
+    pub(crate) fn check_out(
+        &self,
+        trees: &mut Trees<'_>,
+        old: Oid,
+        new: Oid,
+        journal: &Journal,
+    ) -> Result<Checkout, StoreError> {
+        let mut out = Checkout::default();
+        let root = Dir::open(self.root())?;
+        for ch in trees.changes(Some(old), Some(new))? {
+            let Some(new_blob) = ch.new else { continue };
+            if !ch.path.starts_with(crate::vault::OVERLAY_DIR) {
+                continue;
+            }
+            let committed = match ch.old {
+                Some(o) => Some(trees.blob(o)?.to_vec()),
+                None => None,
+            };
+            let next = trees.blob(new_blob)?.to_vec();
+            match self.update_file(&root, &ch.path, committed.as_deref(), &next, journal) {
+                Ok(Outcome::Written(kept)) => {
+                    out.kept_lines += kept;
+                    out.updated.push(ch.path);
+                }
+                Ok(Outcome::Same) => {}
+                Ok(Outcome::Left(why)) => out.left_alone.push((ch.path, why)),
+                Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
+                    out.left_alone.push((ch.path, e.to_string()))
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(out)
+    }
+
+    fn update_file(
+        &self,
+        root: &Dir,
+        path: &str,
+        committed: Option<&[u8]>,
+        next: &[u8],
+        journal: &Journal,
+    ) -> Result<Outcome, FsError> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let Some(dir) = root.open_dir(dir, true)? else {
+            return Ok(Outcome::Left("its folder cannot be created".into()));
+        };
+        let Some(mut old_file) = dir.open_read(name)? else {
+            return Ok(match committed {
+                None if dir.create_new(name, next)? => Outcome::Written(0),
+                None => Outcome::Left("it appeared while sync was writing it".into()),
+                Some(_) => Outcome::Left(
+                    "it was deleted from the working tree; `git rutter restore` brings it back"
+                        .into(),
+                ),
+            });
+        };
+        let mut working = Vec::new();
+        old_file
+            .read_to_end(&mut working)
+            .map_err(|e| io(&dir, name, e))?;
+        if working == next {
+            return Ok(Outcome::Same);
+        }
+        // A file never committed here starts with the header every copy of it starts with;
+        // what follows is lines not committed yet (a capture that timed out on the lock).
+        let header = header_for(path);
+        let base = committed.unwrap_or(header.as_bytes());
+        let extra = match working.strip_prefix(base) {
+            _ if committed.is_none() && next.starts_with(&working) => Vec::new(),
+            Some(rest) => rest.to_vec(),
+            None => return Ok(Outcome::Left(not_committed())),
+        };
+        // Only whole lines were added (another writer's own day file, a fast-forward): append
+        // them, so no byte of the working file is rewritten.
+        if extra.is_empty() && next.starts_with(&working) && working.ends_with(b"\n") {
+            let mut f = dir.open_append(name)?;
+            // Unless a capture that timed out on the lock appended meanwhile: then the file is
+            // rewritten below, with its line kept after the new version.
+            if f.len == working.len() as u64 {
+                f.file
+                    .write_all(&next[working.len()..])
+                    .map_err(|e| io(&dir, name, e))?;
+                return Ok(Outcome::Written(0));
+            }
+        }
+        let mut bytes = next.to_vec();
+        if !extra.is_empty() && !bytes.is_empty() && !bytes.ends_with(b"\n") {
+            bytes.push(b'\n');
+        }
+        let moved_to = bytes.len() as u64;
+        bytes.extend_from_slice(&extra);
+        dir.write_atomic(name, &bytes)?;
+        // A capture that timed out on the lock may have appended to the old file between the
+        // read and the rename: carry what it wrote over.
+        let mut late = Vec::new();
+        old_file
+            .seek(SeekFrom::Start(working.len() as u64))
+            .and_then(|_| old_file.read_to_end(&mut late))
+            .map_err(|e| io(&dir, name, e))?;
+        if !late.is_empty() {
+            let mut f = dir.open_append(name)?;
+            f.file.write_all(&late).map_err(|e| io(&dir, name, e))?;
+        }
+        let shift = moved_to as i64 - base.len() as i64;
+        self.move_journal(journal, path, base.len() as u64, shift);
+        let kept = extra.iter().chain(&late).filter(|&&b| b == b'\n').count();
+        Ok(Outcome::Written(kept))
+    }
+
+    /// Moves the journal records of `path` that lay after the old committed bytes (`from`) by
+    /// `shift`, so `git rutter commit` finds each line where it now is. A record that also
+    /// wrote the header of a new file keeps only what it wrote after it. Best effort: a record
+    /// whose offset is stale is still committed, from the journal, as a diverged file.
+    fn move_journal(&self, journal: &Journal, path: &str, from: u64, shift: i64) {
+        let Ok((records, _)) = journal.list() else {
+            return;
+        };
+        for (name, mut rec) in records {
+            let end = rec.offset + rec.bytes.len() as u64;
+            if rec.path != path || end <= from || shift == 0 {
+                continue;
+            }
+            if rec.offset < from {
+                let cut = (from - rec.offset) as usize;
+                let Some(rest) = rec.bytes.get(cut..) else {
+                    continue;
+                };
+                rec.bytes = rest.to_string();
+                rec.offset = from;
+            }
+            rec.offset = (rec.offset as i64 + shift).max(0) as u64;
+            let _ = journal.rewrite(&name, &rec);
+        }
+    }
+}
+
+/// What happened to one file.
+enum Outcome {
+    Written(usize),
+    Same,
+    Left(String),
+}
+
+/// The bytes every copy of a record file starts with: a day file's or the ledger's header.
+fn header_for(path: &str) -> String {
+    match crate::store::day_of(path) {
+        Some(day) => crate::records::dayfile::header(day),
+        None if path == crate::records::ledger::LEDGER_PATH => crate::records::ledger::header(),
+        None => String::new(),
+    }
+}
+
+fn not_committed() -> String {
+    "it has edits that are not committed; `git rutter verify` shows them".into()
+}
+
+fn io(dir: &Dir, name: &str, source: std::io::Error) -> FsError {
+    FsError::Io {
+        path: dir.path().join(name),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::journal::{PendingAppend, RecordKind};
+    use std::os::unix::fs::MetadataExt;
+
+    const DAY: &str = "_librarian/sessions/2026-11-30.md";
+
+    /// A vault that is a git repository, with its store and journal.
+    fn vault() -> (tempfile::TempDir, Store, Journal) {
+        let t = tempfile::tempdir().unwrap();
+        git2::Repository::init(t.path()).unwrap();
+        let v = crate::vault::open(t.path(), crate::vault::VaultSource::Flag).unwrap();
+        let store = Store::open(&v).unwrap();
+        let journal = Journal::open(store.state_dir()).unwrap();
+        (t, store, journal)
+    }
+
+    fn tree(store: &Store, files: &[(&str, &str)]) -> Oid {
+        let edits: Vec<(String, Oid)> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), store.repo.blob(t.as_bytes()).unwrap()))
+            .collect();
+        Trees::new(&store.repo)
+            .unwrap()
+            .write(None, &edits)
+            .unwrap()
+    }
+
+    fn write(store: &Store, path: &str, text: &str) {
+        let p = store.root().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn read(store: &Store, path: &str) -> String {
+        std::fs::read_to_string(store.root().join(path)).unwrap_or_default()
+    }
+
+    fn run(store: &Store, journal: &Journal, old: Oid, new: Oid) -> Checkout {
+        let mut trees = Trees::new(&store.repo).unwrap();
+        store.check_out(&mut trees, old, new, journal).unwrap()
+    }
+
+    #[test]
+    fn uncommitted_lines_are_kept_after_the_new_version_and_their_journal_follows() {
+        let (_t, store, journal) = vault();
+        let old = tree(&store, &[(DAY, "H\na\n")]);
+        let new = tree(&store, &[(DAY, "H\nb\na\n")]);
+        // The journal only lists records that hold a well-formed line (spec/ref-layout.md).
+        let id = "20261130T120000000Z";
+        let p = crate::records::line::render(&crate::records::Entry {
+            id: id.into(),
+            session_id: None,
+            time: "2026-11-30T12:00:00.000Z".into(),
+            summary: "P".into(),
+            refs: vec![],
+            workspace: None,
+            client: None,
+            extra: Default::default(),
+        });
+        write(&store, DAY, &format!("H\na\n{p}\n"));
+        let mut rec = PendingAppend::new(RecordKind::Capture, DAY, "2026-11-30", id);
+        (rec.offset, rec.bytes, rec.line) = (4, format!("{p}\n"), p.clone());
+        journal.add(&rec).unwrap();
+        let out = run(&store, &journal, old, new);
+        assert_eq!(out.updated, [DAY]);
+        assert_eq!(out.kept_lines, 1);
+        assert_eq!(read(&store, DAY), format!("H\nb\na\n{p}\n"));
+        let (records, _) = journal.list().unwrap();
+        assert_eq!(
+            records[0].1.offset, 6,
+            "the journal points at the line's new place"
+        );
+    }
+
+    #[test]
+    fn a_file_that_only_grew_is_appended_to_in_place() {
+        let (_t, store, journal) = vault();
+        let old = tree(&store, &[(DAY, "H\na\n")]);
+        let new = tree(&store, &[(DAY, "H\na\nb\n")]);
+        write(&store, DAY, "H\na\n");
+        let inode = std::fs::metadata(store.root().join(DAY)).unwrap().ino();
+        run(&store, &journal, old, new);
+        assert_eq!(read(&store, DAY), "H\na\nb\n");
+        let after = std::fs::metadata(store.root().join(DAY)).unwrap().ino();
+        assert_eq!(inode, after, "not replaced: no byte was rewritten");
+    }
+
+    #[test]
+    fn edited_deleted_and_symlinked_files_are_left_alone_and_new_ones_written() {
+        let (_t, store, journal) = vault();
+        let (edited, gone, link, fresh) = (
+            "_librarian/sessions/2026-11-28.md",
+            "_librarian/sessions/2026-11-29.md",
+            "_librarian/note-identity.md",
+            "_librarian/sessions/2026-11-30.laptop-0001.md",
+        );
+        let old = tree(
+            &store,
+            &[(edited, "H\na\n"), (gone, "H\na\n"), (link, "L\n")],
+        );
+        let new = tree(
+            &store,
+            &[
+                (edited, "H\na\nb\n"),
+                (gone, "H\na\nb\n"),
+                (link, "L\nM\n"),
+                (fresh, "F\n"),
+            ],
+        );
+        write(&store, edited, "H\nA, edited\n");
+        write(&store, "elsewhere", "L\n");
+        std::os::unix::fs::symlink(store.root().join("elsewhere"), store.root().join(link))
+            .unwrap();
+        let out = run(&store, &journal, old, new);
+        assert_eq!(out.updated, [fresh]);
+        assert_eq!(read(&store, fresh), "F\n");
+        let left: Vec<&str> = out.left_alone.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(left, [link, edited, gone]);
+        assert_eq!(read(&store, edited), "H\nA, edited\n");
+        assert!(
+            !store.root().join(gone).exists(),
+            "a deleted file is not brought back"
+        );
+        assert_eq!(
+            read(&store, "elsewhere"),
+            "L\n",
+            "never written through a symlink"
+        );
+    }
+
+    #[test]
+    fn a_file_never_committed_here_keeps_its_lines_after_the_new_version() {
+        let (_t, store, journal) = vault();
+        let header = crate::records::dayfile::header("2026-11-30");
+        let old = tree(&store, &[]);
+        let new = tree(&store, &[(DAY, &format!("{header}- remote\n"))]);
+        write(&store, DAY, &format!("{header}- local\n"));
+        run(&store, &journal, old, new);
+        assert_eq!(read(&store, DAY), format!("{header}- remote\n- local\n"));
+    }
+}

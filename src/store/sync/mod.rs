@@ -1,0 +1,358 @@
+//! `git rutter sync`: one record across machines through a git remote (DESIGN §5,
+//! spec/sync.md).
+//!
+//! Fetch `refs/rutter/*` into `refs/remotes/<remote>/rutter/*`; then, under the capture lock,
+//! commit what is pending, fast-forward when the remote only added commits, merge when both
+//! sides did (a two-parent commit whose files are the line union of both, [`merge`]), bring the
+//! working files along ([`checkout`]), and push without ever forcing. A push that finds the
+//! remote moved fetches and merges again, a bounded number of times.
+
+pub mod checkout;
+pub mod machine;
+pub mod merge;
+pub mod setup;
+pub mod transport;
+pub mod union;
+
+use super::journal::Journal;
+use super::tree::Trees;
+use super::{Store, StoreError, RECORDS_REF};
+use crate::clock::Instant;
+use crate::lock::{self, Lock, LockError};
+use git2::{ErrorCode, Oid};
+use transport::{Pushed, TransportError};
+
+/// Git config key naming the remote `git rutter sync` uses without an argument.
+pub const SYNC_REMOTE_KEY: &str = "rutter.syncRemote";
+/// How many times a push that finds the remote moved fetches and merges again.
+const MAX_ROUNDS: usize = 5;
+
+/// Why sync could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("no sync remote is set; run `git rutter sync --setup REMOTE` once with a remote only you can read (there is no default, so a shared notes remote never receives your memory by accident)")]
+    NoRemote,
+    #[error("this vault has no remote named {0:?}; add it with `git remote add {0} URL`, then run `git rutter sync --setup {0}`")]
+    UnknownRemote(String),
+    #[error("the remote {0} is not set up for rutter; run `git rutter sync --setup {0}` first (it checks that the remote is yours and makes `git fetch` bring the records)")]
+    NotConfigured(String),
+    #[error("refs/rutter/records does not exist in this vault yet; run `git rutter init` first")]
+    NoRecords,
+    #[error("{0}")]
+    Shared(String),
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+}
+
+/// What the local ref did.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Both sides hold the same tip.
+    #[default]
+    UpToDate,
+    /// The remote only added commits: the local ref moved to its tip.
+    FastForward,
+    /// Both sides added commits: a merge commit joins them.
+    Merged,
+    /// Only this machine added commits: nothing to take in.
+    Ahead,
+}
+
+/// What a sync did.
+#[derive(Debug, Default, Clone)]
+pub struct SyncReport {
+    pub remote: String,
+    /// The remote's URL without credentials.
+    pub url: Option<String>,
+    /// The local tip before (after committing what was pending) and after.
+    pub before: Option<Oid>,
+    pub after: Option<Oid>,
+    /// The remote's tip as last fetched (`None`: the remote has no records yet).
+    pub remote_tip: Option<Oid>,
+    pub action: Action,
+    /// Merge commits made (one per round that had to merge).
+    pub merges: Vec<Oid>,
+    /// The merges' trees had no common history (each machine had started its own record).
+    pub unrelated: bool,
+    /// Files the merges wrote as a line union, and `@1` day files kept beside each other.
+    pub unioned: Vec<String>,
+    pub split: Vec<(String, String)>,
+    /// Entry ids this machine gained, and entry ids the remote gained.
+    pub received: Vec<String>,
+    pub sent: Vec<String>,
+    pub pushed: bool,
+    /// Why the remote refused the push, when it did.
+    pub refused: Option<String>,
+    /// The remote kept moving: every round's push found it ahead again.
+    pub gave_up: bool,
+    pub checkout: checkout::Checkout,
+    /// Entries that were pending and were committed first.
+    pub committed_pending: usize,
+    /// Record files whose working copy was edited after commit (found committing the pending).
+    pub diverged: Vec<String>,
+    /// Tips that could not be witnessed in `.git/rutter/tips`.
+    pub unwitnessed: Vec<String>,
+}
+
+impl Store {
+    /// The remote `git rutter sync` uses: `given`, else `rutter.syncRemote`; it must exist and
+    /// be set up for rutter (its fetch refspecs hold [`transport::fetch_refspec`]).
+    pub fn sync_remote(&self, given: Option<&str>) -> Result<String, SyncError> {
+        let configured = self.repo.config()?.get_string(SYNC_REMOTE_KEY).ok();
+        let name = given
+            .map(str::to_string)
+            .or(configured)
+            .filter(|n| !n.is_empty())
+            .ok_or(SyncError::NoRemote)?;
+        self.known_remote(&name)?;
+        if !self.fetches_records(&name)? {
+            return Err(SyncError::NotConfigured(name));
+        }
+        Ok(name)
+    }
+
+    /// Refuses a name that is no configured remote (or could be read as an option).
+    pub(crate) fn known_remote(&self, name: &str) -> Result<(), SyncError> {
+        if name.starts_with('-') || self.repo.find_remote(name).is_err() {
+            return Err(SyncError::UnknownRemote(name.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Whether `remote.<name>.fetch` brings `refs/rutter/*`.
+    pub(crate) fn fetches_records(&self, name: &str) -> Result<bool, SyncError> {
+        let want = transport::fetch_refspec(name);
+        let config = self.repo.config()?;
+        let mut found = false;
+        let mut values = config.multivar(&format!("remote.{name}.fetch"), None)?;
+        while let Some(v) = values.next() {
+            found |= v?.value().is_ok_and(|v| v == want);
+        }
+        Ok(found)
+    }
+
+    /// Syncs the records with `remote` (already checked by [`Store::sync_remote`]).
+    pub fn sync(&self, remote: &str, now: Instant) -> Result<SyncReport, SyncError> {
+        super::skip_read_verification();
+        let mut report = SyncReport {
+            remote: remote.to_string(),
+            url: transport::shown_url(&self.repo, remote),
+            ..Default::default()
+        };
+        // Fetching only writes the remote-tracking refs: no lock needed, so captures are not
+        // kept waiting on the network.
+        transport::fetch(self.root(), remote)?;
+        let _lock = Lock::acquire(self.state_dir(), lock::INTERACTIVE_WAIT)?;
+        // Committing what is pending would create the ref by adopting the working files: a
+        // vault that never ran `init` should start from the remote's records instead.
+        if self.tip()?.is_none() {
+            return Err(SyncError::NoRecords);
+        }
+        let journal = Journal::open(self.state_dir()).map_err(StoreError::from)?;
+        let pending = self.commit_pending(&journal, now, self.sign_wanted())?;
+        report.committed_pending = pending.entries.len();
+        report.diverged = pending.diverged;
+        report.unwitnessed.extend(pending.unwitnessed);
+        let start = self.tip()?.ok_or(SyncError::NoRecords)?;
+        report.before = Some(start);
+        let first_remote = self.tracking_tip(remote)?;
+        report.gave_up = true;
+        for round in 0..MAX_ROUNDS {
+            if round > 0 {
+                transport::fetch(self.root(), remote)?;
+            }
+            if self.sync_round(remote, now, &mut report)? {
+                report.gave_up = false;
+                break;
+            }
+        }
+        let after = self.tip()?.ok_or(SyncError::NoRecords)?;
+        report.after = Some(after);
+        let mut trees = Trees::new(&self.repo)?;
+        let (start_tree, after_tree) = (self.tree_of(start)?, self.tree_of(after)?);
+        if after != start {
+            report.checkout = self.check_out(&mut trees, start_tree, after_tree, &journal)?;
+            report.received = new_entries(&mut trees, &self.repo, Some(start_tree), after_tree)?;
+        }
+        if report.pushed {
+            let before = first_remote.map(|t| self.tree_of(t)).transpose()?;
+            report.sent = new_entries(&mut trees, &self.repo, before, after_tree)?;
+        }
+        Ok(report)
+    }
+
+    /// One round: take in the remote's tip, then push. `true` when done (pushed, nothing to
+    /// push, or refused), `false` when the remote moved and another round is needed.
+    fn sync_round(
+        &self,
+        remote: &str,
+        now: Instant,
+        report: &mut SyncReport,
+    ) -> Result<bool, SyncError> {
+        let local = self.tip()?.ok_or(SyncError::NoRecords)?;
+        let theirs = self.tracking_tip(remote)?;
+        report.remote_tip = theirs;
+        if let Some(theirs) = theirs.filter(|t| *t != local) {
+            if self.repo.graph_descendant_of(theirs, local)? {
+                self.fast_forward(remote, local, theirs)?;
+                report.unwitnessed.extend(self.after_commit(theirs));
+                report.action = Action::FastForward;
+            } else if !self.repo.graph_descendant_of(local, theirs)? {
+                let oid = self.merge_with(remote, local, theirs, now, report)?;
+                report.unwitnessed.extend(self.after_commit(oid));
+                report.merges.push(oid);
+                report.action = Action::Merged;
+            } else if report.action == Action::UpToDate {
+                report.action = Action::Ahead;
+            }
+        }
+        let tip = self.tip()?.ok_or(SyncError::NoRecords)?;
+        if Some(tip) == theirs {
+            return Ok(true);
+        }
+        match transport::push(self.root(), remote, tip)? {
+            Pushed::Accepted => {
+                let tracking = transport::tracking_ref(remote);
+                self.repo
+                    .reference(&tracking, tip, true, "rutter: sync: pushed")?;
+                report.remote_tip = Some(tip);
+                report.pushed = true;
+                Ok(true)
+            }
+            Pushed::Behind(_) => Ok(false),
+            Pushed::Refused(why) => {
+                // A refusal that came with a moved remote is a race after all.
+                transport::fetch(self.root(), remote)?;
+                if self.tracking_tip(remote)? != theirs {
+                    return Ok(false);
+                }
+                report.refused = Some(why);
+                Ok(true)
+            }
+        }
+    }
+
+    /// The remote's record tip as last fetched.
+    pub(crate) fn tracking_tip(&self, remote: &str) -> Result<Option<Oid>, git2::Error> {
+        match self.repo.refname_to_id(&transport::tracking_ref(remote)) {
+            Ok(oid) => Ok(Some(oid)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn tree_of(&self, commit: Oid) -> Result<Oid, git2::Error> {
+        Ok(self.repo.find_commit(commit)?.tree_id())
+    }
+
+    /// Moves the ref from `local` to its descendant `theirs`.
+    fn fast_forward(&self, remote: &str, local: Oid, theirs: Oid) -> Result<(), StoreError> {
+        let message = format!(
+            "rutter: sync: fast-forward to {} from {}",
+            &theirs.to_string()[..12],
+            one_line(remote)
+        );
+        self.repo
+            .reference_matching(RECORDS_REF, theirs, true, local, &message)?;
+        Ok(())
+    }
+
+    /// Writes the merge of `local` and `theirs` and moves the ref to it.
+    fn merge_with(
+        &self,
+        remote: &str,
+        local: Oid,
+        theirs: Oid,
+        now: Instant,
+        report: &mut SyncReport,
+    ) -> Result<Oid, StoreError> {
+        let mut trees = Trees::new(&self.repo)?;
+        let (ours_tree, theirs_tree) = (self.tree_of(local)?, self.tree_of(theirs)?);
+        let merged = merge::merge_trees(&self.repo, &mut trees, ours_tree, theirs_tree)?;
+        report.unrelated |= self.repo.merge_base(local, theirs).is_err();
+        let message = merge_message(remote, local, theirs, &merged);
+        let sig = self.signature(now)?;
+        let oid = if self.sign_wanted() {
+            self.commit_signed(&sig, &message, merged.tree, &[local, theirs])?
+        } else {
+            let tree = self.repo.find_tree(merged.tree)?;
+            let parents = [
+                &self.repo.find_commit(local)?,
+                &self.repo.find_commit(theirs)?,
+            ];
+            self.repo
+                .commit(None, &sig, &sig, &message, &tree, &parents)?
+        };
+        self.repo.reference_matching(
+            RECORDS_REF,
+            oid,
+            true,
+            local,
+            &format!("rutter: merge {}", one_line(remote)),
+        )?;
+        report.unioned.extend(merged.unioned);
+        report.split.extend(merged.split);
+        Ok(oid)
+    }
+}
+
+/// `rutter: merge <remote>`, what was merged, and the trailers.
+fn merge_message(remote: &str, local: Oid, theirs: Oid, m: &merge::MergedTree) -> String {
+    let mut body = format!(
+        "Merged {} from {} into {}: {} record file(s) written as the union of both sides' lines",
+        &theirs.to_string()[..12],
+        one_line(remote),
+        &local.to_string()[..12],
+        m.unioned.len()
+    );
+    if !m.split.is_empty() {
+        body.push_str(&format!(
+            ", {} @1 day file(s) kept whole beside each other",
+            m.split.len()
+        ));
+    }
+    format!(
+        "rutter: merge {}\n\n{body}.\n\nRutter-Merge: {theirs}\nRutter-Format: 2\n",
+        one_line(remote)
+    )
+}
+
+/// A remote name on one line (git config values cannot hold a newline; never trust that).
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Entry ids in the day files of tree `to` that tree `from` does not hold.
+fn new_entries(
+    trees: &mut Trees<'_>,
+    repo: &git2::Repository,
+    from: Option<Oid>,
+    to: Oid,
+) -> Result<Vec<String>, StoreError> {
+    let mut out = Vec::new();
+    for ch in trees.changes(from, Some(to))? {
+        if super::day_of(&ch.path).is_none() {
+            continue;
+        }
+        let ids = |o: Option<Oid>| -> Result<Vec<String>, git2::Error> {
+            Ok(match o {
+                Some(o) => {
+                    super::verify::history::ids(&ch.path, repo.find_blob(o)?.content(), true)
+                }
+                None => vec![],
+            })
+        };
+        let old = ids(ch.old)?;
+        out.extend(ids(ch.new)?.into_iter().filter(|id| !old.contains(id)));
+    }
+    Ok(out)
+}

@@ -1,0 +1,219 @@
+//! Talking to a remote through the `git` CLI, so the user's credentials, credential helpers and
+//! ssh configuration apply and no transport lives in this tool (DESIGN §5).
+//!
+//! `git` is run by the absolute path found on `PATH` (never a relative `PATH` entry), with
+//! `GIT_TERMINAL_PROMPT=0` and stdin closed, so it never waits on a prompt. Nothing git prints
+//! reaches the user before [`redact`] has taken credentials out of every URL in it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The refspec that brings every `refs/rutter/*` ref of `remote` to `refs/remotes/<remote>/rutter/*`.
+pub fn fetch_refspec(remote: &str) -> String {
+    format!("+refs/rutter/*:refs/remotes/{remote}/rutter/*")
+}
+
+/// Where a fetch leaves the remote's record ref.
+pub fn tracking_ref(remote: &str) -> String {
+    format!("refs/remotes/{remote}/rutter/records")
+}
+
+/// Why talking to the remote failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error("git was not found on PATH; install git (sync talks to remotes through it)")]
+    NoGit,
+    #[error("could not run git: {0}")]
+    Spawn(std::io::Error),
+    #[error("could not fetch from {remote}: {message}")]
+    Fetch { remote: String, message: String },
+}
+
+/// How a push ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pushed {
+    /// The remote took the new tip (or already had it).
+    Accepted,
+    /// The remote's ref moved since the fetch (not a fast-forward any more): fetch and merge again.
+    Behind(String),
+    /// The remote refused for another reason (a hook, permissions, no connection).
+    Refused(String),
+}
+
+/// The absolute path of `git` on `PATH`, skipping relative entries.
+pub fn git_program() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join("git"))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A `git -C <root>` command that never prompts.
+fn git(root: &Path) -> Result<Command, TransportError> {
+    let program = git_program().ok_or(TransportError::NoGit)?;
+    let mut cmd = Command::new(program);
+    cmd.arg("-C")
+        .arg(root)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null());
+    Ok(cmd)
+}
+
+/// Fetches every `refs/rutter/*` ref of `remote` into `refs/remotes/<remote>/rutter/*`, pruning
+/// tracking refs the remote no longer has. A remote without records is not an error.
+pub fn fetch(root: &Path, remote: &str) -> Result<(), TransportError> {
+    let out = git(root)?
+        .args([
+            "fetch",
+            "--no-tags",
+            "--prune",
+            "--quiet",
+            "--no-write-fetch-head",
+            remote,
+        ])
+        .arg(fetch_refspec(remote))
+        .output()
+        .map_err(TransportError::Spawn)?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(TransportError::Fetch {
+        remote: remote.to_string(),
+        message: gist(&out.stderr),
+    })
+}
+
+/// Pushes `tip` to `refs/rutter/records` on `remote`, never forcing.
+pub fn push(root: &Path, remote: &str, tip: git2::Oid) -> Result<Pushed, TransportError> {
+    let out = git(root)?
+        .args(["push", "--porcelain", "--quiet", remote])
+        .arg(format!("{tip}:{}", super::super::RECORDS_REF))
+        .output()
+        .map_err(TransportError::Spawn)?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let status = stdout
+        .lines()
+        .find(|l| l.contains(super::super::RECORDS_REF))
+        .map(str::to_string);
+    if out.status.success() {
+        return Ok(Pushed::Accepted);
+    }
+    let why = match (&status, gist(&out.stderr)) {
+        (Some(s), e) if e.is_empty() => redact(s.rsplit('\t').next().unwrap_or(s)),
+        (Some(s), e) => format!("{}; {e}", redact(s.rsplit('\t').next().unwrap_or(s))),
+        (None, e) => e,
+    };
+    // `[rejected]` is git's own refusal of a push that is not a fast-forward; a hook or the
+    // server says `[remote rejected]`.
+    let behind = status
+        .as_deref()
+        .is_some_and(|s| s.contains("[rejected]") && !s.contains("[remote rejected]"));
+    Ok(if behind {
+        Pushed::Behind(why)
+    } else {
+        Pushed::Refused(why)
+    })
+}
+
+/// The remote's URL as it can be shown: credentials taken out.
+pub fn shown_url(repo: &git2::Repository, remote: &str) -> Option<String> {
+    let r = repo.find_remote(remote).ok()?;
+    r.url().ok().map(redact)
+}
+
+/// git's stderr as one line for a message: `hint:` lines dropped, URLs redacted.
+fn gist(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
+        .collect();
+    redact(&lines.join("; "))
+}
+
+/// `text` with the user information (`user:password@`) taken out of every URL in it, and
+/// control characters shown as spaces. An scp-like `user@host:path` is left alone: it holds no
+/// secret.
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    // Every `//` starts an authority (not only `://`), so a URL nested in another's path, or
+    // after a scheme git did not print, is redacted too.
+    while let Some(at) = rest.find("//") {
+        let (head, tail) = rest.split_at(at + 2);
+        out.push_str(head);
+        // The authority ends at the first `/`, `?`, `#`, whitespace or quote; user information
+        // is everything up to its last `@`.
+        let end = tail
+            .find(|c: char| {
+                matches!(c, '/' | '?' | '#' | '\'' | '"' | '<' | '>') || c.is_whitespace()
+            })
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(i) => out.push_str(&authority[i + 1..]),
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn credentials_are_taken_out_of_urls() {
+        assert_eq!(
+            redact("fatal: unable to access 'https://me:s3cret@example.com/notes.git/': 403"),
+            "fatal: unable to access 'https://example.com/notes.git/': 403"
+        );
+        assert_eq!(redact("https://tok@host"), "https://host");
+        assert_eq!(
+            redact("ssh://git@host:22/x and http://a:b@c/"),
+            "ssh://host:22/x and http://c/"
+        );
+        assert_eq!(
+            redact("git@github.com:me/notes.git"),
+            "git@github.com:me/notes.git"
+        );
+        assert_eq!(redact("https://u:p@w@host/x"), "https://host/x");
+        assert_eq!(redact("no url\there"), "no url here");
+    }
+
+    proptest! {
+        /// Whatever surrounds it, a password in a URL never survives.
+        #[test]
+        fn a_password_never_survives(
+            before in "[ -~]{0,20}",
+            user in "[a-z]{1,8}",
+            after in "(/[ -~]{0,20})?",
+            host in "[a-z]{1,8}(\\.[a-z]{2,3})?(:[0-9]{1,4})?",
+        ) {
+            let secret = "S3CRET-PW";
+            let text = format!("{before}https://{user}:{secret}@{host}{after}");
+            prop_assert!(!redact(&text).contains(secret), "{}", redact(&text));
+        }
+
+        /// Any text is redacted without panicking, and text without `//` only loses controls.
+        #[test]
+        fn any_text_is_safe(text in any::<String>()) {
+            let out = redact(&text);
+            if !text.contains("//") {
+                prop_assert_eq!(out.chars().count(), text.chars().count());
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! End to end for `git-rutter mcp --allow-record` (spec/mcp.md, "Recording without a hook"):
+//! rmcp's own client, named as a real client names itself, spawns the built binary. With the
+//! flag, `librarian-record` records through the capture pipeline (entry, dedupe, one commit per
+//! call, rejected refs, the repository opt-out) and the instructions gain one paragraph; without
+//! it the tool list, the instructions and every answer stay as they were.
+
+mod common;
+
+use common::Env;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use rutter::mcp::instructions::{instructions, instructions_for, RECORD_PARAGRAPH};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Stdio;
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+/// The server, started in `cwd` (the project, as clients start servers), for a client called
+/// `name`.
+async fn connect(env: &Env, name: &str, cwd: &Path, args: &[&str]) -> Client {
+    let mut cmd = env.cmd();
+    cmd.current_dir(cwd).arg("mcp").args(args);
+    let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new(name, "1.0.0"),
+    );
+    info.serve(transport).await.unwrap()
+}
+
+async fn record(client: &Client, args: Value) -> Result<CallToolResult, ServiceError> {
+    let params = CallToolRequestParams::new("librarian-record")
+        .with_arguments(args.as_object().cloned().unwrap());
+    client.call_tool(params).await
+}
+
+fn text(result: &CallToolResult) -> String {
+    assert_eq!(result.content.len(), 1, "{result:?}");
+    result.content[0].as_text().unwrap().text.clone()
+}
+
+/// A project repository the client runs in.
+fn project(env: &Env) -> std::path::PathBuf {
+    let dir = env.root().join("code/garden");
+    std::fs::create_dir_all(&dir).unwrap();
+    env.git_in(&dir, &["init", "-q", "-b", "main"]);
+    dir
+}
+
+fn commits(env: &Env) -> usize {
+    env.git(&["rev-list", "--count", "refs/rutter/records"])
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn with_the_flag_a_decision_is_recorded_once_with_the_clients_label() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    let before = commits(&env);
+    let client = connect(&env, "claude-code", &cwd, &["--allow-record"]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "librarian-search",
+            "librarian-get-note",
+            "librarian-recent",
+            "librarian-record"
+        ]
+    );
+    let listed = serde_json::to_value(&tools[3]).unwrap();
+    assert_eq!(listed["annotations"]["readOnlyHint"], json!(false));
+    assert_eq!(listed["inputSchema"]["required"], json!(["summary"]));
+    let info = client.peer_info().unwrap();
+    assert_eq!(
+        info.instructions.as_deref(),
+        Some(instructions_for("the user", true).as_str())
+    );
+
+    let args = json!({"summary": "Chose raised beds for the clay soil.", "refs": ["Notes/a.md", "Notes/gone.md"]});
+    let first = record(&client, args.clone()).await.unwrap();
+    assert_eq!(first.is_error, Some(false), "{first:?}");
+    let said = text(&first);
+    assert!(
+        said.contains("rejected unresolvable refs: Notes/gone.md"),
+        "{said}"
+    );
+    assert!(said.contains("captured 1 entry [garden] into "), "{said}");
+    assert!(
+        !said.contains("[librarian-capture]") && !said.contains("in vault"),
+        "{said}"
+    );
+    let again = record(&client, args).await.unwrap();
+    assert_eq!(
+        text(&again),
+        "rejected unresolvable refs: Notes/gone.md\ndirective unchanged for this session; already recorded, nothing appended."
+    );
+    client.cancel().await.unwrap();
+
+    let entries = env.entries();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let e = &entries[0];
+    assert_eq!(e["summary"], "Chose raised beds for the clay soil.");
+    assert_eq!(e["client"], "claude");
+    assert_eq!(e["workspace"]["project"], "garden");
+    assert_eq!(e["refs"].as_array().unwrap().len(), 1);
+    assert!(e["session_id"].as_str().unwrap().starts_with("mcp-"), "{e}");
+    // Each call is a run in the hook-run log, under the client's label and the session.
+    let log = std::fs::read_to_string(env.vault.join(".git/rutter/hook-runs.jsonl")).unwrap();
+    let runs: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen: Vec<(&str, &str)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["outcome"].as_str().unwrap(),
+                r["client"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, [("captured", "claude"), ("deduped", "claude")]);
+    assert_eq!(runs[0]["session"], e["session_id"]);
+    // Committed, as a hook's capture is, and the day file equals its committed blob.
+    assert_eq!(commits(&env), before + 1);
+    let day = env.first_day();
+    assert_eq!(env.committed(&day), env.read(&day));
+}
+
+#[tokio::test]
+async fn each_connection_is_a_session_and_an_unknown_client_has_no_label() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    let args = json!({"summary": "Ordered the seeds."});
+    for _ in 0..2 {
+        let client = connect(&env, "some-editor", &cwd, &["--allow-record"]).await;
+        let r = record(&client, args.clone()).await.unwrap();
+        assert!(text(&r).starts_with("captured 1 entry"), "{r:?}");
+        client.cancel().await.unwrap();
+    }
+    let entries = env.entries();
+    assert_eq!(entries.len(), 2);
+    assert!(
+        entries.iter().all(|e| e.get("client").is_none()),
+        "{entries:?}"
+    );
+    assert_ne!(entries[0]["session_id"], entries[1]["session_id"]);
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_protocol_errors_and_an_opted_out_repository_is_not_recorded() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    env.git_in(&cwd, &["config", "rutter.capture", "false"]);
+    let client = connect(&env, "codex-mcp-client", &cwd, &["--allow-record"]).await;
+    for bad in [
+        json!({}),
+        json!({"summary": 3}),
+        json!({"summary": "S", "refs": "a.md"}),
+    ] {
+        match record(&client, bad.clone()).await {
+            Err(ServiceError::McpError(e)) => assert_eq!(e.code.0, -32602, "{bad}"),
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+    let r = record(&client, json!({"summary": "Private work."}))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false));
+    assert!(text(&r).starts_with("capture is turned off in "), "{r:?}");
+    client.cancel().await.unwrap();
+    assert!(env.day_files().is_empty());
+}
+
+#[tokio::test]
+async fn without_the_flag_the_server_stays_read_only_and_its_instructions_unchanged() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    let client = connect(&env, "claude-code", &cwd, &[]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 3);
+    assert!(tools.iter().all(|t| t.name != "librarian-record"));
+    let info = client.peer_info().unwrap();
+    assert_eq!(
+        info.instructions.as_deref(),
+        Some(instructions("the user").as_str())
+    );
+    assert!(!instructions("the user").contains(RECORD_PARAGRAPH));
+    match record(&client, json!({"summary": "S"})).await {
+        Err(ServiceError::McpError(e)) => {
+            assert_eq!(e.code.0, -32601);
+            assert_eq!(e.message, "Unknown tool: librarian-record");
+        }
+        other => panic!("{other:?}"),
+    }
+    client.cancel().await.unwrap();
+    assert!(env.day_files().is_empty());
+}

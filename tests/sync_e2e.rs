@@ -1,0 +1,1066 @@
+//! `git rutter sync` between two machines: a bare remote and two clones in separate vault
+//! folders, the real binary and the real `git`. Every scenario ends with both clones holding
+//! identical record files and ref trees, every entry exactly once, and `verify` clean.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A bare remote and the environment its clones share.
+struct Net {
+    env: Env,
+    remote: PathBuf,
+}
+
+impl Net {
+    /// A notes repository pushed to a bare remote; the first machine (`a`) inits, sets the
+    /// remote up for sync and pushes its (empty) record, as a user would.
+    fn new() -> (Net, PathBuf) {
+        let net = Net::notes_only();
+        let a = net.clone_of("a");
+        let r = net.rut(&a, &["init"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let r = net.rut(&a, &["sync", "--setup", "origin"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        (net, a)
+    }
+
+    /// A notes repository pushed to a bare remote; no records anywhere yet.
+    fn notes_only() -> Net {
+        let env = Env::bare();
+        env.write("Notes/a.md", NOTE_A);
+        env.git(&["init", "-q", "-b", "main"]);
+        env.git(&["add", "Notes"]);
+        env.git(&["commit", "-qm", "notes"]);
+        let remote = env.root().join("remote.git");
+        env.git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()]);
+        Net { env, remote }
+    }
+
+    /// A second machine: a clone that inits (starting from the remote's records) and sets up
+    /// sync.
+    fn machine(&self, name: &str) -> PathBuf {
+        let dir = self.clone_of(name);
+        let r = self.rut(&dir, &["init"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.contains("Fetched refs/rutter/records"),
+            "{}",
+            r.stdout
+        );
+        let r = self.rut(&dir, &["sync", "--setup", "origin"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        dir
+    }
+
+    fn clone_of(&self, name: &str) -> PathBuf {
+        let dir = self.env.root().join(name);
+        self.env.git(&[
+            "clone",
+            "-q",
+            self.remote.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ]);
+        dir
+    }
+
+    /// The binary with the hermetic environment, vault `dir`.
+    fn cmd(&self, dir: &Path) -> Command {
+        let mut c = self.env.cmd();
+        c.env("LIBRARIAN_VAULT_PATH", dir).current_dir(dir);
+        c
+    }
+
+    fn rut(&self, dir: &Path, args: &[&str]) -> Run {
+        run_with_stdin(self.cmd(dir).args(args), b"")
+    }
+
+    /// A capture at the pinned time `ts`.
+    fn capture(&self, dir: &Path, ts: &str, summary: &str) -> Run {
+        let mut c = self.cmd(dir);
+        c.env("RUTTER_TIMESTAMP", ts)
+            .args(["capture", "--summary", summary, "--session", "S"]);
+        let r = run_with_stdin(&mut c, b"");
+        assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+        r
+    }
+
+    fn sync(&self, dir: &Path) -> Run {
+        let r = self.rut(dir, &["sync"]);
+        assert_eq!(r.code, 0, "sync in {dir:?}: {}{}", r.stdout, r.stderr);
+        r
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        self.env.git_in(dir, args)
+    }
+
+    fn tree(&self, dir: &Path) -> String {
+        self.git(dir, &["rev-parse", "refs/rutter/records^{tree}"])
+    }
+
+    /// Both clones hold the same ref tree and the same record files, equal to what is
+    /// committed; every entry of `want` is there exactly once, nothing else; verify is clean.
+    fn converged(&self, dirs: &[&Path], want: &[&str]) {
+        let first = self.tree(dirs[0]);
+        for dir in dirs {
+            assert_eq!(self.tree(dir), first, "ref trees differ in {dir:?}");
+            assert_eq!(
+                record_files(dir),
+                record_files(dirs[0]),
+                "record files differ in {dir:?}"
+            );
+            for (path, text) in record_files(dir) {
+                let committed = self.git(dir, &["show", &format!("refs/rutter/records:{path}")]);
+                assert_eq!(
+                    text, committed,
+                    "{path} in {dir:?} is not what is committed"
+                );
+            }
+            let mut got = summaries(dir);
+            got.sort();
+            let mut expected: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+            expected.sort();
+            assert_eq!(got, expected, "entries in {dir:?}");
+            let v = self.rut(dir, &["verify", "--full"]);
+            assert_eq!(v.code, 0, "verify in {dir:?}: {}{}", v.stdout, v.stderr);
+        }
+    }
+}
+
+/// The committed day file of `dir` whose text holds `needle`.
+fn file_holding(net: &Net, dir: &Path, needle: &str) -> String {
+    let out = net.git(
+        dir,
+        &[
+            "grep",
+            "-l",
+            "-F",
+            needle,
+            "refs/rutter/records",
+            "--",
+            "_librarian/sessions",
+        ],
+    );
+    let first = out
+        .lines()
+        .next()
+        .unwrap_or_else(|| panic!("{needle} is committed nowhere"));
+    first.trim_start_matches("refs/rutter/records:").to_string()
+}
+
+/// This vault's writer id (`sync --setup` made it).
+fn writer_id(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join(".git/rutter/machine"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// Whether the last merge's message says it only put files side by side (no line union).
+fn r_merge_said_side_by_side(net: &Net, dir: &Path) -> bool {
+    let body = net.git(dir, &["log", "-1", "--format=%b", "refs/rutter/records"]);
+    body.contains(": 0 record file(s) written as the union")
+}
+
+/// Every file under `_librarian/` (the acknowledgements log aside), path → text.
+fn record_files(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.join("_librarian")];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if !e.file_name().to_string_lossy().starts_with('.') {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
+                out.insert(rel, std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The summaries of every entry line in the working day files.
+fn summaries(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for text in record_files(dir)
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("_librarian/sessions/"))
+        .map(|(_, t)| t)
+    {
+        for l in text.lines() {
+            if let Some(at) = l.rfind("<!-- rutter:entry ") {
+                let json = &l[at + 18..l.len() - 4];
+                let v: serde_json::Value = serde_json::from_str(json).unwrap();
+                out.push(v["summary"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn interleaved_captures_synced_in_both_orders_converge() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.capture(&a, "2026-11-30T10:00:00.000Z", "A two.");
+    net.capture(&b, "2026-12-01T08:00:00.000Z", "B two, next day.");
+    // Both indexes exist before the syncs: they must notice what sync brings without a rebuild.
+    for dir in [&a, &b] {
+        let r = net.rut(dir, &["recent", "--all"]);
+        assert!(!r.stdout.contains("B one.") || dir == &b, "{}", r.stdout);
+    }
+    // B first: the remote only has the start, so B just pushes.
+    let r = net.sync(&b);
+    assert!(
+        r.stdout.contains("Pushed refs/rutter/records"),
+        "{}",
+        r.stdout
+    );
+    // A merges: both sides wrote 2026-11-30.
+    let r = net.sync(&a);
+    assert!(r.stdout.contains("Merged origin's records"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Received 2 entries; sent 2 entries."),
+        "{}",
+        r.stdout
+    );
+    let merge = net.git(&a, &["log", "-1", "--format=%s%n%P", "refs/rutter/records"]);
+    let mut lines = merge.lines();
+    assert_eq!(lines.next(), Some("rutter: merge origin"));
+    assert_eq!(lines.next().unwrap().split(' ').count(), 2, "two parents");
+    // B takes the merge in: a fast-forward.
+    let r = net.sync(&b);
+    assert!(r.stdout.contains("fast-forward"), "{}", r.stdout);
+    // Every tip sync set is in the reflog, with what moved it, and in the witness log.
+    for (dir, said) in [
+        (&a, "rutter: merge origin"),
+        (&b, "rutter: sync: fast-forward to "),
+    ] {
+        let tip = net.git(dir, &["rev-parse", "refs/rutter/records"]);
+        let reflog = net.git(
+            dir,
+            &[
+                "reflog",
+                "show",
+                "-1",
+                "--format=%H %gs",
+                "refs/rutter/records",
+            ],
+        );
+        assert!(
+            reflog.starts_with(&format!("{} {said}", tip.trim())),
+            "{reflog}"
+        );
+        let tips = std::fs::read_to_string(dir.join(".git/rutter/tips")).unwrap();
+        assert_eq!(tips.lines().last(), Some(tip.trim()), "{tips}");
+    }
+    let all = ["A one.", "B one.", "A two.", "B two, next day."];
+    net.converged(&[&a, &b], &all);
+    // One writer per file: each machine appended only to its own day files, so the merge was a
+    // union of files and no working day file had a byte rewritten.
+    assert!(
+        r_merge_said_side_by_side(&net, &a),
+        "no file needed a line union"
+    );
+    let (ida, idb) = (writer_id(&a), writer_id(&b));
+    assert_ne!(ida, idb);
+    let days: Vec<String> = record_files(&a)
+        .into_keys()
+        .filter(|p| p.contains("2026-11-30"))
+        .collect();
+    assert_eq!(
+        days,
+        [
+            format!("_librarian/sessions/2026-11-30.{ida}.md"),
+            format!("_librarian/sessions/2026-11-30.{idb}.md")
+        ]
+        .into_iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
+    );
+    let own = a.join(format!("_librarian/sessions/2026-11-30.{ida}.md"));
+    let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+    let before = inode(&own);
+    // `log` reads every file of a day as that day.
+    let log = net.rut(&a, &["log", "--day", "2026-11-30", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
+    let mut logged: Vec<(String, String)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["day"].as_str().unwrap().into(),
+                r["summary"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    logged.sort();
+    assert_eq!(
+        logged,
+        [
+            ("2026-11-30", "A one."),
+            ("2026-11-30", "A two."),
+            ("2026-11-30", "B one.")
+        ]
+        .map(|(d, s)| (d.to_string(), s.to_string()))
+    );
+    // Then the other order: A pushes first, B merges.
+    net.capture(&a, "2026-12-01T09:00:00.000Z", "A three.");
+    net.capture(&b, "2026-12-01T09:10:00.000Z", "B three.");
+    net.sync(&a);
+    let r = net.sync(&b);
+    assert!(r.stdout.contains("Merged"), "{}", r.stdout);
+    net.sync(&a);
+    let all = [&all[..], &["A three.", "B three."]].concat();
+    net.converged(&[&a, &b], &all);
+    assert_eq!(inode(&own), before, "A's own day file was never replaced");
+    // Recall sees every machine's entries.
+    for dir in [&a, &b] {
+        let recent = net.rut(dir, &["recent", "--all"]).stdout;
+        for s in &all {
+            assert!(
+                recent.contains(s),
+                "{s} missing from recent in {dir:?}: {recent}"
+            );
+        }
+    }
+    // A fresh clone starts from the merged records and verifies clean.
+    let c = net.machine("c");
+    net.converged(&[&a, &c], &all);
+    let r = net.rut(&c, &["recent", "--all"]);
+    assert!(r.stdout.contains("B three."), "{}", r.stdout);
+}
+
+#[test]
+fn the_same_histories_merge_to_the_same_tree_on_either_machine() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.capture(&a, "2026-11-30T10:00:00.000Z", "A two.");
+    // A second world with the same histories: copies of the remote and both clones.
+    let root = net.env.root();
+    for name in ["remote.git", "a", "b"] {
+        let out = Command::new("cp")
+            .args(["-a", name, &format!("{name}-2")])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    let (a2, b2) = (root.join("a-2"), root.join("b-2"));
+    for dir in [&a2, &b2] {
+        let url = root.join("remote.git-2");
+        net.git(dir, &["remote", "set-url", "origin", url.to_str().unwrap()]);
+    }
+    // World 1: B pushes, A merges. World 2: A pushes, B merges.
+    net.sync(&b);
+    net.sync(&a);
+    net.sync(&a2);
+    net.sync(&b2);
+    let (merged_on_a, merged_on_b) = (net.tree(&a), net.tree(&b2));
+    assert_eq!(
+        merged_on_a, merged_on_b,
+        "the merge tree depends only on the histories"
+    );
+    let parents = |dir: &Path| net.git(dir, &["log", "-1", "--format=%P", "refs/rutter/records"]);
+    assert_eq!(parents(&a).split(' ').count(), 2);
+    assert_eq!(parents(&b2).split(' ').count(), 2);
+}
+
+#[test]
+fn concurrent_syncs_converge() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    for i in 0..3 {
+        net.capture(
+            &a,
+            &format!("2026-11-30T09:0{i}:00.000Z"),
+            &format!("A {i}."),
+        );
+        net.capture(
+            &b,
+            &format!("2026-11-30T09:0{i}:30.000Z"),
+            &format!("B {i}."),
+        );
+    }
+    let spawn = |dir: &Path| {
+        net.cmd(dir)
+            .args(["sync"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (pa, pb) = (spawn(&a), spawn(&b));
+    for p in [pa, pb] {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Whichever pushed second merged the other's push; one more round brings both level.
+    net.sync(&a);
+    net.sync(&b);
+    let want: Vec<String> = (0..3)
+        .flat_map(|i| [format!("A {i}."), format!("B {i}.")])
+        .collect();
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    net.converged(&[&a, &b], &want);
+    // Two syncs of one vault at once are serialised by the capture lock.
+    let (p1, p2) = (spawn(&a), spawn(&a));
+    for p in [p1, p2] {
+        assert!(p.wait_with_output().unwrap().status.success());
+    }
+    net.converged(&[&a, &b], &want);
+}
+
+#[test]
+fn a_sync_while_captures_run_loses_nothing() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T07:00:00.000Z", "A before.");
+    net.capture(&b, "2026-11-30T08:00:00.000Z", "B before.");
+    net.sync(&b);
+    // A slow remote keeps A's sync (which merges, so it rewrites the day file) holding the
+    // capture lock while the captures run: they time out on it and journal their lines.
+    let hook = net.remote.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 2\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut want = vec!["A before.".to_string(), "B before.".to_string()];
+    let sync = net
+        .cmd(&a)
+        .arg("sync")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Start the captures once the sync holds the capture lock (`flock -n` fails while it does).
+    let lock = a.join(".git/rutter/lock");
+    let held = || {
+        !Command::new("flock")
+            .arg("-n")
+            .arg(&lock)
+            .arg("true")
+            .status()
+            .unwrap()
+            .success()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !held() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut pending = 0;
+    for i in 0..6 {
+        let summary = format!("A during {i}.");
+        let mut c = net.cmd(&a);
+        c.env("RUTTER_TIMESTAMP", format!("2026-11-30T09:00:0{i}.000Z"))
+            .env("RUTTER_LOCK_WAIT_MS", "50")
+            .args([
+                "capture",
+                "--summary",
+                &summary,
+                "--session",
+                &format!("S{i}"),
+            ]);
+        let r = run_with_stdin(&mut c, b"");
+        assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+        pending += usize::from(r.stderr.contains("not committed yet"));
+        want.push(summary);
+    }
+    let out = sync.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(pending > 0, "no capture ran while the sync held the lock");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Merged"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::remove_file(&hook).unwrap();
+    // The lines written meanwhile were kept after the merged bytes, and their journal records
+    // follow them: the next sync commits them as they stand, without a divergence.
+    let r = net.sync(&a);
+    assert!(r.stdout.contains("Committed"), "{}", r.stdout);
+    assert!(!r.stderr.contains("edited"), "{}", r.stderr);
+    net.sync(&b);
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    net.converged(&[&a, &b], &want);
+    assert_eq!(
+        std::fs::read_dir(a.join(".git/rutter/pending"))
+            .unwrap()
+            .count(),
+        0,
+        "nothing left pending"
+    );
+}
+
+#[test]
+fn a_remote_that_refuses_the_push_loses_nothing() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&b, "2026-11-30T08:00:00.000Z", "B first.");
+    net.sync(&b);
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A refused.");
+    let hook = net.remote.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = net.rut(&a, &["sync"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("refused the push"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("pre-receive hook declined"),
+        "{}",
+        r.stderr
+    );
+    // The merge stands locally and verifies clean; nothing is lost.
+    assert!(r.stdout.contains("Merged"), "{}", r.stdout);
+    assert_eq!(net.rut(&a, &["verify"]).code, 0);
+    let mut got = summaries(&a);
+    got.sort();
+    assert_eq!(got, ["A refused.", "B first."]);
+    std::fs::remove_file(&hook).unwrap();
+    let r = net.sync(&a);
+    assert!(r.stdout.contains("Pushed"), "{}", r.stdout);
+    net.sync(&b);
+    net.converged(&[&a, &b], &["A refused.", "B first."]);
+}
+
+#[test]
+fn sync_needs_a_remote_set_up_for_it() {
+    let env = Env::git_vault();
+    let r = env.rutter(&["sync"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("--setup REMOTE"), "{}", r.stderr);
+    let r = env.rutter(&["sync", "nowhere"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("git remote add nowhere"), "{}", r.stderr);
+    let bare = env.root().join("bare.git");
+    env.git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    env.git(&["remote", "add", "mine", bare.to_str().unwrap()]);
+    let r = env.rutter(&["sync", "mine"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("not set up for rutter"), "{}", r.stderr);
+    assert_eq!(
+        env.git(&["for-each-ref", "refs/remotes/mine"]),
+        "",
+        "nothing was fetched"
+    );
+    let r = env.rutter(&["sync", "--setup", "mine"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("had no records yet"), "{}", r.stdout);
+    assert_eq!(env.git(&["config", "rutter.syncRemote"]).trim(), "mine");
+    assert_eq!(
+        env.git(&["config", "--get-all", "remote.mine.fetch"]),
+        "+refs/heads/*:refs/remotes/mine/*\n+refs/rutter/*:refs/remotes/mine/rutter/*\n"
+    );
+    // Plain git fetch now brings the records along.
+    env.git(&["update-ref", "-d", "refs/remotes/mine/rutter/records"]);
+    env.git(&["fetch", "-q", "mine"]);
+    assert_eq!(
+        env.git(&["rev-parse", "refs/remotes/mine/rutter/records"]),
+        env.git(&["rev-parse", "refs/rutter/records"])
+    );
+    let r = env.rutter(&["sync"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Up to date with mine"), "{}", r.stdout);
+    env.capture_at("2026-11-30T09:00:00.000Z", "Sent as JSON.", &[]);
+    let r = env.rutter(&["sync", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["remote"], "mine");
+    assert_eq!(v["action"], "ahead");
+    assert_eq!(v["pushed"], true);
+    assert_eq!(v["sent"], serde_json::json!(["20261130T090000000Z"]));
+    assert_eq!(
+        v["after"],
+        env.git(&["rev-parse", "refs/rutter/records"]).trim()
+    );
+}
+
+#[test]
+fn a_shared_remote_is_refused_unless_forced() {
+    let env = Env::git_vault();
+    let bare = env.root().join("shared.git");
+    env.git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    env.git(&["remote", "add", "team", bare.to_str().unwrap()]);
+    // A teammate's commit on the shared notes branch.
+    env.write("Notes/c.md", "# C\n");
+    env.git(&["add", "Notes/c.md"]);
+    env.git(&[
+        "-c",
+        "user.name=Other",
+        "-c",
+        "user.email=other@example.org",
+        "commit",
+        "-qm",
+        "theirs",
+        "--author",
+        "Other <other@example.org>",
+    ]);
+    env.git(&["push", "-q", "team", "main"]);
+    let r = env.rutter(&["sync", "--setup", "team"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("other@example.org"), "{}", r.stderr);
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    assert!(
+        env.git_with(&["config", "rutter.syncRemote"], &[])
+            .stdout
+            .is_empty(),
+        "nothing was set up"
+    );
+    let pushed = env.git_with(&["ls-remote", "team", "refs/rutter/records"], &[]);
+    assert!(pushed.stdout.is_empty(), "nothing was pushed");
+    let r = env.rutter(&["sync", "--setup", "team", "--force"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+}
+
+#[test]
+fn credentials_in_a_remote_url_are_never_printed() {
+    let env = Env::git_vault();
+    env.git(&[
+        "remote",
+        "add",
+        "far",
+        "http://me:hunter2@127.0.0.1:9/notes.git",
+    ]);
+    let r = env.rutter(&["sync", "--setup", "far"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("could not fetch from far"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("hunter2") && !r.stdout.contains("hunter2"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_working_file_with_edits_is_left_alone_and_reported() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.sync(&b);
+    net.sync(&a);
+    net.sync(&b);
+    // On A, the day file that holds B's line is edited by hand; then B adds to it.
+    let path = file_holding(&net, &a, "B one.");
+    let edited = std::fs::read_to_string(a.join(&path))
+        .unwrap()
+        .replace("— B one.", "— B one, edited.");
+    std::fs::write(a.join(&path), &edited).unwrap();
+    net.capture(&b, "2026-11-30T10:00:00.000Z", "B two.");
+    net.sync(&b);
+    let r = net.sync(&a);
+    assert!(
+        r.stderr.contains(&format!("left {path} as it is")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(a.join(&path)).unwrap(),
+        edited,
+        "never overwritten"
+    );
+    let committed = net.git(&a, &["show", &format!("refs/rutter/records:{path}")]);
+    assert!(
+        committed.contains("B two.") && committed.contains("— B one. "),
+        "{committed}"
+    );
+    let v = net.rut(&a, &["verify"]);
+    assert_eq!(v.code, 1, "the edit stays a finding: {}", v.stdout);
+    assert!(v.stdout.contains("edited"), "{}", v.stdout);
+}
+
+/// A day file the TypeScript reference wrote (`@1`), as it wrote it on one machine.
+fn v1_day(summary: &str) -> String {
+    format!("---\ncollection: librarian.sessions\nschema: session-record@1\nday: '2026-10-09'\nsessions:\n  - id: 20261009T221653000Z\n    session_id: abc\n    time: '2026-10-09T22:16:53.000Z'\n    summary: '{summary}'\n    refs: []\nrefs: []\n---\n# Sessions - 2026-10-09\n\n- 22:16:53 - {summary}\n")
+}
+
+#[test]
+fn reference_written_day_files_that_differ_are_both_kept_whole() {
+    // Two machines used the TypeScript reference, then git-rutter, each on its own, before
+    // they knew of sync: two records without a common history, one day written on both.
+    let net = Net::notes_only();
+    let day = "_librarian/sessions/2026-10-09.md";
+    let (a, b) = (net.clone_of("a"), net.clone_of("b"));
+    for (dir, who, minute) in [(&a, "A", 1), (&b, "B", 2)] {
+        std::fs::create_dir_all(dir.join("_librarian/sessions")).unwrap();
+        let v1 = v1_day(&format!("Written by the reference on {who}."));
+        std::fs::write(dir.join(day), v1).unwrap();
+        let r = net.rut(dir, &["init"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let ts = format!("2026-10-09T23:0{minute}:00.000Z");
+        net.capture(dir, &ts, &format!("{who} after the reference."));
+    }
+    let r = net.rut(&b, &["sync", "--setup", "origin"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = net.rut(&a, &["sync", "--setup", "origin"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("1 @1 day file kept whole beside each other"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("no common history"), "{}", r.stdout);
+    net.sync(&b);
+    net.converged(
+        &[&a, &b],
+        &["A after the reference.", "B after the reference."],
+    );
+    // Readers take both files as the day 2026-10-09: every entry once.
+    let recent = net.rut(&a, &["recent", "--all"]);
+    for s in [
+        "Written by the reference on A.",
+        "Written by the reference on B.",
+        "A after the reference.",
+        "B after the reference.",
+    ] {
+        assert_eq!(
+            recent.stdout.matches(s).count(),
+            1,
+            "{s}: {}",
+            recent.stdout
+        );
+    }
+    let files: Vec<String> = record_files(&a)
+        .into_iter()
+        .filter(|(p, _)| p.contains("2026-10-09"))
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    for who in ["A", "B"] {
+        let v1 = v1_day(&format!("Written by the reference on {who}."));
+        let mine = format!("{who} after the reference.");
+        assert!(
+            files
+                .iter()
+                .any(|t| t.starts_with(&v1) && t.contains(&mine)),
+            "{who}'s version is kept byte for byte: {files:?}"
+        );
+    }
+}
+
+#[test]
+fn a_vault_without_records_is_told_to_init_first() {
+    let env = Env::bare();
+    env.write("_librarian/sessions/2026-11-30.md", "local bytes\n");
+    env.git(&["init", "-q", "-b", "main"]);
+    let bare = env.root().join("bare.git");
+    env.git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    env.git(&["remote", "add", "mine", bare.to_str().unwrap()]);
+    let r = env.rutter(&["sync", "--setup", "mine"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("run `git rutter init` first"),
+        "{}",
+        r.stderr
+    );
+    let refs = env.git(&["for-each-ref", "refs/rutter"]);
+    assert_eq!(refs, "", "sync never adopts the working files by itself");
+}
+
+/// `verify --json` finding kinds in `dir`.
+fn finding_kinds(net: &Net, dir: &Path) -> Vec<String> {
+    let r = net.rut(dir, &["verify", "--full", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn verify_flags_a_merge_that_drops_or_forges_a_line() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.sync(&b);
+    net.sync(&a);
+    assert_eq!(finding_kinds(&net, &a), Vec::<String>::new());
+    let day = file_holding(&net, &a, "B one.");
+    let day = day.as_str();
+    let merged = net.git(&a, &["show", &format!("refs/rutter/records:{day}")]);
+    let parents = net.git(&a, &["log", "-1", "--format=%P", "refs/rutter/records"]);
+    let parents: Vec<&str> = parents.split_whitespace().collect();
+    // A merge commit with the same parents whose day file is `text`, moved onto the ref the way
+    // a hand-made merge would be.
+    let forge = |text: &str| {
+        let dir = net.env.root().join("forge");
+        std::fs::write(&dir, text).unwrap();
+        let blob = net.git(&a, &["hash-object", "-w", dir.to_str().unwrap()]);
+        let index = net.env.root().join("forge.index");
+        let with_index = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(&a)
+                .env("GIT_INDEX_FILE", &index)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &net.env.home)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        with_index(&["read-tree", "refs/rutter/records^{tree}"]);
+        with_index(&[
+            "update-index",
+            "--cacheinfo",
+            &format!("100644,{},{day}", blob.trim()),
+        ]);
+        let tree = with_index(&["write-tree"]);
+        let commit = net.git(
+            &a,
+            &[
+                "commit-tree",
+                &tree,
+                "-p",
+                parents[0],
+                "-p",
+                parents[1],
+                "-m",
+                "rutter: merge forged",
+            ],
+        );
+        net.git(&a, &["update-ref", "refs/rutter/records", commit.trim()]);
+        std::fs::write(a.join(day), text).unwrap();
+    };
+    let dropped: String = merged
+        .lines()
+        .filter(|l| !l.contains("B one."))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    forge(&dropped);
+    let kinds = finding_kinds(&net, &a);
+    assert!(kinds.contains(&"merge-lost-lines".to_string()), "{kinds:?}");
+    let forged_line = merged
+        .lines()
+        .find(|l| l.contains("B one."))
+        .unwrap()
+        .replace("B one.", "B forged.")
+        .replace("20261130T093000000Z", "20261130T091500000Z");
+    forge(&format!("{merged}{forged_line}\n"));
+    let kinds = finding_kinds(&net, &a);
+    assert!(
+        kinds.contains(&"merge-added-lines".to_string()),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds.contains(&"merge-lost-lines".to_string()),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn a_vault_with_a_writer_id_appends_to_its_own_day_files() {
+    let env = Env::git_vault();
+    std::fs::write(env.vault.join(".git/rutter/machine"), "laptop-0001\n").unwrap();
+    let r = env.capture_at(
+        "2026-11-30T09:00:00.000Z",
+        "On my own file.",
+        &["Notes/a.md"],
+    );
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    let own = "_librarian/sessions/2026-11-30.laptop-0001.md";
+    let text = env.read(own);
+    assert!(
+        text.starts_with(
+            "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-11-30'\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("On my own file."), "{text}");
+    assert!(!env.vault.join("_librarian/sessions/2026-11-30.md").exists());
+    assert_eq!(env.committed(own), text);
+    // The same directive again in the same session is still a duplicate.
+    let again = env.capture_at(
+        "2026-11-30T09:05:00.000Z",
+        "On my own file.",
+        &["Notes/a.md"],
+    );
+    assert!(
+        again.stderr.contains("already recorded"),
+        "{}",
+        again.stderr
+    );
+    let v = env.rutter(&["verify"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    let recent = env.rutter(&["recent"]);
+    assert!(
+        recent.stdout.contains("On my own file."),
+        "{}",
+        recent.stdout
+    );
+}
+
+#[test]
+fn day_files_from_before_sync_merge_by_line_union() {
+    // Before sync existed, users pushed the ref by hand; both machines then appended to the
+    // same day file.
+    let net = Net::notes_only();
+    let a = net.clone_of("a");
+    assert_eq!(net.rut(&a, &["init"]).code, 0);
+    net.capture(&a, "2026-11-30T08:00:00.000Z", "A before the clone.");
+    net.git(&a, &["push", "-q", "origin", "refs/rutter/records"]);
+    let b = net.clone_of("b");
+    assert_eq!(net.rut(&b, &["init"]).code, 0);
+    net.capture(&a, "2026-11-30T10:00:00.000Z", "A later.");
+    net.capture(&b, "2026-11-30T09:00:00.000Z", "B between.");
+    net.capture(&b, "2026-11-30T11:00:00.000Z", "B last.");
+    for dir in [&b, &a] {
+        let r = net.rut(dir, &["sync", "--setup", "origin"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+    net.sync(&b);
+    let all = ["A before the clone.", "B between.", "A later.", "B last."];
+    net.converged(&[&a, &b], &all);
+    let day = std::fs::read_to_string(a.join("_librarian/sessions/2026-11-30.md")).unwrap();
+    let at: Vec<usize> = all.iter().map(|s| day.find(s).unwrap()).collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "both sides' lines in time order: {day}"
+    );
+    let subject = net.git(&a, &["log", "-1", "--format=%s", "refs/rutter/records"]);
+    assert_eq!(subject.trim(), "rutter: merge origin");
+}
+
+#[test]
+fn an_identity_confirmed_on_one_machine_is_honoured_on_the_other() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    let cadence = "# Cadence\n\nGo fortnightly, one long essay per issue.\n";
+    std::fs::write(a.join("Notes/cadence.md"), cadence).unwrap();
+    net.git(&a, &["add", "Notes"]);
+    net.git(&a, &["commit", "-qm", "cadence"]);
+    net.git(&a, &["push", "-q", "origin", "main"]);
+    let mut c = net.cmd(&a);
+    c.env("RUTTER_TIMESTAMP", "2026-11-30T09:00:00.000Z").args([
+        "capture",
+        "--summary",
+        "Decided to go fortnightly.",
+        "--ref",
+        "Notes/cadence.md",
+        "--session",
+        "S",
+    ]);
+    assert!(run_with_stdin(&mut c, b"").stderr.contains("committed"));
+    net.sync(&a);
+    // B renames and edits the note, and confirms where it went.
+    net.git(&b, &["pull", "-q", "origin", "main"]);
+    net.sync(&b);
+    std::fs::write(
+        b.join("Notes/cadence-decision.md"),
+        format!("{cadence}\nDecided.\n"),
+    )
+    .unwrap();
+    std::fs::remove_file(b.join("Notes/cadence.md")).unwrap();
+    assert_eq!(net.rut(&b, &["reindex"]).code, 0);
+    let r = net.rut(
+        &b,
+        &[
+            "identity",
+            "confirm",
+            "Notes/cadence.md",
+            "Notes/cadence-decision.md",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    net.git(&b, &["add", "-A", "Notes"]);
+    net.git(&b, &["commit", "-qm", "cadence decided"]);
+    net.git(&b, &["push", "-q", "origin", "main"]);
+    net.sync(&b);
+    // A gets the rename through git and the binding through sync.
+    net.git(&a, &["pull", "-q", "origin", "main"]);
+    net.sync(&a);
+    let recent = net.rut(&a, &["recent"]);
+    assert!(
+        recent
+            .stdout
+            .contains("(renamed to Notes/cadence-decision.md)"),
+        "{}{}",
+        recent.stdout,
+        recent.stderr
+    );
+    net.converged(&[&a, &b], &["Decided to go fortnightly."]);
+}
+
+#[test]
+fn a_retraction_made_on_one_machine_is_honoured_on_the_other() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A mistaken.");
+    net.capture(&a, "2026-11-30T09:05:00.000Z", "A right.");
+    net.sync(&a);
+    net.sync(&b);
+    let mut c = net.cmd(&b);
+    c.env("RUTTER_TIMESTAMP", "2026-11-30T10:00:00.000Z").args([
+        "retract",
+        "20261130T090000000Z",
+        "--reason",
+        "wrong project",
+    ]);
+    let r = run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let own = format!("_librarian/sessions/2026-11-30.{}.md", writer_id(&b));
+    assert!(
+        std::fs::read_to_string(b.join(&own))
+            .unwrap()
+            .contains("rutter:retract"),
+        "the retraction went to B's own day file"
+    );
+    net.sync(&b);
+    net.sync(&a);
+    for dir in [&a, &b] {
+        let recent = net.rut(dir, &["recent", "--all"]).stdout;
+        assert!(!recent.contains("A mistaken."), "{recent}");
+        assert!(recent.contains("A right."), "{recent}");
+        let log = net.rut(dir, &["log", "20261130T090000000Z"]).stdout;
+        assert!(
+            log.contains("retracted") && log.contains("wrong project"),
+            "{log}"
+        );
+        let v = net.rut(dir, &["verify"]);
+        assert_eq!(v.code, 0, "{}", v.stdout);
+    }
+}
+
+#[test]
+fn an_entry_two_files_of_a_day_hold_alike_is_recalled_once() {
+    let env = Env::git_vault();
+    env.capture_at("2026-11-30T09:00:00.000Z", "Held twice.", &[]);
+    let day = env.read("_librarian/sessions/2026-11-30.md");
+    // A second file of the day holding the same entry (as when a merge keeps two `@1` versions
+    // that share entries): one day, one entry.
+    env.write("_librarian/sessions/2026-11-30.v1-000000000000.md", &day);
+    let r = env.rutter(&["recent", "--all"]);
+    assert_eq!(r.stdout.matches("Held twice.").count(), 1, "{}", r.stdout);
+}
