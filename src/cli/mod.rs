@@ -2,6 +2,7 @@
 //! text, plus one `run` function. The only place `anyhow` is used.
 
 pub mod capture;
+pub mod color;
 pub mod commit;
 pub mod demo;
 pub mod diff;
@@ -95,6 +96,12 @@ pub enum Command {
 
 /// Runs a parsed command and returns the process exit status.
 pub fn run(cli: Cli) -> i32 {
+    if !matches!(
+        cli.command,
+        Command::Capture(_) | Command::Mcp(_) | Command::Hook(_)
+    ) {
+        color::init(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    }
     let pager = match cli.command {
         Command::Recent(_)
         | Command::Log(_)
@@ -153,6 +160,12 @@ fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
 /// Writes to stdout; a closed pipe (`git rutter recent | head`) is not an error.
 pub fn print(text: &str) -> anyhow::Result<()> {
     write_stdout(&crate::records::text::terminal_safe(text))
+}
+
+/// As [`print`], with `paint` (from [`color`]) applied to the terminal-safe text, so only our
+/// own escapes reach the terminal.
+pub fn print_painted(text: &str, paint: impl Fn(&str) -> String) -> anyhow::Result<()> {
+    write_stdout(&paint(&crate::records::text::terminal_safe(text)))
 }
 
 /// Prints `value` as pretty JSON, characters a terminal would act on written as `\uXXXX`.

@@ -100,7 +100,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         } else {
             render::Clock::local()
         };
-        super::print(&render::cli(&answer.recent, &shown, answer.record, &clock))?;
+        super::print_painted(
+            &render::cli(&answer.recent, &shown, answer.record, &clock),
+            super::color::marks,
+        )?;
     }
     Ok(super::EXIT_OK)
 }

@@ -338,10 +338,11 @@ impl Store {
 
 /// `git gc --auto`, detached with all stdio closed; never waited for.
 fn spawn_gc(root: &std::path::Path) {
-    use std::process::{Command, Stdio};
-    let _ = Command::new("git")
-        .arg("-C")
-        .arg(root)
+    use std::process::Stdio;
+    let Some(mut git) = super::gitcli::git_in(root) else {
+        return;
+    };
+    let _ = git
         .args(["gc", "--auto", "--quiet"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -430,10 +431,14 @@ fn subject(fresh: &[&PendingAppend], last: &PendingAppend) -> String {
         };
     }
     let mut subject = format!("rutter: capture {}", last.day);
+    // A turn's entries share one project: name it for a batch too (a replay may mix several).
+    if let Some(p) = &last.project {
+        if fresh.iter().all(|a| a.project.as_ref() == Some(p)) {
+            subject.push_str(&format!(" [{}]", trailer_value(p)));
+        }
+    }
     if fresh.len() > 1 {
         subject.push_str(&format!(" ({} entries)", fresh.len()));
-    } else if let Some(p) = &last.project {
-        subject.push_str(&format!(" [{}]", trailer_value(p)));
     }
     subject
 }

@@ -8,6 +8,7 @@ pub mod clone;
 pub mod commit;
 pub mod compose;
 pub mod diffview;
+pub mod gitcli;
 pub mod guard;
 pub mod history;
 pub mod journal;
