@@ -279,6 +279,28 @@ fn neither_day_file_nor_journal_puts_the_entry_aside_in_the_vault() {
 }
 
 #[test]
+fn an_aside_entry_goes_to_this_writers_own_day_file_once_sync_is_set_up() {
+    // With a writer id (spec/sync.md), captures go to `<day>.<id>.md`; an entry that waited
+    // aside is completed into that file too, never into another machine's untagged one.
+    let env = Env::git_vault();
+    std::fs::create_dir_all(state(&env)).unwrap();
+    std::fs::write(state(&env).join("machine"), "box-1a2b\n").unwrap();
+    let tagged = "_librarian/sessions/2026-11-30.box-1a2b.md";
+    cap(&env, 0, "Zero.", "");
+    assert!(env.read(tagged).contains("Zero."));
+    cap(&env, 1, "One.", "day-append,journal-write");
+    assert!(state(&env).join("aside/2026-11-30.md").exists());
+    let r = env.rutter(&["commit"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(env.read(tagged).contains("One."), "{}", env.read(tagged));
+    assert!(
+        !env.vault.join(DAY).exists(),
+        "no untagged day file is made"
+    );
+    assert_all_committed(&env, &["Zero.", "One."]);
+}
+
+#[test]
 fn without_the_vault_aside_the_per_user_fallback_takes_it() {
     let env = vault_with_one();
     let r = cap(&env, 1, "One.", "day-append,journal-write,aside-write");
