@@ -61,6 +61,8 @@ impl Place {
                 temp: Some(temp),
             });
         };
+        // The demo writes only into the empty folder the user named (or a new temporary one),
+        // never into an existing vault's `_librarian/` or `.git/`: plain paths are fine here.
         std::fs::create_dir_all(&d)?;
         anyhow::ensure!(
             std::fs::read_dir(&d)?.next().is_none(),

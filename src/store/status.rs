@@ -63,7 +63,7 @@ pub fn record_state(vault: &Vault) -> Result<RecordState, StoreError> {
     let mut out = RecordState {
         pending,
         pending_unreadable,
-        verified_tip: super::verify::cache::verified_tip(&state_dir),
+        verified_tip: super::verify::cache::verified_tip(store.worktree_state_dir()),
         reflog: store.repo.reflog(RECORDS_REF).is_ok_and(|l| !l.is_empty()),
         ..Default::default()
     };
@@ -144,9 +144,10 @@ fn count_pending(state_dir: &Path) -> (usize, usize) {
     let readable = names
         .iter()
         .filter(|n| {
-            dir.read(n).ok().flatten().is_some_and(|b| {
-                serde_json::from_slice::<super::journal::PendingAppend>(&b).is_ok()
-            })
+            dir.read(n)
+                .ok()
+                .flatten()
+                .is_some_and(|b| super::journal::parse_record(n, &b).is_ok())
         })
         .count();
     (readable, names.len() - readable)

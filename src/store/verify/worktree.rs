@@ -125,7 +125,9 @@ fn file(
             );
             return Ok(vec![whole_file(Kind::Deleted, path, detail)]);
         }
-        Err(e @ FsError::Io { .. }) => return Ok(vec![unreadable(store, path, blob, &e)]),
+        Err(e @ (FsError::Io { .. } | FsError::HardLink { .. })) => {
+            return Ok(vec![unreadable(store, path, blob, &e)])
+        }
     };
     let meta = match handle.metadata() {
         Ok(m) => m,
