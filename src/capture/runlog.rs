@@ -223,21 +223,11 @@ pub fn record(vault: Option<&Vault>, run: &Run) {
 /// Logs a capture whose command line could not be parsed (a hook registered with a wrong
 /// flag or client): `malformed`, into the vault `--vault` or the configuration names.
 pub fn record_bad_arguments(args: &[std::ffi::OsString], why: &str) {
-    let value = |flag: &str| {
-        let eq = format!("{flag}=");
-        let words: Vec<String> = args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        words
-            .iter()
-            .enumerate()
-            .find_map(|(i, w)| match w.strip_prefix(&eq) {
-                Some(v) => Some(v.to_string()),
-                None if w == flag => words.get(i + 1).cloned(),
-                None => None,
-            })
-    };
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let value = |flag: &str| crate::clients::command::flag_value(&words, flag);
     let client = value("--client").filter(|c| super::CLIENTS.contains(&c.as_str()));
     let flag = value("--vault").map(PathBuf::from);
     let vault = vault::resolve(flag.as_deref(), false).ok();

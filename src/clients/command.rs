@@ -83,7 +83,7 @@ pub fn is_reference_server(command_line: &str) -> bool {
 }
 
 /// The value of `--flag V` or `--flag=V` among `words`.
-fn flag_value(words: &[String], flag: &str) -> Option<String> {
+pub fn flag_value(words: &[String], flag: &str) -> Option<String> {
     let eq = format!("{flag}=");
     words
         .iter()
