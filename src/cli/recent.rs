@@ -89,7 +89,8 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
         eprintln!("{}", no_record_note(&vault));
     }
-    let shown = |r: &NoteRef| refs::shown(&index, r);
+    let describer = refs::Shown::new(&index);
+    let shown = |r: &NoteRef| describer.ref_text(r);
     if args.json {
         super::print_json(&json(&vault.root, &answer.recent, &shown))?;
     } else {
