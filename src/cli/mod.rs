@@ -160,10 +160,19 @@ pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     write_stdout(&crate::records::text::json_terminal_safe(&json))
 }
 
+/// Like [`print`], without the final newline: the first part of an answer printed in parts.
+pub fn print_part(text: &str) -> anyhow::Result<()> {
+    write_out(&crate::records::text::terminal_safe(text), "")
+}
+
 fn write_stdout(text: &str) -> anyhow::Result<()> {
+    write_out(text, "\n")
+}
+
+fn write_out(text: &str, end: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+    match write!(out, "{text}{end}").and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
