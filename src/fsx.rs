@@ -1,8 +1,10 @@
 //! Symlink-safe file access relative to directory handles.
 //!
-//! Every write the tool makes below the vault root goes through [`Dir`]: each path component is
-//! opened with `O_NOFOLLOW`, so a symlinked `_librarian/`, `sessions/` or day file is refused
-//! instead of written through (DESIGN §2.2).
+//! Every write the tool makes below the vault root and in its state folder goes through [`Dir`]:
+//! each path component is opened with `O_NOFOLLOW`, so a symlinked `_librarian/`, `sessions/`,
+//! day file, `.git/rutter/` or state file is refused instead of written through, and a file with
+//! more than one name (a hard link to a file elsewhere) is never appended to (DESIGN §2.2).
+//! Durable writes (`fsync` of a file and of its folder) are the caller's to ask for.
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use std::fs::File;
@@ -13,10 +15,12 @@ use std::path::{Path, PathBuf};
 /// Why a symlink-safe file operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FsError {
-    #[error("{0} is a symbolic link; refusing to follow it")]
+    #[error("{0} is a symbolic link; refusing to follow it (put the real file or folder there)")]
     Symlink(PathBuf),
     #[error("{0} is not a regular file or directory of the expected kind")]
     WrongKind(PathBuf),
+    #[error("{path} has {links} names (a hard link to another file); refusing to append to it")]
+    HardLink { path: PathBuf, links: u64 },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -56,6 +60,41 @@ impl Dir {
         })
     }
 
+    /// Opens (creating) a private folder of the tool, such as `.git/rutter` or a per-user state
+    /// folder: its parent by path (created when missing), then the folder itself without
+    /// following a symlink, so a symlinked state folder is refused, never written through.
+    pub fn open_private(path: &Path) -> Result<Dir, FsError> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Dir::open(path);
+        };
+        std::fs::create_dir_all(parent).map_err(|e| FsError::Io {
+            path: parent.to_path_buf(),
+            source: e,
+        })?;
+        let name = name.to_string_lossy();
+        Dir::open(parent)?
+            .open_dir(&name, true)?
+            .ok_or_else(|| FsError::WrongKind(path.to_path_buf()))
+    }
+
+    /// Another handle on the same directory.
+    pub fn try_clone(&self) -> Result<Dir, FsError> {
+        Ok(Dir {
+            fd: self.fd.try_clone().map_err(|e| FsError::Io {
+                path: self.path.clone(),
+                source: e,
+            })?,
+            path: self.path.clone(),
+        })
+    }
+
+    /// A new open handle on this directory (its own open file description, so a `flock` on it
+    /// excludes one taken through another handle, also in this process).
+    pub fn reopen(&self) -> Result<OwnedFd, FsError> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        rfs::openat(&self.fd, ".", flags, Mode::empty()).map_err(|e| io_err(&self.path, e))
+    }
+
     /// The directory's path (for messages).
     pub fn path(&self) -> &Path {
         &self.path
@@ -64,13 +103,7 @@ impl Dir {
     /// Opens (and with `create`, makes) a nested directory given as `a/b/c`, refusing symlinks
     /// at every component. `Ok(None)` when a component is missing and `create` is false.
     pub fn open_dir(&self, rel: &str, create: bool) -> Result<Option<Dir>, FsError> {
-        let mut cur = Dir {
-            fd: self.fd.try_clone().map_err(|e| FsError::Io {
-                path: self.path.clone(),
-                source: e,
-            })?,
-            path: self.path.clone(),
-        };
+        let mut cur = self.try_clone()?;
         for name in rel.split('/').filter(|s| !s.is_empty()) {
             let path = cur.path.join(name);
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -120,6 +153,14 @@ impl Dir {
         let st = rfs::fstat(&fd).map_err(|e| io_err(&path, e))?;
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return Err(FsError::WrongKind(path));
+        }
+        // Another name for the same file may lie anywhere on the file system (a hard link
+        // planted in the vault or `.git/`): appending would write outside the vault.
+        if st.st_nlink > 1 {
+            return Err(FsError::HardLink {
+                path,
+                links: st.st_nlink as u64,
+            });
         }
         let len = st.st_size as u64;
         let mut last = [0u8; 1];
@@ -221,6 +262,61 @@ impl Dir {
         written
     }
 
+    /// `fsync`s the regular file `name` (never through a symlink).
+    pub fn sync_file(&self, name: &str) -> Result<(), FsError> {
+        let path = self.path.join(name);
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = rfs::openat(&self.fd, name, flags, Mode::empty()).map_err(|e| io_err(&path, e))?;
+        rfs::fsync(&fd).map_err(|e| io_err(&path, e))
+    }
+
+    /// `fsync`s the folder itself, so names created or removed in it survive a power loss.
+    pub fn sync(&self) -> Result<(), FsError> {
+        rfs::fsync(&self.fd).map_err(|e| io_err(&self.path, e))
+    }
+
+    /// Opens (creating, empty) the lock file `name` read-only, refusing a symlink or a
+    /// non-regular file: `flock` needs no write access, so the file is never written.
+    pub fn open_lock(&self, name: &str) -> Result<File, FsError> {
+        let path = self.path.join(name);
+        let flags =
+            OFlags::RDONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
+            .map_err(|e| classify(self, name, &path, e))?;
+        let st = rfs::fstat(&fd).map_err(|e| io_err(&path, e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(FsError::WrongKind(path));
+        }
+        Ok(File::from(fd))
+    }
+
+    /// Moves the entry `name` of this folder to `to_name` in `to` (never following a symlink:
+    /// `renameat` moves the link itself).
+    pub fn rename_to(&self, name: &str, to: &Dir, to_name: &str) -> Result<(), FsError> {
+        rfs::renameat(&self.fd, name, &to.fd, to_name).map_err(|e| io_err(&self.path.join(name), e))
+    }
+
+    /// Removes the temporary files a killed writer left behind (`.<name>.tmp-…` from
+    /// [`Dir::write_atomic`], `.<name>.new-…` from [`Dir::publish_new`]) once they are older
+    /// than `age`, so a writer still at work keeps its own. Returns how many were removed.
+    pub fn sweep_temps(&self, age: std::time::Duration) -> usize {
+        let now = std::time::SystemTime::now();
+        let stale = |name: &str| {
+            let Ok(st) = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                return false;
+            };
+            let mtime = std::time::UNIX_EPOCH
+                + std::time::Duration::new(st.st_mtime.max(0) as u64, st.st_mtime_nsec as u32);
+            now.duration_since(mtime).is_ok_and(|d| d >= age)
+        };
+        self.list()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| is_temp_name(n) && stale(n))
+            .filter(|n| self.remove(n).is_ok())
+            .count()
+    }
+
     /// Creates `name` with `bytes` only if it does not exist yet (`O_EXCL`); `Ok(false)` if it did.
     pub fn create_new(&self, name: &str, bytes: &[u8]) -> Result<bool, FsError> {
         let path = self.path.join(name);
@@ -277,6 +373,24 @@ impl Dir {
     pub fn fd(&self) -> impl AsFd + '_ {
         self.fd.as_fd()
     }
+}
+
+/// Whether `name` is a temporary file of [`Dir::write_atomic`] or [`Dir::publish_new`]:
+/// `.<name>.tmp-<pid>-<n>` or `.<name>.new-<pid>-<n>`.
+pub fn is_temp_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.') else {
+        return false;
+    };
+    [".tmp-", ".new-"].iter().any(|mark| {
+        rest.rsplit_once(mark).is_some_and(|(_, tail)| {
+            tail.split_once('-').is_some_and(|(pid, n)| {
+                !pid.is_empty()
+                    && !n.is_empty()
+                    && pid.bytes().all(|b| b.is_ascii_digit())
+                    && n.bytes().all(|b| b.is_ascii_digit())
+            })
+        })
+    })
 }
 
 /// Maps an `openat` failure: a symlink at `name` is reported as [`FsError::Symlink`].
@@ -364,6 +478,89 @@ mod tests {
             Err(FsError::Symlink(_))
         ));
         assert!(!outside.path().join("f").exists());
+    }
+
+    #[test]
+    fn a_file_with_a_second_name_is_never_appended_to() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, "keep\n").unwrap();
+        std::fs::hard_link(&victim, t.path().join("day.md")).unwrap();
+        let d = Dir::open(t.path()).unwrap();
+        assert!(matches!(
+            d.open_append("day.md"),
+            Err(FsError::HardLink { links: 2, .. })
+        ));
+        assert!(matches!(
+            d.open_append_existing("day.md"),
+            Err(FsError::HardLink { .. })
+        ));
+        // Replacing it whole unlinks this name only: the other file keeps its bytes.
+        d.write_atomic("day.md", b"new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    }
+
+    #[test]
+    fn a_private_folder_that_is_a_symlink_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let state = t.path().join("git/rutter");
+        assert!(
+            Dir::open_private(&state).is_ok(),
+            "created with its parents"
+        );
+        std::fs::remove_dir(&state).unwrap();
+        symlink(outside.path(), &state).unwrap();
+        assert!(matches!(
+            Dir::open_private(&state),
+            Err(FsError::Symlink(_))
+        ));
+        let lock = Dir::open(t.path()).unwrap();
+        symlink(outside.path().join("l"), t.path().join("lock")).unwrap();
+        assert!(lock.open_lock("lock").is_err());
+        assert!(
+            !outside.path().join("l").exists(),
+            "not created through the link"
+        );
+    }
+
+    #[test]
+    fn stale_temp_files_are_swept_and_fresh_ones_kept() {
+        let t = tempfile::tempdir().unwrap();
+        let d = Dir::open(t.path()).unwrap();
+        for name in [
+            ".a.json.tmp-12-0",
+            ".b.md.new-7-3",
+            "c.json",
+            ".d.tmp-x-1",
+            ".e",
+        ] {
+            std::fs::write(t.path().join(name), "x").unwrap();
+        }
+        assert_eq!(
+            d.sweep_temps(std::time::Duration::from_secs(3600)),
+            0,
+            "all fresh"
+        );
+        assert_eq!(d.sweep_temps(std::time::Duration::ZERO), 2);
+        let mut left = d.list().unwrap();
+        left.sort();
+        assert_eq!(left, [".d.tmp-x-1", ".e", "c.json"]);
+    }
+
+    proptest::proptest! {
+        /// Only names of the two temp-file shapes are taken for temp files.
+        #[test]
+        fn temp_names_are_recognised_exactly(name in "\\PC{0,30}", pid in 0u32..99999, n in 0u64..99) {
+            let tmp = format!(".{name}.tmp-{pid}-{n}");
+            let new = format!(".{name}.new-{pid}-{n}");
+            proptest::prop_assert!(is_temp_name(&tmp));
+            proptest::prop_assert!(is_temp_name(&new));
+            if !name.starts_with('.') {
+                proptest::prop_assert!(!is_temp_name(&name));
+            }
+        }
     }
 
     #[test]

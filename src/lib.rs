@@ -13,12 +13,14 @@
 //!   journal, adoption at `init`.
 //! - [`records`]: the record model and its text formats (entry line, day files @1 and @2).
 //! - [`vault`], [`fsx`], [`lock`], [`clock`], [`textblock`]: where the vault is, symlink-safe file
-//!   access, the capture lock, time, and marked blocks in users' text files.
+//!   access, the capture lock, time, and marked blocks in users' text files; [`failpoint`]:
+//!   test-only failures of each write step (debug builds).
 
 pub mod capture;
 pub mod cli;
 pub mod clients;
 pub mod clock;
+pub mod failpoint;
 pub mod fsx;
 pub mod index;
 pub mod lock;

@@ -1,11 +1,12 @@
-//! The capture lock: a blocking `flock` on `<state>/lock` with a bounded wait.
+//! The capture lock: an exclusive `flock` on `<state>/lock`, polled until a bounded deadline.
 //!
 //! Every writer of records (capture, commit, init) holds it while it appends, journals and
 //! commits, so dedupe, id uniqueness and the ref update see a consistent vault. The kernel
 //! drops the lock when its holder dies, so a crashed process never leaves it stale.
 
+use crate::fsx::{Dir, FsError};
 use rustix::fs::{flock, FlockOperation};
-use std::fs::{File, OpenOptions};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -30,7 +31,7 @@ fn effective(wait: Duration) -> Duration {
 /// A held lock; released on drop.
 #[derive(Debug)]
 pub struct Lock {
-    _file: File,
+    _fd: OwnedFd,
 }
 
 /// Why the lock was not taken.
@@ -44,11 +45,14 @@ pub enum LockError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot open the capture lock: {0}")]
+    Fs(#[from] FsError),
 }
 
 impl Lock {
     /// Takes the exclusive lock `<state_dir>/lock`, creating the directory if needed, waiting at
-    /// most `wait`.
+    /// most `wait`. The folder and the file are opened without following a symlink, and the
+    /// file is opened read-only (`flock` needs no more), so the lock never writes anywhere.
     pub fn acquire(state_dir: &Path, wait: Duration) -> Result<Lock, LockError> {
         let wait = effective(wait);
         let path = state_dir.join("lock");
@@ -56,27 +60,39 @@ impl Lock {
             path: path.clone(),
             source,
         };
-        std::fs::create_dir_all(state_dir).map_err(io)?;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io)?;
-        let deadline = Instant::now() + wait;
-        let mut pause = Duration::from_millis(1);
-        loop {
-            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-                Ok(()) => return Ok(Lock { _file: file }),
-                Err(rustix::io::Errno::WOULDBLOCK) | Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(io(e.into())),
-            }
-            if Instant::now() >= deadline {
-                return Err(LockError::Timeout(wait, path));
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(20));
+        crate::failpoint::check("lock").map_err(io)?;
+        let file = Dir::open_private(state_dir)?.open_lock("lock")?;
+        poll(OwnedFd::from(file), wait, path)
+    }
+
+    /// Takes an exclusive lock on the folder `dir` itself (a handle of its own on it, no lock
+    /// file inside), waiting at most `wait`: the aside folders, whose writers may not hold the
+    /// capture lock.
+    pub fn on_dir(dir: &Dir, wait: Duration) -> Result<Lock, LockError> {
+        let fd = dir.reopen()?;
+        poll(fd, effective(wait), dir.path().to_path_buf())
+    }
+}
+
+/// Polls a non-blocking `flock` on `fd` until it is taken or `wait` has passed.
+fn poll(file: OwnedFd, wait: Duration, path: PathBuf) -> Result<Lock, LockError> {
+    let io = |source| LockError::Io {
+        path: path.clone(),
+        source,
+    };
+    let deadline = Instant::now() + wait;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(Lock { _fd: file }),
+            Err(rustix::io::Errno::WOULDBLOCK) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(io(e.into())),
         }
+        if Instant::now() >= deadline {
+            return Err(LockError::Timeout(wait, path));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
     }
 }
 

@@ -22,7 +22,7 @@ fn main() {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or("invalid arguments");
             rutter::capture::runlog::record_bad_arguments(&args, first);
-            eprintln!("[librarian-capture] {first}; nothing captured.");
+            rutter::cli::capture::say(&[format!("[librarian-capture] {first}; nothing captured.")]);
             std::process::exit(0);
         }
         Err(e) => {

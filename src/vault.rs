@@ -153,12 +153,35 @@ impl VaultSource {
 
 impl Vault {
     /// The tool's private state directory: `.git/rutter/` in a git vault, else
-    /// `${XDG_DATA_HOME:-~/.local/share}/rutter/<id>/` (not created here).
+    /// `${XDG_DATA_HOME:-~/.local/share}/rutter/<id>/` (not created here). A linked worktree
+    /// (`git worktree add`) uses its repository's common git directory, so every worktree of a
+    /// repository shares the one lock, pending journal, witness log and aside folder of its one
+    /// `refs/rutter/records` (git keeps refs in the common directory too).
     pub fn state_dir(&self) -> PathBuf {
         match &self.git_dir {
-            Some(g) => g.join("rutter"),
+            Some(g) => common_dir(g).join("rutter"),
             None => xdg_data_home().join("rutter").join(self.id()),
         }
+    }
+
+    /// The state of this worktree alone: `<git dir>/rutter/` (`.git/worktrees/<name>/rutter/` in
+    /// a linked worktree, the same folder as [`Vault::state_dir`] otherwise). What describes the
+    /// working files lives here: the index, the dedupe cache's watermarks, verify's cache.
+    pub fn worktree_state_dir(&self) -> PathBuf {
+        match &self.git_dir {
+            Some(g) => g.join("rutter"),
+            None => self.state_dir(),
+        }
+    }
+
+    /// The name of the linked worktree this vault is (`.git/worktrees/<name>`), `None` for a
+    /// main worktree or a vault outside git.
+    pub fn linked_worktree(&self) -> Option<String> {
+        let git_dir = self.git_dir.as_ref()?;
+        if common_dir(git_dir) == *git_dir {
+            return None;
+        }
+        Some(git_dir.file_name()?.to_string_lossy().into_owned())
     }
 
     /// The first 16 hex digits of sha256 of the canonical vault path.
@@ -181,10 +204,23 @@ fn git_dir_at(root: &Path) -> Option<PathBuf> {
             .lines()
             .find_map(|l| l.trim().strip_prefix("gitdir:"))?
             .trim();
-        let dir = root.join(target);
+        let dir = std::fs::canonicalize(root.join(target)).ok()?;
         return dir.join("HEAD").is_file().then_some(dir);
     }
     None
+}
+
+/// The common git directory of `git_dir`: the directory its `commondir` file names (relative
+/// paths taken from `git_dir`, as git reads it), else `git_dir` itself.
+pub fn common_dir(git_dir: &Path) -> PathBuf {
+    let Ok(text) = std::fs::read_to_string(git_dir.join("commondir")) else {
+        return git_dir.to_path_buf();
+    };
+    let named = git_dir.join(text.trim_end_matches(['\n', '\r']));
+    match std::fs::canonicalize(&named) {
+        Ok(dir) if dir.join("HEAD").is_file() => dir,
+        _ => git_dir.to_path_buf(),
+    }
 }
 
 fn from_env() -> Option<PathBuf> {

@@ -256,6 +256,11 @@ fn three_directives_in_one_turn_are_three_entries_in_order_and_a_refired_stop_ad
     );
     // One commit for the turn, holding the three lines, readable by git.
     assert_eq!(commits(&env), before + 1);
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s", "refs/rutter/records"])
+            .trim(),
+        format!("rutter: capture {day_name} [myproj] (3 entries)")
+    );
     let trailers = env.git(&[
         "log",
         "-1",

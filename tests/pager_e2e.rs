@@ -71,3 +71,62 @@ fn recent_on_a_terminal_goes_through_the_pager_unless_told_not_to() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&piped.stdout).contains("PAGED:"));
 }
+
+#[test]
+fn long_work_says_what_it_is_doing_on_a_terminal_only() {
+    let env = Env::git_vault();
+    env.capture_at("2026-11-30T10:00:00.000Z", "Indexed later.", &[]);
+    let shown = on_terminal(
+        &env,
+        &[("RUTTER_PROGRESS_AFTER_MS", "0")],
+        "--no-pager recent",
+    );
+    assert!(
+        shown.contains("git-rutter: building the search index (first run)… done in"),
+        "{shown}"
+    );
+    // Not a terminal: no progress line, whatever the delay.
+    let env = Env::git_vault();
+    let piped = env
+        .cmd()
+        .env("RUTTER_PROGRESS_AFTER_MS", "0")
+        .args(["verify", "--full"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("checking"));
+}
+
+/// Colour as git decides it: on a terminal (and through the pager on one), never through a
+/// pipe, never with `NO_COLOR` or `color.ui=never`; `color.ui=always` colours a pipe too; JSON
+/// is never painted; a summary's own escape sequence is shown escaped, not obeyed.
+#[test]
+fn colour_follows_the_terminal_no_color_and_color_ui() {
+    const YELLOW: &str = "\u{1b}[33m";
+    let env = Env::git_vault();
+    env.capture_at(
+        "2026-11-30T10:00:00.000Z",
+        "Painted \u{1b}[31mred\u{1b}[0m by a hostile summary.",
+        &[],
+    );
+    let shown = on_terminal(&env, &[], "--no-pager log");
+    assert!(shown.contains(YELLOW), "{shown:?}");
+    assert!(shown.contains("\u{1b}[32mcommitted"), "{shown:?}");
+    assert!(
+        !shown.contains("\u{1b}[31mred"),
+        "the summary's escape is neutralised: {shown:?}"
+    );
+    let paged = on_terminal(&env, &[("GIT_PAGER", "sed s/^/PAGED:/")], "log");
+    assert!(paged.contains(&format!("PAGED:{YELLOW}")), "{paged:?}");
+    let none = on_terminal(&env, &[("NO_COLOR", "1")], "--no-pager log");
+    assert!(!none.contains('\u{1b}'), "NO_COLOR: {none:?}");
+    let json = on_terminal(&env, &[], "--no-pager log --json");
+    assert!(!json.contains("\u{1b}["), "{json:?}");
+    let piped = env.cmd().args(["log"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&piped.stdout).contains('\u{1b}'));
+    env.git(&["config", "color.ui", "always"]);
+    let piped = env.cmd().args(["log"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&piped.stdout).contains(YELLOW));
+    env.git(&["config", "color.ui", "never"]);
+    let never = on_terminal(&env, &[], "--no-pager log");
+    assert!(!never.contains('\u{1b}'), "color.ui=never: {never:?}");
+}

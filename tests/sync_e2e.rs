@@ -1064,3 +1064,47 @@ fn an_entry_two_files_of_a_day_hold_alike_is_recalled_once() {
     let r = env.rutter(&["recent", "--all"]);
     assert_eq!(r.stdout.matches("Held twice.").count(), 1, "{}", r.stdout);
 }
+
+/// `status` names the sync remote, this clone's writer id and where the two stood at the last
+/// fetch; a sync remote that is gone or not set up is a finding with what to do.
+#[test]
+fn status_shows_the_sync_remote_and_where_it_stood() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    let status = |dir: &Path| -> serde_json::Value {
+        let r = net.rut(dir, &["status", "--json"]);
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
+    };
+    let s = status(&a);
+    assert_eq!(s["record"]["sync"]["remote"], "origin");
+    assert_eq!(s["record"]["sync"]["fetches_records"], true);
+    assert_eq!(s["record"]["sync"]["relation"], "up-to-date");
+    assert_eq!(s["record"]["sync"]["machine"], writer_id(&a).as_str());
+    net.capture(&b, "2026-11-30T10:00:00.000Z", "Written on b.");
+    assert_eq!(status(&b)["record"]["sync"]["relation"], "ahead");
+    net.sync(&b);
+    net.capture(&a, "2026-11-30T11:00:00.000Z", "Written on a.");
+    net.git(&a, &["fetch", "-q", "origin"]);
+    assert_eq!(status(&a)["record"]["sync"]["relation"], "diverged");
+    let text = net.rut(&a, &["status"]).stdout;
+    assert!(
+        text.contains("sync:     origin (") && text.contains("both sides have new entries"),
+        "{text}"
+    );
+    net.git(
+        &a,
+        &["config", "--unset-all", "remote.origin.fetch", "rutter"],
+    );
+    let s = status(&a);
+    let kinds: Vec<&str> = s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"sync-not-set-up"), "{s}");
+    net.git(&a, &["config", "rutter.syncRemote", "gone"]);
+    let r = net.rut(&a, &["status"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("git remote add gone URL"), "{}", r.stdout);
+}

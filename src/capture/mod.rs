@@ -6,6 +6,8 @@
 //! ([`runlog`]) that `git rutter status` reads.
 
 pub mod adapters;
+pub mod aside;
+pub mod complete;
 pub mod dedupe;
 pub mod directive;
 pub mod markdown;
@@ -140,7 +142,13 @@ fn outcome_of(w: &write::Written) -> Outcome {
         })
         .collect();
     let aside = w.outcomes.iter().find_map(|o| match o {
-        write::Outcome::Aside { path, why } => Some((path, why)),
+        write::Outcome::Aside { path, why } => Some(format!(
+            "the session record could not be written ({why}); written aside to {}",
+            path.display()
+        )),
+        write::Outcome::Journalled { why, .. } => Some(format!(
+            "the day file could not take the entry ({why}); it waits in the pending journal"
+        )),
         _ => None,
     });
     match (&w.failed, aside, days.first()) {
@@ -148,10 +156,7 @@ fn outcome_of(w: &write::Written) -> Outcome {
             "error: {e}; {} of the turn's entries were captured before it",
             days.len()
         )),
-        (None, Some((path, why)), _) => Outcome::Error(format!(
-            "refused to write the session record ({why}); written aside to {}",
-            path.display()
-        )),
+        (None, Some(what), _) => Outcome::Error(what),
         (None, None, Some(day)) => Outcome::Captured {
             entries: days.len(),
             day: day.to_string(),

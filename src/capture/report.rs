@@ -45,13 +45,15 @@ pub(super) fn written(
         ));
     }
     duplicates(w, out);
+    journalled(w, out);
     aside(w, out);
+    earlier(w, out);
     if let Some(e) = &w.failed {
         let left = words.len() - w.outcomes.len();
         let noun = plural(left, "directive", "directives");
         out.push(format!("{P} error: {e}; the last {left} {noun} of this turn could not be written. Fix the cause, then capture them with `git rutter capture --summary`."));
     }
-    if appended == 0 {
+    if appended + w.earlier.placed + w.earlier.in_memory.len() == 0 {
         return;
     }
     for (k, (outcome, &n)) in w.outcomes.iter().zip(words).enumerate() {
@@ -72,10 +74,25 @@ pub(super) fn written(
         1 => "the entry is saved",
         _ => "the entries are saved",
     };
+    if let (Some(why), Some(_)) = (&w.journal_problem, &w.commit) {
+        out.push(format!("{P} the pending journal cannot be used ({why}); the commit takes the lines from memory."));
+    }
+    let kept = match w.kept_aside.first() {
+        Some(p) => format!(
+            " in the day file and, as the pending journal could not take it, aside in {}",
+            p.display()
+        ),
+        None => " and journalled".to_string(),
+    };
     match (&vault.git_dir, &w.commit, &w.pending) {
         (None, _, _) => out.push(format!("{P} hint: the vault is not a git repository; run `git rutter init` in it to keep a verifiable history.")),
-        (Some(_), _, Some(why)) => out.push(format!("{P} not committed yet ({why}); {saved} and journalled, and `git rutter commit` or the next capture will commit it.")),
-        (Some(_), Some(c), None) => out.push(format!("{P} committed {} to refs/rutter/records.", &c[..c.len().min(12)])),
+        (Some(_), _, Some(why)) => out.push(format!("{P} not committed yet ({why}); {saved}{kept}, and `git rutter commit` or the next capture will commit it.")),
+        (Some(_), Some(c), None) => {
+            out.push(format!("{P} committed {} to refs/rutter/records.", &c[..c.len().min(12)]));
+            if let Some(problem) = &w.unwitnessed {
+                out.push(format!("{P} {problem}."));
+            }
+        }
         _ => {}
     }
 }
@@ -101,6 +118,65 @@ fn duplicates(w: &write::Written, out: &mut Vec<String>) {
     }
 }
 
+/// Entries the day file could not take, waiting in the pending journal.
+fn journalled(w: &write::Written, out: &mut Vec<String>) {
+    let held: Vec<&String> = w
+        .outcomes
+        .iter()
+        .filter_map(|o| match o {
+            write::Outcome::Journalled { why, .. } => Some(why),
+            _ => None,
+        })
+        .collect();
+    let Some(why) = held.first() else {
+        return;
+    };
+    let (what, it) = match held.len() {
+        1 => ("the entry is".to_string(), "it"),
+        n => (format!("the {n} entries are"), "them"),
+    };
+    let place = w
+        .journal
+        .as_ref()
+        .map_or("the pending journal".to_string(), |p| {
+            p.display().to_string()
+        });
+    out.push(format!(
+        "{P} the day file could not take the session record ({why}); {what} saved in {place}, and `git rutter commit` or the next capture will append and commit {it} once the file is writable."
+    ));
+}
+
+/// Earlier captures this one completed, found recorded already, or left waiting; journal
+/// files the commit refused.
+fn earlier(w: &write::Written, out: &mut Vec<String>) {
+    let e = &w.earlier;
+    let moved = e.placed;
+    if moved > 0 {
+        let what = plural(moved, "entry that was", "entries that were");
+        out.push(format!(
+            "{P} moved {moved} earlier {what} waiting in the pending journal or aside into {}.",
+            plural(moved, "its day file", "their day files")
+        ));
+    }
+    if e.duplicates > 0 {
+        let d = e.duplicates;
+        out.push(format!(
+            "{P} {d} waiting {} already recorded for {} session; dropped.",
+            plural(d, "entry was", "entries were"),
+            plural(d, "its", "their")
+        ));
+    }
+    out.extend(e.waiting.iter().map(|m| format!("{P} {m}")));
+    for (name, why) in &w.refused {
+        let place = w.journal.as_ref().map_or(String::new(), |p| {
+            format!(" {}", p.join(crate::store::journal::REJECTED_DIR).display())
+        });
+        out.push(format!(
+            "{P} refused the pending record {name} ({why}); it was moved to{place} and is never committed. Look at it; if it holds a line you want, capture it again with `git rutter capture --summary`."
+        ));
+    }
+}
+
 /// Entries written aside because the record path is a symlink or not a regular file.
 fn aside(w: &write::Written, out: &mut Vec<String>) {
     let aside: Vec<(&PathBuf, &String)> = w
@@ -114,12 +190,20 @@ fn aside(w: &write::Written, out: &mut Vec<String>) {
     let Some((path, why)) = aside.first() else {
         return;
     };
-    let what = match aside.len() {
-        1 => "the entry was".to_string(),
-        n => format!("the {n} entries were"),
+    let (what, it) = match aside.len() {
+        1 => ("the entry was".to_string(), "it"),
+        n => (format!("the {n} entries were"), "them"),
+    };
+    let verb = match aside.iter().any(|(_, why)| {
+        why.contains("symbolic link")
+            || why.contains("hard link")
+            || why.contains("not a regular file")
+    }) {
+        true => "refused to write",
+        false => "could not write",
     };
     out.push(format!(
-        "{P} refused to write the session record ({why}); {what} written aside to {}.",
+        "{P} {verb} the session record ({why}); {what} written aside to {}, and `git rutter commit` or the next capture will move {it} into the vault once it can.",
         path.display()
     ));
 }
@@ -157,6 +241,7 @@ mod tests {
             pending: None,
             diverged: vec![],
             failed: failed.map(str::to_string),
+            ..Default::default()
         };
         let mut out = Vec::new();
         written(&vault, &w, Some("proj"), words, &mut out);
@@ -191,7 +276,7 @@ mod tests {
                     committed,
                 ],
             ),
-            (vec![aside(1), aside(2)], None, vec![5, 5], vec!["refused to write the session record (symbolic link); the 2 entries were written aside to /s/aside/1.md."]),
+            (vec![aside(1), aside(2)], None, vec![5, 5], vec!["refused to write the session record (symbolic link); the 2 entries were written aside to /s/aside/1.md, and `git rutter commit` or the next capture will move them into the vault once it can."]),
             (
                 vec![appended(1)],
                 Some("disk full"),

@@ -254,11 +254,7 @@ pub fn record_bad_arguments(args: &[std::ffi::OsString], why: &str) {
 
 /// Appends `run` to the log in `dir` with one write, rotating the file when it is full.
 pub fn append(dir: &Path, run: &Run) -> Result<(), FsError> {
-    std::fs::create_dir_all(dir).map_err(|e| FsError::Io {
-        path: dir.to_path_buf(),
-        source: e,
-    })?;
-    let d = Dir::open(dir)?;
+    let d = Dir::open_private(dir)?;
     let mut f = d.open_append(LOG)?;
     let mut line = run.line();
     if !f.ends_with_newline {

@@ -8,15 +8,14 @@
 
 use crate::fsx::Dir;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
-const MAGIC: &str = "rutter-dedupe 2";
+/// Version 3: key files carry a header with their count (a cache of version 2 is rebuilt).
+const MAGIC: &str = "rutter-dedupe 3";
 /// Lines kept in `recent` before they are folded into `sizes`.
 const RECENT_MAX: usize = 16;
 
 /// The ingested size of every day file, with the folder mtime they were checked against.
 pub struct Watermarks {
-    dir: PathBuf,
     /// The sessions folder's mtime (ns) when the marks were last reconciled; `i64::MIN` when
     /// unknown, which forces a full scan.
     pub dir_mtime: i64,
@@ -26,14 +25,14 @@ pub struct Watermarks {
 }
 
 impl Watermarks {
-    /// Reads `recent`; a missing or unreadable file means "unknown" (a full scan follows).
-    pub fn load(dir: &Path) -> Watermarks {
-        let parsed = std::fs::read_to_string(dir.join("recent"))
-            .ok()
-            .and_then(|t| parse(&t));
+    /// Reads `recent` from the dedupe folder `dir`; a missing or unreadable file (or no folder)
+    /// means "unknown" (a full scan follows).
+    pub fn load(dir: Option<&Dir>) -> Watermarks {
+        let parsed = dir
+            .and_then(|d| d.read("recent").ok().flatten())
+            .and_then(|b| parse(&String::from_utf8_lossy(&b)));
         let (dir_mtime, recent) = parsed.unwrap_or((i64::MIN, BTreeMap::new()));
         Watermarks {
-            dir: dir.to_path_buf(),
             dir_mtime,
             recent,
             sizes: None,
@@ -42,11 +41,11 @@ impl Watermarks {
     }
 
     /// The ingested size of `name` (0 when never ingested).
-    pub fn get(&mut self, name: &str) -> u64 {
+    pub fn get(&mut self, dir: Option<&Dir>, name: &str) -> u64 {
         if let Some(&n) = self.recent.get(name) {
             return n;
         }
-        self.sizes().get(name).copied().unwrap_or(0)
+        self.sizes(dir).get(name).copied().unwrap_or(0)
     }
 
     /// Records the ingested size of `name`.
@@ -55,8 +54,8 @@ impl Watermarks {
     }
 
     /// Every known mark (`recent` over `sizes`).
-    pub fn all(&mut self) -> BTreeMap<String, u64> {
-        let mut all = self.sizes().clone();
+    pub fn all(&mut self, dir: Option<&Dir>) -> BTreeMap<String, u64> {
+        let mut all = self.sizes(dir).clone();
         all.extend(self.recent.iter().map(|(k, v)| (k.clone(), *v)));
         all
     }
@@ -68,16 +67,12 @@ impl Watermarks {
         self.recent.clear();
     }
 
-    /// Writes what changed (best effort: the cache is disposable).
-    pub fn save(&mut self) {
+    /// Writes what changed into `dir` (best effort: the cache is disposable).
+    pub fn save(&mut self, dir: &Dir) {
         if self.recent.len() > RECENT_MAX {
-            let all = self.all();
+            let all = self.all(Some(dir));
             self.replace_all(all);
         }
-        let _ = std::fs::create_dir_all(&self.dir);
-        let Ok(dir) = Dir::open(&self.dir) else {
-            return;
-        };
         if self.sizes_dirty {
             if let Some(sizes) = &self.sizes {
                 let _ = dir.write_atomic("sizes", render(i64::MIN, sizes).as_bytes());
@@ -86,12 +81,17 @@ impl Watermarks {
         let _ = dir.write_atomic("recent", render(self.dir_mtime, &self.recent).as_bytes());
     }
 
-    fn sizes(&mut self) -> &BTreeMap<String, u64> {
-        let dir = &self.dir;
+    /// Forgets every mark in `dir`, so the next load reads every day file whole (after a write
+    /// of the keys failed: marks must never run ahead of the keys). Best effort.
+    pub fn forget_all(dir: &Dir) {
+        let _ = dir.remove("recent");
+        let _ = dir.remove("sizes");
+    }
+
+    fn sizes(&mut self, dir: Option<&Dir>) -> &BTreeMap<String, u64> {
         self.sizes.get_or_insert_with(|| {
-            std::fs::read_to_string(dir.join("sizes"))
-                .ok()
-                .and_then(|t| parse(&t))
+            dir.and_then(|d| d.read("sizes").ok().flatten())
+                .and_then(|b| parse(&String::from_utf8_lossy(&b)))
                 .map(|(_, m)| m)
                 .unwrap_or_default()
         })
@@ -124,23 +124,31 @@ mod tests {
     #[test]
     fn recent_folds_into_sizes_and_survives_reload() {
         let t = tempfile::tempdir().unwrap();
-        let mut w = Watermarks::load(t.path());
+        let d = Dir::open(t.path()).unwrap();
+        let mut w = Watermarks::load(Some(&d));
         assert_eq!(w.dir_mtime, i64::MIN);
         w.replace_all(BTreeMap::from([("a.md".to_string(), 5)]));
         w.dir_mtime = 42;
         w.set("b.md", 7);
-        w.save();
-        let mut w = Watermarks::load(t.path());
+        w.save(&d);
+        let mut w = Watermarks::load(Some(&d));
         assert_eq!(
-            (w.dir_mtime, w.get("a.md"), w.get("b.md"), w.get("c.md")),
+            (
+                w.dir_mtime,
+                w.get(Some(&d), "a.md"),
+                w.get(Some(&d), "b.md"),
+                w.get(Some(&d), "c.md")
+            ),
             (42, 5, 7, 0)
         );
         for i in 0..=RECENT_MAX {
             w.set(&format!("{i}.md"), i as u64);
         }
-        w.save();
-        let mut w = Watermarks::load(t.path());
+        w.save(&d);
+        let mut w = Watermarks::load(Some(&d));
         assert!(w.recent.is_empty());
-        assert_eq!((w.get("a.md"), w.get("3.md")), (5, 3));
+        assert_eq!((w.get(Some(&d), "a.md"), w.get(Some(&d), "3.md")), (5, 3));
+        Watermarks::forget_all(&d);
+        assert_eq!(Watermarks::load(Some(&d)).dir_mtime, i64::MIN);
     }
 }

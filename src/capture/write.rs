@@ -3,15 +3,17 @@
 //!
 //! Order matters for "a capture is never lost" (DESIGN §2.7): each entry's journal record is
 //! written before its line is appended, and the records are removed only after the commit moved
-//! the ref.
+//! the ref. When a step fails, the line still lands somewhere durable, in this order: its day
+//! file, else the pending journal, else the aside folders ([`super::aside`]); and before its own
+//! entries, each capture that holds the lock completes earlier ones ([`super::complete`]).
 
 use super::dedupe::DedupeCache;
 use crate::clock::{self, Instant};
 use crate::fsx::{Dir, FsError};
 use crate::lock::{self, Lock};
 use crate::records::{dayfile, line, paths, Entry};
-use crate::store::append::append_line;
-use crate::store::journal::{Journal, PendingAppend, RecordKind};
+use crate::store::append::{append_record, refused, Journalling};
+use crate::store::journal::{Journal, PendingAppend, RecordKind, Refused};
 use crate::store::Store;
 use crate::vault::Vault;
 use memchr::memmem;
@@ -31,7 +33,14 @@ pub enum Outcome {
     Appended { day: String, entry_id: String },
     /// Already recorded for this session: nothing written.
     Duplicate,
-    /// The record path could not be written safely (`why`): the entry went to `path`.
+    /// The day file could not take the line (`why`); the pending journal holds it until the
+    /// next capture or `git rutter commit` appends and commits it.
+    Journalled {
+        day: String,
+        entry_id: String,
+        why: String,
+    },
+    /// Neither the record path nor the journal could take it (`why`): the entry went to `path`.
     Aside { path: PathBuf, why: String },
 }
 
@@ -49,6 +58,18 @@ pub struct Written {
     /// The error that stopped the batch after some drafts were handled (the later ones were
     /// not written).
     pub failed: Option<String>,
+    /// Earlier captures this one completed, or found still waiting.
+    pub earlier: super::complete::Earlier,
+    /// Journal files the commit refused (moved to `pending/rejected/`), with why.
+    pub refused: Vec<Refused>,
+    /// Where the pending journal is (for messages).
+    pub journal: Option<PathBuf>,
+    /// Why the pending journal could not be used, when it could not.
+    pub journal_problem: Option<String>,
+    /// Where entries appended but neither journalled nor committed were written aside.
+    pub kept_aside: Vec<PathBuf>,
+    /// Why the new tip could not be witnessed in the witness log, when it could not.
+    pub unwitnessed: Option<String>,
 }
 
 impl Written {
@@ -58,13 +79,15 @@ impl Written {
     }
 }
 
-/// Why no draft could be written at all.
+/// Why a draft could not be written anywhere.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error(transparent)]
     Fs(#[from] FsError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("the entry could not be written anywhere: {0}")]
+    Nowhere(String),
 }
 
 /// Writes the drafts into the vault in order, under the capture lock when it can be had, and
@@ -82,28 +105,40 @@ fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written
         Ok(g) => (Some(g), None),
         Err(e) => (None, Some(e.to_string())),
     };
+    let locked = guard.is_some();
     let store = vault.git_dir.as_ref().map(|_| Store::open(vault));
     let mut written = Written::default();
-    if let (Some(Ok(s)), Some(_)) = (&store, &guard) {
+    if let (Some(Ok(s)), true) = (&store, locked) {
         if let Err(e) = s.ensure_ref(first) {
             written.pending = Some(e.to_string());
         }
     }
+    // A journal that cannot be opened does not stop the capture: the day file still takes the
+    // line, and the commit takes it from memory.
     let journal = match vault.git_dir {
-        Some(_) => Some(Journal::open(&state)?),
+        Some(_) => Journal::open(&state)
+            .map_err(|e| written.journal_problem = Some(e.to_string()))
+            .ok(),
         None => None,
     };
+    written.journal = Some(state.join("pending"));
+    let mut cache = CacheSlot::default();
+    let open_store = store.as_ref().and_then(|s| s.as_ref().ok());
+    if locked {
+        written.earlier =
+            super::complete::complete(vault, open_store, journal.as_ref(), &mut cache);
+    }
     let target = Target {
         vault,
-        locked: guard.is_some(),
+        locked,
         journal: journal.as_ref(),
         writer: crate::store::sync::machine::read(&state),
     };
+    let mut unjournalled = Vec::new();
     let mut last = first;
-    let mut cache = CacheSlot::default();
     for (k, draft) in drafts.into_iter().enumerate() {
         last = Instant(first.0 + k as i64);
-        match append_entry(&target, &mut cache, last, draft) {
+        match append_entry(&target, &mut cache, last, draft, &mut unjournalled) {
             Ok(outcome) => written.outcomes.push(outcome),
             Err(e) if written.outcomes.is_empty() => return Err(e),
             Err(e) => {
@@ -113,17 +148,45 @@ fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written
         }
     }
     cache.save();
-    if written.count(|o| matches!(o, Outcome::Appended { .. })) > 0 {
-        commit(
+    let appended = written.count(|o| matches!(o, Outcome::Appended { .. }));
+    let mut extra: Vec<PendingAppend> = std::mem::take(&mut written.earlier.in_memory);
+    extra.extend(unjournalled.iter().map(|(_, rec)| rec.clone()));
+    if appended + written.earlier.placed > 0 || !extra.is_empty() {
+        let commit = Commit {
             store,
-            journal,
-            guard.is_some(),
+            journal: journal.as_ref(),
+            locked,
             lock_problem,
-            last,
-            &mut written,
-        );
+            now: last,
+        };
+        commit.run(&extra, &mut written);
+    }
+    if written.commit.is_some() {
+        written.earlier.finish();
+    } else {
+        keep_unjournalled(vault, unjournalled, &mut written);
+        // Lines left in the journal are its to keep: make them survive a power loss.
+        if let Some(j) = &journal {
+            let _ = j.sync();
+        }
     }
     Ok(written)
+}
+
+/// Lines that are in their day file but neither journalled nor committed are written aside
+/// too, so the next capture or `git rutter commit` commits them.
+fn keep_unjournalled(vault: &Vault, lines: Vec<(Entry, PendingAppend)>, w: &mut Written) {
+    if vault.git_dir.is_none() {
+        return;
+    }
+    for (entry, _) in lines {
+        match super::aside::write(vault, entry) {
+            Ok(path) => w.kept_aside.push(path),
+            Err(e) => w.failed = Some(format!(
+                "an entry is in its day file but could not be journalled, committed or written aside ({e}); once the disk is fixed, `git rutter verify` shows it as a line with no journal record"
+            )),
+        }
+    }
 }
 
 /// Where the entries of one capture go.
@@ -141,96 +204,163 @@ struct Target<'a> {
 /// at its end (its keys are written as each entry lands, so a later entry of the same turn sees
 /// the earlier ones).
 #[derive(Default)]
-struct CacheSlot {
-    loaded: Option<(String, DedupeCache, bool)>,
+pub struct CacheSlot {
+    loaded: Option<(String, DedupeCache)>,
 }
 
 impl CacheSlot {
     /// The cache, up to date for `file`; a batch that crosses midnight loads it again.
-    fn for_file(&mut self, target: &Target<'_>, sessions: &Dir, file: &str) -> &mut DedupeCache {
-        if self.loaded.as_ref().is_some_and(|(f, _, _)| f != file) {
+    pub fn for_file(
+        &mut self,
+        vault: &Vault,
+        locked: bool,
+        sessions: Option<&Dir>,
+        file: &str,
+    ) -> &mut DedupeCache {
+        if self.loaded.as_ref().is_some_and(|(f, _)| f != file) {
             self.save();
         }
-        let (_, cache, _) = self.loaded.get_or_insert_with(|| {
-            let state = target.vault.state_dir();
-            let cache = DedupeCache::load(&state, target.locked.then_some(sessions), file);
-            (file.to_string(), cache, target.locked)
+        let (_, cache) = self.loaded.get_or_insert_with(|| {
+            let state = vault.worktree_state_dir();
+            let cache = DedupeCache::load(&state, sessions, file, locked);
+            (file.to_string(), cache)
         });
         cache
     }
 
-    /// Writes the watermarks when the cache was loaded under the lock.
-    fn save(&mut self) {
-        if let Some((_, mut cache, true)) = self.loaded.take() {
+    /// Writes the watermarks (the cache writes nothing when it was loaded without the lock).
+    pub fn save(&mut self) {
+        if let Some((_, mut cache)) = self.loaded.take() {
             cache.save();
         }
     }
 }
 
-/// Stamps the entry, checks dedupe and appends it (or writes it aside when the record path is a
-/// symlink or not a regular file).
+/// Stamps the entry, checks dedupe and appends it; when the day file cannot take it, the line
+/// goes to the journal, else aside. An entry appended without a journal record is added to
+/// `unjournalled`, for the commit to take from memory.
 fn append_entry(
     target: &Target<'_>,
     cache: &mut CacheSlot,
     now: Instant,
     draft: Draft,
+    unjournalled: &mut Vec<(Entry, PendingAppend)>,
 ) -> Result<Outcome, WriteError> {
     let vault = target.vault;
-    let state = vault.state_dir();
     let mut entry = draft.entry;
-    let sessions = match Dir::open(&vault.root)?.open_dir(paths::SESSIONS_DIR, true) {
-        Ok(Some(d)) => d,
-        Ok(None) => return Err(FsError::WrongKind(vault.root.join(paths::SESSIONS_DIR)).into()),
-        Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
-            return write_aside(&state, now, entry, e.to_string())
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let file = paths::day_file_name(&now.day(), target.writer.as_deref());
-    stamp(&mut entry, now, &sessions, &file, target.locked);
-    let cache = cache.for_file(target, &sessions, &file);
+    let day = now.day();
+    let file = paths::day_file_name(&day, target.writer.as_deref());
+    let sessions = open_sessions(vault);
+    stamp(
+        &mut entry,
+        now,
+        sessions.as_ref().ok(),
+        &file,
+        target.locked,
+    );
+    let cache = cache.for_file(vault, target.locked, sessions.as_ref().ok(), &file);
     if cache.seen(&entry) {
         return Ok(Outcome::Duplicate);
     }
     let rec = pending_record(&entry, &draft.cited, &file);
-    let header = dayfile::header(&now.day());
-    let new_len = match append_line(
-        &sessions,
-        &file,
-        &header,
-        &line::render(&entry),
-        target.journal,
-        rec,
-    ) {
-        Ok(n) => n,
-        Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
-            return write_aside(&state, now, entry, e.to_string())
-        }
-        Err(e) => return Err(e.into()),
+    let line = line::render(&entry);
+    let header = dayfile::header(&day);
+    let sessions = match sessions {
+        Ok(d) => d,
+        Err(e) => return carry(target, entry, rec, &line, &header, e),
     };
-    if target.locked {
-        cache.record(&entry, &file, new_len, &sessions);
+    let mode = Journalling::BestEffort {
+        locked: target.locked,
+    };
+    match append_record(&sessions, &file, &header, &line, target.journal, rec, mode) {
+        Ok(a) => {
+            if target.locked {
+                cache.record(&entry, &file, a.end);
+            }
+            let entry_id = entry.id.clone();
+            if a.unjournalled.is_some() || (target.journal.is_none() && vault.git_dir.is_some()) {
+                unjournalled.push((entry, a.rec));
+            }
+            Ok(Outcome::Appended { day, entry_id })
+        }
+        Err(n) if n.journalled => Ok(Outcome::Journalled {
+            day,
+            entry_id: entry.id,
+            why: n.error.to_string(),
+        }),
+        Err(n) => aside(vault, entry, n.error.to_string()),
     }
-    Ok(Outcome::Appended {
-        day: now.day(),
-        entry_id: entry.id,
-    })
+}
+
+/// `_librarian/sessions/`, created when missing (fail point `sessions-dir`).
+fn open_sessions(vault: &Vault) -> Result<Dir, FsError> {
+    let path = vault.root.join(paths::SESSIONS_DIR);
+    crate::failpoint::check("sessions-dir").map_err(|e| FsError::Io {
+        path: path.clone(),
+        source: e,
+    })?;
+    Dir::open(&vault.root)?
+        .open_dir(paths::SESSIONS_DIR, true)?
+        .ok_or(FsError::WrongKind(path))
+}
+
+/// The sessions folder cannot be opened (`e`): the line goes to the journal when the folder
+/// failed (a full disk, an unwritable vault), aside when it was refused (a symlink) or the
+/// journal fails too.
+fn carry(
+    target: &Target<'_>,
+    entry: Entry,
+    mut rec: PendingAppend,
+    line: &str,
+    header: &str,
+    e: FsError,
+) -> Result<Outcome, WriteError> {
+    if let (Some(j), false) = (target.journal, refused(&e)) {
+        rec.offset = 0;
+        rec.line = line.to_string();
+        rec.bytes = crate::records::append_bytes(0, true, header, line);
+        if crate::store::append::add(j, &rec).is_ok() {
+            return Ok(Outcome::Journalled {
+                day: rec.day,
+                entry_id: entry.id,
+                why: e.to_string(),
+            });
+        }
+    }
+    aside(target.vault, entry, e.to_string())
+}
+
+/// Writes the entry aside ([`super::aside`]); an error only when no folder took it.
+fn aside(vault: &Vault, entry: Entry, why: String) -> Result<Outcome, WriteError> {
+    match super::aside::write(vault, entry) {
+        Ok(path) => Ok(Outcome::Aside { path, why }),
+        Err(e) => Err(WriteError::Nowhere(format!(
+            "{why}; aside: {e}. Free some space or fix the permissions, then capture it again with `git rutter capture --summary`"
+        ))),
+    }
 }
 
 /// Sets the entry's time and a vault-unique id (a `-N` suffix when the millisecond is taken in
 /// the last 64 KiB of the day file `file`). Without the lock another capture may stamp the same
 /// millisecond at the same moment, so the id also carries this process's id (`-p<pid>`), unique
 /// among running processes.
-fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir, file: &str, locked: bool) {
+fn stamp(entry: &mut Entry, now: Instant, sessions: Option<&Dir>, file: &str, locked: bool) {
     entry.time = now.iso();
-    let base = match locked {
+    entry.id = match locked {
         true => now.compact(),
         false => format!("{}-p{}", now.compact(), std::process::id()),
     };
-    let bytes = sessions.read(file).ok().flatten().unwrap_or_default();
+    unique_id(entry, sessions, file);
+}
+
+/// Suffixes the entry's id with `-2`, `-3`, … while the last 64 KiB of `dir/file` hold it.
+pub(super) fn unique_id(entry: &mut Entry, dir: Option<&Dir>, file: &str) {
+    let bytes = dir
+        .and_then(|d| d.read(file).ok().flatten())
+        .unwrap_or_default();
     let tail = &bytes[bytes.len().saturating_sub(64 * 1024)..];
     let taken = |id: &str| memmem::find(tail, format!("\"id\":\"{id}\"").as_bytes()).is_some();
-    entry.id = base.clone();
+    let base = entry.id.clone();
     let mut n = 2;
     while taken(&entry.id) {
         entry.id = format!("{base}-{n}");
@@ -239,7 +369,7 @@ fn stamp(entry: &mut Entry, now: Instant, sessions: &Dir, file: &str, locked: bo
 }
 
 /// The journal record of an entry (offset and bytes are filled in by the append).
-fn pending_record(e: &Entry, cited: &[(String, String)], file: &str) -> PendingAppend {
+pub(super) fn pending_record(e: &Entry, cited: &[(String, String)], file: &str) -> PendingAppend {
     let path = format!("{}/{file}", paths::SESSIONS_DIR);
     let day = paths::split_day_file_name(file).map_or(file, |(day, _)| day);
     PendingAppend {
@@ -251,65 +381,43 @@ fn pending_record(e: &Entry, cited: &[(String, String)], file: &str) -> PendingA
     }
 }
 
-fn commit(
+/// The commit at the end of a capture.
+struct Commit<'a> {
     store: Option<Result<Store, crate::store::StoreError>>,
-    journal: Option<Journal>,
+    journal: Option<&'a Journal>,
     locked: bool,
     lock_problem: Option<String>,
     now: Instant,
-    written: &mut Written,
-) {
-    let (Some(store), Some(journal)) = (store, journal) else {
-        return;
-    };
-    let store = match store {
-        Ok(s) => s,
-        Err(e) => {
-            written.pending = Some(e.to_string());
-            return;
-        }
-    };
-    if !locked {
-        written.pending = lock_problem;
-        return;
-    }
-    match store.commit_pending(&journal, now, false) {
-        Ok(out) => {
-            written.commit = out.commit.map(|o| o.to_string());
-            written.diverged = out.diverged;
-            written.pending = None;
-        }
-        Err(e) => written.pending = Some(e.to_string()),
-    }
 }
 
-/// Appends the entry to `<state>/aside/<day>.md` when the vault's record path is a symlink or
-/// not a regular file; the vault is not touched.
-fn write_aside(
-    state: &std::path::Path,
-    now: Instant,
-    mut entry: Entry,
-    why: String,
-) -> Result<Outcome, WriteError> {
-    entry.time = now.iso();
-    entry.id = now.compact();
-    let dir = state.join("aside");
-    std::fs::create_dir_all(&dir)?;
-    let root = Dir::open(&dir)?;
-    let file = format!("{}.md", now.day());
-    let header = dayfile::header(&now.day());
-    append_line(
-        &root,
-        &file,
-        &header,
-        &line::render(&entry),
-        None,
-        pending_record(&entry, &[], &file),
-    )?;
-    Ok(Outcome::Aside {
-        path: dir.join(file),
-        why,
-    })
+impl Commit<'_> {
+    fn run(self, extra: &[PendingAppend], written: &mut Written) {
+        let Some(store) = self.store else {
+            return;
+        };
+        let store = match store {
+            Ok(s) => s,
+            Err(e) => {
+                written.pending = Some(e.to_string());
+                return;
+            }
+        };
+        if !self.locked {
+            written.pending = self.lock_problem;
+            return;
+        }
+        let result = store.commit_pending_with(self.journal, extra, self.now, false);
+        match result {
+            Ok(out) => {
+                written.commit = out.commit.map(|o| o.to_string());
+                written.diverged = out.diverged;
+                written.refused = out.refused;
+                written.unwitnessed = out.unwitnessed;
+                written.pending = None;
+            }
+            Err(e) => written.pending = Some(e.to_string()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -349,6 +457,7 @@ mod tests {
                 Outcome::Appended { entry_id, .. } => entry_id.as_str(),
                 Outcome::Duplicate => "dup",
                 Outcome::Aside { .. } => "aside",
+                Outcome::Journalled { .. } => "journalled",
             })
             .collect();
         assert_eq!(
@@ -410,7 +519,7 @@ mod tests {
                 client: None,
                 extra: Default::default(),
             };
-            stamp(&mut entry, now, &sessions, &file, true);
+            stamp(&mut entry, now, Some(&sessions), &file, true);
             assert_eq!(entry.time, now.iso());
             entry.id
         };

@@ -76,8 +76,17 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
             vec![format!("[librarian-capture] error: {why}")]
         }
     };
-    for l in lines {
-        eprintln!("{l}");
-    }
+    say(&lines);
     0
+}
+
+/// Writes the hook's lines to stderr, ignoring every error: a hook whose stderr is closed or a
+/// broken pipe (`2>&-`, a client that stopped reading) still exits 0 (`eprintln!` would panic).
+pub fn say(lines: &[String]) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    for l in lines {
+        let _ = writeln!(err, "{l}");
+    }
+    let _ = err.flush();
 }

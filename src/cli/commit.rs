@@ -1,8 +1,8 @@
 //! `git rutter commit`: commits journalled (pending) entries and new use-log lines.
 
-use crate::clock;
 use crate::lock::{self, Lock};
 use crate::store::{journal::Journal, Store};
+use crate::{capture, clock};
 use std::path::PathBuf;
 
 /// Commit pending record lines to refs/rutter/records.
@@ -34,15 +34,31 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
     let journal = Journal::open(store.state_dir())?;
     let sign = args.sign || (store.sign_wanted() && !args.no_sign);
-    let out = store.commit_pending(&journal, clock::now(), sign)?;
+    // Lines the day files could not take when they were captured are appended first.
+    capture::complete::sweep(&vault);
+    let mut slot = capture::write::CacheSlot::default();
+    let mut earlier = capture::complete::complete(&vault, Some(&store), Some(&journal), &mut slot);
+    let out = store.commit_pending_with(Some(&journal), &earlier.in_memory, clock::now(), sign)?;
+    earlier.finish();
+    if earlier.placed > 0 {
+        eprintln!(
+            "git-rutter: moved {} earlier entr{} that waited in the pending journal or aside into the day files.",
+            earlier.placed,
+            if earlier.placed == 1 { "y" } else { "ies" }
+        );
+    }
+    for note in &earlier.waiting {
+        eprintln!("git-rutter: {note}");
+    }
     for path in &out.diverged {
         eprintln!("git-rutter: {path} was edited after it was committed; the commit keeps the committed bytes. Run `git rutter verify`.");
     }
     if let Some(problem) = &out.unwitnessed {
         eprintln!("git-rutter: {problem}.");
     }
-    for name in &out.unreadable {
-        eprintln!("git-rutter: pending record .git/rutter/pending/{name} is unreadable; it was left in place.");
+    let rejected = journal.path().join(crate::store::journal::REJECTED_DIR);
+    for (name, why) in &out.refused {
+        eprintln!("git-rutter: refused the pending record {name} ({why}); it was moved to {} and is never committed. Look at it; if it holds a line you want, capture it again with `git rutter capture --summary`.", rejected.display());
     }
     match out.commit {
         Some(oid) => super::print(&format!(
@@ -60,9 +76,11 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         },
         None => super::print("nothing to commit")?,
     }
-    Ok(if out.unreadable.is_empty() {
-        super::EXIT_OK
-    } else {
-        super::EXIT_FINDING
-    })
+    Ok(
+        if out.refused.is_empty() && earlier.waiting.is_empty() && out.held.is_empty() {
+            super::EXIT_OK
+        } else {
+            super::EXIT_FINDING
+        },
+    )
 }

@@ -60,6 +60,8 @@ impl Place {
                 temp: Some(temp),
             });
         };
+        // The demo writes only into the empty folder the user named (or a new temporary one),
+        // never into an existing vault's `_librarian/` or `.git/`: plain paths are fine here.
         std::fs::create_dir_all(&d)?;
         anyhow::ensure!(
             std::fs::read_dir(&d)?.next().is_none(),
@@ -279,14 +281,14 @@ fn show_day_file(vault: &Path) -> anyhow::Result<()> {
 
 /// `git log --stat refs/rutter/records` from the real git, or the same from libgit2.
 fn git_log(vault: &Path) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(vault)
-        .args(["log", "--format=%h %s", "--stat=100", "refs/rutter/records"])
-        .stdin(Stdio::null())
-        .output();
+    let out = crate::store::gitcli::git_in(vault).map(|mut git| {
+        git.args(["log", "--format=%h %s", "--stat=100", "refs/rutter/records"])
+            .output()
+    });
     match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim_end().to_string(),
+        Some(Ok(o)) if o.status.success() => {
+            String::from_utf8_lossy(&o.stdout).trim_end().to_string()
+        }
         _ => libgit2_log(vault).unwrap_or_else(|e| format!("(cannot read the log: {e})")),
     }
 }

@@ -24,6 +24,6 @@ pub fn run(vault: Option<PathBuf>, _args: Args) -> anyhow::Result<i32> {
         eprintln!("git-rutter: the record files match refs/rutter/records (see also GIT_INDEX_FILE=.git/rutter/{PRIVATE_INDEX} git diff -- _librarian).");
         return Ok(super::EXIT_OK);
     }
-    super::print(diff.trim_end())?;
+    super::print_painted(diff.trim_end(), super::color::diff)?;
     Ok(super::EXIT_FINDING)
 }

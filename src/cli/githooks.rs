@@ -241,6 +241,8 @@ fn install_one(place: &HookPlace, name: &str, block: &[u8]) -> Result<String, St
     let Some((old, mode)) = read_hook(&file)? else {
         let mut text = b"#!/bin/sh\n".to_vec();
         text.extend_from_slice(block);
+        // `install-git-hooks` writes the hook files it names, by path as git does (DESIGN §2.2:
+        // install commands write the files they name); not rutter's state or records.
         std::fs::create_dir_all(&place.dir).map_err(|e| e.to_string())?;
         write_hook(&file, &text, 0o755)?;
         return Ok(format!("created {shown}"));

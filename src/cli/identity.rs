@@ -44,7 +44,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         }
     };
     let vault = super::interactive_vault(vault.as_deref())?;
+    let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
+    drop(building);
     let out = confirm::confirm(&vault, &mut index, from, hash, to)?;
     eprintln!("{}", out.message);
     Ok(if out.ok {

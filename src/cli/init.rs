@@ -41,7 +41,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         eprintln!("{refusal}");
         return Ok(super::EXIT_FINDING);
     }
+    let working =
+        super::progress::Progress::start("preparing the vault (adopting existing records)");
     let (vault, r) = setup::init(&target, clock::now())?;
+    drop(working);
     crate::capture::dedupe::DedupeCache::warm(&vault)?;
     let root = vault.root.display();
     if r.created_repository {

@@ -1,5 +1,6 @@
 //! `git rutter log`: every record, newest first, with the commit that added it and its status.
 
+use super::color;
 use crate::recall::render::Clock;
 use crate::records::filter::EntryFilter;
 use crate::records::retraction::Retraction;
@@ -136,23 +137,41 @@ fn print_rows(rows: &[Row], patch: bool, clock: &Clock) -> anyhow::Result<()> {
             format!("  (retracted in {by}: {})", x.reason)
         });
         let (day, time) = clock.day_time(&r.day, &r.time);
-        super::print(&format!(
+        let line = format!(
             "{commit} {day} {time} {:<21} {}  {}{why}",
             r.status, r.id, r.summary
-        ))?;
+        );
+        // The commit id and the status are ASCII written by us: sanitising leaves their places.
+        let at = commit.len() + day.len() + time.len() + 3;
+        super::print_painted(&line, |safe| paint_row(safe, commit.len(), at, r.status))?;
         if let (true, Some(d)) = (patch, &r.diff) {
-            super::print(
-                &d.lines()
-                    .map(|l| format!("    {l}"))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            )?;
+            let indented: Vec<String> = d.lines().map(|l| format!("    {l}")).collect();
+            super::print_painted(&indented.join("\n"), color::diff)?;
         }
     }
     if rows.is_empty() {
         super::print("no records")?;
     }
     Ok(())
+}
+
+/// A `log` line with its commit id (the first `commit_len` bytes) and its state (at byte `at`)
+/// painted; a line that does not split there is left as it is.
+fn paint_row(line: &str, commit_len: usize, at: usize, state: &str) -> String {
+    let end = at + state.len();
+    match (
+        line.get(..commit_len),
+        line.get(commit_len..at),
+        line.get(at..end),
+        line.get(end..),
+    ) {
+        (Some(commit), Some(between), Some(s), Some(rest)) if s == state => format!(
+            "{}{between}{}{rest}",
+            color::paint(color::YELLOW, commit),
+            color::paint(color::state_style(state), s)
+        ),
+        _ => line.to_string(),
+    }
 }
 
 /// Every entry of the record (the day files committed at the tip, the pending journal, lines

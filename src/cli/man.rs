@@ -238,6 +238,7 @@ fn install(pages: &[(String, String)], dir: Option<PathBuf>) -> anyhow::Result<i
         Some(d) => d,
         None => default_dir()?,
     };
+    // Manual pages go to the folder the user named (or beside the binary), outside any vault.
     std::fs::create_dir_all(&dir)?;
     for (name, text) in pages {
         let tmp = tempfile::NamedTempFile::new_in(&dir)?;

@@ -2,6 +2,7 @@
 //! text, plus one `run` function. The only place `anyhow` is used.
 
 pub mod capture;
+pub mod color;
 pub mod commit;
 pub mod demo;
 pub mod diff;
@@ -14,6 +15,7 @@ pub mod log;
 pub mod man;
 pub mod mcp;
 pub mod pager;
+pub mod progress;
 pub mod recent;
 pub mod reindex;
 pub mod restore;
@@ -94,6 +96,12 @@ pub enum Command {
 
 /// Runs a parsed command and returns the process exit status.
 pub fn run(cli: Cli) -> i32 {
+    if !matches!(
+        cli.command,
+        Command::Capture(_) | Command::Mcp(_) | Command::Hook(_)
+    ) {
+        color::init(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    }
     let pager = match cli.command {
         Command::Recent(_)
         | Command::Log(_)
@@ -154,15 +162,22 @@ pub fn print(text: &str) -> anyhow::Result<()> {
     write_stdout(&crate::records::text::terminal_safe(text))
 }
 
+/// As [`print`], with `paint` (from [`color`]) applied to the terminal-safe text, so only our
+/// own escapes reach the terminal.
+pub fn print_painted(text: &str, paint: impl Fn(&str) -> String) -> anyhow::Result<()> {
+    write_stdout(&paint(&crate::records::text::terminal_safe(text)))
+}
+
 /// Prints `value` as pretty JSON, characters a terminal would act on written as `\uXXXX`.
 pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(value)?;
     write_stdout(&crate::records::text::json_terminal_safe(&json))
 }
 
-/// Like [`print`], without the final newline: the first part of an answer printed in parts.
-pub fn print_part(text: &str) -> anyhow::Result<()> {
-    write_out(&crate::records::text::terminal_safe(text), "")
+/// Like [`print_painted`], without the final newline: the first part of an answer printed in
+/// parts (cut between whole items, so no mark and no `\r\n` is split).
+pub fn print_part(text: &str, paint: impl Fn(&str) -> String) -> anyhow::Result<()> {
+    write_out(&paint(&crate::records::text::terminal_safe(text)), "")
 }
 
 fn write_stdout(text: &str) -> anyhow::Result<()> {

@@ -84,7 +84,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         brief: args.brief,
         filter,
     };
+    let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
+    drop(building);
     if args.all && !args.json {
         return print_all(&vault, &mut index, query, now, args.utc);
     }
@@ -102,7 +104,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         } else {
             render::Clock::local()
         };
-        super::print(&render::cli(&answer.recent, &shown, answer.record, &clock))?;
+        super::print_painted(
+            &render::cli(&answer.recent, &shown, answer.record, &clock),
+            super::color::marks,
+        )?;
     }
     Ok(super::EXIT_OK)
 }
@@ -138,7 +143,10 @@ fn print_all(
             }
             let describer = refs::Shown::new(index);
             let shown = |r: &NoteRef| describer.ref_text(r);
-            super::print(&render::cli(&first.recent, &shown, first.record, &clock))?;
+            super::print_painted(
+                &render::cli(&first.recent, &shown, first.record, &clock),
+                super::color::marks,
+            )?;
             return Ok(super::EXIT_OK);
         }
     };
@@ -152,7 +160,7 @@ fn print_all(
         let describer = refs::Shown::new(index);
         let shown = |r: &NoteRef| describer.ref_text(r);
         let text = render::cli_part(head, &shown, first.record, &clock);
-        super::print_part(&text)?;
+        super::print_part(&text, super::color::marks)?;
     }
     query.count = None;
     let all = recent::read(vault, index, &query, now)?;
@@ -166,7 +174,10 @@ fn print_all(
         t if t.is_empty() => t,
         t => format!("\n\n{t}"),
     };
-    super::print(&format!("{text}{}", render::cli_hint(every, first.record)))?;
+    super::print_painted(
+        &format!("{text}{}", render::cli_hint(every, first.record)),
+        super::color::marks,
+    )?;
     Ok(super::EXIT_OK)
 }
 

@@ -22,7 +22,9 @@ pub struct Args {
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let started = std::time::Instant::now();
+    let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, args.force)?;
+    drop(building);
     let rebuilt_on_open = index.built.is_some();
     let report = reindex::refresh(
         &vault,

@@ -47,7 +47,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
+    let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
+    drop(building);
     record::refresh(&vault, &mut index, Scope::Quick(&[]))?;
     let Some(found) = index.entry_by_id(id)? else {
         eprintln!("git-rutter: no entry {id} in refs/rutter/records or the pending journal; nothing was retracted. `git rutter log` lists the entries.");

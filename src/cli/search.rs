@@ -38,7 +38,9 @@ pub struct Args {
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
+    let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
+    drop(building);
     let query = args.query.join(" ");
     let filters = Filters {
         note_type: args.note_type,
@@ -53,7 +55,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if args.json {
         super::print_json(&serde_json::json!({ "query": query, "results": results }))?;
     } else {
-        super::print(&search::render(&query, &results))?;
+        super::print_painted(&search::render(&query, &results), super::color::marks)?;
     }
     // As `git grep`: 1 when nothing matched, so a script can tell.
     Ok(if results.is_empty() {

@@ -21,7 +21,9 @@ pub struct Args {
 /// Runs the command; a missing note is exit status 1.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
+    let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
+    drop(building);
     let (note, _) = index.read_fresh(
         |index| index.note(&args.path),
         |index, notes| reindex::identity_after_rescan(&vault, index, notes).map(drop),

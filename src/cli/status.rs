@@ -37,7 +37,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if args.json {
         super::print_json(&status)?;
     } else {
-        super::print(&render(&status, now))?;
+        super::print_painted(&render(&status, now), paint)?;
     }
     Ok(match status.healthy {
         true => super::EXIT_OK,
@@ -46,6 +46,23 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
 }
 
 /// The human form: one line per item, findings at the end.
+/// The findings' heading and each finding's sentence painted.
+fn paint(text: &str) -> String {
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("findings (") {
+                super::color::paint(super::color::BOLD_RED, l)
+            } else if let Some(finding) = l.strip_prefix("  - ") {
+                format!("  - {}", super::color::paint(super::color::RED, finding))
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    lines.join("\n")
+}
+
 pub fn render(s: &Status, now: Instant) -> String {
     let mut out = Vec::new();
     vault_lines(s, &mut out);
@@ -123,6 +140,24 @@ fn record_line(s: &Status, out: &mut Vec<String>) {
         verified,
         if r.reflog { "" } else { "; no reflog" }
     ));
+    if let Some(y) = &r.sync {
+        let relation = match y.relation {
+            "up-to-date" => "in step with it at the last fetch",
+            "ahead" => "ahead of it (run `git rutter sync` to send)",
+            "behind" => "behind it at the last fetch (run `git rutter sync`)",
+            "diverged" => "both sides have new entries (run `git rutter sync`)",
+            _ => "never fetched (run `git rutter sync`)",
+        };
+        out.push(format!(
+            "sync:     {}{} as {}; {relation}",
+            y.remote,
+            y.url
+                .as_deref()
+                .map(|u| format!(" ({u})"))
+                .unwrap_or_default(),
+            y.machine.as_deref().unwrap_or("(no machine id yet)"),
+        ));
+    }
 }
 
 fn index_line(s: &Status, now: Instant, out: &mut Vec<String>) {

@@ -108,7 +108,7 @@ fn refresh_dedupe(vault: &crate::vault::Vault, report: &SyncReport) {
     if names.is_empty() {
         return;
     }
-    crate::capture::dedupe::DedupeCache::forget(&vault.state_dir(), &names);
+    crate::capture::dedupe::DedupeCache::forget(&vault.worktree_state_dir(), &names);
     if let Err(e) = crate::capture::dedupe::DedupeCache::warm(vault) {
         eprintln!("git-rutter: the dedupe cache will be rebuilt by the next capture ({e}).");
     }

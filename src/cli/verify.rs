@@ -1,5 +1,6 @@
 //! `git rutter verify`: prove that no record changed since it was committed.
 
+use super::color;
 use crate::clock;
 use crate::lock::Lock;
 use crate::store::append::append_line;
@@ -56,11 +57,17 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if let (Some(id), Some(reason)) = (&args.ack, &args.reason) {
         return acknowledge(&store, id, reason);
     }
+    let checking = super::progress::Progress::start(if args.full {
+        "checking the whole history of refs/rutter/records"
+    } else {
+        "checking refs/rutter/records"
+    });
     let report = store.verify(Options {
         full: args.full,
         notes: args.notes,
         read_only: false,
     })?;
+    drop(checking);
     let text = if args.json {
         super::print_json(&json(&report))?;
         String::new()
@@ -74,8 +81,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     } else {
         human(&report, args.full)
     };
-    if !text.is_empty() {
+    if !text.is_empty() && args.porcelain {
         super::print(&text)?;
+    } else if !text.is_empty() {
+        super::print_painted(&text, paint)?;
     }
     Ok(if report.failed() {
         super::EXIT_FINDING
@@ -152,6 +161,32 @@ fn human(r: &Report, full: bool) -> String {
         n => format!("verify: {n} finding(s) ({checked}, {pending} pending line(s)). Acknowledge a known one with `git rutter verify --ack ID --reason TEXT`."),
     });
     out.join("\n")
+}
+
+/// The human report with its verdict, finding labels and diffs painted.
+fn paint(text: &str) -> String {
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("verify: clean") {
+                color::paint(color::GREEN, l)
+            } else if l.starts_with("verify: ") {
+                color::paint(color::BOLD_RED, l)
+            } else if l.starts_with("  ") {
+                color::diff(l)
+            } else if let Some((label, rest)) = l.split_once(": ") {
+                let style = if label == "pending" {
+                    color::YELLOW
+                } else {
+                    color::BOLD_RED
+                };
+                format!("{}: {rest}", color::paint(style, label))
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// A diff line cut to a readable width (the JSON output keeps it whole).

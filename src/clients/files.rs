@@ -80,6 +80,8 @@ pub fn apply(ctx: &Context, edit: &FileEdit) -> Result<(), Error> {
     let Some(bytes) = &edit.after else {
         return std::fs::remove_file(&edit.path).map_err(|e| io(&edit.path, e));
     };
+    // A client's configuration file named by `install-hook`, outside the vault (DESIGN §2.2),
+    // replaced by a rename in its folder after checking it did not change meanwhile.
     let dir = edit.path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mode = std::fs::metadata(&edit.path).map_or(0o644, |m| m.permissions().mode() & 0o7777);

@@ -60,7 +60,8 @@ pub struct Index {
 pub fn location(vault: &Vault) -> (PathBuf, bool) {
     match std::env::var_os(DB_ENV).filter(|v| !v.is_empty()) {
         Some(p) => (crate::vault::expand_tilde(&p.to_string_lossy()), true),
-        None => (vault.state_dir().join("index.sqlite"), false),
+        // Per worktree: an index names the one vault root it serves.
+        None => (vault.worktree_state_dir().join("index.sqlite"), false),
     }
 }
 
@@ -112,8 +113,14 @@ impl Index {
     /// outdated, corrupt, or (with `force`) foreign. It is not refreshed here.
     pub fn open(vault: &Vault, force: bool) -> Result<Index, IndexError> {
         let (path, overridden) = location(vault);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+        match overridden {
+            false => refuse_links(&path)?,
+            true => {
+                // `LIBRARIAN_DB_PATH`: a place the user chose, outside rutter's own folders.
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+            }
         }
         let ours = vault.root.to_string_lossy().into_owned();
         let built = match probe(&path, &ours)? {
@@ -295,11 +302,44 @@ fn probe(path: &Path, ours: &str) -> Result<Probe, IndexError> {
     }
 }
 
+/// The default index lives in the state folder under `.git/`: the folder is opened without
+/// following a symlink (created when missing), and an index file, or one of SQLite's companion
+/// files, that is a symlink or has a second name is refused. SQLite then opens it by path, as it
+/// cannot open relative to a directory handle; swapping a link in between this check and the
+/// open needs write access to `.git/` itself, which is out of scope (docs/security.md).
+fn refuse_links(path: &Path) -> Result<(), IndexError> {
+    let refused = |why: String| IndexError::Io(std::io::Error::other(why));
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(());
+    };
+    let dir = crate::fsx::Dir::open_private(dir).map_err(|e| refused(e.to_string()))?;
+    let name = name.to_string_lossy();
+    for file in [
+        name.to_string(),
+        format!("{name}-wal"),
+        format!("{name}-shm"),
+    ] {
+        let Ok(meta) = std::fs::symlink_metadata(dir.path().join(&file)) else {
+            continue;
+        };
+        let links = std::os::unix::fs::MetadataExt::nlink(&meta);
+        if meta.file_type().is_symlink() || !meta.is_file() || links > 1 {
+            return Err(refused(format!(
+                "{} is a symbolic link, not a regular file, or a hard link; remove it and the index is rebuilt",
+                dir.path().join(&file).display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Builds a complete index in a temporary file (no journal: nobody else sees it) and moves it
 /// into place, so a reader never meets a half-built index. The page cache is 32 MiB: with no
 /// journal, pages beyond it are written to the file as the build goes (the OS keeps them), where
 /// a cache as large as the whole file (256 MiB before) made the process as large as the index.
 fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
+    // By path: SQLite cannot open relative to a folder handle. The default location was checked
+    // by `refuse_links`; `LIBRARIAN_DB_PATH` is a place the user chose.
     let tmp = path.with_extension(format!("building-{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let mut conn = Connection::open(&tmp)?;

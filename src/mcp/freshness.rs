@@ -405,8 +405,13 @@ fn cookie_name(pid: u32, serial: u64) -> String {
 /// The folder cookies are created in (`watch/` in the state folder), emptied of cookies left
 /// over by stopped servers; `None` when it cannot be made.
 fn cookie_dir(vault: &Vault) -> Option<PathBuf> {
-    let dir = vault.state_dir().join("watch");
-    std::fs::create_dir_all(&dir).ok()?;
+    // Opened without following a symlink (a symlinked `.git/rutter` or `watch/` is refused), so
+    // the cookies, created `O_EXCL` by path below, never land outside the vault (DESIGN §2.2).
+    let dir = crate::fsx::Dir::open_private(&vault.state_dir())
+        .and_then(|d| d.open_dir("watch", true))
+        .ok()??
+        .path()
+        .to_path_buf();
     for entry in std::fs::read_dir(&dir).ok()?.flatten() {
         let old = entry
             .metadata()

@@ -102,6 +102,9 @@ fn record(s: &Status, out: &mut Vec<Finding>) {
             format!("Run `git rutter init {}`.", v.path),
         ));
     }
+    if let Some(y) = &r.sync {
+        sync(y, out);
+    }
     if r.pending + r.pending_unreadable > 0 {
         let n = r.pending + r.pending_unreadable;
         let noun = if n == 1 { "line waits" } else { "lines wait" };
@@ -113,6 +116,26 @@ fn record(s: &Status, out: &mut Vec<Finding>) {
             "Run `git rutter commit`; if it names a `.lock` file and no git command is running, \
              delete that file first."
                 .into(),
+        ));
+    }
+}
+
+/// A sync remote that is gone or not set up; being behind is not a finding (sync when you like).
+fn sync(y: &super::SyncInfo, out: &mut Vec<Finding>) {
+    let remote = &y.remote;
+    if y.url.is_none() {
+        out.push(finding(
+            "sync-remote-missing",
+            format!("rutter.syncRemote names {remote:?}, which is not a remote of this vault."),
+            format!(
+                "Add it with `git remote add {remote} URL` and run `git rutter sync --setup {remote}`, or unset it with `git config --unset rutter.syncRemote`."
+            ),
+        ));
+    } else if !y.fetches_records {
+        out.push(finding(
+            "sync-not-set-up",
+            format!("The sync remote {remote} does not fetch refs/rutter/* (sync refuses it)."),
+            format!("Run `git rutter sync --setup {remote}`."),
         ));
     }
 }

@@ -77,6 +77,19 @@ pub struct RecordInfo {
     pub commits_since_verify: Option<usize>,
     /// Why the record could not be read.
     pub error: Option<String>,
+    /// `git rutter sync`'s settings (`None`: no sync remote set).
+    pub sync: Option<SyncInfo>,
+}
+
+/// The sync remote and where it stood at the last fetch.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncInfo {
+    pub remote: String,
+    pub url: Option<String>,
+    pub fetches_records: bool,
+    pub machine: Option<String>,
+    /// `up-to-date`, `ahead`, `behind`, `diverged` or `never-fetched`, as of the last fetch.
+    pub relation: &'static str,
 }
 
 /// The index.
@@ -218,6 +231,13 @@ fn from_record(s: RecordState) -> RecordInfo {
         verified_tip: s.verified_tip,
         commits_since_verify: s.since_verified,
         error: None,
+        sync: s.sync.map(|y| SyncInfo {
+            remote: y.remote,
+            url: y.url,
+            fetches_records: y.fetches_records,
+            machine: y.machine,
+            relation: y.relation,
+        }),
     }
 }
 

@@ -1,50 +1,232 @@
 //! Appending one line to a record file: journal record first (in a git vault), then a single
 //! `O_APPEND` write. The caller holds the capture lock and commits afterwards.
+//!
+//! Each step can fail on its own (a full disk, an immutable or read-only file), and each
+//! failure is reported with what was done, so the caller can put the line somewhere durable
+//! (spec/capture.md, "When things go wrong"). Every step has a fail point for tests
+//! ([`crate::failpoint`]).
 
 use super::journal::{Journal, PendingAppend};
+use crate::failpoint;
 use crate::fsx::{Dir, FsError};
 use std::io::{Seek, Write};
+
+/// A line that reached the record file.
+#[derive(Debug)]
+pub struct Appended {
+    /// The file's length after the append.
+    pub end: u64,
+    /// The journal record of the append (offset, bytes and line filled in).
+    pub rec: PendingAppend,
+    /// Why the journal record could not be written, when it could not: the line is in the file
+    /// only, and the caller must commit it from `rec` or keep it elsewhere.
+    pub unjournalled: Option<FsError>,
+}
+
+/// A line that did not reach the record file.
+#[derive(Debug)]
+pub struct NotAppended {
+    /// Why the file could not take it.
+    pub error: FsError,
+    /// The journal record (as written, when `journalled`).
+    pub rec: Box<PendingAppend>,
+    /// The journal holds the line: the next capture or `git rutter commit` appends it.
+    pub journalled: bool,
+}
 
 /// Appends `line` to `dir/name`. A missing file is first published holding `header` alone
 /// (whole, so two captures that both find it missing never both write a header); a newline is
 /// written first when the file lacks a final one. `rec` describes the append for the journal
 /// (its `offset`, `bytes` and `line` are filled in here, the offset corrected after the write
 /// when another process appended in between). Returns the file's new length.
+///
+/// The journal record is required: when it cannot be written, nothing is appended.
 pub fn append_line(
     dir: &Dir,
     name: &str,
     header: &str,
     line: &str,
     journal: Option<&Journal>,
-    mut rec: PendingAppend,
+    rec: PendingAppend,
 ) -> Result<u64, FsError> {
-    let mut target = match dir.open_append_existing(name)? {
-        Some(t) => t,
-        None if header.is_empty() => dir.open_append(name)?,
-        None => {
-            dir.publish_new(name, header.as_bytes())?;
-            dir.open_append(name)?
+    match append_record(dir, name, header, line, journal, rec, Journalling::Required) {
+        Ok(a) => Ok(a.end),
+        Err(e) => Err(e.error),
+    }
+}
+
+/// Whether an append goes on when its journal record cannot be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Journalling {
+    /// No journal record, no append (commands run by hand report the error).
+    Required,
+    /// The line is appended all the same (a capture: the file can take the line, so it must),
+    /// and a file that cannot take it after the record was written leaves the line in the
+    /// journal. Under the capture lock, a torn write of this append is cut back off.
+    BestEffort { locked: bool },
+}
+
+/// [`append_line`] with each step's outcome: see [`Appended`] and [`NotAppended`].
+pub fn append_record(
+    dir: &Dir,
+    name: &str,
+    header: &str,
+    line: &str,
+    journal: Option<&Journal>,
+    mut rec: PendingAppend,
+    mode: Journalling,
+) -> Result<Appended, NotAppended> {
+    rec.line = line.to_string();
+    let mut target = match open_target(dir, name, header) {
+        Ok(t) => t,
+        Err(error) => {
+            // The file cannot be opened: the journal is the line's next place (a refused,
+            // symlinked or foreign file is the caller's to write aside instead).
+            rec.offset = 0;
+            rec.bytes = crate::records::append_bytes(0, true, header, line);
+            let journalled = matches!(mode, Journalling::BestEffort { .. })
+                && !refused(&error)
+                && journal.is_some_and(|j| add(j, &rec).is_ok());
+            return Err(NotAppended {
+                error,
+                rec: Box::new(rec),
+                journalled,
+            });
         }
     };
+    let bytes = crate::records::append_bytes(target.len, target.ends_with_newline, header, line);
+    rec.offset = target.len;
+    rec.bytes = bytes.clone();
+    let journalled = match journal.map(|j| add(j, &rec)) {
+        None => Ok(false),
+        Some(Ok(())) => Ok(true),
+        Some(Err(e)) => Err(e),
+    };
+    let unjournalled = match (journalled, mode) {
+        (Ok(_), _) => None,
+        (Err(error), Journalling::Required) => {
+            return Err(NotAppended {
+                error,
+                rec: Box::new(rec),
+                journalled: false,
+            })
+        }
+        (Err(e), Journalling::BestEffort { .. }) => Some(e),
+    };
+    let journalled = journal.is_some() && unjournalled.is_none();
+    if let Err(e) = write(&mut target, bytes.as_bytes()) {
+        if let Journalling::BestEffort { locked: true } = mode {
+            cut_torn(&target, bytes.as_bytes());
+        }
+        return Err(NotAppended {
+            error: FsError::Io {
+                path: target.path.clone(),
+                source: e,
+            },
+            rec: Box::new(rec),
+            journalled,
+        });
+    }
+    // O_APPEND wrote at the end as it was then: later than `len` if another capture (without
+    // the lock) appended since the open.
+    let io = |e| FsError::Io {
+        path: target.path.clone(),
+        source: e,
+    };
+    let end = target.file.stream_position().map_err(io);
+    let end = match end {
+        Ok(end) => end,
+        Err(_) => target.len + bytes.len() as u64,
+    };
+    let at = end - bytes.len() as u64;
+    if at != rec.offset {
+        rec.offset = at;
+        if let (Some(j), true) = (journal, journalled) {
+            // The record still names the old offset if this fails; commit finds the line by
+            // its bytes (spec/ref-layout.md, "The pending journal").
+            let _ = j.add(&rec);
+        }
+    }
+    Ok(Appended {
+        end,
+        rec,
+        unjournalled,
+    })
+}
+
+/// Appends `line` to `dir/name` (publishing `header` first when the file is new) and `fsync`s
+/// the file and the folder: the aside carriers, which have no journal behind them.
+pub fn append_durable(dir: &Dir, name: &str, header: &str, line: &str) -> Result<(), FsError> {
+    let mut target = open_target(dir, name, header)?;
     let bytes = crate::records::append_bytes(target.len, target.ends_with_newline, header, line);
     let io = |e| FsError::Io {
         path: target.path.clone(),
         source: e,
     };
-    if let Some(j) = journal {
-        rec.offset = target.len;
-        rec.bytes = bytes.clone();
-        rec.line = line.to_string();
-        j.add(&rec)?;
-    }
     target.file.write_all(bytes.as_bytes()).map_err(io)?;
-    // O_APPEND wrote at the end as it was then: later than `len` if another capture (without
-    // the lock) appended since the open.
-    let end = target.file.stream_position().map_err(io)?;
-    let at = end - bytes.len() as u64;
-    if let (Some(j), true) = (journal, at != rec.offset) {
-        rec.offset = at;
-        j.add(&rec)?;
+    target.file.sync_all().map_err(io)?;
+    dir.sync()
+}
+
+/// Opens the record file for appending, publishing its header first when it is new.
+fn open_target(dir: &Dir, name: &str, header: &str) -> Result<crate::fsx::AppendFile, FsError> {
+    let io = |e| FsError::Io {
+        path: dir.path().join(name),
+        source: e,
+    };
+    match dir.open_append_existing(name)? {
+        Some(t) => Ok(t),
+        None if header.is_empty() => dir.open_append(name),
+        None => {
+            failpoint::check("day-header").map_err(io)?;
+            dir.publish_new(name, header.as_bytes())?;
+            dir.open_append(name)
+        }
     }
-    Ok(end)
+}
+
+/// A symlink, a file of another kind or a hard link: the record path is refused, not failing.
+pub fn refused(e: &FsError) -> bool {
+    matches!(
+        e,
+        FsError::Symlink(_) | FsError::WrongKind(_) | FsError::HardLink { .. }
+    )
+}
+
+/// Writes `rec` to the journal (fail point `journal-write`).
+pub fn add(journal: &Journal, rec: &PendingAppend) -> Result<(), FsError> {
+    failpoint::check("journal-write").map_err(|e| FsError::Io {
+        path: journal.path().to_path_buf(),
+        source: e,
+    })?;
+    journal.add(rec).map(|_| ())
+}
+
+/// The append itself: one `write_all` (fail points `day-append`, and `day-append-torn`, which
+/// writes half the bytes first).
+fn write(target: &mut crate::fsx::AppendFile, bytes: &[u8]) -> std::io::Result<()> {
+    failpoint::check("day-append")?;
+    if failpoint::active("day-append-torn") {
+        target.file.write_all(&bytes[..bytes.len() / 2])?;
+        return Err(failpoint::full("day-append-torn"));
+    }
+    target.file.write_all(bytes)
+}
+
+/// Cuts off what a failed append wrote of `bytes` (a torn line), when the file ends with exactly
+/// a prefix of them after its length at open: under the lock, no other capture appended since.
+/// Those bytes were never a whole line, committed or journalled, so no record byte is rewritten.
+fn cut_torn(target: &crate::fsx::AppendFile, bytes: &[u8]) {
+    let Ok(meta) = target.file.metadata() else {
+        return;
+    };
+    let written = meta.len().saturating_sub(target.len) as usize;
+    if written == 0 || written > bytes.len() {
+        return;
+    }
+    let mut tail = vec![0u8; written];
+    let read = rustix::io::pread(&target.file, &mut tail, target.len);
+    if read.is_ok_and(|n| n == written) && tail == bytes[..written] {
+        let _ = target.file.set_len(target.len);
+    }
 }

@@ -5,7 +5,6 @@
 
 use super::{Store, StoreError, RECORDS_REF};
 use git2::Oid;
-use std::process::{Command, Stdio};
 
 /// How a clone was started.
 #[derive(Debug, Default, Clone)]
@@ -43,9 +42,13 @@ impl Store {
             return Ok(start);
         };
         let tracking = format!("refs/remotes/{remote}/rutter/records");
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(self.root())
+        let Some(mut git) = super::gitcli::git_in(self.root()) else {
+            start.problem = Some(format!(
+                "git was not found on PATH, so the records of {remote} were not fetched; install git and run `git rutter sync {remote}`"
+            ));
+            return Ok(start);
+        };
+        let out = git
             .args([
                 "fetch",
                 "--no-tags",
@@ -54,8 +57,6 @@ impl Store {
                 &remote,
             ])
             .arg(format!("+{RECORDS_REF}:{tracking}"))
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .stdin(Stdio::null())
             .output();
         let out = match out {
             Ok(o) => o,

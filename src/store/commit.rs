@@ -6,6 +6,7 @@ use super::journal::{Journal, JournalRecord, PendingAppend, RecordKind};
 use super::tree::Trees;
 use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
+use crate::records::status::contains_line;
 use crate::records::{dayfile, paths};
 use git2::{ErrorCode, Oid};
 use std::io::Write;
@@ -24,8 +25,12 @@ pub struct CommitOutcome {
     pub entries: Vec<String>,
     /// Record files whose working copy no longer extends the committed bytes.
     pub diverged: Vec<String>,
-    /// Journal records that could not be parsed (left in place).
-    pub unreadable: Vec<String>,
+    /// Journal files refused (not a record, or a record that claims what no append writes),
+    /// with why: moved to `pending/rejected/` and never committed.
+    pub refused: Vec<super::journal::Refused>,
+    /// Journal records whose line is not in its working file yet (the file could not take it):
+    /// left in the journal until the line is appended (`capture::complete`).
+    pub held: Vec<String>,
     /// Why the new tip could not be witnessed in `.git/rutter/tips` (verify will report it).
     pub unwitnessed: Option<String>,
 }
@@ -35,6 +40,8 @@ struct Prepared {
     message: String,
     entries: Vec<String>,
     diverged: Vec<String>,
+    /// Names of records whose line is in neither the working nor the committed file.
+    held: Vec<String>,
 }
 
 impl Store {
@@ -47,9 +54,31 @@ impl Store {
         now: Instant,
         sign: bool,
     ) -> Result<CommitOutcome, StoreError> {
-        let (records, unreadable) = journal.list()?;
+        self.commit_pending_with(Some(journal), &[], now, sign)
+    }
+
+    /// [`Store::commit_pending`], also committing `extra`: appends whose journal record could
+    /// not be written (their lines are in the working files). Refused journal files are moved
+    /// to `pending/rejected/`. Without a journal (its folder cannot be opened), only `extra`.
+    pub fn commit_pending_with(
+        &self,
+        journal: Option<&Journal>,
+        extra: &[PendingAppend],
+        now: Instant,
+        sign: bool,
+    ) -> Result<CommitOutcome, StoreError> {
+        crate::failpoint::check("commit")?;
+        let (mut records, refused) = match journal {
+            Some(j) => j.list()?,
+            None => Default::default(),
+        };
+        if let Some(j) = journal {
+            j.reject(&refused)?;
+            j.sweep_temps();
+        }
+        records.extend(extra.iter().map(|r| (String::new(), r.clone())));
         let mut outcome = CommitOutcome {
-            unreadable,
+            refused,
             ..Default::default()
         };
         for _ in 0..MAX_ATTEMPTS {
@@ -61,13 +90,15 @@ impl Store {
             let base = self.repo.find_commit(tip)?.tree_id();
             let prepared = self.prepare(&mut trees, base, &records)?;
             outcome.diverged = prepared.diverged.clone();
+            outcome.held = prepared.held.clone();
+            let done = names(&records, &prepared.held);
             if prepared.edits.is_empty() {
-                journal.remove(&names(&records))?;
+                journal.map(|j| j.remove(&done)).transpose()?;
                 return Ok(outcome);
             }
             match self.commit_on(&mut trees, tip, base, &prepared, now, sign) {
                 Ok(oid) => {
-                    journal.remove(&names(&records))?;
+                    journal.map(|j| j.remove(&done)).transpose()?;
                     outcome.unwitnessed = self.after_commit(oid);
                     outcome.commit = Some(oid);
                     outcome.entries = prepared.entries;
@@ -98,16 +129,31 @@ impl Store {
             message: String::new(),
             entries: vec![],
             diverged: vec![],
+            held: vec![],
         };
         let mut fresh: Vec<&PendingAppend> = Vec::new();
         for path in unique_paths(records) {
-            let appends: Vec<&PendingAppend> = records
-                .iter()
-                .map(|(_, r)| r)
-                .filter(|r| r.path == path)
-                .collect();
             let committed = trees.blob_at(base, &path)?;
             let working = self.working(&path);
+            // Only lines the working file shows were appended are committed: the journal says
+            // which line and where, the working file proves the append (an edit since is
+            // reported, not committed). A line the file never took waits (held) until it is
+            // appended; one line journalled twice counts once.
+            let mut appends: Vec<&PendingAppend> = Vec::new();
+            for (name, r) in records.iter().filter(|(_, r)| r.path == path) {
+                let line = r.line.as_bytes();
+                let placed = working
+                    .as_deref()
+                    .is_some_and(|w| super::pending_check::appended(w, r));
+                if !placed && !committed.as_deref().is_some_and(|c| contains_line(c, line)) {
+                    p.held.push(name.clone());
+                } else if !appends.iter().any(|a| a.line == r.line) {
+                    appends.push(r);
+                }
+            }
+            if appends.is_empty() {
+                continue;
+            }
             let header = match appends.first() {
                 Some(a) if a.kind == RecordKind::Identity => crate::records::ledger::header(),
                 Some(a) if matches!(a.kind, RecordKind::Capture | RecordKind::Retract) => {
@@ -262,9 +308,10 @@ impl Store {
         let path = self.state_dir().join("tips");
         // Opened relative to the state folder without following a symlink: a symlinked witness
         // log is refused, never written through.
-        let witnessed = crate::fsx::Dir::open(self.state_dir())
+        let witnessed = crate::fsx::Dir::open_private(self.state_dir())
             .and_then(|d| d.open_append("tips"))
             .map_err(|e| std::io::Error::other(e.to_string()))
+            .and_then(|f| crate::failpoint::check("tips-write").map(|()| f))
             .and_then(|mut f| {
                 f.file.write_all(format!("{oid}\n").as_bytes())?;
                 f.file.metadata()
@@ -291,10 +338,11 @@ impl Store {
 
 /// `git gc --auto`, detached with all stdio closed; never waited for.
 fn spawn_gc(root: &std::path::Path) {
-    use std::process::{Command, Stdio};
-    let _ = Command::new("git")
-        .arg("-C")
-        .arg(root)
+    use std::process::Stdio;
+    let Some(mut git) = super::gitcli::git_in(root) else {
+        return;
+    };
+    let _ = git
         .args(["gc", "--auto", "--quiet"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -312,8 +360,14 @@ fn unique_paths(records: &[JournalRecord]) -> Vec<String> {
     out
 }
 
-fn names(records: &[JournalRecord]) -> Vec<String> {
-    records.iter().map(|(n, _)| n.clone()).collect()
+/// The journal files of `records` to remove once committed: all but the `held` ones (and
+/// not the in-memory records, which have no file).
+fn names(records: &[JournalRecord], held: &[String]) -> Vec<String> {
+    records
+        .iter()
+        .map(|(n, _)| n.clone())
+        .filter(|n| !n.is_empty() && !held.contains(n))
+        .collect()
 }
 
 /// Subject, the appended lines byte for byte, then the trailers.
@@ -377,10 +431,14 @@ fn subject(fresh: &[&PendingAppend], last: &PendingAppend) -> String {
         };
     }
     let mut subject = format!("rutter: capture {}", last.day);
+    // A turn's entries share one project: name it for a batch too (a replay may mix several).
+    if let Some(p) = &last.project {
+        if fresh.iter().all(|a| a.project.as_ref() == Some(p)) {
+            subject.push_str(&format!(" [{}]", trailer_value(p)));
+        }
+    }
     if fresh.len() > 1 {
         subject.push_str(&format!(" ({} entries)", fresh.len()));
-    } else if let Some(p) = &last.project {
-        subject.push_str(&format!(" [{}]", trailer_value(p)));
     }
     subject
 }

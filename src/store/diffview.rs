@@ -11,9 +11,12 @@ pub const PRIVATE_INDEX: &str = "records.index";
 impl Store {
     /// Writes the private index from the tip's tree (only `_librarian/` paths).
     pub fn write_private_index(&self) -> Result<std::path::PathBuf, StoreError> {
-        let path = self.state_dir().join(PRIVATE_INDEX);
-        std::fs::create_dir_all(self.state_dir())?;
-        let _ = std::fs::remove_file(&path);
+        // The state folder is opened without following a symlink and the old index removed
+        // through it; libgit2 then writes the new one by path (a lock file and a rename, never
+        // through a link at the final name).
+        let dir = crate::fsx::Dir::open_private(self.worktree_state_dir())?;
+        dir.remove(PRIVATE_INDEX)?;
+        let path = dir.path().join(PRIVATE_INDEX);
         let mut index = git2::Index::open(&path)?;
         if let Some(tip) = self.tip()? {
             let tree = self.repo.find_commit(tip)?.tree()?;

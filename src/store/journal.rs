@@ -99,32 +99,60 @@ pub struct Journal {
 /// A journal record as read back: its file name and content.
 pub type JournalRecord = (String, PendingAppend);
 
+/// A journal file that is not a record this tool may commit: its name and why.
+pub type Refused = (String, String);
+
+/// Where refused records are moved, inside the journal folder.
+pub const REJECTED_DIR: &str = "rejected";
+
+/// How old a temporary file must be before it is taken for a killed writer's leftover.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Journal {
-    /// Opens (creating) `<state_dir>/pending/`.
+    /// Opens (creating) `<state_dir>/pending/`, refusing a symlinked state folder or journal.
     pub fn open(state_dir: &Path) -> Result<Journal, FsError> {
-        std::fs::create_dir_all(state_dir).map_err(|e| FsError::Io {
-            path: state_dir.to_path_buf(),
+        crate::failpoint::check("journal-open").map_err(|e| FsError::Io {
+            path: state_dir.join("pending"),
             source: e,
         })?;
-        let state = Dir::open(state_dir)?;
-        let dir = state
+        let dir = Dir::open_private(state_dir)?
             .open_dir("pending", true)?
             .ok_or_else(|| FsError::WrongKind(state_dir.join("pending")))?;
         Ok(Journal { dir })
     }
 
+    /// The journal folder (for messages).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// Writes a record named after its kind and entry id (`capture-<id>.json`: records of one
     /// kind sort in capture order, and records of two kinds that share an id never collide).
+    /// Not `fsync`ed here: most records are removed by the commit a moment later; a run that
+    /// ends with records left calls [`Journal::sync`].
     pub fn add(&self, rec: &PendingAppend) -> Result<String, FsError> {
-        let name = format!("{}-{}.json", rec.kind.as_str(), rec.entry_id);
-        let bytes = serde_json::to_vec(rec).unwrap_or_default();
+        let name = record_name(rec);
+        let bytes = serde_json::to_vec(rec).map_err(|e| FsError::Io {
+            path: self.dir.path().join(&name),
+            source: e.into(),
+        })?;
         self.dir.write_atomic(&name, &bytes)?;
         Ok(name)
     }
 
-    /// All records in name order. Unreadable records are returned as errors by name, never
-    /// deleted.
-    pub fn list(&self) -> Result<(Vec<JournalRecord>, Vec<String>), FsError> {
+    /// `fsync`s every record and the folder, so lines the hook reported as saved but not
+    /// committed survive a power loss (docs/security.md, "Power loss").
+    pub fn sync(&self) -> Result<(), FsError> {
+        for name in self.dir.list()?.iter().filter(|n| n.ends_with(".json")) {
+            self.dir.sync_file(name)?;
+        }
+        self.dir.sync()
+    }
+
+    /// All records that may be committed, in name order, and the files that may not (not a
+    /// record, or a record that claims what no append writes: [`super::pending_check`]), with
+    /// why. Nothing is moved or deleted here; [`Journal::reject`] moves the refused ones.
+    pub fn list(&self) -> Result<(Vec<JournalRecord>, Vec<Refused>), FsError> {
         let mut names: Vec<String> = self
             .dir
             .list()?
@@ -134,27 +162,220 @@ impl Journal {
         names.sort();
         let (mut ok, mut bad) = (Vec::new(), Vec::new());
         for name in names {
-            match self
-                .dir
-                .read(&name)?
-                .map(|b| serde_json::from_slice::<PendingAppend>(&b))
-            {
-                Some(Ok(rec)) => ok.push((name, rec)),
-                Some(Err(_)) => bad.push(name),
-                None => {}
+            match self.dir.read(&name) {
+                Ok(Some(bytes)) => match parse_record(&name, &bytes) {
+                    Ok(rec) => ok.push((name, rec)),
+                    Err(why) => bad.push((name, why)),
+                },
+                Ok(None) => {}
+                Err(e) => bad.push((name, e.to_string())),
             }
         }
         Ok((ok, bad))
     }
 
+    /// Moves refused records into `pending/rejected/` (kept for the user to look at, never
+    /// committed, out of every later listing). The caller holds the capture lock.
+    pub fn reject(&self, refused: &[Refused]) -> Result<(), FsError> {
+        if refused.is_empty() {
+            return Ok(());
+        }
+        let rejected = self
+            .dir
+            .open_dir(REJECTED_DIR, true)?
+            .ok_or_else(|| FsError::WrongKind(self.dir.path().join(REJECTED_DIR)))?;
+        for (name, _) in refused {
+            let mut target = name.clone();
+            let mut n = 1;
+            while rejected.stat(&target).is_some() {
+                n += 1;
+                target = format!("{name}.{n}");
+            }
+            self.dir.rename_to(name, &rejected, &target)?;
+        }
+        Ok(())
+    }
+
     /// Writes `rec` again under the name it was listed by (sync moves a line's offset).
     pub fn rewrite(&self, name: &str, rec: &PendingAppend) -> Result<(), FsError> {
-        let bytes = serde_json::to_vec(rec).unwrap_or_default();
+        let bytes = serde_json::to_vec(rec).map_err(|e| FsError::Io {
+            path: self.dir.path().join(name),
+            source: e.into(),
+        })?;
         self.dir.write_atomic(name, &bytes)
     }
 
     /// Removes committed records.
     pub fn remove(&self, names: &[String]) -> Result<(), FsError> {
         names.iter().try_for_each(|n| self.dir.remove(n))
+    }
+
+    /// Removes the temporary files of writers killed mid-write (older than a minute, so a
+    /// capture at work keeps its own); returns how many.
+    pub fn sweep_temps(&self) -> usize {
+        self.dir.sweep_temps(STALE_TEMP)
+    }
+}
+
+/// The file name of a record: `<kind>-<entry id>.json`.
+pub fn record_name(rec: &PendingAppend) -> String {
+    format!("{}-{}.json", rec.kind.as_str(), rec.entry_id)
+}
+
+/// Reads one journal file: a record as this tool writes it, or why it is refused.
+pub fn parse_record(name: &str, bytes: &[u8]) -> Result<PendingAppend, String> {
+    let rec = serde_json::from_slice::<PendingAppend>(bytes)
+        .map_err(|e| format!("it is not a journal record ({e})"))?;
+    super::pending_check::check(name, &rec)?;
+    Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The journal record reader takes any bytes without panicking, and what it accepts
+        /// is a record of a record file.
+        #[test]
+        fn the_reader_takes_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+            if let Ok(rec) = parse_record("capture-x.json", &bytes) {
+                prop_assert!(rec.path.starts_with("_librarian/"));
+            }
+        }
+
+        /// JSON-shaped input with hostile field values is refused or sane.
+        #[test]
+        fn hostile_field_values_never_pass_unchecked(
+            path in "\\PC{0,30}", line in "\\PC{0,60}", bytes in "\\PC{0,60}",
+            kind in prop_oneof![Just("capture"), Just("identity"), Just("ack"), Just("retract"), Just("other")],
+        ) {
+            let json = serde_json::json!({"path": path, "offset": 3, "bytes": bytes, "line": line,
+                "day": "2026-11-30", "entry_id": "x", "kind": kind});
+            let name = format!("{kind}-x.json");
+            if let Ok(rec) = parse_record(&name, json.to_string().as_bytes()) {
+                prop_assert!(!rec.path.contains(".."));
+                prop_assert!(!rec.line.contains('\n'));
+            }
+        }
+    }
+
+    #[test]
+    fn refused_records_move_to_rejected_and_leave_the_listing() {
+        let t = tempfile::tempdir().unwrap();
+        let j = Journal::open(t.path()).unwrap();
+        std::fs::write(t.path().join("pending/capture-x.json"), b"{not json").unwrap();
+        let forged = serde_json::json!({"path": "../../.git/config", "offset": 0, "bytes": "x\n",
+            "line": "x", "day": "2026-11-30", "entry_id": "y"});
+        std::fs::write(t.path().join("pending/capture-y.json"), forged.to_string()).unwrap();
+        let (ok, bad) = j.list().unwrap();
+        assert!(ok.is_empty());
+        assert_eq!(bad.len(), 2, "{bad:?}");
+        assert!(bad[1].1.contains("not a record file"), "{bad:?}");
+        j.reject(&bad).unwrap();
+        assert_eq!(j.list().unwrap(), (vec![], vec![]));
+        // A second refusal of the same name keeps the first one.
+        std::fs::write(t.path().join("pending/capture-x.json"), b"again").unwrap();
+        let (_, bad) = j.list().unwrap();
+        j.reject(&bad).unwrap();
+        let mut kept: Vec<_> = std::fs::read_dir(t.path().join("pending/rejected"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        kept.sort();
+        assert_eq!(
+            kept,
+            ["capture-x.json", "capture-x.json.2", "capture-y.json"]
+        );
+    }
+
+    /// Records of the four kinds that share one entry id are four files, each listed.
+    #[test]
+    fn records_of_different_kinds_never_collide() {
+        use crate::records::{dayfile, ledger, line, retraction, Entry};
+        let t = tempfile::tempdir().unwrap();
+        let j = Journal::open(t.path()).unwrap();
+        let id = "20261130T120000000Z";
+        let day = "2026-11-30";
+        let rec = |kind, path: &str, line: String, header: String| PendingAppend {
+            bytes: format!("{header}{line}\n"),
+            line,
+            ..PendingAppend::new(kind, path, day, id)
+        };
+        let entry = Entry {
+            id: id.into(),
+            session_id: None,
+            time: format!("{day}T12:00:00.000Z"),
+            summary: "s".into(),
+            refs: vec![],
+            workspace: None,
+            client: None,
+            extra: Default::default(),
+        };
+        let retraction = retraction::Retraction {
+            id: id.into(),
+            retracts: "other".into(),
+            time: entry.time.clone(),
+            reason: "r".into(),
+            extra: Default::default(),
+        };
+        let binding = ledger::Binding {
+            id: id.into(),
+            from: "a.md".into(),
+            to: "b.md".into(),
+            hash: "sha256:00".into(),
+            detected: "exact-hash".into(),
+            ts: entry.time.clone(),
+            extra: Default::default(),
+        };
+        let day_file = "_librarian/sessions/2026-11-30.md";
+        let ack = crate::store::verify::finding::ack_line(&entry.time, "f", "r");
+        let records = [
+            rec(
+                RecordKind::Capture,
+                day_file,
+                line::render(&entry),
+                dayfile::header(day),
+            ),
+            rec(
+                RecordKind::Retract,
+                day_file,
+                retraction::render(&retraction),
+                dayfile::header(day),
+            ),
+            rec(
+                RecordKind::Identity,
+                ledger::LEDGER_PATH,
+                ledger::render(&binding),
+                ledger::header(),
+            ),
+            rec(
+                RecordKind::Ack,
+                crate::store::verify::finding::ACKS_PATH,
+                ack,
+                String::new(),
+            ),
+        ];
+        let names: Vec<String> = records.iter().map(|r| j.add(r).unwrap()).collect();
+        let (ok, bad) = j.list().unwrap();
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(ok.len(), 4, "{names:?}");
+        assert_eq!(
+            ok.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
+            [&records[3], &records[0], &records[2], &records[1]].map(Clone::clone)
+        );
+    }
+
+    #[test]
+    fn a_symlinked_journal_folder_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), t.path().join("pending")).unwrap();
+        assert!(matches!(Journal::open(t.path()), Err(FsError::Symlink(_))));
+        let state = t.path().join("state");
+        std::os::unix::fs::symlink(elsewhere.path(), &state).unwrap();
+        assert!(matches!(Journal::open(&state), Err(FsError::Symlink(_))));
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
     }
 }

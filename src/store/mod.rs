@@ -8,10 +8,12 @@ pub mod clone;
 pub mod commit;
 pub mod compose;
 pub mod diffview;
+pub mod gitcli;
 pub mod guard;
 pub mod history;
 pub mod journal;
 pub mod localconfig;
+pub mod pending_check;
 pub mod record;
 pub mod restore;
 pub mod retract;
@@ -56,6 +58,7 @@ pub struct Store {
     pub repo: Repository,
     root: PathBuf,
     state_dir: PathBuf,
+    worktree_state_dir: PathBuf,
 }
 
 impl Store {
@@ -73,6 +76,7 @@ impl Store {
             repo,
             root: vault.root.clone(),
             state_dir: vault.state_dir(),
+            worktree_state_dir: vault.worktree_state_dir(),
         })
     }
 
@@ -81,9 +85,15 @@ impl Store {
         &self.root
     }
 
-    /// `.git/rutter/`.
+    /// `.git/rutter/` (of the common git directory: shared by every worktree).
     pub fn state_dir(&self) -> &Path {
         &self.state_dir
+    }
+
+    /// This worktree's own state folder (`.git/worktrees/<name>/rutter/` in a linked worktree,
+    /// else the same as [`Store::state_dir`]): caches that describe its working files.
+    pub fn worktree_state_dir(&self) -> &Path {
+        &self.worktree_state_dir
     }
 
     /// The ref's current tip, if the ref exists.

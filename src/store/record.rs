@@ -75,7 +75,11 @@ impl Store {
     /// order they were written to the day file. Unreadable journal records are left out (`commit` reports
     /// them).
     pub fn pending_lines(&self) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
-        let (records, _) = Journal::open(self.state_dir())?.list()?;
+        // A journal that cannot be opened (a symlinked folder) holds nothing recall may show.
+        let Ok(journal) = Journal::open(self.state_dir()) else {
+            return Ok(BTreeMap::new());
+        };
+        let (records, _) = journal.list()?;
         let mut by_day: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
         for (_, rec) in records {
             if !matches!(rec.kind, RecordKind::Capture | RecordKind::Retract) {

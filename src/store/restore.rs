@@ -5,7 +5,7 @@
 use super::journal::Journal;
 use super::{Store, StoreError};
 use crate::clock::Instant;
-use crate::fsx::Dir;
+use crate::fsx::{Dir, FsError};
 use std::path::PathBuf;
 
 /// What happened to one file.
@@ -58,30 +58,31 @@ impl Store {
                     done.push(Restored::Recreated(path));
                 }
                 Some(_) => {
-                    let aside = self.aside_path(name, now)?;
-                    std::fs::rename(self.root().join(&path), &aside)?;
+                    let (aside_dir, aside) = self.aside_path(name, now)?;
+                    d.rename_to(name, &aside_dir, &aside)?;
                     d.write_atomic(name, &want)?;
-                    done.push(Restored::Replaced(path, aside));
+                    done.push(Restored::Replaced(path, aside_dir.path().join(aside)));
                 }
             }
         }
         Ok(done)
     }
 
-    /// A free path under `.git/rutter/aside/` for `name` moved aside at `now`:
+    /// A free name under `.git/rutter/aside/` for `name` moved aside at `now`:
     /// `<name>.<instant>`, else `<name>.<instant>-2`, `-3`, … so that an earlier file moved
     /// aside (by a restore in the same millisecond, or with a pinned clock) is never replaced.
-    /// The caller holds the lock.
-    fn aside_path(&self, name: &str, now: Instant) -> Result<PathBuf, StoreError> {
-        let dir = self.state_dir().join("aside");
-        std::fs::create_dir_all(&dir)?;
+    /// The folder is opened without following a symlink. The caller holds the lock.
+    fn aside_path(&self, name: &str, now: Instant) -> Result<(Dir, String), StoreError> {
+        let dir = Dir::open_private(self.state_dir())?
+            .open_dir("aside", true)?
+            .ok_or_else(|| FsError::WrongKind(self.state_dir().join("aside")))?;
         let base = format!("{name}.{}", now.compact());
-        let mut path = dir.join(&base);
+        let mut candidate = base.clone();
         let mut n = 1;
-        while std::fs::symlink_metadata(&path).is_ok() {
+        while dir.stat(&candidate).is_some() {
             n += 1;
-            path = dir.join(format!("{base}-{n}"));
+            candidate = format!("{base}-{n}");
         }
-        Ok(path)
+        Ok((dir, candidate))
     }
 }

@@ -100,16 +100,15 @@ fn exclude_overlay(store: &Store) -> Result<bool, StoreError> {
     if tracks_overlay(&store.repo) {
         return Ok(false);
     }
-    let info = store.repo.path().join("info");
-    std::fs::create_dir_all(&info)?;
-    let path = info.join("exclude");
+    // Opened relative to the git directory without following a symlink: a linked `info/` or
+    // `info/exclude` (or one with a second name) is an error naming it, never written through.
+    // git reads `info/exclude` from the common directory (shared by linked worktrees).
+    let Some(info) = Dir::open(store.repo.commondir())?.open_dir("info", true)? else {
+        return Ok(false);
+    };
     // Read as bytes and only ever appended to: a file that is not UTF-8, or cannot be read, is
     // never replaced (an unreadable one is an error, not an empty file).
-    let existing = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e.into()),
-    };
+    let existing = info.read("exclude")?.unwrap_or_default();
     let listed = existing.split(|b| *b == b'\n').any(|l| {
         matches!(
             String::from_utf8_lossy(l).trim(),
@@ -124,12 +123,9 @@ fn exclude_overlay(store: &Store) -> Result<bool, StoreError> {
     } else {
         "\n"
     };
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(&path)?;
+    let mut file = info.open_append("exclude")?;
     std::io::Write::write_all(
-        &mut file,
+        &mut file.file,
         format!("{sep}# rutter: records live in refs/rutter/records\n/_librarian/\n").as_bytes(),
     )?;
     Ok(true)

@@ -53,7 +53,7 @@ impl Store {
         tree: Oid,
         parents: &[Oid],
     ) -> Result<Oid, StoreError> {
-        let mut cmd = Command::new("git");
+        let mut cmd = git_command()?;
         cmd.arg("--git-dir")
             .arg(self.repo.path())
             .args(["commit-tree", "-S", "-F", "-"])
@@ -81,7 +81,9 @@ impl Store {
         if !is_signed(commit) {
             return SigCheck::Unsigned;
         }
-        let mut cmd = Command::new("git");
+        let Ok(mut cmd) = git_command() else {
+            return SigCheck::Unchecked("git was not found on PATH".to_string());
+        };
         cmd.arg("--git-dir")
             .arg(self.repo.path())
             .args(["verify-commit", &commit.id().to_string()]);
@@ -127,6 +129,16 @@ fn git_date(sig: &Signature<'_>) -> String {
     let sign = if offset < 0 { '-' } else { '+' };
     let abs = offset.unsigned_abs();
     format!("{} {sign}{:02}{:02}", when.seconds(), abs / 60, abs % 60)
+}
+
+/// `git` by its absolute path (see [`super::gitcli`]); stdin is piped by [`run_with_input`].
+fn git_command() -> Result<Command, SignError> {
+    super::gitcli::git().ok_or_else(|| {
+        SignError::NoGit(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "git was not found on PATH",
+        ))
+    })
 }
 
 /// Runs `cmd` with `input` on stdin, capturing stdout and stderr.

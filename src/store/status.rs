@@ -27,6 +27,23 @@ pub struct RecordState {
     /// Commits from the verified tip to the tip; `None` when never verified, or verified more
     /// than [`COUNT_LIMIT`] commits ago.
     pub since_verified: Option<usize>,
+    /// Sync settings, when `rutter.syncRemote` is set.
+    pub sync: Option<SyncState>,
+}
+
+/// `git rutter sync`'s settings and how the last fetched remote tip relates to the local one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncState {
+    /// `rutter.syncRemote`.
+    pub remote: String,
+    /// Its URL without credentials (`None`: no such remote).
+    pub url: Option<String>,
+    /// Its fetch refspecs bring `refs/rutter/*` (set by `sync --setup`).
+    pub fetches_records: bool,
+    /// This clone's writer id (`.git/rutter/machine`).
+    pub machine: Option<String>,
+    /// `up-to-date`, `ahead`, `behind`, `diverged` or `never-fetched`, as of the last fetch.
+    pub relation: &'static str,
 }
 
 /// The tip commit.
@@ -46,7 +63,7 @@ pub fn record_state(vault: &Vault) -> Result<RecordState, StoreError> {
     let mut out = RecordState {
         pending,
         pending_unreadable,
-        verified_tip: super::verify::cache::verified_tip(&state_dir),
+        verified_tip: super::verify::cache::verified_tip(store.worktree_state_dir()),
         reflog: store.repo.reflog(RECORDS_REF).is_ok_and(|l| !l.is_empty()),
         ..Default::default()
     };
@@ -69,7 +86,37 @@ pub fn record_state(vault: &Vault) -> Result<RecordState, StoreError> {
         .as_deref()
         .and_then(|v| Oid::from_str(v).ok())
         .and_then(|v| commits_between(&store, v, tip));
+    out.sync = sync_state(&store, &state_dir, tip);
     Ok(out)
+}
+
+/// The sync settings, read without fetching (`None` when no sync remote is set).
+fn sync_state(store: &Store, state_dir: &Path, tip: Oid) -> Option<SyncState> {
+    let remote = store
+        .repo
+        .config()
+        .ok()?
+        .get_string(super::sync::SYNC_REMOTE_KEY)
+        .ok()
+        .filter(|r| !r.is_empty())?;
+    let tracking = super::sync::transport::tracking_ref(&remote);
+    let theirs = store.repo.refname_to_id(&tracking).ok();
+    let relation = match theirs {
+        None => "never-fetched",
+        Some(t) if t == tip => "up-to-date",
+        Some(t) => match store.repo.graph_ahead_behind(tip, t) {
+            Ok((_, 0)) => "ahead",
+            Ok((0, _)) => "behind",
+            _ => "diverged",
+        },
+    };
+    Some(SyncState {
+        url: super::sync::transport::shown_url(&store.repo, &remote),
+        fetches_records: store.fetches_records(&remote).unwrap_or(false),
+        machine: super::sync::machine::read(state_dir),
+        relation,
+        remote,
+    })
 }
 
 /// Commits from `tip` back to `base` when `base` is among the [`COUNT_LIMIT`] newest commits
@@ -97,9 +144,10 @@ fn count_pending(state_dir: &Path) -> (usize, usize) {
     let readable = names
         .iter()
         .filter(|n| {
-            dir.read(n).ok().flatten().is_some_and(|b| {
-                serde_json::from_slice::<super::journal::PendingAppend>(&b).is_ok()
-            })
+            dir.read(n)
+                .ok()
+                .flatten()
+                .is_some_and(|b| super::journal::parse_record(n, &b).is_ok())
         })
         .count();
     (readable, names.len() - readable)

@@ -157,6 +157,14 @@ impl Store {
                 };
                 rec.bytes = rest.to_string();
                 rec.offset = from;
+                // What is left of a header is no append's framing, and the journal refuses a
+                // record whose bytes are not its line as appended (spec/ref-layout.md): keep
+                // the line alone, at its own offset.
+                let plain = format!("{}\n", rec.line);
+                if rec.bytes != plain && rec.bytes.ends_with(&plain) {
+                    rec.offset += (rec.bytes.len() - plain.len()) as u64;
+                    rec.bytes = plain;
+                }
             }
             rec.offset = (rec.offset as i64 + shift).max(0) as u64;
             let _ = journal.rewrite(&name, &rec);
@@ -240,14 +248,26 @@ mod tests {
         let (_t, store, journal) = vault();
         let old = tree(&store, &[(DAY, "H\na\n")]);
         let new = tree(&store, &[(DAY, "H\nb\na\n")]);
-        write(&store, DAY, "H\na\nP\n");
-        let mut rec = PendingAppend::new(RecordKind::Capture, DAY, "2026-11-30", "P");
-        (rec.offset, rec.bytes, rec.line) = (4, "P\n".into(), "P".into());
+        // The journal only lists records that hold a well-formed line (spec/ref-layout.md).
+        let id = "20261130T120000000Z";
+        let p = crate::records::line::render(&crate::records::Entry {
+            id: id.into(),
+            session_id: None,
+            time: "2026-11-30T12:00:00.000Z".into(),
+            summary: "P".into(),
+            refs: vec![],
+            workspace: None,
+            client: None,
+            extra: Default::default(),
+        });
+        write(&store, DAY, &format!("H\na\n{p}\n"));
+        let mut rec = PendingAppend::new(RecordKind::Capture, DAY, "2026-11-30", id);
+        (rec.offset, rec.bytes, rec.line) = (4, format!("{p}\n"), p.clone());
         journal.add(&rec).unwrap();
         let out = run(&store, &journal, old, new);
         assert_eq!(out.updated, [DAY]);
         assert_eq!(out.kept_lines, 1);
-        assert_eq!(read(&store, DAY), "H\nb\na\nP\n");
+        assert_eq!(read(&store, DAY), format!("H\nb\na\n{p}\n"));
         let (records, _) = journal.list().unwrap();
         assert_eq!(
             records[0].1.offset, 6,
@@ -320,5 +340,43 @@ mod tests {
         write(&store, DAY, &format!("{header}- local\n"));
         run(&store, &journal, old, new);
         assert_eq!(read(&store, DAY), format!("{header}- remote\n- local\n"));
+    }
+
+    /// A record that wrote a new file's header keeps a well-formed record once the file is
+    /// replaced by another machine's version: the journal still lists it (not refused), and it
+    /// points at its line.
+    #[test]
+    fn a_record_that_wrote_the_header_stays_well_formed_after_the_new_version() {
+        let (_t, store, journal) = vault();
+        let header = crate::records::dayfile::header("2026-11-30");
+        let id = "20261130T120000000Z";
+        let line = crate::records::line::render(&crate::records::Entry {
+            id: id.into(),
+            session_id: None,
+            time: "2026-11-30T12:00:00.000Z".into(),
+            summary: "Local.".into(),
+            refs: vec![],
+            workspace: None,
+            client: None,
+            extra: Default::default(),
+        });
+        let old = tree(&store, &[(DAY, "---\n")]);
+        let new = tree(&store, &[(DAY, &format!("{header}- remote\n"))]);
+        write(&store, DAY, &format!("{header}{line}\n"));
+        let mut rec = PendingAppend::new(RecordKind::Capture, DAY, "2026-11-30", id);
+        (rec.offset, rec.bytes, rec.line) = (0, format!("{header}{line}\n"), line.clone());
+        journal.add(&rec).unwrap();
+        run(&store, &journal, old, new);
+        let text = read(&store, DAY);
+        let (records, refused) = journal.list().unwrap();
+        assert!(refused.is_empty(), "{refused:?}");
+        assert_eq!(records.len(), 1);
+        let r = &records[0].1;
+        assert_eq!(r.bytes, format!("{line}\n"));
+        assert_eq!(
+            text.get(r.offset as usize..),
+            Some(r.bytes.as_str()),
+            "{text}"
+        );
     }
 }

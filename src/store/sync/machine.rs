@@ -25,11 +25,8 @@ pub fn ensure(state_dir: &Path) -> Result<String, crate::fsx::FsError> {
     if let Some(id) = read(state_dir) {
         return Ok(id);
     }
-    std::fs::create_dir_all(state_dir).map_err(|e| crate::fsx::FsError::Io {
-        path: state_dir.to_path_buf(),
-        source: e,
-    })?;
-    let dir = Dir::open(state_dir)?;
+    // Created without following a symlink: a symlinked `.git/rutter` is refused.
+    let dir = Dir::open_private(state_dir)?;
     let id = make(&host_name(), &entropy(state_dir));
     if !dir.publish_new(MACHINE_FILE, format!("{id}\n").as_bytes())? {
         // Another process made one first, or the file holds no valid id: use what is there.

@@ -1,12 +1,12 @@
 //! Talking to a remote through the `git` CLI, so the user's credentials, credential helpers and
 //! ssh configuration apply and no transport lives in this tool (DESIGN §5).
 //!
-//! `git` is run by the absolute path found on `PATH` (never a relative `PATH` entry), with
-//! `GIT_TERMINAL_PROMPT=0` and stdin closed, so it never waits on a prompt. Nothing git prints
+//! `git` is run as [`crate::store::gitcli`] runs it (absolute path, `GIT_TERMINAL_PROMPT=0`,
+//! stdin closed), so it never waits on a prompt. Nothing git prints
 //! reaches the user before [`redact`] has taken credentials out of every URL in it.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 
 /// The refspec that brings every `refs/rutter/*` ref of `remote` to `refs/remotes/<remote>/rutter/*`.
 pub fn fetch_refspec(remote: &str) -> String {
@@ -40,29 +40,9 @@ pub enum Pushed {
     Refused(String),
 }
 
-/// The absolute path of `git` on `PATH`, skipping relative entries.
-pub fn git_program() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join("git"))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 /// A `git -C <root>` command that never prompts.
 fn git(root: &Path) -> Result<Command, TransportError> {
-    let program = git_program().ok_or(TransportError::NoGit)?;
-    let mut cmd = Command::new(program);
-    cmd.arg("-C")
-        .arg(root)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null());
-    Ok(cmd)
+    crate::store::gitcli::git_in(root).ok_or(TransportError::NoGit)
 }
 
 /// Fetches every `refs/rutter/*` ref of `remote` into `refs/remotes/<remote>/rutter/*`, pruning

@@ -2,6 +2,7 @@
 //! verified tip, how much of the reflog and tip witness log was checked, which commit added
 //! each entry, and the working files found clean (by size, mtime and committed blob).
 
+use crate::fsx::Dir;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -68,12 +69,17 @@ impl VerifyCache {
         }
     }
 
-    /// Writes the cache (best effort).
+    /// Writes the cache (best effort). Every file is written relative to the state folder's
+    /// handle, never through a symlink, and `entries` is never appended to when it has a
+    /// second name.
     pub fn save(&self, state: &Path) {
-        let dir = state.join("verify");
-        if std::fs::create_dir_all(&dir).is_err() {
+        let Some(dir) = Dir::open_private(state)
+            .and_then(|d| d.open_dir("verify", true))
+            .ok()
+            .flatten()
+        else {
             return;
-        }
+        };
         let mut state_text = format!(
             "tip {}\nreflog {}\ntips {}\n",
             self.verified_tip.as_deref().unwrap_or(""),
@@ -83,34 +89,35 @@ impl VerifyCache {
         if let Some((len, sha)) = &self.tips_seen {
             state_text.push_str(&format!("tips-seen {len} {sha}\n"));
         }
-        let _ = std::fs::write(dir.join("state"), state_text);
-        let entries = dir.join("entries");
-        let appended = if self.new_entries.len() == self.entries.len() {
+        let _ = dir.write_atomic("state", state_text.as_bytes());
+        if self.new_entries.len() == self.entries.len() {
             let text: String = self
                 .entries
                 .iter()
                 .map(|(a, b)| format!("{a} {b}\n"))
                 .collect();
-            std::fs::write(&entries, text)
+            let _ = dir.write_atomic("entries", text.as_bytes());
         } else {
             let text: String = self
                 .new_entries
                 .iter()
                 .map(|(a, b)| format!("{a} {b}\n"))
                 .collect();
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&entries)
-                .and_then(|mut f| f.write_all(text.as_bytes()))
-        };
-        let _ = appended;
+            let appended = dir
+                .open_append("entries")
+                .map_err(|e| std::io::Error::other(e.to_string()))
+                .and_then(|mut f| f.file.write_all(text.as_bytes()));
+            if appended.is_err() {
+                // The next verify starts over rather than trust a partial list.
+                let _ = dir.remove("state");
+            }
+        }
         let files: String = self
             .files
             .iter()
             .map(|(p, (s, m, b))| format!("{s} {m} {b} {p}\n"))
             .collect();
-        let _ = std::fs::write(dir.join("files"), files);
+        let _ = dir.write_atomic("files", files.as_bytes());
     }
 }
 

@@ -61,7 +61,7 @@ impl Store {
             refcheck::Snapshot::read(self, tip)?
         };
         let tip = snapshot.tip;
-        let mut cache = cache::VerifyCache::load(self.state_dir(), opts.full);
+        let mut cache = cache::VerifyCache::load(self.worktree_state_dir(), opts.full);
         let mut report = Report {
             tip: Some(tip.to_string()),
             ..Default::default()
@@ -97,7 +97,7 @@ impl Store {
             cache.verified_tip = Some(tip.to_string());
         }
         if !opts.read_only {
-            cache.save(self.state_dir());
+            cache.save(self.worktree_state_dir());
         }
         report.added_by = cache.entries;
         Ok(report)

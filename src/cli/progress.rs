@@ -1,0 +1,77 @@
+//! A progress line on stderr for work that may take more than a second (the first index build,
+//! `init` adopting years of day files, `verify --full`): nothing for quick work, one line saying
+//! what is happening once a second has passed, and how long it took at the end. Only on a
+//! terminal; scripts and hooks see nothing.
+
+use std::io::IsTerminal;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long work may run before the line appears.
+const AFTER: Duration = Duration::from_secs(1);
+
+/// Debug builds only: replaces [`AFTER`] (milliseconds), so a test sees the line for quick work.
+const AFTER_ENV: &str = "RUTTER_PROGRESS_AFTER_MS";
+
+fn after() -> Duration {
+    let pinned = cfg!(debug_assertions)
+        .then(|| std::env::var(AFTER_ENV).ok()?.parse().ok())
+        .flatten();
+    pinned.map_or(AFTER, Duration::from_millis)
+}
+
+/// A running progress line; dropping it ends the line (with the time taken, if it was shown).
+pub struct Progress {
+    done: Option<mpsc::Sender<()>>,
+    shown: Option<JoinHandle<bool>>,
+    started: Instant,
+}
+
+impl Progress {
+    /// Starts watching: `what` ("building the search index (first run)") is printed to stderr
+    /// if the work is still running a second from now and stderr is a terminal.
+    pub fn start(what: &str) -> Progress {
+        let started = Instant::now();
+        if !std::io::stderr().is_terminal() {
+            return Progress {
+                done: None,
+                shown: None,
+                started,
+            };
+        }
+        let (tx, rx) = mpsc::channel::<()>();
+        let what = what.to_string();
+        let wait = after();
+        let shown = std::thread::spawn(move || match rx.recv_timeout(wait) {
+            Err(RecvTimeoutError::Timeout) => {
+                eprint!("git-rutter: {what}…");
+                true
+            }
+            _ => false,
+        });
+        Progress {
+            done: Some(tx),
+            shown: Some(shown),
+            started,
+        }
+    }
+
+    /// Starts watching a first index build when `vault` has no index yet.
+    pub fn index_build(vault: &crate::vault::Vault) -> Option<Progress> {
+        let (path, _) = crate::index::location(vault);
+        (!path.exists()).then(|| Progress::start("building the search index (first run)"))
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(tx) = self.done.take() {
+            let _ = tx.send(());
+        }
+        let shown = self.shown.take().is_some_and(|h| h.join().unwrap_or(false));
+        if shown {
+            eprintln!(" done in {:.1} s.", self.started.elapsed().as_secs_f64());
+        }
+    }
+}

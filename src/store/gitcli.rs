@@ -1,0 +1,76 @@
+//! Running the `git` CLI, for the few things libgit2 does not do here (transport with the
+//! user's credentials, `commit-tree -S`, `verify-commit`, `gc --auto`).
+//!
+//! `git` is always run by the absolute path found on `PATH`, skipping relative entries (a
+//! relative `PATH` entry would let the current directory, often a vault holding untrusted
+//! files, choose the program), with `GIT_TERMINAL_PROMPT=0` and stdin closed, so it never
+//! waits on a prompt the user cannot see (a hook has no terminal).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The absolute path of `git` on `PATH`, skipping relative entries.
+pub fn git_program() -> Option<PathBuf> {
+    find_git(&std::env::var_os("PATH")?)
+}
+
+fn find_git(path: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join("git"))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A `git` command that never prompts (stdin closed), or `None` when git is not on `PATH`.
+pub fn git() -> Option<Command> {
+    let mut cmd = Command::new(git_program()?);
+    cmd.env("GIT_TERMINAL_PROMPT", "0").stdin(Stdio::null());
+    Some(cmd)
+}
+
+/// `git -C <root>`, as [`git`].
+pub fn git_in(root: &Path) -> Option<Command> {
+    let mut cmd = git()?;
+    cmd.arg("-C").arg(root);
+    Some(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn only_absolute_path_entries_are_searched() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let fake = bin.join("git");
+        std::fs::write(&fake, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A relative entry that would resolve to the fake git from the current directory.
+        let cwd = std::env::current_dir().unwrap();
+        let up = "../".repeat(cwd.components().count() - 1);
+        let rel = format!("{up}{}", bin.display().to_string().trim_start_matches('/'));
+        assert!(Path::new(&rel).join("git").exists(), "test setup: {rel}");
+        assert_eq!(
+            find_git(rel.as_ref()),
+            None,
+            "a relative PATH entry must not be used"
+        );
+        let both = format!("{rel}:{}", bin.display());
+        assert_eq!(find_git(both.as_ref()), Some(fake));
+    }
+
+    #[test]
+    fn a_non_executable_git_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("git"), "not a program").unwrap();
+        assert_eq!(find_git(dir.path().as_os_str()), None);
+    }
+}
