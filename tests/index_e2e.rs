@@ -459,3 +459,46 @@ fn a_cited_note_renamed_since_the_reindex_keeps_its_prior_engagement() {
         .read("_librarian/note-identity.md")
         .contains("exact-hash: Notes/blue.md -> Archive/blue-band.md"));
 }
+
+/// `recent --all` prints its first screen before it reads every session: what it prints is
+/// what one answer of every session prints, marks, changed refs and the restore hint included.
+#[test]
+fn recent_all_prints_what_a_count_of_every_session_prints() {
+    let env = Env::bare();
+    env.write("Notes/blue.md", "# Blue\n\nBlue now.\n");
+    env.git(&["init", "-q", "-b", "main"]);
+    for d in 1..=28 {
+        let day = format!("2026-02-{d:02}");
+        let mut text = format!(
+            "---\ncollection: librarian.sessions\nschema: session-record@1\nday: '{day}'\nsessions:\n"
+        );
+        for (s, hh) in [("a", 9), ("b", 15)] {
+            text.push_str(&format!(
+                "  - id: {}T{hh:02}0000000Z\n    session_id: {s}-{d}\n    time: '{day}T{hh:02}:00:00.000Z'\n    summary: Step {s} of day {d}.\n    refs:\n      - path: Notes/blue.md\n        hash: 'sha256:{}'\n",
+                day.replace('-', ""),
+                "0".repeat(64)
+            ));
+        }
+        text.push_str("---\n");
+        env.write(&format!("_librarian/sessions/{day}.md"), &text);
+    }
+    let init = env.rutter(&["init"]);
+    assert!(
+        init.stdout.contains("adopting 28"),
+        "{}{}",
+        init.stdout,
+        init.stderr
+    );
+    std::fs::remove_file(env.vault.join("_librarian/sessions/2026-02-27.md")).unwrap();
+    let all = env.rutter(&["recent", "--all"]);
+    let every = env.rutter(&["recent", "-n", "100000"]);
+    assert_eq!(all.stdout, every.stdout);
+    assert_eq!(all.stderr, every.stderr);
+    assert_eq!(all.stdout.matches(" — ").count(), 56, "{}", all.stdout);
+    assert!(
+        all.stdout.contains("(changed since capture)"),
+        "{}",
+        all.stdout
+    );
+    assert!(all.stdout.contains("git rutter restore"), "{}", all.stdout);
+}

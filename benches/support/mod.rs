@@ -409,6 +409,88 @@ pub fn time_process(cmd: &mut Command, stdin: &[u8]) -> (Duration, Output) {
     (start.elapsed(), out)
 }
 
+/// One process run as [`measured`] saw it.
+pub struct Measured {
+    /// Spawn to exit.
+    pub took: Duration,
+    /// Spawn to the first newline on stdout (`None`: it printed none).
+    pub first_line: Option<Duration>,
+    /// User and system CPU time of the process (`wait4`'s rusage).
+    pub cpu: Duration,
+    /// Peak resident memory of the process in KiB (`ru_maxrss`, the kernel's high-water mark).
+    pub peak_kib: u64,
+    pub out: Output,
+}
+
+/// Like [`time_process`], and also when the first line of stdout arrived (stdout is read as it
+/// comes), and the child's CPU time and peak memory from its own rusage (`wait4`), so a figure
+/// never mixes in another process.
+// The child is reaped by `wait4` below, which std's `wait` would hide the rusage of.
+#[allow(clippy::zombie_processes)]
+pub fn measured(cmd: &mut Command, stdin: &[u8]) -> Measured {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn git-rutter");
+    let pid = child.id() as libc::pid_t;
+    let mut pipe = child.stdin.take().expect("piped stdin");
+    pipe.write_all(stdin).expect("write stdin");
+    drop(pipe);
+    let mut err_pipe = child.stderr.take().expect("piped stderr");
+    let err = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        err_pipe.read_to_end(&mut buf).expect("read stderr");
+        buf
+    });
+    let mut out_pipe = child.stdout.take().expect("piped stdout");
+    let (mut stdout, mut first_line, mut chunk) = (Vec::new(), None, vec![0u8; 1 << 16]);
+    loop {
+        let n = out_pipe.read(&mut chunk).expect("read stdout");
+        if n == 0 {
+            break;
+        }
+        if first_line.is_none() && chunk[..n].contains(&b'\n') {
+            first_line = Some(start.elapsed());
+        }
+        stdout.extend_from_slice(&chunk[..n]);
+    }
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: `pid` is our unreaped child; `status` and `usage` are valid for writes.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let took = start.elapsed();
+    assert_eq!(reaped, pid, "wait4 for git-rutter failed");
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Measured {
+        took,
+        first_line,
+        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
+        peak_kib: usage.ru_maxrss as u64,
+        out: Output {
+            status: std::process::ExitStatus::from_raw(status),
+            stdout,
+            stderr: err.join().expect("the stderr reader"),
+        },
+    }
+}
+
+/// [`measured`] for `git-rutter --vault V <args>`; panics with its output unless it exits 0.
+pub fn rutter_measured(env: &Env, vault: &Path, args: &[&str]) -> Measured {
+    let mut cmd = env.command(BIN);
+    cmd.args(["--vault", utf8(vault)]).args(args);
+    let m = measured(&mut cmd, b"");
+    assert!(
+        m.out.status.success(),
+        "git-rutter {args:?} failed ({}); stdout:\n{}\nstderr:\n{}",
+        m.out.status,
+        String::from_utf8_lossy(&m.out.stdout),
+        String::from_utf8_lossy(&m.out.stderr)
+    );
+    m
+}
+
 /// Median, nearest-rank p95 and min of sorted timings.
 pub fn median_p95_min(sorted: &[f64]) -> (f64, f64, f64) {
     let n = sorted.len();

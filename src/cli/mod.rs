@@ -174,10 +174,20 @@ pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     write_stdout(&crate::records::text::json_terminal_safe(&json))
 }
 
+/// Like [`print_painted`], without the final newline: the first part of an answer printed in
+/// parts (cut between whole items, so no mark and no `\r\n` is split).
+pub fn print_part(text: &str, paint: impl Fn(&str) -> String) -> anyhow::Result<()> {
+    write_out(&paint(&crate::records::text::terminal_safe(text)), "")
+}
+
 fn write_stdout(text: &str) -> anyhow::Result<()> {
+    write_out(text, "\n")
+}
+
+fn write_out(text: &str, end: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+    match write!(out, "{text}{end}").and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }

@@ -87,11 +87,15 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
     drop(building);
+    if args.all && !args.json {
+        return print_all(&vault, &mut index, query, now, args.utc);
+    }
     let answer = recent::read(&vault, &mut index, &query, now)?;
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
         eprintln!("{}", no_record_note(&vault));
     }
-    let shown = |r: &NoteRef| refs::shown(&index, r);
+    let describer = refs::Shown::new(&index);
+    let shown = |r: &NoteRef| describer.ref_text(r);
     if args.json {
         super::print_json(&json(&vault.root, &answer.recent, &shown))?;
     } else {
@@ -105,6 +109,75 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             super::color::marks,
         )?;
     }
+    Ok(super::EXIT_OK)
+}
+
+/// Sessions `recent --all` prints before it reads the rest: a screen's worth.
+const FIRST_SCREEN: usize = 20;
+
+/// `recent --all` as text: the newest [`FIRST_SCREEN`] sessions are read and printed first (a
+/// pager shows them at once; the ten-year vault has 37,000 sessions), then every session is read
+/// and those after them are printed. The output is the one answer `recent -n` of every session
+/// prints (test `recent_all_prints_what_a_count_of_every_session_prints`); a capture landing
+/// between the two reads is left for the next `recent` (it would be newer than the first screen).
+fn print_all(
+    vault: &crate::vault::Vault,
+    index: &mut Index,
+    mut query: recent::Query,
+    now: clock::Instant,
+    utc: bool,
+) -> anyhow::Result<i32> {
+    let clock = if utc {
+        render::Clock::Utc
+    } else {
+        render::Clock::local()
+    };
+    query.count = Some(FIRST_SCREEN);
+    let first = recent::read(vault, index, &query, now)?;
+    let shown_first = match &first.recent {
+        recent::Recent::Sessions(s) if s.len() == FIRST_SCREEN => s.len(),
+        // Fewer sessions than a screen: that is every session.
+        _ => {
+            if !first.record && matches!(first.recent, recent::Recent::Sessions(_)) {
+                eprintln!("{}", no_record_note(vault));
+            }
+            let describer = refs::Shown::new(index);
+            let shown = |r: &NoteRef| describer.ref_text(r);
+            super::print_painted(
+                &render::cli(&first.recent, &shown, first.record, &clock),
+                super::color::marks,
+            )?;
+            return Ok(super::EXIT_OK);
+        }
+    };
+    if !first.record {
+        eprintln!("{}", no_record_note(vault));
+    }
+    let recent::Recent::Sessions(head) = &first.recent else {
+        return Ok(super::EXIT_OK);
+    };
+    {
+        let describer = refs::Shown::new(index);
+        let shown = |r: &NoteRef| describer.ref_text(r);
+        let text = render::cli_part(head, &shown, first.record, &clock);
+        super::print_part(&text, super::color::marks)?;
+    }
+    query.count = None;
+    let all = recent::read(vault, index, &query, now)?;
+    let recent::Recent::Sessions(every) = &all.recent else {
+        return Ok(super::EXIT_OK);
+    };
+    let rest = every.get(shown_first..).unwrap_or_default();
+    let describer = refs::Shown::new(index);
+    let shown = |r: &NoteRef| describer.ref_text(r);
+    let text = match render::cli_part(rest, &shown, first.record, &clock) {
+        t if t.is_empty() => t,
+        t => format!("\n\n{t}"),
+    };
+    super::print_painted(
+        &format!("{text}{}", render::cli_hint(every, first.record)),
+        super::color::marks,
+    )?;
     Ok(super::EXIT_OK)
 }
 

@@ -334,7 +334,9 @@ fn refuse_links(path: &Path) -> Result<(), IndexError> {
 }
 
 /// Builds a complete index in a temporary file (no journal: nobody else sees it) and moves it
-/// into place, so a reader never meets a half-built index.
+/// into place, so a reader never meets a half-built index. The page cache is 32 MiB: with no
+/// journal, pages beyond it are written to the file as the build goes (the OS keeps them), where
+/// a cache as large as the whole file (256 MiB before) made the process as large as the index.
 fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
     // By path: SQLite cannot open relative to a folder handle. The default location was checked
     // by `refuse_links`; `LIBRARIAN_DB_PATH` is a place the user chose.
@@ -342,7 +344,7 @@ fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
     let _ = std::fs::remove_file(&tmp);
     let mut conn = Connection::open(&tmp)?;
     conn.execute_batch(
-        "PRAGMA page_size=8192; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;",
+        "PRAGMA page_size=8192; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-32768;",
     )?;
     let tx = conn.transaction()?;
     fill(&tx, root)?;

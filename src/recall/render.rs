@@ -64,6 +64,30 @@ pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool, clock: &Clock) -> String 
     each_session(r, marks, &|s| cli_session(s, refs, marks, clock))
 }
 
+/// [`cli`] of some of an answer's sessions, for printing an answer in parts (`recent --all`
+/// prints its first screen before it reads the rest): the sessions separated by a blank line,
+/// without the restore hint ([`cli_hint`] gives it for the whole answer).
+pub fn cli_part(sessions: &[Session], refs: RefText<'_>, marks: bool, clock: &Clock) -> String {
+    let texts: Vec<String> = sessions
+        .iter()
+        .map(|s| cli_session(s, refs, marks, clock))
+        .collect();
+    texts.join("\n\n")
+}
+
+/// What [`cli`] puts after the sessions: the restore hint (after a blank line) when a step
+/// shown is marked deleted, else nothing.
+pub fn cli_hint(sessions: &[Session], marks: bool) -> String {
+    let deleted = sessions
+        .iter()
+        .any(|s| s.steps.iter().any(|st| st.status == Status::Deleted));
+    if marks && deleted {
+        format!("\n\n{RESTORE_HINT}")
+    } else {
+        String::new()
+    }
+}
+
 /// The empty state, or each session rendered by `f`, separated by a blank line, then the
 /// restore hint when a step shown is marked deleted.
 fn each_session(r: &Recent, marks: bool, f: &dyn Fn(&Session) -> String) -> String {

@@ -203,10 +203,10 @@ fn query_filter(query: &str) -> EntryFilter {
 /// as the record holds them, each marked with its status.
 pub fn recent(vault: &Vault, index: &mut Index, q: &Query) -> Result<String, IndexError> {
     let answer = recent::read(vault, index, q, crate::clock::now())?;
-    let index = &*index;
+    let describer = refs::Shown::new(index);
     Ok(render::tool(
         &answer.recent,
-        &|r: &NoteRef| refs::shown(index, r),
+        &|r: &NoteRef| describer.ref_text(r),
         answer.record,
     ))
 }

@@ -33,11 +33,7 @@ impl Store {
         }
         self.configure_reflog()?;
         let (files, skipped) = self.adoptable()?;
-        let mut edits = Vec::with_capacity(files.len());
-        for (path, bytes) in &files {
-            edits.push((path.clone(), self.repo.blob(bytes)?));
-        }
-        let tree_id = Trees::new(&self.repo)?.write(None, &edits)?;
+        let tree_id = Trees::new(&self.repo)?.write(None, &files)?;
         let tree = self.repo.find_tree(tree_id)?;
         let sig = self.signature(now)?;
         let message = format!(
@@ -67,9 +63,11 @@ impl Store {
         Ok(())
     }
 
-    /// The record files present in the working tree, read without following symlinks.
+    /// The record files present in the working tree, read without following symlinks, each
+    /// written as a blob as soon as it is read: memory stays flat in the number of files (the
+    /// ten-year vault's 3,650 day files are 36 MB).
     #[allow(clippy::type_complexity)]
-    fn adoptable(&self) -> Result<(Vec<(String, Vec<u8>)>, Vec<(String, String)>), StoreError> {
+    fn adoptable(&self) -> Result<(Vec<(String, Oid)>, Vec<(String, String)>), StoreError> {
         let root = Dir::open(self.root())?;
         let mut files = Vec::new();
         let mut skipped = Vec::new();
@@ -84,7 +82,7 @@ impl Store {
         for single in [paths::IDENTITY_LEDGER, paths::USE_LOG] {
             let name = single.trim_start_matches("_librarian/");
             match overlay.read(name) {
-                Ok(Some(bytes)) => files.push((single.to_string(), bytes)),
+                Ok(Some(bytes)) => files.push((single.to_string(), self.repo.blob(&bytes)?)),
                 Ok(None) => {}
                 Err(e) => skipped.push((single.to_string(), e.to_string())),
             }
@@ -105,7 +103,9 @@ impl Store {
             names.sort();
             for name in names {
                 match sub.read(&name) {
-                    Ok(Some(bytes)) => files.push((format!("{dir}/{name}"), bytes)),
+                    Ok(Some(bytes)) => {
+                        files.push((format!("{dir}/{name}"), self.repo.blob(&bytes)?))
+                    }
                     Ok(None) => {}
                     Err(e) => skipped.push((format!("{dir}/{name}"), e.to_string())),
                 }
