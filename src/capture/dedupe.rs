@@ -38,6 +38,9 @@ pub struct DedupeCache {
     complete: bool,
     /// The files on disk cannot be believed (a write failed, or the folder cannot be opened).
     untrusted: bool,
+    /// `keys/<aa>/` folders opened so far: a cold build writes tens of thousands of key files,
+    /// and opening `keys` and its shard twice per session was most of `init`'s system time.
+    shards: std::cell::RefCell<HashMap<String, Dir>>,
 }
 
 /// What a session's key file holds.
@@ -76,6 +79,7 @@ impl DedupeCache {
             pending: HashMap::new(),
             known: HashMap::new(),
             complete: false,
+            shards: Default::default(),
         };
         if cache.sessions.is_none() {
             return cache;
@@ -263,20 +267,42 @@ impl DedupeCache {
 
     /// The key file of session `sid`.
     fn read_keys(&self, sid: &str) -> Keys {
-        let Some(dir) = &self.dir else {
+        if self.dir.is_none() {
             return Keys::Corrupt;
-        };
+        }
         let (aa, rest) = session_file(sid);
-        let folder = match dir.open_dir(&format!("keys/{aa}"), false) {
-            Ok(Some(d)) => d,
-            Ok(None) => return Keys::Missing,
-            Err(_) => return Keys::Corrupt,
-        };
-        match folder.read(&rest) {
+        let read = self.with_shard(&aa, false, |folder| match folder.read(&rest) {
             Ok(None) => Keys::Missing,
             Ok(Some(bytes)) => parse_keys(&bytes).map_or(Keys::Corrupt, Keys::Valid),
             Err(_) => Keys::Corrupt,
+        });
+        match read {
+            Ok(Some(keys)) => keys,
+            Ok(None) => Keys::Missing,
+            Err(()) => Keys::Corrupt,
         }
+    }
+
+    /// Runs `f` on the folder `keys/<aa>/` (created when `create`), opened once per run:
+    /// `Ok(None)` when it does not exist, `Err` when it cannot be opened.
+    fn with_shard<R>(
+        &self,
+        aa: &str,
+        create: bool,
+        f: impl FnOnce(&Dir) -> R,
+    ) -> Result<Option<R>, ()> {
+        let mut shards = self.shards.borrow_mut();
+        if !shards.contains_key(aa) {
+            let dir = self.dir.as_ref().ok_or(())?;
+            match dir.open_dir(&format!("keys/{aa}"), create) {
+                Ok(Some(d)) => {
+                    shards.insert(aa.to_string(), d);
+                }
+                Ok(None) => return Ok(None),
+                Err(_) => return Err(()),
+            }
+        }
+        Ok(shards.get(aa).map(f))
     }
 
     /// Writes each session's new keys into its file (replaced whole, so it is never torn); a
@@ -288,19 +314,19 @@ impl DedupeCache {
             return;
         }
         for (sid, keys) in std::mem::take(&mut self.pending) {
-            let have = match self.read_keys(&sid) {
+            let (have, fresh) = match self.read_keys(&sid) {
                 Keys::Corrupt => {
                     self.read_everything();
-                    None
+                    (None, false)
                 }
-                Keys::Missing => Some(HashSet::new()),
-                Keys::Valid(have) => Some(have),
+                Keys::Missing => (Some(HashSet::new()), true),
+                Keys::Valid(have) => (Some(have), false),
             };
             let written = match have {
                 Some(have) if keys.iter().all(|k| have.contains(k)) => true,
                 Some(mut have) => {
                     have.extend(keys);
-                    self.write_keys(&sid, &have)
+                    self.write_key_file(&sid, &have, fresh)
                 }
                 None => self.rewrite_keys(&sid),
             };
@@ -317,26 +343,26 @@ impl DedupeCache {
     }
 
     fn write_keys(&self, sid: &str, keys: &HashSet<String>) -> bool {
-        self.key_folder(sid)
-            .and_then(|(folder, rest)| {
-                folder
-                    .write_atomic(&rest, render_keys(keys).as_bytes())
-                    .ok()
-            })
-            .is_some()
+        self.write_key_file(sid, keys, false)
     }
 
-    /// `keys/<aa>/` (created) and the file name of `sid` in it; `None` when a fail point or the
-    /// file system refuses.
-    fn key_folder(&self, sid: &str) -> Option<(Dir, String)> {
-        crate::failpoint::check("dedupe-write").ok()?;
+    /// Writes the key file of `sid`. `fresh`: there is none yet (read under the lock just
+    /// before), so it is created in place (`O_EXCL`) instead of through a temp file and a
+    /// rename; a write cut short leaves a file whose count does not match, which reads as
+    /// corrupt and is rebuilt, never as "not seen".
+    fn write_key_file(&self, sid: &str, keys: &HashSet<String>, fresh: bool) -> bool {
+        if crate::failpoint::check("dedupe-write").is_err() {
+            return false;
+        }
         let (aa, rest) = session_file(sid);
-        let folder = self
-            .dir
-            .as_ref()?
-            .open_dir(&format!("keys/{aa}"), true)
-            .ok()??;
-        Some((folder, rest))
+        let text = render_keys(keys);
+        let written = self.with_shard(&aa, true, |folder| {
+            if fresh && matches!(folder.create_new(&rest, text.as_bytes()), Ok(true)) {
+                return true;
+            }
+            folder.write_atomic(&rest, text.as_bytes()).is_ok()
+        });
+        written == Ok(Some(true))
     }
 }
 
