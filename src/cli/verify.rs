@@ -60,6 +60,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         full: args.full,
         notes: args.notes,
         read_only: false,
+        entries: false,
     })?;
     let text = if args.json {
         super::print_json(&json(&report))?;
