@@ -792,3 +792,159 @@ fn a_hand_line_a_capture_landed_after_stays_unverified() {
     env.write(&day, &env.read(&day).replace(&hand, ""));
     assert_eq!(verify(&env).0, 0);
 }
+
+/// The reflog finding `verify` made about a changed prefix: `(id, detail)`.
+fn reflog_finding(v: &serde_json::Value) -> Option<(String, String)> {
+    v["findings"].as_array().unwrap().iter().find_map(|f| {
+        let id = f["id"].as_str()?;
+        id.contains(":reflog@").then(|| {
+            (
+                id.to_string(),
+                f["detail"].as_str().unwrap_or("").to_string(),
+            )
+        })
+    })
+}
+
+#[test]
+fn a_rewritten_or_shortened_reflog_is_found_and_checked_whole() {
+    let (env, _) = vault();
+    let log = env.vault.join(".git/logs/refs/rutter/records");
+    let state = env.vault.join(".git/rutter/verify/state");
+    let accepted = std::fs::read(&log).unwrap().len();
+    assert!(
+        std::fs::read_to_string(&state)
+            .unwrap()
+            .contains(&format!("reflog-seen {accepted} ")),
+        "verify remembers the reflog it accepted"
+    );
+    // Lines appended since are checked alone; an untouched prefix is clean.
+    env.capture_at("2026-11-30T10:05:00.000Z", "Fourth decision.", &[]);
+    assert_eq!(verify(&env).0, 0);
+    let accepted = std::fs::read(&log).unwrap().len();
+
+    // An old line rewritten into a rewind, the length unchanged: counting entries (what an
+    // incremental verify did before) never looked at it again.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (c1, c2) = (&lines[1][41..81], &lines[2][41..81]);
+    let forged = lines[2].replacen(&format!("{c1} {c2}"), &format!("{c2} {c1}"), 1);
+    assert_ne!(forged, lines[2]);
+    std::fs::write(&log, text.replacen(lines[2], &forged, 1)).unwrap();
+    assert_eq!(std::fs::read(&log).unwrap().len(), accepted);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    let (id, detail) = reflog_finding(&v).expect("a reflog finding");
+    assert_eq!(
+        id,
+        format!("ref-unverifiable:refs/rutter/records:reflog@{accepted}")
+    );
+    assert!(
+        detail.contains("was rewritten since the last verify"),
+        "{detail}"
+    );
+    assert!(detail.contains(&format!("git rutter verify --ack {id} --reason")));
+    assert!(
+        kinds(&v).iter().any(|(k, _)| k == "ref-rewind"),
+        "the whole reflog is checked again: {v:#}"
+    );
+    // It stays a finding until acknowledged.
+    assert!(reflog_finding(&verify(&env).1).is_some());
+    let r = env.rutter(&["verify", "--ack", &id, "--reason", "I edited it by hand."]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (_, v) = verify(&env);
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(f["acknowledged"], "I edited it by hand.");
+    // Accepted now: the next run checks only what is appended.
+    assert_eq!(verify(&env).0, 0);
+
+    // A reflog cut short is found too.
+    let (env, _) = vault();
+    let log = env.vault.join(".git/logs/refs/rutter/records");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let kept: Vec<&str> = text.lines().collect();
+    std::fs::write(&log, format!("{}\n", kept[..kept.len() - 1].join("\n"))).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    let (_, detail) = reflog_finding(&v).expect("a reflog finding");
+    assert!(
+        detail.contains("is shorter than the last verify read"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_history_checked_on_two_threads_gives_the_same_findings() {
+    let (env, day) = vault();
+    // A rewrite in the later half of the walk of an entry added in the earlier half: the split
+    // walk must still name the commit that added it.
+    let committed = env.committed(&day);
+    let edited = committed.replace(
+        "\"summary\":\"First decision.\"",
+        "\"summary\":\"Changed.\"",
+    );
+    let file = env.root().join("edited.md");
+    std::fs::write(&file, &edited).unwrap();
+    let blob = env.git(&["hash-object", "-w", file.to_str().unwrap()]);
+    let index = env.root().join("scratch.index");
+    let scratch = [("GIT_INDEX_FILE", index.to_str().unwrap())];
+    let git = |args: &[&str]| {
+        let r = env.git_with(args, &scratch);
+        assert_eq!(r.code, 0, "git {args:?}: {}", r.stderr);
+        r.stdout.trim().to_string()
+    };
+    git(&["read-tree", "refs/rutter/records"]);
+    git(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{},{day}", blob.trim()),
+    ]);
+    let tree = git(&["write-tree"]);
+    let tip = git(&["rev-parse", "refs/rutter/records"]);
+    let forged = git(&[
+        "commit-tree",
+        &tree,
+        "-p",
+        &tip,
+        "-m",
+        "rutter: capture 2026-11-30",
+    ]);
+    git(&["update-ref", "refs/rutter/records", &forged, &tip]);
+    env.write(&day, &edited);
+    for i in 0..3 {
+        let ts = format!("2026-11-30T11:0{i}:00.000Z");
+        env.capture_at(&ts, &format!("Later decision {i}."), &[]);
+    }
+    let run = |from: &str| {
+        let mut c = env.cmd();
+        c.args([
+            "--vault",
+            env.vault.to_str().unwrap(),
+            "verify",
+            "--full",
+            "--json",
+        ]);
+        c.env("RUTTER_VERIFY_PARALLEL_FROM", from);
+        let r = run_with_stdin(&mut c, b"");
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        (r.code, v["findings"].clone(), v["commits_checked"].clone())
+    };
+    let one = run("1000000");
+    let two = run("2");
+    assert_eq!(one, two, "the same findings, in the same order");
+    let rewrite = one
+        .1
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "history-rewrite");
+    let rewrite = rewrite.unwrap_or_else(|| panic!("{:#}", one.1));
+    let added_by = rewrite["commit"].as_str().unwrap();
+    let msg = env.git(&["log", "-1", "--format=%B", added_by]);
+    assert!(msg.contains("Rutter-Entry: 20261130T100000000Z"), "{msg}");
+}

@@ -491,6 +491,85 @@ pub fn rutter_measured(env: &Env, vault: &Path, args: &[&str]) -> Measured {
     m
 }
 
+/// One measured process: wall time from spawn to exit, its own CPU time (user + system) and
+/// peak resident memory, from `wait4`; `output` is `None` when it was killed at the timeout.
+pub struct Process {
+    pub wall: Duration,
+    pub cpu: Duration,
+    pub peak_mib: f64,
+    pub output: Option<Output>,
+}
+
+/// Spawns `cmd` (stdin closed, stdout and stderr drained on threads), reaps it with `wait4` for
+/// its resource usage, and kills it after `timeout`.
+// The child is reaped by `wait4` itself, which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+pub fn measure_process(cmd: &mut Command, timeout: Duration) -> Process {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn the measured process");
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: wait4 writes only the status and the rusage struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let mut status = 0;
+    let mut killed = false;
+    loop {
+        let flags = if killed { 0 } else { libc::WNOHANG };
+        let r = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
+        if r == pid {
+            break;
+        }
+        assert!(r == 0, "wait4 failed: {}", std::io::Error::last_os_error());
+        if start.elapsed() >= timeout {
+            let _ = child.kill();
+            killed = true;
+        } else {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+    let wall = start.elapsed();
+    let t = |tv: libc::timeval| Duration::new(tv.tv_sec as u64, tv.tv_usec as u32 * 1000);
+    let (stdout, stderr) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    Process {
+        wall,
+        cpu: t(usage.ru_utime) + t(usage.ru_stime),
+        peak_mib: usage.ru_maxrss as f64 / 1024.0,
+        output: (!killed).then(|| Output {
+            status: std::process::ExitStatus::from_raw(status),
+            stdout,
+            stderr,
+        }),
+    }
+}
+
 /// Median, nearest-rank p95 and min of sorted timings.
 pub fn median_p95_min(sorted: &[f64]) -> (f64, f64, f64) {
     let n = sorted.len();

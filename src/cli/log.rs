@@ -94,6 +94,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let store = Store::open(&vault)?;
     let report = store.verify(Options {
         read_only: true,
+        entries: true,
         ..Options::default()
     })?;
     let mut rows = rows(

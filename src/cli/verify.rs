@@ -66,6 +66,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         full: args.full,
         notes: args.notes,
         read_only: false,
+        entries: false,
     })?;
     drop(checking);
     let text = if args.json {

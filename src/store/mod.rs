@@ -82,6 +82,22 @@ impl Store {
         })
     }
 
+    /// A second handle on the same repository (libgit2 handles are not shared across
+    /// threads): for work split over threads.
+    pub(crate) fn reopen(&self) -> Result<Store, StoreError> {
+        let repo = Repository::open_ext(
+            &self.root,
+            RepositoryOpenFlags::NO_SEARCH,
+            std::iter::empty::<&std::ffi::OsStr>(),
+        )?;
+        Ok(Store {
+            repo,
+            root: self.root.clone(),
+            state_dir: self.state_dir.clone(),
+            worktree_state_dir: self.worktree_state_dir.clone(),
+        })
+    }
+
     /// The vault root.
     pub fn root(&self) -> &Path {
         &self.root

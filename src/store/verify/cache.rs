@@ -11,32 +11,53 @@ use std::path::Path;
 #[derive(Debug, Default)]
 pub struct VerifyCache {
     pub verified_tip: Option<String>,
-    pub reflog_checked: usize,
+    /// The reflog's complete lines as the last verify accepted them: length and sha256.
+    pub reflog_seen: Option<(u64, String)>,
+    /// The reflog as this verify read it, accepted by [`VerifyCache::accept_reflog`].
+    pub reflog_read: Option<(u64, String)>,
     pub tips_checked: usize,
     /// The witness log as the last verify accepted it: its length and the sha256 of those bytes.
     pub tips_seen: Option<(u64, String)>,
     /// The witness log as this verify read it, accepted by [`VerifyCache::accept_tips`].
     pub tips_read: Option<(u64, String)>,
-    /// Entry or binding id → the commit that added it.
-    pub entries: HashMap<String, String>,
+    /// Entry or binding id → the commit that added it, read from `entries` only when asked
+    /// for ([`VerifyCache::entries`]): 70,000 lines were a fifth of an incremental verify that
+    /// needs none of them unless it has a finding to attribute.
+    entries: HashMap<String, String>,
+    /// Whether `entries` holds the file's lines (or the file is not to be read: a fresh cache).
+    entries_loaded: bool,
+    /// The file is rewritten from `new_entries` alone (a fresh cache), not appended to.
+    entries_fresh: bool,
+    entries_path: std::path::PathBuf,
     new_entries: Vec<(String, String)>,
     /// Clean working files: path → (size, mtime ns, `<committed blob id>:<ctime ns>:<inode>`).
     pub files: HashMap<String, (u64, i64, String)>,
+    /// Whether `files` changed since it was read (it is rewritten only then: 3,650 lines).
+    files_changed: bool,
 }
 
 impl VerifyCache {
     /// Loads the cache; `full` starts from nothing.
     pub fn load(state: &Path, full: bool) -> VerifyCache {
         let dir = state.join("verify");
+        let fresh = VerifyCache {
+            entries_loaded: true,
+            entries_fresh: true,
+            entries_path: dir.join("entries"),
+            ..VerifyCache::default()
+        };
         if full {
-            return VerifyCache::default();
+            return fresh;
         }
-        let mut c = VerifyCache::default();
+        let mut c = VerifyCache {
+            entries_path: dir.join("entries"),
+            ..VerifyCache::default()
+        };
         if let Ok(text) = std::fs::read_to_string(dir.join("state")) {
             for line in text.lines() {
                 match line.split_once(' ') {
                     Some(("tip", v)) => c.verified_tip = Some(v.to_string()),
-                    Some(("reflog", v)) => c.reflog_checked = v.parse().unwrap_or(0),
+                    Some(("reflog-seen", v)) => c.reflog_seen = parse_seen(v),
                     Some(("tips", v)) => c.tips_checked = v.parse().unwrap_or(0),
                     Some(("tips-seen", v)) => c.tips_seen = parse_seen(v),
                     _ => {}
@@ -44,16 +65,7 @@ impl VerifyCache {
             }
         }
         if c.verified_tip.is_none() {
-            return VerifyCache::default();
-        }
-        if let Ok(text) = std::fs::read_to_string(dir.join("entries")) {
-            // Sized up front: tens of thousands of entries, rehashed a dozen times otherwise.
-            c.entries = HashMap::with_capacity(memchr::memchr_iter(b'\n', text.as_bytes()).count());
-            c.entries.extend(
-                text.lines()
-                    .filter_map(|l| l.split_once(' '))
-                    .map(|(a, b)| (a.to_string(), b.to_string())),
-            );
+            return fresh;
         }
         if let Ok(text) = std::fs::read_to_string(dir.join("files")) {
             c.files = text.lines().filter_map(parse_file_line).collect();
@@ -61,12 +73,59 @@ impl VerifyCache {
         c
     }
 
-    /// Records that `commit` added entry `id`.
+    /// Records that `commit` added entry `id` (an entry keeps the first commit that added it).
     pub fn added(&mut self, id: String, commit: String) {
-        if !self.entries.contains_key(&id) {
+        if !self.entries_loaded {
+            // Appended unread: a line naming an id the file already holds is dropped on load.
+            self.new_entries.push((id, commit));
+        } else if !self.entries.contains_key(&id) {
             self.new_entries.push((id.clone(), commit.clone()));
             self.entries.insert(id, commit);
         }
+    }
+
+    /// Remembers that the working file `path` was found clean with this stamp.
+    pub fn file_clean(&mut self, path: &str, stamp: (u64, i64, String)) {
+        if self.files.get(path) != Some(&stamp) {
+            self.files.insert(path.to_string(), stamp);
+            self.files_changed = true;
+        }
+    }
+
+    /// Forgets every entry (the history is walked again from the start).
+    pub fn clear_entries(&mut self) {
+        self.entries.clear();
+        self.new_entries.clear();
+        self.entries_loaded = true;
+        self.entries_fresh = true;
+    }
+
+    /// Entry or binding id → the commit that added it, read from the file the first time.
+    pub fn entries(&mut self) -> &HashMap<String, String> {
+        if !self.entries_loaded {
+            self.entries_loaded = true;
+            let text = std::fs::read_to_string(&self.entries_path).unwrap_or_default();
+            // Sized up front: tens of thousands of entries, rehashed a dozen times otherwise.
+            let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+            let mut map = HashMap::with_capacity(lines + self.new_entries.len());
+            let known = text.lines().filter_map(|l| l.split_once(' '));
+            let new = self
+                .new_entries
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()));
+            for (id, commit) in known.chain(new) {
+                map.entry(id.to_string())
+                    .or_insert_with(|| commit.to_string());
+            }
+            self.entries = map;
+        }
+        &self.entries
+    }
+
+    /// The entry map, read if need be, handed over.
+    pub fn take_entries(&mut self) -> HashMap<String, String> {
+        self.entries();
+        std::mem::take(&mut self.entries)
     }
 
     /// Writes the cache (best effort). Every file is written relative to the state folder's
@@ -81,28 +140,25 @@ impl VerifyCache {
             return;
         };
         let mut state_text = format!(
-            "tip {}\nreflog {}\ntips {}\n",
+            "tip {}\ntips {}\n",
             self.verified_tip.as_deref().unwrap_or(""),
-            self.reflog_checked,
             self.tips_checked
         );
+        if let Some((len, sha)) = &self.reflog_seen {
+            state_text.push_str(&format!("reflog-seen {len} {sha}\n"));
+        }
         if let Some((len, sha)) = &self.tips_seen {
             state_text.push_str(&format!("tips-seen {len} {sha}\n"));
         }
         let _ = dir.write_atomic("state", state_text.as_bytes());
-        if self.new_entries.len() == self.entries.len() {
-            let text: String = self
-                .entries
-                .iter()
-                .map(|(a, b)| format!("{a} {b}\n"))
-                .collect();
+        let text: String = self
+            .new_entries
+            .iter()
+            .map(|(a, b)| format!("{a} {b}\n"))
+            .collect();
+        if self.entries_fresh {
             let _ = dir.write_atomic("entries", text.as_bytes());
         } else {
-            let text: String = self
-                .new_entries
-                .iter()
-                .map(|(a, b)| format!("{a} {b}\n"))
-                .collect();
             let appended = dir
                 .open_append("entries")
                 .map_err(|e| std::io::Error::other(e.to_string()))
@@ -112,12 +168,14 @@ impl VerifyCache {
                 let _ = dir.remove("state");
             }
         }
-        let files: String = self
-            .files
-            .iter()
-            .map(|(p, (s, m, b))| format!("{s} {m} {b} {p}\n"))
-            .collect();
-        let _ = dir.write_atomic("files", files.as_bytes());
+        if self.files_changed {
+            let files: String = self
+                .files
+                .iter()
+                .map(|(p, (s, m, b))| format!("{s} {m} {b} {p}\n"))
+                .collect();
+            let _ = dir.write_atomic("files", files.as_bytes());
+        }
     }
 }
 
@@ -135,6 +193,13 @@ impl VerifyCache {
     pub fn accept_tips(&mut self) {
         if let Some(read) = self.tips_read.take() {
             self.tips_seen = Some(read);
+        }
+    }
+
+    /// Takes the reflog as this verify read it as the baseline for the next one.
+    pub fn accept_reflog(&mut self) {
+        if let Some(read) = self.reflog_read.take() {
+            self.reflog_seen = Some(read);
         }
     }
 }

@@ -25,8 +25,35 @@ pub struct History {
     pub complete: bool,
 }
 
+/// Below this many commits the walk runs on one thread (opening a second repository and
+/// thread costs more than it saves).
+const PARALLEL_FROM: usize = 4_096;
+
+/// [`PARALLEL_FROM`]; debug builds take `RUTTER_VERIFY_PARALLEL_FROM`, so the tests can check
+/// that a split walk finds exactly what one thread finds.
+fn parallel_from() -> usize {
+    #[cfg(debug_assertions)]
+    if let Some(n) = std::env::var("RUTTER_VERIFY_PARALLEL_FROM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return n;
+    }
+    PARALLEL_FROM
+}
+
+/// What checking one commit produced, in the order the sequential check would have made it:
+/// findings, and the entry ids each appended piece added (recorded in the cache afterwards, in
+/// commit order, so each entry keeps the first commit that added it).
+enum Step {
+    Found(Vec<Finding>),
+    Added(Vec<String>),
+}
+
 /// Checks the commits since the last verified tip (all of them when that tip is unknown or
-/// no longer an ancestor), oldest first.
+/// no longer an ancestor), oldest first. A long walk is cut in contiguous halves checked on two
+/// threads, each with its own repository handle; the results are merged in walk order, so
+/// findings, their order and the entry map are those of a walk on one thread.
 pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History, StoreError> {
     let repo = &store.repo;
     let mut walk = repo.revwalk()?;
@@ -42,36 +69,88 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History
             walk.hide(v)?;
             complete = false;
         } else {
-            cache.entries.clear();
+            cache.clear_entries();
         }
     }
-    let mut trees = Trees::new(repo)?;
+    let oids = walk.collect::<Result<Vec<Oid>, _>>()?;
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    let steps = if oids.len() >= parallel_from() && workers > 1 {
+        let (a, b) = oids.split_at(oids.len() / 2);
+        let other = store.reopen()?;
+        let (first, second) = std::thread::scope(|s| {
+            let second = s.spawn(move || check_range(&other, b));
+            (check_range(store, a), second.join())
+        });
+        let mut all = first?;
+        match second {
+            Ok(rest) => all.extend(rest?),
+            Err(_) => all.extend(check_range(store, b)?),
+        }
+        all
+    } else {
+        check_range(store, &oids)?
+    };
     let mut out = History {
         complete,
+        commits: oids.len(),
+        walked: oids.iter().copied().collect(),
         ..Default::default()
     };
-    for oid in walk {
-        let oid = oid?;
+    for (oid, commit_steps) in oids.iter().zip(steps) {
+        for step in commit_steps {
+            match step {
+                Step::Added(ids) => {
+                    for id in ids {
+                        cache.added(id, oid.to_string());
+                    }
+                }
+                Step::Found(found) => out.findings.extend(attributed(found, cache)),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A rewrite finding names the commit that added its entry when the walk has seen it (the
+/// offending commit otherwise, as it was made).
+fn attributed(mut found: Vec<Finding>, cache: &mut VerifyCache) -> Vec<Finding> {
+    for f in &mut found {
+        if f.kind != Kind::HistoryRewrite {
+            continue;
+        }
+        if let Some(c) = f.entry.as_ref().and_then(|id| cache.entries().get(id)) {
+            f.commit = Some(c[..c.len().min(7)].to_string());
+        }
+    }
+    found
+}
+
+/// Checks `oids` in order on this thread: one list of steps per commit.
+fn check_range(store: &Store, oids: &[Oid]) -> Result<Vec<Vec<Step>>, StoreError> {
+    let repo = &store.repo;
+    let mut trees = Trees::new(repo)?;
+    let mut out = Vec::with_capacity(oids.len());
+    for (n, &oid) in oids.iter().enumerate() {
+        let mut steps = Vec::new();
         match repo.find_commit(oid) {
             Ok(c) => {
-                match check_commit(store, &mut trees, &c, cache) {
-                    Ok(found) => out.findings.extend(found),
+                match check_commit(store, &mut trees, &c, &mut steps) {
+                    Ok(()) => {}
                     // A blob or tree it needs is missing or does not inflate.
-                    Err(StoreError::Git(e)) => out.findings.push(unreadable(oid, &e)),
+                    Err(StoreError::Git(e)) => steps.push(Step::Found(vec![unreadable(oid, &e)])),
                     Err(e) => return Err(e),
                 }
-                out.findings.extend(signature(store, &c));
+                steps.push(Step::Found(signature(store, &c).into_iter().collect()));
             }
-            Err(e) => out.findings.push(Finding::new(
+            Err(e) => steps.push(Step::Found(vec![Finding::new(
                 Kind::CorruptObject,
                 "commit",
                 &oid.to_string(),
                 format!("commit {oid} cannot be read: {e}"),
-            )),
+            )])),
         }
-        out.commits += 1;
-        out.walked.insert(oid);
-        if out.commits % FORGET_EVERY == 0 {
+        out.push(steps);
+        if (n + 1) % FORGET_EVERY == 0 {
             trees.forget();
         }
     }
@@ -114,73 +193,74 @@ fn check_commit(
     store: &Store,
     trees: &mut Trees<'_>,
     c: &git2::Commit<'_>,
-    cache: &mut VerifyCache,
-) -> Result<Vec<Finding>, StoreError> {
+    steps: &mut Vec<Step>,
+) -> Result<(), StoreError> {
     let short = short(c.id());
     if c.parent_count() > 1 {
-        return super::merges::check(store, trees, c, &short);
+        steps.push(Step::Found(super::merges::check(store, trees, c, &short)?));
+        return Ok(());
     }
     let parent = c.parent(0).ok().map(|p| p.tree_id());
     let changes = match trees.changes(parent, Some(c.tree_id())) {
         Ok(ch) => ch,
         Err(e) => {
-            return Ok(vec![Finding::new(
+            steps.push(Step::Found(vec![Finding::new(
                 Kind::CorruptObject,
                 "tree",
                 &short,
                 format!("the tree of {short} cannot be read: {e}"),
-            )])
+            )]));
+            return Ok(());
         }
     };
-    let mut findings = Vec::new();
     for ch in changes {
-        findings.extend(change(store, trees, &ch, &short, c.id(), cache)?);
+        steps.push(change(store, trees, &ch, &short)?);
     }
-    Ok(findings)
+    Ok(())
 }
 
-/// Judges one changed path of a non-merge commit.
+/// Judges one changed path of a non-merge commit: the ids it appended, or findings.
 fn change(
     store: &Store,
     trees: &mut Trees<'_>,
     ch: &Change,
     short: &str,
-    commit: Oid,
-    cache: &mut VerifyCache,
-) -> Result<Vec<Finding>, StoreError> {
+) -> Result<Step, StoreError> {
     if let Some(rest) = ch.path.strip_prefix("cited/") {
-        return cited(store, ch, rest.rsplit('/').next().unwrap_or(""), short);
+        let name = rest.rsplit('/').next().unwrap_or("");
+        return Ok(Step::Found(cited(store, ch, name, short)?));
     }
     if !ch.path.starts_with("_librarian/") {
-        return Ok(vec![at(
+        return Ok(Step::Found(vec![at(
             ch,
             short,
             Kind::UnexpectedPath,
             short,
             format!("{short} added a file outside _librarian/ and cited/"),
-        )]);
+        )]));
     }
     let mut blob = |o: Oid| trees.blob(o);
     let (old, new) = match (ch.old, ch.new) {
         (_, None) => {
-            return Ok(vec![at(
+            return Ok(Step::Found(vec![at(
                 ch,
                 short,
                 Kind::HistoryDelete,
                 short,
                 format!("{short} deleted {}", ch.path),
-            )])
+            )]))
         }
         (None, Some(n)) => (std::rc::Rc::new(Vec::new()), blob(n)?),
         (Some(o), Some(n)) => (blob(o)?, blob(n)?),
     };
     if new.starts_with(&old) {
-        for id in ids(&ch.path, &new[old.len()..], old.is_empty()) {
-            cache.added(id, commit.to_string());
-        }
-        return Ok(vec![]);
+        return Ok(Step::Added(ids(
+            &ch.path,
+            &new[old.len()..],
+            old.is_empty(),
+        )));
     }
-    Ok(rewrites(ch, short, &old, &new, cache))
+    Ok(Step::Found(rewrites(ch, short, &old, &new)))
 }
 
 /// A `cited/` change: only additions whose content has the sha256 of their name.
@@ -208,8 +288,9 @@ fn cited(store: &Store, ch: &Change, name: &str, short: &str) -> Result<Vec<Find
     })
 }
 
-/// One finding per entry a rewriting commit changed, naming the commit that added it.
-fn rewrites(ch: &Change, short: &str, old: &[u8], new: &[u8], cache: &VerifyCache) -> Vec<Finding> {
+/// One finding per entry a rewriting commit changed (named by the offending commit until
+/// [`attributed`] finds the commit that added the entry).
+fn rewrites(ch: &Change, short: &str, old: &[u8], new: &[u8]) -> Vec<Finding> {
     let mut out: Vec<Finding> = changed_ids(&ch.path, old, new)
         .into_iter()
         .map(|id| {
@@ -223,11 +304,6 @@ fn rewrites(ch: &Change, short: &str, old: &[u8], new: &[u8], cache: &VerifyCach
                     ch.path
                 ),
             );
-            f.commit = cache
-                .entries
-                .get(&id)
-                .map(|c| c[..c.len().min(7)].to_string())
-                .or(Some(short.to_string()));
             f.entry = Some(id);
             f.day = day_of(&ch.path).map(str::to_string);
             f

@@ -9,6 +9,7 @@ pub mod history;
 pub mod merges;
 pub mod notes;
 pub mod refcheck;
+pub mod reflog;
 pub mod worktree;
 
 pub use finding::{Finding, Kind};
@@ -25,6 +26,9 @@ pub struct Options {
     pub read_only: bool,
     /// Also report cited notes changed in place since capture.
     pub notes: bool,
+    /// Fill [`Report::added_by`] (`log` shows it; verify itself reads the map only to name the
+    /// commit behind a finding).
+    pub entries: bool,
 }
 
 /// Everything verify found.
@@ -34,7 +38,7 @@ pub struct Report {
     /// Commits examined by the history check.
     pub commits_checked: usize,
     pub tip: Option<String>,
-    /// Entry (or binding) id → the commit that added it.
+    /// Entry (or binding) id → the commit that added it, when [`Options::entries`] asked.
     pub added_by: std::collections::HashMap<String, String>,
 }
 
@@ -93,13 +97,23 @@ impl Store {
         {
             cache.accept_tips();
         }
+        // Likewise a reflog that no longer starts with the accepted bytes.
+        if !report
+            .findings
+            .iter()
+            .any(|f| refcheck::is_reflog_finding(f) && f.counts())
+        {
+            cache.accept_reflog();
+        }
         if !report.findings.iter().any(|f| f.kind.is_history_or_ref()) {
             cache.verified_tip = Some(tip.to_string());
         }
         if !opts.read_only {
             cache.save(self.worktree_state_dir());
         }
-        report.added_by = cache.entries;
+        if opts.entries {
+            report.added_by = cache.take_entries();
+        }
         Ok(report)
     }
 }

@@ -6,6 +6,7 @@
 use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use super::history::History;
+use super::reflog::{Prefix, RawReflog};
 use crate::clock::Instant;
 use crate::store::{Store, StoreError, RECORDS_REF};
 use git2::{Oid, Repository};
@@ -17,34 +18,22 @@ pub struct Snapshot {
     pub tip: Oid,
     /// The witness log's bytes; `None` when missing, the error when unreadable.
     tips: Result<Option<Vec<u8>>, crate::fsx::FsError>,
-    /// `(old, new, committer seconds, message)`, newest first, as libgit2 lists them.
-    reflog: Vec<(Oid, Oid, i64, String)>,
+    /// The reflog file's bytes (`None` when there is none); unreadable stops verify, as
+    /// libgit2's own read did.
+    reflog: Option<RawReflog>,
 }
 
 impl Snapshot {
     /// Reads the three; the caller holds the capture lock when it can be had.
     pub fn read(store: &Store, tip: Oid) -> Result<Snapshot, StoreError> {
         let tips = crate::fsx::Dir::open(store.state_dir()).and_then(|d| d.read("tips"));
-        let reflog = store
-            .repo
-            .reflog(RECORDS_REF)?
-            .iter()
-            .map(|e| {
-                let message = e
-                    .message()
-                    .ok()
-                    .flatten()
-                    .unwrap_or("no message")
-                    .to_string();
-                (
-                    e.id_old(),
-                    e.id_new(),
-                    e.committer().when().seconds(),
-                    message,
-                )
-            })
-            .collect();
-        Ok(Snapshot { tip, tips, reflog })
+        let path = store.repo.commondir().join("logs").join(RECORDS_REF);
+        let reflog = match std::fs::read(path) {
+            Ok(bytes) => Some(RawReflog { bytes }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Snapshot { tips, reflog, tip })
     }
 }
 
@@ -120,17 +109,25 @@ fn witnessed(
         Err(e) => return vec![witness_unreadable(seen, Some(e))],
     };
     let mut findings: Vec<Finding> = witness_rewritten(cache, bytes).into_iter().collect();
-    let text = String::from_utf8_lossy(bytes);
-    let tips: Vec<Oid> = text
-        .lines()
-        .filter_map(|l| Oid::from_str(l.trim()).ok())
-        .collect();
+    // Every line that names a commit counts; only those not checked yet are parsed.
+    let lines = || {
+        bytes
+            .split(|b| *b == b'\n')
+            .map(|l| l.trim_ascii())
+            .filter(|l| is_hex_id(l))
+    };
+    let count = lines().count();
     let from = if full {
         0
     } else {
-        cache.tips_checked.min(tips.len()).saturating_sub(1)
+        cache.tips_checked.min(count).saturating_sub(1)
     };
-    for t in &tips[from..] {
+    let tips: Vec<Oid> = lines()
+        .skip(from)
+        .filter_map(|l| std::str::from_utf8(l).ok())
+        .filter_map(|l| Oid::from_str(l).ok())
+        .collect();
+    for t in &tips {
         // The verified tip is an ancestor only when the walk started after it.
         let known =
             *t == tip || history.walked.contains(t) || (!history.complete && Some(*t) == verified);
@@ -142,8 +139,13 @@ fn witnessed(
             findings.push(f);
         }
     }
-    cache.tips_checked = tips.len();
+    cache.tips_checked = count;
     findings
+}
+
+/// What `Oid::from_str` accepts: 1 to 40 hex digits (a shorter one is an abbreviated id).
+fn is_hex_id(l: &[u8]) -> bool {
+    (1..=40).contains(&l.len()) && l.iter().all(u8::is_ascii_hexdigit)
 }
 
 /// Whether a finding is about the witness log. Its id names the length the last verify accepted
@@ -179,12 +181,21 @@ fn witness_unreadable(seen: u64, e: Option<&crate::fsx::FsError>) -> Finding {
 /// Compares the witness log with what the last verify read: it may only have grown. Records
 /// what was read, for [`super::cache::VerifyCache::accept_tips`].
 fn witness_rewritten(cache: &mut VerifyCache, bytes: &[u8]) -> Option<Finding> {
-    let digest = |b: &[u8]| crate::records::fingerprint::sha256_hex(b);
-    cache.tips_read = Some((bytes.len() as u64, digest(bytes)));
-    let (len, sha) = cache.tips_seen.as_ref()?;
-    let kept = usize::try_from(*len).ok().and_then(|n| bytes.get(..n));
+    use sha2::{Digest, Sha256};
+    let hex = |h: Sha256| -> String { h.finalize().iter().map(|b| format!("{b:02x}")).collect() };
+    let seen = cache.tips_seen.as_ref();
+    let kept = seen.and_then(|(len, _)| usize::try_from(*len).ok().and_then(|n| bytes.get(..n)));
+    // One pass: the hash of the accepted prefix, then on to the hash of the whole log.
+    let mut hasher = Sha256::new();
+    let prefix = kept.map(|p| {
+        hasher.update(p);
+        hex(hasher.clone())
+    });
+    hasher.update(&bytes[kept.map_or(0, <[u8]>::len)..]);
+    cache.tips_read = Some((bytes.len() as u64, hex(hasher)));
+    let (len, sha) = seen?;
     match kept {
-        Some(prefix) if digest(prefix) == *sha => None,
+        Some(_) if prefix.as_deref() == Some(sha.as_str()) => None,
         Some(_) => Some(witness_finding(
             *len,
             "the tip witness log .git/rutter/tips was rewritten since the last verify".into(),
@@ -196,23 +207,54 @@ fn witness_rewritten(cache: &mut VerifyCache, bytes: &[u8]) -> Option<Finding> {
     }
 }
 
+/// Whether a finding is about the reflog's accepted prefix (`…:reflog@<bytes>`).
+pub fn is_reflog_finding(f: &Finding) -> bool {
+    f.id.starts_with(&format!(
+        "{}:{RECORDS_REF}:reflog@",
+        Kind::RefUnverifiable.as_str()
+    ))
+}
+
+/// Checks the reflog lines after the prefix the last verify accepted (all of them with `full`,
+/// without a baseline, or when that prefix changed: a rewritten reflog is itself a finding).
 fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -> Vec<Finding> {
     let tip = snap.tip;
-    let log = &snap.reflog;
-    if log.is_empty() {
+    let Some(raw) = snap.reflog.as_ref().filter(|r| !r.bytes.is_empty()) else {
         let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", "").id;
         let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", format!("{RECORDS_REF} has no reflog, so its moves cannot be checked (cannot check). Run `git rutter init` to keep one from now on, then acknowledge this finding: `git rutter verify --ack {id} --reason TEXT`"));
         return vec![f];
-    }
-    let total = log.len();
-    let done = if full {
-        0
-    } else {
-        cache.reflog_checked.min(total)
     };
+    let seen = if full {
+        None
+    } else {
+        cache.reflog_seen.as_ref()
+    };
+    let (prefix, read) = raw.compare(seen);
     let mut findings = Vec::new();
-    // Index 0 is the newest entry; walk the unchecked ones oldest first.
-    for (old, new, seconds, message) in log[..total - done].iter().rev() {
+    let from = match prefix {
+        Prefix::Kept(n) => n,
+        Prefix::Unknown => 0,
+        Prefix::Shorter | Prefix::Rewritten => {
+            let len = seen.map_or(0, |(l, _)| *l);
+            let why = if prefix == Prefix::Shorter {
+                format!(
+                    "is shorter than the last verify read ({} bytes, was {len})",
+                    raw.bytes.len()
+                )
+            } else {
+                "was rewritten since the last verify".to_string()
+            };
+            findings.push(reflog_rewritten(len, &why));
+            0
+        }
+    };
+    let Some(moves) = raw.moves(from) else {
+        let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog-unparseable", format!("the reflog of {RECORDS_REF} holds a line that is not a reflog entry, so its moves cannot be checked (cannot check). See it with `cat .git/logs/{RECORDS_REF}`"));
+        findings.push(f);
+        return findings;
+    };
+    // Oldest first, as the file holds them.
+    for (old, new, seconds, message) in &moves {
         if old.is_zero() || follows(&store.repo, *new, *old) {
             continue;
         }
@@ -227,12 +269,21 @@ fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -
         f.commit = Some(n.to_string());
         findings.push(f);
     }
-    if let Some((_, newest, _, _)) = log.first() {
-        if *newest != tip && !follows(&store.repo, tip, *newest) {
+    // The newest entry may lie in the accepted prefix when nothing was appended since.
+    if let Some(newest) = moves.last().or(raw.last().as_ref()).map(|m| m.1) {
+        if newest != tip && !follows(&store.repo, tip, newest) {
             let n = &tip.to_string()[..7];
             findings.push(Finding::new(Kind::RefRewind, RECORDS_REF, &format!("unlogged-{n}"), format!("{RECORDS_REF} is at {n}, which the reflog never recorded and which does not descend from its last entry")));
         }
     }
-    cache.reflog_checked = total;
+    cache.reflog_read = Some(read);
     findings
+}
+
+/// The reflog no longer starts with the bytes the last verify accepted (`len` of them): it
+/// stays a finding until acknowledged, like a rewritten witness log.
+fn reflog_rewritten(len: u64, why: &str) -> Finding {
+    let key = format!("reflog@{len}");
+    let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, "").id;
+    Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, format!("the reflog of {RECORDS_REF} (.git/logs/{RECORDS_REF}) {why}, so moves it recorded before now cannot be checked (cannot check); every entry it holds now was checked again. `git reflog expire` and `git reflog delete` do this; if you know why it changed, acknowledge it: `git rutter verify --ack {id} --reason TEXT`"))
 }

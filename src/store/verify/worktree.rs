@@ -152,7 +152,7 @@ fn file(
         return Ok(vec![unreadable(store, path, blob, &e)]);
     }
     if working == committed {
-        cache.files.insert(path.to_string(), stamp);
+        cache.file_clean(path, stamp);
         return Ok(vec![]);
     }
     Ok(if working.starts_with(committed) {
@@ -221,7 +221,7 @@ fn per_entry(
     path: &str,
     committed: &[u8],
     working: &[u8],
-    cache: &VerifyCache,
+    cache: &mut VerifyCache,
     what: &str,
 ) -> Vec<Finding> {
     let (old, new) = (
@@ -243,7 +243,7 @@ fn per_entry(
             f.entry = Some(id.clone());
             f.day = day.clone();
             f.commit = cache
-                .entries
+                .entries()
                 .get(id)
                 .map(|c| c[..c.len().min(7)].to_string());
             f.diff = Some(diff.clone());
