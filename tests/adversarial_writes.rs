@@ -667,7 +667,7 @@ fn symlinked_state_files_are_refused_never_written_through() {
         "lock",
         "dedupe",
         "dedupe/recent",
-        "dedupe/keys",
+        "dedupe/shards",
         "verify",
         "records.index",
     ];
@@ -682,7 +682,7 @@ fn symlinked_state_files_are_refused_never_written_through() {
         }
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
         let target = match rel {
-            "dedupe" | "dedupe/keys" | "verify" => out.clone(),
+            "dedupe" | "dedupe/shards" | "verify" => out.clone(),
             _ => out.join("victim.txt"),
         };
         std::os::unix::fs::symlink(&target, &link).unwrap();
@@ -847,7 +847,7 @@ fn a_symlinked_exclude_file_is_not_appended_through_by_init() {
 fn a_hard_linked_dedupe_key_file_is_rebuilt_not_appended() {
     let env = vault_with_one();
     let out = outside(&env);
-    let keys = files_below(&state(&env).join("dedupe/keys"));
+    let keys = files_below(&state(&env).join("dedupe/shards"));
     assert_eq!(keys.len(), 1);
     std::fs::remove_file(&keys[0]).unwrap();
     std::fs::hard_link(out.join("victim.txt"), &keys[0]).unwrap();
@@ -1160,23 +1160,23 @@ fn bad_arguments_in_any_order_exit_zero() {
 #[test]
 fn a_garbage_dedupe_cache_never_lets_a_duplicate_through() {
     type Spoil = fn(&Path);
-    let key_file = |dedupe: &Path| files_below(&dedupe.join("keys"))[0].clone();
+    let key_file = |dedupe: &Path| files_below(&dedupe.join("shards"))[0].clone();
     let cases: Vec<(&str, Spoil)> = vec![
         ("garbage key file", |d| {
-            let k = files_below(&d.join("keys"))[0].clone();
+            let k = files_below(&d.join("shards"))[0].clone();
             std::fs::write(k, b"\x00\xffgarbage").unwrap();
         }),
         ("torn key file", |d| {
-            let k = files_below(&d.join("keys"))[0].clone();
+            let k = files_below(&d.join("shards"))[0].clone();
             let text = std::fs::read(&k).unwrap();
             std::fs::write(&k, &text[..text.len() - 5]).unwrap();
         }),
         ("emptied key file", |d| {
-            let k = files_below(&d.join("keys"))[0].clone();
+            let k = files_below(&d.join("shards"))[0].clone();
             std::fs::write(k, b"").unwrap();
         }),
         ("key file is a folder", |d| {
-            let k = files_below(&d.join("keys"))[0].clone();
+            let k = files_below(&d.join("shards"))[0].clone();
             std::fs::remove_file(&k).unwrap();
             std::fs::create_dir(&k).unwrap();
         }),
@@ -1195,8 +1195,8 @@ fn a_garbage_dedupe_cache_never_lets_a_duplicate_through() {
             )
             .unwrap();
         }),
-        ("keys folder removed", |d| {
-            std::fs::remove_dir_all(d.join("keys")).unwrap()
+        ("shards folder removed", |d| {
+            std::fs::remove_dir_all(d.join("shards")).unwrap()
         }),
         ("dedupe folder removed", |d| {
             std::fs::remove_dir_all(d).unwrap()
@@ -1366,4 +1366,55 @@ fn concurrent_captures_without_the_lock_are_each_committed_once() {
     }
     assert_eq!(env.rutter(&["verify"]).code, 0);
     assert_sane_ref(&env);
+}
+
+/// Two sessions whose ids share a shard file (`dedupe/shards/<aa>`): garbage in that file costs
+/// neither session its keys; the shard is rebuilt holding both.
+#[test]
+fn a_garbage_shard_is_rebuilt_with_every_session_it_holds() {
+    use sha2::{Digest, Sha256};
+    let shard_of = |sid: &str| format!("{:02x}", Sha256::digest(sid.as_bytes())[0]);
+    let first = "session-0".to_string();
+    let second = (1..)
+        .map(|i| format!("session-{i}"))
+        .find(|s| shard_of(s) == shard_of(&first))
+        .unwrap();
+    let env = Env::git_vault();
+    let capture = |sec: u32, summary: &str, sid: &str| {
+        let mut c = env.cmd();
+        c.env(
+            "RUTTER_TIMESTAMP",
+            format!("2026-11-30T12:00:{sec:02}.000Z"),
+        )
+        .args(["capture", "--summary", summary, "--session", sid]);
+        let r = run_with_stdin(&mut c, b"");
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+        r
+    };
+    capture(1, "Alpha.", &first);
+    capture(2, "Beta.", &second);
+    let shards = files_below(&state(&env).join("dedupe/shards"));
+    assert_eq!(shards.len(), 1, "{shards:?}");
+    assert!(std::fs::read_to_string(&shards[0])
+        .unwrap()
+        .starts_with("rutter-keys 2 2\n"));
+    std::fs::write(&shards[0], b"rutter-keys 2 9\ngarbage\n").unwrap();
+    let again = capture(3, "Alpha.", &first);
+    assert!(
+        again.stderr.contains("already recorded"),
+        "{}",
+        again.stderr
+    );
+    let again = capture(4, "Beta.", &second);
+    assert!(
+        again.stderr.contains("already recorded"),
+        "{}",
+        again.stderr
+    );
+    let text = std::fs::read_to_string(&shards[0]).unwrap();
+    assert!(
+        text.starts_with("rutter-keys 2 2\n"),
+        "rebuilt whole: {text}"
+    );
+    assert_all_committed(&env, &["Alpha.", "Beta."]);
 }

@@ -3,7 +3,9 @@
 //!
 //! Layout under this worktree's state folder (`.git/rutter/` or the XDG state folder): the
 //! watermarks (see [`super::watermarks`]) say how many bytes of each day file have been
-//! ingested; `dedupe/keys/<aa>/<session hash>` holds one key hash per line. Day files only
+//! ingested; `dedupe/shards/<aa>` holds the key hashes of every session whose id hashes to
+//! `<aa>…`, one `<session> <key>` per line (256 files at most: one file per session made a
+//! ten-year vault's cold build create 35,000 files, most of `init`'s time). Day files only
 //! grow, so a changed size means "ingest the tail"; a shrunk or `@1` file is re-read whole; a
 //! missing or unreadable cache is rebuilt from the day files. Everything here is disposable.
 //!
@@ -38,10 +40,22 @@ pub struct DedupeCache {
     complete: bool,
     /// The files on disk cannot be believed (a write failed, or the folder cannot be opened).
     untrusted: bool,
-    /// `keys/<aa>/` folders opened so far: a cold build writes tens of thousands of key files,
-    /// and opening `keys` and its shard twice per session was most of `init`'s system time.
-    shards: std::cell::RefCell<HashMap<String, Dir>>,
+    /// Shard files read so far (by `<aa>`), and which of them changed since written.
+    shards: HashMap<String, Shard>,
+    dirty: HashSet<String>,
 }
+
+/// One shard file as read: session (the rest of its hash) → its key hashes.
+enum Shard {
+    Missing,
+    Valid(HashMap<String, HashSet<String>>),
+    /// Not a shard file as written, or not readable as a regular file.
+    Corrupt,
+}
+
+/// The folder of the shard files (a new name: the per-session `keys/` folders of older
+/// versions are left alone and never read).
+const SHARDS: &str = "shards";
 
 /// What a session's key file holds.
 enum Keys {
@@ -66,7 +80,7 @@ impl DedupeCache {
             .flatten();
         let mut marks = Watermarks::load(dir.as_ref());
         // Marks without keys would answer "not seen" for everything ingested: start over.
-        if dir.as_ref().is_some_and(|d| d.stat("keys").is_none()) {
+        if dir.as_ref().is_some_and(|d| d.stat(SHARDS).is_none()) {
             marks.dir_mtime = i64::MIN;
             marks.replace_all(BTreeMap::new());
         }
@@ -79,7 +93,8 @@ impl DedupeCache {
             pending: HashMap::new(),
             known: HashMap::new(),
             complete: false,
-            shards: Default::default(),
+            shards: HashMap::new(),
+            dirty: HashSet::new(),
         };
         if cache.sessions.is_none() {
             return cache;
@@ -168,6 +183,9 @@ impl DedupeCache {
         self.read_everything();
         if self.writable && !self.untrusted {
             self.rewrite_keys(sid);
+            if !self.write_dirty() {
+                self.untrusted = true;
+            }
         }
         self.known.get(sid).is_some_and(|k| k.contains(&want))
     }
@@ -265,104 +283,122 @@ impl DedupeCache {
         }
     }
 
-    /// The key file of session `sid`.
-    fn read_keys(&self, sid: &str) -> Keys {
-        if self.dir.is_none() {
-            return Keys::Corrupt;
-        }
+    /// The keys of session `sid`, from its shard file (read once per run).
+    fn read_keys(&mut self, sid: &str) -> Keys {
         let (aa, rest) = session_file(sid);
-        let read = self.with_shard(&aa, false, |folder| match folder.read(&rest) {
-            Ok(None) => Keys::Missing,
-            Ok(Some(bytes)) => parse_keys(&bytes).map_or(Keys::Corrupt, Keys::Valid),
-            Err(_) => Keys::Corrupt,
-        });
-        match read {
-            Ok(Some(keys)) => keys,
-            Ok(None) => Keys::Missing,
-            Err(()) => Keys::Corrupt,
+        match self.shard(&aa) {
+            Shard::Missing => Keys::Missing,
+            Shard::Valid(map) => map.get(&rest).cloned().map_or(Keys::Missing, Keys::Valid),
+            Shard::Corrupt => Keys::Corrupt,
         }
     }
 
-    /// Runs `f` on the folder `keys/<aa>/` (created when `create`), opened once per run:
-    /// `Ok(None)` when it does not exist, `Err` when it cannot be opened.
-    fn with_shard<R>(
-        &self,
-        aa: &str,
-        create: bool,
-        f: impl FnOnce(&Dir) -> R,
-    ) -> Result<Option<R>, ()> {
-        let mut shards = self.shards.borrow_mut();
-        if !shards.contains_key(aa) {
-            let dir = self.dir.as_ref().ok_or(())?;
-            match dir.open_dir(&format!("keys/{aa}"), create) {
-                Ok(Some(d)) => {
-                    shards.insert(aa.to_string(), d);
-                }
-                Ok(None) => return Ok(None),
-                Err(_) => return Err(()),
-            }
+    /// The shard `<aa>`, read the first time it is asked for.
+    fn shard(&mut self, aa: &str) -> &Shard {
+        if !self.shards.contains_key(aa) {
+            let read = match &self.dir {
+                None => Shard::Corrupt,
+                Some(dir) => match dir.open_dir(SHARDS, false) {
+                    Ok(None) => Shard::Missing,
+                    Err(_) => Shard::Corrupt,
+                    Ok(Some(shards)) => match shards.read(aa) {
+                        Ok(None) => Shard::Missing,
+                        Ok(Some(bytes)) => parse_shard(&bytes).map_or(Shard::Corrupt, Shard::Valid),
+                        Err(_) => Shard::Corrupt,
+                    },
+                },
+            };
+            self.shards.insert(aa.to_string(), read);
         }
-        Ok(shards.get(aa).map(f))
+        &self.shards[aa]
     }
 
-    /// Writes each session's new keys into its file (replaced whole, so it is never torn); a
-    /// file that cannot be believed is first rebuilt from the day files. A failure makes the
-    /// cache untrusted.
+    /// Writes each session's new keys into its shard (each changed shard replaced whole once,
+    /// so it is never torn); a shard that cannot be believed is first rebuilt from the day
+    /// files. A failure makes the cache untrusted.
     fn flush_keys(&mut self) {
         if !self.writable || self.untrusted {
             self.pending.clear();
             return;
         }
         for (sid, keys) in std::mem::take(&mut self.pending) {
-            let (have, fresh) = match self.read_keys(&sid) {
+            match self.read_keys(&sid) {
                 Keys::Corrupt => {
                     self.read_everything();
-                    (None, false)
+                    self.rewrite_keys(&sid);
                 }
-                Keys::Missing => (Some(HashSet::new()), true),
-                Keys::Valid(have) => (Some(have), false),
-            };
-            let written = match have {
-                Some(have) if keys.iter().all(|k| have.contains(k)) => true,
-                Some(mut have) => {
+                Keys::Valid(have) if keys.iter().all(|k| have.contains(k)) => {}
+                Keys::Valid(mut have) => {
                     have.extend(keys);
-                    self.write_key_file(&sid, &have, fresh)
+                    self.set_keys(&sid, have);
                 }
-                None => self.rewrite_keys(&sid),
-            };
-            if !written {
-                self.untrusted = true;
+                Keys::Missing => self.set_keys(&sid, keys.into_iter().collect()),
             }
+        }
+        if !self.write_dirty() {
+            self.untrusted = true;
         }
     }
 
-    /// Replaces the key file of `sid` with every key `known` holds for it.
-    fn rewrite_keys(&self, sid: &str) -> bool {
+    /// Sets the keys of `sid` to every key `known` holds for it; a corrupt shard is rebuilt
+    /// whole from `known` (complete by then: every day file was read).
+    fn rewrite_keys(&mut self, sid: &str) {
+        let (aa, _) = session_file(sid);
+        if matches!(self.shard(&aa), Shard::Corrupt) {
+            let mut map: HashMap<String, HashSet<String>> = HashMap::new();
+            for (other, keys) in &self.known {
+                let (a, rest) = session_file(other);
+                if a == aa {
+                    map.insert(rest, keys.clone());
+                }
+            }
+            self.shards.insert(aa.clone(), Shard::Valid(map));
+            self.dirty.insert(aa);
+            return;
+        }
         let keys = self.known.get(sid).cloned().unwrap_or_default();
-        self.write_keys(sid, &keys)
+        self.set_keys(sid, keys);
     }
 
-    fn write_keys(&self, sid: &str, keys: &HashSet<String>) -> bool {
-        self.write_key_file(sid, keys, false)
+    /// Replaces the keys of `sid` in its (readable) shard, to be written by [`Self::write_dirty`].
+    fn set_keys(&mut self, sid: &str, keys: HashSet<String>) {
+        let (aa, rest) = session_file(sid);
+        self.shard(&aa);
+        let map = match self.shards.get_mut(&aa) {
+            Some(Shard::Valid(map)) => map,
+            _ => {
+                self.shards.insert(aa.clone(), Shard::Valid(HashMap::new()));
+                match self.shards.get_mut(&aa) {
+                    Some(Shard::Valid(map)) => map,
+                    _ => return,
+                }
+            }
+        };
+        map.insert(rest, keys);
+        self.dirty.insert(aa);
     }
 
-    /// Writes the key file of `sid`. `fresh`: there is none yet (read under the lock just
-    /// before), so it is created in place (`O_EXCL`) instead of through a temp file and a
-    /// rename; a write cut short leaves a file whose count does not match, which reads as
-    /// corrupt and is rebuilt, never as "not seen".
-    fn write_key_file(&self, sid: &str, keys: &HashSet<String>, fresh: bool) -> bool {
+    /// Writes every changed shard (temp file and rename, relative to the folder's handle);
+    /// `false` when one could not be written.
+    fn write_dirty(&mut self) -> bool {
+        if self.dirty.is_empty() {
+            return true;
+        }
         if crate::failpoint::check("dedupe-write").is_err() {
             return false;
         }
-        let (aa, rest) = session_file(sid);
-        let text = render_keys(keys);
-        let written = self.with_shard(&aa, true, |folder| {
-            if fresh && matches!(folder.create_new(&rest, text.as_bytes()), Ok(true)) {
-                return true;
+        let Some(Ok(Some(folder))) = self.dir.as_ref().map(|d| d.open_dir(SHARDS, true)) else {
+            return false;
+        };
+        let mut ok = true;
+        for aa in std::mem::take(&mut self.dirty) {
+            if let Some(Shard::Valid(map)) = self.shards.get(&aa) {
+                ok &= folder
+                    .write_atomic(&aa, render_shard(map).as_bytes())
+                    .is_ok();
             }
-            folder.write_atomic(&rest, text.as_bytes()).is_ok()
-        });
-        written == Ok(Some(true))
+        }
+        ok
     }
 }
 
@@ -376,25 +412,28 @@ fn key_hash(key: &str) -> String {
     fingerprint::sha256_hex(key.as_bytes())[..32].to_string()
 }
 
-/// The first line of a key file: its format and how many keys follow.
-const KEYS_MAGIC: &str = "rutter-keys 1";
+/// The first line of a shard file: its format and how many lines follow.
+const KEYS_MAGIC: &str = "rutter-keys 2";
 
-/// A key file: `rutter-keys 1 <n>`, then the `n` keys sorted, one per line.
-fn render_keys(keys: &HashSet<String>) -> String {
-    let mut sorted: Vec<&String> = keys.iter().collect();
-    sorted.sort();
-    let mut out = format!("{KEYS_MAGIC} {}\n", sorted.len());
-    for k in sorted {
-        out.push_str(k);
+/// A shard file: `rutter-keys 2 <n>`, then `n` lines `<session> <key>` sorted.
+fn render_shard(map: &HashMap<String, HashSet<String>>) -> String {
+    let mut lines: Vec<String> = map
+        .iter()
+        .flat_map(|(sid, keys)| keys.iter().map(move |k| format!("{sid} {k}")))
+        .collect();
+    lines.sort();
+    let mut out = format!("{KEYS_MAGIC} {}\n", lines.len());
+    for l in lines {
+        out.push_str(&l);
         out.push('\n');
     }
     out
 }
 
-/// The keys of a key file: the header line, then exactly as many lines of 32 lowercase hex
-/// digits as it says, each ended by a newline; `None` for anything else (an emptied, torn or
-/// foreign file is never read as "no keys").
-fn parse_keys(bytes: &[u8]) -> Option<HashSet<String>> {
+/// The sessions and keys of a shard file: the header line, then exactly as many lines of
+/// `<30 hex> <32 hex>` (lowercase) as it says, each ended by a newline, none twice; `None` for
+/// anything else (an emptied, torn or foreign file is never read as "no keys").
+fn parse_shard(bytes: &[u8]) -> Option<HashMap<String, HashSet<String>>> {
     let text = std::str::from_utf8(bytes).ok()?;
     let body = text.strip_suffix('\n')?;
     let mut lines = body.split('\n');
@@ -404,18 +443,28 @@ fn parse_keys(bytes: &[u8]) -> Option<HashSet<String>> {
         .strip_prefix(' ')?
         .parse()
         .ok()?;
-    let mut keys = HashSet::new();
+    let hex = |s: &str, n: usize| {
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let mut map: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut seen = 0;
     for line in lines {
-        let hex = line.len() == 32
-            && line
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if !hex {
+        let (sid, key) = line.split_once(' ')?;
+        if !hex(sid, 30) || !hex(key, 32) {
             return None;
         }
-        keys.insert(line.to_string());
+        if !map
+            .entry(sid.to_string())
+            .or_default()
+            .insert(key.to_string())
+        {
+            return None;
+        }
+        seen += 1;
     }
-    (keys.len() == count).then_some(keys)
+    (seen == count).then_some(map)
 }
 
 #[cfg(test)]
@@ -423,43 +472,61 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn shard_of(pairs: &[(&str, &str)]) -> HashMap<String, HashSet<String>> {
+        let mut map: HashMap<String, HashSet<String>> = HashMap::new();
+        for (sid, key) in pairs {
+            map.entry(sid.to_string())
+                .or_default()
+                .insert(key.to_string());
+        }
+        map
+    }
+
     proptest! {
-        /// The key file reader never panics on any bytes, and what it accepts has its header.
+        /// The shard reader never panics on any bytes, and what it accepts has its header.
         #[test]
-        fn key_files_parse_only_as_written(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
-            if let Some(keys) = parse_keys(&bytes) {
-                prop_assert!(keys.iter().all(|k| k.len() == 32));
+        fn shard_files_parse_only_as_written(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            if let Some(map) = parse_shard(&bytes) {
+                prop_assert!(map.iter().all(|(s, ks)| s.len() == 30 && ks.iter().all(|k| k.len() == 32)));
                 prop_assert!(bytes.starts_with(KEYS_MAGIC.as_bytes()));
             }
         }
 
         #[test]
-        fn written_keys_read_back(keys in proptest::collection::hash_set("[0-9a-f]{32}", 0..20)) {
-            prop_assert_eq!(parse_keys(render_keys(&keys).as_bytes()), Some(keys));
+        fn written_shards_read_back(
+            pairs in proptest::collection::vec(("[0-9a-f]{30}", "[0-9a-f]{32}"), 0..20)
+        ) {
+            let pairs: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let map = shard_of(&pairs);
+            prop_assert_eq!(parse_shard(render_shard(&map).as_bytes()), Some(map));
         }
     }
 
     #[test]
-    fn emptied_torn_or_foreign_key_files_do_not_parse() {
+    fn emptied_torn_or_foreign_shard_files_do_not_parse() {
+        let sid = "0123456789abcdef0123456789abcd";
         let key = "0123456789abcdef0123456789abcdef";
-        let one = HashSet::from([key.to_string()]);
-        let good = render_keys(&one);
-        assert_eq!(parse_keys(good.as_bytes()), Some(one));
+        let one = shard_of(&[(sid, key)]);
+        let good = render_shard(&one);
+        assert_eq!(parse_shard(good.as_bytes()), Some(one));
         for bad in [
             String::new(),
-            format!("{key}\n"),
+            format!("{sid} {key}\n"),
             good[..good.len() - 1].to_string(),
             good[..good.len() - 5].to_string(),
-            format!("{KEYS_MAGIC} 2\n{key}\n"),
-            format!("{KEYS_MAGIC} 1\n{}\n", key.to_uppercase()),
+            format!("{KEYS_MAGIC} 2\n{sid} {key}\n"),
+            format!("{KEYS_MAGIC} 2\n{sid} {key}\n{sid} {key}\n"),
+            format!("{KEYS_MAGIC} 1\n{sid} {}\n", key.to_uppercase()),
+            format!("{KEYS_MAGIC} 1\n{key}\n"),
+            format!("rutter-keys 1 1\n{key}\n"),
             format!("{KEYS_MAGIC} 0\n\n"),
             "garbage\n".to_string(),
         ] {
-            assert!(parse_keys(bad.as_bytes()).is_none(), "{bad:?}");
+            assert!(parse_shard(bad.as_bytes()).is_none(), "{bad:?}");
         }
         assert_eq!(
-            parse_keys(format!("{KEYS_MAGIC} 0\n").as_bytes()),
-            Some(HashSet::new())
+            parse_shard(format!("{KEYS_MAGIC} 0\n").as_bytes()),
+            Some(HashMap::new())
         );
     }
 }
