@@ -342,6 +342,14 @@ impl Dir {
         }
     }
 
+    /// Removes the empty folder `name` (never through a symlink); a missing one is not an error.
+    pub fn remove_dir(&self, name: &str) -> Result<(), FsError> {
+        match rfs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(io_err(&self.path.join(name), e)),
+        }
+    }
+
     /// The names of the directory's entries (excluding `.` and `..`), unsorted, read through
     /// the descriptor this `Dir` holds (never by path, which a swapped symlink could redirect);
     /// names that are not UTF-8 are left out.

@@ -1418,3 +1418,31 @@ fn a_garbage_shard_is_rebuilt_with_every_session_it_holds() {
     );
     assert_all_committed(&env, &["Alpha.", "Beta."]);
 }
+
+/// `init` removes the one-file-per-session `dedupe/keys/` of older versions through folder
+/// handles: a symlinked shard folder is unlinked, never followed.
+#[test]
+fn init_removes_the_legacy_key_folder_without_following_links() {
+    let env = vault_with_one();
+    let out = outside(&env);
+    let keys = state(&env).join("dedupe/keys");
+    std::fs::create_dir_all(keys.join("ab")).unwrap();
+    std::fs::write(
+        keys.join("ab/cdef"),
+        "rutter-keys 1 1\n0123456789abcdef0123456789abcdef\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&out, keys.join("cd")).unwrap();
+    let before = snapshot(&out);
+    let r = env.rutter(&["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!keys.exists(), "the legacy folder is gone");
+    assert_eq!(snapshot(&out), before, "nothing outside was touched");
+    assert!(state(&env).join("dedupe/shards").is_dir());
+    let again = cap(&env, 0, "Zero.", "");
+    assert!(
+        again.stderr.contains("already recorded"),
+        "{}",
+        again.stderr
+    );
+}

@@ -141,7 +141,11 @@ impl DedupeCache {
                 .ok()
                 .flatten()
         });
-        DedupeCache::load(&vault.worktree_state_dir(), sessions.as_ref(), "", true).save();
+        let mut cache = DedupeCache::load(&vault.worktree_state_dir(), sessions.as_ref(), "", true);
+        if let Some(dir) = &cache.dir {
+            remove_legacy_keys(dir);
+        }
+        cache.save();
         Ok(())
     }
 
@@ -400,6 +404,30 @@ impl DedupeCache {
         }
         ok
     }
+}
+
+/// Removes `keys/`, the one-file-per-session layout of older versions (tens of thousands of
+/// files on a long-used vault, never read now). Only `init` and `sync` do it, never a capture:
+/// it can take seconds. Best effort, through folder handles; anything unexpected is left alone.
+fn remove_legacy_keys(dedupe: &Dir) {
+    let Ok(Some(keys)) = dedupe.open_dir("keys", false) else {
+        return;
+    };
+    for shard in keys.list().unwrap_or_default() {
+        match keys.open_dir(&shard, false) {
+            Ok(Some(folder)) => {
+                for name in folder.list().unwrap_or_default() {
+                    let _ = folder.remove(&name);
+                }
+                let _ = keys.remove_dir(&shard);
+            }
+            // A file or a symbolic link: the name itself is unlinked, nothing it points to.
+            _ => {
+                let _ = keys.remove(&shard);
+            }
+        }
+    }
+    let _ = dedupe.remove_dir("keys");
 }
 
 /// `(aa, rest)`: the sha256 of a session id, split into its folder and file name.
