@@ -185,38 +185,7 @@ fn a_rewritten_history_is_found_even_with_a_clean_reflog() {
         "\"summary\":\"First decision.\"",
         "\"summary\":\"First decision, quietly changed.\"",
     );
-    // Real git plumbing, through a scratch index: the tip's tree with the edited day file.
-    let file = env.root().join("edited.md");
-    std::fs::write(&file, &edited).unwrap();
-    let blob = env.git(&["hash-object", "-w", file.to_str().unwrap()]);
-    let index = env.root().join("scratch.index");
-    let scratch = [("GIT_INDEX_FILE", index.to_str().unwrap())];
-    let git = |args: &[&str]| {
-        let r = env.git_with(args, &scratch);
-        assert_eq!(r.code, 0, "git {args:?}: {}", r.stderr);
-        r.stdout.trim().to_string()
-    };
-    git(&["read-tree", "refs/rutter/records"]);
-    let cacheinfo = format!("100644,{},{day}", blob.trim());
-    git(&["update-index", "--cacheinfo", &cacheinfo]);
-    let tree = git(&["write-tree"]);
-    let tip = git(&["rev-parse", "refs/rutter/records"]);
-    let forged = git(&[
-        "commit-tree",
-        &tree,
-        "-p",
-        &tip,
-        "-m",
-        "rutter: capture 2026-11-30",
-    ]);
-    git(&[
-        "update-ref",
-        "-m",
-        "looks like a capture",
-        "refs/rutter/records",
-        &forged,
-        &tip,
-    ]);
+    forge_commit_with(&env, &day, &edited, "looks like a capture");
     env.write(&day, &edited);
     assert_names(&env, "history-rewrite", "20261130T100000000Z");
     let full = env.rutter(&["verify", "--full", "--porcelain"]);
@@ -888,33 +857,7 @@ fn a_history_checked_on_two_threads_gives_the_same_findings() {
         "\"summary\":\"First decision.\"",
         "\"summary\":\"Changed.\"",
     );
-    let file = env.root().join("edited.md");
-    std::fs::write(&file, &edited).unwrap();
-    let blob = env.git(&["hash-object", "-w", file.to_str().unwrap()]);
-    let index = env.root().join("scratch.index");
-    let scratch = [("GIT_INDEX_FILE", index.to_str().unwrap())];
-    let git = |args: &[&str]| {
-        let r = env.git_with(args, &scratch);
-        assert_eq!(r.code, 0, "git {args:?}: {}", r.stderr);
-        r.stdout.trim().to_string()
-    };
-    git(&["read-tree", "refs/rutter/records"]);
-    git(&[
-        "update-index",
-        "--cacheinfo",
-        &format!("100644,{},{day}", blob.trim()),
-    ]);
-    let tree = git(&["write-tree"]);
-    let tip = git(&["rev-parse", "refs/rutter/records"]);
-    let forged = git(&[
-        "commit-tree",
-        &tree,
-        "-p",
-        &tip,
-        "-m",
-        "rutter: capture 2026-11-30",
-    ]);
-    git(&["update-ref", "refs/rutter/records", &forged, &tip]);
+    forge_commit_with(&env, &day, &edited, "forged");
     env.write(&day, &edited);
     for i in 0..3 {
         let ts = format!("2026-11-30T11:0{i}:00.000Z");
@@ -947,4 +890,34 @@ fn a_history_checked_on_two_threads_gives_the_same_findings() {
     let added_by = rewrite["commit"].as_str().unwrap();
     let msg = env.git(&["log", "-1", "--format=%B", added_by]);
     assert!(msg.contains("Rutter-Entry: 20261130T100000000Z"), "{msg}");
+}
+
+/// Real git plumbing, through a scratch index: a commit on the tip whose tree holds `day` as
+/// `edited`, set as the ref's tip with reflog message `why` (the working file is left alone).
+fn forge_commit_with(env: &Env, day: &str, edited: &str, why: &str) {
+    let file = env.root().join("edited.md");
+    std::fs::write(&file, edited).unwrap();
+    let blob = env.git(&["hash-object", "-w", file.to_str().unwrap()]);
+    let index = env.root().join("scratch.index");
+    let scratch = [("GIT_INDEX_FILE", index.to_str().unwrap())];
+    let git = |args: &[&str]| {
+        let r = env.git_with(args, &scratch);
+        assert_eq!(r.code, 0, "git {args:?}: {}", r.stderr);
+        r.stdout.trim().to_string()
+    };
+    git(&["read-tree", "refs/rutter/records"]);
+    let cacheinfo = format!("100644,{},{day}", blob.trim());
+    git(&["update-index", "--cacheinfo", &cacheinfo]);
+    let tree = git(&["write-tree"]);
+    let tip = git(&["rev-parse", "refs/rutter/records"]);
+    let message = "rutter: capture 2026-11-30";
+    let forged = git(&["commit-tree", &tree, "-p", &tip, "-m", message]);
+    git(&[
+        "update-ref",
+        "-m",
+        why,
+        "refs/rutter/records",
+        &forged,
+        &tip,
+    ]);
 }

@@ -10,8 +10,13 @@
 
 use anstyle::{AnsiColor, Style};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
-static ON: AtomicBool = AtomicBool::new(false);
+/// Whether stdout was a terminal when the command started (before the pager took it).
+static TERMINAL: AtomicBool = AtomicBool::new(false);
+/// The decision, made the first time something is painted: a command that paints nothing
+/// (JSON, a hook) never reads git's config for it.
+static ON: OnceLock<bool> = OnceLock::new();
 
 pub const RED: Style = AnsiColor::Red.on_default();
 pub const GREEN: Style = AnsiColor::Green.on_default();
@@ -19,13 +24,18 @@ pub const YELLOW: Style = AnsiColor::Yellow.on_default();
 pub const CYAN: Style = AnsiColor::Cyan.on_default();
 pub const BOLD_RED: Style = AnsiColor::Red.on_default().bold();
 
-/// Decides once, before the pager takes stdout, whether this run paints.
+/// Notes, before the pager takes stdout, whether stdout is a terminal.
 pub fn init(stdout_is_terminal: bool) {
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    ON.store(
-        decide(no_color, color_ui().as_deref(), stdout_is_terminal),
-        Ordering::Relaxed,
-    );
+    TERMINAL.store(stdout_is_terminal, Ordering::Relaxed);
+}
+
+fn on() -> bool {
+    *ON.get_or_init(|| {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let terminal = TERMINAL.load(Ordering::Relaxed);
+        // NO_COLOR decides alone: git's config is not read.
+        !no_color && decide(false, color_ui().as_deref(), terminal)
+    })
 }
 
 /// `NO_COLOR` wins; then `color.ui` as git reads it (`always`; `never`/`false`; `auto`, `true`
@@ -48,7 +58,7 @@ fn color_ui() -> Option<String> {
 
 /// `text` in `style` when colour is on.
 pub fn paint(style: Style, text: &str) -> String {
-    if ON.load(Ordering::Relaxed) {
+    if on() {
         format!("{style}{text}{style:#}")
     } else {
         text.to_string()
@@ -74,7 +84,7 @@ pub fn marks(text: &str) -> String {
         ("[not committed yet]", YELLOW),
         ("[STALE", YELLOW),
     ];
-    if !ON.load(Ordering::Relaxed) {
+    if !on() {
         return text.to_string();
     }
     let mut out = text.to_string();
@@ -86,7 +96,7 @@ pub fn marks(text: &str) -> String {
 
 /// A unified diff (any indentation) with removed lines red, added green, hunks cyan.
 pub fn diff(text: &str) -> String {
-    if !ON.load(Ordering::Relaxed) {
+    if !on() {
         return text.to_string();
     }
     let lines: Vec<String> = text.lines().map(diff_line).collect();

@@ -96,12 +96,7 @@ pub enum Command {
 
 /// Runs a parsed command and returns the process exit status.
 pub fn run(cli: Cli) -> i32 {
-    if !matches!(
-        cli.command,
-        Command::Capture(_) | Command::Mcp(_) | Command::Hook(_)
-    ) {
-        color::init(std::io::IsTerminal::is_terminal(&std::io::stdout()));
-    }
+    color::init(std::io::IsTerminal::is_terminal(&std::io::stdout()));
     let pager = match cli.command {
         Command::Recent(_)
         | Command::Log(_)
@@ -155,6 +150,15 @@ fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
             EXIT_CANNOT_RUN
         }
     }
+}
+
+/// Opens the vault's record store, or says why not on stderr and gives the exit status 2
+/// (for commands whose exit 1 means "findings").
+pub fn open_store(vault: &crate::vault::Vault) -> Result<crate::store::Store, i32> {
+    crate::store::Store::open(vault).map_err(|e| {
+        eprintln!("git-rutter: {e}");
+        EXIT_CANNOT_RUN
+    })
 }
 
 /// Writes to stdout; a closed pipe (`git rutter recent | head`) is not an error.

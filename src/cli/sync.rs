@@ -2,7 +2,6 @@
 
 use crate::clock;
 use crate::store::sync::{Action, SyncError, SyncReport};
-use crate::store::Store;
 use std::path::PathBuf;
 
 /// Send and receive records through a git remote you own, so every machine has them all.
@@ -37,12 +36,9 @@ pub struct Args {
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
-    let store = match Store::open(&vault) {
+    let store = match super::open_store(&vault) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("git-rutter: {e}");
-            return Ok(super::EXIT_CANNOT_RUN);
-        }
+        Err(code) => return Ok(code),
     };
     if let (true, Some(remote)) = (args.setup, args.remote.as_deref()) {
         match store.setup_sync(remote, args.force) {

@@ -47,12 +47,9 @@ pub struct Args {
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
-    let store = match Store::open(&vault) {
+    let store = match super::open_store(&vault) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("git-rutter: {e}");
-            return Ok(super::EXIT_CANNOT_RUN);
-        }
+        Err(code) => return Ok(code),
     };
     if let (Some(id), Some(reason)) = (&args.ack, &args.reason) {
         return acknowledge(&store, id, reason);
