@@ -364,21 +364,18 @@ impl DedupeCache {
         self.set_keys(sid, keys);
     }
 
-    /// Replaces the keys of `sid` in its (readable) shard, to be written by [`Self::write_dirty`].
+    /// Replaces the keys of `sid` in its shard (read first; one that is missing starts empty),
+    /// to be written by [`Self::write_dirty`]. Callers rebuild a corrupt shard instead.
     fn set_keys(&mut self, sid: &str, keys: HashSet<String>) {
         let (aa, rest) = session_file(sid);
         self.shard(&aa);
-        let map = match self.shards.get_mut(&aa) {
-            Some(Shard::Valid(map)) => map,
-            _ => {
-                self.shards.insert(aa.clone(), Shard::Valid(HashMap::new()));
-                match self.shards.get_mut(&aa) {
-                    Some(Shard::Valid(map)) => map,
-                    _ => return,
-                }
-            }
-        };
-        map.insert(rest, keys);
+        let shard = self.shards.entry(aa.clone()).or_insert(Shard::Missing);
+        if !matches!(shard, Shard::Valid(_)) {
+            *shard = Shard::Valid(HashMap::new());
+        }
+        if let Shard::Valid(map) = shard {
+            map.insert(rest, keys);
+        }
         self.dirty.insert(aa);
     }
 
