@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::Env;
+use common::{in_ref, Env};
 use std::time::{Duration, Instant};
 
 const DAY: &str = "_librarian/sessions/2026-11-30.md";
@@ -37,7 +37,7 @@ fn a_note_too_large_to_hash_is_left_out_with_a_message_and_the_entry_is_captured
         r.stderr
     );
     assert!(r.stderr.contains("committed "), "{}", r.stderr);
-    let committed = env.git(&["show", &format!("refs/rutter/records:{DAY}")]);
+    let committed = env.git(&["show", &format!("refs/rutter/records:{}", in_ref(DAY))]);
     let line = committed
         .lines()
         .find(|l| l.contains("Decided with a huge note beside."))
@@ -66,7 +66,7 @@ fn a_note_just_over_the_limit_is_left_out_and_one_under_it_is_cited() {
         "{}",
         r.stderr
     );
-    let committed = env.git(&["show", &format!("refs/rutter/records:{DAY}")]);
+    let committed = env.git(&["show", &format!("refs/rutter/records:{}", in_ref(DAY))]);
     assert!(
         committed.contains("\"path\":\"Notes/under.md\""),
         "{committed}"

@@ -87,7 +87,7 @@ fn commit_of(env: &Env, entry: &str) -> String {
 /// The committed bytes of a record file.
 fn committed(env: &Env, path: &str) -> Vec<u8> {
     let out = std::process::Command::new("git")
-        .args(["show", &format!("refs/rutter/records:{path}")])
+        .args(["show", &format!("refs/rutter/records:{}", in_ref(path))])
         .current_dir(&env.vault)
         .output()
         .unwrap();

@@ -74,7 +74,10 @@ fn a_capture_is_one_pure_append_commit_that_git_reads() {
         .to_string();
     let committed = env.git(&[
         "show",
-        &format!("refs/rutter/records:_librarian/sessions/{day}.md"),
+        &format!(
+            "refs/rutter/records:_librarian/sessions/{}/{day}.md",
+            &day[..4]
+        ),
     ]);
     assert_eq!(
         committed,

@@ -247,8 +247,11 @@ fn a_hand_broken_day_file_is_appended_to_never_rewritten() {
     let committed = env.git(&[
         "show",
         &format!(
-            "refs/rutter/records:_librarian/sessions/{}",
-            day.file_name().unwrap().to_string_lossy()
+            "refs/rutter/records:{}",
+            in_ref(&format!(
+                "_librarian/sessions/{}",
+                day.file_name().unwrap().to_string_lossy()
+            ))
         ),
     ]);
     assert!(

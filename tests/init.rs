@@ -39,14 +39,14 @@ fn init_makes_a_repository_without_touching_branches_and_adopts_records() {
         listing.lines().collect::<Vec<_>>(),
         [
             "_librarian/positions/2026-08.md",
-            "_librarian/sessions/2026-10-09.md",
+            "_librarian/sessions/2026/2026-10-09.md",
             "_librarian/stateful-use.jsonl"
         ]
     );
     assert_eq!(
         env.git(&[
             "show",
-            "refs/rutter/records:_librarian/sessions/2026-10-09.md"
+            "refs/rutter/records:_librarian/sessions/2026/2026-10-09.md"
         ]),
         V1_DAY
     );
@@ -106,7 +106,7 @@ fn a_reference_written_day_keeps_its_bytes_and_gains_v2_lines() {
     );
     assert!(out.contains("A new decision after the old one."), "{out}");
     assert_eq!(
-        env.git(&["show", &format!("refs/rutter/records:{today}")]),
+        env.git(&["show", &format!("refs/rutter/records:{}", in_ref(today))]),
         after
     );
 }

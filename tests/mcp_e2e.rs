@@ -490,7 +490,10 @@ fn servers_and_captures_on_one_vault_lose_nothing_and_read_whole_records() {
         let name = day.file_name().unwrap().to_string_lossy().into_owned();
         let committed = env.git(&[
             "show",
-            &format!("refs/rutter/records:_librarian/sessions/{name}"),
+            &format!(
+                "refs/rutter/records:_librarian/sessions/{}/{name}",
+                &name[..4]
+            ),
         ]);
         assert_eq!(
             committed,

@@ -482,7 +482,7 @@ async fn retract_hides_an_entry_from_recall_and_log_says_why() {
     ]);
     assert!(
         diff.trim_end()
-            .ends_with("_librarian/sessions/2026-12-01.md"),
+            .ends_with("_librarian/sessions/2026/2026-12-01.md"),
         "{diff}"
     );
     assert!(

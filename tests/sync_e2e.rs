@@ -113,7 +113,10 @@ impl Net {
                 "record files differ in {dir:?}"
             );
             for (path, text) in record_files(dir) {
-                let committed = self.git(dir, &["show", &format!("refs/rutter/records:{path}")]);
+                let committed = self.git(
+                    dir,
+                    &["show", &format!("refs/rutter/records:{}", in_ref(&path))],
+                );
                 assert_eq!(
                     text, committed,
                     "{path} in {dir:?} is not what is committed"
@@ -148,7 +151,7 @@ fn file_holding(net: &Net, dir: &Path, needle: &str) -> String {
         .lines()
         .next()
         .unwrap_or_else(|| panic!("{needle} is committed nowhere"));
-    first.trim_start_matches("refs/rutter/records:").to_string()
+    from_ref(first.trim_start_matches("refs/rutter/records:"))
 }
 
 /// This vault's writer id (`sync --setup` made it).
@@ -683,7 +686,10 @@ fn a_working_file_with_edits_is_left_alone_and_reported() {
         edited,
         "never overwritten"
     );
-    let committed = net.git(&a, &["show", &format!("refs/rutter/records:{path}")]);
+    let committed = net.git(
+        &a,
+        &["show", &format!("refs/rutter/records:{}", in_ref(&path))],
+    );
     assert!(
         committed.contains("B two.") && committed.contains("— B one. "),
         "{committed}"
@@ -805,7 +811,10 @@ fn verify_flags_a_merge_that_drops_or_forges_a_line() {
     assert_eq!(finding_kinds(&net, &a), Vec::<String>::new());
     let day = file_holding(&net, &a, "B one.");
     let day = day.as_str();
-    let merged = net.git(&a, &["show", &format!("refs/rutter/records:{day}")]);
+    let merged = net.git(
+        &a,
+        &["show", &format!("refs/rutter/records:{}", in_ref(day))],
+    );
     let parents = net.git(&a, &["log", "-1", "--format=%P", "refs/rutter/records"]);
     let parents: Vec<&str> = parents.split_whitespace().collect();
     // A merge commit with the same parents whose day file is `text`, moved onto the ref the way
@@ -835,7 +844,7 @@ fn verify_flags_a_merge_that_drops_or_forges_a_line() {
         with_index(&[
             "update-index",
             "--cacheinfo",
-            &format!("100644,{},{day}", blob.trim()),
+            &format!("100644,{},{}", blob.trim(), in_ref(day)),
         ]);
         let tree = with_index(&["write-tree"]);
         let commit = net.git(

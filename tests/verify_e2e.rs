@@ -351,7 +351,10 @@ fn changed_notes_are_reported_with_notes() {
 fn an_unreadable_object_of_the_history_is_found() {
     let (env, day) = vault();
     let middle = env.git(&["rev-parse", "--short=7", "refs/rutter/records~1"]);
-    let blob = env.git(&["rev-parse", &format!("refs/rutter/records~1:{day}")]);
+    let blob = env.git(&[
+        "rev-parse",
+        &format!("refs/rutter/records~1:{}", in_ref(&day)),
+    ]);
     let blob = blob.trim();
     let loose = env
         .vault
@@ -460,7 +463,7 @@ fn a_truncated_or_rewritten_witness_log_is_found() {
 #[test]
 fn an_object_replaced_through_git_replace_is_found() {
     let (env, day) = vault();
-    let spec = format!("refs/rutter/records:{day}");
+    let spec = format!("refs/rutter/records:{}", in_ref(&day));
     let blob = env.git(&["rev-parse", &spec]).trim().to_string();
     let forged = env
         .committed(&day)
@@ -681,7 +684,7 @@ fn a_line_no_capture_wrote_is_unverified_and_never_committed() {
         r.stderr
     );
     assert_eq!(env.git(&["rev-parse", "refs/rutter/records"]), tip);
-    let committed = env.git(&["show", &format!("refs/rutter/records:{day}")]);
+    let committed = env.git(&["show", &format!("refs/rutter/records:{}", in_ref(&day))]);
     assert!(!committed.contains("Typed by hand."));
 
     // The acknowledged line stops failing verify's count for it, and stays listed.
@@ -906,7 +909,7 @@ fn forge_commit_with(env: &Env, day: &str, edited: &str, why: &str) {
         r.stdout.trim().to_string()
     };
     git(&["read-tree", "refs/rutter/records"]);
-    let cacheinfo = format!("100644,{},{day}", blob.trim());
+    let cacheinfo = format!("100644,{},{}", blob.trim(), in_ref(day));
     git(&["update-index", "--cacheinfo", &cacheinfo]);
     let tree = git(&["write-tree"]);
     let tip = git(&["rev-parse", "refs/rutter/records"]);

@@ -246,8 +246,9 @@ fn committed_refs(vault: &Path) -> anyhow::Result<String> {
         .nth(1)
         .and_then(|r| r.split(") <!--").next())
         .unwrap_or("");
+    let in_ref = crate::records::paths::year_path(&path).unwrap_or(path);
     Ok(format!(
-        "git show refs/rutter/records:{path}\n  … (refs: {refs})"
+        "git show refs/rutter/records:{in_ref}\n  … (refs: {refs})"
     ))
 }
 

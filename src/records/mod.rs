@@ -76,6 +76,25 @@ pub mod paths {
         Some((day, tag))
     }
 
+    /// Where the record ref keeps the day file at the vault-relative `path`: below a folder of
+    /// its year, `_librarian/sessions/YYYY/<name>` (spec/ref-layout.md, "Year folders"). `None`
+    /// for any path that is not a day file directly in the sessions folder.
+    pub fn year_path(path: &str) -> Option<String> {
+        let name = path.strip_prefix(SESSIONS_DIR)?.strip_prefix('/')?;
+        let (day, _) = split_day_file_name(name)?;
+        Some(format!("{SESSIONS_DIR}/{}/{name}", &day[..4]))
+    }
+
+    /// The vault-relative path of the day file the ref keeps at `tree_path`, when that is
+    /// `_librarian/sessions/YYYY/<name>` with `<name>` a day file of the year `YYYY`; `None`
+    /// for every other path (a day file in the wrong year's folder is not a record file).
+    pub fn from_year_path(tree_path: &str) -> Option<String> {
+        let rest = tree_path.strip_prefix(SESSIONS_DIR)?.strip_prefix('/')?;
+        let (year, name) = rest.split_once('/')?;
+        let (day, _) = split_day_file_name(name)?;
+        (day.get(..4) == Some(year)).then(|| format!("{SESSIONS_DIR}/{name}"))
+    }
+
     /// Whether `t` can tag a day file name.
     pub fn is_tag(t: &str) -> bool {
         let mut chars = t.chars();
@@ -90,6 +109,43 @@ pub mod paths {
     mod tests {
         use super::*;
         use proptest::prelude::*;
+
+        #[test]
+        fn year_paths_map_day_files_only_and_back() {
+            let flat = "_librarian/sessions/2026-11-30.laptop-3f9a.md";
+            let year = "_librarian/sessions/2026/2026-11-30.laptop-3f9a.md";
+            assert_eq!(year_path(flat).as_deref(), Some(year));
+            assert_eq!(from_year_path(year).as_deref(), Some(flat));
+            for not_day in [
+                "_librarian/note-identity.md",
+                "_librarian/sessions/notes.md",
+                "_librarian/sessions/2026/2026-11-30.md",
+                "cited/ab/abcd",
+            ] {
+                assert_eq!(year_path(not_day), None, "{not_day}");
+            }
+            for not_year in [
+                "_librarian/sessions/2025/2026-11-30.md",
+                "_librarian/sessions/2026-11-30.md",
+                "_librarian/sessions/2026/x/2026-11-30.md",
+                "_librarian/sessions/2026/2026-11-30.md.tmp",
+                "_librarian/positions/2026/2026-11-30.md",
+            ] {
+                assert_eq!(from_year_path(not_year), None, "{not_year}");
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn year_path_round_trips(y in 1000u32..9999, m in 1u32..=12, d in 1u32..=28, tag in "([a-z0-9][a-z0-9-]{0,8})?") {
+                let day = format!("{y:04}-{m:02}-{d:02}");
+                let flat = day_file(&if tag.is_empty() { day.clone() } else { format!("{day}.{tag}") });
+                let year = year_path(&flat).unwrap();
+                let folder = format!("{SESSIONS_DIR}/{y:04}/");
+                prop_assert!(year.starts_with(&folder));
+                prop_assert_eq!(from_year_path(&year), Some(flat));
+            }
+        }
 
         #[test]
         fn day_file_names_with_and_without_a_tag() {

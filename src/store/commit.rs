@@ -14,6 +14,8 @@ use std::io::Write;
 const MAX_ATTEMPTS: usize = 5;
 /// The message of an empty commit that signs the history below it.
 const SEAL_MESSAGE: &str = "rutter: seal\n\nSigns the record history up to here (rutter.sign).\n";
+/// The message of the commit that moves day files into year folders.
+const LAYOUT_MESSAGE: &str = "rutter: layout\n\nMoves each day file of _librarian/sessions/ into the folder of its year,\nbyte for byte (spec/ref-layout.md, \"Year folders\").\n";
 /// Every this many tips, a detached `git gc --auto` packs the loose objects.
 const GC_EVERY: u64 = 256;
 
@@ -252,13 +254,23 @@ impl Store {
         now: Instant,
         sign: bool,
     ) -> Result<Oid, StoreError> {
+        // A tip written before the year folders gets one commit that only moves its day files
+        // into them (spec/ref-layout.md, "Year folders"); this commit goes on top of it.
+        let (parent, base) = match trees.to_years(base)? {
+            Some(moved) => (
+                self.write_commit(tip, moved, LAYOUT_MESSAGE, now, sign)?,
+                moved,
+            ),
+            None => (tip, base),
+        };
         let tree = trees.write(Some(base), &p.edits)?;
         let message = if p.entries.is_empty() {
             use_message()
         } else {
             p.message.clone()
         };
-        self.commit_and_move(tip, tree, &message, now, sign)
+        let oid = self.write_commit(parent, tree, &message, now, sign)?;
+        self.move_ref(tip, oid, &message)
     }
 
     /// Writes a commit of `tree` on `tip` (signed when `sign`) and moves the ref to it if it
@@ -271,15 +283,33 @@ impl Store {
         now: Instant,
         sign: bool,
     ) -> Result<Oid, StoreError> {
+        let oid = self.write_commit(tip, tree, message, now, sign)?;
+        self.move_ref(tip, oid, message)
+    }
+
+    /// Writes a commit of `tree` whose parent is `parent` (signed when `sign`).
+    fn write_commit(
+        &self,
+        parent: Oid,
+        tree: Oid,
+        message: &str,
+        now: Instant,
+        sign: bool,
+    ) -> Result<Oid, StoreError> {
         let sig = self.signature(now)?;
-        let oid = if sign {
-            self.commit_signed(&sig, message, tree, &[tip])?
-        } else {
-            let parent = self.repo.find_commit(tip)?;
-            let tree = self.repo.find_tree(tree)?;
-            self.repo
-                .commit(None, &sig, &sig, message, &tree, &[&parent])?
-        };
+        if sign {
+            return self.commit_signed(&sig, message, tree, &[parent]);
+        }
+        let parent = self.repo.find_commit(parent)?;
+        let tree = self.repo.find_tree(tree)?;
+        Ok(self
+            .repo
+            .commit(None, &sig, &sig, message, &tree, &[&parent])?)
+    }
+
+    /// Moves the ref from `tip` to `oid` if it is still at `tip`, the reflog saying `message`'s
+    /// subject.
+    fn move_ref(&self, tip: Oid, oid: Oid, message: &str) -> Result<Oid, StoreError> {
         let subject = message.lines().next().unwrap_or("rutter");
         self.repo
             .reference_matching(RECORDS_REF, oid, true, tip, subject)?;

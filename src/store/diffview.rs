@@ -21,16 +21,27 @@ impl Store {
         if let Some(tip) = self.tip()? {
             let tree = self.repo.find_commit(tip)?.tree()?;
             index.read_tree(&tree)?;
-            let cited: Vec<Vec<u8>> = index
-                .iter()
-                .filter(|e| !e.path.starts_with(b"_librarian/"))
-                .map(|e| e.path)
-                .collect();
-            for p in cited {
-                index.remove(
-                    std::path::Path::new(&String::from_utf8_lossy(&p).into_owned()),
-                    0,
-                )?;
+            // Only record files, each at its path in the working tree: a day file the ref keeps
+            // in a year folder is staged at its path in the sessions folder, unless that path
+            // holds one already (that one is the record file; spec/ref-layout.md).
+            let stored: Vec<git2::IndexEntry> = index.iter().collect();
+            let names: HashSet<Vec<u8>> = stored.iter().map(|e| e.path.clone()).collect();
+            for e in stored {
+                let path = String::from_utf8_lossy(&e.path).into_owned();
+                let flat = crate::records::paths::from_year_path(&path);
+                if e.path.starts_with(b"_librarian/") && flat.is_none() {
+                    continue;
+                }
+                index.remove(std::path::Path::new(&path), 0)?;
+                match flat {
+                    Some(flat) if !names.contains(flat.as_bytes()) => {
+                        index.add(&git2::IndexEntry {
+                            path: flat.into_bytes(),
+                            ..e
+                        })?;
+                    }
+                    _ => {}
+                }
             }
         }
         index.write()?;

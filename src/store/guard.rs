@@ -4,7 +4,7 @@
 
 use super::{records_tip, RECORDS_REF};
 use crate::records::line;
-use git2::{Delta, ErrorCode, Oid, Repository};
+use git2::{Delta, Oid, Repository};
 use std::path::Path;
 
 /// The environment variable that lets a rewind of the record ref through.
@@ -40,21 +40,16 @@ pub fn pre_commit(repo: &Repository) -> Result<Verdict, git2::Error> {
     let Some(tip) = records_tip(repo)? else {
         return Ok(Verdict::Allow);
     };
-    let records = repo.find_commit(tip)?.tree()?;
+    let records = repo.find_commit(tip)?.tree_id();
     let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
     let index = repo.index()?;
     let mut opts = git2::DiffOptions::new();
     opts.pathspec(crate::vault::OVERLAY_DIR);
     let diff = repo.diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut opts))?;
-    let committed = |path: &Path| -> Result<Option<Vec<u8>>, git2::Error> {
-        match records.get_path(path) {
-            Ok(entry) => Ok(entry
-                .to_object(repo)?
-                .as_blob()
-                .map(|b| b.content().to_vec())),
-            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+    // Day files are found wherever the ref keeps them (in year folders since format 3).
+    let mut trees = super::tree::Trees::new(repo)?;
+    let mut committed = |path: &Path| -> Result<Option<Vec<u8>>, git2::Error> {
+        trees.blob_at(records, &path.to_string_lossy())
     };
     let mut problems = Vec::new();
     for delta in diff.deltas() {

@@ -23,29 +23,20 @@ impl Store {
     }
 
     /// The day files whose blob differs between the commits `old` and `new`: `(stem, blob in
-    /// new, None when gone)`. Identical head and tail of the two sessions trees are skipped, so
-    /// one capture costs a few entries, not 3,650.
+    /// new, None when gone)`. Identical subtrees, and the identical head and tail of two
+    /// versions of a tree, are skipped: one capture costs a few entries, not 3,650.
     pub fn changed_days(
         &self,
         old: Oid,
         new: Oid,
     ) -> Result<Vec<(String, Option<Oid>)>, StoreError> {
         let mut trees = Trees::new(&self.repo)?;
-        let mut sessions = |commit: Oid| -> Result<Option<Oid>, StoreError> {
-            let tree = self.repo.find_commit(commit)?.tree_id();
-            Ok(trees
-                .entry(tree, paths::SESSIONS_DIR)?
-                .filter(|(_, is_dir)| *is_dir)
-                .map(|(oid, _)| oid))
-        };
-        let (a, b) = (sessions(old)?, sessions(new)?);
+        let a = self.repo.find_commit(old)?.tree_id();
+        let b = self.repo.find_commit(new)?.tree_id();
         Ok(trees
-            .changes(a, b)?
+            .changes(Some(a), Some(b))?
             .into_iter()
-            .filter_map(|c| {
-                let stem = c.path.strip_suffix(".md")?;
-                paths::split_day_stem(stem).map(|_| (stem.to_string(), c.new))
-            })
+            .filter_map(|c| Some((stem_of(&c.path)?.to_string(), c.new)))
             .collect())
     }
 

@@ -5,9 +5,10 @@
 //! serialising it again dominated a capture, so trees are read once (memoised), edited as byte
 //! slices in git's entry order, and written straight to the object database.
 
+use crate::records::paths;
 use git2::{ObjectType, Odb, Oid, Repository};
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 const FILE_MODE: &[u8] = b"100644";
@@ -20,6 +21,9 @@ pub struct Change {
     pub old: Option<Oid>,
     pub new: Option<Oid>,
 }
+
+/// An entry to write: its path as stored, its mode, and its id (`None`: remove it).
+type Placed = (String, &'static [u8], Option<Oid>);
 
 /// One entry of a raw tree: mode, name and the 20-byte object id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,8 +57,21 @@ impl<'r> Trees<'r> {
         })
     }
 
-    /// The id and mode of the entry at `path` (`/`-separated) below the tree `root`.
+    /// The id and mode of the entry at the vault-relative `path` below the record tree `root`.
+    /// A day file is found where the ref keeps it: at `path` in a tree written before the year
+    /// folders, else in its year's folder (spec/ref-layout.md, "Year folders").
     pub fn entry(&mut self, root: Oid, path: &str) -> Result<Option<(Oid, bool)>, git2::Error> {
+        match self.raw_entry(root, path)? {
+            Some(found) => Ok(Some(found)),
+            None => match paths::year_path(path) {
+                Some(year) => self.raw_entry(root, &year),
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// The id and mode of the entry at `path` (`/`-separated) below the tree `root`, as stored.
+    fn raw_entry(&mut self, root: Oid, path: &str) -> Result<Option<(Oid, bool)>, git2::Error> {
         let mut current = root;
         let mut parts = path.split('/').filter(|p| !p.is_empty()).peekable();
         while let Some(name) = parts.next() {
@@ -83,37 +100,84 @@ impl<'r> Trees<'r> {
         }
     }
 
-    /// Writes the tree `base` with each `(path, blob)` of `edits` inserted or replaced.
+    /// Writes the record tree `base` with each `(vault-relative path, blob)` of `edits` inserted
+    /// or replaced. A day file goes to its year's folder, unless `base` still holds it in the
+    /// sessions folder itself (a tree written before the year folders): it is replaced there.
     pub fn write(
         &mut self,
         base: Option<Oid>,
         edits: &[(String, Oid)],
     ) -> Result<Oid, git2::Error> {
-        let mut files: Vec<(&str, Oid)> = Vec::new();
-        let mut dirs: Vec<(&str, Vec<(String, Oid)>)> = Vec::new();
+        let mut placed = Vec::with_capacity(edits.len());
         for (path, oid) in edits {
+            let at = match (paths::year_path(path), base) {
+                _ if flat_sessions() => path.clone(),
+                (Some(_), Some(b)) if self.raw_entry(b, path)?.is_some() => path.clone(),
+                (Some(year), _) => year,
+                (None, _) => path.clone(),
+            };
+            placed.push((at, FILE_MODE, Some(*oid)));
+        }
+        self.write_at(base, &placed)
+    }
+
+    /// The record tree `root` with every day file of its sessions folder moved into the folder
+    /// of its year, byte for byte (the same blob ids), or `None` when none is left to move. A
+    /// day file already in its year folder under the same name is replaced: the one in the
+    /// sessions folder itself is the record file ([`Trees::entry`]), so [`Trees::changes`]
+    /// finds no change between `root` and the result.
+    pub fn to_years(&mut self, root: Oid) -> Result<Option<Oid>, git2::Error> {
+        if flat_sessions() {
+            return Ok(None);
+        }
+        let Some((sessions, true)) = self.raw_entry(root, paths::SESSIONS_DIR)? else {
+            return Ok(None);
+        };
+        let raw = self.read(sessions)?;
+        let mut edits: Vec<Placed> = Vec::new();
+        for e in entries(&raw).filter(|e| e.mode != DIR_MODE) {
+            let flat = format!(
+                "{}/{}",
+                paths::SESSIONS_DIR,
+                String::from_utf8_lossy(e.name)
+            );
+            let Some(year) = paths::year_path(&flat) else {
+                continue;
+            };
+            let oid = Oid::from_bytes(e.oid)?;
+            edits.push((flat, FILE_MODE, None));
+            edits.push((year, FILE_MODE, Some(oid)));
+        }
+        if edits.is_empty() {
+            return Ok(None);
+        }
+        self.write_at(Some(root), &edits).map(Some)
+    }
+
+    /// Writes the tree `base` with each `(path as stored, mode, id)` of `edits` inserted or
+    /// replaced; `None` as the id removes the entry.
+    fn write_at(&mut self, base: Option<Oid>, edits: &[Placed]) -> Result<Oid, git2::Error> {
+        let mut updates: Vec<(Vec<u8>, &[u8], Option<Oid>)> = Vec::new();
+        let mut dirs: Vec<(&str, Vec<Placed>)> = Vec::new();
+        for (path, mode, oid) in edits {
             match path.split_once('/') {
                 Some((head, rest)) => match dirs.iter_mut().find(|(d, _)| *d == head) {
-                    Some((_, v)) => v.push((rest.to_string(), *oid)),
-                    None => dirs.push((head, vec![(rest.to_string(), *oid)])),
+                    Some((_, v)) => v.push((rest.to_string(), mode, *oid)),
+                    None => dirs.push((head, vec![(rest.to_string(), mode, *oid)])),
                 },
-                None => files.push((path.as_str(), *oid)),
+                None => updates.push((path.as_bytes().to_vec(), mode, *oid)),
             }
-        }
-        let mut updates: Vec<(Vec<u8>, &[u8], Oid)> = Vec::new();
-        for (name, oid) in files {
-            updates.push((name.as_bytes().to_vec(), FILE_MODE, oid));
         }
         for (name, sub_edits) in dirs {
             let sub_base = match base {
                 Some(b) => self
-                    .entry(b, name)?
+                    .raw_entry(b, name)?
                     .filter(|(_, is_dir)| *is_dir)
                     .map(|(o, _)| o),
                 None => None,
             };
-            let sub = self.write(sub_base, &sub_edits)?;
-            updates.push((name.as_bytes().to_vec(), DIR_MODE, sub));
+            let sub = self.write_at(sub_base, &sub_edits)?;
+            updates.push((name.as_bytes().to_vec(), DIR_MODE, Some(sub)));
         }
         let raw = match base {
             Some(b) => self.read(b)?,
@@ -125,14 +189,89 @@ impl<'r> Trees<'r> {
 
     /// What differs between two trees, recursively: `(path, old blob, new blob)` per file, a
     /// missing side meaning added or deleted. Identical subtrees are skipped by id.
+    ///
+    /// Paths are vault-relative: a day file is reported at its path in the sessions folder
+    /// wherever either record tree keeps it, so a commit that only moves day files into year
+    /// folders changes nothing (spec/ref-layout.md, "Year folders").
     pub fn changes(
         &mut self,
         old: Option<Oid>,
         new: Option<Oid>,
     ) -> Result<Vec<Change>, git2::Error> {
-        let mut out = Vec::new();
-        self.diff_into(old, new, "", &mut out)?;
+        let mut stored = Vec::new();
+        self.diff_into(old, new, "", &mut stored)?;
+        let by_path: HashMap<&str, &Change> = stored.iter().map(|c| (c.path.as_str(), c)).collect();
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut out = Vec::with_capacity(stored.len());
+        for c in &stored {
+            let day = match paths::year_path(&c.path) {
+                Some(_) => c.path.clone(),
+                None => match paths::from_year_path(&c.path) {
+                    Some(flat) => flat,
+                    None => {
+                        out.push(c.clone());
+                        continue;
+                    }
+                },
+            };
+            if !seen.insert(day.clone()) {
+                continue;
+            }
+            let year = paths::year_path(&day).unwrap_or_default();
+            let (flat, in_year) = (by_path.get(day.as_str()), by_path.get(year.as_str()));
+            let was = self.day_blob(
+                old,
+                &day,
+                &year,
+                flat.map(|c| c.old),
+                in_year.map(|c| c.old),
+            )?;
+            let is = self.day_blob(
+                new,
+                &day,
+                &year,
+                flat.map(|c| c.new),
+                in_year.map(|c| c.new),
+            )?;
+            if was != is {
+                out.push(Change {
+                    path: day,
+                    old: was,
+                    new: is,
+                });
+            }
+        }
         Ok(out)
+    }
+
+    /// The blob of the day file `flat` in the record tree `root`: the file in the sessions
+    /// folder itself when there is one, else the one in its year folder (`year`). `flat_known`
+    /// and `year_known` carry what a diff already says of either place in `root`; an unknown
+    /// place (unchanged by the diff) is looked up.
+    fn day_blob(
+        &mut self,
+        root: Option<Oid>,
+        flat: &str,
+        year: &str,
+        flat_known: Option<Option<Oid>>,
+        year_known: Option<Option<Oid>>,
+    ) -> Result<Option<Oid>, git2::Error> {
+        let Some(root) = root else {
+            return Ok(None);
+        };
+        let mut at = |known: Option<Option<Oid>>, path: &str| -> Result<Option<Oid>, git2::Error> {
+            match known {
+                Some(k) => Ok(k),
+                None => Ok(self
+                    .raw_entry(root, path)?
+                    .filter(|(_, is_dir)| !is_dir)
+                    .map(|(o, _)| o)),
+            }
+        };
+        match at(flat_known, flat)? {
+            Some(o) => Ok(Some(o)),
+            None => at(year_known, year),
+        }
     }
 
     fn diff_into(
@@ -188,11 +327,37 @@ impl<'r> Trees<'r> {
     /// Every file below the directory `dir` of the tree `root` (`""`: the whole tree):
     /// `(path from root, blob id)`, in tree order. No other subtree is read: the record ref's
     /// `cited/` copies outnumber its record files by far.
+    ///
+    /// Paths are vault-relative: a day file kept in a year folder is listed at its path in the
+    /// sessions folder, unless the sessions folder itself also holds that name (that one is the
+    /// record file, as [`Trees::entry`] finds it).
     pub fn files(&mut self, root: Oid, dir: &str) -> Result<Vec<(String, Oid)>, git2::Error> {
+        let stored = self.stored_files(root, dir)?;
+        if !stored
+            .iter()
+            .any(|(p, _)| paths::from_year_path(p).is_some())
+        {
+            return Ok(stored);
+        }
+        let names: HashSet<&str> = stored.iter().map(|(p, _)| p.as_str()).collect();
+        let mut out: Vec<(String, Oid)> = stored
+            .iter()
+            .filter_map(|(p, oid)| match paths::from_year_path(p) {
+                Some(flat) if names.contains(flat.as_str()) => None,
+                Some(flat) => Some((flat, *oid)),
+                None => Some((p.clone(), *oid)),
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// Every file below `dir` as stored, in tree order.
+    fn stored_files(&mut self, root: Oid, dir: &str) -> Result<Vec<(String, Oid)>, git2::Error> {
         let start = match dir {
             "" => Some((String::new(), root)),
             _ => self
-                .entry(root, dir)?
+                .raw_entry(root, dir)?
                 .filter(|(_, is_dir)| *is_dir)
                 .map(|(oid, _)| (format!("{dir}/"), oid)),
         };
@@ -245,17 +410,31 @@ impl<'r> Trees<'r> {
     }
 }
 
+/// Whether day files are written where trees before the year folders kept them: debug builds
+/// only, with `RUTTER_FLAT_SESSIONS` set, so the tests can make the histories older versions
+/// wrote and check what this version does with them.
+fn flat_sessions() -> bool {
+    cfg!(debug_assertions) && std::env::var_os("RUTTER_FLAT_SESSIONS").is_some()
+}
+
 /// The raw tree `raw` with `updates` (name, mode, id) inserted in git order or replacing the
 /// entry of the same name.
-fn apply(raw: &[u8], updates: &[(Vec<u8>, &[u8], Oid)]) -> Vec<u8> {
+fn apply(raw: &[u8], updates: &[(Vec<u8>, &[u8], Option<Oid>)]) -> Vec<u8> {
     let mut list: Vec<RawEntry<'_>> = entries(raw).collect();
     for (name, mode, oid) in updates {
+        let at = list.iter().position(|e| e.name == name.as_slice());
+        let Some(oid) = oid else {
+            if let Some(i) = at {
+                list.remove(i);
+            }
+            continue;
+        };
         let new = RawEntry {
             mode,
             name,
             oid: oid.as_bytes(),
         };
-        match list.iter().position(|e| e.name == name.as_slice()) {
+        match at {
             Some(i) => list[i] = new,
             None => {
                 let at = list.partition_point(|e| git_order(e, &new) == Ordering::Less);
@@ -510,6 +689,121 @@ mod tests {
                 .map(|p| Change { path: p.clone(), old: blob(old.get(p)), new: blob(new.get(p)) })
                 .collect();
             prop_assert_eq!(got, want);
+        }
+    }
+
+    /// Stored trees mixing day files in the sessions folder, in their year folder, in a wrong
+    /// year's folder, and other files.
+    fn stored_files() -> impl Strategy<Value = BTreeMap<String, u8>> {
+        let path = prop::sample::select(vec![
+            "_librarian/sessions/2026-01-01.md",
+            "_librarian/sessions/2026-01-02.md",
+            "_librarian/sessions/2025-12-31.laptop-1.md",
+            "_librarian/sessions/2026/2026-01-01.md",
+            "_librarian/sessions/2026/2026-01-02.md",
+            "_librarian/sessions/2025/2025-12-31.laptop-1.md",
+            "_librarian/sessions/2025/2026-01-01.md",
+            "_librarian/sessions/notes.md",
+            "_librarian/note-identity.md",
+            "cited/ab/abcd",
+        ]);
+        prop::collection::btree_map(path.prop_map(str::to_string), 0u8..3, 0..10)
+    }
+
+    /// What a reader sees of a stored tree: a day file in the sessions folder itself wins over
+    /// the one in its year folder; every other file is at its stored path.
+    fn seen(stored: &BTreeMap<String, u8>) -> BTreeMap<String, u8> {
+        let mut out = BTreeMap::new();
+        for (p, c) in stored {
+            match paths::from_year_path(p) {
+                Some(flat) if stored.contains_key(&flat) => {}
+                Some(flat) => {
+                    out.insert(flat, *c);
+                }
+                None => {
+                    out.insert(p.clone(), *c);
+                }
+            }
+        }
+        out
+    }
+
+    fn store(repo: &Repository, trees: &mut Trees<'_>, files: &BTreeMap<String, u8>) -> Oid {
+        let edits: Vec<Placed> = files
+            .iter()
+            .map(|(p, c)| (p.clone(), FILE_MODE, Some(repo.blob(&[*c]).unwrap())))
+            .collect();
+        trees.write_at(None, &edits).unwrap()
+    }
+
+    #[test]
+    fn day_files_are_written_to_their_year_unless_the_sessions_folder_holds_them() {
+        let t = tempfile::tempdir().unwrap();
+        let repo = Repository::init(t.path()).unwrap();
+        let (a, b) = (repo.blob(b"a").unwrap(), repo.blob(b"b").unwrap());
+        let mut trees = Trees::new(&repo).unwrap();
+        let day = "_librarian/sessions/2026-11-30.md".to_string();
+        let fresh = trees.write(None, &[(day.clone(), a)]).unwrap();
+        assert!(trees
+            .raw_entry(fresh, "_librarian/sessions/2026/2026-11-30.md")
+            .unwrap()
+            .is_some());
+        assert_eq!(trees.entry(fresh, &day).unwrap(), Some((a, false)));
+        let old = store(&repo, &mut trees, &BTreeMap::from([(day.clone(), 0)]));
+        let next = trees.write(Some(old), &[(day.clone(), b)]).unwrap();
+        assert_eq!(trees.raw_entry(next, &day).unwrap(), Some((b, false)));
+        assert!(trees
+            .raw_entry(next, "_librarian/sessions/2026")
+            .unwrap()
+            .is_none());
+        let moved = trees.to_years(next).unwrap().unwrap();
+        assert!(trees.changes(Some(next), Some(moved)).unwrap().is_empty());
+        assert_eq!(trees.to_years(moved).unwrap(), None, "nothing left to move");
+    }
+
+    proptest! {
+        /// Every reader sees a stored tree as [`seen`] says, moving day files into year folders
+        /// changes nothing a reader sees, and changes between two stored trees are exactly the
+        /// differences of what a reader sees.
+        #[test]
+        fn readers_see_day_files_wherever_the_tree_keeps_them(old in stored_files(), new in stored_files()) {
+            let t = tempfile::tempdir().unwrap();
+            let repo = Repository::init(t.path()).unwrap();
+            let mut trees = Trees::new(&repo).unwrap();
+            let (a, b) = (store(&repo, &mut trees, &old), store(&repo, &mut trees, &new));
+            let blob = |c: Option<&u8>| c.map(|c| repo.blob(&[*c]).unwrap());
+            let (seen_a, seen_b) = (seen(&old), seen(&new));
+            let listed: Vec<(String, Oid)> = seen_a.iter().map(|(p, c)| (p.clone(), blob(Some(c)).unwrap())).collect();
+            let mut files = trees.files(a, "").unwrap();
+            files.sort();
+            prop_assert_eq!(files, listed);
+            for (p, c) in &seen_a {
+                prop_assert_eq!(trees.entry(a, p).unwrap(), Some((blob(Some(c)).unwrap(), false)));
+            }
+            let mut got = trees.changes(Some(a), Some(b)).unwrap();
+            got.sort_by(|x, y| x.path.cmp(&y.path));
+            let want: Vec<Change> = seen_a
+                .keys()
+                .chain(seen_b.keys())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .filter(|p| seen_a.get(*p) != seen_b.get(*p))
+                .map(|p| Change { path: p.clone(), old: blob(seen_a.get(p)), new: blob(seen_b.get(p)) })
+                .collect();
+            prop_assert_eq!(got, want);
+            if let Some(moved) = trees.to_years(a).unwrap() {
+                prop_assert!(trees.changes(Some(a), Some(moved)).unwrap().is_empty());
+                let (mut after, mut before) = (trees.files(moved, "").unwrap(), trees.files(a, "").unwrap());
+                after.sort();
+                before.sort();
+                prop_assert_eq!(after, before);
+                let flat_left = trees
+                    .stored_files(moved, "")
+                    .unwrap()
+                    .into_iter()
+                    .any(|(p, _)| paths::year_path(&p).is_some());
+                prop_assert!(!flat_left);
+            }
         }
     }
 }

@@ -111,9 +111,10 @@ impl Env {
         run_with_stdin(&mut c, b"")
     }
 
-    /// The bytes of `rel` at the tip of refs/rutter/records, as `git show` prints them.
+    /// The bytes of the vault-relative `rel` at the tip of refs/rutter/records, as `git show`
+    /// prints them (a day file from its year folder, spec/ref-layout.md).
     pub fn committed(&self, rel: &str) -> String {
-        self.git(&["show", &format!("refs/rutter/records:{rel}")])
+        self.git(&["show", &format!("refs/rutter/records:{}", in_ref(rel))])
     }
 
     /// The vault-relative path of the first day file.
@@ -264,4 +265,25 @@ pub fn entry_lines(text: &str) -> usize {
 
 pub fn exists(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok()
+}
+
+/// Where the record ref keeps the vault-relative `rel`: a day file
+/// `_librarian/sessions/YYYY-MM-DD[.tag].md` in the folder of its year, anything else at `rel`.
+pub fn in_ref(rel: &str) -> String {
+    match rel.strip_prefix("_librarian/sessions/") {
+        Some(name) if !name.contains('/') && name.len() > 10 && name.as_bytes()[4] == b'-' => {
+            format!("_librarian/sessions/{}/{name}", &name[..4])
+        }
+        _ => rel.to_string(),
+    }
+}
+
+/// The vault-relative path of what the record ref keeps at `path` (the inverse of [`in_ref`]).
+pub fn from_ref(path: &str) -> String {
+    match path.strip_prefix("_librarian/sessions/") {
+        Some(rest) if rest.len() > 5 && rest.as_bytes()[4] == b'/' => {
+            format!("_librarian/sessions/{}", &rest[5..])
+        }
+        _ => path.to_string(),
+    }
 }
