@@ -51,8 +51,9 @@ const PAYLOAD_CWD: &str = "/home/user/work/proj-alpha";
 /// The generated history: capture commits after the adopt commit, and distinct cited notes.
 const COMMITS: usize = 70_000;
 const NOTES: usize = 3_000;
-/// Bump when the generator's output changes, to rebuild the cached vault.
-const GENERATOR_VERSION: u32 = 1;
+/// Bump when the generator's output changes, to rebuild the cached vault (2: day files in year
+/// folders, as git-rutter writes them since spec/ref-layout.md "Year folders").
+const GENERATOR_VERSION: u32 = 2;
 const IDENTITY: &str = "Bench User <bench@example.com>";
 const ZERO: &str = "0000000000000000000000000000000000000000";
 
@@ -729,7 +730,7 @@ fn adopt_commit(w: &mut impl Write, days: &[(String, Vec<u8>)]) -> Move {
     );
     commit_header(w, 1, time, &msg);
     for (day, content) in days {
-        inline_file(w, &format!("_librarian/sessions/{day}.md"), content);
+        inline_file(w, &in_year(day), content);
     }
     w.write_all(b"\n").expect("write to git fast-import");
     Move {
@@ -754,7 +755,7 @@ fn capture_commit(
         e.line, e.id, e.session
     );
     commit_header(w, mark, e.time, &msg);
-    inline_file(w, &format!("_librarian/sessions/{day}.md"), content);
+    inline_file(w, &in_year(day), content);
     for note in fresh {
         let path = format!("cited/{}/{}", &note.sha256[..2], note.sha256);
         inline_file(w, &path, &note.bytes);
@@ -764,6 +765,11 @@ fn capture_commit(
         time: e.time,
         subject,
     }
+}
+
+/// Where the ref keeps the day file of `day`: in the folder of its year.
+fn in_year(day: &str) -> String {
+    format!("_librarian/sessions/{}/{day}.md", &day[..4])
 }
 
 fn commit_header(w: &mut impl Write, mark: usize, time: i64, msg: &str) {

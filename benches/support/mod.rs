@@ -135,8 +135,9 @@ pub fn timed(f: impl FnOnce()) -> Duration {
 /// Generates and initialises one vault and builds its big transcript, reusing what is cached.
 pub fn prepare(env: &Env, spec: &'static Spec) -> Prepared {
     let dir = env.root.join(spec.name);
+    // The layout line makes a vault initialised before the year folders be made again.
     let key = format!(
-        "gen_vault.py --notes {} --days {} --seed {SEED} --end-date {}\n",
+        "gen_vault.py --notes {} --days {} --seed {SEED} --end-date {}\nref layout: year folders\n",
         spec.notes, spec.days, env.end_date
     );
     let (vault, pristine, fixtures) = (
