@@ -57,15 +57,17 @@ impl Store {
         super::skip_read_verification();
         // The tip, reflog and witness log are read together under the capture lock (a capture
         // landing between the reads would look like a rewind); without the lock, best effort.
+        let mut cache = cache::VerifyCache::load(self.worktree_state_dir(), opts.full);
         let snapshot = {
             let _lock = crate::lock::Lock::acquire(self.state_dir(), crate::lock::INTERACTIVE_WAIT);
             let Some(tip) = self.tip()? else {
                 return Ok(Report::default());
             };
-            refcheck::Snapshot::read(self, tip)?
+            // `--full` checks every reflog line; so does a run without a baseline.
+            let seen = cache.reflog_seen.as_ref().filter(|_| !opts.full);
+            refcheck::Snapshot::read(self, tip, seen)?
         };
         let tip = snapshot.tip;
-        let mut cache = cache::VerifyCache::load(self.worktree_state_dir(), opts.full);
         let mut report = Report {
             tip: Some(tip.to_string()),
             ..Default::default()
