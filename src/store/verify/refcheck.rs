@@ -23,17 +23,30 @@ pub struct Snapshot {
     reflog: Option<RawReflog>,
 }
 
-impl Snapshot {
-    /// Reads the three; the caller holds the capture lock when it can be had. The reflog is
-    /// compared with `reflog_seen`, the prefix the last verify accepted (`None`: check it all).
+/// Where the witness log and the reflog are, so another thread can read them.
+pub struct Logs {
+    state_dir: std::path::PathBuf,
+    reflog: std::path::PathBuf,
+}
+
+impl Logs {
+    pub fn of(store: &Store) -> Logs {
+        Logs {
+            state_dir: store.state_dir().to_path_buf(),
+            reflog: store.repo.commondir().join("logs").join(RECORDS_REF),
+        }
+    }
+
+    /// Reads both logs with the ref at `tip`; the caller holds the capture lock when it can be
+    /// had. The reflog is compared with `reflog_seen`, the prefix the last verify accepted
+    /// (`None`: check it all).
     pub fn read(
-        store: &Store,
+        &self,
         tip: Oid,
         reflog_seen: Option<&(u64, String)>,
     ) -> Result<Snapshot, StoreError> {
-        let tips = crate::fsx::Dir::open(store.state_dir()).and_then(|d| d.read("tips"));
-        let path = store.repo.commondir().join("logs").join(RECORDS_REF);
-        let reflog = match std::fs::File::open(path) {
+        let tips = crate::fsx::Dir::open(&self.state_dir).and_then(|d| d.read("tips"));
+        let reflog = match std::fs::File::open(&self.reflog) {
             Ok(file) => Some(RawReflog::read(file, reflog_seen)?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e.into()),
