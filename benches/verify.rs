@@ -22,6 +22,9 @@
 //!    newest tip isolates the history, reflog and working-tree checks; the tips file is put
 //!    back whole afterwards.
 //!
+//! `RUTTER_BENCH_VERIFY=incremental` leaves out the `--full` runs of 2 (the baseline
+//! `verify --full` that sets up the incremental case still runs).
+//!
 //! It prints (and writes to `<target>/rutter-bench/verify.md`) median, p95 and min against the
 //! targets. A missed target (or findings on the generated history) is reported, not fatal; a
 //! failed capture or setup command panics.
