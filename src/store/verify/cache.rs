@@ -32,8 +32,10 @@ pub struct VerifyCache {
     new_entries: Vec<(String, String)>,
     /// Clean working files: path → (size, mtime ns, `<committed blob id>:<ctime ns>:<inode>`).
     pub files: HashMap<String, (u64, i64, String)>,
-    /// Whether `files` changed since it was read (it is rewritten only then: 3,650 lines).
-    files_changed: bool,
+    /// The paths whose stamp changed since `files` was read, in the order they changed.
+    files_changed: Vec<String>,
+    /// Complete lines read from the `files` file (superseded ones included).
+    files_lines: usize,
 }
 
 impl VerifyCache {
@@ -68,7 +70,17 @@ impl VerifyCache {
             return fresh;
         }
         if let Ok(text) = std::fs::read_to_string(dir.join("files")) {
-            c.files = text.lines().filter_map(parse_file_line).collect();
+            // Complete lines only (an append cut short is not a stamp); a later line for the
+            // same path supersedes an earlier one (see `save`).
+            let lines = text
+                .split_inclusive('\n')
+                .filter_map(|l| l.strip_suffix('\n'));
+            for l in lines {
+                c.files_lines += 1;
+                if let Some((path, stamp)) = parse_file_line(l) {
+                    c.files.insert(path, stamp);
+                }
+            }
         }
         c
     }
@@ -88,7 +100,7 @@ impl VerifyCache {
     pub fn file_clean(&mut self, path: &str, stamp: (u64, i64, String)) {
         if self.files.get(path) != Some(&stamp) {
             self.files.insert(path.to_string(), stamp);
-            self.files_changed = true;
+            self.files_changed.push(path.to_string());
         }
     }
 
@@ -168,14 +180,39 @@ impl VerifyCache {
                 let _ = dir.remove("state");
             }
         }
-        if self.files_changed {
-            let files: String = self
-                .files
-                .iter()
-                .map(|(p, (s, m, b))| format!("{s} {m} {b} {p}\n"))
-                .collect();
-            let _ = dir.write_atomic("files", files.as_bytes());
+        self.save_files(&dir);
+    }
+
+    /// Writes the stamps that changed. A day of captures changes one or two of 3,650: their
+    /// lines are appended (a later line supersedes an earlier one on load) instead of the
+    /// whole 470 KB being rewritten; the file is rewritten whole, superseded lines dropped,
+    /// once they would outnumber the live ones, or when the append fails.
+    fn save_files(&self, dir: &Dir) {
+        if self.files_changed.is_empty() {
+            return;
         }
+        let line = |p: &str, (s, m, b): &(u64, i64, String)| format!("{s} {m} {b} {p}\n");
+        let lines = self.files_lines + self.files_changed.len();
+        if self.files_lines > 0 && lines <= 2 * self.files.len() {
+            let text: String = self
+                .files_changed
+                .iter()
+                .filter_map(|p| self.files.get(p).map(|st| line(p, st)))
+                .collect();
+            let appended = dir
+                .open_append("files")
+                .map_err(|e| std::io::Error::other(e.to_string()))
+                .and_then(|mut f| match f.ends_with_newline {
+                    true => f.file.write_all(text.as_bytes()),
+                    // A torn last line would swallow the first appended one.
+                    false => Err(std::io::Error::other("torn last line")),
+                });
+            if appended.is_ok() {
+                return;
+            }
+        }
+        let files: String = self.files.iter().map(|(p, st)| line(p, st)).collect();
+        let _ = dir.write_atomic("files", files.as_bytes());
     }
 }
 
@@ -216,4 +253,83 @@ fn parse_file_line(l: &str) -> Option<(String, (u64, i64, String))> {
     let blob = parts.next()?.to_string();
     let path = parts.next()?.to_string();
     Some((path, (size, mtime, blob)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(n: u64) -> (u64, i64, String) {
+        (n, n as i64 * 10, format!("{:040x}:{n}:{n}", n))
+    }
+
+    /// A cache with a verified tip (otherwise `load` starts fresh) and `n` clean files.
+    fn saved(state: &Path, n: u64) {
+        let mut c = VerifyCache::load(state, true);
+        c.verified_tip = Some("t".into());
+        for i in 0..n {
+            c.file_clean(&format!("_librarian/sessions/{i}.md"), stamp(i));
+        }
+        c.save(state);
+    }
+
+    fn files_text(state: &Path) -> String {
+        std::fs::read_to_string(state.join("verify/files")).unwrap()
+    }
+
+    #[test]
+    fn a_changed_stamp_is_appended_and_supersedes_the_old_line() {
+        let t = tempfile::tempdir().unwrap();
+        saved(t.path(), 10);
+        assert_eq!(files_text(t.path()).lines().count(), 10);
+        let mut c = VerifyCache::load(t.path(), false);
+        c.file_clean("_librarian/sessions/3.md", stamp(3));
+        c.save(t.path());
+        assert_eq!(files_text(t.path()).lines().count(), 10, "nothing changed");
+        c.file_clean("_librarian/sessions/3.md", stamp(99));
+        c.file_clean("_librarian/new.md", stamp(7));
+        c.save(t.path());
+        let text = files_text(t.path());
+        assert_eq!(text.lines().count(), 12, "two lines appended: {text}");
+        let again = VerifyCache::load(t.path(), false);
+        assert_eq!(again.files.len(), 11);
+        assert_eq!(again.files["_librarian/sessions/3.md"], stamp(99));
+        assert_eq!(again.files["_librarian/new.md"], stamp(7));
+    }
+
+    #[test]
+    fn superseded_lines_are_dropped_once_they_outnumber_the_live_ones() {
+        let t = tempfile::tempdir().unwrap();
+        saved(t.path(), 4);
+        for round in 0..6u64 {
+            let mut c = VerifyCache::load(t.path(), false);
+            c.file_clean("_librarian/sessions/0.md", stamp(100 + round));
+            c.save(t.path());
+            let lines = files_text(t.path()).lines().count();
+            assert!(lines <= 8, "round {round}: {lines} lines");
+            let back = VerifyCache::load(t.path(), false);
+            assert_eq!(back.files.len(), 4);
+            assert_eq!(back.files["_librarian/sessions/0.md"], stamp(100 + round));
+        }
+    }
+
+    #[test]
+    fn a_torn_last_line_is_no_stamp_and_is_not_appended_to() {
+        let t = tempfile::tempdir().unwrap();
+        saved(t.path(), 3);
+        let path = t.path().join("verify/files");
+        let mut text = files_text(t.path());
+        // An append cut short, naming a real file with a prefix of some stamp.
+        text.push_str("1 10 ");
+        std::fs::write(&path, &text).unwrap();
+        let mut c = VerifyCache::load(t.path(), false);
+        assert_eq!(c.files.len(), 3);
+        c.file_clean("_librarian/sessions/1.md", stamp(42));
+        c.save(t.path());
+        let text = files_text(t.path());
+        assert!(text.ends_with('\n') && !text.contains("1 10 \n"), "{text}");
+        let back = VerifyCache::load(t.path(), false);
+        assert_eq!(back.files.len(), 3);
+        assert_eq!(back.files["_librarian/sessions/1.md"], stamp(42));
+    }
 }

@@ -23,13 +23,31 @@ pub struct Snapshot {
     reflog: Option<RawReflog>,
 }
 
-impl Snapshot {
-    /// Reads the three; the caller holds the capture lock when it can be had.
-    pub fn read(store: &Store, tip: Oid) -> Result<Snapshot, StoreError> {
-        let tips = crate::fsx::Dir::open(store.state_dir()).and_then(|d| d.read("tips"));
-        let path = store.repo.commondir().join("logs").join(RECORDS_REF);
-        let reflog = match std::fs::read(path) {
-            Ok(bytes) => Some(RawReflog { bytes }),
+/// Where the witness log and the reflog are, so another thread can read them.
+pub struct Logs {
+    state_dir: std::path::PathBuf,
+    reflog: std::path::PathBuf,
+}
+
+impl Logs {
+    pub fn of(store: &Store) -> Logs {
+        Logs {
+            state_dir: store.state_dir().to_path_buf(),
+            reflog: store.repo.commondir().join("logs").join(RECORDS_REF),
+        }
+    }
+
+    /// Reads both logs with the ref at `tip`; the caller holds the capture lock when it can be
+    /// had. The reflog is compared with `reflog_seen`, the prefix the last verify accepted
+    /// (`None`: check it all).
+    pub fn read(
+        &self,
+        tip: Oid,
+        reflog_seen: Option<&(u64, String)>,
+    ) -> Result<Snapshot, StoreError> {
+        let tips = crate::fsx::Dir::open(&self.state_dir).and_then(|d| d.read("tips"));
+        let reflog = match std::fs::File::open(&self.reflog) {
+            Ok(file) => Some(RawReflog::read(file, reflog_seen)?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e.into()),
         };
@@ -109,21 +127,10 @@ fn witnessed(
         Err(e) => return vec![witness_unreadable(seen, Some(e))],
     };
     let mut findings: Vec<Finding> = witness_rewritten(cache, bytes).into_iter().collect();
-    // Every line that names a commit counts; only those not checked yet are parsed.
-    let lines = || {
-        bytes
-            .split(|b| *b == b'\n')
-            .map(|l| l.trim_ascii())
-            .filter(|l| is_hex_id(l))
-    };
-    let count = lines().count();
-    let from = if full {
-        0
-    } else {
-        cache.tips_checked.min(count).saturating_sub(1)
-    };
-    let tips: Vec<Oid> = lines()
-        .skip(from)
+    let checked = if full { 0 } else { cache.tips_checked };
+    let (count, unchecked) = witness_lines(bytes, checked);
+    let tips: Vec<Oid> = unchecked
+        .into_iter()
         .filter_map(|l| std::str::from_utf8(l).ok())
         .filter_map(|l| Oid::from_str(l).ok())
         .collect();
@@ -143,9 +150,38 @@ fn witnessed(
     findings
 }
 
+/// The witness log's lines that name a commit (trimmed), in one pass: how many there are, and
+/// those not checked yet: from the `checked`-th on, with the one before it again (all of them
+/// when `checked` is 0; only the last when the log now holds fewer than `checked`). 70,000
+/// lines were split and tested byte by byte twice on every run, a third of an incremental
+/// verify on a long history.
+fn witness_lines(bytes: &[u8], checked: usize) -> (usize, Vec<&[u8]>) {
+    let keep = checked.saturating_sub(1);
+    let (mut count, mut unchecked, mut last) = (0, Vec::new(), None);
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    for end in ends {
+        let l = bytes[start..end].trim_ascii();
+        start = end + 1;
+        if !is_hex_id(l) {
+            continue;
+        }
+        if count >= keep {
+            unchecked.push(l);
+        }
+        last = Some(l);
+        count += 1;
+    }
+    if count < checked {
+        unchecked = last.into_iter().collect();
+    }
+    (count, unchecked)
+}
+
 /// What `Oid::from_str` accepts: 1 to 40 hex digits (a shorter one is an abbreviated id).
 fn is_hex_id(l: &[u8]) -> bool {
-    (1..=40).contains(&l.len()) && l.iter().all(u8::is_ascii_hexdigit)
+    // Every byte tested, no early exit: the loop vectorises.
+    (1..=40).contains(&l.len()) && l.iter().fold(true, |ok, b| ok & b.is_ascii_hexdigit())
 }
 
 /// Whether a finding is about the witness log. Its id names the length the last verify accepted
@@ -219,36 +255,31 @@ pub fn is_reflog_finding(f: &Finding) -> bool {
 /// without a baseline, or when that prefix changed: a rewritten reflog is itself a finding).
 fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -> Vec<Finding> {
     let tip = snap.tip;
-    let Some(raw) = snap.reflog.as_ref().filter(|r| !r.bytes.is_empty()) else {
+    let Some(raw) = snap.reflog.as_ref().filter(|r| r.len > 0) else {
         let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", "").id;
         let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", format!("{RECORDS_REF} has no reflog, so its moves cannot be checked (cannot check). Run `git rutter init` to keep one from now on, then acknowledge this finding: `git rutter verify --ack {id} --reason TEXT`"));
         return vec![f];
     };
+    // The snapshot compared the file with this baseline as it read it.
     let seen = if full {
         None
     } else {
         cache.reflog_seen.as_ref()
     };
-    let (prefix, read) = raw.compare(seen);
     let mut findings = Vec::new();
-    let from = match prefix {
-        Prefix::Kept(n) => n,
-        Prefix::Unknown => 0,
-        Prefix::Shorter | Prefix::Rewritten => {
-            let len = seen.map_or(0, |(l, _)| *l);
-            let why = if prefix == Prefix::Shorter {
-                format!(
-                    "is shorter than the last verify read ({} bytes, was {len})",
-                    raw.bytes.len()
-                )
-            } else {
-                "was rewritten since the last verify".to_string()
-            };
-            findings.push(reflog_rewritten(len, &why));
-            0
-        }
-    };
-    let Some(moves) = raw.moves(from) else {
+    if matches!(raw.prefix, Prefix::Shorter | Prefix::Rewritten) {
+        let len = seen.map_or(0, |(l, _)| *l);
+        let why = if raw.prefix == Prefix::Shorter {
+            format!(
+                "is shorter than the last verify read ({} bytes, was {len})",
+                raw.len
+            )
+        } else {
+            "was rewritten since the last verify".to_string()
+        };
+        findings.push(reflog_rewritten(len, &why));
+    }
+    let Some(moves) = raw.moves() else {
         let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog-unparseable", format!("the reflog of {RECORDS_REF} holds a line that is not a reflog entry, so its moves cannot be checked (cannot check). See it with `cat .git/logs/{RECORDS_REF}`"));
         findings.push(f);
         return findings;
@@ -276,7 +307,7 @@ fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -
             findings.push(Finding::new(Kind::RefRewind, RECORDS_REF, &format!("unlogged-{n}"), format!("{RECORDS_REF} is at {n}, which the reflog never recorded and which does not descend from its last entry")));
         }
     }
-    cache.reflog_read = Some(read);
+    cache.reflog_read = Some(raw.read.clone());
     findings
 }
 
@@ -286,4 +317,55 @@ fn reflog_rewritten(len: u64, why: &str) -> Finding {
     let key = format!("reflog@{len}");
     let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, "").id;
     Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, format!("the reflog of {RECORDS_REF} (.git/logs/{RECORDS_REF}) {why}, so moves it recorded before now cannot be checked (cannot check); every entry it holds now was checked again. `git reflog expire` and `git reflog delete` do this; if you know why it changed, acknowledge it: `git rutter verify --ack {id} --reason TEXT`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The two passes `witness_lines` replaces.
+    fn two_passes(bytes: &[u8], checked: usize) -> (usize, Vec<&[u8]>) {
+        let lines = || {
+            bytes
+                .split(|b| *b == b'\n')
+                .map(|l| l.trim_ascii())
+                .filter(|l| (1..=40).contains(&l.len()) && l.iter().all(u8::is_ascii_hexdigit))
+        };
+        let count = lines().count();
+        let from = checked.min(count).saturating_sub(1);
+        (count, lines().skip(from).collect())
+    }
+
+    #[test]
+    fn witness_lines_are_counted_and_only_the_unchecked_kept() {
+        let log =
+            b"aaaa\n bbbb \nnot an id\n\ncccc\r\n0123456789012345678901234567890123456789\ndd";
+        assert_eq!(witness_lines(log, 0).0, 5);
+        assert_eq!(witness_lines(log, 0).1.len(), 5);
+        let long = &b"0123456789012345678901234567890123456789"[..];
+        assert_eq!(witness_lines(log, 3).1, [&b"cccc"[..], long, b"dd"]);
+        assert_eq!(
+            witness_lines(log, 9).1,
+            [&b"dd"[..]],
+            "a log shorter than checked"
+        );
+        assert_eq!(witness_lines(b"", 4), (0, vec![]));
+    }
+
+    proptest! {
+        #[test]
+        fn one_pass_finds_what_two_passes_found(
+            lines in proptest::collection::vec("[0-9a-fA-F]{0,42}|[ \t]?[0-9a-f]{3}[ \r]?|[g-z ]{0,5}", 0..30),
+            newline_at_end in any::<bool>(),
+            checked in 0usize..40,
+        ) {
+            let mut text = lines.join("\n");
+            if newline_at_end {
+                text.push('\n');
+            }
+            let b = text.as_bytes();
+            prop_assert_eq!(witness_lines(b, checked), two_passes(b, checked));
+        }
+    }
 }

@@ -14,8 +14,8 @@ use crate::records::{dayfile, ledger, line, paths, retraction};
 use crate::store::journal::Journal;
 use crate::store::{day_of, Store, StoreError};
 use git2::Oid;
-use std::collections::HashSet;
-use std::fs::File;
+use rustix::fs::{self as rfs, AtFlags, FileType};
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 
@@ -38,9 +38,10 @@ pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<Vec<Fin
         let rest = bytes.strip_prefix(header.as_bytes()).unwrap_or(&bytes);
         findings.extend(extra(&path, rest, &journalled));
     }
+    let mut folders = Folders::default();
     for (path, blob) in committed {
         if !under_broken(&path) {
-            findings.extend(file(store, &path, blob, &journalled, cache)?);
+            findings.extend(file(store, &mut folders, &path, blob, &journalled, cache)?);
         }
     }
     Ok(findings)
@@ -90,13 +91,49 @@ fn folders(store: &Store, committed: &[(String, Oid)]) -> (Vec<Finding>, Vec<&'s
     (findings, broken)
 }
 
-/// Opens a record file through directory handles that refuse a symlink at every component.
-fn open_record(store: &Store, path: &str) -> Result<Option<File>, FsError> {
-    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-    match Dir::open(store.root())?.open_dir(dir, false)? {
-        Some(d) => d.open_read(name),
-        None => Ok(None),
+/// The record folders' handles, each opened once per check (refusing a symlink at every
+/// component) instead of once per file: opening the root and `_librarian/sessions/` again for
+/// each of 3,650 day files was most of an incremental verify's system calls.
+#[derive(Default)]
+struct Folders {
+    open: HashMap<String, Result<Option<Dir>, FsError>>,
+}
+
+impl Folders {
+    /// The handle on the vault-relative folder `dir`; `Ok(None)` when a component is missing.
+    fn get(&mut self, store: &Store, dir: &str) -> &Result<Option<Dir>, FsError> {
+        self.open
+            .entry(dir.to_string())
+            .or_insert_with(|| Dir::open(store.root())?.open_dir(dir, false))
     }
+}
+
+/// The stamp a clean file is remembered by: size, mtime (ns) and
+/// `<committed blob>:<ctime ns>:<inode>`.
+fn stamp(blob: Oid, size: u64, mtime_ns: i64, ctime_ns: i64, ino: u64) -> (u64, i64, String) {
+    (size, mtime_ns, format!("{blob}:{ctime_ns}:{ino}"))
+}
+
+/// Whether `name` in `dir`, not followed if it is a symlink, is a regular file with the stamp
+/// the cache remembers it clean by: then it is unchanged, and is neither opened nor read.
+fn unchanged(dir: &Dir, name: &str, path: &str, blob: Oid, cache: &VerifyCache) -> bool {
+    let Some(known) = cache.files.get(path) else {
+        return false;
+    };
+    let Ok(st) = rfs::statat(dir.fd(), name, AtFlags::SYMLINK_NOFOLLOW) else {
+        return false;
+    };
+    // Through i128, as the index's walk does: the field types differ between platforms.
+    let times = crate::index::walk::stamp_of(&st);
+    let ino = u64::try_from(i128::from(st.st_ino)).unwrap_or(u64::MAX);
+    FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+        && stamp(
+            blob,
+            crate::index::walk::stat_size(&st),
+            times.mtime_ns,
+            times.ctime_ns,
+            ino,
+        ) == *known
 }
 
 /// Checks one committed record file; a file found identical to its committed bytes is
@@ -105,12 +142,23 @@ fn open_record(store: &Store, path: &str) -> Result<Option<File>, FsError> {
 /// the ctime), and the inode catches a file swapped for a copy.
 fn file(
     store: &Store,
+    folders: &mut Folders,
     path: &str,
     blob: Oid,
     journalled: &HashSet<String>,
     cache: &mut VerifyCache,
 ) -> Result<Vec<Finding>, StoreError> {
-    let opened = open_record(store, path);
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    // Only the file's own stat when its stamp still matches (the same stamp the slow path
+    // below takes from the opened file); anything else is opened and read as before.
+    let opened = match folders.get(store, dir) {
+        Ok(Some(d)) if unchanged(d, name, path, blob, cache) => return Ok(vec![]),
+        Ok(Some(d)) => d.open_read(name),
+        Ok(None) => Ok(None),
+        Err(FsError::Symlink(p)) => Err(FsError::Symlink(p.clone())),
+        Err(FsError::WrongKind(p)) => Err(FsError::WrongKind(p.clone())),
+        Err(e) => return Ok(vec![unreadable(store, path, blob, e)]),
+    };
     let mut handle = match opened {
         Ok(Some(f)) => f,
         Err(FsError::Symlink(_) | FsError::WrongKind(_)) => {
@@ -133,14 +181,12 @@ fn file(
         Ok(m) => m,
         Err(e) => return Ok(vec![unreadable(store, path, blob, &e)]),
     };
-    let stamp = (
+    let stamp = stamp(
+        blob,
         meta.len(),
         meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
-        format!(
-            "{blob}:{}:{}",
-            meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
-            meta.ino()
-        ),
+        meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+        meta.ino(),
     );
     if cache.files.get(path) == Some(&stamp) {
         return Ok(vec![]);
