@@ -195,38 +195,15 @@ fn a_fresh_vault_keeps_day_files_in_year_folders_from_its_first_commit() {
     verify_clean(&env);
 }
 
-/// A commit made with git plumbing on the tip: `moves` are `(from, to)` paths in the ref's
-/// tree, `writes` are `(path, bytes)`; the ref is moved to it.
+/// A commit on the tip that moves and writes what it is given, set as the ref's tip.
 fn forge(env: &Env, moves: &[(&str, &str)], writes: &[(&str, &str)]) {
-    let index = env.root().join("scratch.index");
-    let scratch = [("GIT_INDEX_FILE", index.to_str().unwrap())];
-    let git = |args: &[&str]| {
-        let r = env.git_with(args, &scratch);
-        assert_eq!(r.code, 0, "git {args:?}: {}", r.stderr);
-        r.stdout.trim().to_string()
+    let forged = Forged {
+        moves,
+        writes,
+        message: "rutter: layout",
+        why: "forged",
     };
-    git(&["read-tree", "refs/rutter/records"]);
-    for (from, to) in moves {
-        let blob = git(&["rev-parse", &format!("refs/rutter/records:{from}")]);
-        git(&["update-index", "--force-remove", from]);
-        git(&[
-            "update-index",
-            "--add",
-            "--cacheinfo",
-            &format!("100644,{blob},{to}"),
-        ]);
-    }
-    for (path, text) in writes {
-        let file = env.root().join("forged.md");
-        std::fs::write(&file, text).unwrap();
-        let blob = env.git(&["hash-object", "-w", file.to_str().unwrap()]);
-        let info = format!("100644,{},{path}", blob.trim());
-        git(&["update-index", "--add", "--cacheinfo", &info]);
-    }
-    let tree = git(&["write-tree"]);
-    let tip = git(&["rev-parse", "refs/rutter/records"]);
-    let forged = git(&["commit-tree", &tree, "-p", &tip, "-m", "rutter: layout"]);
-    git(&["update-ref", "refs/rutter/records", &forged, &tip]);
+    forged.commit(env);
 }
 
 fn finding_kinds(env: &Env) -> Vec<String> {

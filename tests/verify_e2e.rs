@@ -895,32 +895,14 @@ fn a_history_checked_on_two_threads_gives_the_same_findings() {
     assert!(msg.contains("Rutter-Entry: 20261130T100000000Z"), "{msg}");
 }
 
-/// Real git plumbing, through a scratch index: a commit on the tip whose tree holds `day` as
-/// `edited`, set as the ref's tip with reflog message `why` (the working file is left alone).
+/// A commit on the tip whose tree holds `day` as `edited`, set as the ref's tip with reflog
+/// message `why` (the working file is left alone).
 fn forge_commit_with(env: &Env, day: &str, edited: &str, why: &str) {
-    let file = env.root().join("edited.md");
-    std::fs::write(&file, edited).unwrap();
-    let blob = env.git(&["hash-object", "-w", file.to_str().unwrap()]);
-    let index = env.root().join("scratch.index");
-    let scratch = [("GIT_INDEX_FILE", index.to_str().unwrap())];
-    let git = |args: &[&str]| {
-        let r = env.git_with(args, &scratch);
-        assert_eq!(r.code, 0, "git {args:?}: {}", r.stderr);
-        r.stdout.trim().to_string()
-    };
-    git(&["read-tree", "refs/rutter/records"]);
-    let cacheinfo = format!("100644,{},{}", blob.trim(), in_ref(day));
-    git(&["update-index", "--cacheinfo", &cacheinfo]);
-    let tree = git(&["write-tree"]);
-    let tip = git(&["rev-parse", "refs/rutter/records"]);
-    let message = "rutter: capture 2026-11-30";
-    let forged = git(&["commit-tree", &tree, "-p", &tip, "-m", message]);
-    git(&[
-        "update-ref",
-        "-m",
+    let forged = Forged {
+        writes: &[(&in_ref(day), edited)],
+        message: "rutter: capture 2026-11-30",
         why,
-        "refs/rutter/records",
-        &forged,
-        &tip,
-    ]);
+        ..Default::default()
+    };
+    forged.commit(env);
 }

@@ -287,3 +287,51 @@ pub fn from_ref(path: &str) -> String {
         _ => path.to_string(),
     }
 }
+
+/// A commit made with real git plumbing through a scratch index, on the tip of
+/// `refs/rutter/records`, which is then moved to it with reflog message `why`: `moves` are
+/// `(from, to)` paths in the ref's tree, `writes` are `(path in the ref, text)`.
+#[derive(Default)]
+pub struct Forged<'a> {
+    pub moves: &'a [(&'a str, &'a str)],
+    pub writes: &'a [(&'a str, &'a str)],
+    pub message: &'a str,
+    pub why: &'a str,
+}
+
+impl Forged<'_> {
+    pub fn commit(&self, env: &Env) {
+        let index = env.root().join("scratch.index");
+        let scratch = [("GIT_INDEX_FILE", index.to_str().unwrap())];
+        let git = |args: &[&str]| {
+            let r = env.git_with(args, &scratch);
+            assert_eq!(r.code, 0, "git {args:?}: {}", r.stderr);
+            r.stdout.trim().to_string()
+        };
+        git(&["read-tree", "refs/rutter/records"]);
+        for (from, to) in self.moves {
+            let blob = git(&["rev-parse", &format!("refs/rutter/records:{from}")]);
+            git(&["update-index", "--force-remove", from]);
+            let info = format!("100644,{blob},{to}");
+            git(&["update-index", "--add", "--cacheinfo", &info]);
+        }
+        for (path, text) in self.writes {
+            let file = env.root().join("forged.md");
+            std::fs::write(&file, text).unwrap();
+            let blob = env.git(&["hash-object", "-w", file.to_str().unwrap()]);
+            let info = format!("100644,{},{path}", blob.trim());
+            git(&["update-index", "--add", "--cacheinfo", &info]);
+        }
+        let tree = git(&["write-tree"]);
+        let tip = git(&["rev-parse", "refs/rutter/records"]);
+        let forged = git(&["commit-tree", &tree, "-p", &tip, "-m", self.message]);
+        git(&[
+            "update-ref",
+            "-m",
+            self.why,
+            "refs/rutter/records",
+            &forged,
+            &tip,
+        ]);
+    }
+}
