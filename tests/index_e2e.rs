@@ -460,6 +460,126 @@ fn a_cited_note_renamed_since_the_reindex_keeps_its_prior_engagement() {
         .contains("exact-hash: Notes/blue.md -> Archive/blue-band.md"));
 }
 
+/// One YAML entry of a day file (the `@1` format `init` adopts).
+fn yaml_entry(id: &str, session: Option<&str>, time: &str, summary: &str, project: &str) -> String {
+    let session = session.map_or(String::new(), |s| format!("    session_id: {s}\n"));
+    format!(
+        "  - id: {id}\n{session}    time: '{time}'\n    summary: {summary}\n    refs:\n      - path: Notes/blue.md\n        hash: 'sha256:{}'\n    workspace:\n      cwd: /w/{project}\n      project: {project}\n",
+        "0".repeat(64)
+    )
+}
+
+/// `recent --all` streams the sessions after its first screen as each is read whole: a session
+/// that spans every day (open while all the others are read), sessions that interleave,
+/// session-less entries at the same time as another session's step, a retracted entry, an
+/// edited and a deleted day file; with filters, `--brief`, and in a zone with a half-hour
+/// offset. Each prints what one answer of every session prints.
+#[test]
+fn recent_all_streams_what_one_answer_prints_whatever_the_sessions_and_marks() {
+    let env = Env::bare();
+    env.write("Notes/blue.md", "# Blue\n\nBlue now.\n");
+    env.git(&["init", "-q", "-b", "main"]);
+    for d in 1..=20 {
+        let day = format!("2026-03-{d:02}");
+        let compact = day.replace('-', "");
+        let project = if d % 2 == 0 { "alpha" } else { "beta" };
+        let mut text = format!(
+            "---\ncollection: librarian.sessions\nschema: session-record@1\nday: '{day}'\nsessions:\n"
+        );
+        for (id, session, time, summary) in [
+            (
+                "080000000",
+                Some("long".to_string()),
+                "08:00:00",
+                format!("Long step {d}."),
+            ),
+            (
+                "100000000",
+                Some(format!("s{}", d % 4)),
+                "10:00:00",
+                format!("Shared step {d}."),
+            ),
+            ("120000000", None, "12:00:00", format!("Alone {d}.")),
+            (
+                "120000001",
+                Some(format!("tie-{d}")),
+                "12:00:00",
+                format!("Tied {d}."),
+            ),
+        ] {
+            let id = format!("{compact}T{id}Z");
+            let time = format!("{day}T{time}.000Z");
+            // The long session keeps one project, so it stays one session over every day.
+            let project = if summary.starts_with("Long") {
+                "alpha"
+            } else {
+                project
+            };
+            text.push_str(&yaml_entry(
+                &id,
+                session.as_deref(),
+                &time,
+                &summary,
+                project,
+            ));
+        }
+        text.push_str("---\n");
+        env.write(&format!("_librarian/sessions/{day}.md"), &text);
+    }
+    let init = env.rutter(&["init"]);
+    assert_eq!(init.code, 0, "{}{}", init.stdout, init.stderr);
+    let retract = env.rutter(&[
+        "retract",
+        "20260307T080000000Z",
+        "--reason",
+        "Not a decision.",
+    ]);
+    assert_eq!(retract.code, 0, "{}", retract.stderr);
+    let edited = env
+        .read("_librarian/sessions/2026-03-10.md")
+        .replace("Shared step 10.", "Rewritten.");
+    env.write("_librarian/sessions/2026-03-10.md", &edited);
+    std::fs::remove_file(env.vault.join("_librarian/sessions/2026-03-12.md")).unwrap();
+
+    let run = |tz: &str, args: &[&str]| -> Run {
+        let mut c = env.cmd();
+        c.env("TZ", tz)
+            .arg("--vault")
+            .arg(&env.vault)
+            .arg("recent")
+            .args(args);
+        c.output().unwrap().into()
+    };
+    let plain = run("UTC", &["--all"]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    for want in [
+        "Shared step 10. [edited after commit]",
+        "Long step 12. [deleted from the working tree]",
+        "one session, 19 steps:",
+        "git rutter restore",
+    ] {
+        assert!(plain.stdout.contains(want), "{want}: {}", plain.stdout);
+    }
+    assert!(!plain.stdout.contains("Long step 7."), "{}", plain.stdout);
+    assert!(!plain.stdout.contains("Rewritten"), "{}", plain.stdout);
+    for tz in ["UTC", "Asia/Kolkata"] {
+        for args in [
+            &[][..],
+            &["--brief"],
+            &["--utc"],
+            &["--grep", "step"],
+            &["--project", "alpha"],
+            &["--since", "2026-03-05", "--until", "2026-03-15"],
+        ] {
+            let all = run(tz, &[&["--all"][..], args].concat());
+            let every = run(tz, &[&["-n", "100000"][..], args].concat());
+            assert_eq!(all.code, 0, "{}", all.stderr);
+            assert_eq!(all.stdout, every.stdout, "TZ={tz} {args:?}");
+            assert_eq!(all.stderr, every.stderr, "TZ={tz} {args:?}");
+        }
+    }
+}
+
 /// `recent --all` prints its first screen before it reads every session: what it prints is
 /// what one answer of every session prints, marks, changed refs and the restore hint included.
 #[test]

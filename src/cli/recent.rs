@@ -1,9 +1,10 @@
 //! `git rutter recent`: what was I working on lately?
 
 use crate::clock;
-use crate::index::Index;
-use crate::recall::{recent, refs, render};
+use crate::index::{Index, IndexError};
+use crate::recall::{self, recent, refs, render};
 use crate::records::NoteRef;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 /// Show recent sessions, newest first, each step with its date, project and cited notes.
@@ -95,31 +96,36 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         eprintln!("{}", no_record_note(&vault));
     }
     let describer = refs::Shown::new(&index);
-    let shown = |r: &NoteRef| describer.ref_text(r);
+    let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
     if args.json {
         super::print_json(&json(&vault.root, &answer.recent, &shown))?;
     } else {
-        let clock = if args.utc {
-            render::Clock::Utc
-        } else {
-            render::Clock::local()
-        };
         super::print_painted(
-            &render::cli(&answer.recent, &shown, answer.record, &clock),
+            &render::cli(&answer.recent, &shown, answer.record, &clock_for(args.utc)),
             super::color::marks,
         )?;
     }
     Ok(super::EXIT_OK)
 }
 
+/// The clock `--utc` asks for.
+fn clock_for(utc: bool) -> render::Clock {
+    if utc {
+        render::Clock::Utc
+    } else {
+        render::Clock::local()
+    }
+}
+
 /// Sessions `recent --all` prints before it reads the rest: a screen's worth.
 const FIRST_SCREEN: usize = 20;
 
 /// `recent --all` as text: the newest [`FIRST_SCREEN`] sessions are read and printed first (a
-/// pager shows them at once; the ten-year vault has 37,000 sessions), then every session is read
-/// and those after them are printed. The output is the one answer `recent -n` of every session
-/// prints (test `recent_all_prints_what_a_count_of_every_session_prints`); a capture landing
-/// between the two reads is left for the next `recent` (it would be newer than the first screen).
+/// pager shows them at once; the ten-year vault has 37,000 sessions), then every session is
+/// read as a stream (`recall::stream`) and each one after them printed as soon as it is whole.
+/// The output is the one answer `recent -n` of every session prints (test
+/// `recent_all_prints_what_a_count_of_every_session_prints`); a capture landing between the two
+/// reads is left for the next `recent` (it would be newer than the first screen).
 fn print_all(
     vault: &crate::vault::Vault,
     index: &mut Index,
@@ -127,22 +133,18 @@ fn print_all(
     now: clock::Instant,
     utc: bool,
 ) -> anyhow::Result<i32> {
-    let clock = if utc {
-        render::Clock::Utc
-    } else {
-        render::Clock::local()
-    };
+    let clock = clock_for(utc);
     query.count = Some(FIRST_SCREEN);
     let first = recent::read(vault, index, &query, now)?;
-    let shown_first = match &first.recent {
-        recent::Recent::Sessions(s) if s.len() == FIRST_SCREEN => s.len(),
+    if !first.record && matches!(first.recent, recent::Recent::Sessions(_)) {
+        eprintln!("{}", no_record_note(vault));
+    }
+    let head = match &first.recent {
+        recent::Recent::Sessions(s) if s.len() == FIRST_SCREEN => s,
         // Fewer sessions than a screen: that is every session.
         _ => {
-            if !first.record && matches!(first.recent, recent::Recent::Sessions(_)) {
-                eprintln!("{}", no_record_note(vault));
-            }
             let describer = refs::Shown::new(index);
-            let shown = |r: &NoteRef| describer.ref_text(r);
+            let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
             super::print_painted(
                 &render::cli(&first.recent, &shown, first.record, &clock),
                 super::color::marks,
@@ -150,35 +152,101 @@ fn print_all(
             return Ok(super::EXIT_OK);
         }
     };
-    if !first.record {
-        eprintln!("{}", no_record_note(vault));
-    }
-    let recent::Recent::Sessions(head) = &first.recent else {
-        return Ok(super::EXIT_OK);
-    };
-    {
+    let mut out = Painted::new();
+    let mut text = {
         let describer = refs::Shown::new(index);
-        let shown = |r: &NoteRef| describer.ref_text(r);
-        let text = render::cli_part(head, &shown, first.record, &clock);
-        super::print_part(&text, super::color::marks)?;
+        let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
+        render::cli_part(head, &shown, first.record, &clock)
+    };
+    if let Err(e) = out.text(&text).and_then(|_| out.flush()) {
+        return quiet_on_broken_pipe(e);
     }
     query.count = None;
-    let all = recent::read(vault, index, &query, now)?;
-    let recent::Recent::Sessions(every) = &all.recent else {
-        return Ok(super::EXIT_OK);
-    };
-    let rest = every.get(shown_first..).unwrap_or_default();
+    recall::stream::refresh(vault, index)?;
     let describer = refs::Shown::new(index);
-    let shown = |r: &NoteRef| describer.ref_text(r);
-    let text = match render::cli_part(rest, &shown, first.record, &clock) {
-        t if t.is_empty() => t,
-        t => format!("\n\n{t}"),
+    let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
+    let mut deleted = false;
+    let mut seen = 0;
+    let streamed = recall::stream::each_session(index, &query, now, |session| {
+        let session = session.text();
+        deleted |= session.shows_deleted();
+        seen += 1;
+        if seen <= FIRST_SCREEN {
+            return Ok(());
+        }
+        text.clear();
+        text.push_str("\n\n");
+        render::cli_session(&mut text, &session, &shown, first.record, &clock);
+        Ok(out.text(&text)?)
+    });
+    match streamed {
+        Err(IndexError::Io(e)) => return quiet_on_broken_pipe(e),
+        other => other?,
     };
-    super::print_painted(
-        &format!("{text}{}", render::cli_hint(every, first.record)),
-        super::color::marks,
-    )?;
-    Ok(super::EXIT_OK)
+    text.clear();
+    render::push_cli_hint(&mut text, deleted, first.record);
+    match out.text(&text).and_then(|_| out.finish("\n")) {
+        Err(e) => quiet_on_broken_pipe(e),
+        Ok(()) => Ok(super::EXIT_OK),
+    }
+}
+
+/// A reader that stopped reading (`| head`) is not an error; anything else is.
+fn quiet_on_broken_pipe(e: std::io::Error) -> anyhow::Result<i32> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(super::EXIT_OK)
+    } else {
+        Err(e.into())
+    }
+}
+
+/// Text printed in parts as [`super::print_painted`] prints it whole: made terminal-safe and
+/// painted, through one buffer over the locked stdout. Parts must be cut between whole lines of
+/// an answer (so no mark is split); a `\r` ending a part waits for the next, as
+/// `terminal_safe` keeps a `\r` only before a `\n`.
+struct Painted {
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    carried_cr: bool,
+}
+
+impl Painted {
+    fn new() -> Painted {
+        Painted {
+            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            carried_cr: false,
+        }
+    }
+
+    /// Writes the next part of the text.
+    fn text(&mut self, part: &str) -> std::io::Result<()> {
+        let joined;
+        let mut part = part;
+        if std::mem::take(&mut self.carried_cr) {
+            joined = format!("\r{part}");
+            part = &joined;
+        }
+        if let Some(rest) = part.strip_suffix('\r') {
+            self.carried_cr = true;
+            part = rest;
+        }
+        let safe = crate::records::text::terminal_safe(part);
+        self.out.write_all(super::color::marks(&safe).as_bytes())
+    }
+
+    /// Sends what is buffered.
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Ends the text with `end` (after which a carried `\r` is shown escaped) and flushes.
+    fn finish(mut self, end: &str) -> std::io::Result<()> {
+        if std::mem::take(&mut self.carried_cr) {
+            let safe = crate::records::text::terminal_safe("\r");
+            self.out.write_all(safe.as_bytes())?;
+        }
+        self.out.write_all(end.as_bytes())?;
+        self.out.flush()
+    }
 }
 
 /// Why the entries shown are unverified, and what to do about it.
@@ -195,6 +263,11 @@ fn json(
     result: &recent::Recent,
     shown: render::RefText<'_>,
 ) -> serde_json::Value {
+    let shown = |r: &NoteRef| {
+        let mut text = String::new();
+        shown(&mut text, &r.path, &r.hash);
+        text
+    };
     let sessions = match result {
         recent::Recent::Sessions(s) => s.clone(),
         _ => vec![],

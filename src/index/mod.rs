@@ -13,6 +13,7 @@ pub mod frontmatter;
 pub mod identity;
 pub mod notes;
 pub mod reads;
+pub mod recent_rows;
 pub mod rescan;
 pub mod schema;
 pub mod search;

@@ -64,6 +64,35 @@ pub struct Engagement {
     pub status: Status,
 }
 
+/// `base` and the filters given, as an SQL condition on `entries` and the values it binds. Only
+/// the filters given are in the SQL (see `search`); the words are matched in SQL too, against the
+/// lowercased `grep` column, so a session cap counts matches only.
+pub(super) fn entry_conditions<'a>(
+    base: &str,
+    project_key: Option<&'a str>,
+    f: &'a EntryFilter,
+) -> (String, Vec<&'a str>) {
+    let mut filter = String::from(base);
+    let mut values: Vec<&str> = Vec::new();
+    if let Some(p) = project_key {
+        filter.push_str(" AND project_key = ?");
+        values.push(p);
+    }
+    if let Some(c) = &f.since {
+        filter.push_str(" AND day >= ?");
+        values.push(c);
+    }
+    if let Some(c) = &f.until {
+        filter.push_str(" AND day <= ?");
+        values.push(c);
+    }
+    for w in &f.words {
+        filter.push_str(" AND instr(grep, ?) > 0");
+        values.push(w);
+    }
+    (filter, values)
+}
+
 impl Index {
     /// What the record cache holds.
     pub fn records(&self) -> Result<Records, IndexError> {
@@ -119,33 +148,15 @@ impl Index {
     }
 
     /// Entries matching the filters for the newest `groups` session groups (all groups when
-    /// `None`), with every matching step of those groups, in no particular order.
+    /// `None`), with every matching step of those groups, in file order (day file stem, then
+    /// place), so steps of one day and time always sort alike.
     pub fn recent_steps(
         &self,
         project_key: Option<&str>,
         f: &EntryFilter,
         groups: Option<usize>,
     ) -> Result<Vec<Step>, IndexError> {
-        // Only the filters given are in the SQL (see `search`); the words are matched in SQL
-        // too, against the lowercased `grep` column, so the session cap counts matches only.
-        let mut filter = String::from(NOT_RETRACTED);
-        let mut values: Vec<&str> = Vec::new();
-        if let Some(p) = project_key {
-            filter.push_str(" AND project_key = ?");
-            values.push(p);
-        }
-        if let Some(c) = &f.since {
-            filter.push_str(" AND day >= ?");
-            values.push(c);
-        }
-        if let Some(c) = &f.until {
-            filter.push_str(" AND day <= ?");
-            values.push(c);
-        }
-        for w in &f.words {
-            filter.push_str(" AND instr(grep, ?) > 0");
-            values.push(w);
-        }
+        let (filter, values) = entry_conditions(NOT_RETRACTED, project_key, f);
         let Some(groups) = groups else {
             return self.steps_where(&filter, &values);
         };
@@ -162,15 +173,17 @@ impl Index {
     }
 
     /// The group keys of the newest `n` session groups among the entries matching `filter`:
-    /// reads entries newest first and stops at the `n`-th distinct key.
+    /// reads entries newest first (in file order within one time, as `recent --all` streams
+    /// them) and stops at the `n`-th distinct key.
     fn newest_groups(
         &self,
         filter: &str,
         values: &[&str],
         n: usize,
     ) -> Result<Vec<String>, IndexError> {
-        let sql =
-            format!("SELECT group_key FROM entries WHERE {filter} ORDER BY day DESC, time DESC");
+        let sql = format!(
+            "SELECT group_key FROM entries WHERE {filter} ORDER BY day DESC, time DESC, file, seq"
+        );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(values))?;
         let mut seen = HashSet::new();
@@ -187,7 +200,10 @@ impl Index {
 
     /// Every entry matching `filter`, as steps (an entry whose JSON no longer parses is left out).
     fn steps_where(&self, filter: &str, values: &[&str]) -> Result<Vec<Step>, IndexError> {
-        let sql = format!("SELECT day, json, status FROM entries WHERE {filter}");
+        // In file order, so entries of one day and time keep one order whichever plan reads
+        // them: `recent -n N` shows the first N sessions of what `recent --all` streams.
+        let sql =
+            format!("SELECT day, json, status FROM entries WHERE {filter} ORDER BY file, seq");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
             Ok((

@@ -5,11 +5,13 @@
 pub mod candidates;
 pub mod confirm;
 pub mod gate;
+pub mod in_vault;
 pub mod recent;
 pub mod record;
 pub mod refs;
 pub mod reindex;
 pub mod render;
 pub mod search;
+pub mod stream;
 pub mod tools;
 pub mod uselog;

@@ -122,7 +122,7 @@ pub fn recent(mut steps: Vec<Step>, q: &Query, now: Instant) -> Recent {
 
 /// The query's filter with the window folded in: a window of N days keeps N+1 calendar days
 /// (as the reference); with `since` too, the later of the two first days wins.
-fn bounds(q: &Query, now: Instant) -> EntryFilter {
+pub(super) fn bounds(q: &Query, now: Instant) -> EntryFilter {
     let mut f = q.filter.clone();
     if let Some(n) = q.window_days {
         let cutoff = now.plus_days(-i64::from(n)).day();
@@ -333,7 +333,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         write_day_files(t.path(), &steps);
         let index = Index::in_memory(t.path());
-        let refs = &|r: &crate::records::NoteRef| r.path.clone();
+        let refs = &|out: &mut String, path: &str, _: &str| out.push_str(path);
         for count in [None, Some(1), Some(2), Some(5), Some(100)] {
             for project in [None, Some("PROJ"), Some("other"), Some("none")] {
                 for (window_days, filter) in windows_and_filters() {

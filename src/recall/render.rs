@@ -4,7 +4,7 @@
 
 use super::recent::{Recent, Session, Step};
 use crate::records::status::Status;
-use crate::records::NoteRef;
+use std::fmt::Write as _;
 
 /// The hint after an answer that shows an entry whose day file is missing.
 pub const RESTORE_HINT: &str = "Entries marked [deleted from the working tree] are read from refs/rutter/records; run `git rutter restore` to put their day files back.";
@@ -40,51 +40,206 @@ impl Clock {
     /// The day and the time of day of a recorded UTC `time` (`YYYY-MM-DDTHH:MM:SS.mmmZ`) on
     /// `day`: as recorded for UTC, else converted, the time with its offset (`13:54:55 +0100`).
     pub fn day_time(&self, day: &str, time: &str) -> (String, String) {
-        let utc = || (day.to_string(), time.get(11..19).unwrap_or("").to_string());
-        let Clock::Zone(tz) = self else { return utc() };
-        match time.parse::<jiff::Timestamp>() {
-            Ok(ts) => {
-                let z = ts.to_zoned(tz.clone());
-                (
-                    z.strftime("%Y-%m-%d").to_string(),
-                    z.strftime("%H:%M:%S %z").to_string(),
-                )
+        let mut both = String::new();
+        self.push_day_time(&mut both, day, time);
+        match both.split_once(' ') {
+            Some((d, t)) => (d.to_string(), t.to_string()),
+            None => (both, String::new()),
+        }
+    }
+
+    /// The day of [`Clock::day_time`], appended to `out`.
+    pub fn push_day(&self, out: &mut String, day: &str, time: &str) {
+        match self.at(time) {
+            Local::Fast(at, _) => push_date(out, at),
+            Local::Slow(z) => out.push_str(&z.strftime("%Y-%m-%d").to_string()),
+            Local::Recorded => out.push_str(day),
+        }
+    }
+
+    /// The day and the time of [`Clock::day_time`], separated by a space, appended to `out`.
+    pub fn push_day_time(&self, out: &mut String, day: &str, time: &str) {
+        match self.at(time) {
+            Local::Fast(at, offset) => {
+                push_date(out, at);
+                out.push(' ');
+                push_time_offset(out, at, offset);
             }
-            Err(_) => utc(),
+            Local::Slow(z) => {
+                let _ = write!(
+                    out,
+                    "{} {}",
+                    z.strftime("%Y-%m-%d"),
+                    z.strftime("%H:%M:%S %z")
+                );
+            }
+            Local::Recorded => {
+                out.push_str(day);
+                out.push(' ');
+                out.push_str(time.get(11..19).unwrap_or(""));
+            }
+        }
+    }
+
+    /// `time` in this clock's zone: written by hand when its fields have the fixed widths
+    /// strftime gives them (every time this century), else through strftime.
+    fn at(&self, time: &str) -> Local {
+        let Clock::Zone(tz) = self else {
+            return Local::Recorded;
+        };
+        let Ok(ts) = time.parse::<jiff::Timestamp>() else {
+            return Local::Recorded;
+        };
+        let offset = tz.to_offset(ts);
+        let at = offset.to_datetime(ts);
+        if (1000..=9999).contains(&at.year()) && offset.seconds() % 60 == 0 {
+            Local::Fast(at, offset)
+        } else {
+            Local::Slow(ts.to_zoned(tz.clone()))
         }
     }
 }
 
-/// How a ref is shown; recall passes [`super::refs::shown`] over the index.
-pub type RefText<'a> = &'a dyn Fn(&NoteRef) -> String;
+/// A recorded time as a clock shows it.
+enum Local {
+    /// Local, with fields of fixed width.
+    Fast(jiff::civil::DateTime, jiff::tz::Offset),
+    /// Local, for strftime.
+    Slow(jiff::Zoned),
+    /// As recorded (UTC, or a time that does not parse).
+    Recorded,
+}
+
+/// `YYYY-MM-DD` of a year of four digits (strftime's `%Y-%m-%d`).
+fn push_date(out: &mut String, at: jiff::civil::DateTime) {
+    let year = at.year();
+    push_two(out, (year / 100) as i8);
+    push_two(out, (year % 100) as i8);
+    out.push('-');
+    push_two(out, at.month());
+    out.push('-');
+    push_two(out, at.day());
+}
+
+/// `HH:MM:SS +hhmm` of an offset in whole minutes (strftime's `%H:%M:%S %z`).
+fn push_time_offset(out: &mut String, at: jiff::civil::DateTime, offset: jiff::tz::Offset) {
+    push_two(out, at.hour());
+    out.push(':');
+    push_two(out, at.minute());
+    out.push(':');
+    push_two(out, at.second());
+    let minutes = offset.seconds() / 60;
+    out.push(' ');
+    out.push(if minutes < 0 { '-' } else { '+' });
+    push_two(out, (minutes.abs() / 60) as i8);
+    push_two(out, (minutes.abs() % 60) as i8);
+}
+
+/// Two decimal digits of `n` (0 to 99), as `{:02}` writes them; by hand, because the
+/// formatter was a tenth of `recent --all`'s rendering.
+fn push_two(out: &mut String, n: i8) {
+    let n = n.unsigned_abs();
+    out.push(char::from(b'0' + n / 10 % 10));
+    out.push(char::from(b'0' + n % 10));
+}
+
+/// How a cited ref reads: appends it, given its path and hash, to the text being made; recall
+/// passes [`super::refs::Shown::write`] over the index.
+pub type RefText<'a> = &'a dyn Fn(&mut String, &str, &str);
+
+/// What the renderings read of a step: recall's [`Step`] and the stream's lighter
+/// [`super::stream::LeanStep`] alike, so both print through one renderer.
+pub trait StepText {
+    /// The day of the file the step came from.
+    fn day(&self) -> &str;
+    /// The recorded UTC time (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
+    fn time(&self) -> &str;
+    fn summary(&self) -> &str;
+    fn status(&self) -> Status;
+    /// The cited refs as `(path, hash)`, in order.
+    fn refs(&self) -> impl Iterator<Item = (&str, &str)> + '_;
+}
+
+impl StepText for Step {
+    fn day(&self) -> &str {
+        &self.day
+    }
+    fn time(&self) -> &str {
+        &self.entry.time
+    }
+    fn summary(&self) -> &str {
+        &self.entry.summary
+    }
+    fn status(&self) -> Status {
+        self.status
+    }
+    fn refs(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.entry
+            .refs
+            .iter()
+            .map(|r| (r.path.as_str(), r.hash.as_str()))
+    }
+}
+
+/// One session as the renderings read it.
+pub struct SessionText<'a, S> {
+    pub project: Option<&'a str>,
+    /// The steps shown, oldest first.
+    pub steps: &'a [S],
+    pub total_steps: usize,
+    /// Steps left out by `brief`.
+    pub omitted: usize,
+}
+
+impl<'a> SessionText<'a, Step> {
+    /// The text view of one of `recent`'s sessions.
+    pub fn of(s: &'a Session) -> Self {
+        SessionText {
+            project: s.project.as_deref(),
+            steps: &s.steps,
+            total_steps: s.total_steps,
+            omitted: s.omitted,
+        }
+    }
+}
+
+impl<S: StepText> SessionText<'_, S> {
+    /// Whether a step shown is marked deleted (the restore hint follows the answer).
+    pub fn shows_deleted(&self) -> bool {
+        self.steps.iter().any(|st| st.status() == Status::Deleted)
+    }
+}
 
 /// Terminal rendering: sessions separated by a blank line. `marks`: the vault has a record, so
 /// each step's status is shown (without one every step would read `[unverified]`).
 pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool, clock: &Clock) -> String {
-    each_session(r, marks, &|s| cli_session(s, refs, marks, clock))
+    each_session(r, marks, &|s| {
+        let mut out = String::new();
+        cli_session(&mut out, &SessionText::of(s), refs, marks, clock);
+        out
+    })
 }
 
 /// [`cli`] of some of an answer's sessions, for printing an answer in parts (`recent --all`
 /// prints its first screen before it reads the rest): the sessions separated by a blank line,
 /// without the restore hint ([`cli_hint`] gives it for the whole answer).
 pub fn cli_part(sessions: &[Session], refs: RefText<'_>, marks: bool, clock: &Clock) -> String {
-    let texts: Vec<String> = sessions
-        .iter()
-        .map(|s| cli_session(s, refs, marks, clock))
-        .collect();
-    texts.join("\n\n")
+    let mut out = String::new();
+    for (i, s) in sessions.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        cli_session(&mut out, &SessionText::of(s), refs, marks, clock);
+    }
+    out
 }
 
-/// What [`cli`] puts after the sessions: the restore hint (after a blank line) when a step
-/// shown is marked deleted, else nothing.
-pub fn cli_hint(sessions: &[Session], marks: bool) -> String {
-    let deleted = sessions
-        .iter()
-        .any(|s| s.steps.iter().any(|st| st.status == Status::Deleted));
+/// What [`cli`] puts after the sessions, appended to `out`: the restore hint (after a blank
+/// line) when a step shown is marked deleted (`deleted`), else nothing.
+pub fn push_cli_hint(out: &mut String, deleted: bool, marks: bool) {
     if marks && deleted {
-        format!("\n\n{RESTORE_HINT}")
-    } else {
-        String::new()
+        out.push_str("\n\n");
+        out.push_str(RESTORE_HINT);
     }
 }
 
@@ -94,46 +249,45 @@ fn each_session(r: &Recent, marks: bool, f: &dyn Fn(&Session) -> String) -> Stri
     match r {
         Recent::Sessions(sessions) => {
             let mut out = sessions.iter().map(f).collect::<Vec<_>>().join("\n\n");
-            let deleted = sessions
-                .iter()
-                .any(|s| s.steps.iter().any(|st| st.status == Status::Deleted));
-            if marks && deleted {
-                out.push_str("\n\n");
-                out.push_str(RESTORE_HINT);
-            }
+            let deleted = sessions.iter().any(|s| SessionText::of(s).shows_deleted());
+            push_cli_hint(&mut out, deleted, marks);
             out
         }
         other => empty_state(other).unwrap_or_default(),
     }
 }
 
-fn cli_session(s: &Session, refs: RefText<'_>, marks: bool, clock: &Clock) -> String {
-    let proj = project_tag(s.project.as_deref());
-    if s.steps.len() == 1 && s.total_steps == 1 {
-        let step = &s.steps[0];
-        let mut out = step_line(step, &proj, marks, clock);
-        for r in &step.entry.refs {
-            out.push_str(&format!("\n   refs: {}", refs(r)));
+/// One session as the terminal shows it, appended to `out`.
+pub fn cli_session<S: StepText>(
+    out: &mut String,
+    s: &SessionText<'_, S>,
+    refs: RefText<'_>,
+    marks: bool,
+    clock: &Clock,
+) {
+    if let ([step], 1) = (s.steps, s.total_steps) {
+        step_line(out, step, s.project, marks, clock);
+        for (path, hash) in step.refs() {
+            out.push_str("\n   refs: ");
+            refs(out, path, hash);
         }
-        return out;
+        return;
     }
-    let shown = if s.omitted > 0 {
-        format!(" (showing first and last; {} omitted)", s.omitted)
-    } else {
-        String::new()
-    };
-    let mut out = format!(
-        "{}{proj} — one session, {} steps{shown}:",
-        span(s, clock),
-        s.total_steps
-    );
-    for step in &s.steps {
-        out.push_str(&format!("\n  · {}", step_line(step, "", marks, clock)));
-        for r in &step.entry.refs {
-            out.push_str(&format!("\n     refs: {}", refs(r)));
+    span(out, s, clock);
+    push_project_tag(out, s.project);
+    let _ = write!(out, " — one session, {} steps", s.total_steps);
+    if s.omitted > 0 {
+        let _ = write!(out, " (showing first and last; {} omitted)", s.omitted);
+    }
+    out.push(':');
+    for step in s.steps {
+        out.push_str("\n  · ");
+        step_line(out, step, None, marks, clock);
+        for (path, hash) in step.refs() {
+            out.push_str("\n     refs: ");
+            refs(out, path, hash);
         }
     }
-    out
 }
 
 /// MCP tool rendering (`librarian-recent`); `marks` as for [`cli`].
@@ -146,22 +300,18 @@ fn tool_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
     if s.steps.len() == 1 && s.total_steps == 1 {
         return tool_step(&s.steps[0], refs, marks);
     }
-    let header = if s.omitted > 0 {
-        format!(
-            "{}{} — one session, first and last of {} steps — middle {} omitted (detail: brief):",
-            span(s, utc),
-            project_tag(s.project.as_deref()),
-            s.total_steps,
-            s.omitted
-        )
+    let mut header = String::new();
+    span(&mut header, &SessionText::of(s), utc);
+    push_project_tag(&mut header, s.project.as_deref());
+    if s.omitted > 0 {
+        let _ = write!(
+            header,
+            " — one session, first and last of {} steps — middle {} omitted (detail: brief):",
+            s.total_steps, s.omitted
+        );
     } else {
-        format!(
-            "{}{} — one session, {} steps, in order:",
-            span(s, utc),
-            project_tag(s.project.as_deref()),
-            s.total_steps
-        )
-    };
+        let _ = write!(header, " — one session, {} steps, in order:", s.total_steps);
+    }
     let steps: Vec<String> = s
         .steps
         .iter()
@@ -171,50 +321,113 @@ fn tool_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
 }
 
 fn tool_step(step: &Step, refs: RefText<'_>, marks: bool) -> String {
-    let mut out = step_line(step, &project_tag(step.entry.project()), marks, &Clock::Utc);
-    for (i, r) in step.entry.refs.iter().enumerate() {
+    let mut out = String::new();
+    step_line(&mut out, step, step.entry.project(), marks, &Clock::Utc);
+    for (i, (path, hash)) in step.refs().enumerate() {
         let lead = if i == 0 { "\n   refs: " } else { "\n         " };
         out.push_str(lead);
-        out.push_str(&refs(r));
+        refs(&mut out, path, hash);
     }
     out
 }
 
-fn span(s: &Session, clock: &Clock) -> String {
-    let day = |st: Option<&Step>| {
-        st.map_or(String::new(), |st| {
-            clock.day_time(&st.day, &st.entry.time).0
-        })
+/// The session's day, or its first and last day (`first → last`), appended to `out`.
+fn span<S: StepText>(out: &mut String, s: &SessionText<'_, S>, clock: &Clock) {
+    let (Some(first), Some(last)) = (s.steps.first(), s.steps.last()) else {
+        return;
     };
-    let (first, last) = (day(s.steps.first()), day(s.steps.last()));
-    if first == last {
-        first.to_string()
+    let start = out.len();
+    clock.push_day(out, first.day(), first.time());
+    let mid = out.len();
+    clock.push_day(out, last.day(), last.time());
+    if out[start..mid] == out[mid..] {
+        out.truncate(mid);
     } else {
-        format!("{first} → {last}")
+        out.insert_str(mid, " → ");
     }
 }
 
-/// ` [project]`, or nothing.
-fn project_tag(project: Option<&str>) -> String {
-    project.map(|p| format!(" [{p}]")).unwrap_or_default()
+/// ` [project]`, or nothing, appended to `out`.
+fn push_project_tag(out: &mut String, project: Option<&str>) {
+    if let Some(p) = project {
+        out.push_str(" [");
+        out.push_str(p);
+        out.push(']');
+    }
 }
 
-/// One step's line: `day time<tag> — summary`, then its status mark when `marks`.
-fn step_line(step: &Step, tag: &str, marks: bool, clock: &Clock) -> String {
-    let (day, time) = clock.day_time(&step.day, &step.entry.time);
-    let mut out = format!("{day} {time}{tag} — {}", step.entry.summary);
-    if let (true, Some(mark)) = (marks, step.status.mark()) {
+/// One step's line, appended to `out`: `day time[ [project]] — summary`, then its status mark
+/// when `marks`.
+fn step_line<S: StepText>(
+    out: &mut String,
+    step: &S,
+    project: Option<&str>,
+    marks: bool,
+    clock: &Clock,
+) {
+    clock.push_day_time(out, step.day(), step.time());
+    push_project_tag(out, project);
+    out.push_str(" — ");
+    out.push_str(step.summary());
+    if let (true, Some(mark)) = (marks, step.status().mark()) {
         out.push(' ');
         out.push_str(mark);
     }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::recall::recent::Step;
-    use crate::records::{Entry, Workspace};
+    use crate::records::{Entry, NoteRef, Workspace};
+    use proptest::prelude::*;
+
+    /// The day and time strftime gives, as `day_time` made them before it wrote them by hand.
+    fn by_strftime(tz: &jiff::tz::TimeZone, day: &str, time: &str) -> (String, String) {
+        match time.parse::<jiff::Timestamp>() {
+            Ok(ts) => {
+                let z = ts.to_zoned(tz.clone());
+                (
+                    z.strftime("%Y-%m-%d").to_string(),
+                    z.strftime("%H:%M:%S %z").to_string(),
+                )
+            }
+            Err(_) => (day.to_string(), time.get(11..19).unwrap_or("").to_string()),
+        }
+    }
+
+    proptest! {
+        /// Any instant jiff can hold, in zones with half-hour offsets, daylight saving and
+        /// local mean time (offsets in seconds), and text that is no time at all.
+        #[test]
+        fn local_times_are_what_strftime_writes(
+            second in jiff::Timestamp::MIN.as_second()..=jiff::Timestamp::MAX.as_second(),
+            recent in 0..4_102_444_800_i64,
+            milli in 0..1000_i32,
+            zone in prop_oneof![
+                Just("UTC"),
+                Just("America/Los_Angeles"),
+                Just("Asia/Kolkata"),
+                Just("Australia/Lord_Howe"),
+                Just("Europe/Amsterdam"),
+                Just("Pacific/Chatham"),
+            ],
+            junk in "[0-9T:.Z-]{0,24}",
+        ) {
+            let tz = jiff::tz::TimeZone::get(zone).unwrap();
+            let clock = Clock::Zone(tz.clone());
+            for s in [second, recent, -recent] {
+                let ts = jiff::Timestamp::new(s, milli * 1_000_000).unwrap();
+                let time = ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+                for text in [time.as_str(), junk.as_str()] {
+                    prop_assert_eq!(clock.day_time("2026-11-30", text), by_strftime(&tz, "2026-11-30", text));
+                    let mut day = String::new();
+                    clock.push_day(&mut day, "2026-11-30", text);
+                    prop_assert_eq!(day, by_strftime(&tz, "2026-11-30", text).0);
+                }
+            }
+        }
+    }
 
     fn step(time: &str, refs: &[&str]) -> Step {
         Step {
@@ -249,7 +462,9 @@ mod tests {
 
     #[test]
     fn tool_and_cli_forms_match_the_reference() {
-        let refs = &|r: &NoteRef| format!("{}@{}", r.path, r.hash);
+        let refs = &|out: &mut String, path: &str, hash: &str| {
+            let _ = write!(out, "{path}@{hash}");
+        };
         let tool = |r: &Recent| tool(r, refs, true);
         let cli = |r: &Recent| cli(r, refs, true, &Clock::Utc);
         let one = session(vec![step("01:00:00", &["a.md", "b.md"])], 0);
@@ -276,7 +491,7 @@ mod tests {
 
     #[test]
     fn marks_follow_the_summary_and_the_restore_hint_comes_once() {
-        let refs = &|r: &NoteRef| r.path.clone();
+        let refs = &|out: &mut String, path: &str, _: &str| out.push_str(path);
         let mut steps = vec![
             step("01:00:00", &["a.md"]),
             step("02:00:00", &[]),

@@ -8,7 +8,6 @@ use super::{refs, render, search};
 use crate::index::search::Filters;
 use crate::index::{Index, IndexError};
 use crate::records::filter::EntryFilter;
-use crate::records::NoteRef;
 use crate::vault::Vault;
 use serde_json::{json, Map, Value};
 
@@ -206,7 +205,7 @@ pub fn recent(vault: &Vault, index: &mut Index, q: &Query) -> Result<String, Ind
     let describer = refs::Shown::new(index);
     Ok(render::tool(
         &answer.recent,
-        &|r: &NoteRef| describer.ref_text(r),
+        &|out: &mut String, path: &str, hash: &str| describer.write(out, path, hash),
         answer.record,
     ))
 }
