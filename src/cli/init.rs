@@ -1,8 +1,9 @@
 //! `git rutter init`: prepare a notes vault for git-rutter.
 
+use crate::capture::dedupe::{DayFeed, DedupeCache};
 use crate::clock;
 use crate::store::{gitenv, setup};
-use crate::vault::VAULT_CONFIG_KEY;
+use crate::vault::{Vault, VAULT_CONFIG_KEY};
 use std::path::{Path, PathBuf};
 
 /// Prepare a notes vault: its own git repository, the record ref, and the vault setting.
@@ -43,9 +44,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     }
     let working =
         super::progress::Progress::start("preparing the vault (adopting existing records)");
-    let (vault, r) = setup::init(&target, clock::now())?;
+    let (vault, r, feed) = init_feeding_dedupe(&target)?;
     drop(working);
-    crate::capture::dedupe::DedupeCache::warm(&vault)?;
+    DedupeCache::warm_fed(&vault, feed)?;
     let root = vault.root.display();
     if r.created_repository {
         super::print(&format!(
@@ -100,6 +101,31 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         eprintln!("{note}");
     }
     Ok(super::EXIT_OK)
+}
+
+/// Prepares the vault, parsing the day files the adoption reads for the dedupe cache on a
+/// second thread as they are read (each day file is read once, and the parse overlaps the
+/// writing of the pack). The channel is bounded, so memory stays flat in the number of files.
+fn init_feeding_dedupe(target: &Path) -> anyhow::Result<(Vault, setup::InitReport, DayFeed)> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(String, Vec<u8>)>(16);
+        let parser = scope.spawn(move || {
+            let mut feed = DayFeed::default();
+            for (path, bytes) in rx {
+                feed.ingest(&path, &bytes);
+            }
+            feed
+        });
+        let done = setup::init_seeing(target, clock::now(), &mut |path, bytes| {
+            // A parser that is gone only means the warm-up reads the files itself.
+            let _ = tx.send((path.to_string(), bytes));
+        });
+        drop(tx);
+        // The same: a parser that panicked leaves the warm-up to read every day file.
+        let feed = parser.join().unwrap_or_default();
+        let (vault, report) = done?;
+        Ok((vault, report, feed))
+    })
 }
 
 /// The refusal to create a repository inside another repository's work tree, unless `nested`.
