@@ -103,29 +103,17 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
-/// Prepares the vault, parsing the day files the adoption reads for the dedupe cache on a
-/// second thread as they are read (each day file is read once, and the parse overlaps the
-/// writing of the pack). The channel is bounded, so memory stays flat in the number of files.
+/// Prepares the vault, parsing each day file the adoption reads for the dedupe cache as it is
+/// read (each day file is read once). On this thread, not a second one: what the parse
+/// allocates is then freed into the allocator's pool that the cache's own keys reuse (with a
+/// parser thread `init`'s peak on the ten-year vault was 51 MB instead of 46 MB, for no wall
+/// time gained on the loaded 2-core machine).
 fn init_feeding_dedupe(target: &Path) -> anyhow::Result<(Vault, setup::InitReport, DayFeed)> {
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(String, Vec<u8>)>(16);
-        let parser = scope.spawn(move || {
-            let mut feed = DayFeed::default();
-            for (path, bytes) in rx {
-                feed.ingest(&path, &bytes);
-            }
-            feed
-        });
-        let done = setup::init_seeing(target, clock::now(), &mut |path, bytes| {
-            // A parser that is gone only means the warm-up reads the files itself.
-            let _ = tx.send((path.to_string(), bytes));
-        });
-        drop(tx);
-        // The same: a parser that panicked leaves the warm-up to read every day file.
-        let feed = parser.join().unwrap_or_default();
-        let (vault, report) = done?;
-        Ok((vault, report, feed))
-    })
+    let mut feed = DayFeed::default();
+    let (vault, report) = setup::init_seeing(target, clock::now(), &mut |path, bytes| {
+        feed.ingest(path, &bytes)
+    })?;
+    Ok((vault, report, feed))
 }
 
 /// The refusal to create a repository inside another repository's work tree, unless `nested`.

@@ -14,8 +14,9 @@
 //! `git fsck --strict` in the tests.
 //!
 //! Both files are written under temporary names in `objects/pack/` and renamed into place, the
-//! pack first and its index last (git and libgit2 find packs by their index). Memory stays
-//! flat: one blob and its deflated copy at a time, plus 32 bytes of index per object.
+//! pack first and its index last (git and libgit2 find packs by their index). Deflating runs
+//! on a thread of its own. Memory stays flat: a few blobs and one deflated copy at a time,
+//! plus 32 bytes of index per object.
 
 use super::StoreError;
 use flate2::{Compress, Compression, FlushCompress, Status};
@@ -25,6 +26,8 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::JoinHandle;
 use tempfile::NamedTempFile;
 
 /// The pack entry type of a blob (git's `OBJ_BLOB`).
@@ -37,16 +40,36 @@ struct Indexed {
     offset: u64,
 }
 
-/// Blobs on their way into one pack.
+/// Blobs on their way into one pack. Deflating is most of the cost, so it runs on a thread of
+/// its own while the caller reads the next file (the channel is bounded: memory stays flat).
 pub struct BlobPack {
     dir: PathBuf,
+    /// Ids added so far, each sent to the writer once: an index may not name an object twice.
+    ids: HashSet<Oid>,
+    to_writer: Option<SyncSender<(Oid, Vec<u8>)>>,
+    writer: Option<JoinHandle<io::Result<Entries>>>,
+}
+
+/// The pack being written (its header still to be completed) and what its index will say.
+struct Entries {
     pack: BufWriter<NamedTempFile>,
     /// Where the next entry starts (after the 12-byte header).
     offset: u64,
     objects: Vec<Indexed>,
-    /// Ids written so far, each once: an index may not name an object twice.
-    ids: HashSet<Oid>,
     entry: EntryWriter,
+}
+
+impl Entries {
+    fn write(&mut self, id: Oid, bytes: &[u8]) -> io::Result<()> {
+        let (crc, len) = self.entry.write_blob(&mut self.pack, bytes)?;
+        self.objects.push(Indexed {
+            id,
+            crc,
+            offset: self.offset,
+        });
+        self.offset += len;
+        Ok(())
+    }
 }
 
 impl BlobPack {
@@ -54,16 +77,28 @@ impl BlobPack {
     pub fn new(repo: &Repository) -> Result<BlobPack, StoreError> {
         let dir = repo.commondir().join("objects").join("pack");
         std::fs::create_dir_all(&dir)?;
-        let mut pack = BufWriter::with_capacity(256 * 1024, temp_in(&dir)?);
-        // The object count is not known yet: `finish` writes the real header over this one.
-        pack.write_all(&pack_header(0))?;
-        Ok(BlobPack {
-            dir,
-            pack,
+        let mut entries = Entries {
+            pack: BufWriter::with_capacity(256 * 1024, temp_in(&dir)?),
             offset: 12,
             objects: Vec::new(),
-            ids: HashSet::new(),
             entry: EntryWriter::new(),
+        };
+        // The object count is not known yet: `finish` writes the real header over this one.
+        entries.pack.write_all(&pack_header(0))?;
+        let (to_writer, blobs) = sync_channel::<(Oid, Vec<u8>)>(8);
+        let writer = std::thread::Builder::new()
+            .name("rutter-pack".into())
+            .spawn(move || {
+                for (id, bytes) in blobs {
+                    entries.write(id, &bytes)?;
+                }
+                Ok(entries)
+            })?;
+        Ok(BlobPack {
+            dir,
+            ids: HashSet::new(),
+            to_writer: Some(to_writer),
+            writer: Some(writer),
         })
     }
 
@@ -71,26 +106,43 @@ impl BlobPack {
     pub fn add(&mut self, bytes: &[u8]) -> Result<Oid, StoreError> {
         let id = blob_id(bytes)?;
         if self.ids.insert(id) {
-            let (crc, len) = self.entry.write_blob(&mut self.pack, bytes)?;
-            self.objects.push(Indexed {
-                id,
-                crc,
-                offset: self.offset,
-            });
-            self.offset += len;
+            let sent = self
+                .to_writer
+                .as_ref()
+                .is_some_and(|w| w.send((id, bytes.to_vec())).is_ok());
+            if !sent {
+                // The writer stopped: its error says why.
+                return Err(match self.join() {
+                    Err(e) => e,
+                    Ok(_) => git2::Error::from_str("the pack writer stopped").into(),
+                });
+            }
         }
         Ok(id)
+    }
+
+    /// Closes the channel and waits for the writer.
+    fn join(&mut self) -> Result<Entries, StoreError> {
+        self.to_writer = None;
+        match self.writer.take().map(JoinHandle::join) {
+            Some(Ok(Ok(entries))) => Ok(entries),
+            Some(Ok(Err(e))) => Err(e.into()),
+            Some(Err(_)) | None => Err(git2::Error::from_str("the pack writer failed").into()),
+        }
     }
 
     /// Completes the pack (header, SHA-1 trailer), writes its index and moves both into place;
     /// then checks that libgit2 finds every added blob. Nothing is kept when nothing was added.
     pub fn finish(mut self, repo: &Repository) -> Result<(), StoreError> {
-        if self.objects.is_empty() {
+        let Entries {
+            pack, mut objects, ..
+        } = self.join()?;
+        if objects.is_empty() {
             return Ok(());
         }
-        let count = u32::try_from(self.objects.len())
+        let count = u32::try_from(objects.len())
             .map_err(|_| git2::Error::from_str("too many objects for one pack"))?;
-        let mut pack = self.pack.into_inner().map_err(|e| e.into_error())?;
+        let mut pack = pack.into_inner().map_err(|e| e.into_error())?;
         pack.seek(SeekFrom::Start(0))?;
         pack.write_all(&pack_header(count))?;
         pack.seek(SeekFrom::Start(0))?;
@@ -98,7 +150,7 @@ impl BlobPack {
         pack.seek(SeekFrom::End(0))?;
         pack.write_all(&checksum)?;
         let mut idx = BufWriter::new(temp_in(&self.dir)?);
-        write_index(&mut idx, &mut self.objects, &checksum)?;
+        write_index(&mut idx, &mut objects, &checksum)?;
         let idx = idx.into_inner().map_err(|e| e.into_error())?;
         let name = format!("pack-{}", crate::records::fingerprint::hex(&checksum));
         // Not fsynced, like the loose objects libgit2 writes for the commit and its trees.
@@ -109,7 +161,7 @@ impl BlobPack {
         }
         let odb = repo.odb()?;
         odb.refresh()?;
-        if let Some(missing) = self.objects.iter().find(|o| !odb.exists(o.id)) {
+        if let Some(missing) = objects.iter().find(|o| !odb.exists(o.id)) {
             return Err(git2::Error::from_str(&format!(
                 "the adoption pack {name} does not hold blob {}",
                 missing.id
