@@ -415,3 +415,51 @@ fn a_clone_of_a_remote_without_records_starts_its_own() {
     assert_eq!(r.stderr, "", "no remote ref is not a problem");
     assert_eq!(env.rutter_in(&clone, &["verify"]).code, 0);
 }
+
+/// The adoption's blobs are written as one pack (issue 13) that real `git` accepts whole:
+/// `fsck --strict`, `verify-pack -v`, and every file read back through the documented path.
+#[test]
+fn the_adoption_pack_is_one_valid_pack_that_git_reads() {
+    let env = Env::bare();
+    let mut files: Vec<(String, String)> = (1..=28)
+        .map(|d| {
+            let day = format!("2026-09-{d:02}");
+            let text = V1_DAY.replace("2026-10-09", &day);
+            (format!("_librarian/sessions/{day}.md"), text)
+        })
+        .collect();
+    // Larger than 64 KiB, so its size needs three bytes of the entry header.
+    let big = V1_DAY.replace("2026-10-09", "2026-10-01")
+        + &"- 10:00:00 — a line of a long day\n".repeat(3000);
+    files.push(("_librarian/sessions/2026-10-01.md".into(), big));
+    // Two files with the same bytes: one blob, written once.
+    let month = "---\nschema: position-event@1-provisional\n---\n".to_string();
+    files.push(("_librarian/positions/2026-08.md".into(), month.clone()));
+    files.push(("_librarian/positions/2026-09.md".into(), month));
+    for (path, text) in &files {
+        env.write(path, text);
+    }
+    let r = env.rutter(&["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("adopting 31 existing"), "{}", r.stdout);
+
+    let pack_dir = env.vault.join(".git/objects/pack");
+    let idx: Vec<_> = std::fs::read_dir(&pack_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "idx"))
+        .collect();
+    assert_eq!(idx.len(), 1, "one pack: {idx:?}");
+    let verified = env.git(&["verify-pack", "-v", idx[0].to_str().unwrap()]);
+    let blobs = verified.lines().filter(|l| l.contains(" blob ")).count();
+    assert_eq!(blobs, 30, "30 distinct blobs, none twice:\n{verified}");
+    assert!(verified.contains("non delta: 30 objects"), "{verified}");
+    let loose = env.git(&["count-objects", "-v"]);
+    assert!(loose.contains("in-pack: 30\n"), "{loose}");
+    env.git(&["fsck", "--strict", "--no-dangling"]);
+    for (path, text) in &files {
+        assert_eq!(&env.committed(path), text, "{path}");
+        let id = env.git(&["rev-parse", &format!("refs/rutter/records:{path}")]);
+        assert_eq!(env.git(&["cat-file", "-t", id.trim()]), "blob\n");
+    }
+}

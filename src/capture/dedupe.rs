@@ -43,6 +43,39 @@ pub struct DedupeCache {
     /// Shard files read so far (by `<aa>`), and which of them changed since written.
     shards: HashMap<String, Shard>,
     dirty: HashSet<String>,
+    /// Day files another reader already parsed (see [`DayFeed`]), taken instead of a read.
+    fed: HashMap<String, FedDay>,
+}
+
+/// Day files already read by someone else, parsed as a warm-up would parse them: `init` feeds
+/// its adoption's reads here, so each day file is read once (issue 13). Holds only each file's
+/// size and key hashes, the same keys the cache writes to its shards anyway.
+#[derive(Default)]
+pub struct DayFeed {
+    days: HashMap<String, FedDay>,
+}
+
+/// One fed day file: its size when read, and the `(session, key hash)` of its entries.
+struct FedDay {
+    size: u64,
+    keys: Vec<(String, String)>,
+}
+
+impl DayFeed {
+    /// Takes in a file the adoption read (`path` relative to the vault root); only day files
+    /// directly in the sessions folder are kept.
+    pub fn ingest(&mut self, path: &str, bytes: &[u8]) {
+        let Some(name) = path
+            .strip_prefix(crate::records::paths::SESSIONS_DIR)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .filter(|name| is_day_file(name))
+        else {
+            return;
+        };
+        let size = bytes.len() as u64;
+        let keys = day_keys(name, bytes, 0, size);
+        self.days.insert(name.to_string(), FedDay { size, keys });
+    }
 }
 
 /// One shard file as read: session (the rest of its hash) → its key hashes.
@@ -74,6 +107,18 @@ impl DedupeCache {
         focus: &str,
         locked: bool,
     ) -> DedupeCache {
+        Self::load_fed(state_dir, sessions, focus, locked, DayFeed::default())
+    }
+
+    /// [`Self::load`], taking each day file of `feed` whose size is still the same from there
+    /// instead of reading it (a file that changed since is read as usual).
+    fn load_fed(
+        state_dir: &Path,
+        sessions: Option<&Dir>,
+        focus: &str,
+        locked: bool,
+        feed: DayFeed,
+    ) -> DedupeCache {
         let dir = Dir::open_private(state_dir)
             .and_then(|d| d.open_dir("dedupe", true))
             .ok()
@@ -95,6 +140,7 @@ impl DedupeCache {
             complete: false,
             shards: HashMap::new(),
             dirty: HashSet::new(),
+            fed: feed.days,
         };
         if cache.sessions.is_none() {
             return cache;
@@ -117,6 +163,7 @@ impl DedupeCache {
             }
         }
         cache.flush_keys();
+        cache.fed.clear();
         cache
     }
 
@@ -135,13 +182,27 @@ impl DedupeCache {
     /// Builds or refreshes the cache for a vault under the capture lock (`init` calls this so the
     /// first capture on a large vault does not pay for the rebuild).
     pub fn warm(vault: &crate::vault::Vault) -> Result<(), crate::lock::LockError> {
+        Self::warm_fed(vault, DayFeed::default())
+    }
+
+    /// [`Self::warm`], taking the day files `feed` already holds from there.
+    pub fn warm_fed(
+        vault: &crate::vault::Vault,
+        feed: DayFeed,
+    ) -> Result<(), crate::lock::LockError> {
         let _lock = crate::lock::Lock::acquire(&vault.state_dir(), crate::lock::DEFAULT_WAIT)?;
         let sessions = Dir::open(&vault.root).ok().and_then(|root| {
             root.open_dir(crate::records::paths::SESSIONS_DIR, false)
                 .ok()
                 .flatten()
         });
-        let mut cache = DedupeCache::load(&vault.worktree_state_dir(), sessions.as_ref(), "", true);
+        let mut cache = DedupeCache::load_fed(
+            &vault.worktree_state_dir(),
+            sessions.as_ref(),
+            "",
+            true,
+            feed,
+        );
         if let Some(dir) = &cache.dir {
             remove_legacy_keys(dir);
         }
@@ -223,16 +284,15 @@ impl DedupeCache {
         if size == mark {
             return None;
         }
+        if let Some(fed) = self.fed.remove(name).filter(|f| f.size == size) {
+            for (sid, hash) in fed.keys {
+                self.add_key(sid, hash);
+            }
+            return Some(size);
+        }
         let bytes = sessions.read(name).ok()??;
-        let day = crate::records::paths::split_day_file_name(name).map_or(name, |(d, _)| d);
-        let is_v2 = bytes.starts_with(dayfile::header(day).as_bytes());
-        let parsed = if is_v2 && size > mark && (mark as usize) <= bytes.len() {
-            dayfile::parse_v2_tail(day, &bytes[mark as usize..])
-        } else {
-            dayfile::parse(day, &bytes)
-        };
-        for e in &parsed.entries {
-            self.add(e);
+        for (sid, hash) in day_keys(name, &bytes, mark, size) {
+            self.add_key(sid, hash);
         }
         Some(bytes.len() as u64)
     }
@@ -275,15 +335,18 @@ impl DedupeCache {
 
     fn add(&mut self, entry: &Entry) {
         if let (Some(key), Some(sid)) = (entry.dedupe_key(), entry.session_id.as_deref()) {
-            let hash = key_hash(&key);
-            if self
-                .known
-                .entry(sid.to_string())
-                .or_default()
-                .insert(hash.clone())
-            {
-                self.pending.entry(sid.to_string()).or_default().push(hash);
-            }
+            self.add_key(sid.to_string(), key_hash(&key));
+        }
+    }
+
+    fn add_key(&mut self, sid: String, hash: String) {
+        if self
+            .known
+            .entry(sid.clone())
+            .or_default()
+            .insert(hash.clone())
+        {
+            self.pending.entry(sid).or_default().push(hash);
         }
     }
 
@@ -427,6 +490,26 @@ fn remove_legacy_keys(dedupe: &Dir) {
     let _ = dedupe.remove_dir("keys");
 }
 
+/// The `(session, key hash)` of the entries of day file `name` (`bytes`, `size` long) after
+/// byte `mark`: only the tail of a v2 file that grew, the whole file otherwise.
+fn day_keys(name: &str, bytes: &[u8], mark: u64, size: u64) -> Vec<(String, String)> {
+    let day = crate::records::paths::split_day_file_name(name).map_or(name, |(d, _)| d);
+    let is_v2 = bytes.starts_with(dayfile::header(day).as_bytes());
+    let parsed = if is_v2 && size > mark && (mark as usize) <= bytes.len() {
+        dayfile::parse_v2_tail(day, &bytes[mark as usize..])
+    } else {
+        dayfile::parse(day, bytes)
+    };
+    parsed
+        .entries
+        .iter()
+        .filter_map(|e| match (e.dedupe_key(), e.session_id.as_deref()) {
+            (Some(key), Some(sid)) => Some((sid.to_string(), key_hash(&key))),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `(aa, rest)`: the sha256 of a session id, split into its folder and file name.
 fn session_file(sid: &str) -> (String, String) {
     let h = fingerprint::sha256_hex(sid.as_bytes());
@@ -525,6 +608,92 @@ mod tests {
             let map = shard_of(&pairs);
             prop_assert_eq!(parse_shard(render_shard(&map).as_bytes()), Some(map));
         }
+    }
+
+    /// A `session-record@1` day file with one entry per `(session, summary)`.
+    fn v1_day(day: &str, sessions: &[(&str, &str)]) -> String {
+        let mut s = format!(
+            "---\ncollection: librarian.sessions\nschema: session-record@1\nday: '{day}'\nsessions:\n"
+        );
+        for (i, (sid, summary)) in sessions.iter().enumerate() {
+            s.push_str(&format!(
+                "  - id: {}T0000{i:02}000Z\n    session_id: {sid}\n    time: '{day}T00:00:{i:02}.000Z'\n    summary: '{summary}'\n    refs:\n      - path: Notes/a.md\n        hash: 'sha256:9a5c0f3ba40d4b35a3f1bdf1fd0e5bd0b7c1b3c1d2e0f0a0b0c0d0e0f0a0b0c0'\n",
+                day.replace('-', "")
+            ));
+        }
+        s.push_str(&format!("---\n# Sessions - {day}\n\n"));
+        s
+    }
+
+    /// Every file below `dir`, relative path → bytes.
+    fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                for (k, v) in tree(&path) {
+                    out.insert(format!("{name}/{k}"), v);
+                }
+            } else {
+                out.insert(name, std::fs::read(&path).unwrap());
+            }
+        }
+        out
+    }
+
+    /// A warm-up fed the adoption's reads writes exactly the cache a warm-up that reads the
+    /// day files writes, and a fed file that changed since it was read is read again.
+    #[test]
+    fn a_fed_warm_up_writes_the_cache_a_reading_one_writes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sessions_path = tmp.path().join("sessions");
+        std::fs::create_dir(&sessions_path).unwrap();
+        let days = [
+            (
+                "2026-10-08",
+                v1_day("2026-10-08", &[("s1", "First."), ("s2", "Second.")]),
+            ),
+            ("2026-10-09", v1_day("2026-10-09", &[("s1", "Third.")])),
+            (
+                "2026-10-10",
+                v1_day("2026-10-10", &[("s3", "Fourth."), ("s3", "Fifth.")]),
+            ),
+        ];
+        let mut feed = DayFeed::default();
+        for (day, text) in &days {
+            std::fs::write(sessions_path.join(format!("{day}.md")), text).unwrap();
+            feed.ingest(&format!("_librarian/sessions/{day}.md"), text.as_bytes());
+        }
+        // Read before it grew: its fed keys lack the new entry, so it must be read again.
+        let grown = v1_day(
+            "2026-10-10",
+            &[("s3", "Fourth."), ("s3", "Fifth."), ("s4", "Sixth.")],
+        );
+        std::fs::write(sessions_path.join("2026-10-10.md"), &grown).unwrap();
+        // Files that are no day files directly in the sessions folder are never fed.
+        feed.ingest("_librarian/positions/2026-10.md", b"x");
+        feed.ingest("_librarian/sessions/sub/2026-10-11.md", b"x");
+        assert_eq!(feed.days.len(), 3);
+
+        let sessions = Dir::open(&sessions_path).unwrap();
+        let (read_state, fed_state) = (tmp.path().join("read"), tmp.path().join("fed"));
+        for dir in [&read_state, &fed_state] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        DedupeCache::load(&read_state, Some(&sessions), "", true).save();
+        DedupeCache::load_fed(&fed_state, Some(&sessions), "", true, feed).save();
+        let (read, fed) = (tree(&read_state), tree(&fed_state));
+        let shards: Vec<_> = read.keys().filter(|k| k.contains("shards/")).collect();
+        assert_eq!(shards.len(), 4, "one shard per session: {read:?}");
+        assert_eq!(read, fed);
+
+        let mut cache = DedupeCache::load(&fed_state, Some(&sessions), "", false);
+        let sixth = dayfile::parse("2026-10-10", grown.as_bytes()).entries[2].clone();
+        assert!(
+            cache.seen(&sixth),
+            "the grown file's new entry was ingested"
+        );
     }
 
     #[test]

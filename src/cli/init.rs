@@ -1,8 +1,9 @@
 //! `git rutter init`: prepare a notes vault for git-rutter.
 
+use crate::capture::dedupe::{DayFeed, DedupeCache};
 use crate::clock;
 use crate::store::{gitenv, setup};
-use crate::vault::VAULT_CONFIG_KEY;
+use crate::vault::{Vault, VAULT_CONFIG_KEY};
 use std::path::{Path, PathBuf};
 
 /// Prepare a notes vault: its own git repository, the record ref, and the vault setting.
@@ -43,9 +44,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     }
     let working =
         super::progress::Progress::start("preparing the vault (adopting existing records)");
-    let (vault, r) = setup::init(&target, clock::now())?;
+    let (vault, r, feed) = init_feeding_dedupe(&target)?;
     drop(working);
-    crate::capture::dedupe::DedupeCache::warm(&vault)?;
+    DedupeCache::warm_fed(&vault, feed)?;
     let root = vault.root.display();
     if r.created_repository {
         super::print(&format!(
@@ -100,6 +101,19 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         eprintln!("{note}");
     }
     Ok(super::EXIT_OK)
+}
+
+/// Prepares the vault, parsing each day file the adoption reads for the dedupe cache as it is
+/// read (each day file is read once). On this thread, not a second one: what the parse
+/// allocates is then freed into the allocator's pool that the cache's own keys reuse (with a
+/// parser thread `init`'s peak on the ten-year vault was 51 MB instead of 46 MB, for no wall
+/// time gained on the loaded 2-core machine).
+fn init_feeding_dedupe(target: &Path) -> anyhow::Result<(Vault, setup::InitReport, DayFeed)> {
+    let mut feed = DayFeed::default();
+    let (vault, report) = setup::init_seeing(target, clock::now(), &mut |path, bytes| {
+        feed.ingest(path, &bytes)
+    })?;
+    Ok((vault, report, feed))
 }
 
 /// The refusal to create a repository inside another repository's work tree, unless `nested`.

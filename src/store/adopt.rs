@@ -1,7 +1,9 @@
 //! Creating `refs/rutter/records`: the first commit adopts the vault's existing records byte for
 //! byte (day files, ledger, use log, position streams; not temp or stray files), and the ref gets
-//! a reflog that gc never expires (DESIGN §3).
+//! a reflog that gc never expires (DESIGN §3). The adopted blobs are written as one pack
+//! ([`super::pack`]), not one loose object each.
 
+use super::pack::BlobPack;
 use super::tree::Trees;
 use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::{is_day, Instant};
@@ -23,6 +25,17 @@ impl Store {
     /// Makes sure the ref exists, creating it with an adoption commit when it does not.
     /// The caller holds the capture lock.
     pub fn ensure_ref(&self, now: Instant) -> Result<Adoption, StoreError> {
+        self.ensure_ref_seeing(now, &mut |_, _| {})
+    }
+
+    /// [`Self::ensure_ref`], handing `each` every adopted file (its path in the ref and its
+    /// bytes) as soon as it is in the pack, so a caller that needs the same bytes (`init`
+    /// warming the dedupe cache) does not read the files a second time.
+    pub fn ensure_ref_seeing(
+        &self,
+        now: Instant,
+        each: &mut dyn FnMut(&str, Vec<u8>),
+    ) -> Result<Adoption, StoreError> {
         if let Some(tip) = self.tip()? {
             return Ok(Adoption {
                 tip,
@@ -32,7 +45,7 @@ impl Store {
             });
         }
         self.configure_reflog()?;
-        let (files, skipped) = self.adoptable()?;
+        let (files, skipped) = self.adoptable(each)?;
         let tree_id = Trees::new(&self.repo)?.write(None, &files)?;
         let tree = self.repo.find_tree(tree_id)?;
         let sig = self.signature(now)?;
@@ -64,10 +77,13 @@ impl Store {
     }
 
     /// The record files present in the working tree, read without following symlinks, each
-    /// written as a blob as soon as it is read: memory stays flat in the number of files (the
-    /// ten-year vault's 3,650 day files are 36 MB).
+    /// added to the adoption pack (and shown to `each`) as soon as it is read: memory stays
+    /// flat in the number of files (the ten-year vault's 3,650 day files are 36 MB).
     #[allow(clippy::type_complexity)]
-    fn adoptable(&self) -> Result<(Vec<(String, Oid)>, Vec<(String, String)>), StoreError> {
+    fn adoptable(
+        &self,
+        each: &mut dyn FnMut(&str, Vec<u8>),
+    ) -> Result<(Vec<(String, Oid)>, Vec<(String, String)>), StoreError> {
         let root = Dir::open(self.root())?;
         let mut files = Vec::new();
         let mut skipped = Vec::new();
@@ -79,10 +95,17 @@ impl Store {
                 return Ok((files, skipped));
             }
         };
+        let mut pack = BlobPack::new(&self.repo)?;
+        let mut adopt = |path: String, bytes: Vec<u8>| -> Result<(), StoreError> {
+            let id = pack.add(&bytes)?;
+            each(&path, bytes);
+            files.push((path, id));
+            Ok(())
+        };
         for single in [paths::IDENTITY_LEDGER, paths::USE_LOG] {
             let name = single.trim_start_matches("_librarian/");
             match overlay.read(name) {
-                Ok(Some(bytes)) => files.push((single.to_string(), self.repo.blob(&bytes)?)),
+                Ok(Some(bytes)) => adopt(single.to_string(), bytes)?,
                 Ok(None) => {}
                 Err(e) => skipped.push((single.to_string(), e.to_string())),
             }
@@ -103,14 +126,13 @@ impl Store {
             names.sort();
             for name in names {
                 match sub.read(&name) {
-                    Ok(Some(bytes)) => {
-                        files.push((format!("{dir}/{name}"), self.repo.blob(&bytes)?))
-                    }
+                    Ok(Some(bytes)) => adopt(format!("{dir}/{name}"), bytes)?,
                     Ok(None) => {}
                     Err(e) => skipped.push((format!("{dir}/{name}"), e.to_string())),
                 }
             }
         }
+        pack.finish(&self.repo)?;
         Ok((files, skipped))
     }
 }

@@ -14,6 +14,7 @@ pub mod guard;
 pub mod history;
 pub mod journal;
 pub mod localconfig;
+pub mod pack;
 pub mod pending_check;
 pub mod record;
 pub mod restore;

@@ -37,6 +37,15 @@ pub enum InitError {
 
 /// Initialises the vault at `root`.
 pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError> {
+    init_seeing(root, now, &mut |_, _| {})
+}
+
+/// [`init`], handing `each` every file an adoption reads (its path and bytes) as it is read.
+pub fn init_seeing(
+    root: &Path,
+    now: Instant,
+    each: &mut dyn FnMut(&str, Vec<u8>),
+) -> Result<(Vault, InitReport), InitError> {
     let mut report = InitReport::default();
     let mut v = vault::open(root, VaultSource::Flag)?;
     if v.git_dir.is_none() {
@@ -53,7 +62,7 @@ pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError>
         created,
         adopted,
         skipped,
-    } = store.ensure_ref(now)?;
+    } = store.ensure_ref_seeing(now, each)?;
     report.created_ref = created;
     report.adopted = adopted;
     report.skipped = skipped;
