@@ -459,7 +459,10 @@ fn the_adoption_pack_is_one_valid_pack_that_git_reads() {
     env.git(&["fsck", "--strict", "--no-dangling"]);
     for (path, text) in &files {
         assert_eq!(&env.committed(path), text, "{path}");
-        let id = env.git(&["rev-parse", &format!("refs/rutter/records:{path}")]);
+        let id = env.git(&[
+            "rev-parse",
+            &format!("refs/rutter/records:{}", in_ref(path)),
+        ]);
         assert_eq!(env.git(&["cat-file", "-t", id.trim()]), "blob\n");
     }
 }
