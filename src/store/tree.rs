@@ -419,29 +419,41 @@ fn flat_sessions() -> bool {
 
 /// The raw tree `raw` with `updates` (name, mode, id) inserted in git order or replacing the
 /// entry of the same name.
-fn apply(raw: &[u8], updates: &[(Vec<u8>, &[u8], Option<Oid>)]) -> Vec<u8> {
-    let mut list: Vec<RawEntry<'_>> = entries(raw).collect();
-    for (name, mode, oid) in updates {
-        let at = list.iter().position(|e| e.name == name.as_slice());
-        let Some(oid) = oid else {
-            if let Some(i) = at {
-                list.remove(i);
-            }
-            continue;
-        };
-        let new = RawEntry {
+fn apply<'a>(raw: &'a [u8], updates: &'a [(Vec<u8>, &'a [u8], Option<Oid>)]) -> Vec<u8> {
+    // One pass over the tree and a sort of the new names: moving 36,500 day files into year
+    // folders is 73,000 updates of one tree, which a search per update made quadratic.
+    let mut by_name: HashMap<&[u8], usize> = HashMap::with_capacity(updates.len());
+    for (i, (name, _, _)) in updates.iter().enumerate() {
+        by_name.insert(name.as_slice(), i);
+    }
+    let entry = |i: usize, name: &'a [u8]| -> Option<RawEntry<'a>> {
+        let (_, mode, oid) = &updates[i];
+        oid.as_ref().map(|oid| RawEntry {
             mode,
             name,
             oid: oid.as_bytes(),
-        };
-        match at {
-            Some(i) => list[i] = new,
-            None => {
-                let at = list.partition_point(|e| git_order(e, &new) == Ordering::Less);
-                list.insert(at, new);
-            }
+        })
+    };
+    let mut kept: Vec<RawEntry<'a>> = Vec::new();
+    for e in entries(raw) {
+        match by_name.remove(e.name) {
+            None => kept.push(e),
+            Some(i) => kept.extend(entry(i, e.name)),
         }
     }
+    let mut added: Vec<RawEntry<'a>> = by_name
+        .into_values()
+        .filter_map(|i| entry(i, updates[i].0.as_slice()))
+        .collect();
+    added.sort_by(git_order);
+    let mut list = Vec::with_capacity(kept.len() + added.len());
+    let (mut a, mut b) = (kept.into_iter().peekable(), added.into_iter().peekable());
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        let next = if git_order(x, y) == Ordering::Less { a.next() } else { b.next() };
+        list.extend(next);
+    }
+    list.extend(a);
+    list.extend(b);
     let mut out = Vec::with_capacity(raw.len() + 64 * updates.len());
     for e in &list {
         out.extend_from_slice(e.mode);
