@@ -8,7 +8,7 @@
 //! objects). The pack's index (version 2) is written here too: everything it holds (each id,
 //! the CRC-32 of each entry, its offset, the pack's SHA-1) is known as the entries are written,
 //! whereas libgit2's indexer (`Odb::packwriter`) would inflate and hash every object again with
-//! collision-detecting SHA-1, as long again as the rest of the adoption. Ids are git's: plain
+//! collision-detecting SHA-1 (~0.2 s of CPU on a ten-year vault's 79 MB). Ids are git's: plain
 //! SHA-1 of `blob <len>\0` and the bytes (for a crafted SHA-1 collision git's own hash differs
 //! or refuses; `git fsck` would then name the blob), checked by `git verify-pack` and
 //! `git fsck --strict` in the tests.
@@ -169,6 +169,14 @@ impl BlobPack {
             .into());
         }
         Ok(())
+    }
+}
+
+impl Drop for BlobPack {
+    /// A pack left unfinished (an adoption that failed) is removed with its writer's temporary
+    /// file, before the process can exit and leave it behind.
+    fn drop(&mut self) {
+        let _ = self.join();
     }
 }
 
@@ -455,6 +463,16 @@ mod tests {
             .unwrap();
         assert!(out.status.success(), "{out:?}");
         assert!(String::from_utf8_lossy(&out.stdout).contains("non delta: 4 objects"));
+    }
+
+    #[test]
+    fn an_unfinished_pack_leaves_nothing_behind() {
+        let (dir, repo) = repo();
+        let mut pack = BlobPack::new(&repo).unwrap();
+        pack.add(b"never committed").unwrap();
+        drop(pack);
+        let left = std::fs::read_dir(dir.path().join(".git/objects/pack")).unwrap();
+        assert_eq!(left.count(), 0);
     }
 
     #[test]
