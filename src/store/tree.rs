@@ -449,7 +449,11 @@ fn apply<'a>(raw: &'a [u8], updates: &'a [(Vec<u8>, &'a [u8], Option<Oid>)]) -> 
     let mut list = Vec::with_capacity(kept.len() + added.len());
     let (mut a, mut b) = (kept.into_iter().peekable(), added.into_iter().peekable());
     while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-        let next = if git_order(x, y) == Ordering::Less { a.next() } else { b.next() };
+        let next = if git_order(x, y) == Ordering::Less {
+            a.next()
+        } else {
+            b.next()
+        };
         list.extend(next);
     }
     list.extend(a);
