@@ -154,6 +154,17 @@ impl<'r> Trees<'r> {
         self.write_at(Some(root), &edits).map(Some)
     }
 
+    /// A new tree holding each `(path, blob)` exactly at `path`, day files included: the trees
+    /// versions before the year folders wrote, for tests.
+    #[cfg(test)]
+    pub fn write_stored(&mut self, files: &[(String, Oid)]) -> Result<Oid, git2::Error> {
+        let placed: Vec<Placed> = files
+            .iter()
+            .map(|(p, o)| (p.clone(), FILE_MODE, Some(*o)))
+            .collect();
+        self.write_at(None, &placed)
+    }
+
     /// Writes the tree `base` with each `(path as stored, mode, id)` of `edits` inserted or
     /// replaced; `None` as the id removes the entry.
     fn write_at(&mut self, base: Option<Oid>, edits: &[Placed]) -> Result<Oid, git2::Error> {

@@ -72,7 +72,11 @@ pub fn merge_trees(
         }
         out.unioned.push(ch.path);
     }
-    out.tree = trees.write(Some(ours), &edits)?;
+    // Both sides are read as vault-relative paths; writing on `ours` moved into year folders
+    // makes the tree the same whichever side merges, also when one side is older than the
+    // year folders (spec/ref-layout.md, "Year folders").
+    let base = trees.to_years(ours)?.unwrap_or(ours);
+    out.tree = trees.write(Some(base), &edits)?;
     Ok(out)
 }
 
@@ -198,6 +202,13 @@ mod tests {
         let a = merge_trees(&repo, &mut trees, ours, theirs).unwrap();
         let b = merge_trees(&repo, &mut trees, theirs, ours).unwrap();
         assert_eq!(a.tree, b.tree);
+        // One side written before the year folders: the same tree, whichever side merges.
+        let flat = trees.files(ours, "").unwrap();
+        let ours_flat = trees.write_stored(&flat).unwrap();
+        assert_ne!(ours_flat, ours);
+        for (x, y) in [(ours_flat, theirs), (theirs, ours_flat)] {
+            assert_eq!(merge_trees(&repo, &mut trees, x, y).unwrap().tree, a.tree);
+        }
         assert_eq!(a.split.len(), 1);
         let files = trees.files(a.tree, "").unwrap();
         let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
