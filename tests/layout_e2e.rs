@@ -206,16 +206,10 @@ fn forge(env: &Env, moves: &[(&str, &str)], writes: &[(&str, &str)]) {
     forged.commit(env);
 }
 
-fn finding_kinds(env: &Env) -> Vec<String> {
+fn kinds_failing(env: &Env) -> Vec<String> {
     let r = env.rutter(&["verify", "--full", "--json"]);
     assert_eq!(r.code, 1, "{}", r.stdout);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect()
+    finding_kinds(&r.stdout)
 }
 
 #[test]
@@ -230,7 +224,7 @@ fn a_move_into_a_year_folder_that_changes_a_byte_is_a_rewrite() {
         &[(flat_day, "_librarian/sessions/2026/2026-11-29.md")],
         &[("_librarian/sessions/2026/2026-11-29.md", &edited)],
     );
-    let kinds = finding_kinds(&env);
+    let kinds = kinds_failing(&env);
     assert!(kinds.iter().any(|k| k == "history-rewrite"), "{kinds:?}");
 }
 
@@ -243,7 +237,7 @@ fn a_day_file_in_the_sessions_folder_shadows_its_year_folder_and_is_checked() {
     let forged = env.read(day).replace("A decision.", "Another decision.");
     // Beside the year folder's file, at the flat path readers look at first.
     forge(&env, &[], &[(day, &forged)]);
-    let kinds = finding_kinds(&env);
+    let kinds = kinds_failing(&env);
     assert!(kinds.iter().any(|k| k == "history-rewrite"), "{kinds:?}");
     // A copy in the wrong year's folder is no record file: never shown.
     let env = Env::git_vault();

@@ -789,15 +789,8 @@ fn a_vault_without_records_is_told_to_init_first() {
 }
 
 /// `verify --json` finding kinds in `dir`.
-fn finding_kinds(net: &Net, dir: &Path) -> Vec<String> {
-    let r = net.rut(dir, &["verify", "--full", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect()
+fn kinds_in(net: &Net, dir: &Path) -> Vec<String> {
+    finding_kinds(&net.rut(dir, &["verify", "--full", "--json"]).stdout)
 }
 
 #[test]
@@ -808,7 +801,7 @@ fn verify_flags_a_merge_that_drops_or_forges_a_line() {
     net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
     net.sync(&b);
     net.sync(&a);
-    assert_eq!(finding_kinds(&net, &a), Vec::<String>::new());
+    assert_eq!(kinds_in(&net, &a), Vec::<String>::new());
     let day = file_holding(&net, &a, "B one.");
     let day = day.as_str();
     let merged = net.git(
@@ -869,7 +862,7 @@ fn verify_flags_a_merge_that_drops_or_forges_a_line() {
         .map(|l| format!("{l}\n"))
         .collect();
     forge(&dropped);
-    let kinds = finding_kinds(&net, &a);
+    let kinds = kinds_in(&net, &a);
     assert!(kinds.contains(&"merge-lost-lines".to_string()), "{kinds:?}");
     let forged_line = merged
         .lines()
@@ -878,7 +871,7 @@ fn verify_flags_a_merge_that_drops_or_forges_a_line() {
         .replace("B one.", "B forged.")
         .replace("20261130T093000000Z", "20261130T091500000Z");
     forge(&format!("{merged}{forged_line}\n"));
-    let kinds = finding_kinds(&net, &a);
+    let kinds = kinds_in(&net, &a);
     assert!(
         kinds.contains(&"merge-added-lines".to_string()),
         "{kinds:?}"
