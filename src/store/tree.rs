@@ -1,4 +1,6 @@
-//! Tree reading and editing on raw tree objects.
+//! Tree reading and editing on raw tree objects, and the one place that maps a day file's
+//! vault-relative path to where the record ref keeps it (its year's folder, or the flat
+//! sessions folder of trees written before the year folders; spec/ref-layout.md).
 //!
 //! The record ref's `_librarian/sessions/` tree holds one entry per day file (3,650 after ten
 //! years), and every capture writes a new version of it. Parsing it into a `TreeBuilder` and
@@ -225,34 +227,43 @@ impl<'r> Trees<'r> {
                     }
                 },
             };
-            if !seen.insert(day.clone()) {
-                continue;
-            }
-            let year = paths::year_path(&day).unwrap_or_default();
-            let (flat, in_year) = (by_path.get(day.as_str()), by_path.get(year.as_str()));
-            let was = self.day_blob(
-                old,
-                &day,
-                &year,
-                flat.map(|c| c.old),
-                in_year.map(|c| c.old),
-            )?;
-            let is = self.day_blob(
-                new,
-                &day,
-                &year,
-                flat.map(|c| c.new),
-                in_year.map(|c| c.new),
-            )?;
-            if was != is {
-                out.push(Change {
-                    path: day,
-                    old: was,
-                    new: is,
-                });
+            if seen.insert(day.clone()) {
+                out.extend(self.day_change(old, new, day, &by_path)?);
             }
         }
         Ok(out)
+    }
+
+    /// The change of the day file at the vault-relative `day` between the record trees `old`
+    /// and `new`, as readers see it in each (`stored`: what the diff of the two found, by path).
+    fn day_change(
+        &mut self,
+        old: Option<Oid>,
+        new: Option<Oid>,
+        day: String,
+        stored: &HashMap<&str, &Change>,
+    ) -> Result<Option<Change>, git2::Error> {
+        let year = paths::year_path(&day).unwrap_or_default();
+        let (flat, in_year) = (stored.get(day.as_str()), stored.get(year.as_str()));
+        let was = self.day_blob(
+            old,
+            &day,
+            &year,
+            flat.map(|c| c.old),
+            in_year.map(|c| c.old),
+        )?;
+        let is = self.day_blob(
+            new,
+            &day,
+            &year,
+            flat.map(|c| c.new),
+            in_year.map(|c| c.new),
+        )?;
+        Ok((was != is).then_some(Change {
+            path: day,
+            old: was,
+            new: is,
+        }))
     }
 
     /// The blob of the day file `flat` in the record tree `root`: the file in the sessions
