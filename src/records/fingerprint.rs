@@ -23,10 +23,15 @@ pub fn sha256_ref(bytes: &[u8]) -> String {
 /// libgit2 use collision-detecting SHA-1: for a crafted colliding pair this id is the shared
 /// one; the recorded sha256 tells such notes apart.)
 pub fn blob_id(bytes: &[u8]) -> String {
+    hex(&blob_sha1(bytes))
+}
+
+/// The 20 bytes of [`blob_id`].
+pub fn blob_sha1(bytes: &[u8]) -> [u8; 20] {
     let mut h = sha1::Sha1::new();
     h.update(format!("blob {}\0", bytes.len()).as_bytes());
     h.update(bytes);
-    hex(&h.finalize())
+    h.finalize().into()
 }
 
 /// Lowercase hex of a byte string.

@@ -248,12 +248,9 @@ fn write_index(out: &mut impl Write, objects: &mut [Indexed], pack_sha: &[u8]) -
     out.finish()
 }
 
-/// Git's id of a blob: the SHA-1 of `blob <length>\0` and the bytes.
+/// Git's id of a blob ([`crate::records::fingerprint::blob_sha1`]).
 fn blob_id(bytes: &[u8]) -> Result<Oid, git2::Error> {
-    let mut h = Sha1::new();
-    h.update(format!("blob {}\0", bytes.len()).as_bytes());
-    h.update(bytes);
-    Oid::from_bytes(&h.finalize())
+    Oid::from_bytes(&crate::records::fingerprint::blob_sha1(bytes))
 }
 
 /// `PACK`, version 2, the number of entries (big-endian).

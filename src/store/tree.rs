@@ -213,6 +213,12 @@ impl<'r> Trees<'r> {
     ) -> Result<Vec<Change>, git2::Error> {
         let mut stored = Vec::new();
         self.diff_into(old, new, "", &mut stored)?;
+        let is_day = |c: &Change| {
+            paths::year_path(&c.path).is_some() || paths::from_year_path(&c.path).is_some()
+        };
+        if !stored.iter().any(is_day) {
+            return Ok(stored);
+        }
         let by_path: HashMap<&str, &Change> = stored.iter().map(|c| (c.path.as_str(), c)).collect();
         let mut seen: HashSet<String> = HashSet::new();
         let mut out = Vec::with_capacity(stored.len());
