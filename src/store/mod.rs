@@ -130,7 +130,7 @@ impl Store {
     }
 
     /// The record files committed at `tip` (everything under `_librarian/`, never the `cited/`
-    /// copies): `(path, blob id)`, in tree order.
+    /// copies): `(path, blob id)`, in tree order (by path once the ref keeps year folders).
     pub(crate) fn record_files(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
         let tree = self.repo.find_commit(tip)?.tree_id();
         Ok(tree::Trees::new(&self.repo)?.files(tree, crate::vault::OVERLAY_DIR)?)
