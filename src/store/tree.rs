@@ -353,8 +353,9 @@ impl<'r> Trees<'r> {
     }
 
     /// Every file below the directory `dir` of the tree `root` (`""`: the whole tree):
-    /// `(path from root, blob id)`, in tree order (by path when day files are read from year folders). No other subtree is read: the record ref's
-    /// `cited/` copies outnumber its record files by far.
+    /// `(path from root, blob id)`, in tree order (by path when day files are read from year
+    /// folders). No other subtree is read: the record ref's `cited/` copies outnumber its
+    /// record files by far.
     ///
     /// Paths are vault-relative: a day file kept in a year folder is listed at its path in the
     /// sessions folder, unless the sessions folder itself also holds that name (that one is the
