@@ -10,9 +10,9 @@ use git2::{ObjectType, Oid};
 use std::collections::BTreeMap;
 
 impl Store {
-    /// `(stem, blob id)` of every day file committed at `tip`, in tree order (by path once the ref keeps year folders). A stem is the
-    /// file's name without `.md`: its day, or its day and writer tag (one day may have several
-    /// files, spec/sync.md).
+    /// `(stem, blob id)` of every day file committed at `tip`, in tree order (by path once the
+    /// ref keeps year folders). A stem is the file's name without `.md`: its day, or its day
+    /// and writer tag (one day may have several files, spec/sync.md).
     pub fn committed_days(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
         let tree = self.repo.find_commit(tip)?.tree_id();
         let files = Trees::new(&self.repo)?.files(tree, paths::SESSIONS_DIR)?;
