@@ -12,6 +12,8 @@
 //! - [`store`]: the only module that touches git2: the record ref, its lock, the pending
 //!   journal, adoption at `init`.
 //! - [`records`]: the record model and its text formats (entry line, day files @1 and @2).
+//! - [`overlay`]: the one way to a record file's folder below `_librarian/` (record paths only,
+//!   never through a symlink).
 //! - [`vault`], [`fsx`], [`lock`], [`clock`], [`textblock`]: where the vault is, symlink-safe file
 //!   access, the capture lock, time, and marked blocks in users' text files; [`failpoint`]:
 //!   test-only failures of each write step (debug builds).
@@ -25,6 +27,7 @@ pub mod fsx;
 pub mod index;
 pub mod lock;
 pub mod mcp;
+pub mod overlay;
 pub mod recall;
 pub mod records;
 pub mod status;

@@ -13,7 +13,7 @@ pub const VAULT_ENV: &str = "LIBRARIAN_VAULT_PATH";
 /// Global git config key naming the vault.
 pub const VAULT_CONFIG_KEY: &str = "rutter.vault";
 /// The overlay folder inside the vault.
-pub const OVERLAY_DIR: &str = "_librarian";
+pub const OVERLAY_DIR: &str = crate::records::paths::OVERLAY_DIR;
 
 /// Where the vault path came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -128,11 +128,10 @@ fn from_journal(
     };
     let place = journal.path().display().to_string();
     for (name, rec) in records {
-        let Some((folder, file)) = rec.path.rsplit_once('/') else {
-            continue;
-        };
-        let dir = match open_folder(vault, folder) {
-            Ok(d) => d,
+        // The journal check admits record paths only; the folder is still reached through the
+        // one confined mapping.
+        let (dir, file) = match crate::overlay::folder(&vault.root, &rec.path, true) {
+            Ok(found) => found,
             Err(e) => {
                 *waiting.entry((place.clone(), e.to_string())).or_default() += 1;
                 continue;

@@ -16,7 +16,7 @@ use crate::records::fingerprint;
 
 /// Cited files up to this size get a content-addressed copy in the record ref (the commit reads
 /// them again and keeps them only if their sha256 still matches).
-pub const CITED_COPY_MAX_BYTES: u64 = 1024 * 1024;
+pub const CITED_COPY_MAX_BYTES: u64 = crate::records::paths::CITED_MAX_BYTES;
 
 /// Cited files up to this size are read and fingerprinted ([`fingerprint::NOTE_MAX_BYTES`]); a
 /// larger one is left out of the entry with a message, so a capture never spends the hook's

@@ -44,7 +44,15 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     }
     let working =
         super::progress::Progress::start("preparing the vault (adopting existing records)");
-    let (vault, r, feed) = init_feeding_dedupe(&target)?;
+    let (vault, r, feed) = match init_feeding_dedupe(&target) {
+        Ok(done) => done,
+        Err(InitFailed::Refused(why)) => {
+            drop(working);
+            eprintln!("git-rutter: {why}.");
+            return Ok(super::EXIT_FINDING);
+        }
+        Err(InitFailed::Other(e)) => return Err(e),
+    };
     drop(working);
     DedupeCache::warm_fed(&vault, feed)?;
     let root = vault.root.display();
@@ -108,10 +116,21 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
 /// allocates is then freed into the allocator's pool that the cache's own keys reuse (with a
 /// parser thread `init`'s peak on the ten-year vault was 51 MB instead of 46 MB, for no wall
 /// time gained on the loaded 2-core machine).
-fn init_feeding_dedupe(target: &Path) -> anyhow::Result<(Vault, setup::InitReport, DayFeed)> {
+/// Why `init` stopped: the records it would start from were refused (exit 1), or anything
+/// else.
+enum InitFailed {
+    Refused(Box<setup::InitError>),
+    Other(anyhow::Error),
+}
+
+fn init_feeding_dedupe(target: &Path) -> Result<(Vault, setup::InitReport, DayFeed), InitFailed> {
     let mut feed = DayFeed::default();
     let (vault, report) = setup::init_seeing(target, clock::now(), &mut |path, bytes| {
         feed.ingest(path, &bytes)
+    })
+    .map_err(|e| match e {
+        e @ setup::InitError::Refused { .. } => InitFailed::Refused(Box::new(e)),
+        e => InitFailed::Other(e.into()),
     })?;
     Ok((vault, report, feed))
 }

@@ -61,6 +61,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     };
     let report = match store.sync(&remote, clock::now()) {
         Ok(r) => r,
+        Err(e @ SyncError::Refused { .. }) if args.json => {
+            super::print_json(&refused_json(&e))?;
+            return Ok(refusal(&e));
+        }
         Err(e) => return Ok(refusal(&e)),
     };
     refresh_dedupe(&vault, &report);
@@ -88,6 +92,7 @@ fn refusal(e: &SyncError) -> i32 {
         | SyncError::UnknownRemote(_)
         | SyncError::NotConfigured(_)
         | SyncError::NoRecords
+        | SyncError::Refused { .. }
         | SyncError::Shared(_) => super::EXIT_FINDING,
         _ => super::EXIT_CANNOT_RUN,
     }
@@ -242,5 +247,25 @@ fn json(r: &SyncReport) -> serde_json::Value {
         "updated": r.checkout.updated,
         "left_alone": r.checkout.left_alone,
         "committed_pending": r.committed_pending,
+        "checked": r.checked,
+    })
+}
+
+/// `--json` of a sync that refused what the remote sent: `{remote, action: "refused", …}`.
+fn refused_json(e: &SyncError) -> serde_json::Value {
+    let SyncError::Refused {
+        remote,
+        tip,
+        refusal,
+    } = e
+    else {
+        return serde_json::Value::Null;
+    };
+    serde_json::json!({
+        "remote": remote,
+        "action": "refused",
+        "remote_tip": tip.map(|t| t.to_string()),
+        "refusal": refusal,
+        "message": e.to_string(),
     })
 }

@@ -6,7 +6,7 @@
 use super::pack::BlobPack;
 use super::tree::Trees;
 use super::{Store, StoreError, RECORDS_REF};
-use crate::clock::{is_day, Instant};
+use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::records::paths;
 use git2::Oid;
@@ -112,7 +112,7 @@ impl Store {
         }
         for (dir, wanted) in [
             (paths::SESSIONS_DIR, is_day_file as fn(&str) -> bool),
-            (paths::POSITIONS_DIR, is_month_file),
+            (paths::POSITIONS_DIR, paths::is_month_file),
         ] {
             let sub = match overlay.open_dir(dir.trim_start_matches("_librarian/"), false) {
                 Ok(Some(d)) => d,
@@ -140,10 +140,4 @@ impl Store {
 /// `YYYY-MM-DD.md`, or `YYYY-MM-DD.<tag>.md` (one writer's file of that day, spec/sync.md).
 pub fn is_day_file(name: &str) -> bool {
     paths::split_day_file_name(name).is_some()
-}
-
-/// `YYYY-MM.md`.
-fn is_month_file(name: &str) -> bool {
-    name.strip_suffix(".md")
-        .is_some_and(|m| is_day(&format!("{m}-01")))
 }

@@ -56,7 +56,7 @@ impl Store {
         let mut seen = HashSet::new();
         for oid in walk.take(MAX_BLOB_SEARCH).flatten() {
             let tree = self.repo.find_commit(oid).ok()?.tree_id();
-            let Some((blob, false)) = trees.entry(tree, path).ok().flatten() else {
+            let Some(blob) = trees.note_entry(tree, path).ok().flatten() else {
                 continue;
             };
             if !seen.insert(blob) {

@@ -6,6 +6,15 @@
 use super::{Store, StoreError, RECORDS_REF};
 use git2::Oid;
 
+fn refusal(rule: String) -> super::intake::Refusal {
+    super::intake::Refusal {
+        commit: None,
+        path: None,
+        kind: None,
+        rule,
+    }
+}
+
 /// How a clone was started.
 #[derive(Debug, Default, Clone)]
 pub struct CloneStart {
@@ -15,6 +24,8 @@ pub struct CloneStart {
     pub problem: Option<String>,
     /// The reflog and witness log were started at this tip.
     pub seeded: Option<Oid>,
+    /// The remote's records were refused (`(remote, tip, why)`): no ref was made.
+    pub refused: Option<(String, Option<Oid>, super::intake::Refusal)>,
 }
 
 impl Store {
@@ -49,6 +60,7 @@ impl Store {
             return Ok(start);
         };
         let out = git
+            .args(super::sync::transport::FSCK_OBJECTS)
             .args([
                 "fetch",
                 "--no-tags",
@@ -65,6 +77,14 @@ impl Store {
                 return Ok(start);
             }
         };
+        if !out.status.success() && super::sync::transport::fsck_refused(&out.stderr) {
+            let rule = format!(
+                "git's own object checks (fetch.fsckObjects) refused what it sent: {}",
+                super::sync::transport::fsck_gist(&out.stderr)
+            );
+            start.refused = Some((remote, None, refusal(rule)));
+            return Ok(start);
+        }
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             if !err.contains("couldn't find remote ref") {
@@ -76,6 +96,17 @@ impl Store {
             return Ok(start);
         }
         let tip = self.repo.refname_to_id(&tracking)?;
+        // What the remote holds is input: the clone starts from it only when every commit
+        // passes the audit's rules (spec/ref-layout.md, "`init`").
+        match self.check_incoming(tip, None) {
+            Ok(_) => {}
+            Err(super::intake::IntakeError::Refused(why)) => {
+                start.refused = Some((remote, Some(tip), why));
+                return Ok(start);
+            }
+            Err(super::intake::IntakeError::Store(e)) => return Err(e),
+        }
+        self.configure_reflog()?;
         let message = format!("rutter: clone: start from {remote} at {tip}");
         self.repo.reference(RECORDS_REF, tip, false, &message)?;
         // The witness log starts here; verify reports a failure to write it.
@@ -85,6 +116,14 @@ impl Store {
         Ok(start)
     }
 
+    /// Whether this machine holds no evidence of the ref: no witnessed tip and no reflog entry
+    /// (a ref fetched by hand, not yet adopted by `init`).
+    pub fn ref_is_unwitnessed(&self) -> Result<bool, StoreError> {
+        let witnessed =
+            std::fs::symlink_metadata(self.state_dir().join("tips")).is_ok_and(|m| m.len() > 0);
+        Ok(!witnessed && self.repo.reflog(RECORDS_REF)?.is_empty())
+    }
+
     /// Starts the reflog and the witness log at the tip when this machine has neither (a clone
     /// whose ref was fetched by hand). A vault that has either keeps what it has: a missing
     /// reflog beside a witness log is evidence, reported by verify, never papered over.
@@ -92,12 +131,10 @@ impl Store {
         let Some(tip) = self.tip()? else {
             return Ok(None);
         };
-        let witnessed =
-            std::fs::symlink_metadata(self.state_dir().join("tips")).is_ok_and(|m| m.len() > 0);
-        let mut reflog = self.repo.reflog(RECORDS_REF)?;
-        if witnessed || !reflog.is_empty() {
+        if !self.ref_is_unwitnessed()? {
             return Ok(None);
         }
+        let mut reflog = self.repo.reflog(RECORDS_REF)?;
         let sig = self.signature(crate::clock::now())?;
         let message =
             format!("rutter: init: evidence starts at {tip} (no earlier witness on this machine)");

@@ -238,7 +238,7 @@ impl Store {
             return None;
         }
         let meta = std::fs::symlink_metadata(self.root().join(target)).ok()?;
-        if !meta.is_file() || meta.len() > crate::capture::refs::CITED_COPY_MAX_BYTES {
+        if !meta.is_file() || meta.len() > paths::CITED_MAX_BYTES {
             return None;
         }
         let bytes = std::fs::read(self.root().join(target)).ok()?;

@@ -12,6 +12,7 @@ pub mod gitcli;
 pub mod gitenv;
 pub mod guard;
 pub mod history;
+pub mod intake;
 pub mod journal;
 pub mod localconfig;
 pub mod pack;
@@ -54,6 +55,8 @@ pub enum StoreError {
     RefLocked(PathBuf),
     #[error(transparent)]
     Sign(#[from] sign::SignError),
+    #[error(transparent)]
+    Overlay(#[from] crate::overlay::OverlayError),
 }
 
 /// An open git vault.

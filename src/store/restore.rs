@@ -46,12 +46,7 @@ impl Store {
                     crate::records::append_bytes(want.len() as u64, ends, "", &rec.line).as_bytes(),
                 );
             }
-            let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
-            let d = Dir::open(self.root())?
-                .open_dir(dir, true)?
-                .ok_or_else(|| {
-                    StoreError::Io(std::io::Error::other(format!("{dir} cannot be created")))
-                })?;
+            let (d, name) = crate::overlay::folder(self.root(), &path, true)?;
             match working {
                 None => {
                     d.write_atomic(name, &want)?;

@@ -33,6 +33,14 @@ pub enum InitError {
     Lock(#[from] crate::lock::LockError),
     #[error(transparent)]
     Vault(#[from] crate::vault::VaultError),
+    /// The records a clone would start from break the audit's rules: nothing was taken.
+    #[error("refused {what}{}: {refusal}; nothing was written from them. Inspect them with `git log --stat {inspect}`; see docs/sync.md, \"A refused remote\"", tip.map(|t| format!(" at {}", &t.to_string()[..12])).unwrap_or_default())]
+    Refused {
+        what: String,
+        inspect: String,
+        tip: Option<git2::Oid>,
+        refusal: Box<super::intake::Refusal>,
+    },
 }
 
 /// Initialises the vault at `root`.
@@ -55,8 +63,17 @@ pub fn init_seeing(
     }
     let store = Store::open(&v)?;
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
-    store.configure_reflog()?;
     report.clone = store.fetch_records_if_missing()?;
+    if let Some((remote, tip, refusal)) = report.clone.refused.take() {
+        return Err(InitError::Refused {
+            what: format!("the records of {remote}"),
+            inspect: super::sync::transport::tracking_ref(&remote),
+            tip,
+            refusal: Box::new(refusal),
+        });
+    }
+    refuse_unwitnessed(&store)?;
+    store.configure_reflog()?;
     let Adoption {
         tip,
         created,
@@ -77,6 +94,30 @@ pub fn init_seeing(
     Ok((v, report))
 }
 
+/// A record ref this machine never witnessed (fetched by hand) is input like a remote's: its
+/// whole history is checked before `init` writes a file from it or starts its evidence.
+fn refuse_unwitnessed(store: &Store) -> Result<(), InitError> {
+    let Some(tip) = store.tip()? else {
+        return Ok(());
+    };
+    if !store.ref_is_unwitnessed()? {
+        return Ok(());
+    }
+    match store.check_incoming(tip, None) {
+        Ok(_) => Ok(()),
+        Err(super::intake::IntakeError::Refused(refusal)) => Err(InitError::Refused {
+            what: format!(
+                "{}, which this machine never wrote or witnessed",
+                super::RECORDS_REF
+            ),
+            inspect: super::RECORDS_REF.to_string(),
+            tip: Some(tip),
+            refusal: Box::new(refusal),
+        }),
+        Err(super::intake::IntakeError::Store(e)) => Err(e.into()),
+    }
+}
+
 /// Writes record files present in the ref but missing locally, in path order; never overwrites
 /// a file.
 fn materialise(store: &Store, tip: git2::Oid, report: &mut InitReport) -> Result<(), StoreError> {
@@ -86,9 +127,13 @@ fn materialise(store: &Store, tip: git2::Oid, report: &mut InitReport) -> Result
     for (path, blob) in files {
         let committed = store.repo.find_blob(blob)?;
         let committed = committed.content();
-        let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
-        let Some(d) = root.open_dir(dir, true)? else {
-            continue;
+        let (d, name) = match crate::overlay::folder_in(&root, &path, true) {
+            Ok(found) => found,
+            Err(crate::overlay::OverlayError::Fs(e)) => return Err(e.into()),
+            Err(_) => {
+                report.differing.push(path);
+                continue;
+            }
         };
         match d.read(name) {
             Ok(Some(local)) if local.starts_with(committed) => {}

@@ -24,6 +24,78 @@ pub struct Change {
     pub new: Option<Oid>,
 }
 
+/// An entry of a record tree that is not a record file: readers skip it, the audit names it
+/// and the intake of a remote's history refuses it (spec/ref-layout.md, "Tree").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Odd {
+    /// Its path as stored (names that are not UTF-8 shown lossily).
+    pub path: String,
+    /// Its mode as the tree holds it (`100644`, `40000`, `120000`, `160000`, …).
+    pub mode: String,
+    pub why: OddKind,
+}
+
+/// What is wrong with an [`Odd`] entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OddKind {
+    /// A name that could reach outside its folder or that git reads as `.git`.
+    Name(&'static str),
+    /// A mode other than a regular file (`100644`) or a folder: executable, symlink, gitlink.
+    Mode,
+    /// A path no record file or record folder has.
+    Path,
+    /// A day file in another year's folder.
+    Misplaced,
+}
+
+impl Odd {
+    /// One sentence: what the entry is and why it does not belong.
+    pub fn rule(&self) -> String {
+        match &self.why {
+            OddKind::Name(why) => format!("{why} is never a record path"),
+            OddKind::Mode => format!(
+                "mode {} ({}) is not a regular file or folder",
+                self.mode,
+                mode_name(&self.mode)
+            ),
+            OddKind::Path => "not a record file or folder (spec/ref-layout.md)".to_string(),
+            OddKind::Misplaced => "a day file in another year's folder".to_string(),
+        }
+    }
+}
+
+/// What a tree entry's mode means.
+fn mode_name(mode: &str) -> &'static str {
+    match mode {
+        "100755" => "an executable file",
+        "120000" => "a symlink",
+        "160000" => "a gitlink",
+        "100644" => "a file",
+        "40000" => "a folder",
+        _ => "not a mode git writes",
+    }
+}
+
+/// What the record tree may hold at `path` with `mode`.
+enum Admit {
+    Dir,
+    File,
+    Odd(OddKind),
+}
+
+fn admit(path: &str, name: &[u8], mode: &[u8]) -> Admit {
+    if let Some(why) = paths::hostile_name(name) {
+        return Admit::Odd(OddKind::Name(why));
+    }
+    match mode {
+        DIR_MODE if paths::stored_dir(path) => Admit::Dir,
+        FILE_MODE if paths::stored_file(path).is_some() => Admit::File,
+        FILE_MODE if paths::misplaced_day_file(path) => Admit::Odd(OddKind::Misplaced),
+        DIR_MODE | FILE_MODE => Admit::Odd(OddKind::Path),
+        _ => Admit::Odd(OddKind::Mode),
+    }
+}
+
 /// An entry to write: its path as stored, its mode, and its id (`None`: remove it).
 type Placed = (String, &'static [u8], Option<Oid>);
 
@@ -43,6 +115,8 @@ pub struct Trees<'r> {
     /// The last blobs read by [`Trees::blob`], newest last: a day file's next version is
     /// usually compared with the one read just before.
     blobs: Vec<(Oid, Rc<Vec<u8>>)>,
+    /// The largest tree object read (the intake of a remote's history sets a bound).
+    tree_limit: Option<usize>,
 }
 
 /// How many recent blobs [`Trees::blob`] keeps.
@@ -56,7 +130,13 @@ impl<'r> Trees<'r> {
             odb: repo.odb()?,
             raw: HashMap::new(),
             blobs: Vec::new(),
+            tree_limit: None,
         })
+    }
+
+    /// Refuses (as an error naming it) to read any tree object larger than `bytes`.
+    pub fn limit_trees(&mut self, bytes: usize) {
+        self.tree_limit = Some(bytes);
     }
 
     /// The id and mode of the entry at the vault-relative `path` below the record tree `root`.
@@ -72,8 +152,32 @@ impl<'r> Trees<'r> {
         }
     }
 
-    /// The id and mode of the entry at `path` (`/`-separated) below the tree `root`, as stored.
+    /// The id of the entry at `path` (`/`-separated) below the tree `root`, as stored, and
+    /// whether it is a folder: `None` for anything but a regular file (`100644`) or a folder,
+    /// so no reader ever takes a symlink, gitlink or executable entry for a record file.
     fn raw_entry(&mut self, root: Oid, path: &str) -> Result<Option<(Oid, bool)>, git2::Error> {
+        Ok(match self.stored_entry(root, path)? {
+            Some((oid, DIR_MODE)) => Some((oid, true)),
+            Some((oid, FILE_MODE)) => Some((oid, false)),
+            _ => None,
+        })
+    }
+
+    /// The blob of a note at `path` in a tree of the user's branches (`root`): a regular or an
+    /// executable file (notes copied from some file systems keep an executable bit).
+    pub fn note_entry(&mut self, root: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
+        Ok(match self.stored_entry(root, path)? {
+            Some((oid, FILE_MODE | b"100755")) => Some(oid),
+            _ => None,
+        })
+    }
+
+    /// The id and mode of the entry at `path` below `root`, as stored, whatever its mode.
+    fn stored_entry(
+        &mut self,
+        root: Oid,
+        path: &str,
+    ) -> Result<Option<(Oid, &'static [u8])>, git2::Error> {
         let mut current = root;
         let mut parts = path.split('/').filter(|p| !p.is_empty()).peekable();
         while let Some(name) = parts.next() {
@@ -82,11 +186,16 @@ impl<'r> Trees<'r> {
                 return Ok(None);
             };
             let oid = Oid::from_bytes(e.oid)?;
-            let is_dir = e.mode == DIR_MODE;
+            let mode: &'static [u8] = match e.mode {
+                DIR_MODE => DIR_MODE,
+                FILE_MODE => FILE_MODE,
+                b"100755" => b"100755",
+                _ => b"other",
+            };
             if parts.peek().is_none() {
-                return Ok(Some((oid, is_dir)));
+                return Ok(Some((oid, mode)));
             }
-            if !is_dir {
+            if mode != DIR_MODE {
                 return Ok(None);
             }
             current = oid;
@@ -137,7 +246,7 @@ impl<'r> Trees<'r> {
         };
         let raw = self.read(sessions)?;
         let mut edits: Vec<Placed> = Vec::new();
-        for e in entries(&raw).filter(|e| e.mode != DIR_MODE) {
+        for e in entries(&raw).filter(|e| e.mode == FILE_MODE) {
             let flat = format!(
                 "{}/{}",
                 paths::SESSIONS_DIR,
@@ -206,13 +315,38 @@ impl<'r> Trees<'r> {
     /// Paths are vault-relative: a day file is reported at its path in the sessions folder
     /// wherever either record tree keeps it, so a commit that only moves day files into year
     /// folders changes nothing (spec/ref-layout.md, "Year folders").
+    ///
+    /// Only record files are compared (regular files at the paths spec/ref-layout.md allows);
+    /// any other entry is skipped, and no folder that holds no record file is read.
     pub fn changes(
         &mut self,
         old: Option<Oid>,
         new: Option<Oid>,
     ) -> Result<Vec<Change>, git2::Error> {
-        let mut stored = Vec::new();
-        self.diff_into(old, new, "", &mut stored)?;
+        Ok(self.changes_checked(old, new)?.0)
+    }
+
+    /// [`Trees::changes`], and every entry of `new` that differs from `old` and is not a
+    /// record file or folder (each reported once, at the top-most odd entry: nothing below an
+    /// odd folder is read).
+    pub fn changes_checked(
+        &mut self,
+        old: Option<Oid>,
+        new: Option<Oid>,
+    ) -> Result<(Vec<Change>, Vec<Odd>), git2::Error> {
+        let (mut stored, mut odd) = (Vec::new(), Vec::new());
+        self.diff_into(old, new, "", &mut stored, &mut odd)?;
+        Ok((self.seen_changes(old, new, stored)?, odd))
+    }
+
+    /// The changes of two stored trees as readers see them: day files at their vault-relative
+    /// paths wherever either tree keeps them.
+    fn seen_changes(
+        &mut self,
+        old: Option<Oid>,
+        new: Option<Oid>,
+        stored: Vec<Change>,
+    ) -> Result<Vec<Change>, git2::Error> {
         let is_day = |c: &Change| {
             paths::year_path(&c.path).is_some() || paths::from_year_path(&c.path).is_some()
         };
@@ -308,6 +442,7 @@ impl<'r> Trees<'r> {
         new: Option<Oid>,
         prefix: &str,
         out: &mut Vec<Change>,
+        odd: &mut Vec<Odd>,
     ) -> Result<(), git2::Error> {
         if old == new {
             return Ok(());
@@ -330,17 +465,31 @@ impl<'r> Trees<'r> {
                 .map(|e| String::from_utf8_lossy(e.name).into_owned())
                 .unwrap_or_default();
             let path = format!("{prefix}{name}");
-            let oid =
-                |e: Option<RawEntry<'_>>, want_dir: bool| -> Result<Option<Oid>, git2::Error> {
-                    e.filter(|e| (e.mode == DIR_MODE) == want_dir)
-                        .map(|e| Oid::from_bytes(e.oid))
-                        .transpose()
-                };
-            let (dx, dy) = (oid(x, true)?, oid(y, true)?);
-            if dx.is_some() || dy.is_some() {
-                self.diff_into(dx, dy, &format!("{path}/"), out)?;
+            let (x, y) = (
+                x.map(|e| (e, admit(&path, e.name, e.mode))),
+                y.map(|e| (e, admit(&path, e.name, e.mode))),
+            );
+            if let Some((e, Admit::Odd(why))) = &y {
+                odd.push(Odd {
+                    path: path.clone(),
+                    mode: String::from_utf8_lossy(e.mode).into_owned(),
+                    why: why.clone(),
+                });
             }
-            let (fx, fy) = (oid(x, false)?, oid(y, false)?);
+            let oid = |side: &Option<(RawEntry<'_>, Admit)>,
+                       want_dir: bool|
+             -> Result<Option<Oid>, git2::Error> {
+                match side {
+                    Some((e, Admit::Dir)) if want_dir => Ok(Some(Oid::from_bytes(e.oid)?)),
+                    Some((e, Admit::File)) if !want_dir => Ok(Some(Oid::from_bytes(e.oid)?)),
+                    _ => Ok(None),
+                }
+            };
+            let (dx, dy) = (oid(&x, true)?, oid(&y, true)?);
+            if dx.is_some() || dy.is_some() {
+                self.diff_into(dx, dy, &format!("{path}/"), out, odd)?;
+            }
+            let (fx, fy) = (oid(&x, false)?, oid(&y, false)?);
             if fx.is_some() || fy.is_some() {
                 out.push(Change {
                     path,
@@ -352,10 +501,11 @@ impl<'r> Trees<'r> {
         Ok(())
     }
 
-    /// Every file below the directory `dir` of the tree `root` (`""`: the whole tree):
+    /// Every record file below the directory `dir` of the tree `root` (`""`: the whole tree):
     /// `(path from root, blob id)`, in tree order (by path when day files are read from year
     /// folders). No other subtree is read: the record ref's `cited/` copies outnumber its
-    /// record files by far.
+    /// record files by far. Entries that are not record files (another path, mode or a hostile
+    /// name, spec/ref-layout.md) are skipped, and folders that hold none are not read.
     ///
     /// Paths are vault-relative: a day file kept in a year folder is listed at its path in the
     /// sessions folder, unless the sessions folder itself also holds that name (that one is the
@@ -397,10 +547,10 @@ impl<'r> Trees<'r> {
             for e in entries(&raw) {
                 let path = format!("{prefix}{}", String::from_utf8_lossy(e.name));
                 let oid = Oid::from_bytes(e.oid)?;
-                if e.mode == DIR_MODE {
-                    todo.push((format!("{path}/"), oid));
-                } else {
-                    out.push((path, oid));
+                match admit(&path, e.name, e.mode) {
+                    Admit::Dir => todo.push((format!("{path}/"), oid)),
+                    Admit::File => out.push((path, oid)),
+                    Admit::Odd(_) => {}
                 }
             }
         }
@@ -428,6 +578,14 @@ impl<'r> Trees<'r> {
     fn read(&mut self, oid: Oid) -> Result<Rc<Vec<u8>>, git2::Error> {
         if let Some(raw) = self.raw.get(&oid) {
             return Ok(raw.clone());
+        }
+        if let Some(limit) = self.tree_limit {
+            let (size, _) = self.odb.read_header(oid)?;
+            if size > limit {
+                return Err(git2::Error::from_str(&format!(
+                    "the tree {oid} is {size} bytes, more than any record folder holds ({limit})"
+                )));
+            }
         }
         let obj = self.odb.read(oid)?;
         if obj.kind() != ObjectType::Tree {
@@ -666,8 +824,9 @@ mod tests {
             ("_librarian/note-identity.md".to_string(), a),
             ("_librarian/sessions/2026-11-30.md".to_string(), a),
             ("_librarian/sessions/2026-12-01.md".to_string(), a),
-            ("cited/ab/abcd".to_string(), a),
+            (format!("cited/ab/ab{}", "0".repeat(62)), a),
             ("top".to_string(), a),
+            ("_librarian/junk/x.md".to_string(), a),
         ];
         let root = trees.write(None, &edits).unwrap();
         let cited = trees.entry(root, "cited").unwrap().unwrap().0;
@@ -688,12 +847,124 @@ mod tests {
             paths(fresh.files(root, "_librarian/sessions").unwrap()).len(),
             2
         );
-        assert_eq!(paths(fresh.files(root, "").unwrap()).len(), 5);
+        assert_eq!(
+            paths(fresh.files(root, "").unwrap()).len(),
+            4,
+            "what is not a record file is skipped"
+        );
+        let junk = trees.entry(root, "_librarian/junk").unwrap().unwrap().0;
+        assert!(!fresh.raw.contains_key(&junk), "a junk folder was not read");
         assert!(fresh.files(root, "missing").unwrap().is_empty());
         assert!(
             fresh.files(root, "top").unwrap().is_empty(),
             "a file is no directory"
         );
+    }
+
+    /// A raw tree of `(mode, name, id)` entries, whatever the names: what `git mktree` or
+    /// `git hash-object -t tree --literally` lets a remote write.
+    fn raw_tree(repo: &Repository, entries: &[(&str, &[u8], Oid)]) -> Oid {
+        let mut sorted = entries.to_vec();
+        sorted.sort_by(|a, b| a.1.cmp(b.1));
+        let mut bytes = Vec::new();
+        for (mode, name, oid) in sorted {
+            bytes.extend_from_slice(mode.as_bytes());
+            bytes.push(b' ');
+            bytes.extend_from_slice(name);
+            bytes.push(0);
+            bytes.extend_from_slice(oid.as_bytes());
+        }
+        repo.odb().unwrap().write(ObjectType::Tree, &bytes).unwrap()
+    }
+
+    #[test]
+    fn entries_that_are_not_record_files_are_odd_and_never_read() {
+        let t = tempfile::tempdir().unwrap();
+        let repo = Repository::init(t.path()).unwrap();
+        let a = repo.blob(b"H\na\n").unwrap();
+        let mut trees = Trees::new(&repo).unwrap();
+        let base = trees
+            .write(
+                None,
+                &[("_librarian/sessions/2026-01-01.md".to_string(), a)],
+            )
+            .unwrap();
+        let outside = raw_tree(&repo, &[("100644", b"PWNED.md", a)]);
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        let tree = repo.find_tree(base).unwrap();
+        let commit = repo.commit(None, &sig, &sig, "x", &tree, &[]).unwrap();
+        let year = raw_tree(
+            &repo,
+            &[
+                ("100644", b"2026-01-01.md", a),
+                ("160000", b"2026-01-02.md", commit),
+                ("120000", b"2026-01-03.md", a),
+                ("100755", b"2026-01-04.md", a),
+                ("100644", b"2025-12-31.md", a),
+            ],
+        );
+        let sessions = raw_tree(
+            &repo,
+            &[("40000", b"2026", year), ("40000", b"junk", outside)],
+        );
+        let lib = raw_tree(
+            &repo,
+            &[
+                ("40000", b"sessions", sessions),
+                ("40000", b"..", outside),
+                ("100644", b".GIT", a),
+                ("100644", b"a/b", a),
+            ],
+        );
+        let root = raw_tree(
+            &repo,
+            &[("40000", b"_librarian", lib), ("100644", b"top", a)],
+        );
+        let (changes, odd) = trees.changes_checked(Some(base), Some(root)).unwrap();
+        let found: Vec<(&str, &OddKind)> = odd.iter().map(|o| (o.path.as_str(), &o.why)).collect();
+        assert_eq!(
+            found,
+            [
+                ("_librarian/..", &OddKind::Name("a `.` or `..` name")),
+                (
+                    "_librarian/.GIT",
+                    &OddKind::Name("a name git reads as `.git`")
+                ),
+                (
+                    "_librarian/a/b",
+                    &OddKind::Name("a name holding a `/` or `\\`")
+                ),
+                (
+                    "_librarian/sessions/2026/2025-12-31.md",
+                    &OddKind::Misplaced
+                ),
+                ("_librarian/sessions/2026/2026-01-02.md", &OddKind::Mode),
+                ("_librarian/sessions/2026/2026-01-03.md", &OddKind::Mode),
+                ("_librarian/sessions/2026/2026-01-04.md", &OddKind::Mode),
+                ("_librarian/sessions/junk", &OddKind::Path),
+                ("top", &OddKind::Path),
+            ]
+        );
+        assert!(odd[4].rule().contains("a gitlink"), "{}", odd[4].rule());
+        assert_eq!(
+            changes,
+            [],
+            "the day file is unchanged (moved into its year folder)"
+        );
+        let mut fresh = Trees::new(&repo).unwrap();
+        let files = fresh.files(root, "").unwrap();
+        assert_eq!(
+            files,
+            [("_librarian/sessions/2026-01-01.md".to_string(), a)]
+        );
+        assert!(!fresh.raw.contains_key(&outside), "no odd folder was read");
+        for gone in [
+            "_librarian/sessions/2026-01-02.md",
+            "_librarian/sessions/2026-01-03.md",
+        ] {
+            assert_eq!(fresh.entry(root, gone).unwrap(), None, "{gone}");
+        }
+        assert_eq!(fresh.to_years(root).unwrap(), None);
     }
 
     /// A tree of `files` (path → one content byte) written from scratch.
@@ -706,11 +977,25 @@ mod tests {
     }
 
     /// Paths from a small alphabet, so trees share long runs of entries, with names that sort
-    /// around each other (`a`, `a-b`, `a.md`, `a/…`) and no path both a file and a directory.
+    /// around each other (`2026-01-01.a.md`, `2026-01-01.a-b.md`, `positions`, `positions/…`),
+    /// and entries that are not record files (which `changes` skips).
     fn tree_files() -> impl Strategy<Value = BTreeMap<String, u8>> {
-        let name = prop::sample::select(vec!["a", "a-b", "a.md", "b", "day-01.md", "day-02.md"]);
-        let path = (prop::option::of(prop::sample::select(vec!["d", "e"])), name)
-            .prop_map(|(dir, n)| dir.map_or(n.to_string(), |d| format!("{d}/{n}")));
+        let path = prop::sample::select(vec![
+            "_librarian/note-identity.md".to_string(),
+            "_librarian/stateful-use.jsonl".to_string(),
+            "_librarian/verify-acks.jsonl".to_string(),
+            "_librarian/positions/2026-01.md".to_string(),
+            "_librarian/positions/2026-02.md".to_string(),
+            "_librarian/sessions/2026-01-01.md".to_string(),
+            "_librarian/sessions/2026-01-01.a.md".to_string(),
+            "_librarian/sessions/2026-01-01.a-b.md".to_string(),
+            format!("cited/ab/ab{}", "0".repeat(62)),
+            format!("cited/ab/ab{}", "1".repeat(62)),
+            format!("cited/ac/ac{}", "2".repeat(62)),
+            "_librarian/junk.md".to_string(),
+            "_librarian/positions/x.md".to_string(),
+            "top".to_string(),
+        ]);
         prop::collection::btree_map(path, 0u8..3, 0..24)
     }
 
@@ -730,7 +1015,7 @@ mod tests {
                 .chain(new.keys())
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
-                .filter(|p| old.get(*p) != new.get(*p))
+                .filter(|p| old.get(*p) != new.get(*p) && paths::stored_file(p).is_some())
                 .map(|p| Change { path: p.clone(), old: blob(old.get(p)), new: blob(new.get(p)) })
                 .collect();
             prop_assert_eq!(got, want);
@@ -750,13 +1035,15 @@ mod tests {
             "_librarian/sessions/2025/2026-01-01.md",
             "_librarian/sessions/notes.md",
             "_librarian/note-identity.md",
+            "cited/ab/ab00000000000000000000000000000000000000000000000000000000000000",
             "cited/ab/abcd",
         ]);
         prop::collection::btree_map(path.prop_map(str::to_string), 0u8..3, 0..10)
     }
 
     /// What a reader sees of a stored tree: a day file in the sessions folder itself wins over
-    /// the one in its year folder; every other file is at its stored path.
+    /// the one in its year folder; every other record file is at its stored path; what is not
+    /// a record file (a misplaced day file, another name) is not seen.
     fn seen(stored: &BTreeMap<String, u8>) -> BTreeMap<String, u8> {
         let mut out = BTreeMap::new();
         for (p, c) in stored {
@@ -765,9 +1052,10 @@ mod tests {
                 Some(flat) => {
                     out.insert(flat, *c);
                 }
-                None => {
+                None if paths::stored_file(p).is_some() => {
                     out.insert(p.clone(), *c);
                 }
+                None => {}
             }
         }
         out

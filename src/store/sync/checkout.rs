@@ -7,6 +7,7 @@
 //! file with any other difference, a missing or symlinked one, is left alone and reported.
 
 use crate::fsx::{Dir, FsError};
+use crate::overlay::OverlayError;
 use crate::store::journal::Journal;
 use crate::store::tree::Trees;
 use crate::store::{Store, StoreError};
@@ -38,7 +39,8 @@ impl Store {
         let root = Dir::open(self.root())?;
         for ch in trees.changes(Some(old), Some(new))? {
             let Some(new_blob) = ch.new else { continue };
-            if !ch.path.starts_with(crate::vault::OVERLAY_DIR) {
+            // `cited/` copies stay in the ref; nothing but a record file is ever written.
+            if crate::records::paths::working_file(&ch.path).is_none() {
                 continue;
             }
             let committed = match ch.old {
@@ -70,9 +72,10 @@ impl Store {
         next: &[u8],
         journal: &Journal,
     ) -> Result<Outcome, FsError> {
-        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-        let Some(dir) = root.open_dir(dir, true)? else {
-            return Ok(Outcome::Left("its folder cannot be created".into()));
+        let (dir, name) = match crate::overlay::folder_in(root, path, true) {
+            Ok(found) => found,
+            Err(OverlayError::Fs(e)) => return Err(e),
+            Err(e) => return Ok(Outcome::Left(e.to_string())),
         };
         let Some(mut old_file) = dir.open_read(name)? else {
             return Ok(match committed {

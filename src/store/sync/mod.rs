@@ -10,10 +10,12 @@
 pub mod checkout;
 pub mod machine;
 pub mod merge;
+pub mod refused;
 pub mod setup;
 pub mod transport;
 pub mod union;
 
+use super::intake::{IntakeError, Refusal};
 use super::journal::Journal;
 use super::tree::Trees;
 use super::{Store, StoreError, RECORDS_REF};
@@ -40,6 +42,14 @@ pub enum SyncError {
     NoRecords,
     #[error("{0}")]
     Shared(String),
+    /// What the remote sent is not a record history: nothing was taken (spec/sync.md, "What
+    /// sync takes in").
+    #[error("{}", refused_message(remote, *tip, refusal))]
+    Refused {
+        remote: String,
+        tip: Option<Oid>,
+        refusal: Box<Refusal>,
+    },
     #[error(transparent)]
     Transport(#[from] TransportError),
     #[error(transparent)]
@@ -99,6 +109,8 @@ pub struct SyncReport {
     pub diverged: Vec<String>,
     /// Tips that could not be witnessed in `.git/rutter/tips`.
     pub unwitnessed: Vec<String>,
+    /// Commits of the remote checked before they were taken in.
+    pub checked: usize,
 }
 
 impl Store {
@@ -138,8 +150,43 @@ impl Store {
         Ok(found)
     }
 
-    /// Syncs the records with `remote` (already checked by [`Store::sync_remote`]).
+    /// Syncs the records with `remote` (already checked by [`Store::sync_remote`]). A refusal
+    /// of what the remote sent is noted for `status` ([`refused::note`]); a sync that takes in
+    /// or sends its records clears the note.
     pub fn sync(&self, remote: &str, now: Instant) -> Result<SyncReport, SyncError> {
+        let result = self.sync_unnoted(remote, now);
+        match &result {
+            Err(SyncError::Refused {
+                remote,
+                tip,
+                refusal,
+            }) => refused::note(self.state_dir(), remote, *tip, refusal, now),
+            Ok(_) => refused::clear(self.state_dir(), remote),
+            Err(_) => {}
+        }
+        result
+    }
+
+    /// Fetches `remote`'s records; git's object checks refusing what it sent is a refusal.
+    pub(crate) fn fetch_records(&self, remote: &str) -> Result<(), SyncError> {
+        match transport::fetch(self.root(), remote) {
+            Err(TransportError::Unsound { message, .. }) => Err(SyncError::Refused {
+                remote: remote.to_string(),
+                tip: None,
+                refusal: Box::new(Refusal {
+                    commit: None,
+                    path: None,
+                    kind: None,
+                    rule: format!(
+                        "git's own object checks (fetch.fsckObjects) refused what it sent: {message}"
+                    ),
+                }),
+            }),
+            other => Ok(other?),
+        }
+    }
+
+    fn sync_unnoted(&self, remote: &str, now: Instant) -> Result<SyncReport, SyncError> {
         super::skip_read_verification();
         let mut report = SyncReport {
             remote: remote.to_string(),
@@ -148,7 +195,7 @@ impl Store {
         };
         // Fetching only writes the remote-tracking refs: no lock needed, so captures are not
         // kept waiting on the network.
-        transport::fetch(self.root(), remote)?;
+        self.fetch_records(remote)?;
         let _lock = Lock::acquire(self.state_dir(), lock::INTERACTIVE_WAIT)?;
         // Committing what is pending would create the ref by adopting the working files: a
         // vault that never ran `init` should start from the remote's records instead.
@@ -166,7 +213,7 @@ impl Store {
         report.gave_up = true;
         for round in 0..MAX_ROUNDS {
             if round > 0 {
-                transport::fetch(self.root(), remote)?;
+                self.fetch_records(remote)?;
             }
             if self.sync_round(remote, now, &mut report)? {
                 report.gave_up = false;
@@ -200,6 +247,9 @@ impl Store {
         let theirs = self.tracking_tip(remote)?;
         report.remote_tip = theirs;
         if let Some(theirs) = theirs.filter(|t| *t != local) {
+            if !self.repo.graph_descendant_of(local, theirs)? {
+                report.checked += self.take_in(remote, theirs, local)?;
+            }
             if self.repo.graph_descendant_of(theirs, local)? {
                 self.fast_forward(remote, local, theirs)?;
                 report.unwitnessed.extend(self.after_commit(theirs));
@@ -229,7 +279,7 @@ impl Store {
             Pushed::Behind(_) => Ok(false),
             Pushed::Refused(why) => {
                 // A refusal that came with a moved remote is a race after all.
-                transport::fetch(self.root(), remote)?;
+                self.fetch_records(remote)?;
                 if self.tracking_tip(remote)? != theirs {
                     return Ok(false);
                 }
@@ -237,6 +287,20 @@ impl Store {
                 Ok(true)
             }
         }
+    }
+
+    /// Checks what taking in `theirs` would bring (every commit not reachable from `local`);
+    /// the number of commits checked, or the refusal.
+    fn take_in(&self, remote: &str, theirs: Oid, local: Oid) -> Result<usize, SyncError> {
+        self.check_incoming(theirs, Some(local))
+            .map_err(|e| match e {
+                IntakeError::Refused(refusal) => SyncError::Refused {
+                    remote: remote.to_string(),
+                    tip: Some(theirs),
+                    refusal: Box::new(refusal),
+                },
+                IntakeError::Store(e) => SyncError::Store(e),
+            })
     }
 
     /// The remote's record tip as last fetched.
@@ -301,6 +365,23 @@ impl Store {
         report.split.extend(merged.split);
         Ok(oid)
     }
+}
+
+/// Why a remote's records were refused, that nothing was taken, and where to look.
+fn refused_message(remote: &str, tip: Option<Oid>, refusal: &Refusal) -> String {
+    let at = tip
+        .map(|t| format!(" at {}", &t.to_string()[..12]))
+        .unwrap_or_default();
+    let look = match tip {
+        Some(_) => format!(
+            "Inspect them with `git log --stat {}`",
+            transport::tracking_ref(remote)
+        ),
+        None => "git stored none of what it sent".to_string(),
+    };
+    format!(
+        "refused the records of {remote}{at}: {refusal}. Nothing was taken: the local ref, the record files and the remote are as they were. {look}; see docs/sync.md, \"A refused remote\""
+    )
 }
 
 /// `rutter: merge <remote>`, what was merged, and the trailers.

@@ -39,7 +39,7 @@ impl Store {
             url: transport::shown_url(&self.repo, remote),
             ..Default::default()
         };
-        transport::fetch(self.root(), remote)?;
+        self.fetch_records(remote)?;
         let others = self.other_authors(remote)?;
         if !others.is_empty() && !force {
             return Err(SyncError::Shared(shared_message(remote, &others)));

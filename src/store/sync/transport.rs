@@ -27,6 +27,9 @@ pub enum TransportError {
     Spawn(std::io::Error),
     #[error("could not fetch from {remote}: {message}")]
     Fetch { remote: String, message: String },
+    /// git's own object checks (`fetch.fsckObjects`) refused what the remote sent.
+    #[error("git's object checks refused what {remote} sent: {message}")]
+    Unsound { remote: String, message: String },
 }
 
 /// How a push ended.
@@ -45,10 +48,21 @@ fn git(root: &Path) -> Result<Command, TransportError> {
     crate::store::gitcli::git_in(root).ok_or(TransportError::NoGit)
 }
 
+/// `git -c fetch.fsckObjects=true`: every object a fetch of records receives is checked by git
+/// itself (a `..` or `.git` name, a malformed tree or commit) before it is stored.
+pub const FSCK_OBJECTS: [&str; 2] = ["-c", "fetch.fsckObjects=true"];
+
+/// Whether git's stderr says its object checks refused what a fetch received.
+pub fn fsck_refused(stderr: &[u8]) -> bool {
+    String::from_utf8_lossy(stderr).contains("fsck error")
+}
+
 /// Fetches every `refs/rutter/*` ref of `remote` into `refs/remotes/<remote>/rutter/*`, pruning
-/// tracking refs the remote no longer has. A remote without records is not an error.
+/// tracking refs the remote no longer has, with git's object checks on. A remote without
+/// records is not an error.
 pub fn fetch(root: &Path, remote: &str) -> Result<(), TransportError> {
     let out = git(root)?
+        .args(FSCK_OBJECTS)
         .args([
             "fetch",
             "--no-tags",
@@ -63,9 +77,13 @@ pub fn fetch(root: &Path, remote: &str) -> Result<(), TransportError> {
     if out.status.success() {
         return Ok(());
     }
-    Err(TransportError::Fetch {
-        remote: remote.to_string(),
-        message: gist(&out.stderr),
+    let remote = remote.to_string();
+    Err(if fsck_refused(&out.stderr) {
+        let message = fsck_gist(&out.stderr);
+        TransportError::Unsound { remote, message }
+    } else {
+        let message = gist(&out.stderr);
+        TransportError::Fetch { remote, message }
     })
 }
 
@@ -107,8 +125,23 @@ pub fn shown_url(repo: &git2::Repository, remote: &str) -> Option<String> {
     r.url().ok().map(redact)
 }
 
+/// What git's object checks said of a refused fetch: its `error: object …` lines (else the
+/// whole gist), redacted.
+pub fn fsck_gist(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("error: "))
+        .filter(|l| l.starts_with("object "))
+        .collect();
+    match lines.is_empty() {
+        true => gist(stderr),
+        false => redact(&lines.join("; ")),
+    }
+}
+
 /// git's stderr as one line for a message: `hint:` lines dropped, URLs redacted.
-fn gist(stderr: &[u8]) -> String {
+pub fn gist(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
     let lines: Vec<&str> = text
         .lines()

@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::path::Path;
 
 /// Vault-relative path of the acknowledgements log.
-pub const ACKS_PATH: &str = "_librarian/verify-acks.jsonl";
+pub const ACKS_PATH: &str = crate::records::paths::ACKS;
 
 /// The kinds of finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -17,8 +17,14 @@ pub enum Kind {
     HistoryDelete,
     /// A `cited/` copy whose content does not match its name.
     CitedMismatch,
-    /// A file outside `_librarian/` and `cited/` in the record ref.
+    /// An entry of the record ref that is not a record file or folder: another path, or a
+    /// hostile name (`..`, `.git`, …); readers skip it.
     UnexpectedPath,
+    /// An entry of the record ref whose mode is not a regular file or folder (executable,
+    /// symlink, gitlink); readers skip it.
+    UnexpectedMode,
+    /// A day file kept in another year's folder of the record ref; readers skip it.
+    Misplaced,
     /// A merge that lost lines of one of its parents.
     MergeLostLines,
     /// A merge that holds a line (or a file) neither parent holds.
@@ -66,6 +72,8 @@ impl Kind {
             Kind::HistoryDelete => "history-delete",
             Kind::CitedMismatch => "cited-mismatch",
             Kind::UnexpectedPath => "unexpected-path",
+            Kind::UnexpectedMode => "unexpected-mode",
+            Kind::Misplaced => "misplaced",
             Kind::MergeLostLines => "merge-lost-lines",
             Kind::MergeAddedLines => "merge-added-lines",
             Kind::CorruptObject => "corrupt-object",
@@ -93,6 +101,8 @@ impl Kind {
             | Kind::HistoryDelete
             | Kind::CitedMismatch
             | Kind::UnexpectedPath
+            | Kind::UnexpectedMode
+            | Kind::Misplaced
             | Kind::MergeLostLines
             | Kind::MergeAddedLines
             | Kind::CorruptObject

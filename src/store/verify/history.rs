@@ -6,7 +6,7 @@ use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use crate::records::{dayfile, fingerprint, ledger};
 use crate::store::sign::SigCheck;
-use crate::store::tree::{Change, Trees};
+use crate::store::tree::{Change, Odd, OddKind, Trees};
 use crate::store::{day_of, Store, StoreError};
 use git2::{Oid, Sort};
 
@@ -45,7 +45,7 @@ fn parallel_from() -> usize {
 /// What checking one commit produced, in the order the sequential check would have made it:
 /// findings, and the entry ids each appended piece added (recorded in the cache afterwards, in
 /// commit order, so each entry keeps the first commit that added it).
-enum Step {
+pub(crate) enum Step {
     Found(Vec<Finding>),
     Added(Vec<String>),
 }
@@ -189,20 +189,19 @@ fn signature(store: &Store, c: &git2::Commit<'_>) -> Option<Finding> {
     Some(f)
 }
 
-fn check_commit(
+/// Checks one commit with the audit's rules (the intake of a remote's history uses the same):
+/// its tree holds only record files, and a non-merge commit only appends whole lines or adds
+/// files ([`change`]), a merge keeps both parents' lines ([`super::merges`]).
+pub(crate) fn check_commit(
     store: &Store,
     trees: &mut Trees<'_>,
     c: &git2::Commit<'_>,
     steps: &mut Vec<Step>,
 ) -> Result<(), StoreError> {
     let short = short(c.id());
-    if c.parent_count() > 1 {
-        steps.push(Step::Found(super::merges::check(store, trees, c, &short)?));
-        return Ok(());
-    }
     let parent = c.parent(0).ok().map(|p| p.tree_id());
-    let changes = match trees.changes(parent, Some(c.tree_id())) {
-        Ok(ch) => ch,
+    let (changes, odd) = match trees.changes_checked(parent, Some(c.tree_id())) {
+        Ok(found) => found,
         Err(e) => {
             steps.push(Step::Found(vec![Finding::new(
                 Kind::CorruptObject,
@@ -213,10 +212,40 @@ fn check_commit(
             return Ok(());
         }
     };
+    steps.push(Step::Found(
+        odd.iter().map(|o| odd_finding(o, &short)).collect(),
+    ));
+    if c.parent_count() > 1 {
+        steps.push(Step::Found(super::merges::check(store, trees, c, &short)?));
+        return Ok(());
+    }
     for ch in changes {
         steps.push(change(store, trees, &ch, &short)?);
     }
     Ok(())
+}
+
+/// The kind of finding an entry that is not a record file or folder is.
+pub(crate) fn odd_kind(o: &Odd) -> Kind {
+    match o.why {
+        OddKind::Mode => Kind::UnexpectedMode,
+        OddKind::Misplaced => Kind::Misplaced,
+        OddKind::Name(_) | OddKind::Path => Kind::UnexpectedPath,
+    }
+}
+
+/// The finding for an entry of commit `short`'s tree that is not a record file or folder.
+fn odd_finding(o: &Odd, short: &str) -> Finding {
+    let kind = odd_kind(o);
+    let mut f = Finding::new(
+        kind,
+        &o.path,
+        short,
+        format!("{short} added {} ({}); readers skip it", o.path, o.rule()),
+    );
+    f.path = Some(o.path.clone());
+    f.commit = Some(short.to_string());
+    f
 }
 
 /// Judges one changed path of a non-merge commit: the ids it appended, or findings.
@@ -229,15 +258,6 @@ fn change(
     if let Some(rest) = ch.path.strip_prefix("cited/") {
         let name = rest.rsplit('/').next().unwrap_or("");
         return Ok(Step::Found(cited(store, ch, name, short)?));
-    }
-    if !ch.path.starts_with("_librarian/") {
-        return Ok(Step::Found(vec![at(
-            ch,
-            short,
-            Kind::UnexpectedPath,
-            short,
-            format!("{short} added a file outside _librarian/ and cited/"),
-        )]));
     }
     let mut blob = |o: Oid| trees.blob(o);
     let (old, new) = match (ch.old, ch.new) {
@@ -253,6 +273,18 @@ fn change(
         (None, Some(n)) => (std::rc::Rc::new(Vec::new()), blob(n)?),
         (Some(o), Some(n)) => (blob(o)?, blob(n)?),
     };
+    if new.starts_with(&old) && ch.old.is_some() && !new.ends_with(b"\n") {
+        return Ok(Step::Found(vec![at(
+            ch,
+            short,
+            Kind::HistoryRewrite,
+            short,
+            format!(
+                "{short} appended bytes to {} that do not end a line (a later append would change that line)",
+                ch.path
+            ),
+        )]));
+    }
     if new.starts_with(&old) {
         return Ok(Step::Added(ids(
             &ch.path,
