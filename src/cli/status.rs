@@ -142,6 +142,7 @@ fn record_line(s: &Status, out: &mut Vec<String>) {
     ));
     if let Some(y) = &r.sync {
         let relation = match y.relation {
+            _ if y.refused.is_some() => "its records were refused at the last sync (see below)",
             "up-to-date" => "in step with it at the last fetch",
             "ahead" => "ahead of it (run `git rutter sync` to send)",
             "behind" => "behind it at the last fetch (run `git rutter sync`)",

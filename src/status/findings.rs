@@ -138,6 +138,20 @@ fn sync(y: &super::SyncInfo, out: &mut Vec<Finding>) {
             format!("Run `git rutter sync --setup {remote}`."),
         ));
     }
+    if let Some(n) = &y.refused {
+        out.push(finding(
+            "sync-refused",
+            format!(
+                "The last sync refused the records of {remote} ({}): {}. Nothing of them was taken.",
+                crate::records::text::terminal_safe(&n.time),
+                n.refusal
+            ),
+            format!(
+                "Look at them with `git log --stat {}`. If a machine of yours wrote them, its history was rewritten: stop syncing there and see docs/sync.md, \"A refused remote\". The next sync that takes the remote's records in clears this.",
+                crate::store::sync::transport::tracking_ref(remote)
+            ),
+        ));
+    }
 }
 
 fn index(s: &Status, out: &mut Vec<Finding>) {

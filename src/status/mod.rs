@@ -90,6 +90,9 @@ pub struct SyncInfo {
     pub machine: Option<String>,
     /// `up-to-date`, `ahead`, `behind`, `diverged` or `never-fetched`, as of the last fetch.
     pub relation: &'static str,
+    /// The last sync refused what the remote sent: nothing of it was taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<crate::store::sync::refused::Noted>,
 }
 
 /// The index.
@@ -237,6 +240,7 @@ fn from_record(s: RecordState) -> RecordInfo {
             fetches_records: y.fetches_records,
             machine: y.machine,
             relation: y.relation,
+            refused: y.refused,
         }),
     }
 }

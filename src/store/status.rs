@@ -44,6 +44,8 @@ pub struct SyncState {
     pub machine: Option<String>,
     /// `up-to-date`, `ahead`, `behind`, `diverged` or `never-fetched`, as of the last fetch.
     pub relation: &'static str,
+    /// The last sync with this remote refused what it sent (`sync/refused.rs`).
+    pub refused: Option<super::sync::refused::Noted>,
 }
 
 /// The tip commit.
@@ -110,7 +112,9 @@ fn sync_state(store: &Store, state_dir: &Path, tip: Oid) -> Option<SyncState> {
             _ => "diverged",
         },
     };
+    let refused = super::sync::refused::read(state_dir).filter(|n| n.remote == remote);
     Some(SyncState {
+        refused,
         url: super::sync::transport::shown_url(&store.repo, &remote),
         fetches_records: store.fetches_records(&remote).unwrap_or(false),
         machine: super::sync::machine::read(state_dir),
