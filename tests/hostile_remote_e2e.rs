@@ -769,6 +769,70 @@ fn a_forged_local_ref_is_never_written_outside_the_overlay_and_verify_names_it()
     );
 }
 
+/// An entry a remote added under the id of a local one (a history of its own, merged by sync):
+/// `log ID` names, for each line, the commit that added that very line.
+#[test]
+fn log_names_the_commit_that_added_each_line_also_a_remotes() {
+    let w = World::new();
+    w.capture("the real decision");
+    let line = w
+        .env
+        .all_records()
+        .lines()
+        .find(|l| l.contains("the real decision"))
+        .unwrap()
+        .to_string();
+    let id = line
+        .split("\"id\":\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    let day = &id[..4];
+    let day = format!("{day}-{}-{}", &id[4..6], &id[6..8]);
+    let forged = format!(
+        "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '{day}'\n---\n# Sessions - {day}\n\n- 01:00:00 — FORGED <!-- rutter:entry {{\"id\":\"{id}\",\"session_id\":\"s2\",\"time\":\"{day}T01:00:00.000Z\",\"summary\":\"FORGED\",\"refs\":[]}} -->\n"
+    );
+    let b = w.blob(forged.as_bytes());
+    let name = format!("{day}.zz-0001.md");
+    let tree = w.put(
+        None,
+        &[
+            b"_librarian",
+            b"sessions",
+            &day.as_bytes()[..4],
+            name.as_bytes(),
+        ],
+        "100644",
+        &b,
+    );
+    let theirs = w.commit(&tree, &[]);
+    w.serve(&theirs);
+    let r = w.env.rutter(&["sync"]);
+    assert_eq!(
+        r.code, 0,
+        "an unrelated history that only adds is taken: {}",
+        r.stderr
+    );
+    // The merge's first parent is this vault's capture of the real decision.
+    let mine = w.env.git(&["rev-parse", "refs/rutter/records^1"]);
+    let log = w.env.rutter(&["log", "--no-pager", &id]);
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    let row = |needle: &str| {
+        log.stdout
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle}: {}", log.stdout))
+            .to_string()
+    };
+    assert!(row("FORGED").starts_with(&theirs[..7]), "{}", log.stdout);
+    let real = row("the real decision");
+    assert!(real.starts_with(&mine[..7]), "{}\n{mine}", log.stdout);
+    assert!(!real.starts_with(&theirs[..7]), "{}", log.stdout);
+}
+
 /// Names a remote could use, most of them hostile.
 fn hostile_name() -> impl Strategy<Value = Vec<u8>> {
     prop::sample::select(vec![

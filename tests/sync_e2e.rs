@@ -642,7 +642,7 @@ fn credentials_in_a_remote_url_are_never_printed() {
         "remote",
         "add",
         "far",
-        "http://me:hunter2@127.0.0.1:9/notes.git",
+        "http://me:hunter2@127.0.0.1:9/notes.git?next=http://evil.example/&token=SECRET4#frag-SECRET5",
     ]);
     let r = env.rutter(&["sync", "--setup", "far"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
@@ -651,11 +651,13 @@ fn credentials_in_a_remote_url_are_never_printed() {
         "{}",
         r.stderr
     );
-    assert!(
-        !r.stderr.contains("hunter2") && !r.stdout.contains("hunter2"),
-        "{}",
-        r.stderr
-    );
+    for secret in ["hunter2", "SECRET4", "SECRET5"] {
+        assert!(
+            !r.stderr.contains(secret) && !r.stdout.contains(secret),
+            "{secret}: {}",
+            r.stderr
+        );
+    }
 }
 
 #[test]

@@ -211,6 +211,7 @@ fn rows(
             .get(d)
             .map(|v| v.iter().map(String::as_str).collect())
             .unwrap_or_default();
+        let stem = d.clone();
         let d = day_of_stem(d);
         let record = status::classify(d, bytes.as_deref(), working.as_deref(), &lines);
         for (r, _) in record
@@ -227,23 +228,77 @@ fn rows(
                 record
                     .entries
                     .into_iter()
-                    .map(|(e, st)| (d.to_string(), e, st)),
+                    .map(|(e, st)| (stem.clone(), e, st)),
             );
         }
     }
-    Ok(entries
+    let held_twice = ids_held_twice(&entries);
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    let mut rows = Vec::with_capacity(entries.len());
+    for (stem, e, st) in entries {
+        let d = day_of_stem(&stem).to_string();
+        let nth = seen.entry((stem.clone(), e.id.clone())).or_default();
+        let k = *nth;
+        *nth += 1;
+        if !filter.matches(&d, &e) {
+            continue;
+        }
+        let retraction = retractions.get(&e.id).cloned();
+        let status = match retraction {
+            Some(_) => "retracted",
+            None => st.as_str(),
+        };
+        let diff = diffs.get(&e.id).cloned().filter(|_| st == Status::Edited);
+        // An id several lines carry (two writers stamping one millisecond, or a remote's
+        // entry): each line is named with the commit that added that very line.
+        let exact = match held_twice.contains(&e.id) {
+            true => exact_commit(store, &committed, &stem, &e.id, k)?,
+            false => None,
+        };
+        let mut r = row(e, &d, status, added_by, diff, retraction);
+        if exact.is_some() {
+            r.commit = exact;
+        }
+        rows.push(r);
+    }
+    Ok(rows)
+}
+
+/// The entry ids more than one line of the record carries.
+fn ids_held_twice(entries: &[(String, Entry, Status)]) -> std::collections::HashSet<String> {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for (_, e, _) in entries {
+        *count.entry(e.id.as_str()).or_default() += 1;
+    }
+    count
         .into_iter()
-        .filter(|(d, e, _)| filter.matches(d, e))
-        .map(|(d, e, st)| {
-            let retraction = retractions.get(&e.id).cloned();
-            let status = match retraction {
-                Some(_) => "retracted",
-                None => st.as_str(),
-            };
-            let diff = diffs.get(&e.id).cloned().filter(|_| st == Status::Edited);
-            row(e, &d, status, added_by, diff, retraction)
-        })
-        .collect())
+        .filter(|(_, n)| *n > 1)
+        .map(|(id, _)| id.to_string())
+        .collect()
+}
+
+/// The commit that added the `k`-th committed line carrying entry `id` of the day file `stem`.
+fn exact_commit(
+    store: &Store,
+    committed: &BTreeMap<String, crate::store::Oid>,
+    stem: &str,
+    id: &str,
+    k: usize,
+) -> anyhow::Result<Option<String>> {
+    let Some(oid) = committed.get(stem) else {
+        return Ok(None);
+    };
+    let bytes = store.blob_bytes(*oid, None)?;
+    let marker = format!("\"id\":\"{id}\"");
+    let Some(line) = bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| l.windows(marker.len()).any(|w| w == marker.as_bytes()))
+        .nth(k)
+    else {
+        return Ok(None);
+    };
+    let path = paths::day_file(stem);
+    Ok(store.commit_adding(&path, line)?.map(|c| c.to_string()))
 }
 
 /// The line diff verify reported for each edited entry, by entry id.

@@ -12,6 +12,11 @@ use std::path::PathBuf;
 /// _librarian/ that have no uncommitted edits, and pushes refs/rutter/records. It never rewrites
 /// or force-pushes history; when the remote moved meanwhile it fetches and merges again.
 ///
+/// What the remote sends is checked before anything is taken: git's own object checks on the
+/// fetch, then every incoming commit with verify's rules (only record files, as regular files
+/// with plain names; no deleted or changed line; no merge that loses a line). A remote that fails
+/// is refused whole (exit 1, naming the commit, path and rule); `git rutter status` shows it.
+///
 /// Transport is the git command on PATH, so your credentials and ssh configuration apply; it
 /// never prompts. What travels: the records and, unless `git config rutter.keepCited false`,
 /// copies of the notes they cite. Run `--setup REMOTE` once per vault: it refuses a remote that

@@ -213,7 +213,7 @@ impl Store {
             }
         }
         let mut steps = Vec::new();
-        check_commit(self, trees, &c, &mut steps).map_err(|e| match e {
+        check_commit(self, trees, &c, false, &mut steps).map_err(|e| match e {
             StoreError::Git(g) => cannot(g),
             other => IntakeError::Store(other),
         })?;

@@ -9,6 +9,9 @@ use crate::records::paths;
 use git2::{ObjectType, Oid};
 use std::collections::BTreeMap;
 
+/// The most commits [`Store::commit_adding`] looks through.
+pub const ATTRIBUTION_WALK: usize = 200_000;
+
 impl Store {
     /// `(stem, blob id)` of every day file committed at `tip`, in tree order (by path once the
     /// ref keeps year folders). A stem is the file's name without `.md`: its day, or its day
@@ -90,5 +93,46 @@ impl Store {
                 (day, lines.into_iter().map(|(_, l)| l).collect())
             })
             .collect())
+    }
+
+    /// The oldest commit of the record history (at most [`ATTRIBUTION_WALK`] commits from the
+    /// tip) whose version of the record file `path` holds `line` as a whole line while none of
+    /// its parents' versions does: the commit that added that very line, also when another line
+    /// carries the same entry id (a line a remote added, spec/sync.md).
+    pub fn commit_adding(&self, path: &str, line: &[u8]) -> Result<Option<Oid>, StoreError> {
+        let Some(tip) = self.tip()? else {
+            return Ok(None);
+        };
+        let mut walk = self.repo.revwalk()?;
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
+        walk.push(tip)?;
+        let mut trees = Trees::new(&self.repo)?;
+        let mut holds: std::collections::HashMap<Oid, bool> = std::collections::HashMap::new();
+        let mut has =
+            |trees: &mut Trees<'_>, commit: &git2::Commit<'_>| -> Result<bool, StoreError> {
+                let Some((blob, false)) = trees.entry(commit.tree_id(), path)? else {
+                    return Ok(false);
+                };
+                if let Some(known) = holds.get(&blob) {
+                    return Ok(*known);
+                }
+                let found = crate::records::status::contains_line(&trees.blob(blob)?, line);
+                holds.insert(blob, found);
+                Ok(found)
+            };
+        for oid in walk.take(ATTRIBUTION_WALK) {
+            let c = self.repo.find_commit(oid?)?;
+            if !has(&mut trees, &c)? {
+                continue;
+            }
+            let mut in_parent = false;
+            for p in c.parents() {
+                in_parent |= has(&mut trees, &p)?;
+            }
+            if !in_parent {
+                return Ok(Some(c.id()));
+            }
+        }
+        Ok(None)
     }
 }

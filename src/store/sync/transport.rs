@@ -151,12 +151,33 @@ pub fn gist(stderr: &[u8]) -> String {
     redact(&lines.join("; "))
 }
 
-/// `text` with the user information (`user:password@`) taken out of every URL in it, and
-/// control characters shown as spaces. An scp-like `user@host:path` is left alone: it holds no
-/// secret.
-pub fn redact(text: &str) -> String {
+/// `text` with the query and fragment (where tokens travel) of every URL taken out: from the
+/// first `?` or `#` after a `//` to the end of that URL (whitespace or a quote), so a URL nested
+/// in a query goes with it.
+fn strip_queries(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
+    while let Some(at) = rest.find("//") {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| matches!(c, '\'' | '"' | '<' | '>') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let url = &tail[..end];
+        out.push_str(&url[..url.find(['?', '#']).unwrap_or(url.len())]);
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with the user information (`user:password@`), the query and the fragment taken out
+/// of every URL in it, and control characters shown as spaces. An scp-like `user@host:path` is left alone: it holds no
+/// secret.
+pub fn redact(text: &str) -> String {
+    let text = strip_queries(text);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
     // Every `//` starts an authority (not only `://`), so a URL nested in another's path, or
     // after a scheme git did not print, is redacted too.
     while let Some(at) = rest.find("//") {
@@ -204,6 +225,15 @@ mod tests {
         );
         assert_eq!(redact("https://u:p@w@host/x"), "https://host/x");
         assert_eq!(redact("no url\there"), "no url here");
+        assert_eq!(
+            redact("fatal: 'https://me:pw@host/x.git/?next=http://evil.example/&token=SECRET4/' not found"),
+            "fatal: 'https://host/x.git/' not found"
+        );
+        assert_eq!(
+            redact("https://host/x#frag and more"),
+            "https://host/x and more"
+        );
+        assert_eq!(redact("ssh://host/x?y=1"), "ssh://host/x");
     }
 
     proptest! {
@@ -218,6 +248,13 @@ mod tests {
             let secret = "S3CRET-PW";
             let text = format!("{before}https://{user}:{secret}@{host}{after}");
             prop_assert!(!redact(&text).contains(secret), "{}", redact(&text));
+            // A query or fragment of the same URL (no quote or space between it and the host).
+            let path: String = after
+                .chars()
+                .filter(|c| !matches!(c, '\'' | '"' | '<' | '>') && !c.is_whitespace())
+                .collect();
+            let query = format!("{before}https://{host}{path}?token={secret}#{secret}");
+            prop_assert!(!redact(&query).contains(secret), "{}", redact(&query));
         }
 
         /// Any text is redacted without panicking, and text without `//` only loses controls.

@@ -134,7 +134,7 @@ fn check_range(store: &Store, oids: &[Oid]) -> Result<Vec<Vec<Step>>, StoreError
         let mut steps = Vec::new();
         match repo.find_commit(oid) {
             Ok(c) => {
-                match check_commit(store, &mut trees, &c, &mut steps) {
+                match check_commit(store, &mut trees, &c, true, &mut steps) {
                     Ok(()) => {}
                     // A blob or tree it needs is missing or does not inflate.
                     Err(StoreError::Git(e)) => steps.push(Step::Found(vec![unreadable(oid, &e)])),
@@ -191,11 +191,13 @@ fn signature(store: &Store, c: &git2::Commit<'_>) -> Option<Finding> {
 
 /// Checks one commit with the audit's rules (the intake of a remote's history uses the same):
 /// its tree holds only record files, and a non-merge commit only appends whole lines or adds
-/// files ([`change`]), a merge keeps both parents' lines ([`super::merges`]).
+/// files ([`change`]), a merge keeps both parents' lines ([`super::merges`]). With `want_ids`,
+/// the ids each append added are learnt too (`Step::Added`; the intake does not need them).
 pub(crate) fn check_commit(
     store: &Store,
     trees: &mut Trees<'_>,
     c: &git2::Commit<'_>,
+    want_ids: bool,
     steps: &mut Vec<Step>,
 ) -> Result<(), StoreError> {
     let short = short(c.id());
@@ -220,7 +222,7 @@ pub(crate) fn check_commit(
         return Ok(());
     }
     for ch in changes {
-        steps.push(change(store, trees, &ch, &short)?);
+        steps.push(change(store, trees, &ch, &short, want_ids)?);
     }
     Ok(())
 }
@@ -254,10 +256,15 @@ fn change(
     trees: &mut Trees<'_>,
     ch: &Change,
     short: &str,
+    want_ids: bool,
 ) -> Result<Step, StoreError> {
     if let Some(rest) = ch.path.strip_prefix("cited/") {
         let name = rest.rsplit('/').next().unwrap_or("");
         return Ok(Step::Found(cited(store, ch, name, short)?));
+    }
+    if ch.old.is_none() && ch.new.is_some() && !want_ids {
+        // An added record file holds whatever it holds; only its ids were to be read.
+        return Ok(Step::Added(Vec::new()));
     }
     let mut blob = |o: Oid| trees.blob(o);
     let (old, new) = match (ch.old, ch.new) {
@@ -284,6 +291,9 @@ fn change(
                 ch.path
             ),
         )]));
+    }
+    if new.starts_with(&old) && !want_ids {
+        return Ok(Step::Added(Vec::new()));
     }
     if new.starts_with(&old) {
         return Ok(Step::Added(ids(
