@@ -120,6 +120,14 @@ fn record(s: &Status, out: &mut Vec<Finding>) {
     }
 }
 
+/// `2026-12-02T06:53:21.868Z` as `2026-12-02 06:53 UTC`, as status shows times.
+fn shown_time(iso: &str) -> String {
+    match iso.get(..16) {
+        Some(t) if iso.ends_with('Z') => format!("{} UTC", t.replacen('T', " ", 1)),
+        _ => iso.to_string(),
+    }
+}
+
 /// A sync remote that is gone or not set up; being behind is not a finding (sync when you like).
 fn sync(y: &super::SyncInfo, out: &mut Vec<Finding>) {
     let remote = &y.remote;
@@ -143,7 +151,7 @@ fn sync(y: &super::SyncInfo, out: &mut Vec<Finding>) {
             "sync-refused",
             format!(
                 "The last sync refused the records of {remote} ({}): {}. Nothing of them was taken.",
-                crate::records::text::terminal_safe(&n.time),
+                crate::records::text::terminal_safe(&shown_time(&n.time)),
                 n.refusal
             ),
             format!(
