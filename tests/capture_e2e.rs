@@ -330,6 +330,7 @@ fn recent_reads_back_what_was_captured() {
 
 /// Captures that cannot take the lock (held here) still land, each with its own id even in the
 /// same millisecond (`-p<pid>`), are journalled, and are committed by the next `git rutter commit`.
+/// (Also issue 19's F-2 for the CLI: tests/mcp_burst_e2e.rs has the MCP server's bursts.)
 #[test]
 fn captures_without_the_lock_get_distinct_ids_and_commit_later() {
     const N: usize = 12;
@@ -370,10 +371,14 @@ fn captures_without_the_lock_get_distinct_ids_and_commit_later() {
     );
     let unique: std::collections::HashSet<&String> = ids.iter().collect();
     assert_eq!(unique.len(), N, "ids are unique: {ids:?}");
+    // Each is stamped at the pinned instant, or just after the last line already in the file
+    // (times only grow within a day file), and carries its process id.
     for id in &ids {
-        let pid = id
-            .strip_prefix("20261130T100000000Z-p")
+        let rest = id
+            .strip_prefix("20261130T1000000")
             .unwrap_or_else(|| panic!("{id}"));
+        let (ms, pid) = rest.split_once("Z-p").unwrap_or_else(|| panic!("{id}"));
+        assert!(ms.len() == 2 && ms.parse::<usize>().unwrap() < N, "{id}");
         assert!(pid.chars().all(|c| c.is_ascii_digit()), "{id}");
     }
     let r = env.rutter(&["commit"]);

@@ -590,7 +590,9 @@ fn sync_needs_a_remote_set_up_for_it() {
     assert_eq!(v["remote"], "mine");
     assert_eq!(v["action"], "ahead");
     assert_eq!(v["pushed"], true);
-    assert_eq!(v["sent"], serde_json::json!(["20261130T090000000Z"]));
+    // Once sync is set up, an id carries the writer's tag (spec/record-format.md, "Entry ids").
+    let id = format!("20261130T090000000Z-{}", writer_id(&env.vault));
+    assert_eq!(v["sent"], serde_json::json!([id]));
     assert_eq!(
         v["after"],
         env.git(&["rev-parse", "refs/rutter/records"]).trim()
@@ -1025,10 +1027,12 @@ fn a_retraction_made_on_one_machine_is_honoured_on_the_other() {
     net.capture(&a, "2026-11-30T09:05:00.000Z", "A right.");
     net.sync(&a);
     net.sync(&b);
+    // A's ids carry A's writer tag: no other machine stamps them (spec/record-format.md).
+    let mistaken = format!("20261130T090000000Z-{}", writer_id(&a));
     let mut c = net.cmd(&b);
     c.env("RUTTER_TIMESTAMP", "2026-11-30T10:00:00.000Z").args([
         "retract",
-        "20261130T090000000Z",
+        &mistaken,
         "--reason",
         "wrong project",
     ]);
@@ -1047,7 +1051,7 @@ fn a_retraction_made_on_one_machine_is_honoured_on_the_other() {
         let recent = net.rut(dir, &["recent", "--all"]).stdout;
         assert!(!recent.contains("A mistaken."), "{recent}");
         assert!(recent.contains("A right."), "{recent}");
-        let log = net.rut(dir, &["log", "20261130T090000000Z"]).stdout;
+        let log = net.rut(dir, &["log", &mistaken]).stdout;
         assert!(
             log.contains("retracted") && log.contains("wrong project"),
             "{log}"

@@ -11,12 +11,11 @@ use super::dedupe::DedupeCache;
 use crate::clock::{self, Instant};
 use crate::fsx::{Dir, FsError};
 use crate::lock::{self, Lock};
-use crate::records::{dayfile, line, paths, Entry};
+use crate::records::{dayfile, ids, line, paths, Entry};
 use crate::store::append::{append_record, refused, Journalling};
 use crate::store::journal::{Journal, PendingAppend, RecordKind, Refused};
 use crate::store::Store;
 use crate::vault::Vault;
-use memchr::memmem;
 use std::path::PathBuf;
 
 /// An entry ready to be written; `id` and `time` are set under the lock.
@@ -94,11 +93,24 @@ pub enum WriteError {
 /// commits them together. Entry `k` is stamped `k` milliseconds after the first, so the
 /// entries of one turn keep their order in every view sorted by time.
 pub fn write(vault: &Vault, drafts: Vec<Draft>) -> Result<Written, WriteError> {
-    write_at(vault, drafts, clock::now())
+    write_at(vault, drafts, None)
 }
 
-/// [`write`] with the first entry stamped `first`.
-fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written, WriteError> {
+/// Serialises the captures of one process (the MCP server's `librarian-record` calls run on
+/// several threads): they never race each other for the capture lock, and one that writes
+/// without it (the lock timed out) is alone in its process, so `-p<pid>` makes its id unique.
+static GATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// [`write`] with the first entry stamped `pinned` (tests), else at the clock once the capture
+/// lock is had or given up on.
+fn write_at(
+    vault: &Vault,
+    drafts: Vec<Draft>,
+    pinned: Option<Instant>,
+) -> Result<Written, WriteError> {
+    // A capture that panicked while holding the gate left nothing half-done that the next one
+    // relies on (the journal and the lock file are its state): take the gate anyway.
+    let _gate = GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     crate::store::skip_read_verification();
     let state = vault.state_dir();
     let (guard, lock_problem) = match Lock::acquire(&state, lock::DEFAULT_WAIT) {
@@ -106,6 +118,7 @@ fn write_at(vault: &Vault, drafts: Vec<Draft>, first: Instant) -> Result<Written
         Err(e) => (None, Some(e.to_string())),
     };
     let locked = guard.is_some();
+    let first = pinned.unwrap_or_else(clock::now);
     let store = vault.git_dir.as_ref().map(|_| Store::open(vault));
     let mut written = Written::default();
     if let (Some(Ok(s)), true) = (&store, locked) {
@@ -251,13 +264,8 @@ fn append_entry(
     let day = now.day();
     let file = paths::day_file_name(&day, target.writer.as_deref());
     let sessions = open_sessions(vault);
-    stamp(
-        &mut entry,
-        now,
-        sessions.as_ref().ok(),
-        &file,
-        target.locked,
-    );
+    let who = (target.writer.as_deref(), target.locked);
+    stamp(&mut entry, now, sessions.as_ref().ok(), &file, who);
     let cache = cache.for_file(vault, target.locked, sessions.as_ref().ok(), &file);
     if cache.seen(&entry) {
         return Ok(Outcome::Duplicate);
@@ -340,17 +348,26 @@ fn aside(vault: &Vault, entry: Entry, why: String) -> Result<Outcome, WriteError
     }
 }
 
-/// Sets the entry's time and a vault-unique id (a `-N` suffix when the millisecond is taken in
-/// the last 64 KiB of the day file `file`). Without the lock another capture may stamp the same
-/// millisecond at the same moment, so the id also carries this process's id (`-p<pid>`), unique
-/// among running processes.
-fn stamp(entry: &mut Entry, now: Instant, sessions: Option<&Dir>, file: &str, locked: bool) {
+/// Sets the entry's time (after the day file's last record, so times only grow in a file) and
+/// a vault-unique id (spec/record-format.md, "Entry ids", `records::ids`): the instant, the
+/// writer's tag once sync is set up, `-p<pid>` without the lock (another process may stamp the
+/// same millisecond meanwhile; calls within this process are serialised by [`GATE`]), then
+/// `-N` while the day file's tail holds it.
+fn stamp(
+    entry: &mut Entry,
+    now: Instant,
+    sessions: Option<&Dir>,
+    file: &str,
+    (writer, locked): (Option<&str>, bool),
+) {
+    let bytes = sessions
+        .and_then(|d| d.read(file).ok().flatten())
+        .unwrap_or_default();
+    // Times only grow within a day file (a turn's entries are stamped ahead of the clock).
+    let now = ids::after_last(now, &bytes);
     entry.time = now.iso();
-    entry.id = match locked {
-        true => now.compact(),
-        false => format!("{}-p{}", now.compact(), std::process::id()),
-    };
-    unique_id(entry, sessions, file);
+    let pid = (!locked).then(std::process::id);
+    entry.id = ids::unique(&ids::base(now, writer, pid), &bytes);
 }
 
 /// Suffixes the entry's id with `-2`, `-3`, … while the last 64 KiB of `dir/file` hold it.
@@ -358,14 +375,7 @@ pub(super) fn unique_id(entry: &mut Entry, dir: Option<&Dir>, file: &str) {
     let bytes = dir
         .and_then(|d| d.read(file).ok().flatten())
         .unwrap_or_default();
-    let tail = &bytes[bytes.len().saturating_sub(64 * 1024)..];
-    let taken = |id: &str| memmem::find(tail, format!("\"id\":\"{id}\"").as_bytes()).is_some();
-    let base = entry.id.clone();
-    let mut n = 2;
-    while taken(&entry.id) {
-        entry.id = format!("{base}-{n}");
-        n += 1;
-    }
+    entry.id = ids::unique(&entry.id, &bytes);
 }
 
 /// The journal record of an entry (offset and bytes are filled in by the append).
@@ -449,7 +459,7 @@ mod tests {
         let first = crate::clock::parse_instant("2026-11-30T23:59:59.998Z").unwrap();
         let (vault, _) = crate::store::setup::init(&root, first).unwrap();
         let drafts = ["A.", "B.", "C.", "A.", "C."].map(draft).into();
-        let written = write_at(&vault, drafts, first).unwrap();
+        let written = write_at(&vault, drafts, Some(first)).unwrap();
         let ids: Vec<&str> = written
             .outcomes
             .iter()
@@ -495,7 +505,7 @@ mod tests {
             [("C.".to_string(), "2026-12-01T00:00:00.000Z".to_string())]
         );
         // The cache was saved: a later capture of the same turn finds every line recorded.
-        let again = write_at(&vault, ["B.", "C."].map(draft).into(), first).unwrap();
+        let again = write_at(&vault, ["B.", "C."].map(draft).into(), Some(first)).unwrap();
         assert_eq!(again.outcomes, [Outcome::Duplicate, Outcome::Duplicate]);
         assert!(again.commit.is_none());
     }
@@ -519,7 +529,7 @@ mod tests {
                 client: None,
                 extra: Default::default(),
             };
-            stamp(&mut entry, now, Some(&sessions), &file, true);
+            stamp(&mut entry, now, Some(&sessions), &file, (None, true));
             assert_eq!(entry.time, now.iso());
             entry.id
         };

@@ -6,6 +6,7 @@ pub mod dayfile;
 pub mod entry;
 pub mod filter;
 pub mod fingerprint;
+pub mod ids;
 pub mod ledger;
 pub mod line;
 pub mod retraction;

@@ -104,45 +104,68 @@ pub fn classify(
         Some(ids) if ids.iter().any(|x| x == id) => Status::Edited,
         Some(_) => Status::Committed,
     };
+    // Records are known by their whole line's content, never by id alone: two lines that
+    // carry one id (a remote's, or two writers' of one millisecond) are two records. A working
+    // line is an edit of a record only when it carries the id of a journalled one (the journal
+    // holds what was captured), or of a committed one whose committed bytes changed.
     let mut known: HashSet<String> = HashSet::new();
+    let (mut committed_ids, mut journalled_ids) = (HashSet::new(), HashSet::new());
     for e in base.entries {
-        known.insert(e.id.clone());
+        known.insert(entry_key(&e));
+        committed_ids.insert(e.id.clone());
         let s = status(&e.id);
         out.entries.push((e, s));
     }
     for r in base.retractions {
-        known.insert(r.id.clone());
+        known.insert(retraction_key(&r));
+        committed_ids.insert(r.id.clone());
         let s = status(&r.id);
         out.retractions.push((r, s));
     }
     let pending = dayfile::parse_v2_tail(day, journal_text(committed, journal).as_bytes());
     for e in pending.entries {
-        if known.insert(e.id.clone()) {
+        journalled_ids.insert(e.id.clone());
+        if known.insert(entry_key(&e)) {
             out.entries.push((e, Status::Pending));
         }
     }
     for r in pending.retractions {
-        if known.insert(r.id.clone()) {
+        journalled_ids.insert(r.id.clone());
+        if known.insert(retraction_key(&r)) {
             out.retractions.push((r, Status::Pending));
         }
     }
-    let extra = match (committed, working) {
+    let (extra, edited_file) = match (committed, working) {
         (_, None) => return out,
         (Some(c), Some(w)) if w == c => return out,
-        (Some(c), Some(w)) if w.starts_with(c) => dayfile::parse_v2_tail(day, &w[c.len()..]),
-        (_, Some(w)) => dayfile::parse(day, w),
+        (Some(c), Some(w)) if w.starts_with(c) => {
+            (dayfile::parse_v2_tail(day, &w[c.len()..]), false)
+        }
+        (c, Some(w)) => (dayfile::parse(day, w), c.is_some()),
     };
+    let is_edit =
+        |id: &str| journalled_ids.contains(id) || (edited_file && committed_ids.contains(id));
+    let new = |key: String, id: &str| !known.contains(&key) && !is_edit(id);
     for e in extra.entries {
-        if !known.contains(&e.id) {
+        if new(entry_key(&e), &e.id) {
             out.entries.push((e, Status::Unverified));
         }
     }
     for r in extra.retractions {
-        if !known.contains(&r.id) {
+        if new(retraction_key(&r), &r.id) {
             out.retractions.push((r, Status::Unverified));
         }
     }
     out
+}
+
+/// What tells two entry lines apart: every field a line renders.
+fn entry_key(e: &Entry) -> String {
+    crate::records::line::render(e)
+}
+
+fn retraction_key(r: &Retraction) -> String {
+    crate::records::retraction::render(r)
 }
 
 /// The journalled lines not already among the committed bytes (a capture that crashed after

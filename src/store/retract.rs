@@ -11,7 +11,6 @@ use crate::fsx::{Dir, FsError};
 use crate::records::retraction::{self, Retraction};
 use crate::records::{dayfile, paths};
 use git2::Oid;
-use memchr::memmem;
 
 /// What a retraction did.
 #[derive(Debug)]
@@ -46,7 +45,10 @@ impl Store {
         let writer = super::sync::machine::read(self.state_dir());
         let file = paths::day_file_name(&day, writer.as_deref());
         let r = Retraction {
-            id: unique_id(&sessions, &file, now),
+            id: crate::records::ids::unique(
+                &crate::records::ids::base(now, writer.as_deref(), None),
+                &sessions.read(&file).ok().flatten().unwrap_or_default(),
+            ),
             retracts: entry_id.to_string(),
             time: now.iso(),
             reason: reason.to_string(),
@@ -86,20 +88,4 @@ impl Store {
         }
         Ok(out)
     }
-}
-
-/// The instant's compact id, with `-2`, `-3`, … when the last 64 KiB of the day file already
-/// hold it (the rule entry ids follow, spec/record-format.md; the lock is held).
-fn unique_id(sessions: &Dir, file: &str, now: Instant) -> String {
-    let bytes = sessions.read(file).ok().flatten().unwrap_or_default();
-    let tail = &bytes[bytes.len().saturating_sub(64 * 1024)..];
-    let taken = |id: &str| memmem::find(tail, format!("\"id\":\"{id}\"").as_bytes()).is_some();
-    let base = now.compact();
-    let mut id = base.clone();
-    let mut n = 2;
-    while taken(&id) {
-        id = format!("{base}-{n}");
-        n += 1;
-    }
-    id
 }
