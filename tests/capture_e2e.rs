@@ -391,3 +391,66 @@ fn captures_without_the_lock_get_distinct_ids_and_commit_later() {
     assert_eq!(env.committed(&env.first_day()), text);
     assert_eq!(env.rutter(&["verify"]).code, 0);
 }
+
+/// The trial's F-5: a 60 KB directive (under the 64 KiB a directive may be) citing one note
+/// 12,000 times made a 1.9 MB line the journal check refused, left `unverified` for good. Refs
+/// are cited once each and at most 256 notes: what is captured is committed, and verify is clean.
+#[test]
+fn a_directive_citing_one_note_thousands_of_times_is_committed_with_it_once() {
+    let env = Env::git_vault();
+    env.write("a", "x\n");
+    let refs: Vec<&str> = std::iter::repeat_n("a", 12_000).collect();
+    let d = directive("Many refs to one note.", &refs);
+    let size = d.to_string().len();
+    assert!(
+        (40_000..64 * 1024).contains(&size),
+        "the trial's size: {size}"
+    );
+    let payload = env.transcript_payload("big", "big", &d);
+    let r = env.capture(&payload, &["--client", "claude"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    assert!(r.stderr.contains("11999 duplicate ref(s)"), "{}", r.stderr);
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    let e = &env.entries()[0];
+    assert_eq!(e["refs"].as_array().unwrap().len(), 1, "{e}");
+    assert!(env
+        .committed(&env.first_day())
+        .contains("Many refs to one note."));
+    let v = env.rutter(&["verify", "--porcelain"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+}
+
+/// Past 256 distinct notes the rest are left out, with a message; the entry is committed.
+#[test]
+fn an_entry_cites_at_most_256_notes() {
+    let env = Env::git_vault();
+    let names: Vec<String> = (0..300).map(|i| format!("Notes/n{i:03}.md")).collect();
+    for n in &names {
+        env.write(n, &format!("# {n}\n"));
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let r = run_with_stdin(
+        env.cmd()
+            .args([
+                "capture",
+                "--summary",
+                "Cited three hundred notes.",
+                "--session",
+                "S",
+            ])
+            .args(refs.iter().flat_map(|r| ["--ref", r])),
+        b"",
+    );
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("44 ref(s) past the first 256 notes were left out"),
+        "{}",
+        r.stderr
+    );
+    let e = &env.entries()[0];
+    assert_eq!(e["refs"].as_array().unwrap().len(), 256);
+    let v = env.rutter(&["verify", "--porcelain"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+}

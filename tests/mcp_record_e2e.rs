@@ -208,3 +208,27 @@ async fn without_the_flag_the_server_stays_read_only_and_its_instructions_unchan
     client.cancel().await.unwrap();
     assert!(env.day_files().is_empty());
 }
+
+/// The trial's F-5 through the server: 20,000 refs to one note are cited once; the entry is
+/// committed and verify is clean.
+#[tokio::test]
+async fn a_record_citing_one_note_twenty_thousand_times_cites_it_once() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    let client = connect(&env, "claude-code", &cwd, &["--allow-record"]).await;
+    let refs: Vec<&str> = std::iter::repeat_n("Notes/a.md", 20_000).collect();
+    let result = record(
+        &client,
+        json!({"summary": "Twenty thousand refs.", "refs": refs}),
+    )
+    .await
+    .unwrap();
+    let said = text(&result);
+    assert_ne!(result.is_error, Some(true), "{said}");
+    assert!(said.contains("19999 duplicate ref(s)"), "{said}");
+    client.cancel().await.unwrap();
+    let e = &env.entries()[0];
+    assert_eq!(e["refs"].as_array().unwrap().len(), 1, "{e}");
+    let v = env.rutter(&["verify", "--porcelain"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+}

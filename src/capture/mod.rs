@@ -190,17 +190,7 @@ fn draft(
             ));
         }
     }
-    if !resolution.rejected.is_empty() {
-        let raw: Vec<&str> = resolution
-            .rejected
-            .iter()
-            .map(|(r, _)| r.as_str())
-            .collect();
-        out.push(format!(
-            "{P} rejected unresolvable refs: {}",
-            raw.join(", ")
-        ));
-    }
+    report_refs(&resolution, out);
     let entry = Entry {
         summary,
         refs: resolution
@@ -210,6 +200,17 @@ fn draft(
             .collect(),
         ..base.clone()
     };
+    // One limit for the line a capture writes and the line the journal check accepts
+    // (`records::line::MAX_LINE_BYTES`); the id and time it gets under the lock are short.
+    let bytes = crate::records::line::render(&entry).len() + ID_AND_TIME_BYTES;
+    if bytes > crate::records::line::MAX_LINE_BYTES {
+        out.push(format!(
+            "{P} the entry would be a line of {} KiB, over the {} KiB a record line may hold; no entry written. Cite fewer notes, or shorten their paths.",
+            bytes.div_ceil(1024),
+            crate::records::line::MAX_LINE_BYTES >> 10
+        ));
+        return None;
+    }
     let cited = resolution
         .resolved
         .iter()
@@ -217,6 +218,50 @@ fn draft(
         .map(|r| (r.target.clone(), r.hash.clone()))
         .collect();
     Some(write::Draft { entry, cited })
+}
+
+/// Room for what a line gains under the lock: its id (instant, writer tag, process, suffix)
+/// and time.
+const ID_AND_TIME_BYTES: usize = 160;
+
+/// The refs a draft left out, named (at most [`LISTED`] of them), and the duplicates it cited
+/// once.
+fn report_refs(resolution: &refs::RefResolution, out: &mut Vec<String>) {
+    const LISTED: usize = 10;
+    if resolution.duplicates > 0 {
+        out.push(format!(
+            "{P} {} duplicate ref(s) named a note already cited; each note is cited once.",
+            resolution.duplicates
+        ));
+    }
+    let too_many = resolution
+        .rejected
+        .iter()
+        .filter(|(_, why)| *why == refs::Rejection::TooMany)
+        .count();
+    if too_many > 0 {
+        out.push(format!(
+            "{P} {too_many} ref(s) past the first {} notes were left out of the entry.",
+            refs::MAX_REFS
+        ));
+    }
+    let raw: Vec<&str> = resolution
+        .rejected
+        .iter()
+        .filter(|(_, why)| *why != refs::Rejection::TooMany)
+        .map(|(r, _)| r.as_str())
+        .collect();
+    if raw.is_empty() {
+        return;
+    }
+    let more = match raw.len().saturating_sub(LISTED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    out.push(format!(
+        "{P} rejected unresolvable refs: {}{more}",
+        raw[..raw.len().min(LISTED)].join(", ")
+    ));
 }
 
 /// The directives to capture, with the session id and cwd they belong to.

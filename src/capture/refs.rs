@@ -8,6 +8,7 @@
 //! over [`CITED_HASH_MAX_BYTES`] is not read at all: the hook must finish in its time budget
 //! whatever a client cites (a sparse 100 GiB file reads as zeroes for minutes).
 
+use std::collections::HashSet;
 use std::io::{self, Read};
 use std::path::{Component, Path};
 
@@ -58,7 +59,14 @@ pub enum Rejection {
     /// Over [`CITED_HASH_MAX_BYTES`] (at least this many bytes): not read, not fingerprinted.
     #[error("larger than the 64 MiB a capture reads")]
     TooLarge(u64),
+    /// Past the first [`MAX_REFS`] distinct refs of one entry.
+    #[error("more than {MAX_REFS} notes cited")]
+    TooMany,
 }
+
+/// The most distinct notes one entry cites; further refs are rejected ([`Rejection::TooMany`]),
+/// so an entry's line stays far below the record line limit.
+pub const MAX_REFS: usize = 256;
 
 /// The outcome of resolving a directive's refs, both lists in input order.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -66,6 +74,8 @@ pub struct RefResolution {
     pub resolved: Vec<ResolvedRef>,
     /// The raw input as given, with the reason it was dropped.
     pub rejected: Vec<(String, Rejection)>,
+    /// Refs that named a note already cited (as given, or once resolved): cited once.
+    pub duplicates: usize,
 }
 
 /// Normalises a raw ref to a vault-relative path, or `None` when it is empty or unusable.
@@ -79,11 +89,24 @@ pub fn normalize_ref_path(raw: &str) -> Option<String> {
 
 /// Resolves every raw ref against the vault, whose root must already be canonical.
 ///
-/// Keeps input order and, like the reference, does not remove duplicates.
+/// Keeps input order. Unlike the reference, a note is cited once: a ref given twice (as the
+/// same text, or resolving to the same note) counts as a duplicate, and after [`MAX_REFS`]
+/// distinct notes the rest are rejected (a directive citing one note 12,000 times made a 2 MB
+/// line no record may hold).
 pub fn resolve_refs(vault_root: &Path, raw: &[String]) -> RefResolution {
     let mut out = RefResolution::default();
+    let (mut given, mut paths) = (HashSet::new(), HashSet::new());
     for r in raw {
+        if !given.insert(r.as_str()) {
+            out.duplicates += 1;
+            continue;
+        }
+        if out.resolved.len() >= MAX_REFS {
+            out.rejected.push((r.clone(), Rejection::TooMany));
+            continue;
+        }
         match resolve_one(vault_root, r) {
+            Ok(resolved) if !paths.insert(resolved.path.clone()) => out.duplicates += 1,
             Ok(resolved) => out.resolved.push(resolved),
             Err(why) => out.rejected.push((r.clone(), why)),
         }
@@ -485,16 +508,45 @@ mod tests {
     }
 
     #[test]
-    fn order_kept_and_duplicates_not_removed() {
+    fn order_kept_and_each_note_cited_once() {
         let (_d, root) = vault();
-        let raw: Vec<String> = ["Note", "../x", "Note", "Notes/a.md"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let raw: Vec<String> = [
+            "Note",
+            "../x",
+            "Note",
+            "Notes/a.md",
+            "./Notes/a.md",
+            "[[Note]]",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let res = resolve_refs(&root, &raw);
         let paths: Vec<&str> = res.resolved.iter().map(|r| r.path.as_str()).collect();
-        assert_eq!(paths, ["Note", "Note", "Notes/a.md"]);
+        assert_eq!(paths, ["Note", "Notes/a.md"]);
         assert_eq!(res.rejected, vec![("../x".to_string(), Rejection::Escapes)]);
+        assert_eq!(
+            res.duplicates, 3,
+            "as given twice, or resolving to a note already kept"
+        );
+    }
+
+    #[test]
+    fn rejected_refs_do_not_count_toward_the_bound() {
+        let (_d, root) = vault();
+        let raw: Vec<String> = std::iter::repeat_n("Note".to_string(), 2)
+            .chain((0..MAX_REFS + 5).map(|i| format!("missing-{i}")))
+            .chain(["Notes/a.md".to_string()])
+            .collect();
+        let res = resolve_refs(&root, &raw);
+        assert_eq!(
+            res.resolved.len(),
+            2,
+            "missing notes are rejected, not counted"
+        );
+        assert_eq!(res.duplicates, 1);
+        let many: Vec<String> = (0..MAX_REFS + 3).map(|_| "Note".to_string()).collect();
+        assert_eq!(resolve_refs(&root, &many).resolved.len(), 1);
     }
 
     #[test]

@@ -21,6 +21,11 @@ pub enum LineError {
     Json(String),
 }
 
+/// The longest record line (entry, retraction, binding, acknowledgement) in bytes: what a
+/// capture writes and what the pending journal's check accepts (`store::pending_check`), one
+/// limit, so a capture never writes a line its own check refuses.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
 /// Renders an entry as one line, without the trailing newline.
 pub fn render(entry: &Entry) -> String {
     let mut out = String::with_capacity(256 + entry.summary.len() * 2);

@@ -8,7 +8,7 @@ use crate::records::{dayfile, ledger, line, paths, retraction};
 
 /// The longest line a record may carry (an entry is far shorter: its summary is cut at 2,000
 /// characters and its refs are few).
-const MAX_LINE: usize = 1 << 20;
+const MAX_LINE: usize = crate::records::line::MAX_LINE_BYTES;
 
 /// Why a record is refused, or `Ok` when it may be committed once its line is in the working file.
 pub fn check(name: &str, rec: &PendingAppend) -> Result<(), String> {
