@@ -589,6 +589,44 @@ fn verify_while_captures_land_reports_no_rewind() {
     assert_eq!(verify(&env).0, 0);
 }
 
+/// The trial's F-6: a capture that lands between verify's read of the tip and its look at the
+/// working tree (appended, committed, its journal record removed) is not an `unverified` line:
+/// verify looks again under the lock before it reports one.
+#[test]
+fn a_capture_landing_while_verify_reads_is_not_unverified() {
+    let (env, _) = vault();
+    let mut slow = env.cmd();
+    slow.env("RUTTER_VERIFY_WORKTREE_DELAY_MS", "1500")
+        .args(["verify", "--porcelain"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let verifying = slow.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let r = env.capture_at("2026-11-30T12:00:00.000Z", "Landed during verify.", &[]);
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    let out = verifying.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains("unverified"),
+        "an in-flight line is not unverified: {stdout}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // A line no capture wrote is still reported, after the second look too.
+    let day = env.first_day();
+    let text = env.read(&day);
+    let forged = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("Landed during verify."))
+        .unwrap()
+        .replace("Landed during verify.", "Typed by hand.")
+        .replace("20261130T120000", "20261130T130000");
+    env.write(&day, &format!("{text}{forged}\n"));
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    assert!(kinds(&v).iter().any(|(k, _)| k == "unverified"), "{v:#}");
+}
+
 #[test]
 fn log_never_moves_the_audit_watermark_and_clean_says_what_was_checked() {
     let (env, _) = vault();
