@@ -24,6 +24,10 @@ pub const POINTS: &[&str] = &[
     "fallback-write",
 ];
 
+/// Besides [`POINTS`], `install-hook` has `client-write:<file name>` (the check that every file
+/// can be written fails for that file, as for an immutable one) and `client-apply:<file name>`
+/// (writing that file fails part-way through an install).
+///
 /// Whether `point` is active (always false in a release build).
 pub fn active(point: &str) -> bool {
     cfg!(debug_assertions)

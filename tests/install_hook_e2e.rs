@@ -620,3 +620,165 @@ fn an_empty_settings_file_opens_up_and_comes_back_empty() {
     // Nothing else was in it, so the file goes (it held only `{}`, which says nothing).
     assert!(!settings.exists());
 }
+
+/// The trial's F-8: a copy of the binary under another name writes its own path into every
+/// command; installing twice from it changes no byte, and uninstalling from it takes its entries
+/// out, for every client.
+#[test]
+fn a_binary_of_another_name_knows_what_it_wrote() {
+    let env = Env::bare();
+    let bin = env.root().join("bin/rutter-bin");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(BIN, &bin).unwrap();
+    // The hermetic environment of the tests' own commands, for the renamed copy.
+    let run = |args: &[&str]| {
+        let c = env.cmd();
+        let mut cmd = std::process::Command::new(&bin);
+        cmd.env_clear();
+        for (k, v) in c.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        cmd.current_dir(env.root()).args(args);
+        run_with_stdin(&mut cmd, b"")
+    };
+    for client in CLIENTS {
+        let first = run(&["install-hook", "--client", client]);
+        assert_eq!(first.code, 0, "{client}: {}{}", first.stdout, first.stderr);
+        let after_first = tree(&env.home);
+        let second = run(&["install-hook", "--client", client]);
+        assert_eq!(
+            second.code, 0,
+            "{client}: {}{}",
+            second.stdout, second.stderr
+        );
+        assert_eq!(
+            tree(&env.home),
+            after_first,
+            "{client}: the second install changed bytes"
+        );
+        let status = run(&["status", "--json"]);
+        assert!(
+            !status.stdout.contains("program missing") && status.stdout.contains("rutter-bin"),
+            "{client}: {}",
+            status.stdout
+        );
+        let gone = run(&["uninstall-hook", "--client", client]);
+        assert_eq!(gone.code, 0, "{client}: {}{}", gone.stdout, gone.stderr);
+        let left: String = tree(&env.home)
+            .values()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect();
+        assert!(!left.contains("rutter-bin capture"), "{client}: {left}");
+    }
+}
+
+/// The trial's F-10: a line the user added inside the marked block is never silently deleted:
+/// uninstall (and a later install) refuse, naming it, and the file stays byte for byte.
+#[test]
+fn a_marked_block_the_user_edited_is_refused_with_its_line() {
+    let env = Env::bare();
+    assert_eq!(install(&env, "codex").code, 0);
+    let agents = env.home.join(".codex/AGENTS.md");
+    let text = std::fs::read_to_string(&agents).unwrap();
+    let edited = text.replace(
+        "<!-- END git-rutter -->",
+        "MY OWN NOTE INSIDE THE BLOCK\n<!-- END git-rutter -->",
+    );
+    std::fs::write(&agents, &edited).unwrap();
+    for args in [
+        &["uninstall-hook", "--client", "codex"][..],
+        &["install-hook", "--client", "codex"],
+    ] {
+        let r = rutter(&env, args);
+        assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("block was edited")
+                && r.stderr.contains("MY OWN NOTE INSIDE THE BLOCK"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(std::fs::read_to_string(&agents).unwrap(), edited);
+    }
+    // Moved out of the block, the note stays and the block goes.
+    let moved = edited.replace("MY OWN NOTE INSIDE THE BLOCK\n", "") + "\nMY OWN NOTE\n";
+    std::fs::write(&agents, &moved).unwrap();
+    let r = rutter(&env, &["uninstall-hook", "--client", "codex"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let after = std::fs::read_to_string(&agents).unwrap();
+    assert!(
+        after.contains("MY OWN NOTE") && !after.contains("BEGIN git-rutter"),
+        "{after}"
+    );
+}
+
+/// A client file with a second name is refused (a rename would break the link), as every other
+/// hard-linked file is; nothing is written.
+#[test]
+fn a_hard_linked_client_file_is_refused() {
+    let env = Env::bare();
+    let settings = env.home.join(".claude/settings.json");
+    write(&settings, "{\"theme\": \"dark\"}\n");
+    let other = env.root().join("dotfiles-settings.json");
+    std::fs::hard_link(&settings, &other).unwrap();
+    let r = install(&env, "claude");
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("hard link"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        "{\"theme\": \"dark\"}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        "{\"theme\": \"dark\"}\n"
+    );
+}
+
+/// The trial's F-11: a file that cannot be written stops the install before anything is
+/// written; a write that fails part-way names the files already changed, and running again
+/// completes the registration.
+#[test]
+fn an_install_that_cannot_finish_says_what_it_changed() {
+    let env = Env::bare();
+    let before = tree(&env.home);
+    let r = run_with_stdin(
+        env.cmd()
+            .env("RUTTER_FAILPOINTS", "client-write:config.toml")
+            .args(["install-hook", "--client", "codex"]),
+        b"",
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("config.toml cannot be written"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("nothing was changed for Codex"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(tree(&env.home), before, "nothing was written");
+    let r = run_with_stdin(
+        env.cmd()
+            .env("RUTTER_FAILPOINTS", "client-apply:config.toml")
+            .args(["install-hook", "--client", "codex"]),
+        b"",
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("already changed for Codex:"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("(os error 28): No space"),
+        "said once: {}",
+        r.stderr
+    );
+    let r = install(&env, "codex");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let again = install(&env, "codex");
+    assert!(again.stdout.contains("up to date"), "{}", again.stdout);
+}

@@ -82,18 +82,51 @@ pub fn run(vault: Option<PathBuf>, args: Common, mode: Mode) -> anyhow::Result<i
         report(&plan, &args, Outcome::DryRun)?;
         return Ok(super::EXIT_OK);
     }
+    // Every file that will change must be writable before any is written, so a read-only or
+    // immutable file stops the install with nothing half-done.
+    if let Some(why) = plan.edits.iter().find_map(|e| files::writable(e).err()) {
+        eprintln!(
+            "git-rutter: {why}; nothing was changed for {}.",
+            plan.client.label
+        );
+        return Ok(super::EXIT_CANNOT_RUN);
+    }
+    let mut done: Vec<&str> = Vec::new();
     for edit in &plan.edits {
-        match files::apply(&ctx, edit) {
-            Ok(()) => {}
-            Err(Error::Refused(why)) => {
-                eprintln!("git-rutter: {why}");
-                return Ok(super::EXIT_FINDING);
+        let why = match files::apply(&ctx, edit) {
+            Ok(()) => {
+                if edit.changed() {
+                    done.push(&edit.shown);
+                }
+                continue;
             }
-            Err(e) => return Err(e.into()),
-        }
+            Err(Error::Refused(why)) => (why, super::EXIT_FINDING),
+            Err(Error::Io { path, source }) => (
+                format!("{}: {source}", ctx.show(&path)),
+                super::EXIT_CANNOT_RUN,
+            ),
+        };
+        eprintln!("git-rutter: {}", why.0);
+        eprintln!(
+            "git-rutter: {}",
+            part_way(plan.client.label, &done, plan.mode)
+        );
+        return Ok(why.1);
     }
     report(&plan, &args, Outcome::Done)?;
     Ok(super::EXIT_OK)
+}
+
+/// What a run that stopped part-way had already changed, and how to finish or undo it.
+fn part_way(label: &str, done: &[&str], mode: Mode) -> String {
+    if done.is_empty() {
+        return format!("nothing was changed for {label}.");
+    }
+    let again = match mode {
+        Mode::Install => "run the command again once that is fixed (it completes the registration), or `git rutter uninstall-hook` for this client to take them out",
+        Mode::Uninstall => "run the command again once that is fixed",
+    };
+    format!("already changed for {label}: {}; {again}.", done.join(", "))
 }
 
 /// Gathers the environment a plan depends on.

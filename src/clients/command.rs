@@ -38,12 +38,46 @@ pub fn hook_command(bin: &str, client: &str, vault: Option<&str>) -> String {
     words.join(" ")
 }
 
+/// The running binary's own path (canonical), as `install-hook` writes it into every command:
+/// a copy of git-rutter under another name still knows its own entries.
+fn own_binary() -> Option<&'static str> {
+    static OWN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| {
+        let exe = std::env::current_exe().ok()?.canonicalize().ok()?;
+        exe.to_str().map(str::to_string)
+    })
+    .as_deref()
+}
+
+/// Whether `words` are the hook command [`hook_command`] writes, whatever the program is called:
+/// `<program> capture --client <a client git-rutter registers> [--vault V]`.
+fn is_written_shape(words: &[String]) -> bool {
+    let known = |c: &str| super::CLIENTS.iter().any(|s| s.name == c);
+    match words {
+        [_, capture, client_flag, client] | [_, capture, client_flag, client, _, _] => {
+            capture == "capture"
+                && client_flag == "--client"
+                && known(client)
+                && (words.len() == 4 || words[4] == "--vault")
+        }
+        _ => false,
+    }
+}
+
 /// Classifies a hook command found in a client's config.
 pub fn classify(command: &str) -> Kind {
     if REFERENCE_MARKS.iter().any(|m| command.contains(m)) {
         return Kind::Reference;
     }
     let words = split(command);
+    let own = words
+        .first()
+        .is_some_and(|w| Some(w.as_str()) == own_binary());
+    if own || is_written_shape(&words) {
+        return Kind::Ours {
+            vault: flag_value(&words, "--vault"),
+        };
+    }
     let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
     let Some(i) = words.iter().position(|w| {
         let b = base(w);
@@ -69,11 +103,12 @@ pub fn classify(command: &str) -> Kind {
     }
 }
 
-/// Whether an MCP server command (program and arguments) is git-rutter's server.
+/// Whether an MCP server command (program and arguments) is git-rutter's server: a program
+/// called `git-rutter`, or this very binary under whatever name it was installed from.
 pub fn is_our_server(command: &str) -> bool {
-    split(command)
-        .first()
-        .is_some_and(|w| w.rsplit('/').next() == Some("git-rutter"))
+    split(command).first().is_some_and(|w| {
+        w.rsplit('/').next() == Some("git-rutter") || Some(w.as_str()) == own_binary()
+    })
 }
 
 /// Whether an MCP server command line is the TypeScript reference's server.
@@ -175,6 +210,14 @@ mod tests {
             r"'/a b/git-rutter' capture --client agy --vault '/it'\''s'"
         );
         assert_eq!(classify(&ours_now), ours(Some("/it's")));
+        // What install-hook writes is ours whatever the binary is called (the trial's F-8).
+        let renamed = hook_command("/opt/bin/rutter-bin", "claude", None);
+        assert_eq!(classify(&renamed), ours(None));
+        let renamed = hook_command("/opt/gr", "codex", Some("/v"));
+        assert_eq!(classify(&renamed), ours(Some("/v")));
+        let own = own_binary().unwrap();
+        assert_eq!(classify(&format!("{own} capture")), ours(None));
+        assert!(is_our_server(own));
     }
 
     #[test]
@@ -192,6 +235,8 @@ mod tests {
             "git-rutter mcp",
             "echo git-rutter",
             "/x/not-git-rutter capture",
+            "/x/tool capture --client someone-else",
+            "/x/tool capture --client claude --verbose",
         ] {
             assert_eq!(classify(cmd), Kind::Foreign, "{cmd}");
         }

@@ -56,7 +56,56 @@ pub fn read(ctx: &Context, path: &Path) -> Result<Option<Vec<u8>>, Error> {
             "{shown} is not a regular file; left alone. Move it aside, then run again."
         )));
     }
+    // Replacing it by a rename would leave its other names with the old bytes (and the link
+    // silently broken); appending in place would write where the other name lies.
+    if std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+        return Err(Error::Refused(format!(
+            "{shown} has {} names (a hard link); git-rutter does not edit a file with another \
+             name. Add the entry by hand, or make it a file of its own (`cp {shown} {shown}.new && \
+             mv {shown}.new {shown}`), then run again.",
+            std::os::unix::fs::MetadataExt::nlink(&meta)
+        )));
+    }
     std::fs::read(path).map(Some).map_err(|e| io(path, e))
+}
+
+/// Whether `edit` can be applied: its folder takes a new file, and an existing file can be
+/// opened for writing (a read-only or immutable file cannot). Nothing is changed; the error
+/// names the file and why.
+pub fn writable(edit: &FileEdit) -> Result<(), String> {
+    if !edit.changed() {
+        return Ok(());
+    }
+    let dir = edit.path.parent().unwrap_or(Path::new("."));
+    let mut probe_dir = dir;
+    while !probe_dir.exists() {
+        match probe_dir.parent() {
+            Some(p) => probe_dir = p,
+            None => break,
+        }
+    }
+    let name = edit
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if crate::failpoint::active(&format!("client-write:{name}")) {
+        return Err(format!(
+            "{} cannot be written: {}",
+            edit.shown,
+            crate::failpoint::full("client-write")
+        ));
+    }
+    let probe = tempfile::NamedTempFile::new_in(probe_dir)
+        .map_err(|e| format!("{} cannot take a new file: {e}", probe_dir.display()))?;
+    drop(probe);
+    if edit.before.is_some() {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&edit.path)
+            .map_err(|e| format!("{} cannot be written: {e}", edit.shown))?;
+    }
+    Ok(())
 }
 
 fn io(path: &Path, source: std::io::Error) -> Error {
@@ -76,6 +125,14 @@ pub fn apply(ctx: &Context, edit: &FileEdit) -> Result<(), Error> {
             "{} changed while git-rutter was reading it; run the command again.",
             edit.shown
         )));
+    }
+    let name = edit
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if crate::failpoint::active(&format!("client-apply:{name}")) {
+        return Err(io(&edit.path, crate::failpoint::full("client-apply")));
     }
     let Some(bytes) = &edit.after else {
         return std::fs::remove_file(&edit.path).map_err(|e| io(&edit.path, e));
@@ -204,8 +261,24 @@ pub fn markdown_file(
     let before = read(ctx, path)?;
     let text = before.clone().unwrap_or_default();
     let bad = |e: textblock::BlockError| Error::Refused(format!("{shown}: {e}"));
-    let has_block = textblock::find(&text, MD_MARKERS).map_err(bad)?.is_some();
-    let block = format!("{}\n{body}\n{}\n", MD_MARKERS.start, MD_MARKERS.end);
+    let found = textblock::find(&text, MD_MARKERS).map_err(bad)?;
+    let has_block = found.is_some();
+    if let Some((start, end)) = found {
+        if let Some(line) = edited_line(&text[start..end], body) {
+            return Err(Error::Refused(format!(
+                "{shown}: the git-rutter block was edited since git-rutter wrote it ({line:?} is not \
+                 its text); it is left alone. Move your own lines out of the block (between `{}` \
+                 and `{}`), then run again.",
+                MD_MARKERS.start, MD_MARKERS.end
+            )));
+        }
+    }
+    let block = format!(
+        "{}\n{body}\n{}\n{}\n",
+        MD_MARKERS.start,
+        seal(body),
+        MD_MARKERS.end
+    );
     let mut changes = Vec::new();
     let after = match (mode, prefix, before.is_some(), has_block) {
         (super::Mode::Install, Some(p), _, false) => {
@@ -250,6 +323,42 @@ pub fn markdown_file(
         after,
         changes,
     })
+}
+
+/// The line that seals a block's body: `<!-- git-rutter sha256:<hex of the body> -->`, so a
+/// later install or uninstall can tell the block git-rutter wrote from one the user edited.
+fn seal(body: &str) -> String {
+    format!(
+        "{SEAL_PREFIX}{} -->",
+        crate::records::fingerprint::sha256_hex(body.as_bytes())
+    )
+}
+
+const SEAL_PREFIX: &str = "<!-- git-rutter sha256:";
+
+/// In a sealed block (its marker lines included), a line that makes it differ from what
+/// git-rutter wrote (the first that is not a line of `body`, git-rutter's text now); `None` when
+/// the block is as written, or carries no seal (written before blocks were sealed: taken as
+/// git-rutter's).
+fn edited_line(block: &[u8], body: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(block);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with(SEAL_PREFIX))?;
+    let sealed = lines.get(1..at).unwrap_or_default().join("\n");
+    let ends = lines.len() == at + 2;
+    if lines[at].trim_end() == seal(&sealed) && ends {
+        return None;
+    }
+    let ours: std::collections::HashSet<&str> = body.lines().collect();
+    let inner = lines
+        .get(1..lines.len().saturating_sub(1))
+        .unwrap_or_default();
+    let named = inner
+        .iter()
+        .find(|l| !l.starts_with(SEAL_PREFIX) && !ours.contains(*l))
+        .copied()
+        .unwrap_or("a line was removed");
+    Some(named.chars().take(80).collect())
 }
 
 /// Whether a rule file is the TypeScript reference's (it carries the directive template).

@@ -180,6 +180,12 @@ pub fn program_of(command: &str) -> Option<PathBuf> {
                 .windows(2)
                 .find(|w| base(&w[0]) == "git" && w[1] == "rutter")
                 .map(|w| &w[0])
+        })
+        // A command git-rutter wrote from a binary of another name: its first word.
+        .or_else(|| {
+            words
+                .first()
+                .filter(|_| matches!(command::classify(command), command::Kind::Ours { .. }))
         })?;
     if word.contains('/') {
         return Some(PathBuf::from(word));
