@@ -33,6 +33,9 @@ pub struct Vault {
     pub root: PathBuf,
     pub git_dir: Option<PathBuf>,
     pub source: VaultSource,
+    /// The linked worktree that was named, when the vault is its repository's main worktree
+    /// ([`open`]): commands say so.
+    pub linked_from: Option<PathBuf>,
 }
 
 /// Why no vault could be used.
@@ -91,15 +94,42 @@ pub fn open(path: &Path, source: VaultSource) -> Result<Vault, VaultError> {
         ));
     }
     let git_dir = git_dir_at(&root);
+    // A linked worktree (`git worktree add`) names its repository, whose one record lives with
+    // the main worktree: each worktree keeping day files of its own made every capture of the
+    // other look edited to verify.
+    if let Some(main) = git_dir.as_deref().and_then(main_worktree) {
+        let main_git = git_dir_at(&main);
+        return Ok(Vault {
+            root: main,
+            git_dir: main_git,
+            source,
+            linked_from: Some(root),
+        });
+    }
     Ok(Vault {
         root,
         git_dir,
         source,
+        linked_from: None,
     })
 }
 
-/// Folders that are never a vault: `/` and the system's top-level folders (a stray
-/// `LIBRARIAN_VAULT_PATH=/` must not create `/_librarian/`).
+/// The main worktree of the repository whose linked worktree has the git directory `git_dir`:
+/// the folder holding the common directory as its `.git`. `None` for a main worktree, a bare
+/// repository's worktree, or a main worktree that is gone.
+fn main_worktree(git_dir: &Path) -> Option<PathBuf> {
+    let common = common_dir(git_dir);
+    if common == git_dir || common.file_name()? != ".git" {
+        return None;
+    }
+    let main = common.parent()?.to_path_buf();
+    (git_dir_at(&main).as_deref() == Some(common.as_path()) && !is_system_root(&main))
+        .then_some(main)
+}
+
+/// Folders that are never a vault: `/`, the system's top-level folders and the shared, volatile
+/// or system-owned folders one level below (a stray `LIBRARIAN_VAULT_PATH=/mnt` must not create
+/// `/mnt/_librarian/`). A folder below one of them (`/mnt/data/notes`) may be a vault.
 const SYSTEM_ROOTS: &[&str] = &[
     "/",
     "/bin",
@@ -121,6 +151,28 @@ const SYSTEM_ROOTS: &[&str] = &[
     "/tmp",
     "/usr",
     "/var",
+    "/mnt",
+    "/media",
+    "/cdrom",
+    "/snap",
+    "/nix",
+    "/lost+found",
+    // Second-level system folders: shared, volatile or the system's own.
+    "/usr/local",
+    "/usr/share",
+    "/usr/lib",
+    "/usr/bin",
+    "/var/tmp",
+    "/var/lib",
+    "/var/log",
+    "/var/cache",
+    "/var/mail",
+    "/var/spool",
+    "/var/opt",
+    "/dev/shm",
+    "/run/user",
+    "/run/media",
+    "/opt/homebrew",
     "/Applications",
     "/Library",
     "/System",
@@ -326,7 +378,18 @@ mod tests {
 
     #[test]
     fn system_roots_are_never_a_vault() {
-        for root in ["/", "/etc", "/usr", "/tmp", "/home"] {
+        for root in [
+            "/",
+            "/etc",
+            "/usr",
+            "/tmp",
+            "/home",
+            "/mnt",
+            "/media",
+            "/usr/local",
+            "/var/tmp",
+            "/dev/shm",
+        ] {
             if Path::new(root).is_dir() {
                 let err = open(Path::new(root), VaultSource::Env)
                     .unwrap_err()

@@ -218,3 +218,95 @@ fn the_root_folder_is_never_a_vault() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("is a system folder"), "{}", r.stderr);
 }
+
+/// A linked worktree given as the vault (issue 19, item 5) is its repository's main worktree:
+/// one record, one set of day files (each worktree keeping its own made every capture of the
+/// other look edited), and the hook and `status` say so.
+#[test]
+fn a_linked_worktree_resolves_to_its_main_worktree_and_says_so() {
+    let env = Env::git_vault();
+    let wt = env.root().join("wt");
+    env.git(&["worktree", "add", "-q", wt.to_str().unwrap()]);
+    let capture = |vault: &Path, summary: &str| {
+        let mut c = env.cmd();
+        c.env("LIBRARIAN_VAULT_PATH", vault).args([
+            "capture",
+            "--summary",
+            summary,
+            "--session",
+            summary,
+        ]);
+        run_with_stdin(&mut c, b"")
+    };
+    let r = capture(&wt, "From the worktree.");
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    let main = env.vault.display().to_string();
+    assert!(
+        r.stderr.contains(&format!(
+            "in vault {main} (the main worktree of the linked worktree {})",
+            wt.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(capture(&env.vault, "From the main worktree.")
+        .stderr
+        .contains("captured 1 entry"));
+    assert!(
+        !wt.join("_librarian").exists(),
+        "no day files of the worktree's own"
+    );
+    let text = env.all_records();
+    for s in ["From the worktree.", "From the main worktree."] {
+        assert!(text.contains(s), "{s}: {text}");
+    }
+    for vault in [&wt, &env.vault] {
+        let v = run_with_stdin(
+            env.cmd()
+                .env("LIBRARIAN_VAULT_PATH", vault)
+                .args(["verify"]),
+            b"",
+        );
+        assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    }
+    let s = run_with_stdin(
+        env.cmd().env("LIBRARIAN_VAULT_PATH", &wt).args(["status"]),
+        b"",
+    );
+    assert!(
+        s.stdout
+            .contains(&format!("which named its linked worktree {}", wt.display())),
+        "{}",
+        s.stdout
+    );
+}
+
+/// The hook's stderr shows the vault path escaped, as stdout does: a folder name holding an
+/// escape sequence or a newline cannot move the cursor or forge a line.
+#[test]
+fn the_hooks_stderr_escapes_the_vault_path() {
+    let env = Env::bare();
+    let vault = env.root().join("va\x1b[2Jult\nforged");
+    std::fs::create_dir_all(&vault).unwrap();
+    let mut c = env.cmd();
+    c.env("LIBRARIAN_VAULT_PATH", &vault).args([
+        "capture",
+        "--summary",
+        "Escaped.",
+        "--session",
+        "E",
+    ]);
+    let r = run_with_stdin(&mut c, b"");
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    assert!(!r.stderr.contains('\x1b'), "{:?}", r.stderr);
+    assert!(
+        r.stderr.contains("va\\u{001B}[2Jult\\u{000A}forged"),
+        "{:?}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.lines().any(|l| l.starts_with("forged")),
+        "{:?}",
+        r.stderr
+    );
+}

@@ -72,7 +72,14 @@ pub fn run(req: Request) -> Report {
                 out.push(format!("{P} error: {e}"));
                 Outcome::Error(format!("error: {e}"))
             });
-            out.push(format!("{P} in vault {}", v.root.display()));
+            // Escaped as stdout is: a vault folder's name may hold an escape or a newline.
+            let shown = |p: &Path| crate::records::text::one_line_safe(&p.display().to_string());
+            let linked = v
+                .linked_from
+                .as_deref()
+                .map(|w| format!(" (the main worktree of the linked worktree {})", shown(w)))
+                .unwrap_or_default();
+            out.push(format!("{P} in vault {}{linked}", shown(&v.root)));
             (Some(v), outcome)
         }
         Err(e) => {

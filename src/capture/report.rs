@@ -234,6 +234,7 @@ mod tests {
             root: "/v".into(),
             git_dir: Some("/v/.git".into()),
             source: VaultSource::Flag,
+            linked_from: None,
         };
         let w = write::Written {
             outcomes,

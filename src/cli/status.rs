@@ -88,9 +88,13 @@ pub fn render(s: &Status, now: Instant) -> String {
 fn vault_lines(s: &Status, out: &mut Vec<String>) {
     match &s.vault {
         Some(v) => out.push(format!(
-            "vault:    {} (from {}), {}",
+            "vault:    {} (from {}{}), {}",
             v.path,
             v.reason,
+            v.linked_from
+                .as_deref()
+                .map(|w| format!(", which named its linked worktree {w}"))
+                .unwrap_or_default(),
             match v.git {
                 true => "a git repository",
                 false => "not a git repository",

@@ -20,6 +20,22 @@ pub fn push_display_safe(out: &mut String, s: &str) {
     }
 }
 
+/// `text` (a path, a name) made safe for one line of a terminal message: as [`terminal_safe`],
+/// and newlines, tabs and carriage returns shown as `\u{XXXX}` too, so it cannot start a line
+/// of its own.
+pub fn one_line_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in terminal_safe(text).chars() {
+        match c {
+            '\n' | '\t' | '\r' => {
+                let _ = write!(out, "\\u{{{:04X}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// `text` made safe for a terminal: every character [`push_display_safe`] would escape, except
 /// `\n`, `\t` and the `\r` of a `\r\n`, becomes visible `\u{XXXX}` text, so a hand-edited or
 /// forged record cannot move the cursor, recolour or reorder what an audit prints.

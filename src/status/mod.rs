@@ -51,6 +51,9 @@ pub struct VaultInfo {
     /// The same, as people read it (`git config rutter.vault`, …).
     pub reason: &'static str,
     pub git: bool,
+    /// The linked worktree that was named, when the vault is its main worktree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linked_from: Option<String>,
 }
 
 /// A vault named by a setting.
@@ -171,6 +174,7 @@ pub fn gather(inputs: &Inputs) -> Status {
             source: source_key(v.source),
             reason: v.source.describe(),
             git: v.git_dir.is_some(),
+            linked_from: v.linked_from.as_ref().map(|p| p.display().to_string()),
         }),
         vault_error,
         hooks_vault: hooks_vault.as_ref().map(|v| VaultRef {
