@@ -125,6 +125,23 @@ impl Dir {
         Ok(Some(cur))
     }
 
+    /// Moves `name` into the subfolder `folder` (created when missing, never through a
+    /// symlink) under a name not taken there: `name`, else `name.2`, `name.3`, …. Returns the
+    /// name it was given. What was refused is kept for the user to look at, never overwritten.
+    pub fn set_aside(&self, name: &str, folder: &str) -> Result<String, FsError> {
+        let into = self
+            .open_dir(folder, true)?
+            .ok_or_else(|| FsError::WrongKind(self.path.join(folder)))?;
+        let mut target = name.to_string();
+        let mut n = 1;
+        while into.stat(&target).is_some() {
+            n += 1;
+            target = format!("{name}.{n}");
+        }
+        self.rename_to(name, &into, &target)?;
+        Ok(target)
+    }
+
     /// Opens `name` for appending (creating it), refusing a symlink or a non-regular file.
     pub fn open_append(&self, name: &str) -> Result<AppendFile, FsError> {
         self.open_append_with(name, OFlags::CREATE)?

@@ -278,6 +278,57 @@ fn neither_day_file_nor_journal_puts_the_entry_aside_in_the_vault() {
     assert_all_committed(&env, &["Zero.", "One."]);
 }
 
+/// The trial's F-12: an aside file is input like a journal record. A hand-placed one holding an
+/// entry of another day, a garbage line and a retraction line: only its entry of its own day
+/// reaches the day file; the file is moved to `aside/rejected/`, `commit` says so and exits 1.
+#[test]
+fn aside_lines_that_are_not_entries_of_their_day_are_refused_and_kept() {
+    let env = vault_with_one();
+    let r = cap(&env, 1, "One.", "day-append,journal-write");
+    assert!(
+        r.stderr.contains("could not write the session record"),
+        "{}",
+        r.stderr
+    );
+    let aside = state(&env).join("aside/2026-11-30.md");
+    let good = std::fs::read_to_string(&aside).unwrap();
+    let other_day = good
+        .lines()
+        .find(|l| l.contains("One."))
+        .unwrap()
+        .replace("One.", "From another day.")
+        .replace("2026-11-30T", "2025-11-11T")
+        .replace("20261130T", "20251111T");
+    let hand = format!(
+        "{good}{other_day}\nnot a record line at all\n- 10:00:00 — retracted x: y <!-- rutter:retract {{\"id\":\"20261130T100000000Z\",\"retracts\":\"x\",\"time\":\"2026-11-30T10:00:00.000Z\",\"reason\":\"y\"}} -->\n"
+    );
+    std::fs::write(&aside, &hand).unwrap();
+    let r = env.rutter(&["commit"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("held 3 line(s) that are not entries of 2026-11-30"),
+        "{}",
+        r.stderr
+    );
+    assert!(!aside.exists());
+    let kept = state(&env).join("aside/rejected/2026-11-30.md");
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap(),
+        hand,
+        "kept byte for byte"
+    );
+    let day = env.read(DAY);
+    assert!(
+        day.contains("One.") && !day.contains("From another day."),
+        "{day}"
+    );
+    assert!(!day.contains("retracted x"), "{day}");
+    assert_all_committed(&env, &["Zero.", "One."]);
+    let again = env.rutter(&["commit"]);
+    assert_eq!(again.code, 0, "reported once: {}", again.stderr);
+}
+
 #[test]
 fn an_aside_entry_goes_to_this_writers_own_day_file_once_sync_is_set_up() {
     // With a writer id (spec/sync.md), captures go to `<day>.<id>.md`; an entry that waited

@@ -43,6 +43,9 @@ impl Folder {
     }
 }
 
+/// The subfolder of an aside folder where a file holding lines no capture writes is kept.
+pub const REJECTED: &str = "rejected";
+
 /// The vault's own aside folder, then the per-user fallback (when a home or `XDG_STATE_HOME`
 /// is known), in the order they are tried.
 pub fn folders(vault: &Vault) -> Vec<Folder> {

@@ -24,6 +24,10 @@ pub struct Earlier {
     pub duplicates: usize,
     /// One message per place where lines still wait, saying why and what to do.
     pub waiting: Vec<String>,
+    /// One message per aside file that held lines no capture writes aside (not an entry line,
+    /// or an entry of another day): the file was moved to `aside/rejected/`, those lines never
+    /// reach a day file.
+    pub refused: Vec<String>,
     /// Appends that could not be journalled: the commit takes them from memory.
     pub in_memory: Vec<PendingAppend>,
     /// Aside files whose lines are all in their day files, some only in memory: removed once
@@ -210,11 +214,18 @@ fn from_aside(
             else {
                 continue;
             };
-            let mut left = 0;
+            let (mut left, mut bad) = (0, 0);
             let mut in_memory = false;
-            for raw in String::from_utf8_lossy(&bytes).lines() {
-                let Ok(Some(entry)) = line::parse(raw) else {
-                    continue;
+            let day = paths::split_day_file_name(&name).map_or("", |(d, _)| d);
+            for raw in aside_lines(day, &bytes) {
+                // An aside file is input like a journal record: only entry lines of its own day
+                // are carried into its day file.
+                let entry = match line::parse(raw) {
+                    Ok(Some(e)) if e.time.get(..10) == Some(day) => e,
+                    _ => {
+                        bad += 1;
+                        continue;
+                    }
                 };
                 match aside_entry(vault, store, journal, slot, &day_file, entry, raw) {
                     Placed::Waiting(why) => {
@@ -227,6 +238,18 @@ fn from_aside(
                     }
                     placed => count(placed, out),
                 }
+            }
+            if bad > 0 {
+                out.refused.push(match dir.set_aside(&name, super::aside::REJECTED) {
+                    Ok(kept) => format!(
+                        "{place} held {bad} line(s) that are not entries of {day} (garbage, another day's entry, or not an entry line); they were never written to a day file, and the file was moved to {} for you to look at.",
+                        folder.join(super::aside::REJECTED).join(kept).display()
+                    ),
+                    Err(e) => format!(
+                        "{place} holds {bad} line(s) that are not entries of {day}; they were never written to a day file, and the file could not be moved aside ({e}): delete it once you have looked at it."
+                    ),
+                });
+                continue;
             }
             match (left, in_memory) {
                 (0, false) => {
@@ -242,6 +265,19 @@ fn from_aside(
             }
         }
     }
+}
+
+/// The lines of an aside file of `day` after its day-file header (when it has one), blank lines
+/// left out.
+fn aside_lines<'a>(day: &str, bytes: &'a [u8]) -> impl Iterator<Item = &'a str> {
+    let header = crate::records::dayfile::header(day);
+    let body = bytes.strip_prefix(header.as_bytes()).unwrap_or(bytes);
+    std::str::from_utf8(body)
+        .map(str::lines)
+        .into_iter()
+        .flatten()
+        .chain(std::str::from_utf8(body).is_err().then_some("\u{fffd}"))
+        .filter(|l| !l.trim().is_empty())
 }
 
 fn count(placed: Placed, out: &mut Earlier) {

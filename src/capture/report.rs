@@ -167,6 +167,7 @@ fn earlier(w: &write::Written, out: &mut Vec<String>) {
         ));
     }
     out.extend(e.waiting.iter().map(|m| format!("{P} {m}")));
+    out.extend(e.refused.iter().map(|m| format!("{P} {m}")));
     for (name, why) in &w.refused {
         let place = w.journal.as_ref().map_or(String::new(), |p| {
             format!(" {}", p.join(crate::store::journal::REJECTED_DIR).display())

@@ -52,7 +52,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             if earlier.placed == 1 { "y" } else { "ies" }
         );
     }
-    for note in &earlier.waiting {
+    for note in earlier.waiting.iter().chain(&earlier.refused) {
         eprintln!("git-rutter: {note}");
     }
     for path in &out.diverged {
@@ -93,6 +93,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     Ok(
         if out.refused.is_empty()
             && earlier.waiting.is_empty()
+            && earlier.refused.is_empty()
             && out.held.is_empty()
             && unverified.is_empty()
         {

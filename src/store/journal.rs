@@ -180,18 +180,8 @@ impl Journal {
         if refused.is_empty() {
             return Ok(());
         }
-        let rejected = self
-            .dir
-            .open_dir(REJECTED_DIR, true)?
-            .ok_or_else(|| FsError::WrongKind(self.dir.path().join(REJECTED_DIR)))?;
         for (name, _) in refused {
-            let mut target = name.clone();
-            let mut n = 1;
-            while rejected.stat(&target).is_some() {
-                n += 1;
-                target = format!("{name}.{n}");
-            }
-            self.dir.rename_to(name, &rejected, &target)?;
+            self.dir.set_aside(name, REJECTED_DIR)?;
         }
         Ok(())
     }
