@@ -172,7 +172,7 @@ impl Freshness {
     /// a rescan runs.
     pub fn run(&self, index: &Mutex<Index>) {
         loop {
-            let work = {
+            let sweep = {
                 let mut state = self.lock();
                 loop {
                     if state.stop {
@@ -183,7 +183,7 @@ impl Freshness {
                         let settled = now.duration_since(last) >= DEBOUNCE
                             || now.duration_since(first) >= MAX_DELAY;
                         if settled {
-                            break state.take();
+                            break false;
                         }
                         let wait = DEBOUNCE.saturating_sub(now.duration_since(last));
                         state = self.wait(state, wait.max(Duration::from_millis(1)));
@@ -192,12 +192,19 @@ impl Freshness {
                     if state.watching
                         && state.last_check.is_some_and(|t| t.elapsed() >= SWEEP_EVERY)
                     {
-                        break Work::Full;
+                        break true;
                     }
                     state = self.wait(state, SWEEP_EVERY);
                 }
             };
+            // The index is locked *before* the pending work is taken: a call holding it (waiting
+            // for its cookie) takes the work itself and answers from it, and never finds the
+            // work gone to a background rescan it would not wait for (spec/mcp.md).
             let mut index = index.lock().unwrap_or_else(PoisonError::into_inner);
+            let work = match sweep {
+                true => Work::Full,
+                false => self.lock().take(),
+            };
             if let Err(e) = self.apply(&mut index, work) {
                 eprintln!("[rutter] error: refreshing the notes failed: {e}");
             }
@@ -624,6 +631,36 @@ mod tests {
             "cookies are not changes"
         );
         fresh.stop();
+    }
+
+    /// The review's §b 1: with the background loop running, a note written an instant before a
+    /// call (around the debounce boundary) is in the call's answer, every time.
+    #[test]
+    fn a_call_racing_the_background_loop_answers_from_the_fresh_index() {
+        crate::index::snapshot::tests::settle_all();
+        let (_t, vault) = vault_with(&[("Notes/a.md", "alpha\n")]);
+        let mut first = Index::in_memory(&vault.root);
+        let fresh = std::sync::Arc::new(Freshness::new(vault.clone()));
+        fresh.watch(&mut first).unwrap();
+        let index = std::sync::Arc::new(Mutex::new(first));
+        let background = {
+            let (fresh, index) = (fresh.clone(), index.clone());
+            std::thread::spawn(move || fresh.run(&index))
+        };
+        for n in 0..24u64 {
+            std::fs::write(vault.root.join(format!("Notes/n{n}.md")), "x\n").unwrap();
+            // Calls land before, at and after the debounce the background waits for.
+            std::thread::sleep(Duration::from_millis(n % 6 * 10));
+            let mut index = index.lock().unwrap();
+            fresh.before_call(&mut index).unwrap();
+            assert_eq!(
+                index.note_count().unwrap() as u64,
+                n + 2,
+                "the call's answer holds the note written before it (round {n})"
+            );
+        }
+        fresh.stop();
+        background.join().unwrap();
     }
 
     #[test]
