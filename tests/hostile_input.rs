@@ -328,6 +328,39 @@ fn a_stale_ref_lock_never_loses_a_capture() {
     assert_eq!(env.rutter(&["commit"]).stdout.trim(), "nothing to commit");
 }
 
+/// The review's §b 2: in a worktree of a bare repository (which stays the vault itself), the ref
+/// lock lives in the common directory: a stale one stops the commit at once and is named,
+/// rather than read as contention five times.
+#[test]
+fn a_stale_ref_lock_in_a_bare_repositorys_worktree_is_named() {
+    let env = Env::git_vault();
+    let bare = env.root().join("bare.git");
+    env.git(&["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
+    let wt = env.root().join("wt");
+    env.git_in(
+        &bare,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "main"],
+    );
+    let r = env.rutter_in(&wt, &["init", "."]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    std::fs::write(bare.join("refs/rutter/records.lock"), "stale").unwrap();
+    let mut c = env.cmd();
+    c.env("LIBRARIAN_VAULT_PATH", &wt).args([
+        "capture",
+        "--summary",
+        "While locked.",
+        "--session",
+        "W",
+    ]);
+    let r = run_with_stdin(&mut c, b"");
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("records.lock") && !r.stderr.contains("moved 5 times"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn the_next_capture_commits_what_was_pending() {
     let env = Env::git_vault();

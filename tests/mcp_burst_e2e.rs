@@ -19,17 +19,43 @@ use std::time::{Duration, Instant};
 type Client = RunningService<RoleClient, ClientConfig>;
 
 async fn connect(env: &Env) -> Client {
+    connect_with_pid(env).await.0
+}
+
+/// The server and its process id.
+async fn connect_with_pid(env: &Env) -> (Client, u32) {
     let mut cmd = env.cmd();
     cmd.current_dir(env.root()).args(["mcp", "--allow-record"]);
     let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let pid = transport.id().unwrap();
     let info = ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("claude-code", "1.0.0"),
     );
-    info.serve(transport).await.unwrap()
+    (info.serve(transport).await.unwrap(), pid)
+}
+
+/// Children of `pid` that exited and were never reaped (state `Z` in /proc).
+fn zombies_of(pid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`; comm may hold spaces, so read after its last `)`.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r.trim()) else {
+            continue;
+        };
+        let mut f = rest.split(' ');
+        let (state, ppid) = (f.next(), f.next().and_then(|p| p.parse::<u32>().ok()));
+        if state == Some("Z") && ppid == Some(pid) {
+            out.push(stat);
+        }
+    }
+    out
 }
 
 /// `n` `librarian-record` calls sent at once on one connection, summaries `<tag> <k>`; every
@@ -114,8 +140,18 @@ fn summaries(tag: &str, n: usize) -> Vec<String> {
 #[tokio::test]
 async fn a_thousand_record_calls_into_one_server_are_each_committed_once() {
     let env = Env::git_vault();
-    let client = connect(&env).await;
+    let (client, pid) = connect_with_pid(&env).await;
     burst(&client, "one", 1_000).await;
+    // Every 256th commit starts `git gc --auto`: the server reaps it (the review's §b 8).
+    let started = Instant::now();
+    while !zombies_of(pid).is_empty() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        zombies_of(pid),
+        Vec::<String>::new(),
+        "no gc is left a zombie"
+    );
     client.cancel().await.unwrap();
     all_committed_once(&env, &summaries("one", 1_000));
 }

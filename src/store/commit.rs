@@ -348,7 +348,9 @@ impl Store {
             });
         match witnessed {
             Ok(meta) => {
-                if (meta.len() / 41) % GC_EVERY == 0 {
+                // Lines of the witness log are an id and a newline, whatever the hash's length.
+                let line = oid.to_string().len() as u64 + 1;
+                if (meta.len() / line) % GC_EVERY == 0 {
                     spawn_gc(self.root());
                 }
                 None
@@ -362,22 +364,32 @@ impl Store {
     }
 
     fn ref_lock_path(&self) -> std::path::PathBuf {
-        self.repo.path().join("refs/rutter/records.lock")
+        // Refs live in the common directory, also for a linked worktree.
+        self.repo.commondir().join("refs/rutter/records.lock")
     }
 }
 
-/// `git gc --auto`, detached with all stdio closed; never waited for.
+/// `git gc --auto`, detached (its own process group, so a Ctrl-C to the command that started it
+/// does not stop it; all stdio closed) and never waited for by the caller; a thread reaps it, so
+/// a long-lived `git-rutter mcp` leaves no zombie.
 fn spawn_gc(root: &std::path::Path) {
+    use std::os::unix::process::CommandExt;
     use std::process::Stdio;
     let Some(mut git) = super::gitcli::git_in(root) else {
         return;
     };
-    let _ = git
+    let child = git
         .args(["gc", "--auto", "--quiet"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn();
+    if let Ok(mut child) = child {
+        let _ = std::thread::Builder::new()
+            .name("rutter-gc-reaper".into())
+            .spawn(move || child.wait());
+    }
 }
 
 fn unique_paths(records: &[JournalRecord]) -> Vec<String> {
