@@ -19,6 +19,7 @@ pub const POINTS: &[&str] = &[
     "day-append-torn",
     "dedupe-write",
     "commit",
+    "journal-sync",
     "tips-write",
     "aside-write",
     "fallback-write",

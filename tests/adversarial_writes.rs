@@ -441,6 +441,24 @@ fn no_lock_means_pending_and_the_next_capture_commits() {
     assert_all_committed(&env, &["Zero.", "One.", "Two."]);
 }
 
+/// The review's §b 10: a journal that cannot be flushed to disk is said: the line is saved
+/// (day file and journal) but a power loss could lose it.
+#[test]
+fn a_journal_that_cannot_be_flushed_is_said() {
+    let env = vault_with_one();
+    let r = cap(&env, 1, "One.", "commit,journal-sync");
+    assert!(r.stderr.contains("not committed yet"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the pending journal could not be flushed to disk"),
+        "{}",
+        r.stderr
+    );
+    let r = env.rutter(&["commit"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_all_committed(&env, &["Zero.", "One."]);
+}
+
 #[test]
 fn an_unwitnessed_tip_is_said_and_found_by_verify() {
     let env = vault_with_one();

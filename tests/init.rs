@@ -466,3 +466,19 @@ fn the_adoption_pack_is_one_valid_pack_that_git_reads() {
         assert_eq!(env.git(&["cat-file", "-t", id.trim()]), "blob\n");
     }
 }
+
+/// The review's §b 9: a tip `init` could not witness is said at once (as a capture says it),
+/// not left for the first `verify` to find.
+#[test]
+fn init_says_when_its_first_tip_cannot_be_witnessed() {
+    let env = Env::bare();
+    env.write("Notes/a.md", "# A\n");
+    let r = run_with_stdin(
+        env.cmd()
+            .env("RUTTER_FAILPOINTS", "tips-write")
+            .args(["init", env.vault.to_str().unwrap()]),
+        b"",
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("could not be witnessed"), "{}", r.stderr);
+}

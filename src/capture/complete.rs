@@ -144,7 +144,7 @@ fn from_journal(
         let working = dir.read(file).ok().flatten().unwrap_or_default();
         if crate::store::pending_check::appended(&working, &rec)
             || committed(store, &rec.path, &rec.line)
-            || in_flight(&rec.entry_id)
+            || in_flight(&rec.entry_id, journal.age(&name))
         {
             continue;
         }
@@ -164,9 +164,17 @@ fn from_journal(
     }
 }
 
+/// How long a capture without the lock may take between its journal record and its append.
+const IN_FLIGHT_MAX: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Whether the entry id names a capture that ran without the lock (`…-p<pid>`) and is still
 /// running: its journal record may be written before its append, so it is not a carried line.
-fn in_flight(id: &str) -> bool {
+/// A record older than [`IN_FLIGHT_MAX`] (`age`, from its file) is never in flight: its pid may
+/// have been reused, or be another pid namespace's (a devcontainer and its host on one vault).
+fn in_flight(id: &str, age: Option<std::time::Duration>) -> bool {
+    if age.is_none_or(|a| a > IN_FLIGHT_MAX) {
+        return false;
+    }
     let pid = id.split('-').find_map(|part| {
         let digits = part.strip_prefix('p')?;
         digits.parse::<i32>().ok().filter(|_| !digits.is_empty())

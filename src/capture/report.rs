@@ -86,7 +86,12 @@ pub(super) fn written(
     };
     match (&vault.git_dir, &w.commit, &w.pending) {
         (None, _, _) => out.push(format!("{P} hint: the vault is not a git repository; run `git rutter init` in it to keep a verifiable history.")),
-        (Some(_), _, Some(why)) => out.push(format!("{P} not committed yet ({why}); {saved}{kept}, and `git rutter commit` or the next capture will commit it.")),
+        (Some(_), _, Some(why)) => {
+            out.push(format!("{P} not committed yet ({why}); {saved}{kept}, and `git rutter commit` or the next capture will commit it."));
+            if let Some(problem) = &w.journal_problem {
+                out.push(format!("{P} {problem}."));
+            }
+        }
         (Some(_), Some(c), None) => {
             out.push(format!("{P} committed {} to refs/rutter/records.", &c[..c.len().min(12)]));
             if let Some(problem) = &w.unwitnessed {

@@ -178,9 +178,12 @@ fn write_at(
         written.earlier.finish();
     } else {
         keep_unjournalled(vault, unjournalled, &mut written);
-        // Lines left in the journal are its to keep: make them survive a power loss.
-        if let Some(j) = &journal {
-            let _ = j.sync();
+        // Lines left in the journal are its to keep: make them survive a power loss, or say
+        // they may not (docs/security.md, "Power loss").
+        if let Some(Err(e)) = journal.as_ref().map(|j| j.sync()) {
+            written.journal_problem = Some(format!(
+                "the pending journal could not be flushed to disk ({e}); a power loss now could lose these lines"
+            ));
         }
     }
     Ok(written)

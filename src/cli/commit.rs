@@ -82,10 +82,15 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             &oid.to_string()[..12]
         ))?,
         None if sign => match store.seal(clock::now())? {
-            Some(oid) => super::print(&format!(
-                "nothing to commit; signed the history with a seal commit {}",
-                &oid.to_string()[..12]
-            ))?,
+            Some((oid, unwitnessed)) => {
+                if let Some(problem) = unwitnessed {
+                    eprintln!("git-rutter: {problem}.");
+                }
+                super::print(&format!(
+                    "nothing to commit; signed the history with a seal commit {}",
+                    &oid.to_string()[..12]
+                ))?
+            }
             None => super::print("nothing to commit; the tip is signed already")?,
         },
         None => super::print("nothing to commit")?,

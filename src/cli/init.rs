@@ -82,6 +82,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             &r.tip[..12]
         ))?;
     }
+    for problem in &r.unwitnessed {
+        eprintln!("git-rutter: {problem}.");
+    }
     for (path, why) in &r.skipped {
         eprintln!("git-rutter: skipped {path}: {why}");
     }

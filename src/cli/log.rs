@@ -97,6 +97,9 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         entries: true,
         ..Options::default()
     })?;
+    if report.lock_missed {
+        eprintln!("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
+    }
     let mut rows = rows(
         &store,
         &report.findings,

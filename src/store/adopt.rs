@@ -19,6 +19,8 @@ pub struct Adoption {
     pub adopted: Vec<String>,
     /// Files left out, with the reason (symlinks, non-regular files).
     pub skipped: Vec<(String, String)>,
+    /// Why the new tip could not be witnessed in `.git/rutter/tips`, when it could not.
+    pub unwitnessed: Option<String>,
 }
 
 impl Store {
@@ -42,6 +44,7 @@ impl Store {
                 created: false,
                 adopted: vec![],
                 skipped: vec![],
+                unwitnessed: None,
             });
         }
         self.configure_reflog()?;
@@ -56,14 +59,15 @@ impl Store {
         let oid = self.repo.commit(None, &sig, &sig, &message, &tree, &[])?;
         self.repo
             .reference(RECORDS_REF, oid, false, "rutter: adopt")?;
-        // A tip that could not be witnessed is verify's to report (a witness finding).
-        let _ = self.after_commit(oid);
+        // A tip that could not be witnessed is said now, and verify reports the gap.
+        let unwitnessed = self.after_commit(oid);
         let adopted = files.into_iter().map(|(p, _)| p).collect();
         Ok(Adoption {
             tip: oid,
             created: true,
             adopted,
             skipped,
+            unwitnessed,
         })
     }
 

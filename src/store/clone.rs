@@ -24,6 +24,8 @@ pub struct CloneStart {
     pub problem: Option<String>,
     /// The reflog and witness log were started at this tip.
     pub seeded: Option<Oid>,
+    /// Why the starting tip could not be witnessed in `.git/rutter/tips`, when it could not.
+    pub unwitnessed: Option<String>,
     /// The remote's records were refused (`(remote, tip, why)`): no ref was made.
     pub refused: Option<(String, Option<Oid>, super::intake::Refusal)>,
 }
@@ -109,8 +111,8 @@ impl Store {
         self.configure_reflog()?;
         let message = format!("rutter: clone: start from {remote} at {tip}");
         self.repo.reference(RECORDS_REF, tip, false, &message)?;
-        // The witness log starts here; verify reports a failure to write it.
-        let _ = self.after_commit(tip);
+        // The witness log starts here; a failure to write it is said now (verify reports it).
+        start.unwitnessed = self.after_commit(tip);
         start.fetched = Some((remote, tip));
         start.seeded = Some(tip);
         Ok(start)
@@ -127,7 +129,7 @@ impl Store {
     /// Starts the reflog and the witness log at the tip when this machine has neither (a clone
     /// whose ref was fetched by hand). A vault that has either keeps what it has: a missing
     /// reflog beside a witness log is evidence, reported by verify, never papered over.
-    pub fn seed_evidence_if_fresh(&self) -> Result<Option<Oid>, StoreError> {
+    pub fn seed_evidence_if_fresh(&self) -> Result<Option<(Oid, Option<String>)>, StoreError> {
         let Some(tip) = self.tip()? else {
             return Ok(None);
         };
@@ -140,7 +142,6 @@ impl Store {
             format!("rutter: init: evidence starts at {tip} (no earlier witness on this machine)");
         reflog.append(tip, &sig, Some(&message))?;
         reflog.write()?;
-        let _ = self.after_commit(tip);
-        Ok(Some(tip))
+        Ok(Some((tip, self.after_commit(tip))))
     }
 }

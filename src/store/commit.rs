@@ -318,7 +318,7 @@ impl Store {
 
     /// Signs the history so far with an empty `rutter: seal` commit on the tip, unless the tip
     /// is signed already (then `None`). The caller holds the capture lock.
-    pub fn seal(&self, now: Instant) -> Result<Option<Oid>, StoreError> {
+    pub fn seal(&self, now: Instant) -> Result<Option<(Oid, Option<String>)>, StoreError> {
         let Some(tip) = self.tip()? else {
             return Ok(None);
         };
@@ -327,9 +327,8 @@ impl Store {
             return Ok(None);
         }
         let oid = self.commit_and_move(tip, commit.tree_id(), SEAL_MESSAGE, now, true)?;
-        // A tip that could not be witnessed is verify's to report (a witness finding).
-        let _ = self.after_commit(oid);
-        Ok(Some(oid))
+        // A tip that could not be witnessed is said, as every commit's (verify reports it too).
+        Ok(Some((oid, self.after_commit(oid))))
     }
 
     /// Witnesses the new tip in `.git/rutter/tips` and now and then packs loose objects. Returns

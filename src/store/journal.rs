@@ -143,10 +143,22 @@ impl Journal {
     /// `fsync`s every record and the folder, so lines the hook reported as saved but not
     /// committed survive a power loss (docs/security.md, "Power loss").
     pub fn sync(&self) -> Result<(), FsError> {
+        crate::failpoint::check("journal-sync").map_err(|e| FsError::Io {
+            path: self.dir.path().to_path_buf(),
+            source: e,
+        })?;
         for name in self.dir.list()?.iter().filter(|n| n.ends_with(".json")) {
             self.dir.sync_file(name)?;
         }
         self.dir.sync()
+    }
+
+    /// How long ago the record `name` was written (its file's mtime), if it can be told.
+    pub fn age(&self, name: &str) -> Option<std::time::Duration> {
+        let (_, mtime_ns, _) = self.dir.stat(name)?;
+        let written =
+            std::time::UNIX_EPOCH + std::time::Duration::from_nanos(u64::try_from(mtime_ns).ok()?);
+        std::time::SystemTime::now().duration_since(written).ok()
     }
 
     /// All records that may be committed, in name order, and the files that may not (not a

@@ -22,6 +22,8 @@ pub struct InitReport {
     pub tip: String,
     /// What a clone's start did: records fetched from its remote, evidence started.
     pub clone: super::clone::CloneStart,
+    /// Tips that could not be witnessed in `.git/rutter/tips`, with why.
+    pub unwitnessed: Vec<String>,
 }
 
 /// Errors from `init` beyond the store's own.
@@ -79,15 +81,21 @@ pub fn init_seeing(
         created,
         adopted,
         skipped,
+        unwitnessed,
     } = store.ensure_ref_seeing(now, each)?;
     report.created_ref = created;
     report.adopted = adopted;
     report.skipped = skipped;
     report.tip = tip.to_string();
+    report.unwitnessed.extend(unwitnessed);
+    report.unwitnessed.extend(report.clone.unwitnessed.take());
     if !created {
         materialise(&store, tip, &mut report)?;
         if report.clone.seeded.is_none() {
-            report.clone.seeded = store.seed_evidence_if_fresh()?;
+            if let Some((seeded, problem)) = store.seed_evidence_if_fresh()? {
+                report.clone.seeded = Some(seeded);
+                report.unwitnessed.extend(problem);
+            }
         }
     }
     report.excluded = exclude_overlay(&store)?;

@@ -40,7 +40,12 @@ pub struct Report {
     pub tip: Option<String>,
     /// Entry (or binding) id → the commit that added it, when [`Options::entries`] asked.
     pub added_by: std::collections::HashMap<String, String>,
+    /// The capture lock could not be had: what was read may be mid-capture (best effort).
+    pub lock_missed: bool,
 }
+
+/// How long a read-only run (`log`) waits for the capture lock.
+const READ_ONLY_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Report {
     /// Whether any finding (other than pending lines or acknowledged ones) was made.
@@ -58,7 +63,14 @@ impl Store {
         // The tip, reflog and witness log are read together under the capture lock (a capture
         // landing between the reads would look like a rewind); without the lock, best effort.
         let mut cache = cache::VerifyCache::load(self.worktree_state_dir(), opts.full);
-        let lock = crate::lock::Lock::acquire(self.state_dir(), crate::lock::INTERACTIVE_WAIT);
+        // `log` (read-only) never waits on a sync that holds the lock through its push: it reads
+        // without it after a short try, and says so.
+        let wait = match opts.read_only {
+            true => READ_ONLY_WAIT,
+            false => crate::lock::INTERACTIVE_WAIT,
+        };
+        let lock = crate::lock::Lock::acquire(self.state_dir(), wait);
+        let lock_missed = lock.is_err();
         let Some(tip) = self.tip()? else {
             return Ok(Report::default());
         };
@@ -67,6 +79,7 @@ impl Store {
         let logs = refcheck::Logs::of(self);
         let mut report = Report {
             tip: Some(tip.to_string()),
+            lock_missed,
             ..Default::default()
         };
         let (h, refs, worktree) = std::thread::scope(|scope| {
@@ -91,7 +104,7 @@ impl Store {
             let refs = refcheck::check(self, &snapshot, &mut cache, opts.full, &h)?;
             Ok::<_, StoreError>((h, refs, worktree.unwrap_or_default()))
         })?;
-        let worktree = second_look(self, worktree, &mut cache)?;
+        let worktree = second_look(self, worktree, &mut cache, wait)?;
         report.commits_checked = h.commits;
         report.findings.extend(h.findings);
         report.findings.extend(refs);
@@ -145,11 +158,12 @@ fn second_look(
     store: &Store,
     found: Vec<Finding>,
     cache: &mut cache::VerifyCache,
+    wait: std::time::Duration,
 ) -> Result<Vec<Finding>, StoreError> {
     if !found.iter().any(|f| f.kind == Kind::Unverified) {
         return Ok(found);
     }
-    let _lock = crate::lock::Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT);
+    let _lock = crate::lock::Lock::acquire(store.state_dir(), wait);
     let Some(tip) = store.tip()? else {
         return Ok(found);
     };
