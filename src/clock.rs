@@ -92,6 +92,20 @@ impl Instant {
     }
 }
 
+/// Seconds and nanoseconds (of a stat result, say) as nanoseconds since the epoch, saturating:
+/// file systems allow times past 2262, where `secs * 1e9` overflows an `i64`. The one place
+/// such a product is made.
+pub fn ns(secs: i64, nsec: i64) -> i64 {
+    let ns = i128::from(secs) * 1_000_000_000 + i128::from(nsec);
+    i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// Seconds since the epoch (a reflog's or a commit's, which may be forged) as an [`Instant`],
+/// saturating instead of overflowing.
+pub fn from_seconds(secs: i64) -> Instant {
+    Instant(secs.saturating_mul(1000))
+}
+
 /// Checks a `YYYY-MM-DD` day name (real calendar date).
 pub fn is_day(s: &str) -> bool {
     let b = s.as_bytes();
@@ -162,6 +176,18 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The review's §b 4: times past 2262 (ext4 and xfs allow them) and forged reflog seconds
+    /// saturate, never overflow.
+    #[test]
+    fn far_times_saturate() {
+        assert_eq!(ns(1, 5), 1_000_000_005);
+        assert_eq!(ns(10_413_792_000, 0), i64::MAX, "2300-01-01");
+        assert_eq!(ns(i64::MIN, 0), i64::MIN);
+        assert_eq!(from_seconds(i64::MAX).0, i64::MAX);
+        assert_eq!(from_seconds(2).0, 2000);
+        let _ = from_seconds(i64::MAX).iso();
+    }
 
     #[test]
     fn iso_round_trip() {

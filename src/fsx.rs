@@ -247,7 +247,7 @@ impl Dir {
         let regular = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
         Some((
             st.st_size as u64,
-            st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
+            crate::clock::ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
             regular,
         ))
     }

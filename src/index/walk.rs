@@ -412,14 +412,9 @@ pub fn stat_size(st: &Stat) -> u64 {
 /// The mtime and ctime of a stat result.
 pub fn stamp_of(st: &Stat) -> Stamp {
     Stamp {
-        mtime_ns: ns(i128::from(st.st_mtime), i128::from(st.st_mtime_nsec)),
-        ctime_ns: ns(i128::from(st.st_ctime), i128::from(st.st_ctime_nsec)),
+        mtime_ns: crate::clock::ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
+        ctime_ns: crate::clock::ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
     }
-}
-
-fn ns(secs: i128, nsec: i128) -> i64 {
-    let ns = secs * 1_000_000_000 + nsec;
-    i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@ use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use super::history::History;
 use super::reflog::{Prefix, RawReflog};
-use crate::clock::Instant;
 use crate::store::{Store, StoreError, RECORDS_REF};
 use git2::{Oid, Repository};
 
@@ -289,7 +288,7 @@ fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -
         if old.is_zero() || follows(&store.repo, *new, *old) {
             continue;
         }
-        let when = Instant(seconds * 1000).iso();
+        let when = crate::clock::from_seconds(*seconds).iso();
         let (o, n) = (&old.to_string()[..7], &new.to_string()[..7]);
         let mut f = Finding::new(
             Kind::RefRewind,

@@ -184,8 +184,8 @@ fn file(
     let stamp = stamp(
         blob,
         meta.len(),
-        meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
-        meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+        crate::clock::ns(meta.mtime(), meta.mtime_nsec()),
+        crate::clock::ns(meta.ctime(), meta.ctime_nsec()),
         meta.ino(),
     );
     if cache.files.get(path) == Some(&stamp) {
