@@ -95,8 +95,8 @@ impl Instant {
 /// Seconds and nanoseconds (of a stat result, say) as nanoseconds since the epoch, saturating:
 /// file systems allow times past 2262, where `secs * 1e9` overflows an `i64`. The one place
 /// such a product is made.
-pub fn ns(secs: i64, nsec: i64) -> i64 {
-    let ns = i128::from(secs) * 1_000_000_000 + i128::from(nsec);
+pub fn ns(secs: impl Into<i128>, nsec: impl Into<i128>) -> i64 {
+    let ns = secs.into() * 1_000_000_000 + nsec.into();
     i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
 }
 
@@ -181,9 +181,9 @@ mod tests {
     /// saturate, never overflow.
     #[test]
     fn far_times_saturate() {
-        assert_eq!(ns(1, 5), 1_000_000_005);
-        assert_eq!(ns(10_413_792_000, 0), i64::MAX, "2300-01-01");
-        assert_eq!(ns(i64::MIN, 0), i64::MIN);
+        assert_eq!(ns(1i64, 5i64), 1_000_000_005);
+        assert_eq!(ns(10_413_792_000i64, 0), i64::MAX, "2300-01-01");
+        assert_eq!(ns(i64::MIN, 0i64), i64::MIN);
         assert_eq!(from_seconds(i64::MAX).0, i64::MAX);
         assert_eq!(from_seconds(2).0, 2000);
         let _ = from_seconds(i64::MAX).iso();

@@ -224,6 +224,23 @@ impl Dir {
         Ok(Some(buf))
     }
 
+    /// The bytes of the regular file `name` (never through a symlink) when it holds at most
+    /// `max` bytes; `Ok(None)` when it does not exist or holds more (at most `max + 1` bytes are
+    /// read, so a file that grows, or a device behind a swapped name, is never read to its end).
+    pub fn read_at_most(&self, name: &str, max: u64) -> Result<Option<Vec<u8>>, FsError> {
+        let Some(file) = self.open_read(name)? else {
+            return Ok(None);
+        };
+        let mut buf = Vec::new();
+        file.take(max.saturating_add(1))
+            .read_to_end(&mut buf)
+            .map_err(|e| FsError::Io {
+                path: self.path.join(name),
+                source: e,
+            })?;
+        Ok((buf.len() as u64 <= max).then_some(buf))
+    }
+
     /// Opens the regular file `name` for reading without following a symlink; `Ok(None)` when
     /// it does not exist. The handle keeps reading the same file after it is renamed over.
     pub fn open_read(&self, name: &str) -> Result<Option<File>, FsError> {
@@ -247,7 +264,7 @@ impl Dir {
         let regular = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
         Some((
             st.st_size as u64,
-            crate::clock::ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
+            crate::clock::ns(st.st_mtime, st.st_mtime_nsec),
             regular,
         ))
     }

@@ -831,6 +831,19 @@ fn log_names_the_commit_that_added_each_line_also_a_remotes() {
     let real = row("the real decision");
     assert!(real.starts_with(&mine[..7]), "{}\n{mine}", log.stdout);
     assert!(!real.starts_with(&theirs[..7]), "{}", log.stdout);
+    // A retraction names an id: with two entries carrying it, it is refused, naming both.
+    let r = run_with_stdin(
+        w.env.cmd().args(["retract", &id, "--reason", "which one?"]),
+        b"",
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("2 recorded entries carry the id")
+            && r.stderr.contains("FORGED")
+            && r.stderr.contains("the real decision"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// Names a remote could use, most of them hostile.

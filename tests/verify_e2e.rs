@@ -952,10 +952,18 @@ fn files_from_after_2262_are_stamped_without_overflow() {
     let (env, day) = vault();
     let far = std::time::UNIX_EPOCH + std::time::Duration::from_secs(10_413_792_000);
     for rel in [day.as_str(), "Notes/a.md"] {
-        let f = std::fs::File::options().write(true).open(env.vault.join(rel)).unwrap();
-        f.set_times(std::fs::FileTimes::new().set_modified(far)).unwrap();
+        let f = std::fs::File::options()
+            .write(true)
+            .open(env.vault.join(rel))
+            .unwrap();
+        f.set_times(std::fs::FileTimes::new().set_modified(far))
+            .unwrap();
     }
-    for args in [&["verify"][..], &["recent", "--no-pager"], &["search", "alpha"]] {
+    for args in [
+        &["verify"][..],
+        &["recent", "--no-pager"],
+        &["search", "alpha"],
+    ] {
         let r = env.rutter(args);
         assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
         assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);

@@ -55,6 +55,15 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         eprintln!("git-rutter: no entry {id} in refs/rutter/records or the pending journal; nothing was retracted. `git rutter log` lists the entries.");
         return Ok(super::EXIT_FINDING);
     };
+    let holders = index.entries_with_id(id)?;
+    if holders.len() > 1 {
+        let named: Vec<String> = holders
+            .iter()
+            .map(|(file, summary)| format!("{file}.md: {summary:?}"))
+            .collect();
+        eprintln!("git-rutter: {} recorded entries carry the id {id} ({}); a retraction names one id, so it would take back all of them. Nothing was retracted. `git rutter log {id}` shows which commit added each.", holders.len(), named.join("; "));
+        return Ok(super::EXIT_FINDING);
+    }
     if found.status == Status::Unverified {
         eprintln!("git-rutter: entry {id} is only in the working day file {}.md, not in the record (unverified); nothing was retracted. `git rutter verify` shows how it got there.", found.day);
         return Ok(super::EXIT_FINDING);

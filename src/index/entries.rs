@@ -342,8 +342,8 @@ fn stat(dir: &Dir, name: &str) -> Option<Stamp> {
     let is_file = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
     (is_file || name == ".").then_some((
         st.st_size as i64,
-        crate::clock::ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
-        crate::clock::ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
+        crate::clock::ns(st.st_mtime, st.st_mtime_nsec),
+        crate::clock::ns(st.st_ctime, st.st_ctime_nsec),
         st.st_ino as i64,
     ))
 }

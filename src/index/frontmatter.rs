@@ -265,16 +265,28 @@ fn yaml_fields(yaml: &str) -> Option<NoteMeta> {
     let mut fields = NoteMeta::default();
     for key in ["title", "type", "status", "created", "domain", "tags"] {
         let Some(value) = map.get(key) else { continue };
-        let text = if key == "tags" {
-            tags_text(value)
-        } else {
-            scalar_text(value)
+        let text = match (key, value) {
+            ("tags", _) => tags_text(value),
+            // A quoted scalar is a string to js-yaml, never a timestamp: kept as written.
+            (_, Value::String(s)) if is_quoted(yaml, key) => s.clone(),
+            _ => scalar_text(value),
         };
         if let Some(slot) = fields.slot(key) {
             *slot = text;
         }
     }
     Some(fields)
+}
+
+/// Whether the top-level `key:` line of the block holds a quoted scalar (`key: "…"` or
+/// `key: '…'`): yaml_serde gives quoted and plain strings alike.
+fn is_quoted(yaml: &str, key: &str) -> bool {
+    yaml.lines().any(|l| {
+        l.strip_prefix(key)
+            .and_then(|r| r.strip_prefix(':'))
+            .map(|v| v.trim_start_matches([' ', '\t']))
+            .is_some_and(|v| v.starts_with('"') || v.starts_with('\''))
+    })
 }
 
 fn has_custom_tag(value: &Value) -> bool {
@@ -716,6 +728,16 @@ mod tests {
         assert_eq!(created("2023-05-04T10:20"), "2023-05-04T10:20");
         assert_eq!(created("May 4th"), "May 4th");
         assert_eq!(created("'a string'"), "a string");
+        // Quoted, a timestamp is a string to js-yaml (the review's §b 14).
+        assert_eq!(
+            created("\"2023-05-04T01:00:00+05:00\""),
+            "2023-05-04T01:00:00+05:00"
+        );
+        assert_eq!(
+            created("'2023-05-04 23:30:00 -02:00'"),
+            "2023-05-04 23:30:00 -02:00"
+        );
+        assert_eq!(created("\"2023-05-04\""), "2023-05-04");
         assert_eq!(created("2023"), "2023");
         assert_eq!(created("1.50"), "1.5");
         assert_eq!(created("1e21"), "1e+21");

@@ -111,6 +111,30 @@ impl Index {
 
     /// The entry with this id (the first, should a hand-made file repeat it), whether or not it
     /// was retracted.
+    /// Every recorded (not unverified) entry line carrying `id`: `(day file stem, summary)`,
+    /// distinct lines only (an entry two files of a day hold alike counts once). Two or more
+    /// mean the id is ambiguous (a remote's line, or ids stamped before they carried the writer).
+    pub fn entries_with_id(&self, id: &str) -> Result<Vec<(String, String)>, IndexError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT file, json FROM entries WHERE id = ?1 AND status != 'unverified' ORDER BY file, seq",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut lines = std::collections::HashSet::new();
+        for row in rows {
+            let (file, json) = row?;
+            if lines.insert(json.clone()) {
+                let summary = serde_json::from_str::<Entry>(&json)
+                    .map(|e| e.summary)
+                    .unwrap_or_default();
+                out.push((file, summary));
+            }
+        }
+        Ok(out)
+    }
+
     pub fn entry_by_id(&self, id: &str) -> Result<Option<Found>, IndexError> {
         let row: Option<(String, String, String)> = self
             .conn

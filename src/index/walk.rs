@@ -412,8 +412,8 @@ pub fn stat_size(st: &Stat) -> u64 {
 /// The mtime and ctime of a stat result.
 pub fn stamp_of(st: &Stat) -> Stamp {
     Stamp {
-        mtime_ns: crate::clock::ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
-        ctime_ns: crate::clock::ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
+        mtime_ns: crate::clock::ns(st.st_mtime, st.st_mtime_nsec),
+        ctime_ns: crate::clock::ns(st.st_ctime, st.st_ctime_nsec),
     }
 }
 

@@ -159,7 +159,11 @@ fn current_hash(index: &Index, path: &str) -> Option<String> {
             Err(_) => return None,
         }
         if len == bytes.len() {
-            bytes.resize(2 * len, 0);
+            // Grown since it was measured: never read past the bound a note is hashed to.
+            if len as u64 > MAX_HASHED {
+                return None;
+            }
+            bytes.resize((2 * len).min(MAX_HASHED as usize + 1), 0);
         }
     }
     Some(fingerprint::sha256_ref(&bytes[..len]))

@@ -229,7 +229,10 @@ fn record_info(v: &Vault) -> Option<RecordInfo> {
 fn from_record(s: RecordState) -> RecordInfo {
     RecordInfo {
         ref_exists: s.tip.is_some(),
-        tip_time: s.tip.as_ref().map(|t| crate::clock::from_seconds(t.time).iso()),
+        tip_time: s
+            .tip
+            .as_ref()
+            .map(|t| crate::clock::from_seconds(t.time).iso()),
         tip_subject: s.tip.as_ref().map(|t| t.subject.clone()),
         tip: s.tip.map(|t| t.id),
         reflog: s.reflog,

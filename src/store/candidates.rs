@@ -63,7 +63,12 @@ impl Store {
         let mut walk = self.repo.revwalk()?;
         match walk.push_head() {
             Ok(()) => {}
-            Err(e) if matches!(e.code(), git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound) => {
+            Err(e)
+                if matches!(
+                    e.code(),
+                    git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
+                ) =>
+            {
                 return Ok(None)
             }
             Err(e) => return Err(e),
@@ -102,14 +107,21 @@ mod tests {
         index.add_path(std::path::Path::new("a.md")).unwrap();
         let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
         let sig = git2::Signature::now("t", "t@t").unwrap();
-        repo.commit(Some("HEAD"), &sig, &sig, "notes", &tree, &[]).unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "notes", &tree, &[])
+            .unwrap();
         let v = crate::vault::open(t.path(), crate::vault::VaultSource::Flag).unwrap();
         let store = Store::open(&v).unwrap();
         let sha = crate::records::fingerprint::sha256_ref(b"alpha\n");
         assert!(store.git_candidates("a.md", None, &sha).is_ok());
         // The tree of HEAD's commit is gone from the object database.
         let hex = tree.id().to_string();
-        std::fs::remove_file(t.path().join(".git/objects").join(&hex[..2]).join(&hex[2..])).unwrap();
+        std::fs::remove_file(
+            t.path()
+                .join(".git/objects")
+                .join(&hex[..2])
+                .join(&hex[2..]),
+        )
+        .unwrap();
         let store = Store::open(&v).unwrap();
         assert!(store.git_candidates("a.md", None, &sha).is_err());
     }

@@ -237,11 +237,15 @@ impl Store {
         {
             return None;
         }
-        let meta = std::fs::symlink_metadata(self.root().join(target)).ok()?;
-        if !meta.is_file() || meta.len() > paths::CITED_MAX_BYTES {
-            return None;
-        }
-        let bytes = std::fs::read(self.root().join(target)).ok()?;
+        // Read as the capture read it: below the vault through folder handles that never follow
+        // a symlink, never blocking on a FIFO, and never more than the copy limit (a file swapped
+        // or grown since capture is not read to its end under the lock).
+        let (dir, name) = target.rsplit_once('/').unwrap_or(("", target));
+        let folder = crate::fsx::Dir::open(self.root())
+            .ok()?
+            .open_dir(dir, false)
+            .ok()??;
+        let bytes = folder.read_at_most(name, paths::CITED_MAX_BYTES).ok()??;
         (crate::records::fingerprint::sha256_hex(&bytes) == hex).then_some(bytes)
     }
 

@@ -28,6 +28,9 @@ const RENAME_LIMIT: usize = 10_000;
 const MAX_SIMILAR: usize = 5;
 /// Files larger than this are never similarity targets (attachments, not notes).
 const MAX_TARGET_BYTES: u64 = 1 << 20;
+/// The most bytes of similarity targets one dead reference reads (they are copied once more into
+/// the in-memory pack): 2,000 targets of up to 1 MiB each were ~4 GiB at worst.
+const MAX_TARGETS_TOTAL_BYTES: u64 = 64 << 20;
 
 /// Why a current file is offered as the place a dead reference went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -393,12 +396,27 @@ fn similar_to_cited(
         return Ok(Vec::new());
     };
     let mut targets = Vec::new();
+    let mut budget = MAX_TARGETS_TOTAL_BYTES;
     for p in paths {
         if !size_comparable(root, &p, source.len() as u64) {
             continue;
         }
-        if let Some(bytes) = super::read_working(root, &p).ok().flatten() {
+        let (dir, name) = p.rsplit_once('/').unwrap_or(("", &p));
+        let read = crate::fsx::Dir::open(root)
+            .ok()
+            .and_then(|r| r.open_dir(dir, false).ok().flatten())
+            .and_then(|d| {
+                d.read_at_most(name, MAX_TARGET_BYTES.min(budget))
+                    .ok()
+                    .flatten()
+            });
+        if let Some(bytes) = read {
+            // Both the file and its copy in the throwaway pack count against the budget.
+            budget = budget.saturating_sub(bytes.len() as u64);
             targets.push((p, bytes));
+        }
+        if budget == 0 {
+            break;
         }
     }
     let mut scored = similarity_scores(source, &targets)?;

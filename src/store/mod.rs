@@ -237,7 +237,10 @@ pub fn cited_path(sha256: &str) -> Option<String> {
 
 /// Skips libgit2's re-hashing of every object it reads. The capture path reads only objects
 /// this tool or git wrote moments ago, and re-hashing the 150 KB sessions tree cost more than
-/// the rest of a capture; `git fsck` and `git rutter verify` still check every hash.
+/// the rest of a capture. `git rutter verify` turns it off too (spec/verify.md: that every
+/// object's content matches its id is `git fsck`'s check); every fetch of records runs git's
+/// own object checks (`fetch.fsckObjects`). The switch is process-wide: a long-lived
+/// `git-rutter mcp` reads every object unchecked once it is flipped.
 pub fn skip_read_verification() {
     git2::opts::strict_hash_verification(false);
 }
