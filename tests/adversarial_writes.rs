@@ -1367,20 +1367,14 @@ fn a_linked_worktree_shares_the_lock_journal_and_witness_log() {
     );
     assert!(!private.join("tips").exists());
     // The lock is one: held in the main worktree, the worktree's capture cannot take it.
-    let holder = Command::new("flock")
-        .arg(state(&env).join("lock"))
-        .args(["sleep", "3"])
-        .spawn();
-    if let Ok(mut holder) = holder {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let mut c = env.cmd();
-        c.env("LIBRARIAN_VAULT_PATH", &wt)
-            .env("RUTTER_LOCK_WAIT_MS", "50")
-            .args(["capture", "--summary", "Blocked.", "--session", "W"]);
-        let r = run_with_stdin(&mut c, b"");
-        assert!(r.stderr.contains("timed out"), "{}", r.stderr);
-        holder.wait().unwrap();
-    }
+    let holder = LockHolder::hold(&state(&env).join("lock"), 10);
+    let mut c = env.cmd();
+    c.env("LIBRARIAN_VAULT_PATH", &wt)
+        .env("RUTTER_LOCK_WAIT_MS", "50")
+        .args(["capture", "--summary", "Blocked.", "--session", "W"]);
+    let r = run_with_stdin(&mut c, b"");
+    assert!(r.stderr.contains("timed out"), "{}", r.stderr);
+    drop(holder);
     // Nothing lost: the one record holds both worktrees' lines. (Each worktree keeps its own
     // working `_librarian/`, so each one's verify reports the other's lines: spec/vault.md.)
     let committed = env.committed(DAY);

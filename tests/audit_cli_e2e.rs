@@ -835,30 +835,10 @@ fn log_does_not_wait_for_a_held_lock() {
     let env = Env::git_vault();
     let r = env.capture_at("2026-11-30T10:00:00.000Z", "Listed anyway.", &[]);
     assert!(r.stderr.contains("committed"), "{}", r.stderr);
-    let lock = env.vault.join(".git/rutter/lock");
-    let mut holder = std::process::Command::new("flock")
-        .arg(&lock)
-        .args(["sleep", "20"])
-        .spawn()
-        .expect("flock (util-linux)");
-    let held = || {
-        !std::process::Command::new("flock")
-            .arg("-n")
-            .arg(&lock)
-            .arg("true")
-            .status()
-            .unwrap()
-            .success()
-    };
-    let started = std::time::Instant::now();
-    while !held() {
-        assert!(started.elapsed().as_secs() < 10, "the lock was never held");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let mut holder = LockHolder::hold(&env.vault.join(".git/rutter/lock"), 20);
     let r = env.rutter(&["log", "--no-pager"]);
-    let still_held = holder.try_wait().unwrap().is_none();
-    let _ = holder.kill();
-    let _ = holder.wait();
+    let still_held = holder.still_holding();
+    drop(holder);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("Listed anyway."), "{}", r.stdout);
     assert!(r.stderr.contains("best effort"), "{}", r.stderr);

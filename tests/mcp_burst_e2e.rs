@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{run_with_stdin, Env};
+use common::{run_with_stdin, Env, LockHolder};
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -211,53 +211,11 @@ async fn three_servers_and_cli_captures_at_once_each_commit_every_entry_once() {
     all_committed_once(&env, &want);
 }
 
-/// Holds the capture lock from another process (as a slow `sync` does) until dropped.
-struct Holder(std::process::Child);
-
-impl Holder {
-    /// `flock LOCK sleep SECS`, returned once the lock is held (polled, never a fixed sleep).
-    fn hold(env: &Env, secs: u32) -> Holder {
-        let lock = env.vault.join(".git/rutter/lock");
-        let holder = Holder(
-            Command::new("flock")
-                .arg(&lock)
-                .args(["sleep", &secs.to_string()])
-                .spawn()
-                .expect("flock (util-linux) is needed for this test"),
-        );
-        let start = Instant::now();
-        loop {
-            let free = Command::new("flock")
-                .args(["-n"])
-                .arg(&lock)
-                .arg("true")
-                .status()
-                .unwrap()
-                .success();
-            if !free {
-                return holder;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "the lock was never held"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Holder {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn record_calls_while_the_lock_is_held_get_distinct_ids_and_are_committed_later() {
     let env = Env::git_vault();
     let client = connect(&env).await;
-    let holder = Holder::hold(&env, 4);
+    let holder = LockHolder::hold(&env.vault.join(".git/rutter/lock"), 4);
     burst(&client, "held", 20).await;
     drop(holder);
     client.cancel().await.unwrap();
@@ -266,7 +224,7 @@ async fn record_calls_while_the_lock_is_held_get_distinct_ids_and_are_committed_
     assert_eq!(ids.len(), 20, "{entries:?}");
     all_committed_once(&env, &summaries("held", 20));
     // The CLI's captures that time out too.
-    let holder = Holder::hold(&env, 3);
+    let holder = LockHolder::hold(&env.vault.join(".git/rutter/lock"), 3);
     for k in 0..3 {
         let mut c = env.cmd();
         c.env("RUTTER_LOCK_WAIT_MS", "50").args([

@@ -99,18 +99,31 @@ async fn lists_exactly_the_three_tools_with_their_exact_schemas() {
     let caps = serde_json::to_value(&info.capabilities).unwrap();
     assert_eq!(caps, json!({"tools": {}}), "tools capability only");
     let tools = client.list_all_tools().await.unwrap();
-    let defs = rutter::recall::tools::definitions("the user");
     assert_eq!(tools.len(), 3);
-    for (tool, def) in tools.iter().zip(&defs) {
+    for tool in &tools {
         let listed = serde_json::to_value(tool).unwrap();
-        assert_eq!(
-            listed,
-            json!({"name": def.name, "title": def.title, "description": def.description,
-                   "inputSchema": def.input_schema,
-                   "annotations": {"title": def.title, "readOnlyHint": true}}),
-        );
         assert_eq!(listed["inputSchema"]["additionalProperties"], json!(false));
     }
+    // The contract is pinned in a golden file, not checked against the code that makes it: a
+    // change to a name, a description or a schema is a change of this file, seen in review.
+    let listed = serde_json::to_value(&tools).unwrap();
+    let golden =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/tools.json");
+    if std::env::var_os("RUTTER_BLESS").is_some() {
+        std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        std::fs::write(
+            &golden,
+            serde_json::to_string_pretty(&listed).unwrap() + "\n",
+        )
+        .unwrap();
+    }
+    let want: Value = serde_json::from_str(&std::fs::read_to_string(&golden).unwrap()).unwrap();
+    assert_eq!(
+        listed,
+        want,
+        "the listed tools differ from {} (run with RUTTER_BLESS=1 to accept the new contract)",
+        golden.display()
+    );
     client.cancel().await.unwrap();
 }
 
@@ -230,12 +243,10 @@ struct Raw {
     stdin: Option<ChildStdin>,
     stdout: mpsc::Receiver<(Instant, Value)>,
     stderr: mpsc::Receiver<(Instant, String)>,
-    started: Instant,
 }
 
 impl Raw {
     fn spawn(mut cmd: Command) -> Raw {
-        let started = Instant::now();
         let mut child = cmd
             .arg("mcp")
             .stdin(Stdio::piped())
@@ -265,7 +276,6 @@ impl Raw {
             stdin,
             stdout,
             stderr,
-            started,
         }
     }
 
@@ -429,11 +439,19 @@ fn stdin_eof_answers_every_request_already_read_then_exits_0() {
 fn initialize_is_answered_while_the_index_is_still_being_built() {
     let env = Env::bare();
     many_notes(&env, 2000);
-    let mut s = raw(&env);
+    // The build is held back (debug builds): the answer must come while it has not finished,
+    // which the server's own "index ready" line on stderr tells (no clock is read).
+    let mut cmd = env.cmd();
+    cmd.env("RUTTER_INDEX_BUILD_DELAY_MS", "3000");
+    let mut s = Raw::spawn(cmd);
     s.send(INIT);
     let (answered, init) = s.next();
     assert_eq!(init["result"]["serverInfo"]["name"], json!("rutter"));
-    assert!(answered - s.started < Duration::from_secs(2));
+    let said: Vec<String> = s.stderr.try_iter().map(|(_, l)| l).collect();
+    assert!(
+        !said.iter().any(|l| l.contains("index ready")),
+        "initialize waited for the index: {said:?}"
+    );
     s.send(INITIALIZED);
     s.send(&call_frame(
         2,
@@ -558,8 +576,7 @@ fn snapshot(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
     out
 }
 
-fn run_fatal(mut cmd: Command) -> (i32, String, String, Duration) {
-    let started = Instant::now();
+fn run_fatal(mut cmd: Command) -> (i32, String, String) {
     let mut child = cmd
         .arg("mcp")
         .stdin(Stdio::piped())
@@ -579,12 +596,7 @@ fn run_fatal(mut cmd: Command) -> (i32, String, String, Duration) {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (
-        out.status.code().unwrap_or(-1),
-        stdout,
-        stderr,
-        started.elapsed(),
-    )
+    (out.status.code().unwrap_or(-1), stdout, stderr)
 }
 
 #[test]
@@ -596,7 +608,7 @@ fn the_vault_is_never_taken_from_the_current_directory() {
     let mut cmd = project.cmd();
     cmd.env_remove("LIBRARIAN_VAULT_PATH")
         .current_dir(&project.vault);
-    let (code, stdout, stderr, _) = run_fatal(cmd);
+    let (code, stdout, stderr) = run_fatal(cmd);
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(stdout, "");
     assert!(
@@ -624,17 +636,16 @@ fn an_index_that_is_not_this_vaults_is_fatal_before_serving() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let mut cmd = b.cmd();
     cmd.env("LIBRARIAN_DB_PATH", &db);
-    let (code, stdout, stderr, took) = run_fatal(cmd);
+    let (code, stdout, stderr) = run_fatal(cmd);
     assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
     assert!(stderr.starts_with("[rutter] fatal: the index "), "{stderr}");
     assert!(stderr.contains("was built for the vault"), "{stderr}");
-    assert!(took < Duration::from_secs(10));
 
     let foreign = b.root().join("notes.txt");
     std::fs::write(&foreign, "not a database\n").unwrap();
     let mut cmd = b.cmd();
     cmd.env("LIBRARIAN_DB_PATH", &foreign);
-    let (code, stdout, stderr, _) = run_fatal(cmd);
+    let (code, stdout, stderr) = run_fatal(cmd);
     assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
     assert!(stderr.contains("is not a git-rutter index"), "{stderr}");
     assert_eq!(

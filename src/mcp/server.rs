@@ -125,6 +125,7 @@ fn start_refresh(
     let handle = std::thread::Builder::new()
         .name("rutter-refresh".into())
         .spawn(move || {
+            hold_the_build_for_tests();
             let started = std::time::Instant::now();
             let ready = open_and_refresh(&vault, fresh);
             match &ready {
@@ -467,6 +468,18 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Draining<T> {
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.inner.close().await
+    }
+}
+
+/// Debug builds only: `RUTTER_INDEX_BUILD_DELAY_MS` holds the index build back, so a test can
+/// show that `initialize` is answered before the index is ready without timing anything.
+fn hold_the_build_for_tests() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("RUTTER_INDEX_BUILD_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
 

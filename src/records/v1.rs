@@ -965,7 +965,9 @@ extra_top_level: ignored
         let script = std::env::var_os("RUTTER_GEN_VAULT")
             .map(PathBuf::from)
             .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/gen_vault.py"));
+        let required = std::env::var_os("RUTTER_REQUIRE_PYTHON").is_some();
         if !script.is_file() {
+            assert!(!required, "the generator {} is required", script.display());
             eprintln!("skipping: generator {} not found", script.display());
             return None;
         }
@@ -990,6 +992,11 @@ extra_top_level: ignored
         match status {
             Ok(s) if s.success() => Some(dir),
             other => {
+                // CI sets RUTTER_REQUIRE_PYTHON: there the test can never skip.
+                assert!(
+                    !required,
+                    "python3 is required (RUTTER_REQUIRE_PYTHON is set): {other:?}"
+                );
                 eprintln!("skipping: python3 could not run the generator: {other:?}");
                 None
             }

@@ -347,3 +347,52 @@ pub fn finding_kinds(verify_json: &str) -> Vec<String> {
         .map(|f| f["kind"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// Holds a lock file with `flock` from another process (as a slow `sync` holds the capture
+/// lock) until dropped. [`LockHolder::hold`] returns once the lock is held: polled with
+/// `flock -n`, never a fixed sleep. `flock` (util-linux) is required, never skipped.
+pub struct LockHolder(std::process::Child);
+
+impl LockHolder {
+    pub fn hold(lock: &Path, secs: u32) -> LockHolder {
+        let holder = LockHolder(
+            Command::new("flock")
+                .arg(lock)
+                .args(["sleep", &secs.to_string()])
+                .spawn()
+                .expect("flock (util-linux) is needed for this test"),
+        );
+        let start = std::time::Instant::now();
+        while !Self::is_held(lock) {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(10),
+                "the lock was never held"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        holder
+    }
+
+    /// Whether another process holds `lock` (`flock -n` fails).
+    pub fn is_held(lock: &Path) -> bool {
+        !Command::new("flock")
+            .arg("-n")
+            .arg(lock)
+            .arg("true")
+            .status()
+            .expect("flock (util-linux) is needed for this test")
+            .success()
+    }
+
+    /// Whether the holder still holds it (its process has not exited).
+    pub fn still_holding(&mut self) -> bool {
+        self.0.try_wait().ok().flatten().is_none()
+    }
+}
+
+impl Drop for LockHolder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
