@@ -1509,3 +1509,49 @@ fn init_removes_the_legacy_key_folder_without_following_links() {
         again.stderr
     );
 }
+
+/// The review's §b 11: a journal record of a capture that ran without the lock names its
+/// process (`-p<pid>`); while that pid runs, the record is left to it. A pid that is reused (or
+/// another namespace's) must not hold the record back forever: a record over two minutes old is
+/// completed whatever runs under its pid.
+#[test]
+fn an_old_journal_record_is_completed_whatever_runs_under_its_pid() {
+    let env = vault_with_one();
+    let held = LockHolder::hold(&state(&env).join("lock"), 20);
+    let mut c = env.cmd();
+    c.env("RUTTER_TIMESTAMP", "2026-11-30T12:00:01.000Z")
+        .env("RUTTER_LOCK_WAIT_MS", "50")
+        .env("RUTTER_FAILPOINTS", "day-append")
+        .args(["capture", "--summary", "One.", "--session", "S"]);
+    let r = run_with_stdin(&mut c, b"");
+    assert!(r.stderr.contains("pending"), "{}", r.stderr);
+    drop(held);
+    let names = pending_names(&env);
+    assert_eq!(names.len(), 1, "{names:?}");
+    let (old, text) = (
+        &names[0],
+        std::fs::read_to_string(state(&env).join("pending").join(&names[0])).unwrap(),
+    );
+    let pid = old
+        .split("-p")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(".json")
+        .to_string();
+    // The same record as if pid 1 (always running) had written it ten minutes ago.
+    let renamed = old.replace(&format!("-p{pid}"), "-p1");
+    std::fs::remove_file(state(&env).join("pending").join(old)).unwrap();
+    let path = state(&env).join("pending").join(&renamed);
+    std::fs::write(&path, text.replace(&format!("-p{pid}"), "-p1")).unwrap();
+    let ten_minutes_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_times(std::fs::FileTimes::new().set_modified(ten_minutes_ago))
+        .unwrap();
+    let r = env.rutter(&["commit"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("moved 1 earlier entry"), "{}", r.stderr);
+    assert_all_committed(&env, &["Zero.", "One."]);
+}

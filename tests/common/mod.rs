@@ -356,7 +356,10 @@ pub struct LockHolder(std::process::Child);
 impl LockHolder {
     pub fn hold(lock: &Path, secs: u32) -> LockHolder {
         let holder = LockHolder(
+            // `-o`: the lock is flock's own, not inherited by `sleep`, so killing flock (on
+            // drop) releases it at once.
             Command::new("flock")
+                .arg("-o")
                 .arg(lock)
                 .args(["sleep", &secs.to_string()])
                 .spawn()
