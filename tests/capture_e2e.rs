@@ -454,3 +454,46 @@ fn an_entry_cites_at_most_256_notes() {
     let v = env.rutter(&["verify", "--porcelain"]);
     assert_eq!(v.code, 0, "{}", v.stdout);
 }
+
+/// Issue 20: a TypeScript-era `librarian-position` line is recognised and explained (positions
+/// were retired in rutter 1.0), on stderr and in the hook-run log; nothing is written.
+#[test]
+fn a_position_line_is_explained_not_dropped_silently() {
+    let env = Env::git_vault();
+    let payload = serde_json::json!({
+        "session_id": "pos",
+        "hook_event_name": "Stop",
+        "cwd": env.root().join("code").display().to_string(),
+        "last_assistant_message": "Settled.\n\n<!-- librarian-position POSITION revise cadence: monthly digest instead of fortnightly essays -->",
+    });
+    let r = env.capture(payload.to_string().as_bytes(), &["--client", "codex"]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains("1 `librarian-position` line(s) found: positions were retired in rutter 1.0"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("no session directive found"),
+        "{}",
+        r.stderr
+    );
+    assert!(env.day_files().is_empty(), "nothing was written");
+    let s = env.rutter(&["status", "--json"]);
+    assert!(
+        s.stdout.contains("librarian-position"),
+        "the hook-run log says why: {}",
+        s.stdout
+    );
+    // Beside a session line, the session line is captured and the position line explained.
+    let both = serde_json::json!({
+        "session_id": "pos2",
+        "hook_event_name": "Stop",
+        "cwd": env.root().join("code").display().to_string(),
+        "last_assistant_message": "Done.\n\n<!-- librarian-position POSITION x -->\n<!-- librarian-session {\"summary\": \"Kept the session line.\"} -->",
+    });
+    let r = env.capture(both.to_string().as_bytes(), &["--client", "codex"]);
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    assert!(r.stderr.contains("positions were retired"), "{}", r.stderr);
+}

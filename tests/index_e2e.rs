@@ -144,7 +144,7 @@ fn a_corrupt_index_is_rebuilt_and_a_foreign_one_refused() {
     let r: Run = c.output().unwrap().into();
     assert_eq!(r.code, 2);
     assert!(
-        r.stderr.contains("is not a git-rutter index"),
+        r.stderr.contains("is not an index git-rutter made"),
         "{}",
         r.stderr
     );
@@ -621,4 +621,52 @@ fn recent_all_prints_what_a_count_of_every_session_prints() {
         all.stdout
     );
     assert!(all.stdout.contains("git rutter restore"), "{}", all.stdout);
+}
+
+/// Issue 20: `reindex --force` replaces only an index git-rutter made. The TypeScript version's
+/// `librarian.db` behind `LIBRARIAN_DB_PATH` (it has a `meta` table of its own) is never
+/// written, and the message says to unset the variable.
+#[test]
+fn reindex_force_never_writes_a_database_it_did_not_make() {
+    let env = Env::git_vault();
+    let db = env.root().join("ts/data/librarian.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES('fingerprint', 'abc');
+             CREATE TABLE notes(path TEXT, body TEXT);",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    for args in [&["reindex"][..], &["reindex", "--force"]] {
+        let r = run_with_stdin(env.cmd().env("LIBRARIAN_DB_PATH", &db).args(args), b"");
+        assert_ne!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("is not an index git-rutter made")
+                && r.stderr.contains("Unset LIBRARIAN_DB_PATH"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            before,
+            "{args:?}: the TypeScript database is untouched"
+        );
+    }
+    // An index git-rutter made there is replaced by --force as before.
+    let ours = env.root().join("ours.sqlite");
+    let r = run_with_stdin(
+        env.cmd().env("LIBRARIAN_DB_PATH", &ours).arg("reindex"),
+        b"",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run_with_stdin(
+        env.cmd()
+            .env("LIBRARIAN_DB_PATH", &ours)
+            .args(["reindex", "--force"]),
+        b"",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }

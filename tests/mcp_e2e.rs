@@ -647,7 +647,10 @@ fn an_index_that_is_not_this_vaults_is_fatal_before_serving() {
     cmd.env("LIBRARIAN_DB_PATH", &foreign);
     let (code, stdout, stderr) = run_fatal(cmd);
     assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
-    assert!(stderr.contains("is not a git-rutter index"), "{stderr}");
+    assert!(
+        stderr.contains("is not an index git-rutter made"),
+        "{stderr}"
+    );
     assert_eq!(
         std::fs::read_to_string(&foreign).unwrap(),
         "not a database\n"

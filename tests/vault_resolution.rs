@@ -12,7 +12,7 @@ fn second_vault(env: &Env, name: &str, summary: &str) -> PathBuf {
     let dir = env.root().join(name);
     std::fs::create_dir_all(dir.join("Notes")).unwrap();
     std::fs::write(dir.join("Notes/n.md"), "# N\n").unwrap();
-    let r = env.rutter_in(&dir, &["init"]);
+    let r = env.rutter_in(&dir, &["init", "."]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let r = env.rutter_in(
         &dir,
@@ -136,6 +136,11 @@ fn capture_never_uses_the_current_directory() {
         .contains("Hook ran inside the other vault."));
 }
 
+/// As `git init`, `init` prepares the folder it is given, never the configured vault; with no
+/// folder given, it refuses to prepare one that is not the configured vault (issue 20: a
+/// TypeScript user's `git rutter init` in `~` made the home folder a repository), naming the
+/// vault and the two commands. `init .` prepares it; a folder with no notes gets a warning and
+/// never the suggestion to make it the global vault.
 #[test]
 fn init_prepares_the_current_directory_never_the_configured_vault() {
     let env = Env::git_vault();
@@ -144,21 +149,50 @@ fn init_prepares_the_current_directory_never_the_configured_vault() {
     std::fs::create_dir_all(&fresh).unwrap();
     let before = env.git(&["rev-parse", "refs/rutter/records"]);
     let r = env.rutter_in(&fresh, &["init"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let vault = env.vault.display().to_string();
+    for said in [
+        format!("git config rutter.vault names the vault {vault}, not this folder"),
+        format!("run `git rutter init {vault}`"),
+        "run `git rutter init .`".to_string(),
+    ] {
+        assert!(r.stderr.contains(&said), "{said}: {}", r.stderr);
+    }
+    assert!(!fresh.join(".git").exists(), "nothing was prepared");
+    // The same with the vault exported, as a TypeScript user has it.
+    let mut c = env.cmd();
+    c.current_dir(&fresh).arg("init");
+    let r = run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("LIBRARIAN_VAULT_PATH names the vault"),
+        "{}",
+        r.stderr
+    );
+    assert!(!fresh.join(".git").exists());
+    // Named, it is prepared; holding no notes, with a warning and no --global suggestion.
+    let r = env.rutter_in(&fresh, &["init", "."]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(fresh.join(".git").is_dir(), "{}", r.stdout);
-    assert!(
-        r.stdout.contains(&fresh.display().to_string()),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stderr.contains("holds no markdown notes"), "{}", r.stderr);
+    assert!(!r.stderr.contains("--global"), "{}", r.stderr);
+    // A folder of notes, named: the suggestion that hooks use another vault stays.
+    let notes = env.root().join("other-notes");
+    std::fs::create_dir_all(notes.join("Notes")).unwrap();
+    std::fs::write(notes.join("Notes/n.md"), "# N\n").unwrap();
+    let r = env.rutter_in(&notes, &["init", "."]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stderr.contains(&format!(
-            "hooks and the MCP server use the vault {} (from git config rutter.vault); run `git rutter init --global` here",
-            env.vault.display()
+            "hooks and the MCP server use the vault {vault} (from git config rutter.vault); run `git rutter init --global` here"
         )),
         "{}",
         r.stderr
     );
+    assert!(!r.stderr.contains("no markdown notes"), "{}", r.stderr);
+    // Re-running init in a folder that is a vault already is never refused.
+    let r = env.rutter_in(&notes, &["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(env.git(&["rev-parse", "refs/rutter/records"]), before);
 }
 

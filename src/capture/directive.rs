@@ -36,6 +36,9 @@ pub struct Directives {
     pub malformed: usize,
     /// Well-formed directives whose summary is blank or an unfilled template.
     pub templates: usize,
+    /// `<!-- librarian-position … -->` lines (the TypeScript reference's retired second kind):
+    /// never captured, but recognised so the hook can say so.
+    pub positions: usize,
 }
 
 /// Scans texts for directives, keeping the bound on failed attempts across all of them.
@@ -50,6 +53,10 @@ impl Scanner {
     pub fn scan(&mut self, text: &str, out: &mut Directives) {
         for_each_outside_code(text, OPEN, |at, limit| {
             let from_open = &text[at..limit];
+            if is_position_opener(from_open) {
+                out.positions += 1;
+                return None;
+            }
             let payload = opener_payload(from_open)?;
             if self.failed >= MAX_FAILED {
                 out.malformed += 1;
@@ -107,6 +114,16 @@ pub fn directive_from_value(v: &Value) -> Option<Directive> {
     Some(Directive { summary, refs })
 }
 
+/// Whether text starting at `<!--` opens a `librarian-position` line (`<!--\s*librarian-position`
+/// then whitespace): the TypeScript reference's position directive, retired in rutter 1.0.
+fn is_position_opener(at_open: &str) -> bool {
+    at_open
+        .strip_prefix(OPEN)
+        .map(|r| r.trim_start_matches(is_js_whitespace))
+        .and_then(|r| r.strip_prefix("librarian-position"))
+        .is_some_and(|r| r.starts_with(is_js_whitespace))
+}
+
 /// Given text starting at `<!--`, matches `<!--\s*librarian-session\s+` and returns what follows.
 fn opener_payload(at_open: &str) -> Option<&str> {
     let after_open = at_open.strip_prefix(OPEN)?;
@@ -155,7 +172,17 @@ mod tests {
             found: found.to_vec(),
             malformed,
             templates,
+            positions: 0,
         }
+    }
+
+    #[test]
+    fn position_lines_are_counted_never_taken() {
+        let got = directives_in(
+            "x <!-- librarian-position POSITION revise cadence --> `<!-- librarian-position q -->` <!--librarian-positions x -->",
+        );
+        assert_eq!(got.positions, 1, "outside code, the retired tag exactly");
+        assert!(got.found.is_empty());
     }
 
     fn found(summaries: &[&str]) -> Directives {

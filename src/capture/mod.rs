@@ -307,8 +307,19 @@ fn find_directives(req: &Request, out: &mut Vec<String>) -> Result<Found, Outcom
     }
     let scan = adapters::directives(&stop.source, out)?;
     report::malformed(&scan, out);
+    if scan.positions > 0 {
+        out.push(format!(
+            "{P} {} `librarian-position` line(s) found: positions were retired in rutter 1.0 and are not recorded (the files in _librarian/positions/ stay in the record as your history). Record a decision with a `librarian-session` line instead (docs/migration.md).",
+            scan.positions
+        ));
+    }
     match (scan.found.is_empty(), scan.malformed) {
         (false, _) => {}
+        (true, 0) if scan.positions > 0 => {
+            return Err(Outcome::Skipped(
+                "a librarian-position line (positions were retired in rutter 1.0; nothing recorded)".into(),
+            ));
+        }
         (true, 0) => {
             out.push(format!("{P} no session directive found; nothing captured."));
             return Err(Outcome::NoDirective);

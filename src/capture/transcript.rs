@@ -312,6 +312,7 @@ mod tests {
                 .collect(),
             malformed,
             templates,
+            positions: 0,
         }
     }
 

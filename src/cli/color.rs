@@ -24,17 +24,36 @@ pub const YELLOW: Style = AnsiColor::Yellow.on_default();
 pub const CYAN: Style = AnsiColor::Cyan.on_default();
 pub const BOLD_RED: Style = AnsiColor::Red.on_default().bold();
 
-/// Notes, before the pager takes stdout, whether stdout is a terminal.
-pub fn init(stdout_is_terminal: bool) {
+/// `--color=WHEN`, as git's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum When {
+    Auto,
+    Always,
+    Never,
+}
+
+/// The `--color` the command was given.
+static FLAG: OnceLock<Option<When>> = OnceLock::new();
+
+/// Notes, before the pager takes stdout, whether stdout is a terminal, and `--color`.
+pub fn init(stdout_is_terminal: bool, flag: Option<When>) {
     TERMINAL.store(stdout_is_terminal, Ordering::Relaxed);
+    let _ = FLAG.set(flag);
 }
 
 fn on() -> bool {
     *ON.get_or_init(|| {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let terminal = TERMINAL.load(Ordering::Relaxed);
-        // NO_COLOR decides alone: git's config is not read.
-        !no_color && decide(false, color_ui().as_deref(), terminal)
+        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+        match FLAG.get().copied().flatten() {
+            Some(When::Always) => true,
+            Some(When::Never) => false,
+            Some(When::Auto) => terminal,
+            // NO_COLOR decides alone (git's config is not read), then CLICOLOR_FORCE.
+            None if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) => false,
+            None if set("CLICOLOR_FORCE") => true,
+            None => decide(false, color_ui().as_deref(), terminal),
+        }
     })
 }
 

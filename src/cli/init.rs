@@ -34,13 +34,27 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    let explicit = args.path.is_some() || vault.is_some();
     let target = match args.path.or(vault) {
         Some(p) => p,
         None => std::env::current_dir()?,
     };
+    if !explicit {
+        if let Some(refusal) = configured_elsewhere(&target) {
+            eprintln!("{refusal}");
+            return Ok(super::EXIT_FINDING);
+        }
+    }
     if let Some(refusal) = nested_refusal(&target, args.nested) {
         eprintln!("{refusal}");
         return Ok(super::EXIT_FINDING);
+    }
+    let no_notes = !holds_markdown(&target);
+    if no_notes {
+        eprintln!(
+            "git-rutter: warning: {} holds no markdown notes (none found in it or the folders below it); it is prepared as a vault all the same. If your notes live elsewhere, run `git rutter init` there.",
+            target.display()
+        );
     }
     let working =
         super::progress::Progress::start("preparing the vault (adopting existing records)");
@@ -108,10 +122,64 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         super::print(&format!(
             "Set git config --global {VAULT_CONFIG_KEY} {root}."
         ))?;
-    } else if let Some(note) = hooks_use_another_vault(&vault.root) {
+    } else if let Some(note) = hooks_use_another_vault(&vault.root).filter(|_| !no_notes) {
+        // Never suggested for a folder with no notes (the TypeScript user's `init` in `~`).
         eprintln!("{note}");
     }
     Ok(super::EXIT_OK)
+}
+
+/// The refusal to prepare the current folder when no PATH was given and the configured vault
+/// (`LIBRARIAN_VAULT_PATH`, `rutter.vault`) is another folder: a TypeScript user who runs
+/// `git rutter init` in `~` with their vault exported means that vault. A folder that is a vault
+/// already (re-running is safe) is never refused.
+fn configured_elsewhere(here: &Path) -> Option<String> {
+    let configured = crate::vault::resolve(None, false).ok()?;
+    let here = here.canonicalize().ok()?;
+    // A vault already: it has the record ref, or record files of the TypeScript version.
+    let is_vault = crate::vault::open(&here, crate::vault::VaultSource::Flag).is_ok_and(|v| {
+        v.root == configured.root
+            || v.root.join(crate::vault::OVERLAY_DIR).is_dir()
+            || crate::store::Store::open(&v).is_ok_and(|s| s.tip().is_ok_and(|t| t.is_some()))
+    });
+    if is_vault || here.starts_with(&configured.root) {
+        return None;
+    }
+    let that = crate::records::text::one_line_safe(&configured.root.display().to_string());
+    Some(format!(
+        "git-rutter: {} names the vault {that}, not this folder ({}); nothing was changed.\n\
+         To prepare that vault, run `git rutter init {that}`; to make this folder a vault of its own, run `git rutter init .`.",
+        configured.source.describe(),
+        crate::records::text::one_line_safe(&here.display().to_string()),
+    ))
+}
+
+/// Whether `dir` or a folder up to three levels below it (hidden folders, `node_modules` and
+/// `_librarian` aside) holds a markdown note; the walk stops at the first one.
+fn holds_markdown(dir: &Path) -> bool {
+    fn walk(dir: &Path, depth: usize, budget: &mut usize) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return false;
+        };
+        for e in entries.flatten() {
+            if *budget == 0 {
+                return true; // A big tree: do not warn on a guess.
+            }
+            *budget -= 1;
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_file() && name.to_ascii_lowercase().ends_with(".md") {
+                return true;
+            }
+            let skipped = name.starts_with('.') || name == "node_modules" || name == "_librarian";
+            if kind.is_dir() && !skipped && depth > 0 && walk(&e.path(), depth - 1, budget) {
+                return true;
+            }
+        }
+        false
+    }
+    walk(dir, 3, &mut 20_000)
 }
 
 /// Prepares the vault, parsing each day file the adoption reads for the dedupe cache as it is

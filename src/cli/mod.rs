@@ -60,6 +60,11 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_pager: bool,
 
+    /// When to colour human output, as git's --color: auto (on a terminal, or a pager on one),
+    /// always, or never. Without it: NO_COLOR, then CLICOLOR_FORCE, then git config color.ui.
+    #[arg(long, global = true, value_name = "WHEN", num_args = 0..=1, require_equals = true, default_missing_value = "always")]
+    pub color: Option<color::When>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -96,7 +101,10 @@ pub enum Command {
 
 /// Runs a parsed command and returns the process exit status.
 pub fn run(cli: Cli) -> i32 {
-    color::init(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    color::init(
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        cli.color,
+    );
     let pager = match cli.command {
         Command::Recent(_)
         | Command::Log(_)

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 /// lives in .git/rutter/index.sqlite (LIBRARIAN_DB_PATH overrides) and can be deleted at any time.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Rebuild every table from nothing; also takes over an index built for another vault.
+    /// Rebuild every table from nothing; also takes over an index built for another vault. A
+    /// database git-rutter did not make (the TypeScript version's librarian.db behind
+    /// LIBRARIAN_DB_PATH) is never written, not even with --force.
     #[arg(long)]
     pub force: bool,
 }

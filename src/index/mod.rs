@@ -40,7 +40,7 @@ pub enum IndexError {
         theirs: String,
         ours: String,
     },
-    #[error("{0} is not a git-rutter index; point LIBRARIAN_DB_PATH elsewhere or run `git rutter reindex --force` to replace it")]
+    #[error("{0} (LIBRARIAN_DB_PATH) is not an index git-rutter made (the TypeScript version's librarian.db, or another program's file); git-rutter never writes it, not even with --force. Unset LIBRARIAN_DB_PATH (git-rutter keeps its index in .git/rutter/ by default), or point it at a new file")]
     Foreign(PathBuf),
     #[error("index: {0}")]
     Io(#[from] std::io::Error),
@@ -100,6 +100,13 @@ fn read_meta(path: &Path) -> rusqlite::Result<(Option<String>, Option<String>)> 
     conn.query_row(META_SQL, [], |r| Ok((r.get(0)?, r.get(1)?)))
 }
 
+/// Whether the database at `path` is an index git-rutter made (its `meta` table names a
+/// `rutter-index` schema, of any version), so `reindex --force` may replace it.
+fn made_by_us(path: &Path) -> bool {
+    read_meta(path)
+        .is_ok_and(|(version, _)| version.is_some_and(|v| v.starts_with("rutter-index ")))
+}
+
 /// Both identifying values of the `meta` table in one query.
 const META_SQL: &str = "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), (SELECT value FROM meta WHERE key = 'vault')";
 
@@ -141,7 +148,11 @@ impl Index {
                     ours,
                 });
             }
-            Probe::Discard(_) if overridden && !force => return Err(IndexError::Foreign(path)),
+            // At LIBRARIAN_DB_PATH, only a file git-rutter made may be replaced: the
+            // TypeScript version's librarian.db stays that version's, even with --force.
+            Probe::Discard(_) if overridden && (!force || !made_by_us(&path)) => {
+                return Err(IndexError::Foreign(path))
+            }
             Probe::Discard(why) => {
                 remove_db(&path)?;
                 why

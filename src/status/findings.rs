@@ -178,7 +178,7 @@ fn index(s: &Status, out: &mut Vec<Finding>) {
         )),
         Some("foreign") => out.push(finding(
             "index-foreign",
-            format!("LIBRARIAN_DB_PATH names {}, which is not a git-rutter index (the TypeScript version's librarian.db is not used).", ix.path),
+            format!("LIBRARIAN_DB_PATH names {}, which is not an index git-rutter made (the TypeScript version's librarian.db is never used or written).", ix.path),
             "Unset LIBRARIAN_DB_PATH (the index then lives in .git/rutter/index.sqlite), or \
              point it at a new file."
                 .into(),

@@ -11,17 +11,17 @@ use std::path::{Path, PathBuf};
 /// `key` from git's default configuration (system, global, XDG), as `git config --get` run
 /// outside any repository would print it; `None` when unset or unreadable.
 pub fn default_config_string(key: &str) -> Option<String> {
-    Config::open_default().ok()?.get_string(key).ok()
+    super::cmdline::string(Config::open_default().ok().as_ref(), key)
 }
 
 /// `key` as git in the current directory resolves it: the repository's configuration (all
 /// levels) when the directory lies in one, else the default configuration.
 pub fn config_string_here(key: &str) -> Option<String> {
     let config = match Repository::open_from_env() {
-        Ok(repo) => repo.config().ok()?,
-        Err(_) => Config::open_default().ok()?,
+        Ok(repo) => repo.config().ok(),
+        Err(_) => Config::open_default().ok(),
     };
-    config.get_string(key).ok()
+    super::cmdline::string(config.as_ref(), key)
 }
 
 /// Sets `key` in the user's global configuration (`git config --global`).
@@ -47,11 +47,15 @@ pub struct RepoHere {
 pub fn repo_here(local_key: &str) -> Option<RepoHere> {
     let repo = Repository::open_from_env().ok()?;
     let workdir = repo.workdir()?.to_path_buf();
-    let local_value = repo
-        .config()
-        .and_then(|c| c.open_level(ConfigLevel::Local))
-        .and_then(|c| c.get_string(local_key))
-        .ok();
+    // `git -c` wins over every level, the local one too.
+    let local_value = match super::cmdline::override_of(local_key) {
+        Some(v) => v,
+        None => repo
+            .config()
+            .and_then(|c| c.open_level(ConfigLevel::Local))
+            .and_then(|c| c.get_string(local_key))
+            .ok(),
+    };
     let has_records_ref = repo.find_reference(RECORDS_REF).is_ok();
     Some(RepoHere {
         workdir,
@@ -126,11 +130,16 @@ pub struct HookDirs {
 impl super::Store {
     /// This vault's hook folders as git resolves them.
     pub fn hook_dirs(&self) -> Result<HookDirs, StoreError> {
-        let hooks_path = match self.repo.config()?.get_path("core.hooksPath") {
-            Ok(p) if !p.as_os_str().is_empty() => Some(p),
-            Ok(_) => None,
-            Err(e) if e.code() == git2::ErrorCode::NotFound => None,
-            Err(e) => return Err(e.into()),
+        let hooks_path = match super::cmdline::override_of("core.hooksPath") {
+            // `git -c core.hooksPath=…` (a `~/` in it as git expands it).
+            Some(Some(p)) if !p.is_empty() => Some(crate::vault::expand_tilde(&p)),
+            Some(_) => None,
+            None => match self.repo.config()?.get_path("core.hooksPath") {
+                Ok(p) if !p.as_os_str().is_empty() => Some(p),
+                Ok(_) => None,
+                Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+                Err(e) => return Err(e.into()),
+            },
         };
         Ok(HookDirs {
             workdir: self.repo.workdir().map(Path::to_path_buf),

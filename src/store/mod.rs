@@ -5,6 +5,7 @@ pub mod adopt;
 pub mod append;
 pub mod candidates;
 pub mod clone;
+pub mod cmdline;
 pub mod commit;
 pub mod compose;
 pub mod diffview;
@@ -177,10 +178,7 @@ impl Store {
 
     /// Whether `rutter.keepCited` allows `cited/` copies (default true).
     pub fn keep_cited(&self) -> bool {
-        self.repo
-            .config()
-            .and_then(|c| c.get_bool(KEEP_CITED_KEY))
-            .unwrap_or(true)
+        cmdline::boolean(self.repo.config().ok().as_ref(), KEEP_CITED_KEY).unwrap_or(true)
     }
 
     /// The author and committer: the user's git identity, else `rutter <rutter@localhost>`.

@@ -38,10 +38,7 @@ pub enum SignError {
 impl Store {
     /// Whether `rutter.sign` is set (default false).
     pub fn sign_wanted(&self) -> bool {
-        self.repo
-            .config()
-            .and_then(|c| c.get_bool(SIGN_KEY))
-            .unwrap_or(false)
+        super::cmdline::boolean(self.repo.config().ok().as_ref(), SIGN_KEY).unwrap_or(false)
     }
 
     /// Writes a signed commit through `git commit-tree -S` with exactly this author, committer

@@ -94,13 +94,11 @@ pub fn record_state(vault: &Vault) -> Result<RecordState, StoreError> {
 
 /// The sync settings, read without fetching (`None` when no sync remote is set).
 fn sync_state(store: &Store, state_dir: &Path, tip: Oid) -> Option<SyncState> {
-    let remote = store
-        .repo
-        .config()
-        .ok()?
-        .get_string(super::sync::SYNC_REMOTE_KEY)
-        .ok()
-        .filter(|r| !r.is_empty())?;
+    let remote = super::cmdline::string(
+        store.repo.config().ok().as_ref(),
+        super::sync::SYNC_REMOTE_KEY,
+    )
+    .filter(|r| !r.is_empty())?;
     let tracking = super::sync::transport::tracking_ref(&remote);
     let theirs = store.repo.refname_to_id(&tracking).ok();
     let relation = match theirs {

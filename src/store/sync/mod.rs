@@ -117,7 +117,7 @@ impl Store {
     /// The remote `git rutter sync` uses: `given`, else `rutter.syncRemote`; it must exist and
     /// be set up for rutter (its fetch refspecs hold [`transport::fetch_refspec`]).
     pub fn sync_remote(&self, given: Option<&str>) -> Result<String, SyncError> {
-        let configured = self.repo.config()?.get_string(SYNC_REMOTE_KEY).ok();
+        let configured = super::cmdline::string(self.repo.config().ok().as_ref(), SYNC_REMOTE_KEY);
         let name = given
             .map(str::to_string)
             .or(configured)

@@ -105,7 +105,7 @@ impl Store {
         let config = self.repo.config().ok();
         let from_config = ["user.email", "author.email", "committer.email"]
             .into_iter()
-            .filter_map(|k| config.as_ref()?.get_string(k).ok());
+            .filter_map(|k| crate::store::cmdline::string(config.as_ref(), k));
         let from_env = ["GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "EMAIL"]
             .into_iter()
             .filter_map(|k| std::env::var(k).ok());
