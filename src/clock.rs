@@ -1,7 +1,14 @@
 //! Time: UTC instants in milliseconds, their ISO and day forms, and the injectable clock.
 //!
-//! No time-zone crate: the tool only ever needs UTC civil dates (Howard Hinnant's algorithm).
-//! `RUTTER_TIMESTAMP` pins the clock in debug builds (tests) and is ignored in release builds.
+//! The record is filed by UTC day with its own civil-date code (Howard Hinnant's algorithm);
+//! what the user sees and types (local times and days, git's date words) goes through jiff, in
+//! [`zone`] and [`approx`]. `RUTTER_TIMESTAMP` pins the clock in debug builds (tests) and is
+//! ignored in release builds.
+
+pub mod approx;
+mod zone;
+
+pub use zone::{add_days, Clock};
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

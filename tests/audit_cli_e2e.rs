@@ -280,8 +280,10 @@ fn log_of_one_entry_and_of_one_day() {
     assert_eq!((empty.code, empty.stdout.as_str()), (0, "no records\n"));
 }
 
+/// `-p`, as `git log -p`: each entry is followed by the line its commit added, as a patch of
+/// its day file; an edited entry by its edit instead.
 #[test]
-fn log_p_shows_the_diff_of_an_edited_entry_only() {
+fn log_p_shows_each_added_line_and_the_edit_of_an_edited_entry() {
     let env = vault();
     edit_29(&env);
     let committed_text = String::from_utf8(committed(&env, D29)).unwrap();
@@ -289,9 +291,26 @@ fn log_p_shows_the_diff_of_an_edited_entry_only() {
     let new = env.read(D29).lines().last().unwrap().to_string();
     let r = run(&env, &["log", "-p"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let want = [
-        committed_line(&env, 3, "committed"),
-        committed_line(&env, 2, "committed"),
+    let added = |i: usize| {
+        let (_, time, summary) = ENTRIES[i];
+        let file = format!("_librarian/sessions/{}.md", &time[..10]);
+        let line = env
+            .read(&file)
+            .lines()
+            .find(|l| l.contains(summary))
+            .unwrap()
+            .to_string();
+        [
+            format!("    --- a/{file}"),
+            format!("    +++ b/{file}"),
+            format!("    +{line}"),
+        ]
+    };
+    let mut want = vec![committed_line(&env, 3, "committed")];
+    want.extend(added(3));
+    want.push(committed_line(&env, 2, "committed"));
+    want.extend(added(2));
+    want.extend([
         committed_line(&env, 1, "edited after commit"),
         "    --- committed".to_string(),
         "    +++ working tree".to_string(),
@@ -300,7 +319,8 @@ fn log_p_shows_the_diff_of_an_edited_entry_only() {
         format!("    -{old}"),
         format!("    +{new}"),
         committed_line(&env, 0, "committed"),
-    ];
+    ]);
+    want.extend(added(0));
     assert_eq!(r.stdout, want.join("\n") + "\n");
     let plain = run(&env, &["log"]);
     assert!(!plain.stdout.contains("+++"), "{}", plain.stdout);
@@ -335,6 +355,31 @@ fn log_json_holds_every_field() {
         json!({"id": id, "day": &time[..10], "time": time, "summary": summary,
                "status": status, "commit": commit_of(&env, id)})
     };
+    // Each row names its day file, and carries its project, client (when known) and refs.
+    for row in rows.iter_mut() {
+        let o = row.as_object_mut().unwrap();
+        let day = o["day"].as_str().unwrap().to_string();
+        assert_eq!(
+            o.remove("file"),
+            Some(json!(format!("_librarian/sessions/{day}.md")))
+        );
+        let project = o.remove("project");
+        if o["id"] != json!(HAND.0) {
+            assert_eq!(project, Some(json!("vault")), "{o:?}");
+        }
+        assert!(
+            o.get("client").is_none(),
+            "a manual capture names no client: {o:?}"
+        );
+        let refs = o.remove("refs").unwrap();
+        if o["id"] != json!(HAND.0) {
+            assert_eq!(refs[0]["path"], json!("Notes/a.md"), "{refs}");
+            assert!(
+                refs[0]["hash"].as_str().unwrap().starts_with("sha256:"),
+                "{refs}"
+            );
+        }
+    }
     let want = json!([
         {"id": HAND.0, "day": "2026-11-30", "time": HAND.1, "summary": HAND.2,
          "status": "unverified", "commit": null},
@@ -346,7 +391,8 @@ fn log_json_holds_every_field() {
     assert_eq!(v, want);
     let one: Value =
         serde_json::from_str(&run(&env, &["log", "--json", ENTRIES[2].0]).stdout).unwrap();
-    assert_eq!(one, json!([entry(2, "committed")]));
+    assert_eq!(one[0]["id"], json!(ENTRIES[2].0));
+    assert_eq!(one.as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -591,7 +637,7 @@ fn diff_is_silent_and_exits_0_when_clean() {
     assert_eq!((r.code, r.stdout.as_str()), (0, ""));
     assert_eq!(
         r.stderr,
-        "git-rutter: the record files match refs/rutter/records (see also GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian).\n"
+        "git-rutter: no differences: the record files match refs/rutter/records.\n"
     );
     assert!(exists(&env.vault.join(".git/rutter/records.index")));
 }
@@ -608,8 +654,12 @@ fn diff_shows_edits_pending_lines_deletions_and_new_files() {
     let d28 = env.read(D28);
     std::fs::remove_file(env.vault.join(D28)).unwrap();
     write_new_day(&env);
-    let r = run(&env, &["diff"]);
+    // As `git diff`: exit 0 whatever it shows; 1 with --exit-code.
+    let r = run(&env, &["diff", "--exit-code"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
+    let plain = run(&env, &["diff"]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert_eq!(plain.stdout, r.stdout);
     let mut want = format!("--- a/{D28}\n+++ b/{D28}\n@@ -1,8 +0,0 @@\n");
     for l in d28.lines() {
         want.push_str(&format!("-{l}\n"));
@@ -633,7 +683,7 @@ fn diff_shows_a_use_log_not_committed_yet() {
     let env = vault();
     let line = "{\"ts\":\"2026-11-30T12:00:00.000Z\",\"kind\":\"librarian-recent\"}";
     env.write("_librarian/stateful-use.jsonl", &format!("{line}\n"));
-    let r = run(&env, &["diff"]);
+    let r = run(&env, &["diff", "--exit-code"]);
     assert_eq!(r.code, 1);
     assert_eq!(
         r.stdout,

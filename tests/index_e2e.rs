@@ -129,6 +129,33 @@ fn show_reads_only_indexed_notes() {
 }
 
 #[test]
+fn show_takes_a_path_relative_to_the_current_folder() {
+    let env = notes_vault();
+    let notes = env.vault.join("Notes");
+    let from_notes = |p: &str| -> Run {
+        let mut c = env.cmd();
+        c.current_dir(&notes).args(["show", p]);
+        common::run_with_stdin(&mut c, b"")
+    };
+    for p in ["blue.md", "./blue.md", "../Notes/blue.md", "Notes/blue.md"] {
+        let r = from_notes(p);
+        assert_eq!(r.code, 0, "{p}: {}", r.stderr);
+        assert!(r.stdout.contains("Notes/blue.md\n"), "{p}: {}", r.stdout);
+    }
+    let abs = notes.join("blue.md");
+    let r = from_notes(abs.to_str().unwrap());
+    assert_eq!(r.code, 0, "an absolute path inside the vault: {}", r.stderr);
+    let r = from_notes("--json");
+    assert_ne!(r.code, 0, "a flag is not a path");
+    std::fs::write(env.root().join("outside.md"), "secret").unwrap();
+    for p in ["../../outside.md", "../.git/config"] {
+        let r = from_notes(p);
+        assert_eq!(r.code, 1, "{p}");
+        assert_eq!(r.stdout, "", "{p}");
+    }
+}
+
+#[test]
 fn a_corrupt_index_is_rebuilt_and_a_foreign_one_refused() {
     let env = notes_vault();
     let db = env.vault.join(".git/rutter/index.sqlite");

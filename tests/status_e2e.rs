@@ -262,6 +262,67 @@ fn a_failed_last_hook_run_is_a_finding() {
 }
 
 #[test]
+fn an_acknowledged_failed_run_is_no_finding() {
+    let env = healthy();
+    env.capture(b"this is not a payload", &["--client", "claude"]);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 1);
+    assert!(kinds(&json).contains(&"last-run-failed".to_string()));
+    assert_eq!(json["runs_acked"], Value::Null);
+    let r = status(&env, &["--ack-runs"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("acknowledged"), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("malformed"),
+        "the run stays in the list: {}",
+        r.stdout
+    );
+    assert!(env.home.join(".local/state/rutter/runs-acked").is_file());
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 0, "{json:#}");
+    assert!(json["runs_acked"]
+        .as_str()
+        .is_some_and(|t| t.ends_with('Z')));
+    // A run failing after the acknowledgement is a finding again.
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    env.capture(b"still not a payload", &["--client", "claude"]);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 1, "{json:#}");
+    assert!(kinds(&json).contains(&"last-run-failed".to_string()));
+    // A forged acknowledgement file is read as none.
+    std::fs::write(
+        env.home.join(".local/state/rutter/runs-acked"),
+        "not a time",
+    )
+    .unwrap();
+    assert_eq!(status_json(&env).1["runs_acked"], Value::Null);
+}
+
+#[test]
+fn status_shows_local_times_unless_utc() {
+    let env = healthy();
+    let at = |tz: &str, extra: &[&str]| -> String {
+        let mut c = env.cmd();
+        c.env("TZ", tz)
+            .current_dir(&env.vault)
+            .arg("status")
+            .args(extra);
+        String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned()
+    };
+    let la = at("America/Los_Angeles", &[]);
+    let record = la.lines().find(|l| l.starts_with("record:")).unwrap();
+    assert!(
+        record.contains(" -0800, ") || record.contains(" -0700, "),
+        "{record}"
+    );
+    let utc = at("America/Los_Angeles", &["--utc"]);
+    let record = utc.lines().find(|l| l.starts_with("record:")).unwrap();
+    assert!(record.contains(" UTC, "), "{record}");
+    let kolkata = at("Asia/Kolkata", &[]);
+    assert!(kolkata.contains(" +0530"), "hook runs too: {kolkata}");
+}
+
+#[test]
 fn a_broken_payload_is_a_failed_run_with_what_to_check() {
     let env = healthy();
     let r = env.capture(b"this is not a payload", &["--client", "claude"]);

@@ -1,6 +1,5 @@
 //! `git rutter diff`: the record files in the working tree against refs/rutter/records.
 
-use crate::store::diffview::PRIVATE_INDEX;
 use crate::store::Store;
 use std::path::PathBuf;
 
@@ -10,20 +9,28 @@ use std::path::PathBuf;
 /// `GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`. Lines only added at the
 /// end are pending (not committed yet); anything else is an edit `git rutter verify` reports.
 /// A record file not committed at all yet is shown as new (plain git diff does not list it).
-/// Exit status 1 when something differs.
+/// Exit status 0, as `git diff`; with --exit-code, 1 when something differs.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Exit with 1 when the record files differ from what was committed, 0 when they do not
+    /// (as `git diff --exit-code`).
+    #[arg(long)]
+    pub exit_code: bool,
+}
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, _args: Args) -> anyhow::Result<i32> {
+pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
     store.write_private_index()?;
     let diff = store.record_diff()?;
     if diff.is_empty() {
-        eprintln!("git-rutter: the record files match refs/rutter/records (see also GIT_INDEX_FILE=.git/rutter/{PRIVATE_INDEX} git diff -- _librarian).");
+        eprintln!("git-rutter: no differences: the record files match refs/rutter/records.");
         return Ok(super::EXIT_OK);
     }
     super::print_painted(diff.trim_end(), super::color::diff)?;
-    Ok(super::EXIT_FINDING)
+    Ok(match args.exit_code {
+        true => super::EXIT_FINDING,
+        false => super::EXIT_OK,
+    })
 }

@@ -1,7 +1,7 @@
 //! `git rutter log`: every record, newest first, with the commit that added it and its status.
 
 use super::color;
-use crate::recall::render::Clock;
+use crate::clock::Clock;
 use crate::records::filter::EntryFilter;
 use crate::records::retraction::Retraction;
 use crate::records::status::{self, Status};
@@ -23,7 +23,7 @@ use std::path::PathBuf;
 pub struct Args {
     /// Only this entry.
     pub entry: Option<String>,
-    /// Only entries of this day (YYYY-MM-DD).
+    /// Only entries of this day (YYYY-MM-DD; a local day unless --utc).
     #[arg(long, value_name = "DAY", conflicts_with = "entry")]
     pub day: Option<String>,
     /// At most this many entries (default 20).
@@ -36,17 +36,19 @@ pub struct Args {
     /// (case-insensitive); repeatable, and every word of every --grep must match.
     #[arg(long, value_name = "TEXT")]
     pub grep: Vec<String>,
-    /// Only entries from this day on: YYYY-MM-DD, or Nd / Nw for N days or weeks ago (UTC).
+    /// Only entries from this date on, as `git log --since` reads it: a day (YYYY-MM-DD, the
+    /// whole day), a day and time, Nd / Nw for N days or weeks ago (`0d` is today only), or
+    /// git's words (`yesterday`, `"3 days ago"`, `2.weeks.ago`). Days are local unless --utc.
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
-    /// Only entries up to this day (inclusive): YYYY-MM-DD, or Nd / Nw.
+    /// Only entries up to this date (a day counts whole); the forms of --since.
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
     /// Show the diff of each edited entry.
     #[arg(short = 'p', long = "patch")]
     pub patch: bool,
-    /// Show times in UTC, as recorded (by default in your time zone, with its offset; JSON is
-    /// always UTC).
+    /// Show times and count days in UTC, as recorded (by default in your time zone, with its
+    /// offset; JSON times are always UTC).
     #[arg(long)]
     pub utc: bool,
     /// Print as JSON.
@@ -62,6 +64,16 @@ struct Row {
     summary: String,
     status: &'static str,
     commit: Option<String>,
+    /// The day file that holds it (vault-relative).
+    file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    project: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client: Option<String>,
+    refs: Vec<crate::records::NoteRef>,
+    /// The entry's line as its day file holds it (`-p` shows it as the line its commit added).
+    #[serde(skip)]
+    line: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     retraction: Option<Retracted>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,15 +93,18 @@ struct Retracted {
 
 /// Runs the command. An unknown entry id is exit status 1, a malformed day 2.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    if let Some(d) = &args.day {
-        anyhow::ensure!(crate::clock::is_day(d), "{d} is not a date (YYYY-MM-DD)");
-    }
-    let filter = super::entry_filter(
+    let clock = Clock::for_flag(args.utc);
+    let mut filter = super::entry_filter(
         &args.grep,
         args.since.as_deref(),
         args.until.as_deref(),
         crate::clock::now(),
+        &clock,
     )?;
+    if let Some(d) = &args.day {
+        anyhow::ensure!(crate::clock::is_day(d), "{d} is not a date (YYYY-MM-DD)");
+        filter = filter.on_day(d, &clock).map_err(anyhow::Error::msg)?;
+    }
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
     let report = store.verify(Options {
@@ -100,13 +115,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if report.lock_missed {
         eprintln!("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
     }
-    let mut rows = rows(
-        &store,
-        &report.findings,
-        &report.added_by,
-        args.day.as_deref(),
-        &filter,
-    )?;
+    let mut rows = rows(&store, &report.findings, &report.added_by, &filter)?;
     rows.retain(|r| args.entry.as_ref().is_none_or(|e| &r.id == e));
     if let (Some(id), true) = (&args.entry, rows.is_empty()) {
         eprintln!("git-rutter: no entry {id} in refs/rutter/records or the day files.");
@@ -119,7 +128,6 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if args.json {
         super::print_json(&rows)?;
     } else {
-        let clock = if args.utc { Clock::Utc } else { Clock::local() };
         print_rows(&rows, args.patch, &clock)?;
     }
     Ok(super::EXIT_OK)
@@ -148,7 +156,12 @@ fn print_rows(rows: &[Row], patch: bool, clock: &Clock) -> anyhow::Result<()> {
         // The commit id and the status are ASCII written by us: sanitising leaves their places.
         let at = commit.len() + day.len() + time.len() + 3;
         super::print_painted(&line, |safe| paint_row(safe, commit.len(), at, r.status))?;
-        if let (true, Some(d)) = (patch, &r.diff) {
+        // An edited entry shows its edit; any other, as `git log -p`, the line its commit added.
+        let added = r
+            .line
+            .as_ref()
+            .map(|l| format!("--- a/{f}\n+++ b/{f}\n+{l}", f = r.file));
+        if let (true, Some(d)) = (patch, r.diff.as_ref().or(added.as_ref())) {
             let indented: Vec<String> = d.lines().map(|l| format!("    {l}")).collect();
             super::print_painted(&indented.join("\n"), color::diff)?;
         }
@@ -186,7 +199,6 @@ fn rows(
     store: &Store,
     findings: &[Finding],
     added_by: &HashMap<String, String>,
-    day: Option<&str>,
     filter: &EntryFilter,
 ) -> anyhow::Result<Vec<Row>> {
     let diffs = diffs(findings);
@@ -199,9 +211,10 @@ fn rows(
     days.extend(pending.keys().cloned());
     days.extend(working_days(store));
     // Keyed by day file stem (a day may have one file per writer, spec/sync.md). A retraction
-    // is appended on or after the day of what it retracts: with --day, the days before it
+    // is appended on or after the day of what it retracts: the days before the first one kept
     // cannot hold one.
-    days.retain(|d| day.is_none_or(|want| day_of_stem(d) >= want));
+    let (first, last) = filter.day_range();
+    days.retain(|d| first.is_none_or(|want| day_of_stem(d) >= want));
     let mut entries = Vec::new();
     let mut retractions: HashMap<String, Retracted> = HashMap::new();
     for d in &days {
@@ -226,24 +239,25 @@ fn rows(
                 .entry(r.retracts.clone())
                 .or_insert_with(|| retracted(r, d, added_by));
         }
-        if day.is_none_or(|want| want == d) {
-            entries.extend(
-                record
-                    .entries
-                    .into_iter()
-                    .map(|(e, st)| (stem.clone(), e, st)),
-            );
+        if last.is_none_or(|want| d <= want) {
+            let mut raw = raw_lines(working.as_deref().or(bytes.as_deref()));
+            entries.extend(record.entries.into_iter().map(|(e, st)| {
+                let line = raw
+                    .get_mut(&e.id)
+                    .and_then(std::collections::VecDeque::pop_front);
+                (stem.clone(), e, st, line)
+            }));
         }
     }
     let held_twice = ids_held_twice(&entries);
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
     let mut rows = Vec::with_capacity(entries.len());
-    for (stem, e, st) in entries {
+    for (stem, e, st, line) in entries {
         let d = day_of_stem(&stem).to_string();
         let nth = seen.entry((stem.clone(), e.id.clone())).or_default();
         let k = *nth;
         *nth += 1;
-        if !filter.matches(&d, &e) {
+        if !filter.matches(&e) {
             continue;
         }
         let retraction = retractions.get(&e.id).cloned();
@@ -259,6 +273,8 @@ fn rows(
             false => None,
         };
         let mut r = row(e, &d, status, added_by, diff, retraction);
+        r.file = paths::day_file(&stem);
+        r.line = line;
         if exact.is_some() {
             r.commit = exact;
         }
@@ -268,9 +284,11 @@ fn rows(
 }
 
 /// The entry ids more than one line of the record carries.
-fn ids_held_twice(entries: &[(String, Entry, Status)]) -> std::collections::HashSet<String> {
+fn ids_held_twice(
+    entries: &[(String, Entry, Status, Option<String>)],
+) -> std::collections::HashSet<String> {
     let mut count: HashMap<&str, usize> = HashMap::new();
-    for (_, e, _) in entries {
+    for (_, e, _, _) in entries {
         *count.entry(e.id.as_str()).or_default() += 1;
     }
     count
@@ -352,6 +370,11 @@ fn row(
 ) -> Row {
     Row {
         commit: added_by.get(&e.id).cloned(),
+        file: paths::day_file(day),
+        project: e.project().map(str::to_string),
+        client: e.client.clone(),
+        refs: e.refs.clone(),
+        line: None,
         id: e.id,
         day: day.to_string(),
         time: e.time,
@@ -360,4 +383,26 @@ fn row(
         retraction,
         diff,
     }
+}
+
+/// The `@2` entry lines of a day file by entry id, in file order (an id two lines carry has
+/// both, in order).
+fn raw_lines(bytes: Option<&[u8]>) -> HashMap<String, std::collections::VecDeque<String>> {
+    let mut out: HashMap<String, std::collections::VecDeque<String>> = HashMap::new();
+    let Some(text) = bytes.map(String::from_utf8_lossy) else {
+        return out;
+    };
+    for l in text.lines().filter(|l| l.contains("<!-- rutter:entry ")) {
+        // The machine part, after the line's last marker, starts with its id.
+        let id = l
+            .rsplit_once("<!-- rutter:entry ")
+            .and_then(|(_, json)| json.strip_prefix("{\"id\":\""))
+            .and_then(|rest| rest.split('"').next());
+        if let Some(id) = id {
+            out.entry(id.to_string())
+                .or_default()
+                .push_back(l.to_string());
+        }
+    }
+    out
 }

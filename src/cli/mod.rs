@@ -212,13 +212,11 @@ pub fn entry_filter(
     since: Option<&str>,
     until: Option<&str>,
     now: crate::clock::Instant,
+    clock: &crate::clock::Clock,
 ) -> anyhow::Result<crate::records::filter::EntryFilter> {
-    use crate::records::filter::{parse_day_bound, EntryFilter};
-    let bound = |v: Option<&str>| v.map(|v| parse_day_bound(v, now)).transpose();
-    let mut f = EntryFilter::default().with_words(grep);
-    f.since = bound(since).map_err(anyhow::Error::msg)?;
-    f.until = bound(until).map_err(anyhow::Error::msg)?;
-    Ok(f)
+    let f = crate::records::filter::parse_bounds(since, until, now, clock)
+        .map_err(anyhow::Error::msg)?;
+    Ok(f.with_words(grep))
 }
 
 /// Resolves the vault for an interactive command (may use the current repository), naming it on

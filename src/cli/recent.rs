@@ -31,14 +31,16 @@ pub struct Args {
     /// (case-insensitive); repeatable, and every word of every --grep must match.
     #[arg(long, value_name = "TEXT")]
     pub grep: Vec<String>,
-    /// Only entries from this day on: YYYY-MM-DD, or Nd / Nw for N days or weeks ago (UTC;
-    /// `--since 0d` is today only).
+    /// Only entries from this date on, as `git log --since` reads it: a day (YYYY-MM-DD, the
+    /// whole day), a day and time, Nd / Nw for N days or weeks ago (`0d` is today only), or
+    /// git's words (`yesterday`, `"3 days ago"`, `2.weeks.ago`). Days are local unless --utc.
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
-    /// Only entries up to this day (inclusive): YYYY-MM-DD, or Nd / Nw.
+    /// Only entries up to this date (a day counts whole); the forms of --since.
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
-    /// Only entries from the last N days (today counts, so N+1 calendar days).
+    /// Only entries from the last N days (today counts, so N+1 calendar days; local unless
+    /// --utc).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub days: Option<u32>,
     /// Only entries whose project is NAME (case-insensitive, whole name).
@@ -50,8 +52,8 @@ pub struct Args {
     /// Show every session (overrides COUNT).
     #[arg(long, conflicts_with_all = ["count", "n"])]
     pub all: bool,
-    /// Show times in UTC, as recorded (by default in your time zone, with its offset, as `git
-    /// log` shows them; JSON is always UTC).
+    /// Show times and count days in UTC, as recorded (by default in your time zone, with its
+    /// offset, as `git log` shows them; JSON times are always UTC).
     #[arg(long)]
     pub utc: bool,
     /// Print the sessions as JSON (each step with its `status`, each ref with how it reads now,
@@ -63,11 +65,13 @@ pub struct Args {
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let now = clock::now();
+    let days = clock::Clock::for_flag(args.utc);
     let filter = super::entry_filter(
         &args.grep,
         args.since.as_deref(),
         args.until.as_deref(),
         now,
+        &days,
     )?;
     let vault = super::interactive_vault(vault.as_deref())?;
     let query = recent::Query {
@@ -84,12 +88,13 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         project: args.project,
         brief: args.brief,
         filter,
+        clock: days,
     };
     let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
     drop(building);
     if args.all && !args.json {
-        return print_all(&vault, &mut index, query, now, args.utc);
+        return print_all(&vault, &mut index, query, now);
     }
     let answer = recent::read(&vault, &mut index, &query, now)?;
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
@@ -101,20 +106,16 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         super::print_json(&json(&vault.root, &answer.recent, &shown))?;
     } else {
         super::print_painted(
-            &render::cli(&answer.recent, &shown, answer.record, &clock_for(args.utc)),
+            &render::cli(
+                &answer.recent,
+                &shown,
+                answer.record,
+                &clock::Clock::for_flag(args.utc),
+            ),
             super::color::marks,
         )?;
     }
     Ok(super::EXIT_OK)
-}
-
-/// The clock `--utc` asks for.
-fn clock_for(utc: bool) -> render::Clock {
-    if utc {
-        render::Clock::Utc
-    } else {
-        render::Clock::local()
-    }
 }
 
 /// Sessions `recent --all` prints before it reads the rest: a screen's worth.
@@ -131,9 +132,8 @@ fn print_all(
     index: &mut Index,
     mut query: recent::Query,
     now: clock::Instant,
-    utc: bool,
 ) -> anyhow::Result<i32> {
-    let clock = clock_for(utc);
+    let clock = query.clock.clone();
     query.count = Some(FIRST_SCREEN);
     let first = recent::read(vault, index, &query, now)?;
     if !first.record && matches!(first.recent, recent::Recent::Sessions(_)) {

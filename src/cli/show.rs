@@ -11,7 +11,8 @@ use std::path::PathBuf;
 /// and no other file can be read this way.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The note's path, exactly as search shows it.
+    /// The note's path: vault-relative as search shows it, or relative to the current folder
+    /// when you stand inside the vault (as `git show HEAD:./file`), or absolute inside it.
     pub path: String,
     /// Print the note as JSON.
     #[arg(long)]
@@ -24,10 +25,21 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
     drop(building);
-    let (note, _) = index.read_fresh(
-        |index| index.note(&args.path),
+    // From a folder inside the vault a path is relative to it, as git takes paths; the
+    // vault-relative path search shows still works there.
+    let here = vault_relative(&vault.root, &args.path);
+    let (found, _) = index.read_fresh(
+        |index| match index.note(&here)? {
+            Some(n) => Ok(Some((here.clone(), n))),
+            None => Ok(index.note(&args.path)?.map(|n| (args.path.clone(), n))),
+        },
         |index, notes| reindex::identity_after_rescan(&vault, index, notes).map(drop),
     )?;
+    let (path, note) = match found {
+        Some((p, n)) => (p, Some(n)),
+        None => (args.path.clone(), None),
+    };
+    let args = Args { path, ..args };
     if args.json {
         super::print_json(&serde_json::json!({ "path": args.path, "note": note }))?;
     } else if note.is_some() {
@@ -44,4 +56,46 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     } else {
         super::EXIT_FINDING
     })
+}
+
+/// `path` as the vault-relative path the index knows. A path given from inside the vault (the
+/// current folder below its root) or an absolute one inside it is taken relative to where it
+/// points, as git takes paths; anything else (already vault-relative, or outside the vault) is
+/// left as given, and the index answers for it.
+fn vault_relative(root: &std::path::Path, path: &str) -> String {
+    let given = std::path::Path::new(path);
+    let joined = match given.is_absolute() {
+        true => given.to_path_buf(),
+        false => match std::env::current_dir()
+            .ok()
+            .and_then(|c| c.canonicalize().ok())
+        {
+            Some(cwd) if cwd.starts_with(root) && cwd != *root => cwd.join(given),
+            _ => return path.to_string(),
+        },
+    };
+    let Some(rel) = lexical(&joined)
+        .strip_prefix(root)
+        .ok()
+        .map(|p| p.to_path_buf())
+    else {
+        return path.to_string();
+    };
+    rel.to_str().map_or(path.to_string(), str::to_string)
+}
+
+/// `p` with `.` and `..` resolved by text (no symlink followed, none needed: the index answers
+/// only for its own notes).
+fn lexical(p: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }

@@ -17,32 +17,58 @@ use std::path::PathBuf;
 /// runs from the hook-run log with their outcome (captured, no directive, deduped, empty,
 /// malformed, no vault, error). Ends with the findings, each saying what to do.
 ///
-/// Writes nothing and runs no verify. Exit status: 0 when there is no finding, 1 with findings.
+/// A client's failed hook run is a finding until a later run of that client succeeds, or until
+/// you acknowledge it with --ack-runs.
+///
+/// Writes nothing (but the acknowledgement) and runs no verify. Exit status: 0 when there is no
+/// finding, 1 with findings.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Print everything as JSON (the shape is in spec/status.md).
     #[arg(long)]
     pub json: bool,
+    /// Show times in UTC (by default in your time zone, with its offset).
+    #[arg(long)]
+    pub utc: bool,
+    /// Acknowledge every failed hook run logged so far: they stop being findings (they stay in
+    /// the log and in the list of runs); a run that fails later is a finding again.
+    #[arg(long)]
+    pub ack_runs: bool,
 }
 
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+    if args.ack_runs {
+        let file = status::runs::acknowledge(clock::now())?;
+        eprintln!(
+            "git-rutter: failed hook runs logged until now are acknowledged (in {}).",
+            file.display()
+        );
+    }
     let ctx = super::install_hook::context(None).ok();
     let now = clock::now();
+    let clock = clock::Clock::for_flag(args.utc);
     let status = status::gather(&Inputs {
         flag: vault.as_deref(),
         clients: ctx.as_ref(),
         now,
+        clock: clock.clone(),
     });
     if args.json {
         super::print_json(&status)?;
     } else {
-        super::print_painted(&render(&status, now), paint)?;
+        super::print_painted(&render(&status, &Times { now, clock }), paint)?;
     }
     Ok(match status.healthy {
         true => super::EXIT_OK,
         false => super::EXIT_FINDING,
     })
+}
+
+/// When status looks, and how it shows times.
+pub struct Times {
+    pub now: Instant,
+    pub clock: clock::Clock,
 }
 
 /// The human form: one line per item, findings at the end.
@@ -63,16 +89,16 @@ fn paint(text: &str) -> String {
     lines.join("\n")
 }
 
-pub fn render(s: &Status, now: Instant) -> String {
+pub fn render(s: &Status, t: &Times) -> String {
     let mut out = Vec::new();
     vault_lines(s, &mut out);
-    record_line(s, &mut out);
-    index_line(s, now, &mut out);
+    record_line(s, t, &mut out);
+    index_line(s, t, &mut out);
     if !s.clients.is_empty() {
         out.push("clients:".into());
-        out.extend(s.clients.iter().map(|c| client_line(c, now)));
+        out.extend(s.clients.iter().map(|c| client_line(c, t)));
     }
-    runs_lines(s, &mut out);
+    runs_lines(s, t, &mut out);
     if s.findings.is_empty() {
         out.push("no findings: everything status checks is working.".into());
     } else {
@@ -116,7 +142,7 @@ fn vault_lines(s: &Status, out: &mut Vec<String>) {
     out.push(format!("hooks:    hooks and the MCP server find {line}"));
 }
 
-fn record_line(s: &Status, out: &mut Vec<String>) {
+fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
     let Some(r) = &s.record else { return };
     if let Some(e) = &r.error {
         out.push(format!("record:   cannot be read ({e})"));
@@ -138,7 +164,10 @@ fn record_line(s: &Status, out: &mut Vec<String>) {
     out.push(format!(
         "record:   refs/rutter/records at {} ({}, {}); {} pending; {}{}",
         &tip[..tip.len().min(12)],
-        r.tip_time.as_deref().map(show_time).unwrap_or_default(),
+        r.tip_time
+            .as_deref()
+            .map(|at| show_time(at, &t.clock))
+            .unwrap_or_default(),
         r.tip_subject.as_deref().unwrap_or_default(),
         r.pending,
         verified,
@@ -165,7 +194,7 @@ fn record_line(s: &Status, out: &mut Vec<String>) {
     }
 }
 
-fn index_line(s: &Status, now: Instant, out: &mut Vec<String>) {
+fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {
     let Some(ix) = &s.index else { return };
     let vault_notes = match ix.vault_notes {
         1 => "1 markdown note in the vault".to_string(),
@@ -197,7 +226,7 @@ fn index_line(s: &Status, now: Instant, out: &mut Vec<String>) {
                 ix.entries.unwrap_or(0),
                 ix.updated
                     .as_deref()
-                    .map(|t| age(t, now))
+                    .map(|at| age(at, t))
                     .unwrap_or_else(|| "at an unknown time".into())
             )
         }
@@ -205,7 +234,7 @@ fn index_line(s: &Status, now: Instant, out: &mut Vec<String>) {
     out.push(format!("index:    {line}"));
 }
 
-fn client_line(c: &ClientInfo, now: Instant) -> String {
+fn client_line(c: &ClientInfo, t: &Times) -> String {
     let st = &c.state;
     let mut parts = Vec::new();
     match st.hook.state {
@@ -237,11 +266,11 @@ fn client_line(c: &ClientInfo, now: Instant) -> String {
         (Some(r), cap) => {
             parts.push(format!(
                 "last run {}: {}",
-                age(&r.time, now),
+                age(&r.time, t),
                 r.outcome.as_str()
             ));
             if let Some(cap) = cap.as_ref().filter(|cap| cap.time != r.time) {
-                parts.push(format!("last capture {}", age(&cap.time, now)));
+                parts.push(format!("last capture {}", age(&cap.time, t)));
             }
         }
         (None, _) if st.hook.state == "registered" => parts.push("no run logged yet".into()),
@@ -250,7 +279,7 @@ fn client_line(c: &ClientInfo, now: Instant) -> String {
     format!("  {:<18} {}", st.label, parts.join("; "))
 }
 
-fn runs_lines(s: &Status, out: &mut Vec<String>) {
+fn runs_lines(s: &Status, t: &Times, out: &mut Vec<String>) {
     if s.runs_logged == 0 {
         out.push("hook runs: none logged yet (each `git-rutter capture` run is logged)".into());
         return;
@@ -261,18 +290,18 @@ fn runs_lines(s: &Status, out: &mut Vec<String>) {
         s.runs_logged
     ));
     let vault = s.vault.as_ref().map(|v| v.path.as_str());
-    out.extend(s.last_runs.iter().map(|r| run_line(r, vault)));
+    out.extend(s.last_runs.iter().map(|r| run_line(r, vault, &t.clock)));
 }
 
 /// One run; the vault is named when it is not the one status looked at.
-fn run_line(r: &Run, vault: Option<&str>) -> String {
+fn run_line(r: &Run, vault: Option<&str>, clock: &clock::Clock) -> String {
     let into = match r.vault.as_deref() {
         Some(v) if Some(v) != vault => format!(" [vault {v}]"),
         _ => String::new(),
     };
     format!(
         "  {}  {:<8} {:<12} {}{into}",
-        show_time(&r.time),
+        show_time(&r.time, clock),
         r.client.as_deref().unwrap_or("-"),
         r.outcome.as_str(),
         r.reason,
@@ -284,8 +313,8 @@ fn age_ms(iso: &str, now: Instant) -> Option<i64> {
 }
 
 /// `2026-12-01 07:31:41 UTC, 5 min ago`.
-fn age(iso: &str, now: Instant) -> String {
-    let ago = match age_ms(iso, now).map(|ms| ms / 1000) {
+fn age(iso: &str, t: &Times) -> String {
+    let ago = match age_ms(iso, t.now).map(|ms| ms / 1000) {
         Some(s) if s < 0 => String::new(),
         Some(s) if s < 90 => ", just now".into(),
         Some(s) if s < 90 * 60 => format!(", {} min ago", s / 60),
@@ -293,5 +322,5 @@ fn age(iso: &str, now: Instant) -> String {
         Some(s) => format!(", {} days ago", s / 86_400),
         None => String::new(),
     };
-    format!("{}{ago}", show_time(iso))
+    format!("{}{ago}", show_time(iso, &t.clock))
 }

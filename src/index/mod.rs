@@ -17,6 +17,7 @@ pub mod recent_rows;
 pub mod rescan;
 pub mod schema;
 pub mod search;
+pub mod short_ids;
 pub mod snapshot;
 pub mod status;
 pub mod walk;

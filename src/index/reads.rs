@@ -78,13 +78,15 @@ pub(super) fn entry_conditions<'a>(
         filter.push_str(" AND project_key = ?");
         values.push(p);
     }
-    if let Some(c) = &f.since {
-        filter.push_str(" AND day >= ?");
-        values.push(c);
+    // The day first, so the index on (day, time) prunes; then the recorded time decides.
+    let (first, last) = f.day_range();
+    if let (Some(day), Some(time)) = (first, &f.from) {
+        filter.push_str(" AND day >= ? AND time >= ?");
+        values.extend([day, time.as_str()]);
     }
-    if let Some(c) = &f.until {
-        filter.push_str(" AND day <= ?");
-        values.push(c);
+    if let (Some(day), Some(time)) = (last, &f.until) {
+        filter.push_str(" AND day <= ? AND time <= ?");
+        values.extend([day, time.as_str()]);
     }
     for w in &f.words {
         filter.push_str(" AND instr(grep, ?) > 0");

@@ -25,9 +25,12 @@ pub struct Query {
     pub project: Option<String>,
     /// Keep only the first and last step of longer sessions.
     pub brief: bool,
-    /// Words every kept entry holds, and day bounds (`--grep`, `--since`, `--until`, MCP
+    /// Words every kept entry holds, and time bounds (`--grep`, `--since`, `--until`, MCP
     /// `query`).
     pub filter: EntryFilter,
+    /// Whose calendar days the window counts: UTC (the MCP tool, as the reference) or the
+    /// local zone (the terminal, unless `--utc`).
+    pub clock: crate::clock::Clock,
 }
 
 /// Steps of one session (or one session-less entry), oldest first.
@@ -116,21 +119,22 @@ pub fn recent(mut steps: Vec<Step>, q: &Query, now: Instant) -> Recent {
         steps.retain(|s| s.entry.project().is_some_and(|ep| project_key(ep) == want));
     }
     let f = bounds(q, now);
-    steps.retain(|s| f.matches(&s.day, &s.entry));
+    steps.retain(|s| f.matches(&s.entry));
     sessions(steps, q)
 }
 
 /// The query's filter with the window folded in: a window of N days keeps N+1 calendar days
-/// (as the reference); with `since` too, the later of the two first days wins.
+/// of the query's clock (as the reference, whose days are UTC); with `since` too, the later of
+/// the two wins.
 pub(super) fn bounds(q: &Query, now: Instant) -> EntryFilter {
-    let mut f = q.filter.clone();
-    if let Some(n) = q.window_days {
-        let cutoff = now.plus_days(-i64::from(n)).day();
-        if f.since.as_ref().is_none_or(|s| *s < cutoff) {
-            f.since = Some(cutoff);
-        }
+    let f = q.filter.clone();
+    let first_day = q
+        .window_days
+        .and_then(|n| crate::clock::add_days(&q.clock.day(now), -i64::from(n)));
+    match first_day.and_then(|d| q.clock.start_of(&d)) {
+        Some(from) => f.from_instant(from),
+        None => f,
     }
-    f
 }
 
 /// Steps that passed the filters, as sessions newest first, capped and abbreviated.
@@ -344,6 +348,13 @@ mod tests {
                             project: project.map(Into::into),
                             brief,
                             filter: filter.clone(),
+                            // Both calendars, the window's days counted east of UTC too.
+                            clock: match brief {
+                                true => crate::clock::Clock::Zone(
+                                    jiff::tz::TimeZone::get("Pacific/Auckland").unwrap(),
+                                ),
+                                false => crate::clock::Clock::Utc,
+                            },
                         };
                         let indexed = from_index(&index, &q, now()).unwrap();
                         let piped = recent(steps.clone(), &q, now());
@@ -366,12 +377,12 @@ mod tests {
             EntryFilter::default().with_words(&["at", ":0"]),
             EntryFilter::default().with_words(&["nothing"]),
             EntryFilter {
-                since: Some("2026-11-10".into()),
-                until: Some("2026-11-27".into()),
+                from: Some("2026-11-10T00:00:00.000Z".into()),
+                until: Some("2026-11-27T23:59:59.999Z".into()),
                 ..Default::default()
             },
             EntryFilter {
-                since: Some("2026-11-29".into()),
+                from: Some("2026-11-29T00:00:00.000Z".into()),
                 ..EntryFilter::default().with_words(&["0"])
             },
         ];

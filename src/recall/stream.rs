@@ -478,8 +478,8 @@ mod tests {
             EntryFilter::default(),
             EntryFilter::default().with_words(&["entry 1"]),
             EntryFilter {
-                since: Some("2026-11-02".into()),
-                until: Some("2026-11-03".into()),
+                from: Some("2026-11-02T00:00:00.000Z".into()),
+                until: Some("2026-11-03T23:59:59.999Z".into()),
                 ..Default::default()
             },
         ];
@@ -493,6 +493,7 @@ mod tests {
                         project: project.map(Into::into),
                         brief,
                         filter: filter.clone(),
+                        clock: Default::default(),
                     });
                 }
             }

@@ -180,6 +180,8 @@ pub fn recent_query(args: &Map<String, Value>) -> Result<Query, ArgError> {
         project: string(args, "project")?,
         brief,
         filter: query_filter(&query),
+        // The tool's days are UTC days, as the reference's.
+        clock: crate::clock::Clock::Utc,
     })
 }
 

@@ -1,18 +1,20 @@
 //! Finding a decision: the filter `log --grep/--since/--until`, `recent` and the MCP
 //! `librarian-recent` tool's `query` share. Every word must appear, case-insensitively, in the
-//! entry's summary, project or cited paths; the day must lie within the bounds.
+//! entry's summary, project or cited paths; the entry's recorded time must lie within the
+//! bounds, which are instants: a day given by name is a calendar day of the clock's zone.
 
 use super::Entry;
-use crate::clock::{self, Instant};
+use crate::clock::approx::{self, When};
+use crate::clock::{Clock, Instant};
 
 /// Which entries to keep. The default keeps every entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EntryFilter {
     /// Lowercased words; each must appear in [`grep_text`].
     pub words: Vec<String>,
-    /// First day kept (`YYYY-MM-DD`), inclusive.
-    pub since: Option<String>,
-    /// Last day kept, inclusive.
+    /// Earliest recorded time kept (`YYYY-MM-DDTHH:MM:SS.mmmZ`), inclusive.
+    pub from: Option<String>,
+    /// Latest recorded time kept, inclusive.
     pub until: Option<String>,
 }
 
@@ -28,10 +30,35 @@ impl EntryFilter {
         self
     }
 
-    /// Whether an entry of `day` passes.
-    pub fn matches(&self, day: &str, e: &Entry) -> bool {
-        if self.since.as_deref().is_some_and(|s| day < s)
-            || self.until.as_deref().is_some_and(|u| day > u)
+    /// Keeps entries from `from` on; of two lower bounds the later wins.
+    pub fn from_instant(mut self, from: Instant) -> EntryFilter {
+        let iso = from.iso();
+        if self.from.as_ref().is_none_or(|f| *f < iso) {
+            self.from = Some(iso);
+        }
+        self
+    }
+
+    /// Keeps entries up to `until` (inclusive); of two upper bounds the earlier wins.
+    pub fn until_instant(mut self, until: Instant) -> EntryFilter {
+        let iso = until.iso();
+        if self.until.as_ref().is_none_or(|u| *u > iso) {
+            self.until = Some(iso);
+        }
+        self
+    }
+
+    /// Keeps the entries of one calendar day (`YYYY-MM-DD`) of `clock`'s zone.
+    pub fn on_day(self, day: &str, clock: &Clock) -> Result<EntryFilter, String> {
+        let (from, until) =
+            day_span(day, clock).ok_or_else(|| format!("{day} is not a date (YYYY-MM-DD)"))?;
+        Ok(self.from_instant(from).until_instant(until))
+    }
+
+    /// Whether an entry passes.
+    pub fn matches(&self, e: &Entry) -> bool {
+        if self.from.as_deref().is_some_and(|f| e.time.as_str() < f)
+            || self.until.as_deref().is_some_and(|u| e.time.as_str() > u)
         {
             return false;
         }
@@ -40,6 +67,22 @@ impl EntryFilter {
             self.words.iter().all(|w| text.contains(w.as_str()))
         }
     }
+
+    /// The first and last UTC day an entry kept may be filed under (for an index that prunes
+    /// by day file before it compares times).
+    pub fn day_range(&self) -> (Option<&str>, Option<&str>) {
+        (
+            self.from.as_deref().and_then(|f| f.get(..10)),
+            self.until.as_deref().and_then(|u| u.get(..10)),
+        )
+    }
+}
+
+/// The first and the last instant of a calendar day of `clock`'s zone.
+pub fn day_span(day: &str, clock: &Clock) -> Option<(Instant, Instant)> {
+    let from = clock.start_of(day)?;
+    let next = clock.start_of(&crate::clock::add_days(day, 1)?)?;
+    Some((from, Instant(next.0 - 1)))
 }
 
 /// What `--grep` searches: the summary, the project and each cited path, lowercased, one per
@@ -57,33 +100,38 @@ pub fn grep_text(e: &Entry) -> String {
     text
 }
 
-/// Reads a `--since`/`--until` value: a day `YYYY-MM-DD`, or `Nd` / `Nw` for N days or weeks
-/// before today (UTC), as a day.
-pub fn parse_day_bound(value: &str, now: Instant) -> Result<String, String> {
-    let v = value.trim();
-    if clock::is_day(v) {
-        return Ok(v.to_string());
+/// The filter of `--grep`, `--since` and `--until` (each date as `git log` reads it, days in
+/// `clock`'s zone): `--since DAY` keeps that day whole, `--until DAY` too.
+pub fn parse_bounds(
+    since: Option<&str>,
+    until: Option<&str>,
+    now: Instant,
+    clock: &Clock,
+) -> Result<EntryFilter, String> {
+    let mut f = EntryFilter::default();
+    if let Some(v) = since {
+        f = f.from_instant(match approx::parse(v, now, clock)? {
+            When::Day(d) => day_span(&d, clock).ok_or_else(|| bad_day(&d))?.0,
+            When::At(at) => at,
+        });
     }
-    let unit = match v.chars().last() {
-        Some('d') => 1,
-        Some('w') => 7,
-        _ => return Err(bad_bound(value)),
-    };
-    let n: i64 = v[..v.len() - 1]
-        .parse()
-        .ok()
-        .filter(|n| (0..=1_000_000).contains(n))
-        .ok_or_else(|| bad_bound(value))?;
-    Ok(now.plus_days(-n * unit).day())
+    if let Some(v) = until {
+        f = f.until_instant(match approx::parse(v, now, clock)? {
+            When::Day(d) => day_span(&d, clock).ok_or_else(|| bad_day(&d))?.1,
+            When::At(at) => at,
+        });
+    }
+    Ok(f)
 }
 
-fn bad_bound(value: &str) -> String {
-    format!("{value:?} is not a date: use YYYY-MM-DD, or Nd / Nw for N days or weeks ago")
+fn bad_day(day: &str) -> String {
+    format!("{day} is a day past what the calendar holds")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock;
     use crate::records::{NoteRef, Workspace};
     use proptest::prelude::*;
 
@@ -110,11 +158,7 @@ mod tests {
             Some("Newsletter"),
             &["Notes/publishing-cadence.md"],
         );
-        let f = |words: &[&str]| {
-            EntryFilter::default()
-                .with_words(words)
-                .matches("2026-11-30", &e)
-        };
+        let f = |words: &[&str]| EntryFilter::default().with_words(words).matches(&e);
         assert!(f(&[]));
         assert!(f(&["cadence"]));
         assert!(f(&["fortnightly newsletter"]));
@@ -124,39 +168,50 @@ mod tests {
         let accented = entry("Décidé: l'ÉTÉ", None, &[]);
         assert!(EntryFilter::default()
             .with_words(&["été"])
-            .matches("d", &accented));
+            .matches(&accented));
+    }
+
+    fn at_time(time: &str) -> Entry {
+        Entry {
+            time: time.into(),
+            ..entry("s", None, &[])
+        }
     }
 
     #[test]
-    fn day_bounds_are_inclusive() {
-        let e = entry("s", None, &[]);
-        let f = EntryFilter {
-            since: Some("2026-11-01".into()),
-            until: Some("2026-11-30".into()),
-            ..Default::default()
-        };
-        assert!(f.matches("2026-11-01", &e) && f.matches("2026-11-30", &e));
-        assert!(!f.matches("2026-10-31", &e) && !f.matches("2026-12-01", &e));
-    }
-
-    #[test]
-    fn bounds_parse_days_and_ago() {
+    fn day_bounds_are_inclusive_and_local() {
         let now = clock::parse_instant("2026-12-01T10:00:00.000Z").unwrap();
-        assert_eq!(parse_day_bound("2026-11-05", now).unwrap(), "2026-11-05");
-        assert_eq!(parse_day_bound("0d", now).unwrap(), "2026-12-01");
-        assert_eq!(parse_day_bound("3d", now).unwrap(), "2026-11-28");
-        assert_eq!(parse_day_bound("2w", now).unwrap(), "2026-11-17");
-        for bad in [
-            "",
-            "d",
-            "-1d",
-            "3x",
-            "2026-02-30",
-            "yesterday",
-            "1.5w",
-            "99999999999d",
-        ] {
-            assert!(parse_day_bound(bad, now).is_err(), "{bad}");
+        let f = parse_bounds(Some("2026-11-01"), Some("2026-11-30"), now, &Clock::Utc).unwrap();
+        assert!(f.matches(&at_time("2026-11-01T00:00:00.000Z")));
+        assert!(f.matches(&at_time("2026-11-30T23:59:59.999Z")));
+        assert!(!f.matches(&at_time("2026-10-31T23:59:59.999Z")));
+        assert!(!f.matches(&at_time("2026-12-01T00:00:00.000Z")));
+        assert_eq!(f.day_range(), (Some("2026-11-01"), Some("2026-11-30")));
+        // Auckland is 13 hours ahead in November: its 2026-11-30 starts on the 29th, UTC.
+        let nz = Clock::Zone(jiff::tz::TimeZone::get("Pacific/Auckland").unwrap());
+        let f = EntryFilter::default().on_day("2026-11-30", &nz).unwrap();
+        assert!(f.matches(&at_time("2026-11-29T11:00:00.000Z")));
+        assert!(!f.matches(&at_time("2026-11-30T11:00:00.000Z")));
+        assert_eq!(f.day_range(), (Some("2026-11-29"), Some("2026-11-30")));
+        assert!(EntryFilter::default().on_day("2026-02-30", &nz).is_err());
+    }
+
+    #[test]
+    fn bounds_parse_days_words_and_ago() {
+        let now = clock::parse_instant("2026-12-01T10:00:00.000Z").unwrap();
+        let from = |v: &str| parse_bounds(Some(v), None, now, &Clock::Utc).unwrap().from;
+        assert_eq!(from("2026-11-05").unwrap(), "2026-11-05T00:00:00.000Z");
+        assert_eq!(from("0d").unwrap(), "2026-12-01T00:00:00.000Z");
+        assert_eq!(from("3d").unwrap(), "2026-11-28T00:00:00.000Z");
+        assert_eq!(from("2w").unwrap(), "2026-11-17T00:00:00.000Z");
+        assert_eq!(from("yesterday").unwrap(), "2026-11-30T10:00:00.000Z");
+        let until = parse_bounds(None, Some("2.weeks.ago"), now, &Clock::Utc).unwrap();
+        assert_eq!(until.until.unwrap(), "2026-11-17T10:00:00.000Z");
+        for bad in ["", "d", "-1d", "3x", "2026-02-30", "1.5w", "99999999999d"] {
+            assert!(
+                parse_bounds(Some(bad), None, now, &Clock::Utc).is_err(),
+                "{bad}"
+            );
         }
     }
 
@@ -164,9 +219,9 @@ mod tests {
         #[test]
         fn any_text_is_a_valid_bound_or_a_clear_error(s in ".{0,24}") {
             let now = clock::parse_instant("2026-12-01T10:00:00.000Z").unwrap();
-            match parse_day_bound(&s, now) {
-                Ok(day) => prop_assert!(clock::is_day(&day)),
-                Err(msg) => prop_assert!(msg.contains("is not a date")),
+            match parse_bounds(Some(&s), Some(&s), now, &Clock::Utc) {
+                Ok(f) => prop_assert!(f.from.is_some() && f.until.is_some()),
+                Err(msg) => prop_assert!(msg.contains("is not a date") || msg.contains("calendar")),
             }
         }
 
@@ -175,7 +230,7 @@ mod tests {
             let summary = words.join(" ");
             let e = entry(&summary, None, &[]);
             let w = &words[pick % words.len()];
-            prop_assert!(EntryFilter::default().with_words(&[w.to_uppercase()]).matches("d", &e) || w.to_uppercase().to_lowercase() != w.to_lowercase());
+            prop_assert!(EntryFilter::default().with_words(&[w.to_uppercase()]).matches(&e) || w.to_uppercase().to_lowercase() != w.to_lowercase());
         }
     }
 }

@@ -5,7 +5,6 @@
 use super::clients::ClientState;
 use super::{ClientInfo, Status};
 use crate::capture::runlog::{Kind, Run};
-use crate::clock::Instant;
 use crate::vault::{self, VaultSource};
 use serde::Serialize;
 use std::path::Path;
@@ -37,15 +36,15 @@ fn finding(kind: &'static str, message: String, todo: String) -> Finding {
 const RECENT_RUN_DAYS: i64 = 7;
 
 /// Every finding, in the order the sections are shown.
-pub fn all(s: &Status, runs: &[Run], now: Instant) -> Vec<Finding> {
+pub fn all(s: &Status, runs: &[Run], inputs: &super::Inputs) -> Vec<Finding> {
     let mut out = Vec::new();
     vault(s, &mut out);
-    record(s, &mut out);
+    record(s, &inputs.clock, &mut out);
     index(s, &mut out);
-    let since = now.plus_days(-RECENT_RUN_DAYS).iso();
+    let since = inputs.now.plus_days(-RECENT_RUN_DAYS).iso();
     let hooked_elsewhere = runs.iter().any(|r| r.client.is_some() && r.time >= since);
     hooks(s, hooked_elsewhere, &mut out);
-    last_runs(s, runs, &mut out);
+    last_runs(s, runs, &inputs.clock, &mut out);
     out
 }
 
@@ -80,7 +79,7 @@ fn vault(s: &Status, out: &mut Vec<Finding>) {
     }
 }
 
-fn record(s: &Status, out: &mut Vec<Finding>) {
+fn record(s: &Status, clock: &crate::clock::Clock, out: &mut Vec<Finding>) {
     let (Some(v), Some(r)) = (&s.vault, &s.record) else {
         return;
     };
@@ -103,7 +102,7 @@ fn record(s: &Status, out: &mut Vec<Finding>) {
         ));
     }
     if let Some(y) = &r.sync {
-        sync(y, out);
+        sync(y, clock, out);
     }
     if r.pending + r.pending_unreadable > 0 {
         let n = r.pending + r.pending_unreadable;
@@ -120,16 +119,8 @@ fn record(s: &Status, out: &mut Vec<Finding>) {
     }
 }
 
-/// `2026-12-02T06:53:21.868Z` as `2026-12-02 06:53 UTC`, as status shows times.
-fn shown_time(iso: &str) -> String {
-    match iso.get(..16) {
-        Some(t) if iso.ends_with('Z') => format!("{} UTC", t.replacen('T', " ", 1)),
-        _ => iso.to_string(),
-    }
-}
-
 /// A sync remote that is gone or not set up; being behind is not a finding (sync when you like).
-fn sync(y: &super::SyncInfo, out: &mut Vec<Finding>) {
+fn sync(y: &super::SyncInfo, clock: &crate::clock::Clock, out: &mut Vec<Finding>) {
     let remote = &y.remote;
     if y.url.is_none() {
         out.push(finding(
@@ -151,7 +142,7 @@ fn sync(y: &super::SyncInfo, out: &mut Vec<Finding>) {
             "sync-refused",
             format!(
                 "The last sync refused the records of {remote} ({}): {}. Nothing of them was taken.",
-                crate::records::text::terminal_safe(&shown_time(&n.time)),
+                crate::records::text::terminal_safe(&super::show_time(&n.time, clock)),
                 n.refusal
             ),
             format!(
@@ -350,9 +341,14 @@ fn registration_findings(st: &ClientState, push: &mut Push) {
     }
 }
 
-fn last_runs(s: &Status, runs: &[Run], out: &mut Vec<Finding>) {
+/// The failed newest run of each client, unless acknowledged (`status --ack-runs`).
+fn last_runs(s: &Status, runs: &[Run], clock: &crate::clock::Clock, out: &mut Vec<Finding>) {
     for last in super::runs::last_per_client(runs) {
-        if !last.outcome.failed() {
+        let acked = s
+            .runs_acked
+            .as_deref()
+            .is_some_and(|a| last.time.as_str() <= a);
+        if !last.outcome.failed() || acked {
             continue;
         }
         let client = last
@@ -371,7 +367,7 @@ fn last_runs(s: &Status, runs: &[Run], out: &mut Vec<Finding>) {
             client: client.map(|c| c.state.client),
             message: format!(
                 "{who}'s last hook run, at {}, failed ({}): {}.",
-                super::show_time(&last.time),
+                super::show_time(&last.time, clock),
                 last.outcome.as_str(),
                 last.reason.trim_end_matches('.')
             ),

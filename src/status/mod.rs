@@ -37,6 +37,8 @@ pub struct Status {
     pub runs_logged: usize,
     /// The newest runs, newest first.
     pub last_runs: Vec<Run>,
+    /// Failed runs up to this instant were acknowledged (`status --ack-runs`).
+    pub runs_acked: Option<String>,
     pub findings: Vec<Finding>,
     /// No findings: exit status 0.
     pub healthy: bool,
@@ -138,6 +140,8 @@ pub struct Inputs<'a> {
     /// The clients' environment (`None` without a home directory: clients are skipped).
     pub clients: Option<&'a crate::clients::Context>,
     pub now: Instant,
+    /// How times are shown (the local zone, or UTC with `--utc`).
+    pub clock: crate::clock::Clock,
 }
 
 /// Looks at everything and lists what is wrong.
@@ -188,19 +192,25 @@ pub fn gather(inputs: &Inputs) -> Status {
         clients,
         runs_logged: all_runs.len(),
         last_runs: all_runs.iter().rev().take(SHOWN_RUNS).cloned().collect(),
+        runs_acked: runs::acked_until(),
         findings: Vec::new(),
         healthy: false,
     };
-    status.findings = findings::all(&status, &all_runs, inputs.now);
+    status.findings = findings::all(&status, &all_runs, inputs);
     status.healthy = status.findings.is_empty();
     status
 }
 
-/// `2026-12-01 07:31:41 UTC` from an ISO instant, as `status` shows times.
-pub fn show_time(iso: &str) -> String {
-    match iso.get(..19) {
-        Some(t) if iso.is_char_boundary(19) => format!("{} UTC", t.replacen('T', " ", 1)),
-        _ => iso.to_string(),
+/// An ISO instant as `status` shows times: in the local zone with its offset
+/// (`2026-11-30 17:31:41 -0800`), or `2026-12-01 01:31:41 UTC` with `--utc`.
+pub fn show_time(iso: &str, clock: &crate::clock::Clock) -> String {
+    match (clock, iso.get(..19)) {
+        (_, None) => iso.to_string(),
+        (crate::clock::Clock::Utc, Some(t)) => format!("{} UTC", t.replacen('T', " ", 1)),
+        (zone, Some(_)) => {
+            let (day, time) = zone.day_time(iso.get(..10).unwrap_or(""), iso);
+            format!("{day} {time}")
+        }
     }
 }
 

@@ -32,6 +32,41 @@ pub fn last_per_client(runs: &[Run]) -> Vec<&Run> {
     last
 }
 
+/// The file that holds when failed runs were last acknowledged (`status --ack-runs`): one ISO
+/// instant in `${XDG_STATE_HOME:-~/.local/state}/rutter/runs-acked`, for every vault's logs.
+const ACK_FILE: &str = "runs-acked";
+
+/// Until when failed runs are acknowledged: a failed run at or before it is no finding. A
+/// missing, linked or unreadable file acknowledges nothing.
+pub fn acked_until() -> Option<String> {
+    let dir = crate::fsx::Dir::open(&runlog::no_vault_dir()?).ok()?;
+    let bytes = dir.read_at_most(ACK_FILE, 64).ok()??;
+    let text = String::from_utf8(bytes).ok()?;
+    crate::clock::parse_instant(text.trim()).map(crate::clock::Instant::iso)
+}
+
+/// Acknowledges every run logged up to `now`; returns the file written.
+pub fn acknowledge(now: crate::clock::Instant) -> Result<PathBuf, crate::fsx::FsError> {
+    let dir_path = runlog::no_vault_dir().ok_or_else(|| crate::fsx::FsError::Io {
+        path: PathBuf::from("~/.local/state/rutter"),
+        source: std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no home folder (HOME or XDG_STATE_HOME) to keep the acknowledgement in",
+        ),
+    })?;
+    let dir = crate::fsx::Dir::open_private(&dir_path)?;
+    dir.write_atomic(
+        ACK_FILE,
+        format!(
+            "{}
+",
+            now.iso()
+        )
+        .as_bytes(),
+    )?;
+    Ok(dir_path.join(ACK_FILE))
+}
+
 /// The newest run of `client` whose outcome is `kind`.
 pub fn last_of<'r>(runs: &'r [Run], client: &str, kind: Option<Kind>) -> Option<&'r Run> {
     runs.iter()

@@ -1,0 +1,164 @@
+//! Short entry ids, as git abbreviates commits: the shortest prefix of an id that no other
+//! entry's id shares, never shorter than the id's instant to the second
+//! (`20261202T013025`), so a short id still reads as a time. `recent` shows them; `retract`
+//! and `log` take any unique prefix that long (spec/recall.md, "Entry ids").
+
+use super::{Index, IndexError};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// The fewest characters a short id has: `YYYYMMDDTHHMMSS`.
+pub const MIN_LEN: usize = 15;
+
+/// The instant part of an id, `YYYYMMDDTHHMMSSmmmZ`.
+const INSTANT_LEN: usize = 19;
+
+/// Above this many ids to shorten, every id is read once instead of two lookups per id.
+const LOOKUPS_MAX: usize = 2_000;
+
+/// Short ids of one answer: looked up id by id, or, for a large answer, from every id read once.
+pub struct ShortIds<'a> {
+    index: &'a Index,
+    /// Every distinct id, sorted (a large answer).
+    all: Option<Vec<String>>,
+    memo: RefCell<HashMap<String, String>>,
+}
+
+impl<'a> ShortIds<'a> {
+    /// Short ids for an answer of about `count` steps.
+    pub fn new(index: &'a Index, count: usize) -> Result<ShortIds<'a>, IndexError> {
+        let all = match count > LOOKUPS_MAX {
+            true => Some(index.all_ids()?),
+            false => None,
+        };
+        Ok(ShortIds {
+            index,
+            all,
+            memo: RefCell::default(),
+        })
+    }
+
+    /// The short form of `id` (the whole id when the index cannot be read).
+    pub fn short(&self, id: &str) -> String {
+        if let Some(s) = self.memo.borrow().get(id) {
+            return s.clone();
+        }
+        let (before, after) = match &self.all {
+            Some(all) => neighbours(all, id),
+            None => self
+                .index
+                .id_neighbours(id)
+                .unwrap_or((Some(id.to_string()), None)),
+        };
+        let s = shortest(id, before.as_deref(), after.as_deref()).to_string();
+        self.memo.borrow_mut().insert(id.to_string(), s.clone());
+        s
+    }
+}
+
+/// The ids just below and just above `id` in sorted `all`.
+fn neighbours(all: &[String], id: &str) -> (Option<String>, Option<String>) {
+    let at = all.partition_point(|x| x.as_str() < id);
+    let before = at.checked_sub(1).map(|i| all[i].clone());
+    let after = all[at..].iter().find(|x| x.as_str() != id).cloned();
+    (before, after)
+}
+
+/// The shortest prefix of `id` (at least [`MIN_LEN`] characters) that neither neighbour shares.
+pub fn shortest<'i>(id: &'i str, before: Option<&str>, after: Option<&str>) -> &'i str {
+    let common = |other: Option<&str>| {
+        other.map_or(0, |o| {
+            id.bytes()
+                .zip(o.bytes())
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+    };
+    let len = (common(before).max(common(after)) + 1).max(MIN_LEN);
+    // A cut inside the suffixes (`-p123`, `-1`) reads as a typo: the whole id then.
+    if len > INSTANT_LEN || len >= id.len() || !id.is_char_boundary(len) {
+        return id;
+    }
+    &id[..len]
+}
+
+impl Index {
+    /// Every distinct entry id, sorted.
+    pub fn all_ids(&self) -> Result<Vec<String>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT id FROM entries ORDER BY id")?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The ids just below and just above `id`.
+    pub fn id_neighbours(&self, id: &str) -> Result<(Option<String>, Option<String>), IndexError> {
+        use rusqlite::OptionalExtension as _;
+        let one = |sql: &str| -> Result<Option<String>, IndexError> {
+            Ok(self
+                .conn
+                .prepare_cached(sql)?
+                .query_row([id], |r| r.get(0))
+                .optional()?)
+        };
+        Ok((
+            one("SELECT id FROM entries WHERE id < ?1 ORDER BY id DESC LIMIT 1")?,
+            one("SELECT id FROM entries WHERE id > ?1 ORDER BY id LIMIT 1")?,
+        ))
+    }
+
+    /// The distinct ids that start with `prefix`, at most `limit` of them, sorted.
+    pub fn ids_starting(&self, prefix: &str, limit: usize) -> Result<Vec<String>, IndexError> {
+        // Ids hold only ASCII letters, digits and `-`: a range on the id index finds them.
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT id FROM entries WHERE id >= ?1 AND substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(rusqlite::params![prefix, limit as i64], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_id_is_the_second_unless_a_neighbour_shares_it() {
+        let id = "20261202T013025931Z";
+        assert_eq!(shortest(id, None, None), "20261202T013025");
+        assert_eq!(
+            shortest(id, Some("20261202T013024000Z"), None),
+            "20261202T013025"
+        );
+        assert_eq!(
+            shortest(
+                id,
+                Some("20261202T013025100Z"),
+                Some("20261202T013025931Z-1")
+            ),
+            id,
+            "a neighbour that extends it leaves the whole id"
+        );
+        assert_eq!(
+            shortest("20261202T013025931Z-1", Some(id), None),
+            "20261202T013025931Z-1"
+        );
+        assert_eq!(
+            shortest(id, Some("20261202T013025900Z"), None),
+            "20261202T01302593"
+        );
+        assert_eq!(shortest("short", None, None), "short");
+    }
+
+    #[test]
+    fn neighbours_skip_the_id_itself() {
+        let all: Vec<String> = ["a1", "b2", "b3", "c4"].map(String::from).to_vec();
+        assert_eq!(
+            neighbours(&all, "b2"),
+            (Some("a1".into()), Some("b3".into()))
+        );
+        assert_eq!(neighbours(&all, "c4"), (Some("b3".into()), None));
+        assert_eq!(neighbours(&all, "a1"), (None, Some("b2".into())));
+    }
+}
