@@ -107,9 +107,8 @@ fn show_reads_only_indexed_notes() {
     let r = env.rutter(&["show", "Notes/blue.md"]);
     assert_eq!(r.code, 0);
     assert!(
-        r.stdout.starts_with(
-            "# Blue Man Group\nnote · draft · 2026-01-02\nNotes/blue.md\n\n---\n\n# Blue Man Group"
-        ),
+        r.stdout
+            .starts_with("note · draft · 2026-01-02\nNotes/blue.md\n\n---\n\n# Blue Man Group"),
         "{}",
         r.stdout
     );
@@ -124,7 +123,7 @@ fn show_reads_only_indexed_notes() {
         let r = env.rutter(&["show", p]);
         assert_eq!(r.code, 1, "{p}");
         assert_eq!(r.stdout, "", "a miss is not output");
-        assert_eq!(r.stderr.trim(), format!("Note not found: {p}"));
+        assert_eq!(r.stderr.trim(), format!("git-rutter: Note not found: {p}"));
     }
 }
 
@@ -411,7 +410,7 @@ fn search_and_show_see_every_change_since_the_last_reindex() {
     let r = env.rutter(&["show", "Notes/blue.md"]);
     assert_eq!(
         (r.code, r.stdout.as_str(), r.stderr.trim()),
-        (1, "", "Note not found: Notes/blue.md")
+        (1, "", "git-rutter: Note not found: Notes/blue.md")
     );
 
     // What search and show refreshed is what a reindex finds: nothing left to do.

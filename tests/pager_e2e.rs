@@ -36,7 +36,10 @@ fn recent_on_a_terminal_goes_through_the_pager_unless_told_not_to() {
     let env = Env::git_vault();
     env.capture_at("2026-11-30T10:00:00.000Z", "Chose the paged answer.", &[]);
     let paged = on_terminal(&env, &[("GIT_PAGER", "sed s/^/PAGED:/")], "recent");
-    assert!(paged.contains("PAGED:2026-11-30 10:00:00"), "{paged}");
+    assert!(
+        paged.contains("PAGED:20261130T100000 2026-11-30 10:00:00"),
+        "{paged}"
+    );
     let pager_env = &[("PAGER", "sed s/^/PAGED:/")];
     assert!(
         on_terminal(&env, pager_env, "recent").contains("PAGED:"),

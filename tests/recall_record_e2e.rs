@@ -133,7 +133,7 @@ async fn an_edited_summary_is_served_as_committed_and_marked() {
     let text = ok(&env, &["recent"]).stdout;
     assert!(
         text.contains(&format!(
-            "  · 2026-11-30 10:00:00 +0000 — {} {MARK_EDITED}\n",
+            "  · 20261130T100000 2026-11-30 10:00:00 +0000 — {} {MARK_EDITED}\n",
             ENTRIES[1].2
         )),
         "{text}"
@@ -575,7 +575,7 @@ fn retract_refuses_unknown_malformed_unverified_and_repeated_ids() {
     refused(
         &["retract", "../../etc/passwd", "--reason", "x"],
         1,
-        "\"../../etc/passwd\" is not an entry id (one looks like 20261130T073141112Z); `git rutter log` lists them.",
+        "\"../../etc/passwd\" is not an entry id (one looks like 20261130T073141112Z, or its first 15 characters as `recent` shows it); `git rutter log` lists them.",
     );
     refused(
         &["retract", "20261130T130000000Z", "--reason", "x"],

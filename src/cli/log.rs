@@ -17,11 +17,11 @@ use std::path::PathBuf;
 /// Status is `committed`, `pending` (journalled, not committed yet), `edited after commit` or
 /// `deleted` (its committed line or file is gone from the working tree; the committed summary is
 /// shown), `unverified` (in a day file only: neither committed nor journalled) or `retracted`
-/// (followed by the retraction's commit and reason). With -p, an edited record is followed by
-/// its diff.
+/// (followed by the retraction's commit and reason). With -p, each entry is followed by the
+/// line its commit added, as a patch (as `git log -p`), and an edited one by its edit.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only this entry.
+    /// Only this entry: its id, or the short form `recent` shows.
     pub entry: Option<String>,
     /// Only entries of this day (YYYY-MM-DD; a local day unless --utc).
     #[arg(long, value_name = "DAY", conflicts_with = "entry")]
@@ -44,7 +44,14 @@ pub struct Args {
     /// Only entries up to this date (a day counts whole); the forms of --since.
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
-    /// Show the diff of each edited entry.
+    /// Only entries whose project is NAME (case-insensitive, whole name).
+    #[arg(long, value_name = "NAME")]
+    pub project: Option<String>,
+    /// Only entries written by this client (its label: claude, codex, grok, copilot, agy,
+    /// muse; case-insensitive).
+    #[arg(long, value_name = "CLIENT")]
+    pub client: Option<String>,
+    /// Show the line each entry's commit added, as a patch; for an edited entry, the edit.
     #[arg(short = 'p', long = "patch")]
     pub patch: bool,
     /// Show times and count days in UTC, as recorded (by default in your time zone, with its
@@ -100,7 +107,8 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         args.until.as_deref(),
         crate::clock::now(),
         &clock,
-    )?;
+    )?
+    .of_client(args.client.as_deref());
     if let Some(d) = &args.day {
         anyhow::ensure!(crate::clock::is_day(d), "{d} is not a date (YYYY-MM-DD)");
         filter = filter.on_day(d, &clock).map_err(anyhow::Error::msg)?;
@@ -116,7 +124,21 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         eprintln!("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
     }
     let mut rows = rows(&store, &report.findings, &report.added_by, &filter)?;
-    rows.retain(|r| args.entry.as_ref().is_none_or(|e| &r.id == e));
+    if let Some(p) = &args.project {
+        let want = crate::index::entries::project_key(p);
+        rows.retain(|r| {
+            r.project.as_deref().map(crate::index::entries::project_key) == Some(want.clone())
+        });
+    }
+    if let Some(given) = &args.entry {
+        match entry_rows(&mut rows, given) {
+            Ok(()) => {}
+            Err(ids) => {
+                eprintln!("git-rutter: {given} is the start of several entry ids ({}); give more of the id.", ids.join(", "));
+                return Ok(super::EXIT_FINDING);
+            }
+        }
+    }
     if let (Some(id), true) = (&args.entry, rows.is_empty()) {
         eprintln!("git-rutter: no entry {id} in refs/rutter/records or the day files.");
         return Ok(super::EXIT_FINDING);
@@ -133,7 +155,22 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     Ok(super::EXIT_OK)
 }
 
-/// The human form: one line per entry, with -p the diff of an edited one indented below.
+/// Keeps the rows of the entry `given` names: a whole id, or a short one (`recent` shows them)
+/// that starts one id only; `Err` lists the ids a short one starts.
+fn entry_rows(rows: &mut Vec<Row>, given: &str) -> Result<(), Vec<String>> {
+    if rows.iter().any(|r| r.id == given) || !crate::index::short_ids::is_short_id(given) {
+        rows.retain(|r| r.id == given);
+        return Ok(());
+    }
+    rows.retain(|r| r.id.starts_with(given));
+    let ids: BTreeSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    match ids.len() {
+        0 | 1 => Ok(()),
+        _ => Err(ids.into_iter().take(6).map(str::to_string).collect()),
+    }
+}
+
+/// The human form: one line per entry, with -p its patch indented below.
 fn print_rows(rows: &[Row], patch: bool, clock: &Clock) -> anyhow::Result<()> {
     for r in rows {
         let commit = r

@@ -1,6 +1,7 @@
 //! `git rutter recent`: what was I working on lately?
 
 use crate::clock;
+use crate::index::short_ids::ShortIds;
 use crate::index::{Index, IndexError};
 use crate::recall::{self, recent, refs, render};
 use crate::records::NoteRef;
@@ -46,6 +47,10 @@ pub struct Args {
     /// Only entries whose project is NAME (case-insensitive, whole name).
     #[arg(long, value_name = "NAME")]
     pub project: Option<String>,
+    /// Only entries written by this client (its label as the text shows it: claude, codex,
+    /// grok, copilot, agy, muse; case-insensitive).
+    #[arg(long, value_name = "CLIENT")]
+    pub client: Option<String>,
     /// Show only the first and last step of longer sessions.
     #[arg(long)]
     pub brief: bool,
@@ -72,7 +77,8 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         args.until.as_deref(),
         now,
         &days,
-    )?;
+    )?
+    .of_client(args.client.as_deref());
     let vault = super::interactive_vault(vault.as_deref())?;
     let query = recent::Query {
         window_days: args.days,
@@ -105,13 +111,13 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if args.json {
         super::print_json(&json(&vault.root, &answer.recent, &shown))?;
     } else {
+        let short = ShortIds::lookups(&index);
+        let look = render::Look {
+            clock: clock::Clock::for_flag(args.utc),
+            ids: Some(&|id| short.short(id)),
+        };
         super::print_painted(
-            &render::cli(
-                &answer.recent,
-                &shown,
-                answer.record,
-                &clock::Clock::for_flag(args.utc),
-            ),
+            &render::cli(&answer.recent, &shown, answer.record, &look),
             super::color::marks,
         )?;
     }
@@ -133,7 +139,6 @@ fn print_all(
     mut query: recent::Query,
     now: clock::Instant,
 ) -> anyhow::Result<i32> {
-    let clock = query.clock.clone();
     query.count = Some(FIRST_SCREEN);
     let first = recent::read(vault, index, &query, now)?;
     if !first.record && matches!(first.recent, recent::Recent::Sessions(_)) {
@@ -145,8 +150,13 @@ fn print_all(
         _ => {
             let describer = refs::Shown::new(index);
             let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
+            let short = ShortIds::lookups(index);
+            let look = render::Look {
+                clock: query.clock.clone(),
+                ids: Some(&|id| short.short(id)),
+            };
             super::print_painted(
-                &render::cli(&first.recent, &shown, first.record, &clock),
+                &render::cli(&first.recent, &shown, first.record, &look),
                 super::color::marks,
             )?;
             return Ok(super::EXIT_OK);
@@ -156,13 +166,24 @@ fn print_all(
     let mut text = {
         let describer = refs::Shown::new(index);
         let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
-        render::cli_part(head, &shown, first.record, &clock)
+        let short = ShortIds::lookups(index);
+        let look = render::Look {
+            clock: query.clock.clone(),
+            ids: Some(&|id| short.short(id)),
+        };
+        render::cli_part(head, &shown, first.record, &look)
     };
     if let Err(e) = out.text(&text).and_then(|_| out.flush()) {
         return quiet_on_broken_pipe(e);
     }
     query.count = None;
     recall::stream::refresh(vault, index)?;
+    // Every id read once: the whole record is shown.
+    let short = ShortIds::all(index)?;
+    let look = render::Look {
+        clock: query.clock.clone(),
+        ids: Some(&|id| short.short(id)),
+    };
     let describer = refs::Shown::new(index);
     let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
     let mut deleted = false;
@@ -176,7 +197,7 @@ fn print_all(
         }
         text.clear();
         text.push_str("\n\n");
-        render::cli_session(&mut text, &session, &shown, first.record, &clock);
+        render::cli_session(&mut text, &session, &shown, first.record, &look);
         Ok(out.text(&text)?)
     });
     match streamed {

@@ -3,6 +3,7 @@
 use crate::capture::sanitize::{inert_line, SUMMARY_MAX_CHARS};
 use crate::clock;
 use crate::index::entries::Scope;
+use crate::index::short_ids::{self, Resolved};
 use crate::index::Index;
 use crate::lock::{self, Lock};
 use crate::recall::record;
@@ -21,7 +22,8 @@ use std::path::PathBuf;
 /// entry has it, or it is retracted already.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The entry's id, as `git rutter log` or `recent --json` shows it.
+    /// The entry's id, as `git rutter log` shows it, or its short form as `recent` shows it
+    /// (the start of the id, at least 15 characters, naming one entry).
     #[arg(value_name = "ENTRY-ID")]
     pub entry: String,
     /// Why it is retracted (kept in the record, on one line).
@@ -34,9 +36,9 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let id = args.entry.as_str();
-    if !is_entry_id(id) {
-        eprintln!("git-rutter: {id:?} is not an entry id (one looks like 20261130T073141112Z); `git rutter log` lists them.");
+    let given = args.entry.as_str();
+    if !is_entry_id(given) && !short_ids::is_short_id(given) {
+        eprintln!("git-rutter: {given:?} is not an entry id (one looks like 20261130T073141112Z, or its first 15 characters as `recent` shows it); `git rutter log` lists them.");
         return Ok(super::EXIT_FINDING);
     }
     let reason = inert_line(&args.reason, SUMMARY_MAX_CHARS);
@@ -51,6 +53,18 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let mut index = Index::open(&vault, false)?;
     drop(building);
     record::refresh(&vault, &mut index, Scope::Quick(&[]))?;
+    let id = match short_ids::resolve(&index, given)? {
+        Resolved::One(id) => id,
+        Resolved::None => {
+            eprintln!("git-rutter: no entry id starts with {given}; nothing was retracted. `git rutter log` lists the entries.");
+            return Ok(super::EXIT_FINDING);
+        }
+        Resolved::Many(ids) => {
+            eprintln!("git-rutter: {given} is the start of several entry ids ({}); nothing was retracted. Give more of the id.", ids.join(", "));
+            return Ok(super::EXIT_FINDING);
+        }
+    };
+    let id = id.as_str();
     let Some(found) = index.entry_by_id(id)? else {
         eprintln!("git-rutter: no entry {id} in refs/rutter/records or the pending journal; nothing was retracted. `git rutter log` lists the entries.");
         return Ok(super::EXIT_FINDING);

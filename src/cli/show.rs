@@ -43,11 +43,14 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if args.json {
         super::print_json(&serde_json::json!({ "path": args.path, "note": note }))?;
     } else if note.is_some() {
-        super::print(&search::render_note(&args.path, note.as_ref()))?;
+        super::print(&without_repeated_title(
+            search::render_note(&args.path, note.as_ref()),
+            note.as_ref(),
+        ))?;
     } else {
         // A miss is a message, not output (as `git show` of a missing path): stderr, exit 1.
         eprintln!(
-            "{}",
+            "git-rutter: {}",
             crate::records::text::terminal_safe(&search::render_note(&args.path, None))
         );
     }
@@ -56,6 +59,21 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     } else {
         super::EXIT_FINDING
     })
+}
+
+/// The note as `librarian-get-note` gives it, less its `# Title` header when the body starts
+/// with that very heading (the terminal shows a title once).
+fn without_repeated_title(text: String, note: Option<&crate::index::search::Note>) -> String {
+    let Some(n) = note else { return text };
+    let heading = format!("# {}", n.head.title);
+    let first = n.body.lines().find(|l| !l.trim().is_empty());
+    match (
+        first.map(str::trim_end) == Some(heading.as_str()),
+        text.split_once('\n'),
+    ) {
+        (true, Some((_, rest))) => rest.to_string(),
+        _ => text,
+    }
 }
 
 /// `path` as the vault-relative path the index knows. A path given from inside the vault (the

@@ -88,6 +88,10 @@ pub(super) fn entry_conditions<'a>(
         filter.push_str(" AND day <= ? AND time <= ?");
         values.extend([day, time.as_str()]);
     }
+    if let Some(c) = &f.client {
+        filter.push_str(" AND lower(json_extract(json, '$.client')) = ?");
+        values.push(c);
+    }
     for w in &f.words {
         filter.push_str(" AND instr(grep, ?) > 0");
         values.push(w);

@@ -13,27 +13,32 @@ pub const MIN_LEN: usize = 15;
 /// The instant part of an id, `YYYYMMDDTHHMMSSmmmZ`.
 const INSTANT_LEN: usize = 19;
 
-/// Above this many ids to shorten, every id is read once instead of two lookups per id.
-const LOOKUPS_MAX: usize = 2_000;
-
-/// Short ids of one answer: looked up id by id, or, for a large answer, from every id read once.
+/// Short ids of one answer: looked up id by id (a screen of steps), or from every id read once
+/// (`recent --all`).
 pub struct ShortIds<'a> {
-    index: &'a Index,
-    /// Every distinct id, sorted (a large answer).
-    all: Option<Vec<String>>,
+    source: Source<'a>,
     memo: RefCell<HashMap<String, String>>,
 }
 
+enum Source<'a> {
+    Lookups(&'a Index),
+    /// Every distinct id, sorted.
+    All(Vec<String>),
+}
+
 impl<'a> ShortIds<'a> {
-    /// Short ids for an answer of about `count` steps.
-    pub fn new(index: &'a Index, count: usize) -> Result<ShortIds<'a>, IndexError> {
-        let all = match count > LOOKUPS_MAX {
-            true => Some(index.all_ids()?),
-            false => None,
-        };
+    /// Two index lookups per id shortened.
+    pub fn lookups(index: &'a Index) -> ShortIds<'a> {
+        ShortIds {
+            source: Source::Lookups(index),
+            memo: RefCell::default(),
+        }
+    }
+
+    /// Every id read once, for an answer of many steps.
+    pub fn all(index: &Index) -> Result<ShortIds<'static>, IndexError> {
         Ok(ShortIds {
-            index,
-            all,
+            source: Source::All(index.all_ids()?),
             memo: RefCell::default(),
         })
     }
@@ -43,10 +48,9 @@ impl<'a> ShortIds<'a> {
         if let Some(s) = self.memo.borrow().get(id) {
             return s.clone();
         }
-        let (before, after) = match &self.all {
-            Some(all) => neighbours(all, id),
-            None => self
-                .index
+        let (before, after) = match &self.source {
+            Source::All(all) => neighbours(all, id),
+            Source::Lookups(index) => index
                 .id_neighbours(id)
                 .unwrap_or((Some(id.to_string()), None)),
         };
@@ -54,6 +58,41 @@ impl<'a> ShortIds<'a> {
         self.memo.borrow_mut().insert(id.to_string(), s.clone());
         s
     }
+}
+
+/// What a short id names.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// The one id it names (itself, when it is a whole id).
+    One(String),
+    None,
+    /// Several ids start with it (at most a few are listed).
+    Many(Vec<String>),
+}
+
+/// Whether `given` may be a short id: the start of an id's instant, at least [`MIN_LEN`]
+/// characters (`YYYYMMDDTHHMMSS`, then more of the instant).
+pub fn is_short_id(given: &str) -> bool {
+    const SHAPE: &[u8] = b"99999999T999999999Z";
+    given.len() >= MIN_LEN
+        && given.len() < SHAPE.len()
+        && given.bytes().zip(SHAPE).all(|(c, want)| match want {
+            b'9' => c.is_ascii_digit(),
+            other => c == *other,
+        })
+}
+
+/// The id a whole or short id names, among the indexed entries.
+pub fn resolve(index: &Index, given: &str) -> Result<Resolved, IndexError> {
+    if !is_short_id(given) {
+        return Ok(Resolved::One(given.to_string()));
+    }
+    let mut ids = index.ids_starting(given, 6)?;
+    Ok(match ids.len() {
+        0 => Resolved::None,
+        1 => Resolved::One(ids.remove(0)),
+        _ => Resolved::Many(ids),
+    })
 }
 
 /// The ids just below and just above `id` in sorted `all`.
@@ -110,9 +149,10 @@ impl Index {
 
     /// The distinct ids that start with `prefix`, at most `limit` of them, sorted.
     pub fn ids_starting(&self, prefix: &str, limit: usize) -> Result<Vec<String>, IndexError> {
-        // Ids hold only ASCII letters, digits and `-`: a range on the id index finds them.
+        // Ids hold only ASCII letters, digits and `-`, all below `~`: a range on the id index
+        // finds them.
         let mut stmt = self.conn.prepare_cached(
-            "SELECT DISTINCT id FROM entries WHERE id >= ?1 AND substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT ?2",
+            "SELECT DISTINCT id FROM entries WHERE id >= ?1 AND id < ?1 || '~' AND substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT ?2",
         )?;
         let rows = stmt.query_map(rusqlite::params![prefix, limit as i64], |r| r.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -149,6 +189,22 @@ mod tests {
             "20261202T01302593"
         );
         assert_eq!(shortest("short", None, None), "short");
+    }
+
+    #[test]
+    fn a_short_id_is_the_start_of_an_instant() {
+        for ok in ["20261202T013025", "20261202T0130259", "20261202T013025931"] {
+            assert!(is_short_id(ok), "{ok}");
+        }
+        for not in [
+            "20261202T01302",
+            "20261202T013025931Z",
+            "2026120xT013025",
+            "20261202-013025",
+            "",
+        ] {
+            assert!(!is_short_id(not), "{not}");
+        }
     }
 
     #[test]

@@ -30,7 +30,7 @@ fn describe_now(index: &Index, r: &NoteRef, now: &NoteNow) -> Result<String, Ind
     Ok(format!(
         "{}@{}{}",
         r.path,
-        r.hash,
+        fingerprint::short_hash(&r.hash),
         tail.as_deref().unwrap_or("")
     ))
 }
@@ -63,7 +63,8 @@ fn tail(
 
 /// [`describe`], or the bare `path@hash` when the index cannot be read: a ref is always shown.
 pub fn shown(index: &Index, r: &NoteRef) -> String {
-    describe(index, r).unwrap_or_else(|_| format!("{}@{}", r.path, r.hash))
+    describe(index, r)
+        .unwrap_or_else(|_| format!("{}@{}", r.path, fingerprint::short_hash(&r.hash)))
 }
 
 /// [`shown`] for one answer, resolving and hashing each cited path once: `recent --all` on the
@@ -106,12 +107,12 @@ impl<'a> Shown<'a> {
     }
 }
 
-/// `path@hash` and what follows it, appended to `out`; the bare `path@hash` when the index
-/// cannot be read.
+/// `path@hash` (the short hash: text, not data) and what follows it, appended to `out`; the bare
+/// `path@hash` when the index cannot be read.
 fn push_shown(index: &Index, out: &mut String, path: &str, hash: &str, now: &NoteNow) {
     out.push_str(path);
     out.push('@');
-    out.push_str(hash);
+    out.push_str(fingerprint::short_hash(hash));
     // A note that reads as it did at capture (the common case) needs no query and no text.
     if let Some(Some(current)) = now {
         if current == hash {
@@ -189,7 +190,8 @@ mod tests {
         let index = Index::in_memory(t.path());
         let shown = |path: &str, hash: &str| describe(&index, &NoteRef::new(path, hash, None));
         let now = fingerprint::sha256_ref(b"now\n");
-        assert_eq!(shown("a.md", &now).unwrap(), format!("a.md@{now}"));
+        let short = fingerprint::short_hash(&now);
+        assert_eq!(shown("a.md", &now).unwrap(), format!("a.md@{short}"));
         assert_eq!(
             shown("a.md", "sha256:00").unwrap(),
             "a.md@sha256:00 (changed since capture)"
@@ -215,7 +217,10 @@ mod tests {
         }
         // Remembered for this answer: the note's content as first read.
         std::fs::write(t.path().join("a.md"), "later\n").unwrap();
-        assert_eq!(memo.ref_text(&refs[0]), format!("a.md@{now}"));
+        assert_eq!(
+            memo.ref_text(&refs[0]),
+            format!("a.md@{}", fingerprint::short_hash(&now))
+        );
         assert_eq!(memo.seen.borrow().len(), 3);
     }
 }

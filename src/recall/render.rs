@@ -28,6 +28,17 @@ pub use crate::clock::Clock;
 /// passes [`super::refs::Shown::write`] over the index.
 pub type RefText<'a> = &'a dyn Fn(&mut String, &str, &str);
 
+/// A step's short id (`recent` shows the form `retract` and `log` take).
+pub type IdText<'a> = &'a dyn Fn(&str) -> String;
+
+/// What the terminal form shows beyond the tool form: times in a zone, and each step's short
+/// id and client (`ids`; none in tests that pin the step lines alone).
+#[derive(Default)]
+pub struct Look<'a> {
+    pub clock: Clock,
+    pub ids: Option<IdText<'a>>,
+}
+
 /// What the renderings read of a step: recall's [`Step`] and the stream's lighter
 /// [`super::stream::LeanStep`] alike, so both print through one renderer.
 pub trait StepText {
@@ -36,6 +47,10 @@ pub trait StepText {
     /// The recorded UTC time (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
     fn time(&self) -> &str;
     fn summary(&self) -> &str;
+    /// The entry's id.
+    fn id(&self) -> &str;
+    /// The client that wrote it, when it says.
+    fn client(&self) -> Option<&str>;
     fn status(&self) -> Status;
     /// The cited refs as `(path, hash)`, in order.
     fn refs(&self) -> impl Iterator<Item = (&str, &str)> + '_;
@@ -50,6 +65,12 @@ impl StepText for Step {
     }
     fn summary(&self) -> &str {
         &self.entry.summary
+    }
+    fn id(&self) -> &str {
+        &self.entry.id
+    }
+    fn client(&self) -> Option<&str> {
+        self.entry.client.as_deref()
     }
     fn status(&self) -> Status {
         self.status
@@ -93,10 +114,10 @@ impl<S: StepText> SessionText<'_, S> {
 
 /// Terminal rendering: sessions separated by a blank line. `marks`: the vault has a record, so
 /// each step's status is shown (without one every step would read `[unverified]`).
-pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool, clock: &Clock) -> String {
+pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool, look: &Look) -> String {
     each_session(r, marks, &|s| {
         let mut out = String::new();
-        cli_session(&mut out, &SessionText::of(s), refs, marks, clock);
+        cli_session(&mut out, &SessionText::of(s), refs, marks, look);
         out
     })
 }
@@ -104,13 +125,13 @@ pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool, clock: &Clock) -> String 
 /// [`cli`] of some of an answer's sessions, for printing an answer in parts (`recent --all`
 /// prints its first screen before it reads the rest): the sessions separated by a blank line,
 /// without the restore hint ([`cli_hint`] gives it for the whole answer).
-pub fn cli_part(sessions: &[Session], refs: RefText<'_>, marks: bool, clock: &Clock) -> String {
+pub fn cli_part(sessions: &[Session], refs: RefText<'_>, marks: bool, look: &Look) -> String {
     let mut out = String::new();
     for (i, s) in sessions.iter().enumerate() {
         if i > 0 {
             out.push_str("\n\n");
         }
-        cli_session(&mut out, &SessionText::of(s), refs, marks, clock);
+        cli_session(&mut out, &SessionText::of(s), refs, marks, look);
     }
     out
 }
@@ -144,17 +165,18 @@ pub fn cli_session<S: StepText>(
     s: &SessionText<'_, S>,
     refs: RefText<'_>,
     marks: bool,
-    clock: &Clock,
+    look: &Look,
 ) {
     if let ([step], 1) = (s.steps, s.total_steps) {
-        step_line(out, step, s.project, marks, clock);
+        push_id(out, step, look);
+        step_line(out, step, s.project, marks, look);
         for (path, hash) in step.refs() {
             out.push_str("\n   refs: ");
             refs(out, path, hash);
         }
         return;
     }
-    span(out, s, clock);
+    span(out, s, &look.clock);
     push_project_tag(out, s.project);
     let _ = write!(out, " — one session, {} steps", s.total_steps);
     if s.omitted > 0 {
@@ -163,7 +185,8 @@ pub fn cli_session<S: StepText>(
     out.push(':');
     for step in s.steps {
         out.push_str("\n  · ");
-        step_line(out, step, None, marks, clock);
+        push_id(out, step, look);
+        step_line(out, step, None, marks, look);
         for (path, hash) in step.refs() {
             out.push_str("\n     refs: ");
             refs(out, path, hash);
@@ -203,7 +226,13 @@ fn tool_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
 
 fn tool_step(step: &Step, refs: RefText<'_>, marks: bool) -> String {
     let mut out = String::new();
-    step_line(&mut out, step, step.entry.project(), marks, &Clock::Utc);
+    step_line(
+        &mut out,
+        step,
+        step.entry.project(),
+        marks,
+        &Look::default(),
+    );
     for (i, (path, hash)) in step.refs().enumerate() {
         let lead = if i == 0 { "\n   refs: " } else { "\n         " };
         out.push_str(lead);
@@ -228,6 +257,15 @@ fn span<S: StepText>(out: &mut String, s: &SessionText<'_, S>, clock: &Clock) {
     }
 }
 
+/// The step's short id and a space, when the look shows ids (as `git log --oneline` leads with
+/// the commit).
+fn push_id<S: StepText>(out: &mut String, step: &S, look: &Look) {
+    if let Some(ids) = look.ids {
+        out.push_str(&ids(step.id()));
+        out.push(' ');
+    }
+}
+
 /// ` [project]`, or nothing, appended to `out`.
 fn push_project_tag(out: &mut String, project: Option<&str>) {
     if let Some(p) = project {
@@ -244,10 +282,15 @@ fn step_line<S: StepText>(
     step: &S,
     project: Option<&str>,
     marks: bool,
-    clock: &Clock,
+    look: &Look,
 ) {
-    clock.push_day_time(out, step.day(), step.time());
+    look.clock.push_day_time(out, step.day(), step.time());
     push_project_tag(out, project);
+    if let (Some(_), Some(client)) = (look.ids, step.client()) {
+        out.push_str(" (");
+        out.push_str(client);
+        out.push(')');
+    }
     out.push_str(" — ");
     out.push_str(step.summary());
     if let (true, Some(mark)) = (marks, step.status().mark()) {
@@ -347,7 +390,7 @@ mod tests {
             let _ = write!(out, "{path}@{hash}");
         };
         let tool = |r: &Recent| tool(r, refs, true);
-        let cli = |r: &Recent| cli(r, refs, true, &Clock::Utc);
+        let cli = |r: &Recent| cli(r, refs, true, &Look::default());
         let one = session(vec![step("01:00:00", &["a.md", "b.md"])], 0);
         assert_eq!(tool(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n         b.md@sha256:ab");
         assert_eq!(cli(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n   refs: b.md@sha256:ab");
@@ -393,7 +436,7 @@ mod tests {
         let r = session(steps, 0);
         let want_cli = "2026-11-30 [proj] — one session, 5 steps:\n  · 2026-11-30 01:00:00 — did 01:00:00\n     refs: a.md\n  · 2026-11-30 02:00:00 — did 02:00:00 [edited after commit]\n  · 2026-11-30 03:00:00 — did 03:00:00 [deleted from the working tree]\n  · 2026-11-30 04:00:00 — did 04:00:00 [not committed yet]\n  · 2026-11-30 05:00:00 — did 05:00:00 [unverified]\n\n";
         assert_eq!(
-            cli(&r, refs, true, &Clock::Utc),
+            cli(&r, refs, true, &Look::default()),
             format!("{want_cli}{RESTORE_HINT}")
         );
         let tool_text = tool(&r, refs, true);
@@ -404,7 +447,7 @@ mod tests {
         );
         assert_eq!(tool_text.matches(RESTORE_HINT).count(), 1);
         assert!(tool_text.ends_with(RESTORE_HINT));
-        let plain = cli(&r, refs, false, &Clock::Utc);
+        let plain = cli(&r, refs, false, &Look::default());
         for mark in all.iter().filter_map(|s| s.mark()) {
             assert!(!plain.contains(mark), "no record, no marks: {plain}");
         }

@@ -27,6 +27,8 @@ pub struct LeanStep {
     /// Shared by the steps of one day.
     pub day: Rc<str>,
     pub time: String,
+    pub id: String,
+    pub client: Option<String>,
     pub summary: String,
     /// The cited refs as `(path, hash)`, in order.
     pub refs: Vec<(String, String)>,
@@ -42,6 +44,12 @@ impl StepText for LeanStep {
     }
     fn summary(&self) -> &str {
         &self.summary
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn client(&self) -> Option<&str> {
+        self.client.as_deref()
     }
     fn status(&self) -> Status {
         self.status
@@ -117,12 +125,14 @@ pub fn each_session(
 /// JSON is an `Entry` serialised, so what `Entry` reads this reads, and the reverse).
 #[derive(Deserialize)]
 struct LiteEntry<'a> {
-    #[allow(dead_code)]
-    id: IgnoredAny,
+    #[serde(borrow)]
+    id: Cow<'a, str>,
     #[allow(dead_code)]
     time: IgnoredAny,
     #[serde(borrow)]
     summary: Cow<'a, str>,
+    #[serde(default, borrow)]
+    client: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     refs: Vec<LiteRef<'a>>,
 }
@@ -144,8 +154,8 @@ struct Row {
     status: Status,
     /// Retracted, or its JSON does not read: counted in its group, never shown.
     hidden: bool,
-    /// Its summary and refs, once read.
-    lean: Option<(String, Vec<(String, String)>)>,
+    /// What is shown of it, once read.
+    lean: Option<LeanStep>,
 }
 
 /// The rows of one day, as the table gives them (file stem, then place, descending), their
@@ -213,22 +223,26 @@ impl Day {
             match serde_json::from_str::<LiteEntry<'_>>(json) {
                 Ok(e) => {
                     let refs = e.refs.into_iter();
-                    row.lean = Some((
-                        e.summary.into_owned(),
-                        refs.map(|r| (r.path.into_owned(), r.hash.into_owned()))
+                    row.lean = Some(LeanStep {
+                        day: day.clone(),
+                        time: at(&row.time).to_string(),
+                        id: e.id.into_owned(),
+                        client: e.client.map(Cow::into_owned),
+                        summary: e.summary.into_owned(),
+                        refs: refs
+                            .map(|r| (r.path.into_owned(), r.hash.into_owned()))
                             .collect(),
-                    ));
+                        status: row.status,
+                    });
                 }
                 Err(_) => row.hidden = true,
             }
         }
         for row in rows.drain(..) {
-            let step = row.lean.map(|(summary, refs)| LeanStep {
-                day: day.clone(),
-                time: at(&row.time).to_string(),
-                summary,
-                refs,
+            // A later copy of the line may have found it committed since it was read.
+            let step = row.lean.map(|l| LeanStep {
                 status: row.status,
+                ..l
             });
             let project = row.project.as_ref().map(&at);
             groups.row(at(&row.group), project, step)?;
@@ -340,7 +354,7 @@ impl<F: FnMut(LeanSession) -> Result<(), IndexError>> Groups<F> {
 mod tests {
     use super::*;
     use crate::recall::recent::{from_index, Recent};
-    use crate::recall::render::{self, Clock};
+    use crate::recall::render;
     use crate::records::filter::EntryFilter;
     use crate::records::{dayfile, line, Entry, NoteRef, Workspace};
     use proptest::prelude::*;
@@ -450,7 +464,7 @@ mod tests {
             if texts.len() < q.count.unwrap_or(usize::MAX) {
                 deleted |= s.text().shows_deleted();
                 let mut text = String::new();
-                render::cli_session(&mut text, &s.text(), refs, true, &Clock::Utc);
+                render::cli_session(&mut text, &s.text(), refs, true, &Default::default());
                 texts.push(text);
             }
             Ok(())
@@ -468,7 +482,7 @@ mod tests {
     fn answered(index: &Index, q: &Query) -> Option<String> {
         let refs = &path_at_hash;
         match from_index(index, q, now()).unwrap() {
-            r @ Recent::Sessions(_) => Some(render::cli(&r, refs, true, &Clock::Utc)),
+            r @ Recent::Sessions(_) => Some(render::cli(&r, refs, true, &Default::default())),
             _ => None,
         }
     }

@@ -16,6 +16,8 @@ pub struct EntryFilter {
     pub from: Option<String>,
     /// Latest recorded time kept, inclusive.
     pub until: Option<String>,
+    /// The client that wrote it (lowercased; whole label, as `--client claude`).
+    pub client: Option<String>,
 }
 
 impl EntryFilter {
@@ -55,10 +57,20 @@ impl EntryFilter {
         Ok(self.from_instant(from).until_instant(until))
     }
 
+    /// Keeps the entries of one client (`None` keeps every entry).
+    pub fn of_client(mut self, client: Option<&str>) -> EntryFilter {
+        self.client = client.map(str::to_lowercase);
+        self
+    }
+
     /// Whether an entry passes.
     pub fn matches(&self, e: &Entry) -> bool {
         if self.from.as_deref().is_some_and(|f| e.time.as_str() < f)
             || self.until.as_deref().is_some_and(|u| e.time.as_str() > u)
+            || self
+                .client
+                .as_ref()
+                .is_some_and(|c| e.client.as_deref().map(str::to_lowercase).as_ref() != Some(c))
         {
             return false;
         }

@@ -35,6 +35,20 @@ pub fn blob_sha1(bytes: &[u8]) -> [u8; 20] {
 }
 
 /// Lowercase hex of a byte string.
+/// Hex digits a short hash keeps (git's default abbreviation, and the day files' form).
+pub const SHORT_HEX: usize = 7;
+
+/// `sha256:<first 7 hex>` of a `sha256:<64 hex>` ref hash, as text output shows it (JSON keeps
+/// the whole hash); any other text is returned whole.
+pub fn short_hash(hash: &str) -> &str {
+    match hash.strip_prefix("sha256:") {
+        Some(hex) if hex.len() > SHORT_HEX && hex.is_char_boundary(SHORT_HEX) => {
+            &hash[..7 + SHORT_HEX]
+        }
+        _ => hash,
+    }
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
