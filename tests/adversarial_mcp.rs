@@ -48,6 +48,16 @@ impl Session {
         )
     }
 
+    /// The text of the `isError` tool result answering `id`.
+    fn tool_error(&self, id: Value) -> String {
+        let f = self.reply(id);
+        assert_eq!(f["result"]["isError"], json!(true), "{f}");
+        f["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
     /// The text of the successful tool result answering `id`.
     fn text(&self, id: Value) -> String {
         let f = self.reply(id);
@@ -332,7 +342,7 @@ fn a_request_whose_params_is_not_an_object_gets_an_error_for_its_id() {
 }
 
 #[test]
-fn tool_calls_of_the_wrong_shape_are_invalid_params_not_unknown_methods() {
+fn tool_calls_of_the_wrong_shape_are_invalid_params_and_bad_arguments_tool_errors() {
     let env = vault();
     let input = [
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#,
@@ -351,13 +361,17 @@ fn tool_calls_of_the_wrong_shape_are_invalid_params_not_unknown_methods() {
             "{message}"
         );
     }
+    // The request is well formed, its arguments are not: a tool error the model can act on.
+    let tail = ". Nothing was done; call it again with the arguments corrected (tools/list has the schema).";
     assert_eq!(
-        s.error(json!(5)),
-        (-32602, "`query` must be a string".into())
+        s.tool_error(json!(5)),
+        format!("Invalid arguments for librarian-search: `query` must be a string{tail}")
     );
     assert_eq!(
-        s.error(json!(6)),
-        (-32602, "`limit` must be an integer from 1 to 50".into())
+        s.tool_error(json!(6)),
+        format!(
+            "Invalid arguments for librarian-search: `limit` must be an integer from 1 to 50{tail}"
+        )
     );
 }
 

@@ -192,10 +192,11 @@ async fn librarian_recent_answers_what_did_we_decide_about_the_cadence() {
         .await
         .unwrap();
     assert_eq!(result.is_error, Some(false), "{result:?}");
-    let bad = client.call_tool(call(json!({"query": 3}))).await;
-    assert!(
-        bad.is_err(),
-        "a query that is not a string is a protocol error"
+    let bad = client.call_tool(call(json!({"query": 3}))).await.unwrap();
+    assert_eq!(
+        bad.is_error,
+        Some(true),
+        "a query that is not a string is a tool error: {bad:?}"
     );
     client.cancel().await.unwrap();
 }

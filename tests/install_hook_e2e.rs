@@ -144,9 +144,10 @@ fn installing_twice_leaves_one_registration_per_client_and_changes_nothing() {
     assert!(rule.starts_with("---\ntrigger: always_on\n---\n"), "{rule}");
 }
 
-/// The capture contract as the MCP server sends it (the README quotes it verbatim).
+/// The capture contract as an instruction file carries it (the server named, not "This
+/// server").
 fn rutter_instructions() -> String {
-    rutter::mcp::instructions::instructions("the user")
+    rutter::mcp::instructions::instructions_in_file("the user")
 }
 
 #[test]

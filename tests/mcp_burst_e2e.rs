@@ -127,7 +127,8 @@ fn all_committed_once(env: &Env, want: &[String]) {
         assert_eq!(n, 1, "{s} is committed {n} times");
     }
     let v = env.rutter(&["verify", "--porcelain"]);
-    assert_eq!(v.code, 0, "verify: {}{}", v.stdout, v.stderr);
+    let diff = env.rutter(&["diff"]).stdout;
+    assert_eq!(v.code, 0, "verify: {}{}\ndiff:\n{diff}", v.stdout, v.stderr);
     env.git(&["fsck", "--strict", "--no-dangling"]);
 }
 

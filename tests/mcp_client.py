@@ -67,6 +67,13 @@ def one_text(result) -> str:
     return result.content[0].text
 
 
+def tool_error(result) -> str:
+    check(result.is_error is True, f"expected an isError result: {result}")
+    check(len(result.content) == 1 and result.content[0].type == "text",
+          f"expected one text block: {result.content}")
+    return result.content[0].text
+
+
 async def exercise(binary: str, vault: Path, env: dict) -> None:
     server_env = dict(env, LIBRARIAN_VAULT_PATH=str(vault))
     params = StdioServerParameters(command=binary, args=["mcp"], env=server_env, cwd=str(vault.parent))
@@ -92,18 +99,40 @@ async def exercise(binary: str, vault: Path, env: dict) -> None:
             check("Notes/a.md" in hit and "prior engagement" in hit and SUMMARY in hit, hit)
             note = one_text(await session.call_tool("librarian-get-note", {"path": "Notes/a.md"}))
             check("The alpha note." in note, note)
-            miss = one_text(await session.call_tool("librarian-get-note", {"path": "x"}))
+            miss = tool_error(await session.call_tool("librarian-get-note", {"path": "x"}))
             check(miss == "Note not found: x", miss)
             recent = one_text(await session.call_tool("librarian-recent", {"count": 5}))
             check(SUMMARY in recent, recent)
 
+            # Invalid arguments are tool results with isError, never JSON-RPC errors.
+            for tool, args, word in [
+                ("librarian-recent", {"window": 0}, "window"),
+                ("librarian-recent", {"detail": "full"}, "detail"),
+                ("librarian-search", {"query": 3}, "query"),
+                ("librarian-search", {}, "query"),
+                ("librarian-get-note", {"path": "Notes/a.md", "extra": 1}, "extra"),
+            ]:
+                why = tool_error(await session.call_tool(tool, args))
+                check(why.startswith(f"Invalid arguments for {tool}:") and word in why,
+                      f"{tool} {args}: {why}")
             try:
-                await session.call_tool("librarian-recent", {"window": 0})
+                await session.call_tool("librarian-nothing", {})
             except MCPError as e:
-                check(e.code == -32602, f"window: 0 gave code {e.code}")
-                check("window" in e.message, e.message)
+                check(e.code in (-32601, -32602), f"an unknown tool gave code {e.code}")
             else:
-                raise AssertionError("window: 0 was accepted")
+                raise AssertionError("an unknown tool was answered as a tool")
+
+    record_env = dict(server_env)
+    params = StdioServerParameters(command=binary, args=["mcp", "--allow-record"],
+                                   env=record_env, cwd=str(vault.parent))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            text = (await session.list_tools()).tools
+            check("librarian-record" in {t.name for t in text}, f"tools: {text}")
+            for args in [{"summary": "   "}, {}, {"summary": "x", "refs": "Notes/a.md"}]:
+                why = tool_error(await session.call_tool("librarian-record", args))
+                check(why.startswith("Invalid arguments for librarian-record:"), f"{args}: {why}")
 
     log = (vault / "_librarian/stateful-use.jsonl").read_text().splitlines()
     kinds = [json.loads(line)["kind"] for line in log]
@@ -127,7 +156,7 @@ def main() -> int:
         except Exception as e:  # noqa: BLE001 - report any failure as one line and a status
             print(f"mcp_client: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
             return 1
-    print("mcp_client: ok (Python mcp SDK: 3 tools, instructions, each tool, window: 0 refused)")
+    print("mcp_client: ok (Python mcp SDK: 3 tools, instructions, each tool, invalid arguments as isError results, librarian-record)")
     return 0
 
 

@@ -79,6 +79,14 @@ async fn text(client: &Client, tool: &str, args: Value) -> String {
     result.content[0].as_text().unwrap().text.clone()
 }
 
+/// The single text block of an `isError` tool result.
+fn tool_error(result: Result<CallToolResult, ServiceError>) -> String {
+    let result = result.unwrap();
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(result.content.len(), 1, "{result:?}");
+    result.content[0].as_text().unwrap().text.clone()
+}
+
 fn protocol_error(result: Result<CallToolResult, ServiceError>) -> (i32, String) {
     match result {
         Err(ServiceError::McpError(e)) => (e.code.0, e.message.into_owned()),
@@ -174,8 +182,11 @@ async fn each_tool_answers_with_one_text_block_and_the_use_log_counts_valid_call
         note.contains("Notes/a.md") && note.contains("The alpha note."),
         "{note}"
     );
-    let gone = text(&client, "librarian-get-note", json!({"path": "x"})).await;
-    assert_eq!(gone, "Note not found: x");
+    let gone = tool_error(call(&client, "librarian-get-note", json!({"path": "x"})).await);
+    assert_eq!(
+        gone, "Note not found: x",
+        "a miss is a tool error, in the reference's words"
+    );
 
     let recent = text(&client, "librarian-recent", json!({})).await;
     assert!(
@@ -198,22 +209,21 @@ async fn each_tool_answers_with_one_text_block_and_the_use_log_counts_valid_call
 }
 
 #[tokio::test]
-async fn invalid_arguments_and_unknown_tools_are_protocol_errors_and_never_logged() {
+async fn invalid_arguments_are_tool_errors_unknown_tools_protocol_errors_and_never_logged() {
     let env = vault();
     let client = connect(&env, &[]).await;
-    let (code, message) =
-        protocol_error(call(&client, "librarian-recent", json!({"window": 0})).await);
+    let tail = ". Nothing was done; call it again with the arguments corrected (tools/list has the schema).";
+    let why = tool_error(call(&client, "librarian-recent", json!({"window": 0})).await);
     assert_eq!(
-        (code, message.as_str()),
-        (-32602, "`window` must be an integer >= 1")
+        why,
+        format!("Invalid arguments for librarian-recent: `window` must be an integer >= 1{tail}")
     );
-    let (code, message) =
-        protocol_error(call(&client, "librarian-recent", json!({"days": 3})).await);
+    let why = tool_error(call(&client, "librarian-recent", json!({"days": 3})).await);
     assert_eq!(
-        (code, message.as_str()),
-        (-32602, "unknown argument `days`")
+        why,
+        format!("Invalid arguments for librarian-recent: unknown argument `days`{tail}")
     );
-    let (code, _) = protocol_error(
+    let why = tool_error(
         call(
             &client,
             "librarian-search",
@@ -221,9 +231,12 @@ async fn invalid_arguments_and_unknown_tools_are_protocol_errors_and_never_logge
         )
         .await,
     );
-    assert_eq!(code, -32602);
-    let (code, _) = protocol_error(call(&client, "librarian-get-note", json!({})).await);
-    assert_eq!(code, -32602);
+    assert!(why.contains("`limit`"), "{why}");
+    let why = tool_error(call(&client, "librarian-get-note", json!({})).await);
+    assert!(
+        why.starts_with("Invalid arguments for librarian-get-note: "),
+        "{why}"
+    );
     let (code, message) = protocol_error(call(&client, "librarian-positions", json!({})).await);
     assert_eq!(
         (code, message.as_str()),
@@ -681,7 +694,8 @@ fn a_failed_background_refresh_makes_tool_calls_error_results() {
         assert_eq!(r["isError"], json!(true), "{r}");
         assert!(result_text(reply(&frames, id)).starts_with("the index is not available: "));
     }
-    assert_eq!(reply(&frames, 4)["error"]["code"], json!(-32602));
+    assert_eq!(reply(&frames, 4)["result"]["isError"], json!(true));
+    assert!(result_text(reply(&frames, 4)).starts_with("Invalid arguments for librarian-recent: "));
     assert_eq!(
         use_log(&env),
         ["librarian-recent"],
@@ -699,7 +713,9 @@ async fn poll(
 ) -> String {
     let started = Instant::now();
     loop {
-        let got = text(client, tool, args.clone()).await;
+        // Error results too: a note that went away is a tool error.
+        let result = call(client, tool, args.clone()).await.unwrap();
+        let got = result.content[0].as_text().unwrap().text.clone();
         if done(&got) || started.elapsed() > deadline {
             return got;
         }

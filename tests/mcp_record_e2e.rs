@@ -25,6 +25,11 @@ type Client = RunningService<RoleClient, ClientConfig>;
 async fn connect(env: &Env, name: &str, cwd: &Path, args: &[&str]) -> Client {
     let mut cmd = env.cmd();
     cmd.current_dir(cwd).arg("mcp").args(args);
+    connect_command(cmd, name).await
+}
+
+/// A client named `name` over the stdio of `cmd`.
+async fn connect_command(cmd: std::process::Command, name: &str) -> Client {
     let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
         .stderr(Stdio::null())
         .spawn()
@@ -140,16 +145,27 @@ async fn with_the_flag_a_decision_is_recorded_once_with_the_clients_label() {
 }
 
 #[tokio::test]
-async fn each_connection_is_a_session_and_an_unknown_client_has_no_label() {
+async fn a_restarted_server_goes_on_with_its_clients_session_and_an_unknown_client_has_no_label() {
     let env = Env::git_vault();
     let cwd = project(&env);
     let args = json!({"summary": "Ordered the seeds."});
-    for _ in 0..2 {
+    // One client process (this test) starting the server twice: the second record of the same
+    // line is deduplicated, as a re-fired hook's is.
+    for want in ["captured 1 entry", "directive unchanged for this session"] {
         let client = connect(&env, "some-editor", &cwd, &["--allow-record"]).await;
         let r = record(&client, args.clone()).await.unwrap();
-        assert!(text(&r).starts_with("captured 1 entry"), "{r:?}");
+        assert!(text(&r).starts_with(want), "{want}: {r:?}");
         client.cancel().await.unwrap();
     }
+    assert_eq!(env.entries().len(), 1);
+    // Another client process (a shell between us and the server) is another session.
+    let mut sh = env.cmd_for("sh");
+    sh.current_dir(&cwd)
+        .args(["-c", &format!("'{}' mcp --allow-record; :", common::BIN)]);
+    let client = connect_command(sh, "some-editor").await;
+    let r = record(&client, args.clone()).await.unwrap();
+    assert!(text(&r).starts_with("captured 1 entry"), "{r:?}");
+    client.cancel().await.unwrap();
     let entries = env.entries();
     assert_eq!(entries.len(), 2);
     assert!(
@@ -160,20 +176,27 @@ async fn each_connection_is_a_session_and_an_unknown_client_has_no_label() {
 }
 
 #[tokio::test]
-async fn invalid_arguments_are_protocol_errors_and_an_opted_out_repository_is_not_recorded() {
+async fn invalid_arguments_are_tool_errors_and_an_opted_out_repository_is_not_recorded() {
     let env = Env::git_vault();
     let cwd = project(&env);
     env.git_in(&cwd, &["config", "rutter.capture", "false"]);
     let client = connect(&env, "codex-mcp-client", &cwd, &["--allow-record"]).await;
-    for bad in [
-        json!({}),
-        json!({"summary": 3}),
-        json!({"summary": "S", "refs": "a.md"}),
+    for (bad, says) in [
+        (json!({}), "missing required argument `summary`"),
+        (json!({"summary": 3}), "`summary` must be a string"),
+        (json!({"summary": "  "}), "`summary` is empty"),
+        (
+            json!({"summary": "S", "refs": "a.md"}),
+            "`refs` must be an array",
+        ),
     ] {
-        match record(&client, bad.clone()).await {
-            Err(ServiceError::McpError(e)) => assert_eq!(e.code.0, -32602, "{bad}"),
-            other => panic!("{bad}: {other:?}"),
-        }
+        let r = record(&client, bad.clone()).await.unwrap();
+        assert_eq!(r.is_error, Some(true), "{bad}: {r:?}");
+        let t = text(&r);
+        assert!(
+            t.starts_with("Invalid arguments for librarian-record: ") && t.contains(says),
+            "{bad}: {t}"
+        );
     }
     let r = record(&client, json!({"summary": "Private work."}))
         .await

@@ -21,24 +21,44 @@ pub fn label_from(raw: Option<&str>) -> String {
     }
 }
 
-/// What the instructions add when the server records (`git-rutter mcp --allow-record`): the
-/// client has no hook, so the lines are recorded through the tool instead.
-pub const RECORD_PARAGRAPH: &str = "This server is started for a client without such a hook: instead of writing the line, call librarian-record with the same summary and refs, once for each thing, as you finish it. A call repeated in this session with the same summary and refs records nothing new.";
+/// What the instructions say instead of the directive line when the server records
+/// (`git-rutter mcp --allow-record`): the client has no hook, so a line in a reply would record
+/// nothing; the tool records instead.
+pub const RECORD_DIRECTIVE: &str = "When something worth recalling is decided or produced, record it by calling librarian-record with summary (one plain-English line) and refs (the paths touched, relative to the knowledge base). This client has no hook: a line written in your reply records nothing.";
 
-/// The instructions for `label`; with `record`, [`RECORD_PARAGRAPH`] follows the paragraph
-/// about the hook. Without it they are [`instructions`], unchanged.
+/// What the instructions say instead of the paragraph about the hook, when the server records.
+pub const RECORD_PARAGRAPH: &str = "Call librarian-record for each separable thing as you finish it, never once at the end; omit trivial work entirely. A call repeated with the same summary and refs records nothing new, in this session and after the server restarts.";
+
+/// Who the first paragraph names: the server itself (on `initialize`), or, in an instruction
+/// file a client reads without the server in view, the server by name.
+const IN_FILE: &str = "git-rutter's MCP server (rutter)";
+
+/// The instructions for `label`; with `record`, [`RECORD_DIRECTIVE`] and [`RECORD_PARAGRAPH`]
+/// replace the paragraphs about the directive line and the hook, so they say one thing.
+/// Without it they are [`instructions`], unchanged.
 pub fn instructions_for(label: &str, record: bool) -> String {
     let text = instructions(label);
     if !record {
         return text;
     }
-    let mut paragraphs: Vec<&str> = text.split("\n\n").collect();
-    let after_hook = paragraphs
-        .iter()
-        .position(|p| p.contains("a hook records"))
-        .map_or(paragraphs.len(), |i| i + 1);
-    paragraphs.insert(after_hook, RECORD_PARAGRAPH);
-    paragraphs.join("\n\n")
+    text.split("\n\n")
+        .map(|p| {
+            if p.starts_with("When something worth recalling") {
+                RECORD_DIRECTIVE
+            } else if p.contains("a hook records") {
+                RECORD_PARAGRAPH
+            } else {
+                p
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The instructions as an instruction file carries them: the first paragraph names
+/// git-rutter's server, since "this server" means nothing in a file.
+pub fn instructions_in_file(label: &str) -> String {
+    instructions(label).replacen("This server holds", &format!("{IN_FILE} holds"), 1)
 }
 
 /// The instructions, paragraph by paragraph, for `label`.
@@ -106,20 +126,49 @@ mod tests {
     }
 
     #[test]
-    fn recording_adds_one_paragraph_after_the_hook_and_nothing_else() {
+    fn recording_says_one_thing_and_changes_nothing_else() {
         assert_eq!(instructions_for("Ada", false), instructions("Ada"));
         let with = instructions_for("Ada", true);
         let without = instructions("Ada");
-        let mut paragraphs: Vec<&str> = with.split("\n\n").collect();
-        let at = paragraphs
-            .iter()
-            .position(|p| *p == RECORD_PARAGRAPH)
-            .unwrap();
-        assert!(paragraphs[at - 1].contains("a hook records every line"));
-        paragraphs.remove(at);
-        assert_eq!(paragraphs.join("\n\n"), without);
+        let (w, wo): (Vec<&str>, Vec<&str>) = (
+            with.split("\n\n").collect(),
+            without.split("\n\n").collect(),
+        );
+        assert_eq!(w.len(), wo.len());
+        let changed: Vec<usize> = (0..w.len()).filter(|i| w[*i] != wo[*i]).collect();
+        assert_eq!(changed.len(), 2, "{with}");
+        assert_eq!(
+            (w[changed[0]], w[changed[1]]),
+            (RECORD_DIRECTIVE, RECORD_PARAGRAPH)
+        );
+        for contradiction in [
+            "no tool call is needed",
+            "a hook records",
+            "emit one directive line",
+            "<!--",
+        ] {
+            assert!(!with.contains(contradiction), "{contradiction}");
+        }
+        assert!(with.contains("call") && with.contains("librarian-record"));
         let found = crate::capture::directive::directives_in(&with);
-        assert_eq!((found.found.len(), found.malformed), (0, 0));
+        assert_eq!(
+            (found.found.len(), found.malformed, found.templates),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn an_instruction_file_names_the_server() {
+        let text = instructions_in_file("Ada");
+        assert!(
+            text.starts_with("git-rutter's MCP server (rutter) holds Ada's notes vault"),
+            "{text}"
+        );
+        assert!(!text.contains("This server"));
+        assert_eq!(
+            text.split_once("\n\n").unwrap().1,
+            instructions("Ada").split_once("\n\n").unwrap().1
+        );
     }
 
     #[test]

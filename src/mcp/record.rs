@@ -49,6 +49,11 @@ pub fn directive(args: &Map<String, Value>) -> Result<Directive, ArgError> {
         return Err(ArgError(format!("unknown argument `{k}`")));
     }
     let summary = match args.get("summary") {
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            return Err(ArgError(
+                "`summary` is empty; write the one line that says what was decided and why".into(),
+            ))
+        }
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err(ArgError("`summary` must be a string".into())),
         None => return Err(ArgError("missing required argument `summary`".into())),
@@ -86,7 +91,7 @@ impl Recorder {
     pub fn new(vault: PathBuf) -> Recorder {
         Recorder {
             vault,
-            session_id: connection_id(),
+            session_id: session_id(),
             cwd: std::env::current_dir()
                 .ok()
                 .map(|d| d.display().to_string()),
@@ -158,16 +163,40 @@ pub fn client_label(name: &str) -> Option<&'static str> {
     }
 }
 
-/// `mcp-` and 16 hex digits, unique per server process (pid and start time hashed).
-fn connection_id() -> String {
-    let now = crate::clock::now();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let digest = Sha256::digest(format!("{}:{}:{nanos}", std::process::id(), now.0));
+/// `mcp-` and 16 hex digits naming the session: the client process that started this server
+/// (its pid and start time) in this working directory, so a server the client restarts goes on
+/// with the same session and a repeated `librarian-record` is deduplicated as a re-fired hook
+/// is. Without a parent to name (orphaned, no `/proc`), this server process alone.
+fn session_id() -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let seed = match parent_process() {
+        Some(parent) => format!("client:{parent}:{}", cwd.display()),
+        None => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default();
+            format!("server:{}:{nanos}", std::process::id())
+        }
+    };
+    let digest = Sha256::digest(seed);
     let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
     format!("mcp-{hex}")
+}
+
+/// `pid:start time` of the process that started this one (its start time in clock ticks since
+/// boot, field 22 of `/proc/PID/stat`, so a reused pid is another process); `None` for init or
+/// when `/proc` cannot say.
+fn parent_process() -> Option<String> {
+    let ppid = rustix::process::getppid()?;
+    if ppid.as_raw_nonzero().get() == 1 {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", ppid.as_raw_nonzero())).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: fields follow the last `)`.
+    let after = stat.get(stat.rfind(')')? + 1..)?;
+    let start = after.split_whitespace().nth(19)?;
+    Some(format!("{}:{start}", ppid.as_raw_nonzero()))
 }
 
 #[cfg(test)]
@@ -275,12 +304,17 @@ mod tests {
     }
 
     #[test]
-    fn connection_ids_differ() {
-        let a = connection_id();
+    fn a_session_is_the_parent_process_in_its_folder() {
+        let a = session_id();
         std::thread::sleep(std::time::Duration::from_millis(2));
-        let b = connection_id();
         assert!(a.starts_with("mcp-") && a.len() == 20, "{a}");
-        assert_ne!(a, b);
+        assert_eq!(session_id(), a, "one parent, one folder: one session");
+        let parent = parent_process().expect("the test runner's parent");
+        let (pid, start) = parent.split_once(':').unwrap();
+        assert!(
+            pid.parse::<u32>().is_ok() && start.parse::<u64>().is_ok(),
+            "{parent}"
+        );
     }
 
     proptest! {

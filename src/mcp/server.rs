@@ -248,14 +248,13 @@ impl ServerHandler for Rutter {
         if let (record::NAME, Some(recorder)) = (request.name.as_ref(), &self.recorder) {
             return record_call(recorder, &args, &context).await;
         }
-        let call = match request.name.as_ref() {
-            "librarian-search" => Call::Search(tools::search_args(&args).map_err(invalid_params)?),
-            "librarian-get-note" => Call::GetNote(tools::note_path(&args).map_err(invalid_params)?),
-            "librarian-recent" => {
-                let query = tools::recent_query(&args).map_err(invalid_params)?;
-                log_use(&self.vault.root, Kind::Recent);
-                Call::Recent(query)
-            }
+        // Invalid arguments are tool errors the model can act on, not protocol errors (MCP
+        // 2025-11-25, "Error Handling"); an unknown tool stays a protocol error.
+        let name = request.name.as_ref();
+        let checked = match name {
+            "librarian-search" => tools::search_args(&args).map(Call::Search),
+            "librarian-get-note" => tools::note_path(&args).map(Call::GetNote),
+            "librarian-recent" => tools::recent_query(&args).map(Call::Recent),
             other => {
                 return Err(ErrorData::new(
                     ErrorCode::METHOD_NOT_FOUND,
@@ -264,6 +263,13 @@ impl ServerHandler for Rutter {
                 ))
             }
         };
+        let call = match checked {
+            Ok(call) => call,
+            Err(e) => return Ok(invalid_arguments(name, e)),
+        };
+        if matches!(call, Call::Recent(_)) {
+            log_use(&self.vault.root, Kind::Recent);
+        }
         let served = match self.index().await {
             Ok(s) => s,
             Err(reason) => return Ok(failed(format!("the index is not available: {reason}"))),
@@ -286,7 +292,10 @@ async fn record_call(
     args: &Map<String, Value>,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
-    let directive = record::directive(args).map_err(invalid_params)?;
+    let directive = match record::directive(args) {
+        Ok(d) => d,
+        Err(e) => return Ok(invalid_arguments(record::NAME, e)),
+    };
     let client = context
         .peer
         .peer_info()
@@ -303,8 +312,13 @@ async fn record_call(
     .into())
 }
 
-fn invalid_params(e: ArgError) -> ErrorData {
-    ErrorData::invalid_params(e.0, None)
+/// The tool result for arguments a tool refuses (`isError: true`), naming the tool and what
+/// to change.
+fn invalid_arguments(tool: &str, e: ArgError) -> CallToolResponse {
+    failed(format!(
+        "Invalid arguments for {tool}: {}. Nothing was done; call it again with the arguments corrected (tools/list has the schema).",
+        e.0.trim_end_matches('.')
+    ))
 }
 
 /// A tool result that reports an internal failure (`isError: true`).
@@ -331,8 +345,12 @@ fn run_call(vault: &Vault, served: &Served, call: Call) -> Result<String, Failur
             }
             Ok(text)
         }
-        Call::GetNote(path) => tools::get_note(&index, &path)
-            .map_err(|e| Failure(format!("reading the note failed: {e}"))),
+        Call::GetNote(path) => match tools::get_note(&index, &path) {
+            Ok(Some(text)) => Ok(text),
+            // The reference's words, as a tool error: the model should not read it as a note.
+            Ok(None) => Err(Failure(format!("Note not found: {path}"))),
+            Err(e) => Err(Failure(format!("reading the note failed: {e}"))),
+        },
         Call::Recent(query) => tools::recent(vault, &mut index, &query)
             .map_err(|e| Failure(format!("reading recent sessions failed: {e}"))),
     }

@@ -150,9 +150,11 @@ pub fn note_path(args: &Map<String, Value>) -> Result<String, ArgError> {
     Ok(string(args, "path")?.unwrap_or_default())
 }
 
-/// `librarian-get-note`: the note, or `Note not found: <path>`.
-pub fn get_note(index: &Index, path: &str) -> Result<String, IndexError> {
-    Ok(search::render_note(path, index.note(path)?.as_ref()))
+/// `librarian-get-note`: the note, or `None` when the index has no note at `path`.
+pub fn get_note(index: &Index, path: &str) -> Result<Option<String>, IndexError> {
+    Ok(index
+        .note(path)?
+        .map(|n| search::render_note(path, Some(&n))))
 }
 
 /// Validates `librarian-recent`'s arguments (a valid call is logged even if it then fails).

@@ -164,7 +164,12 @@ impl Env {
 
     /// A command for the binary with the hermetic environment, vault in LIBRARIAN_VAULT_PATH.
     pub fn cmd(&self) -> Command {
-        let mut c = self.base(BIN);
+        self.cmd_for(BIN)
+    }
+
+    /// `program` with the environment of [`Env::cmd`].
+    pub fn cmd_for(&self, program: &str) -> Command {
+        let mut c = self.base(program);
         c.env("LIBRARIAN_VAULT_PATH", &self.vault);
         c
     }
