@@ -1,6 +1,7 @@
 //! The `git-rutter` binary: parse the command line, run it, map the result to an exit status.
 //! `git rutter capture` always exits 0, whatever its arguments (a hook never breaks a client);
 //! asked for help, or run by hand on a terminal with nothing to capture, it prints its help.
+//! `CMD --help` on a terminal opens git-rutter-CMD(1), as git does (`cli::help`).
 
 use clap::{CommandFactory, Parser};
 use std::io::IsTerminal;
@@ -11,6 +12,11 @@ fn main() {
     if is_capture && capture_by_hand(&args) {
         print_capture_help();
         std::process::exit(0);
+    }
+    if let Some(page) = manual_page(&args) {
+        if rutter::cli::help::open_installed(&page) {
+            std::process::exit(0);
+        }
     }
     let cli = match rutter::cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
@@ -36,6 +42,18 @@ fn main() {
         }
     };
     std::process::exit(rutter::cli::run(cli));
+}
+
+/// The manual page `CMD --help` asks for (`git-rutter-recent`), when it names a command; the
+/// tool's own page is git's to open (`git rutter --help` runs `git help rutter`).
+fn manual_page(args: &[std::ffi::OsString]) -> Option<String> {
+    if !rutter::cli::help::asks_long_help(args) {
+        return None;
+    }
+    let sub = subcommand(args)?;
+    let cmd = rutter::cli::Cli::command();
+    let found = cmd.find_subcommand(&sub)?;
+    (found.get_name() != "capture" && !found.is_hide_set()).then(|| format!("git-rutter-{sub}"))
 }
 
 /// The subcommand's name: the first argument that is neither an option nor the value of the

@@ -33,7 +33,16 @@ fn git_help_and_dash_dash_help_open_the_installed_manual() {
     let man1 = env.root().join("share/man/man1");
     let r = bin(&env, &["man", "--install", "--dir", man1.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let pages = std::fs::read_dir(&man1).unwrap().count();
+    let pages = std::fs::read_dir(&man1)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("git-rutter")
+        })
+        .count();
     let listed = bin(&env, &["--help"]).stdout;
     let commands = listed
         .lines()
@@ -231,4 +240,91 @@ fn bash_completions_complete_commands_and_options_also_after_git() {
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(r.stdout.contains("git-rutter"), "{shell}");
     }
+}
+
+/// `git-rutter ARGS` on a pseudo-terminal (util-linux `script`), with man reading `manpath`;
+/// returns what the terminal showed.
+fn on_terminal(env: &Env, manpath: &Path, args: &str) -> String {
+    let line = format!("{BIN} {args}");
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("TERM", "dumb")
+        .env("MANPATH", manpath)
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "200")
+        .current_dir(env.root())
+        .output()
+        .expect("util-linux script runs");
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
+}
+
+#[test]
+fn a_commands_long_help_opens_its_page_on_a_terminal_and_man_renders_there() {
+    if !have_man() {
+        return;
+    }
+    let env = Env::bare();
+    let man1 = env.root().join("share/man/man1");
+    assert_eq!(
+        bin(&env, &["man", "--install", "--dir", man1.to_str().unwrap()]).code,
+        0
+    );
+    let manpath = man1.parent().unwrap();
+    let page = on_terminal(&env, manpath, "recent --help");
+    assert!(page.contains("GIT-RUTTER-RECENT(1)"), "{page}");
+    assert!(
+        page.contains("[-n|--count N]") && page.contains("[--since DATE]"),
+        "SYNOPSIS shows values: {page}"
+    );
+    let short = on_terminal(&env, manpath, "recent -h");
+    assert!(
+        short.contains("Usage: git rutter recent") && !short.contains("GIT-RUTTER-RECENT(1)"),
+        "{short}"
+    );
+    // Off a terminal (a script reading it) --help stays clap's text.
+    let piped = bin(&env, &["recent", "--help"]);
+    assert!(
+        piped.stdout.contains("Usage: git rutter recent"),
+        "{}",
+        piped.stdout
+    );
+    // A page that is not installed: the text, and a line saying how to install the manual.
+    let bare = on_terminal(&env, &env.root().join("nowhere"), "log --help");
+    assert!(bare.contains("Usage: git rutter log"), "{bare}");
+    assert!(bare.contains("git rutter man --install"), "{bare}");
+    // `man CMD` on a terminal renders the page instead of printing roff.
+    let rendered = on_terminal(&env, manpath, "man recent");
+    assert!(
+        rendered.contains("GIT-RUTTER-RECENT(1)") && !rendered.contains(".TH"),
+        "{rendered}"
+    );
+    // `git help rutter-recent` finds it too (git looks for gitrutter-recent).
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let r: Run = Command::new("git")
+        .args(["help", "rutter-recent"])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin_dir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("MANPATH", manpath)
+        .env("MANPAGER", "cat")
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("GIT-RUTTER-RECENT(1)"), "{}", r.stdout);
+    // NAME says the tool's name once.
+    let main = bin(&env, &["man"]).stdout;
+    assert!(main.contains("git\\-rutter \\- keep an append"), "{main}");
 }

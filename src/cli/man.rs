@@ -64,7 +64,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         );
         return Ok(super::EXIT_FINDING);
     };
-    write_all(text.as_bytes())?;
+    if !super::help::render_on_terminal(text.as_bytes()) {
+        write_all(text.as_bytes())?;
+    }
     Ok(super::EXIT_OK)
 }
 
@@ -111,10 +113,13 @@ fn pages() -> anyhow::Result<Vec<(String, String)>> {
     let mut pages = vec![(BIN.to_string(), main_page(&cmd)?)];
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("{BIN}-{}", sub.get_name());
+        let shown = format!("git rutter {}", sub.get_name());
+        let usage = synopsis(sub, &shown);
         let sub = sub
             .clone()
             .display_name(name.clone())
-            .bin_name(format!("git rutter {}", sub.get_name()));
+            .bin_name(shown)
+            .override_usage(usage);
         let mut text = Vec::new();
         Man::new(sub)
             .title(name.to_uppercase())
@@ -132,7 +137,16 @@ fn pages() -> anyhow::Result<Vec<(String, String)>> {
 /// each command.
 fn main_page(cmd: &clap::Command) -> anyhow::Result<String> {
     let mut text = Vec::new();
-    Man::new(cmd.clone())
+    let usage = format!(
+        "{}\ngit rutter COMMAND [OPTIONS]",
+        synopsis(cmd, "git rutter")
+    );
+    // The about starts with the tool's name ("git-rutter keeps …"): NAME says it once.
+    let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
+    let about = about
+        .strip_prefix("git-rutter keeps ")
+        .map_or(about.clone(), |rest| format!("keep {rest}"));
+    Man::new(cmd.clone().override_usage(usage).about(about))
         .title("GIT-RUTTER")
         .date(PAGE_DATE)
         .source(format!("{BIN} {}", env!("CARGO_PKG_VERSION")))
@@ -151,6 +165,55 @@ fn main_page(cmd: &clap::Command) -> anyhow::Result<String> {
     let subs: Vec<&str> = subs.iter().map(String::as_str).collect();
     see_also(&mut text, &subs);
     Ok(String::from_utf8(text)?)
+}
+
+/// The SYNOPSIS line of `cmd` run as `shown`: every option with the value it takes
+/// (`[-n|--count N]`, `[--color[=WHEN]]`), then the positional arguments.
+fn synopsis(cmd: &clap::Command, shown: &str) -> String {
+    let mut line = shown.to_string();
+    let visible = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set() && !matches!(a.get_id().as_str(), "help" | "version"));
+    let (positional, options): (Vec<&clap::Arg>, Vec<&clap::Arg>) =
+        visible.partition(|a| a.is_positional());
+    for a in options {
+        let flag = match (a.get_short(), a.get_long()) {
+            (Some(s), Some(l)) => format!("-{s}|--{l}"),
+            (Some(s), None) => format!("-{s}"),
+            (None, Some(l)) => format!("--{l}"),
+            (None, None) => continue,
+        };
+        let value = value_name(a);
+        let optional = a.get_num_args().is_some_and(|n| n.min_values() == 0);
+        let part = match (a.get_action().takes_values(), optional) {
+            (false, _) => flag,
+            (true, true) => format!("{flag}[={value}]"),
+            (true, false) => format!("{flag} {value}"),
+        };
+        let repeat =
+            matches!(a.get_action(), clap::ArgAction::Append) && a.get_action().takes_values();
+        let part = if repeat { format!("{part}...") } else { part };
+        line.push_str(&match a.is_required_set() {
+            true => format!(" {part}"),
+            false => format!(" [{part}]"),
+        });
+    }
+    for a in positional {
+        let value = value_name(a);
+        line.push_str(&match a.is_required_set() {
+            true => format!(" {value}"),
+            false => format!(" [{value}]"),
+        });
+    }
+    line
+}
+
+/// The name of the value an argument takes (`N`, `DATE`), as its help shows it.
+fn value_name(a: &clap::Arg) -> String {
+    a.get_value_names()
+        .and_then(|v| v.first())
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| a.get_id().as_str().to_uppercase())
 }
 
 const ENVIRONMENT: &[(&str, &str)] = &[
@@ -241,17 +304,32 @@ fn install(pages: &[(String, String)], dir: Option<PathBuf>) -> anyhow::Result<i
     // Manual pages go to the folder the user named (or beside the binary), outside any vault.
     std::fs::create_dir_all(&dir)?;
     for (name, text) in pages {
-        let tmp = tempfile::NamedTempFile::new_in(&dir)?;
-        std::fs::write(tmp.path(), text)?;
-        tmp.persist(dir.join(format!("{name}.1")))?;
+        write_page(&dir, name, text)?;
+        // `git help rutter-recent` looks for a guide, gitrutter-recent(7 or 1), since
+        // git-rutter-recent is no program of its own: one line sends man to the page.
+        if let Some(cmd) = name.strip_prefix("git-rutter-") {
+            write_page(
+                &dir,
+                &format!("gitrutter-{cmd}"),
+                &format!(".so man1/{name}.1\n"),
+            )?;
+        }
     }
     super::print(&format!(
         "Wrote {} manual pages to {}.",
         pages.len(),
         dir.display()
     ))?;
-    super::print("`git rutter --help` and `git help rutter` now open git-rutter(1) when man searches that folder (man-db does for share/man beside every folder on your PATH; else add it to MANPATH).")?;
+    super::print("`git rutter [COMMAND] --help` and `git help rutter[-COMMAND]` now open the manual when man searches that folder (man-db does for share/man beside every folder on your PATH; else add it to MANPATH).")?;
     Ok(super::EXIT_OK)
+}
+
+/// Writes `text` as `dir/name.1`, whole or not at all.
+fn write_page(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
+    let tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::fs::write(tmp.path(), text)?;
+    tmp.persist(dir.join(format!("{name}.1")))?;
+    Ok(())
 }
 
 /// `<folder of the running binary>/../share/man/man1`.

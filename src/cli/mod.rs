@@ -8,6 +8,7 @@ pub mod demo;
 pub mod diff;
 pub mod gate;
 pub mod githooks;
+pub mod help;
 pub mod identity;
 pub mod init;
 pub mod install_hook;
