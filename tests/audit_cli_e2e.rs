@@ -723,9 +723,9 @@ fn gate_without_a_log() {
     let env = vault();
     let r = run(&env, &["gate"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(r.stdout, "No stateful-use events logged yet.\n");
+    assert_eq!(r.stdout, "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.\n");
     let ranged = run(&env, &["gate", "2026-01-01", "2026-12-31"]);
-    assert_eq!(ranged.stdout, "No stateful-use events logged yet.\n");
+    assert_eq!(ranged.stdout, "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.\n");
     let j: Value = serde_json::from_str(&run(&env, &["gate", "--json"]).stdout).unwrap();
     assert_eq!(j, json!({"target": 3, "weeks": [], "logged": 0}));
     env.write(
@@ -734,7 +734,7 @@ fn gate_without_a_log() {
     );
     assert_eq!(
         run(&env, &["gate"]).stdout,
-        "No stateful-use events logged yet.\n",
+        "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.\n",
         "positions never count"
     );
 }
@@ -747,15 +747,17 @@ fn gate_counts_per_iso_week_as_the_reference_prints_it() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         r.stdout,
-        "stateful-use per ISO week (gate target: >=3):\n  2020-W53: 2\n  2021-W01: 1\n  2026-W30: 1\n  2026-W31: 3  ✓\n  2026-W32: 2\n"
+        "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2020-W53 (from 2020-12-28): 2\n  2021-W01 (from 2021-01-04): 1\n  2026-W30 (from 2026-07-20): 1\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 2\n"
     );
     let j: Value = serde_json::from_str(&run(&env, &["gate", "--json"]).stdout).unwrap();
-    let week = |w: &str, n: usize| json!({"week": w, "count": n, "met": n >= 3});
+    let week =
+        |w: &str, from: &str, n: usize| json!({"week": w, "from": from, "count": n, "met": n >= 3});
     assert_eq!(
         j,
         json!({"target": 3, "logged": 9, "weeks": [
-            week("2020-W53", 2), week("2021-W01", 1), week("2026-W30", 1),
-            week("2026-W31", 3), week("2026-W32", 2),
+            week("2020-W53", "2020-12-28", 2), week("2021-W01", "2021-01-04", 1),
+            week("2026-W30", "2026-07-20", 1), week("2026-W31", "2026-07-27", 3),
+            week("2026-W32", "2026-08-03", 2),
         ]})
     );
 }
@@ -767,24 +769,24 @@ fn gate_range_is_inclusive_utc_days() {
     let from = run(&env, &["gate", "2026-07-27"]);
     assert_eq!(
         from.stdout,
-        "stateful-use per ISO week (gate target: >=3):\n  2026-W31: 3  ✓\n  2026-W32: 2\n"
+        "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 2\n"
     );
     let both = run(&env, &["gate", "2026-07-27", "2026-08-03"]);
     assert_eq!(
         both.stdout,
-        "stateful-use per ISO week (gate target: >=3):\n  2026-W31: 3  ✓\n  2026-W32: 1\n"
+        "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 1\n"
     );
     let year_end = run(&env, &["gate", "2021-01-01", "2021-01-03"]);
     assert_eq!(
         year_end.stdout,
-        "stateful-use per ISO week (gate target: >=3):\n  2020-W53: 1\n"
+        "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2020-W53 (from 2020-12-28): 1\n"
     );
     let j: Value =
         serde_json::from_str(&run(&env, &["gate", "2026-07-26", "2026-07-26", "--json"]).stdout)
             .unwrap();
     assert_eq!(
         j,
-        json!({"target": 3, "logged": 9, "weeks": [{"week": "2026-W30", "count": 1, "met": false}]})
+        json!({"target": 3, "logged": 9, "weeks": [{"week": "2026-W30", "count": 1, "met": false, "from": "2026-07-20"}]})
     );
 }
 
@@ -800,7 +802,7 @@ fn gate_range_without_events_says_so() {
         let r = run(&env, args);
         assert_eq!(r.code, 0, "{args:?}");
         assert_eq!(
-            r.stdout, "No stateful-use events in the requested range.\n",
+            r.stdout, "Your AI clients did not use their memory in the requested range.\n",
             "{args:?}"
         );
     }

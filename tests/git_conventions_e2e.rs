@@ -171,3 +171,60 @@ fn git_c_core_pager_is_the_pager_on_a_terminal() {
         "{shown}"
     );
 }
+
+#[test]
+fn config_lists_every_rutter_setting_with_its_origin_and_what_it_does() {
+    let env = Env::git_vault();
+    env.git(&["config", "rutter.sign", "true"]);
+    env.git(&["config", "--global", "rutter.syncRemote", "backup"]);
+    env.git(&["config", "rutter.syncRemote", "laptop"]);
+    env.git(&["config", "rutter.sgin", "true"]);
+    let mut c = env.cmd();
+    c.args(["config"]);
+    let r = run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = &r.stdout;
+    assert!(
+        out.contains("rutter.sign = true   (local, file:.git/config)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("rutter.syncRemote = backup   (global, file:"),
+        "{out}"
+    );
+    assert!(
+        out.contains(", overridden below)"),
+        "the earlier value says it loses: {out}"
+    );
+    assert!(
+        out.contains("rutter.syncRemote = laptop   (local, file:.git/config)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("rutter.keepCited is not set (default true)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("rutter.sgin = true") && out.contains("a typo?"),
+        "{out}"
+    );
+    assert!(
+        out.contains("signed with git's own signing setup"),
+        "what it does: {out}"
+    );
+    // git -c counts, as for git's own commands.
+    let mut c = env.cmd();
+    c.env("GIT_CONFIG_PARAMETERS", "'rutter.keepcited=false'")
+        .args(["config", "--json"]);
+    let r = run_with_stdin(&mut c, b"");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let kept = v["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "rutter.keepCited")
+        .unwrap();
+    assert_eq!(kept["value"], "false", "{v}");
+    assert_eq!(kept["set"][0]["scope"], "command", "{v}");
+    assert_eq!(v["unknown"][0]["key"], "rutter.sgin", "{v}");
+}

@@ -783,3 +783,35 @@ fn an_install_that_cannot_finish_says_what_it_changed() {
     let again = install(&env, "codex");
     assert!(again.stdout.contains("up to date"), "{}", again.stdout);
 }
+
+#[test]
+fn a_client_not_installed_here_is_named_before_its_folders_are_made() {
+    let env = Env::git_vault();
+    let dry = rutter(&env, &["install-hook", "--client", "grok", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(
+        dry.stderr
+            .contains("Grok does not look installed here (no ~/.grok)"),
+        "{}",
+        dry.stderr
+    );
+    assert!(!env.home.join(".grok").exists(), "a dry run makes nothing");
+    let r = install(&env, "grok");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("does not look installed"), "{}", r.stderr);
+    assert!(env.home.join(".grok").is_dir(), "prepared anyway");
+    // Installed now (its folder exists): nothing more to say, and JSON says so.
+    let again = install(&env, "grok");
+    assert!(
+        !again.stderr.contains("does not look installed"),
+        "{}",
+        again.stderr
+    );
+    let json = rutter(
+        &env,
+        &["install-hook", "--client", "codex", "--dry-run", "--json"],
+    );
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["installed"], false, "{v}");
+    assert_eq!(json.stderr, "", "JSON runs say it in the JSON only");
+}

@@ -88,6 +88,18 @@ fn long_work_says_what_it_is_doing_on_a_terminal_only() {
         shown.contains("git-rutter: building the search index (first run)… done in"),
         "{shown}"
     );
+    // The line covers the first read too, and ends before the answer is printed.
+    let (done, answer) = (
+        shown.find(" done in ").unwrap(),
+        shown.find("Indexed later.").unwrap(),
+    );
+    assert!(done < answer, "{shown}");
+    // An explicit reindex says so too, first run or not.
+    let again = on_terminal(&env, &[("RUTTER_PROGRESS_AFTER_MS", "0")], "reindex");
+    assert!(
+        again.contains("git-rutter: reindexing the notes and records… done in"),
+        "{again}"
+    );
     // Not a terminal: no progress line, whatever the delay.
     let env = Env::git_vault();
     let piped = env

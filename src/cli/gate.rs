@@ -3,11 +3,13 @@
 use crate::recall::{gate, uselog};
 use std::path::PathBuf;
 
-/// Count stateful use per ISO week (the gate: at least 3 uses a week).
+/// Show how often your AI clients used their memory, week by week.
 ///
-/// Reads _librarian/stateful-use.jsonl, which the MCP server appends to: one event per valid
-/// librarian-recent call and per search that surfaced a prior engagement. FROM and TO
-/// (YYYY-MM-DD, UTC, both inclusive) limit the range.
+/// The MCP server logs one use for each valid librarian-recent call and for each search that
+/// found an earlier decision about a note, in _librarian/stateful-use.jsonl. Weeks are ISO
+/// weeks (Monday to Sunday, UTC); a week with 3 or more uses is marked "in use": the bar the
+/// design sets for a memory that earns its place. FROM and TO (YYYY-MM-DD, both inclusive) limit
+/// the range.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// First day to count (YYYY-MM-DD).

@@ -78,6 +78,16 @@ pub fn run(vault: Option<PathBuf>, args: Common, mode: Mode) -> anyhow::Result<i
         report(&plan, &args, Outcome::Refused)?;
         return Ok(super::EXIT_FINDING);
     }
+    if plan.mode == Mode::Install && !plan.looks_installed() && !args.json {
+        // Said before anything is written: the folders made next are for a client to come.
+        let folder = plan
+            .home_folder(&ctx)
+            .map_or(String::new(), |f| format!(" (no {f})"));
+        eprintln!(
+            "git-rutter: {} does not look installed here{folder}; its files are prepared anyway, for when it is. Install {} to use them.",
+            plan.client.label, plan.client.label
+        );
+    }
     if args.dry_run {
         report(&plan, &args, Outcome::DryRun)?;
         return Ok(super::EXIT_OK);
@@ -267,6 +277,7 @@ fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
         "label": plan.client.label,
         "mode": match plan.mode { Mode::Install => "install", Mode::Uninstall => "uninstall" },
         "dry_run": outcome == Outcome::DryRun,
+        "installed": plan.looks_installed(),
         "status": status,
         "files": files,
         "commands": plan.commands,

@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod color;
 pub mod commit;
+pub mod config;
 pub mod demo;
 pub mod diff;
 pub mod gate;
@@ -94,6 +95,7 @@ pub enum Command {
     UninstallHook(install_hook::UninstallArgs),
     InstallGitHooks(githooks::Args),
     Status(status::Args),
+    Config(config::Args),
     Man(man::Args),
     Completions(man::CompletionsArgs),
     #[command(hide = true)]
@@ -149,6 +151,7 @@ fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
         }
         Command::InstallGitHooks(args) => githooks::run(vault, args),
         Command::Status(args) => status::run(vault, args),
+        Command::Config(args) => config::run(vault, args),
         Command::Man(args) => man::run(args),
         Command::Completions(args) => man::completions(args),
     };

@@ -98,11 +98,12 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     };
     let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
-    drop(building);
     if args.all && !args.json {
+        drop(building);
         return print_all(&vault, &mut index, query, now);
     }
     let answer = recent::read(&vault, &mut index, &query, now)?;
+    drop(building);
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
         eprintln!("{}", no_record_note(&vault));
     }

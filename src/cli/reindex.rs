@@ -24,9 +24,10 @@ pub struct Args {
 pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let started = std::time::Instant::now();
-    let building = super::progress::Progress::index_build(&vault);
+    // A reindex reads every note: the line covers opening and the whole pass, first run or not.
+    let building = super::progress::Progress::index_build(&vault)
+        .unwrap_or_else(|| super::progress::Progress::start("reindexing the notes and records"));
     let mut index = Index::open(&vault, args.force)?;
-    drop(building);
     let rebuilt_on_open = index.built.is_some();
     let report = reindex::refresh(
         &vault,
@@ -34,6 +35,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         Mode::Full,
         args.force && !rebuilt_on_open,
     )?;
+    drop(building);
     let n = &report.notes;
     let total = if rebuilt_on_open {
         index.note_count()?

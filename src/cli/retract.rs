@@ -51,8 +51,8 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
     let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
-    drop(building);
     record::refresh(&vault, &mut index, Scope::Quick(&[]))?;
+    drop(building);
     let id = match short_ids::resolve(&index, given)? {
         Resolved::One(id) => id,
         Resolved::None => {

@@ -24,7 +24,6 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let building = super::progress::Progress::index_build(&vault);
     let mut index = Index::open(&vault, false)?;
-    drop(building);
     // From a folder inside the vault a path is relative to it, as git takes paths; the
     // vault-relative path search shows still works there.
     let here = vault_relative(&vault.root, &args.path);
@@ -35,6 +34,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         },
         |index, notes| reindex::identity_after_rescan(&vault, index, notes).map(drop),
     )?;
+    drop(building);
     let (path, note) = match found {
         Some((p, n)) => (p, Some(n)),
         None => (args.path.clone(), None),

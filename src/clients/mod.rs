@@ -177,6 +177,32 @@ pub struct Plan {
     pub hook: Option<HookFile>,
 }
 
+impl Plan {
+    /// Whether the client looks installed here: its hook file's folder (the folder above
+    /// `hooks/` for clients with a hooks folder) or any of its files exists.
+    pub fn looks_installed(&self) -> bool {
+        let dir = self.hook.as_ref().and_then(|h| {
+            let parent = h.path.parent()?;
+            match parent.file_name() {
+                Some(n) if n == "hooks" => parent.parent(),
+                _ => Some(parent),
+            }
+        });
+        dir.is_some_and(Path::is_dir) || self.edits.iter().any(|e| e.before.is_some())
+    }
+
+    /// The folder the client's configuration lives in, as the user reads it (for a message).
+    pub fn home_folder(&self, ctx: &Context) -> Option<String> {
+        let h = self.hook.as_ref()?;
+        let parent = h.path.parent()?;
+        let dir = match parent.file_name() {
+            Some(n) if n == "hooks" => parent.parent()?,
+            _ => parent,
+        };
+        Some(ctx.show(dir))
+    }
+}
+
 /// A client's hook file as found.
 #[derive(Debug, Clone)]
 pub struct HookFile {

@@ -1,5 +1,6 @@
 //! The gate: stateful use per ISO week (anchor §12). Only `librarian-recent` and
-//! `search-signal` events count; the target is at least 3 a week.
+//! `search-signal` events count; the target is at least 3 a week. The text says so in plain
+//! words (the reference's `stateful-use per ISO week (gate target: >=3)` was jargon).
 
 use crate::clock::{civil_from_days, days_from_civil, parse_instant};
 use serde::Serialize;
@@ -14,6 +15,8 @@ const COUNTED: &[&str] = &["librarian-recent", "search-signal"];
 pub struct Week {
     /// `GGGG-Www`.
     pub week: String,
+    /// Its Monday, `YYYY-MM-DD` (UTC).
+    pub from: String,
     pub count: usize,
     pub met: bool,
 }
@@ -31,7 +34,7 @@ pub struct Gate {
 pub fn weekly(events: &[(String, String)], from: Option<&str>, to: Option<&str>) -> Gate {
     let lo = from.and_then(|d| parse_instant(&format!("{d}T00:00:00.000Z")));
     let hi = to.and_then(|d| parse_instant(&format!("{d}T23:59:59.999Z")));
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut counts: BTreeMap<String, (String, usize)> = BTreeMap::new();
     let mut logged = 0;
     for (ts, kind) in events {
         let Some(at) = parse_instant(ts).filter(|_| COUNTED.contains(&kind.as_str())) else {
@@ -41,19 +44,28 @@ pub fn weekly(events: &[(String, String)], from: Option<&str>, to: Option<&str>)
         if lo.is_some_and(|l| at < l) || hi.is_some_and(|h| at > h) {
             continue;
         }
-        *counts
-            .entry(iso_week(at.0.div_euclid(86_400_000)))
-            .or_default() += 1;
+        let day = at.0.div_euclid(86_400_000);
+        counts
+            .entry(iso_week(day))
+            .or_insert_with(|| (monday(day), 0))
+            .1 += 1;
     }
     let weeks = counts
         .into_iter()
-        .map(|(week, count)| Week {
+        .map(|(week, (from, count))| Week {
             met: count >= WEEKLY_TARGET,
             week,
+            from,
             count,
         })
         .collect();
     Gate { weeks, logged }
+}
+
+/// The Monday of a day number's week, `YYYY-MM-DD`.
+fn monday(days: i64) -> String {
+    let (y, m, d) = civil_from_days(days - (days + 3).rem_euclid(7));
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// The ISO week label of a day number: weeks start on Monday and belong to the year of their
@@ -70,18 +82,21 @@ pub fn iso_week(days: i64) -> String {
 pub fn render(g: &Gate, ranged: bool) -> String {
     if g.weeks.is_empty() {
         return if ranged && g.logged > 0 {
-            "No stateful-use events in the requested range.".to_string()
+            "Your AI clients did not use their memory in the requested range.".to_string()
         } else {
-            "No stateful-use events logged yet.".to_string()
+            "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.".to_string()
         };
     }
-    let mut out = format!("stateful-use per ISO week (gate target: >={WEEKLY_TARGET}):");
+    let mut out = format!(
+        "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; {WEEKLY_TARGET} or more a week means it is in use):"
+    );
     for w in &g.weeks {
         out.push_str(&format!(
-            "\n  {}: {}{}",
+            "\n  {} (from {}): {}{}",
             w.week,
+            w.from,
             w.count,
-            if w.met { "  ✓" } else { "" }
+            if w.met { "  ✓ in use" } else { "" }
         ));
     }
     out
@@ -120,16 +135,16 @@ mod tests {
         let g = weekly(&events, None, None);
         assert_eq!(
             render(&g, false),
-            "stateful-use per ISO week (gate target: >=3):\n  2026-W31: 3  ✓\n  2026-W32: 1"
+            "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 1"
         );
         let none = weekly(&events, Some("2027-01-01"), None);
         assert_eq!(
             render(&none, true),
-            "No stateful-use events in the requested range."
+            "Your AI clients did not use their memory in the requested range."
         );
         assert_eq!(
             render(&weekly(&[], None, None), false),
-            "No stateful-use events logged yet."
+            "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision."
         );
         let to = weekly(&events, None, Some("2026-07-28"));
         assert_eq!(to.weeks[0].count, 2, "the `to` day is inclusive");

@@ -92,7 +92,7 @@ fn one(ctx: &Context, spec: &'static Spec) -> ClientState {
     ClientState {
         client: spec.name,
         label: spec.label,
-        installed: installed(&plan),
+        installed: plan.looks_installed(),
         hook,
         mcp,
         up_to_date: plan.refusals.is_empty() && !plan.changes_files(),
@@ -200,19 +200,6 @@ pub fn program_of(command: &str) -> Option<PathBuf> {
 /// Whether `p` is a regular file someone may execute.
 fn executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// Whether the client looks installed: its hook file's folder (the folder above `hooks/` for
-/// clients with a hooks folder) or any of its files exists.
-fn installed(plan: &Plan) -> bool {
-    let dir = plan.hook.as_ref().and_then(|h| {
-        let parent = h.path.parent()?;
-        match parent.file_name() {
-            Some(n) if n == "hooks" => parent.parent(),
-            _ => Some(parent),
-        }
-    });
-    dir.is_some_and(Path::is_dir) || plan.edits.iter().any(|e| e.before.is_some())
 }
 
 fn mcp_of(ctx: &Context, spec: &Spec, plan: &Plan) -> Mcp {

@@ -21,6 +21,7 @@ pub mod pending_check;
 pub mod record;
 pub mod restore;
 pub mod retract;
+pub mod settings;
 pub mod setup;
 pub mod sign;
 pub mod status;
