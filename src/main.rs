@@ -7,6 +7,12 @@ use clap::{CommandFactory, Parser};
 use std::io::IsTerminal;
 
 fn main() {
+    // A shell asking for completions (`git rutter completions SHELL` wrote the script that
+    // does) is answered and the process exits; otherwise this returns at once.
+    clap_complete::CompleteEnv::with_factory(rutter::cli::Cli::command)
+        .var(rutter::cli::complete::VAR)
+        .bin("git-rutter")
+        .complete();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let is_capture = subcommand(&args).as_deref() == Some("capture");
     if is_capture && capture_by_hand(&args) {

@@ -196,7 +196,18 @@ fn capture_prints_its_help_on_stdout_and_still_never_fails() {
 
 /// Runs bash with the generated completion script and `body`; returns stdout.
 fn bash_with_completions(script: &Path, body: &str) -> String {
-    let out = Command::new("bash")
+    bash_in(script, body, None)
+}
+
+/// [`bash_with_completions`] with the vault in LIBRARIAN_VAULT_PATH.
+fn bash_in(script: &Path, body: &str, vault: Option<&Env>) -> String {
+    let mut bash = Command::new("bash");
+    if let Some(env) = vault {
+        bash.env("LIBRARIAN_VAULT_PATH", &env.vault)
+            .env("HOME", &env.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1");
+    }
+    let out = bash
         .args([
             "--norc",
             "-c",
@@ -221,12 +232,12 @@ fn bash_completions_complete_commands_and_options_also_after_git() {
     std::fs::write(&script, &r.stdout).unwrap();
     let direct = bash_with_completions(
         &script,
-        "COMP_WORDS=(git-rutter rec); COMP_CWORD=1; _git__rutter git-rutter rec git-rutter; echo \"${COMPREPLY[*]}\"",
+        "COMP_WORDS=(git-rutter rec); COMP_CWORD=1; _clap_complete_git_rutter git-rutter rec git-rutter; echo \"${COMPREPLY[*]}\"",
     );
     assert_eq!(direct.trim(), "recent");
     let option = bash_with_completions(
         &script,
-        "COMP_WORDS=(git-rutter install-git-hooks --un); COMP_CWORD=2; _git__rutter git-rutter --un install-git-hooks; echo \"${COMPREPLY[*]}\"",
+        "COMP_WORDS=(git-rutter install-git-hooks --un); COMP_CWORD=2; _clap_complete_git_rutter git-rutter --un install-git-hooks; echo \"${COMPREPLY[*]}\"",
     );
     assert_eq!(option.trim(), "--uninstall");
     // git's completion calls _git_rutter with its own words/cword/cur/prev.
@@ -327,4 +338,50 @@ fn a_commands_long_help_opens_its_page_on_a_terminal_and_man_renders_there() {
     // NAME says the tool's name once.
     let main = bin(&env, &["man"]).stdout;
     assert!(main.contains("git\\-rutter \\- keep an append"), "{main}");
+}
+
+#[test]
+fn completion_knows_note_paths_entry_ids_and_remotes() {
+    let env = Env::git_vault();
+    env.write("Notes/alpha.md", "# Alpha\n");
+    env.write("Notes/also.md", "# Also\n");
+    env.write("Other/beta.md", "# Beta\n");
+    let r = env.capture_at("2026-11-30T10:00:00.000Z", "Chose alpha.", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    env.git(&["remote", "add", "backup", "/nowhere"]);
+    env.git(&["remote", "add", "laptop", "/nowhere"]);
+    let r = bin(&env, &["completions", "bash"]);
+    let script = env.root().join("git-rutter.bash");
+    std::fs::write(&script, &r.stdout).unwrap();
+    let complete = |words: &str, cword: usize, cur: &str| {
+        bash_in(
+            &script,
+            &format!("COMP_WORDS=({words}); COMP_CWORD={cword}; _clap_complete_git_rutter git-rutter '{cur}' x; echo \"${{COMPREPLY[*]}}\""),
+            Some(&env),
+        )
+    };
+    // No index yet: a TAB never builds one, so nothing is offered.
+    assert_eq!(complete("git-rutter show Notes/a", 2, "Notes/a").trim(), "");
+    assert!(!env.vault.join(".git/rutter/index.sqlite").exists());
+    assert_eq!(bin(&env, &["reindex"]).code, 0);
+    assert_eq!(
+        complete("git-rutter show Notes/a", 2, "Notes/a").trim(),
+        "Notes/a.md Notes/alpha.md Notes/also.md"
+    );
+    assert_eq!(
+        complete("git-rutter retract 2026", 2, "2026").trim(),
+        "20261130T100000000Z"
+    );
+    assert_eq!(
+        complete("git-rutter log 20261130", 2, "20261130").trim(),
+        "20261130T100000000Z"
+    );
+    assert_eq!(complete("git-rutter sync l", 2, "l").trim(), "laptop");
+    // Through git's own completion: `git rutter show Oth<TAB>`.
+    let via_git = bash_in(
+        &script,
+        "words=(git rutter show Oth); cword=3; cur=Oth; prev=show; _git_rutter; echo \"${COMPREPLY[*]}\"",
+        Some(&env),
+    );
+    assert_eq!(via_git.trim(), "Other/beta.md");
 }

@@ -22,6 +22,7 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only this entry: its id, or the short form `recent` shows.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(super::complete::entry_ids))]
     pub entry: Option<String>,
     /// Only entries of this day (YYYY-MM-DD; a local day unless --utc).
     #[arg(long, value_name = "DAY", conflicts_with = "entry")]

@@ -30,6 +30,11 @@ pub struct Args {
 
 /// Print a shell completion script on stdout.
 ///
+/// The script asks git-rutter at each TAB, so it completes the data too: note paths of the
+/// index for `show`, entry ids for `retract` and `log` (with their summaries), remotes for
+/// `sync`. A TAB never writes and never builds the index. The script names this binary by its
+/// path: run `completions` again after moving it.
+///
 /// bash: `git rutter completions bash > ~/.local/share/bash-completion/completions/git-rutter`
 /// (it also completes `git rutter …` when git's own completion is loaded);
 /// zsh: `git rutter completions zsh > ~/.zfunc/_git-rutter` (with ~/.zfunc on your fpath);
@@ -72,17 +77,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
 
 /// Runs `completions`.
 pub fn completions(args: CompletionsArgs) -> anyhow::Result<i32> {
-    // Subcommands inherit the parent's bin name ("git rutter"): with its space, the generated
-    // bash names disagree, so the script is made for the binary's own name.
-    let mut cmd = super::Cli::command().bin_name(BIN);
-    let mut out = Vec::new();
-    clap_complete::generate(args.shell, &mut cmd, BIN, &mut out);
+    // The script asks this very binary at each TAB (by its absolute path, so it works off
+    // PATH too; run `completions` again after moving the binary).
+    let exe = std::env::current_exe()?;
+    let completer = exe.to_str().unwrap_or(BIN);
+    let mut out = super::complete::registration(args.shell, completer)?;
     if args.shell == clap_complete::Shell::Bash {
-        // clap_complete 4.6 spells the `-` of the binary's name two ways in its bash case
-        // labels (`git__subcmd__rutter` against the `git__rutter` it matches them with), which
-        // leaves every subcommand without completions; make them agree.
-        let text = String::from_utf8(out)?.replace("git__subcmd__rutter", "git__rutter");
-        out = (text + GIT_BASH_GLUE).into_bytes();
+        out.extend_from_slice(GIT_BASH_GLUE.as_bytes());
     }
     write_all(&out)?;
     Ok(super::EXIT_OK)
@@ -99,7 +100,7 @@ _git_rutter() {
     done
     COMP_WORDS=("git-rutter" "${words[@]:shift_by+1}")
     COMP_CWORD=$((cword - shift_by))
-    _git__rutter "git-rutter" "${cur}" "${prev}"
+    _clap_complete_git_rutter "git-rutter" "${cur}" "${prev}"
 }
 "#;
 

@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod color;
 pub mod commit;
+pub mod complete;
 pub mod config;
 pub mod demo;
 pub mod diff;

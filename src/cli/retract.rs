@@ -24,7 +24,7 @@ use std::path::PathBuf;
 pub struct Args {
     /// The entry's id, as `git rutter log` shows it, or its short form as `recent` shows it
     /// (the start of the id, at least 15 characters, naming one entry).
-    #[arg(value_name = "ENTRY-ID")]
+    #[arg(value_name = "ENTRY-ID", add = clap_complete::engine::ArgValueCompleter::new(super::complete::entry_ids))]
     pub entry: String,
     /// Why it is retracted (kept in the record, on one line).
     #[arg(long, value_name = "TEXT")]

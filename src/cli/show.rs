@@ -13,6 +13,7 @@ use std::path::PathBuf;
 pub struct Args {
     /// The note's path: vault-relative as search shows it, or relative to the current folder
     /// when you stand inside the vault (as `git show HEAD:./file`), or absolute inside it.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(super::complete::note_paths))]
     pub path: String,
     /// Print the note as JSON.
     #[arg(long)]

@@ -24,6 +24,7 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The remote to sync with (default: git config rutter.syncRemote).
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(super::complete::remotes))]
     pub remote: Option<String>,
     /// Make REMOTE this vault's sync remote (sets rutter.syncRemote and adds the fetch refspec
     /// +refs/rutter/*:refs/remotes/REMOTE/rutter/*, so plain `git fetch` brings the records),

@@ -7,6 +7,7 @@
 //! version mismatch or a corrupt file at the default location is rebuilt; an index built for
 //! another vault is refused unless `reindex --force` takes it over.
 
+pub mod complete;
 pub mod entries;
 pub mod fresh;
 pub mod frontmatter;

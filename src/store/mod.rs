@@ -199,6 +199,19 @@ impl Store {
     }
 }
 
+/// The names of the vault repository's git remotes (none when it is no git repository).
+pub fn remote_names(vault: &Vault) -> Vec<String> {
+    let Some(git_dir) = vault.git_dir.as_deref() else {
+        return Vec::new();
+    };
+    let Ok(repo) = Repository::open(git_dir) else {
+        return Vec::new();
+    };
+    repo.remotes()
+        .map(|r| r.iter().flatten().flatten().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
 /// The tip of `refs/rutter/records` in `repo`, if the ref exists.
 pub fn records_tip(repo: &Repository) -> Result<Option<Oid>, git2::Error> {
     match repo.refname_to_id(RECORDS_REF) {

@@ -1,0 +1,93 @@
+//! What shell completion offers from the index: note paths and entry ids starting with what
+//! was typed. Read-only and never building: a TAB must not start a first index build, so with
+//! no index (or one that is not a current git-rutter index) it offers nothing.
+
+use crate::vault::Vault;
+use rusqlite::{Connection, OpenFlags};
+
+/// The most candidates one TAB offers.
+const MAX: i64 = 200;
+
+/// Opens the vault's index read-only, if it exists and is ours.
+fn open(vault: &Vault) -> Option<Connection> {
+    super::check_owner(vault).ok()?;
+    let (path, _) = super::location(vault);
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .ok()?;
+    conn.busy_timeout(std::time::Duration::from_millis(200))
+        .ok()?;
+    Some(conn)
+}
+
+/// `prefix` with SQLite's GLOB wildcards escaped, then `*`.
+fn glob_prefix(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + 1);
+    for c in prefix.chars() {
+        match c {
+            '*' | '?' | '[' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('*');
+    out
+}
+
+/// Indexed note paths starting with `prefix`, sorted.
+pub fn note_paths(vault: &Vault, prefix: &str) -> Vec<String> {
+    let Some(conn) = open(vault) else {
+        return Vec::new();
+    };
+    query(
+        &conn,
+        "SELECT path FROM notes WHERE path GLOB ?1 ORDER BY path LIMIT ?2",
+        prefix,
+    )
+    .into_iter()
+    .map(|(p, _)| p)
+    .collect()
+}
+
+/// Entry ids starting with `prefix`, newest first, each with its summary.
+pub fn entry_ids(vault: &Vault, prefix: &str) -> Vec<(String, String)> {
+    let Some(conn) = open(vault) else {
+        return Vec::new();
+    };
+    query(
+        &conn,
+        "SELECT id, json_extract(json, '$.summary') FROM entries WHERE id GLOB ?1 GROUP BY id ORDER BY id DESC LIMIT ?2",
+        prefix,
+    )
+}
+
+fn query(conn: &Connection, sql: &str, prefix: &str) -> Vec<(String, String)> {
+    let Ok(mut stmt) = conn.prepare(sql) else {
+        return Vec::new();
+    };
+    let rows = stmt.query_map(rusqlite::params![glob_prefix(prefix), MAX], |r| {
+        let first: String = r.get(0)?;
+        let second: Option<String> = r.get(1).ok().flatten();
+        Ok((first, second.unwrap_or_default()))
+    });
+    match rows {
+        Ok(rows) => rows.filter_map(Result::ok).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_wildcards_in_what_was_typed_match_themselves() {
+        assert_eq!(glob_prefix("Notes/a"), "Notes/a*");
+        assert_eq!(glob_prefix("a*b?[c"), "a[*]b[?][[]c*");
+    }
+}
