@@ -29,8 +29,11 @@ pub fn compose(
         .iter()
         .filter(|a| !contains_line(base, a.line.as_bytes()))
         .collect();
-    // File order: captures that timed out on the lock append in whatever order they run.
-    fresh.sort_by_key(|a| a.offset);
+    // File order: captures that timed out on the lock append in whatever order they run, and
+    // a journal record may still name the offset its writer saw before another append landed
+    // first (it is corrected after the write). Where the working file holds the line decides;
+    // the recorded offset only orders lines it does not hold.
+    fresh.sort_by_key(|a| (position(working, base.len(), a), a.offset));
     let already_committed = appends.len() - fresh.len();
     if fresh.is_empty() {
         return Composed {
@@ -64,9 +67,31 @@ pub fn compose(
     }
 }
 
+/// Where past `from` the working file holds the append's line as a whole line (`u64::MAX` when
+/// it does not: such lines go last).
+fn position(working: Option<&[u8]>, from: usize, a: &PendingAppend) -> u64 {
+    let Some(tail) = working.and_then(|w| w.get(from..)) else {
+        return u64::MAX;
+    };
+    let line = a.line.as_bytes();
+    let mut at = 0;
+    while let Some(i) = memchr::memmem::find(&tail[at..], line) {
+        let start = at + i;
+        let end = start + line.len();
+        let whole =
+            (start == 0 || tail[start - 1] == b'\n') && tail.get(end).is_none_or(|b| *b == b'\n');
+        if whole {
+            return (from + start) as u64;
+        }
+        at = start + 1;
+    }
+    u64::MAX
+}
+
 /// The committed bytes extended by the appends exactly as they were written, when the working
-/// file still holds them at their offsets. A file never committed adopts the bytes that
-/// preceded its first append (the same rule `init` applies).
+/// file holds them one after another right after the committed bytes (whatever offset a record
+/// names: another writer's append may have landed first). A file never committed adopts the
+/// bytes that preceded its first append (the same rule `init` applies).
 fn contiguous(
     committed: Option<&[u8]>,
     working: Option<&[u8]>,
@@ -80,7 +105,7 @@ fn contiguous(
             .to_vec(),
     };
     for a in fresh {
-        if a.offset != out.len() as u64 {
+        if !working.get(out.len()..)?.starts_with(a.bytes.as_bytes()) {
             return None;
         }
         out.extend_from_slice(a.bytes.as_bytes());
@@ -129,6 +154,23 @@ mod tests {
         let c = compose(Some(b"HDR\nOLD\n"), Some(b"HDR\nNEW\nL1\n"), &[&a], "HDR\n");
         assert_eq!(c.bytes, b"HDR\nOLD\nL1\n");
         assert!(c.diverged);
+    }
+
+    #[test]
+    fn appends_that_raced_are_committed_in_file_order_whatever_offset_they_name() {
+        // B wrote first at 4, A (which saw the file at 4 too) landed after it: A's record still
+        // names 4 when the commit reads it.
+        let a = app(4, "A\n", "A");
+        let b = app(4, "B\n", "B");
+        for order in [[&a, &b], [&b, &a]] {
+            let c = compose(Some(b"HDR\n"), Some(b"HDR\nB\nA\n"), &order, "HDR\n");
+            assert_eq!(c.bytes, b"HDR\nB\nA\n");
+            assert!(!c.diverged);
+        }
+        // A line the working file does not hold (journalled only) goes after those it holds.
+        let j = app(0, "J\n", "J");
+        let c = compose(Some(b"HDR\n"), Some(b"HDR\nB\n"), &[&j, &b], "HDR\n");
+        assert_eq!(c.bytes, b"HDR\nB\nJ\n");
     }
 
     #[test]
