@@ -795,6 +795,12 @@ fn a_client_not_installed_here_is_named_before_its_folders_are_made() {
         "{}",
         dry.stderr
     );
+    assert!(
+        dry.stderr
+            .contains("install-hook would prepare its files anyway"),
+        "{}",
+        dry.stderr
+    );
     assert!(!env.home.join(".grok").exists(), "a dry run makes nothing");
     let r = install(&env, "grok");
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -83,8 +83,12 @@ pub fn run(vault: Option<PathBuf>, args: Common, mode: Mode) -> anyhow::Result<i
         let folder = plan
             .home_folder(&ctx)
             .map_or(String::new(), |f| format!(" (no {f})"));
+        let prepared = match args.dry_run {
+            true => "install-hook would prepare its files anyway",
+            false => "its files are prepared anyway",
+        };
         eprintln!(
-            "git-rutter: {} does not look installed here{folder}; its files are prepared anyway, for when it is. Install {} to use them.",
+            "git-rutter: {} does not look installed here{folder}; {prepared}, for when it is. Install {} to use them.",
             plan.client.label, plan.client.label
         );
     }
