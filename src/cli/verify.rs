@@ -107,7 +107,7 @@ fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
     );
     append_line(
         &overlay,
-        "verify-acks.jsonl",
+        crate::records::paths::file_name(crate::records::paths::ACKS),
         "",
         &line,
         Some(&journal),

@@ -276,7 +276,7 @@ pub fn append_bindings(vault: &Vault, new: &[Binding], now: Instant) -> Result<(
         let rec = PendingAppend::new(RecordKind::Identity, ledger::LEDGER_PATH, &now.day(), &b.id);
         append_line(
             &overlay,
-            "note-identity.md",
+            crate::records::paths::file_name(crate::records::paths::IDENTITY_LEDGER),
             &ledger::header(),
             &ledger::render(b),
             journal.as_ref(),

@@ -39,7 +39,9 @@ pub fn append(vault_root: &Path, ts: Instant, kind: Kind) -> Result<(), FsError>
     let overlay = Dir::open(vault_root)?
         .open_dir("_librarian", true)?
         .ok_or_else(|| FsError::WrongKind(vault_root.join("_librarian")))?;
-    let mut f = overlay.open_append("stateful-use.jsonl")?;
+    let mut f = overlay.open_append(crate::records::paths::file_name(
+        crate::records::paths::USE_LOG,
+    ))?;
     let mut bytes = String::new();
     if !f.ends_with_newline {
         bytes.push('\n');

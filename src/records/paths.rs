@@ -79,6 +79,21 @@ pub fn is_tag(t: &str) -> bool {
 
 /// The verify acknowledgements.
 pub const ACKS: &str = "_librarian/verify-acks.jsonl";
+
+/// The file name of a record path directly below `_librarian/` (`note-identity.md` of
+/// [`IDENTITY_LEDGER`]), for a writer that opened that folder.
+pub const fn file_name(path: &'static str) -> &'static str {
+    let bytes = path.as_bytes();
+    let mut i = bytes.len();
+    while i > 0 && bytes[i - 1] != b'/' {
+        i -= 1;
+    }
+    let (_, name) = bytes.split_at(i);
+    match std::str::from_utf8(name) {
+        Ok(n) => n,
+        Err(_) => path,
+    }
+}
 /// The record folder of the vault, and the ref's folder of cited copies.
 pub const OVERLAY_DIR: &str = "_librarian";
 pub const CITED_DIR: &str = "cited";
@@ -231,6 +246,14 @@ fn is_dotgit(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn file_names_of_the_record_files() {
+        assert_eq!(file_name(IDENTITY_LEDGER), "note-identity.md");
+        assert_eq!(file_name(USE_LOG), "stateful-use.jsonl");
+        assert_eq!(file_name(ACKS), "verify-acks.jsonl");
+        assert_eq!(file_name("plain"), "plain");
+    }
+
     use super::*;
     use proptest::prelude::*;
 
