@@ -6,6 +6,12 @@
 use std::io::{IsTerminal, Write};
 use std::process::{Command, Stdio};
 
+/// `man`, by its absolute path on `PATH` (a relative entry never lets the current folder,
+/// perhaps a vault holding others' files, choose it).
+fn man() -> Option<Command> {
+    crate::store::gitcli::program("man").map(Command::new)
+}
+
 /// Opens `page` (`git-rutter-recent`) with `man` when stdout is a terminal. `false` when it did
 /// not (not a terminal, no `man`, the page not installed): the caller prints clap's help then,
 /// and says once on stderr how to install the pages.
@@ -15,7 +21,10 @@ pub fn open_installed(page: &str) -> bool {
     }
     // `man -w` finds the page without showing it: a missing page is our fallback, not man's
     // "No manual entry" on the screen.
-    let found = Command::new("man")
+    let Some(mut probe) = man() else {
+        return false;
+    };
+    let found = probe
         .args(["-w", page])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -25,10 +34,7 @@ pub fn open_installed(page: &str) -> bool {
         eprintln!("git-rutter: {page}(1) is not installed, so here is the short form; `git rutter man --install` installs the manual.");
         return false;
     }
-    Command::new("man")
-        .arg(page)
-        .status()
-        .is_ok_and(|s| s.success())
+    man().is_some_and(|mut m| m.arg(page).status().is_ok_and(|s| s.success()))
 }
 
 /// Shows the roff `page` through `man -l -` when stdout is a terminal; `false` when it did not
@@ -37,10 +43,7 @@ pub fn render_on_terminal(page: &[u8]) -> bool {
     if !std::io::stdout().is_terminal() {
         return false;
     }
-    let Ok(mut child) = Command::new("man")
-        .args(["-l", "-"])
-        .stdin(Stdio::piped())
-        .spawn()
+    let Some(Ok(mut child)) = man().map(|mut m| m.args(["-l", "-"]).stdin(Stdio::piped()).spawn())
     else {
         return false;
     };

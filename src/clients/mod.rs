@@ -181,25 +181,21 @@ impl Plan {
     /// Whether the client looks installed here: its hook file's folder (the folder above
     /// `hooks/` for clients with a hooks folder) or any of its files exists.
     pub fn looks_installed(&self) -> bool {
-        let dir = self.hook.as_ref().and_then(|h| {
-            let parent = h.path.parent()?;
-            match parent.file_name() {
-                Some(n) if n == "hooks" => parent.parent(),
-                _ => Some(parent),
-            }
-        });
-        dir.is_some_and(Path::is_dir) || self.edits.iter().any(|e| e.before.is_some())
+        self.config_dir().is_some_and(Path::is_dir) || self.edits.iter().any(|e| e.before.is_some())
     }
 
     /// The folder the client's configuration lives in, as the user reads it (for a message).
     pub fn home_folder(&self, ctx: &Context) -> Option<String> {
-        let h = self.hook.as_ref()?;
-        let parent = h.path.parent()?;
-        let dir = match parent.file_name() {
-            Some(n) if n == "hooks" => parent.parent()?,
-            _ => parent,
-        };
-        Some(ctx.show(dir))
+        self.config_dir().map(|d| ctx.show(d))
+    }
+
+    /// The hook file's folder, or the one above `hooks/` for clients with a hooks folder.
+    fn config_dir(&self) -> Option<&Path> {
+        let parent = self.hook.as_ref()?.path.parent()?;
+        match parent.file_name() {
+            Some(n) if n == "hooks" => parent.parent(),
+            _ => Some(parent),
+        }
     }
 }
 

@@ -39,6 +39,12 @@ fn glob_prefix(prefix: &str) -> String {
     out
 }
 
+/// Whether a candidate can be offered to a shell: no control characters (a note named with an
+/// escape sequence or the shell's separator is not completed, never printed raw).
+fn offerable(text: &str) -> bool {
+    !text.chars().any(char::is_control)
+}
+
 /// Indexed note paths starting with `prefix`, sorted.
 pub fn note_paths(vault: &Vault, prefix: &str) -> Vec<String> {
     let Some(conn) = open(vault) else {
@@ -51,6 +57,7 @@ pub fn note_paths(vault: &Vault, prefix: &str) -> Vec<String> {
     )
     .into_iter()
     .map(|(p, _)| p)
+    .filter(|p| offerable(p))
     .collect()
 }
 
@@ -64,6 +71,9 @@ pub fn entry_ids(vault: &Vault, prefix: &str) -> Vec<(String, String)> {
         "SELECT id, json_extract(json, '$.summary') FROM entries WHERE id GLOB ?1 GROUP BY id ORDER BY id DESC LIMIT ?2",
         prefix,
     )
+    .into_iter()
+    .filter(|(id, _)| offerable(id))
+    .collect()
 }
 
 fn query(conn: &Connection, sql: &str, prefix: &str) -> Vec<(String, String)> {
@@ -84,6 +94,13 @@ fn query(conn: &Connection, sql: &str, prefix: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_with_a_control_character_is_never_offered() {
+        assert!(offerable("Notes/a b.md"));
+        assert!(!offerable("Notes/\u{1b}[31mred.md"));
+        assert!(!offerable("Notes/a\u{b}b.md"));
+    }
 
     #[test]
     fn glob_wildcards_in_what_was_typed_match_themselves() {

@@ -11,13 +11,19 @@ use std::process::{Command, Stdio};
 
 /// The absolute path of `git` on `PATH`, skipping relative entries.
 pub fn git_program() -> Option<PathBuf> {
-    find_git(&std::env::var_os("PATH")?)
+    program("git")
 }
 
-fn find_git(path: &std::ffi::OsStr) -> Option<PathBuf> {
+/// The absolute path of the program `name` on `PATH`, skipping relative entries (so the
+/// current folder never chooses it; `man` for help is found this way too).
+pub fn program(name: &str) -> Option<PathBuf> {
+    find_on(&std::env::var_os("PATH")?, name)
+}
+
+fn find_on(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
     std::env::split_paths(path)
         .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join("git"))
+        .map(|dir| dir.join(name))
         .find(|p| is_executable(p))
 }
 
@@ -59,18 +65,18 @@ mod tests {
         let rel = format!("{up}{}", bin.display().to_string().trim_start_matches('/'));
         assert!(Path::new(&rel).join("git").exists(), "test setup: {rel}");
         assert_eq!(
-            find_git(rel.as_ref()),
+            find_on(rel.as_ref(), "git"),
             None,
             "a relative PATH entry must not be used"
         );
         let both = format!("{rel}:{}", bin.display());
-        assert_eq!(find_git(both.as_ref()), Some(fake));
+        assert_eq!(find_on(both.as_ref(), "git"), Some(fake));
     }
 
     #[test]
     fn a_non_executable_git_is_skipped() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("git"), "not a program").unwrap();
-        assert_eq!(find_git(dir.path().as_os_str()), None);
+        assert_eq!(find_on(dir.path().as_os_str(), "git"), None);
     }
 }
