@@ -456,6 +456,40 @@ fn io_err(path: &Path, e: rustix::io::Errno) -> FsError {
     }
 }
 
+/// When a file or directory last changed: its mtime, and its ctime, which every write, entry
+/// added, removed or renamed, and mode change moves, and which no user call can set back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamp {
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+}
+
+// The `Stat` field types differ between targets (i64, c_long, u32, u64), so
+// the conversions go through i128, which every one of them widens into.
+
+/// The size of a stat result.
+pub fn stat_size(st: &rfs::Stat) -> u64 {
+    u64::try_from(i128::from(st.st_size)).unwrap_or(0)
+}
+
+/// The mtime and ctime of a stat result.
+pub fn stamp_of(st: &rfs::Stat) -> Stamp {
+    Stamp {
+        mtime_ns: crate::clock::ns(st.st_mtime, st.st_mtime_nsec),
+        ctime_ns: crate::clock::ns(st.st_ctime, st.st_ctime_nsec),
+    }
+}
+
+/// `~` alone or a `~/` prefix expands to `$HOME`; nothing else does.
+pub fn expand_tilde(raw: &str) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match (raw, home) {
+        ("~", Some(h)) => h,
+        (r, Some(h)) if r.starts_with("~/") => h.join(&r[2..]),
+        (r, _) => PathBuf::from(r),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,27 +1,29 @@
 //! git-rutter: a git-native memory-of-use layer for AI agents.
 //!
-//! Crate map (dependencies point down the list):
-//! - [`cli`]: one file per subcommand; the only place `anyhow` is used.
-//! - [`mcp`]: the MCP server over stdio (rmcp) and the one source of its instructions.
-//! - [`clients`]: the AI clients `install-hook` registers with: their config files, hook entries,
-//!   instruction files and MCP registrations.
-//! - [`capture`]: the Stop-hook pipeline: payloads, directives, sanitising, refs, provenance,
-//!   dedupe.
-//! - [`recall`]: `recent` and its renderings, shared by the CLI and (later) the MCP server.
-//! - [`status`]: `git rutter status`: what is set up, what is wrong, and what to do.
-//! - [`store`]: the only module that touches git2: the record ref, its lock, the pending
-//!   journal, adoption at `init`.
-//! - [`records`]: the record model and its text formats (entry line, day files @1 and @2).
-//! - [`overlay`]: the one way to a record file's folder below `_librarian/` (record paths only,
-//!   never through a symlink).
-//! - [`vault`], [`fsx`], [`lock`], [`clock`], [`textblock`]: where the vault is, symlink-safe file
-//!   access, the capture lock, time, and marked blocks in users' text files; [`failpoint`]:
-//!   test-only failures of each write step (debug builds).
+//! # Crate map
+//!
+//! The modules in layers, from the top. A module uses only modules on layers below its own,
+//! never one beside or above it; `tests/architecture.rs` reads this table and fails on any other
+//! edge (and so on any cycle), and `tools/modgraph.py` prints the graph the code has.
+//!
+//! | layer | modules | what they own |
+//! |---|---|---|
+//! | 9 | [`cli`] | one file per subcommand; the only place `anyhow` and clap are used |
+//! | 8 | [`mcp`] | the MCP server over stdio (rmcp, tokio, notify: only here) |
+//! | 7 | [`recall`], [`status`] | reading the record back (`recent`, search, notes, gate, reindex) for the CLI and the server; `git rutter status` |
+//! | 6 | [`capture`], [`clients`], [`index`], [`setup`] | the Stop-hook pipeline; the AI clients `install-hook` registers with; the SQLite index (rusqlite: only here); `init` |
+//! | 5 | [`vault`] | where the vault is and why |
+//! | 4 | [`store`] | the git adapter (git2: only here): the record ref, commits, trees, packs, config |
+//! | 3 | [`lock`], [`overlay`] | the capture lock; the one way to a record file's folder below `_librarian/` |
+//! | 2 | [`fsx`], [`records`] | symlink-safe file access; the record model and its text formats |
+//! | 1 | [`argv`], [`clock`], [`contract`], [`failpoint`], [`textblock`] | command lines as words; time; the capture contract's text; test-only failures of each write step; marked blocks in users' files |
 
+pub mod argv;
 pub mod capture;
 pub mod cli;
 pub mod clients;
 pub mod clock;
+pub mod contract;
 pub mod failpoint;
 pub mod fsx;
 pub mod index;
@@ -30,6 +32,7 @@ pub mod mcp;
 pub mod overlay;
 pub mod recall;
 pub mod records;
+pub mod setup;
 pub mod status;
 pub mod store;
 pub mod textblock;

@@ -203,6 +203,17 @@ impl VaultSource {
     }
 }
 
+impl crate::store::Located for Vault {
+    fn place(&self) -> crate::store::Place {
+        crate::store::Place {
+            root: self.root.clone(),
+            git_dir: self.git_dir.clone(),
+            state_dir: self.state_dir(),
+            worktree_state_dir: self.worktree_state_dir(),
+        }
+    }
+}
+
 impl Vault {
     /// The tool's private state directory: `.git/rutter/` in a git vault, else
     /// `${XDG_DATA_HOME:-~/.local/share}/rutter/<id>/` (not created here). A linked worktree
@@ -287,15 +298,7 @@ fn from_git_config() -> Option<PathBuf> {
     (!value.is_empty()).then(|| expand_tilde(value))
 }
 
-/// `~` alone or a `~/` prefix expands to `$HOME`; nothing else does.
-pub fn expand_tilde(raw: &str) -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    match (raw, home) {
-        ("~", Some(h)) => h,
-        (r, Some(h)) if r.starts_with("~/") => h.join(&r[2..]),
-        (r, _) => PathBuf::from(r),
-    }
-}
+pub use crate::fsx::expand_tilde;
 
 fn xdg_data_home() -> PathBuf {
     match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {

@@ -147,7 +147,7 @@ fn installing_twice_leaves_one_registration_per_client_and_changes_nothing() {
 /// The capture contract as an instruction file carries it (the server named, not "This
 /// server").
 fn rutter_instructions() -> String {
-    rutter::mcp::instructions::instructions_in_file("the user")
+    rutter::contract::instructions_in_file("the user")
 }
 
 #[test]

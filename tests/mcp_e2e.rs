@@ -140,13 +140,13 @@ async fn instructions_are_the_one_source_and_name_the_user_label() {
     let env = vault();
     let client = connect(&env, &[]).await;
     let got = client.peer_info().unwrap().instructions.clone().unwrap();
-    assert_eq!(got, rutter::mcp::instructions::instructions("the user"));
+    assert_eq!(got, rutter::contract::instructions("the user"));
     client.cancel().await.unwrap();
 
     let client = connect(&env, &[("LIBRARIAN_USER_LABEL", "Ada")]).await;
     let got = client.peer_info().unwrap().instructions.clone().unwrap();
     assert!(got.contains("Ada's work"), "{got}");
-    assert_eq!(got, rutter::mcp::instructions::instructions("Ada"));
+    assert_eq!(got, rutter::contract::instructions("Ada"));
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools[0]
         .description

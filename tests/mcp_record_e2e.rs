@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
-use rutter::mcp::instructions::{instructions, instructions_for, RECORD_PARAGRAPH};
+use rutter::contract::{instructions, instructions_for, RECORD_PARAGRAPH};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Stdio;

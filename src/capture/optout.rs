@@ -22,7 +22,7 @@ pub struct Refusal {
 pub fn refusal(cwd: Option<&str>) -> Option<Refusal> {
     let repo = workspace::repo_config(cwd?)?;
     let shown = inert_line(&repo.work_tree.display().to_string(), PROVENANCE_MAX_CHARS);
-    let quoted = shell_quote(&shown);
+    let quoted = crate::argv::quote(&shown);
     match repo.bool(CAPTURE_KEY) {
         Ok(Some(false)) => Some(Refusal {
             line: format!("capture is turned off in {shown} (git config {CAPTURE_KEY} is false there); nothing captured. To capture sessions there again, run `git -C {quoted} config --unset {CAPTURE_KEY}`."),
@@ -36,18 +36,6 @@ pub fn refusal(cwd: Option<&str>) -> Option<Refusal> {
                 logged: "rutter.capture in the session's repository is not true or false",
             })
         }
-    }
-}
-
-/// `s` as one shell word: bare when it is plain, else in single quotes.
-fn shell_quote(s: &str) -> String {
-    let plain = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
-    if plain && !s.is_empty() {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
 
@@ -122,12 +110,5 @@ mod tests {
         .unwrap();
         assert_eq!(refusal(Some(&root.join("wt").display().to_string())), None);
         assert!(Path::new(&main).is_dir());
-    }
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("/home/a/b-c_d.e"), "/home/a/b-c_d.e");
-        assert_eq!(shell_quote("/x y"), "'/x y'");
-        assert_eq!(shell_quote("/it's"), r"'/it'\''s'");
     }
 }

@@ -227,7 +227,7 @@ pub fn record_bad_arguments(args: &[std::ffi::OsString], why: &str) {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let value = |flag: &str| crate::clients::command::flag_value(&words, flag);
+    let value = |flag: &str| crate::argv::flag_value(&words, flag);
     let client = value("--client").filter(|c| super::CLIENTS.contains(&c.as_str()));
     let flag = value("--vault").map(PathBuf::from);
     let vault = vault::resolve(flag.as_deref(), false).ok();

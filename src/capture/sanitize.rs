@@ -8,10 +8,7 @@ use crate::records::text::is_js_whitespace;
 pub const SUMMARY_MAX_CHARS: usize = 2000;
 /// The cut applied to provenance values (cwd, project, repo).
 pub const PROVENANCE_MAX_CHARS: usize = 512;
-/// The summary length the instructions ask for, in words.
-pub const WORD_TARGET: usize = 40;
-/// Above this many words the capture prints a warning (the summary is stored anyway).
-pub const WORD_CEILING: usize = 60;
+pub use crate::contract::{WORD_CEILING, WORD_TARGET};
 
 /// The reference's `toInertLine`, steps 1-6 of anchor-behaviour §2, cut at `max_chars` chars
 /// (Rust `char`s, never splitting one; the end is trimmed again after the cut).

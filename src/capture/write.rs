@@ -460,7 +460,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let root = t.path().canonicalize().unwrap();
         let first = crate::clock::parse_instant("2026-11-30T23:59:59.998Z").unwrap();
-        let (vault, _) = crate::store::setup::init(&root, first).unwrap();
+        let (vault, _) = crate::setup::init(&root, first).unwrap();
         let drafts = ["A.", "B.", "C.", "A.", "C."].map(draft).into();
         let written = write_at(&vault, drafts, Some(first)).unwrap();
         let ids: Vec<&str> = written

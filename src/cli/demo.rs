@@ -5,7 +5,8 @@
 //! real `git` when it is installed.
 
 use crate::clock;
-use crate::store::{gitenv, setup};
+use crate::setup;
+use crate::store::gitenv;
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -187,7 +187,7 @@ fn binary_path() -> anyhow::Result<String> {
         !bytes.contains(&b'\n'),
         "the path of this binary contains a line break; install git-rutter elsewhere"
     );
-    Ok(shell_quote(&String::from_utf8_lossy(bytes)))
+    Ok(crate::argv::quote_always(&String::from_utf8_lossy(bytes)))
 }
 
 /// The file to write for a hook: the hook path itself, or the target of a symlink that stays
@@ -322,11 +322,6 @@ fn block_for(template: &str, quoted_bin: &str) -> Vec<u8> {
         Ok(Some((start, end))) => bytes[start..end].to_vec(),
         _ => bytes,
     }
-}
-
-/// `s` in single quotes for POSIX sh.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// The markers of the managed block in a hook file.
@@ -515,10 +510,5 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
-    }
-
-    #[test]
-    fn quoting_survives_single_quotes() {
-        assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
     }
 }

@@ -2,7 +2,8 @@
 
 use crate::capture::dedupe::{DayFeed, DedupeCache};
 use crate::clock;
-use crate::store::{gitenv, setup};
+use crate::setup;
+use crate::store::gitenv;
 use crate::vault::{Vault, VAULT_CONFIG_KEY};
 use std::path::{Path, PathBuf};
 
@@ -200,7 +201,7 @@ fn init_feeding_dedupe(target: &Path) -> Result<(Vault, setup::InitReport, DayFe
         feed.ingest(path, &bytes)
     })
     .map_err(|e| match e {
-        e @ setup::InitError::Refused { .. } => InitFailed::Refused(Box::new(e)),
+        e if e.is_refusal() => InitFailed::Refused(Box::new(e)),
         e => InitFailed::Other(e.into()),
     })?;
     Ok((vault, report, feed))

@@ -172,7 +172,7 @@ pub(crate) fn context(vault: Option<PathBuf>) -> anyhow::Result<Context> {
         bin,
         vault_flag,
         configured: clients::configured_vault(),
-        user_label: crate::mcp::instructions::user_label(),
+        user_label: crate::contract::user_label(),
     })
 }
 

@@ -117,62 +117,7 @@ pub fn is_reference_server(command_line: &str) -> bool {
         || (command_line.contains("rutter") && command_line.contains("stdio.js"))
 }
 
-/// The value of `--flag V` or `--flag=V` among `words`.
-pub fn flag_value(words: &[String], flag: &str) -> Option<String> {
-    let eq = format!("{flag}=");
-    words
-        .iter()
-        .enumerate()
-        .find_map(|(i, w)| match w.strip_prefix(&eq) {
-            Some(v) => Some(v.to_string()),
-            None if w == flag => words.get(i + 1).cloned(),
-            None => None,
-        })
-}
-
-/// `s` as one POSIX shell word: as it is when it holds only safe characters, else single-quoted.
-pub fn shell_word(s: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c);
-    match !s.is_empty() && s.chars().all(safe) {
-        true => s.to_string(),
-        false => format!("'{}'", s.replace('\'', r"'\''")),
-    }
-}
-
-/// Splits a command line into words as a POSIX shell would (quotes and backslashes; no
-/// expansion). Good enough to recognise a command, never used to run one.
-pub fn split(command: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut cur: Option<String> = None;
-    let mut chars = command.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if let Some(w) = cur.take() {
-                    words.push(w);
-                }
-            }
-            '\'' => {
-                let w = cur.get_or_insert_with(String::new);
-                w.extend(chars.by_ref().take_while(|&c| c != '\''));
-            }
-            '"' => {
-                let w = cur.get_or_insert_with(String::new);
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => w.extend(chars.next()),
-                        c => w.push(c),
-                    }
-                }
-            }
-            '\\' => cur.get_or_insert_with(String::new).extend(chars.next()),
-            c => cur.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(cur);
-    words
-}
+pub use crate::argv::{flag_value, quote as shell_word, split};
 
 #[cfg(test)]
 mod tests {
@@ -207,7 +152,7 @@ mod tests {
         let ours_now = hook_command("/a b/git-rutter", "agy", Some("/it's"));
         assert_eq!(
             ours_now,
-            r"'/a b/git-rutter' capture --client agy --vault '/it'\''s'"
+            r#"'/a b/git-rutter' capture --client agy --vault "/it's""#
         );
         assert_eq!(classify(&ours_now), ours(Some("/it's")));
         // What install-hook writes is ours whatever the binary is called (the trial's F-8).

@@ -292,7 +292,7 @@ pub fn existing_hook_vault(ctx: &Context, path: &Path, shape: hooks::Shape) -> O
 pub fn instructions_body(ctx: &Context, when: &str) -> String {
     format!(
         "{when}\n\n{}",
-        crate::mcp::instructions::instructions_in_file(&ctx.user_label)
+        crate::contract::instructions_in_file(&ctx.user_label)
     )
 }
 

@@ -13,8 +13,10 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, Stat, CWD};
+use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
+
+pub use crate::fsx::{stamp_of, stat_size, Stamp};
 
 /// One indexable note found by the walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,14 +28,6 @@ pub struct NoteFile {
     /// Modification time in nanoseconds since the Unix epoch.
     pub mtime_ns: i64,
     /// Status-change time in nanoseconds since the Unix epoch.
-    pub ctime_ns: i64,
-}
-
-/// When a file or directory last changed: its mtime, and its ctime, which every write, entry
-/// added, removed or renamed, and mode change moves, and which no user call can set back.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stamp {
-    pub mtime_ns: i64,
     pub ctime_ns: i64,
 }
 
@@ -399,22 +393,6 @@ fn utf8_name(name: &CStr) -> Option<&str> {
 pub fn is_markdown_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     bytes.len() >= 3 && bytes[bytes.len() - 3..].eq_ignore_ascii_case(b".md")
-}
-
-// The `Stat` field types differ between targets (i64, c_long, u32, u64), so
-// the conversions go through i128, which every one of them widens into.
-
-/// The size of a stat result.
-pub fn stat_size(st: &Stat) -> u64 {
-    u64::try_from(i128::from(st.st_size)).unwrap_or(0)
-}
-
-/// The mtime and ctime of a stat result.
-pub fn stamp_of(st: &Stat) -> Stamp {
-    Stamp {
-        mtime_ns: crate::clock::ns(st.st_mtime, st.st_mtime_nsec),
-        ctime_ns: crate::clock::ns(st.st_ctime, st.st_ctime_nsec),
-    }
 }
 
 #[cfg(test)]

@@ -9,10 +9,10 @@
 //! [`Draining`]); every frame is read with a size bound and every request is answered for its
 //! id ([`Frames`]). With `--allow-record` it also serves `librarian-record` ([`super::record`]).
 
+use crate::contract::{instructions_for, user_label};
 use crate::index::{self, Index};
 use crate::mcp::frames::Frames;
 use crate::mcp::freshness::Freshness;
-use crate::mcp::instructions::{instructions_for, user_label};
 use crate::mcp::record::{self, Recorder};
 use crate::recall::recent::Query;
 use crate::recall::reindex::{self, Mode};

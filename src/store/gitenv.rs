@@ -132,7 +132,7 @@ impl super::Store {
     pub fn hook_dirs(&self) -> Result<HookDirs, StoreError> {
         let hooks_path = match super::cmdline::override_of("core.hooksPath") {
             // `git -c core.hooksPath=…` (a `~/` in it as git expands it).
-            Some(Some(p)) if !p.is_empty() => Some(crate::vault::expand_tilde(&p)),
+            Some(Some(p)) if !p.is_empty() => Some(crate::fsx::expand_tilde(&p)),
             Some(_) => None,
             None => match self.repo.config()?.get_path("core.hooksPath") {
                 Ok(p) if !p.as_os_str().is_empty() => Some(p),

@@ -44,7 +44,7 @@ pub fn pre_commit(repo: &Repository) -> Result<Verdict, git2::Error> {
     let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
     let index = repo.index()?;
     let mut opts = git2::DiffOptions::new();
-    opts.pathspec(crate::vault::OVERLAY_DIR);
+    opts.pathspec(crate::records::paths::OVERLAY_DIR);
     let diff = repo.diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut opts))?;
     // Day files are found wherever the ref keeps them (in year folders since format 3).
     let mut trees = super::tree::Trees::new(repo)?;

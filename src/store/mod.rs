@@ -30,7 +30,6 @@ pub mod tree;
 pub mod verify;
 
 use crate::fsx::{Dir, FsError};
-use crate::vault::Vault;
 pub use git2::Oid;
 use git2::{Repository, RepositoryOpenFlags};
 use std::path::{Path, PathBuf};
@@ -61,6 +60,31 @@ pub enum StoreError {
     Overlay(#[from] crate::overlay::OverlayError),
 }
 
+/// Where a vault's repository and the tool's state live: what the store needs of a vault, so the
+/// git adapter sits below the module that finds vaults (`vault` implements [`Located`]).
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The work tree's root.
+    pub root: PathBuf,
+    /// Its git directory, when it is a git repository.
+    pub git_dir: Option<PathBuf>,
+    /// The state shared by every worktree of the repository (lock, journal, witness log).
+    pub state_dir: PathBuf,
+    /// The state of this worktree alone (index, caches).
+    pub worktree_state_dir: PathBuf,
+}
+
+/// Anything that knows its [`Place`]: a resolved vault.
+pub trait Located {
+    fn place(&self) -> Place;
+}
+
+impl Located for Place {
+    fn place(&self) -> Place {
+        self.clone()
+    }
+}
+
 /// An open git vault.
 pub struct Store {
     pub repo: Repository,
@@ -71,20 +95,21 @@ pub struct Store {
 
 impl Store {
     /// Opens the repository at the vault root (no upward search).
-    pub fn open(vault: &Vault) -> Result<Store, StoreError> {
-        if vault.git_dir.is_none() {
-            return Err(StoreError::NotGit(vault.root.clone()));
+    pub fn open(vault: &impl Located) -> Result<Store, StoreError> {
+        let place = vault.place();
+        if place.git_dir.is_none() {
+            return Err(StoreError::NotGit(place.root));
         }
         let repo = Repository::open_ext(
-            &vault.root,
+            &place.root,
             RepositoryOpenFlags::NO_SEARCH,
             std::iter::empty::<&std::ffi::OsStr>(),
         )?;
         Ok(Store {
             repo,
-            root: vault.root.clone(),
-            state_dir: vault.state_dir(),
-            worktree_state_dir: vault.worktree_state_dir(),
+            root: place.root,
+            state_dir: place.state_dir,
+            worktree_state_dir: place.worktree_state_dir,
         })
     }
 
@@ -138,7 +163,7 @@ impl Store {
     /// copies): `(path, blob id)`, in tree order (by path once the ref keeps year folders).
     pub(crate) fn record_files(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
         let tree = self.repo.find_commit(tip)?.tree_id();
-        Ok(tree::Trees::new(&self.repo)?.files(tree, crate::vault::OVERLAY_DIR)?)
+        Ok(tree::Trees::new(&self.repo)?.files(tree, crate::records::paths::OVERLAY_DIR)?)
     }
 
     /// Reads a vault-relative file without following symlinks; `None` when missing or refused.
@@ -200,8 +225,8 @@ impl Store {
 }
 
 /// The names of the vault repository's git remotes (none when it is no git repository).
-pub fn remote_names(vault: &Vault) -> Vec<String> {
-    let Some(git_dir) = vault.git_dir.as_deref() else {
+pub fn remote_names(vault: &impl Located) -> Vec<String> {
+    let Some(git_dir) = vault.place().git_dir else {
         return Vec::new();
     };
     let Ok(repo) = Repository::open(git_dir) else {

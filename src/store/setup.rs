@@ -1,12 +1,11 @@
-//! `init`: make the vault a repository if needed, create or adopt the record ref, materialise
-//! records a clone lacks, and keep `_librarian/` out of the user's `git status` (DESIGN §3).
+//! The git half of `init`: create or adopt the record ref, materialise records a clone lacks,
+//! and keep `_librarian/` out of the user's `git status` (DESIGN §3). Making the folder a
+//! repository first is `crate::setup`'s.
 
 use super::{adopt::Adoption, Store, StoreError};
 use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::lock::{self, Lock};
-use crate::vault::{self, Vault, VaultSource};
-use std::path::Path;
 
 /// What `init` did.
 #[derive(Debug, Default)]
@@ -33,8 +32,6 @@ pub enum InitError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
-    #[error(transparent)]
-    Vault(#[from] crate::vault::VaultError),
     /// The records a clone would start from break the audit's rules: nothing was taken.
     #[error("refused {what}{}: {refusal}; nothing was written from them. Inspect them with `git log --stat {inspect}`; see docs/sync.md, \"A refused remote\"", tip.map(|t| format!(" at {}", &t.to_string()[..12])).unwrap_or_default())]
     Refused {
@@ -45,25 +42,16 @@ pub enum InitError {
     },
 }
 
-/// Initialises the vault at `root`.
-pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError> {
-    init_seeing(root, now, &mut |_, _| {})
-}
-
-/// [`init`], handing `each` every file an adoption reads (its path and bytes) as it is read.
-pub fn init_seeing(
-    root: &Path,
+/// Creates or adopts the record ref of the git vault at `place` and writes what it holds
+/// (`init` after the repository exists), handing `each` every file an adoption reads (its path
+/// and bytes) as it is read.
+pub fn adopt(
+    place: &impl super::Located,
     now: Instant,
     each: &mut dyn FnMut(&str, Vec<u8>),
-) -> Result<(Vault, InitReport), InitError> {
+) -> Result<InitReport, InitError> {
     let mut report = InitReport::default();
-    let mut v = vault::open(root, VaultSource::Flag)?;
-    if v.git_dir.is_none() {
-        git2::Repository::init(&v.root).map_err(StoreError::from)?;
-        report.created_repository = true;
-        v = vault::open(&v.root, VaultSource::Flag)?;
-    }
-    let store = Store::open(&v)?;
+    let store = Store::open(place)?;
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
     report.clone = store.fetch_records_if_missing()?;
     if let Some((remote, tip, refusal)) = report.clone.refused.take() {
@@ -99,7 +87,7 @@ pub fn init_seeing(
         }
     }
     report.excluded = exclude_overlay(&store)?;
-    Ok((v, report))
+    Ok(report)
 }
 
 /// A record ref this machine never witnessed (fetched by hand) is input like a remote's: its

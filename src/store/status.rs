@@ -5,7 +5,6 @@
 //! long history.
 
 use super::{records_tip, Store, StoreError, RECORDS_REF};
-use crate::vault::Vault;
 use git2::Oid;
 use std::path::Path;
 
@@ -58,7 +57,7 @@ pub struct Tip {
 }
 
 /// Reads the record state of a git vault.
-pub fn record_state(vault: &Vault) -> Result<RecordState, StoreError> {
+pub fn record_state(vault: &impl super::Located) -> Result<RecordState, StoreError> {
     let store = Store::open(vault)?;
     let state_dir = store.state_dir().to_path_buf();
     let (pending, pending_unreadable) = count_pending(&state_dir);

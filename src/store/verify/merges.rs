@@ -26,7 +26,7 @@ pub fn check(
     let parents: Vec<(Oid, Oid)> = c.parents().map(|p| (p.id(), p.tree_id())).collect();
     let mut findings = Vec::new();
     for (parent, tree) in &parents {
-        for (path, oid) in trees.files(*tree, crate::vault::OVERLAY_DIR)? {
+        for (path, oid) in trees.files(*tree, crate::records::paths::OVERLAY_DIR)? {
             let kept = trees.entry(merged, &path)?;
             if kept == Some((oid, false)) {
                 continue;

@@ -124,12 +124,12 @@ fn unchanged(dir: &Dir, name: &str, path: &str, blob: Oid, cache: &VerifyCache) 
         return false;
     };
     // Through i128, as the index's walk does: the field types differ between platforms.
-    let times = crate::index::walk::stamp_of(&st);
+    let times = crate::fsx::stamp_of(&st);
     let ino = u64::try_from(i128::from(st.st_ino)).unwrap_or(u64::MAX);
     FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
         && stamp(
             blob,
-            crate::index::walk::stat_size(&st),
+            crate::fsx::stat_size(&st),
             times.mtime_ns,
             times.ctime_ns,
             ino,
