@@ -14,7 +14,7 @@
 //! | 6 | [`capture`], [`clients`], [`index`], [`setup`] | the Stop-hook pipeline; the AI clients `install-hook` registers with; the SQLite index (rusqlite: only here); `init` |
 //! | 5 | [`vault`] | where the vault is and why |
 //! | 4 | [`store`] | the git adapter (git2: only here): the record ref, commits, trees, packs, config |
-//! | 3 | [`lock`], [`overlay`] | the capture lock; the one way to a record file's folder below `_librarian/` |
+//! | 3 | [`journal`], [`lock`], [`overlay`] | the pending journal (what was appended and not yet committed) and what its records may claim; the capture lock; the one way to a record file's folder below `_librarian/` |
 //! | 2 | [`fsx`], [`records`] | symlink-safe file access; the record model and its text formats |
 //! | 1 | [`argv`], [`clock`], [`contract`], [`failpoint`], [`textblock`] | command lines as words; time; the capture contract's text; test-only failures of each write step; marked blocks in users' files |
 
@@ -27,6 +27,7 @@ pub mod contract;
 pub mod failpoint;
 pub mod fsx;
 pub mod index;
+pub mod journal;
 pub mod lock;
 pub mod mcp;
 pub mod overlay;

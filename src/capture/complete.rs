@@ -7,10 +7,10 @@
 
 use super::write::{pending_record, unique_id, CacheSlot};
 use crate::fsx::{Dir, FsError};
+use crate::journal::{Journal, PendingAppend, RecordKind};
 use crate::records::status::contains_line;
 use crate::records::{dayfile, ledger, line, paths, Entry};
 use crate::store::append::{append_record, Journalling};
-use crate::store::journal::{Journal, PendingAppend, RecordKind};
 use crate::store::Store;
 use crate::vault::Vault;
 use std::collections::BTreeMap;
@@ -142,7 +142,7 @@ fn from_journal(
             }
         };
         let working = dir.read(file).ok().flatten().unwrap_or_default();
-        if crate::store::pending_check::appended(&working, &rec)
+        if crate::journal::check::appended(&working, &rec)
             || committed(store, &rec.path, &rec.line)
             || in_flight(&rec.entry_id, journal.age(&name))
         {
@@ -209,7 +209,7 @@ fn from_aside(
             .list()
             .unwrap_or_default()
             .into_iter()
-            .filter(|n| crate::store::adopt::is_day_file(n))
+            .filter(|n| crate::records::paths::is_day_file(n))
             .collect();
         names.sort();
         for name in names {

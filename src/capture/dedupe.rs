@@ -18,8 +18,8 @@
 
 use super::watermarks::Watermarks;
 use crate::fsx::Dir;
+use crate::records::paths::is_day_file;
 use crate::records::{dayfile, fingerprint, Entry};
-use crate::store::adopt::is_day_file;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 

@@ -175,7 +175,7 @@ fn earlier(w: &write::Written, out: &mut Vec<String>) {
     out.extend(e.refused.iter().map(|m| format!("{P} {m}")));
     for (name, why) in &w.refused {
         let place = w.journal.as_ref().map_or(String::new(), |p| {
-            format!(" {}", p.join(crate::store::journal::REJECTED_DIR).display())
+            format!(" {}", p.join(crate::journal::REJECTED_DIR).display())
         });
         out.push(format!(
             "{P} refused the pending record {name} ({why}); it was moved to{place} and is never committed. Look at it; if it holds a line you want, capture it again with `git rutter capture --summary`."

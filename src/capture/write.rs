@@ -10,10 +10,10 @@
 use super::dedupe::DedupeCache;
 use crate::clock::{self, Instant};
 use crate::fsx::{Dir, FsError};
+use crate::journal::{Journal, PendingAppend, RecordKind, Refused};
 use crate::lock::{self, Lock};
 use crate::records::{dayfile, ids, line, paths, Entry};
 use crate::store::append::{append_record, refused, Journalling};
-use crate::store::journal::{Journal, PendingAppend, RecordKind, Refused};
 use crate::store::Store;
 use crate::vault::Vault;
 use std::path::PathBuf;

@@ -1,8 +1,9 @@
 //! `git rutter commit`: commits journalled (pending) entries and new use-log lines.
 
+use crate::journal::Journal;
 use crate::lock::{self, Lock};
 use crate::store::verify::worktree;
-use crate::store::{journal::Journal, Store};
+use crate::store::Store;
 use crate::{capture, clock};
 use std::path::PathBuf;
 
@@ -61,7 +62,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     if let Some(problem) = &out.unwitnessed {
         eprintln!("git-rutter: {problem}.");
     }
-    let rejected = journal.path().join(crate::store::journal::REJECTED_DIR);
+    let rejected = journal.path().join(crate::journal::REJECTED_DIR);
     for (name, why) in &out.refused {
         eprintln!("git-rutter: refused the pending record {name} ({why}); it was moved to {} and is never committed. Look at it; if it holds a line you want, capture it again with `git rutter capture --summary`.", rejected.display());
     }

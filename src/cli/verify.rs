@@ -2,9 +2,9 @@
 
 use super::color;
 use crate::clock;
+use crate::journal::{Journal, PendingAppend, RecordKind};
 use crate::lock::Lock;
 use crate::store::append::append_line;
-use crate::store::journal::{Journal, PendingAppend, RecordKind};
 use crate::store::verify::{finding, Finding, Options, Report};
 use crate::store::Store;
 use std::path::PathBuf;
@@ -94,14 +94,14 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
 fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
     let _lock = Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT)?;
     let now = clock::now();
-    let line = finding::ack_line(&now.iso(), id, reason);
+    let line = crate::records::paths::ack_line(&now.iso(), id, reason);
     let overlay = crate::fsx::Dir::open(store.root())?
         .open_dir("_librarian", true)?
         .ok_or_else(|| anyhow::anyhow!("cannot create _librarian/"))?;
     let journal = Journal::open(store.state_dir())?;
     let rec = PendingAppend::new(
         RecordKind::Ack,
-        finding::ACKS_PATH,
+        crate::records::paths::ACKS,
         &now.day(),
         &now.compact(),
     );

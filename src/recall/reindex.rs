@@ -9,10 +9,10 @@ use crate::index::entries::{EntriesRefresh, Scope};
 use crate::index::identity::{self, BoundTo, Candidate, DeadRef, Projected, Resolution};
 use crate::index::notes;
 use crate::index::{Index, IndexError};
+use crate::journal::{Journal, PendingAppend, RecordKind};
 use crate::lock::Lock;
 use crate::records::ledger::{self, Binding};
 use crate::store::append::append_line;
-use crate::store::journal::{Journal, PendingAppend, RecordKind};
 use crate::store::Store;
 use crate::vault::Vault;
 

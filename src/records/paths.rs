@@ -244,6 +244,41 @@ fn is_dotgit(name: &str) -> bool {
     ntfs.eq_ignore_ascii_case(".git") || ntfs.eq_ignore_ascii_case("git~1")
 }
 
+/// `YYYY-MM-DD.md`, or `YYYY-MM-DD.<tag>.md` (one writer's file of that day, spec/sync.md).
+pub fn is_day_file(name: &str) -> bool {
+    split_day_file_name(name).is_some()
+}
+
+/// The day of a day file's vault-relative path, `_librarian/sessions/<day>.md` or one writer's
+/// `_librarian/sessions/<day>.<tag>.md` (all files of a day are read as one, spec/sync.md).
+pub fn day_of(path: &str) -> Option<&str> {
+    let name = path.strip_prefix(SESSIONS_DIR)?.strip_prefix('/')?;
+    split_day_file_name(name).map(|(day, _)| day)
+}
+
+/// The stem of a day file's vault-relative path (its name without `.md`: the day, or the day and
+/// a writer tag): the key of readers that keep one record per day file.
+pub fn stem_of(path: &str) -> Option<&str> {
+    let stem = path
+        .strip_prefix(SESSIONS_DIR)?
+        .strip_prefix('/')?
+        .strip_suffix(".md")?;
+    split_day_stem(stem).map(|_| stem)
+}
+
+/// Where the record ref keeps the bytes of a note cited as `sha256:<hex>`: `cited/<aa>/<hex>`,
+/// `<aa>` the first two hex digits (spec/ref-layout.md).
+pub fn cited_path(sha256: &str) -> Option<String> {
+    let hex = sha256.strip_prefix("sha256:")?;
+    Some(format!("cited/{}/{hex}", hex.get(..2)?))
+}
+
+/// One acknowledgement line: `{"ts":…,"finding":…,"reason":…}` (ASCII-escaped JSON).
+pub fn ack_line(ts: &str, finding: &str, reason: &str) -> String {
+    let raw = serde_json::json!({"ts": ts, "finding": finding, "reason": reason}).to_string();
+    super::line::escape_json_text(&raw)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -494,5 +529,34 @@ mod tests {
             let written = day_file_name("2026-11-30", Some(&tag));
             prop_assert_eq!(split_day_file_name(&written), Some(("2026-11-30", Some(tag.as_str()))));
         }
+    }
+
+    #[test]
+    fn cited_copies_sit_under_their_first_two_hex_digits() {
+        assert_eq!(
+            cited_path("sha256:abcdef").as_deref(),
+            Some("cited/ab/abcdef")
+        );
+        assert_eq!(cited_path("abcdef"), None);
+        assert_eq!(cited_path("sha256:a"), None);
+    }
+
+    #[test]
+    fn day_of_reads_day_file_paths_only() {
+        assert_eq!(
+            day_of("_librarian/sessions/2026-11-30.md"),
+            Some("2026-11-30")
+        );
+        assert_eq!(
+            day_of("_librarian/sessions/2026-11-30.laptop-3f9a.md"),
+            Some("2026-11-30")
+        );
+        assert_eq!(day_of("_librarian/sessions/2026-11-30.Laptop.md"), None);
+        assert_eq!(day_of("_librarian/sessions/2026-11-30.a.b.md"), None);
+        assert_eq!(day_of("_librarian/sessions/2026-11-30..md"), None);
+        assert_eq!(day_of("_librarian/sessions/sub/2026-11-30.md"), None);
+        assert_eq!(day_of("_librarian/sessions.md"), None);
+        assert_eq!(day_of("_librarian/note-identity.md"), None);
+        assert_eq!(day_of("_librarian/sessions/2026-11-30.txt"), None);
     }
 }

@@ -115,7 +115,7 @@ impl Store {
             }
         }
         for (dir, wanted) in [
-            (paths::SESSIONS_DIR, is_day_file as fn(&str) -> bool),
+            (paths::SESSIONS_DIR, paths::is_day_file as fn(&str) -> bool),
             (paths::POSITIONS_DIR, paths::is_month_file),
         ] {
             let sub = match overlay.open_dir(dir.trim_start_matches("_librarian/"), false) {
@@ -139,9 +139,4 @@ impl Store {
         pack.finish(&self.repo)?;
         Ok((files, skipped))
     }
-}
-
-/// `YYYY-MM-DD.md`, or `YYYY-MM-DD.<tag>.md` (one writer's file of that day, spec/sync.md).
-pub fn is_day_file(name: &str) -> bool {
-    paths::split_day_file_name(name).is_some()
 }

@@ -6,9 +6,9 @@
 //! (spec/capture.md, "When things go wrong"). Every step has a fail point for tests
 //! ([`crate::failpoint`]).
 
-use super::journal::{Journal, PendingAppend};
 use crate::failpoint;
 use crate::fsx::{Dir, FsError};
+use crate::journal::{Journal, PendingAppend};
 use std::io::{Seek, Write};
 
 /// A line that reached the record file.

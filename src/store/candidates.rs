@@ -44,7 +44,7 @@ impl Store {
 
     /// The kept copy `cited/<aa>/<sha256>` in the record ref, if any.
     fn cited_copy(&self, sha256: &str) -> Result<Option<Oid>, git2::Error> {
-        let Some(path) = super::cited_path(sha256) else {
+        let Some(path) = crate::records::paths::cited_path(sha256) else {
             return Ok(None);
         };
         let Some(tip) = super::records_tip(&self.repo)? else {

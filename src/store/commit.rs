@@ -2,10 +2,10 @@
 //! one commit on the tip, moved by compare-and-swap with a bounded retry (DESIGN §5).
 
 use super::compose::compose;
-use super::journal::{Journal, JournalRecord, PendingAppend, RecordKind};
 use super::tree::Trees;
 use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
+use crate::journal::{Journal, JournalRecord, PendingAppend, RecordKind};
 use crate::records::status::contains_line;
 use crate::records::{dayfile, paths};
 use git2::{ErrorCode, Oid};
@@ -29,7 +29,7 @@ pub struct CommitOutcome {
     pub diverged: Vec<String>,
     /// Journal files refused (not a record, or a record that claims what no append writes),
     /// with why: moved to `pending/rejected/` and never committed.
-    pub refused: Vec<super::journal::Refused>,
+    pub refused: Vec<crate::journal::Refused>,
     /// Journal records whose line is not in its working file yet (the file could not take it):
     /// left in the journal until the line is appended (`capture::complete`).
     pub held: Vec<String>,
@@ -146,7 +146,7 @@ impl Store {
                 let line = r.line.as_bytes();
                 let placed = working
                     .as_deref()
-                    .is_some_and(|w| super::pending_check::appended(w, r));
+                    .is_some_and(|w| crate::journal::check::appended(w, r));
                 if !placed && !committed.as_deref().is_some_and(|c| contains_line(c, line)) {
                     p.held.push(name.clone());
                 } else if !appends.iter().any(|a| a.line == r.line) {
@@ -218,7 +218,7 @@ impl Store {
         let mut edits = Vec::new();
         for (target, hash) in fresh.iter().flat_map(|a| a.cited.iter()) {
             let hex = hash.strip_prefix("sha256:").filter(|h| h.len() == 64);
-            let (Some(hex), Some(path)) = (hex, super::cited_path(hash)) else {
+            let (Some(hex), Some(path)) = (hex, crate::records::paths::cited_path(hash)) else {
                 continue;
             };
             if trees.entry(base, &path)?.is_some() || edits.iter().any(|(p, _)| p == &path) {

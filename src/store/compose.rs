@@ -1,7 +1,7 @@
 //! What a record file's next committed version is: the committed bytes plus the journalled
 //! appends, never anything inferred from a diverged working file (DESIGN §5).
 
-use super::journal::PendingAppend;
+use crate::journal::PendingAppend;
 use crate::records::status::contains_line;
 
 /// The next committed version of one record file.

@@ -14,10 +14,8 @@ pub mod gitenv;
 pub mod guard;
 pub mod history;
 pub mod intake;
-pub mod journal;
 pub mod localconfig;
 pub mod pack;
-pub mod pending_check;
 pub mod record;
 pub mod restore;
 pub mod retract;
@@ -183,7 +181,7 @@ impl Store {
             .flatten()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| adopt::is_day_file(n))
+            .filter(|n| crate::records::paths::is_day_file(n))
             .map(|n| format!("{}/{n}", crate::records::paths::SESSIONS_DIR))
             .collect();
         out.sort();
@@ -191,7 +189,7 @@ impl Store {
             [
                 crate::records::ledger::LEDGER_PATH,
                 crate::records::paths::USE_LOG,
-                verify::finding::ACKS_PATH,
+                crate::records::paths::ACKS,
             ]
             .map(str::to_string),
         );
@@ -246,32 +244,6 @@ pub fn records_tip(repo: &Repository) -> Result<Option<Oid>, git2::Error> {
     }
 }
 
-/// The day of a day file's vault-relative path, `_librarian/sessions/<day>.md` or one writer's
-/// `_librarian/sessions/<day>.<tag>.md` (all files of a day are read as one, spec/sync.md).
-pub fn day_of(path: &str) -> Option<&str> {
-    let name = path
-        .strip_prefix(crate::records::paths::SESSIONS_DIR)?
-        .strip_prefix('/')?;
-    crate::records::paths::split_day_file_name(name).map(|(day, _)| day)
-}
-
-/// The stem of a day file's vault-relative path (its name without `.md`: the day, or the day and
-/// a writer tag): the key of readers that keep one record per day file.
-pub fn stem_of(path: &str) -> Option<&str> {
-    let stem = path
-        .strip_prefix(crate::records::paths::SESSIONS_DIR)?
-        .strip_prefix('/')?
-        .strip_suffix(".md")?;
-    crate::records::paths::split_day_stem(stem).map(|_| stem)
-}
-
-/// Where the record ref keeps the bytes of a note cited as `sha256:<hex>`: `cited/<aa>/<hex>`,
-/// `<aa>` the first two hex digits (spec/ref-layout.md).
-pub fn cited_path(sha256: &str) -> Option<String> {
-    let hex = sha256.strip_prefix("sha256:")?;
-    Some(format!("cited/{}/{hex}", hex.get(..2)?))
-}
-
 /// Skips libgit2's re-hashing of every object it reads. The capture path reads only objects
 /// this tool or git wrote moments ago, and re-hashing the 150 KB sessions tree cost more than
 /// the rest of a capture. `git rutter verify` turns it off too (spec/verify.md: that every
@@ -307,39 +279,5 @@ pub fn read_working(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, FsError> 
     match root.open_dir(dir, false)? {
         Some(d) => d.read(name),
         None => Ok(None),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{cited_path, day_of};
-
-    #[test]
-    fn cited_copies_sit_under_their_first_two_hex_digits() {
-        assert_eq!(
-            cited_path("sha256:abcdef").as_deref(),
-            Some("cited/ab/abcdef")
-        );
-        assert_eq!(cited_path("abcdef"), None);
-        assert_eq!(cited_path("sha256:a"), None);
-    }
-
-    #[test]
-    fn day_of_reads_day_file_paths_only() {
-        assert_eq!(
-            day_of("_librarian/sessions/2026-11-30.md"),
-            Some("2026-11-30")
-        );
-        assert_eq!(
-            day_of("_librarian/sessions/2026-11-30.laptop-3f9a.md"),
-            Some("2026-11-30")
-        );
-        assert_eq!(day_of("_librarian/sessions/2026-11-30.Laptop.md"), None);
-        assert_eq!(day_of("_librarian/sessions/2026-11-30.a.b.md"), None);
-        assert_eq!(day_of("_librarian/sessions/2026-11-30..md"), None);
-        assert_eq!(day_of("_librarian/sessions/sub/2026-11-30.md"), None);
-        assert_eq!(day_of("_librarian/sessions.md"), None);
-        assert_eq!(day_of("_librarian/note-identity.md"), None);
-        assert_eq!(day_of("_librarian/sessions/2026-11-30.txt"), None);
     }
 }

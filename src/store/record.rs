@@ -2,10 +2,11 @@
 //! blob's bytes (without an object read when the working file is that very blob), and the lines
 //! the pending journal holds for each day file.
 
-use super::journal::{Journal, RecordKind};
 use super::tree::Trees;
-use super::{stem_of, Store, StoreError};
+use super::{Store, StoreError};
+use crate::journal::{Journal, RecordKind};
 use crate::records::paths;
+use crate::records::paths::stem_of;
 use git2::{ObjectType, Oid};
 use std::collections::BTreeMap;
 

@@ -2,10 +2,10 @@
 //! version back over an edited one after moving the edited file aside (never deleting it).
 //! Journalled pending lines are appended again after the committed bytes.
 
-use super::journal::Journal;
 use super::{Store, StoreError};
 use crate::clock::Instant;
 use crate::fsx::{Dir, FsError};
+use crate::journal::Journal;
 use std::path::PathBuf;
 
 /// What happened to one file.
@@ -27,7 +27,7 @@ impl Store {
         let mut done = Vec::new();
         for (path, blob) in self.record_files(tip)? {
             // Every file of the day: one per writer once sync is set up (spec/sync.md).
-            if day.is_some_and(|d| super::day_of(&path) != Some(d)) {
+            if day.is_some_and(|d| crate::records::paths::day_of(&path) != Some(d)) {
                 continue;
             }
             let committed = self.repo.find_blob(blob)?.content().to_vec();

@@ -4,10 +4,10 @@
 //! record and not retracted yet.
 
 use super::append::append_line;
-use super::journal::{Journal, PendingAppend, RecordKind};
 use super::{Store, StoreError};
 use crate::clock::Instant;
 use crate::fsx::{Dir, FsError};
+use crate::journal::{Journal, PendingAppend, RecordKind};
 use crate::records::retraction::{self, Retraction};
 use crate::records::{dayfile, paths};
 use git2::Oid;

@@ -148,7 +148,7 @@ fn count_pending(state_dir: &Path) -> (usize, usize) {
             dir.read(n)
                 .ok()
                 .flatten()
-                .is_some_and(|b| super::journal::parse_record(n, &b).is_ok())
+                .is_some_and(|b| crate::journal::parse_record(n, &b).is_ok())
         })
         .count();
     (readable, names.len() - readable)

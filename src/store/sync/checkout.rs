@@ -7,8 +7,8 @@
 //! file with any other difference, a missing or symlinked one, is left alone and reported.
 
 use crate::fsx::{Dir, FsError};
+use crate::journal::Journal;
 use crate::overlay::OverlayError;
-use crate::store::journal::Journal;
 use crate::store::tree::Trees;
 use crate::store::{Store, StoreError};
 use git2::Oid;
@@ -184,7 +184,7 @@ enum Outcome {
 
 /// The bytes every copy of a record file starts with: a day file's or the ledger's header.
 fn header_for(path: &str) -> String {
-    match crate::store::day_of(path) {
+    match crate::records::paths::day_of(path) {
         Some(day) => crate::records::dayfile::header(day),
         None if path == crate::records::ledger::LEDGER_PATH => crate::records::ledger::header(),
         None => String::new(),
@@ -205,7 +205,7 @@ fn io(dir: &Dir, name: &str, source: std::io::Error) -> FsError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::journal::{PendingAppend, RecordKind};
+    use crate::journal::{PendingAppend, RecordKind};
     use std::os::unix::fs::MetadataExt;
 
     const DAY: &str = "_librarian/sessions/2026-11-30.md";

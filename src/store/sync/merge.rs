@@ -10,9 +10,10 @@
 //! of both stays, in files readers treat as one day.
 
 use super::union::{common_line_prefix, union};
+use crate::records::paths::day_of;
 use crate::records::{fingerprint, v1};
 use crate::store::tree::Trees;
-use crate::store::{day_of, StoreError};
+use crate::store::StoreError;
 use git2::{Oid, Repository};
 
 /// What a merge did to the files.
@@ -167,7 +168,8 @@ mod tests {
         let shared = format!("{hdr}- shared\n");
         let note = b"# A\n";
         let cited =
-            crate::store::cited_path(&format!("sha256:{}", fingerprint::sha256_hex(note))).unwrap();
+            crate::records::paths::cited_path(&format!("sha256:{}", fingerprint::sha256_hex(note)))
+                .unwrap();
         let ours = trees
             .write(
                 None,

@@ -16,10 +16,10 @@ pub mod transport;
 pub mod union;
 
 use super::intake::{IntakeError, Refusal};
-use super::journal::Journal;
 use super::tree::Trees;
 use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
+use crate::journal::Journal;
 use crate::lock::{self, Lock, LockError};
 use git2::{ErrorCode, Oid};
 use transport::{Pushed, TransportError};
@@ -421,7 +421,7 @@ fn new_entries(
 ) -> Result<Vec<String>, StoreError> {
     let mut out = Vec::new();
     for ch in trees.changes(from, Some(to))? {
-        if super::day_of(&ch.path).is_none() {
+        if crate::records::paths::day_of(&ch.path).is_none() {
             continue;
         }
         let ids = |o: Option<Oid>| -> Result<Vec<String>, git2::Error> {

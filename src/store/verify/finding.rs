@@ -5,7 +5,6 @@ use serde::Serialize;
 use std::path::Path;
 
 /// Vault-relative path of the acknowledgements log.
-pub const ACKS_PATH: &str = crate::records::paths::ACKS;
 
 /// The kinds of finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -171,11 +170,5 @@ impl Finding {
 
 /// `(finding id, reason)` of every acknowledgement in the working log.
 pub fn read_acks(root: &Path) -> Vec<(String, String)> {
-    crate::store::read_jsonl_pairs(root, ACKS_PATH, "finding", "reason")
-}
-
-/// One acknowledgement line: `{"ts":…,"finding":…,"reason":…}` (ASCII-escaped JSON).
-pub fn ack_line(ts: &str, finding: &str, reason: &str) -> String {
-    let raw = serde_json::json!({"ts": ts, "finding": finding, "reason": reason}).to_string();
-    crate::records::line::escape_json_text(&raw)
+    crate::store::read_jsonl_pairs(root, crate::records::paths::ACKS, "finding", "reason")
 }

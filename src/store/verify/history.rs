@@ -4,10 +4,11 @@
 
 use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
+use crate::records::paths::day_of;
 use crate::records::{dayfile, fingerprint, ledger};
 use crate::store::sign::SigCheck;
 use crate::store::tree::{Change, Odd, OddKind, Trees};
-use crate::store::{day_of, Store, StoreError};
+use crate::store::{Store, StoreError};
 use git2::{Oid, Sort};
 
 /// Trees kept in memory while walking; forgotten every this many commits.

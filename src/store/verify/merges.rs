@@ -10,8 +10,9 @@
 //! Only files that differ from a parent are read.
 
 use super::finding::{Finding, Kind};
+use crate::records::paths::day_of;
 use crate::store::tree::Trees;
-use crate::store::{day_of, Store, StoreError};
+use crate::store::{Store, StoreError};
 use git2::Oid;
 use std::collections::HashMap;
 

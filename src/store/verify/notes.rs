@@ -2,9 +2,10 @@
 //! each with a diff against the copy kept in `cited/` when there is one.
 
 use super::finding::{Finding, Kind};
+use crate::records::paths::{cited_path, day_of};
 use crate::records::{dayfile, fingerprint};
 use crate::store::tree::Trees;
-use crate::store::{cited_path, day_of, Store, StoreError};
+use crate::store::{Store, StoreError};
 use git2::Oid;
 use std::collections::BTreeMap;
 

@@ -10,9 +10,10 @@ use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use super::history::changed_ids;
 use crate::fsx::{Dir, FsError};
+use crate::journal::Journal;
+use crate::records::paths::day_of;
 use crate::records::{dayfile, ledger, line, paths, retraction};
-use crate::store::journal::Journal;
-use crate::store::{day_of, Store, StoreError};
+use crate::store::{Store, StoreError};
 use git2::Oid;
 use rustix::fs::{self as rfs, AtFlags, FileType};
 use std::collections::{HashMap, HashSet};
@@ -353,7 +354,7 @@ fn record_line_id(path: &str, l: &str) -> Option<String> {
     if path == ledger::LEDGER_PATH {
         return ledger::parse_line(l).ok().flatten().map(|b| b.id);
     }
-    if path == paths::USE_LOG || path == super::finding::ACKS_PATH {
+    if path == paths::USE_LOG || path == crate::records::paths::ACKS {
         let v: serde_json::Value = serde_json::from_str(l).ok()?;
         return v.get("ts")?.as_str().map(|ts| format!("event {ts}"));
     }

@@ -5,6 +5,8 @@
 //! after the commit lands, so a line is never in the working tree without either a commit or a
 //! journal record that lets `git rutter commit` (or the next capture) commit it.
 
+pub mod check;
+
 use crate::fsx::{Dir, FsError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -162,7 +164,7 @@ impl Journal {
     }
 
     /// All records that may be committed, in name order, and the files that may not (not a
-    /// record, or a record that claims what no append writes: [`super::pending_check`]), with
+    /// record, or a record that claims what no append writes: [`check`]), with
     /// why. Nothing is moved or deleted here; [`Journal::reject`] moves the refused ones.
     pub fn list(&self) -> Result<(Vec<JournalRecord>, Vec<Refused>), FsError> {
         let mut names: Vec<String> = self
@@ -228,7 +230,7 @@ pub fn record_name(rec: &PendingAppend) -> String {
 pub fn parse_record(name: &str, bytes: &[u8]) -> Result<PendingAppend, String> {
     let rec = serde_json::from_slice::<PendingAppend>(bytes)
         .map_err(|e| format!("it is not a journal record ({e})"))?;
-    super::pending_check::check(name, &rec)?;
+    check::check(name, &rec)?;
     Ok(rec)
 }
 
@@ -332,7 +334,7 @@ mod tests {
             extra: Default::default(),
         };
         let day_file = "_librarian/sessions/2026-11-30.md";
-        let ack = crate::store::verify::finding::ack_line(&entry.time, "f", "r");
+        let ack = crate::records::paths::ack_line(&entry.time, "f", "r");
         let records = [
             rec(
                 RecordKind::Capture,
@@ -354,7 +356,7 @@ mod tests {
             ),
             rec(
                 RecordKind::Ack,
-                crate::store::verify::finding::ACKS_PATH,
+                crate::records::paths::ACKS,
                 ack,
                 String::new(),
             ),

@@ -3,7 +3,7 @@
 //! well-formed line of that kind with the id it claims, and bytes that are that line as an
 //! append writes it. Anything else is refused before it can reach a commit, whatever wrote it.
 
-use super::journal::{PendingAppend, RecordKind};
+use super::{PendingAppend, RecordKind};
 use crate::records::{dayfile, ledger, line, paths, retraction};
 
 /// The longest line a record may carry (an entry is far shorter: its summary is cut at 2,000
@@ -40,7 +40,7 @@ fn path_of_kind(rec: &PendingAppend) -> Result<(), String> {
     let ok = match rec.kind {
         RecordKind::Capture | RecordKind::Retract => day_file_of(&rec.path, &rec.day),
         RecordKind::Identity => rec.path == ledger::LEDGER_PATH,
-        RecordKind::Ack => rec.path == super::verify::finding::ACKS_PATH,
+        RecordKind::Ack => rec.path == crate::records::paths::ACKS,
     };
     match ok {
         true => Ok(()),
@@ -60,7 +60,7 @@ fn day_file_of(path: &str, day: &str) -> bool {
     else {
         return false;
     };
-    super::adopt::is_day_file(name) && super::day_of(path) == Some(day)
+    crate::records::paths::is_day_file(name) && crate::records::paths::day_of(path) == Some(day)
 }
 
 fn one_line(rec: &PendingAppend) -> Result<(), String> {
