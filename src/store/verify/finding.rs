@@ -4,8 +4,6 @@
 use serde::Serialize;
 use std::path::Path;
 
-/// Vault-relative path of the acknowledgements log.
-
 /// The kinds of finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
