@@ -11,10 +11,10 @@
 //! | 9 | [`cli`] | one file per subcommand; the only place `anyhow` and clap are used |
 //! | 8 | [`mcp`] | the MCP server over stdio (rmcp, tokio, notify: only here) |
 //! | 7 | [`recall`], [`status`] | reading the record back (`recent`, search, notes, gate, reindex) for the CLI and the server; `git rutter status` |
-//! | 6 | [`capture`], [`clients`], [`index`], [`setup`] | the Stop-hook pipeline; the AI clients `install-hook` registers with; the SQLite index (rusqlite: only here); `init` |
+//! | 6 | [`capture`], [`clients`], [`index`], [`setup`], [`sync`] | the Stop-hook pipeline; the AI clients `install-hook` registers with; the SQLite index (rusqlite: only here); `init`; one record across machines through a git remote |
 //! | 5 | [`vault`] | where the vault is and why |
 //! | 4 | [`store`] | the git adapter (git2: only here): the record ref, commits, trees, packs, config |
-//! | 3 | [`journal`], [`lock`], [`overlay`] | the pending journal (what was appended and not yet committed) and what its records may claim; the capture lock; the one way to a record file's folder below `_librarian/` |
+//! | 3 | [`journal`], [`lock`], [`machine`], [`overlay`] | the pending journal (what was appended and not yet committed) and what its records may claim; the capture lock; this clone's writer id; the one way to a record file's folder below `_librarian/` |
 //! | 2 | [`fsx`], [`records`] | symlink-safe file access; the record model and its text formats |
 //! | 1 | [`argv`], [`clock`], [`contract`], [`failpoint`], [`textblock`] | command lines as words; time; the capture contract's text; test-only failures of each write step; marked blocks in users' files |
 
@@ -29,6 +29,7 @@ pub mod fsx;
 pub mod index;
 pub mod journal;
 pub mod lock;
+pub mod machine;
 pub mod mcp;
 pub mod overlay;
 pub mod recall;
@@ -36,5 +37,6 @@ pub mod records;
 pub mod setup;
 pub mod status;
 pub mod store;
+pub mod sync;
 pub mod textblock;
 pub mod vault;

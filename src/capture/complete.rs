@@ -195,7 +195,7 @@ fn from_aside(
     waiting: &mut BTreeMap<(String, String), usize>,
 ) {
     // Entries go to this vault's own day files once sync is set up (spec/sync.md).
-    let writer = crate::store::sync::machine::read(&vault.state_dir());
+    let writer = crate::machine::read(&vault.state_dir());
     for folder in super::aside::folders(vault) {
         let Ok(Some(dir)) = folder.open(false) else {
             continue;

@@ -145,7 +145,7 @@ fn write_at(
         vault,
         locked,
         journal: journal.as_ref(),
-        writer: crate::store::sync::machine::read(&state),
+        writer: crate::machine::read(&state),
     };
     let mut unjournalled = Vec::new();
     let mut last = first;

@@ -1,7 +1,7 @@
 //! `git rutter sync`: one record across machines through a git remote you own.
 
 use crate::clock;
-use crate::store::sync::{Action, SyncError, SyncReport};
+use crate::sync::{Action, SyncError, SyncReport};
 use std::path::PathBuf;
 
 /// Send and receive records through a git remote you own, so every machine has them all.
@@ -47,7 +47,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         Err(code) => return Ok(code),
     };
     if let (true, Some(remote)) = (args.setup, args.remote.as_deref()) {
-        match store.setup_sync(remote, args.force) {
+        match crate::sync::setup::setup_sync(&store, remote, args.force) {
             Ok(r) => {
                 let url = r.url.map(|u| format!(" ({u})")).unwrap_or_default();
                 eprintln!("git-rutter: {remote}{url} is this vault's sync remote (rutter.syncRemote); `git fetch {remote}` now brings its records too.");
@@ -61,11 +61,11 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             Err(e) => return Ok(refusal(&e)),
         }
     }
-    let remote = match store.sync_remote(args.remote.as_deref()) {
+    let remote = match crate::sync::sync_remote(&store, args.remote.as_deref()) {
         Ok(r) => r,
         Err(e) => return Ok(refusal(&e)),
     };
-    let report = match store.sync(&remote, clock::now()) {
+    let report = match crate::sync::sync(&store, &remote, clock::now()) {
         Ok(r) => r,
         Err(e @ SyncError::Refused { .. }) if args.json => {
             super::print_json(&refused_json(&e))?;

@@ -279,6 +279,15 @@ pub fn ack_line(ts: &str, finding: &str, reason: &str) -> String {
     super::line::escape_json_text(&raw)
 }
 
+/// Where the `@1` version of `day` whose git blob id is `blob_hex` is kept beside the day file
+/// when a sync merge cannot join two versions line by line (spec/sync.md).
+pub fn beside_path(day: &str, blob_hex: &str) -> String {
+    format!(
+        "{SESSIONS_DIR}/{day}.v1-{}.md",
+        blob_hex.get(..12).unwrap_or(blob_hex)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -147,7 +147,7 @@ fn sync(y: &super::SyncInfo, clock: &crate::clock::Clock, out: &mut Vec<Finding>
             ),
             format!(
                 "Look at them with `git log --stat {}`. If a machine of yours wrote them, its history was rewritten: stop syncing there and see docs/sync.md, \"A refused remote\". The next sync that takes the remote's records in clears this.",
-                crate::store::sync::transport::tracking_ref(remote)
+                crate::store::transport::tracking_ref(remote)
             ),
         ));
     }

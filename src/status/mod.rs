@@ -6,14 +6,15 @@
 
 pub mod clients;
 pub mod findings;
+pub mod record;
 pub mod runs;
 
 use crate::capture::runlog::{self, Run};
 use crate::clock::Instant;
 use crate::index::status::{self as index_status, IndexState, Problem};
-use crate::store::status::{self as store_status, RecordState};
 use crate::vault::{self, Vault, VaultSource};
 use findings::Finding;
+use record::{self as store_status, RecordState};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -97,7 +98,7 @@ pub struct SyncInfo {
     pub relation: &'static str,
     /// The last sync refused what the remote sent: nothing of it was taken.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub refused: Option<crate::store::sync::refused::Noted>,
+    pub refused: Option<crate::sync::refused::Noted>,
 }
 
 /// The index.

@@ -62,7 +62,7 @@ impl Store {
             return Ok(start);
         };
         let out = git
-            .args(super::sync::transport::FSCK_OBJECTS)
+            .args(super::transport::FSCK_OBJECTS)
             .args([
                 "fetch",
                 "--no-tags",
@@ -79,10 +79,10 @@ impl Store {
                 return Ok(start);
             }
         };
-        if !out.status.success() && super::sync::transport::fsck_refused(&out.stderr) {
+        if !out.status.success() && super::transport::fsck_refused(&out.stderr) {
             let rule = format!(
                 "git's own object checks (fetch.fsckObjects) refused what it sent: {}",
-                super::sync::transport::fsck_gist(&out.stderr)
+                super::transport::fsck_gist(&out.stderr)
             );
             start.refused = Some((remote, None, refusal(rule)));
             return Ok(start);

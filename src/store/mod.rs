@@ -11,6 +11,7 @@ pub mod compose;
 pub mod diffview;
 pub mod gitcli;
 pub mod gitenv;
+pub mod graph;
 pub mod guard;
 pub mod history;
 pub mod intake;
@@ -22,8 +23,7 @@ pub mod retract;
 pub mod settings;
 pub mod setup;
 pub mod sign;
-pub mod status;
-pub mod sync;
+pub mod transport;
 pub mod tree;
 pub mod verify;
 
@@ -162,6 +162,11 @@ impl Store {
     pub(crate) fn record_files(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
         let tree = self.repo.find_commit(tip)?.tree_id();
         Ok(tree::Trees::new(&self.repo)?.files(tree, crate::records::paths::OVERLAY_DIR)?)
+    }
+
+    /// A reader and writer of raw trees in this repository.
+    pub fn trees(&self) -> Result<tree::Trees<'_>, StoreError> {
+        Ok(tree::Trees::new(&self.repo)?)
     }
 
     /// Reads a vault-relative file without following symlinks; `None` when missing or refused.

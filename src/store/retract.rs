@@ -42,7 +42,7 @@ impl Store {
             .ok_or_else(|| FsError::WrongKind(self.root().join(paths::SESSIONS_DIR)))?;
         let day = now.day();
         // Once sync is set up, this vault appends only to its own day files (spec/sync.md).
-        let writer = super::sync::machine::read(self.state_dir());
+        let writer = crate::machine::read(self.state_dir());
         let file = paths::day_file_name(&day, writer.as_deref());
         let r = Retraction {
             id: crate::records::ids::unique(

@@ -57,7 +57,7 @@ pub fn adopt(
     if let Some((remote, tip, refusal)) = report.clone.refused.take() {
         return Err(InitError::Refused {
             what: format!("the records of {remote}"),
-            inspect: super::sync::transport::tracking_ref(&remote),
+            inspect: super::transport::tracking_ref(&remote),
             tip,
             refusal: Box::new(refusal),
         });

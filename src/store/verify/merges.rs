@@ -107,7 +107,7 @@ fn is_kept_v1(
     let Some(day) = day_of(path) else {
         return Ok(false);
     };
-    if crate::store::sync::merge::beside_path(day, new) != path {
+    if crate::records::paths::beside_path(day, &new.to_string()) != path {
         return Ok(false);
     }
     let main = crate::records::paths::day_file(day);
@@ -129,7 +129,7 @@ fn kept_beside(
     let Some(day) = day_of(path) else {
         return Ok(false);
     };
-    let beside = crate::store::sync::merge::beside_path(day, oid);
+    let beside = crate::records::paths::beside_path(day, &oid.to_string());
     Ok(trees.entry(merged, &beside)? == Some((oid, false)))
 }
 

@@ -7,7 +7,7 @@
 use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::store::intake::Refusal;
-use git2::Oid;
+use crate::store::Oid;
 use std::path::Path;
 
 const FILE: &str = "sync-refused";

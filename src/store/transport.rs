@@ -91,13 +91,13 @@ pub fn fetch(root: &Path, remote: &str) -> Result<(), TransportError> {
 pub fn push(root: &Path, remote: &str, tip: git2::Oid) -> Result<Pushed, TransportError> {
     let out = git(root)?
         .args(["push", "--porcelain", "--quiet", remote])
-        .arg(format!("{tip}:{}", super::super::RECORDS_REF))
+        .arg(format!("{tip}:{}", super::RECORDS_REF))
         .output()
         .map_err(TransportError::Spawn)?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let status = stdout
         .lines()
-        .find(|l| l.contains(super::super::RECORDS_REF))
+        .find(|l| l.contains(super::RECORDS_REF))
         .map(str::to_string);
     if out.status.success() {
         return Ok(Pushed::Accepted);

@@ -4,8 +4,7 @@
 //! last tip verify found clean. Never a verify: counts are bounded so status stays fast on a
 //! long history.
 
-use super::{records_tip, Store, StoreError, RECORDS_REF};
-use git2::Oid;
+use crate::store::{Located, Oid, Store, StoreError};
 use std::path::Path;
 
 /// Commits counted at most when walking back from the tip to the last verified one.
@@ -44,7 +43,7 @@ pub struct SyncState {
     /// `up-to-date`, `ahead`, `behind`, `diverged` or `never-fetched`, as of the last fetch.
     pub relation: &'static str,
     /// The last sync with this remote refused what it sent (`sync/refused.rs`).
-    pub refused: Option<super::sync::refused::Noted>,
+    pub refused: Option<crate::sync::refused::Noted>,
 }
 
 /// The tip commit.
@@ -57,30 +56,25 @@ pub struct Tip {
 }
 
 /// Reads the record state of a git vault.
-pub fn record_state(vault: &impl super::Located) -> Result<RecordState, StoreError> {
+pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
     let store = Store::open(vault)?;
     let state_dir = store.state_dir().to_path_buf();
     let (pending, pending_unreadable) = count_pending(&state_dir);
     let mut out = RecordState {
         pending,
         pending_unreadable,
-        verified_tip: super::verify::cache::verified_tip(store.worktree_state_dir()),
-        reflog: store.repo.reflog(RECORDS_REF).is_ok_and(|l| !l.is_empty()),
+        verified_tip: crate::store::verify::cache::verified_tip(store.worktree_state_dir()),
+        reflog: store.has_reflog(),
         ..Default::default()
     };
-    let Some(tip) = records_tip(&store.repo)? else {
+    let Some(tip) = store.tip()? else {
         return Ok(out);
     };
-    let commit = store.repo.find_commit(tip)?;
+    let commit = store.commit_info(tip)?;
     out.tip = Some(Tip {
         id: tip.to_string(),
-        time: commit.time().seconds(),
-        subject: commit
-            .summary()
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-            .to_string(),
+        time: commit.time,
+        subject: commit.subject,
     });
     out.since_verified = out
         .verified_tip
@@ -93,28 +87,26 @@ pub fn record_state(vault: &impl super::Located) -> Result<RecordState, StoreErr
 
 /// The sync settings, read without fetching (`None` when no sync remote is set).
 fn sync_state(store: &Store, state_dir: &Path, tip: Oid) -> Option<SyncState> {
-    let remote = super::cmdline::string(
-        store.repo.config().ok().as_ref(),
-        super::sync::SYNC_REMOTE_KEY,
-    )
-    .filter(|r| !r.is_empty())?;
-    let tracking = super::sync::transport::tracking_ref(&remote);
-    let theirs = store.repo.refname_to_id(&tracking).ok();
+    let remote = store
+        .config_string(crate::sync::SYNC_REMOTE_KEY)
+        .filter(|r| !r.is_empty())?;
+    let tracking = crate::store::transport::tracking_ref(&remote);
+    let theirs = store.ref_target(&tracking).ok().flatten();
     let relation = match theirs {
         None => "never-fetched",
         Some(t) if t == tip => "up-to-date",
-        Some(t) => match store.repo.graph_ahead_behind(tip, t) {
+        Some(t) => match store.ahead_behind(tip, t) {
             Ok((_, 0)) => "ahead",
             Ok((0, _)) => "behind",
             _ => "diverged",
         },
     };
-    let refused = super::sync::refused::read(state_dir).filter(|n| n.remote == remote);
+    let refused = crate::sync::refused::read(state_dir).filter(|n| n.remote == remote);
     Some(SyncState {
         refused,
-        url: super::sync::transport::shown_url(&store.repo, &remote),
-        fetches_records: store.fetches_records(&remote).unwrap_or(false),
-        machine: super::sync::machine::read(state_dir),
+        url: store.remote_url(&remote),
+        fetches_records: crate::sync::fetches_records(store, &remote).unwrap_or(false),
+        machine: crate::machine::read(state_dir),
         relation,
         remote,
     })
@@ -123,10 +115,8 @@ fn sync_state(store: &Store, state_dir: &Path, tip: Oid) -> Option<SyncState> {
 /// Commits from `tip` back to `base` when `base` is among the [`COUNT_LIMIT`] newest commits
 /// (0 when it is the tip); `None` otherwise (older, or not an ancestor).
 fn commits_between(store: &Store, base: Oid, tip: Oid) -> Option<usize> {
-    let mut walk = store.repo.revwalk().ok()?;
-    walk.push(tip).ok()?;
-    walk.take(COUNT_LIMIT + 1)
-        .position(|c| c.is_ok_and(|c| c == base))
+    let newest = store.newest_first(tip, None, COUNT_LIMIT + 1).ok()?;
+    newest.iter().position(|c| *c == base)
 }
 
 /// `(readable, unreadable)` journal records, counted by name and read without creating or

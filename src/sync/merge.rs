@@ -13,8 +13,7 @@ use super::union::{common_line_prefix, union};
 use crate::records::paths::day_of;
 use crate::records::{fingerprint, v1};
 use crate::store::tree::Trees;
-use crate::store::StoreError;
-use git2::{Oid, Repository};
+use crate::store::{Oid, Store, StoreError};
 
 /// What a merge did to the files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +27,7 @@ pub struct MergedTree {
 
 /// The merged tree of the trees `ours` and `theirs`.
 pub fn merge_trees(
-    repo: &Repository,
+    store: &Store,
     trees: &mut Trees<'_>,
     ours: Oid,
     theirs: Oid,
@@ -50,7 +49,7 @@ pub fn merge_trees(
             _ => continue,
         };
         if let Some(name) = ch.path.strip_prefix("cited/") {
-            let pick = cited_pick(repo, name.rsplit('/').next().unwrap_or(""), o, t)?;
+            let pick = cited_pick(store, name.rsplit('/').next().unwrap_or(""), o, t)?;
             if pick != o {
                 edits.push((ch.path, pick));
             }
@@ -59,7 +58,7 @@ pub fn merge_trees(
         let (a, b) = (trees.blob(o)?, trees.blob(t)?);
         if let Some(day) = day_of(&ch.path).filter(|_| v1_parts_differ(&a, &b)) {
             let (keep, moved) = (o.min(t), o.max(t));
-            let beside = beside_path(day, moved);
+            let beside = crate::records::paths::beside_path(day, &moved.to_string());
             if keep != o {
                 edits.push((ch.path.clone(), keep));
             }
@@ -67,7 +66,7 @@ pub fn merge_trees(
             out.split.push((ch.path, beside));
             continue;
         }
-        let merged = repo.blob(&union(&a, &b))?;
+        let merged = store.write_blob(&union(&a, &b))?;
         if merged != o {
             edits.push((ch.path.clone(), merged));
         }
@@ -84,22 +83,13 @@ pub fn merge_trees(
 /// Of two `cited/` copies at one path, the one whose bytes have the sha256 `name`, else the
 /// smaller id (a corrupt copy is `verify`'s to report; the choice only has to be the same on
 /// every machine).
-fn cited_pick(repo: &Repository, name: &str, a: Oid, b: Oid) -> Result<Oid, StoreError> {
+fn cited_pick(store: &Store, name: &str, a: Oid, b: Oid) -> Result<Oid, StoreError> {
     for oid in [a.min(b), a.max(b)] {
-        if fingerprint::sha256_hex(repo.find_blob(oid)?.content()) == name {
+        if fingerprint::sha256_hex(&store.blob(oid)?) == name {
             return Ok(oid);
         }
     }
     Ok(a.min(b))
-}
-
-/// Where the `@1` version `blob` of `day` is kept beside the day file.
-pub fn beside_path(day: &str, blob: Oid) -> String {
-    format!(
-        "{}/{day}.v1-{}.md",
-        crate::records::paths::SESSIONS_DIR,
-        &blob.to_string()[..12]
-    )
 }
 
 /// Whether two versions of a day file part before the end of the `@1` part of either (its
@@ -160,9 +150,11 @@ mod tests {
     #[test]
     fn the_same_tree_results_whichever_side_merges() {
         let t = tempfile::tempdir().unwrap();
-        let repo = Repository::init(t.path()).unwrap();
-        let mut trees = Trees::new(&repo).unwrap();
-        let blob = |s: &str| repo.blob(s.as_bytes()).unwrap();
+        git2::Repository::init(t.path()).unwrap();
+        let v = crate::vault::open(t.path(), crate::vault::VaultSource::Flag).unwrap();
+        let store = Store::open(&v).unwrap();
+        let mut trees = store.trees().unwrap();
+        let blob = |s: &str| store.write_blob(s.as_bytes()).unwrap();
         let day = "_librarian/sessions/2026-10-09.md";
         let hdr = crate::records::dayfile::header("2026-11-30");
         let shared = format!("{hdr}- shared\n");
@@ -179,7 +171,7 @@ mod tests {
                         blob(&format!("{shared}- a\n")),
                     ),
                     (day.into(), blob(V1)),
-                    (cited.clone(), repo.blob(note).unwrap()),
+                    (cited.clone(), store.write_blob(note).unwrap()),
                     (
                         "_librarian/stateful-use.jsonl".into(),
                         blob("{\"ts\":\"1\"}\n"),
@@ -201,15 +193,15 @@ mod tests {
                 ],
             )
             .unwrap();
-        let a = merge_trees(&repo, &mut trees, ours, theirs).unwrap();
-        let b = merge_trees(&repo, &mut trees, theirs, ours).unwrap();
+        let a = merge_trees(&store, &mut trees, ours, theirs).unwrap();
+        let b = merge_trees(&store, &mut trees, theirs, ours).unwrap();
         assert_eq!(a.tree, b.tree);
         // One side written before the year folders: the same tree, whichever side merges.
         let flat = trees.files(ours, "").unwrap();
         let ours_flat = trees.write_stored(&flat).unwrap();
         assert_ne!(ours_flat, ours);
         for (x, y) in [(ours_flat, theirs), (theirs, ours_flat)] {
-            assert_eq!(merge_trees(&repo, &mut trees, x, y).unwrap().tree, a.tree);
+            assert_eq!(merge_trees(&store, &mut trees, x, y).unwrap().tree, a.tree);
         }
         assert_eq!(a.split.len(), 1);
         let files = trees.files(a.tree, "").unwrap();
@@ -230,7 +222,7 @@ mod tests {
         let v1_versions: Vec<Vec<u8>> = files
             .iter()
             .filter(|(p, _)| p.contains("2026-10-09"))
-            .map(|(_, o)| repo.find_blob(*o).unwrap().content().to_vec())
+            .map(|(_, o)| store.blob(*o).unwrap())
             .collect();
         assert!(v1_versions.contains(&V1.as_bytes().to_vec()));
         assert!(v1_versions.contains(&V1.replace("One.", "Two.").into_bytes()));

@@ -1,0 +1,403 @@
+//! `git rutter sync`: one record across machines through a git remote (DESIGN §5,
+//! spec/sync.md).
+//!
+//! Fetch `refs/rutter/*` into `refs/remotes/<remote>/rutter/*`; then, under the capture lock,
+//! commit what is pending, fast-forward when the remote only added commits, merge when both
+//! sides did (a two-parent commit whose files are the line union of both, [`merge`]), bring the
+//! working files along ([`checkout`]), and push without ever forcing. A push that finds the
+//! remote moved fetches and merges again, a bounded number of times.
+
+pub mod checkout;
+pub mod merge;
+pub mod refused;
+pub mod setup;
+pub mod union;
+
+use crate::clock::Instant;
+use crate::journal::Journal;
+use crate::lock::{self, Lock, LockError};
+use crate::store::intake::{IntakeError, Refusal};
+use crate::store::transport::{self, Pushed, TransportError};
+use crate::store::tree::Trees;
+use crate::store::{Oid, Store, StoreError};
+
+/// Git config key naming the remote `git rutter sync` uses without an argument.
+pub const SYNC_REMOTE_KEY: &str = "rutter.syncRemote";
+/// How many times a push that finds the remote moved fetches and merges again.
+const MAX_ROUNDS: usize = 5;
+
+/// Why sync could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("no sync remote is set; run `git rutter sync --setup REMOTE` once with a remote only you can read (there is no default, so a shared notes remote never receives your memory by accident)")]
+    NoRemote,
+    #[error("this vault has no remote named {0:?}; add it with `git remote add {0} URL`, then run `git rutter sync --setup {0}`")]
+    UnknownRemote(String),
+    #[error("the remote {0} is not set up for rutter; run `git rutter sync --setup {0}` first (it checks that the remote is yours and makes `git fetch` bring the records)")]
+    NotConfigured(String),
+    #[error("refs/rutter/records does not exist in this vault yet; run `git rutter init` first")]
+    NoRecords,
+    #[error("{0}")]
+    Shared(String),
+    /// What the remote sent is not a record history: nothing was taken (spec/sync.md, "What
+    /// sync takes in").
+    #[error("{}", refused_message(remote, *tip, refusal))]
+    Refused {
+        remote: String,
+        tip: Option<Oid>,
+        refusal: Box<Refusal>,
+    },
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+}
+
+/// What the local ref did.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Both sides hold the same tip.
+    #[default]
+    UpToDate,
+    /// The remote only added commits: the local ref moved to its tip.
+    FastForward,
+    /// Both sides added commits: a merge commit joins them.
+    Merged,
+    /// Only this machine added commits: nothing to take in.
+    Ahead,
+}
+
+/// What a sync did.
+#[derive(Debug, Default, Clone)]
+pub struct SyncReport {
+    pub remote: String,
+    /// The remote's URL without credentials.
+    pub url: Option<String>,
+    /// The local tip before (after committing what was pending) and after.
+    pub before: Option<Oid>,
+    pub after: Option<Oid>,
+    /// The remote's tip as last fetched (`None`: the remote has no records yet).
+    pub remote_tip: Option<Oid>,
+    pub action: Action,
+    /// Merge commits made (one per round that had to merge).
+    pub merges: Vec<Oid>,
+    /// The merges' trees had no common history (each machine had started its own record).
+    pub unrelated: bool,
+    /// Files the merges wrote as a line union, and `@1` day files kept beside each other.
+    pub unioned: Vec<String>,
+    pub split: Vec<(String, String)>,
+    /// Entry ids this machine gained, and entry ids the remote gained.
+    pub received: Vec<String>,
+    pub sent: Vec<String>,
+    pub pushed: bool,
+    /// Why the remote refused the push, when it did.
+    pub refused: Option<String>,
+    /// The remote kept moving: every round's push found it ahead again.
+    pub gave_up: bool,
+    pub checkout: checkout::Checkout,
+    /// Entries that were pending and were committed first.
+    pub committed_pending: usize,
+    /// Record files whose working copy was edited after commit (found committing the pending).
+    pub diverged: Vec<String>,
+    /// Tips that could not be witnessed in `.git/rutter/tips`.
+    pub unwitnessed: Vec<String>,
+    /// Commits of the remote checked before they were taken in.
+    pub checked: usize,
+}
+
+/// The remote `git rutter sync` uses: `given`, else `rutter.syncRemote`; it must exist and
+/// be set up for rutter (its fetch refspecs hold [`transport::fetch_refspec`]).
+pub fn sync_remote(store: &Store, given: Option<&str>) -> Result<String, SyncError> {
+    let configured = store.config_string(SYNC_REMOTE_KEY);
+    let name = given
+        .map(str::to_string)
+        .or(configured)
+        .filter(|n| !n.is_empty())
+        .ok_or(SyncError::NoRemote)?;
+    known_remote(store, &name)?;
+    if !fetches_records(store, &name)? {
+        return Err(SyncError::NotConfigured(name));
+    }
+    Ok(name)
+}
+
+/// Refuses a name that is no configured remote (or could be read as an option).
+pub(crate) fn known_remote(store: &Store, name: &str) -> Result<(), SyncError> {
+    if name.starts_with('-') || !store.has_remote(name) {
+        return Err(SyncError::UnknownRemote(name.to_string()));
+    }
+    Ok(())
+}
+
+/// Whether `remote.<name>.fetch` brings `refs/rutter/*`.
+pub(crate) fn fetches_records(store: &Store, name: &str) -> Result<bool, SyncError> {
+    let want = transport::fetch_refspec(name);
+    let values = store.config_values(&format!("remote.{name}.fetch"))?;
+    Ok(values.contains(&want))
+}
+
+/// Syncs the records with `remote` (already checked by [`sync_remote`]). A refusal of what the
+/// remote sent is noted for `status` ([`refused::note`]); a sync that takes in or sends its
+/// records clears the note.
+pub fn sync(store: &Store, remote: &str, now: Instant) -> Result<SyncReport, SyncError> {
+    let result = sync_unnoted(store, remote, now);
+    match &result {
+        Err(SyncError::Refused {
+            remote,
+            tip,
+            refusal,
+        }) => refused::note(store.state_dir(), remote, *tip, refusal, now),
+        Ok(_) => refused::clear(store.state_dir(), remote),
+        Err(_) => {}
+    }
+    result
+}
+
+/// Fetches `remote`'s records; git's object checks refusing what it sent is a refusal.
+pub(crate) fn fetch_records(store: &Store, remote: &str) -> Result<(), SyncError> {
+    match transport::fetch(store.root(), remote) {
+        Err(TransportError::Unsound { message, .. }) => Err(SyncError::Refused {
+            remote: remote.to_string(),
+            tip: None,
+            refusal: Box::new(Refusal {
+                commit: None,
+                path: None,
+                kind: None,
+                rule: format!(
+                    "git's own object checks (fetch.fsckObjects) refused what it sent: {message}"
+                ),
+            }),
+        }),
+        other => Ok(other?),
+    }
+}
+
+fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport, SyncError> {
+    crate::store::skip_read_verification();
+    let mut report = SyncReport {
+        remote: remote.to_string(),
+        url: store.remote_url(remote),
+        ..Default::default()
+    };
+    // Fetching only writes the remote-tracking refs: no lock needed, so captures are not
+    // kept waiting on the network.
+    fetch_records(store, remote)?;
+    let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
+    // Committing what is pending would create the ref by adopting the working files: a
+    // vault that never ran `init` should start from the remote's records instead.
+    if store.tip()?.is_none() {
+        return Err(SyncError::NoRecords);
+    }
+    let journal = Journal::open(store.state_dir()).map_err(StoreError::from)?;
+    let pending = store.commit_pending(&journal, now, store.sign_wanted())?;
+    report.committed_pending = pending.entries.len();
+    report.diverged = pending.diverged;
+    report.unwitnessed.extend(pending.unwitnessed);
+    let start = store.tip()?.ok_or(SyncError::NoRecords)?;
+    report.before = Some(start);
+    let first_remote = tracking_tip(store, remote)?;
+    report.gave_up = true;
+    for round in 0..MAX_ROUNDS {
+        if round > 0 {
+            fetch_records(store, remote)?;
+        }
+        if sync_round(store, remote, now, &mut report)? {
+            report.gave_up = false;
+            break;
+        }
+    }
+    let after = store.tip()?.ok_or(SyncError::NoRecords)?;
+    report.after = Some(after);
+    let mut trees = store.trees()?;
+    let (start_tree, after_tree) = (store.tree_of(start)?, store.tree_of(after)?);
+    if after != start {
+        report.checkout = checkout::check_out(store, &mut trees, start_tree, after_tree, &journal)?;
+        report.received = new_entries(&mut trees, Some(start_tree), after_tree)?;
+    }
+    if report.pushed {
+        let before = first_remote.map(|t| store.tree_of(t)).transpose()?;
+        report.sent = new_entries(&mut trees, before, after_tree)?;
+    }
+    Ok(report)
+}
+
+/// One round: take in the remote's tip, then push. `true` when done (pushed, nothing to push,
+/// or refused), `false` when the remote moved and another round is needed.
+fn sync_round(
+    store: &Store,
+    remote: &str,
+    now: Instant,
+    report: &mut SyncReport,
+) -> Result<bool, SyncError> {
+    let local = store.tip()?.ok_or(SyncError::NoRecords)?;
+    let theirs = tracking_tip(store, remote)?;
+    report.remote_tip = theirs;
+    if let Some(theirs) = theirs.filter(|t| *t != local) {
+        if !store.descends(local, theirs)? {
+            report.checked += take_in(store, remote, theirs, local)?;
+        }
+        if store.descends(theirs, local)? {
+            fast_forward(store, remote, local, theirs)?;
+            report.unwitnessed.extend(store.after_commit(theirs));
+            report.action = Action::FastForward;
+        } else if !store.descends(local, theirs)? {
+            let oid = merge_with(store, remote, local, theirs, now, report)?;
+            report.unwitnessed.extend(store.after_commit(oid));
+            report.merges.push(oid);
+            report.action = Action::Merged;
+        } else if report.action == Action::UpToDate {
+            report.action = Action::Ahead;
+        }
+    }
+    let tip = store.tip()?.ok_or(SyncError::NoRecords)?;
+    if Some(tip) == theirs {
+        return Ok(true);
+    }
+    match transport::push(store.root(), remote, tip)? {
+        Pushed::Accepted => {
+            let tracking = transport::tracking_ref(remote);
+            store.set_tracking_ref(&tracking, tip, "rutter: sync: pushed")?;
+            report.remote_tip = Some(tip);
+            report.pushed = true;
+            Ok(true)
+        }
+        Pushed::Behind(_) => Ok(false),
+        Pushed::Refused(why) => {
+            // A refusal that came with a moved remote is a race after all.
+            fetch_records(store, remote)?;
+            if tracking_tip(store, remote)? != theirs {
+                return Ok(false);
+            }
+            report.refused = Some(why);
+            Ok(true)
+        }
+    }
+}
+
+/// Checks what taking in `theirs` would bring (every commit not reachable from `local`); the
+/// number of commits checked, or the refusal.
+fn take_in(store: &Store, remote: &str, theirs: Oid, local: Oid) -> Result<usize, SyncError> {
+    store
+        .check_incoming(theirs, Some(local))
+        .map_err(|e| match e {
+            IntakeError::Refused(refusal) => SyncError::Refused {
+                remote: remote.to_string(),
+                tip: Some(theirs),
+                refusal: Box::new(refusal),
+            },
+            IntakeError::Store(e) => SyncError::Store(e),
+        })
+}
+
+/// The remote's record tip as last fetched.
+pub(crate) fn tracking_tip(store: &Store, remote: &str) -> Result<Option<Oid>, StoreError> {
+    store.ref_target(&transport::tracking_ref(remote))
+}
+
+/// Moves the ref from `local` to its descendant `theirs`.
+fn fast_forward(store: &Store, remote: &str, local: Oid, theirs: Oid) -> Result<(), StoreError> {
+    let message = format!(
+        "rutter: sync: fast-forward to {} from {}",
+        &theirs.to_string()[..12],
+        one_line(remote)
+    );
+    store.advance_ref(local, theirs, &message)
+}
+
+/// Writes the merge of `local` and `theirs` and moves the ref to it.
+fn merge_with(
+    store: &Store,
+    remote: &str,
+    local: Oid,
+    theirs: Oid,
+    now: Instant,
+    report: &mut SyncReport,
+) -> Result<Oid, StoreError> {
+    let mut trees = store.trees()?;
+    let (ours_tree, theirs_tree) = (store.tree_of(local)?, store.tree_of(theirs)?);
+    let merged = merge::merge_trees(store, &mut trees, ours_tree, theirs_tree)?;
+    report.unrelated |= !store.related(local, theirs);
+    let message = merge_message(remote, local, theirs, &merged);
+    let oid = store.write_commit_of(
+        &[local, theirs],
+        merged.tree,
+        &message,
+        now,
+        store.sign_wanted(),
+    )?;
+    store.advance_ref(local, oid, &format!("rutter: merge {}", one_line(remote)))?;
+    report.unioned.extend(merged.unioned);
+    report.split.extend(merged.split);
+    Ok(oid)
+}
+
+/// Why a remote's records were refused, that nothing was taken, and where to look.
+fn refused_message(remote: &str, tip: Option<Oid>, refusal: &Refusal) -> String {
+    let at = tip
+        .map(|t| format!(" at {}", &t.to_string()[..12]))
+        .unwrap_or_default();
+    let look = match tip {
+        Some(_) => format!(
+            "Inspect them with `git log --stat {}`",
+            transport::tracking_ref(remote)
+        ),
+        None => "git stored none of what it sent".to_string(),
+    };
+    format!(
+        "refused the records of {remote}{at}: {refusal}. Nothing was taken: the local ref, the record files and the remote are as they were. {look}; see docs/sync.md, \"A refused remote\""
+    )
+}
+
+/// `rutter: merge <remote>`, what was merged, and the trailers.
+fn merge_message(remote: &str, local: Oid, theirs: Oid, m: &merge::MergedTree) -> String {
+    let mut body = format!(
+        "Merged {} from {} into {}: {} record file(s) written as the union of both sides' lines",
+        &theirs.to_string()[..12],
+        one_line(remote),
+        &local.to_string()[..12],
+        m.unioned.len()
+    );
+    if !m.split.is_empty() {
+        body.push_str(&format!(
+            ", {} @1 day file(s) kept whole beside each other",
+            m.split.len()
+        ));
+    }
+    format!(
+        "rutter: merge {}\n\n{body}.\n\nRutter-Merge: {theirs}\nRutter-Format: 2\n",
+        one_line(remote)
+    )
+}
+
+/// A remote name on one line (git config values cannot hold a newline; never trust that).
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Entry ids in the day files of tree `to` that tree `from` does not hold.
+fn new_entries(
+    trees: &mut Trees<'_>,
+    from: Option<Oid>,
+    to: Oid,
+) -> Result<Vec<String>, StoreError> {
+    let mut out = Vec::new();
+    for ch in trees.changes(from, Some(to))? {
+        if crate::records::paths::day_of(&ch.path).is_none() {
+            continue;
+        }
+        let mut ids = |o: Option<Oid>| -> Result<Vec<String>, StoreError> {
+            Ok(match o {
+                Some(o) => crate::store::verify::history::ids(&ch.path, &trees.blob(o)?, true),
+                None => vec![],
+            })
+        };
+        let old = ids(ch.old)?;
+        out.extend(ids(ch.new)?.into_iter().filter(|id| !old.contains(id)));
+    }
+    Ok(out)
+}
