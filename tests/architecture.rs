@@ -318,3 +318,49 @@ fn the_crate_rule_sees_a_use() {
     assert!(!names_crate("let x = crate::store::git2::y;", "git2"));
     assert!(!names_crate("let x = anyhowever::y;", "anyhow"));
 }
+
+/// Lines of code outside `allowed` files or folders (paths under `src/`) that contain `needle`.
+fn calls_outside(needle: &str, allowed: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for s in sources() {
+        if allowed.iter().any(|a| s.rel.starts_with(a)) {
+            continue;
+        }
+        for (n, line) in s.code.iter().enumerate() {
+            if line.contains(needle) {
+                found.push(format!("src/{}:{}: {}", s.rel, n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// One record-write path (issue 21, item 3): only `recorder` opens the pending journal to write
+/// it and commits a record; readers list it with `Journal::pending`, which creates nothing.
+#[test]
+fn only_the_record_write_path_opens_the_journal_or_commits_a_record() {
+    let mut offenders = calls_outside("Journal::open(", &["journal/", "recorder/"]);
+    offenders.extend(calls_outside(
+        "commit_planned(",
+        &["recorder/", "store/commit.rs"],
+    ));
+    assert!(
+        offenders.is_empty(),
+        "the journal opened or a record committed outside src/recorder:\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// The literal names of record files appear only where their constants are defined.
+#[test]
+fn record_file_names_are_spelled_once() {
+    let mut offenders = Vec::new();
+    for name in [
+        "\"note-identity.md\"",
+        "\"verify-acks.jsonl\"",
+        "\"stateful-use.jsonl\"",
+    ] {
+        offenders.extend(calls_outside(name, &["records/paths.rs"]));
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+}

@@ -8,8 +8,8 @@
 //! `git rutter commit` moves the entries into their day files ([`super::complete`]).
 
 use crate::fsx::{Dir, FsError};
+use crate::recorder::append::append_durable;
 use crate::records::{dayfile, Entry};
-use crate::store::append::append_durable;
 use crate::vault::Vault;
 use std::path::PathBuf;
 

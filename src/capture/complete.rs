@@ -8,9 +8,10 @@
 use super::write::{pending_record, unique_id, CacheSlot};
 use crate::fsx::{Dir, FsError};
 use crate::journal::{Journal, PendingAppend, RecordKind};
+use crate::recorder::append::append_line;
+use crate::recorder::Journalling;
 use crate::records::status::contains_line;
 use crate::records::{dayfile, ledger, line, paths, Entry};
-use crate::store::append::{append_record, Journalling};
 use crate::store::Store;
 use crate::vault::Vault;
 use std::collections::BTreeMap;
@@ -336,7 +337,7 @@ fn aside_entry(
         if vault.git_dir.is_none() {
             return Placed::Done;
         }
-        return match journal.map(|j| crate::store::append::add(j, &rec)) {
+        return match journal.map(|j| crate::recorder::append::add(j, &rec)) {
             Some(Ok(())) => Placed::Done,
             _ => Placed::InMemory(Box::new(rec)),
         };
@@ -371,7 +372,7 @@ fn place_line(
     let line = rec.line.clone();
     let mode = Journalling::BestEffort { locked: true };
     let journal = journal.filter(|_| vault.git_dir.is_some());
-    match append_record(dir, file, &header, &line, journal, rec, mode) {
+    match append_line(dir, file, &header, &line, journal, rec, mode) {
         Ok(a) => {
             if let Some(e) = entry {
                 slot.for_file(vault, true, Some(dir), file)

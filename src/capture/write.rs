@@ -12,8 +12,9 @@ use crate::clock::{self, Instant};
 use crate::fsx::{Dir, FsError};
 use crate::journal::{Journal, PendingAppend, RecordKind, Refused};
 use crate::lock::{self, Lock};
+use crate::recorder::append::{append_line, refused};
+use crate::recorder::Journalling;
 use crate::records::{dayfile, ids, line, paths, Entry};
-use crate::store::append::{append_record, refused, Journalling};
 use crate::store::Store;
 use crate::vault::Vault;
 use std::path::PathBuf;
@@ -129,7 +130,7 @@ fn write_at(
     // A journal that cannot be opened does not stop the capture: the day file still takes the
     // line, and the commit takes it from memory.
     let journal = match vault.git_dir {
-        Some(_) => Journal::open(&state)
+        Some(_) => crate::recorder::open_journal(&state)
             .map_err(|e| written.journal_problem = Some(e.to_string()))
             .ok(),
         None => None,
@@ -283,7 +284,7 @@ fn append_entry(
     let mode = Journalling::BestEffort {
         locked: target.locked,
     };
-    match append_record(&sessions, &file, &header, &line, target.journal, rec, mode) {
+    match append_line(&sessions, &file, &header, &line, target.journal, rec, mode) {
         Ok(a) => {
             if target.locked {
                 cache.record(&entry, &file, a.end);
@@ -330,7 +331,7 @@ fn carry(
         rec.offset = 0;
         rec.line = line.to_string();
         rec.bytes = crate::records::append_bytes(0, true, header, line);
-        if crate::store::append::add(j, &rec).is_ok() {
+        if crate::recorder::append::add(j, &rec).is_ok() {
             return Ok(Outcome::Journalled {
                 day: rec.day,
                 entry_id: entry.id,
@@ -419,7 +420,7 @@ impl Commit<'_> {
             written.pending = self.lock_problem;
             return;
         }
-        let result = store.commit_pending_with(self.journal, extra, self.now, false);
+        let result = crate::recorder::commit(&store, self.journal, extra, self.now, false);
         match result {
             Ok(out) => {
                 written.commit = out.commit.map(|o| o.to_string());

@@ -1,6 +1,5 @@
 //! `git rutter commit`: commits journalled (pending) entries and new use-log lines.
 
-use crate::journal::Journal;
 use crate::lock::{self, Lock};
 use crate::store::verify::worktree;
 use crate::store::Store;
@@ -38,13 +37,19 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
-    let journal = Journal::open(store.state_dir())?;
+    let journal = crate::recorder::open_journal(store.state_dir())?;
     let sign = args.sign || (store.sign_wanted() && !args.no_sign);
     // Lines the day files could not take when they were captured are appended first.
     capture::complete::sweep(&vault);
     let mut slot = capture::write::CacheSlot::default();
     let mut earlier = capture::complete::complete(&vault, Some(&store), Some(&journal), &mut slot);
-    let out = store.commit_pending_with(Some(&journal), &earlier.in_memory, clock::now(), sign)?;
+    let out = crate::recorder::commit(
+        &store,
+        Some(&journal),
+        &earlier.in_memory,
+        clock::now(),
+        sign,
+    )?;
     earlier.finish();
     if earlier.placed > 0 {
         eprintln!(

@@ -89,7 +89,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         );
         return Ok(super::EXIT_FINDING);
     }
-    let done = store.retract(id, &reason, clock::now())?;
+    let done = crate::recorder::retract::retract(&store, id, &reason, clock::now())?;
     for path in &done.diverged {
         eprintln!("git-rutter: {path} was edited after it was committed; the commit keeps the committed bytes. Run `git rutter verify`.");
     }

@@ -2,9 +2,9 @@
 
 use super::color;
 use crate::clock;
-use crate::journal::{Journal, PendingAppend, RecordKind};
+use crate::journal::RecordKind;
 use crate::lock::Lock;
-use crate::store::append::append_line;
+use crate::recorder::{self, RecordFile, RecordLine};
 use crate::store::verify::{finding, Finding, Options, Report};
 use crate::store::Store;
 use std::path::PathBuf;
@@ -94,27 +94,19 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
 fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
     let _lock = Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT)?;
     let now = clock::now();
-    let line = crate::records::paths::ack_line(&now.iso(), id, reason);
-    let overlay = crate::fsx::Dir::open(store.root())?
-        .open_dir("_librarian", true)?
-        .ok_or_else(|| anyhow::anyhow!("cannot create _librarian/"))?;
-    let journal = Journal::open(store.state_dir())?;
-    let rec = PendingAppend::new(
-        RecordKind::Ack,
-        crate::records::paths::ACKS,
-        &now.day(),
-        &now.compact(),
-    );
-    append_line(
-        &overlay,
-        crate::records::paths::file_name(crate::records::paths::ACKS),
-        "",
-        &line,
-        Some(&journal),
-        rec,
-    )?;
-    store.ensure_ref(now)?;
-    let out = store.commit_pending(&journal, now, store.sign_wanted())?;
+    let line = RecordLine {
+        text: crate::records::paths::ack_line(&now.iso(), id, reason),
+        id: now.compact(),
+        retracts: None,
+    };
+    let day = now.day();
+    let file = RecordFile {
+        kind: RecordKind::Ack,
+        path: crate::records::paths::ACKS,
+        day: &day,
+    };
+    let sign = store.sign_wanted();
+    let out = recorder::append_record(store.root(), Some(store), file, &[line], now, sign)?;
     let commit = out
         .commit
         .map(|c| c.to_string()[..7].to_string())

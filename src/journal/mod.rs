@@ -123,6 +123,27 @@ impl Journal {
         Ok(Journal { dir })
     }
 
+    /// The records waiting in the journal of `state_dir`, for readers: nothing is created,
+    /// moved or changed, and a missing journal holds nothing. A symlinked state folder or
+    /// journal is refused, as [`Journal::open`] refuses it.
+    pub fn pending(state_dir: &Path) -> Result<Vec<JournalRecord>, FsError> {
+        let (Some(parent), Some(name)) = (state_dir.parent(), state_dir.file_name()) else {
+            return Ok(Vec::new());
+        };
+        let state = match Dir::open(parent) {
+            Ok(d) => d.open_dir(&name.to_string_lossy(), false)?,
+            Err(_) => None,
+        };
+        let Some(dir) = state
+            .map(|s| s.open_dir("pending", false))
+            .transpose()?
+            .flatten()
+        else {
+            return Ok(Vec::new());
+        };
+        Ok(Journal { dir }.list()?.0)
+    }
+
     /// The journal folder (for messages).
     pub fn path(&self) -> &Path {
         self.dir.path()

@@ -4,15 +4,14 @@
 //! rebuilt from the ledger.
 
 use crate::clock::{self, Instant};
-use crate::fsx::Dir;
 use crate::index::entries::{EntriesRefresh, Scope};
 use crate::index::identity::{self, BoundTo, Candidate, DeadRef, Projected, Resolution};
 use crate::index::notes;
 use crate::index::{Index, IndexError};
-use crate::journal::{Journal, PendingAppend, RecordKind};
+use crate::journal::RecordKind;
 use crate::lock::Lock;
+use crate::recorder::{self, RecordFile, RecordLine};
 use crate::records::ledger::{self, Binding};
-use crate::store::append::append_line;
 use crate::store::Store;
 use crate::vault::Vault;
 
@@ -257,35 +256,25 @@ fn unchanged_pass(index: &Index) -> Result<IdentityReport, IndexError> {
 
 /// Appends bindings to the ledger and, in a git vault, commits them. The caller holds the lock.
 pub fn append_bindings(vault: &Vault, new: &[Binding], now: Instant) -> Result<(), String> {
-    let overlay = Dir::open(&vault.root)
-        .and_then(|root| root.open_dir("_librarian", true))
-        .map_err(|e| e.to_string())?
-        .ok_or("the _librarian folder cannot be created")?;
     let store = match vault.git_dir {
         Some(_) => Some(Store::open(vault).map_err(|e| e.to_string())?),
         None => None,
     };
-    let journal = match &store {
-        Some(s) => Some(Journal::open(s.state_dir()).map_err(|e| e.to_string())?),
-        None => None,
+    let lines: Vec<RecordLine> = new
+        .iter()
+        .map(|b| RecordLine {
+            text: ledger::render(b),
+            id: b.id.clone(),
+            retracts: None,
+        })
+        .collect();
+    let day = now.day();
+    let file = RecordFile {
+        kind: RecordKind::Identity,
+        path: ledger::LEDGER_PATH,
+        day: &day,
     };
-    if let Some(s) = &store {
-        s.ensure_ref(now).map_err(|e| e.to_string())?;
-    }
-    for b in new {
-        let rec = PendingAppend::new(RecordKind::Identity, ledger::LEDGER_PATH, &now.day(), &b.id);
-        append_line(
-            &overlay,
-            crate::records::paths::file_name(crate::records::paths::IDENTITY_LEDGER),
-            &ledger::header(),
-            &ledger::render(b),
-            journal.as_ref(),
-            rec,
-        )
+    recorder::append_record(&vault.root, store.as_ref(), file, &lines, now, false)
         .map_err(|e| e.to_string())?;
-    }
-    if let (Some(s), Some(j)) = (&store, &journal) {
-        s.commit_pending(j, now, false).map_err(|e| e.to_string())?;
-    }
     Ok(())
 }

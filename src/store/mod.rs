@@ -2,12 +2,10 @@
 //! pending journal and adoption of existing records.
 
 pub mod adopt;
-pub mod append;
 pub mod candidates;
 pub mod clone;
 pub mod cmdline;
 pub mod commit;
-pub mod compose;
 pub mod diffview;
 pub mod gitcli;
 pub mod gitenv;
@@ -19,7 +17,6 @@ pub mod localconfig;
 pub mod pack;
 pub mod record;
 pub mod restore;
-pub mod retract;
 pub mod settings;
 pub mod setup;
 pub mod sign;
@@ -162,6 +159,11 @@ impl Store {
     pub(crate) fn record_files(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
         let tree = self.repo.find_commit(tip)?.tree_id();
         Ok(tree::Trees::new(&self.repo)?.files(tree, crate::records::paths::OVERLAY_DIR)?)
+    }
+
+    /// Whether git ignores a vault-relative path (an unreadable ignore rule counts as ignored).
+    pub fn is_ignored(&self, path: &str) -> bool {
+        self.repo.is_path_ignored(path).unwrap_or(true)
     }
 
     /// A reader and writer of raw trees in this repository.

@@ -71,10 +71,9 @@ impl Store {
     /// them).
     pub fn pending_lines(&self) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
         // A journal that cannot be opened (a symlinked folder) holds nothing recall may show.
-        let Ok(journal) = Journal::open(self.state_dir()) else {
+        let Ok(records) = Journal::pending(self.state_dir()) else {
             return Ok(BTreeMap::new());
         };
-        let (records, _) = journal.list()?;
         let mut by_day: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
         for (_, rec) in records {
             if !matches!(rec.kind, RecordKind::Capture | RecordKind::Retract) {

@@ -23,7 +23,7 @@ impl Store {
         let Some(tip) = self.tip()? else {
             return Ok(vec![]);
         };
-        let pending = Journal::open(self.state_dir())?.list()?.0;
+        let pending = Journal::pending(self.state_dir())?;
         let mut done = Vec::new();
         for (path, blob) in self.record_files(tip)? {
             // Every file of the day: one per writer once sync is set up (spec/sync.md).

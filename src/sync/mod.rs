@@ -14,7 +14,6 @@ pub mod setup;
 pub mod union;
 
 use crate::clock::Instant;
-use crate::journal::Journal;
 use crate::lock::{self, Lock, LockError};
 use crate::store::intake::{IntakeError, Refusal};
 use crate::store::transport::{self, Pushed, TransportError};
@@ -191,8 +190,8 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
     if store.tip()?.is_none() {
         return Err(SyncError::NoRecords);
     }
-    let journal = Journal::open(store.state_dir()).map_err(StoreError::from)?;
-    let pending = store.commit_pending(&journal, now, store.sign_wanted())?;
+    let journal = crate::recorder::open_journal(store.state_dir()).map_err(StoreError::from)?;
+    let pending = crate::recorder::commit(store, Some(&journal), &[], now, store.sign_wanted())?;
     report.committed_pending = pending.entries.len();
     report.diverged = pending.diverged;
     report.unwitnessed.extend(pending.unwitnessed);

@@ -388,8 +388,7 @@ fn cut(s: &str) -> String {
 
 /// Lines waiting in the pending journal.
 fn journal_lines(store: &Store) -> HashSet<String> {
-    Journal::open(store.state_dir())
-        .and_then(|j| j.list())
-        .map(|(ok, _)| ok.into_iter().map(|(_, r)| r.line).collect())
+    Journal::pending(store.state_dir())
+        .map(|ok| ok.into_iter().map(|(_, r)| r.line).collect())
         .unwrap_or_default()
 }

@@ -1,5 +1,6 @@
 //! Appending one line to a record file: journal record first (in a git vault), then a single
-//! `O_APPEND` write. The caller holds the capture lock and commits afterwards.
+//! `O_APPEND` write. The caller commits afterwards ([`super::commit`]); a capture that timed
+//! out on the capture lock appends without it (spec/capture.md).
 //!
 //! Each step can fail on its own (a full disk, an immutable or read-only file), and each
 //! failure is reported with what was done, so the caller can put the line somewhere durable
@@ -34,27 +35,6 @@ pub struct NotAppended {
     pub journalled: bool,
 }
 
-/// Appends `line` to `dir/name`. A missing file is first published holding `header` alone
-/// (whole, so two captures that both find it missing never both write a header); a newline is
-/// written first when the file lacks a final one. `rec` describes the append for the journal
-/// (its `offset`, `bytes` and `line` are filled in here, the offset corrected after the write
-/// when another process appended in between). Returns the file's new length.
-///
-/// The journal record is required: when it cannot be written, nothing is appended.
-pub fn append_line(
-    dir: &Dir,
-    name: &str,
-    header: &str,
-    line: &str,
-    journal: Option<&Journal>,
-    rec: PendingAppend,
-) -> Result<u64, FsError> {
-    match append_record(dir, name, header, line, journal, rec, Journalling::Required) {
-        Ok(a) => Ok(a.end),
-        Err(e) => Err(e.error),
-    }
-}
-
 /// Whether an append goes on when its journal record cannot be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Journalling {
@@ -66,8 +46,14 @@ pub enum Journalling {
     BestEffort { locked: bool },
 }
 
-/// [`append_line`] with each step's outcome: see [`Appended`] and [`NotAppended`].
-pub fn append_record(
+/// Appends `line` to `dir/name`. A missing file is first published holding `header` alone
+/// (whole, so two captures that both find it missing never both write a header); a newline is
+/// written first when the file lacks a final one. `rec` describes the append for the journal
+/// (its `offset`, `bytes` and `line` are filled in here, the offset corrected after the write
+/// when another process appended in between). What each step did, or did not, is in
+/// [`Appended`] and [`NotAppended`]; `mode` says whether the append goes on without its journal
+/// record.
+pub fn append_line(
     dir: &Dir,
     name: &str,
     header: &str,
