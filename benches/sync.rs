@@ -91,8 +91,7 @@ fn batch(env: &Env, a: &Path, b: &Path, refs: &[String], n: usize, target: f64) 
     let mut ms = Vec::new();
     for _ in 0..RUNS {
         let t = Instant::now();
-        let checked = store
-            .check_incoming(theirs, Some(local))
+        let checked = rutter::audit::intake::check_incoming(&store, theirs, Some(local))
             .unwrap_or_else(|e| panic!("the check refused a clean history: {e}"));
         ms.push(t.elapsed().as_secs_f64() * 1e3);
         assert!(
@@ -125,7 +124,7 @@ fn whole_history(vault: &Path) -> Stats {
     let ms = (0..RUNS)
         .map(|_| {
             let t = Instant::now();
-            store.check_incoming(tip, None).expect("a clean history");
+            rutter::audit::intake::check_incoming(&store, tip, None).expect("a clean history");
             t.elapsed().as_secs_f64() * 1e3
         })
         .collect();

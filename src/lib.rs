@@ -12,13 +12,14 @@
 //! | 8 | [`mcp`] | the MCP server over stdio (rmcp, tokio, notify: only here) |
 //! | 7 | [`recall`], [`status`] | reading the record back (`recent`, search, notes, gate, reindex) for the CLI and the server; `git rutter status` |
 //! | 6 | [`capture`], [`clients`], [`index`], [`setup`], [`sync`] | the Stop-hook pipeline; the AI clients `install-hook` registers with; the SQLite index (rusqlite: only here); `init`; one record across machines through a git remote |
-//! | 5 | [`recorder`], [`vault`] | the one record-write path (journal, append, commit); where the vault is and why |
-//! | 4 | [`store`] | the git adapter (git2: only here): the record ref, commits, trees, packs, config |
+//! | 5 | [`audit`], [`recorder`], [`vault`] | `verify`: has anything in the record changed since it was committed, and the same rules for what a remote sends; the one record-write path (journal, append, commit); where the vault is and why |
+//! | 4 | [`store`] | the git adapter (git2: only here): the record ref, commits, trees, packs, refs, config, transport |
 //! | 3 | [`journal`], [`lock`], [`machine`], [`overlay`] | the pending journal (what was appended and not yet committed) and what its records may claim; the capture lock; this clone's writer id; the one way to a record file's folder below `_librarian/` |
 //! | 2 | [`fsx`], [`records`] | symlink-safe file access; the record model and its text formats |
 //! | 1 | [`argv`], [`clock`], [`contract`], [`failpoint`], [`textblock`] | command lines as words; time; the capture contract's text; test-only failures of each write step; marked blocks in users' files |
 
 pub mod argv;
+pub mod audit;
 pub mod capture;
 pub mod cli;
 pub mod clients;

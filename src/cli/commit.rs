@@ -1,7 +1,7 @@
 //! `git rutter commit`: commits journalled (pending) entries and new use-log lines.
 
+use crate::audit::worktree;
 use crate::lock::{self, Lock};
-use crate::store::verify::worktree;
 use crate::store::Store;
 use crate::{capture, clock};
 use std::path::PathBuf;

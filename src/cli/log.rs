@@ -1,12 +1,12 @@
 //! `git rutter log`: every record, newest first, with the commit that added it and its status.
 
 use super::color;
+use crate::audit::{Finding, Kind, Options};
 use crate::clock::Clock;
 use crate::records::filter::EntryFilter;
 use crate::records::retraction::Retraction;
 use crate::records::status::{self, Status};
 use crate::records::{paths, Entry};
-use crate::store::verify::{Finding, Kind, Options};
 use crate::store::Store;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -116,11 +116,14 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     }
     let vault = super::interactive_vault(vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let report = store.verify(Options {
-        read_only: true,
-        entries: true,
-        ..Options::default()
-    })?;
+    let report = crate::audit::verify(
+        &store,
+        Options {
+            read_only: true,
+            entries: true,
+            ..Options::default()
+        },
+    )?;
     if report.lock_missed {
         eprintln!("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
     }

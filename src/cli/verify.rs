@@ -1,11 +1,11 @@
 //! `git rutter verify`: prove that no record changed since it was committed.
 
 use super::color;
+use crate::audit::{finding, Finding, Options, Report};
 use crate::clock;
 use crate::journal::RecordKind;
 use crate::lock::Lock;
 use crate::recorder::{self, RecordFile, RecordLine};
-use crate::store::verify::{finding, Finding, Options, Report};
 use crate::store::Store;
 use std::path::PathBuf;
 
@@ -59,12 +59,15 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     } else {
         "checking refs/rutter/records"
     });
-    let report = store.verify(Options {
-        full: args.full,
-        notes: args.notes,
-        read_only: false,
-        entries: false,
-    })?;
+    let report = crate::audit::verify(
+        &store,
+        Options {
+            full: args.full,
+            notes: args.notes,
+            read_only: false,
+            entries: false,
+        },
+    )?;
     drop(checking);
     let text = if args.json {
         super::print_json(&json(&report))?;

@@ -63,7 +63,7 @@ pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
     let mut out = RecordState {
         pending,
         pending_unreadable,
-        verified_tip: crate::store::verify::cache::verified_tip(store.worktree_state_dir()),
+        verified_tip: crate::audit::cache::verified_tip(store.worktree_state_dir()),
         reflog: store.has_reflog(),
         ..Default::default()
     };

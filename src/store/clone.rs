@@ -1,33 +1,23 @@
-//! A clean start on a clone (DESIGN §3 `init`): a clone does not bring `refs/rutter/records`
-//! along, so `init` fetches it from the remote when the remote has it, and starts the ref's
-//! reflog and the tip witness log at the tip the clone begins from, so `verify` has evidence
-//! from then on and a fresh clone verifies clean.
+//! The git side of a clean start on a clone (DESIGN §3 `init`; the steps are
+//! `crate::setup::clone`'s): fetching the remote's `refs/rutter/records`, creating the local ref
+//! at a checked tip, and starting the reflog and the witness log where a ref has no evidence.
 
 use super::{Store, StoreError, RECORDS_REF};
 use git2::Oid;
 
-fn refusal(rule: String) -> super::intake::Refusal {
-    super::intake::Refusal {
-        commit: None,
-        path: None,
-        kind: None,
-        rule,
-    }
-}
-
-/// How a clone was started.
-#[derive(Debug, Default, Clone)]
-pub struct CloneStart {
-    /// `(remote, tip)` when the records were fetched.
-    pub fetched: Option<(String, Oid)>,
-    /// Why they could not be fetched, when the remote could not be asked.
-    pub problem: Option<String>,
-    /// The reflog and witness log were started at this tip.
-    pub seeded: Option<Oid>,
-    /// Why the starting tip could not be witnessed in `.git/rutter/tips`, when it could not.
-    pub unwitnessed: Option<String>,
-    /// The remote's records were refused (`(remote, tip, why)`): no ref was made.
-    pub refused: Option<(String, Option<Oid>, super::intake::Refusal)>,
+/// What fetching a clone's records found.
+#[derive(Debug)]
+pub enum CloneFetch {
+    /// The repository has no remote a clone came from.
+    NoRemote,
+    /// The remote holds no records.
+    NotThere,
+    /// The remote could not be asked (why; nothing was fetched).
+    Problem(String),
+    /// git's own object checks refused what the remote sent (`(remote, what git said)`).
+    RefusedByGit(String, String),
+    /// The records were fetched into `refs/remotes/<remote>/rutter/records`, at this tip.
+    Fetched(String, Oid),
 }
 
 impl Store {
@@ -42,24 +32,18 @@ impl Store {
     }
 
     /// Fetches `refs/rutter/records` from the clone's remote into
-    /// `refs/remotes/<remote>/rutter/records` and creates the local ref there, when the local
-    /// ref is missing and the remote has one. Transport is the `git` CLI, so the user's
-    /// credentials and ssh config apply; it never prompts. The caller holds the capture lock
-    /// and has turned the reflog on.
-    pub fn fetch_records_if_missing(&self) -> Result<CloneStart, StoreError> {
-        let mut start = CloneStart::default();
-        if self.tip()?.is_some() {
-            return Ok(start);
-        }
+    /// `refs/remotes/<remote>/rutter/records` (with git's object checks). Transport is the
+    /// `git` CLI, so the user's credentials and ssh config apply; it never prompts. Nothing
+    /// local but the remote-tracking ref is written.
+    pub fn fetch_clone_records(&self) -> Result<CloneFetch, StoreError> {
         let Some(remote) = self.clone_remote() else {
-            return Ok(start);
+            return Ok(CloneFetch::NoRemote);
         };
         let tracking = format!("refs/remotes/{remote}/rutter/records");
         let Some(mut git) = super::gitcli::git_in(self.root()) else {
-            start.problem = Some(format!(
+            return Ok(CloneFetch::Problem(format!(
                 "git was not found on PATH, so the records of {remote} were not fetched; install git and run `git rutter sync {remote}`"
-            ));
-            return Ok(start);
+            )));
         };
         let out = git
             .args(super::transport::FSCK_OBJECTS)
@@ -75,47 +59,38 @@ impl Store {
         let out = match out {
             Ok(o) => o,
             Err(e) => {
-                start.problem = Some(format!("could not run git to fetch from {remote}: {e}"));
-                return Ok(start);
+                return Ok(CloneFetch::Problem(format!(
+                    "could not run git to fetch from {remote}: {e}"
+                )))
             }
         };
         if !out.status.success() && super::transport::fsck_refused(&out.stderr) {
-            let rule = format!(
-                "git's own object checks (fetch.fsckObjects) refused what it sent: {}",
-                super::transport::fsck_gist(&out.stderr)
-            );
-            start.refused = Some((remote, None, refusal(rule)));
-            return Ok(start);
+            let said = super::transport::fsck_gist(&out.stderr);
+            return Ok(CloneFetch::RefusedByGit(remote, said));
         }
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
-            if !err.contains("couldn't find remote ref") {
-                let first = err.lines().next().unwrap_or("").trim().to_string();
-                start.problem = Some(format!(
-                    "could not fetch {RECORDS_REF} from {remote} ({first})"
-                ));
+            if err.contains("couldn't find remote ref") {
+                return Ok(CloneFetch::NotThere);
             }
-            return Ok(start);
+            let first = err.lines().next().unwrap_or("").trim().to_string();
+            return Ok(CloneFetch::Problem(format!(
+                "could not fetch {RECORDS_REF} from {remote} ({first})"
+            )));
         }
         let tip = self.repo.refname_to_id(&tracking)?;
-        // What the remote holds is input: the clone starts from it only when every commit
-        // passes the audit's rules (spec/ref-layout.md, "`init`").
-        match self.check_incoming(tip, None) {
-            Ok(_) => {}
-            Err(super::intake::IntakeError::Refused(why)) => {
-                start.refused = Some((remote, Some(tip), why));
-                return Ok(start);
-            }
-            Err(super::intake::IntakeError::Store(e)) => return Err(e),
-        }
+        Ok(CloneFetch::Fetched(remote, tip))
+    }
+
+    /// Creates `refs/rutter/records` at `tip` (fetched from `remote`, and checked by the
+    /// caller), with its reflog, and witnesses it. Returns why the tip could not be witnessed,
+    /// if it could not. The caller holds the capture lock.
+    pub fn start_ref_at(&self, remote: &str, tip: Oid) -> Result<Option<String>, StoreError> {
         self.configure_reflog()?;
         let message = format!("rutter: clone: start from {remote} at {tip}");
         self.repo.reference(RECORDS_REF, tip, false, &message)?;
         // The witness log starts here; a failure to write it is said now (verify reports it).
-        start.unwitnessed = self.after_commit(tip);
-        start.fetched = Some((remote, tip));
-        start.seeded = Some(tip);
-        Ok(start)
+        Ok(self.after_commit(tip))
     }
 
     /// Whether this machine holds no evidence of the ref: no witnessed tip and no reflog entry

@@ -91,6 +91,39 @@ impl Store {
         Ok(walk.collect::<Result<Vec<Oid>, _>>()?)
     }
 
+    /// How many commits are reachable from `tip` and not from `hide`, counting no further
+    /// than `limit + 1` (the walk is unordered, so it reads each commit once).
+    pub fn count_reachable(
+        &self,
+        tip: Oid,
+        hide: Option<Oid>,
+        limit: usize,
+    ) -> Result<usize, StoreError> {
+        let mut walk = self.repo.revwalk()?;
+        walk.push(tip)?;
+        if let Some(h) = hide {
+            walk.hide(h)?;
+        }
+        let mut n = 0;
+        for oid in walk.take(limit.saturating_add(1)) {
+            oid?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// An object's size and kind (`commit`, `tree`, `blob`, `tag`), read from its header only.
+    pub fn object_header(&self, id: Oid) -> Result<(usize, String), StoreError> {
+        let (size, kind) = self.repo.odb()?.read_header(id)?;
+        Ok((size, kind.to_string()))
+    }
+
+    /// Where git keeps the reflog of `refs/rutter/records` (in the common git directory, also
+    /// for a linked worktree).
+    pub fn reflog_path(&self) -> std::path::PathBuf {
+        self.repo.commondir().join("logs").join(RECORDS_REF)
+    }
+
     /// The commit a ref points at (`None`: no such ref).
     pub fn ref_target(&self, name: &str) -> Result<Option<Oid>, StoreError> {
         match self.repo.refname_to_id(name) {

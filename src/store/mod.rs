@@ -7,22 +7,20 @@ pub mod clone;
 pub mod cmdline;
 pub mod commit;
 pub mod diffview;
+pub mod exclude;
 pub mod gitcli;
 pub mod gitenv;
 pub mod graph;
 pub mod guard;
 pub mod history;
-pub mod intake;
 pub mod localconfig;
 pub mod pack;
 pub mod record;
 pub mod restore;
 pub mod settings;
-pub mod setup;
 pub mod sign;
 pub mod transport;
 pub mod tree;
-pub mod verify;
 
 use crate::fsx::{Dir, FsError};
 pub use git2::Oid;
@@ -80,9 +78,20 @@ impl Located for Place {
     }
 }
 
+impl StoreError {
+    /// What went wrong, without the `git: ` a libgit2 error is shown with (for texts that
+    /// already say where: "it cannot be read: …").
+    pub fn detail(&self) -> String {
+        match self {
+            StoreError::Git(e) => e.message().to_string(),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// An open git vault.
 pub struct Store {
-    pub repo: Repository,
+    repo: Repository,
     root: PathBuf,
     state_dir: PathBuf,
     worktree_state_dir: PathBuf,

@@ -73,9 +73,15 @@ impl Store {
         }
     }
 
-    /// Checks the signature of `commit` with `git verify-commit`, when it has one.
-    pub fn check_signature(&self, commit: &Commit<'_>) -> SigCheck {
-        if !is_signed(commit) {
+    /// Checks the signature of commit `id` with `git verify-commit`, when it has one.
+    pub fn check_signature(&self, id: Oid) -> SigCheck {
+        let commit = match self.repo.find_commit(id) {
+            Ok(c) => c,
+            Err(e) => {
+                return SigCheck::Unchecked(format!("the commit cannot be read: {}", e.message()))
+            }
+        };
+        if !is_signed(&commit) {
             return SigCheck::Unsigned;
         }
         let Ok(mut cmd) = git_command() else {

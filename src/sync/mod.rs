@@ -13,9 +13,9 @@ pub mod refused;
 pub mod setup;
 pub mod union;
 
+use crate::audit::intake::{IntakeError, Refusal};
 use crate::clock::Instant;
 use crate::lock::{self, Lock, LockError};
-use crate::store::intake::{IntakeError, Refusal};
 use crate::store::transport::{self, Pushed, TransportError};
 use crate::store::tree::Trees;
 use crate::store::{Oid, Store, StoreError};
@@ -279,16 +279,14 @@ fn sync_round(
 /// Checks what taking in `theirs` would bring (every commit not reachable from `local`); the
 /// number of commits checked, or the refusal.
 fn take_in(store: &Store, remote: &str, theirs: Oid, local: Oid) -> Result<usize, SyncError> {
-    store
-        .check_incoming(theirs, Some(local))
-        .map_err(|e| match e {
-            IntakeError::Refused(refusal) => SyncError::Refused {
-                remote: remote.to_string(),
-                tip: Some(theirs),
-                refusal: Box::new(refusal),
-            },
-            IntakeError::Store(e) => SyncError::Store(e),
-        })
+    crate::audit::intake::check_incoming(store, theirs, Some(local)).map_err(|e| match e {
+        IntakeError::Refused(refusal) => SyncError::Refused {
+            remote: remote.to_string(),
+            tip: Some(theirs),
+            refusal: Box::new(refusal),
+        },
+        IntakeError::Store(e) => SyncError::Store(e),
+    })
 }
 
 /// The remote's record tip as last fetched.
@@ -391,7 +389,7 @@ fn new_entries(
         }
         let mut ids = |o: Option<Oid>| -> Result<Vec<String>, StoreError> {
             Ok(match o {
-                Some(o) => crate::store::verify::history::ids(&ch.path, &trees.blob(o)?, true),
+                Some(o) => crate::audit::history::ids(&ch.path, &trees.blob(o)?, true),
                 None => vec![],
             })
         };

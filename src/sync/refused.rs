@@ -4,9 +4,9 @@
 //! completes. Opened relative to the state folder, never through a symlink; best effort (a
 //! note that cannot be written never hides the refusal, which sync reports on stderr).
 
+use crate::audit::intake::Refusal;
 use crate::clock::Instant;
 use crate::fsx::Dir;
-use crate::store::intake::Refusal;
 use crate::store::Oid;
 use std::path::Path;
 

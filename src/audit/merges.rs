@@ -11,22 +11,22 @@
 
 use super::finding::{Finding, Kind};
 use crate::records::paths::day_of;
+use crate::store::graph::CommitInfo;
 use crate::store::tree::Trees;
-use crate::store::{Store, StoreError};
-use git2::Oid;
+use crate::store::{Oid, Store, StoreError};
 use std::collections::HashMap;
 
 /// The findings for the merge commit `c` (`short`: its abbreviated id).
 pub fn check(
     store: &Store,
     trees: &mut Trees<'_>,
-    c: &git2::Commit<'_>,
+    c: &CommitInfo,
     short: &str,
 ) -> Result<Vec<Finding>, StoreError> {
-    let merged = c.tree_id();
-    let parents: Vec<(Oid, Oid)> = c.parents().map(|p| (p.id(), p.tree_id())).collect();
+    let merged = c.tree;
+    let parents = &c.parents;
     let mut findings = Vec::new();
-    for (parent, tree) in &parents {
+    for (parent, tree) in parents {
         for (path, oid) in trees.files(*tree, crate::records::paths::OVERLAY_DIR)? {
             let kept = trees.entry(merged, &path)?;
             if kept == Some((oid, false)) {
@@ -51,7 +51,7 @@ pub fn check(
         return Ok(findings);
     };
     for ch in trees.changes(Some(*first), Some(merged))? {
-        if let Some(f) = added(store, trees, &parents, &ch.path, ch.new, short)? {
+        if let Some(f) = added(store, trees, parents, &ch.path, ch.new, short)? {
             findings.push(f);
         }
     }

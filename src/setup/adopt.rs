@@ -1,11 +1,13 @@
-//! The git half of `init`: create or adopt the record ref, materialise records a clone lacks,
-//! and keep `_librarian/` out of the user's `git status` (DESIGN §3). Making the folder a
-//! repository first is `crate::setup`'s.
+//! `init` on a git repository: create or adopt the record ref (or start from a clone's remote
+//! records, checked first), materialise records a clone lacks, and keep `_librarian/` out of
+//! the user's `git status` (DESIGN §3).
 
-use super::{adopt::Adoption, Store, StoreError};
+use crate::audit::intake::{self, IntakeError, Refusal};
 use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::lock::{self, Lock};
+use crate::store::adopt::Adoption;
+use crate::store::{Located, Oid, Store, StoreError, RECORDS_REF};
 
 /// What `init` did.
 #[derive(Debug, Default)]
@@ -37,8 +39,8 @@ pub enum InitError {
     Refused {
         what: String,
         inspect: String,
-        tip: Option<git2::Oid>,
-        refusal: Box<super::intake::Refusal>,
+        tip: Option<Oid>,
+        refusal: Box<Refusal>,
     },
 }
 
@@ -46,18 +48,18 @@ pub enum InitError {
 /// (`init` after the repository exists), handing `each` every file an adoption reads (its path
 /// and bytes) as it is read.
 pub fn adopt(
-    place: &impl super::Located,
+    place: &impl Located,
     now: Instant,
     each: &mut dyn FnMut(&str, Vec<u8>),
 ) -> Result<InitReport, InitError> {
     let mut report = InitReport::default();
     let store = Store::open(place)?;
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
-    report.clone = store.fetch_records_if_missing()?;
+    report.clone = super::clone::fetch_records_if_missing(&store)?;
     if let Some((remote, tip, refusal)) = report.clone.refused.take() {
         return Err(InitError::Refused {
             what: format!("the records of {remote}"),
-            inspect: super::transport::tracking_ref(&remote),
+            inspect: crate::store::transport::tracking_ref(&remote),
             tip,
             refusal: Box::new(refusal),
         });
@@ -86,7 +88,7 @@ pub fn adopt(
             }
         }
     }
-    report.excluded = exclude_overlay(&store)?;
+    report.excluded = crate::store::exclude::exclude_overlay(&store)?;
     Ok(report)
 }
 
@@ -99,30 +101,27 @@ fn refuse_unwitnessed(store: &Store) -> Result<(), InitError> {
     if !store.ref_is_unwitnessed()? {
         return Ok(());
     }
-    match store.check_incoming(tip, None) {
+    match intake::check_incoming(store, tip, None) {
         Ok(_) => Ok(()),
-        Err(super::intake::IntakeError::Refused(refusal)) => Err(InitError::Refused {
-            what: format!(
-                "{}, which this machine never wrote or witnessed",
-                super::RECORDS_REF
-            ),
-            inspect: super::RECORDS_REF.to_string(),
+        Err(IntakeError::Refused(refusal)) => Err(InitError::Refused {
+            what: format!("{RECORDS_REF}, which this machine never wrote or witnessed"),
+            inspect: RECORDS_REF.to_string(),
             tip: Some(tip),
             refusal: Box::new(refusal),
         }),
-        Err(super::intake::IntakeError::Store(e)) => Err(e.into()),
+        Err(IntakeError::Store(e)) => Err(e.into()),
     }
 }
 
 /// Writes record files present in the ref but missing locally, in path order; never overwrites
 /// a file.
-fn materialise(store: &Store, tip: git2::Oid, report: &mut InitReport) -> Result<(), StoreError> {
+fn materialise(store: &Store, tip: Oid, report: &mut InitReport) -> Result<(), StoreError> {
     let root = Dir::open(store.root())?;
     let mut files = store.record_files(tip)?;
     files.sort();
     for (path, blob) in files {
-        let committed = store.repo.find_blob(blob)?;
-        let committed = committed.content();
+        let committed = store.blob(blob)?;
+        let committed = committed.as_slice();
         let (d, name) = match crate::overlay::folder_in(&root, &path, true) {
             Ok(found) => found,
             Err(crate::overlay::OverlayError::Fs(e)) => return Err(e.into()),
@@ -142,54 +141,4 @@ fn materialise(store: &Store, tip: git2::Oid, report: &mut InitReport) -> Result
         }
     }
     Ok(())
-}
-
-/// Adds `/_librarian/` to `.git/info/exclude` unless it is there already or the user tracks
-/// `_librarian/` on their branch. Returns whether the overlay is excluded.
-fn exclude_overlay(store: &Store) -> Result<bool, StoreError> {
-    if tracks_overlay(&store.repo) {
-        return Ok(false);
-    }
-    // Opened relative to the git directory without following a symlink: a linked `info/` or
-    // `info/exclude` (or one with a second name) is an error naming it, never written through.
-    // git reads `info/exclude` from the common directory (shared by linked worktrees).
-    let Some(info) = Dir::open(store.repo.commondir())?.open_dir("info", true)? else {
-        return Ok(false);
-    };
-    // Read as bytes and only ever appended to: a file that is not UTF-8, or cannot be read, is
-    // never replaced (an unreadable one is an error, not an empty file).
-    let existing = info.read("exclude")?.unwrap_or_default();
-    let listed = existing.split(|b| *b == b'\n').any(|l| {
-        matches!(
-            String::from_utf8_lossy(l).trim(),
-            "/_librarian/" | "/_librarian" | "_librarian/" | "_librarian"
-        )
-    });
-    if listed {
-        return Ok(true);
-    }
-    let sep = if existing.is_empty() || existing.ends_with(b"\n") {
-        ""
-    } else {
-        "\n"
-    };
-    let mut file = info.open_append("exclude")?;
-    std::io::Write::write_all(
-        &mut file.file,
-        format!("{sep}# rutter: records live in refs/rutter/records\n/_librarian/\n").as_bytes(),
-    )?;
-    Ok(true)
-}
-
-fn tracks_overlay(repo: &git2::Repository) -> bool {
-    let in_head = repo
-        .head()
-        .and_then(|h| h.peel_to_tree())
-        .map(|t| t.get_name("_librarian").is_some())
-        .unwrap_or(false);
-    let in_index = repo
-        .index()
-        .map(|i| i.iter().any(|e| e.path.starts_with(b"_librarian/")))
-        .unwrap_or(false);
-    in_head || in_index
 }

@@ -9,7 +9,7 @@
 //! only the lines after the accepted prefix are kept (12 MB were copied into a fresh allocation
 //! on each run, a page fault per 4 KiB).
 
-use git2::Oid;
+use crate::store::Oid;
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Seek, SeekFrom};
 

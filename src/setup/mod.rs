@@ -1,13 +1,16 @@
 //! `init`: make a folder a vault. It becomes a git repository if it is none, is resolved as a
-//! vault, and then gets its record ref (`store::setup::adopt`: create or adopt, materialise).
+//! vault, and then gets its record ref ([`adopt`]: create or adopt, materialise).
+
+pub mod adopt;
+pub mod clone;
 
 use crate::clock::Instant;
-use crate::store::setup::adopt;
 use crate::store::{gitenv, StoreError};
 use crate::vault::{self, Vault, VaultError, VaultSource};
+use adopt::adopt;
 use std::path::Path;
 
-pub use crate::store::setup::{InitError as AdoptError, InitReport};
+pub use adopt::{InitError as AdoptError, InitReport};
 
 /// Why `init` stopped.
 #[derive(Debug, thiserror::Error)]

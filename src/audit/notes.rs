@@ -5,20 +5,19 @@ use super::finding::{Finding, Kind};
 use crate::records::paths::{cited_path, day_of};
 use crate::records::{dayfile, fingerprint};
 use crate::store::tree::Trees;
-use crate::store::{Store, StoreError};
-use git2::Oid;
+use crate::store::{Oid, Store, StoreError};
 use std::collections::BTreeMap;
 
 /// Checks every cited `(path, hash)` of the committed day files.
 pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
-    let tree = store.repo.find_commit(tip)?.tree_id();
-    let mut trees = Trees::new(&store.repo)?;
+    let tree = store.tree_of(tip)?;
+    let mut trees = store.trees()?;
     let mut cited: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
     for (path, blob) in trees.files(tree, crate::records::paths::SESSIONS_DIR)? {
         let Some(day) = day_of(&path) else {
             continue;
         };
-        let bytes = store.repo.find_blob(blob)?.content().to_vec();
+        let bytes = store.blob(blob)?;
         for e in dayfile::parse(day, &bytes).entries {
             for r in e.refs {
                 cited
@@ -64,5 +63,5 @@ fn kept_copy(store: &Store, trees: &mut Trees<'_>, tree: Oid, hash: &str) -> Opt
     let (oid, false) = trees.entry(tree, &cited_path(hash)?).ok()?? else {
         return None;
     };
-    Some(store.repo.find_blob(oid).ok()?.content().to_vec())
+    store.blob(oid).ok()
 }

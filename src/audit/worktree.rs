@@ -13,8 +13,7 @@ use crate::fsx::{Dir, FsError};
 use crate::journal::Journal;
 use crate::records::paths::day_of;
 use crate::records::{dayfile, ledger, line, paths, retraction};
-use crate::store::{Store, StoreError};
-use git2::Oid;
+use crate::store::{Oid, Store, StoreError};
 use rustix::fs::{self as rfs, AtFlags, FileType};
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
@@ -192,8 +191,8 @@ fn file(
     if cache.files.get(path) == Some(&stamp) {
         return Ok(vec![]);
     }
-    let committed = store.repo.find_blob(blob)?;
-    let committed = committed.content();
+    let committed = store.blob(blob)?;
+    let committed = committed.as_slice();
     let mut working = Vec::new();
     if let Err(e) = handle.read_to_end(&mut working) {
         return Ok(vec![unreadable(store, path, blob, &e)]);
@@ -370,11 +369,7 @@ fn header_for(path: &str) -> String {
 }
 
 fn summary(store: &Store, path: &str, blob: Oid) -> String {
-    let bytes = store
-        .repo
-        .find_blob(blob)
-        .map(|b| b.content().to_vec())
-        .unwrap_or_default();
+    let bytes = store.blob(blob).unwrap_or_default();
     let n = match day_of(path) {
         Some(day) => dayfile::parse(day, &bytes).entries.len(),
         None => super::history::ids(path, &bytes, true).len(),

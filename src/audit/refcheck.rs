@@ -7,8 +7,7 @@ use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use super::history::History;
 use super::reflog::{Prefix, RawReflog};
-use crate::store::{Store, StoreError, RECORDS_REF};
-use git2::{Oid, Repository};
+use crate::store::{Oid, Store, StoreError, RECORDS_REF};
 
 /// The ref, its reflog and the witness log, read together under the capture lock so a capture
 /// landing meanwhile cannot make them disagree (a tip newer than the reflog read, or older than
@@ -32,7 +31,7 @@ impl Logs {
     pub fn of(store: &Store) -> Logs {
         Logs {
             state_dir: store.state_dir().to_path_buf(),
-            reflog: store.repo.commondir().join("logs").join(RECORDS_REF),
+            reflog: store.reflog_path(),
         }
     }
 
@@ -73,14 +72,10 @@ pub fn check(
 /// text. Rare in a notes vault, so each one is reported, whatever object it replaces.
 fn replaced(store: &Store) -> Result<Vec<Finding>, StoreError> {
     let mut findings = Vec::new();
-    for reference in store.repo.references_glob("refs/replace/*")? {
-        let reference = reference?;
-        let Ok(name) = reference.name() else { continue };
+    for (name, target) in store.refs_under("refs/replace/")? {
+        let name = name.as_str();
         let replaced = name.trim_start_matches("refs/replace/");
-        let by = reference
-            .target()
-            .map(|o| o.to_string())
-            .unwrap_or_default();
+        let by = target.to_string();
         let short = &replaced[..replaced.len().min(12)];
         findings.push(Finding::new(
             Kind::ReplacedObject,
@@ -93,16 +88,16 @@ fn replaced(store: &Store) -> Result<Vec<Finding>, StoreError> {
 }
 
 /// Whether `new` is `old` or descends from it (a parent link first: the common case is cheap).
-fn follows(repo: &Repository, new: Oid, old: Oid) -> bool {
+fn follows(store: &Store, new: Oid, old: Oid) -> bool {
     if new == old {
         return true;
     }
-    if let Ok(c) = repo.find_commit(new) {
-        if c.parent_ids().any(|p| p == old) {
+    if let Ok(c) = store.commit_info(new) {
+        if c.parents.iter().any(|(p, _)| *p == old) {
             return true;
         }
     }
-    repo.graph_descendant_of(new, old).unwrap_or(false)
+    store.descends(new, old).unwrap_or(false)
 }
 
 /// Each witnessed tip must be an ancestor of the tip: looked up among the commits the history
@@ -137,7 +132,7 @@ fn witnessed(
         // The verified tip is an ancestor only when the walk started after it.
         let known =
             *t == tip || history.walked.contains(t) || (!history.complete && Some(*t) == verified);
-        let ancestor = known || (!history.complete && follows(&store.repo, tip, *t));
+        let ancestor = known || (!history.complete && follows(store, tip, *t));
         if !ancestor {
             let short = &t.to_string()[..7];
             let mut f = Finding::new(Kind::RefNotDescendant, RECORDS_REF, short, format!("{RECORDS_REF} does not descend from {short}, a tip git-rutter wrote: history was rewound or replaced"));
@@ -285,7 +280,7 @@ fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -
     };
     // Oldest first, as the file holds them.
     for (old, new, seconds, message) in &moves {
-        if old.is_zero() || follows(&store.repo, *new, *old) {
+        if old.is_zero() || follows(store, *new, *old) {
             continue;
         }
         let when = crate::clock::from_seconds(*seconds).iso();
@@ -301,7 +296,7 @@ fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -
     }
     // The newest entry may lie in the accepted prefix when nothing was appended since.
     if let Some(newest) = moves.last().or(raw.last().as_ref()).map(|m| m.1) {
-        if newest != tip && !follows(&store.repo, tip, newest) {
+        if newest != tip && !follows(store, tip, newest) {
             let n = &tip.to_string()[..7];
             findings.push(Finding::new(Kind::RefRewind, RECORDS_REF, &format!("unlogged-{n}"), format!("{RECORDS_REF} is at {n}, which the reflog never recorded and which does not descend from its last entry")));
         }

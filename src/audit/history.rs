@@ -6,10 +6,10 @@ use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use crate::records::paths::day_of;
 use crate::records::{dayfile, fingerprint, ledger};
+use crate::store::graph::CommitInfo;
 use crate::store::sign::SigCheck;
 use crate::store::tree::{Change, Odd, OddKind, Trees};
-use crate::store::{Store, StoreError};
-use git2::{Oid, Sort};
+use crate::store::{Oid, Store, StoreError};
 
 /// Trees kept in memory while walking; forgotten every this many commits.
 const FORGET_EVERY: usize = 64;
@@ -56,24 +56,21 @@ pub(crate) enum Step {
 /// threads, each with its own repository handle; the results are merged in walk order, so
 /// findings, their order and the entry map are those of a walk on one thread.
 pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History, StoreError> {
-    let repo = &store.repo;
-    let mut walk = repo.revwalk()?;
-    walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
-    walk.push(tip)?;
     let mut complete = true;
+    let mut hide = None;
     if let Some(v) = cache
         .verified_tip
         .as_deref()
         .and_then(|v| Oid::from_str(v).ok())
     {
-        if v == tip || repo.graph_descendant_of(tip, v).unwrap_or(false) {
-            walk.hide(v)?;
+        if v == tip || store.descends(tip, v).unwrap_or(false) {
+            hide = Some(v);
             complete = false;
         } else {
             cache.clear_entries();
         }
     }
-    let oids = walk.collect::<Result<Vec<Oid>, _>>()?;
+    let oids = store.oldest_first(tip, hide)?;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let steps = if oids.len() >= parallel_from() && workers > 1 {
         let (a, b) = oids.split_at(oids.len() / 2);
@@ -128,17 +125,18 @@ fn attributed(mut found: Vec<Finding>, cache: &mut VerifyCache) -> Vec<Finding> 
 
 /// Checks `oids` in order on this thread: one list of steps per commit.
 fn check_range(store: &Store, oids: &[Oid]) -> Result<Vec<Vec<Step>>, StoreError> {
-    let repo = &store.repo;
-    let mut trees = Trees::new(repo)?;
+    let mut trees = store.trees()?;
     let mut out = Vec::with_capacity(oids.len());
     for (n, &oid) in oids.iter().enumerate() {
         let mut steps = Vec::new();
-        match repo.find_commit(oid) {
+        match store.commit_info(oid) {
             Ok(c) => {
                 match check_commit(store, &mut trees, &c, true, &mut steps) {
                     Ok(()) => {}
                     // A blob or tree it needs is missing or does not inflate.
-                    Err(StoreError::Git(e)) => steps.push(Step::Found(vec![unreadable(oid, &e)])),
+                    Err(e @ StoreError::Git(_)) => {
+                        steps.push(Step::Found(vec![unreadable(oid, &e)]))
+                    }
                     Err(e) => return Err(e),
                 }
                 steps.push(Step::Found(signature(store, &c).into_iter().collect()));
@@ -159,22 +157,22 @@ fn check_range(store: &Store, oids: &[Oid]) -> Result<Vec<Vec<Step>>, StoreError
 }
 
 /// A `corrupt-object` finding for commit `oid`, part of which cannot be read.
-fn unreadable(oid: Oid, e: &git2::Error) -> Finding {
+fn unreadable(oid: Oid, e: &StoreError) -> Finding {
     let short = short(oid);
     let mut f = Finding::new(
         Kind::CorruptObject,
         "commit",
         &short,
-        format!("an object of {short} cannot be read: {}", e.message()),
+        format!("an object of {short} cannot be read: {}", e.detail()),
     );
     f.commit = Some(short);
     f
 }
 
 /// A finding for a signed commit whose signature git does not accept or cannot check.
-fn signature(store: &Store, c: &git2::Commit<'_>) -> Option<Finding> {
-    let short = short(c.id());
-    let (kind, detail) = match store.check_signature(c) {
+fn signature(store: &Store, c: &CommitInfo) -> Option<Finding> {
+    let short = short(c.id);
+    let (kind, detail) = match store.check_signature(c.id) {
         SigCheck::Unsigned | SigCheck::Good => return None,
         SigCheck::Bad(why) => (
             Kind::BadSignature,
@@ -197,13 +195,13 @@ fn signature(store: &Store, c: &git2::Commit<'_>) -> Option<Finding> {
 pub(crate) fn check_commit(
     store: &Store,
     trees: &mut Trees<'_>,
-    c: &git2::Commit<'_>,
+    c: &CommitInfo,
     want_ids: bool,
     steps: &mut Vec<Step>,
 ) -> Result<(), StoreError> {
-    let short = short(c.id());
-    let parent = c.parent(0).ok().map(|p| p.tree_id());
-    let (changes, odd) = match trees.changes_checked(parent, Some(c.tree_id())) {
+    let short = short(c.id);
+    let parent = c.parents.first().map(|(_, tree)| *tree);
+    let (changes, odd) = match trees.changes_checked(parent, Some(c.tree)) {
         Ok(found) => found,
         Err(e) => {
             steps.push(Step::Found(vec![Finding::new(
@@ -218,7 +216,7 @@ pub(crate) fn check_commit(
     steps.push(Step::Found(
         odd.iter().map(|o| odd_finding(o, &short)).collect(),
     ));
-    if c.parent_count() > 1 {
+    if c.parents.len() > 1 {
         steps.push(Step::Found(super::merges::check(store, trees, c, &short)?));
         return Ok(());
     }
@@ -309,7 +307,7 @@ fn change(
 /// A `cited/` change: only additions whose content has the sha256 of their name.
 fn cited(store: &Store, ch: &Change, name: &str, short: &str) -> Result<Vec<Finding>, StoreError> {
     Ok(match (ch.old, ch.new) {
-        (None, Some(n)) if fingerprint::sha256_hex(store.repo.find_blob(n)?.content()) == name => {
+        (None, Some(n)) if fingerprint::sha256_hex(&store.blob(n)?) == name => {
             vec![]
         }
         (None, Some(_)) => vec![at(
