@@ -119,18 +119,22 @@ impl Palette {
         out
     }
 
-    /// A unified diff (any indentation) with removed lines red, added green, hunks cyan.
-    pub fn diff(&self, text: &str) -> String {
+    /// A unified diff whose every line is indented by `indent` spaces (0 for `diff`, 2 in
+    /// verify's findings, 4 in `log -p`): removed lines red, added green, hunk heads cyan, file
+    /// heads bold. The marker is the character after the indent, so a context line (a space,
+    /// then the line) is never read as the `-` of the entry line it shows.
+    pub fn diff(&self, text: &str, indent: usize) -> String {
         if !self.on {
             return text.to_string();
         }
-        let lines: Vec<String> = text.lines().map(|l| self.diff_line(l)).collect();
+        let lines: Vec<String> = text.lines().map(|l| self.diff_line(l, indent)).collect();
         lines.join("\n")
     }
 
-    fn diff_line(&self, line: &str) -> String {
-        let body = line.trim_start();
-        let style = if body.starts_with("---") || body.starts_with("+++") {
+    fn diff_line(&self, line: &str, indent: usize) -> String {
+        let pad = line.bytes().take(indent).take_while(|b| *b == b' ').count();
+        let (indent, body) = line.split_at(pad);
+        let style = if body.starts_with("--- ") || body.starts_with("+++ ") {
             Style::new().bold()
         } else if body.starts_with("@@") {
             CYAN
@@ -141,7 +145,6 @@ impl Palette {
         } else {
             return line.to_string();
         };
-        let indent = &line[..line.len() - body.len()];
         format!("{indent}{}", self.paint(style, body))
     }
 }
@@ -164,5 +167,29 @@ mod tests {
         assert!(!decide(false, Some("true"), false));
         assert!(!decide(false, Some("never"), true));
         assert!(!decide(false, Some("False"), true));
+    }
+
+    #[test]
+    fn a_diff_is_painted_by_the_marker_after_its_indent() {
+        let p = Palette::new(true);
+        let diff = "--- a/day.md\n+++ b/day.md\n@@ -1,3 +1,3 @@\n ---\n - 10:00 kept\n-- 10:01 old\n+- 10:01 new\n----";
+        let painted = p.diff(diff, 0);
+        let lines: Vec<&str> = painted.lines().collect();
+        assert_eq!(lines[0], "\u{1b}[1m--- a/day.md\u{1b}[0m");
+        assert_eq!(lines[2], "\u{1b}[36m@@ -1,3 +1,3 @@\u{1b}[0m");
+        assert_eq!(lines[3], " ---", "a context line is plain");
+        assert_eq!(lines[4], " - 10:00 kept", "a context line is plain");
+        assert_eq!(lines[5], "\u{1b}[31m-- 10:01 old\u{1b}[0m");
+        assert_eq!(lines[6], "\u{1b}[32m+- 10:01 new\u{1b}[0m");
+        assert_eq!(
+            lines[7], "\u{1b}[31m----\u{1b}[0m",
+            "a removed `---` line is red"
+        );
+        let indented = p.diff("   - 10:00 kept\n  -- 10:01 old", 2);
+        assert_eq!(
+            indented,
+            "   - 10:00 kept\n  \u{1b}[31m-- 10:01 old\u{1b}[0m"
+        );
+        assert_eq!(Palette::new(false).diff(diff, 0), diff);
     }
 }

@@ -29,6 +29,6 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         ui.warn("git-rutter: no differences: the record files match refs/rutter/records.");
         return Ok(Exit::Clean);
     }
-    ui.print_painted(diff.trim_end(), |p, t| p.diff(t))?;
+    ui.print_painted(diff.trim_end(), |p, t| p.diff(t, 0))?;
     Ok(Exit::findings_if(args.exit_code))
 }

@@ -192,7 +192,7 @@ fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io:
             .map(|l| format!("--- a/{f}\n+++ b/{f}\n+{l}", f = r.file));
         if let (true, Some(d)) = (patch, r.diff.as_ref().or(added.as_ref())) {
             let indented: Vec<String> = d.lines().map(|l| format!("    {l}")).collect();
-            ui.print_painted(&indented.join("\n"), Palette::diff)?;
+            ui.print_painted(&indented.join("\n"), |p, t| p.diff(t, 4))?;
         }
     }
     if rows.is_empty() {

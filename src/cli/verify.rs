@@ -163,7 +163,7 @@ fn paint(color: &Palette, text: &str) -> String {
             } else if l.starts_with("verify: ") {
                 color.paint(color::BOLD_RED, l)
             } else if l.starts_with("  ") {
-                color.diff(l)
+                color.diff(l, 2)
             } else if let Some((label, rest)) = l.split_once(": ") {
                 let style = if label == "pending" {
                     color::YELLOW
