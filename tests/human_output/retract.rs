@@ -78,3 +78,18 @@ fn retract_outside_git_cannot_run() {
     env.capture_at("2026-11-30T10:00:00.000Z", "Kept notes outside git.", &[]);
     insta::assert_snapshot!(env.here(&["retract", "20261130T100000", "--reason", "x"]));
 }
+
+#[test]
+fn retract_into_an_edited_day_file_keeps_the_committed_bytes_and_says_so() {
+    let env = two_sessions();
+    let today = "_librarian/sessions/2026-12-01.md";
+    let text = env.read(today);
+    env.write(today, &text.replace("Moved the docs", "Moved all docs"));
+    insta::assert_snapshot!(env.here(&[
+        "retract",
+        "20261130T100000",
+        "--reason",
+        "wrong choice",
+        "--json"
+    ]));
+}

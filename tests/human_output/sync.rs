@@ -126,3 +126,23 @@ fn sync_merges_when_both_machines_added_entries() {
     let after = env.here(&["recent", "-n", "2", "--since", "2026-12-01"]);
     insta::assert_snapshot!(format!("{merged}{after}"));
 }
+
+#[test]
+fn sync_json_carries_the_hints_of_its_warnings() {
+    let (env, remote) = with_remote();
+    assert_eq!(env.here(&["sync", "--setup", "origin"]).status, 0);
+    let desktop = second_machine(&env, &remote);
+    capture_into(
+        &env,
+        &desktop,
+        "2026-12-01T08:30:00.000Z",
+        "Decided on the desktop.",
+    );
+    assert_eq!(env.here_at(&desktop, &["sync"]).status, 0);
+    // The file sync brings is already here, with other text: it is left as it is.
+    env.write(
+        "_librarian/sessions/2026-12-01.desktop-0002.md",
+        "written by hand\n",
+    );
+    insta::assert_snapshot!(env.here(&["sync", "--json"]));
+}
