@@ -131,8 +131,9 @@ fn pages(command: &Command) -> bool {
 
 /// Runs a parsed command writing through `ui`, and returns the exit status: the one place a
 /// [`CommandResult`] becomes one (a [`CommandError`] is reported on `ui`'s stderr). `capture`,
-/// `mcp` and `hook` keep their own rules (a hook always exits 0; mcp's stdout carries only
-/// JSON-RPC) and write to the process's stdio themselves.
+/// `mcp` and `hook` keep their own rules (capture always exits 0 and prints nothing on stdout,
+/// a git hook allows what it cannot check, mcp's stdout carries only JSON-RPC) and write to the
+/// process's stdio themselves.
 pub fn dispatch(ui: &mut Ui, cli: Cli) -> i32 {
     let vault = cli.vault;
     let result = match cli.command {
