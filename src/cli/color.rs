@@ -1,7 +1,8 @@
 //! Colour on a terminal, as git decides it: on when stdout is a terminal (or goes to the pager
 //! on one), unless `NO_COLOR` is set or git config `color.ui` says `never`/`false`; `always`
-//! colours piped output too. Only the CLI's human output is painted, after it was made safe for
-//! a terminal (`records::text::terminal_safe`), so a stored summary can never carry an escape
+//! colours piped output too. The decision is [`Rule::decide`], made once per
+//! [`super::ui::Ui`]. Only the CLI's human output is painted, after it was made safe for a
+//! terminal (`records::text::terminal_safe`), so a stored summary can never carry an escape
 //! sequence of its own; JSON, the MCP server and hooks never see colour.
 //!
 //! What is painted: record states (`edited after commit`, `deleted`, `unverified` in red;
@@ -9,14 +10,6 @@
 //! yellow as `git log` shows them, diff lines, verify's verdict and findings, status findings.
 
 use anstyle::{AnsiColor, Style};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
-
-/// Whether stdout was a terminal when the command started (before the pager took it).
-static TERMINAL: AtomicBool = AtomicBool::new(false);
-/// The decision, made the first time something is painted: a command that paints nothing
-/// (JSON, a hook) never reads git's config for it.
-static ON: OnceLock<bool> = OnceLock::new();
 
 pub const RED: Style = AnsiColor::Red.on_default();
 pub const GREEN: Style = AnsiColor::Green.on_default();
@@ -32,29 +25,29 @@ pub enum When {
     Never,
 }
 
-/// The `--color` the command was given.
-static FLAG: OnceLock<Option<When>> = OnceLock::new();
-
-/// Notes, before the pager takes stdout, whether stdout is a terminal, and `--color`.
-pub fn init(stdout_is_terminal: bool, flag: Option<When>) {
-    TERMINAL.store(stdout_is_terminal, Ordering::Relaxed);
-    let _ = FLAG.set(flag);
+/// What decides colour: whether stdout was a terminal when the command started (before the
+/// pager took it), and `--color`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    pub terminal: bool,
+    pub flag: Option<When>,
 }
 
-fn on() -> bool {
-    *ON.get_or_init(|| {
-        let terminal = TERMINAL.load(Ordering::Relaxed);
+impl Rule {
+    /// Whether to colour: `--color`, else `NO_COLOR`, then `CLICOLOR_FORCE`, then git's
+    /// `color.ui` and the terminal.
+    pub fn decide(self) -> bool {
         let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
-        match FLAG.get().copied().flatten() {
+        match self.flag {
             Some(When::Always) => true,
             Some(When::Never) => false,
-            Some(When::Auto) => terminal,
+            Some(When::Auto) => self.terminal,
             // NO_COLOR decides alone (git's config is not read), then CLICOLOR_FORCE.
             None if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) => false,
             None if set("CLICOLOR_FORCE") => true,
-            None => decide(false, color_ui().as_deref(), terminal),
+            None => decide(false, color_ui().as_deref(), self.terminal),
         }
-    })
+    }
 }
 
 /// `NO_COLOR` wins; then `color.ui` as git reads it (`always`; `never`/`false`; `auto`, `true`
@@ -75,15 +68,6 @@ fn color_ui() -> Option<String> {
     crate::store::gitenv::config_string_here("color.ui")
 }
 
-/// `text` in `style` when colour is on.
-pub fn paint(style: Style, text: &str) -> String {
-    if on() {
-        format!("{style}{text}{style:#}")
-    } else {
-        text.to_string()
-    }
-}
-
 /// The style of a record state, as `log` and recall name them.
 pub fn state_style(state: &str) -> Style {
     match state {
@@ -93,50 +77,76 @@ pub fn state_style(state: &str) -> Style {
     }
 }
 
-/// Recall's bracketed marks (`[edited after commit]`, `[UNRESOLVED …`) painted where they occur.
-pub fn marks(text: &str) -> String {
-    const MARKS: [(&str, Style); 6] = [
-        ("[edited after commit]", RED),
-        ("[deleted from the working tree]", RED),
-        ("[unverified]", RED),
-        ("[UNRESOLVED", RED),
-        ("[not committed yet]", YELLOW),
-        ("[STALE", YELLOW),
-    ];
-    if !on() {
-        return text.to_string();
-    }
-    let mut out = text.to_string();
-    for (mark, style) in MARKS {
-        out = out.replace(mark, &paint(style, mark));
-    }
-    out
+/// Paints text, or leaves it plain when colour is off (from [`super::ui::Ui::palette`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Palette {
+    on: bool,
 }
 
-/// A unified diff (any indentation) with removed lines red, added green, hunks cyan.
-pub fn diff(text: &str) -> String {
-    if !on() {
-        return text.to_string();
+impl Palette {
+    /// A palette that paints (`on`) or leaves text as it is.
+    pub fn new(on: bool) -> Palette {
+        Palette { on }
     }
-    let lines: Vec<String> = text.lines().map(diff_line).collect();
-    lines.join("\n")
-}
 
-fn diff_line(line: &str) -> String {
-    let body = line.trim_start();
-    let style = if body.starts_with("---") || body.starts_with("+++") {
-        Style::new().bold()
-    } else if body.starts_with("@@") {
-        CYAN
-    } else if body.starts_with('-') {
-        RED
-    } else if body.starts_with('+') {
-        GREEN
-    } else {
-        return line.to_string();
-    };
-    let indent = &line[..line.len() - body.len()];
-    format!("{indent}{}", paint(style, body))
+    /// `text` in `style` when colour is on.
+    pub fn paint(&self, style: Style, text: &str) -> String {
+        if self.on {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// Recall's bracketed marks (`[edited after commit]`, `[UNRESOLVED …`) painted where they
+    /// occur.
+    pub fn marks(&self, text: &str) -> String {
+        const MARKS: [(&str, Style); 6] = [
+            ("[edited after commit]", RED),
+            ("[deleted from the working tree]", RED),
+            ("[unverified]", RED),
+            ("[UNRESOLVED", RED),
+            ("[not committed yet]", YELLOW),
+            ("[STALE", YELLOW),
+        ];
+        if !self.on {
+            return text.to_string();
+        }
+        let mut out = text.to_string();
+        for (mark, style) in MARKS {
+            out = out.replace(mark, &self.paint(style, mark));
+        }
+        out
+    }
+
+    /// A unified diff whose every line is indented by `indent` spaces (0 for `diff`, 2 in
+    /// verify's findings, 4 in `log -p`): removed lines red, added green, hunk heads cyan, file
+    /// heads bold. The marker is the character after the indent, so a context line (a space,
+    /// then the line) is never read as the `-` of the entry line it shows.
+    pub fn diff(&self, text: &str, indent: usize) -> String {
+        if !self.on {
+            return text.to_string();
+        }
+        let lines: Vec<String> = text.lines().map(|l| self.diff_line(l, indent)).collect();
+        lines.join("\n")
+    }
+
+    fn diff_line(&self, line: &str, indent: usize) -> String {
+        let pad = line.bytes().take(indent).take_while(|b| *b == b' ').count();
+        let (indent, body) = line.split_at(pad);
+        let style = if body.starts_with("--- ") || body.starts_with("+++ ") {
+            Style::new().bold()
+        } else if body.starts_with("@@") {
+            CYAN
+        } else if body.starts_with('-') {
+            RED
+        } else if body.starts_with('+') {
+            GREEN
+        } else {
+            return line.to_string();
+        };
+        format!("{indent}{}", self.paint(style, body))
+    }
 }
 
 #[cfg(test)]
@@ -157,5 +167,29 @@ mod tests {
         assert!(!decide(false, Some("true"), false));
         assert!(!decide(false, Some("never"), true));
         assert!(!decide(false, Some("False"), true));
+    }
+
+    #[test]
+    fn a_diff_is_painted_by_the_marker_after_its_indent() {
+        let p = Palette::new(true);
+        let diff = "--- a/day.md\n+++ b/day.md\n@@ -1,3 +1,3 @@\n ---\n - 10:00 kept\n-- 10:01 old\n+- 10:01 new\n----";
+        let painted = p.diff(diff, 0);
+        let lines: Vec<&str> = painted.lines().collect();
+        assert_eq!(lines[0], "\u{1b}[1m--- a/day.md\u{1b}[0m");
+        assert_eq!(lines[2], "\u{1b}[36m@@ -1,3 +1,3 @@\u{1b}[0m");
+        assert_eq!(lines[3], " ---", "a context line is plain");
+        assert_eq!(lines[4], " - 10:00 kept", "a context line is plain");
+        assert_eq!(lines[5], "\u{1b}[31m-- 10:01 old\u{1b}[0m");
+        assert_eq!(lines[6], "\u{1b}[32m+- 10:01 new\u{1b}[0m");
+        assert_eq!(
+            lines[7], "\u{1b}[31m----\u{1b}[0m",
+            "a removed `---` line is red"
+        );
+        let indented = p.diff("   - 10:00 kept\n  -- 10:01 old", 2);
+        assert_eq!(
+            indented,
+            "   - 10:00 kept\n  \u{1b}[31m-- 10:01 old\u{1b}[0m"
+        );
+        assert_eq!(Palette::new(false).diff(diff, 0), diff);
     }
 }

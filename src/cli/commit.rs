@@ -1,5 +1,6 @@
 //! `git rutter commit`: commits journalled (pending) entries and new use-log lines.
 
+use super::{CommandResult, Exit, Ui};
 use crate::audit::worktree;
 use crate::lock::{self, Lock};
 use crate::store::Store;
@@ -33,8 +34,8 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let vault = super::interactive_vault(vault.as_deref())?;
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
     let journal = crate::recorder::open_journal(store.state_dir())?;
@@ -52,36 +53,36 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     )?;
     earlier.finish();
     if earlier.placed > 0 {
-        eprintln!(
+        ui.warn(format_args!(
             "git-rutter: moved {} earlier entr{} that waited in the pending journal or aside into the day files.",
             earlier.placed,
             if earlier.placed == 1 { "y" } else { "ies" }
-        );
+        ));
     }
     for note in earlier.waiting.iter().chain(&earlier.refused) {
-        eprintln!("git-rutter: {note}");
+        ui.warn(format_args!("git-rutter: {note}"));
     }
     for path in &out.diverged {
-        eprintln!("git-rutter: {path} was edited after it was committed; the commit keeps the committed bytes. Run `git rutter verify`.");
+        ui.warn(format_args!("git-rutter: {path} was edited after it was committed; the commit keeps the committed bytes. Run `git rutter verify`."));
     }
     if let Some(problem) = &out.unwitnessed {
-        eprintln!("git-rutter: {problem}.");
+        ui.warn(format_args!("git-rutter: {problem}."));
     }
     let rejected = journal.path().join(crate::journal::REJECTED_DIR);
     for (name, why) in &out.refused {
-        eprintln!("git-rutter: refused the pending record {name} ({why}); it was moved to {} and is never committed. Look at it; if it holds a line you want, capture it again with `git rutter capture --summary`.", rejected.display());
+        ui.warn(format_args!("git-rutter: refused the pending record {name} ({why}); it was moved to {} and is never committed. Look at it; if it holds a line you want, capture it again with `git rutter capture --summary`.", rejected.display()));
     }
     let unverified = worktree::unjournalled(&store)?;
     for f in &unverified {
         let (path, entry) = (f.path.as_deref(), f.entry.as_deref());
-        eprintln!(
+        ui.warn(format_args!(
             "git-rutter: {} holds {}, a line no capture wrote; it was not committed. Run `git rutter verify` for what to do.",
             path.unwrap_or_default(),
             entry.unwrap_or_default()
-        );
+        ));
     }
     match out.commit {
-        Some(oid) => super::print(&format!(
+        Some(oid) => ui.print(&format!(
             "committed {} entr{} to refs/rutter/records as {}",
             out.entries.len(),
             if out.entries.len() == 1 { "y" } else { "ies" },
@@ -90,27 +91,22 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         None if sign => match store.seal(clock::now())? {
             Some((oid, unwitnessed)) => {
                 if let Some(problem) = unwitnessed {
-                    eprintln!("git-rutter: {problem}.");
+                    ui.warn(format_args!("git-rutter: {problem}."));
                 }
-                super::print(&format!(
+                ui.print(&format!(
                     "nothing to commit; signed the history with a seal commit {}",
                     &oid.to_string()[..12]
                 ))?
             }
-            None => super::print("nothing to commit; the tip is signed already")?,
+            None => ui.print("nothing to commit; the tip is signed already")?,
         },
-        None => super::print("nothing to commit")?,
+        None => ui.print("nothing to commit")?,
     }
-    Ok(
-        if out.refused.is_empty()
-            && earlier.waiting.is_empty()
-            && earlier.refused.is_empty()
-            && out.held.is_empty()
-            && unverified.is_empty()
-        {
-            super::EXIT_OK
-        } else {
-            super::EXIT_FINDING
-        },
-    )
+    Ok(Exit::findings_if(
+        !out.refused.is_empty()
+            || !earlier.waiting.is_empty()
+            || !earlier.refused.is_empty()
+            || !out.held.is_empty()
+            || !unverified.is_empty(),
+    ))
 }

@@ -1,6 +1,7 @@
 //! `git rutter config`: every `rutter.*` setting, its value and where it comes from (as `git
 //! config --show-origin` says), and what it does.
 
+use super::{cannot_run, CommandResult, Exit, Ui};
 use crate::store::settings::{self, Set};
 use std::path::PathBuf;
 
@@ -20,19 +21,19 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let here = std::env::current_dir()?;
     let dir = match crate::vault::resolve(vault.as_deref(), true) {
         Ok(v) => v.root,
         Err(_) => here,
     };
-    let set = settings::read(&dir).map_err(anyhow::Error::msg)?;
+    let set = settings::read(&dir).map_err(cannot_run)?;
     if args.json {
-        super::print_json(&json(&dir, &set))?;
+        ui.print_json(&json(&dir, &set))?;
     } else {
-        super::print(&text(&dir, &set))?;
+        ui.print(&text(&dir, &set))?;
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }
 
 fn json(dir: &std::path::Path, set: &[Set]) -> serde_json::Value {

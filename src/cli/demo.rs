@@ -4,6 +4,7 @@
 //! this very binary with a Claude Code Stop payload on stdin, and the history is shown by the
 //! real `git` when it is installed.
 
+use super::{CommandResult, Exit, Ui};
 use crate::clock;
 use crate::setup;
 use crate::store::gitenv;
@@ -30,19 +31,22 @@ pub struct Args {
 }
 
 /// Runs the demo.
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, args: Args) -> CommandResult {
     let place = Place::new(args.dir)?;
     let vault = place.dir.join("vault");
-    capture_steps(&place.dir, &vault)?;
-    recall_steps(&vault)?;
-    println!();
+    capture_steps(ui, &place.dir, &vault)?;
+    recall_steps(ui, &vault)?;
+    ui.write_raw(b"\n")?;
     if place.kept() {
         let vault = vault.display();
-        println!("The demo vault is in {vault}. Try: git rutter --vault {vault} recent");
+        ui.write_raw(
+            format!("The demo vault is in {vault}. Try: git rutter --vault {vault} recent\n")
+                .as_bytes(),
+        )?;
     } else {
-        println!("Done. The temporary demo directory has been removed; run `git rutter demo DIR` to keep one.");
+        ui.write_raw(b"Done. The temporary demo directory has been removed; run `git rutter demo DIR` to keep one.\n")?;
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }
 
 /// Where the demo runs: DIR, kept afterwards, or a temporary directory removed on drop.
@@ -83,61 +87,72 @@ impl Place {
 }
 
 /// Steps 1 to 4: the vault, `init`, a capture through the Stop hook, and the same hook again.
-fn capture_steps(dir: &Path, vault: &Path) -> anyhow::Result<()> {
-    step(1, "A notes vault with two notes, kept in git.")?;
+fn capture_steps(ui: &mut Ui, dir: &Path, vault: &Path) -> anyhow::Result<()> {
+    step(ui, 1, "A notes vault with two notes, kept in git.")?;
     make_vault(vault)?;
-    show(&format!(
-        "{}/Notes/reader-survey.md and Notes/publishing-cadence.md",
-        vault.display()
-    ))?;
+    show(
+        ui,
+        &format!(
+            "{}/Notes/reader-survey.md and Notes/publishing-cadence.md",
+            vault.display()
+        ),
+    )?;
     step(
+        ui,
         2,
         "`git rutter init` creates refs/rutter/records, the record chain beside your branches.",
     )?;
     let (_, report) = setup::init(vault, clock::now())?;
-    show(&format!("refs/rutter/records -> {}", &report.tip[..12]))?;
+    show(ui, &format!("refs/rutter/records -> {}", &report.tip[..12]))?;
     step(
+        ui,
         3,
         "A Claude Code session ends its reply with a directive line; the Stop hook captures it.",
     )?;
     let transcript = write_transcript(dir)?;
-    show(hook(vault, &transcript, dir)?.trim_end())?;
-    show_day_file(vault)?;
+    show(ui, hook(vault, &transcript, dir)?.trim_end())?;
+    show_day_file(ui, vault)?;
     step(
+        ui,
         4,
         "The Stop hook fires again after the next turn: the same line is not recorded twice.",
     )?;
-    show(hook(vault, &transcript, dir)?.lines().next().unwrap_or(""))
+    show(
+        ui,
+        hook(vault, &transcript, dir)?.lines().next().unwrap_or(""),
+    )
 }
 
 /// Steps 5 to 9: the notes renamed, `reindex`, `recent`, the record log and the stored line.
-fn recall_steps(vault: &Path) -> anyhow::Result<()> {
-    step(5, "Outside any session, the survey note is renamed unedited, and the options note is edited and renamed; both committed.")?;
+fn recall_steps(ui: &mut Ui, vault: &Path) -> anyhow::Result<()> {
+    step(ui, 5, "Outside any session, the survey note is renamed unedited, and the options note is edited and renamed; both committed.")?;
     rename_notes(vault)?;
-    show("Notes/reader-survey.md      -> Research/reader-survey-autumn.md (same bytes)\nNotes/publishing-cadence.md -> Notes/cadence-decision.md (one line added)")?;
-    step(6, "`git rutter reindex`: the identity pass binds the unedited rename by its exact hash; git's rename detection offers the edited one as a candidate, never binding it.")?;
-    show(&own(vault, &["reindex"])?)?;
+    show(ui, "Notes/reader-survey.md      -> Research/reader-survey-autumn.md (same bytes)\nNotes/publishing-cadence.md -> Notes/cadence-decision.md (one line added)")?;
+    step(ui, 6, "`git rutter reindex`: the identity pass binds the unedited rename by its exact hash; git's rename detection offers the edited one as a candidate, never binding it.")?;
+    show(ui, &own(vault, &["reindex"])?)?;
     step(
+        ui,
         7,
         "`git rutter recent`: the decision comes back with its date, project and cited notes.",
     )?;
-    show(&own(vault, &["recent"])?)?;
+    show(ui, &own(vault, &["recent"])?)?;
     step(
+        ui,
         8,
         "`git log refs/rutter/records`: one commit per capture or binding, each only adding lines.",
     )?;
-    show(&git_log(vault))?;
-    step(9, "The stored line is never rewritten: the committed day file still cites the paths as they were.")?;
-    show(&committed_refs(vault)?)
+    show(ui, &git_log(vault))?;
+    step(ui, 9, "The stored line is never rewritten: the committed day file still cites the paths as they were.")?;
+    show(ui, &committed_refs(vault)?)
 }
 
-fn step(n: u32, text: &str) -> anyhow::Result<()> {
-    super::print(&format!("\n{n}. {text}"))
+fn step(ui: &mut Ui, n: u32, text: &str) -> anyhow::Result<()> {
+    Ok(ui.print(&format!("\n{n}. {text}"))?)
 }
 
-fn show(text: &str) -> anyhow::Result<()> {
+fn show(ui: &mut Ui, text: &str) -> anyhow::Result<()> {
     let indented: Vec<String> = text.lines().map(|l| format!("   {l}")).collect();
-    super::print(&indented.join("\n"))
+    Ok(ui.print(&indented.join("\n"))?)
 }
 
 fn make_vault(vault: &Path) -> anyhow::Result<()> {
@@ -253,7 +268,7 @@ fn committed_refs(vault: &Path) -> anyhow::Result<String> {
     ))
 }
 
-fn show_day_file(vault: &Path) -> anyhow::Result<()> {
+fn show_day_file(ui: &mut Ui, vault: &Path) -> anyhow::Result<()> {
     let sessions = vault.join("_librarian/sessions");
     let mut files: Vec<_> = std::fs::read_dir(&sessions)?
         .filter_map(|e| e.ok())
@@ -262,13 +277,13 @@ fn show_day_file(vault: &Path) -> anyhow::Result<()> {
     files.sort();
     if let Some(last) = files.last() {
         let text = std::fs::read_to_string(last)?;
-        show(&format!(
-            "{}:",
-            last.strip_prefix(vault).unwrap_or(last).display()
-        ))?;
+        show(
+            ui,
+            &format!("{}:", last.strip_prefix(vault).unwrap_or(last).display()),
+        )?;
         if let Some(line) = text.lines().last() {
             let cut: String = line.chars().take(150).collect();
-            show(&format!("  {cut}…"))?;
+            show(ui, &format!("  {cut}…"))?;
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! `git rutter diff`: the record files in the working tree against refs/rutter/records.
 
+use super::{CommandResult, Exit, Ui};
 use crate::store::Store;
 use std::path::PathBuf;
 
@@ -19,18 +20,15 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let vault = super::interactive_vault(vault.as_deref())?;
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     store.write_private_index()?;
     let diff = store.record_diff()?;
     if diff.is_empty() {
-        eprintln!("git-rutter: no differences: the record files match refs/rutter/records.");
-        return Ok(super::EXIT_OK);
+        ui.warn("git-rutter: no differences: the record files match refs/rutter/records.");
+        return Ok(Exit::Clean);
     }
-    super::print_painted(diff.trim_end(), super::color::diff)?;
-    Ok(match args.exit_code {
-        true => super::EXIT_FINDING,
-        false => super::EXIT_OK,
-    })
+    ui.print_painted(diff.trim_end(), |p, t| p.diff(t, 0))?;
+    Ok(Exit::findings_if(args.exit_code))
 }

@@ -1,5 +1,6 @@
 //! `git rutter gate`: how often the stateful tools were reached for, per ISO week.
 
+use super::{cannot_run, CommandResult, Exit, Ui};
 use crate::recall::{gate, uselog};
 use std::path::PathBuf;
 
@@ -22,22 +23,21 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let vault = super::interactive_vault(vault.as_deref())?;
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     for d in [&args.from, &args.to].into_iter().flatten() {
         if !crate::clock::is_day(d) {
-            eprintln!("git-rutter: {d} is not a date (YYYY-MM-DD)");
-            return Ok(super::EXIT_CANNOT_RUN);
+            return Err(cannot_run(format!("{d} is not a date (YYYY-MM-DD)")));
         }
     }
     let events = uselog::read(&vault.root);
     let g = gate::weekly(&events, args.from.as_deref(), args.to.as_deref());
     if args.json {
-        super::print_json(
+        ui.print_json(
             &serde_json::json!({ "target": gate::WEEKLY_TARGET, "weeks": g.weeks, "logged": g.logged }),
         )?;
     } else {
-        super::print(&gate::render(&g, args.from.is_some() || args.to.is_some()))?;
+        ui.print(&gate::render(&g, args.from.is_some() || args.to.is_some()))?;
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }

@@ -81,8 +81,8 @@ struct HookPlace {
 }
 
 /// Runs `install-git-hooks`.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let vault = super::interactive_vault(vault.as_deref())?;
+pub fn run(ui: &mut super::Ui, vault: Option<PathBuf>, args: Args) -> super::CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     let place = HookPlace::resolve(&store.hook_dirs()?)?;
     let bin = if args.uninstall {
@@ -98,18 +98,14 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             install_one(&place, name, &block_for(template, &bin))
         };
         match done {
-            Ok(what) => super::print(&format!("{name}: {what}"))?,
+            Ok(what) => ui.print(&format!("{name}: {what}"))?,
             Err(why) => {
-                eprintln!("git-rutter: {name}: {why}");
+                ui.warn(format_args!("git-rutter: {name}: {why}"));
                 refused = true;
             }
         }
     }
-    Ok(if refused {
-        super::EXIT_FINDING
-    } else {
-        super::EXIT_OK
-    })
+    Ok(super::Exit::findings_if(refused))
 }
 
 impl HookPlace {

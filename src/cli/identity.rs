@@ -1,5 +1,6 @@
 //! `git rutter identity confirm`: bind a dead cited path to where the note is now.
 
+use super::{CommandResult, Exit, Ui};
 use crate::index::Index;
 use crate::recall::confirm;
 use std::path::PathBuf;
@@ -33,25 +34,21 @@ pub struct ConfirmArgs {
 }
 
 /// Runs the command; refusals are exit status 1.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let IdentityCommand::Confirm(c) = args.command;
     let (from, hash, to) = match c.args.as_slice() {
         [from, to] => (from, None, to),
         [from, hash, to] => (from, Some(hash.as_str()), to),
         _ => {
-            eprintln!("usage: git rutter identity confirm <from-path> <to-path>\n       git rutter identity confirm <from-path> <hash> <to-path>");
-            return Ok(super::EXIT_FINDING);
+            ui.warn("usage: git rutter identity confirm <from-path> <to-path>\n       git rutter identity confirm <from-path> <hash> <to-path>");
+            return Ok(Exit::Findings);
         }
     };
-    let vault = super::interactive_vault(vault.as_deref())?;
-    let building = super::progress::Progress::index_build(&vault);
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
+    let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
     drop(building);
     let out = confirm::confirm(&vault, &mut index, from, hash, to)?;
-    eprintln!("{}", out.message);
-    Ok(if out.ok {
-        super::EXIT_OK
-    } else {
-        super::EXIT_FINDING
-    })
+    ui.warn(&out.message);
+    Ok(Exit::findings_if(!out.ok))
 }

@@ -1,5 +1,6 @@
 //! `git rutter init`: prepare a notes vault for git-rutter.
 
+use super::{user_error, CommandError, CommandResult, Exit, Ui};
 use crate::capture::dedupe::{DayFeed, DedupeCache};
 use crate::clock;
 use crate::setup;
@@ -34,7 +35,7 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let explicit = args.path.is_some() || vault.is_some();
     let target = match args.path.or(vault) {
         Some(p) => p,
@@ -42,99 +43,96 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     };
     if !explicit {
         if let Some(refusal) = configured_elsewhere(&target) {
-            eprintln!("{refusal}");
-            return Ok(super::EXIT_FINDING);
+            return Err(refusal);
         }
     }
     if let Some(refusal) = nested_refusal(&target, args.nested) {
-        eprintln!("{refusal}");
-        return Ok(super::EXIT_FINDING);
+        return Err(refusal);
     }
     let no_notes = !holds_markdown(&target);
     if no_notes {
-        eprintln!(
+        ui.warn(format_args!(
             "git-rutter: warning: {} holds no markdown notes (none found in it or the folders below it); it is prepared as a vault all the same. If your notes live elsewhere, run `git rutter init` there.",
             target.display()
-        );
+        ));
     }
     let working =
-        super::progress::Progress::start("preparing the vault (adopting existing records)");
+        super::progress::Progress::start(ui, "preparing the vault (adopting existing records)");
     let (vault, r, feed) = match init_feeding_dedupe(&target) {
         Ok(done) => done,
         Err(InitFailed::Refused(why)) => {
             drop(working);
-            eprintln!("git-rutter: {why}.");
-            return Ok(super::EXIT_FINDING);
+            return Err(user_error(format!("{why}.")));
         }
-        Err(InitFailed::Other(e)) => return Err(e),
+        Err(InitFailed::Other(e)) => return Err(e.into()),
     };
     drop(working);
     DedupeCache::warm_fed(&vault, feed)?;
     let root = vault.root.display();
     if r.created_repository {
-        super::print(&format!(
+        ui.print(&format!(
             "Initialised a git repository in {root} (no commit on your branches)."
         ))?;
     }
     if let Some((remote, tip)) = &r.clone.fetched {
-        super::print(&format!(
+        ui.print(&format!(
             "Fetched refs/rutter/records from {remote} at {}.",
             &tip.to_string()[..12]
         ))?;
     }
     if let Some(problem) = &r.clone.problem {
-        eprintln!("git-rutter: {problem}; starting a record of its own here. Run `git rutter init` again once the remote is reachable to start from its records instead.");
+        ui.warn(format_args!("git-rutter: {problem}; starting a record of its own here. Run `git rutter init` again once the remote is reachable to start from its records instead."));
     }
     if r.created_ref {
-        super::print(&format!(
+        ui.print(&format!(
             "Created refs/rutter/records at {}, adopting {} existing record file(s).",
             &r.tip[..12],
             r.adopted.len()
         ))?;
     } else {
-        super::print(&format!(
+        ui.print(&format!(
             "refs/rutter/records already exists at {}.",
             &r.tip[..12]
         ))?;
     }
     for problem in &r.unwitnessed {
-        eprintln!("git-rutter: {problem}.");
+        ui.warn(format_args!("git-rutter: {problem}."));
     }
     for (path, why) in &r.skipped {
-        eprintln!("git-rutter: skipped {path}: {why}");
+        ui.warn(format_args!("git-rutter: skipped {path}: {why}"));
     }
     for path in &r.materialised {
-        super::print(&format!("Restored {path} from refs/rutter/records."))?;
+        ui.print(&format!("Restored {path} from refs/rutter/records."))?;
     }
     if let Some(tip) = &r.clone.seeded {
-        super::print(&format!(
+        ui.print(&format!(
             "The reflog and the tip witness log start at {} (this clone's starting point), so `git rutter verify` can check every move from here.",
             &tip.to_string()[..12]
         ))?;
     }
     for path in &r.differing {
-        eprintln!("git-rutter: {path} differs from refs/rutter/records; left untouched (see `git rutter verify`).");
+        ui.warn(format_args!("git-rutter: {path} differs from refs/rutter/records; left untouched (see `git rutter verify`)."));
     }
     if r.excluded {
-        super::print("_librarian/ is listed in .git/info/exclude; your branches never see it.")?;
+        ui.print("_librarian/ is listed in .git/info/exclude; your branches never see it.")?;
     }
     if args.global {
         gitenv::set_global_config(VAULT_CONFIG_KEY, &vault.root.to_string_lossy())?;
-        super::print(&format!(
+        ui.print(&format!(
             "Set git config --global {VAULT_CONFIG_KEY} {root}."
         ))?;
     } else if let Some(note) = hooks_use_another_vault(&vault.root).filter(|_| !no_notes) {
         // Never suggested for a folder with no notes (the TypeScript user's `init` in `~`).
-        eprintln!("{note}");
+        ui.warn(note);
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }
 
 /// The refusal to prepare the current folder when no PATH was given and the configured vault
 /// (`LIBRARIAN_VAULT_PATH`, `rutter.vault`) is another folder: a TypeScript user who runs
 /// `git rutter init` in `~` with their vault exported means that vault. A folder that is a vault
 /// already (re-running is safe) is never refused.
-fn configured_elsewhere(here: &Path) -> Option<String> {
+fn configured_elsewhere(here: &Path) -> Option<CommandError> {
     let configured = crate::vault::resolve(None, false).ok()?;
     let here = here.canonicalize().ok()?;
     // A vault already: it has the record ref, or record files of the TypeScript version.
@@ -147,12 +145,12 @@ fn configured_elsewhere(here: &Path) -> Option<String> {
         return None;
     }
     let that = crate::records::text::one_line_safe(&configured.root.display().to_string());
-    Some(format!(
-        "git-rutter: {} names the vault {that}, not this folder ({}); nothing was changed.\n\
-         To prepare that vault, run `git rutter init {that}`; to make this folder a vault of its own, run `git rutter init .`.",
+    let refusal = user_error(format!(
+        "{} names the vault {that}, not this folder ({}); nothing was changed.",
         configured.source.describe(),
         crate::records::text::one_line_safe(&here.display().to_string()),
-    ))
+    ));
+    Some(refusal.hinted_below(format!("To prepare that vault, run `git rutter init {that}`; to make this folder a vault of its own, run `git rutter init .`.")))
 }
 
 /// Whether `dir` or a folder up to three levels below it (hidden folders, `node_modules` and
@@ -209,18 +207,21 @@ fn init_feeding_dedupe(target: &Path) -> Result<(Vault, setup::InitReport, DayFe
 
 /// The refusal to create a repository inside another repository's work tree, unless `nested`.
 /// A folder that already is a repository of its own is never refused (nothing new is nested).
-fn nested_refusal(target: &Path, nested: bool) -> Option<String> {
+fn nested_refusal(target: &Path, nested: bool) -> Option<CommandError> {
     if nested || target.join(".git").exists() {
         return None;
     }
     let outer = crate::vault::enclosing_work_tree(target)?;
-    Some(format!(
-        "git-rutter: {} is inside the work tree of the git repository {outer}. A repository created here would be nested in it, and `git add` in {outer} would then fail on it.\n\
-         To keep the records in that repository, run `git rutter init {outer}`; to make this folder a repository of its own anyway, run `git rutter init --nested {}`.",
-        target.display(),
+    let refusal = user_error(format!(
+        "{} is inside the work tree of the git repository {outer}. A repository created here would be nested in it, and `git add` in {outer} would then fail on it.",
         target.display(),
         outer = outer.display(),
-    ))
+    ));
+    Some(refusal.hinted_below(format!(
+        "To keep the records in that repository, run `git rutter init {outer}`; to make this folder a repository of its own anyway, run `git rutter init --nested {}`.",
+        target.display(),
+        outer = outer.display(),
+    )))
 }
 
 /// A note when hooks and the MCP server (which never look at the current directory) would use

@@ -3,6 +3,7 @@
 //! The plan comes from [`crate::clients`]; this file prints it (a diff per file with
 //! `--dry-run`, JSON with `--json`) or applies it.
 
+use super::{user_error, CommandError, CommandResult, ErrorKind, Exit, Ui};
 use crate::clients::{self, files, Context, Error, Mode, Plan};
 use std::path::{Path, PathBuf};
 
@@ -62,21 +63,18 @@ fn client_names() -> clap::builder::PossibleValuesParser {
 }
 
 /// Runs `install-hook` or `uninstall-hook`.
-pub fn run(vault: Option<PathBuf>, args: Common, mode: Mode) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Common, mode: Mode) -> CommandResult {
     let ctx = context(vault)?;
     let spec = clients::find(&args.client)
         .ok_or_else(|| anyhow::anyhow!("unknown client {}", args.client))?;
     let plan = match (spec.plan)(&ctx, mode) {
         Ok(plan) => plan,
-        Err(Error::Refused(why)) => {
-            eprintln!("git-rutter: {why}");
-            return Ok(super::EXIT_FINDING);
-        }
+        Err(Error::Refused(why)) => return Err(user_error(why)),
         Err(e) => return Err(e.into()),
     };
     if !plan.refusals.is_empty() {
-        report(&plan, &args, Outcome::Refused)?;
-        return Ok(super::EXIT_FINDING);
+        report(ui, &plan, &args, Outcome::Refused)?;
+        return Ok(Exit::Findings);
     }
     if plan.mode == Mode::Install && !plan.looks_installed() && !args.json {
         // Said before anything is written: the folders made next are for a client to come.
@@ -87,23 +85,22 @@ pub fn run(vault: Option<PathBuf>, args: Common, mode: Mode) -> anyhow::Result<i
             true => "install-hook would prepare its files anyway",
             false => "its files are prepared anyway",
         };
-        eprintln!(
+        ui.warn(format_args!(
             "git-rutter: {} does not look installed here{folder}; {prepared}, for when it is. Install {} to use them.",
             plan.client.label, plan.client.label
-        );
+        ));
     }
     if args.dry_run {
-        report(&plan, &args, Outcome::DryRun)?;
-        return Ok(super::EXIT_OK);
+        report(ui, &plan, &args, Outcome::DryRun)?;
+        return Ok(Exit::Clean);
     }
     // Every file that will change must be writable before any is written, so a read-only or
     // immutable file stops the install with nothing half-done.
     if let Some(why) = plan.edits.iter().find_map(|e| files::writable(e).err()) {
-        eprintln!(
-            "git-rutter: {why}; nothing was changed for {}.",
-            plan.client.label
-        );
-        return Ok(super::EXIT_CANNOT_RUN);
+        return Err(CommandError::new(
+            ErrorKind::CannotRun,
+            format!("{why}; nothing was changed for {}.", plan.client.label),
+        ));
     }
     let mut done: Vec<&str> = Vec::new();
     for edit in &plan.edits {
@@ -114,21 +111,20 @@ pub fn run(vault: Option<PathBuf>, args: Common, mode: Mode) -> anyhow::Result<i
                 }
                 continue;
             }
-            Err(Error::Refused(why)) => (why, super::EXIT_FINDING),
+            Err(Error::Refused(why)) => (why, ErrorKind::User),
             Err(Error::Io { path, source }) => (
                 format!("{}: {source}", ctx.show(&path)),
-                super::EXIT_CANNOT_RUN,
+                ErrorKind::CannotRun,
             ),
         };
-        eprintln!("git-rutter: {}", why.0);
-        eprintln!(
-            "git-rutter: {}",
-            part_way(plan.client.label, &done, plan.mode)
-        );
-        return Ok(why.1);
+        ui.warn(format_args!("git-rutter: {}", why.0));
+        return Err(CommandError::new(
+            why.1,
+            part_way(plan.client.label, &done, plan.mode),
+        ));
     }
-    report(&plan, &args, Outcome::Done)?;
-    Ok(super::EXIT_OK)
+    report(ui, &plan, &args, Outcome::Done)?;
+    Ok(Exit::Clean)
 }
 
 /// What a run that stopped part-way had already changed, and how to finish or undo it.
@@ -185,17 +181,17 @@ enum Outcome {
 }
 
 /// Prints the plan's outcome as text (with diffs for a dry run) or JSON.
-fn report(plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::Result<()> {
+fn report(ui: &mut Ui, plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::Result<()> {
     if args.json {
-        return super::print_json(&json_report(plan, outcome));
+        return ui.print_json(&json_report(plan, outcome));
     }
     let label = plan.client.label;
     let mut out = Vec::new();
     if outcome == Outcome::Refused {
         for why in &plan.refusals {
-            eprintln!("git-rutter: {why}");
+            ui.warn(format_args!("git-rutter: {why}"));
         }
-        eprintln!("git-rutter: nothing was changed for {label}.");
+        ui.warn(format_args!("git-rutter: nothing was changed for {label}."));
         return Ok(());
     }
     for edit in &plan.edits {
@@ -219,7 +215,7 @@ fn report(plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::Result<()> {
         (_, true) => format!("{label}:"),
         (_, false) => format!("{label}: nothing to change."),
     };
-    super::print(&format!("{head}\n{}", out.join("\n")))
+    Ok(ui.print(&format!("{head}\n{}", out.join("\n")))?)
 }
 
 /// One sentence about one file.

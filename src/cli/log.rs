@@ -1,6 +1,7 @@
 //! `git rutter log`: every record, newest first, with the commit that added it and its status.
 
-use super::color;
+use super::color::{self, Palette};
+use super::{cannot_run, user_error, CommandResult, Exit, FilterArgs, Ui};
 use crate::audit::{Finding, Kind, Options};
 use crate::clock::Clock;
 use crate::records::filter::EntryFilter;
@@ -33,18 +34,8 @@ pub struct Args {
     /// Every entry.
     #[arg(long)]
     pub all: bool,
-    /// Only entries whose summary, project or cited paths hold every word of TEXT
-    /// (case-insensitive); repeatable, and every word of every --grep must match.
-    #[arg(long, value_name = "TEXT")]
-    pub grep: Vec<String>,
-    /// Only entries from this date on, as `git log --since` reads it: a day (YYYY-MM-DD, the
-    /// whole day), a day and time, Nd / Nw for N days or weeks ago (`0d` is today only), or
-    /// git's words (`yesterday`, `"3 days ago"`, `2.weeks.ago`). Days are local unless --utc.
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-    /// Only entries up to this date (a day counts whole); the forms of --since.
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Only entries whose project is NAME (case-insensitive, whole name).
     #[arg(long, value_name = "NAME")]
     pub project: Option<String>,
@@ -100,21 +91,19 @@ struct Retracted {
 }
 
 /// Runs the command. An unknown entry id is exit status 1, a malformed day 2.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let clock = Clock::for_flag(args.utc);
-    let mut filter = super::entry_filter(
-        &args.grep,
-        args.since.as_deref(),
-        args.until.as_deref(),
-        crate::clock::now(),
-        &clock,
-    )?
-    .of_client(args.client.as_deref());
+    let mut filter = args
+        .filter
+        .filter(crate::clock::now(), &clock)?
+        .of_client(args.client.as_deref());
     if let Some(d) = &args.day {
-        anyhow::ensure!(crate::clock::is_day(d), "{d} is not a date (YYYY-MM-DD)");
-        filter = filter.on_day(d, &clock).map_err(anyhow::Error::msg)?;
+        if !crate::clock::is_day(d) {
+            return Err(cannot_run(format!("{d} is not a date (YYYY-MM-DD)")));
+        }
+        filter = filter.on_day(d, &clock).map_err(cannot_run)?;
     }
-    let vault = super::interactive_vault(vault.as_deref())?;
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     let report = crate::audit::verify(
         &store,
@@ -125,7 +114,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         },
     )?;
     if report.lock_missed {
-        eprintln!("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
+        ui.warn("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
     }
     let mut rows = rows(&store, &report.findings, &report.added_by, &filter)?;
     if let Some(p) = &args.project {
@@ -135,28 +124,28 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         });
     }
     if let Some(given) = &args.entry {
-        match entry_rows(&mut rows, given) {
-            Ok(()) => {}
-            Err(ids) => {
-                eprintln!("git-rutter: {given} is the start of several entry ids ({}); give more of the id.", ids.join(", "));
-                return Ok(super::EXIT_FINDING);
-            }
+        if let Err(ids) = entry_rows(&mut rows, given) {
+            return Err(user_error(format!(
+                "{given} is the start of several entry ids ({}); give more of the id.",
+                ids.join(", ")
+            )));
         }
     }
     if let (Some(id), true) = (&args.entry, rows.is_empty()) {
-        eprintln!("git-rutter: no entry {id} in refs/rutter/records or the day files.");
-        return Ok(super::EXIT_FINDING);
+        return Err(user_error(format!(
+            "no entry {id} in refs/rutter/records or the day files."
+        )));
     }
     rows.sort_by(|a, b| (&b.day, &b.time).cmp(&(&a.day, &a.time)));
     if !args.all && args.entry.is_none() {
         rows.truncate(args.count);
     }
     if args.json {
-        super::print_json(&rows)?;
+        ui.print_json(&rows)?;
     } else {
-        print_rows(&rows, args.patch, &clock)?;
+        print_rows(ui, &rows, args.patch, &clock)?;
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }
 
 /// Keeps the rows of the entry `given` names: a whole id, or a short one (`recent` shows them)
@@ -175,7 +164,7 @@ fn entry_rows(rows: &mut Vec<Row>, given: &str) -> Result<(), Vec<String>> {
 }
 
 /// The human form: one line per entry, with -p its patch indented below.
-fn print_rows(rows: &[Row], patch: bool, clock: &Clock) -> anyhow::Result<()> {
+fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io::Result<()> {
     for r in rows {
         let commit = r
             .commit
@@ -196,7 +185,9 @@ fn print_rows(rows: &[Row], patch: bool, clock: &Clock) -> anyhow::Result<()> {
         );
         // The commit id and the status are ASCII written by us: sanitising leaves their places.
         let at = commit.len() + day.len() + time.len() + 3;
-        super::print_painted(&line, |safe| paint_row(safe, commit.len(), at, r.status))?;
+        ui.print_painted(&line, |p, safe| {
+            paint_row(p, safe, commit.len(), at, r.status)
+        })?;
         // An edited entry shows its edit; any other, as `git log -p`, the line its commit added.
         let added = r
             .line
@@ -204,18 +195,18 @@ fn print_rows(rows: &[Row], patch: bool, clock: &Clock) -> anyhow::Result<()> {
             .map(|l| format!("--- a/{f}\n+++ b/{f}\n+{l}", f = r.file));
         if let (true, Some(d)) = (patch, r.diff.as_ref().or(added.as_ref())) {
             let indented: Vec<String> = d.lines().map(|l| format!("    {l}")).collect();
-            super::print_painted(&indented.join("\n"), color::diff)?;
+            ui.print_painted(&indented.join("\n"), |p, t| p.diff(t, 4))?;
         }
     }
     if rows.is_empty() {
-        super::print("no records")?;
+        ui.print("no records")?;
     }
     Ok(())
 }
 
 /// A `log` line with its commit id (the first `commit_len` bytes) and its state (at byte `at`)
 /// painted; a line that does not split there is left as it is.
-fn paint_row(line: &str, commit_len: usize, at: usize, state: &str) -> String {
+fn paint_row(color: &Palette, line: &str, commit_len: usize, at: usize, state: &str) -> String {
     let end = at + state.len();
     match (
         line.get(..commit_len),
@@ -225,8 +216,8 @@ fn paint_row(line: &str, commit_len: usize, at: usize, state: &str) -> String {
     ) {
         (Some(commit), Some(between), Some(s), Some(rest)) if s == state => format!(
             "{}{between}{}{rest}",
-            color::paint(color::YELLOW, commit),
-            color::paint(color::state_style(state), s)
+            color.paint(color::YELLOW, commit),
+            color.paint(color::state_style(state), s)
         ),
         _ => line.to_string(),
     }

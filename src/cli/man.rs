@@ -2,10 +2,10 @@
 //! definition (clap_mangen), and shell completion scripts (clap_complete), so `git rutter --help`
 //! and `git help rutter` (which run `man git-rutter`) open a real manual.
 
+use super::{user_error, CommandResult, Exit, Ui};
 use clap::CommandFactory;
 use clap_mangen::roff::{roman, Roff};
 use clap_mangen::Man;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Print the manual page, or install every page where `man` finds them.
@@ -53,30 +53,29 @@ const PAGE_DATE: &str = " ";
 const BIN: &str = "git-rutter";
 
 /// Runs `man`.
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, args: Args) -> CommandResult {
     let pages = pages()?;
     if args.install {
-        return install(&pages, args.dir);
+        return install(ui, &pages, args.dir);
     }
     let name = match &args.command {
         Some(c) => format!("{BIN}-{c}"),
         None => BIN.to_string(),
     };
     let Some((_, text)) = pages.iter().find(|(n, _)| *n == name) else {
-        eprintln!(
-            "git-rutter: no command {:?}; `git rutter --help` lists them.",
+        return Err(user_error(format!(
+            "no command {:?}; `git rutter --help` lists them.",
             args.command.unwrap_or_default()
-        );
-        return Ok(super::EXIT_FINDING);
+        )));
     };
     if !super::help::render_on_terminal(text.as_bytes()) {
-        write_all(text.as_bytes())?;
+        ui.write_raw(text.as_bytes())?;
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }
 
 /// Runs `completions`.
-pub fn completions(args: CompletionsArgs) -> anyhow::Result<i32> {
+pub fn completions(ui: &mut Ui, args: CompletionsArgs) -> CommandResult {
     // The script asks this very binary at each TAB (by its absolute path, so it works off
     // PATH too; run `completions` again after moving the binary).
     let exe = std::env::current_exe()?;
@@ -85,8 +84,8 @@ pub fn completions(args: CompletionsArgs) -> anyhow::Result<i32> {
     if args.shell == clap_complete::Shell::Bash {
         out.extend_from_slice(GIT_BASH_GLUE.as_bytes());
     }
-    write_all(&out)?;
-    Ok(super::EXIT_OK)
+    ui.write_raw(&out)?;
+    Ok(Exit::Clean)
 }
 
 /// git's bash completion calls `_git_<command>` for `git <command> …`; this hands those words to
@@ -297,7 +296,7 @@ fn append(page: &mut Vec<u8>, roff: &Roff) {
 }
 
 /// Writes every page into `dir` (default: beside the binary) and says where.
-fn install(pages: &[(String, String)], dir: Option<PathBuf>) -> anyhow::Result<i32> {
+fn install(ui: &mut Ui, pages: &[(String, String)], dir: Option<PathBuf>) -> CommandResult {
     let dir = match dir {
         Some(d) => d,
         None => default_dir()?,
@@ -316,13 +315,13 @@ fn install(pages: &[(String, String)], dir: Option<PathBuf>) -> anyhow::Result<i
             )?;
         }
     }
-    super::print(&format!(
+    ui.print(&format!(
         "Wrote {} manual pages to {}.",
         pages.len(),
         dir.display()
     ))?;
-    super::print("`git rutter [COMMAND] --help` and `git help rutter[-COMMAND]` now open the manual when man searches that folder (man-db does for share/man beside every folder on your PATH; else add it to MANPATH).")?;
-    Ok(super::EXIT_OK)
+    ui.print("`git rutter [COMMAND] --help` and `git help rutter[-COMMAND]` now open the manual when man searches that folder (man-db does for share/man beside every folder on your PATH; else add it to MANPATH).")?;
+    Ok(Exit::Clean)
 }
 
 /// Writes `text` as `dir/name.1`, whole or not at all.
@@ -339,12 +338,4 @@ fn default_dir() -> anyhow::Result<PathBuf> {
     let bin_dir = exe.parent().unwrap_or(Path::new("."));
     let prefix = bin_dir.parent().unwrap_or(bin_dir);
     Ok(prefix.join("share/man/man1"))
-}
-
-fn write_all(bytes: &[u8]) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
 }

@@ -1,5 +1,7 @@
 //! The command line: one file per subcommand, each a clap `Args` whose doc comments are the help
-//! text, plus one `run` function. The only place `anyhow` is used.
+//! text, plus one `run` function that writes through a [`Ui`] and returns a [`CommandResult`]
+//! ([`error`]), turned into the exit status in one place, [`dispatch`]. The only place `anyhow`
+//! is used.
 
 pub mod capture;
 pub mod color;
@@ -8,6 +10,7 @@ pub mod complete;
 pub mod config;
 pub mod demo;
 pub mod diff;
+pub mod error;
 pub mod gate;
 pub mod githooks;
 pub mod help;
@@ -27,17 +30,17 @@ pub mod search;
 pub mod show;
 pub mod status;
 pub mod sync;
+pub mod ui;
 pub mod verify;
+
+pub use error::{
+    cannot_run, user_error, CommandError, CommandResult, ErrorKind, Exit, EXIT_CANNOT_RUN,
+    EXIT_FINDING, EXIT_OK,
+};
+pub use ui::Ui;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
-
-/// Exit status for success.
-pub const EXIT_OK: i32 = 0;
-/// Exit status for a finding or a user error.
-pub const EXIT_FINDING: i32 = 1;
-/// Exit status for a usage error or when the command could not run.
-pub const EXIT_CANNOT_RUN: i32 = 2;
 
 /// git-rutter keeps an append-only record of what your AI sessions decided, in dated markdown
 /// files inside your notes vault, committed to the git ref refs/rutter/records.
@@ -103,133 +106,127 @@ pub enum Command {
     Hook(githooks::HookArgs),
 }
 
-/// Runs a parsed command and returns the process exit status.
+/// Runs a parsed command on the process's stdout and stderr (through the pager for the
+/// commands whose output may be long) and returns the process exit status.
 pub fn run(cli: Cli) -> i32 {
-    color::init(
-        std::io::IsTerminal::is_terminal(&std::io::stdout()),
-        cli.color,
-    );
-    let pager = match cli.command {
-        Command::Recent(_)
-        | Command::Log(_)
-        | Command::Search(_)
-        | Command::Show(_)
-        | Command::Diff(_) => pager::start(cli.no_pager),
-        _ => None,
-    };
-    let code = dispatch(cli.vault, cli.command);
-    if let Some(p) = pager {
-        p.finish();
+    let mut ui = Ui::for_process(cli.color);
+    if pages(&cli.command) {
+        ui.start_pager(cli.no_pager);
     }
-    code
+    dispatch(&mut ui, cli)
+    // Dropping `ui` closes the pager's input and waits for it.
 }
 
-fn dispatch(vault: Option<PathBuf>, command: Command) -> i32 {
-    let result = match command {
+/// The commands whose output goes through a pager on a terminal.
+fn pages(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Recent(_)
+            | Command::Log(_)
+            | Command::Search(_)
+            | Command::Show(_)
+            | Command::Diff(_)
+    )
+}
+
+/// Runs a parsed command writing through `ui`, and returns the exit status: the one place a
+/// [`CommandResult`] becomes one (a [`CommandError`] is reported on `ui`'s stderr). `capture`,
+/// `mcp` and `hook` keep their own rules (capture always exits 0 and prints nothing on stdout,
+/// a git hook allows what it cannot check, mcp's stdout carries only JSON-RPC) and write to the
+/// process's stdio themselves.
+pub fn dispatch(ui: &mut Ui, cli: Cli) -> i32 {
+    let vault = cli.vault;
+    let result = match cli.command {
         Command::Capture(args) => return capture::run(vault, args),
         Command::Mcp(args) => return mcp::run(vault, args),
         Command::Hook(args) => return githooks::run_hook(args),
-        Command::Init(args) => init::run(vault, args),
-        Command::Commit(args) => commit::run(vault, args),
-        Command::Recent(args) => recent::run(vault, args),
-        Command::Reindex(args) => reindex::run(vault, args),
-        Command::Search(args) => search::run(vault, args),
-        Command::Show(args) => show::run(vault, args),
-        Command::Identity(args) => identity::run(vault, args),
-        Command::Retract(args) => retract::run(vault, args),
-        Command::Gate(args) => gate::run(vault, args),
-        Command::Verify(args) => verify::run(vault, args),
-        Command::Log(args) => log::run(vault, args),
-        Command::Diff(args) => diff::run(vault, args),
-        Command::Restore(args) => restore::run(vault, args),
-        Command::Sync(args) => sync::run(vault, args),
-        Command::Demo(args) => demo::run(args),
+        Command::Init(args) => init::run(ui, vault, args),
+        Command::Commit(args) => commit::run(ui, vault, args),
+        Command::Recent(args) => recent::run(ui, vault, args),
+        Command::Reindex(args) => reindex::run(ui, vault, args),
+        Command::Search(args) => search::run(ui, vault, args),
+        Command::Show(args) => show::run(ui, vault, args),
+        Command::Identity(args) => identity::run(ui, vault, args),
+        Command::Retract(args) => retract::run(ui, vault, args),
+        Command::Gate(args) => gate::run(ui, vault, args),
+        Command::Verify(args) => verify::run(ui, vault, args),
+        Command::Log(args) => log::run(ui, vault, args),
+        Command::Diff(args) => diff::run(ui, vault, args),
+        Command::Restore(args) => restore::run(ui, vault, args),
+        Command::Sync(args) => sync::run(ui, vault, args),
+        Command::Demo(args) => demo::run(ui, args),
         Command::InstallHook(a) => {
-            install_hook::run(vault, a.common, crate::clients::Mode::Install)
+            install_hook::run(ui, vault, a.common, crate::clients::Mode::Install)
         }
         Command::UninstallHook(a) => {
-            install_hook::run(vault, a.common, crate::clients::Mode::Uninstall)
+            install_hook::run(ui, vault, a.common, crate::clients::Mode::Uninstall)
         }
-        Command::InstallGitHooks(args) => githooks::run(vault, args),
-        Command::Status(args) => status::run(vault, args),
-        Command::Config(args) => config::run(vault, args),
-        Command::Man(args) => man::run(args),
-        Command::Completions(args) => man::completions(args),
+        Command::InstallGitHooks(args) => githooks::run(ui, vault, args),
+        Command::Status(args) => status::run(ui, vault, args),
+        Command::Config(args) => config::run(ui, vault, args),
+        Command::Man(args) => man::run(ui, args),
+        Command::Completions(args) => man::completions(ui, args),
     };
     match result {
-        Ok(code) => code,
+        Ok(exit) => exit.code(),
         Err(e) => {
-            eprintln!("git-rutter: {e:#}");
-            EXIT_CANNOT_RUN
+            e.report(ui);
+            e.exit_code()
         }
     }
 }
 
-/// Opens the vault's record store, or says why not on stderr and gives the exit status 2
-/// (for commands whose exit 1 means "findings").
-pub fn open_store(vault: &crate::vault::Vault) -> Result<crate::store::Store, i32> {
-    crate::store::Store::open(vault).map_err(|e| {
-        eprintln!("git-rutter: {e}");
-        EXIT_CANNOT_RUN
-    })
+/// Opens the vault's record store; an error is "could not run" (exit 2) and shows the store's
+/// own message (for commands whose exit 1 means "findings").
+pub fn open_store(vault: &crate::vault::Vault) -> Result<crate::store::Store, CommandError> {
+    crate::store::Store::open(vault).map_err(cannot_run)
 }
 
-/// Writes to stdout; a closed pipe (`git rutter recent | head`) is not an error.
-pub fn print(text: &str) -> anyhow::Result<()> {
-    write_stdout(&crate::records::text::terminal_safe(text))
+/// The filter flags `recent` and `log` share.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FilterArgs {
+    /// Only entries whose summary, project or cited paths hold every word of TEXT
+    /// (case-insensitive); repeatable, and every word of every --grep must match.
+    #[arg(long, value_name = "TEXT")]
+    pub grep: Vec<String>,
+    /// Only entries from this date on, as `git log --since` reads it: a day (YYYY-MM-DD, the
+    /// whole day), a day and time, Nd / Nw for N days or weeks ago (`0d` is today only), or
+    /// git's words (`yesterday`, `"3 days ago"`, `2.weeks.ago`). Days are local unless --utc.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only entries up to this date (a day counts whole); the forms of --since.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
 }
 
-/// As [`print`], with `paint` (from [`color`]) applied to the terminal-safe text, so only our
-/// own escapes reach the terminal.
-pub fn print_painted(text: &str, paint: impl Fn(&str) -> String) -> anyhow::Result<()> {
-    write_stdout(&paint(&crate::records::text::terminal_safe(text)))
-}
-
-/// Prints `value` as pretty JSON, characters a terminal would act on written as `\uXXXX`.
-pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(value)?;
-    write_stdout(&crate::records::text::json_terminal_safe(&json))
-}
-
-/// Like [`print_painted`], without the final newline: the first part of an answer printed in
-/// parts (cut between whole items, so no mark and no `\r\n` is split).
-pub fn print_part(text: &str, paint: impl Fn(&str) -> String) -> anyhow::Result<()> {
-    write_out(&paint(&crate::records::text::terminal_safe(text)), "")
-}
-
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    write_out(text, "\n")
-}
-
-fn write_out(text: &str, end: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match write!(out, "{text}{end}").and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
+impl FilterArgs {
+    /// The filter of `--grep`, `--since` and `--until`; a bad date is a usage error naming the
+    /// forms it takes.
+    pub fn filter(
+        &self,
+        now: crate::clock::Instant,
+        clock: &crate::clock::Clock,
+    ) -> Result<crate::records::filter::EntryFilter, CommandError> {
+        let f = crate::records::filter::parse_bounds(
+            self.since.as_deref(),
+            self.until.as_deref(),
+            now,
+            clock,
+        )
+        .map_err(cannot_run)?;
+        Ok(f.with_words(&self.grep))
     }
-}
-
-/// The filter of `--grep`, `--since` and `--until` (shared by `recent` and `log`); a bad date is
-/// a usage error naming the forms it takes.
-pub fn entry_filter(
-    grep: &[String],
-    since: Option<&str>,
-    until: Option<&str>,
-    now: crate::clock::Instant,
-    clock: &crate::clock::Clock,
-) -> anyhow::Result<crate::records::filter::EntryFilter> {
-    let f = crate::records::filter::parse_bounds(since, until, now, clock)
-        .map_err(anyhow::Error::msg)?;
-    Ok(f.with_words(grep))
 }
 
 /// Resolves the vault for an interactive command (may use the current repository), naming it on
 /// stderr when the user, standing in another repository, may not expect it.
-pub fn interactive_vault(flag: Option<&std::path::Path>) -> anyhow::Result<crate::vault::Vault> {
+pub fn interactive_vault(
+    ui: &mut Ui,
+    flag: Option<&std::path::Path>,
+) -> anyhow::Result<crate::vault::Vault> {
     let vault = crate::vault::resolve(flag, true)?;
     if let Some(notice) = crate::vault::surprise_notice(&vault) {
-        eprintln!("{notice}");
+        ui.warn(notice);
     }
     Ok(vault)
 }

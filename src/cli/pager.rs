@@ -1,22 +1,19 @@
 //! The pager, as git runs one: long output on a terminal goes through `GIT_PAGER`, else git
 //! config `core.pager`, else `PAGER`, else `less` (with `LESS=FRX`, so a short answer prints and
 //! exits as if there were no pager). Only when stdout is a terminal and `--no-pager` was not
-//! given; an empty pager or `cat` means none. stdout (fd 1) is pointed at the pager's stdin, so
-//! every print reaches it; stderr stays on the terminal.
+//! given ([`super::ui::Ui::start_pager`] decides that); an empty pager or `cat` means none. The
+//! command's stdout handle becomes the pager's stdin; stderr stays on the terminal, and no
+//! process the command starts inherits the pager's input.
 
-use std::io::{IsTerminal, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 
-/// A running pager; [`Pager::finish`] closes its input and waits for the user to quit it.
+/// A running pager; [`Pager::wait`] (after its input was closed) waits for the user to quit it.
 pub struct Pager {
     child: Child,
 }
 
-/// Starts the pager for a command whose output may be long, if one applies.
-pub fn start(no_pager: bool) -> Option<Pager> {
-    if no_pager || !std::io::stdout().is_terminal() {
-        return None;
-    }
+/// Starts the pager git's rules name, if any: the pager and the pipe to its stdin.
+pub fn start() -> Option<(Pager, ChildStdin)> {
     let command = pager_command()?;
     let mut child = Command::new("sh")
         .args(["-c", &command])
@@ -28,23 +25,19 @@ pub fn start(no_pager: bool) -> Option<Pager> {
         .stdin(Stdio::piped())
         .spawn()
         .ok()?;
-    let input = child.stdin.take()?;
-    if rustix::stdio::dup2_stdout(&input).is_err() {
-        let _ = child.kill();
-        let _ = child.wait();
-        return None;
+    match child.stdin.take() {
+        Some(input) => Some((Pager { child }, input)),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
     }
-    Some(Pager { child })
 }
 
 impl Pager {
-    /// Flushes stdout, closes the pager's input (stdout then points at /dev/null) and waits for
-    /// the pager to exit.
-    pub fn finish(mut self) {
-        let _ = std::io::stdout().flush();
-        if let Ok(null) = std::fs::File::options().write(true).open("/dev/null") {
-            let _ = rustix::stdio::dup2_stdout(&null);
-        }
+    /// Waits for the pager to exit; its input must be closed first.
+    pub fn wait(mut self) {
         let _ = self.child.wait();
     }
 }

@@ -1,9 +1,10 @@
 //! A progress line on stderr for work that may take more than a second (the first index build,
 //! `init` adopting years of day files, `verify --full`): nothing for quick work, one line saying
 //! what is happening once a second has passed, and how long it took at the end. Only on a
-//! terminal; scripts and hooks see nothing.
+//! terminal (the command's [`Ui`] says whether stderr is one); scripts, hooks and tests see
+//! nothing. The line is written to the process's stderr from a thread of its own.
 
-use std::io::IsTerminal;
+use super::ui::Ui;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -31,9 +32,9 @@ pub struct Progress {
 impl Progress {
     /// Starts watching: `what` ("building the search index (first run)") is printed to stderr
     /// if the work is still running a second from now and stderr is a terminal.
-    pub fn start(what: &str) -> Progress {
+    pub fn start(ui: &Ui, what: &str) -> Progress {
         let started = Instant::now();
-        if !std::io::stderr().is_terminal() {
+        if !ui.stderr_is_terminal() {
             return Progress {
                 done: None,
                 shown: None,
@@ -58,9 +59,9 @@ impl Progress {
     }
 
     /// Starts watching a first index build when `vault` has no index yet.
-    pub fn index_build(vault: &crate::vault::Vault) -> Option<Progress> {
+    pub fn index_build(ui: &Ui, vault: &crate::vault::Vault) -> Option<Progress> {
         let (path, _) = crate::index::location(vault);
-        (!path.exists()).then(|| Progress::start("building the search index (first run)"))
+        (!path.exists()).then(|| Progress::start(ui, "building the search index (first run)"))
     }
 }
 

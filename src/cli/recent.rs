@@ -1,11 +1,13 @@
 //! `git rutter recent`: what was I working on lately?
 
+use super::color::Palette;
+use super::{CommandResult, Exit, FilterArgs, Ui};
 use crate::clock;
 use crate::index::short_ids::ShortIds;
 use crate::index::{Index, IndexError};
 use crate::recall::{self, recent, refs, render};
 use crate::records::NoteRef;
-use std::io::Write as _;
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Show recent sessions, newest first, each step with its date, project and cited notes.
@@ -28,18 +30,8 @@ pub struct Args {
     #[arg(short = 'n', long = "count", value_name = "N", conflicts_with = "count",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub n: Option<u32>,
-    /// Only entries whose summary, project or cited paths hold every word of TEXT
-    /// (case-insensitive); repeatable, and every word of every --grep must match.
-    #[arg(long, value_name = "TEXT")]
-    pub grep: Vec<String>,
-    /// Only entries from this date on, as `git log --since` reads it: a day (YYYY-MM-DD, the
-    /// whole day), a day and time, Nd / Nw for N days or weeks ago (`0d` is today only), or
-    /// git's words (`yesterday`, `"3 days ago"`, `2.weeks.ago`). Days are local unless --utc.
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-    /// Only entries up to this date (a day counts whole); the forms of --since.
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Only entries from the last N days (today counts, so N+1 calendar days; local unless
     /// --utc).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -68,18 +60,14 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let now = clock::now();
     let days = clock::Clock::for_flag(args.utc);
-    let filter = super::entry_filter(
-        &args.grep,
-        args.since.as_deref(),
-        args.until.as_deref(),
-        now,
-        &days,
-    )?
-    .of_client(args.client.as_deref());
-    let vault = super::interactive_vault(vault.as_deref())?;
+    let filter = args
+        .filter
+        .filter(now, &days)?
+        .of_client(args.client.as_deref());
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let query = recent::Query {
         window_days: args.days,
         count: if args.all {
@@ -96,33 +84,33 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         filter,
         clock: days,
     };
-    let building = super::progress::Progress::index_build(&vault);
+    let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
     if args.all && !args.json {
         drop(building);
-        return print_all(&vault, &mut index, query, now);
+        return print_all(ui, &vault, &mut index, query, now);
     }
     let answer = recent::read(&vault, &mut index, &query, now)?;
     drop(building);
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
-        eprintln!("{}", no_record_note(&vault));
+        ui.warn(no_record_note(&vault));
     }
     let describer = refs::Shown::new(&index);
     let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
     if args.json {
-        super::print_json(&json(&vault.root, &answer.recent, &shown))?;
+        ui.print_json(&json(&vault.root, &answer.recent, &shown))?;
     } else {
         let short = ShortIds::lookups(&index);
         let look = render::Look {
             clock: clock::Clock::for_flag(args.utc),
             ids: Some(&|id| short.short(id)),
         };
-        super::print_painted(
+        ui.print_painted(
             &render::cli(&answer.recent, &shown, answer.record, &look),
-            super::color::marks,
+            Palette::marks,
         )?;
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }
 
 /// Sessions `recent --all` prints before it reads the rest: a screen's worth.
@@ -135,15 +123,16 @@ const FIRST_SCREEN: usize = 20;
 /// `recent_all_prints_what_a_count_of_every_session_prints`); a capture landing between the two
 /// reads is left for the next `recent` (it would be newer than the first screen).
 fn print_all(
+    ui: &mut Ui,
     vault: &crate::vault::Vault,
     index: &mut Index,
     mut query: recent::Query,
     now: clock::Instant,
-) -> anyhow::Result<i32> {
+) -> CommandResult {
     query.count = Some(FIRST_SCREEN);
     let first = recent::read(vault, index, &query, now)?;
     if !first.record && matches!(first.recent, recent::Recent::Sessions(_)) {
-        eprintln!("{}", no_record_note(vault));
+        ui.warn(no_record_note(vault));
     }
     let head = match &first.recent {
         recent::Recent::Sessions(s) if s.len() == FIRST_SCREEN => s,
@@ -156,14 +145,15 @@ fn print_all(
                 clock: query.clock.clone(),
                 ids: Some(&|id| short.short(id)),
             };
-            super::print_painted(
+            ui.print_painted(
                 &render::cli(&first.recent, &shown, first.record, &look),
-                super::color::marks,
+                Palette::marks,
             )?;
-            return Ok(super::EXIT_OK);
+            return Ok(Exit::Clean);
         }
     };
-    let mut out = Painted::new();
+    let palette = ui.palette();
+    let mut out = Painted::new(ui.stdout(), palette);
     let mut text = {
         let describer = refs::Shown::new(index);
         let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
@@ -209,32 +199,31 @@ fn print_all(
     render::push_cli_hint(&mut text, deleted, first.record);
     match out.text(&text).and_then(|_| out.finish("\n")) {
         Err(e) => quiet_on_broken_pipe(e),
-        Ok(()) => Ok(super::EXIT_OK),
+        Ok(()) => Ok(Exit::Clean),
     }
 }
 
 /// A reader that stopped reading (`| head`) is not an error; anything else is.
-fn quiet_on_broken_pipe(e: std::io::Error) -> anyhow::Result<i32> {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Ok(super::EXIT_OK)
-    } else {
-        Err(e.into())
-    }
+fn quiet_on_broken_pipe(e: std::io::Error) -> CommandResult {
+    super::ui::quiet_on_broken_pipe(Err(e))?;
+    Ok(Exit::Clean)
 }
 
-/// Text printed in parts as [`super::print_painted`] prints it whole: made terminal-safe and
-/// painted, through one buffer over the locked stdout. Parts must be cut between whole lines of
-/// an answer (so no mark is split); a `\r` ending a part waits for the next, as
+/// Text printed in parts as [`Ui::print_painted`] prints it whole: made terminal-safe and
+/// painted, through one buffer over the command's stdout. Parts must be cut between whole lines
+/// of an answer (so no mark is split); a `\r` ending a part waits for the next, as
 /// `terminal_safe` keeps a `\r` only before a `\n`.
-struct Painted {
-    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+struct Painted<'a> {
+    out: std::io::BufWriter<&'a mut dyn Write>,
+    palette: Palette,
     carried_cr: bool,
 }
 
-impl Painted {
-    fn new() -> Painted {
+impl<'a> Painted<'a> {
+    fn new(out: &'a mut dyn Write, palette: Palette) -> Painted<'a> {
         Painted {
-            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            out: std::io::BufWriter::with_capacity(1 << 16, out),
+            palette,
             carried_cr: false,
         }
     }
@@ -252,7 +241,7 @@ impl Painted {
             part = rest;
         }
         let safe = crate::records::text::terminal_safe(part);
-        self.out.write_all(super::color::marks(&safe).as_bytes())
+        self.out.write_all(self.palette.marks(&safe).as_bytes())
     }
 
     /// Sends what is buffered.

@@ -1,5 +1,6 @@
 //! `git rutter reindex`: bring the index up to date and run the identity pass.
 
+use super::{CommandResult, Exit, Ui};
 use crate::index::Index;
 use crate::recall::reindex::{self, Mode};
 use std::path::PathBuf;
@@ -21,12 +22,13 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let vault = super::interactive_vault(vault.as_deref())?;
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let started = std::time::Instant::now();
     // A reindex reads every note: the line covers opening and the whole pass, first run or not.
-    let building = super::progress::Progress::index_build(&vault)
-        .unwrap_or_else(|| super::progress::Progress::start("reindexing the notes and records"));
+    let building = super::progress::Progress::index_build(ui, &vault).unwrap_or_else(|| {
+        super::progress::Progress::start(ui, "reindexing the notes and records")
+    });
     let mut index = Index::open(&vault, args.force)?;
     let rebuilt_on_open = index.built.is_some();
     let report = reindex::refresh(
@@ -42,30 +44,32 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     } else {
         n.indexed
     };
-    super::print(&format!(
+    ui.print(&format!(
         "[rutter] reindex complete: {total} notes indexed, {} skipped, {}ms",
         n.skipped,
         started.elapsed().as_millis()
     ))?;
-    super::print(&format!("  vault: {}", vault.root.display()))?;
-    super::print(&format!("  index: {}", index.path().display()))?;
+    ui.print(&format!("  vault: {}", vault.root.display()))?;
+    ui.print(&format!("  index: {}", index.path().display()))?;
     if let Some(why) = &index.built {
-        super::print(&format!("  built: {why}"))?;
+        ui.print(&format!("  built: {why}"))?;
     } else if !args.force {
-        super::print(&format!(
+        ui.print(&format!(
             "  changed: {} note(s) re-read, {} removed, {} day file(s) re-read",
             n.changed, n.removed, report.entries.files_read
         ))?;
     }
     if let Some(id) = &report.identity {
         let entries = if id.appended == 1 { "entry" } else { "entries" };
-        eprintln!(
+        ui.warn(format_args!(
             "[rutter] identity pass: {} dead ref(s) checked, {} bound, {} unresolved, {} ledger {entries} appended, {}ms",
             id.dead, id.bound, id.unresolved, id.appended, id.elapsed_ms
-        );
+        ));
         if let Some(p) = &id.problem {
-            eprintln!("[rutter] identity pass: new bindings were not recorded: {p}");
+            ui.warn(format_args!(
+                "[rutter] identity pass: new bindings were not recorded: {p}"
+            ));
         }
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }

@@ -1,5 +1,6 @@
 //! `git rutter restore`: put committed record files back.
 
+use super::{cannot_run, CommandResult, Exit, Ui};
 use crate::clock;
 use crate::lock::Lock;
 use crate::store::restore::Restored;
@@ -21,27 +22,27 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    if let Some(d) = &args.day {
-        anyhow::ensure!(clock::is_day(d), "{d} is not a date (YYYY-MM-DD)");
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    if let Some(d) = args.day.as_deref().filter(|d| !clock::is_day(d)) {
+        return Err(cannot_run(format!("{d} is not a date (YYYY-MM-DD)")));
     }
-    let vault = super::interactive_vault(vault.as_deref())?;
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     let _lock = Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT)?;
     let done = store.restore(args.day.as_deref(), clock::now())?;
     if done.is_empty() {
-        super::print("nothing to restore: every committed record file is intact")?;
+        ui.print("nothing to restore: every committed record file is intact")?;
     }
     for r in done {
         match r {
             Restored::Recreated(p) => {
-                super::print(&format!("restored {p} from refs/rutter/records"))?
+                ui.print(&format!("restored {p} from refs/rutter/records"))?
             }
-            Restored::Replaced(p, aside) => super::print(&format!(
+            Restored::Replaced(p, aside) => ui.print(&format!(
                 "restored {p}; the changed file was moved to {}",
                 aside.display()
             ))?,
         }
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }

@@ -1,5 +1,6 @@
 //! `git rutter retract`: take a mistaken entry out of recall without rewriting the record.
 
+use super::{cannot_run, user_error, CommandResult, Exit, Ui};
 use crate::capture::sanitize::{inert_line, SUMMARY_MAX_CHARS};
 use crate::clock;
 use crate::index::entries::Scope;
@@ -34,40 +35,50 @@ pub struct Args {
     pub json: bool,
 }
 
+/// The hint of a refusal that names no entry the record holds.
+const LOG_LISTS: &str = "`git rutter log` lists the entries.";
+
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let given = args.entry.as_str();
     if !is_entry_id(given) && !short_ids::is_short_id(given) {
-        eprintln!("git-rutter: {given:?} is not an entry id (one looks like 20261130T073141112Z, or its first 15 characters as `recent` shows it); `git rutter log` lists them.");
-        return Ok(super::EXIT_FINDING);
+        return Err(user_error(format!("{given:?} is not an entry id (one looks like 20261130T073141112Z, or its first 15 characters as `recent` shows it); `git rutter log` lists them.")));
     }
     let reason = inert_line(&args.reason, SUMMARY_MAX_CHARS);
-    anyhow::ensure!(
-        !reason.is_empty(),
-        "the reason is empty; say why the entry is retracted with --reason TEXT."
-    );
-    let vault = super::interactive_vault(vault.as_deref())?;
+    if reason.is_empty() {
+        return Err(cannot_run(
+            "the reason is empty; say why the entry is retracted with --reason TEXT.",
+        ));
+    }
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
-    let building = super::progress::Progress::index_build(&vault);
+    let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
     record::refresh(&vault, &mut index, Scope::Quick(&[]))?;
     drop(building);
     let id = match short_ids::resolve(&index, given)? {
         Resolved::One(id) => id,
         Resolved::None => {
-            eprintln!("git-rutter: no entry id starts with {given}; nothing was retracted. `git rutter log` lists the entries.");
-            return Ok(super::EXIT_FINDING);
+            return Err(user_error(format!(
+                "no entry id starts with {given}; nothing was retracted."
+            ))
+            .hinted(LOG_LISTS))
         }
         Resolved::Many(ids) => {
-            eprintln!("git-rutter: {given} is the start of several entry ids ({}); nothing was retracted. Give more of the id.", ids.join(", "));
-            return Ok(super::EXIT_FINDING);
+            return Err(user_error(format!(
+                "{given} is the start of several entry ids ({}); nothing was retracted.",
+                ids.join(", ")
+            ))
+            .hinted("Give more of the id."))
         }
     };
     let id = id.as_str();
     let Some(found) = index.entry_by_id(id)? else {
-        eprintln!("git-rutter: no entry {id} in refs/rutter/records or the pending journal; nothing was retracted. `git rutter log` lists the entries.");
-        return Ok(super::EXIT_FINDING);
+        return Err(user_error(format!(
+            "no entry {id} in refs/rutter/records or the pending journal; nothing was retracted."
+        ))
+        .hinted(LOG_LISTS));
     };
     let holders = index.entries_with_id(id)?;
     if holders.len() > 1 {
@@ -75,51 +86,61 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
             .iter()
             .map(|(file, summary)| format!("{file}.md: {summary:?}"))
             .collect();
-        eprintln!("git-rutter: {} recorded entries carry the id {id} ({}); a retraction names one id, so it would take back all of them. Nothing was retracted. `git rutter log {id}` shows which commit added each.", holders.len(), named.join("; "));
-        return Ok(super::EXIT_FINDING);
+        return Err(user_error(format!("{} recorded entries carry the id {id} ({}); a retraction names one id, so it would take back all of them. Nothing was retracted.", holders.len(), named.join("; ")))
+            .hinted(format!("`git rutter log {id}` shows which commit added each.")));
     }
     if found.status == Status::Unverified {
-        eprintln!("git-rutter: entry {id} is only in the working day file {}.md, not in the record (unverified); nothing was retracted. `git rutter verify` shows how it got there.", found.day);
-        return Ok(super::EXIT_FINDING);
+        return Err(user_error(format!("entry {id} is only in the working day file {}.md, not in the record (unverified); nothing was retracted.", found.day))
+            .hinted("`git rutter verify` shows how it got there."));
     }
     if let Some(by) = &found.retracted_by {
-        eprintln!(
-            "git-rutter: entry {id} is already retracted (by {} on {}: {}); nothing changed.",
+        return Err(user_error(format!(
+            "entry {id} is already retracted (by {} on {}: {}); nothing changed.",
             by.id, by.day, by.reason
-        );
-        return Ok(super::EXIT_FINDING);
+        )));
     }
     let done = crate::recorder::retract::retract(&store, id, &reason, clock::now())?;
+    // What the warnings say to do next, also in --json.
+    let mut hints: Vec<&str> = Vec::new();
     for path in &done.diverged {
-        eprintln!("git-rutter: {path} was edited after it was committed; the commit keeps the committed bytes. Run `git rutter verify`.");
+        let hint = "Run `git rutter verify`.";
+        ui.warn(format_args!("git-rutter: {path} was edited after it was committed; the commit keeps the committed bytes. {hint}"));
+        if !hints.contains(&hint) {
+            hints.push(hint);
+        }
     }
     if let Some(why) = &done.pending {
-        eprintln!("git-rutter: the retraction is written and journalled but not committed yet ({why}); recall honours it already, and `git rutter commit` commits it.");
+        ui.warn(format_args!("git-rutter: the retraction is written and journalled but not committed yet ({why}); recall honours it already, and `git rutter commit` commits it."));
+        hints.push("`git rutter commit` commits it.");
     }
     let commit = done.commit.map(|c| c.to_string());
     if args.json {
-        super::print_json(&serde_json::json!({
+        let mut value = serde_json::json!({
             "entry": id,
             "summary": found.entry.summary,
             "retraction": done.retraction.id,
             "day": done.day,
             "reason": done.retraction.reason,
             "commit": commit,
-        }))?;
+        });
+        if !hints.is_empty() {
+            value["hints"] = serde_json::json!(hints);
+        }
+        ui.print_json(&value)?;
     } else {
         let at = commit
             .as_deref()
             .map_or("the pending journal".to_string(), |c| {
                 format!("refs/rutter/records as {}", &c[..12])
             });
-        super::print(&format!(
+        ui.print(&format!(
             "retracted {id} ({} {}: {}); recorded in {at}",
             found.day,
             found.entry.hhmmss(),
             found.entry.summary
         ))?;
     }
-    Ok(super::EXIT_OK)
+    Ok(Exit::Clean)
 }
 
 /// An entry id: a compact UTC instant (`20261130T073141112Z`), then any `-suffix` parts of

@@ -1,5 +1,7 @@
 //! `git rutter search`: full-text search over the notes, with prior engagement.
 
+use super::color::Palette;
+use super::{CommandResult, Exit, Ui};
 use crate::index::search::Filters;
 use crate::index::Index;
 use crate::recall::{reindex, search};
@@ -36,14 +38,14 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let vault = super::interactive_vault(vault.as_deref())?;
-    let building = super::progress::Progress::index_build(&vault);
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
+    let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
     let raw = args.query.join(" ");
     let (query, cut) = search::bounded(&raw);
     if let Some(cut) = cut {
-        eprintln!("git-rutter: {cut} Ask with fewer words.");
+        ui.warn(format_args!("git-rutter: {cut} Ask with fewer words."));
     }
     let filters = Filters {
         note_type: args.note_type,
@@ -58,14 +60,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     // The first build reads every note in the first fresh read too: the line covers it.
     drop(building);
     if args.json {
-        super::print_json(&serde_json::json!({ "query": query, "results": results }))?;
+        ui.print_json(&serde_json::json!({ "query": query, "results": results }))?;
     } else {
-        super::print_painted(&search::render(query, &results), super::color::marks)?;
+        ui.print_painted(&search::render(query, &results), Palette::marks)?;
     }
     // As `git grep`: 1 when nothing matched, so a script can tell.
-    Ok(if results.is_empty() {
-        super::EXIT_FINDING
-    } else {
-        super::EXIT_OK
-    })
+    Ok(Exit::findings_if(results.is_empty()))
 }

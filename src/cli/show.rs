@@ -1,5 +1,6 @@
 //! `git rutter show`: one indexed note, whole (get-note).
 
+use super::{user_error, CommandResult, Exit, Ui};
 use crate::index::Index;
 use crate::recall::{reindex, search};
 use std::path::PathBuf;
@@ -21,9 +22,9 @@ pub struct Args {
 }
 
 /// Runs the command; a missing note is exit status 1.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let vault = super::interactive_vault(vault.as_deref())?;
-    let building = super::progress::Progress::index_build(&vault);
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
+    let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
     // From a folder inside the vault a path is relative to it, as git takes paths; the
     // vault-relative path search shows still works there.
@@ -42,24 +43,20 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
     };
     let args = Args { path, ..args };
     if args.json {
-        super::print_json(&serde_json::json!({ "path": args.path, "note": note }))?;
-    } else if note.is_some() {
-        super::print(&without_repeated_title(
-            search::render_note(&args.path, note.as_ref()),
-            note.as_ref(),
-        ))?;
-    } else {
-        // A miss is a message, not output (as `git show` of a missing path): stderr, exit 1.
-        eprintln!(
-            "git-rutter: {}",
-            crate::records::text::terminal_safe(&search::render_note(&args.path, None))
-        );
+        ui.print_json(&serde_json::json!({ "path": args.path, "note": note }))?;
+        return Ok(Exit::findings_if(note.is_none()));
     }
-    Ok(if note.is_some() {
-        super::EXIT_OK
-    } else {
-        super::EXIT_FINDING
-    })
+    if note.is_none() {
+        // A miss is a message, not output (as `git show` of a missing path): stderr, exit 1.
+        return Err(user_error(crate::records::text::terminal_safe(
+            &search::render_note(&args.path, None),
+        )));
+    }
+    ui.print(&without_repeated_title(
+        search::render_note(&args.path, note.as_ref()),
+        note.as_ref(),
+    ))?;
+    Ok(Exit::Clean)
 }
 
 /// The note as `librarian-get-note` gives it, less its `# Title` header when the body starts

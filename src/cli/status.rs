@@ -2,6 +2,8 @@
 //! and the last hook runs, then what is wrong and what to do. The gathering is
 //! [`crate::status`]; this file prints it.
 
+use super::color::Palette;
+use super::{CommandResult, Exit, Ui};
 use crate::capture::runlog::Run;
 use crate::clock::{self, Instant};
 use crate::status::{self, show_time, ClientInfo, Inputs, Status};
@@ -37,13 +39,13 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if args.ack_runs {
         let file = status::runs::acknowledge(clock::now())?;
-        eprintln!(
+        ui.warn(format_args!(
             "git-rutter: failed hook runs logged until now are acknowledged (in {}).",
             file.display()
-        );
+        ));
     }
     let ctx = super::install_hook::context(None).ok();
     let now = clock::now();
@@ -55,14 +57,11 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         clock: clock.clone(),
     });
     if args.json {
-        super::print_json(&status)?;
+        ui.print_json(&status)?;
     } else {
-        super::print_painted(&render(&status, &Times { now, clock }), paint)?;
+        ui.print_painted(&render(&status, &Times { now, clock }), paint)?;
     }
-    Ok(match status.healthy {
-        true => super::EXIT_OK,
-        false => super::EXIT_FINDING,
-    })
+    Ok(Exit::findings_if(!status.healthy))
 }
 
 /// When status looks, and how it shows times.
@@ -71,16 +70,15 @@ pub struct Times {
     pub clock: clock::Clock,
 }
 
-/// The human form: one line per item, findings at the end.
 /// The findings' heading and each finding's sentence painted.
-fn paint(text: &str) -> String {
+fn paint(color: &Palette, text: &str) -> String {
     let lines: Vec<String> = text
         .lines()
         .map(|l| {
             if l.starts_with("findings (") {
-                super::color::paint(super::color::BOLD_RED, l)
+                color.paint(super::color::BOLD_RED, l)
             } else if let Some(finding) = l.strip_prefix("  - ") {
-                format!("  - {}", super::color::paint(super::color::RED, finding))
+                format!("  - {}", color.paint(super::color::RED, finding))
             } else {
                 l.to_string()
             }
@@ -89,6 +87,7 @@ fn paint(text: &str) -> String {
     lines.join("\n")
 }
 
+/// The human form: one line per item, findings at the end.
 pub fn render(s: &Status, t: &Times) -> String {
     let mut out = Vec::new();
     vault_lines(s, &mut out);

@@ -1,5 +1,6 @@
 //! `git rutter sync`: one record across machines through a git remote you own.
 
+use super::{CommandError, CommandResult, ErrorKind, Exit, Ui};
 use crate::clock;
 use crate::sync::{Action, SyncError, SyncReport};
 use std::path::PathBuf;
@@ -40,72 +41,66 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let vault = super::interactive_vault(vault.as_deref())?;
-    let store = match super::open_store(&vault) {
-        Ok(s) => s,
-        Err(code) => return Ok(code),
-    };
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
+    let store = super::open_store(&vault)?;
     if let (true, Some(remote)) = (args.setup, args.remote.as_deref()) {
-        match crate::sync::setup::setup_sync(&store, remote, args.force) {
-            Ok(r) => {
-                let url = r.url.map(|u| format!(" ({u})")).unwrap_or_default();
-                eprintln!("git-rutter: {remote}{url} is this vault's sync remote (rutter.syncRemote); `git fetch {remote}` now brings its records too.");
-                if !r.forced_over.is_empty() {
-                    eprintln!(
-                        "git-rutter: --force: syncing although {remote} holds commits by {}.",
-                        r.forced_over.join(", ")
-                    );
-                }
-            }
-            Err(e) => return Ok(refusal(&e)),
+        let r = crate::sync::setup::setup_sync(&store, remote, args.force).map_err(refusal)?;
+        let url = r.url.map(|u| format!(" ({u})")).unwrap_or_default();
+        ui.warn(format_args!("git-rutter: {remote}{url} is this vault's sync remote (rutter.syncRemote); `git fetch {remote}` now brings its records too."));
+        if !r.forced_over.is_empty() {
+            ui.warn(format_args!(
+                "git-rutter: --force: syncing although {remote} holds commits by {}.",
+                r.forced_over.join(", ")
+            ));
         }
     }
-    let remote = match crate::sync::sync_remote(&store, args.remote.as_deref()) {
-        Ok(r) => r,
-        Err(e) => return Ok(refusal(&e)),
-    };
+    let remote = crate::sync::sync_remote(&store, args.remote.as_deref()).map_err(refusal)?;
     let report = match crate::sync::sync(&store, &remote, clock::now()) {
         Ok(r) => r,
         Err(e @ SyncError::Refused { .. }) if args.json => {
-            super::print_json(&refused_json(&e))?;
-            return Ok(refusal(&e));
+            ui.print_json(&refused_json(&e))?;
+            return Err(refusal(e));
         }
-        Err(e) => return Ok(refusal(&e)),
+        Err(e) => return Err(refusal(e)),
     };
-    refresh_dedupe(&vault, &report);
+    refresh_dedupe(ui, &vault, &report);
     if report.after != report.before {
-        refresh_index(&vault);
+        refresh_index(ui, &vault);
     }
     if args.json {
-        super::print_json(&json(&report))?;
+        let mut value = json(&report);
+        let hints = hints(&report);
+        if !hints.is_empty() {
+            value["hints"] = serde_json::json!(hints);
+        }
+        ui.print_json(&value)?;
     } else {
-        super::print(&human(&report))?;
+        ui.print(&human(&report))?;
     }
-    warnings(&report);
-    Ok(if report.refused.is_some() || report.gave_up {
-        super::EXIT_FINDING
-    } else {
-        super::EXIT_OK
-    })
+    warnings(ui, &report);
+    Ok(Exit::findings_if(
+        report.refused.is_some() || report.gave_up,
+    ))
 }
 
-/// Prints why sync did not run; a refusal the user can fix is 1, anything else 2.
-fn refusal(e: &SyncError) -> i32 {
-    eprintln!("git-rutter: {e}.");
-    match e {
+/// Why sync did not run, as the store says it (with a final period); a refusal the user can
+/// fix is exit 1, anything else 2.
+fn refusal(e: SyncError) -> CommandError {
+    let kind = match e {
         SyncError::NoRemote
         | SyncError::UnknownRemote(_)
         | SyncError::NotConfigured(_)
         | SyncError::NoRecords
         | SyncError::Refused { .. }
-        | SyncError::Shared(_) => super::EXIT_FINDING,
-        _ => super::EXIT_CANNOT_RUN,
-    }
+        | SyncError::Shared(_) => ErrorKind::User,
+        _ => ErrorKind::CannotRun,
+    };
+    CommandError::new(kind, format!("{e}."))
 }
 
 /// Day files sync rewrote no longer only grew: the dedupe cache reads them again whole.
-fn refresh_dedupe(vault: &crate::vault::Vault, report: &SyncReport) {
+fn refresh_dedupe(ui: &mut Ui, vault: &crate::vault::Vault, report: &SyncReport) {
     let names: Vec<String> = report
         .checkout
         .updated
@@ -117,14 +112,16 @@ fn refresh_dedupe(vault: &crate::vault::Vault, report: &SyncReport) {
     }
     crate::capture::dedupe::DedupeCache::forget(&vault.worktree_state_dir(), &names);
     if let Err(e) = crate::capture::dedupe::DedupeCache::warm(vault) {
-        eprintln!("git-rutter: the dedupe cache will be rebuilt by the next capture ({e}).");
+        ui.warn(format_args!(
+            "git-rutter: the dedupe cache will be rebuilt by the next capture ({e})."
+        ));
     }
 }
 
 /// Brings the index and the identity projection up to date with what sync brought (bindings
 /// confirmed on another machine take effect here at once); a failure only delays that to the
 /// next command that refreshes.
-fn refresh_index(vault: &crate::vault::Vault) {
+fn refresh_index(ui: &mut Ui, vault: &crate::vault::Vault) {
     use crate::recall::reindex::{self, Mode};
     // No index yet: the first command that needs one builds it (a cold build is seconds on a
     // large vault, not sync's to pay).
@@ -134,7 +131,9 @@ fn refresh_index(vault: &crate::vault::Vault) {
     let refreshed = crate::index::Index::open(vault, false)
         .and_then(|mut index| reindex::refresh(vault, &mut index, Mode::Auto, false));
     if let Err(e) = refreshed {
-        eprintln!("git-rutter: the index will catch up with the synced records later ({e}).");
+        ui.warn(format_args!(
+            "git-rutter: the index will catch up with the synced records later ({e})."
+        ));
     }
 }
 
@@ -208,27 +207,48 @@ fn human(r: &SyncReport) -> String {
     out.join("\n")
 }
 
-fn warnings(r: &SyncReport) {
+/// What the warnings of a sync that ran say to do next, each once (`--json` carries them).
+const VERIFY_HINT: &str = "Run `git rutter verify`.";
+const RESTORE_HINT: &str = "The records hold the synced version; `git rutter restore` writes it (an edited file is moved aside, never deleted).";
+const REFUSED_HINT: &str = "Your records are merged here and nothing is lost; fix the remote, then run `git rutter sync` again.";
+const AGAIN_HINT: &str = "Run `git rutter sync` again.";
+
+fn hints(r: &SyncReport) -> Vec<&'static str> {
+    let wanted = [
+        (!r.diverged.is_empty(), VERIFY_HINT),
+        (!r.checkout.left_alone.is_empty(), RESTORE_HINT),
+        (r.refused.is_some(), REFUSED_HINT),
+        (r.gave_up, AGAIN_HINT),
+    ];
+    wanted
+        .into_iter()
+        .filter_map(|(on, hint)| on.then_some(hint))
+        .collect()
+}
+
+fn warnings(ui: &mut Ui, r: &SyncReport) {
     for path in &r.diverged {
-        eprintln!("git-rutter: {path} was edited after it was committed; the records keep the committed bytes. Run `git rutter verify`.");
+        ui.warn(format_args!("git-rutter: {path} was edited after it was committed; the records keep the committed bytes. {VERIFY_HINT}"));
     }
     for (path, why) in &r.checkout.left_alone {
-        eprintln!("git-rutter: left {path} as it is: {why}. The records hold the synced version; `git rutter restore` writes it (an edited file is moved aside, never deleted).");
+        ui.warn(format_args!(
+            "git-rutter: left {path} as it is: {why}. {RESTORE_HINT}"
+        ));
     }
     for problem in &r.unwitnessed {
-        eprintln!("git-rutter: {problem}.");
+        ui.warn(format_args!("git-rutter: {problem}."));
     }
     if let Some(why) = &r.refused {
-        eprintln!(
-            "git-rutter: {} refused the push: {why}. Your records are merged here and nothing is lost; fix the remote, then run `git rutter sync` again.",
+        ui.warn(format_args!(
+            "git-rutter: {} refused the push: {why}. {REFUSED_HINT}",
             r.remote
-        );
+        ));
     }
     if r.gave_up {
-        eprintln!(
-            "git-rutter: {} kept moving while this sync pushed; everything received is merged here. Run `git rutter sync` again.",
+        ui.warn(format_args!(
+            "git-rutter: {} kept moving while this sync pushed; everything received is merged here. {AGAIN_HINT}",
             r.remote
-        );
+        ));
     }
 }
 

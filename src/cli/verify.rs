@@ -1,6 +1,7 @@
 //! `git rutter verify`: prove that no record changed since it was committed.
 
-use super::color;
+use super::color::{self, Palette};
+use super::{CommandResult, Exit, Ui};
 use crate::audit::{finding, Finding, Options, Report};
 use crate::clock;
 use crate::journal::RecordKind;
@@ -44,21 +45,24 @@ pub struct Args {
     pub reason: Option<String>,
 }
 
+/// What to do about a finding that is known and accepted.
+const ACK_HINT: &str = "Acknowledge a known one with `git rutter verify --ack ID --reason TEXT`.";
+
 /// Runs the command.
-pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
-    let vault = super::interactive_vault(vault.as_deref())?;
-    let store = match super::open_store(&vault) {
-        Ok(s) => s,
-        Err(code) => return Ok(code),
-    };
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
+    let store = super::open_store(&vault)?;
     if let (Some(id), Some(reason)) = (&args.ack, &args.reason) {
-        return acknowledge(&store, id, reason);
+        return acknowledge(ui, &store, id, reason);
     }
-    let checking = super::progress::Progress::start(if args.full {
-        "checking the whole history of refs/rutter/records"
-    } else {
-        "checking refs/rutter/records"
-    });
+    let checking = super::progress::Progress::start(
+        ui,
+        if args.full {
+            "checking the whole history of refs/rutter/records"
+        } else {
+            "checking refs/rutter/records"
+        },
+    );
     let report = crate::audit::verify(
         &store,
         Options {
@@ -69,32 +73,20 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> anyhow::Result<i32> {
         },
     )?;
     drop(checking);
-    let text = if args.json {
-        super::print_json(&json(&report))?;
-        String::new()
+    if args.json {
+        ui.print_json(&json(&report))?;
     } else if args.porcelain {
-        report
-            .findings
-            .iter()
-            .map(porcelain)
-            .collect::<Vec<_>>()
-            .join("\n")
+        let text: Vec<String> = report.findings.iter().map(porcelain).collect();
+        if !text.is_empty() {
+            ui.print(&text.join("\n"))?;
+        }
     } else {
-        human(&report, args.full)
-    };
-    if !text.is_empty() && args.porcelain {
-        super::print(&text)?;
-    } else if !text.is_empty() {
-        super::print_painted(&text, paint)?;
+        ui.print_painted(&human(&report, args.full), paint)?;
     }
-    Ok(if report.failed() {
-        super::EXIT_FINDING
-    } else {
-        super::EXIT_OK
-    })
+    Ok(Exit::findings_if(report.failed()))
 }
 
-fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
+fn acknowledge(ui: &mut Ui, store: &Store, id: &str, reason: &str) -> CommandResult {
     let _lock = Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT)?;
     let now = clock::now();
     let line = RecordLine {
@@ -114,8 +106,8 @@ fn acknowledge(store: &Store, id: &str, reason: &str) -> anyhow::Result<i32> {
         .commit
         .map(|c| c.to_string()[..7].to_string())
         .unwrap_or_default();
-    super::print(&format!("acknowledged {id} (committed {commit})"))?;
-    Ok(super::EXIT_OK)
+    ui.print(&format!("acknowledged {id} (committed {commit})"))?;
+    Ok(Exit::Clean)
 }
 
 fn human(r: &Report, full: bool) -> String {
@@ -151,29 +143,29 @@ fn human(r: &Report, full: bool) -> String {
     };
     out.push(match counted.len() {
         0 => format!("verify: clean ({checked}, {pending} pending line(s))."),
-        n => format!("verify: {n} finding(s) ({checked}, {pending} pending line(s)). Acknowledge a known one with `git rutter verify --ack ID --reason TEXT`."),
+        n => format!("verify: {n} finding(s) ({checked}, {pending} pending line(s)). {ACK_HINT}"),
     });
     out.join("\n")
 }
 
 /// The human report with its verdict, finding labels and diffs painted.
-fn paint(text: &str) -> String {
+fn paint(color: &Palette, text: &str) -> String {
     let lines: Vec<String> = text
         .lines()
         .map(|l| {
             if l.starts_with("verify: clean") {
-                color::paint(color::GREEN, l)
+                color.paint(color::GREEN, l)
             } else if l.starts_with("verify: ") {
-                color::paint(color::BOLD_RED, l)
+                color.paint(color::BOLD_RED, l)
             } else if l.starts_with("  ") {
-                color::diff(l)
+                color.diff(l, 2)
             } else if let Some((label, rest)) = l.split_once(": ") {
                 let style = if label == "pending" {
                     color::YELLOW
                 } else {
                     color::BOLD_RED
                 };
-                format!("{}: {rest}", color::paint(style, label))
+                format!("{}: {rest}", color.paint(style, label))
             } else {
                 l.to_string()
             }
@@ -210,11 +202,16 @@ fn porcelain(f: &Finding) -> String {
     )
 }
 
+/// The report as JSON; with findings, `hints` says what to do about a known one.
 fn json(r: &Report) -> serde_json::Value {
-    serde_json::json!({
+    let mut value = serde_json::json!({
         "clean": !r.failed(),
         "tip": r.tip,
         "commits_checked": r.commits_checked,
         "findings": r.findings,
-    })
+    });
+    if r.failed() {
+        value["hints"] = serde_json::json!([ACK_HINT]);
+    }
+    value
 }

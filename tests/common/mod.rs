@@ -2,6 +2,8 @@
 //! vault, the real binary and the real `git`.
 #![allow(dead_code)]
 
+pub mod snap;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

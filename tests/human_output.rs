@@ -1,0 +1,60 @@
+//! Snapshot tests of the human output of `recent`, `log`, `verify`, `status`, `diff`, `retract`
+//! and `sync`: stdout, stderr and exit status pinned together, so every text spec/ spells out is
+//! checked as the user sees it. Review a change with `cargo insta review` (or
+//! `INSTA_UPDATE=always cargo test --test human_output` and read the `.snap` diffs).
+//!
+//! Most run in-process through a `Ui` writing to buffers (`Env::here`); the few that depend on
+//! their own process's HOME (the hook-run log `status` reads) run the binary (`Env::spawned`).
+//! Captures that set a vault up go through the binary, each at its own pinned time.
+
+mod common;
+
+use common::{directive, run_with_stdin, Env};
+
+#[path = "human_output/diff.rs"]
+mod diff;
+#[path = "human_output/log.rs"]
+mod log;
+#[path = "human_output/recent.rs"]
+mod recent;
+#[path = "human_output/retract.rs"]
+mod retract;
+#[path = "human_output/status.rs"]
+mod status;
+#[path = "human_output/sync.rs"]
+mod sync;
+#[path = "human_output/verify.rs"]
+mod verify;
+
+/// A vault with two sessions: `S` (two manual steps on 2026-11-30, the second citing a note) and
+/// `T` (one step Claude Code's Stop hook captured from its transcript on 2026-12-01, in the
+/// project `myproj`).
+pub fn two_sessions() -> Env {
+    let env = Env::snap_vault();
+    for (ts, summary, refs) in [
+        (
+            "2026-11-30T10:00:00.000Z",
+            "Chose SQLite for the index.",
+            &[][..],
+        ),
+        (
+            "2026-11-30T10:20:00.000Z",
+            "Kept the schema in one file.",
+            &["Notes/a.md"][..],
+        ),
+    ] {
+        let r = env.capture_at(ts, summary, refs);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let payload = env.transcript_payload(
+        "t",
+        "T",
+        &directive("Moved the docs to one folder.", &["Notes/b.md"]),
+    );
+    let mut c = env.cmd();
+    c.env("RUTTER_TIMESTAMP", "2026-12-01T08:00:00.000Z")
+        .args(["capture", "--client", "claude"]);
+    let r = run_with_stdin(&mut c, &payload);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    env
+}
