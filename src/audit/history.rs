@@ -383,7 +383,7 @@ pub fn changed_ids(path: &str, old: &[u8], new: &[u8]) -> Vec<String> {
             .collect();
     }
     match day_of(path) {
-        Some(day) => crate::records::status::changed_ids(day, old, new),
+        Some(day) => crate::records::standing::changed_ids(day, old, new),
         None => vec![],
     }
 }

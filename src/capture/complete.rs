@@ -10,7 +10,7 @@ use crate::fsx::{Dir, FsError};
 use crate::journal::{Journal, PendingAppend, RecordKind};
 use crate::recorder::append::append_line;
 use crate::recorder::Journalling;
-use crate::records::status::contains_line;
+use crate::records::standing::contains_line;
 use crate::records::{dayfile, ledger, line, paths, Entry};
 use crate::store::Store;
 use crate::vault::Vault;

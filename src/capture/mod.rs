@@ -13,8 +13,8 @@ pub mod directive;
 pub mod markdown;
 pub mod optout;
 pub mod payload;
-pub mod refs;
 mod report;
+pub mod resolve;
 pub mod runlog;
 pub mod sanitize;
 pub mod transcript;
@@ -187,13 +187,13 @@ fn draft(
         out.push(format!("{P} empty summary; no entry written."));
         return None;
     }
-    let resolution = refs::resolve_refs(&vault.root, &directive.refs);
+    let resolution = resolve::resolve_refs(&vault.root, &directive.refs);
     for (raw, why) in &resolution.rejected {
-        if let refs::Rejection::TooLarge(n) = why {
+        if let resolve::Rejection::TooLarge(n) = why {
             out.push(format!(
                 "{P} cited note {raw} is {} MiB, over the {} MiB a capture reads; it was left out of the entry. Cite a smaller note (or a part of it split into its own note).",
                 n.div_ceil(1 << 20),
-                refs::CITED_HASH_MAX_BYTES >> 20
+                resolve::CITED_HASH_MAX_BYTES >> 20
             ));
         }
     }
@@ -233,7 +233,7 @@ const ID_AND_TIME_BYTES: usize = 160;
 
 /// The refs a draft left out, named (at most [`LISTED`] of them), and the duplicates it cited
 /// once.
-fn report_refs(resolution: &refs::RefResolution, out: &mut Vec<String>) {
+fn report_refs(resolution: &resolve::RefResolution, out: &mut Vec<String>) {
     const LISTED: usize = 10;
     if resolution.duplicates > 0 {
         out.push(format!(
@@ -244,18 +244,18 @@ fn report_refs(resolution: &refs::RefResolution, out: &mut Vec<String>) {
     let too_many = resolution
         .rejected
         .iter()
-        .filter(|(_, why)| *why == refs::Rejection::TooMany)
+        .filter(|(_, why)| *why == resolve::Rejection::TooMany)
         .count();
     if too_many > 0 {
         out.push(format!(
             "{P} {too_many} ref(s) past the first {} notes were left out of the entry.",
-            refs::MAX_REFS
+            resolve::MAX_REFS
         ));
     }
     let raw: Vec<&str> = resolution
         .rejected
         .iter()
-        .filter(|(_, why)| *why != refs::Rejection::TooMany)
+        .filter(|(_, why)| *why != resolve::Rejection::TooMany)
         .map(|(r, _)| r.as_str())
         .collect();
     if raw.is_empty() {

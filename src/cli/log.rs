@@ -6,7 +6,7 @@ use crate::audit::{Finding, Kind, Options};
 use crate::clock::Clock;
 use crate::records::filter::EntryFilter;
 use crate::records::retraction::Retraction;
-use crate::records::status::{self, Status};
+use crate::records::standing::{self, Status};
 use crate::records::{paths, Entry};
 use crate::store::Store;
 use serde::Serialize;
@@ -261,7 +261,7 @@ fn rows(
             .unwrap_or_default();
         let stem = d.clone();
         let d = day_of_stem(d);
-        let record = status::classify(d, bytes.as_deref(), working.as_deref(), &lines);
+        let record = standing::classify(d, bytes.as_deref(), working.as_deref(), &lines);
         for (r, _) in record
             .retractions
             .into_iter()

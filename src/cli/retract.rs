@@ -7,8 +7,8 @@ use crate::index::entries::Scope;
 use crate::index::short_ids::{self, Resolved};
 use crate::index::Index;
 use crate::lock::{self, Lock};
-use crate::recall::record;
-use crate::records::status::Status;
+use crate::recall::source;
+use crate::records::standing::Status;
 use crate::store::Store;
 use std::path::PathBuf;
 
@@ -55,7 +55,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
     let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
-    record::refresh(&vault, &mut index, Scope::Quick(&[]))?;
+    source::refresh(&vault, &mut index, Scope::Quick(&[]))?;
     drop(building);
     let id = match short_ids::resolve(&index, given)? {
         Resolved::One(id) => id,

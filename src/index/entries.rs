@@ -11,7 +11,7 @@
 
 use super::{schema, IndexError};
 use crate::fsx::Dir;
-use crate::records::status::{self, DayRecord, Status};
+use crate::records::standing::{self, DayRecord, Status};
 use crate::records::{fingerprint, paths, Entry};
 use rusqlite::{params, OptionalExtension, Transaction};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -422,7 +422,7 @@ fn unverified_ids(record: &DayRecord) -> BTreeSet<String> {
         .collect()
 }
 
-/// [`status::classify`] with the committed bytes of `blob` read through `src`.
+/// [`standing::classify`] with the committed bytes of `blob` read through `src`.
 fn classify(
     src: &dyn RecordSource,
     day: &str,
@@ -438,7 +438,12 @@ fn classify(
         None => None,
     };
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-    Ok(status::classify(day, committed.as_deref(), working, &lines))
+    Ok(standing::classify(
+        day,
+        committed.as_deref(),
+        working,
+        &lines,
+    ))
 }
 
 /// The days the index holds, with the inputs their rows came from.

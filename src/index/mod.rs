@@ -11,6 +11,7 @@ pub mod complete;
 pub mod entries;
 pub mod fresh;
 pub mod frontmatter;
+pub mod health;
 pub mod identity;
 pub mod notes;
 pub mod reads;
@@ -20,7 +21,6 @@ pub mod schema;
 pub mod search;
 pub mod short_ids;
 pub mod snapshot;
-pub mod status;
 pub mod walk;
 
 use crate::vault::Vault;

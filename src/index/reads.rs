@@ -5,7 +5,7 @@
 use super::identity::Candidate;
 use super::{Index, IndexError};
 use crate::records::filter::EntryFilter;
-use crate::records::status::Status;
+use crate::records::standing::Status;
 use crate::records::{Entry, Step};
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;

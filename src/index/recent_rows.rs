@@ -5,7 +5,7 @@
 use super::reads::entry_conditions;
 use super::{Index, IndexError};
 use crate::records::filter::EntryFilter;
-use crate::records::status::Status;
+use crate::records::standing::Status;
 use std::collections::HashMap;
 
 /// Whether an `entries` row was retracted (an honoured retraction names its id).

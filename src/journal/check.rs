@@ -27,7 +27,7 @@ pub fn check(name: &str, rec: &PendingAppend) -> Result<(), String> {
 /// waits until its line is appended (`capture::complete`); one with it is committed from the
 /// journal, so an edit made before the commit is reported, never laundered (DESIGN §5).
 pub fn appended(working: &[u8], rec: &PendingAppend) -> bool {
-    if crate::records::status::contains_line(working, rec.line.as_bytes()) {
+    if crate::records::standing::contains_line(working, rec.line.as_bytes()) {
         return true;
     }
     rec.kind != RecordKind::Ack

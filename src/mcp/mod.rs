@@ -3,6 +3,6 @@
 
 pub mod frames;
 pub mod freshness;
-pub mod record;
+pub mod record_tool;
 pub mod server;
 pub mod triage;

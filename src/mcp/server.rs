@@ -7,13 +7,13 @@
 //! ([`Freshness`]). stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On
 //! stdin EOF every request already read is answered before the process exits (see
 //! [`Draining`]); every frame is read with a size bound and every request is answered for its
-//! id ([`Frames`]). With `--allow-record` it also serves `librarian-record` ([`super::record`]).
+//! id ([`Frames`]). With `--allow-record` it also serves `librarian-record` ([`super::record_tool`]).
 
 use crate::contract::{instructions_for, user_label};
 use crate::index::{self, Index};
 use crate::mcp::frames::Frames;
 use crate::mcp::freshness::Freshness;
-use crate::mcp::record::{self, Recorder};
+use crate::mcp::record_tool::{self, Recorder};
 use crate::recall::recent::Query;
 use crate::recall::reindex::{self, Mode};
 use crate::recall::tools::{self, ArgError};
@@ -177,7 +177,7 @@ impl Rutter {
             .with_instructions(instructions_for(&label, allow_record));
         let mut tools = tool_list(&label);
         let recorder = allow_record.then(|| {
-            tools.push(record::tool());
+            tools.push(record_tool::tool());
             Arc::new(Recorder::new(vault.root.clone()))
         });
         Rutter {
@@ -245,7 +245,7 @@ impl ServerHandler for Rutter {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        if let (record::NAME, Some(recorder)) = (request.name.as_ref(), &self.recorder) {
+        if let (record_tool::NAME, Some(recorder)) = (request.name.as_ref(), &self.recorder) {
             return record_call(recorder, &args, &context).await;
         }
         // Invalid arguments are tool errors the model can act on, not protocol errors (MCP
@@ -292,14 +292,14 @@ async fn record_call(
     args: &Map<String, Value>,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
-    let directive = match record::directive(args) {
+    let directive = match record_tool::directive(args) {
         Ok(d) => d,
-        Err(e) => return Ok(invalid_arguments(record::NAME, e)),
+        Err(e) => return Ok(invalid_arguments(record_tool::NAME, e)),
     };
     let client = context
         .peer
         .peer_info()
-        .and_then(|info| record::client_label(&info.client_info.name));
+        .and_then(|info| record_tool::client_label(&info.client_info.name));
     let recorder = recorder.clone();
     let done = tokio::task::spawn_blocking(move || recorder.record(directive, client))
         .await

@@ -2,7 +2,7 @@
 //! only, never an MCP tool; appended to the ledger, committed, and effective at once.
 
 use super::reindex::{self, Mode};
-use crate::capture::refs::normalize_ref_path;
+use crate::capture::resolve::normalize_ref_path;
 use crate::clock;
 use crate::index::{Index, IndexError};
 use crate::lock::Lock;

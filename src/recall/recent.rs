@@ -72,7 +72,7 @@ pub fn read(
         // what `reindex` would, so a confirmed binding never reads as unresolved until then.
         super::reindex::refresh(vault, index, super::reindex::Mode::Auto, false)?;
     }
-    let src = super::record::Source::open(vault)?;
+    let src = super::source::Source::open(vault)?;
     index.refresh_records(&src, Scope::Quick(&[]))?;
     let mut recent = from_index(index, q, now)?;
     let days: Vec<String> = match &recent {
@@ -208,7 +208,7 @@ impl Recent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::status::Status;
+    use crate::records::standing::Status;
     use crate::records::{Entry, Workspace};
 
     fn step(day: &str, time: &str, sid: Option<&str>, project: Option<&str>) -> Step {

@@ -54,7 +54,7 @@ pub fn refresh(
     mode: Mode,
     force: bool,
 ) -> Result<Report, IndexError> {
-    let src = super::record::Source::open(vault)?;
+    let src = super::source::Source::open(vault)?;
     let (notes, entries) = if force {
         index.rebuild(&src)?
     } else if mode == Mode::Records {

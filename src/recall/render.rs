@@ -3,7 +3,7 @@
 //! step whose day file is gone ends with the `git rutter restore` hint, once (spec/recall.md).
 
 use super::recent::{Recent, Session, Step};
-use crate::records::status::Status;
+use crate::records::standing::Status;
 use std::fmt::Write as _;
 
 /// The hint after an answer that shows an entry whose day file is missing.

@@ -11,7 +11,7 @@ use crate::index::search::{
     searched_part, Filters, Hit, Note, NoteHead, QUERY_MAX_BYTES, QUERY_MAX_TERMS,
 };
 use crate::index::{Index, IndexError};
-use crate::records::status::Status;
+use crate::records::standing::Status;
 use serde::Serialize;
 
 /// A hit with what past sessions say about it.
@@ -53,7 +53,7 @@ pub fn ensure_records(index: &Index) -> Result<(), IndexError> {
     if index.records()? == Records::NotLoaded {
         let vault = crate::vault::open(index.root(), crate::vault::VaultSource::Flag)
             .map_err(|e| IndexError::Record(e.to_string()))?;
-        let src = super::record::Source::open(&vault)?;
+        let src = super::source::Source::open(&vault)?;
         index.refresh_records(&src, Scope::Full)?;
     }
     Ok(())

@@ -12,7 +12,7 @@ use crate::index::entries::{project_key, Scope};
 use crate::index::reads::Records;
 use crate::index::recent_rows::EntryRow;
 use crate::index::{Index, IndexError};
-use crate::records::status::Status;
+use crate::records::standing::Status;
 use crate::vault::Vault;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -89,7 +89,7 @@ pub fn refresh(vault: &Vault, index: &mut Index) -> Result<bool, IndexError> {
     if index.meta("identity_inputs")?.is_none() {
         super::reindex::refresh(vault, index, super::reindex::Mode::Auto, false)?;
     }
-    let src = super::record::Source::open(vault)?;
+    let src = super::source::Source::open(vault)?;
     index.refresh_records(&src, Scope::Full)?;
     Ok(matches!(index.records()?, Records::Tip(_)))
 }

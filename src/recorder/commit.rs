@@ -8,7 +8,7 @@ use super::compose::compose;
 use crate::clock::Instant;
 use crate::journal::{Journal, JournalRecord, Refused};
 use crate::journal::{PendingAppend, RecordKind};
-use crate::records::status::contains_line;
+use crate::records::standing::contains_line;
 use crate::records::{dayfile, paths};
 use crate::store::commit::{Base, Planned};
 use crate::store::{Oid, Store, StoreError};

@@ -2,7 +2,7 @@
 //! appends, never anything inferred from a diverged working file (DESIGN §5).
 
 use crate::journal::PendingAppend;
-use crate::records::status::contains_line;
+use crate::records::standing::contains_line;
 
 /// The next committed version of one record file.
 #[derive(Debug, PartialEq, Eq)]

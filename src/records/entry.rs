@@ -31,7 +31,7 @@ pub struct Step {
     pub day: String,
     #[serde(flatten)]
     pub entry: Entry,
-    pub status: super::status::Status,
+    pub status: super::standing::Status,
 }
 
 /// A cited note: the path as the client typed it (normalised) and its content fingerprints.

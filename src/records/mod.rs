@@ -10,7 +10,7 @@ pub mod ids;
 pub mod ledger;
 pub mod line;
 pub mod retraction;
-pub mod status;
+pub mod standing;
 pub mod text;
 pub mod v1;
 

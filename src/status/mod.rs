@@ -6,15 +6,15 @@
 
 pub mod clients;
 pub mod findings;
-pub mod record;
+pub mod ref_state;
 pub mod runs;
 
 use crate::capture::runlog::{self, Run};
 use crate::clock::Instant;
-use crate::index::status::{self as index_status, IndexState, Problem};
+use crate::index::health::{self as index_status, IndexState, Problem};
 use crate::vault::{self, Vault, VaultSource};
 use findings::Finding;
-use record::{self as store_status, RecordState};
+use ref_state::{self as store_status, RecordState};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 

@@ -2,20 +2,20 @@
 //! pending journal and adoption of existing records.
 
 pub mod adopt;
-pub mod candidates;
 pub mod clone;
 pub mod cmdline;
 pub mod commit;
 pub mod diffview;
+pub mod evidence;
 pub mod exclude;
 pub mod gitcli;
 pub mod gitenv;
 pub mod graph;
 pub mod guard;
-pub mod history;
 pub mod localconfig;
 pub mod pack;
-pub mod record;
+pub mod reader;
+pub mod renames;
 pub mod restore;
 pub mod settings;
 pub mod sign;

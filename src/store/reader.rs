@@ -116,7 +116,7 @@ impl Store {
                 if let Some(known) = holds.get(&blob) {
                     return Ok(*known);
                 }
-                let found = crate::records::status::contains_line(&trees.blob(blob)?, line);
+                let found = crate::records::standing::contains_line(&trees.blob(blob)?, line);
                 holds.insert(blob, found);
                 Ok(found)
             };

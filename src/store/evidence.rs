@@ -1,8 +1,8 @@
 //! Git's evidence for where a dead reference went, as the identity pass consumes it: finds the
 //! cited blob (recorded, kept in `cited/`, or looked up by sha256 in history for `@1` refs) and
-//! asks [`super::history`] to follow it.
+//! asks [`super::renames`] to follow it.
 
-use super::history::{self, Limits};
+use super::renames::{self, Limits};
 use super::{tree::Trees, Store};
 use git2::Oid;
 use std::collections::HashSet;
@@ -30,7 +30,7 @@ impl Store {
         };
         let blob = blob.or(cited_copy).unwrap_or(Oid::ZERO_SHA1);
         let found =
-            history::rename_candidates(&self.repo, path, blob, cited_copy, Limits::default())?;
+            renames::rename_candidates(&self.repo, path, blob, cited_copy, Limits::default())?;
         Ok(found
             .into_iter()
             .map(|c| (c.path, c.evidence.describe()))
