@@ -117,7 +117,7 @@ fn attributed(mut found: Vec<Finding>, cache: &mut VerifyCache) -> Vec<Finding> 
             continue;
         }
         if let Some(c) = f.entry.as_ref().and_then(|id| cache.entries().get(id)) {
-            f.commit = Some(c[..c.len().min(7)].to_string());
+            f.commit = Some(crate::shortid::short(c));
         }
     }
     found
@@ -415,5 +415,5 @@ pub fn ids(path: &str, bytes: &[u8], whole: bool) -> Vec<String> {
 }
 
 fn short(oid: Oid) -> String {
-    oid.to_string()[..7].to_string()
+    crate::shortid::short(&oid)
 }

@@ -198,5 +198,5 @@ fn check_one(store: &Store, trees: &mut Trees<'_>, oid: Oid) -> Result<(), Intak
 }
 
 fn short(oid: Oid) -> String {
-    oid.to_string()[..7].to_string()
+    crate::shortid::short(&oid)
 }

@@ -41,7 +41,7 @@ pub fn check(
             {
                 let detail = format!(
                     "merge {short} lost lines of {path} from parent {}",
-                    &parent.to_string()[..7]
+                    crate::shortid::short(parent)
                 );
                 findings.push(finding(Kind::MergeLostLines, &path, short, detail));
             }

@@ -76,12 +76,12 @@ fn replaced(store: &Store) -> Result<Vec<Finding>, StoreError> {
         let name = name.as_str();
         let replaced = name.trim_start_matches("refs/replace/");
         let by = target.to_string();
-        let short = &replaced[..replaced.len().min(12)];
+        let short = &crate::shortid::long(&replaced);
         findings.push(Finding::new(
             Kind::ReplacedObject,
             name,
             short,
-            format!("git shows object {short} as {} instead ({name}), so `git show` and `git log -p` of {RECORDS_REF} may display text the record does not hold; verify reads the true objects. See the truth with `git --no-replace-objects log -p {RECORDS_REF}`; remove the replacement with `git replace -d {replaced}`", &by[..by.len().min(12)]),
+            format!("git shows object {short} as {} instead ({name}), so `git show` and `git log -p` of {RECORDS_REF} may display text the record does not hold; verify reads the true objects. See the truth with `git --no-replace-objects log -p {RECORDS_REF}`; remove the replacement with `git replace -d {replaced}`", crate::shortid::long(&by)),
         ));
     }
     Ok(findings)
@@ -134,7 +134,7 @@ fn witnessed(
             *t == tip || history.walked.contains(t) || (!history.complete && Some(*t) == verified);
         let ancestor = known || (!history.complete && follows(store, tip, *t));
         if !ancestor {
-            let short = &t.to_string()[..7];
+            let short = &crate::shortid::short(t);
             let mut f = Finding::new(Kind::RefNotDescendant, RECORDS_REF, short, format!("{RECORDS_REF} does not descend from {short}, a tip git-rutter wrote: history was rewound or replaced"));
             f.commit = Some(short.to_string());
             findings.push(f);
@@ -284,7 +284,7 @@ fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -
             continue;
         }
         let when = crate::clock::from_seconds(*seconds).iso();
-        let (o, n) = (&old.to_string()[..7], &new.to_string()[..7]);
+        let (o, n) = (crate::shortid::short(old), crate::shortid::short(new));
         let mut f = Finding::new(
             Kind::RefRewind,
             RECORDS_REF,
@@ -297,7 +297,7 @@ fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -
     // The newest entry may lie in the accepted prefix when nothing was appended since.
     if let Some(newest) = moves.last().or(raw.last().as_ref()).map(|m| m.1) {
         if newest != tip && !follows(store, tip, newest) {
-            let n = &tip.to_string()[..7];
+            let n = &crate::shortid::short(&tip);
             findings.push(Finding::new(Kind::RefRewind, RECORDS_REF, &format!("unlogged-{n}"), format!("{RECORDS_REF} is at {n}, which the reflog never recorded and which does not descend from its last entry")));
         }
     }

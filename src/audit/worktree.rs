@@ -288,10 +288,7 @@ fn per_entry(
             f.path = Some(path.to_string());
             f.entry = Some(id.clone());
             f.day = day.clone();
-            f.commit = cache
-                .entries()
-                .get(id)
-                .map(|c| c[..c.len().min(7)].to_string());
+            f.commit = cache.entries().get(id).map(crate::shortid::short);
             f.diff = Some(diff.clone());
             f
         })

@@ -93,7 +93,7 @@ pub(super) fn written(
             }
         }
         (Some(_), Some(c), None) => {
-            out.push(format!("{P} committed {} to refs/rutter/records.", &c[..c.len().min(12)]));
+            out.push(format!("{P} committed {} to refs/rutter/records.", crate::shortid::long(c)));
             if let Some(problem) = &w.unwitnessed {
                 out.push(format!("{P} {problem}."));
             }

@@ -86,7 +86,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             "committed {} entr{} to refs/rutter/records as {}",
             out.entries.len(),
             if out.entries.len() == 1 { "y" } else { "ies" },
-            &oid.to_string()[..12]
+            crate::shortid::long(&oid)
         ))?,
         None if sign => match store.seal(clock::now())? {
             Some((oid, unwitnessed)) => {
@@ -95,7 +95,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
                 }
                 ui.print(&format!(
                     "nothing to commit; signed the history with a seal commit {}",
-                    &oid.to_string()[..12]
+                    crate::shortid::long(&oid)
                 ))?
             }
             None => ui.print("nothing to commit; the tip is signed already")?,

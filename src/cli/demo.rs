@@ -103,7 +103,13 @@ fn capture_steps(ui: &mut Ui, dir: &Path, vault: &Path) -> anyhow::Result<()> {
         "`git rutter init` creates refs/rutter/records, the record chain beside your branches.",
     )?;
     let (_, report) = setup::init(vault, clock::now())?;
-    show(ui, &format!("refs/rutter/records -> {}", &report.tip[..12]))?;
+    show(
+        ui,
+        &format!(
+            "refs/rutter/records -> {}",
+            crate::shortid::long(&report.tip)
+        ),
+    )?;
     step(
         ui,
         3,

@@ -77,7 +77,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if let Some((remote, tip)) = &r.clone.fetched {
         ui.print(&format!(
             "Fetched refs/rutter/records from {remote} at {}.",
-            &tip.to_string()[..12]
+            crate::shortid::long(&tip)
         ))?;
     }
     if let Some(problem) = &r.clone.problem {
@@ -86,13 +86,13 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if r.created_ref {
         ui.print(&format!(
             "Created refs/rutter/records at {}, adopting {} existing record file(s).",
-            &r.tip[..12],
+            crate::shortid::long(&r.tip),
             r.adopted.len()
         ))?;
     } else {
         ui.print(&format!(
             "refs/rutter/records already exists at {}.",
-            &r.tip[..12]
+            crate::shortid::long(&r.tip)
         ))?;
     }
     for problem in &r.unwitnessed {
@@ -107,7 +107,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if let Some(tip) = &r.clone.seeded {
         ui.print(&format!(
             "The reflog and the tip witness log start at {} (this clone's starting point), so `git rutter verify` can check every move from here.",
-            &tip.to_string()[..12]
+            crate::shortid::long(&tip)
         ))?;
     }
     for path in &r.differing {

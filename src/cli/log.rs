@@ -169,13 +169,12 @@ fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io:
         let commit = r
             .commit
             .as_deref()
-            .map(|c| &c[..c.len().min(7)])
-            .unwrap_or("-------");
+            .map_or_else(|| "-------".to_string(), crate::shortid::short);
         let why = r.retraction.as_ref().map_or(String::new(), |x| {
             let by = x
                 .commit
                 .as_deref()
-                .map_or("a pending commit", |c| &c[..c.len().min(7)]);
+                .map_or_else(|| "a pending commit".to_string(), crate::shortid::short);
             format!("  (retracted in {by}: {})", x.reason)
         });
         let (day, time) = clock.day_time(&r.day, &r.time);

@@ -131,7 +131,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         let at = commit
             .as_deref()
             .map_or("the pending journal".to_string(), |c| {
-                format!("refs/rutter/records as {}", &c[..12])
+                format!("refs/rutter/records as {}", crate::shortid::long(c))
             });
         ui.print(&format!(
             "retracted {id} ({} {}: {}); recorded in {at}",

@@ -162,7 +162,7 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
     };
     out.push(format!(
         "record:   refs/rutter/records at {} ({}, {}); {} pending; {}{}",
-        &tip[..tip.len().min(12)],
+        &crate::shortid::long(tip),
         r.tip_time
             .as_deref()
             .map(|at| show_time(at, &t.clock))

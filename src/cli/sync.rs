@@ -138,7 +138,7 @@ fn refresh_index(ui: &mut Ui, vault: &crate::vault::Vault) {
 }
 
 fn short(oid: Option<crate::store::Oid>) -> String {
-    oid.map(|o| o.to_string()[..12].to_string())
+    oid.map(|o| crate::shortid::long(&o))
         .unwrap_or_else(|| "-".into())
 }
 

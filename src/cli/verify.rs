@@ -104,7 +104,7 @@ fn acknowledge(ui: &mut Ui, store: &Store, id: &str, reason: &str) -> CommandRes
     let out = recorder::append_record(store.root(), Some(store), file, &[line], now, sign)?;
     let commit = out
         .commit
-        .map(|c| c.to_string()[..7].to_string())
+        .map(|c| crate::shortid::short(&c))
         .unwrap_or_default();
     ui.print(&format!("acknowledged {id} (committed {commit})"))?;
     Ok(Exit::Clean)

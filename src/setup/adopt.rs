@@ -35,7 +35,7 @@ pub enum InitError {
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
     /// The records a clone would start from break the audit's rules: nothing was taken.
-    #[error("refused {what}{}: {refusal}; nothing was written from them. Inspect them with `git log --stat {inspect}`; see docs/sync.md, \"A refused remote\"", tip.map(|t| format!(" at {}", &t.to_string()[..12])).unwrap_or_default())]
+    #[error("refused {what}{}: {refusal}; nothing was written from them. Inspect them with `git log --stat {inspect}`; see docs/sync.md, \"A refused remote\"", tip.map(|t| format!(" at {}", crate::shortid::long(&t))).unwrap_or_default())]
     Refused {
         what: String,
         inspect: String,

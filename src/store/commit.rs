@@ -179,7 +179,7 @@ impl Store {
             }
             Err(e) => Some(format!(
                 "the new tip {} could not be witnessed in {} ({e}); `git rutter verify` will report the gap",
-                &oid.to_string()[..12],
+                crate::shortid::long(&oid),
                 path.display()
             )),
         }

@@ -107,7 +107,7 @@ pub fn one_line_log(path: &Path, reference: &str) -> Result<Vec<String>, StoreEr
         let c = repo.find_commit(oid?)?;
         out.push(format!(
             "{} {}",
-            &c.id().to_string()[..7],
+            &crate::shortid::short(&c.id()),
             c.summary().ok().flatten().unwrap_or("")
         ));
     }

@@ -190,7 +190,7 @@ fn check_move(repo: &Repository, old: &str, new: &str) -> Result<Option<String>,
     let Some(old) = old else {
         return Ok(None);
     };
-    let short = |o: Oid| o.to_string()[..12].to_string();
+    let short = |o: Oid| crate::shortid::long(&o);
     if new.is_zero() {
         if is_pack_prune(repo, old) {
             return Ok(None);

@@ -298,7 +298,7 @@ pub(crate) fn tracking_tip(store: &Store, remote: &str) -> Result<Option<Oid>, S
 fn fast_forward(store: &Store, remote: &str, local: Oid, theirs: Oid) -> Result<(), StoreError> {
     let message = format!(
         "rutter: sync: fast-forward to {} from {}",
-        &theirs.to_string()[..12],
+        crate::shortid::long(&theirs),
         one_line(remote)
     );
     store.advance_ref(local, theirs, &message)
@@ -334,7 +334,7 @@ fn merge_with(
 /// Why a remote's records were refused, that nothing was taken, and where to look.
 fn refused_message(remote: &str, tip: Option<Oid>, refusal: &Refusal) -> String {
     let at = tip
-        .map(|t| format!(" at {}", &t.to_string()[..12]))
+        .map(|t| format!(" at {}", crate::shortid::long(&t)))
         .unwrap_or_default();
     let look = match tip {
         Some(_) => format!(
@@ -352,9 +352,9 @@ fn refused_message(remote: &str, tip: Option<Oid>, refusal: &Refusal) -> String 
 fn merge_message(remote: &str, local: Oid, theirs: Oid, m: &merge::MergedTree) -> String {
     let mut body = format!(
         "Merged {} from {} into {}: {} record file(s) written as the union of both sides' lines",
-        &theirs.to_string()[..12],
+        crate::shortid::long(&theirs),
         one_line(remote),
-        &local.to_string()[..12],
+        crate::shortid::long(&local),
         m.unioned.len()
     );
     if !m.split.is_empty() {
