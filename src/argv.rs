@@ -5,7 +5,7 @@
 
 /// `s` as one POSIX shell word: bare when it holds only characters no shell treats specially,
 /// else quoted. A NUL byte, which no shell word can hold, is dropped.
-pub fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     match shlex::try_quote(s) {
         Ok(q) => q.into_owned(),
         Err(_) => quote(&s.replace('\0', "")),
@@ -15,19 +15,19 @@ pub fn quote(s: &str) -> String {
 /// `s` always in single quotes (a `'` inside as `'\''`), for a value a script assigns whatever it
 /// holds: the git hooks' binary path, so a hook written before stays byte-identical. It splits
 /// back to `s` as [`quote`]'s words do.
-pub fn quote_always(s: &str) -> String {
+pub(crate) fn quote_always(s: &str) -> String {
     format!("'{}'", s.replace('\0', "").replace('\'', r"'\''"))
 }
 
 /// Splits a command line into words as a POSIX shell would (quotes and backslashes; no
 /// expansion). A line with an unclosed quote splits at whitespace, so it is still recognised.
-pub fn split(command: &str) -> Vec<String> {
+pub(crate) fn split(command: &str) -> Vec<String> {
     shlex::split(command)
         .unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect())
 }
 
 /// The value of `--flag V` or `--flag=V` among `words`.
-pub fn flag_value(words: &[String], flag: &str) -> Option<String> {
+pub(crate) fn flag_value(words: &[String], flag: &str) -> Option<String> {
     let eq = format!("{flag}=");
     words
         .iter()

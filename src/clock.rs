@@ -5,15 +5,15 @@
 //! [`zone`] and [`approx`]. `RUTTER_TIMESTAMP` pins the clock in debug builds (tests) and is
 //! ignored in release builds.
 
-pub mod approx;
+pub(crate) mod approx;
 mod zone;
 
-pub use zone::{add_days, Clock};
+pub(crate) use zone::{add_days, Clock};
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Environment variable that pins the clock in test and debug builds.
-pub const TIMESTAMP_ENV: &str = "RUTTER_TIMESTAMP";
+pub(crate) const TIMESTAMP_ENV: &str = "RUTTER_TIMESTAMP";
 
 /// A UTC instant, in milliseconds since the Unix epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -64,7 +64,7 @@ pub fn parse_instant(s: &str) -> Option<Instant> {
 
 impl Instant {
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-    pub fn iso(self) -> String {
+    pub(crate) fn iso(self) -> String {
         let (days, ms_of_day) = (self.0.div_euclid(86_400_000), self.0.rem_euclid(86_400_000));
         let (y, mo, d) = civil_from_days(days);
         let secs = ms_of_day / 1000;
@@ -84,12 +84,12 @@ impl Instant {
     }
 
     /// The compact id form: the ISO instant without `-`, `:` and `.` (`20261130T073141112Z`).
-    pub fn compact(self) -> String {
+    pub(crate) fn compact(self) -> String {
         self.iso().replace(['-', ':', '.'], "")
     }
 
     /// Seconds since the epoch (for git signatures).
-    pub fn seconds(self) -> i64 {
+    pub(crate) fn seconds(self) -> i64 {
         self.0.div_euclid(1000)
     }
 
@@ -102,7 +102,7 @@ impl Instant {
 /// Seconds and nanoseconds (of a stat result, say) as nanoseconds since the epoch, saturating:
 /// file systems allow times past 2262, where `secs * 1e9` overflows an `i64`. The one place
 /// such a product is made.
-pub fn ns(secs: impl Into<i128>, nsec: impl Into<i128>) -> i64 {
+pub(crate) fn ns(secs: impl Into<i128>, nsec: impl Into<i128>) -> i64 {
     let ns = secs.into() * 1_000_000_000 + nsec.into();
     i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
 }
@@ -114,7 +114,7 @@ pub fn from_seconds(secs: i64) -> Instant {
 }
 
 /// Checks a `YYYY-MM-DD` day name (real calendar date).
-pub fn is_day(s: &str) -> bool {
+pub(crate) fn is_day(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 10
         && b[4] == b'-'
@@ -131,7 +131,7 @@ pub fn is_day(s: &str) -> bool {
 }
 
 /// Days since the epoch for a civil date; `None` for an impossible date.
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
     if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
         return None;
     }
@@ -140,7 +140,7 @@ pub fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
 
 /// Days since the epoch for month `m` (1–12) of year `y`, day `d` counted from the 1st without
 /// checking it against the month's length (Howard Hinnant's algorithm).
-pub fn day_number(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn day_number(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -151,7 +151,7 @@ pub fn day_number(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// The civil date of a day number.
-pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -5,20 +5,20 @@
 //! -->`, and a test fails on any drift.
 
 /// The summary length the instructions ask for, in words.
-pub const WORD_TARGET: usize = 40;
+pub(crate) const WORD_TARGET: usize = 40;
 /// Above this many words the capture prints a warning (the summary is stored anyway).
-pub const WORD_CEILING: usize = 60;
+pub(crate) const WORD_CEILING: usize = 60;
 
 /// Environment variable naming whose work the vault records (a bare noun, used possessively).
-pub const USER_LABEL_ENV: &str = "LIBRARIAN_USER_LABEL";
+pub(crate) const USER_LABEL_ENV: &str = "LIBRARIAN_USER_LABEL";
 
 /// The label from the environment: trimmed; empty or unset means `the user`.
-pub fn user_label() -> String {
+pub(crate) fn user_label() -> String {
     label_from(std::env::var(USER_LABEL_ENV).ok().as_deref())
 }
 
 /// `the user` unless a non-blank label is given.
-pub fn label_from(raw: Option<&str>) -> String {
+pub(crate) fn label_from(raw: Option<&str>) -> String {
     match raw.map(str::trim) {
         Some(l) if !l.is_empty() => l.to_string(),
         _ => "the user".to_string(),
@@ -28,7 +28,7 @@ pub fn label_from(raw: Option<&str>) -> String {
 /// What the instructions say instead of the directive line when the server records
 /// (`git-rutter mcp --allow-record`): the client has no hook, so a line in a reply would record
 /// nothing; the tool records instead.
-pub const RECORD_DIRECTIVE: &str = "When something worth recalling is decided or produced, record it by calling librarian-record with summary (one plain-English line) and refs (the paths touched, relative to the knowledge base). This client has no hook: a line written in your reply records nothing.";
+pub(crate) const RECORD_DIRECTIVE: &str = "When something worth recalling is decided or produced, record it by calling librarian-record with summary (one plain-English line) and refs (the paths touched, relative to the knowledge base). This client has no hook: a line written in your reply records nothing.";
 
 /// What the instructions say instead of the paragraph about the hook, when the server records.
 pub const RECORD_PARAGRAPH: &str = "Call librarian-record for each separable thing as you finish it, never once at the end; omit trivial work entirely. A call repeated with the same summary and refs records nothing new, in this session and after the server restarts.";

@@ -2,41 +2,27 @@
 //! write fail as a full disk would (`ENOSPC`), so tests can prove that no capture is lost at any
 //! step (spec/capture.md, "Fail points"). Read in debug builds only, like `RUTTER_LOCK_WAIT_MS`;
 //! a release build never consults the variable.
+//!
+//! The points, in the order a capture meets them: `lock`, `sessions-dir`, `journal-open`,
+//! `journal-write`, `day-header`, `day-append`, `day-append-torn`, `dedupe-write`, `commit`,
+//! `journal-sync`, `tips-write`, `aside-write`, `fallback-write`; and in `install-hook`,
+//! `client-write:<file name>` (the check that every file can be written fails for that file, as
+//! for an immutable one) and `client-apply:<file name>` (writing that file fails part-way
+//! through an install). A test checks this list against the code.
 
 use std::io;
 
 /// The variable naming the active fail points, comma-separated.
-pub const ENV: &str = "RUTTER_FAILPOINTS";
+pub(crate) const ENV: &str = "RUTTER_FAILPOINTS";
 
-/// Every fail point, in the order a capture meets them.
-pub const POINTS: &[&str] = &[
-    "lock",
-    "sessions-dir",
-    "journal-open",
-    "journal-write",
-    "day-header",
-    "day-append",
-    "day-append-torn",
-    "dedupe-write",
-    "commit",
-    "journal-sync",
-    "tips-write",
-    "aside-write",
-    "fallback-write",
-];
-
-/// Besides [`POINTS`], `install-hook` has `client-write:<file name>` (the check that every file
-/// can be written fails for that file, as for an immutable one) and `client-apply:<file name>`
-/// (writing that file fails part-way through an install).
-///
 /// Whether `point` is active (always false in a release build).
-pub fn active(point: &str) -> bool {
+pub(crate) fn active(point: &str) -> bool {
     cfg!(debug_assertions)
         && std::env::var(ENV).is_ok_and(|v| v.split(',').any(|p| p.trim() == point))
 }
 
 /// Fails as a full disk would when `point` is active.
-pub fn check(point: &str) -> io::Result<()> {
+pub(crate) fn check(point: &str) -> io::Result<()> {
     match active(point) {
         true => Err(full(point)),
         false => Ok(()),
@@ -44,9 +30,66 @@ pub fn check(point: &str) -> io::Result<()> {
 }
 
 /// The error an active fail point returns.
-pub fn full(point: &str) -> io::Error {
+pub(crate) fn full(point: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::StorageFull,
         format!("No space left on device (fail point {point})"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every fail point the code names is in the module doc's list, and every listed one is in
+    /// the code (the review found the list stale once).
+    #[test]
+    fn the_documented_points_are_the_points_in_the_code() {
+        /// Every fail point, in the order a capture meets them.
+        const POINTS: &[&str] = &[
+            "lock",
+            "sessions-dir",
+            "journal-open",
+            "journal-write",
+            "day-header",
+            "day-append",
+            "day-append-torn",
+            "dedupe-write",
+            "commit",
+            "journal-sync",
+            "tips-write",
+            "aside-write",
+            "fallback-write",
+        ];
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut text = String::new();
+        let mut dirs = vec![src];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") && !p.ends_with("failpoint.rs") {
+                    text.push_str(&std::fs::read_to_string(&p).unwrap());
+                }
+            }
+        }
+        let doc = include_str!("failpoint.rs");
+        for p in POINTS {
+            assert!(
+                text.contains(&format!("\"{p}\"")),
+                "{p} is listed but no code checks it"
+            );
+            assert!(
+                doc.contains(&format!("`{p}`")),
+                "{p} is missing from the module doc"
+            );
+        }
+        let named = text
+            .match_indices("failpoint::check(\"")
+            .chain(text.match_indices("failpoint::active(\""));
+        for (i, m) in named {
+            let rest = &text[i + m.len()..];
+            let name = &rest[..rest.find('"').unwrap()];
+            assert!(POINTS.contains(&name), "{name} is checked but not listed");
+        }
+    }
 }

@@ -96,7 +96,7 @@ impl Dir {
     }
 
     /// The directory's path (for messages).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -259,7 +259,7 @@ impl Dir {
     }
 
     /// `(size, mtime in ns, is regular file)` of `name` without following a symlink.
-    pub fn stat(&self, name: &str) -> Option<(u64, i64, bool)> {
+    pub(crate) fn stat(&self, name: &str) -> Option<(u64, i64, bool)> {
         let st = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
         let regular = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
         Some((
@@ -333,7 +333,7 @@ impl Dir {
     /// Removes the temporary files a killed writer left behind (`.<name>.tmp-…` from
     /// [`Dir::write_atomic`], `.<name>.new-…` from [`Dir::publish_new`]) once they are older
     /// than `age`, so a writer still at work keeps its own. Returns how many were removed.
-    pub fn sweep_temps(&self, age: std::time::Duration) -> usize {
+    pub(crate) fn sweep_temps(&self, age: std::time::Duration) -> usize {
         let now = std::time::SystemTime::now();
         let stale = |name: &str| {
             let Ok(st) = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
@@ -412,14 +412,14 @@ impl Dir {
     }
 
     /// Borrowed descriptor, for locks.
-    pub fn fd(&self) -> impl AsFd + '_ {
+    pub(crate) fn fd(&self) -> impl AsFd + '_ {
         self.fd.as_fd()
     }
 }
 
 /// Whether `name` is a temporary file of [`Dir::write_atomic`] or [`Dir::publish_new`]:
 /// `.<name>.tmp-<pid>-<n>` or `.<name>.new-<pid>-<n>`.
-pub fn is_temp_name(name: &str) -> bool {
+pub(crate) fn is_temp_name(name: &str) -> bool {
     let Some(rest) = name.strip_prefix('.') else {
         return false;
     };
@@ -459,7 +459,7 @@ fn io_err(path: &Path, e: rustix::io::Errno) -> FsError {
 /// When a file or directory last changed: its mtime, and its ctime, which every write, entry
 /// added, removed or renamed, and mode change moves, and which no user call can set back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     pub mtime_ns: i64,
     pub ctime_ns: i64,
 }
@@ -468,12 +468,12 @@ pub struct Stamp {
 // the conversions go through i128, which every one of them widens into.
 
 /// The size of a stat result.
-pub fn stat_size(st: &rfs::Stat) -> u64 {
+pub(crate) fn stat_size(st: &rfs::Stat) -> u64 {
     u64::try_from(i128::from(st.st_size)).unwrap_or(0)
 }
 
 /// The mtime and ctime of a stat result.
-pub fn stamp_of(st: &rfs::Stat) -> Stamp {
+pub(crate) fn stamp_of(st: &rfs::Stat) -> Stamp {
     Stamp {
         mtime_ns: crate::clock::ns(st.st_mtime, st.st_mtime_nsec),
         ctime_ns: crate::clock::ns(st.st_ctime, st.st_ctime_nsec),
@@ -481,7 +481,7 @@ pub fn stamp_of(st: &rfs::Stat) -> Stamp {
 }
 
 /// `~` alone or a `~/` prefix expands to `$HOME`; nothing else does.
-pub fn expand_tilde(raw: &str) -> PathBuf {
+pub(crate) fn expand_tilde(raw: &str) -> PathBuf {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     match (raw, home) {
         ("~", Some(h)) => h,

@@ -11,14 +11,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How long a capture waits for the lock before it falls back to the pending journal.
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(2);
 /// How long a command run by hand (`init`, `commit`, `restore`, `verify --ack`, reindex and
 /// `identity confirm`) waits for it.
-pub const INTERACTIVE_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const INTERACTIVE_WAIT: Duration = Duration::from_secs(10);
 
 /// Environment variable that replaces every lock wait, in milliseconds, in debug builds only
 /// (stress tests on a loaded machine, lock-busy tests); release builds ignore it.
-pub const WAIT_ENV: &str = "RUTTER_LOCK_WAIT_MS";
+pub(crate) const WAIT_ENV: &str = "RUTTER_LOCK_WAIT_MS";
 
 /// `wait`, or `RUTTER_LOCK_WAIT_MS` in a debug build.
 fn effective(wait: Duration) -> Duration {

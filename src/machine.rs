@@ -10,10 +10,10 @@ use crate::records::paths;
 use std::path::Path;
 
 /// The file under the state folder that holds the id.
-pub const MACHINE_FILE: &str = "machine";
+pub(crate) const MACHINE_FILE: &str = "machine";
 
 /// The id recorded in `state_dir`, if there is a valid one.
-pub fn read(state_dir: &Path) -> Option<String> {
+pub(crate) fn read(state_dir: &Path) -> Option<String> {
     let bytes = Dir::open(state_dir).ok()?.read(MACHINE_FILE).ok()??;
     let id = String::from_utf8(bytes).ok()?.trim().to_string();
     paths::is_tag(&id).then_some(id)
@@ -38,7 +38,7 @@ pub fn ensure(state_dir: &Path) -> Result<String, crate::fsx::FsError> {
 
 /// `<host>-<4 hex>`: the host name lowercased, anything but `a-z0-9` as `-`, at most 20
 /// characters, `m` when nothing is left or it would read as a `v1-` tag.
-pub fn make(host: &str, random_hex: &str) -> String {
+pub(crate) fn make(host: &str, random_hex: &str) -> String {
     let short = host.split('.').next().unwrap_or("");
     let mut slug = String::new();
     for c in short.chars().flat_map(char::to_lowercase) {

@@ -25,7 +25,7 @@ pub enum OverlayError {
 
 /// The folder of the record file at the vault-relative `path` below the vault `root`, and the
 /// file's name in it. With `create`, missing folders are made (never through a symlink).
-pub fn folder<'p>(
+pub(crate) fn folder<'p>(
     root: &Path,
     path: &'p str,
     create: bool,
@@ -34,7 +34,7 @@ pub fn folder<'p>(
 }
 
 /// [`folder`], below an already opened vault root.
-pub fn folder_in<'p>(
+pub(crate) fn folder_in<'p>(
     root: &Dir,
     path: &'p str,
     create: bool,

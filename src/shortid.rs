@@ -4,17 +4,17 @@
 //! stay unambiguous in a long history. Whole ids stay in `--json`.
 
 /// Hex digits of a [`short`] id.
-pub const SHORT: usize = 7;
+pub(crate) const SHORT: usize = 7;
 /// Hex digits of a [`long`] id.
-pub const LONG: usize = 12;
+pub(crate) const LONG: usize = 12;
 
 /// The first [`SHORT`] characters of an id (all of a shorter one).
-pub fn short(id: &(impl ToString + ?Sized)) -> String {
+pub(crate) fn short(id: &(impl ToString + ?Sized)) -> String {
     cut(id.to_string(), SHORT)
 }
 
 /// The first [`LONG`] characters of an id (all of a shorter one).
-pub fn long(id: &(impl ToString + ?Sized)) -> String {
+pub(crate) fn long(id: &(impl ToString + ?Sized)) -> String {
     cut(id.to_string(), LONG)
 }
 

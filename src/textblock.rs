@@ -6,14 +6,14 @@
 
 /// The marker lines that open and close a block.
 #[derive(Debug, Clone, Copy)]
-pub struct Markers {
+pub(crate) struct Markers {
     pub start: &'static str,
     pub end: &'static str,
 }
 
 /// Where a new block goes in a file that has none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
+pub(crate) enum Placement {
     /// Right after a `#!` line (at the top when there is none), with no separator: hook files.
     AfterShebang,
     /// At the end, after one empty line when the file has content: markdown instruction files.
@@ -23,7 +23,7 @@ pub enum Placement {
 
 /// Why the markers of a file cannot be trusted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BlockError {
+pub(crate) enum BlockError {
     #[error("more than one git-rutter START marker; fix the file by hand")]
     TwoStarts,
     #[error("a git-rutter END marker without START; fix the file by hand")]
@@ -33,7 +33,7 @@ pub enum BlockError {
 }
 
 /// The lines of `text` with their byte offsets (start, end including the `\n`).
-pub fn lines(text: &[u8]) -> impl Iterator<Item = (usize, usize, &[u8])> {
+pub(crate) fn lines(text: &[u8]) -> impl Iterator<Item = (usize, usize, &[u8])> {
     let mut pos = 0;
     std::iter::from_fn(move || {
         if pos >= text.len() {
@@ -52,7 +52,7 @@ fn is_marker(line: &[u8], marker: &str) -> bool {
 }
 
 /// The byte range of the block (START line through END line), if there is one.
-pub fn find(text: &[u8], m: Markers) -> Result<Option<(usize, usize)>, BlockError> {
+pub(crate) fn find(text: &[u8], m: Markers) -> Result<Option<(usize, usize)>, BlockError> {
     let mut start = None;
     let mut found = None;
     for (s, e, l) in lines(text) {
@@ -75,7 +75,7 @@ pub fn find(text: &[u8], m: Markers) -> Result<Option<(usize, usize)>, BlockErro
 }
 
 /// `text` with `block` in place of its block, or placed as `p` says when it has none.
-pub fn with_block(
+pub(crate) fn with_block(
     text: &[u8],
     block: &[u8],
     m: Markers,
@@ -104,7 +104,11 @@ pub fn with_block(
 
 /// `text` without its block (and, for [`Placement::End`], the empty line before it); `None` when
 /// it has no block.
-pub fn without_block(text: &[u8], m: Markers, p: Placement) -> Result<Option<Vec<u8>>, BlockError> {
+pub(crate) fn without_block(
+    text: &[u8],
+    m: Markers,
+    p: Placement,
+) -> Result<Option<Vec<u8>>, BlockError> {
     let Some((mut s, e)) = find(text, m)? else {
         return Ok(None);
     };

@@ -9,11 +9,11 @@
 use std::path::{Path, PathBuf};
 
 /// Environment variable naming the vault (compatible with the reference).
-pub const VAULT_ENV: &str = "LIBRARIAN_VAULT_PATH";
+pub(crate) const VAULT_ENV: &str = "LIBRARIAN_VAULT_PATH";
 /// Global git config key naming the vault.
-pub const VAULT_CONFIG_KEY: &str = "rutter.vault";
+pub(crate) const VAULT_CONFIG_KEY: &str = "rutter.vault";
 /// The overlay folder inside the vault.
-pub const OVERLAY_DIR: &str = crate::records::paths::OVERLAY_DIR;
+pub(crate) const OVERLAY_DIR: &str = crate::records::paths::OVERLAY_DIR;
 
 /// Where the vault path came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,7 +192,7 @@ fn is_system_root(root: &Path) -> bool {
 
 impl VaultSource {
     /// A short description for messages.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             VaultSource::Flag => "--vault",
             VaultSource::Env => "LIBRARIAN_VAULT_PATH",
@@ -220,7 +220,7 @@ impl Vault {
     /// (`git worktree add`) uses its repository's common git directory, so every worktree of a
     /// repository shares the one lock, pending journal, witness log and aside folder of its one
     /// `refs/rutter/records` (git keeps refs in the common directory too).
-    pub fn state_dir(&self) -> PathBuf {
+    pub(crate) fn state_dir(&self) -> PathBuf {
         match &self.git_dir {
             Some(g) => common_dir(g).join("rutter"),
             None => xdg_data_home().join("rutter").join(self.id()),
@@ -230,25 +230,15 @@ impl Vault {
     /// The state of this worktree alone: `<git dir>/rutter/` (`.git/worktrees/<name>/rutter/` in
     /// a linked worktree, the same folder as [`Vault::state_dir`] otherwise). What describes the
     /// working files lives here: the index, the dedupe cache's watermarks, verify's cache.
-    pub fn worktree_state_dir(&self) -> PathBuf {
+    pub(crate) fn worktree_state_dir(&self) -> PathBuf {
         match &self.git_dir {
             Some(g) => g.join("rutter"),
             None => self.state_dir(),
         }
     }
 
-    /// The name of the linked worktree this vault is (`.git/worktrees/<name>`), `None` for a
-    /// main worktree or a vault outside git.
-    pub fn linked_worktree(&self) -> Option<String> {
-        let git_dir = self.git_dir.as_ref()?;
-        if common_dir(git_dir) == *git_dir {
-            return None;
-        }
-        Some(git_dir.file_name()?.to_string_lossy().into_owned())
-    }
-
     /// The first 16 hex digits of sha256 of the canonical vault path.
-    pub fn id(&self) -> String {
+    pub(crate) fn id(&self) -> String {
         let hex = crate::records::fingerprint::sha256_hex(self.root.as_os_str().as_encoded_bytes());
         hex[..16].to_string()
     }
@@ -275,7 +265,7 @@ fn git_dir_at(root: &Path) -> Option<PathBuf> {
 
 /// The common git directory of `git_dir`: the directory its `commondir` file names (relative
 /// paths taken from `git_dir`, as git reads it), else `git_dir` itself.
-pub fn common_dir(git_dir: &Path) -> PathBuf {
+pub(crate) fn common_dir(git_dir: &Path) -> PathBuf {
     let Ok(text) = std::fs::read_to_string(git_dir.join("commondir")) else {
         return git_dir.to_path_buf();
     };
@@ -298,7 +288,7 @@ fn from_git_config() -> Option<PathBuf> {
     (!value.is_empty()).then(|| expand_tilde(value))
 }
 
-pub use crate::fsx::expand_tilde;
+pub(crate) use crate::fsx::expand_tilde;
 
 fn xdg_data_home() -> PathBuf {
     match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
@@ -309,7 +299,7 @@ fn xdg_data_home() -> PathBuf {
 
 /// The git repository around the current directory, as git finds it (`GIT_DIR`, upward search).
 #[derive(Debug, Clone)]
-pub struct CurrentRepo {
+pub(crate) struct CurrentRepo {
     /// Its work tree, canonical.
     pub root: PathBuf,
     /// It has `refs/rutter/records` or a `_librarian/` folder.
@@ -320,7 +310,7 @@ pub struct CurrentRepo {
 
 impl CurrentRepo {
     /// The repository around the current directory, if there is one with a work tree.
-    pub fn discover() -> Option<CurrentRepo> {
+    pub(crate) fn discover() -> Option<CurrentRepo> {
         let repo = crate::store::gitenv::repo_here(VAULT_CONFIG_KEY)?;
         let root = std::fs::canonicalize(&repo.workdir).ok()?;
         let local_vault = repo
@@ -337,7 +327,7 @@ impl CurrentRepo {
 
 /// The work tree of the repository that contains `dir` when `dir` is inside it but is not its
 /// root: a repository created at `dir` would be nested in that one.
-pub fn enclosing_work_tree(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn enclosing_work_tree(dir: &Path) -> Option<PathBuf> {
     let dir = std::fs::canonicalize(dir).ok()?;
     let parent = dir.parent()?;
     let outer = std::fs::canonicalize(crate::store::gitenv::work_tree_from(parent)?).ok()?;

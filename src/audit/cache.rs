@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// The verify cache.
 #[derive(Debug, Default)]
-pub struct VerifyCache {
+pub(crate) struct VerifyCache {
     pub verified_tip: Option<String>,
     /// The reflog's complete lines as the last verify accepted them: length and sha256.
     pub reflog_seen: Option<(u64, String)>,
@@ -40,7 +40,7 @@ pub struct VerifyCache {
 
 impl VerifyCache {
     /// Loads the cache; `full` starts from nothing.
-    pub fn load(state: &Path, full: bool) -> VerifyCache {
+    pub(crate) fn load(state: &Path, full: bool) -> VerifyCache {
         let dir = state.join("verify");
         let fresh = VerifyCache {
             entries_loaded: true,
@@ -86,7 +86,7 @@ impl VerifyCache {
     }
 
     /// Records that `commit` added entry `id` (an entry keeps the first commit that added it).
-    pub fn added(&mut self, id: String, commit: String) {
+    pub(crate) fn added(&mut self, id: String, commit: String) {
         if !self.entries_loaded {
             // Appended unread: a line naming an id the file already holds is dropped on load.
             self.new_entries.push((id, commit));
@@ -97,7 +97,7 @@ impl VerifyCache {
     }
 
     /// Remembers that the working file `path` was found clean with this stamp.
-    pub fn file_clean(&mut self, path: &str, stamp: (u64, i64, String)) {
+    pub(crate) fn file_clean(&mut self, path: &str, stamp: (u64, i64, String)) {
         if self.files.get(path) != Some(&stamp) {
             self.files.insert(path.to_string(), stamp);
             self.files_changed.push(path.to_string());
@@ -105,7 +105,7 @@ impl VerifyCache {
     }
 
     /// Forgets every entry (the history is walked again from the start).
-    pub fn clear_entries(&mut self) {
+    pub(crate) fn clear_entries(&mut self) {
         self.entries.clear();
         self.new_entries.clear();
         self.entries_loaded = true;
@@ -113,7 +113,7 @@ impl VerifyCache {
     }
 
     /// Entry or binding id → the commit that added it, read from the file the first time.
-    pub fn entries(&mut self) -> &HashMap<String, String> {
+    pub(crate) fn entries(&mut self) -> &HashMap<String, String> {
         if !self.entries_loaded {
             self.entries_loaded = true;
             let text = std::fs::read_to_string(&self.entries_path).unwrap_or_default();
@@ -135,7 +135,7 @@ impl VerifyCache {
     }
 
     /// The entry map, read if need be, handed over.
-    pub fn take_entries(&mut self) -> HashMap<String, String> {
+    pub(crate) fn take_entries(&mut self) -> HashMap<String, String> {
         self.entries();
         std::mem::take(&mut self.entries)
     }
@@ -143,7 +143,7 @@ impl VerifyCache {
     /// Writes the cache (best effort). Every file is written relative to the state folder's
     /// handle, never through a symlink, and `entries` is never appended to when it has a
     /// second name.
-    pub fn save(&self, state: &Path) {
+    pub(crate) fn save(&self, state: &Path) {
         let Some(dir) = Dir::open_private(state)
             .and_then(|d| d.open_dir("verify", true))
             .ok()
@@ -217,7 +217,7 @@ impl VerifyCache {
 }
 
 /// The tip the last verify found clean, read alone (`status` reads it without loading the cache).
-pub fn verified_tip(state: &Path) -> Option<String> {
+pub(crate) fn verified_tip(state: &Path) -> Option<String> {
     let text = std::fs::read_to_string(state.join("verify").join("state")).ok()?;
     text.lines()
         .find_map(|l| l.strip_prefix("tip "))
@@ -227,14 +227,14 @@ pub fn verified_tip(state: &Path) -> Option<String> {
 
 impl VerifyCache {
     /// Takes the witness log as this verify read it as the baseline for the next one.
-    pub fn accept_tips(&mut self) {
+    pub(crate) fn accept_tips(&mut self) {
         if let Some(read) = self.tips_read.take() {
             self.tips_seen = Some(read);
         }
     }
 
     /// Takes the reflog as this verify read it as the baseline for the next one.
-    pub fn accept_reflog(&mut self) {
+    pub(crate) fn accept_reflog(&mut self) {
         if let Some(read) = self.reflog_read.take() {
             self.reflog_seen = Some(read);
         }

@@ -63,7 +63,7 @@ pub enum Kind {
 
 impl Kind {
     /// The kebab-case name used in output and finding ids.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::HistoryRewrite => "history-rewrite",
             Kind::HistoryDelete => "history-delete",
@@ -92,7 +92,7 @@ impl Kind {
     }
 
     /// The check that reports it: `history`, `ref`, `working tree` or `notes`.
-    pub fn area(self) -> &'static str {
+    pub(crate) fn area(self) -> &'static str {
         match self {
             Kind::HistoryRewrite
             | Kind::HistoryDelete
@@ -115,7 +115,7 @@ impl Kind {
     }
 
     /// Whether it concerns the committed history or the ref (the verified-tip mark waits).
-    pub fn is_history_or_ref(self) -> bool {
+    pub(crate) fn is_history_or_ref(self) -> bool {
         matches!(self.area(), "history" | "ref")
     }
 }
@@ -161,12 +161,12 @@ impl Finding {
 
     /// Whether it makes verify fail (pending lines, changed notes and acknowledged findings do
     /// not).
-    pub fn counts(&self) -> bool {
+    pub(crate) fn counts(&self) -> bool {
         self.acknowledged.is_none() && !matches!(self.kind, Kind::Pending | Kind::NoteChanged)
     }
 }
 
 /// `(finding id, reason)` of every acknowledgement in the working log.
-pub fn read_acks(root: &Path) -> Vec<(String, String)> {
+pub(crate) fn read_acks(root: &Path) -> Vec<(String, String)> {
     crate::store::read_jsonl_pairs(root, crate::records::paths::ACKS, "finding", "reason")
 }

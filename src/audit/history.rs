@@ -16,7 +16,7 @@ const FORGET_EVERY: usize = 64;
 
 /// What the history check found.
 #[derive(Debug, Default)]
-pub struct History {
+pub(crate) struct History {
     pub findings: Vec<Finding>,
     pub commits: usize,
     /// Every commit walked (the ref check looks witnessed tips up here instead of walking the
@@ -46,7 +46,7 @@ fn parallel_from() -> usize {
 /// What checking one commit produced, in the order the sequential check would have made it:
 /// findings, and the entry ids each appended piece added (recorded in the cache afterwards, in
 /// commit order, so each entry keeps the first commit that added it).
-pub(crate) enum Step {
+pub enum Step {
     Found(Vec<Finding>),
     Added(Vec<String>),
 }
@@ -372,7 +372,7 @@ fn at(ch: &Change, short: &str, kind: Kind, what: &str, detail: String) -> Findi
 
 /// Entries, retractions (or bindings) of `old` that `new` no longer holds unchanged, and record
 /// lines that appear in `new` among the committed ones.
-pub fn changed_ids(path: &str, old: &[u8], new: &[u8]) -> Vec<String> {
+pub(crate) fn changed_ids(path: &str, old: &[u8], new: &[u8]) -> Vec<String> {
     if path == ledger::LEDGER_PATH {
         let now = ledger::parse(new).bindings;
         return ledger::parse(old)
@@ -383,14 +383,14 @@ pub fn changed_ids(path: &str, old: &[u8], new: &[u8]) -> Vec<String> {
             .collect();
     }
     match day_of(path) {
-        Some(day) => crate::records::standing::changed_ids(day, old, new),
+        Some(_) => crate::records::standing::changed_ids(old, new),
         None => vec![],
     }
 }
 
 /// The entry, retraction or binding ids in a piece of a record file (`whole`: the piece is a
 /// whole file, so `@1` frontmatter entries count too).
-pub fn ids(path: &str, bytes: &[u8], whole: bool) -> Vec<String> {
+pub(crate) fn ids(path: &str, bytes: &[u8], whole: bool) -> Vec<String> {
     if path == ledger::LEDGER_PATH {
         return ledger::parse(bytes)
             .bindings
@@ -398,13 +398,13 @@ pub fn ids(path: &str, bytes: &[u8], whole: bool) -> Vec<String> {
             .map(|b| b.id)
             .collect();
     }
-    let Some(day) = day_of(path) else {
+    if day_of(path).is_none() {
         return vec![];
-    };
+    }
     let file = if whole {
-        dayfile::parse(day, bytes)
+        dayfile::parse(bytes)
     } else {
-        dayfile::parse_v2_tail(day, bytes)
+        dayfile::parse_v2_tail(bytes)
     };
     let retractions = file.retractions.into_iter().map(|r| r.id);
     file.entries

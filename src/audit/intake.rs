@@ -13,16 +13,16 @@ use crate::store::{Oid, Store, StoreError};
 
 /// The most commits one sync or clone takes in (a 70,000-commit history is ten years of
 /// captures).
-pub const MAX_COMMITS: usize = 1_000_000;
+pub(crate) const MAX_COMMITS: usize = 1_000_000;
 /// The most parents a record commit has (sync's merges have two).
-pub const MAX_PARENTS: usize = 2;
+pub(crate) const MAX_PARENTS: usize = 2;
 /// The largest commit object (its message holds the lines it appended).
-pub const MAX_COMMIT_BYTES: usize = 16 << 20;
+pub(crate) const MAX_COMMIT_BYTES: usize = 16 << 20;
 /// The largest tree object: a folder of the record tree (a year holds a day file per writer
 /// and day; a `cited/<aa>/` folder one entry per 256 cited notes).
-pub const MAX_TREE_BYTES: usize = 16 << 20;
+pub(crate) const MAX_TREE_BYTES: usize = 16 << 20;
 /// The largest record file (day file, ledger, use log, acknowledgements).
-pub const MAX_RECORD_BYTES: usize = 256 << 20;
+pub(crate) const MAX_RECORD_BYTES: usize = 256 << 20;
 
 /// Why a history was refused: the commit, the path and the rule it breaks.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -17,7 +17,7 @@ use crate::store::{Oid, Store, StoreError};
 use std::collections::HashMap;
 
 /// The findings for the merge commit `c` (`short`: its abbreviated id).
-pub fn check(
+pub(crate) fn check(
     store: &Store,
     trees: &mut Trees<'_>,
     c: &CommitInfo,
@@ -135,7 +135,7 @@ fn kept_beside(
 
 /// The first line of `text` that occurs more often in it than in the side holding it most
 /// often (`None` when every line is accounted for). Lines are split at `\n`.
-pub fn excess(text: &[u8], sides: &[&[u8]]) -> Option<String> {
+pub(crate) fn excess(text: &[u8], sides: &[&[u8]]) -> Option<String> {
     fn count(bytes: &[u8]) -> HashMap<&[u8], usize> {
         let mut n: HashMap<&[u8], usize> = HashMap::new();
         for l in lines(bytes) {

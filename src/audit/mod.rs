@@ -3,17 +3,17 @@
 //! the history of `refs/rutter/records` ([`history`]), the ref's moves ([`refcheck`]), the
 //! working tree against the tip ([`worktree`]) and, on request, cited notes ([`notes`]).
 
-pub mod cache;
-pub mod finding;
-pub mod history;
+pub(crate) mod cache;
+pub(crate) mod finding;
+pub(crate) mod history;
 pub mod intake;
-pub mod merges;
-pub mod notes;
-pub mod refcheck;
-pub mod reflog;
-pub mod worktree;
+pub(crate) mod merges;
+pub(crate) mod notes;
+pub(crate) mod refcheck;
+pub(crate) mod reflog;
+pub(crate) mod worktree;
 
-pub use finding::{Finding, Kind};
+pub(crate) use finding::{Finding, Kind};
 
 use crate::store::{Store, StoreError};
 
@@ -50,7 +50,7 @@ const READ_ONLY_WAIT: std::time::Duration = std::time::Duration::from_millis(200
 
 impl Report {
     /// Whether any finding (other than pending lines or acknowledged ones) was made.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.findings.iter().any(|f| f.counts())
     }
 }

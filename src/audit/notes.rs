@@ -18,7 +18,7 @@ pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
             continue;
         };
         let bytes = store.blob(blob)?;
-        for e in dayfile::parse(day, &bytes).entries {
+        for e in dayfile::parse(&bytes).entries {
             for r in e.refs {
                 cited
                     .entry((r.path, r.hash))

@@ -12,7 +12,7 @@ use crate::store::{Oid, Store, StoreError, RECORDS_REF};
 /// The ref, its reflog and the witness log, read together under the capture lock so a capture
 /// landing meanwhile cannot make them disagree (a tip newer than the reflog read, or older than
 /// the witness log read, would look like a rewind that never happened).
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub tip: Oid,
     /// The witness log's bytes; `None` when missing, the error when unreadable.
     tips: Result<Option<Vec<u8>>, crate::fsx::FsError>,
@@ -22,13 +22,13 @@ pub struct Snapshot {
 }
 
 /// Where the witness log and the reflog are, so another thread can read them.
-pub struct Logs {
+pub(crate) struct Logs {
     state_dir: std::path::PathBuf,
     reflog: std::path::PathBuf,
 }
 
 impl Logs {
-    pub fn of(store: &Store) -> Logs {
+    pub(crate) fn of(store: &Store) -> Logs {
         Logs {
             state_dir: store.state_dir().to_path_buf(),
             reflog: store.reflog_path(),
@@ -38,7 +38,7 @@ impl Logs {
     /// Reads both logs with the ref at `tip`; the caller holds the capture lock when it can be
     /// had. The reflog is compared with `reflog_seen`, the prefix the last verify accepted
     /// (`None`: check it all).
-    pub fn read(
+    pub(crate) fn read(
         &self,
         tip: Oid,
         reflog_seen: Option<&(u64, String)>,
@@ -54,7 +54,7 @@ impl Logs {
 }
 
 /// Runs the ref check on a snapshot; `full` re-checks every witnessed tip and reflog entry.
-pub fn check(
+pub(crate) fn check(
     store: &Store,
     snap: &Snapshot,
     cache: &mut VerifyCache,
@@ -180,7 +180,7 @@ fn is_hex_id(l: &[u8]) -> bool {
 
 /// Whether a finding is about the witness log. Its id names the length the last verify accepted
 /// (`…:tips@<bytes>`), so acknowledging one incident never acknowledges a later one.
-pub fn is_witness_finding(f: &Finding) -> bool {
+pub(crate) fn is_witness_finding(f: &Finding) -> bool {
     f.id.starts_with(&format!(
         "{}:{RECORDS_REF}:tips@",
         Kind::RefUnverifiable.as_str()
@@ -238,7 +238,7 @@ fn witness_rewritten(cache: &mut VerifyCache, bytes: &[u8]) -> Option<Finding> {
 }
 
 /// Whether a finding is about the reflog's accepted prefix (`…:reflog@<bytes>`).
-pub fn is_reflog_finding(f: &Finding) -> bool {
+pub(crate) fn is_reflog_finding(f: &Finding) -> bool {
     f.id.starts_with(&format!(
         "{}:{RECORDS_REF}:reflog@",
         Kind::RefUnverifiable.as_str()

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use std::io::{self, Read, Seek, SeekFrom};
 
 /// One move of the ref: `(old, new, committer seconds, message)`.
-pub type Move = (Oid, Oid, i64, String);
+pub(crate) type Move = (Oid, Oid, i64, String);
 
 /// The read buffer: large enough that a read costs little per byte, small enough to stay in
 /// cache while it is hashed.
@@ -22,7 +22,7 @@ const BLOCK: usize = 1 << 20;
 
 /// What was read of the reflog file.
 #[derive(Debug)]
-pub struct RawReflog {
+pub(crate) struct RawReflog {
     /// The file's bytes from `start` on: after the accepted prefix when it was kept, else all.
     pub bytes: Vec<u8>,
     pub start: usize,
@@ -38,7 +38,7 @@ pub struct RawReflog {
 
 /// How a reflog compares with the prefix the last verify accepted.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Prefix {
+pub(crate) enum Prefix {
     /// Nothing accepted yet (first run, `--full`, an old cache): every line is checked.
     Unknown,
     /// The accepted bytes are still the reflog's first bytes: only the rest is checked.
@@ -53,7 +53,10 @@ impl RawReflog {
     /// Reads the reflog from `file`, comparing it with the accepted `(length, sha256)` in the
     /// same pass that hashes the whole complete-line part for the next baseline. When the
     /// prefix was not kept, the file is read again from the start, whole.
-    pub fn read(file: impl Read + Seek, seen: Option<&(u64, String)>) -> io::Result<RawReflog> {
+    pub(crate) fn read(
+        file: impl Read + Seek,
+        seen: Option<&(u64, String)>,
+    ) -> io::Result<RawReflog> {
         Self::read_in(file, seen, BLOCK)
     }
 
@@ -87,7 +90,7 @@ impl RawReflog {
 
     /// The moves in the bytes read (those after the accepted prefix when it was kept), oldest
     /// first; `None` when a line is not a reflog line (libgit2 refuses such a reflog too).
-    pub fn moves(&self) -> Option<Vec<Move>> {
+    pub(crate) fn moves(&self) -> Option<Vec<Move>> {
         self.bytes
             .split(|b| *b == b'\n')
             .filter(|l| !l.is_empty())
@@ -96,7 +99,7 @@ impl RawReflog {
     }
 
     /// The last move in the file, whatever the prefix.
-    pub fn last(&self) -> Option<Move> {
+    pub(crate) fn last(&self) -> Option<Move> {
         parse_line(self.last.as_deref()?)
     }
 }
@@ -223,7 +226,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// One reflog line: `<old> <new> <name> <<email>> <seconds> <tz>\t<message>`.
-pub fn parse_line(line: &[u8]) -> Option<Move> {
+pub(crate) fn parse_line(line: &[u8]) -> Option<Move> {
     let text = std::str::from_utf8(line).ok()?;
     let (head, message) = text.split_once('\t').unwrap_or((text, ""));
     let mut ids = head.splitn(3, ' ');

@@ -368,7 +368,7 @@ fn header_for(path: &str) -> String {
 fn summary(store: &Store, path: &str, blob: Oid) -> String {
     let bytes = store.blob(blob).unwrap_or_default();
     let n = match day_of(path) {
-        Some(day) => dayfile::parse(day, &bytes).entries.len(),
+        Some(_) => dayfile::parse(&bytes).entries.len(),
         None => super::history::ids(path, &bytes, true).len(),
     };
     format!("{n} committed entr{}", if n == 1 { "y" } else { "ies" })

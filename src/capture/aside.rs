@@ -16,7 +16,7 @@ use std::path::PathBuf;
 /// An aside folder: a base folder opened by path (created when missing) and the folder below
 /// it, opened without following a symlink at any component.
 #[derive(Debug, Clone)]
-pub struct Folder {
+pub(crate) struct Folder {
     /// The fail point that makes writing here fail.
     pub point: &'static str,
     pub base: PathBuf,
@@ -25,7 +25,7 @@ pub struct Folder {
 
 impl Folder {
     /// Its path, for messages.
-    pub fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.base.join(&self.rel)
     }
 
@@ -44,7 +44,7 @@ impl Folder {
 }
 
 /// The subfolder of an aside folder where a file holding lines no capture writes is kept.
-pub const REJECTED: &str = "rejected";
+pub(crate) const REJECTED: &str = "rejected";
 
 /// The vault's own aside folder, then the per-user fallback (when a home or `XDG_STATE_HOME`
 /// is known), in the order they are tried.

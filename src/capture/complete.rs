@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 /// What completing earlier captures did.
 #[derive(Default)]
-pub struct Earlier {
+pub(crate) struct Earlier {
     /// Carried lines now in their day file (or other record file) and in this run's commit.
     pub placed: usize,
     /// Carried lines dropped because the session had recorded them already.
@@ -48,7 +48,7 @@ impl std::fmt::Debug for Earlier {
 
 impl Earlier {
     /// Removes the aside files whose lines the commit now holds.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         for (dir, name) in self.after_commit.drain(..) {
             let _ = dir.remove(&name);
             let _ = dir.sync();
@@ -94,7 +94,7 @@ enum Placed {
 }
 
 /// Completes what the journal and the aside folders carry. The caller holds the capture lock.
-pub fn complete(
+pub(crate) fn complete(
     vault: &Vault,
     store: Option<&Store>,
     journal: Option<&Journal>,

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 /// The loaded cache; call [`DedupeCache::save`] after recording.
-pub struct DedupeCache {
+pub(crate) struct DedupeCache {
     /// `dedupe/`, when it could be opened.
     dir: Option<Dir>,
     /// The sessions folder, when there is one.
@@ -51,7 +51,7 @@ pub struct DedupeCache {
 /// its adoption's reads here, so each day file is read once (issue 13). Holds only each file's
 /// size and key hashes, the same keys the cache writes to its shards anyway.
 #[derive(Default)]
-pub struct DayFeed {
+pub(crate) struct DayFeed {
     days: HashMap<String, FedDay>,
 }
 
@@ -64,7 +64,7 @@ struct FedDay {
 impl DayFeed {
     /// Takes in a file the adoption read (`path` relative to the vault root); only day files
     /// directly in the sessions folder are kept.
-    pub fn ingest(&mut self, path: &str, bytes: &[u8]) {
+    pub(crate) fn ingest(&mut self, path: &str, bytes: &[u8]) {
         let Some(name) = path
             .strip_prefix(crate::records::paths::SESSIONS_DIR)
             .and_then(|rest| rest.strip_prefix('/'))
@@ -101,7 +101,7 @@ enum Keys {
 impl DedupeCache {
     /// Loads the cache and, when `locked`, brings it up to date with the day files. `focus` is
     /// the day file a capture is about to append to; it is always checked.
-    pub fn load(
+    pub(crate) fn load(
         state_dir: &Path,
         sessions: Option<&Dir>,
         focus: &str,
@@ -186,7 +186,7 @@ impl DedupeCache {
     }
 
     /// [`Self::warm`], taking the day files `feed` already holds from there.
-    pub fn warm_fed(
+    pub(crate) fn warm_fed(
         vault: &crate::vault::Vault,
         feed: DayFeed,
     ) -> Result<(), crate::lock::LockError> {
@@ -213,7 +213,7 @@ impl DedupeCache {
     /// Forgets how much of `names` (day file names) was ingested, so the next load reads them
     /// whole: `sync` rewrote them with lines of another machine among this one's, so they no
     /// longer only grew. Best effort: the cache is disposable.
-    pub fn forget(state_dir: &Path, names: &[String]) {
+    pub(crate) fn forget(state_dir: &Path, names: &[String]) {
         let Ok(Some(dir)) = Dir::open_private(state_dir).and_then(|d| d.open_dir("dedupe", false))
         else {
             return;
@@ -265,7 +265,7 @@ impl DedupeCache {
 
     /// Writes the watermarks (best effort: the cache is disposable), or forgets them when a key
     /// could not be written, so they never claim keys the files do not hold.
-    pub fn save(&mut self) {
+    pub(crate) fn save(&mut self) {
         let (true, Some(dir)) = (self.writable, &self.dir) else {
             return;
         };
@@ -496,9 +496,9 @@ fn day_keys(name: &str, bytes: &[u8], mark: u64, size: u64) -> Vec<(String, Stri
     let day = crate::records::paths::split_day_file_name(name).map_or(name, |(d, _)| d);
     let is_v2 = bytes.starts_with(dayfile::header(day).as_bytes());
     let parsed = if is_v2 && size > mark && (mark as usize) <= bytes.len() {
-        dayfile::parse_v2_tail(day, &bytes[mark as usize..])
+        dayfile::parse_v2_tail(&bytes[mark as usize..])
     } else {
-        dayfile::parse(day, bytes)
+        dayfile::parse(bytes)
     };
     parsed
         .entries
@@ -689,7 +689,7 @@ mod tests {
         assert_eq!(read, fed);
 
         let mut cache = DedupeCache::load(&fed_state, Some(&sessions), "", false);
-        let sixth = dayfile::parse("2026-10-10", grown.as_bytes()).entries[2].clone();
+        let sixth = dayfile::parse(grown.as_bytes()).entries[2].clone();
         assert!(
             cache.seen(&sixth),
             "the grown file's new entry was ingested"

@@ -20,7 +20,7 @@ const MAX_FAILED: usize = 64;
 
 /// A well-formed directive payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Directive {
+pub(crate) struct Directive {
     /// Raw and untrimmed, exactly as in the JSON; sanitising happens later.
     pub summary: String,
     /// Raw ref strings; empty when `refs` was absent.
@@ -29,7 +29,7 @@ pub struct Directive {
 
 /// What scanning found, over one or more texts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Directives {
+pub(crate) struct Directives {
     /// Well-formed directives with a real summary, in text order.
     pub found: Vec<Directive>,
     /// Directive openers whose payload did not parse.
@@ -43,14 +43,14 @@ pub struct Directives {
 
 /// Scans texts for directives, keeping the bound on failed attempts across all of them.
 #[derive(Debug, Default)]
-pub struct Scanner {
+pub(crate) struct Scanner {
     failed: usize,
 }
 
 impl Scanner {
     /// Adds every directive of `text` that lies outside fenced code blocks and inline code
     /// spans, in order, to `out`.
-    pub fn scan(&mut self, text: &str, out: &mut Directives) {
+    pub(crate) fn scan(&mut self, text: &str, out: &mut Directives) {
         for_each_outside_code(text, OPEN, |at, limit| {
             let from_open = &text[at..limit];
             if is_position_opener(from_open) {
@@ -78,7 +78,7 @@ impl Scanner {
 }
 
 /// Every directive of one text outside code, in order.
-pub fn directives_in(text: &str) -> Directives {
+pub(crate) fn directives_in(text: &str) -> Directives {
     let mut out = Directives::default();
     Scanner::default().scan(text, &mut out);
     out
@@ -86,7 +86,7 @@ pub fn directives_in(text: &str) -> Directives {
 
 /// True when the trimmed summary is empty or matches `^<.*>$` ('.' not matching a line
 /// terminator): an unfilled template.
-pub fn is_unfilled(summary: &str) -> bool {
+pub(crate) fn is_unfilled(summary: &str) -> bool {
     let t = js_trim(summary);
     if t.is_empty() {
         return true;
@@ -100,7 +100,7 @@ pub fn is_unfilled(summary: &str) -> bool {
 /// Validates a JSON value as a directive payload: an object with a string `summary`, and `refs`
 /// absent or an array of strings (`null` or non-string elements make it invalid). Unknown keys
 /// are ignored.
-pub fn directive_from_value(v: &Value) -> Option<Directive> {
+pub(crate) fn directive_from_value(v: &Value) -> Option<Directive> {
     let obj = v.as_object()?;
     let summary = obj.get("summary")?.as_str()?.to_owned();
     let refs = match obj.get("refs") {

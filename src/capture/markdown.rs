@@ -21,7 +21,7 @@ use std::ops::Range;
 /// blocks and inline code spans, in order; `limit` is the end of the prose around it (the next
 /// fence or the end of the text). `visit` returns `Some(end)` when it consumed the text up to
 /// `end` (nothing before `end` is looked at again), `None` to go on after the pattern.
-pub fn for_each_outside_code(
+pub(crate) fn for_each_outside_code(
     text: &str,
     pattern: &str,
     mut visit: impl FnMut(usize, usize) -> Option<usize>,
@@ -58,7 +58,7 @@ pub fn for_each_outside_code(
 }
 
 /// The byte ranges of `text` outside fenced code blocks, in order.
-pub fn prose_segments(text: &str) -> Vec<Range<usize>> {
+pub(crate) fn prose_segments(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut prose_start = 0;
     let mut open: Option<(u8, usize)> = None;

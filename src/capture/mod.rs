@@ -5,28 +5,28 @@
 //! the hook always exits 0 (DESIGN §2.6). Each run is logged, typed, in the hook-run log
 //! ([`runlog`]) that `git rutter status` reads.
 
-pub mod adapters;
-pub mod aside;
-pub mod complete;
-pub mod dedupe;
-pub mod directive;
-pub mod markdown;
-pub mod optout;
-pub mod payload;
+pub(crate) mod adapters;
+pub(crate) mod aside;
+pub(crate) mod complete;
+pub(crate) mod dedupe;
+pub(crate) mod directive;
+pub(crate) mod markdown;
+pub(crate) mod optout;
+pub(crate) mod payload;
 mod report;
-pub mod resolve;
+pub(crate) mod resolve;
 pub mod runlog;
-pub mod sanitize;
-pub mod transcript;
-pub mod transcript_line;
-pub mod watermarks;
-pub mod workspace;
-pub mod write;
+pub(crate) mod sanitize;
+pub(crate) mod transcript;
+pub(crate) mod transcript_line;
+pub(crate) mod watermarks;
+pub(crate) mod workspace;
+pub(crate) mod write;
 
 use crate::records::{Entry, NoteRef};
 use crate::vault::{self, Vault};
 use directive::Directive;
-pub use runlog::Outcome;
+pub(crate) use runlog::Outcome;
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -35,11 +35,11 @@ use std::path::{Path, PathBuf};
 const P: &str = "[librarian-capture]";
 
 /// The AI clients whose hooks can capture (the `client` field of an entry).
-pub const CLIENTS: &[&str] = &["claude", "codex", "grok", "copilot", "agy", "muse"];
+pub(crate) const CLIENTS: &[&str] = &["claude", "codex", "grok", "copilot", "agy", "muse"];
 
 /// One capture request.
 #[derive(Debug, Default, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     /// `--vault`, if given (capture never guesses from the current directory).
     pub vault: Option<PathBuf>,
     /// The hook's stdin, unless `manual` is set.
@@ -53,13 +53,13 @@ pub struct Request {
 
 /// What a capture did: the stderr lines to print, and the outcome the hook-run log records.
 #[derive(Debug)]
-pub struct Report {
+pub(crate) struct Report {
     pub lines: Vec<String>,
     pub outcome: Outcome,
 }
 
 /// Runs a capture and logs it in the hook-run log ([`runlog`]).
-pub fn run(req: Request) -> Report {
+pub(crate) fn run(req: Request) -> Report {
     let client = req.client.clone().filter(|c| CLIENTS.contains(&c.as_str()));
     let session = req
         .session_id

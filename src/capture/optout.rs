@@ -7,10 +7,10 @@ use super::sanitize::{inert_line, PROVENANCE_MAX_CHARS};
 use super::workspace;
 
 /// The git config key; `false` in a repository's own config turns capture off there.
-pub const CAPTURE_KEY: &str = "rutter.capture";
+pub(crate) const CAPTURE_KEY: &str = "rutter.capture";
 /// Why a capture is skipped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The stderr line, without its prefix.
     pub line: String,
     /// The hook-run log's reason: no path, the log says why, not where.
@@ -19,7 +19,7 @@ pub struct Refusal {
 
 /// Why captures from `cwd` are skipped, or `None` when they are allowed: outside a
 /// repository, or with the key unset or true.
-pub fn refusal(cwd: Option<&str>) -> Option<Refusal> {
+pub(crate) fn refusal(cwd: Option<&str>) -> Option<Refusal> {
     let repo = workspace::repo_config(cwd?)?;
     let shown = inert_line(&repo.work_tree.display().to_string(), PROVENANCE_MAX_CHARS);
     let quoted = crate::argv::quote(&shown);

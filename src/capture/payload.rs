@@ -9,11 +9,11 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 /// Most stdin the hook will read; a Stop payload is a few hundred bytes.
-pub const MAX_STDIN: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_STDIN: u64 = 16 * 1024 * 1024;
 
 /// The fields of a hook payload that capture uses.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct HookPayload {
+pub(crate) struct HookPayload {
     pub session_id: Option<String>,
     pub transcript_path: Option<PathBuf>,
     pub cwd: Option<String>,
@@ -27,7 +27,7 @@ pub struct HookPayload {
 
 /// Why stdin was not usable.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum PayloadError {
+pub(crate) enum PayloadError {
     #[error("stdin is not a JSON hook payload")]
     NotJson,
     #[error("stdin is JSON but not an object")]
@@ -44,7 +44,7 @@ pub enum PayloadError {
 }
 
 /// Decodes stdin.
-pub fn decode(bytes: &[u8]) -> Result<HookPayload, PayloadError> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<HookPayload, PayloadError> {
     let value: Value = serde_json::from_slice(bytes).map_err(|_| PayloadError::NotJson)?;
     let obj = value.as_object().ok_or(PayloadError::NotObject)?;
     let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);

@@ -17,16 +17,16 @@ use crate::records::fingerprint;
 
 /// Cited files up to this size get a content-addressed copy in the record ref (the commit reads
 /// them again and keeps them only if their sha256 still matches).
-pub const CITED_COPY_MAX_BYTES: u64 = crate::records::paths::CITED_MAX_BYTES;
+pub(crate) const CITED_COPY_MAX_BYTES: u64 = crate::records::paths::CITED_MAX_BYTES;
 
 /// Cited files up to this size are read and fingerprinted ([`fingerprint::NOTE_MAX_BYTES`]); a
 /// larger one is left out of the entry with a message, so a capture never spends the hook's
 /// time budget on one note. No real note comes near it.
-pub const CITED_HASH_MAX_BYTES: u64 = fingerprint::NOTE_MAX_BYTES;
+pub(crate) const CITED_HASH_MAX_BYTES: u64 = fingerprint::NOTE_MAX_BYTES;
 
 /// One cited file that resolved inside the vault.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedRef {
+pub(crate) struct ResolvedRef {
     /// The normalised vault-relative path that is stored (the link path for an in-vault symlink).
     pub path: String,
     /// `"sha256:"` plus 64 lowercase hex digits of the raw bytes.
@@ -41,7 +41,7 @@ pub struct ResolvedRef {
 
 /// Why a raw ref was dropped from the entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Rejection {
+pub(crate) enum Rejection {
     #[error("empty path")]
     Empty,
     #[error("absolute path")]
@@ -66,11 +66,11 @@ pub enum Rejection {
 
 /// The most distinct notes one entry cites; further refs are rejected ([`Rejection::TooMany`]),
 /// so an entry's line stays far below the record line limit.
-pub const MAX_REFS: usize = 256;
+pub(crate) const MAX_REFS: usize = 256;
 
 /// The outcome of resolving a directive's refs, both lists in input order.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RefResolution {
+pub(crate) struct RefResolution {
     pub resolved: Vec<ResolvedRef>,
     /// The raw input as given, with the reason it was dropped.
     pub rejected: Vec<(String, Rejection)>,
@@ -83,7 +83,7 @@ pub struct RefResolution {
 /// Anchor §5 `normalizeRefPath` (strip one `[[`/`]]`, cut at `?`, `#` or `|`, trim, refuse NUL),
 /// then, deliberately unlike the reference, lexical canonicalisation: `""` and `.` segments are
 /// dropped and `..` is resolved; an absolute path or one climbing above the root gives `None`.
-pub fn normalize_ref_path(raw: &str) -> Option<String> {
+pub(crate) fn normalize_ref_path(raw: &str) -> Option<String> {
     normalize(raw).ok()
 }
 
@@ -93,7 +93,7 @@ pub fn normalize_ref_path(raw: &str) -> Option<String> {
 /// same text, or resolving to the same note) counts as a duplicate, and after [`MAX_REFS`]
 /// distinct notes the rest are rejected (a directive citing one note 12,000 times made a 2 MB
 /// line no record may hold).
-pub fn resolve_refs(vault_root: &Path, raw: &[String]) -> RefResolution {
+pub(crate) fn resolve_refs(vault_root: &Path, raw: &[String]) -> RefResolution {
     let mut out = RefResolution::default();
     let (mut given, mut paths) = (HashSet::new(), HashSet::new());
     for r in raw {

@@ -17,18 +17,18 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The current log file, in the state folder.
-pub const LOG: &str = "hook-runs.jsonl";
+pub(crate) const LOG: &str = "hook-runs.jsonl";
 /// The one older log file a full [`LOG`] is renamed to.
-pub const OLDER_LOG: &str = "hook-runs.1.jsonl";
+pub(crate) const OLDER_LOG: &str = "hook-runs.1.jsonl";
 /// The size at which the current file is rotated.
-pub const ROTATE_AT: u64 = 64 * 1024;
+pub(crate) const ROTATE_AT: u64 = 64 * 1024;
 /// Longest `reason` and `session` kept, in characters (a line stays well under a kilobyte).
 const MAX_REASON: usize = 300;
 const MAX_SESSION: usize = 128;
 
 /// What one capture run came to. Typed where it is decided, never read back from stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Entries were appended (committed, or journalled as pending when `pending`).
     Captured {
         entries: usize,
@@ -70,7 +70,7 @@ pub enum Kind {
 
 impl Kind {
     /// The logged name (`no-directive`, …).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Captured => "captured",
             Kind::Deduped => "deduped",
@@ -85,7 +85,7 @@ impl Kind {
     }
 
     /// Whether a run of this kind means the hook is not working (a `status` finding).
-    pub fn failed(self) -> bool {
+    pub(crate) fn failed(self) -> bool {
         matches!(self, Kind::Malformed | Kind::NoVault | Kind::Error)
     }
 }
@@ -106,7 +106,7 @@ impl Outcome {
     }
 
     /// How many entries were appended.
-    pub fn entries(&self) -> usize {
+    pub(crate) fn entries(&self) -> usize {
         match self {
             Outcome::Captured { entries, .. } => *entries,
             _ => 0,
@@ -114,7 +114,7 @@ impl Outcome {
     }
 
     /// The one-line reason logged with the kind.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             Outcome::Captured {
                 entries,
@@ -159,7 +159,7 @@ pub struct Run {
 
 impl Run {
     /// The record of a run that ended at `time` with `outcome`.
-    pub fn new(
+    pub(crate) fn new(
         time: Instant,
         client: Option<&str>,
         session: Option<&str>,
@@ -178,7 +178,7 @@ impl Run {
     }
 
     /// The run as one log line, newline included.
-    pub fn line(&self) -> Vec<u8> {
+    pub(crate) fn line(&self) -> Vec<u8> {
         let mut bytes = serde_json::to_vec(self).unwrap_or_default();
         bytes.push(b'\n');
         bytes
@@ -202,7 +202,7 @@ pub fn dir_for(vault: Option<&Vault>) -> Option<PathBuf> {
 }
 
 /// `${XDG_STATE_HOME:-~/.local/state}/rutter/`, where runs that found no vault are logged.
-pub fn no_vault_dir() -> Option<PathBuf> {
+pub(crate) fn no_vault_dir() -> Option<PathBuf> {
     let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(v) => PathBuf::from(v),
         None => {
@@ -287,7 +287,7 @@ pub fn parse(bytes: &[u8]) -> Vec<Run> {
 }
 
 /// The session id of a hook payload, read on its own (the capture pipeline reads the rest).
-pub fn session_of(stdin: &[u8]) -> Option<String> {
+pub(crate) fn session_of(stdin: &[u8]) -> Option<String> {
     #[derive(Deserialize)]
     struct Ids {
         session_id: Option<serde_json::Value>,

@@ -5,14 +5,14 @@
 
 use crate::records::text::is_js_whitespace;
 /// The cut applied to a directive summary.
-pub const SUMMARY_MAX_CHARS: usize = 2000;
+pub(crate) const SUMMARY_MAX_CHARS: usize = 2000;
 /// The cut applied to provenance values (cwd, project, repo).
-pub const PROVENANCE_MAX_CHARS: usize = 512;
-pub use crate::contract::{WORD_CEILING, WORD_TARGET};
+pub(crate) const PROVENANCE_MAX_CHARS: usize = 512;
+pub(crate) use crate::contract::{WORD_CEILING, WORD_TARGET};
 
 /// The reference's `toInertLine`, steps 1-6 of anchor-behaviour §2, cut at `max_chars` chars
 /// (Rust `char`s, never splitting one; the end is trimmed again after the cut).
-pub fn inert_line(raw: &str, max_chars: usize) -> String {
+pub(crate) fn inert_line(raw: &str, max_chars: usize) -> String {
     let s = join_line_breaks(raw);
     let s = strip_csi(&s);
     let s: String = s.chars().filter(|&c| !is_deleted(c)).collect();
@@ -21,7 +21,7 @@ pub fn inert_line(raw: &str, max_chars: usize) -> String {
 }
 
 /// `raw.trim().split(/\s+/)` token count with JS `\s` semantics; `""` counts 0.
-pub fn word_count(raw: &str) -> usize {
+pub(crate) fn word_count(raw: &str) -> usize {
     raw.split(is_js_whitespace)
         .filter(|t| !t.is_empty())
         .count()

@@ -13,14 +13,14 @@ use crate::capture::directive::{directives_in, Directive, Directives, Scanner};
 use crate::capture::transcript_line::{classify, LineKind};
 
 /// The default number of bytes read from the end of a transcript.
-pub const DEFAULT_BUDGET: u64 = 8 * 1024 * 1024;
+pub(crate) const DEFAULT_BUDGET: u64 = 8 * 1024 * 1024;
 const CHUNK: usize = 64 * 1024;
 /// Messages without these bytes hold no directive and are not scanned.
 const NEEDLE: &[u8] = b"librarian-session";
 
 /// The current turn of a transcript.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Turn {
+pub(crate) struct Turn {
     /// The text of each message the main agent wrote in the turn, in file order; the text
     /// blocks of one message (one `message.id`, on one line or streamed over several) are
     /// joined with nothing between them.
@@ -32,7 +32,7 @@ pub struct Turn {
 
 /// The directives of the current turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TurnDirectives {
+pub(crate) struct TurnDirectives {
     pub directives: Directives,
     /// As [`Turn::budget_exhausted`].
     pub budget_exhausted: bool,
@@ -40,7 +40,7 @@ pub struct TurnDirectives {
 
 /// Why a transcript could not be scanned at all.
 #[derive(Debug, thiserror::Error)]
-pub enum TranscriptError {
+pub(crate) enum TranscriptError {
     #[error("cannot read transcript {path}: {source}")]
     Read {
         path: String,
@@ -57,7 +57,7 @@ pub enum TranscriptError {
 /// transcript; its payload then carries that message as `final_message`. Its directives that
 /// the transcript does not hold yet are added at the end (its malformed ones are not counted:
 /// the transcript is the source, the payload only fills the gap).
-pub fn turn_directives(
+pub(crate) fn turn_directives(
     path: &Path,
     budget: u64,
     final_message: Option<&str>,
@@ -79,7 +79,7 @@ pub fn turn_directives(
 }
 
 /// The directives of `messages`, in order; only messages holding the tag are scanned.
-pub fn scan_messages(messages: &[String]) -> Directives {
+pub(crate) fn scan_messages(messages: &[String]) -> Directives {
     let needle = memmem::Finder::new(NEEDLE);
     let mut scanner = Scanner::default();
     let mut out = Directives::default();
@@ -94,14 +94,14 @@ pub fn scan_messages(messages: &[String]) -> Directives {
 /// Reads the transcript BACKWARDS from its end, at most `budget` bytes, back to the last prompt
 /// in the user's own words, and returns the main agent's messages after it; also the number of
 /// bytes read.
-pub fn read_turn(path: &Path, budget: u64) -> Result<(Turn, u64), TranscriptError> {
+pub(crate) fn read_turn(path: &Path, budget: u64) -> Result<(Turn, u64), TranscriptError> {
     read_turn_by(path, budget, &mut classify)
 }
 
 /// [`read_turn`] for any JSONL log whose lines `classify` sorts into prompts, agent text and the
 /// rest (the Claude Code transcript, Copilot's `events.jsonl`, agy's transcript). `classify` is
 /// called on complete lines, newest first.
-pub fn read_turn_by(
+pub(crate) fn read_turn_by(
     path: &Path,
     budget: u64,
     classify: &mut dyn FnMut(&[u8]) -> LineKind,

@@ -37,7 +37,7 @@ macro_rules! ignore_scalars {
 
 /// What a line is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LineKind {
+pub(crate) enum LineKind {
     /// A user line carrying the user's own words: the turn starts after it.
     Prompt,
     /// Text written by the main agent (not a sidechain), with its message id when it has one.
@@ -51,7 +51,7 @@ pub enum LineKind {
 }
 
 /// Classifies one line (without its newline).
-pub fn classify(line: &[u8]) -> LineKind {
+pub(crate) fn classify(line: &[u8]) -> LineKind {
     let maybe_user = has(line, b"\"user\"");
     // Text comes as `text` blocks or as a string `content`; thinking and tool calls alone have
     // neither, and are the long lines worth not parsing.

@@ -15,7 +15,7 @@ const MAGIC: &str = "rutter-dedupe 3";
 const RECENT_MAX: usize = 16;
 
 /// The ingested size of every day file, with the folder mtime they were checked against.
-pub struct Watermarks {
+pub(crate) struct Watermarks {
     /// The sessions folder's mtime (ns) when the marks were last reconciled; `i64::MIN` when
     /// unknown, which forces a full scan.
     pub dir_mtime: i64,
@@ -27,7 +27,7 @@ pub struct Watermarks {
 impl Watermarks {
     /// Reads `recent` from the dedupe folder `dir`; a missing or unreadable file (or no folder)
     /// means "unknown" (a full scan follows).
-    pub fn load(dir: Option<&Dir>) -> Watermarks {
+    pub(crate) fn load(dir: Option<&Dir>) -> Watermarks {
         let parsed = dir
             .and_then(|d| d.read("recent").ok().flatten())
             .and_then(|b| parse(&String::from_utf8_lossy(&b)));
@@ -41,7 +41,7 @@ impl Watermarks {
     }
 
     /// The ingested size of `name` (0 when never ingested).
-    pub fn get(&mut self, dir: Option<&Dir>, name: &str) -> u64 {
+    pub(crate) fn get(&mut self, dir: Option<&Dir>, name: &str) -> u64 {
         if let Some(&n) = self.recent.get(name) {
             return n;
         }
@@ -49,26 +49,26 @@ impl Watermarks {
     }
 
     /// Records the ingested size of `name`.
-    pub fn set(&mut self, name: &str, size: u64) {
+    pub(crate) fn set(&mut self, name: &str, size: u64) {
         self.recent.insert(name.to_string(), size);
     }
 
     /// Every known mark (`recent` over `sizes`).
-    pub fn all(&mut self, dir: Option<&Dir>) -> BTreeMap<String, u64> {
+    pub(crate) fn all(&mut self, dir: Option<&Dir>) -> BTreeMap<String, u64> {
         let mut all = self.sizes(dir).clone();
         all.extend(self.recent.iter().map(|(k, v)| (k.clone(), *v)));
         all
     }
 
     /// Replaces every mark after a full scan.
-    pub fn replace_all(&mut self, marks: BTreeMap<String, u64>) {
+    pub(crate) fn replace_all(&mut self, marks: BTreeMap<String, u64>) {
         self.sizes = Some(marks);
         self.sizes_dirty = true;
         self.recent.clear();
     }
 
     /// Writes what changed into `dir` (best effort: the cache is disposable).
-    pub fn save(&mut self, dir: &Dir) {
+    pub(crate) fn save(&mut self, dir: &Dir) {
         if self.recent.len() > RECENT_MAX {
             let all = self.all(Some(dir));
             self.replace_all(all);
@@ -83,7 +83,7 @@ impl Watermarks {
 
     /// Forgets every mark in `dir`, so the next load reads every day file whole (after a write
     /// of the keys failed: marks must never run ahead of the keys). Best effort.
-    pub fn forget_all(dir: &Dir) {
+    pub(crate) fn forget_all(dir: &Dir) {
         let _ = dir.remove("recent");
         let _ = dir.remove("sizes");
     }

@@ -50,7 +50,7 @@ pub fn derive_workspace(cwd: Option<&str>) -> Option<Workspace> {
 /// For `scheme://` URLs the whole userinfo is dropped for http(s) and only the password for other
 /// schemes (a user name holding `?` or `#` goes too); `?query` and `#fragment` are dropped. An scp-style `git@host:owner/repo.git` is kept
 /// as is apart from any `?`/`#` tail.
-pub fn strip_url_credentials(url: &str) -> String {
+pub(crate) fn strip_url_credentials(url: &str) -> String {
     let Some(sep) = url.find("://") else {
         return cut_query(url).to_string();
     };
@@ -151,7 +151,7 @@ fn origin_url(git_dir: &Path) -> Option<String> {
 
 /// The repository around a working directory, with the config files that hold its own settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RepoConfig {
+pub(crate) struct RepoConfig {
     /// The directory holding the `.git` entry (the work tree's root).
     pub work_tree: PathBuf,
     /// `config.worktree` of a linked work tree (when present), then the repository's `config`;
@@ -162,7 +162,7 @@ pub struct RepoConfig {
 impl RepoConfig {
     /// The first value of `key` as a boolean, in file order; `Err` with the raw value when it
     /// is not a boolean.
-    pub fn bool(&self, key: &str) -> Result<Option<bool>, String> {
+    pub(crate) fn bool(&self, key: &str) -> Result<Option<bool>, String> {
         for file in &self.files {
             if let Some(config) = open_config(file) {
                 if let Some(b) = config.bool(key).map_err(|e| e.0)? {
@@ -176,7 +176,7 @@ impl RepoConfig {
 
 /// The repository around `cwd` (found by file reads, as for the provenance) and its own config
 /// files; `None` outside a repository.
-pub fn repo_config(cwd: &str) -> Option<RepoConfig> {
+pub(crate) fn repo_config(cwd: &str) -> Option<RepoConfig> {
     let (work_tree, dot_git) = find_dot_git(&absolute_lexical(Path::new(cwd)))?;
     let git_dir = git_dir(&dot_git)?;
     Some(RepoConfig {

@@ -20,7 +20,7 @@ use crate::vault::Vault;
 use std::path::PathBuf;
 
 /// An entry ready to be written; `id` and `time` are set under the lock.
-pub struct Draft {
+pub(crate) struct Draft {
     pub entry: Entry,
     /// `(canonical vault-relative target, sha256 ref)` of refs small enough to copy.
     pub cited: Vec<(String, String)>,
@@ -28,7 +28,7 @@ pub struct Draft {
 
 /// What happened to one draft.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Appended to the day file `day` as `entry_id`.
     Appended { day: String, entry_id: String },
     /// Already recorded for this session: nothing written.
@@ -46,7 +46,7 @@ pub enum Outcome {
 
 /// What happened to the drafts of one capture.
 #[derive(Debug, Default)]
-pub struct Written {
+pub(crate) struct Written {
     /// One outcome per draft, in order; fewer when `failed` stopped the batch.
     pub outcomes: Vec<Outcome>,
     /// The record commit, when one was made.
@@ -74,14 +74,14 @@ pub struct Written {
 
 impl Written {
     /// How many drafts ended as `want` says.
-    pub fn count(&self, want: impl Fn(&Outcome) -> bool) -> usize {
+    pub(crate) fn count(&self, want: impl Fn(&Outcome) -> bool) -> usize {
         self.outcomes.iter().filter(|o| want(o)).count()
     }
 }
 
 /// Why a draft could not be written anywhere.
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError {
+pub(crate) enum WriteError {
     #[error(transparent)]
     Fs(#[from] FsError),
     #[error("{0}")]
@@ -221,13 +221,13 @@ struct Target<'a> {
 /// at its end (its keys are written as each entry lands, so a later entry of the same turn sees
 /// the earlier ones).
 #[derive(Default)]
-pub struct CacheSlot {
+pub(crate) struct CacheSlot {
     loaded: Option<(String, DedupeCache)>,
 }
 
 impl CacheSlot {
     /// The cache, up to date for `file`; a batch that crosses midnight loads it again.
-    pub fn for_file(
+    pub(crate) fn for_file(
         &mut self,
         vault: &Vault,
         locked: bool,
@@ -246,7 +246,7 @@ impl CacheSlot {
     }
 
     /// Writes the watermarks (the cache writes nothing when it was loaded without the lock).
-    pub fn save(&mut self) {
+    pub(crate) fn save(&mut self) {
         if let Some((_, mut cache)) = self.loaded.take() {
             cache.save();
         }
@@ -491,7 +491,7 @@ mod tests {
         let read = |day: &str| {
             let text = std::fs::read_to_string(root.join(format!("_librarian/sessions/{day}.md")))
                 .unwrap();
-            crate::records::dayfile::parse(day, text.as_bytes())
+            crate::records::dayfile::parse(text.as_bytes())
                 .entries
                 .into_iter()
                 .map(|e| (e.summary, e.time))

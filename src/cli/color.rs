@@ -11,11 +11,11 @@
 
 use anstyle::{AnsiColor, Style};
 
-pub const RED: Style = AnsiColor::Red.on_default();
-pub const GREEN: Style = AnsiColor::Green.on_default();
-pub const YELLOW: Style = AnsiColor::Yellow.on_default();
-pub const CYAN: Style = AnsiColor::Cyan.on_default();
-pub const BOLD_RED: Style = AnsiColor::Red.on_default().bold();
+pub(crate) const RED: Style = AnsiColor::Red.on_default();
+pub(crate) const GREEN: Style = AnsiColor::Green.on_default();
+pub(crate) const YELLOW: Style = AnsiColor::Yellow.on_default();
+pub(crate) const CYAN: Style = AnsiColor::Cyan.on_default();
+pub(crate) const BOLD_RED: Style = AnsiColor::Red.on_default().bold();
 
 /// `--color=WHEN`, as git's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,7 +28,7 @@ pub enum When {
 /// What decides colour: whether stdout was a terminal when the command started (before the
 /// pager took it), and `--color`.
 #[derive(Debug, Clone, Copy)]
-pub struct Rule {
+pub(crate) struct Rule {
     pub terminal: bool,
     pub flag: Option<When>,
 }
@@ -36,7 +36,7 @@ pub struct Rule {
 impl Rule {
     /// Whether to colour: `--color`, else `NO_COLOR`, then `CLICOLOR_FORCE`, then git's
     /// `color.ui` and the terminal.
-    pub fn decide(self) -> bool {
+    pub(crate) fn decide(self) -> bool {
         let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
         match self.flag {
             Some(When::Always) => true,
@@ -69,7 +69,7 @@ fn color_ui() -> Option<String> {
 }
 
 /// The style of a record state, as `log` and recall name them.
-pub fn state_style(state: &str) -> Style {
+pub(crate) fn state_style(state: &str) -> Style {
     match state {
         "committed" => GREEN,
         "pending" | "not committed yet" | "retracted" => YELLOW,
@@ -79,18 +79,18 @@ pub fn state_style(state: &str) -> Style {
 
 /// Paints text, or leaves it plain when colour is off (from [`super::ui::Ui::palette`]).
 #[derive(Debug, Clone, Copy)]
-pub struct Palette {
+pub(crate) struct Palette {
     on: bool,
 }
 
 impl Palette {
     /// A palette that paints (`on`) or leaves text as it is.
-    pub fn new(on: bool) -> Palette {
+    pub(crate) fn new(on: bool) -> Palette {
         Palette { on }
     }
 
     /// `text` in `style` when colour is on.
-    pub fn paint(&self, style: Style, text: &str) -> String {
+    pub(crate) fn paint(&self, style: Style, text: &str) -> String {
         if self.on {
             format!("{style}{text}{style:#}")
         } else {
@@ -100,7 +100,7 @@ impl Palette {
 
     /// Recall's bracketed marks (`[edited after commit]`, `[UNRESOLVED …`) painted where they
     /// occur.
-    pub fn marks(&self, text: &str) -> String {
+    pub(crate) fn marks(&self, text: &str) -> String {
         const MARKS: [(&str, Style); 6] = [
             ("[edited after commit]", RED),
             ("[deleted from the working tree]", RED),
@@ -123,7 +123,7 @@ impl Palette {
     /// verify's findings, 4 in `log -p`): removed lines red, added green, hunk heads cyan, file
     /// heads bold. The marker is the character after the indent, so a context line (a space,
     /// then the line) is never read as the `-` of the entry line it shows.
-    pub fn diff(&self, text: &str, indent: usize) -> String {
+    pub(crate) fn diff(&self, text: &str, indent: usize) -> String {
         if !self.on {
             return text.to_string();
         }

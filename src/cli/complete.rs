@@ -15,7 +15,7 @@ fn vault() -> Option<crate::vault::Vault> {
 }
 
 /// Note paths of the index starting with what was typed.
-pub fn note_paths(current: &OsStr) -> Vec<CompletionCandidate> {
+pub(crate) fn note_paths(current: &OsStr) -> Vec<CompletionCandidate> {
     let (Some(typed), Some(vault)) = (current.to_str(), vault()) else {
         return Vec::new();
     };
@@ -26,7 +26,7 @@ pub fn note_paths(current: &OsStr) -> Vec<CompletionCandidate> {
 }
 
 /// Entry ids starting with what was typed, newest first, each with its summary as help.
-pub fn entry_ids(current: &OsStr) -> Vec<CompletionCandidate> {
+pub(crate) fn entry_ids(current: &OsStr) -> Vec<CompletionCandidate> {
     let (Some(typed), Some(vault)) = (current.to_str(), vault()) else {
         return Vec::new();
     };
@@ -41,7 +41,7 @@ pub fn entry_ids(current: &OsStr) -> Vec<CompletionCandidate> {
 }
 
 /// The vault's git remotes starting with what was typed.
-pub fn remotes(current: &OsStr) -> Vec<CompletionCandidate> {
+pub(crate) fn remotes(current: &OsStr) -> Vec<CompletionCandidate> {
     let (Some(typed), Some(vault)) = (current.to_str(), vault()) else {
         return Vec::new();
     };
@@ -53,7 +53,10 @@ pub fn remotes(current: &OsStr) -> Vec<CompletionCandidate> {
 }
 
 /// The registration script for `shell`, calling `completer` (this binary) at each TAB.
-pub fn registration(shell: clap_complete::Shell, completer: &str) -> std::io::Result<Vec<u8>> {
+pub(crate) fn registration(
+    shell: clap_complete::Shell,
+    completer: &str,
+) -> std::io::Result<Vec<u8>> {
     use clap_complete::env::{Bash, Elvish, EnvCompleter, Fish, Powershell, Zsh};
     let adapter: &dyn EnvCompleter = match shell {
         clap_complete::Shell::Bash => &Bash,

@@ -41,7 +41,7 @@ impl Exit {
     }
 
     /// The process exit status.
-    pub fn code(self) -> i32 {
+    pub(crate) fn code(self) -> i32 {
         match self {
             Exit::Clean => EXIT_OK,
             Exit::Findings => EXIT_FINDING,
@@ -118,7 +118,7 @@ impl CommandError {
     }
 
     /// The exit status.
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match self.kind {
             ErrorKind::User => EXIT_FINDING,
             ErrorKind::CannotRun => EXIT_CANNOT_RUN,
@@ -126,12 +126,14 @@ impl CommandError {
     }
 
     /// The message without its hints (an error with causes names each, as `a: b`).
-    pub fn message(&self) -> String {
+    #[cfg(test)]
+    fn message(&self) -> String {
         format!("{:#}", self.error)
     }
 
     /// The hints, in order.
-    pub fn hints(&self) -> Vec<&str> {
+    #[cfg(test)]
+    fn hints(&self) -> Vec<&str> {
         self.hints.iter().map(|h| h.text.as_str()).collect()
     }
 

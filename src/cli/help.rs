@@ -39,7 +39,7 @@ pub fn open_installed(page: &str) -> bool {
 
 /// Shows the roff `page` through `man -l -` when stdout is a terminal; `false` when it did not
 /// (not a terminal, or `man` could not run), so the caller prints the roff.
-pub fn render_on_terminal(page: &[u8]) -> bool {
+pub(crate) fn render_on_terminal(page: &[u8]) -> bool {
     if !std::io::stdout().is_terminal() {
         return false;
     }

@@ -260,7 +260,7 @@ fn rows(
             .unwrap_or_default();
         let stem = d.clone();
         let d = day_of_stem(d);
-        let record = standing::classify(d, bytes.as_deref(), working.as_deref(), &lines);
+        let record = standing::classify(bytes.as_deref(), working.as_deref(), &lines);
         for (r, _) in record
             .retractions
             .into_iter()

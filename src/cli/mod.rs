@@ -4,34 +4,34 @@
 //! is used.
 
 pub mod capture;
-pub mod color;
-pub mod commit;
+pub(crate) mod color;
+pub(crate) mod commit;
 pub mod complete;
-pub mod config;
-pub mod demo;
-pub mod diff;
-pub mod error;
-pub mod gate;
-pub mod githooks;
+pub(crate) mod config;
+pub(crate) mod demo;
+pub(crate) mod diff;
+pub(crate) mod error;
+pub(crate) mod gate;
+pub(crate) mod githooks;
 pub mod help;
-pub mod identity;
-pub mod init;
-pub mod install_hook;
-pub mod log;
-pub mod man;
-pub mod mcp;
-pub mod pager;
-pub mod progress;
-pub mod recent;
-pub mod reindex;
-pub mod restore;
-pub mod retract;
-pub mod search;
-pub mod show;
-pub mod status;
-pub mod sync;
-pub mod ui;
-pub mod verify;
+pub(crate) mod identity;
+pub(crate) mod init;
+pub(crate) mod install_hook;
+pub(crate) mod log;
+pub(crate) mod man;
+pub(crate) mod mcp;
+pub(crate) mod pager;
+pub(crate) mod progress;
+pub(crate) mod recent;
+pub(crate) mod reindex;
+pub(crate) mod restore;
+pub(crate) mod retract;
+pub(crate) mod search;
+pub(crate) mod show;
+pub(crate) mod status;
+pub(crate) mod sync;
+pub(crate) mod ui;
+pub(crate) mod verify;
 
 pub use error::{
     cannot_run, user_error, CommandError, CommandResult, ErrorKind, Exit, EXIT_CANNOT_RUN,
@@ -202,7 +202,7 @@ pub struct FilterArgs {
 impl FilterArgs {
     /// The filter of `--grep`, `--since` and `--until`; a bad date is a usage error naming the
     /// forms it takes.
-    pub fn filter(
+    pub(crate) fn filter(
         &self,
         now: crate::clock::Instant,
         clock: &crate::clock::Clock,
@@ -220,7 +220,7 @@ impl FilterArgs {
 
 /// Resolves the vault for an interactive command (may use the current repository), naming it on
 /// stderr when the user, standing in another repository, may not expect it.
-pub fn interactive_vault(
+pub(crate) fn interactive_vault(
     ui: &mut Ui,
     flag: Option<&std::path::Path>,
 ) -> anyhow::Result<crate::vault::Vault> {

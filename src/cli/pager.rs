@@ -8,12 +8,12 @@
 use std::process::{Child, ChildStdin, Command, Stdio};
 
 /// A running pager; [`Pager::wait`] (after its input was closed) waits for the user to quit it.
-pub struct Pager {
+pub(crate) struct Pager {
     child: Child,
 }
 
 /// Starts the pager git's rules name, if any: the pager and the pipe to its stdin.
-pub fn start() -> Option<(Pager, ChildStdin)> {
+pub(crate) fn start() -> Option<(Pager, ChildStdin)> {
     let command = pager_command()?;
     let mut child = Command::new("sh")
         .args(["-c", &command])
@@ -37,7 +37,7 @@ pub fn start() -> Option<(Pager, ChildStdin)> {
 
 impl Pager {
     /// Waits for the pager to exit; its input must be closed first.
-    pub fn wait(mut self) {
+    pub(crate) fn wait(mut self) {
         let _ = self.child.wait();
     }
 }

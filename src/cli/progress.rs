@@ -23,7 +23,7 @@ fn after() -> Duration {
 }
 
 /// A running progress line; dropping it ends the line (with the time taken, if it was shown).
-pub struct Progress {
+pub(crate) struct Progress {
     done: Option<mpsc::Sender<()>>,
     shown: Option<JoinHandle<bool>>,
     started: Instant,

@@ -65,7 +65,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
 }
 
 /// When status looks, and how it shows times.
-pub struct Times {
+pub(crate) struct Times {
     pub now: Instant,
     pub clock: clock::Clock,
 }
@@ -88,7 +88,7 @@ fn paint(color: &Palette, text: &str) -> String {
 }
 
 /// The human form: one line per item, findings at the end.
-pub fn render(s: &Status, t: &Times) -> String {
+pub(crate) fn render(s: &Status, t: &Times) -> String {
     let mut out = Vec::new();
     vault_lines(s, &mut out);
     record_line(s, t, &mut out);

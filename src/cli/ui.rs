@@ -68,7 +68,7 @@ impl Ui {
 
     /// Sends stdout through the pager from now on, when one applies (stdout is a terminal, no
     /// `--no-pager`, and git's rules name a pager; see [`super::pager`]).
-    pub fn start_pager(&mut self, no_pager: bool) {
+    pub(crate) fn start_pager(&mut self, no_pager: bool) {
         if no_pager || !self.stdout_terminal || self.pager.is_some() {
             return;
         }
@@ -80,24 +80,24 @@ impl Ui {
     }
 
     /// The colours to paint with (plain when colour is off).
-    pub fn palette(&self) -> Palette {
+    pub(crate) fn palette(&self) -> Palette {
         Palette::new(*self.color.get_or_init(|| self.rule.decide()))
     }
 
     /// Whether stderr is a terminal (a progress line is shown only there).
-    pub fn stderr_is_terminal(&self) -> bool {
+    pub(crate) fn stderr_is_terminal(&self) -> bool {
         self.stderr_terminal
     }
 
     /// Prints `text` and a newline, made terminal-safe.
-    pub fn print(&mut self, text: &str) -> io::Result<()> {
+    pub(crate) fn print(&mut self, text: &str) -> io::Result<()> {
         let safe = text::terminal_safe(text);
         self.write_out(&safe, "\n")
     }
 
     /// As [`Ui::print`], with `paint` applied to the terminal-safe text, so only our own
     /// escapes reach the terminal.
-    pub fn print_painted(
+    pub(crate) fn print_painted(
         &mut self,
         text: &str,
         paint: impl Fn(&Palette, &str) -> String,
@@ -106,25 +106,14 @@ impl Ui {
         self.write_out(&painted, "\n")
     }
 
-    /// Like [`Ui::print_painted`], without the final newline: the first part of an answer
-    /// printed in parts (cut between whole items, so no mark and no `\r\n` is split).
-    pub fn print_part(
-        &mut self,
-        text: &str,
-        paint: impl Fn(&Palette, &str) -> String,
-    ) -> io::Result<()> {
-        let painted = paint(&self.palette(), &text::terminal_safe(text));
-        self.write_out(&painted, "")
-    }
-
     /// Prints `value` as pretty JSON, characters a terminal would act on written as `\uXXXX`.
-    pub fn print_json(&mut self, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    pub(crate) fn print_json(&mut self, value: &impl serde::Serialize) -> anyhow::Result<()> {
         let json = serde_json::to_string_pretty(value)?;
         Ok(self.write_out(&text::json_terminal_safe(&json), "\n")?)
     }
 
     /// Writes bytes to stdout as they are (a manual page, a completion script).
-    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         quiet_on_broken_pipe(self.out.write_all(bytes).and_then(|_| self.out.flush()))
     }
 
@@ -136,7 +125,7 @@ impl Ui {
 
     /// Writes one line to stderr. A message that cannot be written is dropped: it never turns
     /// a command's outcome into a panic.
-    pub fn warn(&mut self, line: impl Display) {
+    pub(crate) fn warn(&mut self, line: impl Display) {
         let _ = writeln!(self.err, "{line}").and_then(|_| self.err.flush());
     }
 
@@ -163,7 +152,7 @@ impl Drop for Ui {
 }
 
 /// A reader that stopped reading is not an error; anything else is.
-pub fn quiet_on_broken_pipe(r: io::Result<()>) -> io::Result<()> {
+pub(crate) fn quiet_on_broken_pipe(r: io::Result<()>) -> io::Result<()> {
     match r {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other,

@@ -7,7 +7,7 @@
 use super::hooks::Shape;
 use super::{files, json::Json, mcp, shell, Context, Error, Mode, Plan, Spec};
 
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     name: "agy",
     label: "Antigravity (agy)",
     aliases: &["antigravity"],

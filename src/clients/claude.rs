@@ -8,7 +8,7 @@ use super::hooks::Shape;
 use super::{files, json, mcp, shell, Context, Error, Mode, Plan, Spec};
 use std::path::PathBuf;
 
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     name: "claude",
     label: "Claude Code",
     aliases: &[],
@@ -18,13 +18,13 @@ pub const SPEC: Spec = Spec {
 const SHAPE: Shape = Shape::Grouped { event: "Stop" };
 
 /// `settings.json`, where the hook goes.
-pub fn settings(ctx: &Context) -> PathBuf {
+pub(crate) fn settings(ctx: &Context) -> PathBuf {
     ctx.dir("CLAUDE_CONFIG_DIR", ".claude")
         .join("settings.json")
 }
 
 /// `.claude.json`, where `claude mcp add --scope user` keeps servers.
-pub fn state_file(ctx: &Context) -> PathBuf {
+pub(crate) fn state_file(ctx: &Context) -> PathBuf {
     match ctx.vars.iter().find(|(k, _)| k == "CLAUDE_CONFIG_DIR") {
         Some((_, dir)) => dir.join(".claude.json"),
         None => ctx.home.join(".claude.json"),

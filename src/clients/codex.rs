@@ -10,7 +10,7 @@ use super::{files, Context, Error, FileEdit, Mode, Plan, Spec};
 use std::path::Path;
 use toml_edit::{DocumentMut, InlineTable, Item, Table, TableLike};
 
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     name: "codex",
     label: "Codex",
     aliases: &[],

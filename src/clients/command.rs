@@ -6,7 +6,7 @@
 
 /// Whose hook a command is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// git-rutter's capture hook; `vault` is the vault baked into it, if any.
     Ours { vault: Option<String> },
     /// The TypeScript reference's hook (`librarian-stop.sh`, `capture-cli.js`, its npm paths).
@@ -24,7 +24,7 @@ const REFERENCE_MARKS: [&str; 4] = [
 ];
 
 /// The command git-rutter registers for `client`.
-pub fn hook_command(bin: &str, client: &str, vault: Option<&str>) -> String {
+pub(crate) fn hook_command(bin: &str, client: &str, vault: Option<&str>) -> String {
     let mut words = vec![
         shell_word(bin),
         "capture".into(),
@@ -65,7 +65,7 @@ fn is_written_shape(words: &[String]) -> bool {
 }
 
 /// Classifies a hook command found in a client's config.
-pub fn classify(command: &str) -> Kind {
+pub(crate) fn classify(command: &str) -> Kind {
     if REFERENCE_MARKS.iter().any(|m| command.contains(m)) {
         return Kind::Reference;
     }
@@ -105,19 +105,19 @@ pub fn classify(command: &str) -> Kind {
 
 /// Whether an MCP server command (program and arguments) is git-rutter's server: a program
 /// called `git-rutter`, or this very binary under whatever name it was installed from.
-pub fn is_our_server(command: &str) -> bool {
+pub(crate) fn is_our_server(command: &str) -> bool {
     split(command).first().is_some_and(|w| {
         w.rsplit('/').next() == Some("git-rutter") || Some(w.as_str()) == own_binary()
     })
 }
 
 /// Whether an MCP server command line is the TypeScript reference's server.
-pub fn is_reference_server(command_line: &str) -> bool {
+pub(crate) fn is_reference_server(command_line: &str) -> bool {
     command_line.contains("rutter-memory")
         || (command_line.contains("rutter") && command_line.contains("stdio.js"))
 }
 
-pub use crate::argv::{flag_value, quote as shell_word, split};
+pub(crate) use crate::argv::{flag_value, quote as shell_word, split};
 
 #[cfg(test)]
 mod tests {

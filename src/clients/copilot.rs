@@ -8,7 +8,7 @@
 use super::hooks::Shape;
 use super::{files, json::Json, mcp, Context, Error, Mode, Plan, Spec};
 
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     name: "copilot",
     label: "Copilot CLI",
     aliases: &[],

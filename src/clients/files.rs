@@ -14,14 +14,14 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The markers of our block in markdown instruction files.
-pub const MD_MARKERS: Markers = Markers {
+pub(crate) const MD_MARKERS: Markers = Markers {
     start: "<!-- BEGIN git-rutter -->",
     end: "<!-- END git-rutter -->",
 };
 
 /// One file's planned change: its bytes before (`None`: absent) and after (`None`: removed).
 #[derive(Debug, Clone)]
-pub struct FileEdit {
+pub(crate) struct FileEdit {
     pub path: PathBuf,
     pub shown: String,
     pub before: Option<Vec<u8>>,
@@ -31,13 +31,13 @@ pub struct FileEdit {
 }
 
 impl FileEdit {
-    pub fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         self.before != self.after
     }
 }
 
 /// The bytes of `path`; `None` when absent. Symlinks and non-regular files are refused.
-pub fn read(ctx: &Context, path: &Path) -> Result<Option<Vec<u8>>, Error> {
+pub(crate) fn read(ctx: &Context, path: &Path) -> Result<Option<Vec<u8>>, Error> {
     let shown = ctx.show(path);
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -72,7 +72,7 @@ pub fn read(ctx: &Context, path: &Path) -> Result<Option<Vec<u8>>, Error> {
 /// Whether `edit` can be applied: its folder takes a new file, and an existing file can be
 /// opened for writing (a read-only or immutable file cannot). Nothing is changed; the error
 /// names the file and why.
-pub fn writable(edit: &FileEdit) -> Result<(), String> {
+pub(crate) fn writable(edit: &FileEdit) -> Result<(), String> {
     if !edit.changed() {
         return Ok(());
     }
@@ -116,7 +116,7 @@ fn io(path: &Path, source: std::io::Error) -> Error {
 }
 
 /// Applies one edit: checks the file still holds what was read, then writes or removes it.
-pub fn apply(ctx: &Context, edit: &FileEdit) -> Result<(), Error> {
+pub(crate) fn apply(ctx: &Context, edit: &FileEdit) -> Result<(), Error> {
     if !edit.changed() {
         return Ok(());
     }
@@ -155,7 +155,7 @@ pub fn apply(ctx: &Context, edit: &FileEdit) -> Result<(), Error> {
 
 /// Who else may have content in a JSON file.
 #[derive(Debug, Clone, Copy)]
-pub enum Ownership {
+pub(crate) enum Ownership {
     /// The client's own config: every other key is the user's and is kept.
     Shared,
     /// A file git-rutter names and writes whole (`hooks/rutter.json`): it is refused when it holds
@@ -168,7 +168,7 @@ pub enum Ownership {
 
 /// Plans an edit of a JSON config: `edit` changes the parsed document and says what it changed.
 /// An empty file counts as `{}`; a document left with nothing in it is removed.
-pub fn json_file(
+pub(crate) fn json_file(
     ctx: &Context,
     path: &Path,
     owner: Ownership,
@@ -250,7 +250,7 @@ fn refuse_unparseable(shown: &str, why: &str) -> Error {
 /// without our block is refused unless it is the TypeScript reference's, and the file is
 /// removed with the block. Without, the block is appended to the user's file (AGENTS.md) and a
 /// file left empty is removed.
-pub fn markdown_file(
+pub(crate) fn markdown_file(
     ctx: &Context,
     path: &Path,
     body: &str,

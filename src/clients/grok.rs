@@ -6,7 +6,7 @@
 use super::hooks::Shape;
 use super::{files, json::Json, shell, Context, Error, Mode, Plan, Spec};
 
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     name: "grok",
     label: "Grok",
     aliases: &[],

@@ -10,7 +10,7 @@ use super::jsonedit::{at, key, Doc, Seg};
 
 /// Where a client keeps its Stop handlers.
 #[derive(Debug, Clone, Copy)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// `hooks.<event>[] = {matcher?, hooks: [{type, command}]}`: Claude Code, Codex, Grok, Muse.
     Grouped { event: &'static str },
     /// `version: 1`, `hooks.<event>[] = {type, <field>}`: Copilot CLI (`bash`).
@@ -88,7 +88,7 @@ impl Shape {
 
 /// What a hook edit did, for the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     Added(String),
     Updated { from: String, to: String },
     ReplacedReference { from: String, to: String },
@@ -118,7 +118,7 @@ impl std::fmt::Display for Change {
 }
 
 /// The vault baked into our existing handler, if any.
-pub fn existing_vault(doc: &Json, shape: Shape) -> Option<String> {
+pub(crate) fn existing_vault(doc: &Json, shape: Shape) -> Option<String> {
     shape.slots(doc).into_iter().find_map(|s| match s.kind {
         Kind::Ours { vault } => vault,
         _ => None,
@@ -127,7 +127,7 @@ pub fn existing_vault(doc: &Json, shape: Shape) -> Option<String> {
 
 /// Makes `doc` hold exactly one of our handlers, running `command`. `extra` are fields a new
 /// handler gets (a timeout). `Err` names the key that is not of the type a config needs.
-pub fn install(
+pub(crate) fn install(
     doc: &mut Doc,
     shape: Shape,
     command: &str,
@@ -167,7 +167,7 @@ pub fn install(
 }
 
 /// Removes our handlers (and, with `reference`, the TypeScript reference's).
-pub fn uninstall(doc: &mut Doc, shape: Shape, reference: bool) -> Vec<Change> {
+pub(crate) fn uninstall(doc: &mut Doc, shape: Shape, reference: bool) -> Vec<Change> {
     let drop: Vec<Slot> = shape
         .slots(&doc.json)
         .into_iter()
@@ -180,7 +180,7 @@ pub fn uninstall(doc: &mut Doc, shape: Shape, reference: bool) -> Vec<Change> {
 }
 
 /// Every handler in the document, classified, with its command (what `status` reports).
-pub fn handlers(doc: &Json, shape: Shape) -> Vec<(Kind, String)> {
+pub(crate) fn handlers(doc: &Json, shape: Shape) -> Vec<(Kind, String)> {
     shape
         .slots(doc)
         .into_iter()
@@ -189,7 +189,7 @@ pub fn handlers(doc: &Json, shape: Shape) -> Vec<(Kind, String)> {
 }
 
 /// Whether the document still holds a TypeScript-reference handler.
-pub fn has_reference(doc: &Json, shape: Shape) -> bool {
+pub(crate) fn has_reference(doc: &Json, shape: Shape) -> bool {
     shape.slots(doc).iter().any(|s| s.kind == Kind::Reference)
 }
 

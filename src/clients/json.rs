@@ -10,7 +10,7 @@ use std::fmt;
 
 /// A JSON value whose objects keep their keys in file order (duplicates included).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Json {
+pub(crate) enum Json {
     Null,
     Bool(bool),
     Number(serde_json::Number),
@@ -21,18 +21,18 @@ pub enum Json {
 
 impl Json {
     /// An empty object.
-    pub fn object() -> Json {
+    pub(crate) fn object() -> Json {
         Json::Object(Vec::new())
     }
 
     /// A string value.
-    pub fn str(s: &str) -> Json {
+    pub(crate) fn str(s: &str) -> Json {
         Json::String(s.to_string())
     }
 
     /// The value of `key` in an object (the last one when the key is repeated, as JavaScript and
     /// Go read it).
-    pub fn get(&self, key: &str) -> Option<&Json> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Json> {
         match self {
             Json::Object(kv) => kv.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -40,7 +40,7 @@ impl Json {
     }
 
     /// The value of `key`, mutable.
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+    pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
         match self {
             Json::Object(kv) => kv.iter_mut().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -48,7 +48,7 @@ impl Json {
     }
 
     /// Sets `key` (in place when present, else at the end); `false` when `self` is no object.
-    pub fn set(&mut self, key: &str, value: Json) -> bool {
+    pub(crate) fn set(&mut self, key: &str, value: Json) -> bool {
         match self {
             Json::Object(kv) => {
                 match kv.iter_mut().rev().find(|(k, _)| k == key) {
@@ -61,50 +61,33 @@ impl Json {
         }
     }
 
-    /// Removes every `key` from an object.
-    pub fn remove(&mut self, key: &str) {
-        if let Json::Object(kv) = self {
-            kv.retain(|(k, _)| k != key);
-        }
-    }
-
-    /// The value at `key`, created as `default` when missing; `None` when `self` is no object or
-    /// the existing value is of another JSON type than `default`.
-    pub fn entry(&mut self, key: &str, default: Json) -> Option<&mut Json> {
-        if self.get(key).is_none() && !self.set(key, default.clone()) {
-            return None;
-        }
-        let v = self.get_mut(key)?;
-        (std::mem::discriminant(v) == std::mem::discriminant(&default)).then_some(v)
-    }
-
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Json::String(s) => Some(s),
             _ => None,
         }
     }
 
-    pub fn as_array(&self) -> Option<&Vec<Json>> {
+    pub(crate) fn as_array(&self) -> Option<&Vec<Json>> {
         match self {
             Json::Array(a) => Some(a),
             _ => None,
         }
     }
 
-    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Json>> {
+    pub(crate) fn as_array_mut(&mut self) -> Option<&mut Vec<Json>> {
         match self {
             Json::Array(a) => Some(a),
             _ => None,
         }
     }
 
-    pub fn is_object(&self) -> bool {
+    pub(crate) fn is_object(&self) -> bool {
         matches!(self, Json::Object(_))
     }
 
     /// Whether an object or array has nothing in it.
-    pub fn is_empty_container(&self) -> bool {
+    pub(crate) fn is_empty_container(&self) -> bool {
         match self {
             Json::Object(kv) => kv.is_empty(),
             Json::Array(a) => a.is_empty(),
@@ -193,7 +176,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
 
 /// How a JSON file was laid out, so it can be written back the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// The indent of one level; `None` for a document on one line.
     pub indent: Option<String>,
     pub final_newline: bool,
@@ -213,7 +196,7 @@ impl Layout {
     /// The layout of `text`: the indent of its first indented line (two spaces when it has
     /// none), one line when no line break falls inside the document (an empty `{}` or `[]` says
     /// nothing, so it gets two spaces too).
-    pub fn of(text: &str) -> Layout {
+    pub(crate) fn of(text: &str) -> Layout {
         let body = text.trim();
         let bare: String = body.split_whitespace().collect();
         let indent = match body.contains('\n') {
@@ -235,7 +218,7 @@ impl Layout {
 }
 
 /// Parses a document; an empty (or all-blank) text is `{}`.
-pub fn parse(text: &str) -> Result<Json, serde_json::Error> {
+pub(crate) fn parse(text: &str) -> Result<Json, serde_json::Error> {
     if text.trim().is_empty() {
         return Ok(Json::object());
     }
@@ -243,7 +226,7 @@ pub fn parse(text: &str) -> Result<Json, serde_json::Error> {
 }
 
 /// Writes `value` in `layout`.
-pub fn print(value: &Json, layout: &Layout) -> String {
+pub(crate) fn print(value: &Json, layout: &Layout) -> String {
     let mut out = Vec::new();
     let written = match &layout.indent {
         Some(indent) => {
@@ -302,14 +285,6 @@ mod tests {
             ),
             r#"{"b":"two","a":{"x":2},"c":null}"#
         );
-        assert!(v.entry("a", Json::object()).is_some());
-        assert!(
-            v.entry("b", Json::object()).is_none(),
-            "a string is not an object"
-        );
-        v.remove("a");
-        assert_eq!(v.get("a"), None);
-        assert!(Json::Null.entry("k", Json::object()).is_none());
     }
 
     fn any_json() -> impl Strategy<Value = Json> {

@@ -10,19 +10,19 @@ use super::json::{self, Json, Layout};
 
 /// A step of a path into a document.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Seg {
+pub(crate) enum Seg {
     Key(String),
     Idx(usize),
 }
 
 /// A path step naming an object member.
-pub fn key(k: &str) -> Seg {
+pub(crate) fn key(k: &str) -> Seg {
     Seg::Key(k.to_string())
 }
 
 /// One change to a document.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Op {
+pub(crate) enum Op {
     /// Sets member `key` of the object at `path` (in place when present, else appended).
     Set {
         path: Vec<Seg>,
@@ -36,7 +36,7 @@ pub enum Op {
 }
 
 /// The value at `path`.
-pub fn at<'a>(v: &'a Json, path: &[Seg]) -> Option<&'a Json> {
+pub(crate) fn at<'a>(v: &'a Json, path: &[Seg]) -> Option<&'a Json> {
     path.iter().try_fold(v, |v, s| match s {
         Seg::Key(k) => v.get(k),
         Seg::Idx(i) => v.as_array()?.get(*i),
@@ -52,26 +52,26 @@ fn at_mut<'a>(v: &'a mut Json, path: &[Seg]) -> Option<&'a mut Json> {
 
 /// A document being edited: its value, and the ops that made it from the original.
 #[derive(Debug, Clone)]
-pub struct Doc {
+pub(crate) struct Doc {
     pub json: Json,
     pub ops: Vec<Op>,
 }
 
 impl Doc {
-    pub fn new(json: Json) -> Doc {
+    pub(crate) fn new(json: Json) -> Doc {
         Doc {
             json,
             ops: Vec::new(),
         }
     }
 
-    pub fn get(&self, path: &[Seg]) -> Option<&Json> {
+    pub(crate) fn get(&self, path: &[Seg]) -> Option<&Json> {
         at(&self.json, path)
     }
 
     /// Sets `key` in the object at `path` unless it already holds `value`; `false` when there
     /// is no object there.
-    pub fn set(&mut self, path: &[Seg], key: &str, value: Json) -> bool {
+    pub(crate) fn set(&mut self, path: &[Seg], key: &str, value: Json) -> bool {
         let Some(obj) = at_mut(&mut self.json, path).filter(|o| o.is_object()) else {
             return false;
         };
@@ -87,7 +87,7 @@ impl Doc {
     }
 
     /// Appends to the array at `path`; `false` when there is no array there.
-    pub fn push(&mut self, path: &[Seg], value: Json) -> bool {
+    pub(crate) fn push(&mut self, path: &[Seg], value: Json) -> bool {
         let Some(items) = at_mut(&mut self.json, path).and_then(Json::as_array_mut) else {
             return false;
         };
@@ -100,7 +100,7 @@ impl Doc {
     }
 
     /// Removes the member or element at `path`, if it is there.
-    pub fn remove(&mut self, path: &[Seg]) {
+    pub(crate) fn remove(&mut self, path: &[Seg]) {
         let Some((last, parent)) = path.split_last() else {
             return;
         };
@@ -128,7 +128,7 @@ impl Doc {
 
 /// The text of `original` with `ops` applied in place, checked against `expected`; `None` when
 /// an op could not be placed or the result does not read back as `expected`.
-pub fn replay(original: &str, ops: &[Op], expected: &Json) -> Option<String> {
+pub(crate) fn replay(original: &str, ops: &[Op], expected: &Json) -> Option<String> {
     let layout = Layout::of(original);
     let mut text = original.to_string();
     for op in ops {

@@ -9,9 +9,9 @@ use super::json::Json;
 use super::jsonedit::{key, Doc};
 
 /// The name the server is registered under.
-pub const NAME: &str = "rutter";
+pub(crate) const NAME: &str = "rutter";
 /// The environment variable that names the vault to the server.
-pub const VAULT_ENV: &str = crate::vault::VAULT_ENV;
+pub(crate) const VAULT_ENV: &str = crate::vault::VAULT_ENV;
 
 /// The program and arguments of an entry, as one line.
 fn command_line(entry: &Json) -> String {
@@ -28,7 +28,7 @@ fn command_line(entry: &Json) -> String {
 
 /// Makes `doc[servers][NAME]` our server with `fields` (an `env` object is merged into the
 /// entry's, other fields are set); the user's other fields are kept.
-pub fn set_server(
+pub(crate) fn set_server(
     doc: &mut Doc,
     servers: &str,
     fields: Vec<(&str, Json)>,
@@ -96,7 +96,7 @@ pub fn set_server(
 }
 
 /// Removes our server entry (never another's), and `servers` when that leaves it empty.
-pub fn remove_server(doc: &mut Doc, servers: &str) -> Vec<String> {
+pub(crate) fn remove_server(doc: &mut Doc, servers: &str) -> Vec<String> {
     let ours = doc
         .get(&[key(servers), key(NAME), key("command")])
         .and_then(Json::as_str)
@@ -115,7 +115,7 @@ pub fn remove_server(doc: &mut Doc, servers: &str) -> Vec<String> {
 }
 
 /// Whether `doc[servers][NAME]` is our server running `bin`.
-pub fn registered(doc: &Json, servers: &str, bin: &str) -> bool {
+pub(crate) fn registered(doc: &Json, servers: &str, bin: &str) -> bool {
     doc.get(servers)
         .and_then(|l| l.get(NAME))
         .and_then(|e| e.get("command"))

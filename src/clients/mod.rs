@@ -9,28 +9,28 @@
 //! Planning never writes: a client's plan is the list of file edits (bytes before and after),
 //! commands for the user to run, and refusals. The command line prints or applies it.
 
-pub mod agy;
-pub mod claude;
-pub mod codex;
-pub mod command;
-pub mod copilot;
-pub mod files;
-pub mod grok;
-pub mod hooks;
-pub mod json;
-pub mod jsonedit;
-pub mod mcp;
-pub mod muse;
+pub(crate) mod agy;
+pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod command;
+pub(crate) mod copilot;
+pub(crate) mod files;
+pub(crate) mod grok;
+pub(crate) mod hooks;
+pub(crate) mod json;
+pub(crate) mod jsonedit;
+pub(crate) mod mcp;
+pub(crate) mod muse;
 
 use crate::vault::{self, VaultSource};
 use std::path::{Path, PathBuf};
 
 pub(crate) use command::shell_word as shell;
-pub use files::FileEdit;
+pub(crate) use files::FileEdit;
 
 /// A supported client.
 #[derive(Debug)]
-pub struct Spec {
+pub(crate) struct Spec {
     /// The label capture records (`--client NAME`).
     pub name: &'static str,
     /// The client's name as people know it.
@@ -42,7 +42,7 @@ pub struct Spec {
 }
 
 /// Every client `install-hook` knows, in the order the docs list them.
-pub const CLIENTS: [Spec; 6] = [
+pub(crate) const CLIENTS: [Spec; 6] = [
     claude::SPEC,
     codex::SPEC,
     grok::SPEC,
@@ -52,7 +52,7 @@ pub const CLIENTS: [Spec; 6] = [
 ];
 
 /// The client called `name` (or one of its aliases).
-pub fn find(name: &str) -> Option<&'static Spec> {
+pub(crate) fn find(name: &str) -> Option<&'static Spec> {
     CLIENTS
         .iter()
         .find(|c| c.name == name || c.aliases.contains(&name))
@@ -60,14 +60,14 @@ pub fn find(name: &str) -> Option<&'static Spec> {
 
 /// Install or uninstall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Install,
     Uninstall,
 }
 
 /// Why a plan could not be made.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// A file git-rutter will not touch; the message says why and what to do.
     #[error("{0}")]
     Refused(String),
@@ -82,7 +82,7 @@ pub enum Error {
 
 /// Everything a plan depends on, gathered once from the environment.
 #[derive(Debug, Clone)]
-pub struct Context {
+pub(crate) struct Context {
     pub home: PathBuf,
     /// The client home variables that are set (`CODEX_HOME`, …), by name.
     pub vars: Vec<(String, PathBuf)>,
@@ -97,7 +97,7 @@ pub struct Context {
 }
 
 /// The client home variables a plan may honour.
-pub const HOME_VARS: [&str; 4] = [
+pub(crate) const HOME_VARS: [&str; 4] = [
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "GROK_HOME",
@@ -106,7 +106,7 @@ pub const HOME_VARS: [&str; 4] = [
 
 impl Context {
     /// `$var` when set and non-empty, else `~/default`.
-    pub fn dir(&self, var: &str, default: &str) -> PathBuf {
+    pub(crate) fn dir(&self, var: &str, default: &str) -> PathBuf {
         self.vars
             .iter()
             .find(|(k, _)| k == var)
@@ -115,7 +115,7 @@ impl Context {
     }
 
     /// A path as shown to the user: `~/…` under the home directory.
-    pub fn show(&self, p: &Path) -> String {
+    pub(crate) fn show(&self, p: &Path) -> String {
         match p.strip_prefix(&self.home) {
             Ok(rest) => format!("~/{}", rest.display()),
             Err(_) => p.display().to_string(),
@@ -124,7 +124,7 @@ impl Context {
 
     /// The vault to bake into a hook: `--vault`, else the one already baked into our hook, else
     /// (when `required`) the configured one. `None` leaves the vault to the hook's environment.
-    pub fn baked_vault(
+    pub(crate) fn baked_vault(
         &self,
         existing: Option<String>,
         required: bool,
@@ -144,7 +144,7 @@ impl Context {
     }
 
     /// The note that says which vault a hook will use.
-    pub fn vault_note(&self, baked: Option<&(String, String)>) -> String {
+    pub(crate) fn vault_note(&self, baked: Option<&(String, String)>) -> String {
         match (baked, &self.configured) {
             (Some((v, why)), _) => format!("vault: {v} ({why}), written into the hook command."),
             (None, Some((p, src))) => format!(
@@ -162,7 +162,7 @@ impl Context {
 
 /// What `install-hook` or `uninstall-hook` would do for one client.
 #[derive(Debug)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub client: &'static Spec,
     pub mode: Mode,
     /// Files to write or remove (and those already as they should be).
@@ -180,12 +180,12 @@ pub struct Plan {
 impl Plan {
     /// Whether the client looks installed here: its hook file's folder (the folder above
     /// `hooks/` for clients with a hooks folder) or any of its files exists.
-    pub fn looks_installed(&self) -> bool {
+    pub(crate) fn looks_installed(&self) -> bool {
         self.config_dir().is_some_and(Path::is_dir) || self.edits.iter().any(|e| e.before.is_some())
     }
 
     /// The folder the client's configuration lives in, as the user reads it (for a message).
-    pub fn home_folder(&self, ctx: &Context) -> Option<String> {
+    pub(crate) fn home_folder(&self, ctx: &Context) -> Option<String> {
         self.config_dir().map(|d| ctx.show(d))
     }
 
@@ -201,7 +201,7 @@ impl Plan {
 
 /// A client's hook file as found.
 #[derive(Debug, Clone)]
-pub struct HookFile {
+pub(crate) struct HookFile {
     pub path: PathBuf,
     /// Every Stop handler in it (ours, the TypeScript reference's, others'), with its command.
     pub handlers: Vec<(command::Kind, String)>,
@@ -210,7 +210,7 @@ pub struct HookFile {
 }
 
 impl Plan {
-    pub fn new(client: &'static Spec, mode: Mode) -> Plan {
+    pub(crate) fn new(client: &'static Spec, mode: Mode) -> Plan {
         Plan {
             client,
             mode,
@@ -223,7 +223,7 @@ impl Plan {
     }
 
     /// Adds a file edit, or its refusal; `Io` errors stop the plan.
-    pub fn push(&mut self, edit: Result<FileEdit, Error>) -> Result<(), Error> {
+    pub(crate) fn push(&mut self, edit: Result<FileEdit, Error>) -> Result<(), Error> {
         match edit {
             Ok(e) => self.edits.push(e),
             Err(Error::Refused(why)) => self.refusals.push(why),
@@ -233,14 +233,14 @@ impl Plan {
     }
 
     /// Whether applying the plan would change any file.
-    pub fn changes_files(&self) -> bool {
+    pub(crate) fn changes_files(&self) -> bool {
         self.edits.iter().any(FileEdit::changed)
     }
 }
 
 /// Plans our Stop hook in the JSON file `path`, running this binary with `vault` baked in (or
 /// not); on uninstall, removes it and says when a TypeScript-reference hook stays behind.
-pub fn hook_file(
+pub(crate) fn hook_file(
     ctx: &Context,
     plan: &mut Plan,
     path: &Path,
@@ -280,7 +280,11 @@ pub fn hook_file(
 }
 
 /// The vault already written into our hook in the JSON file `path`, if any.
-pub fn existing_hook_vault(ctx: &Context, path: &Path, shape: hooks::Shape) -> Option<String> {
+pub(crate) fn existing_hook_vault(
+    ctx: &Context,
+    path: &Path,
+    shape: hooks::Shape,
+) -> Option<String> {
     let bytes = files::read(ctx, path).ok()??;
     let doc = json::parse(std::str::from_utf8(&bytes).ok()?).ok()?;
     hooks::existing_vault(&doc, shape)
@@ -289,7 +293,7 @@ pub fn existing_hook_vault(ctx: &Context, path: &Path, shape: hooks::Shape) -> O
 /// The text of our block in a client's instruction file: `when` (a line saying when it applies,
 /// which some clients need to follow it) and the capture contract the MCP server sends, from
 /// its one source.
-pub fn instructions_body(ctx: &Context, when: &str) -> String {
+pub(crate) fn instructions_body(ctx: &Context, when: &str) -> String {
     format!(
         "{when}\n\n{}",
         crate::contract::instructions_in_file(&ctx.user_label)
@@ -298,7 +302,7 @@ pub fn instructions_body(ctx: &Context, when: &str) -> String {
 
 /// The vault a hook would find by itself (`LIBRARIAN_VAULT_PATH`, then `rutter.vault`); never
 /// the current directory, as capture never looks there.
-pub fn configured_vault() -> Option<(PathBuf, VaultSource)> {
+pub(crate) fn configured_vault() -> Option<(PathBuf, VaultSource)> {
     vault::resolve(None, false).ok().map(|v| (v.root, v.source))
 }
 

@@ -7,7 +7,7 @@
 use super::hooks::{self, Shape};
 use super::{command, files, json::Json, mcp, Context, Error, Mode, Plan, Spec};
 
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     name: "muse",
     label: "Muse Code",
     aliases: &[],

@@ -9,7 +9,7 @@ use super::{Clock, Instant};
 
 /// What a date names: a whole calendar day of the clock's zone, or one instant.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum When {
+pub(crate) enum When {
     /// A calendar day (`YYYY-MM-DD`): `--since` starts at its first instant, `--until` ends
     /// with its last.
     Day(String),

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 /// How times are shown: as recorded, in UTC (the MCP tool, whose strings follow the reference;
 /// `--utc`), or in a time zone with its offset, as `git log` shows them (the terminal).
 #[derive(Debug, Clone, Default)]
-pub enum Clock {
+pub(crate) enum Clock {
     #[default]
     Utc,
     Zone(jiff::tz::TimeZone),
@@ -17,7 +17,7 @@ pub enum Clock {
 
 impl Clock {
     /// The system's time zone (`TZ`, else `/etc/localtime`), else UTC.
-    pub fn local() -> Clock {
+    pub(crate) fn local() -> Clock {
         Clock::Zone(jiff::tz::TimeZone::system())
     }
 
@@ -129,7 +129,7 @@ fn push_two(out: &mut String, n: i8) {
 
 impl Clock {
     /// The clock `--utc` asks for: UTC days and times, else the local zone's.
-    pub fn for_flag(utc: bool) -> Clock {
+    pub(crate) fn for_flag(utc: bool) -> Clock {
         if utc {
             Clock::Utc
         } else {
@@ -158,7 +158,7 @@ impl Clock {
     }
 
     /// `at` as a zoned time of this clock (UTC for [`Clock::Utc`]).
-    pub(crate) fn zoned(&self, at: Instant) -> Option<jiff::Zoned> {
+    pub fn zoned(&self, at: Instant) -> Option<jiff::Zoned> {
         let ts = jiff::Timestamp::from_millisecond(at.0).ok()?;
         Some(match self {
             Clock::Utc => ts.to_zoned(jiff::tz::TimeZone::UTC),

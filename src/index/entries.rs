@@ -20,10 +20,10 @@ use std::path::Path;
 use unicode_normalization::UnicodeNormalization;
 
 /// A day file whose committed blob moved: its day and its blob at the tip (`None`: gone).
-pub type Moved = (String, Option<String>);
+pub(crate) type Moved = (String, Option<String>);
 
 /// What the index needs from the record; recall implements it over the store.
-pub trait RecordSource {
+pub(crate) trait RecordSource {
     /// The tip of `refs/rutter/records`; `None` when there is no record (a vault that is not a
     /// git repository, or whose ref does not exist yet).
     fn tip(&self) -> Option<String>;
@@ -45,12 +45,14 @@ pub trait RecordSource {
     fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), String>;
 }
 
-/// A vault without a record: no tip, nothing committed, nothing journalled.
+/// A vault without a record: no tip, nothing committed, nothing journalled (tests).
+#[cfg(test)]
 #[derive(Debug, Default)]
-pub struct NoRecord {
+pub(crate) struct NoRecord {
     pending: BTreeMap<String, Vec<String>>,
 }
 
+#[cfg(test)]
 impl RecordSource for NoRecord {
     fn tip(&self) -> Option<String> {
         None
@@ -74,7 +76,7 @@ impl RecordSource for NoRecord {
 
 /// What a refresh of the entries did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct EntriesRefresh {
+pub(crate) struct EntriesRefresh {
     /// Days recomputed.
     pub files_read: usize,
     /// Days no longer in the record or the working tree.
@@ -84,7 +86,7 @@ pub struct EntriesRefresh {
 
 impl EntriesRefresh {
     /// Whether anything in the index changed.
-    pub fn touched(&self) -> bool {
+    pub(crate) fn touched(&self) -> bool {
         self.files_read + self.files_removed > 0
     }
 }
@@ -102,7 +104,7 @@ struct DayKey {
 
 /// How much of the working tree to look at.
 #[derive(Debug, Clone, Copy)]
-pub enum Scope<'a> {
+pub(crate) enum Scope<'a> {
     /// Stat every day file.
     Full,
     /// While the sessions folder's mtime is the one recorded at the last full scan (no day file
@@ -116,7 +118,7 @@ pub enum Scope<'a> {
 /// the working day files. A quick scope that can trust the sessions folder's mtime and knows
 /// what moved in the record since the last refresh looks at a handful of days ([`targeted`]);
 /// anything else compares every day ([`every_day`]).
-pub fn refresh(
+pub(crate) fn refresh(
     tx: &Transaction<'_>,
     root: &Path,
     src: &dyn RecordSource,
@@ -377,13 +379,7 @@ fn read_day(
     };
     let working = read();
     let lines = src.pending().get(day).cloned().unwrap_or_default();
-    let record = classify(
-        src,
-        day_of_stem(day),
-        key.blob.as_deref(),
-        working.as_deref(),
-        &lines,
-    )?;
+    let record = classify(src, key.blob.as_deref(), working.as_deref(), &lines)?;
     let unexplained = unverified_ids(&record);
     if unexplained.is_empty() {
         return Ok((record, key));
@@ -398,13 +394,7 @@ fn read_day(
         return Ok((record, key));
     }
     let working = read();
-    let mut record = classify(
-        src,
-        day_of_stem(day),
-        again.blob.as_deref(),
-        working.as_deref(),
-        &lines,
-    )?;
+    let mut record = classify(src, again.blob.as_deref(), working.as_deref(), &lines)?;
     let keep = |id: &String, s: &Status| *s != Status::Unverified || unexplained.contains(id);
     record.entries.retain(|(e, s)| keep(&e.id, s));
     record.retractions.retain(|(r, s)| keep(&r.id, s));
@@ -425,7 +415,6 @@ fn unverified_ids(record: &DayRecord) -> BTreeSet<String> {
 /// [`standing::classify`] with the committed bytes of `blob` read through `src`.
 fn classify(
     src: &dyn RecordSource,
-    day: &str,
     blob: Option<&str>,
     working: Option<&[u8]>,
     lines: &[String],
@@ -438,12 +427,7 @@ fn classify(
         None => None,
     };
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-    Ok(standing::classify(
-        day,
-        committed.as_deref(),
-        working,
-        &lines,
-    ))
+    Ok(standing::classify(committed.as_deref(), working, &lines))
 }
 
 /// The days the index holds, with the inputs their rows came from.
@@ -581,7 +565,7 @@ fn group_key(e: &Entry, day: &str, seq: usize) -> String {
 }
 
 /// How a project name is compared: NFC, lowercase, trimmed.
-pub fn project_key(p: &str) -> String {
+pub(crate) fn project_key(p: &str) -> String {
     p.trim().nfc().collect::<String>().to_lowercase()
 }
 

@@ -33,7 +33,7 @@ impl Index {
     /// the snapshot it checks, so the answer is kept when nothing changed. Otherwise the
     /// changed directories are rescanned, `after` runs (the identity pass, when paths changed)
     /// and `query` runs again. Returns the answer and what the rescan did, if one ran.
-    pub fn read_fresh<T>(
+    pub(crate) fn read_fresh<T>(
         &mut self,
         query: impl Fn(&Index) -> Result<T, IndexError>,
         after: impl FnOnce(&mut Index, &Refresh) -> Result<(), IndexError>,
@@ -119,7 +119,7 @@ impl Index {
 
 /// The recorded directories whose stamp, or any of whose notes' size or stamps, differ from
 /// the file system's, sorted; the root when it has no row.
-pub fn stale_dirs(root: &Path, rows: &[RawRow]) -> Vec<String> {
+pub(crate) fn stale_dirs(root: &Path, rows: &[RawRow]) -> Vec<String> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let has_root = rows.iter().any(|r| r.path.is_empty());
     let Ok(root_fd) = rfs::openat(CWD, root, flags, Mode::empty()) else {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// The index as `status` sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexState {
+pub(crate) struct IndexState {
     pub path: PathBuf,
     /// `LIBRARIAN_DB_PATH` chose the location.
     pub overridden: bool,
@@ -32,7 +32,7 @@ pub struct IndexState {
 
 /// Why an existing index cannot be used as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Problem {
+pub(crate) enum Problem {
     /// Built for another vault (refused until `reindex --force`).
     OtherVault(String),
     /// Not a git-rutter index (at `LIBRARIAN_DB_PATH`, refused).
@@ -44,17 +44,10 @@ pub enum Problem {
 
 /// Notes added, changed and removed since the index last read them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Staleness {
+pub(crate) struct Staleness {
     pub new: usize,
     pub changed: usize,
     pub removed: usize,
-}
-
-impl Staleness {
-    /// Whether the index is behind the notes.
-    pub fn any(&self) -> bool {
-        self.new + self.changed + self.removed > 0
-    }
 }
 
 /// Looks at the vault's index without writing to it.
@@ -208,7 +201,6 @@ mod tests {
         std::fs::remove_file(t.path().join("b.md")).unwrap();
         let stale = inspect(&vault).stale.unwrap();
         assert_eq!((stale.new, stale.changed, stale.removed), (1, 1, 1));
-        assert!(stale.any());
     }
 
     #[test]

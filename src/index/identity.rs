@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// A cited `(path, hash)` whose path no longer exists in the vault.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct DeadRef {
+pub(crate) struct DeadRef {
     pub from: String,
     pub hash: String,
     /// The git blob id recorded with it (`@2` entries only).
@@ -20,7 +20,7 @@ pub struct DeadRef {
 
 /// A candidate for an unresolved ref, with the evidence for it (`None`: exact sha256 match).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
@@ -28,7 +28,7 @@ pub struct Candidate {
 
 impl Candidate {
     /// `path` or `path (evidence)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.evidence {
             Some(e) => format!("{} ({e})", self.path),
             None => self.path.clone(),
@@ -39,7 +39,7 @@ impl Candidate {
 /// A dead ref bound to a current note: the binding's target, how it was detected and when,
 /// and for a confirmed binding the current note that now carries the cited hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BoundTo {
+pub(crate) struct BoundTo {
     pub to: String,
     pub detected: String,
     pub ts: String,
@@ -48,7 +48,7 @@ pub struct BoundTo {
 
 /// What the pass decided for one dead ref.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     /// Bound by the ledger's latest binding.
     Bound(BoundTo),
     /// A new exact-hash binding to append to the ledger, then bound.
@@ -62,7 +62,7 @@ pub enum Resolution {
 
 /// The durable bindings, newest-wins per `(from, hash)`: a confirmed binding beats any
 /// automatic one, and among bindings of the same kind the latest `ts` (then file order) wins.
-pub fn latest_bindings(ledger: &[Binding]) -> HashMap<(String, String), Binding> {
+pub(crate) fn latest_bindings(ledger: &[Binding]) -> HashMap<(String, String), Binding> {
     let mut out: HashMap<(String, String), Binding> = HashMap::new();
     for b in ledger {
         let key = (b.from.clone(), b.hash.clone());
@@ -82,7 +82,7 @@ fn rank(b: &Binding) -> (bool, &str) {
 }
 
 /// Decides each dead ref from its exact candidates and the latest binding (anchor §11).
-pub fn resolve(exact: &[String], latest: Option<&Binding>) -> Resolution {
+pub(crate) fn resolve(exact: &[String], latest: Option<&Binding>) -> Resolution {
     let bound = |b: &Binding, conflict: Option<String>| {
         Resolution::Bound(BoundTo {
             to: b.to.clone(),
@@ -157,7 +157,7 @@ impl Index {
     }
 
     /// A cached list of git candidates for `(from, blob)` computed in `state`, if any.
-    pub fn cached_git_candidates(
+    pub(crate) fn cached_git_candidates(
         &self,
         from: &str,
         blob: &str,
@@ -171,7 +171,7 @@ impl Index {
     }
 
     /// Remembers git candidates for `(from, blob)` in `state`.
-    pub fn cache_git_candidates(
+    pub(crate) fn cache_git_candidates(
         &self,
         from: &str,
         blob: &str,
@@ -231,7 +231,7 @@ impl Index {
 
 /// A dead ref's final state in the projection.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Projected {
+pub(crate) enum Projected {
     Bound(BoundTo),
     Unresolved(Vec<Candidate>),
 }
@@ -266,7 +266,7 @@ fn insert_projected(
 }
 
 /// Whether a vault-relative path exists and stays inside the vault (any file type counts).
-pub fn exists_in_vault(root: &Path, rel: &str) -> bool {
+pub(crate) fn exists_in_vault(root: &Path, rel: &str) -> bool {
     if rel.is_empty() || rel.starts_with('/') || rel.split('/').any(|s| s == "..") {
         return false;
     }

@@ -7,21 +7,21 @@
 //! version mismatch or a corrupt file at the default location is rebuilt; an index built for
 //! another vault is refused unless `reindex --force` takes it over.
 
-pub mod complete;
-pub mod entries;
-pub mod fresh;
-pub mod frontmatter;
-pub mod health;
-pub mod identity;
-pub mod notes;
-pub mod reads;
-pub mod recent_rows;
-pub mod rescan;
-pub mod schema;
-pub mod search;
-pub mod short_ids;
-pub mod snapshot;
-pub mod walk;
+pub(crate) mod complete;
+pub(crate) mod entries;
+pub(crate) mod fresh;
+pub(crate) mod frontmatter;
+pub(crate) mod health;
+pub(crate) mod identity;
+pub(crate) mod notes;
+pub(crate) mod reads;
+pub(crate) mod recent_rows;
+pub(crate) mod rescan;
+pub(crate) mod schema;
+pub(crate) mod search;
+pub(crate) mod short_ids;
+pub(crate) mod snapshot;
+pub(crate) mod walk;
 
 use crate::vault::Vault;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Environment variable that overrides the index location.
-pub const DB_ENV: &str = "LIBRARIAN_DB_PATH";
+pub(crate) const DB_ENV: &str = "LIBRARIAN_DB_PATH";
 
 /// Errors from the index.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +51,7 @@ pub enum IndexError {
 }
 
 /// An open index for one vault.
-pub struct Index {
+pub(crate) struct Index {
     pub(crate) conn: Connection,
     path: PathBuf,
     root: PathBuf,
@@ -171,12 +171,12 @@ impl Index {
     }
 
     /// The database file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// The vault root the index serves.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
@@ -192,7 +192,7 @@ impl Index {
 
     /// Brings the record cache in line with `src` and the working day files (see
     /// [`entries::refresh`]), in one transaction.
-    pub fn refresh_records(
+    pub(crate) fn refresh_records(
         &self,
         src: &dyn entries::RecordSource,
         scope: entries::Scope<'_>,
@@ -209,7 +209,7 @@ impl Index {
 
     /// Runs `f` inside one read transaction: one snapshot and one lock acquisition for all of
     /// its queries. Inside a transaction already, `f` runs in it.
-    pub fn read<T>(
+    pub(crate) fn read<T>(
         &self,
         f: impl FnOnce(&Index) -> Result<T, IndexError>,
     ) -> Result<T, IndexError> {
@@ -252,7 +252,7 @@ impl Index {
     /// Drops every table and rebuilds from the vault in one transaction (`reindex --force`);
     /// a concurrent reader keeps seeing the old index until it commits. The record cache is
     /// filled from `src` in the same transaction.
-    pub fn rebuild(
+    pub(crate) fn rebuild(
         &mut self,
         src: &dyn entries::RecordSource,
     ) -> Result<(notes::Refresh, entries::EntriesRefresh), IndexError> {

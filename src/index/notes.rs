@@ -16,7 +16,7 @@ use std::path::Path;
 
 /// What a refresh of the notes did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Refresh {
+pub(crate) struct Refresh {
     /// Notes in the index afterwards.
     pub indexed: usize,
     /// Notes (re)indexed because they are new or their content changed.
@@ -33,12 +33,14 @@ pub struct Refresh {
 
 impl Refresh {
     /// Whether anything in the index changed.
-    pub fn touched(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn touched(&self) -> bool {
         self.changed + self.removed > 0
     }
 
     /// Whether a note's path appeared or disappeared.
-    pub fn paths_changed(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn paths_changed(&self) -> bool {
         !self.paths.is_empty()
     }
 
@@ -53,13 +55,13 @@ impl Refresh {
     }
 
     /// Counts a note removed from the index.
-    pub fn gone(&mut self, path: String) {
+    pub(crate) fn gone(&mut self, path: String) {
         self.removed += 1;
         self.paths.push(path);
     }
 
     /// Adds what another rescan did.
-    pub fn absorb(&mut self, other: Refresh) {
+    pub(crate) fn absorb(&mut self, other: Refresh) {
         self.changed += other.changed;
         self.removed += other.removed;
         self.skipped += other.skipped;
@@ -82,12 +84,12 @@ struct NoteRow {
 
 /// What reading one note found: its size and stamp at the read, or `None` if it could not be
 /// read (it is then not in `notes`).
-pub type Outcome = (String, Option<(u64, Stamp)>);
+pub(crate) type Outcome = (String, Option<(u64, Stamp)>);
 
 /// Reads `paths` on a worker thread and writes them here: new notes inserted, changed ones
 /// updated, unchanged content only re-stamped, unreadable ones removed. Returns each path's
 /// outcome, in the order given, and counts what changed in `report`.
-pub fn read_and_store(
+pub(crate) fn read_and_store(
     tx: &Transaction<'_>,
     root: &Path,
     paths: Vec<String>,
@@ -139,7 +141,7 @@ pub fn read_and_store(
 }
 
 /// Removes one note by path, counted in `report` if it was indexed.
-pub fn delete_path(
+pub(crate) fn delete_path(
     tx: &Transaction<'_>,
     path: &str,
     report: &mut Refresh,
@@ -156,7 +158,7 @@ pub fn delete_path(
 }
 
 /// Removes every note under `dir` (every note for the root), counted in `report`.
-pub fn delete_under(
+pub(crate) fn delete_under(
     tx: &Transaction<'_>,
     dir: &str,
     report: &mut Refresh,
@@ -174,14 +176,14 @@ pub fn delete_under(
 }
 
 /// Every indexed path with its id.
-pub fn all_paths(tx: &Transaction<'_>) -> Result<Vec<(String, i64)>, rusqlite::Error> {
+pub(crate) fn all_paths(tx: &Transaction<'_>) -> Result<Vec<(String, i64)>, rusqlite::Error> {
     let mut stmt = tx.prepare_cached("SELECT path, id FROM notes")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
 }
 
 /// Removes one note by id.
-pub fn delete_id(tx: &Transaction<'_>, id: i64) -> Result<(), rusqlite::Error> {
+pub(crate) fn delete_id(tx: &Transaction<'_>, id: i64) -> Result<(), rusqlite::Error> {
     tx.prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?
         .execute([id])?;
     tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?
@@ -190,7 +192,7 @@ pub fn delete_id(tx: &Transaction<'_>, id: i64) -> Result<(), rusqlite::Error> {
 }
 
 /// How many notes are indexed.
-pub fn count(tx: &Transaction<'_>) -> Result<usize, rusqlite::Error> {
+pub(crate) fn count(tx: &Transaction<'_>) -> Result<usize, rusqlite::Error> {
     let n: i64 = tx.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
     Ok(usize::try_from(n).unwrap_or(0))
 }

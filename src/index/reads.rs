@@ -19,7 +19,7 @@ const NOT_RETRACTED: &str =
 
 /// What the record cache was filled from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Records {
+pub(crate) enum Records {
     /// Never filled: recall must refresh it from the record first.
     NotLoaded,
     /// Filled from the day files of a vault without a record (every entry is unverified).
@@ -30,7 +30,7 @@ pub enum Records {
 
 /// An entry looked up by id, with the retraction that took it back, if any.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Found {
+pub(crate) struct Found {
     pub day: String,
     pub entry: Entry,
     pub status: Status,
@@ -39,7 +39,7 @@ pub struct Found {
 
 /// An honoured retraction as the index holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetractionRow {
+pub(crate) struct RetractionRow {
     pub id: String,
     pub day: String,
     pub reason: String,
@@ -49,7 +49,7 @@ pub struct RetractionRow {
 
 /// How a dead ref is bound in the projection.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bound {
+pub(crate) struct Bound {
     pub to: String,
     pub detected: String,
     /// For a confirmed binding: the current note that now carries the cited hash.
@@ -58,7 +58,7 @@ pub struct Bound {
 
 /// The newest entry that cited a note.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Engagement {
+pub(crate) struct Engagement {
     pub day: String,
     pub summary: String,
     pub status: Status,
@@ -180,7 +180,7 @@ impl Index {
     /// Entries matching the filters for the newest `groups` session groups (all groups when
     /// `None`), with every matching step of those groups, in file order (day file stem, then
     /// place), so steps of one day and time always sort alike.
-    pub fn recent_steps(
+    pub(crate) fn recent_steps(
         &self,
         project_key: Option<&str>,
         f: &EntryFilter,
@@ -361,7 +361,7 @@ impl Index {
     }
 
     /// Unresolved refs that list `path` among their candidates: `(from, candidates)`.
-    pub fn unresolved_naming(
+    pub(crate) fn unresolved_naming(
         &self,
         path: &str,
     ) -> Result<Vec<(String, Vec<Candidate>)>, IndexError> {

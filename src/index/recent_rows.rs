@@ -13,10 +13,7 @@ const RETRACTED: &str = "EXISTS (SELECT 1 FROM retractions x WHERE x.retracts = 
 
 /// One `entries` row, borrowed from the statement that read it.
 #[derive(Debug, Clone, Copy)]
-pub struct EntryRow<'a> {
-    /// The day file's stem (`YYYY-MM-DD` or `YYYY-MM-DD.<tag>`) and the entry's place in it.
-    pub file: &'a str,
-    pub seq: i64,
+pub(crate) struct EntryRow<'a> {
     pub day: &'a str,
     /// The entry's recorded UTC time, as in its JSON.
     pub time: &'a str,
@@ -33,7 +30,7 @@ impl Index {
     /// The number of rows of each session group with more than one row matching the filters
     /// (retracted rows included, as [`Index::each_entry_row`] passes them): a group absent
     /// from the map has one row. Call both inside one [`Index::read`], so they see one snapshot.
-    pub fn group_sizes(
+    pub(crate) fn group_sizes(
         &self,
         project_key: Option<&str>,
         f: &EntryFilter,
@@ -56,7 +53,7 @@ impl Index {
     /// `each` in the table's order backwards: by file stem, then place, descending. A day's
     /// files have stems that start with the day, so the rows of one day come together and days
     /// come newest first; a table scan, with no sort and nothing held.
-    pub fn each_entry_row(
+    pub(crate) fn each_entry_row(
         &self,
         project_key: Option<&str>,
         f: &EntryFilter,
@@ -73,8 +70,6 @@ impl Index {
             let text = |i: usize| row.get_ref(i).and_then(|v| Ok(v.as_str()?));
             let status = Status::parse(text(7)?).unwrap_or(Status::Unverified);
             each(&EntryRow {
-                file: text(0)?,
-                seq: row.get(1)?,
                 day: text(2)?,
                 time: text(3)?,
                 group_key: text(4)?,

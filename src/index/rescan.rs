@@ -16,13 +16,13 @@ use std::time::Instant;
 /// What a rescan did, and the directories it found that the snapshot did not know (the MCP
 /// server watches them).
 #[derive(Debug, Default, Clone)]
-pub struct Rescan {
+pub(crate) struct Rescan {
     pub notes: Refresh,
     pub new_dirs: Vec<String>,
 }
 
 /// Walks the whole vault and brings `notes`, `notes_fts` and `note_dirs` in line with it.
-pub fn full(tx: &Transaction<'_>, root: &Path) -> Result<Refresh, rusqlite::Error> {
+pub(crate) fn full(tx: &Transaction<'_>, root: &Path) -> Result<Refresh, rusqlite::Error> {
     let started = Instant::now();
     let since = snapshot::now_ns();
     let scans = walk::walk_dirs(root, "");
@@ -72,7 +72,11 @@ pub fn full(tx: &Transaction<'_>, root: &Path) -> Result<Refresh, rusqlite::Erro
 /// Lists `dirs` again (vault-relative directories; one the snapshot does not know stands for
 /// its nearest known ancestor, whose listing shows what became of it) and brings what is in
 /// and under them in line with the file system.
-pub fn dirs(tx: &Transaction<'_>, root: &Path, dirs: &[String]) -> Result<Rescan, rusqlite::Error> {
+pub(crate) fn dirs(
+    tx: &Transaction<'_>,
+    root: &Path,
+    dirs: &[String],
+) -> Result<Rescan, rusqlite::Error> {
     let started = Instant::now();
     let since = snapshot::now_ns();
     let mut known = snapshot::paths(tx)?;

@@ -2,18 +2,18 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub const SCHEMA_VERSION: &str = "rutter-index 6";
+pub(crate) const SCHEMA_VERSION: &str = "rutter-index 6";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).
-pub const CREATE_INDEXES: &str = "
+pub(crate) const CREATE_INDEXES: &str = "
 CREATE INDEX notes_by_sha256 ON notes(sha256);
 CREATE INDEX identity_bindings_by_to ON identity_bindings(to_path);
 CREATE INDEX identity_candidates_by_path ON identity_candidates(path);
 ";
 
 /// Every table, created in one batch.
-pub const CREATE: &str = "
+pub(crate) const CREATE: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE notes(
     id INTEGER PRIMARY KEY,
@@ -43,7 +43,7 @@ CREATE TABLE git_candidates(from_path TEXT NOT NULL, blob TEXT NOT NULL, state T
 /// with (NULL: missing). Rows are keyed by `(file, seq)`; `day` is the file's day, so all the
 /// files of a day read as one. `entries.status` is the entry's status against the record;
 /// `retractions` holds only honoured (committed or journalled) retractions.
-pub const CREATE_RECORDS: &str = "
+pub(crate) const CREATE_RECORDS: &str = "
 CREATE TABLE day_files(file TEXT PRIMARY KEY, day TEXT NOT NULL, blob TEXT, journal TEXT NOT NULL,
     size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER) WITHOUT ROWID;
 CREATE TABLE entries(
@@ -60,7 +60,7 @@ CREATE TABLE retractions(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT 
 
 /// The record cache's secondary indexes. Filling an empty cache drops them first and creates
 /// them after the rows are in ([`DROP_RECORD_INDEXES`]): faster than maintaining them row by row.
-pub const CREATE_RECORD_INDEXES: &str = "
+pub(crate) const CREATE_RECORD_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS entries_by_time ON entries(day, time);
 CREATE INDEX IF NOT EXISTS entries_by_group ON entries(group_key, day, time);
 CREATE INDEX IF NOT EXISTS entries_by_id ON entries(id);
@@ -70,7 +70,7 @@ CREATE INDEX IF NOT EXISTS retractions_by_target ON retractions(retracts);
 ";
 
 /// See [`CREATE_RECORD_INDEXES`].
-pub const DROP_RECORD_INDEXES: &str = "
+pub(crate) const DROP_RECORD_INDEXES: &str = "
 DROP INDEX IF EXISTS entries_by_time;
 DROP INDEX IF EXISTS entries_by_group;
 DROP INDEX IF EXISTS entries_by_id;
@@ -81,13 +81,13 @@ DROP INDEX IF EXISTS retractions_by_target;
 
 /// FTS5 settings for building from nothing: a 64 MiB pending-terms buffer (fewer, larger
 /// segments to flush and merge) and no automatic merging while the rows go in.
-pub const BULK_LOAD: &str = "
+pub(crate) const BULK_LOAD: &str = "
 INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', 67108864);
 INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 0);
 ";
 
 /// Back to FTS5's defaults once the bulk load is in (the settings persist in the table).
-pub const BULK_DONE: &str = "
+pub(crate) const BULK_DONE: &str = "
 INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 4);
 INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', 1048576);
 ";

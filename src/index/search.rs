@@ -8,7 +8,7 @@ use serde::Serialize;
 
 /// What the index shows of a note besides its text: shared by search hits and get-note.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NoteHead {
+pub(crate) struct NoteHead {
     pub path: String,
     pub title: String,
     #[serde(rename = "type")]
@@ -32,7 +32,7 @@ impl NoteHead {
 
 /// One search hit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Hit {
+pub(crate) struct Hit {
     #[serde(flatten)]
     pub head: NoteHead,
     pub snippet: String,
@@ -40,7 +40,7 @@ pub struct Hit {
 
 /// Exact-match filters on note metadata.
 #[derive(Debug, Clone, Default)]
-pub struct Filters {
+pub(crate) struct Filters {
     pub note_type: Option<String>,
     pub status: Option<String>,
     pub domain: Option<String>,
@@ -48,16 +48,16 @@ pub struct Filters {
 
 /// One note as the index holds it (get-note).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Note {
+pub(crate) struct Note {
     #[serde(flatten)]
     pub head: NoteHead,
     pub body: String,
 }
 
 /// Most words of a query that are searched; the rest is left out.
-pub const QUERY_MAX_TERMS: usize = 32;
+pub(crate) const QUERY_MAX_TERMS: usize = 32;
 /// Most bytes of a query that are read (cut at a character boundary); the rest is left out.
-pub const QUERY_MAX_BYTES: usize = 4096;
+pub(crate) const QUERY_MAX_BYTES: usize = 4096;
 
 /// Whether `c` separates query words: whitespace, and control characters (NUL among them),
 /// which FTS5's tokenizer never keeps inside a word anyway.
@@ -69,7 +69,7 @@ fn separates(c: char) -> bool {
 /// its first [`QUERY_MAX_TERMS`] words. FTS5 spends time that grows faster than linearly in the
 /// number of AND terms (a 200 KB query took minutes), and no real question needs more, so any
 /// text is answered in milliseconds.
-pub fn searched_part(raw: &str) -> &str {
+pub(crate) fn searched_part(raw: &str) -> &str {
     let mut end = raw.len().min(QUERY_MAX_BYTES);
     while !raw.is_char_boundary(end) {
         end -= 1;
@@ -94,7 +94,7 @@ pub fn searched_part(raw: &str) -> &str {
 /// control characters, the characters `" * ( ) : ^ -` removed from each token, each remaining
 /// token quoted; `None` when nothing is left. Quoting makes every other character (`NEAR(`,
 /// `+`, `'`, SQL) plain text; a NUL would end FTS5's string early, so it only separates words.
-pub fn fts_query(raw: &str) -> Option<String> {
+pub(crate) fn fts_query(raw: &str) -> Option<String> {
     let terms: Vec<String> = searched_part(raw)
         .to_lowercase()
         .split(separates)

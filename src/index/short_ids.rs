@@ -8,14 +8,14 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// The fewest characters a short id has: `YYYYMMDDTHHMMSS`.
-pub const MIN_LEN: usize = 15;
+pub(crate) const MIN_LEN: usize = 15;
 
 /// The instant part of an id, `YYYYMMDDTHHMMSSmmmZ`.
 const INSTANT_LEN: usize = 19;
 
 /// Short ids of one answer: looked up id by id (a screen of steps), or from every id read once
 /// (`recent --all`).
-pub struct ShortIds<'a> {
+pub(crate) struct ShortIds<'a> {
     source: Source<'a>,
     memo: RefCell<HashMap<String, String>>,
 }
@@ -28,7 +28,7 @@ enum Source<'a> {
 
 impl<'a> ShortIds<'a> {
     /// Two index lookups per id shortened.
-    pub fn lookups(index: &'a Index) -> ShortIds<'a> {
+    pub(crate) fn lookups(index: &'a Index) -> ShortIds<'a> {
         ShortIds {
             source: Source::Lookups(index),
             memo: RefCell::default(),
@@ -44,7 +44,7 @@ impl<'a> ShortIds<'a> {
     }
 
     /// The short form of `id` (the whole id when the index cannot be read).
-    pub fn short(&self, id: &str) -> String {
+    pub(crate) fn short(&self, id: &str) -> String {
         if let Some(s) = self.memo.borrow().get(id) {
             return s.clone();
         }
@@ -62,7 +62,7 @@ impl<'a> ShortIds<'a> {
 
 /// What a short id names.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Resolved {
+pub(crate) enum Resolved {
     /// The one id it names (itself, when it is a whole id).
     One(String),
     None,
@@ -72,7 +72,7 @@ pub enum Resolved {
 
 /// Whether `given` may be a short id: the start of an id's instant, at least [`MIN_LEN`]
 /// characters (`YYYYMMDDTHHMMSS`, then more of the instant).
-pub fn is_short_id(given: &str) -> bool {
+pub(crate) fn is_short_id(given: &str) -> bool {
     const SHAPE: &[u8] = b"99999999T999999999Z";
     given.len() >= MIN_LEN
         && given.len() < SHAPE.len()
@@ -104,7 +104,7 @@ fn neighbours(all: &[String], id: &str) -> (Option<String>, Option<String>) {
 }
 
 /// The shortest prefix of `id` (at least [`MIN_LEN`] characters) that neither neighbour shares.
-pub fn shortest<'i>(id: &'i str, before: Option<&str>, after: Option<&str>) -> &'i str {
+pub(crate) fn shortest<'i>(id: &'i str, before: Option<&str>, after: Option<&str>) -> &'i str {
     let common = |other: Option<&str>| {
         other.map_or(0, |o| {
             id.bytes()

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 /// A stamp whose ctime is this close to the moment it was read may still change without
 /// changing (a second write within the file system's timestamp granularity, up to 2 s on FAT);
 /// such a stamp is recorded with a zero ctime, so the next check re-reads it.
-pub const RACY_NS: i64 = 2_000_000_000;
+pub(crate) const RACY_NS: i64 = 2_000_000_000;
 
 /// The blob's format version, its first byte.
 const FORMAT: u8 = 1;
@@ -32,7 +32,7 @@ pub struct Entry {
 
 /// A directory as the snapshot records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirRow {
+pub(crate) struct DirRow {
     /// Vault-relative, no trailing `/`; empty for the vault root.
     pub path: String,
     pub stamp: Stamp,
@@ -44,7 +44,7 @@ pub struct DirRow {
 
 /// A stored row with its entries still encoded.
 #[derive(Debug, Clone)]
-pub struct RawRow {
+pub(crate) struct RawRow {
     pub path: String,
     pub stamp: Stamp,
     pub listed: bool,
@@ -53,7 +53,7 @@ pub struct RawRow {
 
 impl RawRow {
     /// The row decoded; `None` when its blob is malformed.
-    pub fn decode(&self) -> Option<DirRow> {
+    pub(crate) fn decode(&self) -> Option<DirRow> {
         let entries = decode(&self.blob)?
             .into_iter()
             .map(EntryRef::to_entry)
@@ -69,7 +69,7 @@ impl RawRow {
 
 /// A decoded entry borrowing its name from the blob.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EntryRef<'a> {
+pub(crate) struct EntryRef<'a> {
     pub name: &'a str,
     pub size: u64,
     pub stamp: Stamp,
@@ -89,7 +89,7 @@ impl EntryRef<'_> {
 
 /// The stamp to record for one read at `since_ns` (taken before the read): a racy one gets a
 /// zero ctime.
-pub fn settled(stamp: Stamp, since_ns: i64) -> Stamp {
+pub(crate) fn settled(stamp: Stamp, since_ns: i64) -> Stamp {
     if since_ns.saturating_sub(stamp.ctime_ns) < RACY_NS {
         Stamp {
             ctime_ns: 0,
@@ -101,7 +101,7 @@ pub fn settled(stamp: Stamp, since_ns: i64) -> Stamp {
 }
 
 /// The current time in ns since the epoch (0 before 1970).
-pub fn now_ns() -> i64 {
+pub(crate) fn now_ns() -> i64 {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
@@ -131,7 +131,7 @@ pub fn encode(entries: &[Entry]) -> Vec<u8> {
 
 /// Decodes what [`encode`] wrote; `None` for anything else (the row is then treated as
 /// changed and rebuilt).
-pub fn decode(blob: &[u8]) -> Option<Vec<EntryRef<'_>>> {
+pub(crate) fn decode(blob: &[u8]) -> Option<Vec<EntryRef<'_>>> {
     let (&format, mut rest) = blob.split_first()?;
     if format != FORMAT {
         return None;
@@ -172,7 +172,7 @@ fn take<const N: usize>(bytes: &[u8]) -> Option<([u8; N], &[u8])> {
 }
 
 /// Every row, entries encoded.
-pub fn load_all(conn: &Connection) -> rusqlite::Result<Vec<RawRow>> {
+pub(crate) fn load_all(conn: &Connection) -> rusqlite::Result<Vec<RawRow>> {
     let mut stmt =
         conn.prepare_cached("SELECT path, mtime_ns, ctime_ns, listed, entries FROM note_dirs")?;
     let rows = stmt.query_map([], raw_row)?;
@@ -180,7 +180,7 @@ pub fn load_all(conn: &Connection) -> rusqlite::Result<Vec<RawRow>> {
 }
 
 /// One row, decoded; `None` when there is none or it is malformed.
-pub fn load(conn: &Connection, path: &str) -> rusqlite::Result<Option<DirRow>> {
+pub(crate) fn load(conn: &Connection, path: &str) -> rusqlite::Result<Option<DirRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT path, mtime_ns, ctime_ns, listed, entries FROM note_dirs WHERE path = ?1",
     )?;
@@ -189,7 +189,7 @@ pub fn load(conn: &Connection, path: &str) -> rusqlite::Result<Option<DirRow>> {
 }
 
 /// The paths of every recorded directory.
-pub fn paths(conn: &Connection) -> rusqlite::Result<BTreeSet<String>> {
+pub(crate) fn paths(conn: &Connection) -> rusqlite::Result<BTreeSet<String>> {
     let mut stmt = conn.prepare_cached("SELECT path FROM note_dirs")?;
     let rows = stmt.query_map([], |r| r.get(0))?;
     rows.collect()
@@ -208,7 +208,7 @@ fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
 }
 
 /// Records a directory, replacing its previous row.
-pub fn put(conn: &Connection, row: &DirRow) -> rusqlite::Result<()> {
+pub(crate) fn put(conn: &Connection, row: &DirRow) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO note_dirs(path, mtime_ns, ctime_ns, listed, entries) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
@@ -223,7 +223,7 @@ pub fn put(conn: &Connection, row: &DirRow) -> rusqlite::Result<()> {
 }
 
 /// Forgets a directory and everything under it (everything for the root).
-pub fn delete_tree(conn: &Connection, path: &str) -> rusqlite::Result<()> {
+pub(crate) fn delete_tree(conn: &Connection, path: &str) -> rusqlite::Result<()> {
     if path.is_empty() {
         conn.prepare_cached("DELETE FROM note_dirs")?.execute([])?;
         return Ok(());
@@ -236,7 +236,7 @@ pub fn delete_tree(conn: &Connection, path: &str) -> rusqlite::Result<()> {
 
 /// The half-open range of paths strictly under `dir` in byte order: `dir/` to `dir0` (`0`
 /// follows `/`). Empty `dir`: everything.
-pub fn subtree_range(dir: &str) -> (String, String) {
+pub(crate) fn subtree_range(dir: &str) -> (String, String) {
     if dir.is_empty() {
         (String::new(), "\u{10FFFF}".repeat(2))
     } else {

@@ -16,11 +16,11 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 
-pub use crate::fsx::{stamp_of, stat_size, Stamp};
+pub(crate) use crate::fsx::{stamp_of, stat_size, Stamp};
 
 /// One indexable note found by the walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NoteFile {
+pub(crate) struct NoteFile {
     /// Vault-relative path with `/` separators.
     pub path: String,
     /// Size in bytes.
@@ -33,7 +33,7 @@ pub struct NoteFile {
 
 /// A note as its directory's listing found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listed {
+pub(crate) struct Listed {
     /// The file name within its directory.
     pub name: String,
     pub size: u64,
@@ -42,7 +42,7 @@ pub struct Listed {
 
 /// One directory as the walk found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirScan {
+pub(crate) struct DirScan {
     /// Vault-relative path without a trailing `/`; empty for the vault root.
     pub path: String,
     /// The directory's own stamp, taken before its entries were read.
@@ -58,13 +58,13 @@ pub struct DirScan {
 
 impl DirScan {
     /// The vault-relative path of an entry of this directory.
-    pub fn child(&self, name: &str) -> String {
+    pub(crate) fn child(&self, name: &str) -> String {
         join(&self.path, name)
     }
 }
 
 /// `dir/name`, or `name` at the vault root.
-pub fn join(dir: &str, name: &str) -> String {
+pub(crate) fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()
     } else {
@@ -73,7 +73,7 @@ pub fn join(dir: &str, name: &str) -> String {
 }
 
 /// Directory names skipped at any depth.
-pub const SKIPPED_DIRS: &[&str] = &[
+pub(crate) const SKIPPED_DIRS: &[&str] = &[
     ".git",
     ".obsidian",
     ".trash",
@@ -88,7 +88,7 @@ pub const SKIPPED_DIRS: &[&str] = &[
 /// files and directories are not followed, unreadable directories are skipped
 /// silently, and names that are not valid UTF-8 are skipped. A vault root that
 /// cannot be opened yields no notes.
-pub fn walk_notes(vault_root: &Path) -> Vec<NoteFile> {
+pub(crate) fn walk_notes(vault_root: &Path) -> Vec<NoteFile> {
     let mut notes: Vec<NoteFile> = walk_dirs(vault_root, "")
         .into_iter()
         .flat_map(|d| {
@@ -116,7 +116,7 @@ pub fn walk_notes(vault_root: &Path) -> Vec<NoteFile> {
 /// `getdents` per directory, one `fstatat` per note), taking the most recently found directory
 /// first, so the walk stays depth-first and only directories with unvisited children hold a
 /// descriptor open.
-pub fn walk_dirs(vault_root: &Path, start: &str) -> Vec<DirScan> {
+pub(crate) fn walk_dirs(vault_root: &Path, start: &str) -> Vec<DirScan> {
     let fd = match open_rel(vault_root, start) {
         Opened::Dir(fd) => fd,
         Opened::Unlisted(scan) => return vec![scan],
@@ -145,7 +145,7 @@ pub fn walk_dirs(vault_root: &Path, start: &str) -> Vec<DirScan> {
 
 /// Lists one directory (not its subdirectories); `None` when it is gone, is no longer a
 /// directory, or is reached through a symlink or a skipped directory.
-pub fn scan_one(vault_root: &Path, dir: &str) -> Option<DirScan> {
+pub(crate) fn scan_one(vault_root: &Path, dir: &str) -> Option<DirScan> {
     match open_rel(vault_root, dir) {
         Opened::Dir(fd) => Some(scan_dir(fd, dir).0),
         Opened::Unlisted(scan) => Some(scan),
@@ -155,7 +155,7 @@ pub fn scan_one(vault_root: &Path, dir: &str) -> Option<DirScan> {
 
 /// Whether the walk enters a directory of this vault-relative path: no component is skipped,
 /// empty, `.` or `..`.
-pub fn is_walked_dir(rel: &str) -> bool {
+pub(crate) fn is_walked_dir(rel: &str) -> bool {
     rel.is_empty()
         || rel
             .split('/')
@@ -390,7 +390,7 @@ fn utf8_name(name: &CStr) -> Option<&str> {
 }
 
 /// Whether the lowercased name ends in `.md`.
-pub fn is_markdown_name(name: &str) -> bool {
+pub(crate) fn is_markdown_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     bytes.len() >= 3 && bytes[bytes.len() - 3..].eq_ignore_ascii_case(b".md")
 }

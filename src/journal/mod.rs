@@ -5,7 +5,7 @@
 //! after the commit lands, so a line is never in the working tree without either a commit or a
 //! journal record that lets `git rutter commit` (or the next capture) commit it.
 
-pub mod check;
+pub(crate) mod check;
 
 use crate::fsx::{Dir, FsError};
 use serde::{Deserialize, Serialize};
@@ -83,7 +83,7 @@ impl RecordKind {
     }
 
     /// The name the journal files of this kind start with.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RecordKind::Capture => "capture",
             RecordKind::Identity => "identity",
@@ -99,13 +99,13 @@ pub struct Journal {
 }
 
 /// A journal record as read back: its file name and content.
-pub type JournalRecord = (String, PendingAppend);
+pub(crate) type JournalRecord = (String, PendingAppend);
 
 /// A journal file that is not a record this tool may commit: its name and why.
-pub type Refused = (String, String);
+pub(crate) type Refused = (String, String);
 
 /// Where refused records are moved, inside the journal folder.
-pub const REJECTED_DIR: &str = "rejected";
+pub(crate) const REJECTED_DIR: &str = "rejected";
 
 /// How old a temporary file must be before it is taken for a killed writer's leftover.
 const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(60);
@@ -145,7 +145,7 @@ impl Journal {
     }
 
     /// The journal folder (for messages).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
@@ -177,7 +177,7 @@ impl Journal {
     }
 
     /// How long ago the record `name` was written (its file's mtime), if it can be told.
-    pub fn age(&self, name: &str) -> Option<std::time::Duration> {
+    pub(crate) fn age(&self, name: &str) -> Option<std::time::Duration> {
         let (_, mtime_ns, _) = self.dir.stat(name)?;
         let written =
             std::time::UNIX_EPOCH + std::time::Duration::from_nanos(u64::try_from(mtime_ns).ok()?);
@@ -237,7 +237,7 @@ impl Journal {
 
     /// Removes the temporary files of writers killed mid-write (older than a minute, so a
     /// capture at work keeps its own); returns how many.
-    pub fn sweep_temps(&self) -> usize {
+    pub(crate) fn sweep_temps(&self) -> usize {
         self.dir.sweep_temps(STALE_TEMP)
     }
 }

@@ -23,7 +23,7 @@ enum Frame {
 }
 
 /// The server's stdio transport.
-pub struct Frames<R: AsyncRead, W: AsyncWrite> {
+pub(crate) struct Frames<R: AsyncRead, W: AsyncWrite> {
     read: BufReader<R>,
     /// The frame read so far (only its first [`ID_PREFIX_BYTES`] once it is over the limit).
     line: Vec<u8>,
@@ -40,7 +40,7 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     /// Frames read from `read` and written to `write`.
-    pub fn new(read: R, write: W) -> Frames<R, W> {
+    pub(crate) fn new(read: R, write: W) -> Frames<R, W> {
         Frames {
             read: BufReader::new(read),
             line: Vec::new(),

@@ -47,10 +47,10 @@ const FALLBACK: &str = "each search and get-note checks the notes itself instead
 
 /// Environment variable that keeps the watcher from starting, in debug builds only (tests of
 /// the fallback); release builds ignore it.
-pub const NO_WATCH_ENV: &str = "RUTTER_NO_WATCH";
+pub(crate) const NO_WATCH_ENV: &str = "RUTTER_NO_WATCH";
 
 /// What the server knows about changes not yet in its index.
-pub struct Freshness {
+pub(crate) struct Freshness {
     vault: Vault,
     shared: Arc<Shared>,
     watcher: Mutex<Option<RecommendedWatcher>>,
@@ -170,7 +170,7 @@ impl Freshness {
     /// The background thread's loop: rescans what events named once they pause, and runs the
     /// full check every `SWEEP_EVERY`, until [`Freshness::stop`]. `index` is locked only while
     /// a rescan runs.
-    pub fn run(&self, index: &Mutex<Index>) {
+    pub(crate) fn run(&self, index: &Mutex<Index>) {
         loop {
             let sweep = {
                 let mut state = self.lock();
@@ -212,7 +212,7 @@ impl Freshness {
     }
 
     /// Ends [`Freshness::run`] and drops the watcher.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.lock().stop = true;
         self.shared.wake.notify_all();
         self.watcher

@@ -1,8 +1,8 @@
 //! The MCP server: `git-rutter mcp` over stdio, tools only, with the instructions of `contract`;
 //! `--allow-record`, the recording tool for clients without a Stop hook.
 
-pub mod frames;
-pub mod freshness;
-pub mod record_tool;
-pub mod server;
-pub mod triage;
+pub(crate) mod frames;
+pub(crate) mod freshness;
+pub(crate) mod record_tool;
+pub(crate) mod server;
+pub(crate) mod triage;

@@ -16,13 +16,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The tool's name.
-pub const NAME: &str = "librarian-record";
+pub(crate) const NAME: &str = "librarian-record";
 const TITLE: &str = "Record a decision";
 /// The prefix of capture's stderr lines, dropped from the tool's result text.
 const CAPTURE_PREFIX: &str = "[librarian-capture] ";
 
 /// The tool as listed: not read-only, additive, and idempotent (a repeated call adds nothing).
-pub fn tool() -> Tool {
+pub(crate) fn tool() -> Tool {
     let description = "Record one thing this session decided or produced, as a hook records a directive line: `summary` is one plain-English line (outcome first, about 40 words), `refs` the vault-relative paths of the notes it rests on. Each note's content hash is stored with it. A call repeated in this session with the same summary and refs records nothing new.";
     let schema = json!({"type": "object", "additionalProperties": false, "required": ["summary"], "properties": {
         "summary": {"type": "string", "description": "One plain-English line: what was decided or produced, outcome first."},
@@ -44,7 +44,7 @@ pub fn tool() -> Tool {
 
 /// Validates the arguments by hand (as the read tools do): `summary` a string, `refs` absent or
 /// an array of strings, nothing else.
-pub fn directive(args: &Map<String, Value>) -> Result<Directive, ArgError> {
+pub(crate) fn directive(args: &Map<String, Value>) -> Result<Directive, ArgError> {
     if let Some(k) = args.keys().find(|k| *k != "summary" && *k != "refs") {
         return Err(ArgError(format!("unknown argument `{k}`")));
     }
@@ -72,7 +72,7 @@ pub fn directive(args: &Map<String, Value>) -> Result<Directive, ArgError> {
 
 /// Records for one connection.
 #[derive(Debug, Clone)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     vault: PathBuf,
     session_id: String,
     cwd: Option<String>,
@@ -80,7 +80,7 @@ pub struct Recorder {
 
 /// What one call did: the text for the client, and whether it is an error result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub text: String,
     pub is_error: bool,
 }
@@ -88,7 +88,7 @@ pub struct Recorded {
 impl Recorder {
     /// A recorder for the vault at `vault`, with this process's session id; the working
     /// directory (the project the client started the server in) gives the entry's workspace.
-    pub fn new(vault: PathBuf) -> Recorder {
+    pub(crate) fn new(vault: PathBuf) -> Recorder {
         Recorder {
             vault,
             session_id: session_id(),
@@ -98,13 +98,8 @@ impl Recorder {
         }
     }
 
-    /// The session id this connection's entries carry.
-    pub fn session_id(&self) -> &str {
-        &self.session_id
-    }
-
     /// Captures `directive` as `client` wrote it (blocking: the capture lock, git).
-    pub fn record(&self, directive: Directive, client: Option<&str>) -> Recorded {
+    pub(crate) fn record(&self, directive: Directive, client: Option<&str>) -> Recorded {
         let req = Request {
             vault: Some(self.vault.clone()),
             stdin: Vec::new(),
@@ -139,7 +134,7 @@ fn result(lines: &[String], outcome: &Outcome) -> Recorded {
 
 /// The label of a known client from the MCP client's name (`claude-code`, `codex-mcp-client`,
 /// …); `None` for any other client.
-pub fn client_label(name: &str) -> Option<&'static str> {
+pub(crate) fn client_label(name: &str) -> Option<&'static str> {
     let name = name.to_ascii_lowercase();
     let words: Vec<&str> = name
         .split(|c: char| !c.is_ascii_alphanumeric())

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{watch, Notify};
 
 /// The server's name in `initialize`.
-pub const SERVER_NAME: &str = "rutter";
+pub(crate) const SERVER_NAME: &str = "rutter";
 
 /// Exit status after a clean shutdown (stdin closed).
 const EXIT_OK: i32 = 0;
@@ -53,7 +53,7 @@ struct Served {
 
 /// Runs the server until stdin closes; returns the process exit status. `allow_record` serves
 /// `librarian-record` too.
-pub fn run(vault_flag: Option<&Path>, allow_record: bool) -> i32 {
+pub(crate) fn run(vault_flag: Option<&Path>, allow_record: bool) -> i32 {
     let vault = match vault::resolve(vault_flag, false) {
         Ok(v) => v,
         Err(e) => return fatal(&e),
@@ -201,7 +201,7 @@ impl Rutter {
 }
 
 /// The three tools with their exact schemas, titles and read-only hints.
-pub fn tool_list(label: &str) -> Vec<Tool> {
+pub(crate) fn tool_list(label: &str) -> Vec<Tool> {
     tools::definitions(label)
         .into_iter()
         .map(|d| {

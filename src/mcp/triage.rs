@@ -15,15 +15,15 @@ use serde_json::Value;
 
 /// The largest frame read whole (1 MiB). No request of this server comes near it: a search
 /// query is searched up to 4 KiB, a recorded summary is cut at 2,000 characters.
-pub const MAX_FRAME_BYTES: usize = 1 << 20;
+pub(crate) const MAX_FRAME_BYTES: usize = 1 << 20;
 /// How much of an oversized frame is kept to find its id.
-pub const ID_PREFIX_BYTES: usize = 4096;
+pub(crate) const ID_PREFIX_BYTES: usize = 4096;
 /// Longest decoder message quoted back to the client (serde may quote the offending value).
 const MAX_DETAIL_CHARS: usize = 200;
 
 /// The decision for one frame.
 #[derive(Debug)]
-pub enum Triage {
+pub(crate) enum Triage {
     /// A message for rmcp.
     Deliver(Box<ClientJsonRpcMessage>),
     /// An error frame to send back at once; rmcp never sees the input.
@@ -34,7 +34,7 @@ pub enum Triage {
 
 /// Decides what to do with one complete frame (its newline, a carriage return and a UTF-8
 /// byte order mark are ignored).
-pub fn frame(raw: &[u8]) -> Triage {
+pub(crate) fn frame(raw: &[u8]) -> Triage {
     let line = trim(raw);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Triage::Ignore;
@@ -55,7 +55,7 @@ pub fn frame(raw: &[u8]) -> Triage {
 
 /// The answer to a frame over [`MAX_FRAME_BYTES`], of which `prefix` is the start: an error
 /// for the id found there (null when none is).
-pub fn oversized(prefix: &[u8]) -> Triage {
+pub(crate) fn oversized(prefix: &[u8]) -> Triage {
     let error = ErrorData::invalid_request(
         format!(
             "The request is larger than the server's limit of {MAX_FRAME_BYTES} bytes; it was not read. Send a smaller request."
@@ -177,7 +177,7 @@ fn detail(e: &serde_json::Error) -> String {
 /// key (strings and nested values skipped without being decoded) until `"id"` is found and its
 /// value, a string or an integer, is complete. `None` when the bytes end first, are not an
 /// object, or the id is of another type.
-pub fn leading_id(bytes: &[u8]) -> Option<RequestId> {
+pub(crate) fn leading_id(bytes: &[u8]) -> Option<RequestId> {
     let mut s = Scan { b: bytes, at: 0 };
     s.ws();
     s.eat(b'{')?;

@@ -7,7 +7,7 @@ use crate::store::Store;
 use crate::vault::Vault;
 
 /// Looks up and caches git candidates during one identity pass.
-pub struct GitCandidates<'i> {
+pub(crate) struct GitCandidates<'i> {
     store: Option<Store>,
     index: &'i Index,
     state: String,

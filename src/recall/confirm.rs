@@ -11,7 +11,7 @@ use crate::vault::Vault;
 
 /// The outcome: the message for stderr and whether it succeeded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub ok: bool,
     pub message: String,
 }
@@ -21,7 +21,7 @@ fn refuse(message: String) -> Result<Outcome, IndexError> {
 }
 
 /// Confirms `from` (optionally only the ref with `hash`) as now living at `to`.
-pub fn confirm(
+pub(crate) fn confirm(
     vault: &Vault,
     index: &mut Index,
     from: &str,

@@ -7,12 +7,12 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Uses a week needs to meet the gate.
-pub const WEEKLY_TARGET: usize = 3;
+pub(crate) const WEEKLY_TARGET: usize = 3;
 const COUNTED: &[&str] = &["librarian-recent", "search-signal"];
 
 /// One ISO week's count.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Week {
+pub(crate) struct Week {
     /// `GGGG-Www`.
     pub week: String,
     /// Its Monday, `YYYY-MM-DD` (UTC).
@@ -23,7 +23,7 @@ pub struct Week {
 
 /// The outcome: weeks in ascending order, and whether any event was counted before the range.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Gate {
+pub(crate) struct Gate {
     pub weeks: Vec<Week>,
     /// Counted events in the log at all (before range filtering).
     pub logged: usize,
@@ -31,7 +31,7 @@ pub struct Gate {
 
 /// Counts events per ISO week. `from`/`to` are `YYYY-MM-DD`, inclusive (UTC midnight to
 /// `23:59:59.999`); an invalid date does not filter.
-pub fn weekly(events: &[(String, String)], from: Option<&str>, to: Option<&str>) -> Gate {
+pub(crate) fn weekly(events: &[(String, String)], from: Option<&str>, to: Option<&str>) -> Gate {
     let lo = from.and_then(|d| parse_instant(&format!("{d}T00:00:00.000Z")));
     let hi = to.and_then(|d| parse_instant(&format!("{d}T23:59:59.999Z")));
     let mut counts: BTreeMap<String, (String, usize)> = BTreeMap::new();
@@ -70,7 +70,7 @@ fn monday(days: i64) -> String {
 
 /// The ISO week label of a day number: weeks start on Monday and belong to the year of their
 /// Thursday.
-pub fn iso_week(days: i64) -> String {
+pub(crate) fn iso_week(days: i64) -> String {
     let weekday = (days + 3).rem_euclid(7); // 0 = Monday; 1970-01-01 was a Thursday
     let thursday = days - weekday + 3;
     let (year, _, _) = civil_from_days(thursday);
@@ -79,7 +79,7 @@ pub fn iso_week(days: i64) -> String {
 }
 
 /// The reference's text output, or the empty-state lines.
-pub fn render(g: &Gate, ranged: bool) -> String {
+pub(crate) fn render(g: &Gate, ranged: bool) -> String {
     if g.weeks.is_empty() {
         return if ranged && g.logged > 0 {
             "Your AI clients did not use their memory in the requested range.".to_string()

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The folders of one answer's cited paths, each resolved once.
-pub struct InVault<'a> {
+pub(crate) struct InVault<'a> {
     root: &'a Path,
     /// A folder (vault-relative, as cited) and its canonical path, `None` when it does not
     /// resolve.
@@ -16,7 +16,7 @@ pub struct InVault<'a> {
 }
 
 impl<'a> InVault<'a> {
-    pub fn new(root: &'a Path) -> InVault<'a> {
+    pub(crate) fn new(root: &'a Path) -> InVault<'a> {
         InVault {
             root,
             folders: HashMap::new(),
@@ -26,7 +26,7 @@ impl<'a> InVault<'a> {
     /// `exists_in_vault(root, rel)`. The canonical form of `folder/name` is the folder's
     /// canonical path joined with `name` when `name` exists and is not a symlink; a name that
     /// is a symlink, `.`, or empty goes the whole way through `exists_in_vault`.
-    pub fn exists(&mut self, rel: &str) -> bool {
+    pub(crate) fn exists(&mut self, rel: &str) -> bool {
         if rel.is_empty() || rel.starts_with('/') || rel.split('/').any(|s| s == "..") {
             return false;
         }

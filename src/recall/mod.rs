@@ -2,16 +2,16 @@
 //! cache read from `refs/rutter/records`), `recent`, search with enrichment, get-note, and refs
 //! rendered through the identity projection.
 
-pub mod candidates;
-pub mod confirm;
-pub mod gate;
-pub mod in_vault;
-pub mod recent;
-pub mod refs;
-pub mod reindex;
-pub mod render;
-pub mod search;
-pub mod source;
-pub mod stream;
-pub mod tools;
+pub(crate) mod candidates;
+pub(crate) mod confirm;
+pub(crate) mod gate;
+pub(crate) mod in_vault;
+pub(crate) mod recent;
+pub(crate) mod refs;
+pub(crate) mod reindex;
+pub(crate) mod render;
+pub(crate) mod search;
+pub(crate) mod source;
+pub(crate) mod stream;
+pub(crate) mod tools;
 pub mod uselog;

@@ -13,11 +13,11 @@ use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
 /// Sessions shown when no count is given.
-pub const DEFAULT_COUNT: usize = 20;
+pub(crate) const DEFAULT_COUNT: usize = 20;
 
 /// What to show.
 #[derive(Debug, Clone, Default)]
-pub struct Query {
+pub(crate) struct Query {
     /// Keep entries from the last N days (N+1 calendar days, as the reference).
     pub window_days: Option<u32>,
     /// Cap on sessions; `None` shows every session.
@@ -35,7 +35,7 @@ pub struct Query {
 
 /// Steps of one session (or one session-less entry), oldest first.
 #[derive(Debug, Clone, Serialize)]
-pub struct Session {
+pub(crate) struct Session {
     pub session_id: Option<String>,
     pub project: Option<String>,
     pub steps: Vec<Step>,
@@ -46,7 +46,7 @@ pub struct Session {
 
 /// The answer, with the reference's three distinct empty states.
 #[derive(Debug, Clone)]
-pub enum Recent {
+pub(crate) enum Recent {
     NothingRecorded,
     NoProject(String),
     NothingInWindow,
@@ -61,7 +61,7 @@ pub enum Recent {
 /// answer read again if one changed, so an older day file edited in place is marked without a
 /// full scan. `record` says whether the vault has a record at all: without one every step is
 /// `unverified` and no step is marked.
-pub fn read(
+pub(crate) fn read(
     vault: &Vault,
     index: &mut Index,
     q: &Query,
@@ -91,9 +91,24 @@ pub fn read(
     Ok(Answer { recent, record })
 }
 
+/// Applies the pipeline of anchor §8 to all steps (the tests' way in; [`read`] streams).
+#[cfg(test)]
+fn recent(mut steps: Vec<Step>, q: &Query, now: Instant) -> Recent {
+    if steps.is_empty() {
+        return Recent::NothingRecorded.unless_empty(q);
+    }
+    if let Some(p) = q.project.as_deref() {
+        let want = project_key(p);
+        steps.retain(|s| s.entry.project().is_some_and(|ep| project_key(ep) == want));
+    }
+    let f = bounds(q, now);
+    steps.retain(|s| f.matches(&s.entry));
+    sessions(steps, q)
+}
+
 /// `recent`'s answer and whether the vault has a record to judge it by.
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub recent: Recent,
     pub record: bool,
 }
@@ -109,20 +124,6 @@ pub fn from_index(index: &Index, q: &Query, now: Instant) -> Result<Recent, Inde
     Ok(sessions(steps, q))
 }
 
-/// Applies the pipeline of anchor §8 to all steps.
-pub fn recent(mut steps: Vec<Step>, q: &Query, now: Instant) -> Recent {
-    if steps.is_empty() {
-        return Recent::NothingRecorded.unless_empty(q);
-    }
-    if let Some(p) = q.project.as_deref() {
-        let want = project_key(p);
-        steps.retain(|s| s.entry.project().is_some_and(|ep| project_key(ep) == want));
-    }
-    let f = bounds(q, now);
-    steps.retain(|s| f.matches(&s.entry));
-    sessions(steps, q)
-}
-
 /// The query's filter with the window folded in: a window of N days keeps N+1 calendar days
 /// of the query's clock (as the reference, whose days are UTC); with `since` too, the later of
 /// the two wins.
@@ -132,7 +133,7 @@ pub(super) fn bounds(q: &Query, now: Instant) -> EntryFilter {
         .window_days
         .and_then(|n| crate::clock::add_days(&q.clock.day(now), -i64::from(n)));
     match first_day.and_then(|d| q.clock.start_of(&d)) {
-        Some(from) => f.from_instant(from),
+        Some(from) => f.since_instant(from),
         None => f,
     }
 }

@@ -2,9 +2,12 @@
 //! §7): `path@hash`, then `(changed since capture)`, `(renamed to X)`, `(confirmed X; the hash
 //! now matches Y)` or `[UNRESOLVED -- candidates: …]`. Stored entries are never rewritten.
 
+#[cfg(test)]
 use crate::index::identity::exists_in_vault;
 use crate::index::{Index, IndexError};
-use crate::records::{fingerprint, NoteRef};
+use crate::records::fingerprint;
+#[cfg(test)]
+use crate::records::NoteRef;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -12,7 +15,8 @@ use std::os::unix::fs::OpenOptionsExt;
 const MAX_HASHED: u64 = 8 * 1024 * 1024;
 
 /// The ref as recall shows it.
-pub fn describe(index: &Index, r: &NoteRef) -> Result<String, IndexError> {
+#[cfg(test)]
+pub(crate) fn describe(index: &Index, r: &NoteRef) -> Result<String, IndexError> {
     describe_now(index, r, &note_now(index, &r.path))
 }
 
@@ -20,11 +24,13 @@ pub fn describe(index: &Index, r: &NoteRef) -> Result<String, IndexError> {
 /// sha256 (`None` inside when it is not a readable file of at most [`MAX_HASHED`] bytes).
 type NoteNow = Option<Option<String>>;
 
+#[cfg(test)]
 fn note_now(index: &Index, path: &str) -> NoteNow {
     exists_in_vault(index.root(), path).then(|| current_hash(index, path))
 }
 
 /// [`describe`] with what the path holds now already known.
+#[cfg(test)]
 fn describe_now(index: &Index, r: &NoteRef, now: &NoteNow) -> Result<String, IndexError> {
     let tail = tail(index, &r.path, &r.hash, now)?;
     Ok(format!(
@@ -61,24 +67,18 @@ fn tail(
     )))
 }
 
-/// [`describe`], or the bare `path@hash` when the index cannot be read: a ref is always shown.
-pub fn shown(index: &Index, r: &NoteRef) -> String {
-    describe(index, r)
-        .unwrap_or_else(|_| format!("{}@{}", r.path, fingerprint::short_hash(&r.hash)))
-}
-
-/// [`shown`] for one answer, resolving and hashing each cited path once: `recent --all` on the
+/// The refs of one answer as recall shows them,, resolving and hashing each cited path once: `recent --all` on the
 /// ten-year vault shows 90,000 refs to 10,000 notes, and resolving (a `readlink` per path
 /// component) and hashing every ref again took most of its time. One answer reads each note
 /// once, so all of its refs to a note agree.
-pub struct Shown<'a> {
+pub(crate) struct Shown<'a> {
     index: &'a Index,
     seen: std::cell::RefCell<std::collections::HashMap<String, NoteNow>>,
     in_vault: std::cell::RefCell<super::in_vault::InVault<'a>>,
 }
 
 impl<'a> Shown<'a> {
-    pub fn new(index: &'a Index) -> Shown<'a> {
+    pub(crate) fn new(index: &'a Index) -> Shown<'a> {
         Shown {
             index,
             seen: Default::default(),
@@ -86,16 +86,17 @@ impl<'a> Shown<'a> {
         }
     }
 
-    /// The ref as [`shown`] shows it.
-    pub fn ref_text(&self, r: &NoteRef) -> String {
+    /// The ref as recall shows it (the tests compare it with [`describe`]).
+    #[cfg(test)]
+    pub(crate) fn ref_text(&self, r: &NoteRef) -> String {
         let mut out = String::new();
         self.write(&mut out, &r.path, &r.hash);
         out
     }
 
-    /// The ref cited as `path` with `hash`, as [`shown`] shows it, appended to `out` (the
+    /// The ref cited as `path` with `hash`, as recall shows it, appended to `out` (the
     /// renderings' [`super::render::RefText`]).
-    pub fn write(&self, out: &mut String, path: &str, hash: &str) {
+    pub(crate) fn write(&self, out: &mut String, path: &str, hash: &str) {
         let mut seen = self.seen.borrow_mut();
         if let Some(now) = seen.get(path) {
             return push_shown(self.index, out, path, hash, now);
@@ -125,7 +126,7 @@ fn push_shown(index: &Index, out: &mut String, path: &str, hash: &str, now: &Not
 }
 
 /// `a, b (git: …)` or `none`.
-pub fn candidate_list(c: &[crate::index::identity::Candidate]) -> String {
+pub(crate) fn candidate_list(c: &[crate::index::identity::Candidate]) -> String {
     if c.is_empty() {
         return "none".to_string();
     }

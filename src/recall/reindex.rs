@@ -17,7 +17,7 @@ use crate::vault::Vault;
 
 /// How much to refresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// `reindex`: notes and day files, and always the identity pass.
     Full,
     /// Notes and day files; the identity pass only when something changed.
@@ -28,7 +28,7 @@ pub enum Mode {
 
 /// What the identity pass found.
 #[derive(Debug, Default, Clone)]
-pub struct IdentityReport {
+pub(crate) struct IdentityReport {
     pub dead: usize,
     pub bound: usize,
     pub unresolved: usize,
@@ -40,7 +40,7 @@ pub struct IdentityReport {
 
 /// What a refresh did.
 #[derive(Debug, Default, Clone)]
-pub struct Report {
+pub(crate) struct Report {
     pub notes: notes::Refresh,
     pub entries: EntriesRefresh,
     pub identity: Option<IdentityReport>,
@@ -48,7 +48,7 @@ pub struct Report {
 
 /// Refreshes `index` for `vault`: notes, then the record cache from the record (`force`
 /// rebuilds every table from nothing first).
-pub fn refresh(
+pub(crate) fn refresh(
     vault: &Vault,
     index: &mut Index,
     mode: Mode,
@@ -82,7 +82,7 @@ pub fn refresh(
 /// a candidate, a note now carrying a ref's hash). A note written or edited that no record
 /// concerns costs a few lookups, not the pass. (The inputs fingerprint is not consulted: a pure
 /// rename keeps the notes' count, sizes and mtimes.)
-pub fn identity_after_rescan(
+pub(crate) fn identity_after_rescan(
     vault: &Vault,
     index: &mut Index,
     notes: &notes::Refresh,

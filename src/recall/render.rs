@@ -7,10 +7,10 @@ use crate::records::standing::Status;
 use std::fmt::Write as _;
 
 /// The hint after an answer that shows an entry whose day file is missing.
-pub const RESTORE_HINT: &str = "Entries marked [deleted from the working tree] are read from refs/rutter/records; run `git rutter restore` to put their day files back.";
+pub(crate) const RESTORE_HINT: &str = "Entries marked [deleted from the working tree] are read from refs/rutter/records; run `git rutter restore` to put their day files back.";
 
 /// The reference's empty-state strings; `None` when there are sessions.
-pub fn empty_state(r: &Recent) -> Option<String> {
+pub(crate) fn empty_state(r: &Recent) -> Option<String> {
     match r {
         Recent::NothingRecorded => Some("No recent sessions recorded yet.".into()),
         Recent::NoProject(p) => Some(format!("No sessions recorded for project \"{p}\".")),
@@ -22,26 +22,26 @@ pub fn empty_state(r: &Recent) -> Option<String> {
     }
 }
 
-pub use crate::clock::Clock;
+pub(crate) use crate::clock::Clock;
 
 /// How a cited ref reads: appends it, given its path and hash, to the text being made; recall
 /// passes [`super::refs::Shown::write`] over the index.
-pub type RefText<'a> = &'a dyn Fn(&mut String, &str, &str);
+pub(crate) type RefText<'a> = &'a dyn Fn(&mut String, &str, &str);
 
 /// A step's short id (`recent` shows the form `retract` and `log` take).
-pub type IdText<'a> = &'a dyn Fn(&str) -> String;
+pub(crate) type IdText<'a> = &'a dyn Fn(&str) -> String;
 
 /// What the terminal form shows beyond the tool form: times in a zone, and each step's short
 /// id and client (`ids`; none in tests that pin the step lines alone).
 #[derive(Default)]
-pub struct Look<'a> {
+pub(crate) struct Look<'a> {
     pub clock: Clock,
     pub ids: Option<IdText<'a>>,
 }
 
 /// What the renderings read of a step: recall's [`Step`] and the stream's lighter
 /// [`super::stream::LeanStep`] alike, so both print through one renderer.
-pub trait StepText {
+pub(crate) trait StepText {
     /// The day of the file the step came from.
     fn day(&self) -> &str;
     /// The recorded UTC time (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
@@ -84,7 +84,7 @@ impl StepText for Step {
 }
 
 /// One session as the renderings read it.
-pub struct SessionText<'a, S> {
+pub(crate) struct SessionText<'a, S> {
     pub project: Option<&'a str>,
     /// The steps shown, oldest first.
     pub steps: &'a [S],
@@ -95,7 +95,7 @@ pub struct SessionText<'a, S> {
 
 impl<'a> SessionText<'a, Step> {
     /// The text view of one of `recent`'s sessions.
-    pub fn of(s: &'a Session) -> Self {
+    pub(crate) fn of(s: &'a Session) -> Self {
         SessionText {
             project: s.project.as_deref(),
             steps: &s.steps,
@@ -107,14 +107,14 @@ impl<'a> SessionText<'a, Step> {
 
 impl<S: StepText> SessionText<'_, S> {
     /// Whether a step shown is marked deleted (the restore hint follows the answer).
-    pub fn shows_deleted(&self) -> bool {
+    pub(crate) fn shows_deleted(&self) -> bool {
         self.steps.iter().any(|st| st.status() == Status::Deleted)
     }
 }
 
 /// Terminal rendering: sessions separated by a blank line. `marks`: the vault has a record, so
 /// each step's status is shown (without one every step would read `[unverified]`).
-pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool, look: &Look) -> String {
+pub(crate) fn cli(r: &Recent, refs: RefText<'_>, marks: bool, look: &Look) -> String {
     each_session(r, marks, &|s| {
         let mut out = String::new();
         cli_session(&mut out, &SessionText::of(s), refs, marks, look);
@@ -125,7 +125,12 @@ pub fn cli(r: &Recent, refs: RefText<'_>, marks: bool, look: &Look) -> String {
 /// [`cli`] of some of an answer's sessions, for printing an answer in parts (`recent --all`
 /// prints its first screen before it reads the rest): the sessions separated by a blank line,
 /// without the restore hint ([`cli_hint`] gives it for the whole answer).
-pub fn cli_part(sessions: &[Session], refs: RefText<'_>, marks: bool, look: &Look) -> String {
+pub(crate) fn cli_part(
+    sessions: &[Session],
+    refs: RefText<'_>,
+    marks: bool,
+    look: &Look,
+) -> String {
     let mut out = String::new();
     for (i, s) in sessions.iter().enumerate() {
         if i > 0 {
@@ -138,7 +143,7 @@ pub fn cli_part(sessions: &[Session], refs: RefText<'_>, marks: bool, look: &Loo
 
 /// What [`cli`] puts after the sessions, appended to `out`: the restore hint (after a blank
 /// line) when a step shown is marked deleted (`deleted`), else nothing.
-pub fn push_cli_hint(out: &mut String, deleted: bool, marks: bool) {
+pub(crate) fn push_cli_hint(out: &mut String, deleted: bool, marks: bool) {
     if marks && deleted {
         out.push_str("\n\n");
         out.push_str(RESTORE_HINT);
@@ -160,7 +165,7 @@ fn each_session(r: &Recent, marks: bool, f: &dyn Fn(&Session) -> String) -> Stri
 }
 
 /// One session as the terminal shows it, appended to `out`.
-pub fn cli_session<S: StepText>(
+pub(crate) fn cli_session<S: StepText>(
     out: &mut String,
     s: &SessionText<'_, S>,
     refs: RefText<'_>,
@@ -195,7 +200,7 @@ pub fn cli_session<S: StepText>(
 }
 
 /// MCP tool rendering (`librarian-recent`); `marks` as for [`cli`].
-pub fn tool(r: &Recent, refs: RefText<'_>, marks: bool) -> String {
+pub(crate) fn tool(r: &Recent, refs: RefText<'_>, marks: bool) -> String {
     each_session(r, marks, &|s| tool_session(s, refs, marks))
 }
 

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 /// A hit with what past sessions say about it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Enriched {
+pub(crate) struct Enriched {
     #[serde(flatten)]
     pub hit: Hit,
     /// The newest entry that cited this note (directly or through a binding).
@@ -32,7 +32,7 @@ pub struct Enriched {
 
 /// Serialisable engagement.
 #[derive(Debug, Clone, Serialize)]
-pub struct EngagementView {
+pub(crate) struct EngagementView {
     pub date: String,
     pub summary: String,
     /// The entry's status against the record (spec/recall.md).
@@ -41,7 +41,7 @@ pub struct EngagementView {
 
 /// An unresolved ref and its candidates.
 #[derive(Debug, Clone, Serialize)]
-pub struct Unresolved {
+pub(crate) struct Unresolved {
     pub from: String,
     pub candidates: Vec<Candidate>,
 }
@@ -60,7 +60,7 @@ pub fn ensure_records(index: &Index) -> Result<(), IndexError> {
 }
 
 /// Searches and enriches; the order is the index's ranking. Call [`ensure_records`] first.
-pub fn search(
+pub(crate) fn search(
     index: &Index,
     query: &str,
     limit: usize,
@@ -101,7 +101,7 @@ fn enrich(index: &Index, hits: Vec<Hit>) -> Result<Vec<Enriched>, IndexError> {
 
 /// What a search of `raw` reads of it ([`searched_part`]), and, when that is not all of it,
 /// the sentence that says so.
-pub fn bounded(raw: &str) -> (&str, Option<String>) {
+pub(crate) fn bounded(raw: &str) -> (&str, Option<String>) {
     let part = searched_part(raw);
     let cut = (part.len() < raw.len()).then(|| {
         format!(
@@ -112,12 +112,12 @@ pub fn bounded(raw: &str) -> (&str, Option<String>) {
 }
 
 /// How many results carry a prior engagement (a search with any is one gate signal).
-pub fn signals(results: &[Enriched]) -> usize {
+pub(crate) fn signals(results: &[Enriched]) -> usize {
     results.iter().filter(|r| r.engagement.is_some()).count()
 }
 
 /// The text form: numbered hits separated by a blank line, or the no-match line.
-pub fn render(query: &str, results: &[Enriched]) -> String {
+pub(crate) fn render(query: &str, results: &[Enriched]) -> String {
     if results.is_empty() {
         return format!("No notes matched \"{query}\".");
     }
@@ -173,7 +173,7 @@ fn badges(h: &NoteHead) -> Option<String> {
 }
 
 /// get-note's text: `# Title`, the badges, the path, a rule, the body; or the miss line.
-pub fn render_note(requested: &str, note: Option<&Note>) -> String {
+pub(crate) fn render_note(requested: &str, note: Option<&Note>) -> String {
     let Some(n) = note else {
         return format!("Note not found: {requested}");
     };

@@ -10,7 +10,7 @@ use crate::vault::Vault;
 use std::collections::BTreeMap;
 
 /// The record of one vault, opened for one refresh.
-pub struct Source {
+pub(crate) struct Source {
     store: Option<Store>,
     tip: Option<Oid>,
     pending: BTreeMap<String, Vec<String>>,
@@ -35,11 +35,6 @@ impl Source {
             tip,
             pending,
         })
-    }
-
-    /// Whether the vault has a record (a git repository whose ref exists).
-    pub fn has_record(&self) -> bool {
-        self.tip.is_some()
     }
 }
 
@@ -108,7 +103,7 @@ impl RecordSource for Source {
 }
 
 /// Refreshes the index's record cache from the vault's record.
-pub fn refresh(
+pub(crate) fn refresh(
     vault: &Vault,
     index: &mut Index,
     scope: Scope<'_>,

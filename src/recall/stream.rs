@@ -23,7 +23,7 @@ use std::rc::Rc;
 
 /// A step as the text rendering reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeanStep {
+pub(crate) struct LeanStep {
     /// Shared by the steps of one day.
     pub day: Rc<str>,
     pub time: String,
@@ -61,7 +61,7 @@ impl StepText for LeanStep {
 
 /// A session as [`super::recent::Session`] has it: steps oldest first, abbreviated by `brief`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeanSession {
+pub(crate) struct LeanSession {
     pub project: Option<String>,
     pub steps: Vec<LeanStep>,
     pub total_steps: usize,
@@ -70,7 +70,7 @@ pub struct LeanSession {
 
 impl LeanSession {
     /// The session as the renderings read it.
-    pub fn text(&self) -> SessionText<'_, LeanStep> {
+    pub(crate) fn text(&self) -> SessionText<'_, LeanStep> {
         SessionText {
             project: self.project.as_deref(),
             steps: &self.steps,
@@ -96,7 +96,7 @@ pub fn refresh(vault: &Vault, index: &mut Index) -> Result<bool, IndexError> {
 
 /// Every session of `q` (its count ignored), newest first, handed to `emit` one at a time, from
 /// one snapshot of the record cache; how many. `emit`'s error stops the reading.
-pub fn each_session(
+pub(crate) fn each_session(
     index: &Index,
     q: &Query,
     now: Instant,

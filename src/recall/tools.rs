@@ -12,16 +12,16 @@ use crate::vault::Vault;
 use serde_json::{json, Map, Value};
 
 /// Search results when no limit is given.
-pub const DEFAULT_LIMIT: u64 = 8;
+pub(crate) const DEFAULT_LIMIT: u64 = 8;
 
 /// Invalid tool arguments (reported as a JSON-RPC invalid-params error).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ArgError(pub String);
+pub(crate) struct ArgError(pub String);
 
 /// One tool as the server lists it.
 #[derive(Debug, Clone)]
-pub struct ToolDef {
+pub(crate) struct ToolDef {
     pub name: &'static str,
     pub title: &'static str,
     pub description: String,
@@ -29,7 +29,7 @@ pub struct ToolDef {
 }
 
 /// The tools, their descriptions naming `label`'s work.
-pub fn definitions(label: &str) -> Vec<ToolDef> {
+pub(crate) fn definitions(label: &str) -> Vec<ToolDef> {
     vec![
         ToolDef {
             name: "librarian-search",
@@ -108,14 +108,14 @@ fn integer(
 
 /// Validated `librarian-search` arguments.
 #[derive(Debug, Clone)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     pub query: String,
     pub limit: u64,
     pub filters: Filters,
 }
 
 /// Validates `librarian-search`'s arguments.
-pub fn search_args(args: &Map<String, Value>) -> Result<SearchArgs, ArgError> {
+pub(crate) fn search_args(args: &Map<String, Value>) -> Result<SearchArgs, ArgError> {
     check(
         args,
         &["query", "limit", "type", "status", "domain"],
@@ -145,7 +145,7 @@ pub fn search(index: &Index, a: &SearchArgs) -> Result<(String, bool), IndexErro
 }
 
 /// Validates `librarian-get-note`'s arguments: the path.
-pub fn note_path(args: &Map<String, Value>) -> Result<String, ArgError> {
+pub(crate) fn note_path(args: &Map<String, Value>) -> Result<String, ArgError> {
     check(args, &["path"], &["path"])?;
     Ok(string(args, "path")?.unwrap_or_default())
 }
@@ -158,7 +158,7 @@ pub fn get_note(index: &Index, path: &str) -> Result<Option<String>, IndexError>
 }
 
 /// Validates `librarian-recent`'s arguments (a valid call is logged even if it then fails).
-pub fn recent_query(args: &Map<String, Value>) -> Result<Query, ArgError> {
+pub(crate) fn recent_query(args: &Map<String, Value>) -> Result<Query, ArgError> {
     check(
         args,
         &["window", "count", "project", "detail", "query"],

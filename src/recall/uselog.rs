@@ -21,7 +21,7 @@ pub enum Kind {
 
 impl Kind {
     /// The `kind` string in the log.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Recent => "librarian-recent",
             Kind::SearchSignal => "search-signal",

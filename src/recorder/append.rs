@@ -14,7 +14,7 @@ use std::io::{Seek, Write};
 
 /// A line that reached the record file.
 #[derive(Debug)]
-pub struct Appended {
+pub(crate) struct Appended {
     /// The file's length after the append.
     pub end: u64,
     /// The journal record of the append (offset, bytes and line filled in).
@@ -26,18 +26,16 @@ pub struct Appended {
 
 /// A line that did not reach the record file.
 #[derive(Debug)]
-pub struct NotAppended {
+pub(crate) struct NotAppended {
     /// Why the file could not take it.
     pub error: FsError,
-    /// The journal record (as written, when `journalled`).
-    pub rec: Box<PendingAppend>,
     /// The journal holds the line: the next capture or `git rutter commit` appends it.
     pub journalled: bool,
 }
 
 /// Whether an append goes on when its journal record cannot be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Journalling {
+pub(crate) enum Journalling {
     /// No journal record, no append (commands run by hand report the error).
     Required,
     /// The line is appended all the same (a capture: the file can take the line, so it must),
@@ -53,7 +51,7 @@ pub enum Journalling {
 /// when another process appended in between). What each step did, or did not, is in
 /// [`Appended`] and [`NotAppended`]; `mode` says whether the append goes on without its journal
 /// record.
-pub fn append_line(
+pub(crate) fn append_line(
     dir: &Dir,
     name: &str,
     header: &str,
@@ -73,11 +71,7 @@ pub fn append_line(
             let journalled = matches!(mode, Journalling::BestEffort { .. })
                 && !refused(&error)
                 && journal.is_some_and(|j| add(j, &rec).is_ok());
-            return Err(NotAppended {
-                error,
-                rec: Box::new(rec),
-                journalled,
-            });
+            return Err(NotAppended { error, journalled });
         }
     };
     let bytes = crate::records::append_bytes(target.len, target.ends_with_newline, header, line);
@@ -93,7 +87,6 @@ pub fn append_line(
         (Err(error), Journalling::Required) => {
             return Err(NotAppended {
                 error,
-                rec: Box::new(rec),
                 journalled: false,
             })
         }
@@ -109,7 +102,6 @@ pub fn append_line(
                 path: target.path.clone(),
                 source: e,
             },
-            rec: Box::new(rec),
             journalled,
         });
     }

@@ -15,7 +15,7 @@ use crate::store::{Oid, Store, StoreError};
 
 /// What a commit run did.
 #[derive(Debug, Default)]
-pub struct CommitOutcome {
+pub(crate) struct CommitOutcome {
     pub commit: Option<Oid>,
     /// Entry ids committed by this run.
     pub entries: Vec<String>,
@@ -36,7 +36,7 @@ pub struct CommitOutcome {
 /// journal records it committed; the commit is signed when `sign` (never for a capture).
 /// Refused journal files are moved to `pending/rejected/`. Without a journal (its folder cannot
 /// be opened), only `extra`. The caller holds the capture lock.
-pub fn commit(
+pub(crate) fn commit(
     store: &Store,
     journal: Option<&Journal>,
     extra: &[PendingAppend],

@@ -6,7 +6,7 @@ use crate::records::standing::contains_line;
 
 /// The next committed version of one record file.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Composed {
+pub(crate) struct Composed {
     pub bytes: Vec<u8>,
     /// The working file no longer starts with the committed bytes plus the journalled appends:
     /// something edited it; `git rutter verify` will report it.
@@ -18,7 +18,7 @@ pub struct Composed {
 /// Composes the next version of a file from its committed bytes (`None`: not in the ref yet),
 /// its working bytes and the journalled appends in capture order. `header` is the text a new
 /// file starts with when the working copy cannot be adopted.
-pub fn compose(
+pub(crate) fn compose(
     committed: Option<&[u8]>,
     working: Option<&[u8]>,
     appends: &[&PendingAppend],

@@ -12,13 +12,13 @@
 //! what is pending. Nothing outside this module opens the journal to write it or commits a
 //! record (`tests/architecture.rs`).
 
-pub mod append;
+pub(crate) mod append;
 mod commit;
-pub mod compose;
-pub mod retract;
+pub(crate) mod compose;
+pub(crate) mod retract;
 
-pub use append::{Appended, Journalling, NotAppended};
-pub use commit::{commit, CommitOutcome};
+pub(crate) use append::Journalling;
+pub(crate) use commit::{commit, CommitOutcome};
 
 use crate::clock::Instant;
 use crate::fsx::FsError;
@@ -30,7 +30,7 @@ use std::path::Path;
 
 /// Why [`append_record`] did not record its lines.
 #[derive(Debug, thiserror::Error)]
-pub enum RecordError {
+pub(crate) enum RecordError {
     /// Nothing was appended (the journal or the record file could not take the first line).
     #[error(transparent)]
     NotAppended(#[from] FsError),
@@ -49,7 +49,7 @@ pub enum RecordError {
 /// One line for [`append_record`]: its text and the id its journal record names (an entry's,
 /// a retraction's, a binding's id, or an acknowledgement's instant).
 #[derive(Debug, Clone)]
-pub struct RecordLine {
+pub(crate) struct RecordLine {
     pub text: String,
     pub id: String,
     /// The entry a retraction retracts.
@@ -59,7 +59,7 @@ pub struct RecordLine {
 /// The record file [`append_record`] appends to: its kind, its vault-relative path (a day file,
 /// the identity ledger or the acknowledgements) and the day its journal records name.
 #[derive(Debug, Clone, Copy)]
-pub struct RecordFile<'a> {
+pub(crate) struct RecordFile<'a> {
     pub kind: RecordKind,
     pub path: &'a str,
     pub day: &'a str,
@@ -74,7 +74,7 @@ pub fn open_journal(state_dir: &Path) -> Result<Journal, FsError> {
 /// Appends `lines` to the record file `file` of the vault at `root` and commits them, signed
 /// when `sign`. In a vault that is no git repository (`store` is `None`) the lines are only
 /// appended. The caller holds the capture lock.
-pub fn append_record(
+pub(crate) fn append_record(
     root: &Path,
     store: Option<&Store>,
     file: RecordFile<'_>,

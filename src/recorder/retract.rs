@@ -12,7 +12,7 @@ use crate::store::{Oid, Store, StoreError};
 
 /// What a retraction did.
 #[derive(Debug)]
-pub struct Retracted {
+pub(crate) struct Retracted {
     pub retraction: Retraction,
     /// The day file it was appended to.
     pub day: String,
@@ -26,7 +26,7 @@ pub struct Retracted {
 
 /// Appends and commits a retraction of `entry_id` for `reason` (one inert line) to today's day
 /// file of the vault `store` keeps. The caller holds the capture lock.
-pub fn retract(
+pub(crate) fn retract(
     store: &Store,
     entry_id: &str,
     reason: &str,

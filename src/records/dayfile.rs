@@ -8,7 +8,7 @@ use super::retraction::{self, Retraction};
 use super::v1;
 
 /// The schema name of files this tool creates.
-pub const SCHEMA_V2: &str = "session-record@2";
+pub(crate) const SCHEMA_V2: &str = "session-record@2";
 
 /// The header a new `@2` day file starts with, written once.
 pub fn header(day: &str) -> String {
@@ -19,13 +19,19 @@ pub fn header(day: &str) -> String {
 
 /// The bytes to append for one entry line: the header for an empty file, a separating newline
 /// when the file lacks a final one, then the line and its newline.
-pub fn append_bytes(len: u64, ends_with_newline: bool, day: &str, entry_line: &str) -> String {
+#[cfg(test)]
+pub(crate) fn append_bytes(
+    len: u64,
+    ends_with_newline: bool,
+    day: &str,
+    entry_line: &str,
+) -> String {
     super::append_bytes(len, ends_with_newline, &header(day), entry_line)
 }
 
 /// A line that carries the entry marker but could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Malformed {
+pub(crate) struct Malformed {
     /// 1-based line number.
     pub line: usize,
     pub error: String,
@@ -33,8 +39,7 @@ pub struct Malformed {
 
 /// What a day file holds.
 #[derive(Debug, Clone, Default)]
-pub struct DayFile {
-    pub day: String,
+pub(crate) struct DayFile {
     /// `@1` entries from the frontmatter, then `@2` entry lines in file order.
     pub entries: Vec<Entry>,
     /// Retraction lines in file order.
@@ -45,12 +50,9 @@ pub struct DayFile {
 }
 
 /// Reads a day file's bytes. Never fails: what cannot be read is reported in the result.
-pub fn parse(day: &str, bytes: &[u8]) -> DayFile {
+pub fn parse(bytes: &[u8]) -> DayFile {
     let text = String::from_utf8_lossy(bytes);
-    let mut out = DayFile {
-        day: day.to_string(),
-        ..Default::default()
-    };
+    let mut out = DayFile::default();
     let mut start = 0;
     if v1::has_frontmatter(&text) && !is_v2_header(&text) {
         match v1::parse_v1(&text) {
@@ -78,12 +80,9 @@ pub fn parse(day: &str, bytes: &[u8]) -> DayFile {
 
 /// Reads only entry and retraction lines (a tail of an `@2` file that starts at a line
 /// boundary); malformed lines are skipped.
-pub fn parse_v2_tail(day: &str, bytes: &[u8]) -> DayFile {
+pub fn parse_v2_tail(bytes: &[u8]) -> DayFile {
     let text = String::from_utf8_lossy(bytes);
-    let mut out = DayFile {
-        day: day.to_string(),
-        ..Default::default()
-    };
+    let mut out = DayFile::default();
     for l in text.split('\n') {
         let _ = read_line(&mut out, l);
     }
@@ -141,7 +140,7 @@ mod tests {
             &line::render(&entry("2", "two")),
         );
         assert!(text.starts_with("---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-11-30'\n---\n# Sessions - 2026-11-30\n\n- 07:31:41 — one"));
-        let f = parse("2026-11-30", text.as_bytes());
+        let f = parse(text.as_bytes());
         assert_eq!(
             f.entries
                 .iter()
@@ -162,7 +161,7 @@ mod tests {
     fn v1_file_with_appended_v2_lines() {
         let v1 = "---\ncollection: librarian.sessions\nschema: session-record@1\nday: '2026-11-30'\nsessions:\n  - id: 20261130T000000000Z\n    time: '2026-11-30T00:00:00.000Z'\n    summary: 'x <!-- rutter:entry {} -->'\n    refs: []\nrefs: []\n---\n# Sessions - 2026-11-30\n\n- 00:00:00 - x <!-- rutter:entry {} -->\n";
         let text = format!("{v1}{}\n", line::render(&entry("2", "two")));
-        let f = parse("2026-11-30", text.as_bytes());
+        let f = parse(text.as_bytes());
         let summaries: Vec<_> = f.entries.iter().map(|e| e.summary.as_str()).collect();
         assert_eq!(summaries, ["x <!-- rutter:entry {} -->", "two"]);
         assert!(f.malformed.is_empty(), "{:?}", f.malformed);
@@ -177,7 +176,7 @@ mod tests {
         let text = format!(
             "---\nschema: session-record@1\nday: '2026-11-30'\n--- \n# {forged}\n---\n# Sessions - 2026-11-30\n\n{real}\n"
         );
-        let f = parse("2026-11-30", text.as_bytes());
+        let f = parse(text.as_bytes());
         assert!(f.v1_error.is_some());
         let ids: Vec<_> = f.entries.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["real"]);
@@ -192,7 +191,7 @@ mod tests {
         let body = "\n    refs: []\nrefs: []\n---\n# Sessions - 2026-11-30\n\n- 07:31:41 - x\n";
         for pad in 0..8 {
             let summary = format!("{}{}", "a".repeat(200 - head.len() - 3 + pad), "日本語");
-            let f = parse("2026-11-30", format!("{head}{summary}{body}").as_bytes());
+            let f = parse(format!("{head}{summary}{body}").as_bytes());
             assert!(f.v1_error.is_none(), "{:?}", f.v1_error);
             assert_eq!(f.entries[0].summary, summary);
         }
@@ -204,13 +203,13 @@ mod tests {
             junk in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
             summary in proptest::prelude::any::<String>(),
         ) {
-            let _ = parse("2026-11-30", &junk);
-            let _ = parse("2026-11-30", &[b"---\n".as_slice(), &junk].concat());
+            let _ = parse(&junk);
+            let _ = parse(&[b"---\n".as_slice(), &junk].concat());
             let ends = junk.last().is_none_or(|b| *b == b'\n');
             let mut text = junk.clone();
             let e = entry("X", &summary);
             text.extend(append_bytes(junk.len() as u64, ends, "2026-11-30", &line::render(&e)).as_bytes());
-            let f = parse("2026-11-30", &text);
+            let f = parse(&text);
             proptest::prop_assert!(f.entries.iter().any(|got| got == &e) || junk.starts_with(b"---"));
         }
     }
@@ -230,11 +229,11 @@ mod tests {
             line::render(&entry("1", "one")),
             crate::records::retraction::render(&r)
         );
-        let f = parse("2026-11-30", text.as_bytes());
+        let f = parse(text.as_bytes());
         assert_eq!(f.entries.len(), 1);
         assert_eq!(f.retractions, std::slice::from_ref(&r));
         assert_eq!(f.malformed.len(), 1, "a broken retraction line is reported");
-        let tail = parse_v2_tail("2026-11-30", text.as_bytes());
+        let tail = parse_v2_tail(text.as_bytes());
         assert_eq!((tail.entries.len(), tail.retractions), (1, vec![r]));
     }
 
@@ -245,7 +244,7 @@ mod tests {
             "{}{good}\n- junk <!-- rutter:entry {{ -->\n\u{0}\u{ff}garbage\n",
             header("2026-11-30")
         );
-        let f = parse("2026-11-30", text.as_bytes());
+        let f = parse(text.as_bytes());
         assert_eq!(f.entries.len(), 1);
         assert_eq!(f.malformed.len(), 1);
         assert_eq!(f.malformed[0].line, 9);

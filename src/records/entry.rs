@@ -58,7 +58,11 @@ pub struct Workspace {
 
 impl NoteRef {
     /// A ref with its two fingerprints and no extra fields.
-    pub fn new(path: impl Into<String>, hash: impl Into<String>, blob: Option<String>) -> Self {
+    pub(crate) fn new(
+        path: impl Into<String>,
+        hash: impl Into<String>,
+        blob: Option<String>,
+    ) -> Self {
         NoteRef {
             path: path.into(),
             hash: hash.into(),
@@ -68,14 +72,18 @@ impl NoteRef {
     }
 
     /// The `sha256:` plus 7 hex digits form used in human-readable lines.
-    pub fn short_hash(&self) -> &str {
+    pub(crate) fn short_hash(&self) -> &str {
         truncate_chars(&self.hash, 14)
     }
 }
 
 impl Workspace {
     /// A workspace with no extra fields.
-    pub fn new(cwd: impl Into<String>, project: impl Into<String>, repo: Option<String>) -> Self {
+    pub(crate) fn new(
+        cwd: impl Into<String>,
+        project: impl Into<String>,
+        repo: Option<String>,
+    ) -> Self {
         Workspace {
             cwd: cwd.into(),
             project: project.into(),
@@ -87,18 +95,18 @@ impl Workspace {
 
 impl Entry {
     /// The project name, when the entry carries provenance.
-    pub fn project(&self) -> Option<&str> {
+    pub(crate) fn project(&self) -> Option<&str> {
         self.workspace.as_ref().map(|w| w.project.as_str())
     }
 
     /// The `HH:MM:SS` part of the entry's time (empty when the time is malformed).
-    pub fn hhmmss(&self) -> &str {
+    pub(crate) fn hhmmss(&self) -> &str {
         self.time.get(11..19).unwrap_or("")
     }
 
     /// The reference's dedupe key: `[session_id, summary, sorted ref paths]`; `None` without a
     /// session id (such entries are never deduped).
-    pub fn dedupe_key(&self) -> Option<String> {
+    pub(crate) fn dedupe_key(&self) -> Option<String> {
         let sid = self.session_id.as_deref().filter(|s| !s.is_empty())?;
         let mut paths: Vec<&str> = self.refs.iter().map(|r| r.path.as_str()).collect();
         paths.sort_unstable();

@@ -9,7 +9,7 @@ use crate::clock::{Clock, Instant};
 
 /// Which entries to keep. The default keeps every entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EntryFilter {
+pub(crate) struct EntryFilter {
     /// Lowercased words; each must appear in [`grep_text`].
     pub words: Vec<String>,
     /// Earliest recorded time kept (`YYYY-MM-DDTHH:MM:SS.mmmZ`), inclusive.
@@ -22,7 +22,7 @@ pub struct EntryFilter {
 
 impl EntryFilter {
     /// A filter on the words of every `--grep` value (or a `query`): all of them must match.
-    pub fn with_words<S: AsRef<str>>(mut self, texts: &[S]) -> EntryFilter {
+    pub(crate) fn with_words<S: AsRef<str>>(mut self, texts: &[S]) -> EntryFilter {
         self.words.extend(
             texts
                 .iter()
@@ -33,7 +33,7 @@ impl EntryFilter {
     }
 
     /// Keeps entries from `from` on; of two lower bounds the later wins.
-    pub fn from_instant(mut self, from: Instant) -> EntryFilter {
+    pub fn since_instant(mut self, from: Instant) -> EntryFilter {
         let iso = from.iso();
         if self.from.as_ref().is_none_or(|f| *f < iso) {
             self.from = Some(iso);
@@ -54,11 +54,11 @@ impl EntryFilter {
     pub fn on_day(self, day: &str, clock: &Clock) -> Result<EntryFilter, String> {
         let (from, until) =
             day_span(day, clock).ok_or_else(|| format!("{day} is not a date (YYYY-MM-DD)"))?;
-        Ok(self.from_instant(from).until_instant(until))
+        Ok(self.since_instant(from).until_instant(until))
     }
 
     /// Keeps the entries of one client (`None` keeps every entry).
-    pub fn of_client(mut self, client: Option<&str>) -> EntryFilter {
+    pub(crate) fn of_client(mut self, client: Option<&str>) -> EntryFilter {
         self.client = client.map(str::to_lowercase);
         self
     }
@@ -82,7 +82,7 @@ impl EntryFilter {
 
     /// The first and last UTC day an entry kept may be filed under (for an index that prunes
     /// by day file before it compares times).
-    pub fn day_range(&self) -> (Option<&str>, Option<&str>) {
+    pub(crate) fn day_range(&self) -> (Option<&str>, Option<&str>) {
         (
             self.from.as_deref().and_then(|f| f.get(..10)),
             self.until.as_deref().and_then(|u| u.get(..10)),
@@ -114,7 +114,7 @@ pub fn grep_text(e: &Entry) -> String {
 
 /// The filter of `--grep`, `--since` and `--until` (each date as `git log` reads it, days in
 /// `clock`'s zone): `--since DAY` keeps that day whole, `--until DAY` too.
-pub fn parse_bounds(
+pub(crate) fn parse_bounds(
     since: Option<&str>,
     until: Option<&str>,
     now: Instant,
@@ -122,7 +122,7 @@ pub fn parse_bounds(
 ) -> Result<EntryFilter, String> {
     let mut f = EntryFilter::default();
     if let Some(v) = since {
-        f = f.from_instant(match approx::parse(v, now, clock)? {
+        f = f.since_instant(match approx::parse(v, now, clock)? {
             When::Day(d) => day_span(&d, clock).ok_or_else(|| bad_day(&d))?.0,
             When::At(at) => at,
         });

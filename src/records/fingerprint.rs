@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 /// The largest note rutter reads to fingerprint or index (64 MiB: well under a second to read
 /// and hash on a slow disk). A larger file is never read, so neither a capture's time budget nor
 /// an index refresh is spent on it (a sparse 100 GiB file reads as zeroes for minutes).
-pub const NOTE_MAX_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const NOTE_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Lowercase hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -14,7 +14,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// The `sha256:<hex>` form stored in refs.
-pub fn sha256_ref(bytes: &[u8]) -> String {
+pub(crate) fn sha256_ref(bytes: &[u8]) -> String {
     format!("sha256:{}", sha256_hex(bytes))
 }
 
@@ -27,7 +27,7 @@ pub fn blob_id(bytes: &[u8]) -> String {
 }
 
 /// The 20 bytes of [`blob_id`].
-pub fn blob_sha1(bytes: &[u8]) -> [u8; 20] {
+pub(crate) fn blob_sha1(bytes: &[u8]) -> [u8; 20] {
     let mut h = sha1::Sha1::new();
     h.update(format!("blob {}\0", bytes.len()).as_bytes());
     h.update(bytes);
@@ -36,11 +36,11 @@ pub fn blob_sha1(bytes: &[u8]) -> [u8; 20] {
 
 /// Lowercase hex of a byte string.
 /// Hex digits a short hash keeps (git's default abbreviation, and the day files' form).
-pub const SHORT_HEX: usize = 7;
+pub(crate) const SHORT_HEX: usize = 7;
 
 /// `sha256:<first 7 hex>` of a `sha256:<64 hex>` ref hash, as text output shows it (JSON keeps
 /// the whole hash); any other text is returned whole.
-pub fn short_hash(hash: &str) -> &str {
+pub(crate) fn short_hash(hash: &str) -> &str {
     match hash.strip_prefix("sha256:") {
         Some(hex) if hex.len() > SHORT_HEX && hex.is_char_boundary(SHORT_HEX) => {
             &hash[..7 + SHORT_HEX]
@@ -49,7 +49,7 @@ pub fn short_hash(hash: &str) -> &str {
     }
 }
 
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {

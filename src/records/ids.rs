@@ -9,7 +9,7 @@ use crate::clock::Instant;
 use memchr::memmem;
 
 /// How much of a day file's end is searched for a taken id.
-pub const TAIL_BYTES: usize = 64 * 1024;
+pub(crate) const TAIL_BYTES: usize = 64 * 1024;
 
 /// The id before the `-N` rule: the instant, the writer's tag, and `-p<pid>` when written
 /// without the capture lock.
@@ -27,7 +27,7 @@ pub fn base(now: Instant, writer: Option<&str>, unlocked_pid: Option<u32>) -> St
 
 /// `base`, or `base-2`, `base-3`, … the first that the last [`TAIL_BYTES`] of `file` (a day
 /// file's bytes) do not hold as an `"id"`.
-pub fn unique(base: &str, file: &[u8]) -> String {
+pub(crate) fn unique(base: &str, file: &[u8]) -> String {
     let tail = &file[file.len().saturating_sub(TAIL_BYTES)..];
     let taken = |id: &str| memmem::find(tail, format!("\"id\":\"{id}\"").as_bytes()).is_some();
     let mut id = base.to_string();

@@ -16,11 +16,11 @@ use super::line::escape_json_text;
 use super::v1;
 
 /// The ledger's vault-relative path.
-pub const LEDGER_PATH: &str = super::paths::IDENTITY_LEDGER;
+pub(crate) const LEDGER_PATH: &str = super::paths::IDENTITY_LEDGER;
 /// The schema name of ledgers this tool creates.
-pub const SCHEMA_V2: &str = "note-identity@2";
+pub(crate) const SCHEMA_V2: &str = "note-identity@2";
 /// The marker that opens the machine part of a binding line.
-pub const MARKER: &str = "<!-- rutter:binding ";
+pub(crate) const MARKER: &str = "<!-- rutter:binding ";
 const CLOSE: &str = " -->";
 /// What every accepted frontmatter `schema` value starts with.
 const SCHEMA_PREFIX: &str = "note-identity@";
@@ -29,7 +29,7 @@ const SCHEMA_PREFIX: &str = "note-identity@";
 ///
 /// `extra` keeps the keys this version does not know; it never holds one of the named keys.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Binding {
+pub(crate) struct Binding {
     pub id: String,
     pub from: String,
     pub to: String,
@@ -43,7 +43,7 @@ pub struct Binding {
 
 /// What a ledger holds.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     /// In file order: the `@1` frontmatter bindings first, then the `@2` binding lines.
     pub bindings: Vec<Binding>,
     /// Lines that carry the marker but could not be read: 1-based line number and why.
@@ -53,7 +53,7 @@ pub struct Ledger {
 }
 
 /// The header a new `@2` ledger starts with, written once.
-pub fn header() -> String {
+pub(crate) fn header() -> String {
     format!(
         "---\ncollection: librarian.note-identity\nschema: {SCHEMA_V2}\n---\n# Note identity bindings\n\n"
     )
@@ -61,7 +61,7 @@ pub fn header() -> String {
 
 /// Renders one binding line, without the trailing newline:
 /// `- <ts> <detected>: <from> -> <to> (<hash>) <!-- rutter:binding {json} -->`.
-pub fn render(b: &Binding) -> String {
+pub(crate) fn render(b: &Binding) -> String {
     let mut out = String::with_capacity(256 + 2 * (b.from.len() + b.to.len()));
     out.push_str("- ");
     push_display_safe(&mut out, &b.ts);
@@ -85,13 +85,14 @@ pub fn render(b: &Binding) -> String {
 
 /// The bytes to append for one binding line: the header for an empty file, a separating
 /// newline when the file lacks a final one, then the line and its newline.
-pub fn append_bytes(len: u64, ends_with_newline: bool, line: &str) -> String {
+#[cfg(test)]
+pub(crate) fn append_bytes(len: u64, ends_with_newline: bool, line: &str) -> String {
     super::append_bytes(len, ends_with_newline, &header(), line)
 }
 
 /// Parses one line: `Ok(None)` when it carries no marker, `Err` when it carries the marker but
 /// is malformed. A trailing `\n` is tolerated.
-pub fn parse_line(line: &str) -> Result<Option<Binding>, String> {
+pub(crate) fn parse_line(line: &str) -> Result<Option<Binding>, String> {
     let line = line.strip_suffix('\n').unwrap_or(line);
     let Some(start) = line.rfind(MARKER) else {
         return Ok(None);
@@ -106,7 +107,7 @@ pub fn parse_line(line: &str) -> Result<Option<Binding>, String> {
 
 /// Reads a ledger's bytes (`@1`, `@2`, or `@1` with `@2` lines appended after its generated
 /// body). Never fails: what cannot be read is reported in the result.
-pub fn parse(bytes: &[u8]) -> Ledger {
+pub(crate) fn parse(bytes: &[u8]) -> Ledger {
     let text = String::from_utf8_lossy(bytes);
     let mut out = Ledger::default();
     let start = read_frontmatter(&text, &mut out);

@@ -9,7 +9,7 @@ use super::text::push_display_safe;
 use std::fmt::Write as _;
 
 /// The marker that opens the machine part of an entry line.
-pub const MARKER: &str = "<!-- rutter:entry ";
+pub(crate) const MARKER: &str = "<!-- rutter:entry ";
 const CLOSE: &str = " -->";
 
 /// Why a line that carries the marker is not a valid entry.
@@ -24,7 +24,7 @@ pub enum LineError {
 /// The longest record line (entry, retraction, binding, acknowledgement) in bytes: what a
 /// capture writes and what the pending journal's check accepts (`store::pending_check`), one
 /// limit, so a capture never writes a line its own check refuses.
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Renders an entry as one line, without the trailing newline.
 pub fn render(entry: &Entry) -> String {
@@ -81,7 +81,7 @@ pub fn ascii_json(entry: &Entry) -> String {
 
 /// Escapes an already valid compact JSON text so that it is printable ASCII. Such characters
 /// only ever occur inside JSON strings, where a `\uXXXX` escape means the same thing.
-pub fn escape_json_text(raw: &str) -> String {
+pub(crate) fn escape_json_text(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len() + 16);
     for c in raw.chars() {
         if (' '..='~').contains(&c) && !matches!(c, '<' | '>' | '&') {

@@ -2,23 +2,23 @@
 //! read, `@2` append), the status of each entry against the record, the identity ledger (`@1`
 //! read, `@2` append), the fingerprints a ref carries, and the text helpers they share.
 
-pub mod dayfile;
-pub mod entry;
-pub mod filter;
+pub(crate) mod dayfile;
+pub(crate) mod entry;
+pub(crate) mod filter;
 pub mod fingerprint;
-pub mod ids;
-pub mod ledger;
+pub(crate) mod ids;
+pub(crate) mod ledger;
 pub mod line;
-pub mod retraction;
-pub mod standing;
-pub mod text;
-pub mod v1;
+pub(crate) mod retraction;
+pub(crate) mod standing;
+pub(crate) mod text;
+pub(crate) mod v1;
 
 pub use entry::{Entry, NoteRef, Step, Workspace};
 
 /// The bytes one append writes to a record file: `header` for an empty file, a separating
 /// newline when the file lacks a final one, then the line and its newline.
-pub fn append_bytes(len: u64, ends_with_newline: bool, header: &str, line: &str) -> String {
+pub(crate) fn append_bytes(len: u64, ends_with_newline: bool, header: &str, line: &str) -> String {
     let mut out = String::with_capacity(line.len() + header.len() + 2);
     if len == 0 {
         out.push_str(header);
@@ -30,4 +30,4 @@ pub fn append_bytes(len: u64, ends_with_newline: bool, header: &str, line: &str)
     out
 }
 
-pub mod paths;
+pub(crate) mod paths;

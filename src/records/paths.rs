@@ -4,13 +4,13 @@
 //! reached from the ref go by.
 
 /// Day files: `_librarian/sessions/YYYY-MM-DD.md`.
-pub const SESSIONS_DIR: &str = "_librarian/sessions";
+pub(crate) const SESSIONS_DIR: &str = "_librarian/sessions";
 /// The identity ledger.
-pub const IDENTITY_LEDGER: &str = "_librarian/note-identity.md";
+pub(crate) const IDENTITY_LEDGER: &str = "_librarian/note-identity.md";
 /// The use log for the gate.
-pub const USE_LOG: &str = "_librarian/stateful-use.jsonl";
+pub(crate) const USE_LOG: &str = "_librarian/stateful-use.jsonl";
 /// Legacy position streams, carried in the ref and never written.
-pub const POSITIONS_DIR: &str = "_librarian/positions";
+pub(crate) const POSITIONS_DIR: &str = "_librarian/positions";
 
 /// The vault-relative path of a day file, given its day (or its stem, `YYYY-MM-DD.<tag>`).
 pub fn day_file(day: &str) -> String {
@@ -18,7 +18,7 @@ pub fn day_file(day: &str) -> String {
 }
 
 /// The longest tag a day file name may carry (spec/sync.md, "One writer per file").
-pub const TAG_MAX: usize = 40;
+pub(crate) const TAG_MAX: usize = 40;
 
 /// The name of a day file: `YYYY-MM-DD.md`, or `YYYY-MM-DD.<tag>.md` for the file of one
 /// writer (a machine id, or `v1-<blob id>` for an `@1` version a merge kept beside).
@@ -31,13 +31,13 @@ pub fn day_file_name(day: &str, tag: Option<&str>) -> String {
 
 /// The day and tag of a day file name (`YYYY-MM-DD.md` or `YYYY-MM-DD.<tag>.md`, the tag
 /// `[a-z0-9][a-z0-9-]*`, at most [`TAG_MAX`] characters); `None` for any other name.
-pub fn split_day_file_name(name: &str) -> Option<(&str, Option<&str>)> {
+pub(crate) fn split_day_file_name(name: &str) -> Option<(&str, Option<&str>)> {
     split_day_stem(name.strip_suffix(".md")?)
 }
 
 /// The day and tag of a day file's stem (its name without `.md`): `YYYY-MM-DD` or
 /// `YYYY-MM-DD.<tag>`. Readers that keep one record per file key it by its stem.
-pub fn split_day_stem(stem: &str) -> Option<(&str, Option<&str>)> {
+pub(crate) fn split_day_stem(stem: &str) -> Option<(&str, Option<&str>)> {
     let (day, tag) = match stem.split_once('.') {
         Some((d, t)) => (d, Some(t)),
         None => (stem, None),
@@ -51,7 +51,7 @@ pub fn split_day_stem(stem: &str) -> Option<(&str, Option<&str>)> {
 /// Where the record ref keeps the day file at the vault-relative `path`: below a folder of
 /// its year, `_librarian/sessions/YYYY/<name>` (spec/ref-layout.md, "Year folders"). `None`
 /// for any path that is not a day file directly in the sessions folder.
-pub fn year_path(path: &str) -> Option<String> {
+pub(crate) fn year_path(path: &str) -> Option<String> {
     let name = path.strip_prefix(SESSIONS_DIR)?.strip_prefix('/')?;
     let (day, _) = split_day_file_name(name)?;
     Some(format!("{SESSIONS_DIR}/{}/{name}", &day[..4]))
@@ -60,7 +60,7 @@ pub fn year_path(path: &str) -> Option<String> {
 /// The vault-relative path of the day file the ref keeps at `tree_path`, when that is
 /// `_librarian/sessions/YYYY/<name>` with `<name>` a day file of the year `YYYY`; `None`
 /// for every other path (a day file in the wrong year's folder is not a record file).
-pub fn from_year_path(tree_path: &str) -> Option<String> {
+pub(crate) fn from_year_path(tree_path: &str) -> Option<String> {
     let rest = tree_path.strip_prefix(SESSIONS_DIR)?.strip_prefix('/')?;
     let (year, name) = rest.split_once('/')?;
     let (day, _) = split_day_file_name(name)?;
@@ -68,7 +68,7 @@ pub fn from_year_path(tree_path: &str) -> Option<String> {
 }
 
 /// Whether `t` can tag a day file name.
-pub fn is_tag(t: &str) -> bool {
+pub(crate) fn is_tag(t: &str) -> bool {
     let mut chars = t.chars();
     t.len() <= TAG_MAX
         && chars
@@ -78,11 +78,11 @@ pub fn is_tag(t: &str) -> bool {
 }
 
 /// The verify acknowledgements.
-pub const ACKS: &str = "_librarian/verify-acks.jsonl";
+pub(crate) const ACKS: &str = "_librarian/verify-acks.jsonl";
 
 /// The file name of a record path directly below `_librarian/` (`note-identity.md` of
 /// [`IDENTITY_LEDGER`]), for a writer that opened that folder.
-pub const fn file_name(path: &'static str) -> &'static str {
+pub(crate) const fn file_name(path: &'static str) -> &'static str {
     let bytes = path.as_bytes();
     let mut i = bytes.len();
     while i > 0 && bytes[i - 1] != b'/' {
@@ -95,15 +95,15 @@ pub const fn file_name(path: &'static str) -> &'static str {
     }
 }
 /// The record folder of the vault, and the ref's folder of cited copies.
-pub const OVERLAY_DIR: &str = "_librarian";
-pub const CITED_DIR: &str = "cited";
+pub(crate) const OVERLAY_DIR: &str = "_librarian";
+pub(crate) const CITED_DIR: &str = "cited";
 
 /// The largest note a commit keeps a `cited/` copy of (DESIGN §5).
-pub const CITED_MAX_BYTES: u64 = 1024 * 1024;
+pub(crate) const CITED_MAX_BYTES: u64 = 1024 * 1024;
 
 /// What a record file is, by its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecordKind {
+pub(crate) enum RecordKind {
     DayFile,
     Ledger,
     UseLog,
@@ -117,7 +117,7 @@ pub enum RecordKind {
 /// file at the vault-relative `path`, when it is one: a day file directly in the sessions folder,
 /// the ledger, the use log, the acknowledgements, or a position stream `positions/YYYY-MM.md`.
 /// Nothing else is a record file in the working tree (no `..`, `.git`, other folder or name).
-pub fn working_file(path: &str) -> Option<(&'static str, &str, RecordKind)> {
+pub(crate) fn working_file(path: &str) -> Option<(&'static str, &str, RecordKind)> {
     for (whole, kind) in [
         (IDENTITY_LEDGER, RecordKind::Ledger),
         (USE_LOG, RecordKind::UseLog),
@@ -136,7 +136,7 @@ pub fn working_file(path: &str) -> Option<(&'static str, &str, RecordKind)> {
 }
 
 /// `YYYY-MM.md`: a legacy position stream's name.
-pub fn is_month_file(name: &str) -> bool {
+pub(crate) fn is_month_file(name: &str) -> bool {
     name.strip_suffix(".md")
         .is_some_and(|m| m.len() == 7 && crate::clock::is_day(&format!("{m}-01")))
 }
@@ -145,7 +145,7 @@ pub fn is_month_file(name: &str) -> bool {
 /// may hold a file there: a working record file (day files flat, as trees before the year
 /// folders kept them, or in their year's folder), or a cited copy `cited/<aa>/<sha256>`, `<aa>`
 /// its first two hex digits. Anything else is not a record file (spec/ref-layout.md, "Tree").
-pub fn stored_file(path: &str) -> Option<RecordKind> {
+pub(crate) fn stored_file(path: &str) -> Option<RecordKind> {
     if let Some(rest) = path
         .strip_prefix(CITED_DIR)
         .and_then(|r| r.strip_prefix('/'))
@@ -167,7 +167,7 @@ pub fn stored_file(path: &str) -> Option<RecordKind> {
 /// Whether the record ref's tree may hold a folder at `path`: `_librarian`, its sessions folder
 /// and year folders (`YYYY`), `positions`, `cited` and its `<aa>` folders (two lowercase hex
 /// digits). No other folder, so no record path is deeper than four names.
-pub fn stored_dir(path: &str) -> bool {
+pub(crate) fn stored_dir(path: &str) -> bool {
     if matches!(path, OVERLAY_DIR | SESSIONS_DIR | POSITIONS_DIR | CITED_DIR) {
         return true;
     }
@@ -185,7 +185,7 @@ pub fn stored_dir(path: &str) -> bool {
 
 /// Whether `path` is a day file kept in a year folder that is not its own year's
 /// (`_librarian/sessions/2025/2026-01-01.md`): not a record file, and named as misplaced.
-pub fn misplaced_day_file(path: &str) -> bool {
+pub(crate) fn misplaced_day_file(path: &str) -> bool {
     let Some(rest) = path
         .strip_prefix(SESSIONS_DIR)
         .and_then(|r| r.strip_prefix('/'))
@@ -206,7 +206,7 @@ pub fn misplaced_day_file(path: &str) -> bool {
 /// refuse or that would reach outside its folder when written (empty, `.`, `..`, anything git
 /// reads as `.git` on some file system, a `/`, `\`, NUL or another control character, bytes
 /// that are not UTF-8). `None` for a plain name (which may still not be a record path).
-pub fn hostile_name(name: &[u8]) -> Option<&'static str> {
+pub(crate) fn hostile_name(name: &[u8]) -> Option<&'static str> {
     let Ok(text) = std::str::from_utf8(name) else {
         return Some("a name that is not UTF-8");
     };
@@ -245,20 +245,20 @@ fn is_dotgit(name: &str) -> bool {
 }
 
 /// `YYYY-MM-DD.md`, or `YYYY-MM-DD.<tag>.md` (one writer's file of that day, spec/sync.md).
-pub fn is_day_file(name: &str) -> bool {
+pub(crate) fn is_day_file(name: &str) -> bool {
     split_day_file_name(name).is_some()
 }
 
 /// The day of a day file's vault-relative path, `_librarian/sessions/<day>.md` or one writer's
 /// `_librarian/sessions/<day>.<tag>.md` (all files of a day are read as one, spec/sync.md).
-pub fn day_of(path: &str) -> Option<&str> {
+pub(crate) fn day_of(path: &str) -> Option<&str> {
     let name = path.strip_prefix(SESSIONS_DIR)?.strip_prefix('/')?;
     split_day_file_name(name).map(|(day, _)| day)
 }
 
 /// The stem of a day file's vault-relative path (its name without `.md`: the day, or the day and
 /// a writer tag): the key of readers that keep one record per day file.
-pub fn stem_of(path: &str) -> Option<&str> {
+pub(crate) fn stem_of(path: &str) -> Option<&str> {
     let stem = path
         .strip_prefix(SESSIONS_DIR)?
         .strip_prefix('/')?
@@ -268,13 +268,13 @@ pub fn stem_of(path: &str) -> Option<&str> {
 
 /// Where the record ref keeps the bytes of a note cited as `sha256:<hex>`: `cited/<aa>/<hex>`,
 /// `<aa>` the first two hex digits (spec/ref-layout.md).
-pub fn cited_path(sha256: &str) -> Option<String> {
+pub(crate) fn cited_path(sha256: &str) -> Option<String> {
     let hex = sha256.strip_prefix("sha256:")?;
     Some(format!("cited/{}/{hex}", hex.get(..2)?))
 }
 
 /// One acknowledgement line: `{"ts":…,"finding":…,"reason":…}` (ASCII-escaped JSON).
-pub fn ack_line(ts: &str, finding: &str, reason: &str) -> String {
+pub(crate) fn ack_line(ts: &str, finding: &str, reason: &str) -> String {
     let raw = serde_json::json!({"ts": ts, "finding": finding, "reason": reason}).to_string();
     super::line::escape_json_text(&raw)
 }

@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The marker that opens the machine part of a retraction line.
-pub const MARKER: &str = "<!-- rutter:retract ";
+pub(crate) const MARKER: &str = "<!-- rutter:retract ";
 const CLOSE: &str = " -->";
 
 /// A retraction: which entry it takes back, when, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Retraction {
+pub(crate) struct Retraction {
     /// The retraction's own id (an entry-id-shaped instant, unique in the vault).
     pub id: String,
     /// The id of the entry it retracts.
@@ -30,14 +30,14 @@ pub struct Retraction {
 
 impl Retraction {
     /// The `HH:MM:SS` part of its time (empty when the time is malformed).
-    pub fn hhmmss(&self) -> &str {
+    pub(crate) fn hhmmss(&self) -> &str {
         self.time.get(11..19).unwrap_or("")
     }
 }
 
 /// Renders a retraction as one line, without the trailing newline:
 /// `- HH:MM:SS — retracted ENTRY-ID: REASON <!-- rutter:retract {json} -->`.
-pub fn render(r: &Retraction) -> String {
+pub(crate) fn render(r: &Retraction) -> String {
     let mut out = String::with_capacity(128 + r.reason.len() * 2);
     out.push_str("- ");
     push_display_safe(&mut out, r.hhmmss());

@@ -26,7 +26,7 @@ pub enum Status {
 
 impl Status {
     /// The name `recent --json` and `log` print.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Committed => "committed",
             Status::Pending => "pending",
@@ -50,7 +50,7 @@ impl Status {
     }
 
     /// The mark recall prints after the summary; `None` for a committed entry.
-    pub fn mark(self) -> Option<&'static str> {
+    pub(crate) fn mark(self) -> Option<&'static str> {
         match self {
             Status::Committed => None,
             Status::Pending => Some("[not committed yet]"),
@@ -62,7 +62,7 @@ impl Status {
 
     /// Whether a retraction with this status is honoured: committed ones (whatever happened to
     /// the working file since) and journalled ones; a line only the working file holds is not.
-    pub fn is_recorded(self) -> bool {
+    pub(crate) fn is_recorded(self) -> bool {
         self != Status::Unverified
     }
 }
@@ -76,7 +76,7 @@ impl Serialize for Status {
 /// One day's record: entries and retractions with their status, committed ones first (file
 /// order), then pending ones (journal order), then unverified ones (file order).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DayRecord {
+pub(crate) struct DayRecord {
     pub entries: Vec<(Entry, Status)>,
     pub retractions: Vec<(Retraction, Status)>,
 }
@@ -84,19 +84,16 @@ pub struct DayRecord {
 /// Classifies one day. `committed`: the day file's bytes at the ref's tip (`None`: not
 /// committed). `working`: the working file's bytes (`None`: missing, or not a regular file).
 /// `journal`: the lines the pending journal holds for this file, in file order.
-pub fn classify(
-    day: &str,
+pub(crate) fn classify(
     committed: Option<&[u8]>,
     working: Option<&[u8]>,
     journal: &[&str],
 ) -> DayRecord {
     let mut out = DayRecord::default();
-    let base = committed
-        .map(|c| dayfile::parse(day, c))
-        .unwrap_or_default();
+    let base = committed.map(dayfile::parse).unwrap_or_default();
     let edited = match (committed, working) {
         (Some(_), None) => None,
-        (Some(c), Some(w)) if !w.starts_with(c) => Some(changed_ids(day, c, w)),
+        (Some(c), Some(w)) if !w.starts_with(c) => Some(changed_ids(c, w)),
         _ => Some(vec![]),
     };
     let status = |id: &str| match &edited {
@@ -122,7 +119,7 @@ pub fn classify(
         let s = status(&r.id);
         out.retractions.push((r, s));
     }
-    let pending = dayfile::parse_v2_tail(day, journal_text(committed, journal).as_bytes());
+    let pending = dayfile::parse_v2_tail(journal_text(committed, journal).as_bytes());
     for e in pending.entries {
         journalled_ids.insert(e.id.clone());
         if known.insert(entry_key(&e)) {
@@ -138,10 +135,8 @@ pub fn classify(
     let (extra, edited_file) = match (committed, working) {
         (_, None) => return out,
         (Some(c), Some(w)) if w == c => return out,
-        (Some(c), Some(w)) if w.starts_with(c) => {
-            (dayfile::parse_v2_tail(day, &w[c.len()..]), false)
-        }
-        (c, Some(w)) => (dayfile::parse(day, w), c.is_some()),
+        (Some(c), Some(w)) if w.starts_with(c) => (dayfile::parse_v2_tail(&w[c.len()..]), false),
+        (c, Some(w)) => (dayfile::parse(w), c.is_some()),
     };
     let is_edit =
         |id: &str| journalled_ids.contains(id) || (edited_file && committed_ids.contains(id));
@@ -184,7 +179,7 @@ fn journal_text(committed: Option<&[u8]>, journal: &[&str]) -> String {
 }
 
 /// Whether `line` is a whole line of `text`.
-pub fn contains_line(text: &[u8], line: &[u8]) -> bool {
+pub(crate) fn contains_line(text: &[u8], line: &[u8]) -> bool {
     if line.is_empty() {
         return false;
     }
@@ -203,8 +198,8 @@ pub fn contains_line(text: &[u8], line: &[u8]) -> bool {
 
 /// Entries and retractions of the day file `old` that `new` no longer holds unchanged, and
 /// record lines that appear in `new` among the committed ones (verify's per-entry rule).
-pub fn changed_ids(day: &str, old: &[u8], new: &[u8]) -> Vec<String> {
-    let (was, now) = (dayfile::parse(day, old), dayfile::parse(day, new));
+pub fn changed_ids(old: &[u8], new: &[u8]) -> Vec<String> {
+    let (was, now) = (dayfile::parse(old), dayfile::parse(new));
     let mut ids: Vec<String> = was
         .entries
         .into_iter()
@@ -219,7 +214,7 @@ pub fn changed_ids(day: &str, old: &[u8], new: &[u8]) -> Vec<String> {
     );
     // Lines the line diff touches (an edited human part, a reordered or inserted line) name
     // their entries too.
-    let touched = dayfile::parse_v2_tail(day, touched_lines(old, new).as_bytes());
+    let touched = dayfile::parse_v2_tail(touched_lines(old, new).as_bytes());
     let more = touched
         .entries
         .into_iter()
@@ -292,9 +287,9 @@ mod tests {
     fn an_intact_file_is_committed_and_a_missing_one_deleted() {
         let committed = file(&[line::render(&entry("a", "one"))]);
         let c = Some(committed.as_bytes());
-        let same = classify(DAY, c, c, &[]);
+        let same = classify(c, c, &[]);
         assert_eq!(shape(&same), [row("a", "one", Status::Committed)]);
-        let gone = classify(DAY, c, None, &[]);
+        let gone = classify(c, None, &[]);
         assert_eq!(shape(&gone), [row("a", "one", Status::Deleted)]);
     }
 
@@ -303,12 +298,7 @@ mod tests {
         let (a, b) = (entry("a", "kept"), entry("b", "stays private"));
         let committed = file(&[line::render(&a), line::render(&b)]);
         let working = committed.replace("stays private", "goes public");
-        let r = classify(
-            DAY,
-            Some(committed.as_bytes()),
-            Some(working.as_bytes()),
-            &[],
-        );
+        let r = classify(Some(committed.as_bytes()), Some(working.as_bytes()), &[]);
         assert_eq!(
             shape(&r),
             [
@@ -316,7 +306,7 @@ mod tests {
                 row("b", "stays private", Status::Edited)
             ]
         );
-        let emptied = classify(DAY, Some(committed.as_bytes()), Some(b""), &[]);
+        let emptied = classify(Some(committed.as_bytes()), Some(b""), &[]);
         assert!(emptied.entries.iter().all(|(_, s)| *s == Status::Edited));
     }
 
@@ -327,7 +317,6 @@ mod tests {
         let forged = line::render(&entry("f", "hand-appended"));
         let working = format!("{committed}{journalled}\n{forged}\n");
         let r = classify(
-            DAY,
             Some(committed.as_bytes()),
             Some(working.as_bytes()),
             &[&journalled],
@@ -344,29 +333,23 @@ mod tests {
         // file deleted, still reads as journalled.
         let edited = working.replace("\"pending\"", "\"tampered\"");
         let r = classify(
-            DAY,
             Some(committed.as_bytes()),
             Some(edited.as_bytes()),
             &[&journalled],
         );
         assert_eq!(r.entries[1].0.summary, "pending");
-        let r = classify(DAY, Some(committed.as_bytes()), None, &[&journalled]);
+        let r = classify(Some(committed.as_bytes()), None, &[&journalled]);
         assert_eq!(shape(&r)[1], row("p", "pending", Status::Pending));
         // A journal record left behind after its commit adds nothing.
         let both = format!("{committed}{journalled}\n");
-        let r = classify(
-            DAY,
-            Some(both.as_bytes()),
-            Some(both.as_bytes()),
-            &[&journalled],
-        );
+        let r = classify(Some(both.as_bytes()), Some(both.as_bytes()), &[&journalled]);
         assert_eq!(shape(&r)[1], row("p", "pending", Status::Committed));
     }
 
     #[test]
     fn without_a_record_every_line_is_unverified() {
         let working = file(&[line::render(&entry("a", "one"))]);
-        let r = classify(DAY, None, Some(working.as_bytes()), &[]);
+        let r = classify(None, Some(working.as_bytes()), &[]);
         assert_eq!(shape(&r), [row("a", "one", Status::Unverified)]);
     }
 
@@ -387,7 +370,6 @@ mod tests {
         let forged = retraction::render(&ret("r3"));
         let working = format!("{committed}{journalled}\n{forged}\n");
         let r = classify(
-            DAY,
             Some(committed.as_bytes()),
             Some(working.as_bytes()),
             &[&journalled],

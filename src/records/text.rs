@@ -8,7 +8,7 @@ use yaml_serde::Value as Yaml;
 
 /// Appends the display-safe form of `s`: `<` as `&lt;`, invisible or line-breaking characters
 /// as visible `\u{XXXX}` text (grammar in `spec/record-format.md`).
-pub fn push_display_safe(out: &mut String, s: &str) {
+pub(crate) fn push_display_safe(out: &mut String, s: &str) {
     for c in s.chars() {
         if c == '<' {
             out.push_str("&lt;");
@@ -23,7 +23,7 @@ pub fn push_display_safe(out: &mut String, s: &str) {
 /// `text` (a path, a name) made safe for one line of a terminal message: as [`terminal_safe`],
 /// and newlines, tabs and carriage returns shown as `\u{XXXX}` too, so it cannot start a line
 /// of its own.
-pub fn one_line_safe(text: &str) -> String {
+pub(crate) fn one_line_safe(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in terminal_safe(text).chars() {
         match c {
@@ -39,7 +39,7 @@ pub fn one_line_safe(text: &str) -> String {
 /// `text` made safe for a terminal: every character [`push_display_safe`] would escape, except
 /// `\n`, `\t` and the `\r` of a `\r\n`, becomes visible `\u{XXXX}` text, so a hand-edited or
 /// forged record cannot move the cursor, recolour or reorder what an audit prints.
-pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     let keep = |c: char, next: Option<char>| {
         !is_unsafe_for_display(c) || c == '\n' || c == '\t' || (c == '\r' && next == Some('\n'))
     };
@@ -80,7 +80,7 @@ fn is_terminal_safe(text: &str) -> bool {
 
 /// JSON text with every character [`push_display_safe`] would escape written as a JSON `\uXXXX`
 /// escape (the same value; serde_json leaves DEL, C1 controls and bidi marks raw).
-pub fn json_terminal_safe(json: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn json_terminal_safe(json: &str) -> std::borrow::Cow<'_, str> {
     if !json.chars().any(is_unsafe_for_display) {
         return std::borrow::Cow::Borrowed(json);
     }
@@ -105,7 +105,7 @@ fn is_unsafe_for_display(c: char) -> bool {
 
 /// JavaScript's `\s` / `String.prototype.trim` set: WhiteSpace plus LineTerminator. Unlike
 /// `char::is_whitespace` it includes U+FEFF and excludes U+0085.
-pub fn is_js_whitespace(c: char) -> bool {
+pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
@@ -120,7 +120,7 @@ pub fn is_js_whitespace(c: char) -> bool {
 }
 
 /// The line starting at `pos` (without its `\n`) and the offset of the next line.
-pub fn line_at(text: &str, pos: usize) -> Option<(&str, usize)> {
+pub(crate) fn line_at(text: &str, pos: usize) -> Option<(&str, usize)> {
     let rest = text.get(pos..).filter(|rest| !rest.is_empty())?;
     Some(match rest.find('\n') {
         Some(i) => (&rest[..i], pos + i + 1),
@@ -129,7 +129,7 @@ pub fn line_at(text: &str, pos: usize) -> Option<(&str, usize)> {
 }
 
 /// A YAML value without its tags.
-pub fn untag(mut value: &Yaml) -> &Yaml {
+pub(crate) fn untag(mut value: &Yaml) -> &Yaml {
     while let Yaml::Tagged(tagged) = value {
         value = &tagged.value;
     }
@@ -137,7 +137,7 @@ pub fn untag(mut value: &Yaml) -> &Yaml {
 }
 
 /// A mapping key as a JSON key: strings as they are, other scalars in their YAML form.
-pub fn key_string(key: &Yaml) -> Result<String, String> {
+pub(crate) fn key_string(key: &Yaml) -> Result<String, String> {
     match untag(key) {
         Yaml::String(s) => Ok(s.clone()),
         Yaml::Number(n) => Ok(n.to_string()),
@@ -149,7 +149,7 @@ pub fn key_string(key: &Yaml) -> Result<String, String> {
 
 /// A YAML value as JSON, for unknown keys. Tags are dropped; numbers stay numbers (a
 /// non-finite float, which JSON cannot hold, becomes its YAML text such as `.inf`).
-pub fn to_json(value: &Yaml) -> Result<Json, String> {
+pub(crate) fn to_json(value: &Yaml) -> Result<Json, String> {
     Ok(match untag(value) {
         Yaml::Null => Json::Null,
         Yaml::Bool(b) => Json::Bool(*b),

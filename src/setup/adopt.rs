@@ -47,7 +47,7 @@ pub enum InitError {
 /// Creates or adopts the record ref of the git vault at `place` and writes what it holds
 /// (`init` after the repository exists), handing `each` every file an adoption reads (its path
 /// and bytes) as it is read.
-pub fn adopt(
+pub(crate) fn adopt(
     place: &impl Located,
     now: Instant,
     each: &mut dyn FnMut(&str, Vec<u8>),

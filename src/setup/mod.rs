@@ -1,8 +1,8 @@
 //! `init`: make a folder a vault. It becomes a git repository if it is none, is resolved as a
 //! vault, and then gets its record ref ([`adopt`]: create or adopt, materialise).
 
-pub mod adopt;
-pub mod clone;
+pub(crate) mod adopt;
+pub(crate) mod clone;
 
 use crate::clock::Instant;
 use crate::store::{gitenv, StoreError};
@@ -25,7 +25,7 @@ pub enum InitError {
 
 impl InitError {
     /// The records `init` would start from were refused (a remote's or a hand-fetched ref).
-    pub fn is_refusal(&self) -> bool {
+    pub(crate) fn is_refusal(&self) -> bool {
         matches!(self, InitError::Adopt(AdoptError::Refused { .. }))
     }
 }
@@ -36,7 +36,7 @@ pub fn init(root: &Path, now: Instant) -> Result<(Vault, InitReport), InitError>
 }
 
 /// [`init`], handing `each` every file an adoption reads (its path and bytes) as it is read.
-pub fn init_seeing(
+pub(crate) fn init_seeing(
     root: &Path,
     now: Instant,
     each: &mut dyn FnMut(&str, Vec<u8>),

@@ -15,7 +15,7 @@ const MCP_UNSEEN: [&str; 2] = ["grok", "agy"];
 
 /// One client's registration.
 #[derive(Debug, Clone, Serialize)]
-pub struct ClientState {
+pub(crate) struct ClientState {
     pub client: &'static str,
     pub label: &'static str,
     /// The client's configuration folder exists (it looks installed).
@@ -34,7 +34,7 @@ pub struct ClientState {
 
 /// The Stop hook as found in the client's hook file.
 #[derive(Debug, Clone, Serialize)]
-pub struct Hook {
+pub(crate) struct Hook {
     /// `registered`, `missing`, `reference` (only the TypeScript reference's) or `unreadable`.
     pub state: &'static str,
     pub file: Option<String>,
@@ -51,7 +51,7 @@ pub struct Hook {
 
 /// The MCP server `rutter` as found.
 #[derive(Debug, Clone, Serialize)]
-pub struct Mcp {
+pub(crate) struct Mcp {
     /// `registered`, `missing`, `reference` (the TypeScript server), `foreign` (another
     /// program called `rutter`) or `unknown` (kept where git-rutter cannot read it).
     pub state: &'static str,
@@ -60,7 +60,7 @@ pub struct Mcp {
 }
 
 /// Inspects every client.
-pub fn inspect(ctx: &Context) -> Vec<ClientState> {
+pub(crate) fn inspect(ctx: &Context) -> Vec<ClientState> {
     clients::CLIENTS.iter().map(|s| one(ctx, s)).collect()
 }
 
@@ -169,7 +169,7 @@ fn hook_of(
 /// The program a hook command of ours runs: the word naming git-rutter (or the
 /// `rutter-stop.sh` wrapper, or `git` in `git rutter capture`), looked up on `PATH` when it
 /// holds no `/`.
-pub fn program_of(command: &str) -> Option<PathBuf> {
+pub(crate) fn program_of(command: &str) -> Option<PathBuf> {
     let words = command::split(command);
     let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
     let word = words

@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// A stable name: `no-vault`, `hook-missing`, `last-run-failed`, …
     pub kind: &'static str,
     /// The client it concerns, if one.
@@ -36,7 +36,7 @@ fn finding(kind: &'static str, message: String, todo: String) -> Finding {
 const RECENT_RUN_DAYS: i64 = 7;
 
 /// Every finding, in the order the sections are shown.
-pub fn all(s: &Status, runs: &[Run], inputs: &super::Inputs) -> Vec<Finding> {
+pub(crate) fn all(s: &Status, runs: &[Run], inputs: &super::Inputs) -> Vec<Finding> {
     let mut out = Vec::new();
     vault(s, &mut out);
     record(s, &inputs.clock, &mut out);

@@ -4,10 +4,10 @@
 //! `install-hook`'s plan as a dry run) and the hook-run log; then turns what is wrong into
 //! findings, each saying what to do. Shared by the command line (text and `--json`).
 
-pub mod clients;
-pub mod findings;
-pub mod ref_state;
-pub mod runs;
+pub(crate) mod clients;
+pub(crate) mod findings;
+pub(crate) mod ref_state;
+pub(crate) mod runs;
 
 use crate::capture::runlog::{self, Run};
 use crate::clock::Instant;
@@ -19,11 +19,11 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Runs shown in `last_runs`.
-pub const SHOWN_RUNS: usize = 10;
+pub(crate) const SHOWN_RUNS: usize = 10;
 
 /// Everything `status` found. Its serialisation is the `--json` shape.
 #[derive(Debug, Clone, Serialize)]
-pub struct Status {
+pub(crate) struct Status {
     pub vault: Option<VaultInfo>,
     /// Why no vault could be used, when none could.
     pub vault_error: Option<String>,
@@ -47,7 +47,7 @@ pub struct Status {
 
 /// The vault in use and why.
 #[derive(Debug, Clone, Serialize)]
-pub struct VaultInfo {
+pub(crate) struct VaultInfo {
     pub path: String,
     /// `flag`, `env`, `current-repository`, `local-config` or `git-config`.
     pub source: &'static str,
@@ -61,7 +61,7 @@ pub struct VaultInfo {
 
 /// A vault named by a setting.
 #[derive(Debug, Clone, Serialize)]
-pub struct VaultRef {
+pub(crate) struct VaultRef {
     pub path: String,
     pub source: &'static str,
     pub reason: &'static str,
@@ -69,7 +69,7 @@ pub struct VaultRef {
 
 /// The record ref, its reflog and the pending journal.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct RecordInfo {
+pub(crate) struct RecordInfo {
     #[serde(rename = "ref")]
     pub ref_exists: bool,
     pub tip: Option<String>,
@@ -89,7 +89,7 @@ pub struct RecordInfo {
 
 /// The sync remote and where it stood at the last fetch.
 #[derive(Debug, Clone, Serialize)]
-pub struct SyncInfo {
+pub(crate) struct SyncInfo {
     pub remote: String,
     pub url: Option<String>,
     pub fetches_records: bool,
@@ -103,7 +103,7 @@ pub struct SyncInfo {
 
 /// The index.
 #[derive(Debug, Clone, Serialize)]
-pub struct IndexInfo {
+pub(crate) struct IndexInfo {
     pub path: String,
     pub exists: bool,
     pub notes: Option<usize>,
@@ -119,7 +119,7 @@ pub struct IndexInfo {
 
 /// Notes that differ from the index.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct Stale {
+pub(crate) struct Stale {
     pub new: usize,
     pub changed: usize,
     pub removed: usize,
@@ -127,7 +127,7 @@ pub struct Stale {
 
 /// One client, with its newest runs.
 #[derive(Debug, Clone, Serialize)]
-pub struct ClientInfo {
+pub(crate) struct ClientInfo {
     #[serde(flatten)]
     pub state: clients::ClientState,
     pub last_run: Option<Run>,
@@ -135,7 +135,7 @@ pub struct ClientInfo {
 }
 
 /// What `gather` needs from the caller.
-pub struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     /// `--vault`.
     pub flag: Option<&'a Path>,
     /// The clients' environment (`None` without a home directory: clients are skipped).
@@ -146,7 +146,7 @@ pub struct Inputs<'a> {
 }
 
 /// Looks at everything and lists what is wrong.
-pub fn gather(inputs: &Inputs) -> Status {
+pub(crate) fn gather(inputs: &Inputs) -> Status {
     let resolved = vault::resolve(inputs.flag, true);
     let (hooks_vault, hooks_vault_error) = match vault::resolve(None, false) {
         Ok(v) => (Some(v), None),
@@ -204,7 +204,7 @@ pub fn gather(inputs: &Inputs) -> Status {
 
 /// An ISO instant as `status` shows times: in the local zone with its offset
 /// (`2026-11-30 17:31:41 -0800`), or `2026-12-01 01:31:41 UTC` with `--utc`.
-pub fn show_time(iso: &str, clock: &crate::clock::Clock) -> String {
+pub(crate) fn show_time(iso: &str, clock: &crate::clock::Clock) -> String {
     match (clock, iso.get(..19)) {
         (_, None) => iso.to_string(),
         (crate::clock::Clock::Utc, Some(t)) => format!("{} UTC", t.replacen('T', " ", 1)),
@@ -216,7 +216,7 @@ pub fn show_time(iso: &str, clock: &crate::clock::Clock) -> String {
 }
 
 /// The stable name of a vault source, for `--json`.
-pub fn source_key(s: VaultSource) -> &'static str {
+pub(crate) fn source_key(s: VaultSource) -> &'static str {
     match s {
         VaultSource::Flag => "flag",
         VaultSource::Env => "env",

@@ -8,11 +8,11 @@ use crate::store::{Located, Oid, Store, StoreError};
 use std::path::Path;
 
 /// Commits counted at most when walking back from the tip to the last verified one.
-pub const COUNT_LIMIT: usize = 1000;
+pub(crate) const COUNT_LIMIT: usize = 1000;
 
 /// The record ref and its surroundings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RecordState {
+pub(crate) struct RecordState {
     pub tip: Option<Tip>,
     /// The ref has a reflog.
     pub reflog: bool,
@@ -31,7 +31,7 @@ pub struct RecordState {
 
 /// `git rutter sync`'s settings and how the last fetched remote tip relates to the local one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SyncState {
+pub(crate) struct SyncState {
     /// `rutter.syncRemote`.
     pub remote: String,
     /// Its URL without credentials (`None`: no such remote).
@@ -48,7 +48,7 @@ pub struct SyncState {
 
 /// The tip commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tip {
+pub(crate) struct Tip {
     pub id: String,
     /// Commit time, seconds since the epoch.
     pub time: i64,

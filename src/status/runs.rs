@@ -6,7 +6,7 @@ use crate::capture::runlog::{self, Kind, Run};
 use std::path::PathBuf;
 
 /// Every run in the logs of `dirs` (each folder read once), oldest first.
-pub fn collect(dirs: &[PathBuf]) -> Vec<Run> {
+pub(crate) fn collect(dirs: &[PathBuf]) -> Vec<Run> {
     let mut seen: Vec<&PathBuf> = Vec::new();
     let mut runs = Vec::new();
     for d in dirs {
@@ -21,7 +21,7 @@ pub fn collect(dirs: &[PathBuf]) -> Vec<Run> {
 }
 
 /// The newest run of each client label (`None`: runs that named no client), in label order.
-pub fn last_per_client(runs: &[Run]) -> Vec<&Run> {
+pub(crate) fn last_per_client(runs: &[Run]) -> Vec<&Run> {
     let mut last: Vec<&Run> = Vec::new();
     for r in runs.iter().rev() {
         if !last.iter().any(|l| l.client == r.client) {
@@ -38,7 +38,7 @@ const ACK_FILE: &str = "runs-acked";
 
 /// Until when failed runs are acknowledged: a failed run at or before it is no finding. A
 /// missing, linked or unreadable file acknowledges nothing.
-pub fn acked_until() -> Option<String> {
+pub(crate) fn acked_until() -> Option<String> {
     let dir = crate::fsx::Dir::open(&runlog::no_vault_dir()?).ok()?;
     let bytes = dir.read_at_most(ACK_FILE, 64).ok()??;
     let text = String::from_utf8(bytes).ok()?;
@@ -68,7 +68,7 @@ pub fn acknowledge(now: crate::clock::Instant) -> Result<PathBuf, crate::fsx::Fs
 }
 
 /// The newest run of `client` whose outcome is `kind`.
-pub fn last_of<'r>(runs: &'r [Run], client: &str, kind: Option<Kind>) -> Option<&'r Run> {
+pub(crate) fn last_of<'r>(runs: &'r [Run], client: &str, kind: Option<Kind>) -> Option<&'r Run> {
     runs.iter()
         .rev()
         .filter(|r| r.client.as_deref() == Some(client))

@@ -33,7 +33,7 @@ impl Store {
     /// [`Self::ensure_ref`], handing `each` every adopted file (its path in the ref and its
     /// bytes) as soon as it is in the pack, so a caller that needs the same bytes (`init`
     /// warming the dedupe cache) does not read the files a second time.
-    pub fn ensure_ref_seeing(
+    pub(crate) fn ensure_ref_seeing(
         &self,
         now: Instant,
         each: &mut dyn FnMut(&str, Vec<u8>),

@@ -8,7 +8,7 @@
 use git2::Config;
 
 /// The variable git sets for the commands it runs.
-pub const ENV: &str = "GIT_CONFIG_PARAMETERS";
+pub(crate) const ENV: &str = "GIT_CONFIG_PARAMETERS";
 
 /// `(key, value)` of each setting in a `GIT_CONFIG_PARAMETERS` value, in order (a later one
 /// wins). `None` as the value is `git -c key` without `=` (a boolean true). Both of git's forms
@@ -16,7 +16,7 @@ pub const ENV: &str = "GIT_CONFIG_PARAMETERS";
 /// (`'` … `'`, with `'\''` and `'\!'` for a quote or `!` inside). Keys are lowercased in their
 /// section and name, as git compares them; a subsection keeps its case. Text that is not in
 /// that form ends the list there.
-pub fn parse(value: &str) -> Vec<(String, Option<String>)> {
+pub(crate) fn parse(value: &str) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     let mut rest = value;
     loop {
@@ -78,7 +78,7 @@ fn normal_key(key: &str) -> String {
 }
 
 /// The command line's setting of `key`, if it has one: `Some(None)` for a bare `git -c key`.
-pub fn override_of(key: &str) -> Option<Option<String>> {
+pub(crate) fn override_of(key: &str) -> Option<Option<String>> {
     let value = std::env::var(ENV).ok()?;
     let key = normal_key(key);
     parse(&value)
@@ -89,7 +89,7 @@ pub fn override_of(key: &str) -> Option<Option<String>> {
 }
 
 /// `key` as git resolves it for this command: the command line's `-c`, else `config`.
-pub fn string(config: Option<&Config>, key: &str) -> Option<String> {
+pub(crate) fn string(config: Option<&Config>, key: &str) -> Option<String> {
     match override_of(key) {
         Some(v) => Some(v.unwrap_or_else(|| "true".to_string())),
         None => config?.get_string(key).ok(),
@@ -98,7 +98,7 @@ pub fn string(config: Option<&Config>, key: &str) -> Option<String> {
 
 /// `key` as a boolean, as git reads one: the command line's `-c` (a bare `-c key` is true),
 /// else `config`. `None` when unset or not a boolean.
-pub fn boolean(config: Option<&Config>, key: &str) -> Option<bool> {
+pub(crate) fn boolean(config: Option<&Config>, key: &str) -> Option<bool> {
     match override_of(key) {
         Some(None) => Some(true),
         Some(Some(v)) => parse_bool(&v),
@@ -107,7 +107,7 @@ pub fn boolean(config: Option<&Config>, key: &str) -> Option<bool> {
 }
 
 /// git's boolean words.
-pub fn parse_bool(v: &str) -> Option<bool> {
+pub(crate) fn parse_bool(v: &str) -> Option<bool> {
     match v.to_ascii_lowercase().as_str() {
         "true" | "yes" | "on" | "1" => Some(true),
         "false" | "no" | "off" | "0" | "" => Some(false),

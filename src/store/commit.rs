@@ -20,13 +20,13 @@ const GC_EVERY: u64 = 256;
 /// What one commit puts on the tip: each file's whole new bytes by vault-relative path (a day
 /// file's path is mapped into its year folder), and the message.
 #[derive(Debug)]
-pub struct Planned {
+pub(crate) struct Planned {
     pub files: Vec<(String, Vec<u8>)>,
     pub message: String,
 }
 
 /// The committed state a plan reads: the tree of the tip it will be committed on.
-pub struct Base<'t, 'r> {
+pub(crate) struct Base<'t, 'r> {
     trees: &'t mut Trees<'r>,
     tree: Oid,
 }
@@ -44,7 +44,7 @@ impl Base<'_, '_> {
 }
 
 /// What `plan` decides on a committed state: a commit, or nothing to commit.
-pub type Plan<'p> = dyn FnMut(&mut Base<'_, '_>) -> Result<Option<Planned>, StoreError> + 'p;
+pub(crate) type Plan<'p> = dyn FnMut(&mut Base<'_, '_>) -> Result<Option<Planned>, StoreError> + 'p;
 
 impl Store {
     /// Commits what `plan` makes of the tip's tree on top of the tip of `refs/rutter/records`
@@ -52,7 +52,7 @@ impl Store {
     /// compare-and-swap; when the ref moved meanwhile, `plan` runs again on the new tip, a
     /// bounded number of times. Returns the new tip and why it could not be witnessed, if it
     /// could not; `None` when `plan` found nothing to commit. The caller holds the capture lock.
-    pub fn commit_planned(
+    pub(crate) fn commit_planned(
         &self,
         now: Instant,
         sign: bool,
@@ -99,7 +99,7 @@ impl Store {
     ) -> Result<Oid, StoreError> {
         // A tip written before the year folders gets one commit that only moves its day files
         // into them (spec/ref-layout.md, "Year folders"); this commit goes on top of it.
-        let (parent, base) = match trees.to_years(base)? {
+        let (parent, base) = match trees.moved_to_years(base)? {
             Some(moved) => (
                 self.write_commit_of(&[tip], moved, LAYOUT_MESSAGE, now, sign)?,
                 moved,

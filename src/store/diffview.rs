@@ -6,7 +6,7 @@ use super::{Store, StoreError};
 use std::collections::HashSet;
 
 /// File name of the private index under `.git/rutter/`.
-pub const PRIVATE_INDEX: &str = "records.index";
+pub(crate) const PRIVATE_INDEX: &str = "records.index";
 
 impl Store {
     /// Writes the private index from the tip's tree (only `_librarian/` paths).

@@ -14,7 +14,7 @@ impl Store {
     /// `(path, evidence)` candidates for the dead ref `path` cited with `sha256` (and, for `@2`
     /// entries, git blob id `blob`). A git error (an object that cannot be read) is an error, so
     /// the caller never caches it as "no candidates".
-    pub fn git_candidates(
+    pub(crate) fn git_candidates(
         &self,
         path: &str,
         blob: Option<&str>,
@@ -38,7 +38,7 @@ impl Store {
     }
 
     /// The HEAD commit id, if there is one (part of the candidate cache key).
-    pub fn head_id(&self) -> Option<String> {
+    pub(crate) fn head_id(&self) -> Option<String> {
         self.repo.head().ok()?.target().map(|o| o.to_string())
     }
 

@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The absolute path of `git` on `PATH`, skipping relative entries.
-pub fn git_program() -> Option<PathBuf> {
+pub(crate) fn git_program() -> Option<PathBuf> {
     program("git")
 }
 
 /// The absolute path of the program `name` on `PATH`, skipping relative entries (so the
 /// current folder never chooses it; `man` for help is found this way too).
-pub fn program(name: &str) -> Option<PathBuf> {
+pub(crate) fn program(name: &str) -> Option<PathBuf> {
     find_on(&std::env::var_os("PATH")?, name)
 }
 
@@ -33,14 +33,14 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// A `git` command that never prompts (stdin closed), or `None` when git is not on `PATH`.
-pub fn git() -> Option<Command> {
+pub(crate) fn git() -> Option<Command> {
     let mut cmd = Command::new(git_program()?);
     cmd.env("GIT_TERMINAL_PROMPT", "0").stdin(Stdio::null());
     Some(cmd)
 }
 
 /// `git -C <root>`, as [`git`].
-pub fn git_in(root: &Path) -> Option<Command> {
+pub(crate) fn git_in(root: &Path) -> Option<Command> {
     let mut cmd = git()?;
     cmd.arg("-C").arg(root);
     Some(cmd)

@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 
 /// `key` from git's default configuration (system, global, XDG), as `git config --get` run
 /// outside any repository would print it; `None` when unset or unreadable.
-pub fn default_config_string(key: &str) -> Option<String> {
+pub(crate) fn default_config_string(key: &str) -> Option<String> {
     super::cmdline::string(Config::open_default().ok().as_ref(), key)
 }
 
 /// `key` as git in the current directory resolves it: the repository's configuration (all
 /// levels) when the directory lies in one, else the default configuration.
-pub fn config_string_here(key: &str) -> Option<String> {
+pub(crate) fn config_string_here(key: &str) -> Option<String> {
     let config = match Repository::open_from_env() {
         Ok(repo) => repo.config().ok(),
         Err(_) => Config::open_default().ok(),
@@ -33,7 +33,7 @@ pub fn set_global_config(key: &str, value: &str) -> Result<(), StoreError> {
 
 /// The repository around the current directory, as git finds it.
 #[derive(Debug, Clone)]
-pub struct RepoHere {
+pub(crate) struct RepoHere {
     /// Its work tree, as libgit2 reports it (not canonical).
     pub workdir: PathBuf,
     /// It has `refs/rutter/records`.
@@ -44,7 +44,7 @@ pub struct RepoHere {
 
 /// The repository around the current directory (`GIT_DIR`, upward search) when it has a work
 /// tree, with `local_key` from its local configuration.
-pub fn repo_here(local_key: &str) -> Option<RepoHere> {
+pub(crate) fn repo_here(local_key: &str) -> Option<RepoHere> {
     let repo = Repository::open_from_env().ok()?;
     let workdir = repo.workdir()?.to_path_buf();
     // `git -c` wins over every level, the local one too.
@@ -65,7 +65,7 @@ pub fn repo_here(local_key: &str) -> Option<RepoHere> {
 }
 
 /// The work tree of the repository git finds from `dir` upward, if it has one.
-pub fn work_tree_from(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn work_tree_from(dir: &Path) -> Option<PathBuf> {
     let repo = Repository::discover(dir).ok()?;
     repo.workdir().map(Path::to_path_buf)
 }
@@ -78,7 +78,7 @@ pub fn init_repo(path: &Path) -> Result<(), StoreError> {
 
 /// Commits the files under `folders` (added, changed and deleted ones) on the current branch of
 /// the repository at `path`, as `name <email>`.
-pub fn commit_all(
+pub(crate) fn commit_all(
     path: &Path,
     folders: &[&str],
     (name, email): (&str, &str),

@@ -56,7 +56,7 @@ impl Store {
     }
 
     /// Whether `a` and `b` share any history.
-    pub fn related(&self, a: Oid, b: Oid) -> bool {
+    pub(crate) fn related(&self, a: Oid, b: Oid) -> bool {
         self.repo.merge_base(a, b).is_ok()
     }
 
@@ -66,7 +66,7 @@ impl Store {
     }
 
     /// Commits reachable from `tip` and not from `hide`, newest first, at most `limit`.
-    pub fn newest_first(
+    pub(crate) fn newest_first(
         &self,
         tip: Oid,
         hide: Option<Oid>,
@@ -93,7 +93,7 @@ impl Store {
 
     /// How many commits are reachable from `tip` and not from `hide`, counting no further
     /// than `limit + 1` (the walk is unordered, so it reads each commit once).
-    pub fn count_reachable(
+    pub(crate) fn count_reachable(
         &self,
         tip: Oid,
         hide: Option<Oid>,
@@ -120,7 +120,7 @@ impl Store {
 
     /// Where git keeps the reflog of `refs/rutter/records` (in the common git directory, also
     /// for a linked worktree).
-    pub fn reflog_path(&self) -> std::path::PathBuf {
+    pub(crate) fn reflog_path(&self) -> std::path::PathBuf {
         self.repo.commondir().join("logs").join(RECORDS_REF)
     }
 
@@ -153,7 +153,7 @@ impl Store {
     }
 
     /// Whether `refs/rutter/records` has a reflog with at least one entry.
-    pub fn has_reflog(&self) -> bool {
+    pub(crate) fn has_reflog(&self) -> bool {
         self.repo.reflog(RECORDS_REF).is_ok_and(|l| !l.is_empty())
     }
 
@@ -167,7 +167,7 @@ impl Store {
 
     /// Writes a commit of `tree` with `parents` as this tool commits (its signature; signed
     /// when `sign`), without moving any ref.
-    pub fn write_commit_of(
+    pub(crate) fn write_commit_of(
         &self,
         parents: &[Oid],
         tree: Oid,
@@ -191,7 +191,7 @@ impl Store {
     }
 
     /// A config value as git resolves it (`git -c` first).
-    pub fn config_string(&self, key: &str) -> Option<String> {
+    pub(crate) fn config_string(&self, key: &str) -> Option<String> {
         cmdline::string(self.repo.config().ok().as_ref(), key)
     }
 
@@ -221,7 +221,7 @@ impl Store {
 
     /// Replaces the values of `key` in the repository's own config file that match the regular
     /// expression `matching` with `value`, or adds it when none matches.
-    pub fn replace_local_config(
+    pub(crate) fn replace_local_config(
         &self,
         key: &str,
         matching: &str,
@@ -233,12 +233,12 @@ impl Store {
     }
 
     /// Whether the repository has a remote called `name`.
-    pub fn has_remote(&self, name: &str) -> bool {
+    pub(crate) fn has_remote(&self, name: &str) -> bool {
         self.repo.find_remote(name).is_ok()
     }
 
     /// A remote's URL as it can be shown: credentials taken out.
-    pub fn remote_url(&self, name: &str) -> Option<String> {
+    pub(crate) fn remote_url(&self, name: &str) -> Option<String> {
         let r = self.repo.find_remote(name).ok()?;
         r.url().ok().map(super::transport::redact)
     }

@@ -14,7 +14,7 @@ const LIST_MAX: usize = 8;
 
 /// What a hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Allow,
     /// Allowed, with a warning to print.
     Warn(String),
@@ -24,19 +24,22 @@ pub enum Verdict {
 
 /// [`pre_commit`] on the repository git's environment names, as a hook runs: `GIT_DIR`, and the
 /// `GIT_INDEX_FILE` that `git commit -a` and `git commit PATH` set.
-pub fn pre_commit_here() -> Result<Verdict, git2::Error> {
+pub(crate) fn pre_commit_here() -> Result<Verdict, git2::Error> {
     pre_commit(&Repository::open_from_env()?)
 }
 
 /// [`reference_transaction`] on the repository git's environment names, as a hook runs.
-pub fn reference_transaction_here(input: &str, allow_rewind: bool) -> Result<Verdict, git2::Error> {
+pub(crate) fn reference_transaction_here(
+    input: &str,
+    allow_rewind: bool,
+) -> Result<Verdict, git2::Error> {
     reference_transaction(&Repository::open_from_env()?, input, allow_rewind)
 }
 
 /// Refuses a commit whose staged `_librarian/` files change committed record bytes. `repo`
 /// must be opened with `Repository::open_from_env()`, which honours the `GIT_INDEX_FILE` that
 /// `git commit -a` and `git commit PATH` set.
-pub fn pre_commit(repo: &Repository) -> Result<Verdict, git2::Error> {
+pub(crate) fn pre_commit(repo: &Repository) -> Result<Verdict, git2::Error> {
     let Some(tip) = records_tip(repo)? else {
         return Ok(Verdict::Allow);
     };
@@ -142,7 +145,7 @@ fn clip(s: &str) -> String {
 ///
 /// `input` is the hook's stdin (`<old> <new> <ref>` lines); `allow_rewind` is
 /// `RUTTER_ALLOW_REWIND=1`.
-pub fn reference_transaction(
+pub(crate) fn reference_transaction(
     repo: &Repository,
     input: &str,
     allow_rewind: bool,

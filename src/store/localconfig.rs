@@ -9,11 +9,11 @@ use git2::ErrorCode;
 use std::path::Path;
 
 /// A config file opened on its own (no system, global or other repository levels).
-pub struct LocalConfig(git2::Config);
+pub(crate) struct LocalConfig(git2::Config);
 
 /// A boolean key whose value is not one git accepts as a boolean.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotABool(pub String);
+pub(crate) struct NotABool(pub String);
 
 impl LocalConfig {
     /// Opens `path`; `None` when it cannot be read or does not parse.
@@ -27,13 +27,13 @@ impl LocalConfig {
     }
 
     /// The value of `key` (the last one when it is set several times, as `git config` shows it).
-    pub fn string(&self, key: &str) -> Option<String> {
+    pub(crate) fn string(&self, key: &str) -> Option<String> {
         self.0.get_string(key).ok()
     }
 
     /// `key` as a boolean; `Ok(None)` when it is not set, `Err` with the raw value when it is
     /// not a boolean git accepts (`true`/`false`, `yes`/`no`, `on`/`off`, `1`/`0`, empty).
-    pub fn bool(&self, key: &str) -> Result<Option<bool>, NotABool> {
+    pub(crate) fn bool(&self, key: &str) -> Result<Option<bool>, NotABool> {
         match self.0.get_bool(key) {
             Ok(b) => Ok(Some(b)),
             Err(e) if e.code() == ErrorCode::NotFound => Ok(None),

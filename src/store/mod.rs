@@ -1,26 +1,26 @@
 //! The only module that touches git2: the record ref `refs/rutter/records`, its commits, the
 //! pending journal and adoption of existing records.
 
-pub mod adopt;
-pub mod clone;
-pub mod cmdline;
-pub mod commit;
-pub mod diffview;
-pub mod evidence;
-pub mod exclude;
-pub mod gitcli;
-pub mod gitenv;
-pub mod graph;
-pub mod guard;
-pub mod localconfig;
-pub mod pack;
-pub mod reader;
-pub mod renames;
-pub mod restore;
-pub mod settings;
-pub mod sign;
-pub mod transport;
-pub mod tree;
+pub(crate) mod adopt;
+pub(crate) mod clone;
+pub(crate) mod cmdline;
+pub(crate) mod commit;
+pub(crate) mod diffview;
+pub(crate) mod evidence;
+pub(crate) mod exclude;
+pub(crate) mod gitcli;
+pub(crate) mod gitenv;
+pub(crate) mod graph;
+pub(crate) mod guard;
+pub(crate) mod localconfig;
+pub(crate) mod pack;
+pub(crate) mod reader;
+pub(crate) mod renames;
+pub(crate) mod restore;
+pub(crate) mod settings;
+pub(crate) mod sign;
+pub(crate) mod transport;
+pub(crate) mod tree;
 
 use crate::fsx::{Dir, FsError};
 pub use git2::Oid;
@@ -28,9 +28,9 @@ use git2::{Repository, RepositoryOpenFlags};
 use std::path::{Path, PathBuf};
 
 /// The ref that holds the record chain.
-pub const RECORDS_REF: &str = "refs/rutter/records";
+pub(crate) const RECORDS_REF: &str = "refs/rutter/records";
 /// Git config key: `false` turns off the `cited/` copies of cited notes.
-pub const KEEP_CITED_KEY: &str = "rutter.keepCited";
+pub(crate) const KEEP_CITED_KEY: &str = "rutter.keepCited";
 
 /// Errors from the record store.
 #[derive(Debug, thiserror::Error)]
@@ -81,7 +81,7 @@ impl Located for Place {
 impl StoreError {
     /// What went wrong, without the `git: ` a libgit2 error is shown with (for texts that
     /// already say where: "it cannot be read: …").
-    pub fn detail(&self) -> String {
+    pub(crate) fn detail(&self) -> String {
         match self {
             StoreError::Git(e) => e.message().to_string(),
             other => other.to_string(),
@@ -119,7 +119,7 @@ impl Store {
 
     /// A second handle on the same repository (libgit2 handles are not shared across
     /// threads): for work split over threads.
-    pub(crate) fn reopen(&self) -> Result<Store, StoreError> {
+    pub fn reopen(&self) -> Result<Store, StoreError> {
         let repo = Repository::open_ext(
             &self.root,
             RepositoryOpenFlags::NO_SEARCH,
@@ -134,18 +134,18 @@ impl Store {
     }
 
     /// The vault root.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// `.git/rutter/` (of the common git directory: shared by every worktree).
-    pub fn state_dir(&self) -> &Path {
+    pub(crate) fn state_dir(&self) -> &Path {
         &self.state_dir
     }
 
     /// This worktree's own state folder (`.git/worktrees/<name>/rutter/` in a linked worktree,
     /// else the same as [`Store::state_dir`]): caches that describe its working files.
-    pub fn worktree_state_dir(&self) -> &Path {
+    pub(crate) fn worktree_state_dir(&self) -> &Path {
         &self.worktree_state_dir
     }
 
@@ -165,13 +165,13 @@ impl Store {
 
     /// The record files committed at `tip` (everything under `_librarian/`, never the `cited/`
     /// copies): `(path, blob id)`, in tree order (by path once the ref keeps year folders).
-    pub(crate) fn record_files(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
+    pub fn record_files(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
         let tree = self.repo.find_commit(tip)?.tree_id();
         Ok(tree::Trees::new(&self.repo)?.files(tree, crate::records::paths::OVERLAY_DIR)?)
     }
 
     /// Whether git ignores a vault-relative path (an unreadable ignore rule counts as ignored).
-    pub fn is_ignored(&self, path: &str) -> bool {
+    pub(crate) fn is_ignored(&self, path: &str) -> bool {
         self.repo.is_path_ignored(path).unwrap_or(true)
     }
 
@@ -181,7 +181,7 @@ impl Store {
     }
 
     /// Reads a vault-relative file without following symlinks; `None` when missing or refused.
-    pub fn working(&self, path: &str) -> Option<Vec<u8>> {
+    pub(crate) fn working(&self, path: &str) -> Option<Vec<u8>> {
         read_working(&self.root, path).ok().flatten()
     }
 
@@ -217,12 +217,12 @@ impl Store {
     }
 
     /// Whether `rutter.keepCited` allows `cited/` copies (default true).
-    pub fn keep_cited(&self) -> bool {
+    pub(crate) fn keep_cited(&self) -> bool {
         cmdline::boolean(self.repo.config().ok().as_ref(), KEEP_CITED_KEY).unwrap_or(true)
     }
 
     /// The author and committer: the user's git identity, else `rutter <rutter@localhost>`.
-    pub fn signature(
+    pub(crate) fn signature(
         &self,
         now: crate::clock::Instant,
     ) -> Result<git2::Signature<'static>, StoreError> {
@@ -239,7 +239,7 @@ impl Store {
 }
 
 /// The names of the vault repository's git remotes (none when it is no git repository).
-pub fn remote_names(vault: &impl Located) -> Vec<String> {
+pub(crate) fn remote_names(vault: &impl Located) -> Vec<String> {
     let Some(git_dir) = vault.place().git_dir else {
         return Vec::new();
     };
@@ -252,7 +252,7 @@ pub fn remote_names(vault: &impl Located) -> Vec<String> {
 }
 
 /// The tip of `refs/rutter/records` in `repo`, if the ref exists.
-pub fn records_tip(repo: &Repository) -> Result<Option<Oid>, git2::Error> {
+pub(crate) fn records_tip(repo: &Repository) -> Result<Option<Oid>, git2::Error> {
     match repo.refname_to_id(RECORDS_REF) {
         Ok(oid) => Ok(Some(oid)),
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
@@ -266,13 +266,13 @@ pub fn records_tip(repo: &Repository) -> Result<Option<Oid>, git2::Error> {
 /// object's content matches its id is `git fsck`'s check); every fetch of records runs git's
 /// own object checks (`fetch.fsckObjects`). The switch is process-wide: a long-lived
 /// `git-rutter mcp` reads every object unchecked once it is flipped.
-pub fn skip_read_verification() {
+pub(crate) fn skip_read_verification() {
     git2::opts::strict_hash_verification(false);
 }
 
 /// The string fields `a` and `b` of each JSON line of the working file `root/rel` (read without
 /// following symlinks); torn, foreign or unreadable lines are skipped.
-pub fn read_jsonl_pairs(root: &Path, rel: &str, a: &str, b: &str) -> Vec<(String, String)> {
+pub(crate) fn read_jsonl_pairs(root: &Path, rel: &str, a: &str, b: &str) -> Vec<(String, String)> {
     let Ok(Some(bytes)) = read_working(root, rel) else {
         return vec![];
     };

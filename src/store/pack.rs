@@ -42,7 +42,7 @@ struct Indexed {
 
 /// Blobs on their way into one pack. Deflating is most of the cost, so it runs on a thread of
 /// its own while the caller reads the next file (the channel is bounded: memory stays flat).
-pub struct BlobPack {
+pub(crate) struct BlobPack {
     dir: PathBuf,
     /// Ids added so far, each sent to the writer once: an index may not name an object twice.
     ids: HashSet<Oid>,

@@ -11,7 +11,7 @@ use git2::{ObjectType, Oid};
 use std::collections::BTreeMap;
 
 /// The most commits [`Store::commit_adding`] looks through.
-pub const ATTRIBUTION_WALK: usize = 200_000;
+pub(crate) const ATTRIBUTION_WALK: usize = 200_000;
 
 impl Store {
     /// `(stem, blob id)` of every day file committed at `tip`, in tree order (by path once the
@@ -29,7 +29,7 @@ impl Store {
     /// The day files whose blob differs between the commits `old` and `new`: `(stem, blob in
     /// new, None when gone)`. Identical subtrees, and the identical head and tail of two
     /// versions of a tree, are skipped: one capture costs a few entries, not 3,650.
-    pub fn changed_days(
+    pub(crate) fn changed_days(
         &self,
         old: Oid,
         new: Oid,

@@ -34,7 +34,7 @@ const MAX_TARGETS_TOTAL_BYTES: u64 = 64 << 20;
 
 /// Why a current file is offered as the place a dead reference went.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Evidence {
+pub(crate) enum Evidence {
     /// Renamed in a commit (short id, 7 hex), `edited` when the content changed on the way
     /// (between the cited blob and the current file).
     Renamed { commit: String, edited: bool },
@@ -47,7 +47,7 @@ pub enum Evidence {
 impl Evidence {
     /// e.g. `git: renamed in 1a2b3c4, edited`, `git: renamed in working tree`,
     /// `git: similar to the cited copy, 72%`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let edited = |e: bool| if e { ", edited" } else { "" };
         match self {
             Evidence::Renamed { commit, edited: e } => {
@@ -74,21 +74,22 @@ impl Evidence {
 
 /// A current vault file that may be where a dead reference went, with its evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitCandidate {
+pub(crate) struct GitCandidate {
     pub path: String,
     pub evidence: Evidence,
 }
 
 impl GitCandidate {
     /// e.g. `Notes/cadence-decision.md (git: renamed in 1a2b3c4, edited)`.
-    pub fn describe(&self) -> String {
+    #[cfg(test)]
+    pub(crate) fn describe(&self) -> String {
         format!("{} ({})", self.path, self.evidence.describe())
     }
 }
 
 /// Bounds on the work one call may do.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// First-parent commits examined, newest first.
     pub max_commits: usize,
     /// Current files compared with the cited copy; above this the comparison is skipped.
@@ -108,7 +109,7 @@ impl Default for Limits {
 /// vault's repository (work tree = vault root); `cited_copy` is the id of a kept copy of the
 /// cited bytes, if any. Sorted by path, one per path (the strongest evidence). Without a HEAD
 /// only the cited-copy comparison runs; without a work tree there are no candidates.
-pub fn rename_candidates(
+pub(crate) fn rename_candidates(
     repo: &Repository,
     path: &str,
     blob: Oid,

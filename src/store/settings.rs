@@ -5,14 +5,14 @@
 use std::path::Path;
 
 /// A key git-rutter reads, and what it does.
-pub struct Known {
+pub(crate) struct Known {
     pub key: &'static str,
     pub default: &'static str,
     pub does: &'static str,
 }
 
 /// Every `rutter.*` key git-rutter reads.
-pub const KNOWN: &[Known] = &[
+pub(crate) const KNOWN: &[Known] = &[
     Known {
         key: "rutter.vault",
         default: "(none)",
@@ -42,7 +42,7 @@ pub const KNOWN: &[Known] = &[
 
 /// One value set for a `rutter.*` key.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Set {
+pub(crate) struct Set {
     pub key: String,
     pub value: String,
     /// `system`, `global`, `local`, `worktree` or `command`.
@@ -53,7 +53,7 @@ pub struct Set {
 
 /// Every `rutter.*` value git sees from `dir` (a repository, or anywhere), in the order git
 /// reads them (the last one of a key wins); `Err` when git cannot be run.
-pub fn read(dir: &Path) -> Result<Vec<Set>, String> {
+pub(crate) fn read(dir: &Path) -> Result<Vec<Set>, String> {
     let mut git = super::gitcli::git().ok_or("git is not on PATH")?;
     let out = git
         .current_dir(dir)
@@ -95,7 +95,7 @@ fn parse(bytes: &[u8]) -> Vec<Set> {
 }
 
 /// The known key `key` names, compared as git compares names (section and key case-blind).
-pub fn known(key: &str) -> Option<&'static Known> {
+pub(crate) fn known(key: &str) -> Option<&'static Known> {
     KNOWN.iter().find(|k| k.key.eq_ignore_ascii_case(key))
 }
 

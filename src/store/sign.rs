@@ -11,11 +11,11 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 /// The git config key that turns signing on.
-pub const SIGN_KEY: &str = "rutter.sign";
+pub(crate) const SIGN_KEY: &str = "rutter.sign";
 
 /// What `git verify-commit` said about a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SigCheck {
+pub(crate) enum SigCheck {
     /// No `gpgsig` header.
     Unsigned,
     Good,
@@ -37,7 +37,7 @@ pub enum SignError {
 
 impl Store {
     /// Whether `rutter.sign` is set (default false).
-    pub fn sign_wanted(&self) -> bool {
+    pub(crate) fn sign_wanted(&self) -> bool {
         super::cmdline::boolean(self.repo.config().ok().as_ref(), SIGN_KEY).unwrap_or(false)
     }
 
@@ -74,7 +74,7 @@ impl Store {
     }
 
     /// Checks the signature of commit `id` with `git verify-commit`, when it has one.
-    pub fn check_signature(&self, id: Oid) -> SigCheck {
+    pub(crate) fn check_signature(&self, id: Oid) -> SigCheck {
         let commit = match self.repo.find_commit(id) {
             Ok(c) => c,
             Err(e) => {
@@ -106,7 +106,7 @@ impl Store {
 }
 
 /// Whether `commit` carries a signature header (checked or not).
-pub fn is_signed(commit: &Commit<'_>) -> bool {
+pub(crate) fn is_signed(commit: &Commit<'_>) -> bool {
     ["gpgsig", "gpgsig-sha256"]
         .iter()
         .any(|h| commit.header_field_bytes(*h).is_ok())

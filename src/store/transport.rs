@@ -9,12 +9,12 @@ use std::path::Path;
 use std::process::Command;
 
 /// The refspec that brings every `refs/rutter/*` ref of `remote` to `refs/remotes/<remote>/rutter/*`.
-pub fn fetch_refspec(remote: &str) -> String {
+pub(crate) fn fetch_refspec(remote: &str) -> String {
     format!("+refs/rutter/*:refs/remotes/{remote}/rutter/*")
 }
 
 /// Where a fetch leaves the remote's record ref.
-pub fn tracking_ref(remote: &str) -> String {
+pub(crate) fn tracking_ref(remote: &str) -> String {
     format!("refs/remotes/{remote}/rutter/records")
 }
 
@@ -34,7 +34,7 @@ pub enum TransportError {
 
 /// How a push ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Pushed {
+pub(crate) enum Pushed {
     /// The remote took the new tip (or already had it).
     Accepted,
     /// The remote's ref moved since the fetch (not a fast-forward any more): fetch and merge again.
@@ -50,7 +50,7 @@ fn git(root: &Path) -> Result<Command, TransportError> {
 
 /// `git -c fetch.fsckObjects=true`: every object a fetch of records receives is checked by git
 /// itself (a `..` or `.git` name, a malformed tree or commit) before it is stored.
-pub const FSCK_OBJECTS: [&str; 2] = ["-c", "fetch.fsckObjects=true"];
+pub(crate) const FSCK_OBJECTS: [&str; 2] = ["-c", "fetch.fsckObjects=true"];
 
 /// Whether git's stderr says its object checks refused what a fetch received.
 pub fn fsck_refused(stderr: &[u8]) -> bool {
@@ -119,12 +119,6 @@ pub fn push(root: &Path, remote: &str, tip: git2::Oid) -> Result<Pushed, Transpo
     })
 }
 
-/// The remote's URL as it can be shown: credentials taken out.
-pub fn shown_url(repo: &git2::Repository, remote: &str) -> Option<String> {
-    let r = repo.find_remote(remote).ok()?;
-    r.url().ok().map(redact)
-}
-
 /// What git's object checks said of a refused fetch: its `error: object …` lines (else the
 /// whole gist), redacted.
 pub fn fsck_gist(stderr: &[u8]) -> String {
@@ -174,7 +168,7 @@ fn strip_queries(text: &str) -> String {
 /// `text` with the user information (`user:password@`), the query and the fragment taken out
 /// of every URL in it, and control characters shown as spaces. An scp-like `user@host:path` is left alone: it holds no
 /// secret.
-pub fn redact(text: &str) -> String {
+pub(crate) fn redact(text: &str) -> String {
     let text = strip_queries(text);
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();

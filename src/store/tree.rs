@@ -237,7 +237,7 @@ impl<'r> Trees<'r> {
     /// day file already in its year folder under the same name is replaced: the one in the
     /// sessions folder itself is the record file ([`Trees::entry`]), so [`Trees::changes`]
     /// finds no change between `root` and the result.
-    pub fn to_years(&mut self, root: Oid) -> Result<Option<Oid>, git2::Error> {
+    pub fn moved_to_years(&mut self, root: Oid) -> Result<Option<Oid>, git2::Error> {
         if flat_sessions() {
             return Ok(None);
         }
@@ -964,7 +964,7 @@ mod tests {
         ] {
             assert_eq!(fresh.entry(root, gone).unwrap(), None, "{gone}");
         }
-        assert_eq!(fresh.to_years(root).unwrap(), None);
+        assert_eq!(fresh.moved_to_years(root).unwrap(), None);
     }
 
     /// A tree of `files` (path → one content byte) written from scratch.
@@ -1089,9 +1089,13 @@ mod tests {
             .raw_entry(next, "_librarian/sessions/2026")
             .unwrap()
             .is_none());
-        let moved = trees.to_years(next).unwrap().unwrap();
+        let moved = trees.moved_to_years(next).unwrap().unwrap();
         assert!(trees.changes(Some(next), Some(moved)).unwrap().is_empty());
-        assert_eq!(trees.to_years(moved).unwrap(), None, "nothing left to move");
+        assert_eq!(
+            trees.moved_to_years(moved).unwrap(),
+            None,
+            "nothing left to move"
+        );
     }
 
     proptest! {
@@ -1124,7 +1128,7 @@ mod tests {
                 .map(|p| Change { path: p.clone(), old: blob(seen_a.get(p)), new: blob(seen_b.get(p)) })
                 .collect();
             prop_assert_eq!(got, want);
-            if let Some(moved) = trees.to_years(a).unwrap() {
+            if let Some(moved) = trees.moved_to_years(a).unwrap() {
                 prop_assert!(trees.changes(Some(a), Some(moved)).unwrap().is_empty());
                 let (mut after, mut before) = (trees.files(moved, "").unwrap(), trees.files(a, "").unwrap());
                 after.sort();

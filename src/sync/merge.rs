@@ -17,7 +17,7 @@ use crate::store::{Oid, Store, StoreError};
 
 /// What a merge did to the files.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MergedTree {
+pub(crate) struct MergedTree {
     pub tree: Oid,
     /// Record files both sides changed, written as their line union.
     pub unioned: Vec<String>,
@@ -26,7 +26,7 @@ pub struct MergedTree {
 }
 
 /// The merged tree of the trees `ours` and `theirs`.
-pub fn merge_trees(
+pub(crate) fn merge_trees(
     store: &Store,
     trees: &mut Trees<'_>,
     ours: Oid,
@@ -75,7 +75,7 @@ pub fn merge_trees(
     // Both sides are read as vault-relative paths; writing on `ours` moved into year folders
     // makes the tree the same whichever side merges, also when one side is older than the
     // year folders (spec/ref-layout.md, "Year folders").
-    let base = trees.to_years(ours)?.unwrap_or(ours);
+    let base = trees.moved_to_years(ours)?.unwrap_or(ours);
     out.tree = trees.write(Some(base), &edits)?;
     Ok(out)
 }
@@ -94,7 +94,7 @@ fn cited_pick(store: &Store, name: &str, a: Oid, b: Oid) -> Result<Oid, StoreErr
 
 /// Whether two versions of a day file part before the end of the `@1` part of either (its
 /// frontmatter and generated body), where a line union would hide entries from the `@1` reader.
-pub fn v1_parts_differ(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn v1_parts_differ(a: &[u8], b: &[u8]) -> bool {
     let common = common_line_prefix(a, b);
     common < v1_end(a) || common < v1_end(b)
 }

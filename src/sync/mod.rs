@@ -7,11 +7,11 @@
 //! working files along ([`checkout`]), and push without ever forcing. A push that finds the
 //! remote moved fetches and merges again, a bounded number of times.
 
-pub mod checkout;
-pub mod merge;
-pub mod refused;
-pub mod setup;
-pub mod union;
+pub(crate) mod checkout;
+pub(crate) mod merge;
+pub(crate) mod refused;
+pub(crate) mod setup;
+pub(crate) mod union;
 
 use crate::audit::intake::{IntakeError, Refusal};
 use crate::clock::Instant;
@@ -21,7 +21,7 @@ use crate::store::tree::Trees;
 use crate::store::{Oid, Store, StoreError};
 
 /// Git config key naming the remote `git rutter sync` uses without an argument.
-pub const SYNC_REMOTE_KEY: &str = "rutter.syncRemote";
+pub(crate) const SYNC_REMOTE_KEY: &str = "rutter.syncRemote";
 /// How many times a push that finds the remote moved fetches and merges again.
 const MAX_ROUNDS: usize = 5;
 
@@ -124,7 +124,7 @@ pub fn sync_remote(store: &Store, given: Option<&str>) -> Result<String, SyncErr
 }
 
 /// Refuses a name that is no configured remote (or could be read as an option).
-pub(crate) fn known_remote(store: &Store, name: &str) -> Result<(), SyncError> {
+pub fn known_remote(store: &Store, name: &str) -> Result<(), SyncError> {
     if name.starts_with('-') || !store.has_remote(name) {
         return Err(SyncError::UnknownRemote(name.to_string()));
     }
@@ -132,7 +132,7 @@ pub(crate) fn known_remote(store: &Store, name: &str) -> Result<(), SyncError> {
 }
 
 /// Whether `remote.<name>.fetch` brings `refs/rutter/*`.
-pub(crate) fn fetches_records(store: &Store, name: &str) -> Result<bool, SyncError> {
+pub fn fetches_records(store: &Store, name: &str) -> Result<bool, SyncError> {
     let want = transport::fetch_refspec(name);
     let values = store.config_values(&format!("remote.{name}.fetch"))?;
     Ok(values.contains(&want))
@@ -156,7 +156,7 @@ pub fn sync(store: &Store, remote: &str, now: Instant) -> Result<SyncReport, Syn
 }
 
 /// Fetches `remote`'s records; git's object checks refusing what it sent is a refusal.
-pub(crate) fn fetch_records(store: &Store, remote: &str) -> Result<(), SyncError> {
+pub fn fetch_records(store: &Store, remote: &str) -> Result<(), SyncError> {
     match transport::fetch(store.root(), remote) {
         Err(TransportError::Unsound { message, .. }) => Err(SyncError::Refused {
             remote: remote.to_string(),
@@ -290,7 +290,7 @@ fn take_in(store: &Store, remote: &str, theirs: Oid, local: Oid) -> Result<usize
 }
 
 /// The remote's record tip as last fetched.
-pub(crate) fn tracking_tip(store: &Store, remote: &str) -> Result<Option<Oid>, StoreError> {
+pub fn tracking_tip(store: &Store, remote: &str) -> Result<Option<Oid>, StoreError> {
     store.ref_target(&transport::tracking_ref(remote))
 }
 

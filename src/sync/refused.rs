@@ -14,7 +14,7 @@ const FILE: &str = "sync-refused";
 
 /// A remembered refusal.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Noted {
+pub(crate) struct Noted {
     pub remote: String,
     /// The remote's tip that was refused (`None`: git refused the fetch itself).
     pub tip: Option<String>,
@@ -41,7 +41,7 @@ pub fn note(state_dir: &Path, remote: &str, tip: Option<Oid>, refusal: &Refusal,
 }
 
 /// Forgets a refusal of `remote` (a sync with it completed).
-pub fn clear(state_dir: &Path, remote: &str) {
+pub(crate) fn clear(state_dir: &Path, remote: &str) {
     if read(state_dir).is_some_and(|n| n.remote == remote) {
         if let Ok(dir) = Dir::open_private(state_dir) {
             let _ = dir.remove(FILE);
@@ -50,7 +50,7 @@ pub fn clear(state_dir: &Path, remote: &str) {
 }
 
 /// The remembered refusal, if any (an unreadable note reads as none).
-pub fn read(state_dir: &Path) -> Option<Noted> {
+pub(crate) fn read(state_dir: &Path) -> Option<Noted> {
     let bytes = Dir::open_private(state_dir).ok()?.read(FILE).ok()??;
     serde_json::from_slice(&bytes).ok()
 }

@@ -18,8 +18,7 @@ const FALLBACK_EMAIL: &str = "rutter@localhost";
 
 /// What `--setup` did.
 #[derive(Debug, Default, Clone)]
-pub struct SetupReport {
-    pub remote: String,
+pub(crate) struct SetupReport {
     pub url: Option<String>,
     /// The fetch refspec was added (false: it was there already).
     pub added_refspec: bool,
@@ -34,7 +33,6 @@ pub struct SetupReport {
 pub fn setup_sync(store: &Store, remote: &str, force: bool) -> Result<SetupReport, SyncError> {
     super::known_remote(store, remote)?;
     let mut report = SetupReport {
-        remote: remote.to_string(),
         url: store.remote_url(remote),
         ..Default::default()
     };

@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 /// The union of two versions of a record file.
-pub fn union(a: &[u8], b: &[u8]) -> Vec<u8> {
+pub(crate) fn union(a: &[u8], b: &[u8]) -> Vec<u8> {
     if a == b {
         return a.to_vec();
     }
@@ -42,7 +42,7 @@ fn extends(long: &[u8], short: &[u8]) -> bool {
 
 /// The length of the longest common prefix of `a` and `b` that ends just after a `\n` (0 when
 /// they share no whole line).
-pub fn common_line_prefix(a: &[u8], b: &[u8]) -> usize {
+pub(crate) fn common_line_prefix(a: &[u8], b: &[u8]) -> usize {
     let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     a[..same]
         .iter()
@@ -83,7 +83,7 @@ fn compare(x: &[u8], y: &[u8]) -> Ordering {
 /// `(time, id)` of a record line: the JSON machine part after the last `<!-- rutter:<kind> `
 /// marker (entries and retractions carry `time`, ledger bindings `ts`), or a whole-line JSON
 /// object (use log and acknowledgements carry `ts`). Empty strings when there is none.
-pub fn sort_key(line: &[u8]) -> (String, String) {
+pub(crate) fn sort_key(line: &[u8]) -> (String, String) {
     const MARKER: &[u8] = b"<!-- rutter:";
     let none = (String::new(), String::new());
     let Ok(text) = std::str::from_utf8(line) else {

@@ -43,7 +43,7 @@ struct WireStop {
 }
 
 /// Decodes an agy Stop payload.
-pub fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
+pub(crate) fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
     let w: WireStop = serde_json::from_value(value)?;
     let session_id = nonempty(w.conversation_id);
     let path = match nonempty(w.transcript_path) {
@@ -96,7 +96,7 @@ struct WireStep {
 
 /// What a line of agy's transcript is. Only lines naming one of the two step types that matter
 /// are parsed: command output and file listings can be long.
-pub fn classify(line: &[u8]) -> Line {
+pub(crate) fn classify(line: &[u8]) -> Line {
     let prompt = memmem::find(line, b"\"USER_INPUT\"").is_some();
     let response = memmem::find(line, b"\"PLANNER_RESPONSE\"").is_some();
     if !prompt && !response {

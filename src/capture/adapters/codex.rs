@@ -18,7 +18,7 @@ struct WireStop {
 }
 
 /// Decodes a Codex Stop payload.
-pub fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
+pub(crate) fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
     let w: WireStop = serde_json::from_value(value)?;
     if other_event(w.hook_event_name.as_deref(), &["Stop"]) {
         return Ok(None);

@@ -32,7 +32,7 @@ struct WireStop {
 }
 
 /// Decodes a Copilot CLI `agentStop` (or `Stop`) payload.
-pub fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
+pub(crate) fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
     let w: WireStop = serde_json::from_value(value)?;
     let event = either(w.hook_event_name_camel, w.hook_event_name);
     if other_event(event.as_deref(), &["agentStop", "Stop"]) {
@@ -91,7 +91,7 @@ struct WireData {
 
 /// What a line of `events.jsonl` is. Only lines naming one of the two message events are
 /// parsed: the system prompt and tool output lines can be long.
-pub fn classify(line: &[u8]) -> Line {
+pub(crate) fn classify(line: &[u8]) -> Line {
     let user = memmem::find(line, b"\"user.message\"").is_some();
     let agent = memmem::find(line, b"\"assistant.message\"").is_some();
     if !user && !agent {

@@ -35,7 +35,7 @@ struct WireStop {
 }
 
 /// Decodes a Grok Build Stop event.
-pub fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
+pub(crate) fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
     let w: WireStop = serde_json::from_value(value)?;
     let event = either(w.hook_event_name_camel, w.hook_event_name);
     let subagent = either(w.subagent_type, w.agent_type).is_some();

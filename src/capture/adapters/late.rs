@@ -9,15 +9,15 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long the hook waits for the turn's final message to be written.
-pub const WAIT: Duration = Duration::from_secs(3);
+pub(crate) const WAIT: Duration = Duration::from_secs(3);
 /// Environment variable that replaces [`WAIT`], in milliseconds, in debug builds only (tests);
 /// release builds ignore it.
-pub const WAIT_ENV: &str = "RUTTER_TURN_WAIT_MS";
+pub(crate) const WAIT_ENV: &str = "RUTTER_TURN_WAIT_MS";
 /// The pause between two reads.
 const POLL: Duration = Duration::from_millis(100);
 
 /// [`WAIT`], or `RUTTER_TURN_WAIT_MS` in a debug build.
-pub fn wait() -> Duration {
+pub(crate) fn wait() -> Duration {
     let pinned = cfg!(debug_assertions)
         .then(|| std::env::var(WAIT_ENV).ok()?.parse().ok())
         .flatten();
@@ -26,7 +26,7 @@ pub fn wait() -> Duration {
 
 /// What one line of such a log is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Line {
+pub(crate) enum Line {
     /// The user's own prompt: the turn starts after it.
     Prompt,
     /// A message of the main agent, its text (possibly empty), and whether it ends the turn (it
@@ -42,7 +42,7 @@ pub enum Line {
 
 /// The turn as read.
 #[derive(Debug)]
-pub struct Read {
+pub(crate) struct Read {
     pub turn: Turn,
     /// The newest message of the turn ends it.
     pub complete: bool,
@@ -52,7 +52,7 @@ pub struct Read {
 
 /// Reads the current turn of `path`, waiting up to `wait` for it to be complete. A file that
 /// does not exist yet is waited for too; any other error is returned at once.
-pub fn read(
+pub(crate) fn read(
     path: &Path,
     budget: u64,
     wait: Duration,

@@ -8,13 +8,13 @@
 //! `{"summary": …}` capture is taken as given whatever the client, so a hook command can be
 //! checked by hand.
 
-pub mod agy;
-pub mod claude;
-pub mod codex;
-pub mod copilot;
-pub mod grok;
+pub(crate) mod agy;
+pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod copilot;
+pub(crate) mod grok;
 mod late;
-pub mod muse;
+pub(crate) mod muse;
 
 use super::directive::{directive_from_value, directives_in, Directive, Directives};
 use super::payload::{self, PayloadError};
@@ -24,13 +24,13 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 /// One client: the label its entries record and the decoder of its Stop payload.
-pub struct Adapter {
+pub(crate) struct Adapter {
     pub label: &'static str,
     decode: fn(Value) -> Result<Option<Stop>, serde_json::Error>,
 }
 
 /// Every client with a Stop hook, in the order of [`super::CLIENTS`].
-pub const ADAPTERS: [Adapter; 6] = [
+pub(crate) const ADAPTERS: [Adapter; 6] = [
     Adapter {
         label: "claude",
         decode: claude::decode,
@@ -58,13 +58,13 @@ pub const ADAPTERS: [Adapter; 6] = [
 ];
 
 /// The adapter of a client label.
-pub fn adapter(label: &str) -> Option<&'static Adapter> {
+pub(crate) fn adapter(label: &str) -> Option<&'static Adapter> {
     ADAPTERS.iter().find(|a| a.label == label)
 }
 
 /// What capture needs from one Stop payload.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Stop {
+pub(crate) struct Stop {
     pub session_id: Option<String>,
     pub cwd: Option<String>,
     pub source: Source,
@@ -72,7 +72,7 @@ pub struct Stop {
 
 /// Where the directives of the turn are.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A direct capture: the payload is the directive.
     Direct(Directive),
     /// A Claude Code transcript, and the final message its Stop payload carries (which the
@@ -91,7 +91,7 @@ pub enum Source {
 }
 
 /// Decodes the hook's stdin for `client` (auto-detected when `None`).
-pub fn decode(client: Option<&str>, stdin: &[u8]) -> Result<Option<Stop>, PayloadError> {
+pub(crate) fn decode(client: Option<&str>, stdin: &[u8]) -> Result<Option<Stop>, PayloadError> {
     let Some(adapter) = client.and_then(adapter) else {
         return payload::decode(stdin).map(|p| Some(auto(p)));
     };
@@ -157,7 +157,7 @@ fn other_event(name: Option<&str>, stops: &[&str]) -> bool {
 
 /// The directives of the turn `source` names, in order; the outcome (with a message) when
 /// there is nothing to scan.
-pub fn directives(source: &Source, out: &mut Vec<String>) -> Result<Directives, Outcome> {
+pub(crate) fn directives(source: &Source, out: &mut Vec<String>) -> Result<Directives, Outcome> {
     match source {
         Source::Direct(d) => {
             if super::directive::is_unfilled(&d.summary) {

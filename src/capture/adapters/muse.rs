@@ -24,7 +24,7 @@ struct WireStop {
 }
 
 /// Decodes a Muse Code Stop payload.
-pub fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
+pub(crate) fn decode(value: Value) -> Result<Option<Stop>, serde_json::Error> {
     let w: WireStop = serde_json::from_value(value)?;
     let event = either(w.hook_event_name, w.hook_event_name_camel);
     if other_event(event.as_deref(), &["Stop"]) {
