@@ -67,7 +67,7 @@ fn tail(
     )))
 }
 
-/// The refs of one answer as recall shows them,, resolving and hashing each cited path once: `recent --all` on the
+/// The refs of one answer as recall shows them, resolving and hashing each cited path once: `recent --all` on the
 /// ten-year vault shows 90,000 refs to 10,000 notes, and resolving (a `readlink` per path
 /// component) and hashing every ref again took most of its time. One answer reads each note
 /// once, so all of its refs to a note agree.
