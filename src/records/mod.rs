@@ -13,6 +13,7 @@ pub mod retraction;
 pub mod standing;
 pub mod text;
 pub mod v1;
+pub mod yaml_scalar;
 
 pub use entry::{Entry, NoteRef, Step, Workspace};
 

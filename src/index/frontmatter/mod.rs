@@ -10,11 +10,13 @@
 //! blocks made only of simple `key: scalar` / `key: [a, b]` lines take a fast
 //! path. It answers only when the line's meaning is unambiguous (plain words,
 //! small decimal integers, valid dates) and hands everything else to
-//! `yaml_serde`; tests hold the two paths to the same result. What JavaScript
-//! does differently lives in `jscompat`.
+//! `yaml_serde`; tests hold the two paths to the same result. Which words YAML
+//! retypes is the rule the `@1` reader shares (`records::yaml_scalar`); what
+//! JavaScript does differently lives in `jscompat`.
 
 use crate::clock::is_day;
 use crate::records::text::is_js_whitespace;
+use crate::records::yaml_scalar::{may_retype, Readers};
 use std::path::Path;
 
 use yaml_serde::Value;
@@ -139,11 +141,6 @@ fn is_blank_yaml(yaml: &str) -> bool {
 // Fast path
 // ---------------------------------------------------------------------------
 
-/// Plain scalars the fast path refuses because YAML gives them another type.
-const RESERVED_WORDS: &[&str] = &[
-    "true", "false", "null", "yes", "no", "on", "off", "y", "n", "inf", "infinity", "nan",
-];
-
 /// A value the fast path understood.
 enum FastValue<'a> {
     Null,
@@ -222,6 +219,11 @@ fn fast_value(rest: &str) -> Option<FastValue<'_>> {
 
 /// A plain scalar whose stringified value is its own text: a word-like
 /// string, a small decimal integer, or a valid `YYYY-MM-DD` date.
+///
+/// YAML retypes the integers and dates, but the index keeps every field as
+/// text, and `String()` of them is their own text; so only a word is asked
+/// the shared retype rule ([`is_reserved`]). A word-like scalar starts with a
+/// letter, where that rule's numbers never do.
 fn fast_scalar(value: &str) -> Option<&str> {
     let bytes = value.as_bytes();
     let first = *bytes.first()?;
@@ -240,8 +242,10 @@ fn fast_scalar(value: &str) -> Option<&str> {
     simple.then_some(value)
 }
 
+/// A word (key or value) the fast path refuses because some YAML reader gives it another type:
+/// the rule the `@1` reader shares, asked for any reader ([`Readers::Any`]).
 fn is_reserved(word: &str) -> bool {
-    RESERVED_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
+    may_retype(word, Readers::Any)
 }
 
 /// `YYYY-MM-DD` naming a real day in a year js-yaml keeps as written (≥ 100).

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use serde_json::Map;
 
 use super::{valid_day, Parsed, SCHEMA_PREFIX};
+use crate::records::yaml_scalar::{may_retype, Readers};
 use crate::records::{Entry, NoteRef, Workspace};
 
 /// The line patterns of one `refs` block at one indentation.
@@ -253,35 +254,7 @@ fn plain(raw: &str, classes: u8) -> Option<&str> {
     if classes & INDICATOR != 0 || (classes & HASH != 0 && raw.contains(" #")) {
         return None;
     }
-    (!maybe_not_a_string(raw)).then_some(raw)
-}
-
-/// True when YAML might resolve this plain scalar to null, a bool or a number. It errs on
-/// the side of `true` (the fallback then decides).
-fn maybe_not_a_string(s: &str) -> bool {
-    if matches!(
-        s,
-        "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
-    ) {
-        return true;
-    }
-    if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
-        return false;
-    }
-    if s.parse::<f64>().is_ok() {
-        return true;
-    }
-    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let radix_int = [("0x", 16), ("0o", 8), ("0b", 2)]
-        .iter()
-        .any(|(prefix, radix)| {
-            unsigned.strip_prefix(prefix).is_some_and(|digits| {
-                !digits.is_empty() && digits.chars().all(|c| c.is_digit(*radix))
-            })
-        });
-    let word = unsigned.trim_start_matches('.').get(..3);
-    radix_int
-        || word.is_some_and(|w| w.eq_ignore_ascii_case("inf") || w.eq_ignore_ascii_case("nan"))
+    (!may_retype(raw, Readers::Core)).then_some(raw)
 }
 
 /// `'...'` with `''` for a quote, closing at the end of the line.
