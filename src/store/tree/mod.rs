@@ -644,6 +644,104 @@ mod tests {
         );
     }
 
+    /// Where [`Trees::write`] keeps a vault-relative path when no tree holds it flat.
+    fn placed(path: &str) -> String {
+        match (flat_sessions(), paths::year_path(path)) {
+            (false, Some(year)) => year,
+            _ => path.to_string(),
+        }
+    }
+
+    /// The tree of `files` (stored path → blob) as libgit2's `TreeBuilder` writes it.
+    fn builder_tree(repo: &Repository, files: &BTreeMap<String, Oid>) -> Oid {
+        let mut builder = repo.treebuilder(None).unwrap();
+        let mut dirs: BTreeMap<&str, BTreeMap<String, Oid>> = BTreeMap::new();
+        for (path, oid) in files {
+            match path.split_once('/') {
+                Some((head, rest)) => {
+                    dirs.entry(head).or_default().insert(rest.to_string(), *oid);
+                }
+                None => {
+                    builder.insert(path, *oid, 0o100644).unwrap();
+                }
+            }
+        }
+        for (name, sub) in &dirs {
+            builder
+                .insert(name, builder_tree(repo, sub), 0o040000)
+                .unwrap();
+        }
+        builder.write().unwrap()
+    }
+
+    /// Batches of `(vault-relative path, content byte)` edits over one set of paths: names that
+    /// sort around each other and around `/` (`a`, `a-`, `a.`, `a0`, `a/…`), day files that go to
+    /// their year folders, and day files written straight into a year folder. No path is both a
+    /// file and a folder once placed.
+    fn edit_batches() -> impl Strategy<Value = Vec<Vec<(String, u8)>>> {
+        let segment = prop_oneof![
+            4 => "[ab][ab0.-]{0,2}",
+            1 => Just("2026-01-01.md".to_string()),
+        ];
+        let day = prop_oneof![
+            Just("2026-01-01.md"),
+            Just("2026-01-01.a.md"),
+            Just("2026-01-01.a-b.md"),
+            Just("2025-12-31.md"),
+            Just("2026.md"),
+        ];
+        let path = prop_oneof![
+            3 => prop::collection::vec(segment, 1..4).prop_map(|s| s.join("/")),
+            2 => day.clone().prop_map(|d| format!("_librarian/sessions/{d}")),
+            1 => day.prop_map(|d| format!("_librarian/sessions/2026/{d}")),
+        ];
+        prop::collection::btree_set(path, 1..16).prop_flat_map(|universe| {
+            let stored: Vec<String> = universe.iter().map(|p| placed(p)).collect();
+            let paths: Vec<String> = universe
+                .into_iter()
+                .filter(|p| {
+                    let dir = format!("{}/", placed(p));
+                    !stored.iter().any(|s| s.starts_with(&dir))
+                })
+                .collect();
+            let n = paths.len();
+            let edit = (0..n, 0u8..4);
+            prop::collection::vec(prop::collection::vec(edit, 1..6), 1..4).prop_map(
+                move |batches| {
+                    batches
+                        .into_iter()
+                        .map(|b| b.into_iter().map(|(i, c)| (paths[i].clone(), c)).collect())
+                        .collect()
+                },
+            )
+        })
+    }
+
+    proptest! {
+        /// Every tree [`Trees::write`] makes, from scratch and edited batch after batch, is
+        /// byte-identical to the tree libgit2's `TreeBuilder` makes of the same files.
+        #[test]
+        fn written_trees_match_libgit2s_tree_builder(batches in edit_batches()) {
+            let t = tempfile::tempdir().unwrap();
+            let repo = Repository::init(t.path()).unwrap();
+            let mut trees = Trees::new(&repo).unwrap();
+            let mut files: BTreeMap<String, Oid> = BTreeMap::new();
+            let mut base = None;
+            for batch in batches {
+                let edits: Vec<(String, Oid)> = batch
+                    .iter()
+                    .map(|(p, c)| (p.clone(), repo.blob(&[*c]).unwrap()))
+                    .collect();
+                for (p, oid) in &edits {
+                    files.insert(placed(p), *oid);
+                }
+                let written = trees.write(base, &edits).unwrap();
+                prop_assert_eq!(written, builder_tree(&repo, &files), "{:?}", files);
+                base = Some(written);
+            }
+        }
+    }
+
     #[test]
     fn files_lists_one_directory_without_reading_its_siblings() {
         let t = tempfile::tempdir().unwrap();
