@@ -15,6 +15,7 @@ pub mod codex;
 pub mod command;
 pub mod copilot;
 pub mod files;
+pub mod githooks;
 pub mod grok;
 pub mod hooks;
 pub mod json;
