@@ -15,6 +15,7 @@ pub(crate) mod codex;
 pub(crate) mod command;
 pub(crate) mod copilot;
 pub(crate) mod files;
+pub(crate) mod githooks;
 pub(crate) mod grok;
 pub(crate) mod hooks;
 pub(crate) mod json;

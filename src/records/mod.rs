@@ -13,6 +13,7 @@ pub(crate) mod retraction;
 pub(crate) mod standing;
 pub(crate) mod text;
 pub(crate) mod v1;
+pub(crate) mod yaml_scalar;
 
 pub use entry::{Entry, NoteRef, Step, Workspace};
 

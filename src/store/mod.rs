@@ -176,7 +176,7 @@ impl Store {
     }
 
     /// A reader and writer of raw trees in this repository.
-    pub fn trees(&self) -> Result<tree::Trees<'_>, StoreError> {
+    pub(crate) fn trees(&self) -> Result<tree::Trees<'_>, StoreError> {
         Ok(tree::Trees::new(&self.repo)?)
     }
 

@@ -1,24 +1,24 @@
-//! Tree reading and editing on raw tree objects, and the one place that maps a day file's
-//! vault-relative path to where the record ref keeps it (its year's folder, or the flat
+//! Reading and writing the record ref's trees ([`Trees`]), and the one place that maps a day
+//! file's vault-relative path to where the record ref keeps it (its year's folder, or the flat
 //! sessions folder of trees written before the year folders; spec/ref-layout.md).
 //!
 //! The record ref's `_librarian/sessions/` tree holds one entry per day file (3,650 after ten
 //! years), and every capture writes a new version of it. Parsing it into a `TreeBuilder` and
 //! serialising it again dominated a capture, so trees are read once (memoised), edited as byte
-//! slices in git's entry order, and written straight to the object database.
+//! slices in git's entry order by the raw codec (`raw`), and written straight to the object
+//! database.
 
 use crate::records::paths;
 use git2::{ObjectType, Odb, Oid, Repository};
-use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-const FILE_MODE: &[u8] = b"100644";
-const DIR_MODE: &[u8] = b"40000";
+mod raw;
+use raw::{apply, differing, entries, RawEntry, DIR_MODE, FILE_MODE};
 
 /// A file that differs between two trees.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
+pub(crate) struct Change {
     pub path: String,
     pub old: Option<Oid>,
     pub new: Option<Oid>,
@@ -27,7 +27,7 @@ pub struct Change {
 /// An entry of a record tree that is not a record file: readers skip it, the audit names it
 /// and the intake of a remote's history refuses it (spec/ref-layout.md, "Tree").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Odd {
+pub(crate) struct Odd {
     /// Its path as stored (names that are not UTF-8 shown lossily).
     pub path: String,
     /// Its mode as the tree holds it (`100644`, `40000`, `120000`, `160000`, …).
@@ -37,7 +37,7 @@ pub struct Odd {
 
 /// What is wrong with an [`Odd`] entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OddKind {
+pub(crate) enum OddKind {
     /// A name that could reach outside its folder or that git reads as `.git`.
     Name(&'static str),
     /// A mode other than a regular file (`100644`) or a folder: executable, symlink, gitlink.
@@ -50,7 +50,7 @@ pub enum OddKind {
 
 impl Odd {
     /// One sentence: what the entry is and why it does not belong.
-    pub fn rule(&self) -> String {
+    pub(crate) fn rule(&self) -> String {
         match &self.why {
             OddKind::Name(why) => format!("{why} is never a record path"),
             OddKind::Mode => format!(
@@ -99,16 +99,8 @@ fn admit(path: &str, name: &[u8], mode: &[u8]) -> Admit {
 /// An entry to write: its path as stored, its mode, and its id (`None`: remove it).
 type Placed = (String, &'static [u8], Option<Oid>);
 
-/// One entry of a raw tree: mode, name and the 20-byte object id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct RawEntry<'a> {
-    mode: &'a [u8],
-    name: &'a [u8],
-    oid: &'a [u8],
-}
-
 /// Reads and writes trees of one repository, remembering every tree it has read.
-pub struct Trees<'r> {
+pub(crate) struct Trees<'r> {
     repo: &'r Repository,
     odb: Odb<'r>,
     raw: HashMap<Oid, Rc<Vec<u8>>>,
@@ -124,7 +116,7 @@ const RECENT_BLOBS: usize = 4;
 
 impl<'r> Trees<'r> {
     /// A tree reader/writer over `repo`'s object database.
-    pub fn new(repo: &'r Repository) -> Result<Trees<'r>, git2::Error> {
+    pub(crate) fn new(repo: &'r Repository) -> Result<Trees<'r>, git2::Error> {
         Ok(Trees {
             repo,
             odb: repo.odb()?,
@@ -135,14 +127,18 @@ impl<'r> Trees<'r> {
     }
 
     /// Refuses (as an error naming it) to read any tree object larger than `bytes`.
-    pub fn limit_trees(&mut self, bytes: usize) {
+    pub(crate) fn limit_trees(&mut self, bytes: usize) {
         self.tree_limit = Some(bytes);
     }
 
     /// The id and mode of the entry at the vault-relative `path` below the record tree `root`.
     /// A day file is found where the ref keeps it: at `path` in a tree written before the year
     /// folders, else in its year's folder (spec/ref-layout.md, "Year folders").
-    pub fn entry(&mut self, root: Oid, path: &str) -> Result<Option<(Oid, bool)>, git2::Error> {
+    pub(crate) fn entry(
+        &mut self,
+        root: Oid,
+        path: &str,
+    ) -> Result<Option<(Oid, bool)>, git2::Error> {
         match self.raw_entry(root, path)? {
             Some(found) => Ok(Some(found)),
             None => match paths::year_path(path) {
@@ -165,7 +161,7 @@ impl<'r> Trees<'r> {
 
     /// The blob of a note at `path` in a tree of the user's branches (`root`): a regular or an
     /// executable file (notes copied from some file systems keep an executable bit).
-    pub fn note_entry(&mut self, root: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
+    pub(crate) fn note_entry(&mut self, root: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
         Ok(match self.stored_entry(root, path)? {
             Some((oid, FILE_MODE | b"100755")) => Some(oid),
             _ => None,
@@ -204,7 +200,11 @@ impl<'r> Trees<'r> {
     }
 
     /// The bytes of the blob at `path` below `root`, if there is one.
-    pub fn blob_at(&mut self, root: Oid, path: &str) -> Result<Option<Vec<u8>>, git2::Error> {
+    pub(crate) fn blob_at(
+        &mut self,
+        root: Oid,
+        path: &str,
+    ) -> Result<Option<Vec<u8>>, git2::Error> {
         match self.entry(root, path)? {
             Some((oid, false)) => Ok(Some(self.repo.find_blob(oid)?.content().to_vec())),
             _ => Ok(None),
@@ -214,7 +214,7 @@ impl<'r> Trees<'r> {
     /// Writes the record tree `base` with each `(vault-relative path, blob)` of `edits` inserted
     /// or replaced. A day file goes to its year's folder, unless `base` still holds it in the
     /// sessions folder itself (a tree written before the year folders): it is replaced there.
-    pub fn write(
+    pub(crate) fn write(
         &mut self,
         base: Option<Oid>,
         edits: &[(String, Oid)],
@@ -237,7 +237,7 @@ impl<'r> Trees<'r> {
     /// day file already in its year folder under the same name is replaced: the one in the
     /// sessions folder itself is the record file ([`Trees::entry`]), so [`Trees::changes`]
     /// finds no change between `root` and the result.
-    pub fn moved_to_years(&mut self, root: Oid) -> Result<Option<Oid>, git2::Error> {
+    pub(crate) fn moved_to_years(&mut self, root: Oid) -> Result<Option<Oid>, git2::Error> {
         if flat_sessions() {
             return Ok(None);
         }
@@ -268,7 +268,7 @@ impl<'r> Trees<'r> {
     /// A new tree holding each `(path, blob)` exactly at `path`, day files included: the trees
     /// versions before the year folders wrote, for tests.
     #[cfg(test)]
-    pub fn write_stored(&mut self, files: &[(String, Oid)]) -> Result<Oid, git2::Error> {
+    pub(crate) fn write_stored(&mut self, files: &[(String, Oid)]) -> Result<Oid, git2::Error> {
         let placed: Vec<Placed> = files
             .iter()
             .map(|(p, o)| (p.clone(), FILE_MODE, Some(*o)))
@@ -318,7 +318,7 @@ impl<'r> Trees<'r> {
     ///
     /// Only record files are compared (regular files at the paths spec/ref-layout.md allows);
     /// any other entry is skipped, and no folder that holds no record file is read.
-    pub fn changes(
+    pub(crate) fn changes(
         &mut self,
         old: Option<Oid>,
         new: Option<Oid>,
@@ -329,7 +329,7 @@ impl<'r> Trees<'r> {
     /// [`Trees::changes`], and every entry of `new` that differs from `old` and is not a
     /// record file or folder (each reported once, at the top-most odd entry: nothing below an
     /// odd folder is read).
-    pub fn changes_checked(
+    pub(crate) fn changes_checked(
         &mut self,
         old: Option<Oid>,
         new: Option<Oid>,
@@ -510,7 +510,11 @@ impl<'r> Trees<'r> {
     /// Paths are vault-relative: a day file kept in a year folder is listed at its path in the
     /// sessions folder, unless the sessions folder itself also holds that name (that one is the
     /// record file, as [`Trees::entry`] finds it).
-    pub fn files(&mut self, root: Oid, dir: &str) -> Result<Vec<(String, Oid)>, git2::Error> {
+    pub(crate) fn files(
+        &mut self,
+        root: Oid,
+        dir: &str,
+    ) -> Result<Vec<(String, Oid)>, git2::Error> {
         let stored = self.stored_files(root, dir)?;
         if !stored
             .iter()
@@ -558,7 +562,7 @@ impl<'r> Trees<'r> {
     }
 
     /// The bytes of the blob `oid`, kept among the last few read.
-    pub fn blob(&mut self, oid: Oid) -> Result<Rc<Vec<u8>>, git2::Error> {
+    pub(crate) fn blob(&mut self, oid: Oid) -> Result<Rc<Vec<u8>>, git2::Error> {
         if let Some((_, b)) = self.blobs.iter().find(|(o, _)| *o == oid) {
             return Ok(b.clone());
         }
@@ -571,7 +575,7 @@ impl<'r> Trees<'r> {
     }
 
     /// Forgets the trees read so far (bounds memory on long walks).
-    pub fn forget(&mut self) {
+    pub(crate) fn forget(&mut self) {
         self.raw.clear();
     }
 
@@ -602,168 +606,6 @@ impl<'r> Trees<'r> {
 /// wrote and check what this version does with them.
 fn flat_sessions() -> bool {
     cfg!(debug_assertions) && std::env::var_os("RUTTER_FLAT_SESSIONS").is_some()
-}
-
-/// The raw tree `raw` with `updates` (name, mode, id) inserted in git order or replacing the
-/// entry of the same name.
-fn apply<'a>(raw: &'a [u8], updates: &'a [(Vec<u8>, &'a [u8], Option<Oid>)]) -> Vec<u8> {
-    // One pass over the tree and a sort of the new names: moving 36,500 day files into year
-    // folders is 73,000 updates of one tree, which a search per update made quadratic.
-    let mut by_name: HashMap<&[u8], usize> = HashMap::with_capacity(updates.len());
-    for (i, (name, _, _)) in updates.iter().enumerate() {
-        by_name.insert(name.as_slice(), i);
-    }
-    let entry = |i: usize, name: &'a [u8]| -> Option<RawEntry<'a>> {
-        let (_, mode, oid) = &updates[i];
-        oid.as_ref().map(|oid| RawEntry {
-            mode,
-            name,
-            oid: oid.as_bytes(),
-        })
-    };
-    let mut kept: Vec<RawEntry<'a>> = Vec::new();
-    for e in entries(raw) {
-        match by_name.remove(e.name) {
-            None => kept.push(e),
-            Some(i) => kept.extend(entry(i, e.name)),
-        }
-    }
-    let mut added: Vec<RawEntry<'a>> = by_name
-        .into_values()
-        .filter_map(|i| entry(i, updates[i].0.as_slice()))
-        .collect();
-    added.sort_by(git_order);
-    let mut list = Vec::with_capacity(kept.len() + added.len());
-    let (mut a, mut b) = (kept.into_iter().peekable(), added.into_iter().peekable());
-    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-        let next = if git_order(x, y) == Ordering::Less {
-            a.next()
-        } else {
-            b.next()
-        };
-        list.extend(next);
-    }
-    list.extend(a);
-    list.extend(b);
-    let mut out = Vec::with_capacity(raw.len() + 64 * updates.len());
-    for e in &list {
-        out.extend_from_slice(e.mode);
-        out.push(b' ');
-        out.extend_from_slice(e.name);
-        out.push(0);
-        out.extend_from_slice(e.oid);
-    }
-    out
-}
-
-/// Git's tree entry order: by name, a directory's name compared as if it ended in `/`.
-fn git_order(a: &RawEntry<'_>, b: &RawEntry<'_>) -> Ordering {
-    let common = a.name.len().min(b.name.len());
-    let next = |e: &RawEntry<'_>| match e.name.get(common) {
-        Some(&c) => c,
-        None if e.mode == DIR_MODE => b'/',
-        None => 0,
-    };
-    a.name[..common]
-        .cmp(&b.name[..common])
-        .then_with(|| next(a).cmp(&next(b)))
-}
-
-/// The entries of a raw tree; stops at the first malformed byte.
-fn entries(raw: &[u8]) -> impl Iterator<Item = RawEntry<'_>> {
-    let mut rest = raw;
-    std::iter::from_fn(move || {
-        let (e, after) = entry_at(rest)?;
-        rest = after;
-        Some(e)
-    })
-}
-
-/// The entry at the start of `rest` and what follows it; `None` at the end or a malformed byte.
-fn entry_at(rest: &[u8]) -> Option<(RawEntry<'_>, &[u8])> {
-    let space = memchr::memchr(b' ', rest)?;
-    let nul = space + 1 + memchr::memchr(0, &rest[space + 1..])?;
-    let oid = rest.get(nul + 1..nul + 21)?;
-    let e = RawEntry {
-        mode: &rest[..space],
-        name: &rest[space + 1..nul],
-        oid,
-    };
-    Some((e, &rest[nul + 21..]))
-}
-
-/// A differing entry of two raw trees: the old side, the new side, or both (same name).
-type Pair<'a> = (Option<RawEntry<'a>>, Option<RawEntry<'a>>);
-
-/// The entries of `a` and `b` paired by name, from the first that differs to where their tails
-/// agree. Both are sorted in git order: their identical head and tail are skipped (one day file
-/// changes per capture in a tree of thousands), the rest is walked side by side. Pairs of equal
-/// entries may remain; the caller skips them.
-fn differing<'a>(a: &'a [u8], b: &'a [u8]) -> Vec<Pair<'a>> {
-    let (start, tail) = common_ends(a, b);
-    let (mut x, mut y) = (&a[start..], &b[start..]);
-    let mut pairs = Vec::new();
-    while !(x.len() == y.len() && x.len() <= tail) {
-        let (ex, ey) = (entry_at(x), entry_at(y));
-        let order = match (&ex, &ey) {
-            (None, None) => break,
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (Some((e, _)), Some((f, _))) => git_order(e, f),
-        };
-        let (take_x, take_y) = match order {
-            Ordering::Less => (true, false),
-            Ordering::Greater => (false, true),
-            Ordering::Equal => (true, true),
-        };
-        pairs.push((pick(ex, take_x, &mut x), pick(ey, take_y, &mut y)));
-    }
-    pairs
-}
-
-/// The entry of `side` when `take`, moving `rest` past it.
-fn pick<'a>(
-    side: Option<(RawEntry<'a>, &'a [u8])>,
-    take: bool,
-    rest: &mut &'a [u8],
-) -> Option<RawEntry<'a>> {
-    let (e, after) = side.filter(|_| take)?;
-    *rest = after;
-    Some(e)
-}
-
-/// For two raw trees: the offset of the first entry that is not byte-identical in both (the
-/// same in each, as everything before it is), and the length of their common byte tail, no
-/// longer than what remains after that offset in the shorter.
-fn common_ends(a: &[u8], b: &[u8]) -> (usize, usize) {
-    let n = a.len().min(b.len());
-    let same = common_len(n, |i, len| a[i..i + len] == b[i..i + len]);
-    let mut start = 0;
-    while let Some((_, after)) = entry_at(&a[start..]) {
-        let end = a.len() - after.len();
-        if end > same {
-            break;
-        }
-        start = end;
-    }
-    let tail = common_len(n - start, |i, len| {
-        a[a.len() - i - len..a.len() - i] == b[b.len() - i - len..b.len() - i]
-    });
-    (start, tail)
-}
-
-/// The longest `k <= n` with `eq(i, len)` true for every chunk `[i, i + len)` of `[0, k)`,
-/// compared a chunk at a time (slice equality is a `memcmp`).
-fn common_len(n: usize, eq: impl Fn(usize, usize) -> bool) -> usize {
-    const CHUNK: usize = 512;
-    let mut k = 0;
-    while k + CHUNK <= n && eq(k, CHUNK) {
-        k += CHUNK;
-    }
-    while k < n && eq(k, 1) {
-        k += 1;
-    }
-    k
 }
 
 #[cfg(test)]
@@ -812,6 +654,104 @@ mod tests {
             second,
             "byte-identical to libgit2's own tree"
         );
+    }
+
+    /// Where [`Trees::write`] keeps a vault-relative path when no tree holds it flat.
+    fn placed(path: &str) -> String {
+        match (flat_sessions(), paths::year_path(path)) {
+            (false, Some(year)) => year,
+            _ => path.to_string(),
+        }
+    }
+
+    /// The tree of `files` (stored path → blob) as libgit2's `TreeBuilder` writes it.
+    fn builder_tree(repo: &Repository, files: &BTreeMap<String, Oid>) -> Oid {
+        let mut builder = repo.treebuilder(None).unwrap();
+        let mut dirs: BTreeMap<&str, BTreeMap<String, Oid>> = BTreeMap::new();
+        for (path, oid) in files {
+            match path.split_once('/') {
+                Some((head, rest)) => {
+                    dirs.entry(head).or_default().insert(rest.to_string(), *oid);
+                }
+                None => {
+                    builder.insert(path, *oid, 0o100644).unwrap();
+                }
+            }
+        }
+        for (name, sub) in &dirs {
+            builder
+                .insert(name, builder_tree(repo, sub), 0o040000)
+                .unwrap();
+        }
+        builder.write().unwrap()
+    }
+
+    /// Batches of `(vault-relative path, content byte)` edits over one set of paths: names that
+    /// sort around each other and around `/` (`a`, `a-`, `a.`, `a0`, `a/…`), day files that go to
+    /// their year folders, and day files written straight into a year folder. No path is both a
+    /// file and a folder once placed.
+    fn edit_batches() -> impl Strategy<Value = Vec<Vec<(String, u8)>>> {
+        let segment = prop_oneof![
+            4 => "[ab][ab0.-]{0,2}",
+            1 => Just("2026-01-01.md".to_string()),
+        ];
+        let day = prop_oneof![
+            Just("2026-01-01.md"),
+            Just("2026-01-01.a.md"),
+            Just("2026-01-01.a-b.md"),
+            Just("2025-12-31.md"),
+            Just("2026.md"),
+        ];
+        let path = prop_oneof![
+            3 => prop::collection::vec(segment, 1..4).prop_map(|s| s.join("/")),
+            2 => day.clone().prop_map(|d| format!("_librarian/sessions/{d}")),
+            1 => day.prop_map(|d| format!("_librarian/sessions/2026/{d}")),
+        ];
+        prop::collection::btree_set(path, 1..16).prop_flat_map(|universe| {
+            let stored: Vec<String> = universe.iter().map(|p| placed(p)).collect();
+            let paths: Vec<String> = universe
+                .into_iter()
+                .filter(|p| {
+                    let dir = format!("{}/", placed(p));
+                    !stored.iter().any(|s| s.starts_with(&dir))
+                })
+                .collect();
+            let n = paths.len();
+            let edit = (0..n, 0u8..4);
+            prop::collection::vec(prop::collection::vec(edit, 1..6), 1..4).prop_map(
+                move |batches| {
+                    batches
+                        .into_iter()
+                        .map(|b| b.into_iter().map(|(i, c)| (paths[i].clone(), c)).collect())
+                        .collect()
+                },
+            )
+        })
+    }
+
+    proptest! {
+        /// Every tree [`Trees::write`] makes, from scratch and edited batch after batch, is
+        /// byte-identical to the tree libgit2's `TreeBuilder` makes of the same files.
+        #[test]
+        fn written_trees_match_libgit2s_tree_builder(batches in edit_batches()) {
+            let t = tempfile::tempdir().unwrap();
+            let repo = Repository::init(t.path()).unwrap();
+            let mut trees = Trees::new(&repo).unwrap();
+            let mut files: BTreeMap<String, Oid> = BTreeMap::new();
+            let mut base = None;
+            for batch in batches {
+                let edits: Vec<(String, Oid)> = batch
+                    .iter()
+                    .map(|(p, c)| (p.clone(), repo.blob(&[*c]).unwrap()))
+                    .collect();
+                for (p, oid) in &edits {
+                    files.insert(placed(p), *oid);
+                }
+                let written = trees.write(base, &edits).unwrap();
+                prop_assert_eq!(written, builder_tree(&repo, &files), "{:?}", files);
+                base = Some(written);
+            }
+        }
     }
 
     #[test]
