@@ -58,3 +58,19 @@ pub fn two_sessions() -> Env {
     assert_eq!(r.code, 0, "{}", r.stderr);
     env
 }
+
+/// `two_sessions` with a line typed by hand at the end of 2026-11-30's day file: a copy of the
+/// second entry with another summary and id, which no capture wrote.
+pub fn with_a_hand_typed_line() -> Env {
+    let env = two_sessions();
+    let day = "_librarian/sessions/2026-11-30.md";
+    let text = env.read(day);
+    let line = text
+        .lines()
+        .find(|l| l.contains("Kept the schema"))
+        .unwrap()
+        .replace("Kept the schema in one file.", "Typed by hand.")
+        .replace("20261130T102000000Z", "20261130T113000000Z");
+    env.write(day, &format!("{text}{line}\n"));
+    env
+}

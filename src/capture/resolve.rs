@@ -358,18 +358,6 @@ mod tests {
     }
 
     #[test]
-    fn known_digests() {
-        assert_eq!(
-            fingerprint::sha256_ref(b""),
-            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
-        assert_eq!(
-            fingerprint::blob_id(b""),
-            "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
-        );
-    }
-
-    #[test]
     fn wikilink_heading_and_query_forms_resolve() {
         let (_d, root) = vault();
         assert_eq!(one(&root, "[[Note|alias]]").unwrap().path, "Note");

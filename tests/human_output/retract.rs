@@ -58,16 +58,7 @@ fn retract_with_an_empty_reason_is_a_usage_error() {
 
 #[test]
 fn retract_of_an_unverified_line_is_refused() {
-    let env = two_sessions();
-    let day = "_librarian/sessions/2026-11-30.md";
-    let text = env.read(day);
-    let line = text
-        .lines()
-        .find(|l| l.contains("Kept the schema"))
-        .unwrap()
-        .replace("Kept the schema in one file.", "Typed by hand.")
-        .replace("20261130T102000000Z", "20261130T113000000Z");
-    env.write(day, &format!("{text}{line}\n"));
+    let env = crate::with_a_hand_typed_line();
     insta::assert_snapshot!(env.here(&["retract", "20261130T113000000Z", "--reason", "x"]));
 }
 

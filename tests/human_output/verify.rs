@@ -72,15 +72,7 @@ fn verify_names_a_deleted_day_file() {
 
 #[test]
 fn verify_names_a_line_no_capture_wrote() {
-    let env = two_sessions();
-    let text = env.read(DAY);
-    let line = text
-        .lines()
-        .find(|l| l.contains("Kept the schema"))
-        .unwrap()
-        .replace("Kept the schema in one file.", "Typed by hand.")
-        .replace("20261130T102000000Z", "20261130T113000000Z");
-    env.write(DAY, &format!("{text}{line}\n"));
+    let env = crate::with_a_hand_typed_line();
     insta::assert_snapshot!(env.here(&["verify"]));
 }
 
