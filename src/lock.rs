@@ -65,6 +65,13 @@ impl Lock {
         poll(OwnedFd::from(file), wait, path)
     }
 
+    /// Takes the exclusive lock file `name` in `dir` (another lock than the capture lock: the
+    /// detached sync's), waiting at most `wait`; `Duration::ZERO` tries once.
+    pub(crate) fn named(dir: &Dir, name: &str, wait: Duration) -> Result<Lock, LockError> {
+        let file = dir.open_lock(name)?;
+        poll(OwnedFd::from(file), wait, dir.path().join(name))
+    }
+
     /// Takes an exclusive lock on the folder `dir` itself (a handle of its own on it, no lock
     /// file inside), waiting at most `wait`: the aside folders, whose writers may not hold the
     /// capture lock.

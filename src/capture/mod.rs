@@ -56,6 +56,8 @@ pub(crate) struct Request {
 pub(crate) struct Report {
     pub lines: Vec<String>,
     pub outcome: Outcome,
+    /// The vault the capture used, when one could be resolved.
+    pub vault: Option<Vault>,
 }
 
 /// Runs a capture and logs it in the hook-run log ([`runlog`]).
@@ -98,6 +100,7 @@ pub(crate) fn run(req: Request) -> Report {
     Report {
         lines: out,
         outcome,
+        vault,
     }
 }
 

@@ -50,6 +50,11 @@ pub(crate) enum Outcome {
     NoVault(String),
     /// Anything else that stopped the capture, including an entry written aside.
     Error(String),
+    /// A sync that started itself after a capture (`rutter.autoSync`) ran to its end (the text
+    /// says what it took in and sent).
+    Synced(String),
+    /// A sync that started itself could not sync (the text says why).
+    SyncFailed(String),
 }
 
 /// The outcome kinds as they are logged; unknown kinds (from a newer version) read as `Other`.
@@ -64,6 +69,8 @@ pub enum Kind {
     Malformed,
     NoVault,
     Error,
+    Synced,
+    SyncFailed,
     #[serde(other)]
     Other,
 }
@@ -80,13 +87,18 @@ impl Kind {
             Kind::Malformed => "malformed",
             Kind::NoVault => "no-vault",
             Kind::Error => "error",
+            Kind::Synced => "synced",
+            Kind::SyncFailed => "sync-failed",
             Kind::Other => "other",
         }
     }
 
     /// Whether a run of this kind means the hook is not working (a `status` finding).
     pub(crate) fn failed(self) -> bool {
-        matches!(self, Kind::Malformed | Kind::NoVault | Kind::Error)
+        matches!(
+            self,
+            Kind::Malformed | Kind::NoVault | Kind::Error | Kind::SyncFailed
+        )
     }
 }
 
@@ -102,6 +114,8 @@ impl Outcome {
             Outcome::Malformed(_) => Kind::Malformed,
             Outcome::NoVault(_) => Kind::NoVault,
             Outcome::Error(_) => Kind::Error,
+            Outcome::Synced(_) => Kind::Synced,
+            Outcome::SyncFailed(_) => Kind::SyncFailed,
         }
     }
 
@@ -131,7 +145,9 @@ impl Outcome {
             Outcome::Skipped(why)
             | Outcome::Malformed(why)
             | Outcome::NoVault(why)
-            | Outcome::Error(why) => why.clone(),
+            | Outcome::Error(why)
+            | Outcome::Synced(why)
+            | Outcome::SyncFailed(why) => why.clone(),
         }
     }
 }

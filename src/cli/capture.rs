@@ -67,7 +67,10 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
     };
     let client = req.client.clone();
     let lines = match std::panic::catch_unwind(|| capture::run(req)) {
-        Ok(report) => report.lines,
+        Ok(report) => {
+            crate::sync::auto::after_capture(report.vault.as_ref(), clock::now());
+            report.lines
+        }
         Err(_) => {
             let why = "internal error; nothing was lost, please report it.";
             let outcome = capture::Outcome::Error(format!("error: {why}"));

@@ -190,7 +190,38 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
                 .unwrap_or_default(),
             y.machine.as_deref().unwrap_or("(no machine id yet)"),
         ));
+        let notes = sync_notes(y, t);
+        if !notes.is_empty() {
+            out.push(format!("          {}", notes.join("; ")));
+        }
     }
+}
+
+/// Who can read the sync remote's copy, and the automatic sync, when there is something to say.
+fn sync_notes(y: &crate::status::SyncInfo, t: &Times) -> Vec<String> {
+    let mut notes = Vec::new();
+    match (y.exposure, y.host.as_deref()) {
+        ("encrypted", _) => {
+            notes.push("encrypted (gcrypt): its host stores ciphertext only".into())
+        }
+        ("plaintext", Some(host)) => {
+            notes.push(format!("not encrypted: {host} can read what sync sends"))
+        }
+        _ => {}
+    }
+    if let Some(raw) = &y.auto_sync {
+        notes.push(
+            match (&y.auto_sync_error, crate::sync::auto::parse_interval(raw)) {
+                (Some(_), _) => format!("rutter.autoSync {raw:?} is not an interval"),
+                (None, Ok(Some(_))) => format!("syncs by itself every {}", raw.trim()),
+                _ => "automatic sync off".into(),
+            },
+        );
+        if let Some(at) = &y.last_sync {
+            notes.push(format!("last sync started {}", show_time(at, &t.clock)));
+        }
+    }
+    notes
 }
 
 fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {

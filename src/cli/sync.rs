@@ -2,7 +2,7 @@
 
 use super::{CommandError, CommandResult, ErrorKind, Exit, Ui};
 use crate::clock;
-use crate::sync::{Action, SyncError, SyncReport};
+use crate::sync::{exposure, Action, SyncError, SyncReport};
 use std::path::PathBuf;
 
 /// Send and receive records through a git remote you own, so every machine has them all.
@@ -38,16 +38,27 @@ pub struct Args {
     /// The report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Started by a capture (git config rutter.autoSync): with the configured remote, at most
+    /// one at a time, its outcome written to the hook-run log instead of the terminal.
+    #[arg(long, hide = true, conflicts_with_all = ["remote", "setup", "json"])]
+    pub auto: bool,
 }
 
 /// Runs the command.
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    if args.auto {
+        return auto(ui, vault);
+    }
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = super::open_store(&vault)?;
     if let (true, Some(remote)) = (args.setup, args.remote.as_deref()) {
         let r = crate::sync::setup::setup_sync(&store, remote, args.force).map_err(refusal)?;
+        let exposed = r.url.as_deref().and_then(|u| exposure::warning(remote, u));
         let url = r.url.map(|u| format!(" ({u})")).unwrap_or_default();
         ui.warn(format_args!("git-rutter: {remote}{url} is this vault's sync remote (rutter.syncRemote); `git fetch {remote}` now brings its records too."));
+        if let Some(line) = exposed {
+            ui.warn(format_args!("{line}"));
+        }
         if !r.forced_over.is_empty() {
             ui.warn(format_args!(
                 "git-rutter: --force: syncing although {remote} holds commits by {}.",
@@ -83,6 +94,49 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         report.refused.is_some() || report.gave_up,
     ))
 }
+
+/// The detached sync a capture started (`sync::auto`): quiet, one at a time, and logged in the
+/// hook-run log as `synced` or `sync-failed`, where `git rutter status` shows it.
+fn auto(ui: &mut Ui, vault: Option<PathBuf>) -> CommandResult {
+    use crate::capture::runlog::{self, Outcome, Run};
+    // Never the current directory: the capture named its vault.
+    let vault = crate::vault::resolve(vault.as_deref(), false)?;
+    let store = super::open_store(&vault)?;
+    let Some(_one) = crate::sync::auto::exclusive(store.state_dir()) else {
+        return Ok(Exit::Clean);
+    };
+    let synced = crate::sync::sync_remote(&store, None)
+        .and_then(|remote| crate::sync::sync(&store, &remote, clock::now()));
+    let outcome = match &synced {
+        Ok(report) => {
+            refresh_dedupe(ui, &vault, report);
+            if report.after != report.before {
+                refresh_index(ui, &vault);
+            }
+            match hints(report).is_empty() {
+                true => Outcome::Synced(human(report).replace('\n', " ")),
+                false => Outcome::SyncFailed(format!(
+                    "{} {}",
+                    human(report).replace('\n', " "),
+                    hints(report).join(" ")
+                )),
+            }
+        }
+        Err(e) => Outcome::SyncFailed(format!("{e}")),
+    };
+    let run = Run::new(
+        clock::now(),
+        Some(AUTO_CLIENT),
+        None,
+        &outcome,
+        Some(&vault),
+    );
+    runlog::record(Some(&vault), &run);
+    Ok(Exit::findings_if(synced.is_err()))
+}
+
+/// The client label of a detached sync's line in the hook-run log.
+pub(crate) const AUTO_CLIENT: &str = "auto-sync";
 
 /// Why sync did not run, as the store says it (with a final period); a refusal the user can
 /// fix is exit 1, anything else 2.

@@ -109,7 +109,10 @@ impl Recorder {
             cwd: self.cwd.clone(),
         };
         match std::panic::catch_unwind(|| capture::run(req)) {
-            Ok(report) => result(&report.lines, &report.outcome),
+            Ok(report) => {
+                crate::sync::auto::after_capture(report.vault.as_ref(), crate::clock::now());
+                result(&report.lines, &report.outcome)
+            }
             Err(_) => Recorded {
                 text: "error: internal error; nothing was lost, please report it.".into(),
                 is_error: true,

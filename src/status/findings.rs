@@ -137,6 +137,13 @@ fn sync(y: &super::SyncInfo, clock: &crate::clock::Clock, out: &mut Vec<Finding>
             format!("Run `git rutter sync --setup {remote}`."),
         ));
     }
+    if let (Some(raw), Some(why)) = (&y.auto_sync, &y.auto_sync_error) {
+        out.push(finding(
+            "auto-sync-invalid",
+            format!("git config rutter.autoSync is {raw:?}, which is not an interval ({why}); captures do not start a sync."),
+            "Set it with `git config rutter.autoSync 15m` (s, m, h or d), or turn it off with `git config --unset rutter.autoSync`.".to_string(),
+        ));
+    }
     if let Some(n) = &y.refused {
         out.push(finding(
             "sync-refused",
@@ -349,6 +356,19 @@ fn last_runs(s: &Status, runs: &[Run], clock: &crate::clock::Clock, out: &mut Ve
             .as_deref()
             .is_some_and(|a| last.time.as_str() <= a);
         if !last.outcome.failed() || acked {
+            continue;
+        }
+        if last.outcome == Kind::SyncFailed {
+            out.push(Finding {
+                kind: "auto-sync-failed",
+                client: None,
+                message: format!(
+                    "The last sync that started by itself (rutter.autoSync), at {}, failed: {}.",
+                    super::show_time(&last.time, clock),
+                    last.reason.trim_end_matches('.')
+                ),
+                todo: "Run `git rutter sync` to see it fail in full; captures are kept either way, and the next capture after the interval tries again. `git rutter status --ack-runs` hides this once it is dealt with.".into(),
+            });
             continue;
         }
         let client = last

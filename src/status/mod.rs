@@ -99,6 +99,19 @@ pub(crate) struct SyncInfo {
     /// The last sync refused what the remote sent: nothing of it was taken.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused: Option<crate::sync::refused::Noted>,
+    /// Who can read the remote's copy: `encrypted` (a `gcrypt::` remote), `local` (a path on
+    /// this machine) or `plaintext` (another host: `host`).
+    pub exposure: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// `rutter.autoSync` as set, and why it is no interval when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_sync: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_sync_error: Option<String>,
+    /// When the last sync started, by hand or by itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_sync: Option<String>,
 }
 
 /// The index.
@@ -259,6 +272,11 @@ fn from_record(s: RecordState) -> RecordInfo {
             machine: y.machine,
             relation: y.relation,
             refused: y.refused,
+            exposure: y.exposure,
+            host: y.host,
+            auto_sync: y.auto_sync,
+            auto_sync_error: y.auto_sync_error,
+            last_sync: y.last_sync,
         }),
     }
 }

@@ -44,6 +44,16 @@ pub(crate) struct SyncState {
     pub relation: &'static str,
     /// The last sync with this remote refused what it sent (`sync/refused.rs`).
     pub refused: Option<crate::sync::refused::Noted>,
+    /// Who can read the remote's copy: `encrypted`, `local` or `plaintext`.
+    pub exposure: &'static str,
+    /// The host that can read a plaintext remote.
+    pub host: Option<String>,
+    /// `rutter.autoSync` as set (`None`: unset).
+    pub auto_sync: Option<String>,
+    /// Why `rutter.autoSync` is not an interval, when it is not.
+    pub auto_sync_error: Option<String>,
+    /// When the last sync started (`.git/rutter/sync-last`).
+    pub last_sync: Option<String>,
 }
 
 /// The tip commit.
@@ -102,9 +112,23 @@ fn sync_state(store: &Store, state_dir: &Path, tip: Oid) -> Option<SyncState> {
         },
     };
     let refused = crate::sync::refused::read(state_dir).filter(|n| n.remote == remote);
+    let url = store.remote_url(&remote);
+    let exposure = url.as_deref().map(crate::sync::exposure::of_url);
+    let auto_sync = store.config_string(crate::sync::auto::AUTO_SYNC_KEY);
+    let auto_sync_error = auto_sync
+        .as_deref()
+        .and_then(|v| crate::sync::auto::parse_interval(v).err());
     Some(SyncState {
         refused,
-        url: store.remote_url(&remote),
+        exposure: exposure.as_ref().map_or("local", |e| e.as_str()),
+        host: match exposure {
+            Some(crate::sync::exposure::Exposure::Hosted(h)) => Some(h),
+            _ => None,
+        },
+        auto_sync,
+        auto_sync_error,
+        last_sync: crate::sync::auto::last_start(state_dir).map(|i| i.iso()),
+        url,
         fetches_records: crate::sync::fetches_records(store, &remote).unwrap_or(false),
         machine: crate::machine::read(state_dir),
         relation,

@@ -34,6 +34,11 @@ pub(crate) const KNOWN: &[Known] = &[
         does: "The remote `git rutter sync` exchanges records with (set by `git rutter sync --setup REMOTE`).",
     },
     Known {
+        key: "rutter.autoSync",
+        default: "off",
+        does: "An interval (15m, 1h): after a capture, when the last sync started longer ago, a sync with rutter.syncRemote starts by itself in the background.",
+    },
+    Known {
         key: "rutter.keepCited",
         default: "true",
         does: "false: captures keep no copy of the notes they cite under _librarian/cited/, and sync sends none.",

@@ -7,7 +7,9 @@
 //! working files along ([`checkout`]), and push without ever forcing. A push that finds the
 //! remote moved fetches and merges again, a bounded number of times.
 
+pub(crate) mod auto;
 pub(crate) mod checkout;
+pub(crate) mod exposure;
 pub(crate) mod merge;
 pub(crate) mod refused;
 pub(crate) mod setup;
@@ -142,6 +144,7 @@ pub fn fetches_records(store: &Store, name: &str) -> Result<bool, SyncError> {
 /// remote sent is noted for `status` ([`refused::note`]); a sync that takes in or sends its
 /// records clears the note.
 pub fn sync(store: &Store, remote: &str, now: Instant) -> Result<SyncReport, SyncError> {
+    auto::note_start(store.state_dir(), now);
     let result = sync_unnoted(store, remote, now);
     match &result {
         Err(SyncError::Refused {

@@ -1,0 +1,200 @@
+//! Sync that runs itself (`git config rutter.autoSync 15m`, spec/sync.md "Automatic sync"):
+//! after a capture run, when a sync remote is set up and the last sync started longer ago than
+//! the interval, a detached `git-rutter sync --auto` starts. The capture never waits for it.
+//!
+//! The detached run is its own process group with its standard streams closed, so a Ctrl-C
+//! to the client and the hook's end do not stop it; at most one runs per vault (a `flock` on
+//! `<state>/autosync.lock`, taken without waiting: a second start exits at once); its outcome
+//! goes to the hook-run log, where `git rutter status` shows it. Every sync, by hand or not,
+//! notes when it started (`<state>/sync-last`), which is what "the last sync" means here: a
+//! remote that fails is tried again only once the interval has passed.
+
+use crate::clock::{self, Instant};
+use crate::fsx::Dir;
+use crate::lock::Lock;
+use crate::store::Store;
+use crate::vault::Vault;
+use std::path::Path;
+use std::time::Duration;
+
+/// Git config key: how often captures start a sync (`15m`, `1h`; `off` or unset: never).
+pub(crate) const AUTO_SYNC_KEY: &str = "rutter.autoSync";
+/// When the last sync started, in the state folder (one instant, `YYYY-MM-DDTHH:MM:SS.mmmZ`).
+const STAMP: &str = "sync-last";
+/// The lock the detached run holds, in the state folder.
+const LOCK: &str = "autosync.lock";
+/// The flag the detached run is started with (hidden from `sync --help`).
+pub(crate) const FLAG: &str = "--auto";
+
+/// Reads an interval: a whole number with a unit (`30s`, `15m`, `2h`, `1d`; a bare number is
+/// seconds); `off`, `false`, `no`, `never`, `0` or nothing turn it off (`None`).
+pub(crate) fn parse_interval(raw: &str) -> Result<Option<Duration>, String> {
+    let v = raw.trim().to_ascii_lowercase();
+    if matches!(v.as_str(), "" | "0" | "off" | "false" | "no" | "never") {
+        return Ok(None);
+    }
+    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &v[digits.len()..];
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{raw:?} is not an interval (say 30s, 15m, 2h or 1d, or off)"))?;
+    let secs = match unit {
+        "" | "s" | "sec" | "secs" | "second" | "seconds" => 1,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60,
+        "h" | "hour" | "hours" => 3600,
+        "d" | "day" | "days" => 86_400,
+        _ => return Err(format!("{raw:?} has an unknown unit (use s, m, h or d)")),
+    };
+    match n.checked_mul(secs) {
+        Some(0) => Ok(None),
+        Some(s) => Ok(Some(Duration::from_secs(s))),
+        None => Err(format!("{raw:?} is too long an interval")),
+    }
+}
+
+/// The interval `rutter.autoSync` sets in the vault `store` keeps, when it is on and a sync
+/// remote is set up; `Err` when the value is not an interval.
+pub(crate) fn configured(store: &Store) -> Result<Option<Duration>, String> {
+    let Some(raw) = store.config_string(AUTO_SYNC_KEY) else {
+        return Ok(None);
+    };
+    let interval = parse_interval(&raw)?;
+    let remote = store.config_string(super::SYNC_REMOTE_KEY);
+    Ok(interval.filter(|_| remote.is_some_and(|r| !r.is_empty())))
+}
+
+/// When the last sync started (`None`: never, or the note cannot be read).
+pub(crate) fn last_start(state_dir: &Path) -> Option<Instant> {
+    let bytes = Dir::open(state_dir).ok()?.read(STAMP).ok()??;
+    clock::parse_instant(String::from_utf8_lossy(&bytes).trim())
+}
+
+/// Notes that a sync starts now (best effort: a note that cannot be written only makes the next
+/// capture start another sync).
+pub(crate) fn note_start(state_dir: &Path, now: Instant) {
+    if let Ok(dir) = Dir::open_private(state_dir) {
+        let _ = dir.write_atomic(STAMP, format!("{}\n", now.iso()).as_bytes());
+    }
+}
+
+/// Whether a sync is due: none started yet, or the last one started `interval` or more ago (a
+/// start in the future, a clock set back, counts as long ago).
+pub(crate) fn due(last: Option<Instant>, interval: Duration, now: Instant) -> bool {
+    let Some(last) = last else { return true };
+    let elapsed_ms = now.0.saturating_sub(last.0);
+    elapsed_ms < 0 || elapsed_ms as u128 >= interval.as_millis()
+}
+
+/// After a capture run (the Stop hook's, or `librarian-record`'s) in `vault`: starts a detached
+/// sync when one is due. Returns the started process's id. Never waits, never fails the caller,
+/// says nothing.
+pub(crate) fn after_capture(vault: Option<&Vault>, now: Instant) -> Option<u32> {
+    let vault = vault.filter(|v| v.git_dir.is_some())?;
+    let store = Store::open(vault).ok()?;
+    let interval = configured(&store).ok()??;
+    if !due(last_start(store.state_dir()), interval, now) {
+        return None;
+    }
+    // Noted before the start, so captures that finish meanwhile do not start another.
+    note_start(store.state_dir(), now);
+    spawn(store.root())
+}
+
+/// Starts `git-rutter --vault ROOT sync --auto` in its own process group, its streams closed; a
+/// thread reaps it, so a long-lived process (the MCP server) keeps no zombie.
+fn spawn(root: &Path) -> Option<u32> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().ok()?;
+    let mut child = Command::new(exe)
+        .arg("--vault")
+        .arg(root)
+        .args(["--no-pager", "sync", FLAG])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()?;
+    let pid = child.id();
+    let _ = std::thread::Builder::new()
+        .name("rutter-autosync-reaper".into())
+        .spawn(move || child.wait());
+    Some(pid)
+}
+
+/// The lock one detached sync holds while it runs; `None` when another holds it.
+pub(crate) fn exclusive(state_dir: &Path) -> Option<Lock> {
+    let dir = Dir::open_private(state_dir).ok()?;
+    Lock::named(&dir, LOCK, Duration::ZERO).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn intervals_read_as_people_write_them() {
+        let s = |n| Ok(Some(Duration::from_secs(n)));
+        assert_eq!(parse_interval("15m"), s(900));
+        assert_eq!(parse_interval(" 2h "), s(7200));
+        assert_eq!(parse_interval("30"), s(30));
+        assert_eq!(parse_interval("1d"), s(86_400));
+        assert_eq!(parse_interval("10 min"), s(600));
+        for off in ["", "0", "off", "OFF", "false", "no", "never", "0m"] {
+            assert_eq!(parse_interval(off), Ok(None), "{off}");
+        }
+        for bad in ["m", "15x", "-5m", "1.5h", "99999999999999999999d", "15m30s"] {
+            assert!(parse_interval(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_sync_is_due_once_the_interval_has_passed_since_the_last_start() {
+        let at = |ms| Instant(ms);
+        let i = Duration::from_secs(60);
+        assert!(due(None, i, at(0)));
+        assert!(!due(Some(at(1_000)), i, at(60_999)));
+        assert!(due(Some(at(1_000)), i, at(61_000)));
+        // A note from the future (a clock set back) does not silence sync for ever.
+        assert!(due(Some(at(90_000)), i, at(1_000)));
+    }
+
+    #[test]
+    fn the_start_note_round_trips_and_a_missing_one_is_none() {
+        let t = tempfile::tempdir().unwrap();
+        let state = t.path().join("state");
+        assert_eq!(last_start(&state), None);
+        let now = clock::parse_instant("2026-12-03T10:00:00.000Z").unwrap();
+        note_start(&state, now);
+        assert_eq!(last_start(&state), Some(now));
+    }
+
+    #[test]
+    fn only_one_detached_sync_holds_the_lock() {
+        let t = tempfile::tempdir().unwrap();
+        let first = exclusive(t.path());
+        assert!(first.is_some());
+        assert!(exclusive(t.path()).is_none());
+        drop(first);
+        assert!(exclusive(t.path()).is_some());
+    }
+
+    proptest! {
+        #[test]
+        fn reading_an_interval_never_panics(s in "\\PC{0,24}") {
+            let _ = parse_interval(&s);
+        }
+
+        #[test]
+        fn written_intervals_read_back(n in 1u64..100_000, unit in 0usize..4) {
+            let (suffix, secs) = [("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)][unit];
+            prop_assert_eq!(
+                parse_interval(&format!("{n}{suffix}")),
+                Ok(Some(Duration::from_secs(n * secs)))
+            );
+        }
+    }
+}
