@@ -2,6 +2,7 @@
 //! vault, the real binary and the real `git`.
 #![allow(dead_code)]
 
+pub mod net;
 pub mod snap;
 
 use std::io::Write;
