@@ -113,37 +113,15 @@ fn captures_during_a_running_auto_sync_lose_nothing() {
     wait_for_auto_runs(&b, 1);
     // A slow remote keeps a's detached sync (which merges b's entry, rewriting the day file)
     // holding the capture lock while more captures run on a.
-    let hook = net.remote.join("hooks/pre-receive");
-    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 2\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hook = net.pre_receive("#!/bin/sh\ncat >/dev/null\nsleep 2\n");
     net.capture(&a, "2026-11-30T09:00:00.000Z", "A starts the sync.");
-    let lock = a.join(".git/rutter/lock");
-    let held = || {
-        !Command::new("flock")
-            .arg("-n")
-            .arg(&lock)
-            .arg("true")
-            .status()
-            .unwrap()
-            .success()
-    };
+    let held = || net.lock_held(&a);
     wait_until("the detached sync to hold the capture lock", held);
     let mut want = vec!["A starts the sync.".to_string(), "B before.".to_string()];
     for i in 0..5 {
         let summary = format!("A during {i}.");
-        let mut c = net.cmd(&a);
-        c.env("RUTTER_TIMESTAMP", format!("2026-11-30T09:00:1{i}.000Z"))
-            .env("RUTTER_LOCK_WAIT_MS", "50")
-            .args([
-                "capture",
-                "--summary",
-                &summary,
-                "--session",
-                &format!("S{i}"),
-            ]);
-        let r = run_with_stdin(&mut c, b"");
-        assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+        let ts = format!("2026-11-30T09:00:1{i}.000Z");
+        net.capture_without_waiting(&a, &ts, &summary, &format!("S{i}"));
         want.push(summary);
     }
     wait_for_auto_runs(&a, 1);

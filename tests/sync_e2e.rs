@@ -276,10 +276,7 @@ fn a_sync_while_captures_run_loses_nothing() {
     net.sync(&b);
     // A slow remote keeps A's sync (which merges, so it rewrites the day file) holding the
     // capture lock while the captures run: they time out on it and journal their lines.
-    let hook = net.remote.join("hooks/pre-receive");
-    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 2\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hook = net.pre_receive("#!/bin/sh\ncat >/dev/null\nsleep 2\n");
     let mut want = vec!["A before.".to_string(), "B before.".to_string()];
     let sync = net
         .cmd(&a)
@@ -288,17 +285,8 @@ fn a_sync_while_captures_run_loses_nothing() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Start the captures once the sync holds the capture lock (`flock -n` fails while it does).
-    let lock = a.join(".git/rutter/lock");
-    let held = || {
-        !Command::new("flock")
-            .arg("-n")
-            .arg(&lock)
-            .arg("true")
-            .status()
-            .unwrap()
-            .success()
-    };
+    // Start the captures once the sync holds the capture lock.
+    let held = || net.lock_held(&a);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !held() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -306,18 +294,8 @@ fn a_sync_while_captures_run_loses_nothing() {
     let mut pending = 0;
     for i in 0..6 {
         let summary = format!("A during {i}.");
-        let mut c = net.cmd(&a);
-        c.env("RUTTER_TIMESTAMP", format!("2026-11-30T09:00:0{i}.000Z"))
-            .env("RUTTER_LOCK_WAIT_MS", "50")
-            .args([
-                "capture",
-                "--summary",
-                &summary,
-                "--session",
-                &format!("S{i}"),
-            ]);
-        let r = run_with_stdin(&mut c, b"");
-        assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+        let ts = format!("2026-11-30T09:00:0{i}.000Z");
+        let r = net.capture_without_waiting(&a, &ts, &summary, &format!("S{i}"));
         pending += usize::from(r.stderr.contains("not committed yet"));
         want.push(summary);
     }

@@ -86,6 +86,43 @@ impl Net {
         r
     }
 
+    /// A capture that gives up on the capture lock after 50 ms (it then journals its line).
+    pub fn capture_without_waiting(
+        &self,
+        dir: &Path,
+        ts: &str,
+        summary: &str,
+        session: &str,
+    ) -> Run {
+        let mut c = self.cmd(dir);
+        c.env("RUTTER_TIMESTAMP", ts)
+            .env("RUTTER_LOCK_WAIT_MS", "50")
+            .args(["capture", "--summary", summary, "--session", session]);
+        let r = run_with_stdin(&mut c, b"");
+        assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+        r
+    }
+
+    /// Installs `script` as the remote's `pre-receive` hook; returns its path.
+    pub fn pre_receive(&self, script: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let hook = self.remote.join("hooks/pre-receive");
+        std::fs::write(&hook, script).unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        hook
+    }
+
+    /// Whether some process holds `dir`'s capture lock (`flock -n` fails while one does).
+    pub fn lock_held(&self, dir: &Path) -> bool {
+        !Command::new("flock")
+            .arg("-n")
+            .arg(dir.join(".git/rutter/lock"))
+            .arg("true")
+            .status()
+            .unwrap()
+            .success()
+    }
+
     pub fn sync(&self, dir: &Path) -> Run {
         let r = self.rut(dir, &["sync"]);
         assert_eq!(r.code, 0, "sync in {dir:?}: {}{}", r.stdout, r.stderr);
