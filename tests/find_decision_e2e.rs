@@ -227,3 +227,52 @@ fn times_show_in_the_local_zone_with_their_offset_unless_utc() {
         "JSON stays UTC: {json}"
     );
 }
+
+/// With an index, `log --grep` reads only the day files its record cache names: what it lists
+/// is what a scan of every day file lists, for an entry captured after the index was built, an
+/// entry edited after commit (shown with its committed summary), a retraction recorded on a
+/// later day, and a client or project filter alone.
+#[test]
+fn log_grep_through_the_index_lists_what_a_full_scan_lists() {
+    let env = vault();
+    let scan = |args: &[&str]| log_summaries(&env, args);
+    let without_index = [
+        scan(&["--grep", "cadence"]),
+        scan(&["--grep", "garden"]),
+        scan(&["--project", "nothing"]),
+    ];
+    assert_eq!(env.rutter(&["reindex"]).code, 0);
+    assert_eq!(scan(&["--grep", "cadence"]), without_index[0]);
+    assert_eq!(scan(&["--grep", "garden"]), without_index[1]);
+    assert_eq!(scan(&["--project", "nothing"]), without_index[2]);
+    // Captured after the index was built: found all the same (the cache is brought up to date).
+    let r = env.capture_at("2026-12-01T09:00:00.000Z", "A late cadence change.", &[]);
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    assert_eq!(scan(&["--grep", "late"]), ["A late cadence change."]);
+    // Edited after commit: listed by its committed summary, status edited.
+    let day = "_librarian/sessions/2026-11-25.md";
+    let text = env.read(day);
+    env.write(
+        day,
+        &text.replace("Moved the garden beds", "Moved the pond"),
+    );
+    let rows = env.rutter(&["log", "--json", "--grep", "garden"]);
+    let v: Value = serde_json::from_str(&rows.stdout).unwrap();
+    assert_eq!(v[0]["summary"], "Moved the garden beds to the south fence.");
+    assert_eq!(v[0]["status"], "edited after commit", "{v}");
+    // Retracted on a later day: the retraction is found in its own day file.
+    let id = v[0]["id"].as_str().unwrap().to_string();
+    env.write(day, &text);
+    let mut c = env.cmd();
+    c.env("RUTTER_TIMESTAMP", "2026-12-02T09:00:00.000Z").args([
+        "retract",
+        &id,
+        "--reason",
+        "the beds stayed",
+    ]);
+    let r = run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = env.rutter(&["log", "--json", "--grep", "garden"]);
+    let v: Value = serde_json::from_str(&rows.stdout).unwrap();
+    assert_eq!(v[0]["status"], "retracted", "{v}");
+}

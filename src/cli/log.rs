@@ -116,7 +116,14 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if report.lock_missed {
         ui.warn("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
     }
-    let mut rows = rows(&store, &report.findings, &report.added_by, &filter)?;
+    let only = prefiltered(&vault, &filter, args.project.as_deref());
+    let mut rows = rows(
+        &store,
+        &report.findings,
+        &report.added_by,
+        &filter,
+        only.as_ref(),
+    )?;
     if let Some(p) = &args.project {
         let want = crate::index::entries::project_key(p);
         rows.retain(|r| {
@@ -231,6 +238,7 @@ fn rows(
     findings: &[Finding],
     added_by: &HashMap<String, String>,
     filter: &EntryFilter,
+    only: Option<&BTreeSet<String>>,
 ) -> anyhow::Result<Vec<Row>> {
     let diffs = diffs(findings);
     let committed: BTreeMap<String, crate::store::Oid> = match store.tip()? {
@@ -246,6 +254,7 @@ fn rows(
     // cannot hold one.
     let (first, last) = filter.day_range();
     days.retain(|d| first.is_none_or(|want| day_of_stem(d) >= want));
+    days.retain(|d| only.is_none_or(|o| o.contains(d)));
     let mut entries = Vec::new();
     let mut retractions: HashMap<String, Retracted> = HashMap::new();
     for d in &days {
@@ -312,6 +321,30 @@ fn rows(
         rows.push(r);
     }
     Ok(rows)
+}
+
+/// The day files worth reading when the filter names words, a client or a project: those the
+/// index's record cache (brought up to date first) says hold a matching entry, a line with its
+/// id or a retraction of it. `None` (read every day file) without an index, or when it cannot
+/// be read: the statuses still come from the record either way.
+fn prefiltered(
+    vault: &crate::vault::Vault,
+    filter: &EntryFilter,
+    project: Option<&str>,
+) -> Option<BTreeSet<String>> {
+    if filter.words.is_empty() && filter.client.is_none() && project.is_none() {
+        return None;
+    }
+    if !crate::index::location(vault).0.exists() {
+        return None;
+    }
+    let index = crate::index::Index::open(vault, false).ok()?;
+    let src = crate::recall::source::Source::open(vault).ok()?;
+    index
+        .refresh_records(&src, crate::index::entries::Scope::Full)
+        .ok()?;
+    let key = project.map(crate::index::entries::project_key);
+    index.files_for(key.as_deref(), filter).ok()
 }
 
 /// The entry ids more than one line of the record carries.

@@ -100,6 +100,28 @@ pub(super) fn entry_conditions<'a>(
 }
 
 impl Index {
+    /// The day files (stems) `log` has to read for the entries `f` (and `project_key`) keeps:
+    /// the files of every indexed entry that matches, of every line carrying one of their ids,
+    /// and of the honoured retractions of them. A superset of what a scan of every day file
+    /// would keep, as fresh as the record cache.
+    pub(crate) fn files_for(
+        &self,
+        project_key: Option<&str>,
+        f: &EntryFilter,
+    ) -> Result<std::collections::BTreeSet<String>, IndexError> {
+        let (cond, values) = entry_conditions("1 = 1", project_key, f);
+        let sql = format!(
+            "WITH hit(id) AS (SELECT DISTINCT id FROM entries WHERE {cond})
+             SELECT file FROM entries WHERE id IN (SELECT id FROM hit)
+             UNION SELECT file FROM retractions WHERE retracts IN (SELECT id FROM hit)"
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
+            r.get::<_, String>(0)
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// What the record cache holds.
     pub fn records(&self) -> Result<Records, IndexError> {
         Ok(match self.meta("records_tip")? {
