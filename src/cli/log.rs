@@ -116,7 +116,8 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if report.lock_missed {
         ui.warn("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
     }
-    let only = prefiltered(&vault, &filter, args.project.as_deref());
+    let newest = (!args.all && args.entry.is_none()).then_some(args.count);
+    let only = prefiltered(&vault, &filter, args.project.as_deref(), newest);
     let mut rows = rows(
         &store,
         &report.findings,
@@ -324,13 +325,15 @@ fn rows(
 }
 
 /// The day files worth reading when the filter names words, a client or a project: those the
-/// index's record cache (brought up to date first) says hold a matching entry, a line with its
-/// id or a retraction of it. `None` (read every day file) without an index, or when it cannot
-/// be read: the statuses still come from the record either way.
+/// index's record cache (brought up to date first) says hold a matching entry (of the `newest`
+/// matching, when only they are shown), a line with its id or a retraction of it. `None` (read
+/// every day file) without an index, or when it cannot be read: the statuses still come from the
+/// record either way.
 fn prefiltered(
     vault: &crate::vault::Vault,
     filter: &EntryFilter,
     project: Option<&str>,
+    newest: Option<usize>,
 ) -> Option<BTreeSet<String>> {
     if filter.words.is_empty() && filter.client.is_none() && project.is_none() {
         return None;
@@ -344,7 +347,7 @@ fn prefiltered(
         .refresh_records(&src, crate::index::entries::Scope::Full)
         .ok()?;
     let key = project.map(crate::index::entries::project_key);
-    index.files_for(key.as_deref(), filter).ok()
+    index.files_for(key.as_deref(), filter, newest).ok()
 }
 
 /// The entry ids more than one line of the record carries.

@@ -100,18 +100,27 @@ pub(super) fn entry_conditions<'a>(
 }
 
 impl Index {
-    /// The day files (stems) `log` has to read for the entries `f` (and `project_key`) keeps:
-    /// the files of every indexed entry that matches, of every line carrying one of their ids,
-    /// and of the honoured retractions of them. A superset of what a scan of every day file
-    /// would keep, as fresh as the record cache.
+    /// The day files (stems) `log` has to read for the entries `f` (and `project_key`) keeps,
+    /// the newest `newest` of them when given: the files of every indexed entry that matches, of
+    /// every line carrying one of their ids, and of the honoured retractions of them. As fresh
+    /// as the record cache.
     pub(crate) fn files_for(
         &self,
         project_key: Option<&str>,
         f: &EntryFilter,
+        newest: Option<usize>,
     ) -> Result<std::collections::BTreeSet<String>, IndexError> {
-        let (cond, values) = entry_conditions("1 = 1", project_key, f);
+        let (cond, mut values) = entry_conditions("1 = 1", project_key, f);
+        let limit = newest.map(|n| n.to_string());
+        let tail = match &limit {
+            Some(n) => {
+                values.push(n);
+                " ORDER BY day DESC, time DESC LIMIT ?"
+            }
+            None => "",
+        };
         let sql = format!(
-            "WITH hit(id) AS (SELECT DISTINCT id FROM entries WHERE {cond})
+            "WITH hit(id) AS (SELECT id FROM entries WHERE {cond}{tail})
              SELECT file FROM entries WHERE id IN (SELECT id FROM hit)
              UNION SELECT file FROM retractions WHERE retracts IN (SELECT id FROM hit)"
         );
