@@ -64,7 +64,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         .of_client(args.client.as_deref());
     if args.output.is_none() && !args.open && ui.stdout_is_terminal() {
         return Err(cannot_run(
-            "the timeline is an HTML page, not text for a terminal",
+            "the timeline is an HTML page, not text for a terminal.",
         )
         .hinted("Write it with `-o FILE`, open it with `--open`, or redirect stdout (`> timeline.html`)."));
     }
@@ -150,7 +150,15 @@ impl Output {
     /// [`timeline::GENERATOR`] near its start). Anything else is refused, so a mistyped name
     /// never replaces a note.
     fn check(file: &Path) -> Result<Output, CommandError> {
-        let path = std::path::absolute(file).map_err(cannot_run)?;
+        let given = std::path::absolute(file).map_err(cannot_run)?;
+        let Some(name) = given.file_name() else {
+            return Err(cannot_run(format!("{} names no file.", file.display())));
+        };
+        // Said as the folder's real path (`../t.html` as the folder it names).
+        let path = match given.parent().map(Path::canonicalize) {
+            Some(Ok(dir)) => dir.join(name),
+            _ => given.clone(),
+        };
         let shown = path.display();
         let meta = match std::fs::symlink_metadata(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -237,7 +245,7 @@ fn open(page: &Path) -> Result<PathBuf, CommandError> {
     let shown = page.display();
     let Some(program) = crate::store::gitcli::program(OPENER) else {
         return Err(
-            cannot_run(format!("no {OPENER} on PATH to open the page with"))
+            cannot_run(format!("no {OPENER} on PATH to open the page with."))
                 .hinted(format!("Open {shown} in your browser.")),
         );
     };
@@ -248,7 +256,7 @@ fn open(page: &Path) -> Result<PathBuf, CommandError> {
         .stderr(std::process::Stdio::null())
         .spawn()
         .map_err(|e| {
-            cannot_run(format!("cannot run {}: {e}", program.display()))
+            cannot_run(format!("cannot run {}: {e}.", program.display()))
                 .hinted(format!("Open {shown} in your browser."))
         })?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
@@ -256,7 +264,7 @@ fn open(page: &Path) -> Result<PathBuf, CommandError> {
         match child.try_wait() {
             Ok(Some(status)) if !status.success() => {
                 return Err(cannot_run(format!(
-                    "{} could not open the page ({status})",
+                    "{} could not open the page ({status}).",
                     program.display()
                 ))
                 .hinted(format!("Open {shown} in your browser.")));
