@@ -23,13 +23,9 @@ use std::path::{Path, PathBuf};
 /// summary is data shown as text, never markup.
 ///
 /// Without -o or --open the page is written to stdout (`git rutter timeline > timeline.html`);
-/// a terminal is refused. Days are local days unless --utc.
-///
-/// Examples:
-///
-///   git rutter timeline --open
-///
-///   git rutter timeline --since 4w --project newsletter -o newsletter.html
+/// a terminal is refused. Days are local days unless --utc. For example, `git rutter timeline
+/// --open` shows every decision in your browser, and `git rutter timeline --since 4w --project
+/// newsletter -o newsletter.html` keeps one project's last four weeks as a file.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]

@@ -11,9 +11,11 @@ use std::fmt::Write as _;
 /// must not make a chart of 3,000 weeks.
 const MAX_WEEKS: usize = 1044;
 
-/// Pixels per week, and the width of its bar.
-const WEEK: usize = 10;
-const BAR: usize = 8;
+/// Pixels per week: a few weeks get wide bars, many get [`MIN_WEEK`] each (the chart scrolls).
+const MIN_WEEK: usize = 10;
+const MAX_WEEK: usize = 40;
+/// The width the weeks share when they fit.
+const PLOT: usize = 900;
 /// Room for the numbers on the left, and the margin on the right.
 const LEFT: usize = 48;
 const RIGHT: usize = 12;
@@ -108,7 +110,8 @@ pub(super) fn svg(w: &Weeks) -> String {
     if n == 0 {
         return "<p class=\"lede\">Nothing was recorded or used in these weeks.</p>".to_string();
     }
-    let width = (LEFT + n * WEEK + RIGHT).max(MIN_WIDTH);
+    let week = (PLOT / n).clamp(MIN_WEEK, MAX_WEEK);
+    let width = (LEFT + n * week + RIGHT).max(MIN_WIDTH);
     let height = 220;
     let mut out = String::with_capacity(200 * n + 2048);
     let _ = write!(
@@ -124,47 +127,46 @@ pub(super) fn svg(w: &Weeks) -> String {
             w.label(n - 1)
         ))
     );
-    let most_d = w.decisions.iter().copied().max().unwrap_or(0);
-    let most_u = w.uses.iter().copied().max().unwrap_or(0);
-    let mut title = format!("Decisions recorded (most in a week: {most_d})");
+    let most = |v: &[usize]| v.iter().copied().max().unwrap_or(0);
+    let mut title = format!(
+        "Decisions recorded (most in a week: {})",
+        most(&w.decisions)
+    );
     if w.cut > 0 {
         let _ = write!(title, "; {} older weeks not drawn", w.cut);
     }
-    panel(
-        &mut out,
-        w,
-        &title,
-        28,
-        80,
-        &w.decisions,
-        "bar-d",
-        "decisions",
-        None,
-    );
-    let title = match w.uses.iter().sum::<usize>() {
-        0 => "Uses of the memory: none logged in these weeks".to_string(),
-        _ => format!(
-            "Uses of the memory (most in a week: {most_u}; dashed: {WEEKLY_TARGET}, in use)"
-        ),
+    let decisions = Panel {
+        title,
+        values: &w.decisions,
+        class: "bar-d",
+        what: ("decision", "decisions"),
+        target: None,
+        top: 28,
+        height: 80,
     };
-    panel(
-        &mut out,
-        w,
-        &title,
-        140,
-        52,
-        &w.uses,
-        "bar-u",
-        "uses",
-        Some(WEEKLY_TARGET),
-    );
+    decisions.draw(&mut out, w, week);
+    let uses = Panel {
+        title: match w.uses.iter().sum::<usize>() {
+            0 => "Uses of the memory: none logged in these weeks".to_string(),
+            _ => format!(
+                "Uses of the memory (most in a week: {}; dashed: {WEEKLY_TARGET}, in use)",
+                most(&w.uses)
+            ),
+        },
+        values: &w.uses,
+        class: "bar-u",
+        what: ("use", "uses"),
+        target: Some(WEEKLY_TARGET),
+        top: 140,
+        height: 52,
+    };
+    uses.draw(&mut out, w, week);
     // A week's label every 80 pixels or so, under the lower panel.
-    let every = 80usize.div_ceil(WEEK);
-    for i in (0..n).step_by(every) {
+    for i in (0..n).step_by(80usize.div_ceil(week)) {
         let _ = write!(
             out,
             "<text x=\"{}\" y=\"{}\">{}</text>",
-            LEFT + i * WEEK,
+            LEFT + i * week,
             height - 8,
             escape(&w.label(i))
         );
@@ -173,67 +175,72 @@ pub(super) fn svg(w: &Weeks) -> String {
     out
 }
 
-/// One panel: its title, its axis, the largest count, a bar for each week that has any (with a
-/// tooltip), and the target line when it has one.
-#[allow(clippy::too_many_arguments)]
-fn panel(
-    out: &mut String,
-    w: &Weeks,
-    title: &str,
+/// One panel of the chart: a count for each week.
+struct Panel<'a> {
+    title: String,
+    values: &'a [usize],
+    /// The bars' class in the stylesheet.
+    class: &'static str,
+    /// What is counted, one and many.
+    what: (&'static str, &'static str),
+    /// A count to draw as a dashed line.
+    target: Option<usize>,
     top: usize,
     height: usize,
-    values: &[usize],
-    class: &str,
-    what: &str,
-    target: Option<usize>,
-) {
-    let bottom = top + height;
-    let right = LEFT + values.len() * WEEK;
-    let most = values
-        .iter()
-        .copied()
-        .max()
-        .unwrap_or(0)
-        .max(target.unwrap_or(0))
-        .max(1);
-    let _ = write!(
-        out,
-        "<text class=\"title\" x=\"{LEFT}\" y=\"{}\">{}</text>",
-        top - 10,
-        escape(title)
-    );
-    let _ = write!(
-        out,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{most}</text><text x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text>",
-        LEFT - 6,
-        top + 9,
-        LEFT - 6
-    );
-    let _ = write!(
-        out,
-        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{right}\" y2=\"{bottom}\"/>"
-    );
-    for (i, &v) in values.iter().enumerate().filter(|(_, &v)| v > 0) {
-        let h = (v * height).div_ceil(most).max(1);
+}
+
+impl Panel<'_> {
+    /// Its title, its axis, the largest count, a bar for each week that has any (with a
+    /// tooltip), and the target line when it has one; `week` pixels a week.
+    fn draw(&self, out: &mut String, w: &Weeks, week: usize) {
+        let (top, height) = (self.top, self.height);
+        let bottom = top + height;
+        let right = LEFT + self.values.len() * week;
+        let most = self
+            .values
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(self.target.unwrap_or(0))
+            .max(1);
         let _ = write!(
             out,
-            "<rect class=\"{class}\" x=\"{}\" y=\"{}\" width=\"{BAR}\" height=\"{h}\"><title>{}</title></rect>",
-            LEFT + i * WEEK + 1,
-            bottom - h,
-            escape(&format!(
-                "{} (from {}): {v} {}",
-                w.label(i),
-                w.monday(i),
-                if v == 1 { &what[..what.len() - 1] } else { what }
-            ))
+            "<text class=\"title\" x=\"{LEFT}\" y=\"{}\">{}</text>",
+            top - 10,
+            escape(&self.title)
         );
-    }
-    if let Some(t) = target {
-        let y = bottom - t * height / most;
         let _ = write!(
             out,
-            "<line class=\"target\" x1=\"{LEFT}\" y1=\"{y}\" x2=\"{right}\" y2=\"{y}\"/>"
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{most}</text><text x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text>",
+            LEFT - 6,
+            top + 9,
+            LEFT - 6
         );
+        let _ = write!(
+            out,
+            "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{right}\" y2=\"{bottom}\"/>"
+        );
+        for (i, &v) in self.values.iter().enumerate().filter(|(_, &v)| v > 0) {
+            let h = (v * height).div_ceil(most).max(1);
+            let what = if v == 1 { self.what.0 } else { self.what.1 };
+            let _ = write!(
+                out,
+                "<rect class=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{h}\"><title>{}</title></rect>",
+                self.class,
+                LEFT + i * week + 1,
+                bottom - h,
+                week - 2,
+                escape(&format!("{} (from {}): {v} {what}", w.label(i), w.monday(i)))
+            );
+        }
+        if let Some(t) = self.target {
+            let y = bottom - t * height / most;
+            let _ = write!(
+                out,
+                "<line class=\"target\" x1=\"{LEFT}\" y1=\"{y}\" x2=\"{right}\" y2=\"{y}\"/>"
+            );
+        }
     }
 }
 
