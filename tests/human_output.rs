@@ -1,6 +1,6 @@
-//! Snapshot tests of the human output of `recent`, `log`, `verify`, `status`, `diff`, `retract`
-//! and `sync`: stdout, stderr and exit status pinned together, so every text spec/ spells out is
-//! checked as the user sees it. Review a change with `cargo insta review` (or
+//! Snapshot tests of the human output of `recent`, `log`, `verify`, `status`, `diff`, `retract`,
+//! `sync` and `timeline`: stdout, stderr and exit status pinned together, so every text spec/
+//! spells out is checked as the user sees it. Review a change with `cargo insta review` (or
 //! `INSTA_UPDATE=always cargo test --test human_output` and read the `.snap` diffs).
 //!
 //! Most run in-process through a `Ui` writing to buffers (`Env::here`); the few that depend on
@@ -23,6 +23,8 @@ mod retract;
 mod status;
 #[path = "human_output/sync.rs"]
 mod sync;
+#[path = "human_output/timeline.rs"]
+mod timeline;
 #[path = "human_output/verify.rs"]
 mod verify;
 

@@ -252,6 +252,10 @@ const FILES: &[(&str, &str)] = &[
         "<vault>/.git/rutter/",
         "The capture lock, pending journal, tip witness log, dedupe cache and index.",
     ),
+    (
+        "<vault>/.git/rutter/timeline.html",
+        "The page git rutter timeline --open writes when no -o FILE is given.",
+    ),
 ];
 
 const EXIT_STATUS: &[(&str, &str)] = &[

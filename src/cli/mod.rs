@@ -30,6 +30,7 @@ pub(crate) mod search;
 pub(crate) mod show;
 pub(crate) mod status;
 pub(crate) mod sync;
+pub(crate) mod timeline;
 pub(crate) mod ui;
 pub(crate) mod verify;
 
@@ -82,6 +83,7 @@ pub enum Command {
     Capture(capture::Args),
     Commit(commit::Args),
     Recent(recent::Args),
+    Timeline(timeline::Args),
     Reindex(reindex::Args),
     Search(search::Args),
     Show(show::Args),
@@ -143,6 +145,7 @@ pub fn dispatch(ui: &mut Ui, cli: Cli) -> i32 {
         Command::Init(args) => init::run(ui, vault, args),
         Command::Commit(args) => commit::run(ui, vault, args),
         Command::Recent(args) => recent::run(ui, vault, args),
+        Command::Timeline(args) => timeline::run(ui, vault, args),
         Command::Reindex(args) => reindex::run(ui, vault, args),
         Command::Search(args) => search::run(ui, vault, args),
         Command::Show(args) => show::run(ui, vault, args),
@@ -182,7 +185,7 @@ pub fn open_store(vault: &crate::vault::Vault) -> Result<crate::store::Store, Co
     crate::store::Store::open(vault).map_err(cannot_run)
 }
 
-/// The filter flags `recent` and `log` share.
+/// The filter flags `recent`, `log` and `timeline` share.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct FilterArgs {
     /// Only entries whose summary, project or cited paths hold every word of TEXT

@@ -84,6 +84,11 @@ impl Ui {
         Palette::new(*self.color.get_or_init(|| self.rule.decide()))
     }
 
+    /// Whether stdout is a terminal (before any pager took it).
+    pub(crate) fn stdout_is_terminal(&self) -> bool {
+        self.stdout_terminal
+    }
+
     /// Whether stderr is a terminal (a progress line is shown only there).
     pub(crate) fn stderr_is_terminal(&self) -> bool {
         self.stderr_terminal

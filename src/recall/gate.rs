@@ -37,7 +37,7 @@ pub(crate) fn weekly(events: &[(String, String)], from: Option<&str>, to: Option
     let mut counts: BTreeMap<String, (String, usize)> = BTreeMap::new();
     let mut logged = 0;
     for (ts, kind) in events {
-        let Some(at) = parse_instant(ts).filter(|_| COUNTED.contains(&kind.as_str())) else {
+        let Some(at) = parse_instant(ts).filter(|_| counted(kind)) else {
             continue;
         };
         logged += 1;
@@ -60,6 +60,11 @@ pub(crate) fn weekly(events: &[(String, String)], from: Option<&str>, to: Option
         })
         .collect();
     Gate { weeks, logged }
+}
+
+/// Whether an event of `kind` is a use of the memory (the others in the log are not counted).
+pub(crate) fn counted(kind: &str) -> bool {
+    COUNTED.contains(&kind)
 }
 
 /// The Monday of a day number's week, `YYYY-MM-DD`.

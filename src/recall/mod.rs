@@ -1,6 +1,6 @@
 //! Recall surfaces shared by the CLI and the MCP server: keeping the index current (its record
 //! cache read from `refs/rutter/records`), `recent`, search with enrichment, get-note, and refs
-//! rendered through the identity projection.
+//! rendered through the identity projection, and the timeline page.
 
 pub(crate) mod candidates;
 pub(crate) mod confirm;
@@ -13,5 +13,6 @@ pub(crate) mod render;
 pub(crate) mod search;
 pub(crate) mod source;
 pub(crate) mod stream;
+pub(crate) mod timeline;
 pub(crate) mod tools;
 pub mod uselog;

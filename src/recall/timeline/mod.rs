@@ -1,0 +1,334 @@
+//! `git rutter timeline`: the decisions `recent --all` shows, as one self-contained HTML page
+//! (spec/timeline.md). The page is a fixed template, its one stylesheet and its one script (this
+//! folder's `page.css` and `page.js`), a chart of each week drawn here as SVG ([`chart`]), and
+//! the decisions as JSON in a `<script type="application/json">` block that the script turns
+//! into elements with `textContent` only. No text of the record is ever written as markup: a
+//! summary holding `<script>` is a string in the JSON, escaped so it cannot close the block, and
+//! text in the page. The Content-Security-Policy names the sha256 of the script and of the
+//! stylesheet, so nothing else runs or styles, and fetches nothing (`default-src 'none'`).
+
+mod chart;
+
+use super::recent::{Recent, Session};
+use super::render::{IdText, RefText, RESTORE_HINT};
+use crate::clock::{Clock, Instant};
+use crate::records::filter::EntryFilter;
+use crate::records::fingerprint::short_hash;
+use crate::records::standing::Status;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// The page's script, run as it is written here (its hash is in the policy).
+const SCRIPT: &str = include_str!("page.js");
+/// The page's stylesheet (its hash is in the policy).
+const STYLE: &str = include_str!("page.css");
+
+/// What marks a page this command wrote: `-o FILE` replaces a file only when it holds this.
+pub(crate) const GENERATOR: &str = r#"<meta name="generator" content="git-rutter timeline">"#;
+
+/// What the page is made of.
+pub(crate) struct Input<'a> {
+    /// The vault's root, named in the page.
+    pub vault: &'a Path,
+    /// `recent`'s answer with every session (no count, not brief).
+    pub recent: &'a Recent,
+    /// The vault has a record, so each decision's status is marked (as `recent`).
+    pub marks: bool,
+    /// How a cited ref reads now ([`super::refs::Shown::write`]).
+    pub refs: RefText<'a>,
+    /// Each decision's short id, as `recent` leads with it.
+    pub ids: IdText<'a>,
+    /// Whose days and times the page shows: the local zone, or UTC (`--utc`).
+    pub clock: &'a Clock,
+    /// The use log's events `(ts, kind)`.
+    pub uses: &'a [(String, String)],
+    /// The time bounds (`--since`, `--until`); the chart counts the uses within them.
+    pub bounds: &'a EntryFilter,
+    /// When the page is written.
+    pub now: Instant,
+    /// Lines shown under the header (why the decisions are unverified).
+    pub notes: Vec<String>,
+}
+
+/// The page and what it shows.
+pub(crate) struct Page {
+    pub html: String,
+    pub decisions: usize,
+    pub days: usize,
+    pub projects: usize,
+}
+
+/// The JSON the script reads.
+#[derive(Serialize)]
+struct Data<'a> {
+    vault: String,
+    written: String,
+    /// The empty state `recent` prints, when nothing is shown.
+    empty: Option<String>,
+    /// [`RESTORE_HINT`], when a decision shown is marked deleted.
+    hint: Option<&'static str>,
+    notes: &'a [String],
+    decisions: Vec<Decision<'a>>,
+}
+
+/// One decision as the page shows it.
+#[derive(Serialize)]
+struct Decision<'a> {
+    /// The short id.
+    id: String,
+    /// The day (of the page's clock).
+    day: String,
+    /// The time of day, with its offset outside UTC.
+    time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    project: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client: Option<&'a str>,
+    summary: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mark: Option<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    refs: Vec<Cited<'a>>,
+}
+
+/// A cited note as recall shows it, in its parts: `path@hash`, then how it reads now.
+#[derive(Serialize)]
+struct Cited<'a> {
+    path: &'a str,
+    /// The short hash, as the day files write it.
+    hash: &'a str,
+    /// `(changed since capture)`, `(renamed to X)`, `[UNRESOLVED -- …]`…, when it drifted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    drift: Option<String>,
+}
+
+/// The page of `input`.
+pub(crate) fn page(input: &Input<'_>) -> Page {
+    let sessions: &[Session] = match input.recent {
+        Recent::Sessions(s) => s,
+        _ => &[],
+    };
+    let mut decisions: Vec<(String, &str, Decision<'_>)> = Vec::new();
+    let mut deleted = false;
+    for step in sessions.iter().flat_map(|s| &s.steps) {
+        let (day, time) = input.clock.day_time(&step.day, &step.entry.time);
+        let project = step.entry.project();
+        let refs = step
+            .entry
+            .refs
+            .iter()
+            .map(|r| cited(input.refs, &r.path, &r.hash))
+            .collect();
+        deleted |= input.marks && step.status == Status::Deleted;
+        // Sorted by day (newest first), then project, then time (oldest first).
+        let key = project.map(crate::index::entries::project_key);
+        decisions.push((
+            key.unwrap_or_default(),
+            &step.entry.time,
+            Decision {
+                id: (input.ids)(&step.entry.id),
+                day,
+                time,
+                project,
+                client: step.entry.client.as_deref(),
+                summary: &step.entry.summary,
+                mark: input.marks.then(|| step.status.mark()).flatten(),
+                refs,
+            },
+        ));
+    }
+    decisions.sort_by(|(ka, ta, a), (kb, tb, b)| {
+        b.day
+            .cmp(&a.day)
+            .then_with(|| a.project.is_none().cmp(&b.project.is_none()))
+            .then_with(|| ka.cmp(kb))
+            .then_with(|| a.project.cmp(&b.project))
+            .then_with(|| ta.cmp(tb))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    let decisions: Vec<Decision<'_>> = decisions.into_iter().map(|(_, _, d)| d).collect();
+    let days = count_distinct(decisions.iter().map(|d| d.day.as_str()));
+    let projects = count_distinct(decisions.iter().filter_map(|d| d.project));
+    let weeks = chart::Weeks::of(
+        decisions.iter().map(|d| d.day.as_str()),
+        input.uses.iter().filter_map(|(ts, kind)| {
+            let at = crate::clock::parse_instant(ts)?;
+            let iso = at.iso();
+            let within = super::gate::counted(kind)
+                && input
+                    .bounds
+                    .from
+                    .as_deref()
+                    .is_none_or(|f| iso.as_str() >= f)
+                && input
+                    .bounds
+                    .until
+                    .as_deref()
+                    .is_none_or(|u| iso.as_str() <= u);
+            within.then(|| input.clock.day(at))
+        }),
+    );
+    let mut written = String::new();
+    let now = input.now.iso();
+    input.clock.push_day_time(&mut written, &now[..10], &now);
+    let data = Data {
+        vault: input.vault.display().to_string(),
+        written,
+        empty: super::render::empty_state(input.recent),
+        hint: deleted.then_some(RESTORE_HINT),
+        notes: &input.notes,
+        decisions,
+    };
+    let json = serde_json::to_string(&data).unwrap_or_else(|_| "{}".to_string());
+    let count = data.decisions.len();
+    Page {
+        html: html(&script_safe(&json), &chart::svg(&weeks)),
+        decisions: count,
+        days,
+        projects,
+    }
+}
+
+/// A ref in its parts, from the text recall shows for it (`path@hash` and what follows), so the
+/// drift marks are recall's own.
+fn cited<'a>(refs: RefText<'_>, path: &'a str, hash: &'a str) -> Cited<'a> {
+    let mut shown = String::new();
+    refs(&mut shown, path, hash);
+    let hash = short_hash(hash);
+    let drift = shown
+        .strip_prefix(path)
+        .and_then(|s| s.strip_prefix('@'))
+        .and_then(|s| s.strip_prefix(hash))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string);
+    Cited { path, hash, drift }
+}
+
+fn count_distinct<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    names.collect::<std::collections::BTreeSet<_>>().len()
+}
+
+/// JSON made safe inside a `<script>` block: `<`, `>` and `&` written as `\u003c`, `\u003e` and
+/// `\u0026` (so no `</script>` or `<!--` can end or change the block), and U+2028 and U+2029 as
+/// escapes too. serde_json writes these characters only inside strings, where the escape is
+/// the same string, so the JSON's value is unchanged.
+pub(crate) fn script_safe(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() + json.len() / 32);
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A CSP source for an inline block: `'sha256-<base64 of the sha256 of its text>'`.
+pub(crate) fn csp_hash(text: &str) -> String {
+    format!("'sha256-{}'", base64(&Sha256::digest(text.as_bytes())))
+}
+
+/// The policy: nothing may load, only the page's own script and stylesheet (by their hashes)
+/// may run and style, no `<base>`, no form submission, and no string may reach an HTML sink
+/// (Trusted Types: `innerHTML` and its kind throw).
+pub(crate) fn policy() -> String {
+    format!(
+        "default-src 'none'; script-src {}; style-src {}; base-uri 'none'; form-action 'none'; require-trusted-types-for 'script'; trusted-types 'none'",
+        csp_hash(SCRIPT),
+        csp_hash(STYLE)
+    )
+}
+
+/// The page around its data (script-safe JSON) and its chart (SVG this module wrote).
+fn html(data: &str, chart: &str) -> String {
+    let mut out =
+        String::with_capacity(data.len() + chart.len() + SCRIPT.len() + STYLE.len() + 4096);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"");
+    out.push_str(&policy());
+    out.push_str("\">\n");
+    out.push_str(GENERATOR);
+    out.push_str("\n<meta name=\"referrer\" content=\"no-referrer\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str("<title>git rutter timeline</title>\n<style>");
+    out.push_str(STYLE);
+    out.push_str("</style>\n</head>\n<body>\n");
+    out.push_str(BODY);
+    out.push_str("<section id=\"use\" aria-labelledby=\"use-title\">\n");
+    out.push_str("<h2 id=\"use-title\">Each week</h2>\n");
+    out.push_str(CHART_LEDE);
+    out.push_str("<div class=\"chart\">");
+    out.push_str(chart);
+    out.push_str("</div>\n</section>\n<main id=\"timeline\"></main>\n");
+    out.push_str("<script type=\"application/json\" id=\"data\">");
+    out.push_str(data);
+    out.push_str("</script>\n<script>");
+    out.push_str(SCRIPT);
+    out.push_str("</script>\n</body>\n</html>\n");
+    out
+}
+
+/// The header: title, scope, notes, the filter and the count (filled in by the script).
+const BODY: &str = r#"<header>
+<h1>Decisions</h1>
+<p id="scope"></p>
+<div id="notes"></div>
+<div class="filters" role="search">
+<label for="text">Words (every one, in the summary, project or a cited path)<input id="text" type="search" autocomplete="off" spellcheck="false"></label>
+<label for="project">Project<select id="project"><option value="">every project</option></select></label>
+<label for="client">Client<select id="client"><option value="">every client</option></select></label>
+</div>
+<p id="count" aria-live="polite"></p>
+<noscript><p>This page shows the decisions with its own script; allow JavaScript for this file to see them.</p></noscript>
+</header>
+"#;
+
+/// What the chart shows.
+const CHART_LEDE: &str = "<p class=\"lede\">ISO weeks, Monday to Sunday: the decisions recorded, and the uses of the memory the MCP server logged (each librarian-recent call and each search that found an earlier decision; 3 or more a week means it is in use).</p>\n";
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Text made safe as HTML character data or a quoted attribute value.
+pub(crate) fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

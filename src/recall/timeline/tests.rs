@@ -1,0 +1,307 @@
+use super::*;
+use crate::recall::recent::Session;
+use crate::records::{Entry, NoteRef, Step, Workspace};
+use proptest::prelude::*;
+
+fn step(day: &str, time: &str, project: Option<&str>, summary: &str, status: Status) -> Step {
+    Step {
+        status,
+        day: day.into(),
+        entry: Entry {
+            id: format!("{}T{}000Z", day.replace('-', ""), time.replace(':', "")),
+            session_id: None,
+            time: format!("{day}T{time}.000Z"),
+            summary: summary.into(),
+            refs: vec![],
+            workspace: project.map(|p| Workspace::new("/w", p, None)),
+            client: Some("claude".into()),
+            extra: Default::default(),
+        },
+    }
+}
+
+fn sessions(steps: Vec<Step>) -> Recent {
+    Recent::Sessions(
+        steps
+            .into_iter()
+            .map(|s| Session {
+                session_id: None,
+                project: s.entry.project().map(str::to_string),
+                steps: vec![s],
+                total_steps: 1,
+                omitted: 0,
+            })
+            .collect(),
+    )
+}
+
+/// The page of `recent`, refs shown as `path@hash` plus a drift mark for `moved.md`.
+fn page_of(recent: &Recent, uses: &[(String, String)]) -> Page {
+    let refs = &|out: &mut String, path: &str, hash: &str| {
+        out.push_str(path);
+        out.push('@');
+        out.push_str(short_hash(hash));
+        if path == "moved.md" {
+            out.push_str(" (renamed to there.md)");
+        }
+    };
+    page(&Input {
+        vault: Path::new("/v<ault>"),
+        recent,
+        marks: true,
+        refs,
+        ids: &|id: &str| id[..15].to_string(),
+        clock: &Clock::Utc,
+        uses,
+        bounds: &EntryFilter::default(),
+        now: crate::clock::parse_instant("2026-12-01T09:00:00.000Z").unwrap(),
+        notes: vec![],
+    })
+}
+
+/// The text between `open` and the next `</script>`, for each block that starts with `open`.
+fn blocks<'a>(html: &'a str, open: &str) -> Vec<&'a str> {
+    html.match_indices(open)
+        .map(|(i, _)| {
+            let rest = &html[i + open.len()..];
+            &rest[..rest.find("</script>").unwrap()]
+        })
+        .collect()
+}
+
+/// The page's data, decoded as the script's `JSON.parse` reads it.
+fn data(html: &str) -> serde_json::Value {
+    let json = blocks(html, "<script type=\"application/json\" id=\"data\">");
+    assert_eq!(json.len(), 1);
+    serde_json::from_str(json[0]).unwrap()
+}
+
+#[test]
+fn base64_and_the_policy_hash_what_the_page_holds() {
+    assert_eq!(base64(b""), "");
+    assert_eq!(base64(b"f"), "Zg==");
+    assert_eq!(base64(b"fo"), "Zm8=");
+    assert_eq!(base64(b"foo"), "Zm9v");
+    assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    assert_eq!(
+        csp_hash(""),
+        "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
+    );
+    // The browser hashes the text of the block as the page holds it: the one script and the
+    // one stylesheet of the page are the ones the policy names.
+    let html = page_of(&Recent::NothingRecorded, &[]).html;
+    let scripts = blocks(&html, "<script>");
+    assert_eq!(scripts.len(), 1);
+    let style = &html[html.find("<style>").unwrap() + 7..html.find("</style>").unwrap()];
+    let policy = format!(
+        "default-src 'none'; script-src {}; style-src {};",
+        csp_hash(scripts[0]),
+        csp_hash(style)
+    );
+    assert!(html.contains(&policy), "{policy}");
+    assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\""));
+    assert!(html.contains(GENERATOR));
+    assert!(
+        !html.contains("style=\""),
+        "the policy allows no style attribute"
+    );
+}
+
+#[test]
+fn the_script_never_parses_text_as_markup() {
+    for sink in [
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+    ] {
+        assert!(!SCRIPT.contains(sink), "page.js uses {sink}");
+    }
+    assert!(
+        !SCRIPT.contains("</script"),
+        "the script cannot close its own block"
+    );
+    assert!(
+        !STYLE.contains("</style"),
+        "the stylesheet cannot close its own block"
+    );
+}
+
+#[test]
+fn decisions_run_by_day_newest_first_then_project_then_time() {
+    let recent = sessions(vec![
+        step(
+            "2026-11-30",
+            "10:00:00",
+            Some("beta"),
+            "b late",
+            Status::Committed,
+        ),
+        step(
+            "2026-11-30",
+            "09:00:00",
+            Some("beta"),
+            "b early",
+            Status::Committed,
+        ),
+        step(
+            "2026-11-30",
+            "08:00:00",
+            None,
+            "no project",
+            Status::Committed,
+        ),
+        step("2026-11-30", "11:00:00", Some("Alpha"), "a", Status::Edited),
+        step(
+            "2026-12-01",
+            "01:00:00",
+            Some("beta"),
+            "newest day",
+            Status::Deleted,
+        ),
+    ]);
+    let page = page_of(&recent, &[]);
+    assert_eq!((page.decisions, page.days, page.projects), (5, 2, 2));
+    let data = data(&page.html);
+    let summaries: Vec<&str> = data["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        summaries,
+        ["newest day", "a", "b early", "b late", "no project"]
+    );
+    let first = &data["decisions"][0];
+    assert_eq!(first["mark"], "[deleted from the working tree]");
+    assert_eq!(first["time"], "01:00:00");
+    assert_eq!(first["id"], "20261201T010000");
+    assert_eq!(first["client"], "claude");
+    assert_eq!(data["decisions"][1]["mark"], "[edited after commit]");
+    assert!(data["decisions"][2].get("mark").is_none());
+    assert_eq!(data["hint"], RESTORE_HINT);
+    assert_eq!(data["vault"], "/v<ault>");
+    assert_eq!(data["written"], "2026-12-01 09:00:00");
+    assert!(data["empty"].is_null());
+}
+
+#[test]
+fn cited_notes_carry_recalls_drift_marks() {
+    let mut s = step("2026-11-30", "10:00:00", None, "cites", Status::Committed);
+    let hash = format!("sha256:{}", "ab".repeat(32));
+    s.entry.refs = vec![
+        NoteRef::new("kept.md", &hash, None),
+        NoteRef::new("moved.md", &hash, None),
+    ];
+    let data = data(&page_of(&sessions(vec![s]), &[]).html);
+    assert_eq!(
+        data["decisions"][0]["refs"],
+        serde_json::json!([
+            {"path": "kept.md", "hash": "sha256:abababa"},
+            {"path": "moved.md", "hash": "sha256:abababa", "drift": "(renamed to there.md)"},
+        ])
+    );
+}
+
+#[test]
+fn an_empty_answer_says_what_recent_says() {
+    let data = data(&page_of(&Recent::NoProject("p".into()), &[]).html);
+    assert_eq!(data["empty"], "No sessions recorded for project \"p\".");
+    assert_eq!(data["decisions"], serde_json::json!([]));
+}
+
+#[test]
+fn the_chart_counts_the_uses_within_the_bounds() {
+    let recent = sessions(vec![step(
+        "2026-11-30",
+        "10:00:00",
+        None,
+        "x",
+        Status::Committed,
+    )]);
+    let ev = |ts: &str, kind: &str| (ts.to_string(), kind.to_string());
+    let uses = [
+        ev("2026-11-30T10:00:00.000Z", "librarian-recent"),
+        ev("2026-12-01T10:00:00.000Z", "search-signal"),
+        ev("2026-12-01T11:00:00.000Z", "something-else"),
+        ev("2026-10-01T11:00:00.000Z", "librarian-recent"),
+    ];
+    let html = |bounds: &EntryFilter| {
+        page(&Input {
+            vault: Path::new("/v"),
+            recent: &recent,
+            marks: true,
+            refs: &|_: &mut String, _: &str, _: &str| {},
+            ids: &|id: &str| id.to_string(),
+            clock: &Clock::Utc,
+            uses: &uses,
+            bounds,
+            now: crate::clock::parse_instant("2026-12-01T09:00:00.000Z").unwrap(),
+            notes: vec![],
+        })
+        .html
+    };
+    let all = html(&EntryFilter::default());
+    assert!(all.contains("2026-W49 (from 2026-11-30): 2 uses"), "{all}");
+    assert!(all.contains("2026-W40 (from 2026-09-28): 1 use"));
+    let since = html(&EntryFilter {
+        from: Some("2026-11-01T00:00:00.000Z".into()),
+        ..Default::default()
+    });
+    assert!(since.contains("2026-W49 (from 2026-11-30): 2 uses"));
+    assert!(!since.contains("2026-W40"));
+}
+
+/// A summary that would be markup anywhere else.
+const HOSTILE: &str = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\"> & </script><!-- \u{2028}\u{2029}";
+
+#[test]
+fn a_hostile_summary_is_a_string_in_the_data_and_nothing_else() {
+    let mut s = step(
+        "2026-11-30",
+        "10:00:00",
+        Some("<b>p</b>"),
+        HOSTILE,
+        Status::Committed,
+    );
+    s.entry.refs = vec![NoteRef::new("<img src=x>.md", "sha256:00", None)];
+    let html = page_of(&sessions(vec![s]), &[]).html;
+    assert_eq!(
+        html.matches("<script").count(),
+        2,
+        "the data block and the script"
+    );
+    assert!(!html.contains("<img"));
+    assert!(!html.contains("<b>"));
+    assert!(!html.contains("pwned=1</"));
+    let data = data(&html);
+    assert_eq!(data["decisions"][0]["summary"], HOSTILE);
+    assert_eq!(data["decisions"][0]["project"], "<b>p</b>");
+    assert_eq!(data["decisions"][0]["refs"][0]["path"], "<img src=x>.md");
+}
+
+proptest! {
+    /// Whatever a summary holds, the data block is the JSON of it with no character that HTML
+    /// or JavaScript would read as anything but the string.
+    #[test]
+    fn script_safe_json_reads_back_as_the_same_text(text in "(\\PC|[<>&/!\\-\u{2028}\u{2029}\"'\\\\])*") {
+        let json = serde_json::to_string(&text).unwrap();
+        let safe = script_safe(&json);
+        for c in ['<', '>', '&', '\u{2028}', '\u{2029}'] {
+            prop_assert!(!safe.contains(c));
+        }
+        prop_assert_eq!(serde_json::from_str::<String>(&safe).unwrap(), text);
+    }
+
+    #[test]
+    fn any_summary_adds_no_element(summary in "(\\PC|[<>&/!\\-\"'])*", project in "[<>a-z/ ]{1,12}") {
+        let recent = sessions(vec![step("2026-11-30", "10:00:00", Some(&project), &summary, Status::Committed)]);
+        let html = page_of(&recent, &[]).html;
+        let template = page_of(&sessions(vec![step("2026-11-30", "10:00:00", Some("p"), "s", Status::Committed)]), &[]).html;
+        prop_assert_eq!(html.matches('<').count(), template.matches('<').count());
+        let data = data(&html);
+        prop_assert_eq!(data["decisions"][0]["summary"].as_str(), Some(summary.as_str()));
+    }
+}

@@ -1,0 +1,290 @@
+//! `git rutter timeline` as a process (spec/timeline.md): the page holds what `recent --all
+//! --json` shows, filtered as it filters; `-o FILE` replaces only a page it wrote; `--open`
+//! runs the opener found on PATH with the page's absolute path; a terminal is refused. What the
+//! page does in a browser is `tests/timeline_browser.py`'s.
+
+mod common;
+
+use common::{Env, BIN};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+/// A vault with four decisions over two days and three projects (alpha, beta, vault), one of them retracted, one
+/// citing a note edited since, one by Codex with a summary that is markup anywhere else.
+fn vault() -> Env {
+    let env = Env::git_vault();
+    for (ts, summary, refs, project) in [
+        (
+            "2026-11-29T10:00:00.000Z",
+            "Chose SQLite.",
+            &["Notes/a.md"][..],
+            "alpha",
+        ),
+        (
+            "2026-11-30T09:00:00.000Z",
+            "Kept one schema file.",
+            &[][..],
+            "beta",
+        ),
+        ("2026-11-30T10:00:00.000Z", "A mistake.", &[][..], "beta"),
+    ] {
+        // The project is the name of the folder the session worked in.
+        let dir = env.root().join(project);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut c = env.cmd();
+        c.env("RUTTER_TIMESTAMP", ts).args([
+            "capture",
+            "--summary",
+            summary,
+            "--session",
+            project,
+            "--cwd",
+        ]);
+        c.arg(&dir);
+        for r in refs {
+            c.args(["--ref", r]);
+        }
+        let r = common::run_with_stdin(&mut c, b"");
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let r = env.capture_at(
+        "2026-11-30T11:00:00.000Z",
+        "Hostile: <script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\"> end.",
+        &["Notes/b.md"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = env.rutter(&["retract", "20261130T100000", "--reason", "not a decision"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    env.write("Notes/a.md", "# Alpha\n\nEdited since.\n");
+    env
+}
+
+/// The page's data block, decoded.
+fn data(html: &str) -> Value {
+    let open = "<script type=\"application/json\" id=\"data\">";
+    let start = html.find(open).expect("a data block") + open.len();
+    let len = html[start..].find("</script>").expect("the block ends");
+    serde_json::from_str(&html[start..start + len]).expect("the data is JSON")
+}
+
+/// The summaries of `recent --all --json ARGS`.
+fn recent_summaries(env: &Env, args: &[&str]) -> BTreeSet<String> {
+    let mut all = vec!["recent", "--all", "--json"];
+    all.extend(args);
+    let r = env.rutter(&all);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["steps"].as_array().unwrap().clone())
+        .map(|s| s["summary"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The summaries the page of `timeline ARGS` (written to stdout) holds.
+fn page_summaries(env: &Env, args: &[&str]) -> BTreeSet<String> {
+    let mut all = vec!["timeline"];
+    all.extend(args);
+    let r = env.rutter(&all);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stderr, "", "stdout is the page, and nothing is said");
+    data(&r.stdout)["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["summary"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_page_holds_what_recent_all_shows_with_the_same_filters() {
+    let env = vault();
+    for args in [
+        &[][..],
+        &["--project", "BETA"],
+        &["--since", "2026-11-30", "--utc"],
+        &["--until", "2026-11-29"],
+        &["--grep", "sqlite"],
+        &["--client", "codex"],
+    ] {
+        let page = page_summaries(&env, args);
+        assert_eq!(page, recent_summaries(&env, args), "{args:?}");
+    }
+    let all = page_summaries(&env, &[]);
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert!(
+        !all.contains("A mistake."),
+        "a retracted decision is left out"
+    );
+}
+
+#[test]
+fn each_decision_carries_its_day_project_time_and_the_drift_of_its_notes() {
+    let env = vault();
+    let r = env.rutter(&["timeline", "--utc"]);
+    let html = r.stdout;
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    let v = data(&html);
+    let first = &v["decisions"][0];
+    assert_eq!(first["day"], "2026-11-30");
+    assert_eq!(first["project"], "beta");
+    assert_eq!(first["time"], "09:00:00");
+    let alpha = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["summary"] == "Chose SQLite.")
+        .unwrap();
+    assert_eq!(alpha["refs"][0]["path"], "Notes/a.md");
+    assert_eq!(alpha["refs"][0]["drift"], "(changed since capture)");
+    // The hostile summary is in the data as text, and nowhere as markup.
+    assert!(!html.contains("<img"));
+    assert_eq!(html.matches("<script").count(), 2);
+    assert!(html.contains("\\u003cscript\\u003ewindow.pwned=1"));
+}
+
+#[test]
+fn output_replaces_only_a_page_it_wrote() {
+    let env = vault();
+    let page = env.root().join("out/timeline.html");
+    let r = env.rutter(&["timeline", "-o", page.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "Wrote the timeline of 3 decisions (2 days, 3 projects) to {}.\n",
+            page.display()
+        )
+    );
+    // Its own page is replaced (a relative FILE is the current folder's).
+    std::fs::write(&page, std::fs::read_to_string(&page).unwrap() + "old").unwrap();
+    let mut c = env.cmd();
+    c.current_dir(page.parent().unwrap())
+        .args(["timeline", "-o", "timeline.html"]);
+    let r = common::run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!std::fs::read_to_string(&page).unwrap().ends_with("old"));
+    // A note, a folder and a symlink are never replaced.
+    let note = env.vault.join("Notes/b.md");
+    let r = env.rutter(&["timeline", "-o", note.to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "git-rutter: {} exists and is not a timeline git-rutter wrote; nothing was written. Name a new file, or remove it first.\n",
+            note.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), common::NOTE_B);
+    let r = env.rutter(&["timeline", "-o", env.vault.join("Notes").to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let link = env.root().join("link.html");
+    std::os::unix::fs::symlink(&page, &link).unwrap();
+    let r = env.rutter(&["timeline", "-o", link.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("is not a regular file"), "{}", r.stderr);
+}
+
+/// A folder holding a fake opener that writes its arguments to `args.txt` beside it.
+fn fake_opener(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let opener = dir.join("xdg-open");
+    let log = dir.join("args.txt");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn open_runs_the_opener_on_path_with_the_absolute_page() {
+    let env = vault();
+    let bin = env.root().join("bin");
+    fake_opener(&bin);
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let r = common::run_with_stdin(
+        env.cmd().env("PATH", &path).args(["timeline", "--open"]),
+        b"",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = env.vault.join(".git/rutter/timeline.html");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "Wrote the timeline of 3 decisions (2 days, 3 projects) to {}; opened it with {}.\n",
+            page.display(),
+            bin.join("xdg-open").display()
+        )
+    );
+    // The opener may still be running when the command returns.
+    let log = bin.join("args.txt");
+    for _ in 0..100 {
+        if log.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!("{}\n", page.display())
+    );
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    // An opener only a relative PATH entry names is never run: the page is written and the
+    // user told to open it.
+    let rel = Path::new("..").join("bin");
+    let mut c = env.cmd();
+    c.env("PATH", rel.as_os_str())
+        .current_dir(env.root().join("alpha"))
+        .args(["timeline", "--open", "-o", "../t.html"]);
+    std::fs::remove_file(&log).unwrap();
+    let r = common::run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "git-rutter: no xdg-open on PATH to open the page with. Open {} in your browser.\n",
+            env.root().join("t.html").display()
+        )
+    );
+    assert!(!log.exists());
+    assert!(env.root().join("t.html").exists());
+}
+
+#[test]
+fn a_terminal_is_refused() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux script is not installed");
+        return;
+    }
+    let env = vault();
+    let line = format!(
+        "{BIN} --vault {} timeline; echo \"exit $?\"",
+        env.vault.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("TERM", "dumb")
+        .current_dir(&env.vault)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert_eq!(
+        shown,
+        "git-rutter: the timeline is an HTML page, not text for a terminal. Write it with `-o FILE`, open it with `--open`, or redirect stdout (`> timeline.html`).\nexit 2\n"
+    );
+}
