@@ -236,15 +236,19 @@ fn times_show_in_the_local_zone_with_their_offset_unless_utc() {
 fn log_grep_through_the_index_lists_what_a_full_scan_lists() {
     let env = vault();
     let scan = |args: &[&str]| log_summaries(&env, args);
-    let without_index = [
-        scan(&["--grep", "cadence"]),
-        scan(&["--grep", "garden"]),
-        scan(&["--project", "nothing"]),
+    let asked: [&[&str]; 6] = [
+        &["--grep", "cadence"],
+        &["--grep", "garden"],
+        &["--project", "nothing"],
+        &[],
+        &["-n", "2"],
+        &["--since", "2026-11-26", "-n", "1"],
     ];
+    let without_index: Vec<Vec<String>> = asked.iter().map(|a| scan(a)).collect();
     assert_eq!(env.rutter(&["reindex"]).code, 0);
-    assert_eq!(scan(&["--grep", "cadence"]), without_index[0]);
-    assert_eq!(scan(&["--grep", "garden"]), without_index[1]);
-    assert_eq!(scan(&["--project", "nothing"]), without_index[2]);
+    for (args, want) in asked.iter().zip(&without_index) {
+        assert_eq!(&scan(args), want, "{args:?}");
+    }
     // Captured after the index was built: found all the same (the cache is brought up to date).
     let r = env.capture_at("2026-12-01T09:00:00.000Z", "A late cadence change.", &[]);
     assert!(r.stderr.contains("committed"), "{}", r.stderr);

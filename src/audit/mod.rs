@@ -19,7 +19,7 @@ use crate::store::{Store, StoreError};
 
 /// What to check.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
+pub struct Options<'a> {
     /// Re-walk the whole history instead of the commits since the last verified tip.
     pub full: bool,
     /// Leave the verify cache as it was: `log` reads findings without moving the audit's
@@ -30,6 +30,9 @@ pub struct Options {
     /// Fill [`Report::added_by`] (`log` shows it; verify itself reads the map only to name the
     /// commit behind a finding).
     pub entries: bool,
+    /// Check only the working day files of these stems (`log` shows entries of these days
+    /// only); every record file when `None`.
+    pub only_days: Option<&'a std::collections::BTreeSet<String>>,
 }
 
 /// Everything verify found.
@@ -40,7 +43,7 @@ pub struct Report {
     pub commits_checked: usize,
     pub tip: Option<String>,
     /// Entry (or binding) id → the commit that added it, when [`Options::entries`] asked.
-    pub added_by: std::collections::HashMap<String, String>,
+    pub added_by: cache::AddedBy,
     /// The capture lock could not be had: what was read may be mid-capture (best effort).
     pub lock_missed: bool,
 }
@@ -56,7 +59,7 @@ impl Report {
 }
 
 /// Runs every check on the record `store` keeps.
-pub fn verify(store: &Store, opts: Options) -> Result<Report, StoreError> {
+pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
     // Object hashes are `git fsck`'s job; re-hashing every tree and blob of a long history
     // (150 KB sessions trees, SHA-1 with collision detection) was most of `--full`.
     crate::store::skip_read_verification();
@@ -94,7 +97,7 @@ pub fn verify(store: &Store, opts: Options) -> Result<Report, StoreError> {
         pause_before_the_working_tree();
         let worktree = h
             .is_ok()
-            .then(|| worktree::check(store, tip, &mut cache))
+            .then(|| worktree::check(store, tip, &mut cache, opts.only_days))
             .transpose();
         let snapshot = match reading.join() {
             Ok(snapshot) => snapshot,
@@ -104,7 +107,7 @@ pub fn verify(store: &Store, opts: Options) -> Result<Report, StoreError> {
         let refs = refcheck::check(store, &snapshot, &mut cache, opts.full, &h)?;
         Ok::<_, StoreError>((h, refs, worktree.unwrap_or_default()))
     })?;
-    let worktree = second_look(store, worktree, &mut cache, wait)?;
+    let worktree = second_look(store, worktree, &mut cache, wait, opts.only_days)?;
     report.commits_checked = h.commits;
     report.findings.extend(h.findings);
     report.findings.extend(refs);
@@ -143,7 +146,7 @@ pub fn verify(store: &Store, opts: Options) -> Result<Report, StoreError> {
         cache.save(store.worktree_state_dir());
     }
     if opts.entries {
-        report.added_by = cache.take_entries();
+        report.added_by = cache.take_added_by();
     }
     Ok(report)
 }
@@ -157,6 +160,7 @@ fn second_look(
     found: Vec<Finding>,
     cache: &mut cache::VerifyCache,
     wait: std::time::Duration,
+    only_days: Option<&std::collections::BTreeSet<String>>,
 ) -> Result<Vec<Finding>, StoreError> {
     if !found.iter().any(|f| f.kind == Kind::Unverified) {
         return Ok(found);
@@ -165,7 +169,7 @@ fn second_look(
     let Some(tip) = store.tip()? else {
         return Ok(found);
     };
-    let again: std::collections::HashSet<String> = worktree::check(store, tip, cache)?
+    let again: std::collections::HashSet<String> = worktree::check(store, tip, cache, only_days)?
         .into_iter()
         .filter(|f| f.kind == Kind::Unverified)
         .map(|f| f.id)

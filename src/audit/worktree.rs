@@ -23,14 +23,23 @@ use std::os::unix::fs::MetadataExt;
 const FOLDERS: [&str; 2] = ["_librarian", paths::SESSIONS_DIR];
 
 /// Runs the working-tree check against the tip.
-pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<Vec<Finding>, StoreError> {
-    let committed = store.record_files(tip)?;
+pub fn check(
+    store: &Store,
+    tip: Oid,
+    cache: &mut VerifyCache,
+    only_days: Option<&std::collections::BTreeSet<String>>,
+) -> Result<Vec<Finding>, StoreError> {
+    let wanted = |path: &str| {
+        only_days.is_none_or(|days| paths::stem_of(path).is_some_and(|s| days.contains(s)))
+    };
+    let mut committed = store.record_files(tip)?;
+    committed.retain(|(p, _)| wanted(p));
     let journalled = journal_lines(store);
     let (mut findings, broken) = folders(store, &committed);
     let under_broken = |p: &str| broken.iter().any(|f| p.starts_with(&format!("{f}/")));
     let known: HashSet<&str> = committed.iter().map(|(p, _)| p.as_str()).collect();
     for path in store.uncommitted_record_files(&known) {
-        if under_broken(&path) {
+        if under_broken(&path) || !wanted(&path) {
             continue;
         }
         let bytes = store.working(&path).unwrap_or_default();
@@ -55,7 +64,7 @@ pub fn unjournalled(store: &Store) -> Result<Vec<Finding>, StoreError> {
         return Ok(vec![]);
     };
     let mut cache = VerifyCache::load(store.state_dir(), false);
-    let mut found = check(store, tip, &mut cache)?;
+    let mut found = check(store, tip, &mut cache, None)?;
     found.retain(|f| f.kind == Kind::Unverified);
     Ok(found)
 }

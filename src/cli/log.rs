@@ -105,26 +105,22 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     }
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
+    let newest = (!args.all && args.entry.is_none()).then_some(args.count);
+    let only = prefiltered(&vault, &filter, args.project.as_deref(), newest);
     let report = crate::audit::verify(
         &store,
         Options {
             read_only: true,
             entries: true,
+            only_days: only.as_ref(),
             ..Options::default()
         },
     )?;
     if report.lock_missed {
         ui.warn("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
     }
-    let newest = (!args.all && args.entry.is_none()).then_some(args.count);
-    let only = prefiltered(&vault, &filter, args.project.as_deref(), newest);
-    let mut rows = rows(
-        &store,
-        &report.findings,
-        &report.added_by,
-        &filter,
-        only.as_ref(),
-    )?;
+    let added_by = report.added_by.map();
+    let mut rows = rows(&store, &report.findings, &added_by, &filter, only.as_ref())?;
     if let Some(p) = &args.project {
         let want = crate::index::entries::project_key(p);
         rows.retain(|r| {
@@ -237,7 +233,7 @@ fn paint_row(color: &Palette, line: &str, commit_len: usize, at: usize, state: &
 fn rows(
     store: &Store,
     findings: &[Finding],
-    added_by: &HashMap<String, String>,
+    added_by: &HashMap<&str, &str>,
     filter: &EntryFilter,
     only: Option<&BTreeSet<String>>,
 ) -> anyhow::Result<Vec<Row>> {
@@ -324,9 +320,9 @@ fn rows(
     Ok(rows)
 }
 
-/// The day files worth reading when the filter names words, a client or a project: those the
-/// index's record cache (brought up to date first) says hold a matching entry (of the `newest`
-/// matching, when only they are shown), a line with its id or a retraction of it. `None` (read
+/// The day files worth reading when the filter names words, a client or a project, or only the
+/// `newest` entries are shown: those the index's record cache (brought up to date first) says
+/// hold a matching entry (of the `newest` matching), a line with its id or a retraction of it. `None` (read
 /// every day file) without an index, or when it cannot be read: the statuses still come from the
 /// record either way.
 fn prefiltered(
@@ -335,7 +331,8 @@ fn prefiltered(
     project: Option<&str>,
     newest: Option<usize>,
 ) -> Option<BTreeSet<String>> {
-    if filter.words.is_empty() && filter.client.is_none() && project.is_none() {
+    let filtered = !filter.words.is_empty() || filter.client.is_some() || project.is_some();
+    if !filtered && newest.is_none() {
         return None;
     }
     if !crate::index::location(vault).0.exists() {
@@ -417,9 +414,9 @@ fn day_of_stem(stem: &str) -> &str {
     paths::split_day_stem(stem).map_or(stem, |(day, _)| day)
 }
 
-fn retracted(r: Retraction, day: &str, added_by: &HashMap<String, String>) -> Retracted {
+fn retracted(r: Retraction, day: &str, added_by: &HashMap<&str, &str>) -> Retracted {
     Retracted {
-        commit: added_by.get(&r.id).cloned(),
+        commit: added_by.get(r.id.as_str()).map(|c| c.to_string()),
         id: r.id,
         day: day.to_string(),
         time: r.time,
@@ -431,12 +428,12 @@ fn row(
     e: Entry,
     day: &str,
     status: &'static str,
-    added_by: &HashMap<String, String>,
+    added_by: &HashMap<&str, &str>,
     diff: Option<String>,
     retraction: Option<Retracted>,
 ) -> Row {
     Row {
-        commit: added_by.get(&e.id).cloned(),
+        commit: added_by.get(e.id.as_str()).map(|c| c.to_string()),
         file: paths::day_file(day),
         project: e.project().map(str::to_string),
         client: e.client.clone(),

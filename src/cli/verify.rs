@@ -70,6 +70,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             notes: args.notes,
             read_only: false,
             entries: false,
+            only_days: None,
         },
     )?;
     drop(checking);
