@@ -19,7 +19,8 @@
 //! 5. `search` right after one note was edited in place (a line with a new word appended),
 //!    5 warm-ups + 41 runs; each must find the note by that word (reported only: the check,
 //!    the rescan of one folder, the query twice);
-//! 6. `recent` (the default 20 sessions), 5 warm-ups + 41 runs;
+//! 6. `recent` (the default 20 sessions), 5 warm-ups + 41 runs; then `log --grep WORD` (issue 23:
+//!    the newest 20 matches of one of three generator words) and plain `log`, 5 + 41 runs each;
 //! 7. `recent --all` (every session, ~37,000), 1 warm-up + 7 runs, timed to its first line of
 //!    output and to its exit (issue 13);
 //! 8. `init` adopting the 3,650 day files: a fresh repository holding the large vault's
@@ -70,6 +71,11 @@ const TARGET_NO_CHANGE_MS: f64 = 60.0;
 /// Issue 13: a 3-word search as a process, freshness check included, nothing changed.
 const TARGET_SEARCH_MS: f64 = 10.0;
 const TARGET_RECENT_MS: f64 = 20.0;
+/// Issue 23: "what did we decide about X?" as `log --grep WORD`, in 20 ms and 30 MiB.
+const TARGET_LOG_GREP_MS: f64 = 20.0;
+const TARGET_LOG_GREP_MIB: f64 = 30.0;
+/// The words `log --grep` looks for, one a run: the generator places them at fixed ranks.
+const LOG_WORDS: [&str; 3] = ["latency", "ledger", "garden"];
 /// Issue 13: `recent --all` to its last line and to its first.
 const TARGET_ALL_MS: f64 = 300.0;
 const TARGET_ALL_FIRST_MS: f64 = 30.0;
@@ -188,6 +194,7 @@ fn main() {
     stats.push(search_after_edit(&env, &vault, note));
     if !only_search {
         stats.push(recent(&env, &vault));
+        stats.extend(log_grep(&env, &vault));
         stats.extend(recent_all(&env, &vault));
         stats.push(init_adopt(&env, &vault));
     }
@@ -308,6 +315,29 @@ fn recent(env: &Env, vault: &Path) -> Row {
         m
     });
     Row::whole(label, &runs, Some(TARGET_RECENT_MS))
+}
+
+/// `log --grep WORD` (the newest 20 matches, with the commit that added each and its status),
+/// and plain `log`, reported only.
+fn log_grep(env: &Env, vault: &Path) -> [Row; 2] {
+    let label = "`log --grep WORD` (20 newest matches)";
+    println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
+    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
+        let word = LOG_WORDS[i % LOG_WORDS.len()];
+        let m = rutter_measured(env, vault, &["log", "--grep", word]);
+        expect_stdout(&m.out, "log --grep", "committed");
+        m
+    });
+    let mut grep = Row::whole(label, &runs, Some(TARGET_LOG_GREP_MS));
+    grep.mib_target = Some(TARGET_LOG_GREP_MIB);
+    let label = "`log` (20 newest entries)";
+    println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
+    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
+        let m = rutter_measured(env, vault, &["log"]);
+        expect_stdout(&m.out, "log", "committed");
+        m
+    });
+    [grep, Row::whole(label, &runs, None)]
 }
 
 /// `recent --all`: every session, timed to its first line and to its exit.

@@ -655,6 +655,42 @@ fn log_never_moves_the_audit_watermark_and_clean_says_what_was_checked() {
     );
 }
 
+/// `log` keeps what it learnt of which commit added each entry (`entries-tip`), so the next
+/// `log` walks only the commits since, while the audit's watermark (`tip`) stays where the last
+/// verify left it; the commit `log` names is the one that added the entry.
+#[test]
+fn log_remembers_the_entries_it_learnt_without_moving_the_watermark() {
+    let (env, _) = vault();
+    let state = || env.read(".git/rutter/verify/state");
+    let watermark = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("tip "))
+            .map(str::to_string)
+    };
+    let before = watermark(&state());
+    env.capture_at("2026-11-30T11:00:00.000Z", "Learnt by log.", &[]);
+    let tip = env
+        .git(&["rev-parse", "refs/rutter/records"])
+        .trim()
+        .to_string();
+    let r = env.rutter(&["log", "--json", "-n", "1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let after = state();
+    assert_eq!(watermark(&after), before, "{after}");
+    assert!(after.contains(&format!("entries-tip {tip}")), "{after}");
+    let rows: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(rows[0]["summary"], "Learnt by log.");
+    assert_eq!(rows[0]["commit"], tip.as_str(), "{rows}");
+    // verify still checks the new commit, and then moves both.
+    let v = env.rutter(&["verify"]);
+    assert!(
+        v.stdout.contains("verify: clean (1 new commit(s) checked"),
+        "{}",
+        v.stdout
+    );
+    assert!(state().contains(&format!("tip {tip}")));
+}
+
 /// An entry line typed into a day file by hand, in the record format.
 fn hand_line(id: &str, summary: &str) -> String {
     format!(

@@ -34,6 +34,11 @@ impl AddedBy {
 #[derive(Debug, Default)]
 pub(crate) struct VerifyCache {
     pub verified_tip: Option<String>,
+    /// The tip up to which `entries` names the commit of every entry: the last verify's, or a
+    /// later one a read-only run (`log`) walked to (it moves no watermark of the audit).
+    pub entries_tip: Option<String>,
+    /// The state file as it was read, written back as it was by a read-only run.
+    state_read: String,
     /// The reflog's complete lines as the last verify accepted them: length and sha256.
     pub reflog_seen: Option<(u64, String)>,
     /// The reflog as this verify read it, accepted by [`VerifyCache::accept_reflog`].
@@ -81,15 +86,19 @@ impl VerifyCache {
         if let Ok(text) = std::fs::read_to_string(dir.join("state")) {
             for line in text.lines() {
                 match line.split_once(' ') {
-                    Some(("tip", v)) => c.verified_tip = Some(v.to_string()),
+                    Some(("tip", v)) if !v.is_empty() => c.verified_tip = Some(v.to_string()),
+                    Some(("entries-tip", v)) if !v.is_empty() => {
+                        c.entries_tip = Some(v.to_string())
+                    }
                     Some(("reflog-seen", v)) => c.reflog_seen = parse_seen(v),
                     Some(("tips", v)) => c.tips_checked = v.parse().unwrap_or(0),
                     Some(("tips-seen", v)) => c.tips_seen = parse_seen(v),
                     _ => {}
                 }
             }
+            c.state_read = text;
         }
-        if c.verified_tip.is_none() {
+        if c.verified_tip.is_none() && c.entries_tip.is_none() {
             return fresh;
         }
         if let Ok(text) = std::fs::read_to_string(dir.join("files")) {
@@ -192,12 +201,43 @@ impl VerifyCache {
             self.verified_tip.as_deref().unwrap_or(""),
             self.tips_checked
         );
+        if let Some(t) = &self.entries_tip {
+            state_text.push_str(&format!("entries-tip {t}\n"));
+        }
         if let Some((len, sha)) = &self.reflog_seen {
             state_text.push_str(&format!("reflog-seen {len} {sha}\n"));
         }
         if let Some((len, sha)) = &self.tips_seen {
             state_text.push_str(&format!("tips-seen {len} {sha}\n"));
         }
+        self.save_with_state(&dir, &state_text);
+    }
+
+    /// Writes what a read-only run (`log`) learnt: the entries and their tip, and the clean
+    /// files' stamps; the audit's watermarks (the verified tip, how much of the witness log and
+    /// the reflog were accepted) stay as they were read.
+    pub(crate) fn save_read_only(&self, state: &Path) {
+        let Some(dir) = Dir::open_private(state)
+            .and_then(|d| d.open_dir("verify", true))
+            .ok()
+            .flatten()
+        else {
+            return;
+        };
+        let mut state_text: String = self
+            .state_read
+            .lines()
+            .filter(|l| !l.starts_with("entries-tip "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        if let Some(t) = &self.entries_tip {
+            state_text.push_str(&format!("entries-tip {t}\n"));
+        }
+        self.save_with_state(&dir, &state_text);
+    }
+
+    /// Writes `state_text`, the new entries and the changed stamps.
+    fn save_with_state(&self, dir: &Dir, state_text: &str) {
         let _ = dir.write_atomic("state", state_text.as_bytes());
         let text: String = self
             .new_entries
@@ -216,7 +256,7 @@ impl VerifyCache {
                 let _ = dir.remove("state");
             }
         }
-        self.save_files(&dir);
+        self.save_files(dir);
     }
 
     /// Writes the stamps that changed. A day of captures changes one or two of 3,650: their

@@ -52,24 +52,32 @@ pub enum Step {
 }
 
 /// Checks the commits since the last verified tip (all of them when that tip is unknown or
-/// no longer an ancestor), oldest first. A long walk is cut in contiguous halves checked on two
+/// no longer an ancestor; a `read_only` run from where the entry map was learnt), oldest first. A long walk is cut in contiguous halves checked on two
 /// threads, each with its own repository handle; the results are merged in walk order, so
 /// findings, their order and the entry map are those of a walk on one thread.
-pub fn check(store: &Store, tip: Oid, cache: &mut VerifyCache) -> Result<History, StoreError> {
-    let mut complete = true;
-    let mut hide = None;
-    if let Some(v) = cache
-        .verified_tip
-        .as_deref()
-        .and_then(|v| Oid::from_str(v).ok())
-    {
-        if v == tip || store.descends(tip, v).unwrap_or(false) {
-            hide = Some(v);
-            complete = false;
-        } else {
-            cache.clear_entries();
-        }
-    }
+pub fn check(
+    store: &Store,
+    tip: Oid,
+    cache: &mut VerifyCache,
+    read_only: bool,
+) -> Result<History, StoreError> {
+    let parse = |v: Option<&str>| v.and_then(|v| Oid::from_str(v).ok());
+    let verified = parse(cache.verified_tip.as_deref());
+    let learnt = parse(cache.entries_tip.as_deref());
+    let reaches = |v: Oid| v == tip || store.descends(tip, v).unwrap_or(false);
+    // A read-only run (`log`) needs only the entries: it walks from where they were learnt
+    // last, which may be past the verified tip. A cache from a history this tip does not hold
+    // is thrown away.
+    let start = if verified.is_some_and(|v| !reaches(v)) || learnt.is_some_and(|e| !reaches(e)) {
+        cache.clear_entries();
+        None
+    } else if read_only {
+        learnt.or(verified)
+    } else {
+        verified
+    };
+    let hide = start;
+    let complete = start.is_none();
     let oids = store.oldest_first(tip, hide)?;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let steps = if oids.len() >= parallel_from() && workers > 1 {

@@ -93,7 +93,7 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
             drop(lock);
             snapshot
         });
-        let h = history::check(store, tip, &mut cache);
+        let h = history::check(store, tip, &mut cache, opts.read_only);
         pause_before_the_working_tree();
         let worktree = h
             .is_ok()
@@ -142,8 +142,11 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
     if !report.findings.iter().any(|f| f.kind.is_history_or_ref()) {
         cache.verified_tip = Some(tip.to_string());
     }
-    if !opts.read_only {
-        cache.save(store.worktree_state_dir());
+    // The entry map now names the commit of every entry up to the tip.
+    cache.entries_tip = Some(tip.to_string());
+    match opts.read_only {
+        false => cache.save(store.worktree_state_dir()),
+        true => cache.save_read_only(store.worktree_state_dir()),
     }
     if opts.entries {
         report.added_by = cache.take_added_by();
