@@ -9,7 +9,7 @@ use rusqlite::{Connection, OpenFlags};
 const MAX: i64 = 200;
 
 /// Opens the vault's index read-only, if it exists and is ours.
-fn open(vault: &Vault) -> Option<Connection> {
+pub(super) fn open(vault: &Vault) -> Option<Connection> {
     super::check_owner(vault).ok()?;
     let (path, _) = super::location(vault);
     let conn = Connection::open_with_flags(
