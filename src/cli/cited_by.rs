@@ -17,21 +17,29 @@ use std::path::PathBuf;
 
 /// List the recorded decisions that cited a note, newest first, through renames.
 ///
-/// Each decision shows its short id (the form `log` and `retract` take), day and time, project,
-/// client and summary, as `recent` shows a step (with its mark when it is not simply committed),
-/// then the path and hash it cited and whether the note changed since that capture: "(changed
-/// since capture)" when the note's sha256 now differs from the cited one. A decision that cited
-/// the note under an older path is listed too, "cited as OLD (renamed to NOTE; …)", when the
-/// identity ledger binds that path to this note: a rename `reindex`, `search`, `show` or this
-/// command noticed (same content, another path), or one `git rutter identity confirm` bound.
+/// Before you rewrite or retire a note, see which decisions leaned on it. Each decision shows
+/// its short id (the form `log` and `retract` take), day and time, project, client and summary,
+/// as `recent` shows a step (with its mark when it is not simply committed), then the path and
+/// hash it cited and whether the note changed since that capture: "(changed since capture)" when
+/// the note's sha256 now differs from the cited one, else "(unchanged since capture)".
+///
+/// A decision that cited the note under an older path is listed too, "cited as OLD (renamed to
+/// NOTE; …)", when the identity ledger binds that path to this note: a rename `reindex`,
+/// `search`, `show` or this command noticed (same content, another path), or one `git rutter
+/// identity confirm` bound. A note renamed and edited at once is only a candidate until you
+/// confirm it: the answer then ends with the command that does.
 ///
 /// With -p, a decision whose note changed since is followed by the diff from the version it
-/// cited to the note now. refs/rutter/records keeps that version under cited/ when the capture
-/// could copy it (else git's history may have it, by the blob id the entry recorded); when
-/// neither has it (rutter.keepCited=false, a note over 1 MiB or one git ignores), it says so.
+/// cited to the note now (once per version). refs/rutter/records keeps that version under cited/
+/// when the capture could copy it (else git's history may have it, by the blob id the entry
+/// recorded); when neither has it (rutter.keepCited=false, a note over 1 MiB or one git
+/// ignores), it says so.
 ///
 /// Retracted decisions are left out, as `recent` leaves them out (`git rutter log` lists them).
 /// Exit status: 0, also when no decision cited the note; 1 when PATH is no note of the vault.
+///
+/// Examples: `git rutter cited-by Notes/cadence.md`; `git rutter cited-by -p cadence.md` from
+/// inside Notes/; `git rutter cited-by --json Notes/cadence.md | jq -r '.decisions[].id'`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The note: vault-relative as search shows it, or relative to the current folder when you
@@ -107,6 +115,10 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         };
         let indented: Vec<String> = patch.lines().map(|l| format!("    {l}")).collect();
         ui.print_painted(&indented.join("\n"), |p, t| p.diff(t, 4))?;
+    }
+    for line in cited::cli_unresolved(&found) {
+        ui.print("")?;
+        ui.print(&line)?;
     }
     let mut hint = String::new();
     render::push_cli_hint(&mut hint, deleted, found.record);
@@ -283,5 +295,6 @@ fn json(c: &CitedBy, versions: &Versions) -> serde_json::Value {
         "sha256": c.sha256,
         "changed_since": c.changed(),
         "decisions": decisions,
+        "unresolved": c.unresolved,
     })
 }

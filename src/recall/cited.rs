@@ -44,6 +44,19 @@ pub(crate) struct CitedBy {
     /// Whether the vault has a record to judge the entries by (without one every entry is
     /// unverified, and recall marks none).
     pub record: bool,
+    /// Cited paths gone from the vault whose new place is unresolved and that name this note
+    /// among their candidates: their decisions are not listed until `identity confirm` binds
+    /// them.
+    pub unresolved: Vec<Candidacy>,
+}
+
+/// A dead cited path that this note may be, with git's evidence for it (`None`: the note
+/// carries the cited sha256, but so do others).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct Candidacy {
+    pub from: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 impl CitedBy {
@@ -97,11 +110,23 @@ pub(crate) fn of_note(index: &Index, path: &str) -> Result<Option<CitedBy>, Inde
             cited,
         })
         .collect();
+    let unresolved = index
+        .unresolved_naming(path)?
+        .into_iter()
+        .map(|(from, candidates)| Candidacy {
+            from,
+            evidence: candidates
+                .into_iter()
+                .find(|c| c.path == path)
+                .and_then(|c| c.evidence),
+        })
+        .collect();
     Ok(Some(CitedBy {
         path: path.to_string(),
         sha256,
         decisions,
         record: matches!(index.records()?, Records::Tip(_)),
+        unresolved,
     }))
 }
 
@@ -231,6 +256,23 @@ pub(crate) fn cli_decision(out: &mut String, d: &Decision, cited: &CitedBy, look
     };
 }
 
+/// The terminal's last lines: for each unresolved cited path this note may be, what binds it.
+pub(crate) fn cli_unresolved(cited: &CitedBy) -> Vec<String> {
+    cited
+        .unresolved
+        .iter()
+        .map(|u| {
+            let why = u.evidence.as_deref().map_or(String::new(), |e| format!(" ({e})"));
+            format!(
+                "Decisions cited {from}, which is gone, and this note is a candidate for it{why}: `git rutter identity confirm {} {}` binds it, and cited-by then lists them.",
+                crate::argv::quote(&u.from),
+                crate::argv::quote(&cited.path),
+                from = u.from,
+            )
+        })
+        .collect()
+}
+
 /// `text` on one line (controls and line breaks shown as `\u{…}`), cut to `max` characters.
 fn cut(text: &str, max: usize) -> String {
     let safe = one_line_safe(text);
@@ -346,6 +388,7 @@ mod tests {
             sha256: "sha256:11".into(),
             decisions,
             record: true,
+            unresolved: vec![],
         }
     }
 
