@@ -144,6 +144,49 @@ fn distinct(found: impl Iterator<Item = Citation>, path: &str) -> Vec<Citation> 
     out
 }
 
+/// What the index says of the paths a commit changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CitedAmong {
+    /// The paths that decisions nobody retracted cited, directly or as a binding's target.
+    pub paths: Vec<String>,
+    /// The record tip the record cache was read at (`None`: never read, or no record).
+    pub records_tip: Option<String>,
+}
+
+/// [`CitedAmong`] for `paths`, read from the vault's index as it stands: never built, never
+/// refreshed, never written (the pre-commit hook asks, and a commit must not wait for it).
+/// `None` when there is no current index of this vault to ask.
+pub(crate) fn cited_among(
+    vault: &crate::vault::Vault,
+    paths: &[String],
+) -> Result<Option<CitedAmong>, IndexError> {
+    let Some(conn) = super::complete::open(vault) else {
+        return Ok(None);
+    };
+    let records_tip: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'records_tip'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?
+        .filter(|t: &String| !t.is_empty());
+    let mut stmt = conn.prepare(&format!(
+        "SELECT EXISTS(SELECT 1 FROM entry_refs r JOIN entries e ON e.file = r.file AND e.seq = r.seq WHERE r.path = ?1 AND {ALIVE})
+             OR EXISTS(SELECT 1 FROM identity_bindings WHERE to_path = ?1)"
+    ))?;
+    let mut cited = Vec::new();
+    for p in paths {
+        if stmt.query_row([p], |r| r.get::<_, bool>(0))? {
+            cited.push(p.clone());
+        }
+    }
+    Ok(Some(CitedAmong {
+        paths: cited,
+        records_tip,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

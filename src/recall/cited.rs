@@ -354,6 +354,40 @@ pub(crate) fn diff(d: &Decision, path: &str, cited: &[u8], now: &[u8]) -> String
         .to_string()
 }
 
+/// Of the paths a commit changes (`paths`), those that recorded decisions cited, directly or
+/// as the target of a binding, sorted: what the index holds, plus the refs of the day files
+/// committed since its record cache was last read (a decision captured a moment ago, before any
+/// recall read it). The index is only read, never built or refreshed, and the record only read
+/// where it moved: this runs in the pre-commit hook. `None` when there is no current index to
+/// ask (the hook then says nothing).
+pub(crate) fn among(vault: &Vault, paths: &[String]) -> Result<Option<Vec<String>>, IndexError> {
+    let Some(found) = crate::index::cited::cited_among(vault, paths)? else {
+        return Ok(None);
+    };
+    let mut cited: std::collections::BTreeSet<String> = found.paths.into_iter().collect();
+    if cited.len() < paths.len() && vault.git_dir.is_some() {
+        let err = |e: StoreError| IndexError::Record(e.to_string());
+        let store = Store::open(vault).map_err(err)?;
+        let old = found.records_tip.and_then(|t| Oid::from_str(&t).ok());
+        if let (Some(old), Some(tip)) = (old, store.tip().map_err(err)?) {
+            // An old tip that cannot be read (a rewound ref, gc) leaves the index's answer.
+            let moved = match old == tip {
+                true => vec![],
+                false => store.changed_days(old, tip).unwrap_or_default(),
+            };
+            for blob in moved.into_iter().filter_map(|(_, blob)| blob) {
+                let bytes = store.blob(blob).map_err(err)?;
+                let refs = crate::records::dayfile::parse(&bytes)
+                    .entries
+                    .into_iter()
+                    .flat_map(|e| e.refs);
+                cited.extend(refs.map(|r| r.path).filter(|p| paths.contains(p)));
+            }
+        }
+    }
+    Ok(Some(cited.into_iter().collect()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
