@@ -642,3 +642,44 @@ fn a_block_installed_before_keeps_working_and_installing_again_updates_it() {
         r.stderr
     );
 }
+
+#[test]
+fn a_commit_of_many_notes_is_matched_in_one_scan_and_retracted_decisions_do_not_count() {
+    let env = hooked();
+    for i in 0..300 {
+        env.write(&format!("Notes/bulk/n{i:03}.md"), &format!("# N{i}\n"));
+    }
+    env.git(&["add", "Notes/bulk"]);
+    assert_eq!(commit_all(&env, "many notes").code, 0);
+    for (minute, note) in [(20, "n007"), (21, "n008")] {
+        let ts = format!("2026-11-30T10:{minute}:00.000Z");
+        let r = env.capture_at(
+            &ts,
+            &format!("Cited {note}."),
+            &[&format!("Notes/bulk/{note}.md")],
+        );
+        assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    }
+    let r = env.rutter(&["retract", "20261130T102000", "--reason", "Not a decision."]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(env.rutter(&["reindex"]).code, 0);
+
+    // One note, looked up on its own: only a retracted decision cited it.
+    env.write("Notes/bulk/n007.md", "# N7, edited\n");
+    let r = commit_all(&env, "edit n007");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    // Every note at once: the same answer from one scan.
+    for i in 0..300 {
+        env.write(
+            &format!("Notes/bulk/n{i:03}.md"),
+            &format!("# N{i}, edited again\n"),
+        );
+    }
+    env.write("Notes/a.md", &format!("{NOTE_A}Edited.\n"));
+    let r = commit_all(&env, "edit everything");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "git-rutter: this commit changes 2 notes that recorded decisions cited: Notes/a.md, Notes/bulk/n008.md (`git rutter cited-by PATH` lists them).\n"
+    );
+}

@@ -369,6 +369,7 @@ pub(crate) fn among(vault: &Vault, paths: &[String]) -> Result<Option<Vec<String
         let err = |e: StoreError| IndexError::Record(e.to_string());
         let store = Store::open(vault).map_err(err)?;
         let old = found.records_tip.and_then(|t| Oid::from_str(&t).ok());
+        let asked: std::collections::HashSet<&String> = paths.iter().collect();
         if let (Some(old), Some(tip)) = (old, store.tip().map_err(err)?) {
             // An old tip that cannot be read (a rewound ref, gc) leaves the index's answer.
             let moved = match old == tip {
@@ -381,7 +382,7 @@ pub(crate) fn among(vault: &Vault, paths: &[String]) -> Result<Option<Vec<String
                     .entries
                     .into_iter()
                     .flat_map(|e| e.refs);
-                cited.extend(refs.map(|r| r.path).filter(|p| paths.contains(p)));
+                cited.extend(refs.map(|r| r.path).filter(|p| asked.contains(p)));
             }
         }
     }
