@@ -317,3 +317,35 @@ fn a_rename_with_an_edit_is_offered_until_confirmed_then_listed_as_changed() {
         .unwrap()
         .contains("+Decision: alpha it is.\n"));
 }
+
+#[test]
+fn outside_git_the_decisions_are_listed_unverified_and_p_says_there_is_no_record() {
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    let r = env.capture_at(
+        "2026-11-30T10:00:00.000Z",
+        "Kept notes outside git.",
+        &["Notes/a.md"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    env.write("Notes/a.md", &format!("{NOTE_A}Edited.\n"));
+    let r = env.rutter(&["cited-by", "-p", "Notes/a.md"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("is not a git repository, so these entries are read from the day files as they are (unverified)"), "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("— Kept notes outside git.\n   cited Notes/a.md@"),
+        "no mark: {}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(
+            "(No record to read the cited version from: the vault is not a git repository.)"
+        ),
+        "{}",
+        r.stdout
+    );
+    let v = cited_json(&env, &["-p", "Notes/a.md"]);
+    assert_eq!(v["decisions"][0]["status"], "unverified");
+    assert_eq!(v["decisions"][0]["cited_version"], "missing");
+}

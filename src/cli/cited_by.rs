@@ -78,6 +78,9 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         Lookup::Note(c) => c,
         Lookup::NoNote(path, known) => return Err(no_note(&path, &known)),
     };
+    if !found.record && !found.decisions.is_empty() {
+        ui.warn(super::recent::no_record_note(&vault));
+    }
     let versions = match args.patch {
         true => Versions::read(&vault, &found)?,
         false => Versions::default(),

@@ -261,7 +261,7 @@ impl<'a> Painted<'a> {
 }
 
 /// Why the entries shown are unverified, and what to do about it.
-fn no_record_note(vault: &crate::vault::Vault) -> String {
+pub(super) fn no_record_note(vault: &crate::vault::Vault) -> String {
     let why = match vault.git_dir {
         None => format!("{} is not a git repository", vault.root.display()),
         Some(_) => "refs/rutter/records does not exist yet".to_string(),
