@@ -156,7 +156,7 @@ fn unrelated_commits_and_ref_updates_never_start_the_binary() {
     assert!(!exists(&log), "{}", std::fs::read_to_string(&log).unwrap());
     track_records(&env);
     let calls = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(calls, "hook pre-commit\n");
+    assert_eq!(calls, "hook pre-commit staged\n");
 }
 
 #[test]
@@ -490,4 +490,195 @@ fn the_hook_command_fails_open_and_stays_hidden() {
     let help = env.rutter(&["--help"]);
     assert!(help.stdout.contains("install-git-hooks"), "{}", help.stdout);
     assert!(!help.stdout.contains("\n  hook "), "{}", help.stdout);
+}
+
+/// The pre-commit block as `install-git-hooks` wrote it before it named cited notes (the
+/// shipped template of that version, byte for byte; `benches/hooks.rs` measures against it).
+const PRE_COMMIT_BEFORE_CITED: &str = include_str!("fixtures/git-hooks/pre-commit-before-cited");
+
+/// `git commit -qam MESSAGE` through the hooks (vault in LIBRARIAN_VAULT_PATH, as hooks see
+/// it); may fail.
+fn commit_all(env: &Env, message: &str) -> Run {
+    env.git_with(&["commit", "-qam", message], &[])
+}
+
+/// The vault with the hooks installed and an index that has read the record (as any recall
+/// command leaves one).
+fn hooked_and_indexed() -> Env {
+    let env = hooked();
+    let r = env.rutter(&["reindex"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    env
+}
+
+#[test]
+fn a_commit_that_changes_a_cited_note_says_so_in_one_line_and_goes_ahead() {
+    let env = hooked_and_indexed();
+    let line = "git-rutter: this commit changes Notes/a.md, which recorded decisions cited (`git rutter cited-by Notes/a.md` lists them).\n";
+    env.write("Notes/a.md", &format!("{NOTE_A}Edited.\n"));
+    let before = head(&env);
+    let r = commit_all(&env, "edit a cited note");
+    assert_eq!((r.code, r.stderr.as_str()), (0, line));
+    assert_ne!(head(&env), before, "never blocks");
+
+    // A note no decision cited: nothing said.
+    env.write("Notes/b.md", &format!("{NOTE_B}Edited.\n"));
+    let r = commit_all(&env, "edit an uncited note");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+
+    // A decision captured after the index last read the record counts at once.
+    let r = env.capture_at("2026-11-30T11:00:00.000Z", "Cited beta.", &["Notes/b.md"]);
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    env.write("Notes/b.md", &format!("{NOTE_B}Edited twice.\n"));
+    env.write("Notes/a.md", &format!("{NOTE_A}Edited twice.\n"));
+    let r = commit_all(&env, "edit both");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "git-rutter: this commit changes 2 notes that recorded decisions cited: Notes/a.md, Notes/b.md (`git rutter cited-by PATH` lists them).\n"
+    );
+
+    // A rename changes the cited path; adding a note never starts the check.
+    env.git(&["mv", "Notes/a.md", "Notes/alpha.md"]);
+    env.write("Notes/new.md", "# New\n");
+    env.git(&["add", "Notes/new.md"]);
+    let r = commit_all(&env, "rename");
+    assert_eq!((r.code, r.stderr.as_str()), (0, line));
+
+    // Without an index there is nothing to ask: the commit goes ahead, silently.
+    std::fs::remove_file(env.vault.join(".git/rutter/index.sqlite")).unwrap();
+    env.write("Notes/b.md", NOTE_B);
+    let r = commit_all(&env, "no index");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(
+        !exists(&env.vault.join(".git/rutter/index.sqlite")),
+        "the hook builds no index"
+    );
+}
+
+#[test]
+fn a_refused_record_edit_stays_refused_beside_a_cited_note() {
+    let env = hooked_and_indexed();
+    track_records(&env);
+    edit(&env, "Second decision.", "Second decision, revised.");
+    env.write("Notes/a.md", &format!("{NOTE_A}Edited.\n"));
+    env.git(&["add", "-f", DAY]);
+    let before = head(&env);
+    let r = commit_all(&env, "edit both");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("commit refused"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("recorded decisions cited"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(head(&env), before);
+}
+
+#[test]
+fn a_block_installed_before_keeps_working_and_installing_again_updates_it() {
+    let env = vault();
+    let r = env.rutter(&["reindex"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let pre_commit = hook_path(&env, "pre-commit");
+    let old =
+        PRE_COMMIT_BEFORE_CITED.replace("@GIT_RUTTER_BIN@", &format!("'{}'", canonical_bin()));
+    std::fs::create_dir_all(pre_commit.parent().unwrap()).unwrap();
+    std::fs::write(&pre_commit, &old).unwrap();
+    std::fs::set_permissions(&pre_commit, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The old block still refuses an edited record, and says nothing of notes.
+    track_records(&env);
+    env.write("Notes/a.md", &format!("{NOTE_A}Edited.\n"));
+    let r = commit_all(&env, "edit a cited note");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    edit(&env, "Second decision.", "Second decision, revised.");
+    env.git(&["add", "-f", DAY]);
+    let r = commit_all(&env, "edit a record");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("commit refused"), "{}", r.stderr);
+    env.git(&["checkout", "HEAD", "--", DAY]);
+
+    let r = env.rutter(&["install-git-hooks"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("pre-commit: updated the git-rutter block in"),
+        "{}",
+        r.stdout
+    );
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("git-hooks/pre-commit"))
+            .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&pre_commit).unwrap(),
+        shipped.replace("@GIT_RUTTER_BIN@", &format!("'{}'", canonical_bin()))
+    );
+    env.write("Notes/a.md", &format!("{NOTE_A}Edited again.\n"));
+    let r = commit_all(&env, "edit a cited note again");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("this commit changes Notes/a.md"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_commit_of_many_notes_reads_the_first_500_and_retracted_decisions_do_not_count() {
+    let env = hooked();
+    for i in 0..520 {
+        env.write(&format!("Notes/bulk/n{i:03}.md"), &format!("# N{i}\n"));
+    }
+    env.git(&["add", "Notes/bulk"]);
+    assert_eq!(commit_all(&env, "many notes").code, 0);
+    for (minute, note) in [(20, "n007"), (21, "n008"), (22, "n510")] {
+        let ts = format!("2026-11-30T10:{minute}:00.000Z");
+        let r = env.capture_at(
+            &ts,
+            &format!("Cited {note}."),
+            &[&format!("Notes/bulk/{note}.md")],
+        );
+        assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    }
+    let r = env.rutter(&["retract", "20261130T102000", "--reason", "Not a decision."]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(env.rutter(&["reindex"]).code, 0);
+
+    // Only a retracted decision cited this note.
+    env.write("Notes/bulk/n007.md", "# N7, edited\n");
+    let r = commit_all(&env, "edit n007");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    // 521 notes changed: git's list is cut, and the line says what it read (Notes/a.md, then
+    // n000 to n498; n510 lies beyond).
+    for i in 0..520 {
+        env.write(
+            &format!("Notes/bulk/n{i:03}.md"),
+            &format!("# N{i}, edited again\n"),
+        );
+    }
+    env.write("Notes/a.md", &format!("{NOTE_A}Edited.\n"));
+    let r = commit_all(&env, "edit everything");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "git-rutter: this commit changes at least 2 notes that recorded decisions cited (only the first 500 staged changes were read): Notes/a.md, Notes/bulk/n008.md (`git rutter cited-by PATH` lists them).\n"
+    );
+    // An edited record that sorts after the cut is still refused.
+    track_records(&env);
+    edit(&env, "Second decision.", "Second decision, revised.");
+    for i in 0..520 {
+        env.write(
+            &format!("Notes/bulk/n{i:03}.md"),
+            &format!("# N{i}, edited a third time\n"),
+        );
+    }
+    let before = head(&env);
+    let r = commit_all(&env, "edit everything and a record");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("commit refused") && r.stderr.contains(DAY),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(head(&env), before);
 }

@@ -369,6 +369,10 @@ fn completion_knows_note_paths_entry_ids_and_remotes() {
         "Notes/a.md Notes/alpha.md Notes/also.md"
     );
     assert_eq!(
+        complete("git-rutter cited-by Notes/al", 2, "Notes/al").trim(),
+        "Notes/alpha.md Notes/also.md"
+    );
+    assert_eq!(
         complete("git-rutter retract 2026", 2, "2026").trim(),
         "20261130T100000000Z"
     );

@@ -5,8 +5,11 @@ Usage: tests/mcp_client.py BINARY
 
 It prepares its own hermetic vault (temp HOME, git repository, two notes, `git-rutter init`, one
 capture citing Notes/a.md). It spawns `BINARY mcp` over stdio, lists the
-three tools, reads the instructions, calls each tool, and checks that `window: 0` is refused with
-an MCP error (-32602). Exits non-zero on any failure. Normative text: spec/mcp.md.
+three tools, reads the instructions, calls each tool, and checks that invalid arguments are
+isError results. `librarian-get-note` of the cited note ends with the block of the decisions that
+cited it (spec/mcp.md, "get-note's block"): after a rename the note is found at its new path with
+the decision cited as the old one, and after an edit in place it says the note changed since; a
+note nobody cited has no block. Exits non-zero on any failure. Normative text: spec/mcp.md.
 """
 
 import asyncio
@@ -74,6 +77,44 @@ def tool_error(result) -> str:
     return result.content[0].text
 
 
+async def get_note_until(session, path: str, done) -> str:
+    """get-note of `path` until `done(text)` holds (the server hears a change within 2 s)."""
+    text = ""
+    for _ in range(100):
+        result = await session.call_tool("librarian-get-note", {"path": path})
+        text = result.content[0].text
+        if not result.is_error and done(text):
+            return text
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"get-note {path}: {text}")
+
+
+async def cited_block(session, vault: Path) -> None:
+    """The block after a cited note: the note's text unchanged before it, its facts, bounded."""
+    day = "Cited by 1 recorded decision, on "
+    note = one_text(await session.call_tool("librarian-get-note", {"path": "Notes/a.md"}))
+    body, sep, block = note.partition("\n\n\u21a9 ")
+    check(sep != "" and body == "# Alpha\nNotes/a.md\n\n---\n\n# Alpha\n\nThe alpha note.", note)
+    lines = block.splitlines()
+    check(lines[0].startswith(day) and lines[0].endswith("; the note has not changed since."), block)
+    check(len(lines) == 2 and lines[1].endswith(f"\u2014 {SUMMARY}"), block)
+    plain = one_text(await session.call_tool("librarian-get-note", {"path": "Notes/b.md"}))
+    check("\u21a9" not in plain and plain.endswith("The beta note.\n"), f"no block when uncited: {plain}")
+
+    # A rename keeps the content: the ledger binds it, and the block follows the note.
+    (vault / "Notes/a.md").rename(vault / "Notes/alpha.md")
+    note = await get_note_until(session, "Notes/alpha.md", lambda t: "\u21a9" in t)
+    check(note.startswith("# Alpha\nNotes/alpha.md\n"), note)
+    check(note.endswith(f"{SUMMARY} (cited as Notes/a.md)"), note)
+    # Then an edit in place: the note changed since the decision cited it.
+    with open(vault / "Notes/alpha.md", "a") as f:
+        f.write("Decision: alpha.\n")
+    note = await get_note_until(session, "Notes/alpha.md", lambda t: "Decision: alpha." in t)
+    check("; the note changed since." in note, note)
+    check(note.endswith(f"{SUMMARY} (cited as Notes/a.md; changed since)"), note)
+    check(len(note.partition("\n\n\u21a9 ")[2]) <= 1500, "the block stays within its bound")
+
+
 async def exercise(binary: str, vault: Path, env: dict) -> None:
     server_env = dict(env, LIBRARIAN_VAULT_PATH=str(vault))
     params = StdioServerParameters(command=binary, args=["mcp"], env=server_env, cwd=str(vault.parent))
@@ -99,6 +140,7 @@ async def exercise(binary: str, vault: Path, env: dict) -> None:
             check("Notes/a.md" in hit and "prior engagement" in hit and SUMMARY in hit, hit)
             note = one_text(await session.call_tool("librarian-get-note", {"path": "Notes/a.md"}))
             check("The alpha note." in note, note)
+            await cited_block(session, vault)
             miss = tool_error(await session.call_tool("librarian-get-note", {"path": "x"}))
             check(miss == "Note not found: x", miss)
             recent = one_text(await session.call_tool("librarian-recent", {"count": 5}))
@@ -156,7 +198,7 @@ def main() -> int:
         except Exception as e:  # noqa: BLE001 - report any failure as one line and a status
             print(f"mcp_client: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
             return 1
-    print("mcp_client: ok (Python mcp SDK: 3 tools, instructions, each tool, invalid arguments as isError results, librarian-record)")
+    print("mcp_client: ok (Python mcp SDK: 3 tools, instructions, each tool, get-note's cited-by block, invalid arguments as isError results, librarian-record)")
     return 0
 
 

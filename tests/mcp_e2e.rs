@@ -762,8 +762,15 @@ async fn notes_changed_while_the_server_runs_are_served_without_a_reindex() {
             |t| t.contains("zucchini"),
         )
         .await;
+        // The note as it is now, then the block of the decision that cited it before the edit.
         assert!(
-            note.ends_with("The alpha note.\nAlso consider zucchini.\n"),
+            note.contains(
+                "The alpha note.\nAlso consider zucchini.\n\n↩ Cited by 1 recorded decision, on "
+            ),
+            "{extra:?}: {note}"
+        );
+        assert!(
+            note.ends_with(&format!(" — {SUMMARY} (changed since)")),
             "{extra:?}: {note}"
         );
 

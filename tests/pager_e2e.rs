@@ -1,4 +1,4 @@
-//! The pager: on a terminal, `recent` (and log, search, show, diff) go through GIT_PAGER /
+//! The pager: on a terminal, `recent` (and log, search, show, cited-by, diff) go through GIT_PAGER /
 //! core.pager / PAGER as git's commands do; `--no-pager`, a pipe, or `cat` turn it off.
 //! A pseudo-terminal comes from util-linux `script`.
 
@@ -58,6 +58,16 @@ fn recent_on_a_terminal_goes_through_the_pager_unless_told_not_to() {
     assert!(
         cat.contains("Chose the paged answer.") && !cat.contains("PAGED:"),
         "{cat}"
+    );
+    env.capture_at(
+        "2026-11-30T10:05:00.000Z",
+        "Cited the paged note.",
+        &["Notes/a.md"],
+    );
+    let cited = on_terminal(&env, pager_env, "cited-by Notes/a.md");
+    assert!(
+        cited.contains("PAGED:Notes/a.md is cited by 1 recorded decision"),
+        "cited-by pages as recent does: {cited}"
     );
     env.git(&["config", "--global", "core.pager", "sed s/^/CORE:/"]);
     let core = on_terminal(&env, pager_env, "log");

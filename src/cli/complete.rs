@@ -1,8 +1,9 @@
-//! Completion that knows the data (clap_complete's dynamic completion): note paths for `show`,
-//! entry ids for `retract` and `log`, remotes for `sync`. The shell asks the binary at each TAB
-//! (`GIT_RUTTER_COMPLETE=bash git-rutter -- WORDS`); `git rutter completions SHELL` prints the
-//! script that does. The vault is found as for a command run by hand; a completer never writes,
-//! never builds the index, and offers nothing when it cannot answer at once.
+//! Completion that knows the data (clap_complete's dynamic completion): note paths for `show`
+//! and `cited-by`, entry ids for `retract` and `log`, remotes for `sync`. The shell asks the
+//! binary at each TAB (`GIT_RUTTER_COMPLETE=bash git-rutter -- WORDS`); `git rutter completions
+//! SHELL` prints the script that does. The vault is found as for a command run by hand; a
+//! completer never writes, never builds the index, and offers nothing when it cannot answer at
+//! once.
 
 use clap_complete::engine::CompletionCandidate;
 use std::ffi::OsStr;

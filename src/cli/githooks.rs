@@ -91,6 +91,103 @@ fn binary_path() -> anyhow::Result<String> {
     Ok(crate::argv::quote_always(&String::from_utf8_lossy(bytes)))
 }
 
+/// The word after `hook pre-commit` with which the block says that standard input holds the
+/// staged changes, as `git diff --cached --no-renames --name-status` prints them: its first
+/// [`STAGED_MAX`] lines, then, when there were more, [`CUT`] and the staged record files
+/// (`-- _librarian`). A block installed before calls `hook pre-commit` alone (only when
+/// `_librarian/` is staged): the record check, as it always did.
+const STAGED: &str = "staged";
+/// The line the block puts in place of git's 501st (`sed -e '501{s/.*/git-rutter: cut/;q;}'`).
+const CUT: &str = "git-rutter: cut";
+
+/// How many cited notes the pre-commit line names; the rest are counted.
+const NAMED_NOTES: usize = 3;
+
+/// The most staged changes the block passes on before it cuts git's list: the line then says
+/// "at least".
+const STAGED_MAX: usize = 500;
+
+/// `hook pre-commit staged`: the record check when the commit stages something under
+/// `_librarian/`, then, when it is allowed and changes or deletes notes that recorded decisions
+/// cited, one line saying which. That line never refuses, and whatever stops it (no index yet,
+/// an unreadable one) leaves the commit alone and says nothing.
+fn pre_commit_staged() -> anyhow::Result<guard::Verdict> {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input)?;
+    let (head, tail) = match input.split_once(&format!("\n{CUT}\n")) {
+        Some((head, tail)) => (head, Some(tail)),
+        None => (input.as_str(), None),
+    };
+    let mut staged = crate::store::gitcli::name_status(head);
+    let beyond = crate::store::gitcli::name_status(tail.unwrap_or(""));
+    let overlay = crate::records::paths::OVERLAY_DIR;
+    let under_records = |p: &str| p.strip_prefix(overlay).is_some_and(|r| r.starts_with('/'));
+    let verdict = match staged.iter().chain(&beyond).any(|(_, p)| under_records(p)) {
+        true => guard::pre_commit_here()?,
+        false => guard::Verdict::Allow,
+    };
+    let cut = tail.is_some() || staged.len() > STAGED_MAX;
+    staged.truncate(STAGED_MAX);
+    let notes: Vec<String> = staged
+        .into_iter()
+        .filter(|(status, p)| {
+            matches!(status, 'M' | 'D' | 'T')
+                && p.to_ascii_lowercase().ends_with(".md")
+                && !under_records(p)
+        })
+        .map(|(_, p)| p)
+        .collect();
+    if notes.is_empty() || matches!(verdict, guard::Verdict::Refuse(_)) {
+        return Ok(verdict);
+    }
+    let Some(line) = cited_line(&notes, cut) else {
+        return Ok(verdict);
+    };
+    Ok(match verdict {
+        guard::Verdict::Warn(w) => guard::Verdict::Warn(format!("{w}{line}")),
+        _ => guard::Verdict::Warn(line),
+    })
+}
+
+/// The line for the staged `notes` that recorded decisions cited, if any (the vault is the
+/// repository git runs the hook in, at the top of its work tree); `cut`: git's list was cut.
+fn cited_line(notes: &[String], cut: bool) -> Option<String> {
+    let here = std::env::current_dir().ok()?;
+    let vault = crate::vault::open(&here, crate::vault::VaultSource::CurrentRepository).ok()?;
+    line_for(&crate::recall::cited::among(&vault, notes).ok()??, cut)
+}
+
+/// One line naming the `cited` notes a commit changes (the first [`NAMED_NOTES`], then how
+/// many more), each made safe for one line of a terminal; `None` for none. `cut`: only the
+/// first [`STAGED_MAX`] staged changes were read.
+fn line_for(cited: &[String], cut: bool) -> Option<String> {
+    let safe = |p: &String| crate::records::text::one_line_safe(p);
+    Some(match (cited, cut) {
+        ([], _) => return None,
+        ([one], false) => format!(
+            "git-rutter: this commit changes {}, which recorded decisions cited (`git rutter cited-by {}` lists them).\n",
+            safe(one),
+            safe(&crate::argv::quote(one))
+        ),
+        (many, _) => {
+            let named: Vec<String> = many.iter().take(NAMED_NOTES).map(safe).collect();
+            let mut list = named.join(", ");
+            if many.len() > NAMED_NOTES {
+                list.push_str(&format!(" and {} more", many.len() - NAMED_NOTES));
+            }
+            let (least, only) = match cut {
+                true => ("at least ", format!(" (only the first {STAGED_MAX} staged changes were read)")),
+                false => ("", String::new()),
+            };
+            let notes = if many.len() == 1 { "note" } else { "notes" };
+            format!(
+                "git-rutter: this commit changes {least}{} {notes} that recorded decisions cited{only}: {list} (`git rutter cited-by PATH` lists them).\n",
+                many.len()
+            )
+        }
+    })
+}
+
 /// Runs `git-rutter hook <name>`: 1 for a refusal, 0 otherwise (errors fail open).
 pub fn run_hook(args: HookArgs) -> i32 {
     let name = args.hook;
@@ -107,6 +204,7 @@ pub fn run_hook(args: HookArgs) -> i32 {
         // The repository git's environment names (GIT_INDEX_FILE included, which `git commit
         // -a` and `git commit PATH` set).
         Ok(match name {
+            HookName::PreCommit if state == STAGED => pre_commit_staged()?,
             HookName::PreCommit => guard::pre_commit_here()?,
             HookName::ReferenceTransaction if state != "prepared" => guard::Verdict::Allow,
             HookName::ReferenceTransaction => {
@@ -135,5 +233,31 @@ pub fn run_hook(args: HookArgs) -> i32 {
             eprintln!("git-rutter: the {label} hook failed; allowed.");
             super::EXIT_OK
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pre_commit_line_is_one_line_naming_at_most_three_notes() {
+        let notes = |n: usize| -> Vec<String> { (1..=n).map(|i| format!("N/{i}.md")).collect() };
+        assert_eq!(line_for(&[], false), None);
+        assert_eq!(
+            line_for(&["Notes/my note.md".to_string()], false).unwrap(),
+            "git-rutter: this commit changes Notes/my note.md, which recorded decisions cited (`git rutter cited-by 'Notes/my note.md'` lists them).\n"
+        );
+        assert_eq!(
+            line_for(&notes(5), false).unwrap(),
+            "git-rutter: this commit changes 5 notes that recorded decisions cited: N/1.md, N/2.md, N/3.md and 2 more (`git rutter cited-by PATH` lists them).\n"
+        );
+        assert_eq!(
+            line_for(&notes(1), true).unwrap(),
+            "git-rutter: this commit changes at least 1 note that recorded decisions cited (only the first 500 staged changes were read): N/1.md (`git rutter cited-by PATH` lists them).\n"
+        );
+        let hostile = line_for(&["a\nb\u{1b}[31m.md".to_string()], false).unwrap();
+        assert_eq!(hostile.lines().count(), 1, "{hostile}");
+        assert!(!hostile.contains('\u{1b}'), "{hostile}");
     }
 }

@@ -31,8 +31,8 @@ pub struct Args {
 /// Print a shell completion script on stdout.
 ///
 /// The script asks git-rutter at each TAB, so it completes the data too: note paths of the
-/// index for `show`, entry ids for `retract` and `log` (with their summaries), remotes for
-/// `sync`. A TAB never writes and never builds the index. The script names this binary by its
+/// index for `show` and `cited-by`, entry ids for `retract` and `log` (with their summaries),
+/// remotes for `sync`. A TAB never writes and never builds the index. The script names this binary by its
 /// path: run `completions` again after moving it.
 ///
 /// bash: `git rutter completions bash > ~/.local/share/bash-completion/completions/git-rutter`

@@ -4,6 +4,7 @@
 //! is used.
 
 pub mod capture;
+pub(crate) mod cited_by;
 pub(crate) mod color;
 pub(crate) mod commit;
 pub mod complete;
@@ -62,8 +63,8 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub vault: Option<PathBuf>,
 
-    /// Never send output through a pager (by default recent, log, search, show and diff use one
-    /// on a terminal: GIT_PAGER, core.pager, PAGER, else less).
+    /// Never send output through a pager (by default recent, log, search, show, cited-by and diff
+    /// use one on a terminal: GIT_PAGER, core.pager, PAGER, else less).
     #[arg(long, global = true)]
     pub no_pager: bool,
 
@@ -87,6 +88,7 @@ pub enum Command {
     Reindex(reindex::Args),
     Search(search::Args),
     Show(show::Args),
+    CitedBy(cited_by::Args),
     Identity(identity::Args),
     Retract(retract::Args),
     Gate(gate::Args),
@@ -127,6 +129,7 @@ fn pages(command: &Command) -> bool {
             | Command::Log(_)
             | Command::Search(_)
             | Command::Show(_)
+            | Command::CitedBy(_)
             | Command::Diff(_)
     )
 }
@@ -149,6 +152,7 @@ pub fn dispatch(ui: &mut Ui, cli: Cli) -> i32 {
         Command::Reindex(args) => reindex::run(ui, vault, args),
         Command::Search(args) => search::run(ui, vault, args),
         Command::Show(args) => show::run(ui, vault, args),
+        Command::CitedBy(args) => cited_by::run(ui, vault, args),
         Command::Identity(args) => identity::run(ui, vault, args),
         Command::Retract(args) => retract::run(ui, vault, args),
         Command::Gate(args) => gate::run(ui, vault, args),

@@ -78,7 +78,7 @@ fn without_repeated_title(text: String, note: Option<&crate::index::search::Note
 /// current folder below its root) or an absolute one inside it is taken relative to where it
 /// points, as git takes paths; anything else (already vault-relative, or outside the vault) is
 /// left as given, and the index answers for it.
-fn vault_relative(root: &std::path::Path, path: &str) -> String {
+pub(super) fn vault_relative(root: &std::path::Path, path: &str) -> String {
     let given = std::path::Path::new(path);
     let joined = match given.is_absolute() {
         true => given.to_path_buf(),

@@ -8,9 +8,10 @@ use rusqlite::{Connection, OpenFlags};
 /// The most candidates one TAB offers.
 const MAX: i64 = 200;
 
-/// Opens the vault's index read-only, if it exists and is ours.
-fn open(vault: &Vault) -> Option<Connection> {
-    super::check_owner(vault).ok()?;
+/// Opens the vault's index read-only, if it exists, is current and is this vault's: one
+/// connection, which reads the schema version and the vault it was built for first (a TAB and
+/// the pre-commit hook pay for one open, not two).
+pub(super) fn open(vault: &Vault) -> Option<Connection> {
     let (path, _) = super::location(vault);
     let conn = Connection::open_with_flags(
         path,
@@ -19,7 +20,12 @@ fn open(vault: &Vault) -> Option<Connection> {
     .ok()?;
     conn.busy_timeout(std::time::Duration::from_millis(200))
         .ok()?;
-    Some(conn)
+    let (version, owner): (Option<String>, Option<String>) = conn
+        .query_row(super::META_SQL, [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .ok()?;
+    let ours = vault.root.to_string_lossy();
+    (version.as_deref() == Some(super::schema::SCHEMA_VERSION) && owner.as_deref() == Some(&ours))
+        .then_some(conn)
 }
 
 /// `prefix` with SQLite's GLOB wildcards escaped, then `*`.

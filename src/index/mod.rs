@@ -7,6 +7,7 @@
 //! version mismatch or a corrupt file at the default location is rebuilt; an index built for
 //! another vault is refused unless `reindex --force` takes it over.
 
+pub(crate) mod cited;
 pub(crate) mod complete;
 pub(crate) mod entries;
 pub(crate) mod fresh;

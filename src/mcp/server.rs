@@ -345,7 +345,7 @@ fn run_call(vault: &Vault, served: &Served, call: Call) -> Result<String, Failur
             }
             Ok(text)
         }
-        Call::GetNote(path) => match tools::get_note(&index, &path) {
+        Call::GetNote(path) => match tools::get_note(vault, &mut index, &path) {
             Ok(Some(text)) => Ok(text),
             // The reference's words, as a tool error: the model should not read it as a note.
             Ok(None) => Err(Failure(format!("Note not found: {path}"))),

@@ -3,6 +3,7 @@
 //! rendered through the identity projection, and the timeline page.
 
 pub(crate) mod candidates;
+pub(crate) mod cited;
 pub(crate) mod confirm;
 pub(crate) mod gate;
 pub(crate) mod in_vault;

@@ -264,7 +264,7 @@ fn span<S: StepText>(out: &mut String, s: &SessionText<'_, S>, clock: &Clock) {
 
 /// The step's short id and a space, when the look shows ids (as `git log --oneline` leads with
 /// the commit).
-fn push_id<S: StepText>(out: &mut String, step: &S, look: &Look) {
+pub(super) fn push_id<S: StepText>(out: &mut String, step: &S, look: &Look) {
     if let Some(ids) = look.ids {
         out.push_str(&ids(step.id()));
         out.push(' ');
@@ -282,7 +282,7 @@ fn push_project_tag(out: &mut String, project: Option<&str>) {
 
 /// One step's line, appended to `out`: `day time[ [project]] — summary`, then its status mark
 /// when `marks`.
-fn step_line<S: StepText>(
+pub(super) fn step_line<S: StepText>(
     out: &mut String,
     step: &S,
     project: Option<&str>,

@@ -4,7 +4,7 @@
 //! which the server turns into a protocol error (`-32602`).
 
 use super::recent::{self, Query};
-use super::{refs, render, search};
+use super::{cited, refs, render, search};
 use crate::index::search::Filters;
 use crate::index::{Index, IndexError};
 use crate::records::filter::EntryFilter;
@@ -150,11 +150,27 @@ pub(crate) fn note_path(args: &Map<String, Value>) -> Result<String, ArgError> {
     Ok(string(args, "path")?.unwrap_or_default())
 }
 
-/// `librarian-get-note`: the note, or `None` when the index has no note at `path`.
-pub fn get_note(index: &Index, path: &str) -> Result<Option<String>, IndexError> {
-    Ok(index
-        .note(path)?
-        .map(|n| search::render_note(path, Some(&n))))
+/// `librarian-get-note`: the note, or `None` when the index has no note at `path`. A note that
+/// recorded decisions cited ends with their facts in one short, bounded block
+/// ([`cited::block`]); the record cache is refreshed quickly first, as `librarian-recent` does,
+/// so a decision captured a moment ago counts (when the record cannot be read, the cache as the
+/// last refresh left it answers: the note itself never waits on the record).
+pub fn get_note(
+    vault: &Vault,
+    index: &mut Index,
+    path: &str,
+) -> Result<Option<String>, IndexError> {
+    let _ = super::source::refresh(vault, index, crate::index::entries::Scope::Quick(&[]));
+    index.read(|index| {
+        let Some(note) = index.note(path)? else {
+            return Ok(None);
+        };
+        let text = search::render_note(path, Some(&note));
+        Ok(Some(match cited::of_note(index, path)? {
+            Some(c) => cited::with_block(text, &c),
+            None => text,
+        }))
+    })
 }
 
 /// Validates `librarian-recent`'s arguments (a valid call is logged even if it then fails).

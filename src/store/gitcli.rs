@@ -46,10 +46,77 @@ pub(crate) fn git_in(root: &Path) -> Option<Command> {
     Some(cmd)
 }
 
+/// The lines of `git diff --name-status` (without `-z`): `(status letter, path)`, the path
+/// unquoted as git quotes one holding a `"`, a backslash, a control or (with
+/// `core.quotePath`) a non-ASCII byte. A line git would not print is skipped.
+pub(crate) fn name_status(text: &str) -> Vec<(char, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let (status, path) = line.split_once('\t')?;
+            let letter = status.chars().next()?;
+            Some((letter, unquote(path)?))
+        })
+        .collect()
+}
+
+/// A path as git prints it: bare, or in double quotes with C escapes (`\t`, `\"`, `\\`,
+/// `\NNN` octal for each byte). `None` for a quoted path that does not end its quote.
+fn unquote(path: &str) -> Option<String> {
+    let Some(inner) = path.strip_prefix('"') else {
+        return Some(path.to_string());
+    };
+    let inner = inner.strip_suffix('"')?;
+    let mut out: Vec<u8> = Vec::with_capacity(inner.len());
+    let mut bytes = inner.bytes().peekable();
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        let e = bytes.next()?;
+        out.push(match e {
+            b'a' => 7,
+            b'b' => 8,
+            b't' => b'\t',
+            b'n' => b'\n',
+            b'v' => 11,
+            b'f' => 12,
+            b'r' => b'\r',
+            b'0'..=b'7' => {
+                let mut n = u32::from(e - b'0');
+                for _ in 0..2 {
+                    let d = bytes.next().filter(|d| (b'0'..=b'7').contains(d))?;
+                    n = n * 8 + u32::from(d - b'0');
+                }
+                u8::try_from(n).ok()?
+            }
+            other => other,
+        });
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn name_status_reads_the_paths_git_quotes() {
+        let text = "M\tNotes/a.md\nD\t\"Notes/tab\\there.md\"\nA\t\"Notes/caf\\303\\251 \\\"q\\\" \\\\.md\"\nT\tx\nbroken\n";
+        assert_eq!(
+            name_status(text),
+            [
+                ('M', "Notes/a.md".to_string()),
+                ('D', "Notes/tab\there.md".to_string()),
+                ('A', "Notes/café \"q\" \\.md".to_string()),
+                ('T', "x".to_string()),
+            ]
+        );
+        assert_eq!(unquote("\"open"), None);
+        assert_eq!(unquote("\"bad\\9\""), Some("bad9".to_string()));
+        assert_eq!(unquote("\"\\477\""), None, "not a byte");
+    }
 
     #[test]
     fn only_absolute_path_entries_are_searched() {

@@ -5,9 +5,10 @@
 //! The detached run is its own process group with its standard streams closed, so a Ctrl-C
 //! to the client and the hook's end do not stop it; at most one runs per vault (a `flock` on
 //! `<state>/autosync.lock`, taken without waiting: a second start exits at once); its outcome
-//! goes to the hook-run log, where `git rutter status` shows it. Every sync, by hand or not,
-//! notes when it started (`<state>/sync-last`), which is what "the last sync" means here: a
-//! remote that fails is tried again only once the interval has passed.
+//! goes to the hook-run log, where `git rutter status` shows it. "The last sync" is the last one
+//! started (`<state>/sync-last`): a capture notes it before it starts one, whatever then comes
+//! of it, so a remote that fails is tried again only once the interval has passed; a sync run by
+//! hand notes it when it ran to its end (a refused one changes nothing in the vault).
 
 use crate::clock::{self, Instant};
 use crate::fsx::Dir;

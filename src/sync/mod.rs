@@ -144,7 +144,6 @@ pub fn fetches_records(store: &Store, name: &str) -> Result<bool, SyncError> {
 /// remote sent is noted for `status` ([`refused::note`]); a sync that takes in or sends its
 /// records clears the note.
 pub fn sync(store: &Store, remote: &str, now: Instant) -> Result<SyncReport, SyncError> {
-    auto::note_start(store.state_dir(), now);
     let result = sync_unnoted(store, remote, now);
     match &result {
         Err(SyncError::Refused {
@@ -152,7 +151,10 @@ pub fn sync(store: &Store, remote: &str, now: Instant) -> Result<SyncReport, Syn
             tip,
             refusal,
         }) => refused::note(store.state_dir(), remote, *tip, refusal, now),
-        Ok(_) => refused::clear(store.state_dir(), remote),
+        Ok(_) => {
+            refused::clear(store.state_dir(), remote);
+            auto::note_start(store.state_dir(), now);
+        }
         Err(_) => {}
     }
     result

@@ -1,0 +1,300 @@
+//! Reverse lookup: the recorded decisions that cited a note, under its own path or under a path
+//! the identity projection binds to it (a note renamed since), for `cited-by`, get-note's block
+//! and the pre-commit hook's line. Retracted entries are left out, as recall leaves them out.
+
+use super::{Index, IndexError};
+use crate::records::standing::Status;
+use crate::records::{Entry, NoteRef, Step};
+use rusqlite::{params, OptionalExtension};
+use std::collections::HashMap;
+
+/// The condition that keeps an `entry_refs` row (`r`) whose entry (`e`) nobody retracted.
+const ALIVE: &str = "NOT EXISTS (SELECT 1 FROM retractions x WHERE x.retracts = e.id)";
+
+/// One decision that cited the note: the entry as the record holds it, and the ref it cited.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Citation {
+    pub step: Step,
+    /// The path, hash and blob the entry recorded: the note's own path, or one that is bound to
+    /// it now.
+    pub cited: NoteRef,
+}
+
+/// What the index holds of a path that is no note.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NoNote {
+    /// The notes the projection binds the path to (it was renamed), sorted.
+    pub bound_to: Vec<String>,
+    /// Whether an entry nobody retracted cited the path.
+    pub cited: bool,
+}
+
+impl Index {
+    /// The sha256 (`sha256:<hex>`) of the indexed note at `path`, if there is one.
+    pub(crate) fn note_sha256(&self, path: &str) -> Result<Option<String>, IndexError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT sha256 FROM notes WHERE path = ?1")?
+            .query_row([path], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Every entry nobody retracted that cited `path`, directly or through a binding of the
+    /// projection, newest first (the day, then the recorded time; file order within one
+    /// instant). An entry is listed once: two files of a day holding it alike are one entry
+    /// (its best status kept, as recall keeps it), and an entry citing the note twice shows
+    /// the citation under the note's own path when it has one.
+    pub(crate) fn citations(&self, path: &str) -> Result<Vec<Citation>, IndexError> {
+        let mut sources: Vec<(String, Option<String>)> = vec![(path.to_string(), None)];
+        let mut bound = self.conn.prepare_cached(
+            "SELECT from_path, hash FROM identity_bindings WHERE to_path = ?1 ORDER BY from_path, hash",
+        )?;
+        for row in bound.query_map([path], |r| Ok((r.get(0)?, Some(r.get(1)?))))? {
+            sources.push(row?);
+        }
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT r.path, r.hash, r.blob, e.day, e.json, e.status, e.time, e.file, e.seq
+             FROM entry_refs r JOIN entries e ON e.file = r.file AND e.seq = r.seq
+             WHERE r.path = ?1 AND r.hash = coalesce(?2, r.hash) AND {ALIVE}"
+        ))?;
+        // (day, time, file, seq) to order by, then the citation.
+        type Row = ((String, String, String, i64), Citation);
+        let mut rows: Vec<Row> = Vec::new();
+        for (p, h) in &sources {
+            let found = stmt.query_map(params![p, h], |r| {
+                Ok((
+                    NoteRef::new(
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                    ),
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    (r.get::<_, String>(6)?, r.get::<_, String>(7)?, r.get(8)?),
+                ))
+            })?;
+            for row in found {
+                let (cited, day, json, status, (time, file, seq)) = row?;
+                let Ok(entry) = serde_json::from_str::<Entry>(&json) else {
+                    continue;
+                };
+                let status = Status::parse(&status).unwrap_or(Status::Unverified);
+                let step = Step { day, entry, status };
+                rows.push((
+                    (step.day.clone(), time, file, seq),
+                    Citation { step, cited },
+                ));
+            }
+        }
+        rows.sort_by(|(a, _), (b, _)| {
+            (&b.0, &b.1)
+                .cmp(&(&a.0, &a.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+        });
+        Ok(distinct(rows.into_iter().map(|(_, c)| c), path))
+    }
+
+    /// What the index knows of `path` when it is no note: where the projection binds it, and
+    /// whether a decision cited it.
+    pub(crate) fn no_note(&self, path: &str) -> Result<NoNote, IndexError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT to_path FROM identity_bindings WHERE from_path = ?1 ORDER BY to_path",
+        )?;
+        let bound_to = stmt
+            .query_map([path], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let cited = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT EXISTS(SELECT 1 FROM entry_refs r JOIN entries e ON e.file = r.file AND e.seq = r.seq WHERE r.path = ?1 AND {ALIVE})"
+            ))?
+            .query_row([path], |r| r.get(0))?;
+        Ok(NoNote { bound_to, cited })
+    }
+}
+
+/// `found` (newest first) with each entry once: the same entry line in two files of a day is
+/// one entry, committed if either copy is, and an entry that cited the note under two paths is
+/// listed under `path`, the note's own, when it cited that.
+fn distinct(found: impl Iterator<Item = Citation>, path: &str) -> Vec<Citation> {
+    let mut out: Vec<Citation> = Vec::new();
+    let mut at: HashMap<(String, String), usize> = HashMap::new();
+    for c in found {
+        let key = (c.step.day.clone(), c.step.entry.id.clone());
+        let Some(&i) = at.get(&key) else {
+            at.insert(key, out.len());
+            out.push(c);
+            continue;
+        };
+        let kept = &mut out[i];
+        if kept.step.entry != c.step.entry {
+            // Another line with the same id (a hand-made file): an entry of its own.
+            out.push(c);
+            continue;
+        }
+        if c.step.status == Status::Committed {
+            kept.step.status = Status::Committed;
+        }
+        if kept.cited.path != path && c.cited.path == path {
+            kept.cited = c.cited;
+        }
+    }
+    out
+}
+
+/// What the index says of the paths a commit changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CitedAmong {
+    /// The paths that decisions nobody retracted cited, directly or as a binding's target.
+    pub paths: Vec<String>,
+    /// The record tip the record cache was read at (`None`: never read, or no record).
+    pub records_tip: Option<String>,
+}
+
+/// [`CitedAmong`] for `paths`, read from the vault's index as it stands: never built, never
+/// refreshed, never written (the pre-commit hook asks, and a commit must not wait for it); one
+/// indexed lookup per path (about 12 µs on the 10,000-note vault). `None` when there is no
+/// current index of this vault to ask.
+pub(crate) fn cited_among(
+    vault: &crate::vault::Vault,
+    paths: &[String],
+) -> Result<Option<CitedAmong>, IndexError> {
+    let Some(conn) = super::complete::open(vault) else {
+        return Ok(None);
+    };
+    let records_tip: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'records_tip'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?
+        .filter(|t: &String| !t.is_empty());
+    let mut stmt = conn.prepare(&format!(
+        "SELECT EXISTS(SELECT 1 FROM entry_refs r JOIN entries e ON e.file = r.file AND e.seq = r.seq WHERE r.path = ?1 AND {ALIVE})
+             OR EXISTS(SELECT 1 FROM identity_bindings WHERE to_path = ?1)"
+    ))?;
+    let mut cited = Vec::new();
+    for p in paths {
+        if stmt.query_row([p], |r| r.get::<_, bool>(0))? {
+            cited.push(p.clone());
+        }
+    }
+    Ok(Some(CitedAmong {
+        paths: cited,
+        records_tip,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::fingerprint;
+
+    fn vault_with(day: &str, lines: &[String]) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let sessions = t.path().join("_librarian/sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let mut text = crate::records::dayfile::header(day);
+        for l in lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        std::fs::write(sessions.join(format!("{day}.md")), text).unwrap();
+        t
+    }
+
+    fn line(id: &str, time: &str, summary: &str, refs: &[(&str, &str)]) -> String {
+        let e = Entry {
+            id: id.into(),
+            session_id: Some("S".into()),
+            time: time.into(),
+            summary: summary.into(),
+            refs: refs
+                .iter()
+                .map(|(p, h)| NoteRef::new(*p, *h, None))
+                .collect(),
+            workspace: None,
+            client: None,
+            extra: Default::default(),
+        };
+        crate::records::line::render(&e)
+    }
+
+    #[test]
+    fn citations_are_newest_first_through_bindings_once_each_and_never_retracted() {
+        let a = fingerprint::sha256_ref(b"a\n");
+        let t = vault_with(
+            "2026-11-30",
+            &[
+                line(
+                    "20261130T100000000Z",
+                    "2026-11-30T10:00:00.000Z",
+                    "Old.",
+                    &[("a.md", &a)],
+                ),
+                line(
+                    "20261130T110000000Z",
+                    "2026-11-30T11:00:00.000Z",
+                    "Both.",
+                    &[("gone.md", "sha256:01"), ("a.md", &a)],
+                ),
+                line(
+                    "20261130T120000000Z",
+                    "2026-11-30T12:00:00.000Z",
+                    "Moved.",
+                    &[("gone.md", "sha256:01")],
+                ),
+                line(
+                    "20261130T130000000Z",
+                    "2026-11-30T13:00:00.000Z",
+                    "Other.",
+                    &[("b.md", "sha256:02")],
+                ),
+            ],
+        );
+        std::fs::write(t.path().join("a.md"), "a\n").unwrap();
+        let index = Index::in_memory(t.path());
+        index
+            .conn
+            .execute(
+                "INSERT INTO identity_bindings VALUES ('gone.md', 'sha256:01', 'a.md', 'confirmed', 't')",
+                [],
+            )
+            .unwrap();
+        let got = index.citations("a.md").unwrap();
+        let seen: Vec<(&str, &str)> = got
+            .iter()
+            .map(|c| (c.step.entry.summary.as_str(), c.cited.path.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [("Moved.", "gone.md"), ("Both.", "a.md"), ("Old.", "a.md")]
+        );
+        assert_eq!(index.note_sha256("a.md").unwrap(), Some(a));
+        assert_eq!(index.note_sha256("gone.md").unwrap(), None);
+        assert_eq!(
+            index.no_note("gone.md").unwrap(),
+            NoNote {
+                bound_to: vec!["a.md".into()],
+                cited: true
+            }
+        );
+        assert_eq!(
+            index.no_note("b.md").unwrap().bound_to,
+            Vec::<String>::new()
+        );
+        index
+            .conn
+            .execute(
+                "INSERT INTO retractions VALUES ('2026-11-30', '2026-11-30', 9, 'r', '20261130T120000000Z', 't', 'why', 'committed')",
+                [],
+            )
+            .unwrap();
+        let got = index.citations("a.md").unwrap();
+        assert_eq!(got.len(), 2, "a retracted entry is left out");
+        assert!(index.citations("nothing.md").unwrap().is_empty());
+    }
+}
