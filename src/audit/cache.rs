@@ -3,7 +3,7 @@
 //! each entry, and the working files found clean (by size, mtime and committed blob).
 
 use crate::fsx::Dir;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -16,15 +16,16 @@ pub struct AddedBy {
 }
 
 impl AddedBy {
-    /// Id → commit, borrowing from `self` (no string is copied).
-    pub fn map(&self) -> HashMap<&str, &str> {
-        let lines = memchr::memchr_iter(b'\n', self.text.as_bytes()).count();
-        let mut map = HashMap::with_capacity(lines + self.learnt.len());
-        for (id, commit) in self.text.lines().filter_map(|l| l.split_once(' ')) {
-            map.entry(id).or_insert(commit);
-        }
-        for (id, commit) in &self.learnt {
-            map.entry(id.as_str()).or_insert(commit.as_str());
+    /// Id → commit for the ids `wanted` holds only: one pass over the cache's lines that
+    /// copies nothing and builds no map of every entry (`log` shows a few of 37,000).
+    pub fn map_for(&self, wanted: &HashSet<&str>) -> HashMap<&str, &str> {
+        let mut map = HashMap::with_capacity(wanted.len());
+        let lines = self.text.lines().filter_map(|l| l.split_once(' '));
+        let learnt = self.learnt.iter().map(|(i, c)| (i.as_str(), c.as_str()));
+        for (id, commit) in lines.chain(learnt) {
+            if wanted.contains(id) {
+                map.entry(id).or_insert(commit);
+            }
         }
         map
     }

@@ -32,13 +32,28 @@ pub fn check(
     let wanted = |path: &str| {
         only_days.is_none_or(|days| paths::stem_of(path).is_some_and(|s| days.contains(s)))
     };
-    let mut committed = store.record_files(tip)?;
-    committed.retain(|(p, _)| wanted(p));
+    // Only the wanted day files are looked up and stat'ed, not the 3,650 others.
+    let committed = match only_days {
+        None => store.record_files(tip)?,
+        Some(days) => store
+            .committed_days_of(tip, days)?
+            .into_iter()
+            .map(|(stem, oid)| (paths::day_file(&stem), oid))
+            .collect(),
+    };
     let journalled = journal_lines(store);
     let (mut findings, broken) = folders(store, &committed);
     let under_broken = |p: &str| broken.iter().any(|f| p.starts_with(&format!("{f}/")));
     let known: HashSet<&str> = committed.iter().map(|(p, _)| p.as_str()).collect();
-    for path in store.uncommitted_record_files(&known) {
+    let uncommitted: Vec<String> = match only_days {
+        None => store.uncommitted_record_files(&known),
+        Some(days) => days
+            .iter()
+            .map(|d| paths::day_file(d))
+            .filter(|p| !known.contains(p.as_str()) && store.has_working_file(p))
+            .collect(),
+    };
+    for path in uncommitted {
         if under_broken(&path) || !wanted(&path) {
             continue;
         }

@@ -119,8 +119,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if report.lock_missed {
         ui.warn("git-rutter: another git-rutter command (a sync or a capture) holds the capture lock; the statuses below were read without it (best effort).");
     }
-    let added_by = report.added_by.map();
-    let mut rows = rows(&store, &report.findings, &added_by, &filter, only.as_ref())?;
+    let mut rows = rows(&store, &report.findings, &filter, only.as_ref())?;
     if let Some(p) = &args.project {
         let want = crate::index::entries::project_key(p);
         rows.retain(|r| {
@@ -144,6 +143,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if !args.all && args.entry.is_none() {
         rows.truncate(args.count);
     }
+    name_commits(&mut rows, &report.added_by);
     if args.json {
         ui.print_json(&rows)?;
     } else {
@@ -233,19 +233,23 @@ fn paint_row(color: &Palette, line: &str, commit_len: usize, at: usize, state: &
 fn rows(
     store: &Store,
     findings: &[Finding],
-    added_by: &HashMap<&str, &str>,
     filter: &EntryFilter,
     only: Option<&BTreeSet<String>>,
 ) -> anyhow::Result<Vec<Row>> {
     let diffs = diffs(findings);
-    let committed: BTreeMap<String, crate::store::Oid> = match store.tip()? {
-        Some(tip) => store.committed_days(tip)?.into_iter().collect(),
-        None => BTreeMap::new(),
+    // With the index's days, only those are looked up in the ref and the working tree.
+    let committed: BTreeMap<String, crate::store::Oid> = match (store.tip()?, only) {
+        (Some(tip), None) => store.committed_days(tip)?.into_iter().collect(),
+        (Some(tip), Some(o)) => store.committed_days_of(tip, o)?.into_iter().collect(),
+        (None, _) => BTreeMap::new(),
     };
     let pending = store.pending_lines()?;
     let mut days: BTreeSet<String> = committed.keys().cloned().collect();
     days.extend(pending.keys().cloned());
-    days.extend(working_days(store));
+    match only {
+        Some(o) => days.extend(o.iter().cloned()),
+        None => days.extend(working_days(store)),
+    }
     // Keyed by day file stem (a day may have one file per writer, spec/sync.md). A retraction
     // is appended on or after the day of what it retracts: the days before the first one kept
     // cannot hold one.
@@ -274,7 +278,7 @@ fn rows(
         {
             retractions
                 .entry(r.retracts.clone())
-                .or_insert_with(|| retracted(r, d, added_by));
+                .or_insert_with(|| retracted(r, d));
         }
         if last.is_none_or(|want| d <= want) {
             let mut raw = raw_lines(working.as_deref().or(bytes.as_deref()));
@@ -309,7 +313,7 @@ fn rows(
             true => exact_commit(store, &committed, &stem, &e.id, k)?,
             false => None,
         };
-        let mut r = row(e, &d, status, added_by, diff, retraction);
+        let mut r = row(e, &d, status, diff, retraction);
         r.file = paths::day_file(&stem);
         r.line = line;
         if exact.is_some() {
@@ -345,6 +349,34 @@ fn prefiltered(
         .ok()?;
     let key = project.map(crate::index::entries::project_key);
     index.files_for(key.as_deref(), filter, newest).ok()
+}
+
+/// Names the commit that added each row and each retraction not named yet (by the line it
+/// added, for an id several lines carry), from the verify cache's entries.
+fn name_commits(rows: &mut [Row], added_by: &crate::audit::cache::AddedBy) {
+    let ids: std::collections::HashSet<&str> = rows
+        .iter()
+        .flat_map(|r| {
+            [
+                Some(r.id.as_str()),
+                r.retraction.as_ref().map(|x| x.id.as_str()),
+            ]
+        })
+        .flatten()
+        .collect();
+    let by: HashMap<String, String> = added_by
+        .map_for(&ids)
+        .into_iter()
+        .map(|(i, c)| (i.to_string(), c.to_string()))
+        .collect();
+    for r in rows {
+        if r.commit.is_none() {
+            r.commit = by.get(&r.id).cloned();
+        }
+        if let Some(x) = r.retraction.as_mut().filter(|x| x.commit.is_none()) {
+            x.commit = by.get(&x.id).cloned();
+        }
+    }
 }
 
 /// The entry ids more than one line of the record carries.
@@ -414,9 +446,9 @@ fn day_of_stem(stem: &str) -> &str {
     paths::split_day_stem(stem).map_or(stem, |(day, _)| day)
 }
 
-fn retracted(r: Retraction, day: &str, added_by: &HashMap<&str, &str>) -> Retracted {
+fn retracted(r: Retraction, day: &str) -> Retracted {
     Retracted {
-        commit: added_by.get(r.id.as_str()).map(|c| c.to_string()),
+        commit: None,
         id: r.id,
         day: day.to_string(),
         time: r.time,
@@ -428,12 +460,11 @@ fn row(
     e: Entry,
     day: &str,
     status: &'static str,
-    added_by: &HashMap<&str, &str>,
     diff: Option<String>,
     retraction: Option<Retracted>,
 ) -> Row {
     Row {
-        commit: added_by.get(e.id.as_str()).map(|c| c.to_string()),
+        commit: None,
         file: paths::day_file(day),
         project: e.project().map(str::to_string),
         client: e.client.clone(),

@@ -211,7 +211,16 @@ fn every_day(
     tip: &str,
     recorded: Option<&str>,
 ) -> Result<EntriesRefresh, IndexError> {
-    let known = known(tx)?;
+    // The working day files are listed and stat'ed on another thread while the cache's rows
+    // are read here: the two take about as long.
+    let (known, stamps) = std::thread::scope(|scope| {
+        let stamps = scope.spawn(|| working_stamps(sessions));
+        let known = known(tx);
+        match stamps.join() {
+            Ok(stamps) => known.map(|k| (k, stamps)),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })?;
     // `None`: the tip did not move, the known blobs are the committed ones.
     let committed: Option<HashMap<String, String>> = if recorded == Some(tip) {
         None
@@ -221,15 +230,6 @@ fn every_day(
         let days = src.committed_days().map_err(IndexError::Record)?;
         Some(days.into_iter().collect())
     };
-    let mut stamps: HashMap<String, Stamp> = HashMap::with_capacity(known.len() + 1);
-    for name in sessions
-        .map(|s| s.list().unwrap_or_default())
-        .unwrap_or_default()
-    {
-        if let (Some(day), Some(st)) = (day_of_file(&name), sessions.and_then(|s| stat(s, &name))) {
-            stamps.insert(day.to_string(), st);
-        }
-    }
     let mut days: HashSet<&str> = known.keys().map(String::as_str).collect();
     days.extend(committed.iter().flat_map(|c| c.keys().map(String::as_str)));
     days.extend(src.pending().keys().map(String::as_str));
@@ -265,6 +265,21 @@ fn every_day(
         tx.execute_batch("PRAGMA cache_size=-2000")?;
     }
     Ok(report)
+}
+
+/// The stamp of every day file in the sessions folder, by stem.
+fn working_stamps(sessions: Option<&Dir>) -> HashMap<String, Stamp> {
+    let Some(dir) = sessions else {
+        return HashMap::new();
+    };
+    let names = dir.list().unwrap_or_default();
+    let mut stamps = HashMap::with_capacity(names.len());
+    for name in names {
+        if let (Some(day), Some(st)) = (day_of_file(&name), stat(dir, &name)) {
+            stamps.insert(day.to_string(), st);
+        }
+    }
+    stamps
 }
 
 /// More days than this into an empty cache are loaded in bulk.

@@ -209,11 +209,14 @@ impl Store {
             ]
             .map(str::to_string),
         );
-        out.retain(|p| {
-            !known.contains(p.as_str())
-                && std::fs::symlink_metadata(self.root().join(p)).is_ok_and(|m| m.is_file())
-        });
+        out.retain(|p| !known.contains(p.as_str()) && self.has_working_file(p));
         out
+    }
+
+    /// Whether the vault-relative `path` is a regular file in the working tree (not followed
+    /// through a symlink).
+    pub(crate) fn has_working_file(&self, path: &str) -> bool {
+        std::fs::symlink_metadata(self.root().join(path)).is_ok_and(|m| m.is_file())
     }
 
     /// Whether `rutter.keepCited` allows `cited/` copies (default true).

@@ -26,6 +26,28 @@ impl Store {
             .collect())
     }
 
+    /// `(stem, blob id)` of the day files of `stems` committed at `tip`, found by path (as
+    /// [`Trees::entry`] finds a record file) without listing the other day files: what
+    /// [`Store::committed_days`] holds for those stems.
+    pub(crate) fn committed_days_of<'s>(
+        &self,
+        tip: Oid,
+        stems: impl IntoIterator<Item = &'s String>,
+    ) -> Result<Vec<(String, Oid)>, StoreError> {
+        let tree = self.repo.find_commit(tip)?.tree_id();
+        let mut trees = Trees::new(&self.repo)?;
+        let mut out = Vec::new();
+        for stem in stems
+            .into_iter()
+            .filter(|s| paths::split_day_stem(s).is_some())
+        {
+            if let Some((oid, false)) = trees.entry(tree, &paths::day_file(stem))? {
+                out.push((stem.clone(), oid));
+            }
+        }
+        Ok(out)
+    }
+
     /// The day files whose blob differs between the commits `old` and `new`: `(stem, blob in
     /// new, None when gone)`. Identical subtrees, and the identical head and tail of two
     /// versions of a tree, are skipped: one capture costs a few entries, not 3,650.
