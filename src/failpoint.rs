@@ -8,7 +8,9 @@
 //! `journal-sync`, `tips-write`, `aside-write`, `fallback-write`; and in `install-hook`,
 //! `client-write:<file name>` (the check that every file can be written fails for that file, as
 //! for an immutable one) and `client-apply:<file name>` (writing that file fails part-way
-//! through an install). A test checks this list against the code.
+//! through an install); in building a new index, `index-side-build` (the record cache built
+//! beside the notes fails) and `index-side-copy` (copying it in fails after its first table).
+//! A test checks this list against the code.
 
 use std::io;
 
@@ -58,6 +60,8 @@ mod tests {
             "tips-write",
             "aside-write",
             "fallback-write",
+            "index-side-build",
+            "index-side-copy",
         ];
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut text = String::new();

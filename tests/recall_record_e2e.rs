@@ -705,3 +705,78 @@ fn captures_after_a_retraction_append_and_dedupe_as_before() {
     assert!(!got.contains(&ENTRIES[1].0.to_string()), "{got:?}");
     assert_eq!(got.len(), 3, "{got:?}");
 }
+
+/// The record cache as the index holds it: every row of its four tables, in key order, and
+/// the `meta` rows that say what it reflects.
+fn record_cache(env: &Env) -> Vec<String> {
+    let db = rusqlite::Connection::open(env.vault.join(".git/rutter/index.sqlite")).unwrap();
+    let mut out = Vec::new();
+    for q in [
+        "SELECT * FROM day_files ORDER BY file",
+        "SELECT * FROM entries ORDER BY file, seq",
+        "SELECT * FROM entry_refs ORDER BY file, seq, path",
+        "SELECT * FROM retractions ORDER BY file, seq",
+        "SELECT * FROM meta WHERE key IN ('records_tip', 'sessions_mtime') ORDER BY key",
+    ] {
+        let mut stmt = db.prepare(q).unwrap();
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                let cells: Vec<String> = (0..n)
+                    .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+                    .collect();
+                Ok(cells.join("|"))
+            })
+            .unwrap();
+        out.extend(rows.map(Result::unwrap));
+    }
+    out
+}
+
+fn delete_index(env: &Env) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(env.vault.join(format!(".git/rutter/index.sqlite{suffix}")));
+    }
+}
+
+/// A new index fills its record cache on a second thread into a database of its own, copied in
+/// (spec/index.md, "Building"): it holds row for row what a rebuild in one transaction holds,
+/// and a side build that fails, or a copy that fails half-way, leaves the cache for the first
+/// refresh to fill, with the same answers.
+#[test]
+fn a_new_index_built_beside_its_notes_holds_what_a_rebuild_holds() {
+    let env = vault();
+    edit_summary(&env);
+    std::fs::remove_file(env.vault.join(D29)).unwrap();
+    ok(&env, &["retract", ENTRIES[2].0, "--reason", "Not decided."]);
+    ok(&env, &["reindex", "--force"]);
+    let rebuilt = record_cache(&env);
+    assert!(rebuilt.len() > 5, "{rebuilt:?}");
+    let answers = |env: &Env| {
+        (
+            ok(env, &["recent", "--json"]).stdout,
+            ok(env, &["log", "--json"]).stdout,
+        )
+    };
+    let expected = answers(&env);
+    delete_index(&env);
+    let r = ok(&env, &["reindex"]);
+    assert!(r.stdout.contains("built: a new index"), "{}", r.stdout);
+    assert_eq!(record_cache(&env), rebuilt);
+    assert_eq!(answers(&env), expected);
+    let leftovers: Vec<_> = std::fs::read_dir(env.vault.join(".git/rutter"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("records-") || n.contains("building-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    for point in ["index-side-build", "index-side-copy"] {
+        delete_index(&env);
+        let mut c = env.cmd();
+        c.env("RUTTER_FAILPOINTS", point).arg("reindex");
+        let r: Run = c.output().unwrap().into();
+        assert_eq!(r.code, 0, "{point}: {}", r.stderr);
+        assert_eq!(record_cache(&env), rebuilt, "{point}");
+        assert_eq!(answers(&env), expected, "{point}");
+    }
+}

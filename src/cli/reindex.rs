@@ -1,7 +1,6 @@
 //! `git rutter reindex`: bring the index up to date and run the identity pass.
 
 use super::{CommandResult, Exit, Ui};
-use crate::index::Index;
 use crate::recall::reindex::{self, Mode};
 use std::path::PathBuf;
 
@@ -29,7 +28,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let building = super::progress::Progress::index_build(ui, &vault).unwrap_or_else(|| {
         super::progress::Progress::start(ui, "reindexing the notes and records")
     });
-    let mut index = Index::open(&vault, args.force)?;
+    let mut index = crate::recall::source::open_index(&vault, args.force)?;
     let rebuilt_on_open = index.built.is_some();
     let report = reindex::refresh(
         &vault,

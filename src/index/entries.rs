@@ -85,6 +85,13 @@ pub(crate) struct EntriesRefresh {
 }
 
 impl EntriesRefresh {
+    /// Adds what `other` did.
+    pub(crate) fn absorb(&mut self, other: EntriesRefresh) {
+        self.files_read += other.files_read;
+        self.files_removed += other.files_removed;
+        self.entries_read += other.entries_read;
+    }
+
     /// Whether anything in the index changed.
     pub(crate) fn touched(&self) -> bool {
         self.files_read + self.files_removed > 0
@@ -287,7 +294,7 @@ const BULK_DAYS: usize = 64;
 /// The page cache during a bulk load, in KiB: 32 MiB, so a cold build stays near 100 MiB (it
 /// was 128 MiB, most of a cold `reindex`'s 168 MiB peak). Days load in file order, so the rows
 /// append and the cache holds the pages being written; the rest spill to the WAL.
-const BULK_CACHE_KIB: u32 = 32_768;
+const BULK_CACHE_KIB: u32 = 8_192;
 
 /// Recomputes one day when its inputs differ from those its rows came from; removes it when
 /// nothing holds it any more.

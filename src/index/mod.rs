@@ -21,6 +21,7 @@ pub(crate) mod rescan;
 pub(crate) mod schema;
 pub(crate) mod search;
 pub(crate) mod short_ids;
+pub(crate) mod side;
 pub(crate) mod snapshot;
 pub(crate) mod walk;
 
@@ -58,6 +59,9 @@ pub(crate) struct Index {
     root: PathBuf,
     /// Why the index was (re)built on open, if it was.
     pub built: Option<String>,
+    /// What the side build put in the record cache when the index was built, reported by the
+    /// first refresh of the cache ([`side`]).
+    records_built: std::sync::Mutex<Option<entries::EntriesRefresh>>,
 }
 
 /// The index location for a vault.
@@ -123,6 +127,16 @@ impl Index {
     /// Opens the vault's index, building it when it is missing and rebuilding it when it is
     /// outdated, corrupt, or (with `force`) foreign. It is not refreshed here.
     pub fn open(vault: &Vault, force: bool) -> Result<Index, IndexError> {
+        Index::open_with(vault, force, None)
+    }
+
+    /// [`Index::open`]; when the index is built, its record cache is filled from the record
+    /// `records` opens, on another thread while the notes load ([`side`]).
+    pub(crate) fn open_with(
+        vault: &Vault,
+        force: bool,
+        records: Option<side::OpenRecord<'_>>,
+    ) -> Result<Index, IndexError> {
         let (path, overridden) = location(vault);
         match overridden {
             false => refuse_links(&path)?,
@@ -141,6 +155,7 @@ impl Index {
                     path,
                     root: vault.root.clone(),
                     built: None,
+                    records_built: Default::default(),
                 });
             }
             Probe::Missing => "a new index".to_string(),
@@ -161,13 +176,14 @@ impl Index {
                 why
             }
         };
-        build_new(&path, &vault.root)?;
+        let records_built = build_new(&path, &vault.root, records)?;
         let conn = connect(&path)?;
         Ok(Index {
             conn,
             path,
             root: vault.root.clone(),
             built: Some(built),
+            records_built: std::sync::Mutex::new(records_built),
         })
     }
 
@@ -203,8 +219,12 @@ impl Index {
             &self.conn,
             rusqlite::TransactionBehavior::Immediate,
         )?;
-        let report = entries::refresh(&tx, &self.root, src, scope)?;
+        let mut report = entries::refresh(&tx, &self.root, src, scope)?;
         tx.commit()?;
+        let built = self.records_built.lock().map(|mut b| b.take());
+        if let Ok(Some(built)) = built {
+            report.absorb(built);
+        }
         Ok(report)
     }
 
@@ -284,6 +304,7 @@ impl Index {
             path: PathBuf::from(":memory:"),
             root: root.to_path_buf(),
             built: None,
+            records_built: Default::default(),
         }
     }
 }
@@ -352,22 +373,38 @@ fn refuse_links(path: &Path) -> Result<(), IndexError> {
 /// into place, so a reader never meets a half-built index. The page cache is 32 MiB: with no
 /// journal, pages beyond it are written to the file as the build goes (the OS keeps them), where
 /// a cache as large as the whole file (256 MiB before) made the process as large as the index.
-fn build_new(path: &Path, root: &Path) -> Result<(), IndexError> {
+fn build_new(
+    path: &Path,
+    root: &Path,
+    records: Option<side::OpenRecord<'_>>,
+) -> Result<Option<entries::EntriesRefresh>, IndexError> {
     // By path: SQLite cannot open relative to a folder handle. The default location was checked
     // by `refuse_links`; `LIBRARIAN_DB_PATH` is a place the user chose.
     let tmp = path.with_extension(format!("building-{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
+    let side_path = side::path_for(&tmp);
     let mut conn = Connection::open(&tmp)?;
     conn.execute_batch(
-        "PRAGMA page_size=8192; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-32768;",
+        "PRAGMA page_size=8192; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;",
     )?;
     let tx = conn.transaction()?;
-    fill(&tx, root)?;
+    // The record cache fills on another thread while the notes load here.
+    let side = std::thread::scope(|scope| {
+        let side = records.map(|open| scope.spawn(|| side::build(&side_path, root, open)));
+        let filled = fill(&tx, root);
+        let side = side.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        filled.map(|_| side)
+    })?;
     tx.commit()?;
+    let records = match side {
+        Some(Ok(report)) => side::copy_in(&conn, &side_path).ok().map(|()| report),
+        _ => None,
+    };
+    side::remove(&side_path);
     conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
     drop(conn);
     std::fs::rename(&tmp, path)?;
-    Ok(())
+    Ok(records)
 }
 
 /// Creates every table in an empty database and loads the notes into them, with the bulk-load

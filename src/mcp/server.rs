@@ -145,8 +145,8 @@ fn start_refresh(
 }
 
 fn open_and_refresh(vault: &Vault, fresh: Arc<Freshness>) -> Ready {
-    let mut index =
-        Index::open(vault, false).map_err(|e| format!("could not open the index: {e}"))?;
+    let mut index = crate::recall::source::open_index(vault, false)
+        .map_err(|e| format!("could not open the index: {e}"))?;
     reindex::refresh(vault, &mut index, Mode::Auto, false)
         .map_err(|e| format!("could not refresh the index: {e}"))?;
     fresh

@@ -111,3 +111,11 @@ pub(crate) fn refresh(
     let src = Source::open(vault)?;
     index.refresh_records(&src, scope)
 }
+
+/// Opens the vault's index (see [`Index::open`]); one that has to be built gets its record
+/// cache filled from the record on another thread while its notes load.
+pub(crate) fn open_index(vault: &Vault, force: bool) -> Result<Index, IndexError> {
+    let open =
+        || -> Result<Box<dyn RecordSource>, IndexError> { Ok(Box::new(Source::open(vault)?)) };
+    Index::open_with(vault, force, Some(&open))
+}

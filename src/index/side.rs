@@ -1,0 +1,84 @@
+//! The record cache of a new index, built beside it: while one thread loads the notes (FTS5
+//! tokenising is serial), another fills the record cache into a database of its own, which is
+//! then copied in whole (SQLite's transfer of identical tables copies their pages' records
+//! without decoding them). A side build that fails leaves the cache empty, for the first
+//! refresh to fill as it would have without it.
+
+use super::entries::{self, EntriesRefresh, RecordSource, Scope};
+use super::{schema, IndexError};
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+
+/// Opens the record for the side build, on its thread (a git repository is not shared).
+pub(crate) type OpenRecord<'a> = &'a (dyn Fn() -> Result<Box<dyn RecordSource>, IndexError> + Sync);
+
+/// The record cache's tables, copied in this order.
+const TABLES: [&str; 4] = ["day_files", "entries", "entry_refs", "retractions"];
+
+/// Where the side database of the index being built at `tmp` goes.
+pub(crate) fn path_for(tmp: &Path) -> PathBuf {
+    tmp.with_extension(format!("records-{}", std::process::id()))
+}
+
+/// Fills a new database at `path` with the record cache of the vault at `root`.
+pub(crate) fn build(
+    path: &Path,
+    root: &Path,
+    open: OpenRecord<'_>,
+) -> Result<EntriesRefresh, IndexError> {
+    crate::failpoint::check("index-side-build")?;
+    let _ = std::fs::remove_file(path);
+    let mut conn = Connection::open(path)?;
+    conn.execute_batch("PRAGMA page_size=8192; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
+    let tx = conn.transaction()?;
+    tx.execute_batch(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;",
+    )?;
+    tx.execute_batch(schema::CREATE_RECORDS)?;
+    tx.execute_batch(schema::CREATE_RECORD_INDEXES)?;
+    let src = open()?;
+    let report = entries::refresh(&tx, root, src.as_ref(), Scope::Full)?;
+    tx.commit()?;
+    Ok(report)
+}
+
+/// Copies the record cache built at `side` into `conn`'s empty one, with the `meta` rows that
+/// say what it reflects. On failure the cache is emptied again (nothing half copied stays).
+pub(crate) fn copy_in(conn: &Connection, side: &Path) -> Result<(), IndexError> {
+    conn.execute(
+        "ATTACH DATABASE ?1 AS side",
+        [side.to_string_lossy().as_ref()],
+    )?;
+    let copied = copy_tables(conn);
+    if copied.is_err() {
+        let _ = conn.execute_batch("ROLLBACK");
+        let _ = empty(conn);
+    }
+    conn.execute_batch("DETACH DATABASE side")?;
+    copied
+}
+
+fn copy_tables(conn: &Connection) -> Result<(), IndexError> {
+    conn.execute_batch("BEGIN")?;
+    for table in TABLES {
+        conn.execute_batch(&format!(
+            "INSERT INTO main.{table} SELECT * FROM side.{table}"
+        ))?;
+        crate::failpoint::check("index-side-copy")?;
+    }
+    conn.execute_batch("INSERT OR REPLACE INTO main.meta SELECT * FROM side.meta; COMMIT")?;
+    Ok(())
+}
+
+/// Empties the record cache, and the `meta` rows that would claim it is filled.
+fn empty(conn: &Connection) -> Result<(), rusqlite::Error> {
+    for table in TABLES {
+        conn.execute_batch(&format!("DELETE FROM main.{table}"))?;
+    }
+    conn.execute_batch("DELETE FROM main.meta WHERE key IN (SELECT key FROM side.meta)")
+}
+
+/// Removes the side database.
+pub(crate) fn remove(path: &Path) {
+    let _ = std::fs::remove_file(path);
+}
