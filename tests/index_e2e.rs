@@ -696,3 +696,57 @@ fn reindex_force_never_writes_a_database_it_did_not_make() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// Issue 23: past its first screen, `recent --all` takes a cited note's hash from the index once
+/// the freshness check has run, instead of reading the note. The marks agree with `recent -n`,
+/// which reads every note: none while the note is as cited, `(changed since capture)` on every
+/// ref right after an edit in place the index has not seen yet.
+#[test]
+fn recent_all_marks_from_the_fresh_index_what_reading_each_note_marks() {
+    let env = Env::bare();
+    let blue = "# Blue\n\nBlue now.\n";
+    env.write("Notes/blue.md", blue);
+    let hash = {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(blue.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256:{hex}")
+    };
+    env.git(&["init", "-q", "-b", "main"]);
+    for d in 1..=28 {
+        let day = format!("2026-02-{d:02}");
+        let mut text = format!(
+            "---\ncollection: librarian.sessions\nschema: session-record@1\nday: '{day}'\nsessions:\n"
+        );
+        text.push_str(&format!(
+            "  - id: {}T090000000Z\n    session_id: s-{d}\n    time: '{day}T09:00:00.000Z'\n    summary: Step of day {d}.\n    refs:\n      - path: Notes/blue.md\n        hash: '{hash}'\n",
+            day.replace('-', "")
+        ));
+        text.push_str("---\n");
+        env.write(&format!("_librarian/sessions/{day}.md"), &text);
+    }
+    assert_eq!(env.rutter(&["init"]).code, 0);
+    assert_eq!(env.rutter(&["reindex"]).code, 0);
+    let check = |changed: usize| {
+        let all = env.rutter(&["recent", "--all"]);
+        let every = env.rutter(&["recent", "-n", "100000"]);
+        assert_eq!(all.code, 0, "{}", all.stderr);
+        assert_eq!(all.stdout, every.stdout);
+        assert_eq!(all.stdout.matches(" — ").count(), 28, "{}", all.stdout);
+        assert_eq!(
+            all.stdout.matches("(changed since capture)").count(),
+            changed,
+            "{}",
+            all.stdout
+        );
+    };
+    check(0);
+    // An edit in place: the index still holds the cited hash until the check finds the stamp.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.vault.join("Notes/blue.md"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"Edited.\n").unwrap();
+    drop(f);
+    check(28);
+}

@@ -169,13 +169,15 @@ fn print_all(
     }
     query.count = None;
     recall::stream::refresh(vault, index)?;
+    // The notes made fresh, so the thousands of cited notes' hashes come from the index.
+    index.freshen()?;
     // Every id read once: the whole record is shown.
     let short = ShortIds::all(index)?;
     let look = render::Look {
         clock: query.clock.clone(),
         ids: Some(&|id| short.short(id)),
     };
-    let describer = refs::Shown::new(index);
+    let describer = refs::Shown::from_fresh_index(index)?;
     let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
     let mut deleted = false;
     let mut seen = 0;

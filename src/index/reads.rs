@@ -131,6 +131,21 @@ impl Index {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The sha256 and size of every indexed note, by path: what each note holds as of the
+    /// last refresh (after the freshness check, what it holds now).
+    pub(crate) fn note_hashes(
+        &self,
+    ) -> Result<std::collections::HashMap<String, (String, u64)>, IndexError> {
+        let mut stmt = self.conn.prepare("SELECT path, sha256, size FROM notes")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                (r.get(1)?, r.get::<_, i64>(2)? as u64),
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// What the record cache holds.
     pub fn records(&self) -> Result<Records, IndexError> {
         Ok(match self.meta("records_tip")? {
