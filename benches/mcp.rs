@@ -19,7 +19,9 @@
 //! 3. in the same server, `librarian-search` right after a new note was written (a word of its
 //!    own, in a folder of its own): 5 warm-ups + 41 runs, each timed from writing the request,
 //!    each must list the new note (reported only: the watcher's event is applied by the call or
-//!    by the background thread just before it).
+//!    by the background thread just before it);
+//! 4. in a new server, `librarian-recent` with its defaults (20 sessions) and with a one-word
+//!    `query`: 5 warm-ups + 41 runs each, timed as above; each must list a session.
 //!
 //! It prints (and writes to `<target>/rutter-bench/mcp.md`) median, p95 and min against the
 //! targets. A missed target is reported, not fatal; a failed exchange panics with the server's
@@ -55,6 +57,8 @@ const SEARCHES: [&str; 4] = [
 
 const TARGET_INIT_MS: f64 = 30.0;
 const TARGET_SEARCH_MS: f64 = 10.0;
+/// Issue 23: a call to a warm server.
+const TARGET_WARM_MS: f64 = 3.0;
 
 fn main() {
     // `cargo test --benches` runs this binary without `--bench`: do nothing then.
@@ -71,14 +75,11 @@ fn main() {
 
     let init = initialize(&env, &vault);
     let (first, ready, search, fresh) = search(&env, &vault);
+    let recent = recent(&env, &vault);
 
-    let report = render(
-        &[init, search, fresh],
-        first,
-        &ready,
-        reindex_s,
-        large.cached,
-    );
+    let mut rows = vec![init, search, fresh];
+    rows.extend(recent);
+    let report = render(&rows, first, &ready, reindex_s, large.cached);
     print!("\n{report}");
     let out = env.root.join("mcp.md");
     fs::write(&out, &report).expect("write mcp.md");
@@ -145,6 +146,43 @@ fn search(env: &Env, vault: &Path) -> (f64, String, Stats, Stats) {
         Stats::of(label, ms, Some(TARGET_SEARCH_MS)),
         fresh,
     )
+}
+
+/// `librarian-recent` in one warm server: the default answer (20 sessions), then with a
+/// `query` ("what did we decide about X?"), each after 5 warm-ups, 41 runs, timed from writing
+/// the request to reading its response line; each must list a session.
+fn recent(env: &Env, vault: &Path) -> Vec<Stats> {
+    let mut server = Server::spawn(env, vault);
+    server.request(1, "initialize", init_params());
+    server.notify("notifications/initialized");
+    let mut id = 1;
+    let cases = [
+        ("`tools/call` librarian-recent (20 sessions)", json!({})),
+        (
+            "`tools/call` librarian-recent with `query` (one word)",
+            json!({"query": "latency"}),
+        ),
+    ];
+    let mut out = Vec::new();
+    for (label, args) in cases {
+        println!("{label}: 5 warm-ups + {SEARCH_RUNS} runs, one server...");
+        let ms = timed_runs(5, SEARCH_RUNS, |_| {
+            id += 1;
+            let params = json!({"name": "librarian-recent", "arguments": args});
+            let start = Instant::now();
+            let reply = server.request(id, "tools/call", params);
+            let took = start.elapsed();
+            let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+            assert!(
+                reply["result"]["isError"] != json!(true) && text.contains(" — "),
+                "librarian-recent {args} did not list a session: {reply}"
+            );
+            took
+        });
+        out.push(Stats::of(label, ms, Some(TARGET_WARM_MS)));
+    }
+    server.close();
+    out
 }
 
 /// `librarian-search` for a note written just before the call, timed until a reply lists it

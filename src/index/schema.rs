@@ -2,7 +2,7 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub(crate) const SCHEMA_VERSION: &str = "rutter-index 6";
+pub(crate) const SCHEMA_VERSION: &str = "rutter-index 7";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).
@@ -67,6 +67,8 @@ CREATE INDEX IF NOT EXISTS entries_by_id ON entries(id);
 CREATE INDEX IF NOT EXISTS entry_refs_by_path ON entry_refs(path, day, hash, blob);
 CREATE INDEX IF NOT EXISTS entry_refs_by_entry ON entry_refs(file, seq);
 CREATE INDEX IF NOT EXISTS retractions_by_target ON retractions(retracts);
+CREATE INDEX IF NOT EXISTS day_files_journalled ON day_files(file) WHERE journal != '';
+CREATE INDEX IF NOT EXISTS day_files_by_day ON day_files(day) WHERE size IS NOT NULL;
 ";
 
 /// See [`CREATE_RECORD_INDEXES`].
@@ -77,6 +79,8 @@ DROP INDEX IF EXISTS entries_by_id;
 DROP INDEX IF EXISTS entry_refs_by_path;
 DROP INDEX IF EXISTS entry_refs_by_entry;
 DROP INDEX IF EXISTS retractions_by_target;
+DROP INDEX IF EXISTS day_files_journalled;
+DROP INDEX IF EXISTS day_files_by_day;
 ";
 
 /// FTS5 settings for building from nothing: a 64 MiB pending-terms buffer (fewer, larger
