@@ -25,9 +25,12 @@
 //!    output and to its exit (issue 13);
 //! 8. `init` adopting the 3,650 day files: a fresh repository holding the large vault's
 //!    `_librarian/sessions/` (adoption reads only the day files), 1 warm-up + 5 runs;
-//! 9. `git-rutter --version`, the cost of starting the process at all (reported only).
+//! 9. issue 23's growth in notes, on a vault of 50,000 notes and 30 day files (generated and
+//!    cached as the large one, about two minutes the first time): a cold reindex, 3 runs
+//!    (≤ 5 s, ≤ 100 MiB), and `search` as in 3 (≤ 1.5 × the 10,000-note median);
+//! 10. `git-rutter --version`, the cost of starting the process at all (reported only).
 //!
-//! `RUTTER_BENCH_INDEX=search` runs only 3-5 and 9, after one untimed `reindex`.
+//! `RUTTER_BENCH_INDEX=search` runs only 3-5 and 10, after one untimed `reindex`.
 //!
 //! Every run is also measured for the process's own CPU time and peak resident memory (`wait4`
 //! rusage). It prints (and writes to `<target>/rutter-bench/index.md`) median, p95 and min, the
@@ -45,7 +48,7 @@ use std::process::Output;
 use std::time::Duration;
 use support::{
     flush_disks, machine, measured, prepare, restore_vault, rutter_measured, Env, Measured,
-    Prepared, Stats, BIN, LARGE,
+    Prepared, Spec, Stats, BIN, LARGE,
 };
 
 const COLD_RUNS: usize = 5;
@@ -81,6 +84,18 @@ const TARGET_ALL_MS: f64 = 300.0;
 const TARGET_ALL_FIRST_MS: f64 = 30.0;
 /// Issue 13: `init` adopting 3,650 day files.
 const TARGET_INIT_MS: f64 = 500.0;
+
+/// Issue 23's growth in notes: five times the large vault's notes, a month of day files.
+const NOTES_50K: Spec = Spec {
+    name: "notes-50k",
+    notes: 50_000,
+    days: 30,
+};
+const GROWTH_RUNS: usize = 3;
+/// Issue 23: a cold build of 50,000 notes in 5 s (and the 100 MiB of the large vault's).
+const TARGET_COLD_50K_MS: f64 = 5000.0;
+/// Issue 23: `search` on 50,000 notes at most this many times its time on 10,000.
+const TARGET_SEARCH_GROWTH: f64 = 1.5;
 
 /// One case: its wall-time figures, the median CPU time and the largest peak memory of its
 /// runs, and a memory target if it has one.
@@ -189,6 +204,7 @@ fn main() {
         stats.push(no_change_refresh(&env, &vault));
     }
     stats.push(search(&env, &vault));
+    let search_ms = stats.last().map_or(0.0, |r: &Row| r.stats.median);
     let note = &large.refs[0];
     stats.push(show(&env, &vault, note));
     stats.push(search_after_edit(&env, &vault, note));
@@ -197,6 +213,7 @@ fn main() {
         stats.extend(log_grep(&env, &vault));
         stats.extend(recent_all(&env, &vault));
         stats.push(init_adopt(&env, &vault));
+        stats.extend(growth_in_notes(&env, search_ms));
     }
     stats.push(baseline(&env));
 
@@ -226,6 +243,40 @@ fn cold_reindex(env: &Env, vault: &Path) -> Row {
     let mut row = Row::whole(label, &runs, Some(TARGET_COLD_MS));
     row.mib_target = Some(TARGET_COLD_MIB);
     row
+}
+
+/// Issue 23's growth in notes, on a vault of 50,000 notes and 30 day files (generated once and
+/// cached like the large one): a cold reindex, and `search` against 1.5 times the 10,000-note
+/// row's median (`search_ms`).
+fn growth_in_notes(env: &Env, search_ms: f64) -> [Row; 2] {
+    let prepared = prepare(env, &NOTES_50K);
+    let vault = restore_vault(&prepared);
+    let label = "cold reindex, 50,000 notes (30 day files)";
+    println!("{label}: {GROWTH_RUNS} runs...");
+    let runs = measured_runs(0, GROWTH_RUNS, |_| {
+        delete_index(&vault);
+        flush_disks();
+        let m = rutter_measured(env, &vault, &["reindex"]);
+        expect_stdout(&m.out, "reindex", "built: a new index");
+        m
+    });
+    let mut cold = Row::whole(label, &runs, Some(TARGET_COLD_50K_MS));
+    cold.mib_target = Some(TARGET_COLD_MIB);
+    let label = format!(
+        "`search` on 50,000 notes (≤ {TARGET_SEARCH_GROWTH}× the 10,000-note row's {search_ms:.2} ms)"
+    );
+    println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
+    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
+        let query = SEARCHES[i % SEARCHES.len()];
+        let mut args = vec!["search"];
+        args.extend(query.split(' '));
+        let m = rutter_measured(env, &vault, &args);
+        expect_stdout(&m.out, &format!("search {query}"), "1. ");
+        m
+    });
+    let target = (TARGET_SEARCH_GROWTH * search_ms * 100.0).round() / 100.0;
+    let search = Row::whole(&label, &runs, Some(target));
+    [cold, search]
 }
 
 /// `reindex --force` over an existing, current index: drops and rebuilds every table.
