@@ -380,6 +380,7 @@ fn build_new(
 ) -> Result<Option<entries::EntriesRefresh>, IndexError> {
     // By path: SQLite cannot open relative to a folder handle. The default location was checked
     // by `refuse_links`; `LIBRARIAN_DB_PATH` is a place the user chose.
+    side::sweep_leftovers(path);
     let tmp = path.with_extension(format!("building-{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let side_path = side::path_for(&tmp);

@@ -82,3 +82,32 @@ fn empty(conn: &Connection) -> Result<(), rusqlite::Error> {
 pub(crate) fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
 }
+
+/// Removes what a build of the index at `index` killed part-way left beside it: its
+/// `<stem>.building-<pid>` and `<stem>.records-<pid>` files (each tens of megabytes) whose
+/// process is gone. A build still running keeps its own.
+pub(crate) fn sweep_leftovers(index: &Path) {
+    let (Some(dir), Some(stem)) = (index.parent(), index.file_stem()) else {
+        return;
+    };
+    let stem = stem.to_string_lossy();
+    let Ok(names) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for name in names
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+    {
+        let pid = ["building-", "records-"].iter().find_map(|kind| {
+            name.strip_prefix(&format!("{stem}.{kind}"))?
+                .parse::<i32>()
+                .ok()
+        });
+        let gone = pid
+            .and_then(rustix::process::Pid::from_raw)
+            .is_some_and(|p| rustix::process::test_kill_process(p) == Err(rustix::io::Errno::SRCH));
+        if gone {
+            let _ = std::fs::remove_file(dir.join(&name));
+        }
+    }
+}
