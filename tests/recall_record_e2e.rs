@@ -784,3 +784,40 @@ fn a_new_index_built_beside_its_notes_holds_what_a_rebuild_holds() {
         assert_eq!(answers(&env), expected, "{point}");
     }
 }
+
+/// Processes that find no index at once build it one at a time: the others wait for the
+/// build's lock and open what it built (two builds renamed over each other would share one
+/// WAL file and corrupt the index: the MCP servers of several clients start together).
+#[test]
+fn processes_that_find_no_index_at_once_build_it_once() {
+    let env = vault();
+    for round in 0..3 {
+        delete_index(&env);
+        let runs: Vec<Run> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..6)
+                .map(|i| {
+                    let env = &env;
+                    scope.spawn(move || match i % 2 {
+                        0 => env.rutter(&["reindex"]),
+                        _ => env.rutter(&["recent", "--json"]),
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in &runs {
+            assert_eq!(r.code, 0, "round {round}: {}{}", r.stdout, r.stderr);
+        }
+        let built = runs
+            .iter()
+            .filter(|r| r.stdout.contains("built: a new index"))
+            .count();
+        assert!(built <= 1, "round {round}: built {built} times");
+        let db = rusqlite::Connection::open(env.vault.join(".git/rutter/index.sqlite")).unwrap();
+        let check: String = db
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok", "round {round}");
+        assert_eq!(steps(&env).len(), 3, "round {round}");
+    }
+}

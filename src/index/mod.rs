@@ -148,36 +148,46 @@ impl Index {
             }
         }
         let ours = vault.root.to_string_lossy().into_owned();
-        let built = match probe(&path, &ours)? {
-            Probe::Ready(conn) => {
-                return Ok(Index {
-                    conn,
-                    path,
-                    root: vault.root.clone(),
-                    built: None,
-                    records_built: Default::default(),
-                });
+        let mut building = None;
+        let built = loop {
+            let why = match probe(&path, &ours)? {
+                Probe::Ready(conn) => {
+                    return Ok(Index {
+                        conn,
+                        path,
+                        root: vault.root.clone(),
+                        built: None,
+                        records_built: Default::default(),
+                    });
+                }
+                Probe::Missing => MISSING.to_string(),
+                Probe::Discard(why) if why.starts_with("vault ") && !force => {
+                    return Err(IndexError::OtherVault {
+                        db: path,
+                        theirs: why[6..].to_string(),
+                        ours,
+                    });
+                }
+                // At LIBRARIAN_DB_PATH, only a file git-rutter made may be replaced: the
+                // TypeScript version's librarian.db stays that version's, even with --force.
+                Probe::Discard(_) if overridden && (!force || !made_by_us(&path)) => {
+                    return Err(IndexError::Foreign(path))
+                }
+                Probe::Discard(why) => why,
+            };
+            if building.is_some() {
+                if why != MISSING {
+                    remove_db(&path)?;
+                }
+                break why;
             }
-            Probe::Missing => "a new index".to_string(),
-            Probe::Discard(why) if why.starts_with("vault ") && !force => {
-                return Err(IndexError::OtherVault {
-                    db: path,
-                    theirs: why[6..].to_string(),
-                    ours,
-                });
-            }
-            // At LIBRARIAN_DB_PATH, only a file git-rutter made may be replaced: the
-            // TypeScript version's librarian.db stays that version's, even with --force.
-            Probe::Discard(_) if overridden && (!force || !made_by_us(&path)) => {
-                return Err(IndexError::Foreign(path))
-            }
-            Probe::Discard(why) => {
-                remove_db(&path)?;
-                why
-            }
+            // One build at a time: under the lock, look again (another process may have built
+            // it meanwhile; two builds renamed over each other would share one WAL file).
+            building = Some(build_lock(&path)?);
         };
         let records_built = build_new(&path, &vault.root, records)?;
         let conn = connect(&path)?;
+        drop(building);
         Ok(Index {
             conn,
             path,
@@ -373,6 +383,30 @@ fn refuse_links(path: &Path) -> Result<(), IndexError> {
 /// into place, so a reader never meets a half-built index. The page cache is 32 MiB: with no
 /// journal, pages beyond it are written to the file as the build goes (the OS keeps them), where
 /// a cache as large as the whole file (256 MiB before) made the process as large as the index.
+/// Why an index is built when there is none.
+const MISSING: &str = "a new index";
+
+/// How long opening an index waits for another process's build of it.
+const BUILD_WAIT: Duration = Duration::from_secs(600);
+
+/// The lock held while an index is built at `path`: `<name>.build-lock` beside it.
+fn build_lock(path: &Path) -> Result<crate::lock::Lock, IndexError> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let held = crate::fsx::Dir::open(dir)
+        .map_err(|e| e.to_string())
+        .and_then(|d| {
+            crate::lock::Lock::named(&d, &format!("{name}.build-lock"), BUILD_WAIT)
+                .map_err(|e| e.to_string())
+        });
+    held.map_err(|why| {
+        IndexError::Io(std::io::Error::other(format!(
+            "cannot take the lock that keeps two builds of {} apart: {why}",
+            path.display()
+        )))
+    })
+}
+
 fn build_new(
     path: &Path,
     root: &Path,
