@@ -280,3 +280,36 @@ fn log_grep_through_the_index_lists_what_a_full_scan_lists() {
     let v: Value = serde_json::from_str(&rows.stdout).unwrap();
     assert_eq!(v[0]["status"], "retracted", "{v}");
 }
+
+/// The index is a cache on disk, not authority: a day-file name in it that is no day-file stem
+/// (`../outside`) never becomes a path `log` reads, even when a file waits there.
+#[test]
+fn log_reads_no_path_a_tampered_index_names() {
+    let env = vault();
+    assert_eq!(env.rutter(&["reindex"]).code, 0);
+    assert_eq!(log_summaries(&env, &["--grep", "cadence"]).len(), 2);
+    let day = env.read("_librarian/sessions/2026-11-30.md");
+    assert!(!day.is_empty());
+    env.write(
+        "_librarian/outside.md",
+        &day.replace(
+            "Kept the CADENCE but dropped the digest.",
+            "Planted outside.",
+        ),
+    );
+    let db = rusqlite::Connection::open(env.vault.join(".git/rutter/index.sqlite")).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE entries SET file = '../outside', grep = grep || ' planted' WHERE day = '2026-11-30'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(db);
+    assert_eq!(
+        log_summaries(&env, &["--grep", "planted"]),
+        Vec::<String>::new()
+    );
+    let text = env.rutter(&["log", "--grep", "planted"]);
+    assert!(!text.stdout.contains("Planted"), "{}", text.stdout);
+}

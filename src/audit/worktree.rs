@@ -49,6 +49,7 @@ pub fn check(
         None => store.uncommitted_record_files(&known),
         Some(days) => days
             .iter()
+            .filter(|d| paths::split_day_stem(d).is_some())
             .map(|d| paths::day_file(d))
             .filter(|p| !known.contains(p.as_str()) && store.has_working_file(p))
             .collect(),

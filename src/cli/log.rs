@@ -348,7 +348,13 @@ fn prefiltered(
         .refresh_records(&src, crate::index::entries::Scope::Full)
         .ok()?;
     let key = project.map(crate::index::entries::project_key);
-    index.files_for(key.as_deref(), filter, newest).ok()
+    // The index is a cache on disk: only names that are day-file stems become paths.
+    let days = index.files_for(key.as_deref(), filter, newest).ok()?;
+    Some(
+        days.into_iter()
+            .filter(|d| paths::split_day_stem(d).is_some())
+            .collect(),
+    )
 }
 
 /// Names the commit that added each row and each retraction not named yet (by the line it
