@@ -190,11 +190,7 @@ impl VerifyCache {
     /// handle, never through a symlink, and `entries` is never appended to when it has a
     /// second name.
     pub(crate) fn save(&self, state: &Path) {
-        let Some(dir) = Dir::open_private(state)
-            .and_then(|d| d.open_dir("verify", true))
-            .ok()
-            .flatten()
-        else {
+        let Some(dir) = verify_dir(state) else {
             return;
         };
         let mut state_text = format!(
@@ -218,11 +214,7 @@ impl VerifyCache {
     /// files' stamps; the audit's watermarks (the verified tip, how much of the witness log and
     /// the reflog were accepted) stay as they were read.
     pub(crate) fn save_read_only(&self, state: &Path) {
-        let Some(dir) = Dir::open_private(state)
-            .and_then(|d| d.open_dir("verify", true))
-            .ok()
-            .flatten()
-        else {
+        let Some(dir) = verify_dir(state) else {
             return;
         };
         let mut state_text: String = self
@@ -330,6 +322,14 @@ fn parse_file_line(l: &str) -> Option<(String, (u64, i64, String))> {
     let blob = parts.next()?.to_string();
     let path = parts.next()?.to_string();
     Some((path, (size, mtime, blob)))
+}
+
+/// The cache's folder `<state>/verify`, created if needed, opened without following a symlink.
+fn verify_dir(state: &Path) -> Option<Dir> {
+    Dir::open_private(state)
+        .and_then(|d| d.open_dir("verify", true))
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]
