@@ -56,8 +56,8 @@ const SEARCHES: [&str; 4] = [
 ];
 
 const TARGET_INIT_MS: f64 = 30.0;
-const TARGET_SEARCH_MS: f64 = 10.0;
-/// Issue 23: a call to a warm server.
+/// Issue 23: a call to a warm server (`librarian-search` and `librarian-recent`); DESIGN §9's
+/// search target (10 ms) is the looser one.
 const TARGET_WARM_MS: f64 = 3.0;
 
 fn main() {
@@ -143,7 +143,7 @@ fn search(env: &Env, vault: &Path) -> (f64, String, Stats, Stats) {
     (
         first,
         ready,
-        Stats::of(label, ms, Some(TARGET_SEARCH_MS)),
+        Stats::of(label, ms, Some(TARGET_WARM_MS)),
         fresh,
     )
 }
