@@ -79,6 +79,9 @@ const TARGET_LOG_GREP_MS: f64 = 20.0;
 const TARGET_LOG_GREP_MIB: f64 = 30.0;
 /// The words `log --grep` looks for, one a run: the generator places them at fixed ranks.
 const LOG_WORDS: [&str; 3] = ["latency", "ledger", "garden"];
+/// Words in 4 to 7 of the large vault's 69,409 entries (the generator is seeded): the
+/// question about something decided once, which walking every entry answered in 180 ms.
+const RARE_WORDS: [&str; 3] = ["bikelmal", "depakelfe", "mibimer"];
 /// Issue 13: `recent --all` to its last line and to its first.
 const TARGET_ALL_MS: f64 = 300.0;
 const TARGET_ALL_FIRST_MS: f64 = 30.0;
@@ -365,17 +368,22 @@ fn recent(env: &Env, vault: &Path) -> Row {
 
 /// `log --grep WORD` (the newest 20 matches, with the commit that added each and its status),
 /// and plain `log`, reported only.
-fn log_grep(env: &Env, vault: &Path) -> [Row; 2] {
-    let label = "`log --grep WORD` (20 newest matches)";
-    println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
-        let word = LOG_WORDS[i % LOG_WORDS.len()];
-        let m = rutter_measured(env, vault, &["log", "--grep", word]);
-        expect_stdout(&m.out, "log --grep", "committed");
-        m
-    });
-    let mut grep = Row::whole(label, &runs, Some(TARGET_LOG_GREP_MS));
-    grep.mib_target = Some(TARGET_LOG_GREP_MIB);
+fn log_grep(env: &Env, vault: &Path) -> [Row; 3] {
+    let grep_row = |label: &str, words: &[&str]| {
+        println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
+        let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
+            let word = words[i % words.len()];
+            let m = rutter_measured(env, vault, &["log", "--grep", word]);
+            expect_stdout(&m.out, "log --grep", "committed");
+            m
+        });
+        let mut row = Row::whole(label, &runs, Some(TARGET_LOG_GREP_MS));
+        row.mib_target = Some(TARGET_LOG_GREP_MIB);
+        row
+    };
+    // The first warm-up builds the words index (once per index; spec/recall.md).
+    let grep = grep_row("`log --grep WORD` (20 newest matches)", &LOG_WORDS);
+    let rare = grep_row("`log --grep WORD`, a word in 4-7 entries", &RARE_WORDS);
     let label = "`log` (20 newest entries)";
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
     let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
@@ -383,7 +391,7 @@ fn log_grep(env: &Env, vault: &Path) -> [Row; 2] {
         expect_stdout(&m.out, "log", "committed");
         m
     });
-    [grep, Row::whole(label, &runs, None)]
+    [grep, rare, Row::whole(label, &runs, None)]
 }
 
 /// `recent --all`: every session, timed to its first line and to its exit.

@@ -106,7 +106,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     let newest = (!args.all && args.entry.is_none()).then_some(args.count);
-    let only = prefiltered(&vault, &filter, args.project.as_deref(), newest);
+    let only = prefiltered(ui, &vault, &filter, args.project.as_deref(), newest);
     let report = crate::audit::verify(
         &store,
         Options {
@@ -330,6 +330,7 @@ fn rows(
 /// every day file) without an index, or when it cannot be read: the statuses still come from the
 /// record either way.
 fn prefiltered(
+    ui: &Ui,
     vault: &crate::vault::Vault,
     filter: &EntryFilter,
     project: Option<&str>,
@@ -347,6 +348,10 @@ fn prefiltered(
     index
         .refresh_records(&src, crate::index::entries::Scope::Full)
         .ok()?;
+    if !filter.words.is_empty() {
+        let _line = super::progress::Progress::words_index(ui);
+        index.grep_ready().ok()?;
+    }
     let key = project.map(crate::index::entries::project_key);
     // The index is a cache on disk: only names that are day-file stems become paths.
     let days = index.files_for(key.as_deref(), filter, newest).ok()?;

@@ -72,6 +72,15 @@ impl Progress {
         let (path, _) = crate::index::location(vault);
         (!path.exists()).then(|| Progress::start(ui, "building the search index (first run)"))
     }
+
+    /// The line for a search by words, whose first run indexes the words of every recorded
+    /// entry once (about two seconds for ten years of records).
+    pub fn words_index(ui: &Ui) -> Progress {
+        Progress::start(
+            ui,
+            "indexing the words of the record (first search by words)",
+        )
+    }
 }
 
 impl Drop for Progress {

@@ -86,6 +86,13 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     };
     let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
+    if !query.filter.words.is_empty() {
+        // Once, on the first search by words (the MCP server builds it in the background).
+        let _line = building
+            .is_none()
+            .then(|| super::progress::Progress::words_index(ui));
+        index.grep_ready()?;
+    }
     if args.all && !args.json {
         drop(building);
         return print_all(ui, &vault, &mut index, query, now);

@@ -521,6 +521,9 @@ fn racy(mtime_ns: i64) -> bool {
 
 /// Removes the rows of one day file (by its stem).
 fn delete_day(tx: &Transaction<'_>, file: &str) -> Result<(), rusqlite::Error> {
+    if super::grep::built(tx)? {
+        super::grep::remove_file(tx, file)?;
+    }
     for table in ["entries", "entry_refs", "retractions"] {
         tx.prepare_cached(&format!("DELETE FROM {table} WHERE file = ?1"))?
             .execute([file])?;
@@ -537,13 +540,16 @@ fn insert_day(
 ) -> Result<usize, rusqlite::Error> {
     let day = day_of_stem(file);
     let mut entry = tx.prepare_cached(
-        "INSERT INTO entries(file, day, seq, id, session_id, project, project_key, time, group_key, json, status, grep) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        "INSERT INTO entries(file, day, seq, id, session_id, project, project_key, time, group_key, json, status, grep, rid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
+    let words = super::grep::built(tx)?;
+    let mut rid = super::grep::next_rid(tx)?;
     let mut refs = tx.prepare_cached(
         "INSERT INTO entry_refs(file, day, seq, path, hash, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     for (seq, (e, st)) in record.entries.iter().enumerate() {
         let json = serde_json::to_string(e).unwrap_or_default();
+        let text = crate::records::filter::grep_text(e);
         entry.execute(params![
             file,
             day,
@@ -556,8 +562,13 @@ fn insert_day(
             group_key(e, file, seq),
             json,
             st.as_str(),
-            crate::records::filter::grep_text(e)
+            text,
+            rid
         ])?;
+        if words {
+            super::grep::add(tx, rid, &text)?;
+        }
+        rid += 1;
         for r in &e.refs {
             refs.execute(params![file, day, seq as i64, r.path, r.hash, r.blob])?;
         }
@@ -576,6 +587,7 @@ fn insert_day(
             file, day, seq as i64, r.id, r.retracts, r.time, r.reason, st
         ])?;
     }
+    super::grep::save_next_rid(tx, rid)?;
     Ok(record.entries.len())
 }
 

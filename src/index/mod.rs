@@ -12,6 +12,7 @@ pub(crate) mod complete;
 pub(crate) mod entries;
 pub(crate) mod fresh;
 pub(crate) mod frontmatter;
+mod grep;
 pub(crate) mod health;
 pub(crate) mod identity;
 pub(crate) mod notes;
@@ -236,6 +237,21 @@ impl Index {
             report.absorb(built);
         }
         Ok(report)
+    }
+
+    /// Builds the record cache's words index when it is not built yet (spec/recall.md "Finding
+    /// entries by words"): once, before the first search by words; whether it was built now.
+    pub(crate) fn grep_ready(&self) -> Result<bool, IndexError> {
+        if grep::built(&self.conn)? {
+            return Ok(false);
+        }
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )?;
+        let built = grep::build(&tx)?;
+        tx.commit()?;
+        Ok(built)
     }
 
     /// Runs `f` inside one read transaction: one snapshot and one lock acquisition for all of

@@ -2,6 +2,7 @@
 //! candidates, and a note's prior engagement. A retracted entry is never returned as a step or
 //! an engagement.
 
+use super::grep;
 use super::identity::Candidate;
 use super::{Index, IndexError};
 use crate::records::filter::EntryFilter;
@@ -69,14 +70,20 @@ pub(crate) struct Engagement {
 
 /// `base` and the filters given, as an SQL condition on `entries` and the values it binds. Only
 /// the filters given are in the SQL (see `search`); the words are matched in SQL too, against the
-/// lowercased `grep` column, so a session cap counts matches only.
+/// lowercased `grep` column, so a session cap counts matches only. `words`, the words index's
+/// query for them ([`Index::words_query`]), narrows the rows tested to those it names.
 pub(super) fn entry_conditions<'a>(
     base: &str,
     project_key: Option<&'a str>,
     f: &'a EntryFilter,
+    words: Option<&'a str>,
 ) -> (String, Vec<&'a str>) {
     let mut filter = String::from(base);
     let mut values: Vec<&str> = Vec::new();
+    if let Some(q) = words {
+        filter.push_str(" AND rid IN (SELECT rowid FROM entries_grep WHERE entries_grep MATCH ?)");
+        values.push(q);
+    }
     if let Some(p) = project_key {
         filter.push_str(" AND project_key = ?");
         values.push(p);
@@ -103,6 +110,19 @@ pub(super) fn entry_conditions<'a>(
 }
 
 impl Index {
+    /// The words index's query for `f`'s words, when the index is built, a word can narrow
+    /// ([`grep::query`]) and it names few entries ([`grep::narrows`]); `None` tests the entries
+    /// in the order the query reads them.
+    pub(super) fn words_query(&self, f: &EntryFilter) -> Result<Option<String>, IndexError> {
+        if f.words.is_empty() || !grep::built(&self.conn)? {
+            return Ok(None);
+        }
+        match grep::query(&f.words) {
+            Some(q) if grep::narrows(&self.conn, &q)? => Ok(Some(q)),
+            _ => Ok(None),
+        }
+    }
+
     /// The day files (stems) `log` has to read for the entries `f` (and `project_key`) keeps,
     /// the newest `newest` of them when given: the files of every indexed entry that matches, of
     /// every line carrying one of their ids, and of the honoured retractions of them. As fresh
@@ -113,7 +133,8 @@ impl Index {
         f: &EntryFilter,
         newest: Option<usize>,
     ) -> Result<std::collections::BTreeSet<String>, IndexError> {
-        let (cond, mut values) = entry_conditions("1 = 1", project_key, f);
+        let words = self.words_query(f)?;
+        let (cond, mut values) = entry_conditions("1 = 1", project_key, f, words.as_deref());
         let limit = newest.map(|n| n.to_string());
         let tail = match &limit {
             Some(n) => {
@@ -235,7 +256,8 @@ impl Index {
         f: &EntryFilter,
         groups: Option<usize>,
     ) -> Result<Vec<Step>, IndexError> {
-        let (filter, values) = entry_conditions(NOT_RETRACTED, project_key, f);
+        let words = self.words_query(f)?;
+        let (filter, values) = entry_conditions(NOT_RETRACTED, project_key, f, words.as_deref());
         let Some(groups) = groups else {
             return self.steps_where(&filter, &values);
         };

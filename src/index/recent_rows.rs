@@ -35,7 +35,8 @@ impl Index {
         project_key: Option<&str>,
         f: &EntryFilter,
     ) -> Result<HashMap<String, usize>, IndexError> {
-        let (filter, values) = entry_conditions("1", project_key, f);
+        let words = self.words_query(f)?;
+        let (filter, values) = entry_conditions("1", project_key, f, words.as_deref());
         let sql = format!(
             "SELECT group_key, count(*) FROM entries WHERE {filter} GROUP BY group_key HAVING count(*) > 1"
         );
@@ -59,7 +60,8 @@ impl Index {
         f: &EntryFilter,
         mut each: impl FnMut(&EntryRow<'_>) -> Result<(), IndexError>,
     ) -> Result<(), IndexError> {
-        let (filter, values) = entry_conditions("1", project_key, f);
+        let words = self.words_query(f)?;
+        let (filter, values) = entry_conditions("1", project_key, f, words.as_deref());
         let sql = format!(
             "SELECT file, seq, day, time, group_key, project, json, status, {RETRACTED}
              FROM entries WHERE {filter} ORDER BY file DESC, seq DESC"

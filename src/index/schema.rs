@@ -2,7 +2,7 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub(crate) const SCHEMA_VERSION: &str = "rutter-index 7";
+pub(crate) const SCHEMA_VERSION: &str = "rutter-index 8";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).
@@ -42,7 +42,8 @@ CREATE TABLE git_candidates(from_path TEXT NOT NULL, blob TEXT NOT NULL, state T
 /// the journal lines waiting for it ('' when none) and the working file's stat they were compared
 /// with (NULL: missing). Rows are keyed by `(file, seq)`; `day` is the file's day, so all the
 /// files of a day read as one. `entries.status` is the entry's status against the record;
-/// `retractions` holds only honoured (committed or journalled) retractions.
+/// `entries.rid` is the entry's number in [`CREATE_GREP`] (unique, never reused while the index
+/// lives); `retractions` holds only honoured (committed or journalled) retractions.
 pub(crate) const CREATE_RECORDS: &str = "
 CREATE TABLE day_files(file TEXT PRIMARY KEY, day TEXT NOT NULL, blob TEXT, journal TEXT NOT NULL,
     size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER) WITHOUT ROWID;
@@ -50,7 +51,7 @@ CREATE TABLE entries(
     file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
     session_id TEXT, project TEXT, project_key TEXT, time TEXT NOT NULL,
     group_key TEXT NOT NULL, json TEXT NOT NULL, status TEXT NOT NULL,
-    grep TEXT NOT NULL,
+    grep TEXT NOT NULL, rid INTEGER NOT NULL,
     PRIMARY KEY(file, seq)) WITHOUT ROWID;
 CREATE TABLE entry_refs(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, blob TEXT);
 CREATE TABLE retractions(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
@@ -64,6 +65,7 @@ pub(crate) const CREATE_RECORD_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS entries_by_time ON entries(day, time);
 CREATE INDEX IF NOT EXISTS entries_by_group ON entries(group_key, day, time);
 CREATE INDEX IF NOT EXISTS entries_by_id ON entries(id);
+CREATE UNIQUE INDEX IF NOT EXISTS entries_by_rid ON entries(rid);
 CREATE INDEX IF NOT EXISTS entry_refs_by_path ON entry_refs(path, day, hash, blob);
 CREATE INDEX IF NOT EXISTS entry_refs_by_entry ON entry_refs(file, seq);
 CREATE INDEX IF NOT EXISTS retractions_by_target ON retractions(retracts);
@@ -76,11 +78,23 @@ pub(crate) const DROP_RECORD_INDEXES: &str = "
 DROP INDEX IF EXISTS entries_by_time;
 DROP INDEX IF EXISTS entries_by_group;
 DROP INDEX IF EXISTS entries_by_id;
+DROP INDEX IF EXISTS entries_by_rid;
 DROP INDEX IF EXISTS entry_refs_by_path;
 DROP INDEX IF EXISTS entry_refs_by_entry;
 DROP INDEX IF EXISTS retractions_by_target;
 DROP INDEX IF EXISTS day_files_journalled;
 DROP INDEX IF EXISTS day_files_by_day;
+";
+
+/// The words index of the record cache (spec/recall.md "Finding entries by words"): every
+/// entry's `grep` text (already lowercased) as the set of its three-character pieces, by
+/// `entries.rid`, without positions or text. A word of three characters or more can only be in
+/// an entry that has every piece of it, so it names the few entries worth testing with `instr`
+/// instead of every entry. Built on first use ([`super::Index::grep_ready`]), kept with the
+/// entries from then on.
+pub(crate) const CREATE_GREP: &str = "
+CREATE VIRTUAL TABLE entries_grep USING fts5(grep, content='', contentless_delete=1, detail=none,
+    tokenize='trigram case_sensitive 1');
 ";
 
 /// FTS5 settings for building from nothing: a 64 MiB pending-terms buffer (fewer, larger

@@ -137,11 +137,29 @@ fn start_refresh(
             }
             let served = ready.as_ref().ok().cloned();
             let _ = tx.send(Some(ready));
+            if served.is_some() {
+                build_words_index(&vault);
+            }
             if let Some(served) = served {
                 served.fresh.run(&served.index);
             }
         })?;
     Ok((rx, handle))
+}
+
+/// Builds the record cache's words index, if it is not built yet, on a connection of its own
+/// while calls are answered (spec/mcp.md): a `query` never waits for it (a call that writes
+/// waits at most for the build, once). A failure only leaves queries testing every entry.
+fn build_words_index(vault: &Vault) {
+    let started = std::time::Instant::now();
+    match crate::index::Index::open(vault, false).and_then(|i| i.grep_ready()) {
+        Ok(true) => eprintln!(
+            "[rutter] words index built ({} ms).",
+            started.elapsed().as_millis()
+        ),
+        Ok(false) => {}
+        Err(e) => eprintln!("[rutter] words index not built: {e}"),
+    }
 }
 
 fn open_and_refresh(vault: &Vault, fresh: Arc<Freshness>) -> Ready {
