@@ -34,20 +34,32 @@ pub struct Lock {
     _fd: OwnedFd,
 }
 
-/// Why the lock was not taken.
+/// Why the lock was not taken; `what` names the lock ("capture lock", "sync lock", …).
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    #[error("timed out after {0:?} waiting for the capture lock {1}")]
-    Timeout(Duration, PathBuf),
-    #[error("cannot open the capture lock {path}: {source}")]
+    #[error("timed out after {wait:?} waiting for the {what} {path}")]
+    Timeout {
+        wait: Duration,
+        what: &'static str,
+        path: PathBuf,
+    },
+    #[error("cannot open the {what} {path}: {source}")]
     Io {
+        what: &'static str,
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot open the capture lock: {0}")]
-    Fs(#[from] FsError),
+    #[error("cannot open the {what}: {source}")]
+    Fs {
+        what: &'static str,
+        #[source]
+        source: FsError,
+    },
 }
+
+/// The capture lock's name in messages.
+const CAPTURE_LOCK: &str = "capture lock";
 
 impl Lock {
     /// Takes the exclusive lock `<state_dir>/lock`, creating the directory if needed, waiting at
@@ -57,33 +69,54 @@ impl Lock {
         let wait = effective(wait);
         let path = state_dir.join("lock");
         let io = |source| LockError::Io {
+            what: CAPTURE_LOCK,
             path: path.clone(),
             source,
         };
         crate::failpoint::check("lock").map_err(io)?;
-        let file = Dir::open_private(state_dir)?.open_lock("lock")?;
-        poll(OwnedFd::from(file), wait, path)
+        let file = Dir::open_private(state_dir)
+            .and_then(|d| d.open_lock("lock"))
+            .map_err(fs(CAPTURE_LOCK))?;
+        poll(OwnedFd::from(file), wait, CAPTURE_LOCK, path)
     }
 
-    /// Takes the exclusive lock file `name` in `dir` (another lock than the capture lock: the
-    /// detached sync's), waiting at most `wait`; `Duration::ZERO` tries once.
-    pub(crate) fn named(dir: &Dir, name: &str, wait: Duration) -> Result<Lock, LockError> {
-        let file = dir.open_lock(name)?;
-        poll(OwnedFd::from(file), wait, dir.path().join(name))
+    /// Takes the exclusive lock file `name` in `dir` (another lock than the capture lock, `what`
+    /// in messages: the detached sync's, the index build's), waiting at most `wait`;
+    /// `Duration::ZERO` tries once.
+    pub(crate) fn named(
+        dir: &Dir,
+        name: &str,
+        what: &'static str,
+        wait: Duration,
+    ) -> Result<Lock, LockError> {
+        let file = dir.open_lock(name).map_err(fs(what))?;
+        poll(OwnedFd::from(file), wait, what, dir.path().join(name))
     }
 
     /// Takes an exclusive lock on the folder `dir` itself (a handle of its own on it, no lock
     /// file inside), waiting at most `wait`: the aside folders, whose writers may not hold the
     /// capture lock.
     pub fn on_dir(dir: &Dir, wait: Duration) -> Result<Lock, LockError> {
-        let fd = dir.reopen()?;
-        poll(fd, effective(wait), dir.path().to_path_buf())
+        const WHAT: &str = "lock on the folder";
+        let fd = dir.reopen().map_err(fs(WHAT))?;
+        poll(fd, effective(wait), WHAT, dir.path().to_path_buf())
     }
 }
 
+/// Wraps a folder or file error of the lock `what`.
+fn fs(what: &'static str) -> impl Fn(FsError) -> LockError {
+    move |source| LockError::Fs { what, source }
+}
+
 /// Polls a non-blocking `flock` on `fd` until it is taken or `wait` has passed.
-fn poll(file: OwnedFd, wait: Duration, path: PathBuf) -> Result<Lock, LockError> {
+fn poll(
+    file: OwnedFd,
+    wait: Duration,
+    what: &'static str,
+    path: PathBuf,
+) -> Result<Lock, LockError> {
     let io = |source| LockError::Io {
+        what,
         path: path.clone(),
         source,
     };
@@ -96,7 +129,7 @@ fn poll(file: OwnedFd, wait: Duration, path: PathBuf) -> Result<Lock, LockError>
             Err(e) => return Err(io(e.into())),
         }
         if Instant::now() >= deadline {
-            return Err(LockError::Timeout(wait, path));
+            return Err(LockError::Timeout { wait, what, path });
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(20));
@@ -112,8 +145,33 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let first = Lock::acquire(t.path(), DEFAULT_WAIT).unwrap();
         let err = Lock::acquire(t.path(), Duration::from_millis(30)).unwrap_err();
-        assert!(matches!(err, LockError::Timeout(..)));
+        assert!(matches!(err, LockError::Timeout { .. }));
+        assert!(
+            err.to_string().contains("waiting for the capture lock"),
+            "{err}"
+        );
         drop(first);
         Lock::acquire(t.path(), Duration::from_millis(30)).unwrap();
+    }
+
+    /// A lock other than the capture lock is named as what it is (the review: an index build
+    /// that timed out said "capture lock").
+    #[test]
+    fn a_named_lock_says_which_lock_it_waited_for() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = Dir::open_private(t.path()).unwrap();
+        let held = Lock::named(&dir, "x.build-lock", "index build lock", DEFAULT_WAIT).unwrap();
+        let err = Lock::named(&dir, "x.build-lock", "index build lock", Duration::ZERO)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("timed out after 0ns waiting for the index build lock "),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("x.build-lock") && !err.contains("capture"),
+            "{err}"
+        );
+        drop(held);
     }
 }

@@ -408,8 +408,13 @@ fn build_lock(path: &Path) -> Result<crate::lock::Lock, IndexError> {
     let held = crate::fsx::Dir::open(dir)
         .map_err(|e| e.to_string())
         .and_then(|d| {
-            crate::lock::Lock::named(&d, &format!("{name}.build-lock"), BUILD_WAIT)
-                .map_err(|e| e.to_string())
+            crate::lock::Lock::named(
+                &d,
+                &format!("{name}.build-lock"),
+                "index build lock",
+                BUILD_WAIT,
+            )
+            .map_err(|e| e.to_string())
         });
     held.map_err(|why| {
         IndexError::Io(std::io::Error::other(format!(

@@ -128,7 +128,7 @@ fn spawn(root: &Path) -> Option<u32> {
 /// The lock one detached sync holds while it runs; `None` when another holds it.
 pub(crate) fn exclusive(state_dir: &Path) -> Option<Lock> {
     let dir = Dir::open_private(state_dir).ok()?;
-    Lock::named(&dir, LOCK, Duration::ZERO).ok()
+    Lock::named(&dir, LOCK, "sync lock", Duration::ZERO).ok()
 }
 
 #[cfg(test)]
