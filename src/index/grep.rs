@@ -13,19 +13,29 @@ const NEXT_RID: &str = "next_rid";
 
 /// The most entries a words query may name for the index to be used. Each named entry is a
 /// lookup in another part of the table; walking entries newest first (the plan without the
-/// index) reaches the newest 20 matches of a common word sooner: on the 69,409-entry vault a
-/// word in 1,176 entries took 50 ms through the index against 26 ms walking, a word in none 23
-/// ms against 180 (issue 23). The two cost the same near 400 named entries.
-const MOST_NAMED: i64 = 400;
+/// index) reaches the newest matches of a common word sooner. On the 69,409-entry vault (issue
+/// 23): a word in 1,176 entries took 50 ms through the index against 26 ms walking for `log`,
+/// 18.6 ms against 3.4 in a warm MCP server; a word in 7 entries 31 ms against 180 for `log`,
+/// 2.6 ms against 150 in the server. The two cost the same near 250-450 named entries; reading
+/// at most 251 keeps the attempt cheap for a common word.
+const MOST_NAMED: usize = 250;
 
-/// Whether `query` names at most [`MOST_NAMED`] entries (it stops counting past that).
-pub(crate) fn narrows(conn: &Connection, query: &str) -> Result<bool, rusqlite::Error> {
-    let named: i64 = conn
-        .prepare_cached(
-            "SELECT count(*) FROM (SELECT 1 FROM entries_grep WHERE entries_grep MATCH ?1 LIMIT ?2)",
-        )?
-        .query_row(params![query, MOST_NAMED + 1], |r| r.get(0))?;
-    Ok(named <= MOST_NAMED)
+/// The rids of the entries `query` names, as a JSON array for `json_each` (one FTS5 search for
+/// all of a call's statements); `None` when it names more than [`MOST_NAMED`] (it stops
+/// reading past that).
+pub(crate) fn named(conn: &Connection, query: &str) -> Result<Option<String>, rusqlite::Error> {
+    let mut stmt =
+        conn.prepare_cached("SELECT rowid FROM entries_grep WHERE entries_grep MATCH ?1 LIMIT ?2")?;
+    let rids = stmt
+        .query_map(params![query, MOST_NAMED as i64 + 1], |r| {
+            r.get::<_, i64>(0)
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    if rids.len() > MOST_NAMED {
+        return Ok(None);
+    }
+    let list: Vec<String> = rids.iter().map(i64::to_string).collect();
+    Ok(Some(format!("[{}]", list.join(","))))
 }
 
 /// Whether the words index exists in `conn`'s database (once built, it is kept current).
@@ -244,8 +254,9 @@ mod tests {
         let t = vault(&summaries);
         let index = Index::in_memory(t.path());
         build(&index.conn).unwrap();
-        assert!(!narrows(&index.conn, &query(&["common".into()]).unwrap()).unwrap());
-        assert!(narrows(&index.conn, &query(&["rare".into()]).unwrap()).unwrap());
+        let named = |w: &str| named(&index.conn, &query(&[w.into()]).unwrap()).unwrap();
+        assert_eq!(named("common"), None);
+        assert_eq!(named("rare").as_deref(), Some("[451]"));
         same_with_and_without(&summaries, &["common"]);
         same_with_and_without(&summaries, &["rare", "word"]);
     }

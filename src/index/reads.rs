@@ -70,8 +70,8 @@ pub(crate) struct Engagement {
 
 /// `base` and the filters given, as an SQL condition on `entries` and the values it binds. Only
 /// the filters given are in the SQL (see `search`); the words are matched in SQL too, against the
-/// lowercased `grep` column, so a session cap counts matches only. `words`, the words index's
-/// query for them ([`Index::words_query`]), narrows the rows tested to those it names.
+/// lowercased `grep` column, so a session cap counts matches only. `words`, the rids the words
+/// index names for them ([`Index::named_by_words`]), narrows the rows tested to those.
 pub(super) fn entry_conditions<'a>(
     base: &str,
     project_key: Option<&'a str>,
@@ -81,7 +81,7 @@ pub(super) fn entry_conditions<'a>(
     let mut filter = String::from(base);
     let mut values: Vec<&str> = Vec::new();
     if let Some(q) = words {
-        filter.push_str(" AND rid IN (SELECT rowid FROM entries_grep WHERE entries_grep MATCH ?)");
+        filter.push_str(" AND rid IN (SELECT value FROM json_each(?))");
         values.push(q);
     }
     if let Some(p) = project_key {
@@ -110,16 +110,16 @@ pub(super) fn entry_conditions<'a>(
 }
 
 impl Index {
-    /// The words index's query for `f`'s words, when the index is built, a word can narrow
-    /// ([`grep::query`]) and it names few entries ([`grep::narrows`]); `None` tests the entries
-    /// in the order the query reads them.
-    pub(super) fn words_query(&self, f: &EntryFilter) -> Result<Option<String>, IndexError> {
+    /// The rids the words index names for `f`'s words ([`grep::named`]), when it is built, a
+    /// word can narrow ([`grep::query`]) and it names few entries; `None` tests the entries in
+    /// the order the query reads them.
+    pub(super) fn named_by_words(&self, f: &EntryFilter) -> Result<Option<String>, IndexError> {
         if f.words.is_empty() || !grep::built(&self.conn)? {
             return Ok(None);
         }
         match grep::query(&f.words) {
-            Some(q) if grep::narrows(&self.conn, &q)? => Ok(Some(q)),
-            _ => Ok(None),
+            Some(q) => Ok(grep::named(&self.conn, &q)?),
+            None => Ok(None),
         }
     }
 
@@ -133,7 +133,7 @@ impl Index {
         f: &EntryFilter,
         newest: Option<usize>,
     ) -> Result<std::collections::BTreeSet<String>, IndexError> {
-        let words = self.words_query(f)?;
+        let words = self.named_by_words(f)?;
         let (cond, mut values) = entry_conditions("1 = 1", project_key, f, words.as_deref());
         let limit = newest.map(|n| n.to_string());
         let tail = match &limit {
@@ -256,7 +256,7 @@ impl Index {
         f: &EntryFilter,
         groups: Option<usize>,
     ) -> Result<Vec<Step>, IndexError> {
-        let words = self.words_query(f)?;
+        let words = self.named_by_words(f)?;
         let (filter, values) = entry_conditions(NOT_RETRACTED, project_key, f, words.as_deref());
         let Some(groups) = groups else {
             return self.steps_where(&filter, &values);

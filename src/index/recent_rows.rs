@@ -35,7 +35,7 @@ impl Index {
         project_key: Option<&str>,
         f: &EntryFilter,
     ) -> Result<HashMap<String, usize>, IndexError> {
-        let words = self.words_query(f)?;
+        let words = self.named_by_words(f)?;
         let (filter, values) = entry_conditions("1", project_key, f, words.as_deref());
         let sql = format!(
             "SELECT group_key, count(*) FROM entries WHERE {filter} GROUP BY group_key HAVING count(*) > 1"
@@ -60,7 +60,7 @@ impl Index {
         f: &EntryFilter,
         mut each: impl FnMut(&EntryRow<'_>) -> Result<(), IndexError>,
     ) -> Result<(), IndexError> {
-        let words = self.words_query(f)?;
+        let words = self.named_by_words(f)?;
         let (filter, values) = entry_conditions("1", project_key, f, words.as_deref());
         let sql = format!(
             "SELECT file, seq, day, time, group_key, project, json, status, {RETRACTED}
