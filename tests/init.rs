@@ -482,3 +482,37 @@ fn init_says_when_its_first_tip_cannot_be_witnessed() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("could not be witnessed"), "{}", r.stderr);
 }
+
+/// The review: a repository with SHA-256 object names was met with libgit2's "unknown object
+/// format", said twice. `init` now refuses it by name and writes nothing: no record, no state
+/// folder, no vault setting; the repository stays as git left it (`git fsck` clean).
+#[test]
+fn a_sha256_repository_is_refused_by_name_and_left_as_it_was() {
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    env.git(&["init", "-q", "-b", "main", "--object-format=sha256"]);
+    env.git(&["add", "Notes"]);
+    env.git(&["commit", "-qm", "notes"]);
+    let refs = env.git(&["for-each-ref"]);
+    for args in [&["init"][..], &["log"], &["verify"]] {
+        let r = env.rutter(args);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        let said = r.stderr.trim_end();
+        assert!(
+            said.starts_with("git-rutter: the vault ")
+                && said.contains("SHA-256 object names (extensions.objectFormat = sha256)")
+                && said.matches("SHA-256").count() == 2
+                && !said.contains("class="),
+            "{args:?}: {said}"
+        );
+    }
+    assert!(!env.vault.join(".git/rutter").exists());
+    assert_eq!(env.git(&["for-each-ref"]), refs);
+    let config = env.git_with(&["config", "--get-regexp", "^rutter"], &[]);
+    assert_eq!(
+        (config.code, config.stdout.as_str()),
+        (1, ""),
+        "no rutter setting"
+    );
+    env.git(&["fsck", "--strict"]);
+}

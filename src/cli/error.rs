@@ -128,7 +128,7 @@ impl CommandError {
     /// The message without its hints (an error with causes names each, as `a: b`).
     #[cfg(test)]
     fn message(&self) -> String {
-        format!("{:#}", self.error)
+        causes(&self.error)
     }
 
     /// The hints, in order.
@@ -146,13 +146,29 @@ impl CommandError {
 impl fmt::Display for CommandError {
     /// The text [`CommandError::report`] prints, without the final newline.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "git-rutter: {:#}", self.error)?;
+        write!(f, "git-rutter: {}", causes(&self.error))?;
         for hint in &self.hints {
             let gap = if hint.own_line { "\n" } else { " " };
             write!(f, "{gap}{}", hint.text)?;
         }
         Ok(())
     }
+}
+
+/// The error and its causes as `a: b`, leaving out a cause whose text the message already
+/// holds (`git: unknown object format` wraps a libgit2 error it also names as its source, and
+/// said it twice).
+fn causes(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain().map(ToString::to_string) {
+        if text.is_empty() {
+            text = cause;
+        } else if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// Any other error (a store, index or I/O error met on the way) means the command could not
@@ -206,5 +222,17 @@ mod tests {
         );
         assert_eq!(Exit::findings_if(true).code(), 1);
         assert_eq!(Exit::Clean.code(), 0);
+    }
+
+    /// A cause the message already names is not said twice (a store error wrapping a libgit2
+    /// error printed `git: X: X`).
+    #[test]
+    fn a_cause_the_message_already_names_is_said_once() {
+        let git = crate::store::StoreError::from(git2::Error::from_str("unknown object format"));
+        let e: CommandError = anyhow::Error::new(git).context("reading the record").into();
+        assert_eq!(
+            e.to_string(),
+            "git-rutter: reading the record: git: unknown object format"
+        );
     }
 }

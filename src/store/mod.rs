@@ -39,6 +39,8 @@ pub enum StoreError {
     NotGit(PathBuf),
     #[error("git: {0}")]
     Git(#[from] git2::Error),
+    #[error("the vault {0} is a git repository with SHA-256 object names (extensions.objectFormat = sha256); git-rutter works only with SHA-1 repositories for now (libgit2 cannot read SHA-256 ones), so it writes no record there")]
+    Sha256(PathBuf),
     #[error(transparent)]
     Fs(#[from] FsError),
     #[error("{0}")]
@@ -89,6 +91,24 @@ impl StoreError {
     }
 }
 
+/// Opens the repository at `root` (no upward search); one whose object names are SHA-256 is
+/// refused as such (libgit2 reads only SHA-1 repositories and says "unknown object format").
+fn open_repo(root: &Path) -> Result<Repository, StoreError> {
+    Repository::open_ext(
+        root,
+        RepositoryOpenFlags::NO_SEARCH,
+        std::iter::empty::<&std::ffi::OsStr>(),
+    )
+    .map_err(|e| {
+        let sha256 = e.class() == git2::ErrorClass::Repository
+            && e.message().contains("object format 'sha256'");
+        match sha256 {
+            true => StoreError::Sha256(root.to_path_buf()),
+            false => e.into(),
+        }
+    })
+}
+
 /// An open git vault.
 pub struct Store {
     repo: Repository,
@@ -104,11 +124,7 @@ impl Store {
         if place.git_dir.is_none() {
             return Err(StoreError::NotGit(place.root));
         }
-        let repo = Repository::open_ext(
-            &place.root,
-            RepositoryOpenFlags::NO_SEARCH,
-            std::iter::empty::<&std::ffi::OsStr>(),
-        )?;
+        let repo = open_repo(&place.root)?;
         Ok(Store {
             repo,
             root: place.root,
@@ -120,11 +136,7 @@ impl Store {
     /// A second handle on the same repository (libgit2 handles are not shared across
     /// threads): for work split over threads.
     pub fn reopen(&self) -> Result<Store, StoreError> {
-        let repo = Repository::open_ext(
-            &self.root,
-            RepositoryOpenFlags::NO_SEARCH,
-            std::iter::empty::<&std::ffi::OsStr>(),
-        )?;
+        let repo = open_repo(&self.root)?;
         Ok(Store {
             repo,
             root: self.root.clone(),
