@@ -1,9 +1,9 @@
 //! The words index of the record cache ([`schema::CREATE_GREP`], spec/recall.md "Finding
 //! entries by words"): each entry's `grep` text as the set of its three-character pieces, keyed
-//! by `entries.rid`. It only narrows: the entries it names are still tested with `instr`, the
-//! test that defines a match, so an answer is the same with it or without it. Built whole on
-//! first use ([`build`]); from then on every entry inserted or removed is added or removed here
-//! in the same transaction.
+//! by `entries.rid`. It only narrows: the entries it names are still tested with `rutter_has`
+//! ([`register`]), the test that defines a match, so an answer is the same with it or without
+//! it. Built whole on first use ([`build`]); from then on every entry inserted or removed is
+//! added or removed here in the same transaction.
 
 use super::schema;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -36,6 +36,30 @@ pub(crate) fn named(conn: &Connection, query: &str) -> Result<Option<String>, ru
     }
     let list: Vec<String> = rids.iter().map(i64::to_string).collect();
     Ok(Some(format!("[{}]", list.join(","))))
+}
+
+/// Registers `rutter_has(text, word)` on `conn`: whether `word` occurs in `text`, byte for byte
+/// (what `instr(text, word) > 0` answers on valid UTF-8), by a SIMD substring search whose
+/// searcher is built once per statement run for a constant `word`. NULL when either is NULL.
+pub(crate) fn register(conn: &Connection) -> Result<(), rusqlite::Error> {
+    use rusqlite::functions::FunctionFlags;
+    type BoxError = Box<dyn std::error::Error + Send + Sync>;
+    conn.create_scalar_function(
+        "rutter_has",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            if ctx.get_raw(1).as_bytes_or_null()?.is_none() {
+                return Ok(None);
+            }
+            let finder = ctx.get_or_create_aux(1, |word| -> Result<_, BoxError> {
+                let word = word.as_bytes_or_null()?.unwrap_or_default();
+                Ok(memchr::memmem::Finder::new(word).into_owned())
+            })?;
+            let text = ctx.get_raw(0).as_bytes_or_null()?;
+            Ok(text.map(|t| finder.find(t).is_some()))
+        },
+    )
 }
 
 /// Whether the words index exists in `conn`'s database (once built, it is kept current).
@@ -261,10 +285,49 @@ mod tests {
         same_with_and_without(&summaries, &["rare", "word"]);
     }
 
+    /// `rutter_has` answers what `instr(…) > 0` answers, NULL for NULL.
+    fn has_and_instr(text: Option<&str>, word: Option<&str>) -> (Option<bool>, Option<bool>) {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        conn.query_row(
+            "SELECT rutter_has(?1, ?2), instr(?1, ?2) > 0",
+            params![text, word],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_word_test_is_instr_and_null_stays_null() {
+        for (t, w) in [
+            (Some("été à paris"), Some("à p")),
+            (Some("abc"), Some("abcd")),
+            (Some("abc"), Some("")),
+            (None, Some("a")),
+            (Some("a"), None),
+        ] {
+            let (has, instr) = has_and_instr(t, w);
+            assert_eq!(has, instr, "{t:?} {w:?}");
+        }
+        assert_eq!(has_and_instr(Some("x"), None).0, None);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        #[test]
+        fn the_word_test_answers_what_instr_answers(
+            text in "[a-cé\\x00 ]{0,20}|\\PC{0,12}",
+            word in "[a-cé\\x00 ]{0,3}|\\PC{0,3}",
+        ) {
+            let (has, instr) = has_and_instr(Some(&text), Some(&word));
+            proptest::prop_assert_eq!(has, instr);
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
         /// Any summaries and words: the words index never changes an answer (it only narrows
-        /// what `instr` then tests).
+        /// what `rutter_has` then tests).
         #[test]
         fn the_words_index_never_changes_an_answer(
             summaries in proptest::collection::vec("[a-cé\"' |.]{0,12}|\\PC{0,8}", 1..12),

@@ -320,6 +320,7 @@ impl Index {
     /// vault without a record reads them (tests).
     pub(crate) fn in_memory(root: &Path) -> Index {
         let mut conn = Connection::open_in_memory().expect("an in-memory database");
+        grep::register(&conn).expect("the word test registers");
         let tx = conn.transaction().expect("a transaction");
         fill(&tx, root).expect("the index fills");
         let none = entries::NoRecord::default();
@@ -495,6 +496,7 @@ fn connect(path: &Path) -> Result<Connection, rusqlite::Error> {
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
         true,
     )?;
+    grep::register(&conn)?;
     Ok(conn)
 }
 

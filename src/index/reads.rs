@@ -103,7 +103,7 @@ pub(super) fn entry_conditions<'a>(
         values.push(c);
     }
     for w in &f.words {
-        filter.push_str(" AND instr(grep, ?) > 0");
+        filter.push_str(" AND rutter_has(grep, ?)");
         values.push(w);
     }
     (filter, values)
