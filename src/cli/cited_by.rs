@@ -6,7 +6,6 @@ use super::{cannot_run, user_error, CommandError, CommandResult, Exit, Ui};
 use crate::clock::Clock;
 use crate::index::cited::NoNote;
 use crate::index::short_ids::ShortIds;
-use crate::index::Index;
 use crate::recall::cited::{self, CitedBy, CitedVersion, Decision, Lookup};
 use crate::recall::render::{self, Look};
 use crate::records::standing::Status;
@@ -63,8 +62,7 @@ pub struct Args {
 /// Runs the command.
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let vault = super::interactive_vault(ui, vault.as_deref())?;
-    let building = super::progress::Progress::index_build(ui, &vault);
-    let mut index = Index::open(&vault, false)?;
+    let (mut index, building) = super::open_index(ui, &vault)?;
     // As `show`: from a folder inside the vault a path is relative to it; the vault-relative
     // path search shows still works there.
     let here = super::show::vault_relative(&vault.root, &args.path);

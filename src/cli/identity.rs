@@ -1,7 +1,6 @@
 //! `git rutter identity confirm`: bind a dead cited path to where the note is now.
 
 use super::{CommandResult, Exit, Ui};
-use crate::index::Index;
 use crate::recall::confirm;
 use std::path::PathBuf;
 
@@ -45,8 +44,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         }
     };
     let vault = super::interactive_vault(ui, vault.as_deref())?;
-    let building = super::progress::Progress::index_build(ui, &vault);
-    let mut index = Index::open(&vault, false)?;
+    let (mut index, building) = super::open_index(ui, &vault)?;
     drop(building);
     let out = confirm::confirm(&vault, &mut index, from, hash, to)?;
     ui.warn(&out.message);

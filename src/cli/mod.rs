@@ -225,6 +225,17 @@ impl FilterArgs {
     }
 }
 
+/// Opens the vault's index for an interactive command, building it if needed. The progress line
+/// of a first build comes back with it: the caller keeps it until its first read of the index
+/// is done (that read fills what the build left).
+pub(crate) fn open_index(
+    ui: &ui::Ui,
+    vault: &crate::vault::Vault,
+) -> Result<(crate::index::Index, Option<progress::Progress>), crate::index::IndexError> {
+    let building = progress::Progress::index_build(ui, vault);
+    Ok((crate::index::Index::open(vault, false)?, building))
+}
+
 /// Resolves the vault for an interactive command (may use the current repository), naming it on
 /// stderr when the user, standing in another repository, may not expect it.
 pub(crate) fn interactive_vault(

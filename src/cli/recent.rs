@@ -84,14 +84,14 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         filter,
         clock: days,
     };
-    let building = super::progress::Progress::index_build(ui, &vault);
-    let mut index = Index::open(&vault, false)?;
+    let (mut index, building) = super::open_index(ui, &vault)?;
     if !query.filter.words.is_empty() {
         // Once, on the first search by words (the MCP server builds it in the background).
         let _line = building
             .is_none()
             .then(|| super::progress::Progress::words_index(ui));
-        index.grep_ready()?;
+        // Only a shortcut: without it every entry's text is tested, with the same answer.
+        let _ = index.grep_ready();
     }
     if args.all && !args.json {
         drop(building);

@@ -3,7 +3,6 @@
 use super::color::Palette;
 use super::{CommandResult, Exit, Ui};
 use crate::index::search::Filters;
-use crate::index::Index;
 use crate::recall::{reindex, search};
 use std::path::PathBuf;
 
@@ -40,8 +39,7 @@ pub struct Args {
 /// Runs the command.
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let vault = super::interactive_vault(ui, vault.as_deref())?;
-    let building = super::progress::Progress::index_build(ui, &vault);
-    let mut index = Index::open(&vault, false)?;
+    let (mut index, building) = super::open_index(ui, &vault)?;
     let raw = args.query.join(" ");
     let (query, cut) = search::bounded(&raw);
     if let Some(cut) = cut {

@@ -1,7 +1,6 @@
 //! `git rutter show`: one indexed note, whole (get-note).
 
 use super::{user_error, CommandResult, Exit, Ui};
-use crate::index::Index;
 use crate::recall::{reindex, search};
 use std::path::PathBuf;
 
@@ -24,8 +23,7 @@ pub struct Args {
 /// Runs the command; a missing note is exit status 1.
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let vault = super::interactive_vault(ui, vault.as_deref())?;
-    let building = super::progress::Progress::index_build(ui, &vault);
-    let mut index = Index::open(&vault, false)?;
+    let (mut index, building) = super::open_index(ui, &vault)?;
     // From a folder inside the vault a path is relative to it, as git takes paths; the
     // vault-relative path search shows still works there.
     let here = vault_relative(&vault.root, &args.path);
