@@ -503,6 +503,20 @@ fn meta(tx: &Transaction<'_>, key: &str) -> Result<Option<String>, rusqlite::Err
         .optional()
 }
 
+/// The `meta` key of the next `entries.rid` to hand out.
+const NEXT_RID: &str = "next_rid";
+
+/// The next `entries.rid` to hand out: from `meta`, or past the largest in use should the
+/// counter be missing (so a rid is never handed out twice).
+fn next_rid(tx: &Transaction<'_>) -> Result<i64, rusqlite::Error> {
+    if let Some(n) = meta(tx, NEXT_RID)?.and_then(|v| v.parse::<i64>().ok()) {
+        return Ok(n);
+    }
+    tx.query_row("SELECT coalesce(max(rid), 0) + 1 FROM entries", [], |r| {
+        r.get(0)
+    })
+}
+
 fn set_meta(tx: &Transaction<'_>, key: &str, value: &str) -> Result<(), rusqlite::Error> {
     tx.prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")?
         .execute([key, value])?;
@@ -543,7 +557,7 @@ fn insert_day(
         "INSERT INTO entries(file, day, seq, id, session_id, project, project_key, time, group_key, json, status, grep, rid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
     let words = super::grep::built(tx)?;
-    let mut rid = super::grep::next_rid(tx)?;
+    let mut rid = next_rid(tx)?;
     let mut refs = tx.prepare_cached(
         "INSERT INTO entry_refs(file, day, seq, path, hash, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
@@ -587,7 +601,7 @@ fn insert_day(
             file, day, seq as i64, r.id, r.retracts, r.time, r.reason, st
         ])?;
     }
-    super::grep::save_next_rid(tx, rid)?;
+    set_meta(tx, NEXT_RID, &rid.to_string())?;
     Ok(record.entries.len())
 }
 
