@@ -135,10 +135,12 @@ fn attributed(mut found: Vec<Finding>, cache: &mut VerifyCache) -> Vec<Finding> 
 fn check_range(store: &Store, oids: &[Oid]) -> Result<Vec<Vec<Step>>, StoreError> {
     let mut trees = store.trees()?;
     let mut out = Vec::with_capacity(oids.len());
+    let mut known = None;
     for (n, &oid) in oids.iter().enumerate() {
         let mut steps = Vec::new();
-        match store.commit_info(oid) {
+        match store.commit_info_after(oid, known) {
             Ok(c) => {
+                known = Some((c.id, c.tree));
                 match check_commit(store, &mut trees, &c, true, &mut steps) {
                     Ok(()) => {}
                     // A blob or tree it needs is missing or does not inflate.
@@ -179,6 +181,9 @@ fn unreadable(oid: Oid, e: &StoreError) -> Finding {
 
 /// A finding for a signed commit whose signature git does not accept or cannot check.
 fn signature(store: &Store, c: &CommitInfo) -> Option<Finding> {
+    if !c.signed {
+        return None;
+    }
     let short = short(c.id);
     let (kind, detail) = match store.check_signature(c.id) {
         SigCheck::Unsigned | SigCheck::Good => return None,

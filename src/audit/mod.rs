@@ -63,6 +63,9 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
     // Object hashes are `git fsck`'s job; re-hashing every tree and blob of a long history
     // (150 KB sessions trees, SHA-1 with collision detection) was most of `--full`.
     crate::store::skip_read_verification();
+    if opts.full {
+        crate::store::skip_object_cache();
+    }
     // The tip, reflog and witness log are read together under the capture lock (a capture
     // landing between the reads would look like a rewind); without the lock, best effort.
     let mut cache = cache::VerifyCache::load(store.worktree_state_dir(), opts.full);

@@ -18,17 +18,38 @@ pub struct CommitInfo {
     pub subject: String,
     /// The author's email, lowercased, when it is readable.
     pub author_email: Option<String>,
+    /// Whether it carries a signature (`gpgsig` or `gpgsig-sha256`).
+    pub signed: bool,
 }
 
 impl Store {
     /// A commit's facts.
     pub fn commit_info(&self, id: Oid) -> Result<CommitInfo, StoreError> {
+        self.commit_info_after(id, None)
+    }
+
+    /// [`Store::commit_info`], given the id and tree of a commit read just before: a parent
+    /// that is that commit (a walk oldest first) is not read again for its tree.
+    pub(crate) fn commit_info_after(
+        &self,
+        id: Oid,
+        known: Option<(Oid, Oid)>,
+    ) -> Result<CommitInfo, StoreError> {
         let c = self.repo.find_commit(id)?;
         let author_email = c.author().email().ok().map(str::to_lowercase);
+        // A parent that cannot be read is left out, as libgit2's `parents()` does.
+        let parent_tree = |p: Oid| match known {
+            Some((k, tree)) if k == p => Some(tree),
+            _ => self.tree_of(p).ok(),
+        };
         Ok(CommitInfo {
             id,
             tree: c.tree_id(),
-            parents: c.parents().map(|p| (p.id(), p.tree_id())).collect(),
+            parents: c
+                .parent_ids()
+                .filter_map(|p| Some((p, parent_tree(p)?)))
+                .collect(),
+            signed: super::sign::is_signed(&c),
             time: c.time().seconds(),
             subject: c.summary().ok().flatten().unwrap_or_default().to_string(),
             author_email,
