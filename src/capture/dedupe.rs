@@ -442,8 +442,8 @@ impl DedupeCache {
         self.dirty.insert(aa);
     }
 
-    /// Writes every changed shard (temp file and rename, relative to the folder's handle);
-    /// `false` when one could not be written.
+    /// Writes every changed shard (a temporary file traded into place, relative to the
+    /// folder's handle: [`Dir::replace_cache`]); `false` when one could not be written.
     fn write_dirty(&mut self) -> bool {
         if self.dirty.is_empty() {
             return true;
@@ -458,7 +458,7 @@ impl DedupeCache {
         for aa in std::mem::take(&mut self.dirty) {
             if let Some(Shard::Valid(map)) = self.shards.get(&aa) {
                 ok &= folder
-                    .write_atomic(&aa, render_shard(map).as_bytes())
+                    .replace_cache(&aa, render_shard(map).as_bytes())
                     .is_ok();
             }
         }

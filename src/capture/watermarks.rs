@@ -75,10 +75,10 @@ impl Watermarks {
         }
         if self.sizes_dirty {
             if let Some(sizes) = &self.sizes {
-                let _ = dir.write_atomic("sizes", render(i64::MIN, sizes).as_bytes());
+                let _ = dir.replace_cache("sizes", render(i64::MIN, sizes).as_bytes());
             }
         }
-        let _ = dir.write_atomic("recent", render(self.dir_mtime, &self.recent).as_bytes());
+        let _ = dir.replace_cache("recent", render(self.dir_mtime, &self.recent).as_bytes());
     }
 
     /// Forgets every mark in `dir`, so the next load reads every day file whole (after a write
