@@ -181,12 +181,21 @@ const SYSTEM_ROOTS: &[&str] = &[
     "/private",
 ];
 
-/// Whether a canonical path is `/` or one of the system's top-level folders (or their canonical
-/// forms, e.g. `/private/tmp` for `/tmp` on macOS).
+/// Whether a canonical path is `/` or one of the system's top-level folders, reached by any
+/// path (e.g. `/private/tmp` for `/tmp` on macOS): the same folder (device and inode) as one of
+/// them. One `stat` each, where canonicalising each name took a `readlink` per component (60
+/// calls on every run of every command).
 fn is_system_root(root: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let same =
+        |a: &std::fs::Metadata, b: &std::fs::Metadata| a.dev() == b.dev() && a.ino() == b.ino();
+    let folder = std::fs::metadata(root).ok();
     SYSTEM_ROOTS.iter().any(|s| {
         let p = Path::new(s);
-        root == p || std::fs::canonicalize(p).is_ok_and(|c| c == root)
+        root == p
+            || folder
+                .as_ref()
+                .is_some_and(|f| std::fs::metadata(p).is_ok_and(|m| same(f, &m)))
     })
 }
 
@@ -395,6 +404,11 @@ mod tests {
             open(t.path(), VaultSource::Env).is_ok(),
             "a folder below /tmp is fine"
         );
+        // The same folder by another name is still that folder.
+        let link = t.path().join("etc-by-another-name");
+        std::os::unix::fs::symlink("/etc", &link).unwrap();
+        assert!(is_system_root(Path::new("/etc")) && is_system_root(&link));
+        assert!(!is_system_root(t.path()));
     }
 
     #[test]
