@@ -7,6 +7,7 @@ use clap::{CommandFactory, Parser};
 use std::io::IsTerminal;
 
 fn main() {
+    tune_allocator();
     // A shell asking for completions (`git rutter completions SHELL` wrote the script that
     // does) is answered and the process exits; otherwise this returns at once.
     clap_complete::CompleteEnv::with_factory(rutter::cli::Cli::command)
@@ -93,3 +94,28 @@ fn print_capture_help() {
         let _ = capture.print_long_help();
     }
 }
+
+/// glibc's malloc gives memory back to the system whenever more than 128 KiB is free at the top
+/// of the heap. libgit2 allocates and frees ~256 KiB of zlib state for each object it writes, so
+/// a capture's six loose objects shrank and regrew the heap six times, each regrowth a fresh set
+/// of pages to fault in (620 page faults a capture, 510 with this; ~0.3 ms of a 6-7 ms capture).
+/// Keep up to 16 MiB free at the top, grow it 1 MiB at a time, and keep blocks under 4 MiB on
+/// the heap (setting one threshold turns off glibc's own adjustment of the others).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tune_allocator() {
+    const MIB: libc::c_int = 1 << 20;
+    for (param, value) in [
+        (libc::M_TRIM_THRESHOLD, 16 * MIB),
+        (libc::M_TOP_PAD, MIB),
+        (libc::M_MMAP_THRESHOLD, 4 * MIB),
+    ] {
+        // SAFETY: mallopt only sets malloc's tuning parameters; it is called first thing on
+        // the main thread, before any other thread exists, with values glibc documents.
+        unsafe {
+            libc::mallopt(param, value);
+        }
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_allocator() {}
