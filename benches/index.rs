@@ -24,7 +24,9 @@
 //! 7. `recent --all` (every session, ~37,000), 1 warm-up + 7 runs, timed to its first line of
 //!    output and to its exit (issue 13);
 //! 8. `init` adopting the 3,650 day files: a fresh repository holding the large vault's
-//!    `_librarian/sessions/` (adoption reads only the day files), 1 warm-up + 5 runs;
+//!    `_librarian/sessions/` (adoption reads only the day files), 1 warm-up + 5 runs; then
+//!    `log` after a `verify` and 600 captures (untimed), 5 warm-ups + 41 runs (reported only:
+//!    the witnessed tips since the last `verify` are checked by every `log`);
 //! 9. issue 23's growth in notes, on a vault of 50,000 notes and 30 day files (generated and
 //!    cached as the large one, about two minutes the first time): a cold reindex, 3 runs
 //!    (≤ 5 s, ≤ 100 MiB), and `search` as in 3 (≤ 1.5 × the 10,000-note median);
@@ -85,6 +87,8 @@ const RARE_WORDS: [&str; 3] = ["bikelmal", "depakelfe", "mibimer"];
 /// `recent --all` to its last line (issue 23; issue 13 had 300 ms) and to its first (issue 13).
 const TARGET_ALL_MS: f64 = 200.0;
 const TARGET_ALL_FIRST_MS: f64 = 30.0;
+/// Captures made before the `log` of [`log_after_captures`].
+const CAPTURES_SINCE_VERIFY: usize = 600;
 /// Issue 13: `init` adopting 3,650 day files.
 const TARGET_INIT_MS: f64 = 500.0;
 
@@ -216,6 +220,7 @@ fn main() {
         stats.extend(log_grep(&env, &vault));
         stats.extend(recent_all(&env, &vault));
         stats.push(init_adopt(&env, &vault));
+        stats.push(log_after_captures(&env, &vault));
         stats.extend(growth_in_notes(&env, search_ms));
     }
     stats.push(baseline(&env));
@@ -392,6 +397,35 @@ fn log_grep(env: &Env, vault: &Path) -> [Row; 3] {
         m
     });
     [grep, rare, Row::whole(label, &runs, None)]
+}
+
+/// `log` after captures with no `verify` between (issue 23, fourth session: each tip witnessed
+/// since the last `verify` was a graph walk of its own, so `log` grew with the square of the
+/// captures since: 0.13 s after 600, 0.9 s after 1,800). A `verify`, then
+/// `CAPTURES_SINCE_VERIFY` captures (untimed), then `log`; reported beside the plain `log` row.
+/// Last of the large vault's rows: the captures stay until the next run restores it.
+fn log_after_captures(env: &Env, vault: &Path) -> Row {
+    let label = format!("`log` after {CAPTURES_SINCE_VERIFY} captures since the last `verify`");
+    println!("{label}: the captures, then {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
+    let verified = rutter_measured(env, vault, &["verify"]);
+    expect_stdout(&verified.out, "verify", "verify: clean");
+    for i in 0..CAPTURES_SINCE_VERIFY {
+        let summary = format!("Bench decision {i}, taken with no verify since.");
+        let args = [
+            "capture",
+            "--summary",
+            &summary,
+            "--session",
+            "bench-log-since",
+        ];
+        rutter_measured(env, vault, &args);
+    }
+    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
+        let m = rutter_measured(env, vault, &["log"]);
+        expect_stdout(&m.out, "log", "with no verify since");
+        m
+    });
+    Row::whole(&label, &runs, None)
 }
 
 /// `recent --all`: every session, timed to its first line and to its exit.

@@ -219,6 +219,52 @@ fn moving_the_ref_backwards_is_found() {
 }
 
 #[test]
+fn tips_witnessed_since_the_last_verify_are_checked_against_the_commits_since_it() {
+    // verify ran in vault(); three more captures are witnessed; the ref is then moved back to
+    // the first of them. The history walk from the verified tip covers that one only: the
+    // other two must still be named as tips the ref no longer descends from (they are found
+    // among the commits since the verified tip, or not at all), and `log` over the same state
+    // (which walks no history) reports nothing twice and nothing missing.
+    let (env, _) = vault();
+    for (i, s) in ["Fourth.", "Fifth.", "Sixth."].iter().enumerate() {
+        let r = env.capture_at(&format!("2026-11-30T11:0{i}:00.000Z"), s, &["Notes/a.md"]);
+        assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    }
+    let tips: Vec<String> = env
+        .read(".git/rutter/tips")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let [.., fourth, fifth, sixth] = tips.as_slice() else {
+        panic!("{tips:?}")
+    };
+    let log = env.rutter(&["log", "-n", "10"]);
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    assert!(log.stdout.contains("Sixth."), "{}", log.stdout);
+    env.git(&["update-ref", "refs/rutter/records", fourth]);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    let named: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "ref-not-descendant")
+        .map(|f| f["commit"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(named.len(), 2, "{v:#}");
+    for tip in [fifth, sixth] {
+        assert!(
+            named.iter().any(|n| tip.starts_with(n.as_str())),
+            "{tip}: {v:#}"
+        );
+    }
+    assert!(
+        !named.iter().any(|n| fourth.starts_with(n.as_str())),
+        "{v:#}"
+    );
+}
+
+#[test]
 fn a_missing_reflog_cannot_be_checked() {
     let (env, _) = vault();
     std::fs::remove_file(env.vault.join(".git/logs/refs/rutter/records")).unwrap();

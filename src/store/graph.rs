@@ -56,6 +56,11 @@ impl Store {
         })
     }
 
+    /// The ids of commit `id`'s parents, in order (the parents themselves are not read).
+    pub(crate) fn parent_ids(&self, id: Oid) -> Result<Vec<Oid>, StoreError> {
+        Ok(self.repo.find_commit(id)?.parent_ids().collect())
+    }
+
     /// The tree of commit `id`.
     pub fn tree_of(&self, id: Oid) -> Result<Oid, StoreError> {
         Ok(self.repo.find_commit(id)?.tree_id())
