@@ -16,6 +16,7 @@
 //! capture reads every day file again. Every file is opened relative to the folder's handle
 //! and never through a symlink.
 
+use super::shard::{self, ShardFile};
 use super::watermarks::Watermarks;
 use crate::fsx::Dir;
 use crate::records::paths::is_day_file;
@@ -78,10 +79,10 @@ impl DayFeed {
     }
 }
 
-/// One shard file as read: session (the rest of its hash) → its key hashes.
+/// One shard file as read ([`super::shard`]).
 enum Shard {
     Missing,
-    Valid(HashMap<String, HashSet<String>>),
+    Valid(ShardFile),
     /// Not a shard file as written, or not readable as a regular file.
     Corrupt,
 }
@@ -355,7 +356,7 @@ impl DedupeCache {
         let (aa, rest) = session_file(sid);
         match self.shard(&aa) {
             Shard::Missing => Keys::Missing,
-            Shard::Valid(map) => map.get(&rest).cloned().map_or(Keys::Missing, Keys::Valid),
+            Shard::Valid(file) => file.keys(&rest).map_or(Keys::Missing, Keys::Valid),
             Shard::Corrupt => Keys::Corrupt,
         }
     }
@@ -370,7 +371,9 @@ impl DedupeCache {
                     Err(_) => Shard::Corrupt,
                     Ok(Some(shards)) => match shards.read(aa) {
                         Ok(None) => Shard::Missing,
-                        Ok(Some(bytes)) => parse_shard(&bytes).map_or(Shard::Corrupt, Shard::Valid),
+                        Ok(Some(bytes)) => {
+                            shard::parse(&bytes).map_or(Shard::Corrupt, Shard::Valid)
+                        }
                         Err(_) => Shard::Corrupt,
                     },
                 },
@@ -419,7 +422,8 @@ impl DedupeCache {
                     map.insert(rest, keys.clone());
                 }
             }
-            self.shards.insert(aa.clone(), Shard::Valid(map));
+            self.shards
+                .insert(aa.clone(), Shard::Valid(ShardFile::of(map)));
             self.dirty.insert(aa);
             return;
         }
@@ -434,10 +438,10 @@ impl DedupeCache {
         self.shard(&aa);
         let shard = self.shards.entry(aa.clone()).or_insert(Shard::Missing);
         if !matches!(shard, Shard::Valid(_)) {
-            *shard = Shard::Valid(HashMap::new());
+            *shard = Shard::Valid(ShardFile::default());
         }
-        if let Shard::Valid(map) = shard {
-            map.insert(rest, keys);
+        if let Shard::Valid(file) = shard {
+            file.set(rest, keys);
         }
         self.dirty.insert(aa);
     }
@@ -456,10 +460,8 @@ impl DedupeCache {
         };
         let mut ok = true;
         for aa in std::mem::take(&mut self.dirty) {
-            if let Some(Shard::Valid(map)) = self.shards.get(&aa) {
-                ok &= folder
-                    .replace_cache(&aa, render_shard(map).as_bytes())
-                    .is_ok();
+            if let Some(Shard::Valid(file)) = self.shards.get(&aa) {
+                ok &= folder.replace_cache(&aa, file.render().as_bytes()).is_ok();
             }
         }
         ok
@@ -520,95 +522,9 @@ fn key_hash(key: &str) -> String {
     fingerprint::sha256_hex(key.as_bytes())[..32].to_string()
 }
 
-/// The first line of a shard file: its format and how many lines follow.
-const KEYS_MAGIC: &str = "rutter-keys 2";
-
-/// A shard file: `rutter-keys 2 <n>`, then `n` lines `<session> <key>` sorted.
-fn render_shard(map: &HashMap<String, HashSet<String>>) -> String {
-    let mut lines: Vec<String> = map
-        .iter()
-        .flat_map(|(sid, keys)| keys.iter().map(move |k| format!("{sid} {k}")))
-        .collect();
-    lines.sort();
-    let mut out = format!("{KEYS_MAGIC} {}\n", lines.len());
-    for l in lines {
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out
-}
-
-/// The sessions and keys of a shard file: the header line, then exactly as many lines of
-/// `<30 hex> <32 hex>` (lowercase) as it says, each ended by a newline, none twice; `None` for
-/// anything else (an emptied, torn or foreign file is never read as "no keys").
-fn parse_shard(bytes: &[u8]) -> Option<HashMap<String, HashSet<String>>> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let body = text.strip_suffix('\n')?;
-    let mut lines = body.split('\n');
-    let count: usize = lines
-        .next()?
-        .strip_prefix(KEYS_MAGIC)?
-        .strip_prefix(' ')?
-        .parse()
-        .ok()?;
-    let hex = |s: &str, n: usize| {
-        s.len() == n
-            && s.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    };
-    let mut map: HashMap<String, HashSet<String>> = HashMap::new();
-    let mut seen = 0;
-    for line in lines {
-        let (sid, key) = line.split_once(' ')?;
-        if !hex(sid, 30) || !hex(key, 32) {
-            return None;
-        }
-        if !map
-            .entry(sid.to_string())
-            .or_default()
-            .insert(key.to_string())
-        {
-            return None;
-        }
-        seen += 1;
-    }
-    (seen == count).then_some(map)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    fn shard_of(pairs: &[(&str, &str)]) -> HashMap<String, HashSet<String>> {
-        let mut map: HashMap<String, HashSet<String>> = HashMap::new();
-        for (sid, key) in pairs {
-            map.entry(sid.to_string())
-                .or_default()
-                .insert(key.to_string());
-        }
-        map
-    }
-
-    proptest! {
-        /// The shard reader never panics on any bytes, and what it accepts has its header.
-        #[test]
-        fn shard_files_parse_only_as_written(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
-            if let Some(map) = parse_shard(&bytes) {
-                prop_assert!(map.iter().all(|(s, ks)| s.len() == 30 && ks.iter().all(|k| k.len() == 32)));
-                prop_assert!(bytes.starts_with(KEYS_MAGIC.as_bytes()));
-            }
-        }
-
-        #[test]
-        fn written_shards_read_back(
-            pairs in proptest::collection::vec(("[0-9a-f]{30}", "[0-9a-f]{32}"), 0..20)
-        ) {
-            let pairs: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-            let map = shard_of(&pairs);
-            prop_assert_eq!(parse_shard(render_shard(&map).as_bytes()), Some(map));
-        }
-    }
 
     /// A `session-record@1` day file with one entry per `(session, summary)`.
     fn v1_day(day: &str, sessions: &[(&str, &str)]) -> String {
@@ -693,34 +609,6 @@ mod tests {
         assert!(
             cache.seen(&sixth),
             "the grown file's new entry was ingested"
-        );
-    }
-
-    #[test]
-    fn emptied_torn_or_foreign_shard_files_do_not_parse() {
-        let sid = "0123456789abcdef0123456789abcd";
-        let key = "0123456789abcdef0123456789abcdef";
-        let one = shard_of(&[(sid, key)]);
-        let good = render_shard(&one);
-        assert_eq!(parse_shard(good.as_bytes()), Some(one));
-        for bad in [
-            String::new(),
-            format!("{sid} {key}\n"),
-            good[..good.len() - 1].to_string(),
-            good[..good.len() - 5].to_string(),
-            format!("{KEYS_MAGIC} 2\n{sid} {key}\n"),
-            format!("{KEYS_MAGIC} 2\n{sid} {key}\n{sid} {key}\n"),
-            format!("{KEYS_MAGIC} 1\n{sid} {}\n", key.to_uppercase()),
-            format!("{KEYS_MAGIC} 1\n{key}\n"),
-            format!("rutter-keys 1 1\n{key}\n"),
-            format!("{KEYS_MAGIC} 0\n\n"),
-            "garbage\n".to_string(),
-        ] {
-            assert!(parse_shard(bad.as_bytes()).is_none(), "{bad:?}");
-        }
-        assert_eq!(
-            parse_shard(format!("{KEYS_MAGIC} 0\n").as_bytes()),
-            Some(HashMap::new())
         );
     }
 }

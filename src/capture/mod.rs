@@ -17,6 +17,7 @@ mod report;
 pub(crate) mod resolve;
 pub mod runlog;
 pub(crate) mod sanitize;
+mod shard;
 pub(crate) mod transcript;
 pub(crate) mod transcript_line;
 pub(crate) mod watermarks;
