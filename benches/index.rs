@@ -138,12 +138,8 @@ impl Row {
 
     /// `met`, `missed` or `report only`, for time and memory together.
     fn verdict(&self) -> &'static str {
-        match (self.stats.verdict(), self.mib_target) {
-            ("report only", None) => "report only",
-            ("missed", _) => "missed",
-            (_, Some(t)) if self.peak_mib > t => "missed",
-            _ => "met",
-        }
+        self.stats
+            .verdict_with_memory(self.peak_mib, self.mib_target)
     }
 }
 
@@ -574,13 +570,7 @@ fn rows_table(rows: &[Row]) -> String {
     s.push_str("|---|---:|---:|---:|---:|---:|---:|---|---|\n");
     for r in rows {
         let st = &r.stats;
-        let mut target: Vec<String> = st.target.iter().map(|t| format!("≤ {t} ms")).collect();
-        target.extend(r.mib_target.iter().map(|t| format!("≤ {t} MiB")));
-        let target = if target.is_empty() {
-            "–".to_owned()
-        } else {
-            target.join(", ")
-        };
+        let target = st.targets_text(r.mib_target);
         let _ = writeln!(
             s,
             "| {} | {} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {target} | {} |",

@@ -280,7 +280,7 @@ struct Row {
     cpu: f64,
     peak: f64,
     /// The largest peak memory allowed, when the row has a memory target.
-    peak_target: Option<f64>,
+    mib_target: Option<f64>,
 }
 
 impl Row {
@@ -291,34 +291,7 @@ impl Row {
             stats: Stats::of(label, samples.iter().map(|s| s.wall).collect(), target),
             cpu: cpu[cpu.len() / 2],
             peak: samples.iter().map(|s| s.peak).fold(0.0, f64::max),
-            peak_target: None,
-        }
-    }
-
-    /// The row with a memory target besides its time target.
-    fn with_peak_target(self, mib: f64) -> Row {
-        Row {
-            peak_target: Some(mib),
-            ..self
-        }
-    }
-
-    /// "≤ T ms[, ≤ M MiB]", or "–".
-    fn target(&self) -> String {
-        let time = self.stats.target.map(|t| format!("≤ {t} ms"));
-        let peak = self.peak_target.map(|m| format!("≤ {m} MiB"));
-        let both: Vec<String> = time.into_iter().chain(peak).collect();
-        match both.is_empty() {
-            true => "–".to_owned(),
-            false => both.join(", "),
-        }
-    }
-
-    /// "met" only when the time and the memory target (if any) are both met.
-    fn verdict(&self) -> &'static str {
-        match (self.stats.verdict(), self.peak_target) {
-            ("met", Some(m)) if self.peak > m => "missed (memory)",
-            (v, _) => v,
+            mib_target: None,
         }
     }
 }
@@ -331,7 +304,7 @@ fn table(rows: &[&Row]) -> String {
     s.push_str("|---|---:|---:|---:|---:|---:|---:|---|---|\n");
     for r in rows {
         let st = &r.stats;
-        let target = r.target();
+        let target = st.targets_text(r.mib_target);
         let _ = writeln!(
             s,
             "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {target} | {} |",
@@ -342,7 +315,7 @@ fn table(rows: &[&Row]) -> String {
             st.min,
             r.cpu,
             r.peak,
-            r.verdict()
+            st.verdict_with_memory(r.peak, r.mib_target)
         );
     }
     s
@@ -489,8 +462,10 @@ fn full(env: &Env, big: &Big) -> Full {
         println!("`verify --full` did NOT report the generated history clean:\n{text}");
     }
     Full {
-        every_tip: Row::of(&label, &runs, Some(TARGET_FULL_MS))
-            .with_peak_target(TARGET_FULL_PEAK_MIB),
+        every_tip: Row {
+            mib_target: Some(TARGET_FULL_PEAK_MIB),
+            ..Row::of(&label, &runs, Some(TARGET_FULL_MS))
+        },
         newest_only: Row::of(only, &[took], None),
         outcome,
         tips: all.len(),

@@ -642,6 +642,27 @@ impl Stats {
             None => "report only",
         }
     }
+
+    /// [`Stats::verdict`] with a memory target too: a row with either target is met only when
+    /// its median time and its largest peak (`peak_mib`) meet both.
+    pub fn verdict_with_memory(&self, peak_mib: f64, mib_target: Option<f64>) -> &'static str {
+        match (self.verdict(), mib_target) {
+            ("report only", None) => "report only",
+            ("missed", _) => "missed",
+            (_, Some(t)) if peak_mib > t => "missed",
+            _ => "met",
+        }
+    }
+
+    /// The targets as the tables print them: `≤ T ms`, `≤ M MiB`, both, or `–`.
+    pub fn targets_text(&self, mib_target: Option<f64>) -> String {
+        let mut target: Vec<String> = self.target.iter().map(|t| format!("≤ {t} ms")).collect();
+        target.extend(mib_target.iter().map(|t| format!("≤ {t} MiB")));
+        match target.is_empty() {
+            true => "–".to_owned(),
+            false => target.join(", "),
+        }
+    }
 }
 
 /// Milliseconds of `runs` calls of `once` after `warmup` unmeasured ones, in run order; `once`
