@@ -22,7 +22,8 @@ const LINE: usize = SID + 1 + KEY + 1;
 /// set since, whose keys replace their lines when it is written.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct ShardFile {
-    lines: Vec<u8>,
+    /// Whole lines, each ended by a newline (checked ASCII).
+    lines: String,
     changed: HashMap<String, HashSet<String>>,
 }
 
@@ -30,7 +31,7 @@ impl ShardFile {
     /// A shard holding these sessions' keys (a rebuild from the day files).
     pub(crate) fn of(sessions: HashMap<String, HashSet<String>>) -> ShardFile {
         ShardFile {
-            lines: Vec::new(),
+            lines: String::new(),
             changed: sessions,
         }
     }
@@ -40,7 +41,7 @@ impl ShardFile {
         if let Some(keys) = self.changed.get(sid) {
             return Some(keys.clone());
         }
-        let line = |i: usize| &self.lines[i * LINE..(i + 1) * LINE];
+        let line = |i: usize| &self.lines.as_bytes()[i * LINE..(i + 1) * LINE];
         let (mut lo, mut hi) = (0, self.lines.len() / LINE);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -62,26 +63,23 @@ impl ShardFile {
         self.changed.insert(sid, keys);
     }
 
-    /// The file: the lines read, less those of the sessions set since, with theirs, sorted.
+    /// The file: the lines read, less those of the sessions set since, with theirs, sorted
+    /// (the lines read are taken as they are, not copied one by one).
     pub(crate) fn render(&self) -> String {
-        let kept = self
-            .lines
-            .chunks(LINE)
-            .filter(|l| {
-                !self
-                    .changed
-                    .contains_key(&*String::from_utf8_lossy(&l[..SID]))
-            })
-            .map(|l| String::from_utf8_lossy(&l[..LINE - 1]).into_owned());
-        let set = self
+        let set: Vec<String> = self
             .changed
             .iter()
-            .flat_map(|(sid, keys)| keys.iter().map(move |k| format!("{sid} {k}")));
-        let mut lines: Vec<String> = kept.chain(set).collect();
+            .flat_map(|(sid, keys)| keys.iter().map(move |k| format!("{sid} {k}")))
+            .collect();
+        let kept = self
+            .lines
+            .lines()
+            .filter(|l| !self.changed.contains_key(&l[..SID]));
+        let mut lines: Vec<&str> = kept.chain(set.iter().map(String::as_str)).collect();
         lines.sort_unstable();
         let mut out = format!("{KEYS_MAGIC} {}\n", lines.len());
         for l in lines {
-            out.push_str(&l);
+            out.push_str(l);
             out.push('\n');
         }
         out
@@ -120,7 +118,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<ShardFile> {
         previous = Some(l);
     }
     Some(ShardFile {
-        lines: lines.to_vec(),
+        lines: String::from_utf8(lines.to_vec()).ok()?,
         changed: HashMap::new(),
     })
 }
