@@ -546,19 +546,29 @@ mod tests {
         assert_eq!(dir.list().unwrap(), vec!["2026-11-30.md".to_string()]);
     }
 
-    #[test]
-    fn write_atomic_is_safe_across_threads_and_leaves_nothing_behind() {
-        let t = tempfile::tempdir().unwrap();
-        let dir = std::sync::Arc::new(Dir::open(t.path()).unwrap());
+    /// Runs `write(dir, i)` on eight threads at once, `i` in 0..8; each must succeed.
+    fn from_threads(
+        dir: &std::sync::Arc<Dir>,
+        write: impl Fn(&Dir, usize) -> Result<(), FsError> + Copy + Send + 'static,
+    ) {
         let writers: Vec<_> = (0..8)
             .map(|i| {
                 let dir = dir.clone();
-                std::thread::spawn(move || dir.write_atomic("state", format!("{i}").as_bytes()))
+                std::thread::spawn(move || write(&dir, i))
             })
             .collect();
         for w in writers {
             w.join().unwrap().unwrap();
         }
+    }
+
+    #[test]
+    fn write_atomic_is_safe_across_threads_and_leaves_nothing_behind() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = std::sync::Arc::new(Dir::open(t.path()).unwrap());
+        from_threads(&dir, |d, i| {
+            d.write_atomic("state", format!("{i}").as_bytes())
+        });
         std::fs::create_dir(t.path().join("taken")).unwrap();
         assert!(
             dir.write_atomic("taken", b"x").is_err(),
@@ -580,15 +590,9 @@ mod tests {
         let dir = std::sync::Arc::new(Dir::open(t.path()).unwrap());
         dir.replace_cache("state", b"first").unwrap();
         let body = |i: usize| format!("writer {i} ").repeat(1000);
-        let writers: Vec<_> = (0..8)
-            .map(|i| {
-                let dir = dir.clone();
-                std::thread::spawn(move || dir.replace_cache("state", body(i).as_bytes()))
-            })
-            .collect();
-        for w in writers {
-            w.join().unwrap().unwrap();
-        }
+        from_threads(&dir, move |d, i| {
+            d.replace_cache("state", body(i).as_bytes())
+        });
         let now = std::fs::read_to_string(t.path().join("state")).unwrap();
         assert!((0..8).any(|i| now == body(i)), "one writer's bytes, whole");
         let target = outside.path().join("target");
