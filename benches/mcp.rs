@@ -25,7 +25,9 @@
 //!    `reindex`): 5 warm-ups + 41 runs each, timed as above; each must list a session.
 //!
 //! It prints (and writes to `<target>/rutter-bench/mcp.md`) median, p95 and min against the
-//! targets. A missed target is reported, not fatal; a failed exchange panics with the server's
+//! targets, with the server's CPU time per call (every thread's, from
+//! `/proc/PID/task/*/schedstat`: for `initialize`, the process's CPU up to its reply) and its
+//! peak resident memory (`VmHWM`). A missed target is reported, not fatal; a failed exchange panics with the server's
 //! stderr.
 
 #[path = "support/mod.rs"]
@@ -40,7 +42,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use support::{
-    machine, prepare, restore_vault, rutter_ok, stats_table, timed_runs, Env, Stats, BIN, LARGE,
+    machine, prepare, restore_vault, rutter_ok, stats_table, timed_runs, Env, Stats, Usage, BIN,
+    LARGE,
 };
 
 const INIT_WARMUP: usize = 2;
@@ -98,6 +101,7 @@ fn main() {
 fn initialize(env: &Env, vault: &Path) -> Stats {
     let label = "spawn to `initialize` reply";
     println!("{label}: {INIT_WARMUP} warm-ups + {INIT_RUNS} runs...");
+    let mut usage = Vec::new();
     let ms = timed_runs(INIT_WARMUP, INIT_RUNS, |_| {
         let start = Instant::now();
         let mut server = Server::spawn(env, vault);
@@ -107,11 +111,20 @@ fn initialize(env: &Env, vault: &Path) -> Stats {
             reply["result"]["serverInfo"]["name"], "rutter",
             "unexpected initialize reply: {reply}"
         );
+        usage.push((server.cpu().total_ms(), server.peak_mib()));
         server.notify("notifications/initialized");
         server.close();
         took
     });
-    Stats::of(label, ms, Some(TARGET_INIT_MS))
+    // The warm-ups' figures are dropped as their times are.
+    let usage = &usage[INIT_WARMUP..];
+    let mut cpu: Vec<f64> = usage.iter().map(|u| u.0).collect();
+    cpu.sort_by(f64::total_cmp);
+    let peak = usage.iter().map(|u| u.1).fold(0.0, f64::max);
+    Stats::of(label, ms, Some(TARGET_INIT_MS)).with_usage(Usage {
+        cpu_ms: support::median_p95_min(&cpu).0,
+        peak_mib: peak,
+    })
 }
 
 /// `librarian-search` calls in one server: the first (waits for the background refresh), then
@@ -135,7 +148,7 @@ fn search(env: &Env, vault: &Path) -> (f64, String, Stats, Stats) {
         took
     };
     let first = call(&mut server, 0).as_secs_f64() * 1e3;
-    let ms = timed_runs(0, SEARCH_RUNS, |i| call(&mut server, i + 1));
+    let (ms, usage) = calls(&mut server, 0, SEARCH_RUNS, |server, i| call(server, i + 1));
     let fresh = fresh_notes(&mut server, vault, &mut id);
     let stderr = server.close();
     let ready = stderr
@@ -147,7 +160,7 @@ fn search(env: &Env, vault: &Path) -> (f64, String, Stats, Stats) {
     (
         first,
         ready,
-        Stats::of(label, ms, Some(TARGET_WARM_MS)),
+        Stats::of(label, ms, Some(TARGET_WARM_MS)).with_usage(usage),
         fresh,
     )
 }
@@ -174,7 +187,7 @@ fn recent(env: &Env, vault: &Path) -> Vec<Stats> {
     let mut out = Vec::new();
     for (label, args) in cases {
         println!("{label}: 5 warm-ups + {SEARCH_RUNS} runs, one server...");
-        let ms = timed_runs(5, SEARCH_RUNS, |_| {
+        let (ms, usage) = calls(&mut server, 5, SEARCH_RUNS, |server, _| {
             id += 1;
             let params = json!({"name": "librarian-recent", "arguments": args});
             let start = Instant::now();
@@ -187,7 +200,7 @@ fn recent(env: &Env, vault: &Path) -> Vec<Stats> {
             );
             took
         });
-        out.push(Stats::of(label, ms, Some(TARGET_WARM_MS)));
+        out.push(Stats::of(label, ms, Some(TARGET_WARM_MS)).with_usage(usage));
     }
     server.close();
     out
@@ -201,7 +214,7 @@ fn fresh_notes(server: &mut Server, vault: &Path, id: &mut u64) -> Stats {
     let dir = vault.join("Bench-fresh");
     fs::create_dir_all(&dir).expect("create the folder for new notes");
     let mut repeated = 0;
-    let ms = timed_runs(5, SEARCH_RUNS, |i| {
+    let (ms, usage) = calls(server, 5, SEARCH_RUNS, |server, i| {
         let word = format!("mcpfreshprobe{i}");
         let path = dir.join(format!("n{i}.md"));
         fs::write(&path, format!("# New {i}\n\nA note about {word}.\n")).expect("write a note");
@@ -222,7 +235,31 @@ fn fresh_notes(server: &mut Server, vault: &Path, id: &mut u64) -> Stats {
         }
     });
     println!("  {repeated} call(s) repeated because the event had not arrived yet");
-    Stats::of(label, ms, None)
+    Stats::of(label, ms, None).with_usage(usage)
+}
+
+/// `runs` timed calls after `warmup` untimed ones, as [`timed_runs`], with the server's CPU
+/// time per timed call (all its threads: the watcher's work for the call counts too) and its
+/// peak memory so far.
+fn calls(
+    server: &mut Server,
+    warmup: usize,
+    runs: usize,
+    mut once: impl FnMut(&mut Server, usize) -> Duration,
+) -> (Vec<f64>, Usage) {
+    for i in 0..warmup {
+        once(server, i);
+    }
+    let before = server.cpu();
+    let ms = (warmup..warmup + runs)
+        .map(|i| once(server, i).as_secs_f64() * 1e3)
+        .collect();
+    let cpu_ms = server.cpu().since(&before) / runs as f64;
+    let usage = Usage {
+        cpu_ms,
+        peak_mib: server.peak_mib(),
+    };
+    (ms, usage)
 }
 
 fn init_params() -> Value {
@@ -314,6 +351,41 @@ impl Server {
         }
     }
 
+    /// The CPU time of each of the server's threads so far (`/proc/PID/task/*/schedstat`, in
+    /// nanoseconds: exact, where `/proc/PID/stat` counts 10 ms ticks).
+    fn cpu(&self) -> Cpu {
+        let tasks = format!("/proc/{}/task", self.child.id());
+        let mut by_thread = std::collections::HashMap::new();
+        for task in fs::read_dir(&tasks).unwrap_or_else(|e| panic!("read {tasks}: {e}")) {
+            let path = task
+                .expect("list the server's threads")
+                .path()
+                .join("schedstat");
+            // A thread may end between the listing and the read: it is not counted.
+            let Ok(text) = fs::read_to_string(&path) else {
+                continue;
+            };
+            let ns: u64 = text
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("unexpected {}: {text:?}", path.display()));
+            by_thread.insert(path, ns);
+        }
+        Cpu { by_thread }
+    }
+
+    /// The server's peak resident memory so far (`VmHWM`), in MiB.
+    fn peak_mib(&self) -> f64 {
+        let status = format!("/proc/{}/status", self.child.id());
+        let text = fs::read_to_string(&status).unwrap_or_else(|e| panic!("read {status}: {e}"));
+        text.lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map(|kb| kb / 1024.0)
+            .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+    }
+
     fn notify(&mut self, method: &str) {
         self.send(&json!({"jsonrpc": "2.0", "method": method}));
     }
@@ -335,6 +407,28 @@ impl Server {
             "git-rutter mcp exited with {status}; stderr:\n{stderr}"
         );
         stderr
+    }
+}
+
+/// CPU nanoseconds by thread, as [`Server::cpu`] read them.
+struct Cpu {
+    by_thread: std::collections::HashMap<std::path::PathBuf, u64>,
+}
+
+impl Cpu {
+    fn total_ms(&self) -> f64 {
+        self.by_thread.values().sum::<u64>() as f64 / 1e6
+    }
+
+    /// Milliseconds spent since `before` by the threads alive now (a thread that ended in
+    /// between is not counted: the server's threads live as long as it does).
+    fn since(&self, before: &Cpu) -> f64 {
+        let ns: u64 = self
+            .by_thread
+            .iter()
+            .map(|(t, now)| now - before.by_thread.get(t).copied().unwrap_or(0))
+            .sum();
+        ns as f64 / 1e6
     }
 }
 

@@ -617,6 +617,15 @@ pub struct Stats {
     pub p95: f64,
     pub min: f64,
     pub target: Option<f64>,
+    /// CPU time per run and peak memory, where the bench measured them (a server's, per call).
+    pub usage: Option<Usage>,
+}
+
+/// What a process spent over a case: CPU milliseconds per run and its peak resident MiB.
+#[derive(Clone, Copy)]
+pub struct Usage {
+    pub cpu_ms: f64,
+    pub peak_mib: f64,
 }
 
 impl Stats {
@@ -631,6 +640,15 @@ impl Stats {
             p95,
             min,
             target,
+            usage: None,
+        }
+    }
+
+    /// These figures with the CPU and peak memory measured over the same runs.
+    pub fn with_usage(self, usage: Usage) -> Stats {
+        Stats {
+            usage: Some(usage),
+            ..self
         }
     }
 
@@ -676,15 +694,31 @@ pub fn timed_runs(warmup: usize, runs: usize, mut once: impl FnMut(usize) -> Dur
         .collect()
 }
 
-/// A markdown table of the cases: runs, median, p95, min, target, result.
+/// A markdown table of the cases: runs, median, p95, min, target, result; with CPU per run and
+/// peak memory when any case measured them.
 pub fn stats_table<'a>(stats: impl IntoIterator<Item = &'a Stats>) -> String {
-    let mut s =
-        String::from("| case | runs | median ms | p95 ms | min ms | target (median) | result |\n");
-    s.push_str("|---|---:|---:|---:|---:|---|---|\n");
+    let stats: Vec<&Stats> = stats.into_iter().collect();
+    let usage = stats.iter().any(|st| st.usage.is_some());
+    let mut s = String::from("| case | runs | median ms | p95 ms | min ms |");
+    s.push_str(match usage {
+        true => " CPU ms / run | peak MiB | target (median) | result |\n",
+        false => " target (median) | result |\n",
+    });
+    s.push_str("|---|---:|---:|---:|---:|");
+    s.push_str(if usage {
+        "---:|---:|---|---|\n"
+    } else {
+        "---|---|\n"
+    });
     for st in stats {
         let target = st.target.map_or("–".to_owned(), |t| format!("≤ {t} ms"));
+        let columns = match (usage, st.usage) {
+            (false, _) => String::new(),
+            (true, Some(u)) => format!(" {:.2} | {:.1} |", u.cpu_ms, u.peak_mib),
+            (true, None) => " – | – |".to_owned(),
+        };
         s.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2} | {:.2} | {target} | {} |\n",
+            "| {} | {} | {:.2} | {:.2} | {:.2} |{columns} {target} | {} |\n",
             st.label,
             st.runs,
             st.median,
