@@ -101,14 +101,6 @@ impl<'a> Shown<'a> {
         Ok(shown)
     }
 
-    /// What the cited path (inside the vault) holds now.
-    fn hash_now(&self, path: &str) -> Option<String> {
-        match self.indexed.as_ref().and_then(|m| m.get(path)) {
-            Some((sha, size)) => (*size <= MAX_HASHED).then(|| sha.clone()),
-            None => current_hash(self.index, path),
-        }
-    }
-
     /// The ref as recall shows it (the tests compare it with [`describe`]).
     #[cfg(test)]
     pub(crate) fn ref_text(&self, r: &NoteRef) -> String {
@@ -124,8 +116,17 @@ impl<'a> Shown<'a> {
         if let Some(now) = seen.get(path) {
             return push_shown(self.index, out, path, hash, now);
         }
-        let inside = self.in_vault.borrow_mut().exists(path);
-        let now = inside.then(|| self.hash_now(path));
+        // A note the fresh index holds was reached by the walk through real folders of the
+        // vault, never through a symlink (spec/index.md): inside, with no path resolved again.
+        let indexed = self.indexed.as_ref().and_then(|m| m.get(path));
+        let now = match indexed {
+            Some((sha, size)) => Some((*size <= MAX_HASHED).then(|| sha.clone())),
+            None => self
+                .in_vault
+                .borrow_mut()
+                .exists(path)
+                .then(|| current_hash(self.index, path)),
+        };
         push_shown(self.index, out, path, hash, &now);
         seen.insert(path.to_string(), now);
     }
