@@ -2,34 +2,11 @@
 //! verified tip, how much of the reflog and tip witness log was checked, which commit added
 //! each entry, and the working files found clean (by size, mtime and committed blob).
 
+use super::added_by::AddedBy;
 use crate::fsx::Dir;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
-
-/// Which commit added each entry or binding (`log` shows it): the cache file's lines and the
-/// ids this run learnt, an id keeping the first commit that added it.
-#[derive(Debug, Default)]
-pub struct AddedBy {
-    text: String,
-    learnt: HashMap<String, String>,
-}
-
-impl AddedBy {
-    /// Id → commit for the ids `wanted` holds only: one pass over the cache's lines that
-    /// copies nothing and builds no map of every entry (`log` shows a few of 37,000).
-    pub fn map_for(&self, wanted: &HashSet<&str>) -> HashMap<&str, &str> {
-        let mut map = HashMap::with_capacity(wanted.len());
-        let lines = self.text.lines().filter_map(|l| l.split_once(' '));
-        let learnt = self.learnt.iter().map(|(i, c)| (i.as_str(), c.as_str()));
-        for (id, commit) in lines.chain(learnt) {
-            if wanted.contains(id) {
-                map.entry(id).or_insert(commit);
-            }
-        }
-        map
-    }
-}
 
 /// The verify cache.
 #[derive(Debug, Default)]
@@ -167,23 +144,18 @@ impl VerifyCache {
         &self.entries
     }
 
-    /// Which commit added each entry, handed over: the file's lines as read (not yet parsed
-    /// into a map of owned strings, which cost a third of a `log`) and what this run learnt.
+    /// Which commit added each entry, handed over: the file opened, to be searched for the
+    /// ids a screen shows (parsing it into a map of owned strings cost a third of a `log`), and
+    /// what this run learnt.
     pub(crate) fn take_added_by(&mut self) -> AddedBy {
         if self.entries_loaded {
-            return AddedBy {
-                text: String::new(),
-                learnt: std::mem::take(&mut self.entries),
-            };
+            return AddedBy::new(None, std::mem::take(&mut self.entries));
         }
         let mut learnt = HashMap::with_capacity(self.new_entries.len());
         for (id, commit) in std::mem::take(&mut self.new_entries) {
             learnt.entry(id).or_insert(commit);
         }
-        AddedBy {
-            text: std::fs::read_to_string(&self.entries_path).unwrap_or_default(),
-            learnt,
-        }
+        AddedBy::new(std::fs::File::open(&self.entries_path).ok(), learnt)
     }
 
     /// Writes the cache (best effort). Every file is written relative to the state folder's

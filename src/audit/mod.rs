@@ -3,6 +3,7 @@
 //! the history of `refs/rutter/records` ([`history`]), the ref's moves ([`refcheck`]), the
 //! working tree against the tip ([`worktree`]) and, on request, cited notes ([`notes`]).
 
+pub(crate) mod added_by;
 pub(crate) mod cache;
 pub(crate) mod finding;
 pub(crate) mod history;
@@ -43,7 +44,7 @@ pub struct Report {
     pub commits_checked: usize,
     pub tip: Option<String>,
     /// Entry (or binding) id → the commit that added it, when [`Options::entries`] asked.
-    pub added_by: cache::AddedBy,
+    pub added_by: added_by::AddedBy,
     /// The capture lock could not be had: what was read may be mid-capture (best effort).
     pub lock_missed: bool,
 }

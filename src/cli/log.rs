@@ -365,7 +365,7 @@ fn prefiltered(
 
 /// Names the commit that added each row and each retraction not named yet (by the line it
 /// added, for an id several lines carry), from the verify cache's entries.
-fn name_commits(rows: &mut [Row], added_by: &crate::audit::cache::AddedBy) {
+fn name_commits(rows: &mut [Row], added_by: &crate::audit::added_by::AddedBy) {
     let ids: std::collections::HashSet<&str> = rows
         .iter()
         .flat_map(|r| {
@@ -376,11 +376,7 @@ fn name_commits(rows: &mut [Row], added_by: &crate::audit::cache::AddedBy) {
         })
         .flatten()
         .collect();
-    let by: HashMap<String, String> = added_by
-        .map_for(&ids)
-        .into_iter()
-        .map(|(i, c)| (i.to_string(), c.to_string()))
-        .collect();
+    let by = added_by.map_for(&ids);
     for r in rows {
         if r.commit.is_none() {
             r.commit = by.get(&r.id).cloned();
