@@ -750,3 +750,71 @@ fn recent_all_marks_from_the_fresh_index_what_reading_each_note_marks() {
     drop(f);
     check(28);
 }
+
+/// `recent --all` takes a cited note's hash from the fresh index only for a note the index
+/// holds (reached through real folders); a path through a linked folder, a symlinked note
+/// inside or outside the vault, and a note gone read as reading each note (`recent -n`) reads
+/// them.
+#[test]
+fn recent_all_resolves_what_the_index_does_not_hold_as_reading_each_note_does() {
+    use std::os::unix::fs::symlink;
+    let env = Env::bare();
+    let outside = tempfile::tempdir().unwrap();
+    let blue = "# Blue\n\nBlue now.\n";
+    env.write("Notes/blue.md", blue);
+    std::fs::write(outside.path().join("out.md"), blue).unwrap();
+    symlink(outside.path(), env.vault.join("Linked")).unwrap();
+    symlink("blue.md", env.vault.join("Notes/alias.md")).unwrap();
+    symlink(
+        outside.path().join("out.md"),
+        env.vault.join("Notes/away.md"),
+    )
+    .unwrap();
+    let hash = {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(blue.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256:{hex}")
+    };
+    let cited = [
+        "Notes/blue.md",
+        "Linked/out.md",
+        "Notes/alias.md",
+        "Notes/away.md",
+        "Notes/gone.md",
+    ];
+    env.git(&["init", "-q", "-b", "main"]);
+    for (d, path) in cited.iter().enumerate() {
+        let day = format!("2026-02-{:02}", d + 1);
+        let text = format!(
+            "---\ncollection: librarian.sessions\nschema: session-record@1\nday: '{day}'\nsessions:\n  - id: {}T090000000Z\n    session_id: s-{d}\n    time: '{day}T09:00:00.000Z'\n    summary: Step citing {path}.\n    refs:\n      - path: {path}\n        hash: '{hash}'\n---\n",
+            day.replace('-', "")
+        );
+        env.write(&format!("_librarian/sessions/{day}.md"), &text);
+    }
+    assert_eq!(env.rutter(&["init"]).code, 0);
+    assert_eq!(env.rutter(&["reindex"]).code, 0);
+    let all = env.rutter(&["recent", "--all"]);
+    let every = env.rutter(&["recent", "-n", "100000"]);
+    assert_eq!(all.code, 0, "{}", all.stderr);
+    assert_eq!(all.stdout, every.stdout);
+    let shown = |path: &str| {
+        let at = all
+            .stdout
+            .find(&format!("{path}@"))
+            .unwrap_or_else(|| panic!("{path}: {}", all.stdout));
+        all.stdout[at..].lines().next().unwrap().to_string()
+    };
+    for inside in ["Notes/blue.md", "Notes/alias.md"] {
+        assert!(!shown(inside).contains(['(', '[']), "{}", shown(inside));
+    }
+    // Not inside the vault: resolved through the identity projection (here a rename to the
+    // note that holds the cited bytes), never shown as the note it cites.
+    for away in ["Linked/out.md", "Notes/away.md", "Notes/gone.md"] {
+        assert!(
+            shown(away).ends_with("(renamed to Notes/blue.md)"),
+            "{}",
+            shown(away)
+        );
+    }
+}
