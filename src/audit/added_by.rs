@@ -4,7 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
+use std::os::unix::fs::FileExt;
 
 /// The bytes read at a time.
 const BLOCK: usize = 64 * 1024;
@@ -46,26 +47,28 @@ impl AddedBy {
 /// Why a file names nothing: unreadable or not UTF-8.
 struct Unreadable;
 
-/// The wanted lines of `file`, from where it stands (the start, as handed over) to its end.
+/// The wanted lines of `file`, read from its start at each call (positioned reads: the handle's
+/// offset never moves).
 fn scan(
-    mut file: &File,
+    file: &File,
     wanted: &HashSet<&str>,
     map: &mut HashMap<String, String>,
 ) -> Result<(), Unreadable> {
     let heads = Heads::of(wanted);
     let mut buf = vec![0u8; BLOCK];
-    let mut filled = 0;
+    let (mut filled, mut offset) = (0, 0u64);
     loop {
         if filled == buf.len() {
             // A line longer than a block: read on until its end.
             buf.resize(buf.len() * 2, 0);
         }
-        let n = match file.read(&mut buf[filled..]) {
+        let n = match file.read_at(&mut buf[filled..], offset) {
             Ok(n) => n,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
             Err(_) => return Err(Unreadable),
         };
         filled += n;
+        offset += n as u64;
         let whole = match n {
             // The end: the last line may lack its newline.
             0 => filled,
@@ -161,8 +164,6 @@ mod tests {
     fn added_by(bytes: &[u8]) -> AddedBy {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(bytes).unwrap();
-        use std::io::Seek;
-        f.rewind().unwrap();
         AddedBy::new(Some(f), HashMap::new())
     }
 
@@ -219,5 +220,10 @@ mod tests {
         assert_eq!(map.len(), 2);
         assert_eq!(map["20261201T000000000Z"], "aaa");
         assert_eq!(map["20261202T000000000Z"], "ddd");
+        assert_eq!(
+            ab.map_for(&wanted),
+            map,
+            "a second call reads the file again"
+        );
     }
 }
