@@ -61,7 +61,7 @@ impl VerifyCache {
             entries_path: dir.join("entries"),
             ..VerifyCache::default()
         };
-        if let Ok(text) = std::fs::read_to_string(dir.join("state")) {
+        if let Some(text) = read_text(&dir, "state") {
             for line in text.lines() {
                 match line.split_once(' ') {
                     Some(("tip", v)) if !v.is_empty() => c.verified_tip = Some(v.to_string()),
@@ -79,7 +79,7 @@ impl VerifyCache {
         if c.verified_tip.is_none() && c.entries_tip.is_none() {
             return fresh;
         }
-        if let Ok(text) = std::fs::read_to_string(dir.join("files")) {
+        if let Some(text) = read_text(&dir, "files") {
             // Complete lines only (an append cut short is not a stamp); a later line for the
             // same path supersedes an earlier one (see `save`).
             let lines = text
@@ -126,7 +126,11 @@ impl VerifyCache {
     pub(crate) fn entries(&mut self) -> &HashMap<String, String> {
         if !self.entries_loaded {
             self.entries_loaded = true;
-            let text = std::fs::read_to_string(&self.entries_path).unwrap_or_default();
+            let text = self
+                .entries_path
+                .parent()
+                .and_then(|dir| read_text(dir, "entries"))
+                .unwrap_or_default();
             // Sized up front: tens of thousands of entries, rehashed a dozen times otherwise.
             let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
             let mut map = HashMap::with_capacity(lines + self.new_entries.len());
@@ -155,7 +159,9 @@ impl VerifyCache {
         for (id, commit) in std::mem::take(&mut self.new_entries) {
             learnt.entry(id).or_insert(commit);
         }
-        AddedBy::new(std::fs::File::open(&self.entries_path).ok(), learnt)
+        let file = self.entries_path.parent().and_then(existing_dir);
+        let file = file.and_then(|d| d.open_read("entries").ok().flatten());
+        AddedBy::new(file, learnt)
     }
 
     /// Writes the cache (best effort). Every file is written relative to the state folder's
@@ -259,7 +265,7 @@ impl VerifyCache {
 
 /// The tip the last verify found clean, read alone (`status` reads it without loading the cache).
 pub(crate) fn verified_tip(state: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(state.join("verify").join("state")).ok()?;
+    let text = read_text(&state.join("verify"), "state")?;
     text.lines()
         .find_map(|l| l.strip_prefix("tip "))
         .filter(|v| !v.is_empty())
@@ -296,6 +302,21 @@ fn parse_file_line(l: &str) -> Option<(String, (u64, i64, String))> {
     Some((path, (size, mtime, blob)))
 }
 
+/// The cache's folder `dir` (`<state>/verify`) for reading: opened without following a symlink
+/// at its name, nothing created; `None` when it is missing or not a folder.
+fn existing_dir(dir: &Path) -> Option<Dir> {
+    let (parent, name) = (dir.parent()?, dir.file_name()?.to_str()?);
+    Dir::open(parent).ok()?.open_dir(name, false).ok().flatten()
+}
+
+/// The text of the cache file `name` in `dir`, read as the cache is written: never through a
+/// symlink, only a regular file (a FIFO or device planted at the name is not read); `None`
+/// when it is missing, unreadable or not UTF-8.
+fn read_text(dir: &Path, name: &str) -> Option<String> {
+    let bytes = existing_dir(dir)?.read(name).ok().flatten()?;
+    String::from_utf8(bytes).ok()
+}
+
 /// The cache's folder `<state>/verify`, created if needed, opened without following a symlink.
 fn verify_dir(state: &Path) -> Option<Dir> {
     Dir::open_private(state)
@@ -307,6 +328,7 @@ fn verify_dir(state: &Path) -> Option<Dir> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     fn stamp(n: u64) -> (u64, i64, String) {
         (n, n as i64 * 10, format!("{:040x}:{n}:{n}", n))
@@ -380,5 +402,40 @@ mod tests {
         let back = VerifyCache::load(t.path(), false);
         assert_eq!(back.files.len(), 3);
         assert_eq!(back.files["_librarian/sessions/1.md"], stamp(42));
+    }
+
+    /// What the cache reads is read as it is written: never through a symlink, never from a
+    /// FIFO (which would block `log`) or a device; such a name reads as a missing file.
+    #[test]
+    fn cache_files_are_never_read_through_a_symlink_or_from_a_fifo() {
+        use std::os::unix::fs::symlink;
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        saved(t.path(), 3);
+        let verify = t.path().join("verify");
+        let id = "20261201T000000000Z";
+        std::fs::write(outside.path().join("entries"), format!("{id} forged\n")).unwrap();
+        let _ = std::fs::remove_file(verify.join("entries"));
+        symlink(outside.path().join("entries"), verify.join("entries")).unwrap();
+        let mut c = VerifyCache::load(t.path(), false);
+        assert!(c.entries().is_empty(), "read through the symlink");
+        let wanted = HashSet::from([id]);
+        assert!(c.take_added_by().map_for(&wanted).is_empty());
+        std::fs::remove_file(verify.join("entries")).unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            verify.join("entries"),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        let mut c = VerifyCache::load(t.path(), false);
+        assert!(c.take_added_by().map_for(&wanted).is_empty());
+        assert!(c.entries().is_empty());
+        // A state file behind a symlink is no state: the cache starts fresh.
+        let state = verify.join("state");
+        std::fs::rename(&state, outside.path().join("state")).unwrap();
+        symlink(outside.path().join("state"), &state).unwrap();
+        assert_eq!(VerifyCache::load(t.path(), false).verified_tip, None);
+        assert_eq!(verified_tip(t.path()), None);
     }
 }
