@@ -371,9 +371,7 @@ impl DedupeCache {
                     Err(_) => Shard::Corrupt,
                     Ok(Some(shards)) => match shards.read(aa) {
                         Ok(None) => Shard::Missing,
-                        Ok(Some(bytes)) => {
-                            shard::parse(&bytes).map_or(Shard::Corrupt, Shard::Valid)
-                        }
+                        Ok(Some(bytes)) => shard::parse(bytes).map_or(Shard::Corrupt, Shard::Valid),
                         Err(_) => Shard::Corrupt,
                     },
                 },

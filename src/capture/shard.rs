@@ -22,8 +22,9 @@ const LINE: usize = SID + 1 + KEY + 1;
 /// set since, whose keys replace their lines when it is written.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct ShardFile {
-    /// Whole lines, each ended by a newline (checked ASCII).
-    lines: String,
+    /// The file as read (checked ASCII); its lines start at `body`.
+    text: String,
+    body: usize,
     changed: HashMap<String, HashSet<String>>,
 }
 
@@ -31,9 +32,14 @@ impl ShardFile {
     /// A shard holding these sessions' keys (a rebuild from the day files).
     pub(crate) fn of(sessions: HashMap<String, HashSet<String>>) -> ShardFile {
         ShardFile {
-            lines: String::new(),
             changed: sessions,
+            ..ShardFile::default()
         }
+    }
+
+    /// The lines read, each ended by a newline.
+    fn lines(&self) -> &str {
+        &self.text[self.body..]
     }
 
     /// The keys of session `sid` (the rest of its hash); `None` when it has none here.
@@ -41,8 +47,9 @@ impl ShardFile {
         if let Some(keys) = self.changed.get(sid) {
             return Some(keys.clone());
         }
-        let line = |i: usize| &self.lines.as_bytes()[i * LINE..(i + 1) * LINE];
-        let (mut lo, mut hi) = (0, self.lines.len() / LINE);
+        let lines = self.lines().as_bytes();
+        let line = |i: usize| &lines[i * LINE..(i + 1) * LINE];
+        let (mut lo, mut hi) = (0, lines.len() / LINE);
         while lo < hi {
             let mid = (lo + hi) / 2;
             match &line(mid)[..SID] < sid.as_bytes() {
@@ -50,7 +57,7 @@ impl ShardFile {
                 false => hi = mid,
             }
         }
-        let keys: HashSet<String> = (lo..self.lines.len() / LINE)
+        let keys: HashSet<String> = (lo..lines.len() / LINE)
             .map(line)
             .take_while(|l| &l[..SID] == sid.as_bytes())
             .map(|l| String::from_utf8_lossy(&l[SID + 1..SID + 1 + KEY]).into_owned())
@@ -72,7 +79,7 @@ impl ShardFile {
             .flat_map(|(sid, keys)| keys.iter().map(move |k| format!("{sid} {k}")))
             .collect();
         let kept = self
-            .lines
+            .lines()
             .lines()
             .filter(|l| !self.changed.contains_key(&l[..SID]));
         let mut lines: Vec<&str> = kept.chain(set.iter().map(String::as_str)).collect();
@@ -89,8 +96,8 @@ impl ShardFile {
 /// A shard file exactly as [`ShardFile::render`] writes one: the header with a count in plain
 /// digits, then that many lines of `<30 hex> <32 hex>` (lowercase), each ended by a newline,
 /// in increasing order (so none twice); `None` for anything else (an emptied, torn, unsorted or
-/// foreign file is never read as "no keys").
-pub(crate) fn parse(bytes: &[u8]) -> Option<ShardFile> {
+/// foreign file is never read as "no keys"). The bytes are kept as they are, not copied.
+pub(crate) fn parse(bytes: Vec<u8>) -> Option<ShardFile> {
     let header_end = bytes.iter().position(|&b| b == b'\n')?;
     let count = std::str::from_utf8(&bytes[..header_end])
         .ok()?
@@ -118,7 +125,8 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<ShardFile> {
         previous = Some(l);
     }
     Some(ShardFile {
-        lines: String::from_utf8(lines.to_vec()).ok()?,
+        text: String::from_utf8(bytes).ok()?,
+        body: header_end + 1,
         changed: HashMap::new(),
     })
 }
@@ -141,7 +149,7 @@ mod tests {
         /// The reader never panics on any bytes, and takes only what the writer writes.
         #[test]
         fn shard_files_parse_only_as_written(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
-            if let Some(file) = parse(&bytes) {
+            if let Some(file) = parse(bytes.clone()) {
                 let again = file.render();
                 prop_assert_eq!(again.as_bytes(), bytes.as_slice());
             }
@@ -156,7 +164,7 @@ mod tests {
         ) {
             let first = sessions_of(&pairs);
             let text = ShardFile::of(first.clone().into_iter().collect()).render();
-            let mut read = parse(text.as_bytes()).expect("what is written parses");
+            let mut read = parse(text.into_bytes()).expect("what is written parses");
             for (sid, keys) in &first {
                 prop_assert_eq!(read.keys(sid), Some(keys.clone()));
             }
@@ -178,7 +186,7 @@ mod tests {
         let other = "1123456789abcdef0123456789abcd";
         let key = "0123456789abcdef0123456789abcdef";
         let good = format!("{KEYS_MAGIC} 2\n{sid} {key}\n{other} {key}\n");
-        let read = parse(good.as_bytes()).expect("a shard as written");
+        let read = parse(good.clone().into_bytes()).expect("a shard as written");
         assert_eq!(read.keys(sid), Some(HashSet::from([key.to_string()])));
         assert_eq!(read.keys(&"2".repeat(SID)), None);
         for bad in [
@@ -197,9 +205,9 @@ mod tests {
             format!("{KEYS_MAGIC} \n"),
             "garbage\n".to_string(),
         ] {
-            assert!(parse(bad.as_bytes()).is_none(), "{bad:?}");
+            assert!(parse(bad.clone().into_bytes()).is_none(), "{bad:?}");
         }
-        let empty = parse(format!("{KEYS_MAGIC} 0\n").as_bytes()).expect("no keys at all");
+        let empty = parse(format!("{KEYS_MAGIC} 0\n").into_bytes()).expect("no keys at all");
         assert_eq!(empty.keys(sid), None);
     }
 }
