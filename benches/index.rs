@@ -50,7 +50,7 @@ use std::process::Output;
 use std::time::Duration;
 use support::{
     flush_disks, machine, measured, prepare, restore_vault, rutter_measured, Env, Measured,
-    Prepared, Spec, Stats, BIN, LARGE,
+    Prepared, Spec, Stats, Usage, BIN, LARGE,
 };
 
 const COLD_RUNS: usize = 5;
@@ -108,8 +108,7 @@ const TARGET_SEARCH_GROWTH: f64 = 1.5;
 /// runs, and a memory target if it has one.
 struct Row {
     stats: Stats,
-    cpu_ms: f64,
-    peak_mib: f64,
+    usage: Usage,
     mib_target: Option<f64>,
 }
 
@@ -122,12 +121,13 @@ impl Row {
         target: Option<f64>,
     ) -> Row {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        let mut cpu: Vec<f64> = runs.iter().map(|m| ms(m.cpu)).collect();
-        cpu.sort_by(f64::total_cmp);
+        let usage = Usage::of_runs(
+            runs.iter().map(|m| ms(m.cpu)).collect(),
+            runs.iter().map(|m| m.peak_kib as f64 / 1024.0),
+        );
         Row {
             stats: Stats::of(label, runs.iter().map(|m| ms(wall(m))).collect(), target),
-            cpu_ms: cpu[cpu.len() / 2],
-            peak_mib: runs.iter().map(|m| m.peak_kib).max().unwrap_or(0) as f64 / 1024.0,
+            usage,
             mib_target: None,
         }
     }
@@ -139,7 +139,7 @@ impl Row {
     /// `met`, `missed` or `report only`, for time and memory together.
     fn verdict(&self) -> &'static str {
         self.stats
-            .verdict_with_memory(self.peak_mib, self.mib_target)
+            .verdict_with_memory(self.usage.peak_mib, self.mib_target)
     }
 }
 
@@ -579,8 +579,8 @@ fn rows_table(rows: &[Row]) -> String {
             st.median,
             st.p95,
             st.min,
-            r.cpu_ms,
-            r.peak_mib,
+            r.usage.cpu_ms,
+            r.usage.peak_mib,
             r.verdict()
         );
     }

@@ -118,13 +118,11 @@ fn initialize(env: &Env, vault: &Path) -> Stats {
     });
     // The warm-ups' figures are dropped as their times are.
     let usage = &usage[INIT_WARMUP..];
-    let mut cpu: Vec<f64> = usage.iter().map(|u| u.0).collect();
-    cpu.sort_by(f64::total_cmp);
-    let peak = usage.iter().map(|u| u.1).fold(0.0, f64::max);
-    Stats::of(label, ms, Some(TARGET_INIT_MS)).with_usage(Usage {
-        cpu_ms: support::median_p95_min(&cpu).0,
-        peak_mib: peak,
-    })
+    let usage = Usage::of_runs(
+        usage.iter().map(|u| u.0).collect(),
+        usage.iter().map(|u| u.1),
+    );
+    Stats::of(label, ms, Some(TARGET_INIT_MS)).with_usage(usage)
 }
 
 /// `librarian-search` calls in one server: the first (waits for the background refresh), then

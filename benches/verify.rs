@@ -41,7 +41,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use support::{
     flush_disks, machine, measure_process, prepare, restore_vault, time_process, timed, utf8, Env,
-    Prepared, Process, Stats, BIN, LARGE,
+    Prepared, Process, Stats, Usage, BIN, LARGE,
 };
 
 const INCREMENTAL_RUNS: usize = 11;
@@ -277,20 +277,19 @@ impl Sample {
 /// A row of the report: the wall-time figures, and the median CPU time and largest peak memory.
 struct Row {
     stats: Stats,
-    cpu: f64,
-    peak: f64,
+    usage: Usage,
     /// The largest peak memory allowed, when the row has a memory target.
     mib_target: Option<f64>,
 }
 
 impl Row {
     fn of(label: &str, samples: &[Sample], target: Option<f64>) -> Row {
-        let mut cpu: Vec<f64> = samples.iter().map(|s| s.cpu).collect();
-        cpu.sort_by(f64::total_cmp);
         Row {
             stats: Stats::of(label, samples.iter().map(|s| s.wall).collect(), target),
-            cpu: cpu[cpu.len() / 2],
-            peak: samples.iter().map(|s| s.peak).fold(0.0, f64::max),
+            usage: Usage::of_runs(
+                samples.iter().map(|s| s.cpu).collect(),
+                samples.iter().map(|s| s.peak),
+            ),
             mib_target: None,
         }
     }
@@ -313,9 +312,9 @@ fn table(rows: &[&Row]) -> String {
             st.median,
             st.p95,
             st.min,
-            r.cpu,
-            r.peak,
-            st.verdict_with_memory(r.peak, r.mib_target)
+            r.usage.cpu_ms,
+            r.usage.peak_mib,
+            st.verdict_with_memory(r.usage.peak_mib, r.mib_target)
         );
     }
     s

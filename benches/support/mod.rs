@@ -628,6 +628,17 @@ pub struct Usage {
     pub peak_mib: f64,
 }
 
+impl Usage {
+    /// Over runs of a new process each: the median CPU time and the largest peak.
+    pub fn of_runs(mut cpu_ms: Vec<f64>, peak_mib: impl IntoIterator<Item = f64>) -> Usage {
+        cpu_ms.sort_by(f64::total_cmp);
+        Usage {
+            cpu_ms: cpu_ms.get(cpu_ms.len() / 2).copied().unwrap_or(0.0),
+            peak_mib: peak_mib.into_iter().fold(0.0, f64::max),
+        }
+    }
+}
+
 impl Stats {
     /// Median, p95 and min of `ms` (any order).
     pub fn of(label: &str, mut ms: Vec<f64>, target: Option<f64>) -> Stats {
