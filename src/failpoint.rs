@@ -9,7 +9,9 @@
 //! `client-write:<file name>` (the check that every file can be written fails for that file, as
 //! for an immutable one) and `client-apply:<file name>` (writing that file fails part-way
 //! through an install); in building a new index, `index-side-build` (the record cache built
-//! beside the notes fails) and `index-side-copy` (copying it in fails after its first table).
+//! beside the notes fails) and `index-side-copy` (copying it in fails after its first table);
+//! in sync, `sync-checkout` (bringing the working files along fails right after the ref moved,
+//! as a kill or a full disk there would leave it).
 //! A test checks this list against the code.
 
 use std::io;
@@ -62,6 +64,7 @@ mod tests {
             "fallback-write",
             "index-side-build",
             "index-side-copy",
+            "sync-checkout",
         ];
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut text = String::new();

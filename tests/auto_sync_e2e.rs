@@ -112,16 +112,21 @@ fn captures_during_a_running_auto_sync_lose_nothing() {
     net.capture(&b, "2026-11-30T08:00:00.000Z", "B before.");
     wait_for_auto_runs(&b, 1);
     // A slow remote keeps a's detached sync (which merges b's entry, rewriting the day file)
-    // holding the capture lock while more captures run on a.
-    let hook = net.pre_receive("#!/bin/sh\ncat >/dev/null\nsleep 2\n");
+    // in its push while more captures run on a: no network phase holds the capture lock, so
+    // each commits at once.
+    let pushing = net.env.root().join("pushing");
+    let hook = net.pre_receive(&format!(
+        "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nsleep 2\n",
+        pushing.display()
+    ));
     net.capture(&a, "2026-11-30T09:00:00.000Z", "A starts the sync.");
-    let held = || net.lock_held(&a);
-    wait_until("the detached sync to hold the capture lock", held);
+    wait_until("the detached sync to push", || pushing.exists());
     let mut want = vec!["A starts the sync.".to_string(), "B before.".to_string()];
     for i in 0..5 {
         let summary = format!("A during {i}.");
         let ts = format!("2026-11-30T09:00:1{i}.000Z");
-        net.capture_without_waiting(&a, &ts, &summary, &format!("S{i}"));
+        let r = net.capture_without_waiting(&a, &ts, &summary, &format!("S{i}"));
+        assert!(!r.stderr.contains("not committed yet"), "{}", r.stderr);
         want.push(summary);
     }
     wait_for_auto_runs(&a, 1);

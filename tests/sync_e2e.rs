@@ -274,48 +274,55 @@ fn a_sync_while_captures_run_loses_nothing() {
     net.capture(&a, "2026-11-30T07:00:00.000Z", "A before.");
     net.capture(&b, "2026-11-30T08:00:00.000Z", "B before.");
     net.sync(&b);
-    // A slow remote keeps A's sync (which merges, so it rewrites the day file) holding the
-    // capture lock while the captures run: they time out on it and journal their lines.
-    let hook = net.pre_receive("#!/bin/sh\ncat >/dev/null\nsleep 2\n");
+    // A slow remote keeps A's sync (which merges, so it rewrites the day file) in its push
+    // while the captures run. No network phase holds the capture lock: each commits at once.
+    let pushing = net.env.root().join("pushing");
+    let hook = net.pre_receive(&format!(
+        "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nsleep 2\n",
+        pushing.display()
+    ));
     let mut want = vec!["A before.".to_string(), "B before.".to_string()];
-    let sync = net
+    let mut sync = net
         .cmd(&a)
         .arg("sync")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Start the captures once the sync holds the capture lock.
-    let held = || net.lock_held(&a);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !held() && std::time::Instant::now() < deadline {
+    while !pushing.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sync never pushed"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let mut pending = 0;
     for i in 0..6 {
         let summary = format!("A during {i}.");
         let ts = format!("2026-11-30T09:00:0{i}.000Z");
         let r = net.capture_without_waiting(&a, &ts, &summary, &format!("S{i}"));
-        pending += usize::from(r.stderr.contains("not committed yet"));
+        assert!(!r.stderr.contains("not committed yet"), "{}", r.stderr);
         want.push(summary);
     }
+    assert!(
+        sync.try_wait().unwrap().is_none(),
+        "the captures ran while the sync pushed"
+    );
     let out = sync.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(pending > 0, "no capture ran while the sync held the lock");
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("Merged"),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
     std::fs::remove_file(&hook).unwrap();
-    // The lines written meanwhile were kept after the merged bytes, and their journal records
-    // follow them: the next sync commits them as they stand, without a divergence.
+    // The lines committed meanwhile go out with the next sync, without a divergence.
     let r = net.sync(&a);
-    assert!(r.stdout.contains("Committed"), "{}", r.stdout);
+    assert!(r.stdout.contains("sent 6 entries"), "{}", r.stdout);
     assert!(!r.stderr.contains("edited"), "{}", r.stderr);
     net.sync(&b);
     let want: Vec<&str> = want.iter().map(String::as_str).collect();
@@ -931,4 +938,143 @@ fn status_shows_the_sync_remote_and_where_it_stood() {
     let r = net.rut(&a, &["status"]);
     assert_eq!(r.code, 1);
     assert!(r.stdout.contains("git remote add gone URL"), "{}", r.stdout);
+}
+
+/// The other machine's day file, as this vault's working tree holds it (`None`: missing).
+fn their_day_file(net: &Net, dir: &Path, needle: &str) -> Option<String> {
+    let path = file_holding(net, dir, needle);
+    std::fs::read_to_string(dir.join(&path)).ok()
+}
+
+/// A sync that stops right after it moved the ref (here a full disk; a `kill -9` there leaves
+/// the same) leaves the other machine's day file unwritten; the next sync writes it first, and
+/// nothing is reported as deleted or edited (issue 32, F-1).
+#[test]
+fn a_sync_stopped_after_the_ref_moved_is_finished_by_the_next() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&b, "2026-11-30T08:00:00.000Z", "From b.");
+    net.sync(&b);
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "From a.");
+    let r = run_with_stdin(
+        net.cmd(&a)
+            .env("RUTTER_FAILPOINTS", "sync-checkout")
+            .arg("sync"),
+        b"",
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert_eq!(their_day_file(&net, &a, "From b."), None, "not written yet");
+    let v = net.rut(&a, &["verify", "--porcelain"]);
+    assert_eq!(
+        v.code, 1,
+        "the files are behind until a sync finishes: {}",
+        v.stdout
+    );
+    // The next sync brings the files first: not "left alone", not "edited".
+    let r = net.sync(&a);
+    assert!(!r.stderr.contains("left"), "{}", r.stderr);
+    assert!(their_day_file(&net, &a, "From b.").is_some());
+    net.sync(&b);
+    net.converged(&[&a, &b], &["From a.", "From b."]);
+    let recent = net.rut(&a, &["--no-pager", "recent"]);
+    assert!(!recent.stdout.contains("deleted"), "{}", recent.stdout);
+}
+
+/// A vault whose working files fell behind the ref before sync noted its checkouts (what a
+/// stopped sync of an earlier version left): its first sync brings every file that is missing
+/// or a line-prefix of its committed version up, and leaves a day file of its own that was
+/// deleted here as it is (a `verify` finding).
+#[test]
+fn files_left_behind_by_an_earlier_version_are_brought_up() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&b, "2026-11-30T08:00:00.000Z", "B one.");
+    net.capture(&b, "2026-11-30T08:30:00.000Z", "B two.");
+    net.capture(&b, "2026-12-01T08:00:00.000Z", "B next day.");
+    net.sync(&b);
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.sync(&a);
+    // What an earlier version left: no note, one of b's files cut back to its first entry
+    // (a line-prefix of what is committed), the other gone, and a's own file deleted by hand.
+    std::fs::remove_file(a.join(".git/rutter/checkout")).unwrap();
+    let cut = file_holding(&net, &a, "B two.");
+    let text = std::fs::read_to_string(a.join(&cut)).unwrap();
+    let at = text.find("B two.").unwrap();
+    let line_start = text[..at].rfind('\n').unwrap() + 1;
+    std::fs::write(a.join(&cut), &text[..line_start]).unwrap();
+    let gone = file_holding(&net, &a, "B next day.");
+    std::fs::remove_file(a.join(&gone)).unwrap();
+    let own = file_holding(&net, &a, "A one.");
+    std::fs::remove_file(a.join(&own)).unwrap();
+    let r = net.sync(&a);
+    assert!(!r.stderr.contains("edits"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(a.join(&cut)).unwrap(), text);
+    assert!(a.join(&gone).exists(), "another machine's file is written");
+    assert!(!a.join(&own).exists(), "a file deleted here stays deleted");
+    let v = net.rut(&a, &["verify", "--porcelain"]);
+    assert_eq!(v.code, 1);
+    assert!(v.stdout.lines().all(|l| l.contains(&own)), "{}", v.stdout);
+    net.rut(&a, &["restore"]);
+    net.converged(&[&a], &["A one.", "B one.", "B two.", "B next day."]);
+}
+
+/// Two syncs of one vault at once take turns: neither fails on the other's locks.
+#[test]
+fn two_syncs_of_one_vault_take_turns() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&b, "2026-11-30T08:00:00.000Z", "From b.");
+    net.sync(&b);
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "From a.");
+    let _slow = net.pre_receive("#!/bin/sh\ncat >/dev/null\nsleep 1\n");
+    let spawn = || {
+        net.cmd(&a)
+            .arg("sync")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (one, two) = (spawn(), spawn());
+    for p in [one, two] {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    net.sync(&b);
+    net.converged(&[&a, &b], &["From a.", "From b."]);
+}
+
+/// A remote that hangs in the push is given up after `rutter.syncTimeout` (exit 2, saying
+/// so); captures meanwhile commit at once, and the next sync sends everything (issue 32, F-5).
+#[test]
+fn a_remote_that_hangs_is_given_up_and_captures_commit_meanwhile() {
+    let (net, a) = Net::new();
+    net.git(&a, &["config", "rutter.syncTimeout", "2s"]);
+    let hook = net.pre_receive("#!/bin/sh\ncat >/dev/null\nexec sleep 30\n");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "Before the hang.");
+    let sync = net
+        .cmd(&a)
+        .arg("sync")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let r = net.capture(&a, "2026-11-30T09:01:00.000Z", "During the hang.");
+    assert!(!r.stderr.contains("not committed yet"), "{}", r.stderr);
+    let started = std::time::Instant::now();
+    let out = sync.wait_with_output().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("ran longer than 2s"), "{stderr}");
+    std::fs::remove_file(&hook).unwrap();
+    let r = net.sync(&a);
+    assert!(r.stdout.contains("Pushed"), "{}", r.stdout);
+    let b = net.machine("b");
+    net.converged(&[&a, &b], &["Before the hang.", "During the hang."]);
 }

@@ -45,8 +45,7 @@ impl Store {
                 "git was not found on PATH, so the records of {remote} were not fetched; install git and run `git rutter sync {remote}`"
             )));
         };
-        let out = git
-            .args(super::transport::FSCK_OBJECTS)
+        git.args(super::transport::FSCK_OBJECTS)
             .args([
                 "fetch",
                 "--no-tags",
@@ -54,10 +53,17 @@ impl Store {
                 "--no-write-fetch-head",
                 &remote,
             ])
-            .arg(format!("+{RECORDS_REF}:{tracking}"))
-            .output();
-        let out = match out {
-            Ok(o) => o,
+            .arg(format!("+{RECORDS_REF}:{tracking}"));
+        // Bounded as a sync's fetch is: `init` holds the capture lock meanwhile.
+        let wall = super::transport::bounds(self).wall;
+        let out = match super::gitcli::output_within(git, wall) {
+            Ok(Some(o)) => o,
+            Ok(None) => {
+                return Ok(CloneFetch::Problem(format!(
+                    "the fetch from {remote} ran longer than {} and was stopped (rutter.syncTimeout); run `git rutter sync {remote}` once the connection is back",
+                    crate::clock::show_interval(wall.unwrap_or_default())
+                )))
+            }
             Err(e) => {
                 return Ok(CloneFetch::Problem(format!(
                     "could not run git to fetch from {remote}: {e}"

@@ -11,6 +11,8 @@ use git2::{ErrorCode, Oid};
 use std::io::Write;
 
 const MAX_ATTEMPTS: usize = 5;
+/// How long a ref update waits for another git process to let go of the ref's lock.
+const REF_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 /// The message of an empty commit that signs the history below it.
 const SEAL_MESSAGE: &str = "rutter: seal\n\nSigns the record history up to here (rutter.sign).\n";
 /// The message of the commit that moves day files into year folders.
@@ -74,12 +76,7 @@ impl Store {
             };
             match self.commit_on(&mut trees, tip, base, &planned, now, sign) {
                 Ok(oid) => return Ok(Some((oid, self.after_commit(oid)))),
-                Err(StoreError::Git(e))
-                    if matches!(e.code(), ErrorCode::Modified | ErrorCode::Locked) =>
-                {
-                    if e.code() == ErrorCode::Locked && self.ref_lock_path().exists() {
-                        return Err(StoreError::RefLocked(self.ref_lock_path()));
-                    }
+                Err(StoreError::Git(e)) if e.code() == ErrorCode::Modified => {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }
                 Err(e) => return Err(e),
@@ -134,9 +131,37 @@ impl Store {
     /// subject.
     fn move_ref(&self, tip: Oid, oid: Oid, message: &str) -> Result<Oid, StoreError> {
         let subject = message.lines().next().unwrap_or("rutter");
-        self.repo
-            .reference_matching(RECORDS_REF, oid, true, tip, subject)?;
+        self.patiently(|| {
+            self.repo
+                .reference_matching(RECORDS_REF, oid, true, tip, subject)
+        })?;
         Ok(oid)
+    }
+
+    /// Runs a ref update, again while another git process holds the ref's lock (`git gc`
+    /// packing refs holds it for a moment), for at most [`REF_LOCK_WAIT`]; a lock held longer
+    /// is named (`RefLocked`: a git process still runs, or one died and left it).
+    pub(crate) fn patiently<T>(
+        &self,
+        mut update: impl FnMut() -> Result<T, git2::Error>,
+    ) -> Result<T, StoreError> {
+        let deadline = std::time::Instant::now() + REF_LOCK_WAIT;
+        let mut pause = std::time::Duration::from_millis(2);
+        loop {
+            match update() {
+                Err(e) if e.code() == ErrorCode::Locked => {
+                    if std::time::Instant::now() >= deadline {
+                        return Err(match self.ref_lock_path().exists() {
+                            true => StoreError::RefLocked(self.ref_lock_path()),
+                            false => e.into(),
+                        });
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                }
+                other => return Ok(other?),
+            }
+        }
     }
 
     /// Signs the history so far with an empty `rutter: seal` commit on the tip, unless the tip

@@ -6,8 +6,11 @@
 //! files, choose the program), with `GIT_TERMINAL_PROMPT=0` and stdin closed, so it never
 //! waits on a prompt the user cannot see (a hook has no terminal).
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// The absolute path of `git` on `PATH`, skipping relative entries.
 pub(crate) fn git_program() -> Option<PathBuf> {
@@ -44,6 +47,73 @@ pub(crate) fn git_in(root: &Path) -> Option<Command> {
     let mut cmd = git()?;
     cmd.arg("-C").arg(root);
     Some(cmd)
+}
+
+/// Runs `cmd` to its end, its output captured, stopping it when it runs longer than `wall`
+/// (`Ok(None)`): a remote that hangs (a stalled connection, a hook that never returns) holds
+/// up no sync for longer than that. Without a terminal to prompt on, git and what it starts
+/// (ssh, a remote helper) run in a process group of their own and the whole group is stopped;
+/// on a terminal they stay in the foreground, where ssh may ask for a passphrase, and only git
+/// itself is stopped.
+pub(crate) fn output_within(
+    mut cmd: Command,
+    wall: Option<Duration>,
+) -> std::io::Result<Option<Output>> {
+    use std::io::IsTerminal;
+    use std::os::unix::process::CommandExt;
+    let grouped = !std::io::stderr().is_terminal();
+    if grouped {
+        cmd.process_group(0);
+    }
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let deadline = wall.map(|w| std::time::Instant::now() + w);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            stop(&mut child, grouped);
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // A grandchild that outlives git may hold the pipes open: wait a moment, no more.
+    let collect =
+        |rx: mpsc::Receiver<Vec<u8>>| rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
+    Ok(Some(Output {
+        status,
+        stdout: collect(out),
+        stderr: collect(err),
+    }))
+}
+
+/// Reads a pipe to its end on a thread of its own.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            let _ = tx.send(buf);
+        });
+    }
+    rx
+}
+
+/// Stops a child that ran too long (its whole process group when it has one) and reaps it.
+fn stop(child: &mut Child, grouped: bool) {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32);
+    match (grouped, pid) {
+        (true, Some(pid)) => {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        _ => {
+            let _ = child.kill();
+        }
+    }
+    let _ = child.wait();
 }
 
 /// The lines of `git diff --name-status` (without `-z`): `(status letter, path)`, the path

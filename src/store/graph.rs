@@ -186,8 +186,10 @@ impl Store {
     /// Moves `refs/rutter/records` from `from` to `to` if it is still at `from` (fails with
     /// a git error when it moved).
     pub fn advance_ref(&self, from: Oid, to: Oid, message: &str) -> Result<(), StoreError> {
-        self.repo
-            .reference_matching(RECORDS_REF, to, true, from, message)?;
+        self.patiently(|| {
+            self.repo
+                .reference_matching(RECORDS_REF, to, true, from, message)
+        })?;
         Ok(())
     }
 

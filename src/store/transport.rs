@@ -6,7 +6,63 @@
 //! reaches the user before [`redact`] has taken credentials out of every URL in it.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+/// Git config key: how long one git process of a sync (a fetch, a push) may run before it is
+/// stopped (`5m`, `90s`; `off`: no bound).
+pub(crate) const TIMEOUT_KEY: &str = "rutter.syncTimeout";
+/// Without `rutter.syncTimeout`: long enough for a first push of years of records over a slow
+/// line, short enough that a hung remote does not hold a sync for the afternoon.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// A transfer slower than this many bytes a second for [`LOW_SPEED_SECS`] is given up (git's
+/// `http.lowSpeedLimit`/`http.lowSpeedTime`, unless the user set their own).
+const LOW_SPEED_BYTES: &str = "1000";
+const LOW_SPEED_SECS: &str = "60";
+
+/// What bounds a sync's git processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// Wall-clock bound of one git process (`None`: none).
+    pub wall: Option<Duration>,
+    /// Whether to pass git the low-speed limit (the user set none of their own).
+    pub low_speed: bool,
+}
+
+/// The bounds `store`'s config sets: `rutter.syncTimeout` (else [`DEFAULT_TIMEOUT`]; a value
+/// that is no interval counts as the default), and the low-speed limit unless the user set
+/// `http.lowSpeedLimit` or `http.lowSpeedTime`.
+pub fn bounds(store: &super::Store) -> Bounds {
+    let wall = match store.config_string(TIMEOUT_KEY) {
+        Some(raw) => crate::clock::parse_interval(&raw).unwrap_or(Some(DEFAULT_TIMEOUT)),
+        None => Some(DEFAULT_TIMEOUT),
+    };
+    let own = ["http.lowSpeedLimit", "http.lowSpeedTime"]
+        .iter()
+        .any(|k| store.config_string(k).is_some());
+    Bounds {
+        wall,
+        low_speed: !own,
+    }
+}
+
+/// Runs a git command made by [`git`] within `bounds`; `Err(TimedOut)` when it ran too long.
+fn run(
+    cmd: Command,
+    bounds: Bounds,
+    what: &'static str,
+    remote: &str,
+) -> Result<Output, TransportError> {
+    match crate::store::gitcli::output_within(cmd, bounds.wall) {
+        Ok(Some(out)) => Ok(out),
+        Ok(None) => Err(TransportError::TimedOut {
+            what,
+            remote: remote.to_string(),
+            after: bounds.wall.unwrap_or_default(),
+        }),
+        Err(e) => Err(TransportError::Spawn(e)),
+    }
+}
 
 /// The refspec that brings every `refs/rutter/*` ref of `remote` to `refs/remotes/<remote>/rutter/*`.
 pub(crate) fn fetch_refspec(remote: &str) -> String {
@@ -27,6 +83,13 @@ pub enum TransportError {
     Spawn(std::io::Error),
     #[error("could not fetch from {remote}: {message}")]
     Fetch { remote: String, message: String },
+    /// A git process ran longer than `rutter.syncTimeout` and was stopped.
+    #[error("the {what} of {remote} ran longer than {} and was stopped (rutter.syncTimeout); nothing is lost: check the connection and run `git rutter sync` again", crate::clock::show_interval(*after))]
+    TimedOut {
+        what: &'static str,
+        remote: String,
+        after: Duration,
+    },
     /// git's own object checks (`fetch.fsckObjects`) refused what the remote sent.
     #[error("git's object checks refused what {remote} sent: {message}")]
     Unsound { remote: String, message: String },
@@ -43,9 +106,14 @@ pub(crate) enum Pushed {
     Refused(String),
 }
 
-/// A `git -C <root>` command that never prompts.
-fn git(root: &Path) -> Result<Command, TransportError> {
-    crate::store::gitcli::git_in(root).ok_or(TransportError::NoGit)
+/// A `git -C <root>` command that never prompts, with the low-speed limit when `bounds` asks.
+fn git(root: &Path, bounds: Bounds) -> Result<Command, TransportError> {
+    let mut cmd = crate::store::gitcli::git_in(root).ok_or(TransportError::NoGit)?;
+    if bounds.low_speed {
+        cmd.args(["-c", &format!("http.lowSpeedLimit={LOW_SPEED_BYTES}")])
+            .args(["-c", &format!("http.lowSpeedTime={LOW_SPEED_SECS}")]);
+    }
+    Ok(cmd)
 }
 
 /// `git -c fetch.fsckObjects=true`: every object a fetch of records receives is checked by git
@@ -60,9 +128,9 @@ pub fn fsck_refused(stderr: &[u8]) -> bool {
 /// Fetches every `refs/rutter/*` ref of `remote` into `refs/remotes/<remote>/rutter/*`, pruning
 /// tracking refs the remote no longer has, with git's object checks on. A remote without
 /// records is not an error.
-pub fn fetch(root: &Path, remote: &str) -> Result<(), TransportError> {
-    let out = git(root)?
-        .args(FSCK_OBJECTS)
+pub fn fetch(root: &Path, remote: &str, bounds: Bounds) -> Result<(), TransportError> {
+    let mut cmd = git(root, bounds)?;
+    cmd.args(FSCK_OBJECTS)
         .args([
             "fetch",
             "--no-tags",
@@ -71,9 +139,8 @@ pub fn fetch(root: &Path, remote: &str) -> Result<(), TransportError> {
             "--no-write-fetch-head",
             remote,
         ])
-        .arg(fetch_refspec(remote))
-        .output()
-        .map_err(TransportError::Spawn)?;
+        .arg(fetch_refspec(remote));
+    let out = run(cmd, bounds, "fetch", remote)?;
     if out.status.success() {
         return Ok(());
     }
@@ -88,12 +155,16 @@ pub fn fetch(root: &Path, remote: &str) -> Result<(), TransportError> {
 }
 
 /// Pushes `tip` to `refs/rutter/records` on `remote`, never forcing.
-pub fn push(root: &Path, remote: &str, tip: git2::Oid) -> Result<Pushed, TransportError> {
-    let out = git(root)?
-        .args(["push", "--porcelain", "--quiet", remote])
-        .arg(format!("{tip}:{}", super::RECORDS_REF))
-        .output()
-        .map_err(TransportError::Spawn)?;
+pub fn push(
+    root: &Path,
+    remote: &str,
+    tip: git2::Oid,
+    bounds: Bounds,
+) -> Result<Pushed, TransportError> {
+    let mut cmd = git(root, bounds)?;
+    cmd.args(["push", "--porcelain", "--quiet", remote])
+        .arg(format!("{tip}:{}", super::RECORDS_REF));
+    let out = run(cmd, bounds, "push", remote)?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let status = stdout
         .lines()

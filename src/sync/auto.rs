@@ -27,32 +27,7 @@ const LOCK: &str = "autosync.lock";
 /// The flag the detached run is started with (hidden from `sync --help`).
 pub(crate) const FLAG: &str = "--auto";
 
-/// Reads an interval: a whole number with a unit (`30s`, `15m`, `2h`, `1d`; a bare number is
-/// seconds); `off`, `false`, `no`, `never`, `0` or nothing turn it off (`None`).
-pub(crate) fn parse_interval(raw: &str) -> Result<Option<Duration>, String> {
-    let v = raw.trim().to_ascii_lowercase();
-    if matches!(v.as_str(), "" | "0" | "off" | "false" | "no" | "never") {
-        return Ok(None);
-    }
-    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let unit = &v[digits.len()..];
-    let n: u64 = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("{raw:?} is not an interval (say 30s, 15m, 2h or 1d, or off)"))?;
-    let secs = match unit {
-        "" | "s" | "sec" | "secs" | "second" | "seconds" => 1,
-        "m" | "min" | "mins" | "minute" | "minutes" => 60,
-        "h" | "hour" | "hours" => 3600,
-        "d" | "day" | "days" => 86_400,
-        _ => return Err(format!("{raw:?} has an unknown unit (use s, m, h or d)")),
-    };
-    match n.checked_mul(secs) {
-        Some(0) => Ok(None),
-        Some(s) => Ok(Some(Duration::from_secs(s))),
-        None => Err(format!("{raw:?} is too long an interval")),
-    }
-}
+pub(crate) use crate::clock::parse_interval;
 
 /// The interval `rutter.autoSync` sets in the vault `store` keeps, when it is on and a sync
 /// remote is set up; `Err` when the value is not an interval.
@@ -134,23 +109,6 @@ pub(crate) fn exclusive(state_dir: &Path) -> Option<Lock> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn intervals_read_as_people_write_them() {
-        let s = |n| Ok(Some(Duration::from_secs(n)));
-        assert_eq!(parse_interval("15m"), s(900));
-        assert_eq!(parse_interval(" 2h "), s(7200));
-        assert_eq!(parse_interval("30"), s(30));
-        assert_eq!(parse_interval("1d"), s(86_400));
-        assert_eq!(parse_interval("10 min"), s(600));
-        for off in ["", "0", "off", "OFF", "false", "no", "never", "0m"] {
-            assert_eq!(parse_interval(off), Ok(None), "{off}");
-        }
-        for bad in ["m", "15x", "-5m", "1.5h", "99999999999999999999d", "15m30s"] {
-            assert!(parse_interval(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn a_sync_is_due_once_the_interval_has_passed_since_the_last_start() {
@@ -181,21 +139,5 @@ mod tests {
         assert!(exclusive(t.path()).is_none());
         drop(first);
         assert!(exclusive(t.path()).is_some());
-    }
-
-    proptest! {
-        #[test]
-        fn reading_an_interval_never_panics(s in "\\PC{0,24}") {
-            let _ = parse_interval(&s);
-        }
-
-        #[test]
-        fn written_intervals_read_back(n in 1u64..100_000, unit in 0usize..4) {
-            let (suffix, secs) = [("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)][unit];
-            prop_assert_eq!(
-                parse_interval(&format!("{n}{suffix}")),
-                Ok(Some(Duration::from_secs(n * secs)))
-            );
-        }
     }
 }

@@ -4,7 +4,9 @@
 //! the old committed version, maybe followed by lines not committed yet (a capture that timed
 //! out on the lock while sync held it, use-log lines of the MCP server). Those lines are kept
 //! and written again after the new version, and the pending journal's offsets follow them. A
-//! file with any other difference, a missing or symlinked one, is left alone and reported.
+//! file that is a line-prefix of the new version is behind and is brought up; one that already
+//! holds the new version (and lines after it) is left as it is. A file with any other
+//! difference, a missing or symlinked one, is left alone and reported.
 
 use crate::fsx::{Dir, FsError};
 use crate::journal::Journal;
@@ -22,6 +24,27 @@ pub struct Checkout {
     pub left_alone: Vec<(String, String)>,
     /// Uncommitted lines written again after a new version (lines, not bytes).
     pub kept_lines: usize,
+}
+
+impl Checkout {
+    /// Adds what another pass did.
+    pub(crate) fn extend(&mut self, other: Checkout) {
+        self.updated.extend(other.updated);
+        self.left_alone.extend(other.left_alone);
+        self.kept_lines += other.kept_lines;
+    }
+}
+
+/// What a working file was last brought to, as far as this machine knows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Was<'a> {
+    /// These committed bytes.
+    Committed(&'a [u8]),
+    /// Nothing: the file is new to this machine.
+    New,
+    /// Not known (a vault whose checkouts were never noted): only a file that is missing or
+    /// behind is written, nothing else is touched or reported.
+    Unknown,
 }
 
 /// Updates the working record files from the tree `old` (what they were committed as) to the
@@ -45,27 +68,93 @@ pub(crate) fn check_out(
             Some(o) => Some(trees.blob(o)?.to_vec()),
             None => None,
         };
-        let next = trees.blob(new_blob)?.to_vec();
-        match update_file(&root, &ch.path, committed.as_deref(), &next, journal) {
-            Ok(Outcome::Written(kept)) => {
-                out.kept_lines += kept;
-                out.updated.push(ch.path);
-            }
-            Ok(Outcome::Same) => {}
-            Ok(Outcome::Left(why)) => out.left_alone.push((ch.path, why)),
-            Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
-                out.left_alone.push((ch.path, e.to_string()))
-            }
-            Err(e) => return Err(e.into()),
-        }
+        let was = committed.as_deref().map_or(Was::New, Was::Committed);
+        let next = trees.blob(new_blob)?;
+        let outcome = update_file(&root, &ch.path, was, &next, journal);
+        note(&mut out, ch.path, outcome)?;
     }
     Ok(out)
+}
+
+/// Brings every record file of the tree `tip` that is missing or behind in the working tree
+/// up to it, when nothing says what the files were last brought to (spec/sync.md, "Working
+/// files"): a file that holds the committed version, more, or something else is not touched.
+/// A missing file is written unless it is one this machine writes (its own or an untagged day
+/// file: deleted here, a `verify` finding). The caller holds the capture lock.
+pub(crate) fn bring_up(
+    store: &Store,
+    trees: &mut Trees<'_>,
+    tip: Oid,
+    journal: &Journal,
+) -> Result<Checkout, StoreError> {
+    let mut out = Checkout::default();
+    let root = Dir::open(store.root())?;
+    let own = crate::machine::read(store.state_dir());
+    for (path, blob) in trees.files(tip, crate::records::paths::OVERLAY_DIR)? {
+        if crate::records::paths::working_file(&path).is_none() {
+            continue;
+        }
+        let (size, _) = store.object_header(blob)?;
+        match working_size(&root, &path) {
+            Some(len) if len >= size as u64 => continue,
+            None if writes_here(&path, own.as_deref()) => continue,
+            _ => {}
+        }
+        let next = trees.blob(blob)?;
+        let outcome = update_file(&root, &path, Was::Unknown, &next, journal);
+        note(&mut out, path, outcome)?;
+    }
+    Ok(out)
+}
+
+/// Adds one file's outcome to `out`.
+fn note(
+    out: &mut Checkout,
+    path: String,
+    outcome: Result<Outcome, FsError>,
+) -> Result<(), StoreError> {
+    match outcome {
+        Ok(Outcome::Written(kept)) => {
+            out.kept_lines += kept;
+            out.updated.push(path);
+        }
+        Ok(Outcome::Same | Outcome::Untouched) => {}
+        Ok(Outcome::Left(why)) => out.left_alone.push((path, why)),
+        Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
+            out.left_alone.push((path, e.to_string()))
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
+/// The size of a working record file (`None`: missing or unreadable as a regular file).
+fn working_size(root: &Dir, path: &str) -> Option<u64> {
+    let (dir, name) = crate::overlay::folder_in(root, path, false).ok()?;
+    let (size, _, regular) = dir.stat(name)?;
+    regular.then_some(size)
+}
+
+/// Whether this machine's captures append to `path`: its own day files, and untagged ones (a
+/// vault's files from before sync was set up). Such a file missing was deleted here.
+fn writes_here(path: &str, own: Option<&str>) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match crate::records::paths::split_day_file_name(name) {
+        Some((_, None)) => true,
+        Some((_, Some(tag))) => Some(tag) == own,
+        None => false,
+    }
+}
+
+/// Whether `a` holds all of `b` followed by whole lines (or nothing).
+fn holds(a: &[u8], b: &[u8]) -> bool {
+    a.starts_with(b) && (b.is_empty() || b.ends_with(b"\n"))
 }
 
 fn update_file(
     root: &Dir,
     path: &str,
-    committed: Option<&[u8]>,
+    was: Was<'_>,
     next: &[u8],
     journal: &Journal,
 ) -> Result<Outcome, FsError> {
@@ -75,33 +164,31 @@ fn update_file(
         Err(e) => return Ok(Outcome::Left(e.to_string())),
     };
     let Some(mut old_file) = dir.open_read(name)? else {
-        return Ok(match committed {
-            None if dir.create_new(name, next)? => Outcome::Written(0),
-            None => Outcome::Left("it appeared while sync was writing it".into()),
-            Some(_) => Outcome::Left(
-                "it was deleted from the working tree; `git rutter restore` brings it back".into(),
-            ),
-        });
+        return missing(&dir, name, was, next);
     };
     let mut working = Vec::new();
     old_file
         .read_to_end(&mut working)
         .map_err(|e| io(&dir, name, e))?;
-    if working == next {
+    // Already there, perhaps followed by lines not committed yet.
+    if working == next || holds(&working, next) {
         return Ok(Outcome::Same);
     }
-    // A file never committed here starts with the header every copy of it starts with;
-    // what follows is lines not committed yet (a capture that timed out on the lock).
+    // Behind (a sync that moved the ref and stopped before it got here): what the file
+    // holds is where it stands in the new version, whatever it was committed as.
     let header = header_for(path);
-    let base = committed.unwrap_or(header.as_bytes());
-    let extra = match working.strip_prefix(base) {
-        _ if committed.is_none() && next.starts_with(&working) => Vec::new(),
-        Some(rest) => rest.to_vec(),
-        None => return Ok(Outcome::Left(not_committed())),
+    let base: &[u8] = match was {
+        _ if holds(next, &working) => &working,
+        Was::Unknown => return Ok(Outcome::Untouched),
+        Was::Committed(c) => c,
+        Was::New => header.as_bytes(),
+    };
+    let Some(extra) = working.strip_prefix(base).map(<[u8]>::to_vec) else {
+        return Ok(Outcome::Left(not_committed()));
     };
     // Only whole lines were added (another writer's own day file, a fast-forward): append
     // them, so no byte of the working file is rewritten.
-    if extra.is_empty() && next.starts_with(&working) && working.ends_with(b"\n") {
+    if extra.is_empty() && holds(next, &working) {
         let mut f = dir.open_append(name)?;
         // Unless a capture that timed out on the lock appended meanwhile: then the file is
         // rewritten below, with its line kept after the new version.
@@ -136,6 +223,17 @@ fn update_file(
     Ok(Outcome::Written(kept))
 }
 
+/// A record file missing from the working tree: written when it is new to this machine (or
+/// may be), left alone when it was brought here and has been deleted since.
+fn missing(dir: &Dir, name: &str, was: Was<'_>, next: &[u8]) -> Result<Outcome, FsError> {
+    Ok(match was {
+        Was::Committed(_) => Outcome::Left(
+            "it was deleted from the working tree; `git rutter restore` brings it back".into(),
+        ),
+        Was::New | Was::Unknown if dir.create_new(name, next)? => Outcome::Written(0),
+        Was::New | Was::Unknown => Outcome::Left("it appeared while sync was writing it".into()),
+    })
+}
 /// Moves the journal records of `path` that lay after the old committed bytes (`from`) by
 /// `shift`, so `git rutter commit` finds each line where it now is. A record that also
 /// wrote the header of a new file keeps only what it wrote after it. Best effort: a record
@@ -174,15 +272,19 @@ fn move_journal(journal: &Journal, path: &str, from: u64, shift: i64) {
 enum Outcome {
     Written(usize),
     Same,
+    /// Not brought up and not reported: what it was is not known (`verify` reports it).
+    Untouched,
     Left(String),
 }
 
 /// The bytes every copy of a record file starts with: a day file's or the ledger's header.
-fn header_for(path: &str) -> String {
+fn header_for(path: &str) -> std::borrow::Cow<'static, str> {
     match crate::records::paths::day_of(path) {
-        Some(day) => crate::records::dayfile::header(day),
-        None if path == crate::records::ledger::LEDGER_PATH => crate::records::ledger::header(),
-        None => String::new(),
+        Some(day) => crate::records::dayfile::header(day).into(),
+        None if path == crate::records::ledger::LEDGER_PATH => {
+            crate::records::ledger::header().into()
+        }
+        None => "".into(),
     }
 }
 
@@ -373,5 +475,74 @@ mod tests {
             Some(r.bytes.as_str()),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_file_that_holds_the_new_version_and_more_is_left_as_it_is() {
+        let (_t, store, journal) = vault();
+        // The tree the files were last brought to lags the captures committed since.
+        let old = tree(&store, &[(DAY, "H\na\n")]);
+        let new = tree(&store, &[(DAY, "H\na\nb\n")]);
+        write(&store, DAY, "H\na\nb\npending\n");
+        let out = run(&store, &journal, old, new);
+        assert_eq!(out, Checkout::default());
+        assert_eq!(read(&store, DAY), "H\na\nb\npending\n", "nothing doubled");
+    }
+
+    #[test]
+    fn a_file_behind_the_new_version_is_brought_up_whatever_it_was_committed_as() {
+        let (_t, store, journal) = vault();
+        let old = tree(&store, &[(DAY, "H\na\nb\n")]);
+        let new = tree(&store, &[(DAY, "H\na\nb\nc\n")]);
+        // Behind even what it was committed as: a line-prefix of the new version is never
+        // called an edit.
+        write(&store, DAY, "H\na\n");
+        let out = run(&store, &journal, old, new);
+        assert_eq!(out.updated, [DAY]);
+        assert_eq!(read(&store, DAY), "H\na\nb\nc\n");
+        // Cut inside a line, it is an edit all the same.
+        write(&store, DAY, "H\na\nb");
+        let out = run(&store, &journal, old, new);
+        assert_eq!(out.left_alone.len(), 1, "{out:?}");
+    }
+
+    #[test]
+    fn bringing_up_writes_what_is_missing_or_behind_and_touches_nothing_else() {
+        let (_t, store, journal) = vault();
+        crate::machine::ensure(store.state_dir()).unwrap();
+        let own_tag = crate::machine::read(store.state_dir()).unwrap();
+        let own = format!("_librarian/sessions/2026-11-30.{own_tag}.md");
+        let (theirs, behind, edited, more, untagged) = (
+            "_librarian/sessions/2026-11-30.laptop-0001.md",
+            "_librarian/sessions/2026-11-29.laptop-0001.md",
+            "_librarian/sessions/2026-11-28.laptop-0001.md",
+            "_librarian/sessions/2026-11-27.laptop-0001.md",
+            "_librarian/sessions/2026-11-26.md",
+        );
+        let tip = tree(
+            &store,
+            &[
+                (theirs, "T\n"),
+                (behind, "H\na\nb\n"),
+                (edited, "H\na\n"),
+                (more, "H\na\n"),
+                (untagged, "U\n"),
+                (&own, "O\n"),
+            ],
+        );
+        write(&store, behind, "H\na\n");
+        write(&store, edited, "H\nA\n");
+        write(&store, more, "H\na\npending\n");
+        let mut trees = store.trees().unwrap();
+        let out = bring_up(&store, &mut trees, tip, &journal).unwrap();
+        assert_eq!(out.updated, [behind, theirs]);
+        assert!(out.left_alone.is_empty(), "{out:?}");
+        assert_eq!(read(&store, theirs), "T\n");
+        assert_eq!(read(&store, behind), "H\na\nb\n");
+        assert_eq!(read(&store, edited), "H\nA\n");
+        assert_eq!(read(&store, more), "H\na\npending\n");
+        for deleted_here in [untagged, own.as_str()] {
+            assert!(!store.root().join(deleted_here).exists(), "{deleted_here}");
+        }
     }
 }

@@ -10,8 +10,10 @@
 pub(crate) mod auto;
 pub(crate) mod checkout;
 pub(crate) mod exposure;
+pub(crate) mod follow;
 pub(crate) mod merge;
 pub(crate) mod refused;
+pub mod running;
 pub(crate) mod setup;
 pub(crate) mod union;
 
@@ -144,6 +146,8 @@ pub fn fetches_records(store: &Store, name: &str) -> Result<bool, SyncError> {
 /// remote sent is noted for `status` ([`refused::note`]); a sync that takes in or sends its
 /// records clears the note.
 pub fn sync(store: &Store, remote: &str, now: Instant) -> Result<SyncReport, SyncError> {
+    // One sync at a time: a second one waits for this one's end.
+    let _running = running::start(store.state_dir(), now, running::WAIT)?;
     let result = sync_unnoted(store, remote, now);
     match &result {
         Err(SyncError::Refused {
@@ -162,7 +166,7 @@ pub fn sync(store: &Store, remote: &str, now: Instant) -> Result<SyncReport, Syn
 
 /// Fetches `remote`'s records; git's object checks refusing what it sent is a refusal.
 pub fn fetch_records(store: &Store, remote: &str) -> Result<(), SyncError> {
-    match transport::fetch(store.root(), remote) {
+    match transport::fetch(store.root(), remote, transport::bounds(store)) {
         Err(TransportError::Unsound { message, .. }) => Err(SyncError::Refused {
             remote: remote.to_string(),
             tip: None,
@@ -186,21 +190,11 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
         url: store.remote_url(remote),
         ..Default::default()
     };
-    // Fetching only writes the remote-tracking refs: no lock needed, so captures are not
-    // kept waiting on the network.
+    // No network phase runs under the capture lock: captures are never kept waiting on a
+    // remote that is slow or hangs.
     fetch_records(store, remote)?;
-    let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
-    // Committing what is pending would create the ref by adopting the working files: a
-    // vault that never ran `init` should start from the remote's records instead.
-    if store.tip()?.is_none() {
-        return Err(SyncError::NoRecords);
-    }
     let journal = crate::recorder::open_journal(store.state_dir()).map_err(StoreError::from)?;
-    let pending = crate::recorder::commit(store, Some(&journal), &[], now, store.sign_wanted())?;
-    report.committed_pending = pending.entries.len();
-    report.diverged = pending.diverged;
-    report.unwitnessed.extend(pending.unwitnessed);
-    let start = store.tip()?.ok_or(SyncError::NoRecords)?;
+    let start = begin(store, &journal, now, &mut report)?;
     report.before = Some(start);
     let first_remote = tracking_tip(store, remote)?;
     report.gave_up = true;
@@ -208,24 +202,40 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
         if round > 0 {
             fetch_records(store, remote)?;
         }
-        if sync_round(store, remote, now, &mut report)? {
+        if sync_round(store, remote, &journal, now, &mut report)? {
             report.gave_up = false;
             break;
         }
     }
-    let after = store.tip()?.ok_or(SyncError::NoRecords)?;
-    report.after = Some(after);
-    let mut trees = store.trees()?;
-    let (start_tree, after_tree) = (store.tree_of(start)?, store.tree_of(after)?);
-    if after != start {
-        report.checkout = checkout::check_out(store, &mut trees, start_tree, after_tree, &journal)?;
-        report.received = new_entries(&mut trees, Some(start_tree), after_tree)?;
-    }
-    if report.pushed {
+    report.after = Some(store.tip()?.ok_or(SyncError::NoRecords)?);
+    if let (true, Some(pushed)) = (report.pushed, report.remote_tip) {
+        let mut trees = store.trees()?;
         let before = first_remote.map(|t| store.tree_of(t)).transpose()?;
-        report.sent = new_entries(&mut trees, before, after_tree)?;
+        report.sent = new_entries(&mut trees, before, store.tree_of(pushed)?)?;
     }
     Ok(report)
+}
+
+/// Under the capture lock: finishes the checkout a stopped sync left ([`follow::recover`]) and
+/// commits what is pending. The tip to sync from.
+fn begin(
+    store: &Store,
+    journal: &crate::journal::Journal,
+    now: Instant,
+    report: &mut SyncReport,
+) -> Result<Oid, SyncError> {
+    let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
+    // Committing what is pending would create the ref by adopting the working files: a
+    // vault that never ran `init` should start from the remote's records instead.
+    if store.tip()?.is_none() {
+        return Err(SyncError::NoRecords);
+    }
+    report.checkout.extend(follow::recover(store, journal)?);
+    let pending = crate::recorder::commit(store, Some(journal), &[], now, store.sign_wanted())?;
+    report.committed_pending = pending.entries.len();
+    report.diverged = pending.diverged;
+    report.unwitnessed.extend(pending.unwitnessed);
+    store.tip()?.ok_or(SyncError::NoRecords)
 }
 
 /// One round: take in the remote's tip, then push. `true` when done (pushed, nothing to push,
@@ -233,34 +243,31 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
 fn sync_round(
     store: &Store,
     remote: &str,
+    journal: &crate::journal::Journal,
     now: Instant,
     report: &mut SyncReport,
 ) -> Result<bool, SyncError> {
-    let local = store.tip()?.ok_or(SyncError::NoRecords)?;
     let theirs = tracking_tip(store, remote)?;
     report.remote_tip = theirs;
-    if let Some(theirs) = theirs.filter(|t| *t != local) {
-        if !store.descends(local, theirs)? {
+    if let Some(theirs) = theirs {
+        // Checked before the lock is taken: captures meanwhile only add commits on the
+        // local side, so what `theirs` brings can only shrink.
+        let local = store.tip()?.ok_or(SyncError::NoRecords)?;
+        if theirs != local && !store.descends(local, theirs)? {
             report.checked += take_in(store, remote, theirs, local)?;
         }
-        if store.descends(theirs, local)? {
-            fast_forward(store, remote, local, theirs)?;
-            report.unwitnessed.extend(store.after_commit(theirs));
-            report.action = Action::FastForward;
-        } else if !store.descends(local, theirs)? {
-            let oid = merge_with(store, remote, local, theirs, now, report)?;
-            report.unwitnessed.extend(store.after_commit(oid));
-            report.merges.push(oid);
-            report.action = Action::Merged;
-        } else if report.action == Action::UpToDate {
-            report.action = Action::Ahead;
-        }
     }
-    let tip = store.tip()?.ok_or(SyncError::NoRecords)?;
+    let tip = {
+        let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
+        if let Some(theirs) = theirs {
+            join(store, remote, journal, theirs, now, report)?;
+        }
+        store.tip()?.ok_or(SyncError::NoRecords)?
+    };
     if Some(tip) == theirs {
         return Ok(true);
     }
-    match transport::push(store.root(), remote, tip)? {
+    match transport::push(store.root(), remote, tip, transport::bounds(store))? {
         Pushed::Accepted => {
             let tracking = transport::tracking_ref(remote);
             store.set_tracking_ref(&tracking, tip, "rutter: sync: pushed")?;
@@ -281,6 +288,53 @@ fn sync_round(
     }
 }
 
+/// Under the capture lock: moves the local ref to `theirs` (fast-forward) or to a merge with
+/// it, and brings the working files along in the same breath ([`follow::advance`]).
+fn join(
+    store: &Store,
+    remote: &str,
+    journal: &crate::journal::Journal,
+    theirs: Oid,
+    now: Instant,
+    report: &mut SyncReport,
+) -> Result<(), SyncError> {
+    let local = store.tip()?.ok_or(SyncError::NoRecords)?;
+    if theirs == local || store.descends(local, theirs)? {
+        if report.action == Action::UpToDate && theirs != local {
+            report.action = Action::Ahead;
+        }
+        return Ok(());
+    }
+    let to = if store.descends(theirs, local)? {
+        report.action = Action::FastForward;
+        theirs
+    } else {
+        let oid = merge_commit(store, remote, local, theirs, now, report)?;
+        report.merges.push(oid);
+        report.action = Action::Merged;
+        oid
+    };
+    let message = match to == theirs {
+        true => format!(
+            "rutter: sync: fast-forward to {} from {}",
+            crate::shortid::long(&theirs),
+            one_line(remote)
+        ),
+        false => format!("rutter: merge {}", one_line(remote)),
+    };
+    let out = follow::advance(store, journal, local, to, || {
+        store.advance_ref(local, to, &message)
+    })?;
+    report.checkout.extend(out);
+    report.unwitnessed.extend(store.after_commit(to));
+    let mut trees = store.trees()?;
+    let (old, new) = (store.tree_of(local)?, store.tree_of(to)?);
+    report
+        .received
+        .extend(new_entries(&mut trees, Some(old), new)?);
+    Ok(())
+}
+
 /// Checks what taking in `theirs` would bring (every commit not reachable from `local`); the
 /// number of commits checked, or the refusal.
 fn take_in(store: &Store, remote: &str, theirs: Oid, local: Oid) -> Result<usize, SyncError> {
@@ -299,18 +353,8 @@ pub fn tracking_tip(store: &Store, remote: &str) -> Result<Option<Oid>, StoreErr
     store.ref_target(&transport::tracking_ref(remote))
 }
 
-/// Moves the ref from `local` to its descendant `theirs`.
-fn fast_forward(store: &Store, remote: &str, local: Oid, theirs: Oid) -> Result<(), StoreError> {
-    let message = format!(
-        "rutter: sync: fast-forward to {} from {}",
-        crate::shortid::long(&theirs),
-        one_line(remote)
-    );
-    store.advance_ref(local, theirs, &message)
-}
-
-/// Writes the merge of `local` and `theirs` and moves the ref to it.
-fn merge_with(
+/// Writes the merge of `local` and `theirs` (the ref is not moved).
+fn merge_commit(
     store: &Store,
     remote: &str,
     local: Oid,
@@ -330,7 +374,6 @@ fn merge_with(
         now,
         store.sign_wanted(),
     )?;
-    store.advance_ref(local, oid, &format!("rutter: merge {}", one_line(remote)))?;
     report.unioned.extend(merged.unioned);
     report.split.extend(merged.split);
     Ok(oid)
