@@ -39,6 +39,11 @@ pub(crate) const KNOWN: &[Known] = &[
         does: "An interval (15m, 1h): after a capture, when the last sync started longer ago, a sync with rutter.syncRemote starts by itself in the background.",
     },
     Known {
+        key: "rutter.syncTimeout",
+        default: "5m",
+        does: "How long one git process of a sync (a fetch, a push) may run before it is stopped (90s, 15m; off: no bound).",
+    },
+    Known {
         key: "rutter.keepCited",
         default: "true",
         does: "false: captures keep no copy of the notes they cite under _librarian/cited/, and sync sends none.",
