@@ -160,15 +160,18 @@ fn sync(y: &super::SyncInfo, clock: &crate::clock::Clock, out: &mut Vec<Finding>
     }
 }
 
+/// An outdated index, and one in the vault's own `.git/` that names a former path of the vault
+/// (moved or copied), are rebuilt at their next use: the index line shows them, they are not
+/// findings.
 fn index(s: &Status, out: &mut Vec<Finding>) {
     let Some(ix) = &s.index else { return };
+    let detail = ix.problem_detail.as_deref().unwrap_or("unknown");
     match ix.problem {
         Some("other-vault") => out.push(finding(
             "index-other-vault",
             format!(
-                "The index {} was built for another vault ({}).",
+                "The index {} was built for another vault ({detail}).",
                 ix.path,
-                ix.problem_detail.as_deref().unwrap_or("unknown")
             ),
             "Run `git rutter reindex --force` to take it over, or point LIBRARIAN_DB_PATH \
              elsewhere."
@@ -179,6 +182,13 @@ fn index(s: &Status, out: &mut Vec<Finding>) {
             format!("LIBRARIAN_DB_PATH names {}, which is not an index git-rutter made (the TypeScript version's librarian.db is never used or written).", ix.path),
             "Unset LIBRARIAN_DB_PATH (the index then lives in .git/rutter/index.sqlite), or \
              point it at a new file."
+                .into(),
+        )),
+        Some("not-a-file") => out.push(finding(
+            "index-not-a-file",
+            format!("{detail}, where the index belongs: git-rutter refuses to open it, so search, recent, cited-by and the MCP server's tools fail until it is gone."),
+            "Look at what put it there, then remove it; the next search or `git rutter reindex` \
+             rebuilds the index."
                 .into(),
         )),
         _ => {}
