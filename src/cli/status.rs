@@ -255,7 +255,7 @@ fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {
         (_, None, notes) => {
             let fresh = match ix.stale {
                 Some(st) if st.new + st.changed + st.removed > 0 => format!(
-                    "{} new, {} changed, {} removed since",
+                    "{} new, {} changed, {} removed since (the next search reads them)",
                     st.new, st.changed, st.removed
                 ),
                 _ => "notes unchanged since".into(),

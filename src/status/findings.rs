@@ -1,6 +1,8 @@
 //! What is wrong, each with what to do (spec/status.md, "Findings"). A finding is something
-//! that stops captures or recall from working as the user expects; everything else `status`
-//! shows is information. The kinds are stable names for scripts.
+//! that stops captures or recall from working as the user expects and needs the user's action
+//! to mend; what mends itself (an index behind the notes, one rebuilt at its next use) and
+//! everything else `status` shows is information, so a healthy vault exits 0 however its notes
+//! changed. The kinds are stable names for scripts.
 
 use super::clients::ClientState;
 use super::{ClientInfo, Status};
@@ -160,9 +162,10 @@ fn sync(y: &super::SyncInfo, clock: &crate::clock::Clock, out: &mut Vec<Finding>
     }
 }
 
-/// An outdated index, and one in the vault's own `.git/` that names a former path of the vault
-/// (moved or copied), are rebuilt at their next use: the index line shows them, they are not
-/// findings.
+/// Only what recall cannot get past by itself. An index behind the notes (the next search or
+/// MCP call reads them), an outdated one, and one in the vault's own `.git/` that names a former
+/// path of the vault (moved or copied) are rebuilt or caught up at their next use: the index
+/// line shows them, they are not findings.
 fn index(s: &Status, out: &mut Vec<Finding>) {
     let Some(ix) = &s.index else { return };
     let detail = ix.problem_detail.as_deref().unwrap_or("unknown");
@@ -192,16 +195,6 @@ fn index(s: &Status, out: &mut Vec<Finding>) {
                 .into(),
         )),
         _ => {}
-    }
-    if let Some(st) = ix.stale.filter(|st| st.new + st.changed + st.removed > 0) {
-        out.push(finding(
-            "index-stale",
-            format!(
-                "The index is behind the notes: {} new, {} changed, {} removed since it was last updated.",
-                st.new, st.changed, st.removed
-            ),
-            "Run `git rutter reindex`.".into(),
-        ));
     }
 }
 
