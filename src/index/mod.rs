@@ -50,7 +50,7 @@ pub enum IndexError {
     },
     #[error("{0} (LIBRARIAN_DB_PATH) is not an index git-rutter made (the TypeScript version's librarian.db, or another program's file); git-rutter never writes it, not even with --force. Unset LIBRARIAN_DB_PATH (git-rutter keeps its index in .git/rutter/ by default), or point it at a new file")]
     Foreign(PathBuf),
-    #[error("{path} is {what}, not a regular file of the index's own: git-rutter never opens the index through a link, a second name or a pipe. Remove it; the next command rebuilds the index.")]
+    #[error("{path} is {what}, not a regular file of the index's own: git-rutter never opens the index through a link, a second name or a pipe; remove it, and the next command rebuilds the index.")]
     NotAFile { path: PathBuf, what: String },
     #[error("index: {0}")]
     Io(#[from] std::io::Error),
