@@ -227,13 +227,33 @@ impl FilterArgs {
 
 /// Opens the vault's index for an interactive command, building it if needed. The progress line
 /// of a first build comes back with it: the caller keeps it until its first read of the index
-/// is done (that read fills what the build left).
+/// is done (that read fills what the build left). An index rebuilt because the vault was moved
+/// or copied is said on stderr.
 pub(crate) fn open_index(
-    ui: &ui::Ui,
+    ui: &mut ui::Ui,
     vault: &crate::vault::Vault,
 ) -> Result<(crate::index::Index, Option<progress::Progress>), crate::index::IndexError> {
     let building = progress::Progress::index_build(ui, vault);
-    Ok((crate::index::Index::open(vault, false)?, building))
+    let index = crate::index::Index::open(vault, false)?;
+    if let Some(note) = moved_note(&index, vault) {
+        ui.warn(format_args!("git-rutter: {note}"));
+    }
+    Ok((index, building))
+}
+
+/// What to say when the index was rebuilt because it named the vault under another path.
+pub(crate) fn moved_note(
+    index: &crate::index::Index,
+    vault: &crate::vault::Vault,
+) -> Option<String> {
+    let safe = crate::records::text::one_line_safe;
+    index.moved_from.as_deref().map(|old| {
+        format!(
+            "the index was built when this vault was at {} (moved or copied since); rebuilt it for {}. Nothing to do: the index holds only what the notes and the record hold.",
+            safe(old),
+            safe(&vault.root.to_string_lossy())
+        )
+    })
 }
 
 /// Resolves the vault for an interactive command (may use the current repository), naming it on

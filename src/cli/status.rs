@@ -231,8 +231,18 @@ fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {
         n => format!("{n} markdown notes in the vault"),
     };
     let line = match (ix.exists, ix.problem, ix.notes) {
+        (_, Some("not-a-file"), _) => {
+            format!("{} (refused: see the findings); {vault_notes}", ix.path)
+        }
         (false, _, _) => format!(
             "not built yet (search and the MCP server build it; `git rutter reindex` now); {vault_notes}"
+        ),
+        (_, Some("moved"), _) => format!(
+            "{} was built when the vault was at {}: the next search, recent or MCP start rebuilds it; {vault_notes}",
+            ix.path,
+            crate::records::text::one_line_safe(
+                ix.problem_detail.as_deref().unwrap_or("another path")
+            )
         ),
         (_, Some(p), _) => format!(
             "{} ({p}{}); {vault_notes}",
@@ -245,7 +255,7 @@ fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {
         (_, None, notes) => {
             let fresh = match ix.stale {
                 Some(st) if st.new + st.changed + st.removed > 0 => format!(
-                    "{} new, {} changed, {} removed since",
+                    "{} new, {} changed, {} removed since (the next search reads them)",
                     st.new, st.changed, st.removed
                 ),
                 _ => "notes unchanged since".into(),

@@ -10,11 +10,13 @@ const MAX: i64 = 200;
 
 /// Opens the vault's index read-only, if it exists, is current and is this vault's: one
 /// connection, which reads the schema version and the vault it was built for first (a TAB and
-/// the pre-commit hook pay for one open, not two).
+/// the pre-commit hook pay for one open, not two). A name of the wrong kind there (a FIFO
+/// would block the TAB or the commit for good) offers nothing.
 pub(super) fn open(vault: &Vault) -> Option<Connection> {
-    let (path, _) = super::location(vault);
-    let conn = Connection::open_with_flags(
-        path,
+    let (path, place) = super::locate(vault);
+    let conn = super::open_db(
+        &path,
+        place,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .ok()?;

@@ -2,9 +2,11 @@
 //! it is, whether it is this vault's, how many notes and entries it holds, when it was last
 //! written, and whether the notes changed since (one walk of the vault, compared by size and
 //! mtime with what the index recorded). The walk also counts the vault's markdown notes, for
-//! the reference's zero-notes trap: a vault with none is probably the wrong folder.
+//! the reference's zero-notes trap: a vault with none is probably the wrong folder. Like every
+//! open of the index, it first looks at what sits at the index's names ([`super::guard`]), so
+//! a FIFO planted there is named, never opened.
 
-use super::{location, schema, walk, META_SQL};
+use super::{guard, locate, schema, walk, IndexError, Place, META_SQL};
 use crate::vault::Vault;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
@@ -33,8 +35,15 @@ pub(crate) struct IndexState {
 /// Why an existing index cannot be used as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Problem {
-    /// Built for another vault (refused until `reindex --force`).
+    /// Built for another vault at `LIBRARIAN_DB_PATH` or in the XDG folder (refused until
+    /// `reindex --force`).
     OtherVault(String),
+    /// In the vault's own `.git/` but built when the vault was at this other path (it was
+    /// moved or copied): rebuilt at its next use.
+    Moved(String),
+    /// One of its names (`path`) is `what`: a symlink, a second name, a FIFO or another
+    /// non-file (refused until it is removed).
+    NotAFile { path: String, what: String },
     /// Not a git-rutter index (at `LIBRARIAN_DB_PATH`, refused).
     Foreign,
     /// An older or newer schema, or unreadable: rebuilt at its next use (refused when
@@ -52,24 +61,28 @@ pub(crate) struct Staleness {
 
 /// Looks at the vault's index without writing to it.
 pub fn inspect(vault: &Vault) -> IndexState {
-    let (path, overridden) = location(vault);
+    let (path, place) = locate(vault);
     let notes_now = walk::walk_notes(&vault.root);
     let mut state = IndexState {
-        exists: path.exists(),
+        exists: std::fs::symlink_metadata(&path).is_ok(),
         updated_ms: written_ms(&path),
         path,
-        overridden,
+        overridden: place == Place::Chosen,
         notes: None,
         entries: None,
         problem: None,
         vault_notes: notes_now.len(),
         stale: None,
     };
+    if let Err(e) = guard::check(&state.path, place) {
+        state.problem = Some(refused(e));
+        return state;
+    }
     if !state.exists {
         return state;
     }
     let ours = vault.root.to_string_lossy();
-    match read(&state.path, &ours, &notes_now) {
+    match read(&state.path, place, &ours, &notes_now) {
         Ok(Read::Ours {
             notes,
             entries,
@@ -79,13 +92,32 @@ pub fn inspect(vault: &Vault) -> IndexState {
             state.entries = Some(entries);
             state.stale = Some(stale);
         }
+        // In the vault's own .git/ the other path is this vault's former one: rebuilt.
+        Ok(Read::OtherVault(theirs)) if place == Place::OwnGitDir => {
+            state.problem = Some(Problem::Moved(theirs))
+        }
         Ok(Read::OtherVault(theirs)) => state.problem = Some(Problem::OtherVault(theirs)),
+        // Planted between the check above and the open.
+        Err(e @ IndexError::NotAFile { .. }) => state.problem = Some(refused(e)),
         // An index chosen by LIBRARIAN_DB_PATH is never replaced without --force.
-        Ok(Read::Outdated(_)) | Err(_) if overridden => state.problem = Some(Problem::Foreign),
+        Ok(Read::Outdated(_)) | Err(_) if place == Place::Chosen => {
+            state.problem = Some(Problem::Foreign)
+        }
         Ok(Read::Outdated(why)) => state.problem = Some(Problem::Outdated(why)),
         Err(e) => state.problem = Some(Problem::Outdated(format!("unreadable ({e})"))),
     }
     state
+}
+
+/// The problem a refusal of [`guard::check`] is.
+fn refused(e: IndexError) -> Problem {
+    match e {
+        IndexError::NotAFile { path, what } => Problem::NotAFile {
+            path: path.display().to_string(),
+            what,
+        },
+        other => Problem::Outdated(format!("unreadable ({other})")),
+    }
 }
 
 enum Read {
@@ -98,9 +130,14 @@ enum Read {
     Outdated(String),
 }
 
-fn read(path: &Path, ours: &str, notes_now: &[walk::NoteFile]) -> rusqlite::Result<Read> {
+fn read(
+    path: &Path,
+    place: Place,
+    ours: &str,
+    notes_now: &[walk::NoteFile],
+) -> Result<Read, IndexError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)?;
+    let conn = super::open_db(path, place, flags)?;
     conn.busy_timeout(Duration::from_secs(2))?;
     let meta = conn.query_row(META_SQL, [], |r| {
         Ok((
@@ -124,6 +161,11 @@ fn read(path: &Path, ours: &str, notes_now: &[walk::NoteFile]) -> rusqlite::Resu
         Some(v) => return Ok(Read::OtherVault(v)),
         None => return Ok(Read::Outdated("it names no vault".into())),
     }
+    Ok(counts(&conn, notes_now)?)
+}
+
+/// The index's counts and how the notes differ from it, in one read transaction.
+fn counts(conn: &Connection, notes_now: &[walk::NoteFile]) -> rusqlite::Result<Read> {
     conn.execute_batch("BEGIN")?;
     let count = |table: &str| -> rusqlite::Result<usize> {
         conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
@@ -203,8 +245,10 @@ mod tests {
         assert_eq!((stale.new, stale.changed, stale.removed), (1, 1, 1));
     }
 
+    /// In a vault's own `.git/`, an index naming another path came with the folder (moved,
+    /// copied): named as such, to be rebuilt, not refused.
     #[test]
-    fn another_vaults_index_is_named() {
+    fn an_index_naming_another_path_in_the_vaults_own_git_dir_is_moved() {
         let t = tempfile::tempdir().unwrap();
         let (a, b) = (t.path().join("a"), t.path().join("b"));
         for d in [&a, &b] {
@@ -220,6 +264,7 @@ mod tests {
         )
         .unwrap();
         let vb = open(&b, VaultSource::Flag).unwrap();
-        assert!(matches!(inspect(&vb).problem, Some(Problem::OtherVault(_))));
+        let theirs = va.root.display().to_string();
+        assert_eq!(inspect(&vb).problem, Some(Problem::Moved(theirs)));
     }
 }

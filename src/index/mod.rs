@@ -3,9 +3,11 @@
 //! The only module that touches rusqlite.
 //!
 //! Where it lives: `LIBRARIAN_DB_PATH`, else `.git/rutter/index.sqlite` in a git vault, else the
-//! per-vault XDG state folder. It stores its schema version and the canonical vault path: a
-//! version mismatch or a corrupt file at the default location is rebuilt; an index built for
-//! another vault is refused unless `reindex --force` takes it over.
+//! per-vault XDG state folder ([`Place`]). It stores its schema version and the canonical vault
+//! path: a version mismatch or a corrupt file at the default location is rebuilt, and so is an
+//! index in the vault's own `.git/` that names another path (the vault was moved or copied); at
+//! `LIBRARIAN_DB_PATH` or in the XDG folder an index built for another vault is refused unless
+//! `reindex --force` takes it over. Every open passes [`guard::check`] first.
 
 pub(crate) mod cited;
 pub(crate) mod complete;
@@ -13,6 +15,7 @@ pub(crate) mod entries;
 pub(crate) mod fresh;
 pub(crate) mod frontmatter;
 mod grep;
+pub(crate) mod guard;
 pub(crate) mod health;
 pub(crate) mod identity;
 pub(crate) mod notes;
@@ -47,6 +50,8 @@ pub enum IndexError {
     },
     #[error("{0} (LIBRARIAN_DB_PATH) is not an index git-rutter made (the TypeScript version's librarian.db, or another program's file); git-rutter never writes it, not even with --force. Unset LIBRARIAN_DB_PATH (git-rutter keeps its index in .git/rutter/ by default), or point it at a new file")]
     Foreign(PathBuf),
+    #[error("{path} is {what}, not a regular file of the index's own: git-rutter never opens the index through a link, a second name or a pipe; remove it, and the next command rebuilds the index.")]
+    NotAFile { path: PathBuf, what: String },
     #[error("index: {0}")]
     Io(#[from] std::io::Error),
     #[error("reading the record: {0}")]
@@ -60,30 +65,64 @@ pub(crate) struct Index {
     root: PathBuf,
     /// Why the index was (re)built on open, if it was.
     pub built: Option<String>,
+    /// The vault path the index named when it was rebuilt because the vault was moved or
+    /// copied (its own `.git/` came along), for the note a command prints.
+    pub(crate) moved_from: Option<String>,
     /// What the side build put in the record cache when the index was built, reported by the
     /// first refresh of the cache ([`side`]).
     records_built: std::sync::Mutex<Option<entries::EntriesRefresh>>,
 }
 
-/// The index location for a vault.
-pub fn location(vault: &Vault) -> (PathBuf, bool) {
+/// Where an index lives, which says who else can have built the file found there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// `LIBRARIAN_DB_PATH`: a file the user chose, which any vault may name.
+    Chosen,
+    /// `.git/rutter/` of the vault's own repository (of its worktree): only this vault, under
+    /// its path now or a former one (moved, copied with `cp -a`, restored from a backup), built
+    /// what is there, so an index naming another path is rebuilt, never refused.
+    OwnGitDir,
+    /// The per-user data folder of a vault outside git, named by a hash of its path.
+    UserData,
+}
+
+/// The index location for a vault, and what kind of place it is.
+pub(crate) fn locate(vault: &Vault) -> (PathBuf, Place) {
     match std::env::var_os(DB_ENV).filter(|v| !v.is_empty()) {
-        Some(p) => (crate::vault::expand_tilde(&p.to_string_lossy()), true),
+        Some(p) => (
+            crate::vault::expand_tilde(&p.to_string_lossy()),
+            Place::Chosen,
+        ),
         // Per worktree: an index names the one vault root it serves.
-        None => (vault.worktree_state_dir().join("index.sqlite"), false),
+        None => (
+            vault.worktree_state_dir().join("index.sqlite"),
+            match vault.git_dir {
+                Some(_) => Place::OwnGitDir,
+                None => Place::UserData,
+            },
+        ),
     }
 }
 
-/// Refuses, without building anything, an index that [`Index::open`] would refuse: one built
-/// for another vault, or a file at `LIBRARIAN_DB_PATH` that is not a current git-rutter index.
-/// A missing, outdated or unreadable index at the default location is fine (it is rebuilt).
+/// The index location for a vault, and whether `LIBRARIAN_DB_PATH` chose it.
+pub fn location(vault: &Vault) -> (PathBuf, bool) {
+    let (path, place) = locate(vault);
+    (path, place == Place::Chosen)
+}
+
+/// Refuses, without building anything, an index that [`Index::open`] would refuse for its
+/// owner: one another vault built at `LIBRARIAN_DB_PATH` or in the XDG folder, or a file at
+/// `LIBRARIAN_DB_PATH` that is not a current git-rutter index. In the vault's own `.git/`
+/// nothing is refused for its owner (a missing, outdated, unreadable or moved index is
+/// rebuilt). A name of the wrong kind ([`guard`]) is not opened here but left to the open,
+/// which refuses it: the MCP server still answers `initialize` and names it in each tool call.
 pub fn check_owner(vault: &Vault) -> Result<(), IndexError> {
-    let (path, overridden) = location(vault);
-    if !path.exists() {
+    let (path, place) = locate(vault);
+    if place == Place::OwnGitDir || guard::check(&path, place).is_err() || !path.exists() {
         return Ok(());
     }
     let ours = vault.root.to_string_lossy().into_owned();
-    match read_meta(&path) {
+    match read_meta(&path, place) {
         Ok((Some(version), Some(theirs))) if version == schema::SCHEMA_VERSION => {
             if theirs == ours {
                 Ok(())
@@ -95,23 +134,34 @@ pub fn check_owner(vault: &Vault) -> Result<(), IndexError> {
                 })
             }
         }
-        _ if overridden => Err(IndexError::Foreign(path)),
+        _ if place == Place::Chosen => Err(IndexError::Foreign(path)),
         _ => Ok(()),
     }
 }
 
+/// Opens the index file at `path` once [`guard::check`] passed: every connection to an index
+/// is made here or by [`connect`], which calls it.
+pub(crate) fn open_db(
+    path: &Path,
+    place: Place,
+    flags: OpenFlags,
+) -> Result<Connection, IndexError> {
+    guard::check(path, place)?;
+    Ok(Connection::open_with_flags(path, flags)?)
+}
+
 /// The index's schema version and vault, read through a read-only connection.
-fn read_meta(path: &Path) -> rusqlite::Result<(Option<String>, Option<String>)> {
+fn read_meta(path: &Path, place: Place) -> Result<(Option<String>, Option<String>), IndexError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)?;
+    let conn = open_db(path, place, flags)?;
     conn.busy_timeout(Duration::from_secs(5))?;
-    conn.query_row(META_SQL, [], |r| Ok((r.get(0)?, r.get(1)?)))
+    Ok(conn.query_row(META_SQL, [], |r| Ok((r.get(0)?, r.get(1)?)))?)
 }
 
 /// Whether the database at `path` is an index git-rutter made (its `meta` table names a
 /// `rutter-index` schema, of any version), so `reindex --force` may replace it.
-fn made_by_us(path: &Path) -> bool {
-    read_meta(path)
+fn made_by_us(path: &Path, place: Place) -> bool {
+    read_meta(path, place)
         .is_ok_and(|(version, _)| version.is_some_and(|v| v.starts_with("rutter-index ")))
 }
 
@@ -121,12 +171,15 @@ const META_SQL: &str = "SELECT (SELECT value FROM meta WHERE key = 'schema_versi
 enum Probe {
     Ready(Connection),
     Missing,
+    /// A current index built for the vault at this path.
+    OtherVault(String),
     Discard(String),
 }
 
 impl Index {
     /// Opens the vault's index, building it when it is missing and rebuilding it when it is
-    /// outdated, corrupt, or (with `force`) foreign. It is not refreshed here.
+    /// outdated, corrupt, in the vault's own `.git/` but naming another path (moved or copied),
+    /// or (with `force`) another vault's. It is not refreshed here.
     pub fn open(vault: &Vault, force: bool) -> Result<Index, IndexError> {
         Index::open_with(vault, force, None)
     }
@@ -138,40 +191,43 @@ impl Index {
         force: bool,
         records: Option<side::OpenRecord<'_>>,
     ) -> Result<Index, IndexError> {
-        let (path, overridden) = location(vault);
-        match overridden {
-            false => refuse_links(&path)?,
-            true => {
-                // `LIBRARIAN_DB_PATH`: a place the user chose, outside rutter's own folders.
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-            }
-        }
+        let (path, place) = locate(vault);
+        prepare_folder(&path, place)?;
         let ours = vault.root.to_string_lossy().into_owned();
         let mut building = None;
+        let mut moved_from = None;
         let built = loop {
-            let why = match probe(&path, &ours)? {
+            let why = match probe(&path, place, &ours)? {
                 Probe::Ready(conn) => {
                     return Ok(Index {
                         conn,
                         path,
                         root: vault.root.clone(),
                         built: None,
+                        moved_from: None,
                         records_built: Default::default(),
                     });
                 }
                 Probe::Missing => MISSING.to_string(),
-                Probe::Discard(why) if why.starts_with("vault ") && !force => {
+                // Only at a place another vault can share; in the vault's own .git/ the other
+                // path is this vault's former one.
+                Probe::OtherVault(theirs) if place != Place::OwnGitDir && !force => {
                     return Err(IndexError::OtherVault {
                         db: path,
-                        theirs: why[6..].to_string(),
+                        theirs,
                         ours,
                     });
                 }
+                Probe::OtherVault(theirs) => {
+                    let why = format!("it named the vault at {theirs}");
+                    moved_from = (place == Place::OwnGitDir).then_some(theirs);
+                    why
+                }
                 // At LIBRARIAN_DB_PATH, only a file git-rutter made may be replaced: the
                 // TypeScript version's librarian.db stays that version's, even with --force.
-                Probe::Discard(_) if overridden && (!force || !made_by_us(&path)) => {
+                Probe::Discard(_)
+                    if place == Place::Chosen && (!force || !made_by_us(&path, place)) =>
+                {
                     return Err(IndexError::Foreign(path))
                 }
                 Probe::Discard(why) => why,
@@ -187,13 +243,14 @@ impl Index {
             building = Some(build_lock(&path)?);
         };
         let records_built = build_new(&path, &vault.root, records)?;
-        let conn = connect(&path)?;
+        let conn = connect(&path, place)?;
         drop(building);
         Ok(Index {
             conn,
             path,
             root: vault.root.clone(),
             built: Some(built),
+            moved_from,
             records_built: std::sync::Mutex::new(records_built),
         })
     }
@@ -331,17 +388,21 @@ impl Index {
             path: PathBuf::from(":memory:"),
             root: root.to_path_buf(),
             built: None,
+            moved_from: None,
             records_built: Default::default(),
         }
     }
 }
 
-/// Opens an existing index and checks it is ours, current, and for this vault.
-fn probe(path: &Path, ours: &str) -> Result<Probe, IndexError> {
+/// Opens an existing index and checks it is ours, current, and for this vault. A name of the
+/// wrong kind ([`guard`]) is refused, never discarded: it was put there, and is the user's to
+/// look at and remove.
+fn probe(path: &Path, place: Place, ours: &str) -> Result<Probe, IndexError> {
+    guard::check(path, place)?;
     if !path.exists() {
         return Ok(Probe::Missing);
     }
-    let conn = match connect(path) {
+    let conn = match connect(path, place) {
         Ok(c) => c,
         Err(e) => return Ok(Probe::Discard(format!("unreadable ({e})"))),
     };
@@ -360,40 +421,24 @@ fn probe(path: &Path, ours: &str) -> Result<Probe, IndexError> {
     }
     match vault {
         Some(v) if v == ours => Ok(Probe::Ready(conn)),
-        Some(v) => Ok(Probe::Discard(format!("vault {v}"))),
+        Some(v) => Ok(Probe::OtherVault(v)),
         None => Ok(Probe::Discard("it names no vault".to_string())),
     }
 }
 
-/// The default index lives in the state folder under `.git/`: the folder is opened without
-/// following a symlink (created when missing), and an index file, or one of SQLite's companion
-/// files, that is a symlink or has a second name is refused. SQLite then opens it by path, as it
-/// cannot open relative to a directory handle; swapping a link in between this check and the
-/// open needs write access to `.git/` itself, which is out of scope (docs/security.md).
-fn refuse_links(path: &Path) -> Result<(), IndexError> {
-    let refused = |why: String| IndexError::Io(std::io::Error::other(why));
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+/// Makes the folder the index goes in. The tool's own state folder is opened without following
+/// a symlink (created when missing), so a symlinked `.git/rutter/` is refused; the folder of
+/// `LIBRARIAN_DB_PATH`, a place the user chose, is created as it is named.
+fn prepare_folder(path: &Path, place: Place) -> Result<(), IndexError> {
+    let Some(dir) = path.parent() else {
         return Ok(());
     };
-    let dir = crate::fsx::Dir::open_private(dir).map_err(|e| refused(e.to_string()))?;
-    let name = name.to_string_lossy();
-    for file in [
-        name.to_string(),
-        format!("{name}-wal"),
-        format!("{name}-shm"),
-    ] {
-        let Ok(meta) = std::fs::symlink_metadata(dir.path().join(&file)) else {
-            continue;
-        };
-        let links = std::os::unix::fs::MetadataExt::nlink(&meta);
-        if meta.file_type().is_symlink() || !meta.is_file() || links > 1 {
-            return Err(refused(format!(
-                "{} is a symbolic link, not a regular file, or a hard link; remove it and the index is rebuilt",
-                dir.path().join(&file).display()
-            )));
-        }
+    match place {
+        Place::Chosen => Ok(std::fs::create_dir_all(dir)?),
+        Place::OwnGitDir | Place::UserData => crate::fsx::Dir::open_private(dir)
+            .map(drop)
+            .map_err(|e| IndexError::Io(std::io::Error::other(e.to_string()))),
     }
-    Ok(())
 }
 
 /// Why an index is built when there is none.
@@ -436,8 +481,8 @@ fn build_new(
     root: &Path,
     records: Option<side::OpenRecord<'_>>,
 ) -> Result<Option<entries::EntriesRefresh>, IndexError> {
-    // By path: SQLite cannot open relative to a folder handle. The default location was checked
-    // by `refuse_links`; `LIBRARIAN_DB_PATH` is a place the user chose.
+    // By path: SQLite cannot open relative to a folder handle. What sits at the index's names
+    // was checked by `guard::check`.
     side::sweep_leftovers(path);
     let tmp = path.with_extension(format!("building-{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
@@ -481,11 +526,11 @@ fn fill(tx: &rusqlite::Transaction<'_>, root: &Path) -> Result<notes::Refresh, r
     Ok(notes)
 }
 
-fn connect(path: &Path) -> Result<Connection, rusqlite::Error> {
+fn connect(path: &Path, place: Place) -> Result<Connection, IndexError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)?;
+    let conn = open_db(path, place, flags)?;
     conn.busy_timeout(Duration::from_secs(10))?;
     conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
     // One plan per statement, whatever values are bound: without it SQLite 3.54 marks the
@@ -524,7 +569,7 @@ fn drop_all(tx: &rusqlite::Transaction<'_>) -> Result<(), rusqlite::Error> {
 }
 
 fn remove_db(path: &Path) -> Result<(), std::io::Error> {
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in guard::COMPANIONS {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         match std::fs::remove_file(PathBuf::from(p)) {

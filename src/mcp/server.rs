@@ -1,8 +1,11 @@
 //! `git-rutter mcp`: the MCP server over stdio (rmcp), named `rutter`, tools capability only.
 //!
 //! Start-up resolves the vault (`--vault`, env, git config; never the current directory) and
-//! refuses an index that belongs to another vault, both before serving. The index is opened and
-//! refreshed on a background thread so `initialize` is answered at once; tool calls wait for it.
+//! refuses an index at `LIBRARIAN_DB_PATH` (or in the XDG folder) that belongs to another
+//! vault, both before serving. The index is opened and refreshed on a background thread so
+//! `initialize` is answered at once; tool calls wait for it, and answer why when that failed
+//! (an index in the vault's own `.git/` that names a former path of the vault is rebuilt there;
+//! a FIFO or link planted at its names is refused there, never opened).
 //! That thread then keeps the index in step with the notes while the server runs
 //! ([`Freshness`]). stdout carries only JSON-RPC frames; every diagnostic goes to stderr. On
 //! stdin EOF every request already read is answered before the process exits (see
@@ -165,6 +168,13 @@ fn build_words_index(vault: &Vault) {
 fn open_and_refresh(vault: &Vault, fresh: Arc<Freshness>) -> Ready {
     let mut index = crate::recall::source::open_index(vault, false)
         .map_err(|e| format!("could not open the index: {e}"))?;
+    if let Some(old) = &index.moved_from {
+        eprintln!(
+            "[rutter] the index was built when this vault was at {} (moved or copied since); rebuilt it for {}.",
+            crate::records::text::one_line_safe(old),
+            crate::records::text::one_line_safe(&vault.root.to_string_lossy())
+        );
+    }
     reindex::refresh(vault, &mut index, Mode::Auto, false)
         .map_err(|e| format!("could not refresh the index: {e}"))?;
     fresh

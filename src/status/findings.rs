@@ -1,6 +1,8 @@
 //! What is wrong, each with what to do (spec/status.md, "Findings"). A finding is something
-//! that stops captures or recall from working as the user expects; everything else `status`
-//! shows is information. The kinds are stable names for scripts.
+//! that stops captures or recall from working as the user expects and needs the user's action
+//! to mend; what mends itself (an index behind the notes, one rebuilt at its next use) and
+//! everything else `status` shows is information, so a healthy vault exits 0 however its notes
+//! changed. The kinds are stable names for scripts.
 
 use super::clients::ClientState;
 use super::{ClientInfo, Status};
@@ -160,15 +162,19 @@ fn sync(y: &super::SyncInfo, clock: &crate::clock::Clock, out: &mut Vec<Finding>
     }
 }
 
+/// Only what recall cannot get past by itself. An index behind the notes (the next search or
+/// MCP call reads them), an outdated one, and one in the vault's own `.git/` that names a former
+/// path of the vault (moved or copied) are rebuilt or caught up at their next use: the index
+/// line shows them, they are not findings.
 fn index(s: &Status, out: &mut Vec<Finding>) {
     let Some(ix) = &s.index else { return };
+    let detail = ix.problem_detail.as_deref().unwrap_or("unknown");
     match ix.problem {
         Some("other-vault") => out.push(finding(
             "index-other-vault",
             format!(
-                "The index {} was built for another vault ({}).",
+                "The index {} was built for another vault ({detail}).",
                 ix.path,
-                ix.problem_detail.as_deref().unwrap_or("unknown")
             ),
             "Run `git rutter reindex --force` to take it over, or point LIBRARIAN_DB_PATH \
              elsewhere."
@@ -181,17 +187,14 @@ fn index(s: &Status, out: &mut Vec<Finding>) {
              point it at a new file."
                 .into(),
         )),
+        Some("not-a-file") => out.push(finding(
+            "index-not-a-file",
+            format!("{detail}, where the index belongs: git-rutter refuses to open it, so search, recent, cited-by and the MCP server's tools fail until it is gone."),
+            "Look at what put it there, then remove it; the next search or `git rutter reindex` \
+             rebuilds the index."
+                .into(),
+        )),
         _ => {}
-    }
-    if let Some(st) = ix.stale.filter(|st| st.new + st.changed + st.removed > 0) {
-        out.push(finding(
-            "index-stale",
-            format!(
-                "The index is behind the notes: {} new, {} changed, {} removed since it was last updated.",
-                st.new, st.changed, st.removed
-            ),
-            "Run `git rutter reindex`.".into(),
-        ));
     }
 }
 

@@ -125,7 +125,8 @@ pub(crate) struct IndexInfo {
     /// Markdown notes in the vault now.
     pub vault_notes: usize,
     pub stale: Option<Stale>,
-    /// Why it cannot be used as it is: `other-vault`, `foreign` or `outdated`.
+    /// Why it cannot be used as it is: `other-vault`, `foreign` or `not-a-file` (findings),
+    /// `moved` or `outdated` (rebuilt at its next use).
     pub problem: Option<&'static str>,
     pub problem_detail: Option<String>,
 }
@@ -285,6 +286,10 @@ fn index_info(s: &IndexState) -> IndexInfo {
     let (problem, detail) = match &s.problem {
         None => (None, None),
         Some(Problem::OtherVault(v)) => (Some("other-vault"), Some(v.clone())),
+        Some(Problem::Moved(v)) => (Some("moved"), Some(v.clone())),
+        Some(Problem::NotAFile { path, what }) => {
+            (Some("not-a-file"), Some(format!("{path} is {what}")))
+        }
         Some(Problem::Foreign) => (Some("foreign"), None),
         Some(Problem::Outdated(why)) => (Some("outdated"), Some(why.clone())),
     };

@@ -57,8 +57,10 @@ fn status_of_a_vault_outside_git() {
     insta::assert_snapshot!(env.here(&["status"]));
 }
 
+/// Issue 32, item 8: notes created and edited since the last reindex are information (the next
+/// search reads them), not a finding: status exits 0.
 #[test]
-fn status_finds_a_stale_index() {
+fn status_shows_an_index_behind_the_notes_without_a_finding() {
     let env = two_sessions();
     let reindexed = env.here(&["reindex"]);
     assert_eq!(reindexed.status, 0, "{reindexed}");
@@ -74,5 +76,31 @@ fn status_finds_a_stale_index() {
         }
     }
     env.write("Notes/c.md", "# Gamma\n\nA new note.\n");
+    env.write(
+        "Notes/a.md",
+        "# Alpha\n\nThe alpha note, edited since the reindex.\n",
+    );
     insta::assert_snapshot!(env.here(&["status"]));
+}
+
+/// Issue 32, F-2: a copy of the vault (`cp -a`) carries an index naming the original; status
+/// shows it is rebuilt at its next use (no finding), and the first reader says it rebuilt it.
+#[test]
+fn status_of_a_copied_vault_shows_its_index_is_rebuilt_at_next_use() {
+    let env = two_sessions();
+    let reindexed = env.here(&["reindex"]);
+    assert_eq!(reindexed.status, 0, "{reindexed}");
+    let copy = env.root().join("copy");
+    let cp = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&env.vault)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    insta::assert_snapshot!("copied_status", env.here_at(&copy, &["status"]));
+    insta::assert_snapshot!(
+        "copied_first_recent",
+        env.here_at(&copy, &["recent", "-n", "1"])
+    );
 }
