@@ -1121,10 +1121,15 @@ impl Recorder {
         use std::io::BufRead;
         let id = self.next;
         self.next += 1;
-        self.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
         loop {
             let mut line = String::new();
-            assert!(self.out.read_line(&mut line).unwrap() > 0, "the server ended");
+            assert!(
+                self.out.read_line(&mut line).unwrap() > 0,
+                "the server ended"
+            );
             let v: serde_json::Value = serde_json::from_str(&line).unwrap();
             if v["id"] == id {
                 return v["result"].clone();
@@ -1134,7 +1139,8 @@ impl Recorder {
 
     /// Records `summary`; whether the server said it was saved.
     fn record(&mut self, summary: &str) -> bool {
-        let args = serde_json::json!({"name": "librarian-record", "arguments": {"summary": summary}});
+        let args =
+            serde_json::json!({"name": "librarian-record", "arguments": {"summary": summary}});
         let result = self.call("tools/call", args);
         let text = result["content"][0]["text"].as_str().unwrap_or("");
         result["isError"] != true && text.contains("captured 1 entry")
@@ -1248,4 +1254,81 @@ fn many_clones_syncing_through_one_slow_remote_lose_and_repeat_nothing() {
         let pending = std::fs::read_dir(dir.join(".git/rutter/pending")).unwrap();
         assert_eq!(pending.count(), 0, "nothing left pending in {dir:?}");
     }
+}
+
+/// A sync that runs far longer than any should (here its remote hangs and nothing bounds it)
+/// is a `status` finding naming its process; one that runs a short while, or one that was
+/// stopped, is information only (issue 32, F-5).
+#[test]
+fn a_sync_that_runs_far_too_long_is_a_status_finding() {
+    let (net, a) = Net::new();
+    net.git(&a, &["config", "rutter.syncTimeout", "off"]);
+    let pushing = net.env.root().join("pushing");
+    let hook = net.pre_receive(&format!(
+        "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nexec sleep 60\n",
+        pushing.display()
+    ));
+    net.capture(&a, "2026-11-30T08:00:00.000Z", "Waiting to go out.");
+    let mut sync = net
+        .cmd(&a)
+        .env("RUTTER_TIMESTAMP", "2026-11-30T08:00:00.000Z")
+        .arg("sync")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !pushing.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sync never pushed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The findings of `status --json` at `ts` (no client is installed here: that one aside).
+    let status_at = |ts: &str| {
+        let r = run_with_stdin(
+            net.cmd(&a)
+                .env("RUTTER_TIMESTAMP", ts)
+                .args(["status", "--json"]),
+            b"",
+        );
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let kinds: Vec<String> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["kind"].as_str())
+            .filter(|k| *k != "hook-missing")
+            .map(str::to_string)
+            .collect();
+        (kinds, v)
+    };
+    let (kinds, v) = status_at("2026-11-30T08:05:00.000Z");
+    assert!(kinds.is_empty(), "{v}");
+    assert_eq!(v["record"]["sync"]["running"]["alive"], true, "{v}");
+    assert_eq!(v["record"]["sync"]["running"]["pid"], sync.id());
+    let (kinds, v) = status_at("2026-11-30T09:05:00.000Z");
+    assert_eq!(kinds, ["sync-stuck"], "{v}");
+    let text = run_with_stdin(
+        net.cmd(&a)
+            .env("RUTTER_TIMESTAMP", "2026-11-30T09:05:00.000Z")
+            .arg("status"),
+        b"",
+    );
+    assert!(
+        text.stdout.contains(&format!("kill {}", sync.id())),
+        "{}",
+        text.stdout
+    );
+    // Stopped, it is information: the next sync finishes what it left.
+    sync.kill().unwrap();
+    sync.wait().unwrap();
+    let (kinds, v) = status_at("2026-11-30T09:05:00.000Z");
+    assert!(kinds.is_empty(), "{v}");
+    assert_eq!(v["record"]["sync"]["running"]["alive"], false, "{v}");
+    std::fs::remove_file(&hook).unwrap();
+    net.sync(&a);
+    let (_, v) = status_at("2026-11-30T09:06:00.000Z");
+    assert!(v["record"]["sync"]["running"].is_null(), "{v}");
 }

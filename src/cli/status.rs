@@ -221,6 +221,23 @@ fn sync_notes(y: &crate::status::SyncInfo, t: &Times) -> Vec<String> {
             notes.push(format!("last sync started {}", show_time(at, &t.clock)));
         }
     }
+    match &y.running {
+        Some(r) if r.alive => notes.push(format!(
+            "a sync is running since {} (process {})",
+            show_time(&r.since.iso(), &t.clock),
+            r.pid
+        )),
+        Some(r) => notes.push(format!(
+            "a sync started {} was stopped before it ended",
+            show_time(&r.since.iso(), &t.clock)
+        )),
+        None => {}
+    }
+    if y.checkout_unfinished {
+        notes.push(
+            "the record files are behind the ref (a sync stopped after it moved it): the next `git rutter sync` brings them".into(),
+        );
+    }
     notes
 }
 

@@ -41,7 +41,7 @@ const RECENT_RUN_DAYS: i64 = 7;
 pub(crate) fn all(s: &Status, runs: &[Run], inputs: &super::Inputs) -> Vec<Finding> {
     let mut out = Vec::new();
     vault(s, &mut out);
-    record(s, &inputs.clock, &mut out);
+    record(s, inputs, &mut out);
     index(s, &mut out);
     let since = inputs.now.plus_days(-RECENT_RUN_DAYS).iso();
     let hooked_elsewhere = runs.iter().any(|r| r.client.is_some() && r.time >= since);
@@ -81,7 +81,7 @@ fn vault(s: &Status, out: &mut Vec<Finding>) {
     }
 }
 
-fn record(s: &Status, clock: &crate::clock::Clock, out: &mut Vec<Finding>) {
+fn record(s: &Status, inputs: &super::Inputs, out: &mut Vec<Finding>) {
     let (Some(v), Some(r)) = (&s.vault, &s.record) else {
         return;
     };
@@ -104,7 +104,8 @@ fn record(s: &Status, clock: &crate::clock::Clock, out: &mut Vec<Finding>) {
         ));
     }
     if let Some(y) = &r.sync {
-        sync(y, clock, out);
+        sync(y, &inputs.clock, out);
+        stuck(y, inputs, out);
     }
     if r.pending + r.pending_unreadable > 0 {
         let n = r.pending + r.pending_unreadable;
@@ -160,6 +161,31 @@ fn sync(y: &super::SyncInfo, clock: &crate::clock::Clock, out: &mut Vec<Finding>
             ),
         ));
     }
+}
+
+/// A sync that still runs far longer than any should: its git processes are bounded, so
+/// something else holds it (a disk that hangs, a stopped process). One that was stopped, or
+/// that left the working files behind, is information: the next sync finishes its work.
+fn stuck(y: &super::SyncInfo, inputs: &super::Inputs, out: &mut Vec<Finding>) {
+    let Some(r) = y.running.as_ref().filter(|r| r.alive) else {
+        return;
+    };
+    let ran_ms = inputs.now.0.saturating_sub(r.since.0);
+    if ran_ms < 0 || (ran_ms as u128) < u128::from(y.stuck_after_secs) * 1000 {
+        return;
+    }
+    out.push(finding(
+        "sync-stuck",
+        format!(
+            "A sync of this vault (process {}) has been running since {}, far longer than any should: its git processes are stopped after rutter.syncTimeout.",
+            r.pid,
+            crate::records::text::terminal_safe(&super::show_time(&r.since.iso(), &inputs.clock)),
+        ),
+        format!(
+            "Captures commit meanwhile and nothing is lost. If it does not end, stop it (`kill {}`); the next `git rutter sync` finishes what it left.",
+            r.pid
+        ),
+    ));
 }
 
 /// Only what recall cannot get past by itself. An index behind the notes (the next search or

@@ -112,6 +112,13 @@ pub(crate) struct SyncInfo {
     /// When the last sync started, by hand or by itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_sync: Option<String>,
+    /// The sync that runs now (`alive`), or one that was stopped before it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running: Option<crate::sync::running::Held>,
+    /// Seconds a sync may run before it is a finding (`sync-stuck`).
+    pub stuck_after_secs: u64,
+    /// A sync moved the ref and stopped before it wrote the working files (the next sync does).
+    pub checkout_unfinished: bool,
 }
 
 /// The index.
@@ -278,6 +285,9 @@ fn from_record(s: RecordState) -> RecordInfo {
             auto_sync: y.auto_sync,
             auto_sync_error: y.auto_sync_error,
             last_sync: y.last_sync,
+            running: y.running,
+            stuck_after_secs: y.stuck_after.as_secs(),
+            checkout_unfinished: y.checkout_unfinished,
         }),
     }
 }

@@ -54,6 +54,13 @@ pub(crate) struct SyncState {
     pub auto_sync_error: Option<String>,
     /// When the last sync started (`.git/rutter/sync-last`).
     pub last_sync: Option<String>,
+    /// The sync that runs now, or that was stopped before it ended (`.git/rutter/sync-running`).
+    pub running: Option<crate::sync::running::Held>,
+    /// How long a sync may run before it is named (`sync::running::stuck_after`).
+    pub stuck_after: std::time::Duration,
+    /// A sync moved the ref and stopped before it brought the working files along (the next
+    /// sync does; `sync::follow`).
+    pub checkout_unfinished: bool,
 }
 
 /// The tip commit.
@@ -128,6 +135,12 @@ fn sync_state(store: &Store, state_dir: &Path, tip: Oid) -> Option<SyncState> {
         auto_sync,
         auto_sync_error,
         last_sync: crate::sync::auto::last_start(state_dir).map(|i| i.iso()),
+        running: crate::sync::running::held(state_dir),
+        stuck_after: crate::sync::running::stuck_after(crate::store::transport::bounds(store).wall),
+        checkout_unfinished: matches!(
+            crate::sync::follow::read(state_dir),
+            Some(crate::sync::follow::Note::Moving { .. })
+        ),
         url,
         fetches_records: crate::sync::fetches_records(store, &remote).unwrap_or(false),
         machine: crate::machine::read(state_dir),

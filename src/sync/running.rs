@@ -46,13 +46,28 @@ impl Drop for Running {
     }
 }
 
+/// How long a sync may run before `status` names it (`sync-stuck`): twice the bound of one git
+/// process, at least ten minutes; an hour when git processes are not bounded. No sync that
+/// works runs that long: its rounds each make one fetch and one push, seconds on any line.
+pub(crate) fn stuck_after(bound: Option<Duration>) -> Duration {
+    match bound {
+        Some(b) => (b * 2).max(Duration::from_secs(600)),
+        None => Duration::from_secs(3600),
+    }
+}
+
 /// The sync a vault's note names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Held {
     pub pid: u32,
+    #[serde(serialize_with = "iso")]
     pub since: Instant,
     /// Whether that process still runs (`false`: it was stopped before it ended, a kill).
     pub alive: bool,
+}
+
+fn iso<S: serde::Serializer>(i: &Instant, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&i.iso())
 }
 
 /// What the note in `state_dir` says (`None`: no sync runs, or the note is not one of ours).
@@ -85,6 +100,15 @@ mod tests {
         drop(running);
         assert_eq!(held(t.path()), None);
         assert!(start(t.path(), now, Duration::ZERO).is_ok());
+    }
+
+    #[test]
+    fn a_sync_is_stuck_after_twice_its_bound_and_never_before_ten_minutes() {
+        let m = |n: u64| Duration::from_secs(60 * n);
+        assert_eq!(stuck_after(Some(m(5))), m(10));
+        assert_eq!(stuck_after(Some(m(1))), m(10));
+        assert_eq!(stuck_after(Some(m(30))), m(60));
+        assert_eq!(stuck_after(None), m(60));
     }
 
     #[test]
