@@ -151,6 +151,7 @@ fn each_decision_carries_its_day_project_time_and_the_drift_of_its_notes() {
 #[test]
 fn output_replaces_only_a_page_it_wrote() {
     let env = vault();
+    std::fs::create_dir(env.root().join("out")).unwrap();
     let page = env.root().join("out/timeline.html");
     let r = env.rutter(&["timeline", "-o", page.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -189,6 +190,89 @@ fn output_replaces_only_a_page_it_wrote() {
     let r = env.rutter(&["timeline", "-o", link.to_str().unwrap()]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("is not a regular file"), "{}", r.stderr);
+}
+
+/// `timeline -o FILE` of a vault, run in the vault: its exit status and stderr.
+fn output_to(env: &Env, file: &str) -> common::Run {
+    env.rutter_in(&env.vault, &["timeline", "-o", file])
+}
+
+#[test]
+fn only_a_file_that_starts_as_its_page_is_replaced() {
+    let env = vault();
+    // A note about rutter quotes the generator line near its start: it is no page.
+    let about = "# How rutter marks its page\n\nIt writes <meta name=\"generator\" content=\"git-rutter timeline\"> in the head.\n";
+    env.write("Notes/about.md", about);
+    env.git(&["add", "Notes/about.md"]);
+    env.git(&["commit", "-qm", "about"]);
+    let status = env.git(&["status", "--porcelain"]);
+    let r = output_to(&env, "Notes/about.md");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "git-rutter: {} exists and is not a timeline git-rutter wrote; nothing was written. Name a new file, or remove it first.\n",
+            env.vault.join("Notes/about.md").display()
+        )
+    );
+    assert_eq!(env.read("Notes/about.md"), about);
+    assert_eq!(env.git(&["status", "--porcelain"]), status);
+    // A page's whole head quoted after a first line of its own is no page either.
+    let page = env.root().join("page.html");
+    assert_eq!(output_to(&env, page.to_str().unwrap()).code, 0);
+    let quoted = format!("# A page\n{}", std::fs::read_to_string(&page).unwrap());
+    std::fs::write(&page, &quoted).unwrap();
+    assert_eq!(output_to(&env, page.to_str().unwrap()).code, 1);
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), quoted);
+}
+
+#[test]
+fn the_page_never_goes_into_the_record_the_git_folder_or_a_missing_folder() {
+    let env = vault();
+    let day = env.first_day();
+    let before = env.read(&day);
+    let status = env.git(&["status", "--porcelain"]);
+    std::os::unix::fs::symlink(env.vault.join("_librarian"), env.vault.join("lib")).unwrap();
+    std::fs::create_dir(env.root().join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(env.vault.join(".git"), env.root().join("elsewhere/g")).unwrap();
+    let git_page = env.root().join("elsewhere/g/timeline.html");
+    for (file, folder) in [
+        (day.as_str(), "_librarian/ (its record)"),
+        ("_librarian/sessions/new.md", "_librarian/ (its record)"),
+        ("Notes/../_librarian/x.html", "_librarian/ (its record)"),
+        ("lib/x.html", "_librarian/ (its record)"),
+        ("_LIBRARIAN", "_librarian/ (its record)"),
+        (".git/timeline.html", ".git/ (its git folder)"),
+        (".git/rutter/page.html", ".git/ (its git folder)"),
+        (git_page.to_str().unwrap(), ".git/ (its git folder)"),
+    ] {
+        let r = output_to(&env, file);
+        assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(" is in the vault's {folder}; nothing was written. Name a file outside _librarian/ and .git/.")),
+            "{file}: {}",
+            r.stderr
+        );
+    }
+    // As the shell's `>`: a folder that does not exist is not made.
+    let r = output_to(&env, "no/such/dir/x.html");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "git-rutter: {} is no folder to write x.html in; nothing was written. Create the folder first, or name a file in a folder that exists.\n",
+            env.vault.join("no/such/dir").display()
+        )
+    );
+    assert!(!env.vault.join("no").exists());
+    assert_eq!(env.read(&day), before, "the day file is untouched");
+    assert!(!env.vault.join("_librarian/sessions/new.md").exists());
+    assert!(!env.vault.join("_librarian/x.html").exists());
+    assert!(!env.vault.join(".git/timeline.html").exists());
+    let r = env.rutter(&["verify"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    std::fs::remove_file(env.vault.join("lib")).unwrap();
+    assert_eq!(env.git(&["status", "--porcelain"]), status);
 }
 
 /// A folder holding a fake opener that writes its arguments to `args.txt` beside it.

@@ -24,8 +24,60 @@ const SCRIPT: &str = include_str!("page.js");
 /// The page's stylesheet (its hash is in the policy).
 const STYLE: &str = include_str!("page.css");
 
-/// What marks a page this command wrote: `-o FILE` replaces a file only when it holds this.
-pub(crate) const GENERATOR: &str = r#"<meta name="generator" content="git-rutter timeline">"#;
+/// The page's generator line, the line after the policy's: with [`HEAD`] it marks a page this
+/// command wrote ([`starts_as_page`]).
+const GENERATOR: &str = r#"<meta name="generator" content="git-rutter timeline">"#;
+
+/// The page's first lines, the same on every page since the first was written (only the
+/// policy's hashes, after them, change with the script and the stylesheet).
+const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"";
+
+/// The most bytes [`starts_as_page`] reads of a file: the head, a policy line, the generator.
+pub(crate) const HEAD_BYTES: usize = 1024;
+
+/// Whether a file whose first bytes are `start` (at most [`HEAD_BYTES`] of them) is a page this
+/// command wrote, so `-o FILE` may replace it: it starts with [`HEAD`] exactly, its policy line
+/// is one this module writes (the fixed policy around two hashes), and the next line is
+/// [`GENERATOR`]. A note that merely quotes the generator line, anywhere, is not one.
+pub(crate) fn starts_as_page(start: &[u8]) -> bool {
+    let Some(rest) = start.strip_prefix(HEAD.as_bytes()) else {
+        return false;
+    };
+    let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+        return false;
+    };
+    let (line, after) = (&rest[..end], &rest[end + 1..]);
+    let generator = after.strip_prefix(GENERATOR.as_bytes());
+    is_policy_line(line) && generator.is_some_and(|g| g.first() == Some(&b'\n'))
+}
+
+/// Whether `line` is the policy [`policy`] writes, with any two hashes, then `">`.
+fn is_policy_line(line: &[u8]) -> bool {
+    let policy = || {
+        let value = std::str::from_utf8(line.strip_suffix(b"\">")?).ok()?;
+        let rest = value.strip_prefix("default-src 'none'; script-src ")?;
+        let (script, rest) = rest.split_once("; style-src ")?;
+        let (style, tail) = rest.split_once("; ")?;
+        Some(is_csp_hash(script) && is_csp_hash(style) && tail == POLICY_TAIL)
+    };
+    policy() == Some(true)
+}
+
+/// Whether `source` is a CSP hash source as [`csp_hash`] writes it.
+fn is_csp_hash(source: &str) -> bool {
+    let digest = source
+        .strip_prefix("'sha256-")
+        .and_then(|s| s.strip_suffix('\''));
+    digest.is_some_and(|d| {
+        !d.is_empty()
+            && d.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+    })
+}
+
+/// The policy after its two hashes.
+const POLICY_TAIL: &str =
+    "base-uri 'none'; form-action 'none'; require-trusted-types-for 'script'; trusted-types 'none'";
 
 /// What the page is made of.
 pub(crate) struct Input<'a> {
@@ -239,7 +291,7 @@ pub(crate) fn csp_hash(text: &str) -> String {
 /// (Trusted Types: `innerHTML` and its kind throw).
 pub(crate) fn policy() -> String {
     format!(
-        "default-src 'none'; script-src {}; style-src {}; base-uri 'none'; form-action 'none'; require-trusted-types-for 'script'; trusted-types 'none'",
+        "default-src 'none'; script-src {}; style-src {}; {POLICY_TAIL}",
         csp_hash(SCRIPT),
         csp_hash(STYLE)
     )
@@ -249,8 +301,7 @@ pub(crate) fn policy() -> String {
 fn html(data: &str, chart: &str) -> String {
     let mut out =
         String::with_capacity(data.len() + chart.len() + SCRIPT.len() + STYLE.len() + 4096);
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"");
+    out.push_str(HEAD);
     out.push_str(&policy());
     out.push_str("\">\n");
     out.push_str(GENERATOR);

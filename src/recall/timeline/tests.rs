@@ -108,6 +108,43 @@ fn base64_and_the_policy_hash_what_the_page_holds() {
 }
 
 #[test]
+fn only_a_file_that_starts_with_the_pages_own_head_is_a_page() {
+    let html = page_of(&Recent::NothingRecorded, &[]).html;
+    let generator_ends = html.find(GENERATOR).unwrap() + GENERATOR.len() + 1;
+    assert!(generator_ends <= HEAD_BYTES, "the head is read whole");
+    assert!(starts_as_page(&html.as_bytes()[..HEAD_BYTES]));
+    assert!(starts_as_page(&html.as_bytes()[..generator_ends]));
+    assert!(!starts_as_page(&html.as_bytes()[..generator_ends - 1]));
+    // A note quoting the generator line, or the whole head after a line of its own.
+    for note in [
+        format!("# About rutter\n\n{GENERATOR}\n"),
+        format!("{GENERATOR}\n{html}"),
+        format!("# A page\n{html}"),
+        format!(" {html}"),
+    ] {
+        assert!(!starts_as_page(note.as_bytes()), "{note:.60}");
+    }
+    // The policy line must be the one this module writes, with any two hashes.
+    let policy = policy();
+    let with = |p: &str| html.replacen(&policy, p, 1);
+    let other = policy.replace(&csp_hash(SCRIPT), &csp_hash("another script"));
+    assert!(
+        starts_as_page(with(&other).as_bytes()),
+        "a page an older version wrote"
+    );
+    for p in [
+        "",
+        "default-src 'none'",
+        &policy.replace("'none'; script", "*; script"),
+        &policy.replace(&csp_hash(STYLE), "'sha256-'"),
+        &policy.replace(&csp_hash(STYLE), "'sha256-a\">x'"),
+        &format!("{policy}; img-src *"),
+    ] {
+        assert!(!starts_as_page(with(p).as_bytes()), "{p}");
+    }
+}
+
+#[test]
 fn the_script_never_parses_text_as_markup() {
     for sink in [
         "innerHTML",
@@ -293,6 +330,25 @@ proptest! {
             prop_assert!(!safe.contains(c));
         }
         prop_assert_eq!(serde_json::from_str::<String>(&safe).unwrap(), text);
+    }
+
+    /// Any bytes are judged without a panic, and a page's head with one byte changed, outside
+    /// the two hashes (which change with each version), is no page.
+    #[test]
+    fn the_head_check_reads_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..1200), at in 0usize..1024, byte in any::<u8>()) {
+        prop_assert!(!starts_as_page(&bytes) || bytes.starts_with(HEAD.as_bytes()));
+        let html = page_of(&Recent::NothingRecorded, &[]).html;
+        let generator_ends = html.find(GENERATOR).unwrap() + GENERATOR.len() + 1;
+        let at = at % generator_ends;
+        let in_hash = [csp_hash(SCRIPT), csp_hash(STYLE)].iter().any(|h| {
+            let start = html.find(h.as_str()).unwrap() + "'sha256-".len();
+            (start..start + h.len() - "'sha256-'".len()).contains(&at)
+        });
+        let mut changed = html.as_bytes()[..generator_ends].to_vec();
+        if changed[at] != byte && !in_hash {
+            changed[at] = byte;
+            prop_assert!(!starts_as_page(&changed), "byte {} made {:?}", at, byte as char);
+        }
     }
 
     #[test]
