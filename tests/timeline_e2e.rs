@@ -275,6 +275,133 @@ fn the_page_never_goes_into_the_record_the_git_folder_or_a_missing_folder() {
     assert_eq!(env.git(&["status", "--porcelain"]), status);
 }
 
+/// The bidi controls and invisible format characters a terminal shows as `\u{XXXX}`.
+const HIDDEN: [char; 13] = [
+    '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}',
+    '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{FEFF}',
+];
+
+/// An entry line no capture wrote (in no commit, so `[unverified]`), for the day file of
+/// `day`: `fields` are its JSON's `client`, `summary` and the rest, as given.
+fn forged_line(day: &str, id: &str, fields: Value) -> String {
+    let mut entry = serde_json::json!({
+        "id": id, "session_id": "forged", "time": format!("{day}T05:00:00.000Z"), "refs": [],
+    });
+    for (k, v) in fields.as_object().unwrap() {
+        entry[k] = v.clone();
+    }
+    format!("- 05:00:00 — forged <!-- rutter:entry {entry} -->\n")
+}
+
+#[test]
+fn a_bidi_name_and_a_forged_client_are_shown_as_data() {
+    let env = vault();
+    let name = "Notes/rlo\u{202E}dm.md";
+    env.write(name, "x\n");
+    env.git(&["add", "-A", "Notes"]);
+    env.git(&["commit", "-qm", "a bidi name"]);
+    let directive =
+        serde_json::json!({"session_id": "b1", "summary": "cites a bidi name", "refs": [name]});
+    let r = env.capture(directive.to_string().as_bytes(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let day = env.first_day();
+    let mut text = env.read(&day);
+    let hidden: String = HIDDEN.iter().collect();
+    text.push_str(&forged_line(
+        "2026-11-29",
+        "20261129T050000000Z-zz-0001",
+        serde_json::json!({"client": "claude\u{202E}", "summary": format!("exe.png{hidden}"), "workspace": {"cwd": "/w", "project": "\u{202E}proj"}}),
+    ));
+    env.write(&day, &text);
+    let r = env.rutter(&["timeline"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for c in HIDDEN {
+        assert!(!r.stdout.contains(c), "the page holds U+{:04X}", c as u32);
+    }
+    let v = data(&r.stdout);
+    let decisions = v["decisions"].as_array().unwrap();
+    let cites = decisions
+        .iter()
+        .find(|d| d["summary"] == "cites a bidi name")
+        .unwrap();
+    assert_eq!(cites["refs"][0]["path"], "Notes/rlo\\u{202E}dm.md");
+    let forged = decisions
+        .iter()
+        .find(|d| d["client"] == "claude\\u{202E}")
+        .unwrap();
+    assert_eq!(forged["project"], "\\u{202E}proj");
+    let shown: String = HIDDEN
+        .iter()
+        .map(|c| format!("\\u{{{:04X}}}", *c as u32))
+        .collect();
+    assert_eq!(forged["summary"], format!("exe.png{shown}"));
+    assert_eq!(forged["mark"], "[unverified]");
+}
+
+#[test]
+fn a_huge_summary_in_the_record_is_cut_on_the_page() {
+    let env = vault();
+    let rel = "_librarian/sessions/2026-11-28.zz-0001.md";
+    let big = "B".repeat(8 << 20);
+    let text = format!(
+        "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-11-28'\n---\n# Sessions - 2026-11-28\n\n{}",
+        forged_line("2026-11-28", "20261128T050000000Z-zz-0001", serde_json::json!({"summary": big}))
+    );
+    env.write(rel, &text);
+    common::Forged {
+        writes: &[(&common::in_ref(rel), &text)],
+        message: "rutter: capture 2026-11-28",
+        why: "a huge summary",
+        ..Default::default()
+    }
+    .commit(&env);
+    let page = env.root().join("page.html");
+    let r = env.rutter(&["timeline", "-o", page.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.len() < 200_000, "the page is {} bytes", html.len());
+    let v = data(&html);
+    let huge = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["summary"].as_str().unwrap().starts_with("BBB"))
+        .expect("the decision is on the page");
+    assert_eq!(
+        huge["summary"],
+        format!(
+            "{}… [cut: the first 2000 of 8388608 characters]",
+            "B".repeat(2000)
+        )
+    );
+    assert!(huge.get("mark").is_none(), "it is committed: {huge}");
+}
+
+#[test]
+fn a_use_dated_after_the_clock_leaves_the_chart_its_weeks() {
+    let env = vault();
+    let log = env.vault.join("_librarian/stateful-use.jsonl");
+    std::fs::write(
+        &log,
+        "{\"ts\":\"2026-11-30T12:00:00.000Z\",\"kind\":\"librarian-recent\"}\n{\"ts\":\"9999-12-31T23:59:59.999Z\",\"kind\":\"librarian-recent\"}\n",
+    )
+    .unwrap();
+    let mut c = env.cmd();
+    c.env("RUTTER_TIMESTAMP", "2026-12-01T09:00:00.000Z")
+        .args(["timeline", "--utc"]);
+    let r = common::run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(">2026-W48<"),
+        "the chart draws the decisions' weeks"
+    );
+    assert!(r
+        .stdout
+        .contains("<title>2026-W49 (from 2026-11-30): 1 use</title>"));
+    assert!(!r.stdout.contains("9999-W"));
+    assert!(r.stdout.contains("<p class=\"lede\">1 use event outside 2006-11-28 to 2026-12-02, not drawn in the chart: dated after this machine&#39;s clock, or more than 20 years before it.</p>"));
+}
+
 /// A folder holding a fake opener that writes its arguments to `args.txt` beside it.
 fn fake_opener(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();

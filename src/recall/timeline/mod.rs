@@ -6,17 +6,22 @@
 //! summary holding `<script>` is a string in the JSON, escaped so it cannot close the block, and
 //! text in the page. The Content-Security-Policy names the sha256 of the script and of the
 //! stylesheet, so nothing else runs or styles, and fetches nothing (`default-src 'none'`).
+//! Every field is shown as data and bounded ([`fields`]), and the script puts each in a bidi
+//! isolate of its own.
 
 mod chart;
+mod fields;
 
-use super::recent::{Recent, Session};
+use super::recent::{Recent, Session, Step};
 use super::render::{IdText, RefText, RESTORE_HINT};
 use crate::clock::{Clock, Instant};
 use crate::records::filter::EntryFilter;
 use crate::records::fingerprint::short_hash;
 use crate::records::standing::Status;
+use fields::{shown, shown_opt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// The page's script, run as it is written here (its hash is in the policy).
@@ -111,7 +116,7 @@ pub(crate) struct Page {
     pub projects: usize,
 }
 
-/// The JSON the script reads.
+/// The JSON the script reads. Every text in it is [`fields::shown`].
 #[derive(Serialize)]
 struct Data<'a> {
     vault: String,
@@ -120,7 +125,7 @@ struct Data<'a> {
     empty: Option<String>,
     /// [`RESTORE_HINT`], when a decision shown is marked deleted.
     hint: Option<&'static str>,
-    notes: &'a [String],
+    notes: Vec<String>,
     decisions: Vec<Decision<'a>>,
 }
 
@@ -134,22 +139,25 @@ struct Decision<'a> {
     /// The time of day, with its offset outside UTC.
     time: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    project: Option<&'a str>,
+    project: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    client: Option<&'a str>,
-    summary: &'a str,
+    client: Option<Cow<'a, str>>,
+    summary: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mark: Option<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     refs: Vec<Cited<'a>>,
+    /// Cited notes past the [`fields::REFS`] shown (only a forged line cites so many).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    more_refs: Option<usize>,
 }
 
 /// A cited note as recall shows it, in its parts: `path@hash`, then how it reads now.
 #[derive(Serialize)]
 struct Cited<'a> {
-    path: &'a str,
+    path: Cow<'a, str>,
     /// The short hash, as the day files write it.
-    hash: &'a str,
+    hash: Cow<'a, str>,
     /// `(changed since capture)`, `(renamed to X)`, `[UNRESOLVED -- …]`…, when it drifted.
     #[serde(skip_serializing_if = "Option::is_none")]
     drift: Option<String>,
@@ -161,35 +169,11 @@ pub(crate) fn page(input: &Input<'_>) -> Page {
         Recent::Sessions(s) => s,
         _ => &[],
     };
-    let mut decisions: Vec<(String, &str, Decision<'_>)> = Vec::new();
-    let mut deleted = false;
-    for step in sessions.iter().flat_map(|s| &s.steps) {
-        let (day, time) = input.clock.day_time(&step.day, &step.entry.time);
-        let project = step.entry.project();
-        let refs = step
-            .entry
-            .refs
-            .iter()
-            .map(|r| cited(input.refs, &r.path, &r.hash))
-            .collect();
-        deleted |= input.marks && step.status == Status::Deleted;
-        // Sorted by day (newest first), then project, then time (oldest first).
-        let key = project.map(crate::index::entries::project_key);
-        decisions.push((
-            key.unwrap_or_default(),
-            &step.entry.time,
-            Decision {
-                id: (input.ids)(&step.entry.id),
-                day,
-                time,
-                project,
-                client: step.entry.client.as_deref(),
-                summary: &step.entry.summary,
-                mark: input.marks.then(|| step.status.mark()).flatten(),
-                refs,
-            },
-        ));
-    }
+    let steps = || sessions.iter().flat_map(|s| &s.steps);
+    let deleted = input.marks && steps().any(|st| st.status == Status::Deleted);
+    let mut decisions: Vec<(String, &str, Decision<'_>)> =
+        steps().map(|step| decision(input, step)).collect();
+    // Sorted by day (newest first), then project, then time (oldest first).
     decisions.sort_by(|(ka, ta, a), (kb, tb, b)| {
         b.day
             .cmp(&a.day)
@@ -201,61 +185,90 @@ pub(crate) fn page(input: &Input<'_>) -> Page {
     });
     let decisions: Vec<Decision<'_>> = decisions.into_iter().map(|(_, _, d)| d).collect();
     let days = count_distinct(decisions.iter().map(|d| d.day.as_str()));
-    let projects = count_distinct(decisions.iter().filter_map(|d| d.project));
-    let weeks = chart::Weeks::of(
+    let projects = count_distinct(decisions.iter().filter_map(|d| d.project.as_deref()));
+    let chart = chart::drawn(
+        input.clock,
+        input.now,
         decisions.iter().map(|d| d.day.as_str()),
         input.uses.iter().filter_map(|(ts, kind)| {
             let at = crate::clock::parse_instant(ts)?;
-            let iso = at.iso();
-            let within = super::gate::counted(kind)
-                && input
-                    .bounds
-                    .from
-                    .as_deref()
-                    .is_none_or(|f| iso.as_str() >= f)
-                && input
-                    .bounds
-                    .until
-                    .as_deref()
-                    .is_none_or(|u| iso.as_str() <= u);
-            within.then(|| input.clock.day(at))
+            (super::gate::counted(kind) && within(input.bounds, at)).then_some(at)
         }),
     );
     let mut written = String::new();
     let now = input.now.iso();
     input.clock.push_day_time(&mut written, &now[..10], &now);
+    let text = |t: &str| shown(t, fields::PATH).into_owned();
     let data = Data {
-        vault: input.vault.display().to_string(),
+        vault: text(&input.vault.display().to_string()),
         written,
-        empty: super::render::empty_state(input.recent),
+        empty: super::render::empty_state(input.recent).map(|e| text(&e)),
         hint: deleted.then_some(RESTORE_HINT),
-        notes: &input.notes,
+        notes: input.notes.iter().map(|n| text(n)).collect(),
         decisions,
     };
     let json = serde_json::to_string(&data).unwrap_or_else(|_| "{}".to_string());
-    let count = data.decisions.len();
     Page {
-        html: html(&script_safe(&json), &chart::svg(&weeks)),
-        decisions: count,
+        html: html(&script_safe(&json), &chart),
+        decisions: data.decisions.len(),
         days,
         projects,
     }
 }
 
+/// One step as the page shows it, after its sort key (the project's) and its recorded time.
+fn decision<'a>(input: &Input<'_>, step: &'a Step) -> (String, &'a str, Decision<'a>) {
+    let (day, time) = input.clock.day_time(&step.day, &step.entry.time);
+    let project = step.entry.project();
+    let cited_notes = &step.entry.refs;
+    let refs = cited_notes
+        .iter()
+        .take(fields::REFS)
+        .map(|r| cited(input.refs, &r.path, &r.hash))
+        .collect();
+    let key = project.map(crate::index::entries::project_key);
+    let decision = Decision {
+        id: shown(&(input.ids)(&step.entry.id), fields::SHORT).into_owned(),
+        day: shown(&day, fields::SHORT).into_owned(),
+        time: shown(&time, fields::SHORT).into_owned(),
+        project: shown_opt(project, fields::NAME),
+        client: shown_opt(step.entry.client.as_deref(), fields::NAME),
+        summary: shown(&step.entry.summary, fields::SUMMARY),
+        mark: input.marks.then(|| step.status.mark()).flatten(),
+        refs,
+        more_refs: cited_notes
+            .len()
+            .checked_sub(fields::REFS)
+            .filter(|&n| n > 0),
+    };
+    (key.unwrap_or_default(), &step.entry.time, decision)
+}
+
+/// Whether `at` is within the time bounds (`--since`, `--until`).
+fn within(bounds: &EntryFilter, at: crate::clock::Instant) -> bool {
+    let iso = at.iso();
+    bounds.from.as_deref().is_none_or(|f| iso.as_str() >= f)
+        && bounds.until.as_deref().is_none_or(|u| iso.as_str() <= u)
+}
+
 /// A ref in its parts, from the text recall shows for it (`path@hash` and what follows), so the
 /// drift marks are recall's own.
 fn cited<'a>(refs: RefText<'_>, path: &'a str, hash: &'a str) -> Cited<'a> {
-    let mut shown = String::new();
-    refs(&mut shown, path, hash);
-    let hash = short_hash(hash);
-    let drift = shown
+    let mut text = String::new();
+    refs(&mut text, path, hash);
+    let short = short_hash(hash);
+    let drift = text
         .strip_prefix(path)
         .and_then(|s| s.strip_prefix('@'))
-        .and_then(|s| s.strip_prefix(hash))
+        .and_then(|s| s.strip_prefix(short))
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .map(str::to_string);
-    Cited { path, hash, drift }
+        .map(|t| shown(t, fields::PATH).into_owned());
+    Cited {
+        path: shown(path, fields::PATH),
+        hash: shown(short, fields::SHORT),
+        drift,
+    }
 }
 
 fn count_distinct<'a>(names: impl Iterator<Item = &'a str>) -> usize {
@@ -298,9 +311,9 @@ pub(crate) fn policy() -> String {
 }
 
 /// The page around its data (script-safe JSON) and its chart (SVG this module wrote).
-fn html(data: &str, chart: &str) -> String {
+fn html(data: &str, chart: &chart::Chart) -> String {
     let mut out =
-        String::with_capacity(data.len() + chart.len() + SCRIPT.len() + STYLE.len() + 4096);
+        String::with_capacity(data.len() + chart.svg.len() + SCRIPT.len() + STYLE.len() + 4096);
     out.push_str(HEAD);
     out.push_str(&policy());
     out.push_str("\">\n");
@@ -315,8 +328,14 @@ fn html(data: &str, chart: &str) -> String {
     out.push_str("<h2 id=\"use-title\">Each week</h2>\n");
     out.push_str(CHART_LEDE);
     out.push_str("<div class=\"chart\">");
-    out.push_str(chart);
-    out.push_str("</div>\n</section>\n<main id=\"timeline\"></main>\n");
+    out.push_str(&chart.svg);
+    out.push_str("</div>\n");
+    for line in &chart.left_out {
+        out.push_str("<p class=\"lede\">");
+        out.push_str(&escape_html(line));
+        out.push_str("</p>\n");
+    }
+    out.push_str("</section>\n<main id=\"timeline\"></main>\n");
     out.push_str("<script type=\"application/json\" id=\"data\">");
     out.push_str(data);
     out.push_str("</script>\n<script>");
