@@ -41,6 +41,27 @@ pub(crate) fn field_safe(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Appends [`field_safe`] of `text` to `out`.
+pub(crate) fn push_field(out: &mut String, text: &str) {
+    if scan_safe(text, false) {
+        out.push_str(text);
+    } else {
+        push_escaped(out, text);
+    }
+}
+
+/// Makes what was appended to `out` since byte `start` (one field, written there by another
+/// function) [`field_safe`]; nothing is copied when it holds nothing to escape.
+pub(crate) fn field_safe_since(out: &mut String, start: usize) {
+    let Some(tail) = out.get(start..) else {
+        return;
+    };
+    if !scan_safe(tail, false) {
+        let tail = out.split_off(start);
+        push_escaped(out, &tail);
+    }
+}
+
 fn push_escaped(out: &mut String, text: &str) {
     for c in text.chars() {
         if is_unsafe_for_display(c) {
@@ -287,7 +308,7 @@ mod tests {
 
         /// A field shown on one line holds no character that acts on a terminal or a
         /// browser's layout (no line break, no bidi control), and each escaped character reads
-        /// back from its `\u{XXXX}`; `one_line_safe` agrees with it.
+        /// back from its `\u{XXXX}`; `one_line_safe`, `push_field` and `field_safe_since` agree.
         #[test]
         fn a_field_is_one_inert_line(s in crate::records::text::strategies::hostile_text(&["\u{2066}", "\u{200f}", "\u{61c}", "\u{feff}", "\t"])) {
             let safe = field_safe(&s);
@@ -312,6 +333,12 @@ mod tests {
                 prop_assert_eq!(&back, &s);
             }
             prop_assert_eq!(one_line_safe(&s), safe.as_ref());
+            let mut pushed = String::from("a\n");
+            push_field(&mut pushed, &s);
+            prop_assert_eq!(&pushed[2..], safe.as_ref());
+            let mut since = format!("a\n{s}");
+            field_safe_since(&mut since, 2);
+            prop_assert_eq!(since, pushed);
         }
 
         #[test]
