@@ -32,23 +32,15 @@ pub(super) fn drawn<'a>(
     let span = Plausible::at(now);
     let (from, until) = (clock.day(span.from), clock.day(span.until));
     let days = day_number(&from).zip(day_number(&until));
-    let mut out = (0, 0);
-    let decisions: Vec<&str> = decisions
-        .filter(|d| {
-            let late_or_early = day_number(d)
-                .zip(days)
-                .is_some_and(|(n, (lo, hi))| n < lo || n > hi);
-            out.0 += usize::from(late_or_early);
-            !late_or_early
-        })
-        .collect();
-    let uses: Vec<String> = uses
-        .filter(|&at| {
-            out.1 += usize::from(!span.holds(at));
-            span.holds(at)
-        })
-        .map(|at| clock.day(at))
-        .collect();
+    // A day that is no day is kept here: `Weeks::of` counts it nowhere, so it is not named.
+    let plausible = |d: &&str| {
+        !day_number(d)
+            .zip(days)
+            .is_some_and(|(n, (lo, hi))| n < lo || n > hi)
+    };
+    let (decisions, late_decisions): (Vec<&str>, Vec<&str>) = decisions.partition(plausible);
+    let (uses, late_uses): (Vec<Instant>, Vec<Instant>) = uses.partition(|&at| span.holds(at));
+    let uses: Vec<String> = uses.into_iter().map(|at| clock.day(at)).collect();
     let weeks = Weeks::of(decisions.into_iter(), uses.into_iter());
     let named = |n: usize, what| {
         (n > 0).then(|| Plausible::left_out(n, what, (&from, &until), "drawn in the chart"))
@@ -56,8 +48,8 @@ pub(super) fn drawn<'a>(
     Chart {
         svg: svg(&weeks),
         left_out: [
-            named(out.0, ("decision", "decisions")),
-            named(out.1, ("use event", "use events")),
+            named(late_decisions.len(), ("decision", "decisions")),
+            named(late_uses.len(), ("use event", "use events")),
         ]
         .into_iter()
         .flatten()
