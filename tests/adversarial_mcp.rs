@@ -258,7 +258,8 @@ fn nul_and_control_characters_in_a_query_separate_words_and_are_never_an_error()
         "{}",
         s.text(json!(2))
     );
-    assert_eq!(s.text(json!(3)), "No notes matched \"\u{0}\".");
+    // The query is one field on its line: its control is shown, not sent (spec/output.md).
+    assert_eq!(s.text(json!(3)), "No notes matched \"\\u{0000}\".");
     assert!(
         s.text(json!(4)).starts_with("1. Gamma"),
         "{}",

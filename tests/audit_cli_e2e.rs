@@ -697,6 +697,26 @@ const USE_LOG: &str = "_librarian/stateful-use.jsonl";
 
 /// Use-log lines in the reference's format (anchor §12), around ISO week boundaries, plus
 /// an uncounted kind, foreign lines and a torn tail.
+/// The clock the gate tests read the log at: what counts follows it.
+const GATE_NOW: &str = "2026-12-01T09:00:00.000Z";
+
+/// `ARGS` (a `gate` command) read at [`GATE_NOW`].
+fn gate(env: &Env, args: &[&str]) -> Run {
+    let mut c = env.cmd();
+    c.env("RUTTER_TIMESTAMP", GATE_NOW).args(args);
+    let r = run_with_stdin(&mut c, b"");
+    assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    r
+}
+
+/// `gate --json` read at [`GATE_NOW`]: `logged` events with a plausible time, `outside` without.
+fn gate_json(logged: usize, outside: usize, weeks: Value) -> Value {
+    json!({
+        "target": 3, "weeks": weeks, "logged": logged, "outside": outside,
+        "counted_from": "2006-11-28T09:00:00.000Z", "counted_until": "2026-12-02T09:00:00.000Z",
+    })
+}
+
 fn write_use_log(env: &Env) {
     let ev = |ts: &str, kind: &str| format!("{{\"ts\":\"{ts}\",\"kind\":\"{kind}\"}}\n");
     let text = [
@@ -721,19 +741,19 @@ fn write_use_log(env: &Env) {
 #[test]
 fn gate_without_a_log() {
     let env = vault();
-    let r = run(&env, &["gate"]);
+    let r = gate(&env, &["gate"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.\n");
-    let ranged = run(&env, &["gate", "2026-01-01", "2026-12-31"]);
+    let ranged = gate(&env, &["gate", "2026-01-01", "2026-12-31"]);
     assert_eq!(ranged.stdout, "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.\n");
-    let j: Value = serde_json::from_str(&run(&env, &["gate", "--json"]).stdout).unwrap();
-    assert_eq!(j, json!({"target": 3, "weeks": [], "logged": 0}));
+    let j: Value = serde_json::from_str(&gate(&env, &["gate", "--json"]).stdout).unwrap();
+    assert_eq!(j, gate_json(0, 0, json!([])));
     env.write(
         USE_LOG,
         "{\"ts\":\"2026-07-29T10:00:00.000Z\",\"kind\":\"librarian-positions\"}\n",
     );
     assert_eq!(
-        run(&env, &["gate"]).stdout,
+        gate(&env, &["gate"]).stdout,
         "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.\n",
         "positions never count"
     );
@@ -743,22 +763,28 @@ fn gate_without_a_log() {
 fn gate_counts_per_iso_week_as_the_reference_prints_it() {
     let env = vault();
     write_use_log(&env);
-    let r = run(&env, &["gate"]);
+    let r = gate(&env, &["gate"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         r.stdout,
         "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2020-W53 (from 2020-12-28): 2\n  2021-W01 (from 2021-01-04): 1\n  2026-W30 (from 2026-07-20): 1\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 2\n"
     );
-    let j: Value = serde_json::from_str(&run(&env, &["gate", "--json"]).stdout).unwrap();
+    let j: Value = serde_json::from_str(&gate(&env, &["gate", "--json"]).stdout).unwrap();
     let week =
         |w: &str, from: &str, n: usize| json!({"week": w, "from": from, "count": n, "met": n >= 3});
     assert_eq!(
         j,
-        json!({"target": 3, "logged": 9, "weeks": [
-            week("2020-W53", "2020-12-28", 2), week("2021-W01", "2021-01-04", 1),
-            week("2026-W30", "2026-07-20", 1), week("2026-W31", "2026-07-27", 3),
-            week("2026-W32", "2026-08-03", 2),
-        ]})
+        gate_json(
+            9,
+            0,
+            json!([
+                week("2020-W53", "2020-12-28", 2),
+                week("2021-W01", "2021-01-04", 1),
+                week("2026-W30", "2026-07-20", 1),
+                week("2026-W31", "2026-07-27", 3),
+                week("2026-W32", "2026-08-03", 2),
+            ])
+        )
     );
 }
 
@@ -766,27 +792,31 @@ fn gate_counts_per_iso_week_as_the_reference_prints_it() {
 fn gate_range_is_inclusive_utc_days() {
     let env = vault();
     write_use_log(&env);
-    let from = run(&env, &["gate", "2026-07-27"]);
+    let from = gate(&env, &["gate", "2026-07-27"]);
     assert_eq!(
         from.stdout,
         "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 2\n"
     );
-    let both = run(&env, &["gate", "2026-07-27", "2026-08-03"]);
+    let both = gate(&env, &["gate", "2026-07-27", "2026-08-03"]);
     assert_eq!(
         both.stdout,
         "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 1\n"
     );
-    let year_end = run(&env, &["gate", "2021-01-01", "2021-01-03"]);
+    let year_end = gate(&env, &["gate", "2021-01-01", "2021-01-03"]);
     assert_eq!(
         year_end.stdout,
         "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2020-W53 (from 2020-12-28): 1\n"
     );
     let j: Value =
-        serde_json::from_str(&run(&env, &["gate", "2026-07-26", "2026-07-26", "--json"]).stdout)
+        serde_json::from_str(&gate(&env, &["gate", "2026-07-26", "2026-07-26", "--json"]).stdout)
             .unwrap();
     assert_eq!(
         j,
-        json!({"target": 3, "logged": 9, "weeks": [{"week": "2026-W30", "count": 1, "met": false, "from": "2026-07-20"}]})
+        gate_json(
+            9,
+            0,
+            json!([{"week": "2026-W30", "count": 1, "met": false, "from": "2026-07-20"}])
+        )
     );
 }
 
@@ -799,7 +829,7 @@ fn gate_range_without_events_says_so() {
         &["gate", "2026-08-10", "2026-12-31"],
         &["gate", "2026-07-30", "2026-07-29"],
     ] {
-        let r = run(&env, args);
+        let r = gate(&env, args);
         assert_eq!(r.code, 0, "{args:?}");
         assert_eq!(
             r.stdout, "Your AI clients did not use their memory in the requested range.\n",
@@ -807,8 +837,8 @@ fn gate_range_without_events_says_so() {
         );
     }
     let j: Value =
-        serde_json::from_str(&run(&env, &["gate", "2027-01-01", "--json"]).stdout).unwrap();
-    assert_eq!(j, json!({"target": 3, "weeks": [], "logged": 9}));
+        serde_json::from_str(&gate(&env, &["gate", "2027-01-01", "--json"]).stdout).unwrap();
+    assert_eq!(j, gate_json(9, 0, json!([])));
 }
 
 #[test]
@@ -821,7 +851,7 @@ fn gate_refuses_bad_dates() {
         (&["gate", "2026-7-27"], "2026-7-27"),
         (&["gate", "last-week", "--json"], "last-week"),
     ] {
-        let r = run(&env, args);
+        let r = gate(&env, args);
         assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{args:?}");
         assert_eq!(
             r.stderr,
@@ -829,6 +859,29 @@ fn gate_refuses_bad_dates() {
             "{args:?}"
         );
     }
+}
+
+#[test]
+fn gate_leaves_out_a_use_no_clock_could_have_dated_and_says_so() {
+    let env = vault();
+    write_use_log(&env);
+    let mut log = env.read(USE_LOG);
+    log.push_str("\n{\"ts\":\"9999-12-31T23:59:59.999Z\",\"kind\":\"librarian-recent\"}\n");
+    log.push_str("{\"ts\":\"1970-01-05T00:00:00.000Z\",\"kind\":\"search-signal\"}\n");
+    log.push_str("{\"ts\":\"2026-12-03T10:00:00.000Z\",\"kind\":\"search-signal\"}\n");
+    env.write(USE_LOG, &log);
+    let r = gate(&env, &["gate"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2020-W53 (from 2020-12-28): 2\n  2021-W01 (from 2021-01-04): 1\n  2026-W30 (from 2026-07-20): 1\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 2\n3 use events outside 2006-11-28 to 2026-12-02, not counted: dated after this machine's clock, or more than 20 years before it.\n"
+    );
+    let j: Value = serde_json::from_str(&gate(&env, &["gate", "--json"]).stdout).unwrap();
+    assert_eq!((&j["logged"], &j["outside"]), (&json!(9), &json!(3)));
+    assert_eq!(j["weeks"].as_array().unwrap().len(), 5);
+    assert!(!gate(&env, &["gate", "9999-01-01"])
+        .stdout
+        .contains("9999-W"));
 }
 
 // ---- terminal safety ----------------------------------------------------------------------

@@ -356,3 +356,84 @@ fn outside_git_the_decisions_are_listed_unverified_and_p_says_there_is_no_record
     assert_eq!(v["decisions"][0]["status"], "unverified");
     assert_eq!(v["decisions"][0]["cited_version"], "missing");
 }
+
+/// A note whose name holds a line break, its second line made to read as git-rutter's own.
+const FORGER: &str = "Notes/nl\ngit-rutter: FAKE LINE.md";
+/// The name as every terminal line shows it.
+const FORGER_SHOWN: &str = "Notes/nl\\u{000A}git-rutter: FAKE LINE.md";
+
+#[test]
+fn a_line_break_in_one_field_is_shown_escaped_wherever_the_field_is_printed() {
+    let env = Env::git_vault();
+    env.write(FORGER, "# nl\n\nThe forger note.\n");
+    env.git(&["add", "-A", "Notes"]);
+    env.git(&["commit", "-qm", "a name with a line break"]);
+    let r = env.capture_at(
+        "2026-11-30T10:00:00.000Z",
+        "Cites a name with a break.",
+        &[FORGER],
+    );
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    // A forged line (no capture wrote it) whose summary, project and client break lines too.
+    let day = env.first_day();
+    let entry = serde_json::json!({
+        "id": "20261130T110000000Z-zz-0001", "session_id": "forged",
+        "time": "2026-11-30T11:00:00.000Z", "summary": "forged\ngit-rutter: FAKE SUMMARY\r\u{2028}",
+        "client": "claude\ngit-rutter: FAKE CLIENT", "workspace": {"cwd": "/w", "project": "p\ngit-rutter: FAKE PROJECT"},
+        "refs": [{"path": FORGER, "hash": "sha256:00"}],
+    });
+    let mut text = env.read(&day);
+    text.push_str(&format!(
+        "- 11:00:00 — forged <!-- rutter:entry {entry} -->\n"
+    ));
+    env.write(&day, &text);
+    // The note edited since, so -p has a diff to show under it.
+    env.write(FORGER, "# nl\n\nThe forger note, edited.\n");
+    for args in [
+        &["cited-by", FORGER][..],
+        &["cited-by", "-p", FORGER],
+        &["recent"],
+        &["recent", "--all"],
+        &["recent", "--grep", "forged"],
+        &["log"],
+        &["search", "forger"],
+        &["show", FORGER],
+    ] {
+        let r = env.rutter(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let forged: Vec<&str> = r
+            .stdout
+            .lines()
+            .filter(|l| l.trim_start().starts_with("git-rutter: FAKE"))
+            .collect();
+        assert!(
+            forged.is_empty(),
+            "{args:?} printed a forged line: {forged:?}\n{}",
+            r.stdout
+        );
+        assert!(
+            !r.stdout.contains('\u{2028}') && !r.stdout.contains('\r'),
+            "{args:?}"
+        );
+        if args[0] != "log" {
+            assert!(r.stdout.contains(FORGER_SHOWN), "{args:?}: {}", r.stdout);
+        }
+    }
+    let log = env.rutter(&["log"]).stdout;
+    assert!(
+        log.contains("forged\\u{000A}git-rutter: FAKE SUMMARY\\u{000D}\\u{2028}"),
+        "{log}"
+    );
+    let recent = env.rutter(&["recent"]).stdout;
+    assert!(
+        recent.contains("[p\\u{000A}git-rutter: FAKE PROJECT]"),
+        "{recent}"
+    );
+    assert!(
+        recent.contains("(claude\\u{000A}git-rutter: FAKE CLIENT)"),
+        "{recent}"
+    );
+    // The JSON keeps each value as it is.
+    let v = cited_json(&env, &[FORGER]);
+    assert_eq!(v["path"], FORGER);
+}

@@ -18,7 +18,10 @@ It builds its own hermetic vaults with the real binary:
    chosen, to what `recent --all --json` gives with the same --grep, --project or --client;
    run no hostile summary and add no element for it; and refuse markup from script (its
    Content-Security-Policy requires Trusted Types).
-2. a large one: 10,000 or so decisions from tools/gen_vault.py, adopted by `init`. Its page
+2. one with bidi controls: a cited note named with U+202E and a forged line whose client and
+   project hold U+202E; the page must show each control as `\\u{202E}`, put each field in a
+   bidi isolate of its own, and draw the hash after the path and the next summary in order.
+3. a large one: 10,000 or so decisions from tools/gen_vault.py, adopted by `init`. Its page
    must show every decision; the time to write it, to load it and to filter it are printed
    (a loose bound only guards against a page that hangs, not a timing to meet here: the
    benchmark, `cargo bench --bench timeline`, measures the release build).
@@ -285,6 +288,70 @@ def small(driver, binary: str, root: Path, env: dict) -> None:
           "the hostile summary is text")
 
 
+RLO = "\u202e"
+
+
+def bidi(driver, binary: str, root: Path, env: dict) -> None:
+    """A note named with U+202E, cited by a capture, and a forged line whose client and project
+    end with U+202E: each is drawn with the control shown as \\u{202E}, each field in its own
+    bidi isolate, and the neighbouring field (the hash, the summary) in its own order."""
+    v = Vault(binary, root / "bidi", env)
+    name = f"Notes/rlo{RLO}dm.md"
+    (v.path / "Notes").mkdir(parents=True)
+    (v.path / name).write_text("x\n")
+    v.git_repo()
+    v.rutter("capture", "--summary", "cites a bidi name", "--session", "b1", "--ref", name,
+             extra={"RUTTER_TIMESTAMP": "2026-11-30T10:00:00.000Z"})
+    day = sorted((v.path / "_librarian/sessions").glob("*.md"))[0]
+    entry = {"id": "20261130T110000000Z-zz-0001", "session_id": "forged",
+             "time": "2026-11-30T11:00:00.000Z", "summary": "exe.png is the file",
+             "client": f"claude{RLO}", "workspace": {"cwd": "/w", "project": f"{RLO}proj"},
+             "refs": []}
+    with day.open("a") as f:
+        f.write(f"- 11:00:00 — forged <!-- rutter:entry {json.dumps(entry)} -->\n")
+    page = root / "bidi.html"
+    v.rutter("timeline", "-o", str(page))
+    got = load(driver, page)
+    check_clean_load(got)
+    check(RLO not in driver.execute_script("return document.body.innerText;"),
+          "the page draws a raw U+202E")
+    fields = driver.execute_script(
+        "return [...document.querySelectorAll('bdi')].map(b => "
+        "[b.className, b.textContent, getComputedStyle(b).unicodeBidi]);")
+    check(all(bidi == "isolate" for _, _, bidi in fields), f"every field is isolated: {fields}")
+    shown_as = {cls: text for cls, text, _ in fields if cls in ("path", "client")}
+    check(shown_as.get("path") == "Notes/rlo\\u{202E}dm.md", f"the path: {shown_as}")
+    check(shown_as.get("client") == "claude\\u{202E}", f"the client: {shown_as}")
+    projects = driver.execute_script(
+        "return [...document.querySelectorAll('.project h3')].map(h => h.textContent);")
+    check("\\u{202E}proj" in projects, f"the project: {projects}")
+    # Drawn in order: the hash after the path, the summary after the client, and the
+    # summary's own text left to right.
+    order = driver.execute_script(
+        """
+        const box = (e) => e.getBoundingClientRect();
+        const ref = document.querySelector('ul.refs code');
+        const path = box(ref.querySelector('.path')), hash = box(ref.querySelector('.hash'));
+        const li = [...document.querySelectorAll('li.decision')]
+          .find(l => l.querySelector('.client') && l.querySelector('.client').textContent.startsWith('claude\\\\'));
+        const client = box(li.querySelector('.client'));
+        const summary = li.querySelector('.summary');
+        const text = summary.firstChild, r = document.createRange();
+        const at = (i) => { r.setStart(text, i); r.setEnd(text, i + 1); return r.getBoundingClientRect().left; };
+        return {hash_after_path: hash.left >= path.right - 1,
+                summary_after_client: box(summary).left >= client.right - 1,
+                summary_left_to_right: at(0) < at(text.length - 1),
+                summary: summary.textContent, hash: ref.querySelector('.hash').textContent};
+        """)
+    check(order["hash_after_path"] and order["hash"].startswith("sha256:"),
+          f"the hash is drawn after the path: {order}")
+    check(order["summary_after_client"] and order["summary_left_to_right"]
+          and order["summary"] == "exe.png is the file",
+          f"the summary next to the client is unaffected: {order}")
+    print("bidi names: the controls are shown as \\u{202E}, each field isolated, "
+          "the hash and the next summary drawn in order")
+
+
 def large(driver, binary: str, root: Path, env: dict) -> None:
     v = large_vault(binary, root, env)
     expected = v.recent_count()
@@ -321,6 +388,7 @@ def main() -> int:
         driver = browser(root / "profile")
         try:
             small(driver, binary, root, env)
+            bidi(driver, binary, root, env)
             large(driver, binary, root, env)
         finally:
             driver.quit()

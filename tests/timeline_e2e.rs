@@ -151,6 +151,7 @@ fn each_decision_carries_its_day_project_time_and_the_drift_of_its_notes() {
 #[test]
 fn output_replaces_only_a_page_it_wrote() {
     let env = vault();
+    std::fs::create_dir(env.root().join("out")).unwrap();
     let page = env.root().join("out/timeline.html");
     let r = env.rutter(&["timeline", "-o", page.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -189,6 +190,216 @@ fn output_replaces_only_a_page_it_wrote() {
     let r = env.rutter(&["timeline", "-o", link.to_str().unwrap()]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("is not a regular file"), "{}", r.stderr);
+}
+
+/// `timeline -o FILE` of a vault, run in the vault: its exit status and stderr.
+fn output_to(env: &Env, file: &str) -> common::Run {
+    env.rutter_in(&env.vault, &["timeline", "-o", file])
+}
+
+#[test]
+fn only_a_file_that_starts_as_its_page_is_replaced() {
+    let env = vault();
+    // A note about rutter quotes the generator line near its start: it is no page.
+    let about = "# How rutter marks its page\n\nIt writes <meta name=\"generator\" content=\"git-rutter timeline\"> in the head.\n";
+    env.write("Notes/about.md", about);
+    env.git(&["add", "Notes/about.md"]);
+    env.git(&["commit", "-qm", "about"]);
+    let status = env.git(&["status", "--porcelain"]);
+    let r = output_to(&env, "Notes/about.md");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "git-rutter: {} exists and is not a timeline git-rutter wrote; nothing was written. Name a new file, or remove it first.\n",
+            env.vault.join("Notes/about.md").display()
+        )
+    );
+    assert_eq!(env.read("Notes/about.md"), about);
+    assert_eq!(env.git(&["status", "--porcelain"]), status);
+    // A page's whole head quoted after a first line of its own is no page either.
+    let page = env.root().join("page.html");
+    assert_eq!(output_to(&env, page.to_str().unwrap()).code, 0);
+    let quoted = format!("# A page\n{}", std::fs::read_to_string(&page).unwrap());
+    std::fs::write(&page, &quoted).unwrap();
+    assert_eq!(output_to(&env, page.to_str().unwrap()).code, 1);
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), quoted);
+}
+
+#[test]
+fn the_page_never_goes_into_the_record_the_git_folder_or_a_missing_folder() {
+    let env = vault();
+    let day = env.first_day();
+    let before = env.read(&day);
+    let status = env.git(&["status", "--porcelain"]);
+    std::os::unix::fs::symlink(env.vault.join("_librarian"), env.vault.join("lib")).unwrap();
+    std::fs::create_dir(env.root().join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(env.vault.join(".git"), env.root().join("elsewhere/g")).unwrap();
+    let git_page = env.root().join("elsewhere/g/timeline.html");
+    for (file, folder) in [
+        (day.as_str(), "_librarian/ (its record)"),
+        ("_librarian/sessions/new.md", "_librarian/ (its record)"),
+        ("Notes/../_librarian/x.html", "_librarian/ (its record)"),
+        ("lib/x.html", "_librarian/ (its record)"),
+        ("_LIBRARIAN", "_librarian/ (its record)"),
+        (".git/timeline.html", ".git/ (its git folder)"),
+        (".git/rutter/page.html", ".git/ (its git folder)"),
+        (git_page.to_str().unwrap(), ".git/ (its git folder)"),
+    ] {
+        let r = output_to(&env, file);
+        assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(" is in the vault's {folder}; nothing was written. Name a file outside _librarian/ and .git/.")),
+            "{file}: {}",
+            r.stderr
+        );
+    }
+    // As the shell's `>`: a folder that does not exist is not made.
+    let r = output_to(&env, "no/such/dir/x.html");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "git-rutter: {} is no folder to write x.html in; nothing was written. Create the folder first, or name a file in a folder that exists.\n",
+            env.vault.join("no/such/dir").display()
+        )
+    );
+    assert!(!env.vault.join("no").exists());
+    assert_eq!(env.read(&day), before, "the day file is untouched");
+    assert!(!env.vault.join("_librarian/sessions/new.md").exists());
+    assert!(!env.vault.join("_librarian/x.html").exists());
+    assert!(!env.vault.join(".git/timeline.html").exists());
+    let r = env.rutter(&["verify"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    std::fs::remove_file(env.vault.join("lib")).unwrap();
+    assert_eq!(env.git(&["status", "--porcelain"]), status);
+}
+
+/// The bidi controls and invisible format characters a terminal shows as `\u{XXXX}`.
+const HIDDEN: [char; 13] = [
+    '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}',
+    '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{FEFF}',
+];
+
+/// An entry line no capture wrote (in no commit, so `[unverified]`), for the day file of
+/// `day`: `fields` are its JSON's `client`, `summary` and the rest, as given.
+fn forged_line(day: &str, id: &str, fields: Value) -> String {
+    let mut entry = serde_json::json!({
+        "id": id, "session_id": "forged", "time": format!("{day}T05:00:00.000Z"), "refs": [],
+    });
+    for (k, v) in fields.as_object().unwrap() {
+        entry[k] = v.clone();
+    }
+    format!("- 05:00:00 — forged <!-- rutter:entry {entry} -->\n")
+}
+
+#[test]
+fn a_bidi_name_and_a_forged_client_are_shown_as_data() {
+    let env = vault();
+    let name = "Notes/rlo\u{202E}dm.md";
+    env.write(name, "x\n");
+    env.git(&["add", "-A", "Notes"]);
+    env.git(&["commit", "-qm", "a bidi name"]);
+    let directive =
+        serde_json::json!({"session_id": "b1", "summary": "cites a bidi name", "refs": [name]});
+    let r = env.capture(directive.to_string().as_bytes(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let day = env.first_day();
+    let mut text = env.read(&day);
+    let hidden: String = HIDDEN.iter().collect();
+    text.push_str(&forged_line(
+        "2026-11-29",
+        "20261129T050000000Z-zz-0001",
+        serde_json::json!({"client": "claude\u{202E}", "summary": format!("exe.png{hidden}"), "workspace": {"cwd": "/w", "project": "\u{202E}proj"}}),
+    ));
+    env.write(&day, &text);
+    let r = env.rutter(&["timeline"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for c in HIDDEN {
+        assert!(!r.stdout.contains(c), "the page holds U+{:04X}", c as u32);
+    }
+    let v = data(&r.stdout);
+    let decisions = v["decisions"].as_array().unwrap();
+    let cites = decisions
+        .iter()
+        .find(|d| d["summary"] == "cites a bidi name")
+        .unwrap();
+    assert_eq!(cites["refs"][0]["path"], "Notes/rlo\\u{202E}dm.md");
+    let forged = decisions
+        .iter()
+        .find(|d| d["client"] == "claude\\u{202E}")
+        .unwrap();
+    assert_eq!(forged["project"], "\\u{202E}proj");
+    let shown: String = HIDDEN
+        .iter()
+        .map(|c| format!("\\u{{{:04X}}}", *c as u32))
+        .collect();
+    assert_eq!(forged["summary"], format!("exe.png{shown}"));
+    assert_eq!(forged["mark"], "[unverified]");
+}
+
+#[test]
+fn a_huge_summary_in_the_record_is_cut_on_the_page() {
+    let env = vault();
+    let rel = "_librarian/sessions/2026-11-28.zz-0001.md";
+    let big = "B".repeat(8 << 20);
+    let text = format!(
+        "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '2026-11-28'\n---\n# Sessions - 2026-11-28\n\n{}",
+        forged_line("2026-11-28", "20261128T050000000Z-zz-0001", serde_json::json!({"summary": big}))
+    );
+    env.write(rel, &text);
+    common::Forged {
+        writes: &[(&common::in_ref(rel), &text)],
+        message: "rutter: capture 2026-11-28",
+        why: "a huge summary",
+        ..Default::default()
+    }
+    .commit(&env);
+    let page = env.root().join("page.html");
+    let r = env.rutter(&["timeline", "-o", page.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.len() < 200_000, "the page is {} bytes", html.len());
+    let v = data(&html);
+    let huge = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["summary"].as_str().unwrap().starts_with("BBB"))
+        .expect("the decision is on the page");
+    assert_eq!(
+        huge["summary"],
+        format!(
+            "{}… [cut: the first 2000 of 8388608 characters]",
+            "B".repeat(2000)
+        )
+    );
+    assert!(huge.get("mark").is_none(), "it is committed: {huge}");
+}
+
+#[test]
+fn a_use_dated_after_the_clock_leaves_the_chart_its_weeks() {
+    let env = vault();
+    let log = env.vault.join("_librarian/stateful-use.jsonl");
+    std::fs::write(
+        &log,
+        "{\"ts\":\"2026-11-30T12:00:00.000Z\",\"kind\":\"librarian-recent\"}\n{\"ts\":\"9999-12-31T23:59:59.999Z\",\"kind\":\"librarian-recent\"}\n",
+    )
+    .unwrap();
+    let mut c = env.cmd();
+    c.env("RUTTER_TIMESTAMP", "2026-12-01T09:00:00.000Z")
+        .args(["timeline", "--utc"]);
+    let r = common::run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(">2026-W48<"),
+        "the chart draws the decisions' weeks"
+    );
+    assert!(r
+        .stdout
+        .contains("<title>2026-W49 (from 2026-11-30): 1 use</title>"));
+    assert!(!r.stdout.contains("9999-W"));
+    assert!(r.stdout.contains("<p class=\"lede\">1 use event outside 2006-11-28 to 2026-12-02, not drawn in the chart: dated after this machine&#39;s clock, or more than 20 years before it.</p>"));
 }
 
 /// A folder holding a fake opener that writes its arguments to `args.txt` beside it.

@@ -218,7 +218,10 @@ impl Versions {
         Some(match (found, &self.now) {
             (Found::Version(CitedVersion::Missing), _) => NOT_KEPT.to_string(),
             (Found::NoRecord, _) => NO_RECORD.to_string(),
-            _ => format!("({} cannot be read now.)", self.path),
+            _ => format!(
+                "({} cannot be read now.)",
+                crate::records::text::field_safe(&self.path)
+            ),
         })
     }
 

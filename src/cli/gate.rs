@@ -10,7 +10,8 @@ use std::path::PathBuf;
 /// found an earlier decision about a note, in _librarian/stateful-use.jsonl. Weeks are ISO
 /// weeks (Monday to Sunday, UTC); a week with 3 or more uses is marked "in use": the bar the
 /// design sets for a memory that earns its place. FROM and TO (YYYY-MM-DD, both inclusive) limit
-/// the range.
+/// the range. An event dated after this machine's clock (by more than a day) or more than 20
+/// years before it is not counted, and the output says how many there are.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// First day to count (YYYY-MM-DD).
@@ -31,11 +32,17 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         }
     }
     let events = uselog::read(&vault.root);
-    let g = gate::weekly(&events, args.from.as_deref(), args.to.as_deref());
+    let now = crate::clock::now();
+    let g = gate::weekly(&events, args.from.as_deref(), args.to.as_deref(), now);
     if args.json {
-        ui.print_json(
-            &serde_json::json!({ "target": gate::WEEKLY_TARGET, "weeks": g.weeks, "logged": g.logged }),
-        )?;
+        ui.print_json(&serde_json::json!({
+            "target": gate::WEEKLY_TARGET,
+            "weeks": g.weeks,
+            "logged": g.logged,
+            "outside": g.outside,
+            "counted_from": g.span.from.iso(),
+            "counted_until": g.span.until.iso(),
+        }))?;
     } else {
         ui.print(&gate::render(&g, args.from.is_some() || args.to.is_some()))?;
     }

@@ -7,6 +7,7 @@ use crate::clock::Clock;
 use crate::records::filter::EntryFilter;
 use crate::records::retraction::Retraction;
 use crate::records::standing::{self, Status};
+use crate::records::text::field_safe;
 use crate::records::{paths, Entry};
 use crate::store::Store;
 use serde::Serialize;
@@ -179,12 +180,16 @@ fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io:
                 .commit
                 .as_deref()
                 .map_or_else(|| "a pending commit".to_string(), crate::shortid::short);
-            format!("  (retracted in {by}: {})", x.reason)
+            format!("  (retracted in {by}: {})", field_safe(&x.reason))
         });
+        // Each field on the line as one field: a line break in a forged one is shown escaped.
         let (day, time) = clock.day_time(&r.day, &r.time);
+        let (day, time) = (field_safe(&day), field_safe(&time));
         let line = format!(
             "{commit} {day} {time} {:<21} {}  {}{why}",
-            r.status, r.id, r.summary
+            r.status,
+            field_safe(&r.id),
+            field_safe(&r.summary)
         );
         // The commit id and the status are ASCII written by us: sanitising leaves their places.
         let at = commit.len() + day.len() + time.len() + 3;

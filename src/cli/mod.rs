@@ -21,6 +21,7 @@ pub(crate) mod install_hook;
 pub(crate) mod log;
 pub(crate) mod man;
 pub(crate) mod mcp;
+pub(crate) mod page_file;
 pub(crate) mod pager;
 pub(crate) mod progress;
 pub(crate) mod recent;

@@ -96,7 +96,9 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if let Some(by) = &found.retracted_by {
         return Err(user_error(format!(
             "entry {id} is already retracted (by {} on {}: {}); nothing changed.",
-            by.id, by.day, by.reason
+            by.id,
+            by.day,
+            crate::records::text::field_safe(&by.reason)
         )));
     }
     let done = crate::recorder::retract::retract(&store, id, &reason, clock::now())?;
@@ -137,7 +139,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             "retracted {id} ({} {}: {}); recorded in {at}",
             found.day,
             found.entry.hhmmss(),
-            found.entry.summary
+            crate::records::text::field_safe(&found.entry.summary)
         ))?;
     }
     Ok(Exit::Clean)

@@ -1,11 +1,11 @@
 //! `git rutter timeline`: the record as one HTML page to open in a browser, filter and keep.
 
-use super::{cannot_run, user_error, CommandError, CommandResult, Exit, FilterArgs, Ui};
+use super::page_file::PageFile;
+use super::{cannot_run, CommandError, CommandResult, Exit, FilterArgs, Ui};
 use crate::clock;
 use crate::index::short_ids::ShortIds;
 use crate::index::Index;
 use crate::recall::{recent, refs, timeline, uselog};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Write every decision as one HTML page to open in a browser, filter and keep.
@@ -40,8 +40,8 @@ pub struct Args {
     /// Show times and count days in UTC, as recorded (by default in your time zone).
     #[arg(long)]
     pub utc: bool,
-    /// Write the page to FILE (replaced whole; a file git-rutter did not write is never
-    /// replaced).
+    /// Write the page to FILE, in a folder that exists, outside the vault's _librarian/ and
+    /// .git/ (replaced whole; a file that is not a page git-rutter wrote is never replaced).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Open the page in your browser (xdg-open, or open on macOS), written to FILE or, without
@@ -64,11 +64,11 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         )
         .hinted("Write it with `-o FILE`, open it with `--open`, or redirect stdout (`> timeline.html`)."));
     }
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let output = match &args.output {
-        Some(f) => Some(Output::check(f)?),
+        Some(f) => Some(PageFile::check(f, &vault)?),
         None => None,
     };
-    let vault = super::interactive_vault(ui, vault.as_deref())?;
     let query = recent::Query {
         window_days: None,
         count: None,
@@ -104,7 +104,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     });
     let output = match (output, args.open) {
         (Some(o), _) => o,
-        (None, true) => Output::ours(vault.worktree_state_dir().join("timeline.html")),
+        (None, true) => PageFile::ours(vault.worktree_state_dir().join("timeline.html"))?,
         (None, false) => {
             ui.write_raw(page.html.as_bytes())?;
             return Ok(Exit::Clean);
@@ -116,7 +116,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         plural(page.decisions, "decision"),
         plural(page.days, "day"),
         plural(page.projects, "project"),
-        crate::records::text::terminal_safe(&output.path.display().to_string())
+        crate::records::text::one_line_safe(&output.path.display().to_string())
     );
     if !args.open {
         ui.warn(format!("{what}."));
@@ -132,99 +132,6 @@ fn plural(n: usize, what: &str) -> String {
         1 => format!("1 {what}"),
         n => format!("{n} {what}s"),
     }
-}
-
-/// Where the page goes: an absolute path, and whether a file already there may be replaced.
-struct Output {
-    path: PathBuf,
-    /// No file was there when checked: one that appears meanwhile is not replaced.
-    new: bool,
-}
-
-impl Output {
-    /// `-o FILE`, checked before any work: a new file, or a page git-rutter wrote (it holds
-    /// [`timeline::GENERATOR`] near its start). Anything else is refused, so a mistyped name
-    /// never replaces a note.
-    fn check(file: &Path) -> Result<Output, CommandError> {
-        let given = std::path::absolute(file).map_err(cannot_run)?;
-        let Some(name) = given.file_name() else {
-            return Err(cannot_run(format!("{} names no file.", file.display())));
-        };
-        // Said as the folder's real path (`../t.html` as the folder it names).
-        let path = match given.parent().map(Path::canonicalize) {
-            Some(Ok(dir)) => dir.join(name),
-            _ => given.clone(),
-        };
-        let shown = path.display();
-        let meta = match std::fs::symlink_metadata(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Output { path, new: true });
-            }
-            Err(e) => return Err(cannot_run(format!("cannot read {shown}: {e}"))),
-            Ok(m) => m,
-        };
-        let refused = |why: &str| {
-            user_error(format!("{shown} {why}; nothing was written."))
-                .hinted("Name a new file, or remove it first.")
-        };
-        if !meta.is_file() {
-            return Err(refused("exists and is not a regular file"));
-        }
-        let mut head = [0u8; 1024];
-        let n = std::fs::File::open(&path)
-            .and_then(|mut f| read_up_to(&mut f, &mut head))
-            .map_err(|e| cannot_run(format!("cannot read {shown}: {e}")))?;
-        let marker = timeline::GENERATOR.as_bytes();
-        if !head[..n].windows(marker.len()).any(|w| w == marker) {
-            return Err(refused("exists and is not a timeline git-rutter wrote"));
-        }
-        Ok(Output { path, new: false })
-    }
-
-    /// A file in git-rutter's own folder, replaced whatever it holds.
-    fn ours(path: PathBuf) -> Output {
-        Output { path, new: false }
-    }
-
-    /// Writes `bytes` whole or not at all: a temporary file beside the target, renamed over it
-    /// (or, for a new file, linked only if nothing took the name meanwhile).
-    fn write(&self, bytes: &[u8]) -> Result<(), CommandError> {
-        let shown = self.path.display();
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)
-            .map_err(|e| cannot_run(format!("cannot create {}: {e}", dir.display())))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)
-            .map_err(|e| cannot_run(format!("cannot write in {}: {e}", dir.display())))?;
-        tmp.write_all(bytes)
-            .and_then(|_| tmp.flush())
-            .map_err(|e| cannot_run(format!("cannot write {shown}: {e}")))?;
-        let persisted = match self.new {
-            true => tmp.persist_noclobber(&self.path),
-            false => tmp.persist(&self.path),
-        };
-        persisted.map_err(|e| match e.error.kind() {
-            std::io::ErrorKind::AlreadyExists => user_error(format!(
-                "{shown} appeared while the page was made; nothing was written."
-            ))
-            .hinted("Run the command again."),
-            _ => cannot_run(format!("cannot write {shown}: {}", e.error)),
-        })?;
-        Ok(())
-    }
-}
-
-/// Reads as much of `buf` as the file fills.
-fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// The program that opens a file in the user's browser.

@@ -10,7 +10,7 @@ use crate::index::cited::{Citation, NoNote};
 use crate::index::entries::Scope;
 use crate::index::reads::Records;
 use crate::index::{Index, IndexError};
-use crate::records::text::one_line_safe;
+use crate::records::text::{field_safe, one_line_safe};
 use crate::records::{fingerprint, paths, NoteRef, Step};
 use crate::store::{Oid, Store, StoreError};
 use crate::vault::Vault;
@@ -222,9 +222,10 @@ pub(crate) fn block(cited: &CitedBy) -> Option<String> {
 /// The terminal's first line: `PATH is cited by …` (or that no recorded decision cites it),
 /// days in `look`'s calendar.
 pub(crate) fn cli_header(cited: &CitedBy, look: &Look) -> String {
+    let path = field_safe(&cited.path);
     match cited.decisions.is_empty() {
-        true => format!("No recorded decision cites {}.", cited.path),
-        false => format!("{} is {}", cited.path, sentence(cited, &look.clock, false)),
+        true => format!("No recorded decision cites {path}."),
+        false => format!("{path} is {}", sentence(cited, &look.clock, false)),
     }
 }
 
@@ -239,20 +240,17 @@ pub(crate) fn cli_decision(out: &mut String, d: &Decision, cited: &CitedBy, look
         true => "changed since capture",
         false => "unchanged since capture",
     };
+    let (was, hash) = (
+        field_safe(&d.cited.path),
+        field_safe(fingerprint::short_hash(&d.cited.hash)),
+    );
     let _ = match d.renamed(&cited.path) {
         true => write!(
             out,
-            "\n   cited as {}@{} (renamed to {}; {since})",
-            d.cited.path,
-            fingerprint::short_hash(&d.cited.hash),
-            cited.path
+            "\n   cited as {was}@{hash} (renamed to {}; {since})",
+            field_safe(&cited.path)
         ),
-        false => write!(
-            out,
-            "\n   cited {}@{} ({since})",
-            d.cited.path,
-            fingerprint::short_hash(&d.cited.hash)
-        ),
+        false => write!(out, "\n   cited {was}@{hash} ({since})"),
     };
 }
 
@@ -262,12 +260,15 @@ pub(crate) fn cli_unresolved(cited: &CitedBy) -> Vec<String> {
         .unresolved
         .iter()
         .map(|u| {
-            let why = u.evidence.as_deref().map_or(String::new(), |e| format!(" ({e})"));
+            let why = u
+                .evidence
+                .as_deref()
+                .map_or(String::new(), |e| format!(" ({})", field_safe(e)));
             format!(
                 "Decisions cited {from}, which is gone, and this note is a candidate for it{why}: `git rutter identity confirm {} {}` binds it, and cited-by then lists them.",
-                crate::argv::quote(&u.from),
-                crate::argv::quote(&cited.path),
-                from = u.from,
+                field_safe(&crate::argv::quote(&u.from)),
+                field_safe(&crate::argv::quote(&cited.path)),
+                from = field_safe(&u.from),
             )
         })
         .collect()
@@ -346,10 +347,10 @@ pub(crate) fn diff(d: &Decision, path: &str, cited: &[u8], now: &[u8]) -> String
         .header(
             &format!(
                 "{}@{} (as cited)",
-                d.cited.path,
-                fingerprint::short_hash(&d.cited.hash)
+                field_safe(&d.cited.path),
+                field_safe(fingerprint::short_hash(&d.cited.hash))
             ),
-            &format!("{path} (now)"),
+            &format!("{} (now)", field_safe(path)),
         )
         .to_string()
 }

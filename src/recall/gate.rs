@@ -1,14 +1,56 @@
 //! The gate: stateful use per ISO week (anchor §12). Only `librarian-recent` and
 //! `search-signal` events count; the target is at least 3 a week. The text says so in plain
-//! words (the reference's `stateful-use per ISO week (gate target: >=3)` was jargon).
+//! words (the reference's `stateful-use per ISO week (gate target: >=3)` was jargon). An event
+//! dated where no clock of the user's could have put it ([`Plausible`]) is left out and named,
+//! here and in the timeline's chart alike: the use log is a record file a sync remote may send.
 
-use crate::clock::{civil_from_days, days_from_civil, parse_instant};
+use crate::clock::{civil_from_days, days_from_civil, parse_instant, Instant};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Uses a week needs to meet the gate.
 pub(crate) const WEEKLY_TARGET: usize = 3;
 const COUNTED: &[&str] = &["librarian-recent", "search-signal"];
+
+/// How far after the reader's clock an event may be dated: the clocks of two machines that
+/// sync one vault disagree by minutes, one whose zone is set wrong by hours; a day covers both.
+const AHEAD_DAYS: i64 = 1;
+/// How far before the reader's clock: the 1,044 weeks (20 years) the timeline's chart draws
+/// at most. An older event was stamped by a clock set wrong (or forged); it would only stretch
+/// the chart.
+pub(crate) const BEHIND_WEEKS: i64 = 1044;
+
+/// The instants an event of the use log may carry, read at a clock: from [`BEHIND_WEEKS`]
+/// before it to [`AHEAD_DAYS`] after it. One event dated 9999-12-31 would otherwise make the
+/// chart's newest 1,044 weeks a millennium away from every decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Plausible {
+    pub from: Instant,
+    pub until: Instant,
+}
+
+impl Plausible {
+    /// The span read at `now`.
+    pub(crate) fn at(now: Instant) -> Plausible {
+        Plausible {
+            from: now.plus_days(-7 * BEHIND_WEEKS),
+            until: now.plus_days(AHEAD_DAYS),
+        }
+    }
+
+    pub(crate) fn holds(&self, at: Instant) -> bool {
+        (self.from..=self.until).contains(&at)
+    }
+
+    /// `N use events outside FROM to UNTIL, not DONE: …` (days as given), naming why.
+    pub(crate) fn left_out(n: usize, what: (&str, &str), span: (&str, &str), done: &str) -> String {
+        let what = if n == 1 { what.0 } else { what.1 };
+        format!(
+            "{n} {what} outside {} to {}, not {done}: dated after this machine's clock, or more than 20 years before it.",
+            span.0, span.1
+        )
+    }
+}
 
 /// One ISO week's count.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,21 +67,36 @@ pub(crate) struct Week {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Gate {
     pub weeks: Vec<Week>,
-    /// Counted events in the log at all (before range filtering).
+    /// Counted events in the log with a plausible time (before range filtering).
     pub logged: usize,
+    /// Counted events left out for their time ([`Plausible`]).
+    pub outside: usize,
+    /// The span of plausible times.
+    #[serde(skip)]
+    pub span: Plausible,
 }
 
-/// Counts events per ISO week. `from`/`to` are `YYYY-MM-DD`, inclusive (UTC midnight to
-/// `23:59:59.999`); an invalid date does not filter.
-pub(crate) fn weekly(events: &[(String, String)], from: Option<&str>, to: Option<&str>) -> Gate {
+/// Counts events per ISO week, as read at `now`. `from`/`to` are `YYYY-MM-DD`, inclusive (UTC
+/// midnight to `23:59:59.999`); an invalid date does not filter.
+pub(crate) fn weekly(
+    events: &[(String, String)],
+    from: Option<&str>,
+    to: Option<&str>,
+    now: Instant,
+) -> Gate {
     let lo = from.and_then(|d| parse_instant(&format!("{d}T00:00:00.000Z")));
     let hi = to.and_then(|d| parse_instant(&format!("{d}T23:59:59.999Z")));
+    let span = Plausible::at(now);
     let mut counts: BTreeMap<String, (String, usize)> = BTreeMap::new();
-    let mut logged = 0;
+    let (mut logged, mut outside) = (0, 0);
     for (ts, kind) in events {
         let Some(at) = parse_instant(ts).filter(|_| counted(kind)) else {
             continue;
         };
+        if !span.holds(at) {
+            outside += 1;
+            continue;
+        }
         logged += 1;
         if lo.is_some_and(|l| at < l) || hi.is_some_and(|h| at > h) {
             continue;
@@ -59,7 +116,12 @@ pub(crate) fn weekly(events: &[(String, String)], from: Option<&str>, to: Option
             count,
         })
         .collect();
-    Gate { weeks, logged }
+    Gate {
+        weeks,
+        logged,
+        outside,
+        span,
+    }
 }
 
 /// Whether an event of `kind` is a use of the memory (the others in the log are not counted).
@@ -83,8 +145,23 @@ pub(crate) fn iso_week(days: i64) -> String {
     format!("{year:04}-W{:02}", (thursday - jan1) / 7 + 1)
 }
 
-/// The reference's text output, or the empty-state lines.
+/// The reference's text output, or the empty-state lines; then the events left out for their
+/// time, when there are any.
 pub(crate) fn render(g: &Gate, ranged: bool) -> String {
+    let mut out = weeks_text(g, ranged);
+    if g.outside > 0 {
+        out.push('\n');
+        out.push_str(&Plausible::left_out(
+            g.outside,
+            ("use event", "use events"),
+            (&g.span.from.day(), &g.span.until.day()),
+            "counted",
+        ));
+    }
+    out
+}
+
+fn weeks_text(g: &Gate, ranged: bool) -> String {
     if g.weeks.is_empty() {
         return if ranged && g.logged > 0 {
             "Your AI clients did not use their memory in the requested range.".to_string()
@@ -118,6 +195,41 @@ mod tests {
             .div_euclid(86_400_000)
     }
 
+    /// The clock the tests read the log at.
+    fn now() -> Instant {
+        parse_instant("2026-12-01T09:00:00.000Z").unwrap()
+    }
+
+    #[test]
+    fn an_event_no_clock_could_have_dated_is_left_out_and_named() {
+        let ev = |ts: &str| (ts.to_string(), "librarian-recent".to_string());
+        let events = vec![
+            ev("2026-11-30T10:00:00.000Z"),
+            ev("2026-12-02T08:59:59.999Z"),
+            ev("2026-12-02T09:00:00.001Z"),
+            ev("9999-12-31T23:59:59.999Z"),
+            ev("1970-01-01T00:00:00.000Z"),
+            ev("2006-11-28T09:00:00.000Z"),
+            ev("2006-11-28T08:59:59.999Z"),
+        ];
+        let g = weekly(&events, None, None, now());
+        let weeks: Vec<(&str, usize)> =
+            g.weeks.iter().map(|w| (w.week.as_str(), w.count)).collect();
+        assert_eq!(weeks, [("2006-W48", 1), ("2026-W49", 2)]);
+        assert_eq!((g.logged, g.outside), (3, 4));
+        assert!(
+            render(&g, false).ends_with("\n4 use events outside 2006-11-28 to 2026-12-02, not counted: dated after this machine's clock, or more than 20 years before it."),
+            "{}",
+            render(&g, false)
+        );
+        let only = weekly(&events[3..5], None, None, now());
+        assert_eq!(
+            render(&only, false),
+            "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.\n2 use events outside 2006-11-28 to 2026-12-02, not counted: dated after this machine's clock, or more than 20 years before it."
+        );
+        assert!(!render(&weekly(&events[..1], None, None, now()), false).contains("outside"));
+    }
+
     #[test]
     fn iso_weeks_at_year_boundaries() {
         assert_eq!(iso_week(day("2026-11-30")), "2026-W49");
@@ -137,21 +249,21 @@ mod tests {
             ev("2026-07-29T11:00:00.000Z", "librarian-positions"),
             ev("2026-08-03T10:00:00.000Z", "librarian-recent"),
         ];
-        let g = weekly(&events, None, None);
+        let g = weekly(&events, None, None, now());
         assert_eq!(
             render(&g, false),
             "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 1"
         );
-        let none = weekly(&events, Some("2027-01-01"), None);
+        let none = weekly(&events, Some("2027-01-01"), None, now());
         assert_eq!(
             render(&none, true),
             "Your AI clients did not use their memory in the requested range."
         );
         assert_eq!(
-            render(&weekly(&[], None, None), false),
+            render(&weekly(&[], None, None, now()), false),
             "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision."
         );
-        let to = weekly(&events, None, Some("2026-07-28"));
+        let to = weekly(&events, None, Some("2026-07-28"), now());
         assert_eq!(to.weeks[0].count, 2, "the `to` day is inclusive");
     }
 
@@ -201,9 +313,9 @@ mod tests {
             std::fs::write(t.path().join(crate::records::paths::USE_LOG), lines.join("\n")).unwrap();
             let events = crate::recall::uselog::read(t.path());
             proptest::prop_assert!(events.len() <= lines.len());
-            let g = weekly(&events, from.as_deref(), None);
+            let g = weekly(&events, from.as_deref(), None, now());
             let counted: usize = g.weeks.iter().map(|w| w.count).sum();
-            proptest::prop_assert!(counted <= g.logged && g.logged <= events.len());
+            proptest::prop_assert!(counted <= g.logged && g.logged + g.outside <= events.len());
             if from.is_none() {
                 proptest::prop_assert_eq!(counted, g.logged);
             }

@@ -1,9 +1,13 @@
 //! Text renderings of `recent`: the terminal form and the MCP tool form (anchor §8). A step that
 //! is not simply committed carries its status mark after the summary, and an answer showing a
 //! step whose day file is gone ends with the `git rutter restore` hint, once (spec/recall.md).
+//! Each field of the record is written on its line as one field (`records::text::push_field`:
+//! a line break or a control inside it is shown as `\u{XXXX}`), so no summary, project or
+//! cited path can start a line of its own (spec/output.md).
 
 use super::recent::{Recent, Session, Step};
 use crate::records::standing::Status;
+use crate::records::text::{field_safe_since, push_field};
 use std::fmt::Write as _;
 
 /// The hint after an answer that shows an entry whose day file is missing.
@@ -177,7 +181,7 @@ pub(crate) fn cli_session<S: StepText>(
         step_line(out, step, s.project, marks, look);
         for (path, hash) in step.refs() {
             out.push_str("\n   refs: ");
-            refs(out, path, hash);
+            push_ref(out, refs, path, hash);
         }
         return;
     }
@@ -194,7 +198,7 @@ pub(crate) fn cli_session<S: StepText>(
         step_line(out, step, None, marks, look);
         for (path, hash) in step.refs() {
             out.push_str("\n     refs: ");
-            refs(out, path, hash);
+            push_ref(out, refs, path, hash);
         }
     }
 }
@@ -241,9 +245,16 @@ fn tool_step(step: &Step, refs: RefText<'_>, marks: bool) -> String {
     for (i, (path, hash)) in step.refs().enumerate() {
         let lead = if i == 0 { "\n   refs: " } else { "\n         " };
         out.push_str(lead);
-        refs(&mut out, path, hash);
+        push_ref(&mut out, refs, path, hash);
     }
     out
+}
+
+/// How a cited ref reads (`refs`: its path, hash and drift), appended to `out` as one field.
+pub(super) fn push_ref(out: &mut String, refs: RefText<'_>, path: &str, hash: &str) {
+    let start = out.len();
+    refs(out, path, hash);
+    field_safe_since(out, start);
 }
 
 /// The session's day, or its first and last day (`first → last`), appended to `out`.
@@ -266,7 +277,7 @@ fn span<S: StepText>(out: &mut String, s: &SessionText<'_, S>, clock: &Clock) {
 /// the commit).
 pub(super) fn push_id<S: StepText>(out: &mut String, step: &S, look: &Look) {
     if let Some(ids) = look.ids {
-        out.push_str(&ids(step.id()));
+        push_field(out, &ids(step.id()));
         out.push(' ');
     }
 }
@@ -275,7 +286,7 @@ pub(super) fn push_id<S: StepText>(out: &mut String, step: &S, look: &Look) {
 fn push_project_tag(out: &mut String, project: Option<&str>) {
     if let Some(p) = project {
         out.push_str(" [");
-        out.push_str(p);
+        push_field(out, p);
         out.push(']');
     }
 }
@@ -289,15 +300,18 @@ pub(super) fn step_line<S: StepText>(
     marks: bool,
     look: &Look,
 ) {
+    // A time that does not parse is shown as the text it holds.
+    let start = out.len();
     look.clock.push_day_time(out, step.day(), step.time());
+    field_safe_since(out, start);
     push_project_tag(out, project);
     if let (Some(_), Some(client)) = (look.ids, step.client()) {
         out.push_str(" (");
-        out.push_str(client);
+        push_field(out, client);
         out.push(')');
     }
     out.push_str(" — ");
-    out.push_str(step.summary());
+    push_field(out, step.summary());
     if let (true, Some(mark)) = (marks, step.status().mark()) {
         out.push(' ');
         out.push_str(mark);
@@ -416,6 +430,42 @@ mod tests {
         assert!(cli(&brief).starts_with(
             "2026-11-30 [proj] — one session, 5 steps (showing first and last; 3 omitted):"
         ));
+    }
+
+    /// A line break or a control in a summary, a project, a client, an id, a time or a cited
+    /// path stays inside its field, in the terminal form and the tool form alike.
+    #[test]
+    fn each_field_stays_on_its_line() {
+        let refs = &|out: &mut String, path: &str, hash: &str| {
+            let _ = write!(out, "{path}@{hash} (renamed to x\ny)");
+        };
+        let mut one = step("01:00:00", &["a\nFAKE.md"]);
+        one.entry.summary = "did\nFAKE summary\r\u{2028}".into();
+        one.entry.workspace = Some(Workspace::new("/w", "p\nFAKE", None));
+        one.entry.client = Some("c\nFAKE".into());
+        one.entry.id = "id\nFAKE".into();
+        let mut two = step("02:00:00", &[]);
+        two.entry.time = "2026-11-30T0\nFAKE:00.000Z".into();
+        let ids = |id: &str| id.to_string();
+        let look = Look {
+            clock: Clock::Utc,
+            ids: Some(&ids),
+        };
+        for r in [session(vec![one.clone()], 0), session(vec![one, two], 0)] {
+            for text in [cli(&r, refs, true, &look), tool(&r, refs, true)] {
+                let forged: Vec<&str> = text.lines().filter(|l| l.starts_with("FAKE")).collect();
+                assert!(forged.is_empty(), "{text}");
+                assert!(!text.contains(['\r', '\u{2028}']), "{text}");
+                assert!(
+                    text.contains("did\\u{000A}FAKE summary\\u{000D}\\u{2028}"),
+                    "{text}"
+                );
+                assert!(
+                    text.contains("a\\u{000A}FAKE.md@sha256:ab (renamed to x\\u{000A}y)"),
+                    "{text}"
+                );
+            }
+        }
     }
 
     #[test]

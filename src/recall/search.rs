@@ -12,6 +12,7 @@ use crate::index::search::{
 };
 use crate::index::{Index, IndexError};
 use crate::records::standing::Status;
+use crate::records::text::field_safe;
 use serde::Serialize;
 
 /// A hit with what past sessions say about it.
@@ -116,10 +117,12 @@ pub(crate) fn signals(results: &[Enriched]) -> usize {
     results.iter().filter(|r| r.engagement.is_some()).count()
 }
 
-/// The text form: numbered hits separated by a blank line, or the no-match line.
+/// The text form: numbered hits separated by a blank line, or the no-match line. Each field
+/// (a title, a path, a summary, a frontmatter value) is written as one field: a line break in
+/// it is shown as `\u{XXXX}` (spec/output.md).
 pub(crate) fn render(query: &str, results: &[Enriched]) -> String {
     if results.is_empty() {
-        return format!("No notes matched \"{query}\".");
+        return format!("No notes matched \"{}\".", field_safe(query));
     }
     results
         .iter()
@@ -131,15 +134,17 @@ pub(crate) fn render(query: &str, results: &[Enriched]) -> String {
 
 fn render_one(n: usize, r: &Enriched) -> String {
     let h = &r.hit.head;
-    let mut out = format!("{n}. {}", h.title);
+    let path = field_safe(&h.path);
+    let mut out = format!("{n}. {}", field_safe(&h.title));
     if let Some(b) = badges(h) {
         out.push_str(&format!(" — {b}"));
     }
-    out.push_str(&format!("\n   {}\n   {}", h.path, r.hit.snippet));
+    out.push_str(&format!("\n   {path}\n   {}", field_safe(&r.hit.snippet)));
     if let Some(e) = &r.engagement {
         out.push_str(&format!(
             "\n   ↩ prior engagement {}: \"{}\"",
-            e.date, e.summary
+            field_safe(&e.date),
+            field_safe(&e.summary)
         ));
         if let Some(mark) = e.status.mark() {
             out.push(' ');
@@ -148,39 +153,45 @@ fn render_one(n: usize, r: &Enriched) -> String {
     }
     for to in &r.conflicts {
         out.push_str(&format!(
-            "\n   ⚠ confirmed {}; the hash now matches {to}",
-            h.path
+            "\n   ⚠ confirmed {path}; the hash now matches {}",
+            field_safe(to)
         ));
     }
     for u in &r.unresolved {
         out.push_str(&format!(
             "\n   ? [UNRESOLVED reference {} -- candidates: {}]",
-            u.from,
-            super::refs::candidate_list(&u.candidates)
+            field_safe(&u.from),
+            field_safe(&super::refs::candidate_list(&u.candidates))
         ));
     }
     out
 }
 
-/// `type · status · created` without the empty ones; `None` when all are empty.
+/// `type · status · created` without the empty ones (each one field); `None` when all are
+/// empty.
 fn badges(h: &NoteHead) -> Option<String> {
-    let parts: Vec<&str> = [&h.note_type, &h.status, &h.created]
+    let parts: Vec<_> = [&h.note_type, &h.status, &h.created]
         .into_iter()
-        .map(String::as_str)
         .filter(|p| !p.is_empty())
+        .map(|p| field_safe(p))
         .collect();
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
-/// get-note's text: `# Title`, the badges, the path, a rule, the body; or the miss line.
+/// get-note's text: `# Title`, the badges, the path, a rule, the body (as the note holds it);
+/// or the miss line.
 pub(crate) fn render_note(requested: &str, note: Option<&Note>) -> String {
     let Some(n) = note else {
-        return format!("Note not found: {requested}");
+        return format!("Note not found: {}", field_safe(requested));
     };
-    let mut out = format!("# {}\n", n.head.title);
+    let mut out = format!("# {}\n", field_safe(&n.head.title));
     if let Some(b) = badges(&n.head) {
         out.push_str(&format!("{b}\n"));
     }
-    out.push_str(&format!("{}\n\n---\n\n{}", n.head.path, n.body));
+    out.push_str(&format!(
+        "{}\n\n---\n\n{}",
+        field_safe(&n.head.path),
+        n.body
+    ));
     out
 }

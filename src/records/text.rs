@@ -24,16 +24,52 @@ pub(crate) fn push_display_safe(out: &mut String, s: &str) {
 /// and newlines, tabs and carriage returns shown as `\u{XXXX}` too, so it cannot start a line
 /// of its own.
 pub(crate) fn one_line_safe(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in terminal_safe(text).chars() {
-        match c {
-            '\n' | '\t' | '\r' => {
-                let _ = write!(out, "\\u{{{:04X}}}", c as u32);
-            }
-            c => out.push(c),
+    field_safe(text).into_owned()
+}
+
+/// One field of a record (a path, a project, a client, a summary) as it is shown wherever it is
+/// printed whole on one line, in a terminal or on the timeline's page: every character
+/// [`push_display_safe`] would escape (controls, line breaks, bidi and invisible format
+/// characters) as visible `\u{XXXX}` text, so the field can neither start a line of its own
+/// nor reorder or hide what is shown next to it. Borrowed when there is nothing to escape.
+pub(crate) fn field_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if scan_safe(text, false) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    push_escaped(&mut out, text);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Appends [`field_safe`] of `text` to `out`.
+pub(crate) fn push_field(out: &mut String, text: &str) {
+    if scan_safe(text, false) {
+        out.push_str(text);
+    } else {
+        push_escaped(out, text);
+    }
+}
+
+/// Makes what was appended to `out` since byte `start` (one field, written there by another
+/// function) [`field_safe`]; nothing is copied when it holds nothing to escape.
+pub(crate) fn field_safe_since(out: &mut String, start: usize) {
+    let Some(tail) = out.get(start..) else {
+        return;
+    };
+    if !scan_safe(tail, false) {
+        let tail = out.split_off(start);
+        push_escaped(out, &tail);
+    }
+}
+
+fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
+        if is_unsafe_for_display(c) {
+            let _ = write!(out, "\\u{{{:04X}}}", c as u32);
+        } else {
+            out.push(c);
         }
     }
-    out
 }
 
 /// `text` made safe for a terminal: every character [`push_display_safe`] would escape, except
@@ -43,7 +79,7 @@ pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     let keep = |c: char, next: Option<char>| {
         !is_unsafe_for_display(c) || c == '\n' || c == '\t' || (c == '\r' && next == Some('\n'))
     };
-    if is_terminal_safe(text) {
+    if scan_safe(text, true) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -58,16 +94,18 @@ pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Whether [`terminal_safe`] leaves `text` as it is. A scan of bytes that decodes only the
+/// Whether [`terminal_safe`] (`layout`: newlines, tabs and the CR of a CRLF are kept) or
+/// [`field_safe`] (not `layout`) leaves `text` as it is. A scan of bytes that decodes only the
 /// non-ASCII characters: `recent --all` checks 29 MB of text, and decoding every character
 /// with a lookahead was a tenth of its time.
-fn is_terminal_safe(text: &str) -> bool {
+fn scan_safe(text: &str, layout: bool) -> bool {
     let bytes = text.as_bytes();
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         match b {
-            0x20..=0x7E | b'\n' | b'\t' => i += 1,
-            b'\r' if bytes.get(i + 1) == Some(&b'\n') => i += 1,
+            0x20..=0x7E => i += 1,
+            b'\n' | b'\t' if layout => i += 1,
+            b'\r' if layout && bytes.get(i + 1) == Some(&b'\n') => i += 1,
             0x80.. => match text.get(i..).and_then(|rest| rest.chars().next()) {
                 Some(c) if !is_unsafe_for_display(c) => i += c.len_utf8(),
                 _ => return false,
@@ -263,8 +301,44 @@ mod tests {
                         || c == '\t'
                         || (c == '\r' && next == Some('\n'));
                 }
-                prop_assert_eq!(is_terminal_safe(text), safe, "{:?}", text);
+                prop_assert_eq!(scan_safe(text, true), safe, "{:?}", text);
+                prop_assert_eq!(scan_safe(text, false), !text.chars().any(is_unsafe_for_display), "{:?}", text);
             }
+        }
+
+        /// A field shown on one line holds no character that acts on a terminal or a
+        /// browser's layout (no line break, no bidi control), and each escaped character reads
+        /// back from its `\u{XXXX}`; `one_line_safe`, `push_field` and `field_safe_since` agree.
+        #[test]
+        fn a_field_is_one_inert_line(s in crate::records::text::strategies::hostile_text(&["\u{2066}", "\u{200f}", "\u{61c}", "\u{feff}", "\t"])) {
+            let safe = field_safe(&s);
+            prop_assert!(!safe.chars().any(is_unsafe_for_display), "{:?}", safe);
+            prop_assert_eq!(safe.lines().count(), usize::from(!s.is_empty()));
+            let mut back = String::new();
+            let mut rest = safe.as_ref();
+            while let Some(at) = rest.find("\\u{") {
+                back.push_str(&rest[..at]);
+                let end = rest[at..].find('}').unwrap() + at;
+                let code = u32::from_str_radix(&rest[at + 3..end], 16).unwrap();
+                let c = char::from_u32(code).unwrap();
+                if is_unsafe_for_display(c) {
+                    back.push(c);
+                } else {
+                    back.push_str(&rest[at..=end]);
+                }
+                rest = &rest[end + 1..];
+            }
+            back.push_str(rest);
+            if !s.contains("\\u{") {
+                prop_assert_eq!(&back, &s);
+            }
+            prop_assert_eq!(one_line_safe(&s), safe.as_ref());
+            let mut pushed = String::from("a\n");
+            push_field(&mut pushed, &s);
+            prop_assert_eq!(&pushed[2..], safe.as_ref());
+            let mut since = format!("a\n{s}");
+            field_safe_since(&mut since, 2);
+            prop_assert_eq!(since, pushed);
         }
 
         #[test]

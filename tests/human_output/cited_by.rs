@@ -65,3 +65,21 @@ fn cited_by_of_a_path_that_is_no_note() {
     let env = two_sessions();
     insta::assert_snapshot!(env.here(&["cited-by", "Notes/nothing.md"]));
 }
+
+#[test]
+fn cited_by_shows_a_line_break_in_a_name_escaped() {
+    let env = two_sessions();
+    let name = "Notes/nl\ngit-rutter: FAKE LINE.md";
+    env.write(name, "# nl\n");
+    env.git(&["add", "-A", "Notes"]);
+    env.git(&["commit", "-qm", "a name with a line break"]);
+    let r = env.capture_at(
+        "2026-12-01T09:00:00.000Z",
+        "Cites a name with a break.",
+        &[name],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    env.write(name, "# nl\n\nEdited.\n");
+    insta::assert_snapshot!(env.here(&["cited-by", "-p", name]));
+    insta::assert_snapshot!(env.here(&["recent", "-n", "1"]));
+}

@@ -39,6 +39,22 @@ fn timeline_never_replaces_a_file_it_did_not_write() {
 }
 
 #[test]
+fn timeline_never_writes_into_the_record() {
+    let env = two_sessions();
+    let day = env.vault.join("_librarian/sessions/timeline.html");
+    insta::assert_snapshot!(env.here(&["timeline", "-o", day.to_str().unwrap()]));
+    assert!(!day.exists());
+}
+
+#[test]
+fn timeline_never_makes_a_folder() {
+    let env = two_sessions();
+    let page = env.root().join("no/such/folder/timeline.html");
+    insta::assert_snapshot!(env.here(&["timeline", "-o", page.to_str().unwrap()]));
+    assert!(!env.root().join("no").exists());
+}
+
+#[test]
 fn timeline_with_a_bad_date_is_a_usage_error() {
     let env = two_sessions();
     insta::assert_snapshot!(env.here(&["timeline", "--since", "last blue moon"]));

@@ -3,13 +3,59 @@
 //! in it is written here (week labels and numbers) and escaped all the same; it is styled by
 //! the page's stylesheet through classes, never a `style` attribute, which the policy forbids.
 
-use crate::recall::gate::{iso_week, WEEKLY_TARGET};
+use crate::clock::{Clock, Instant};
+use crate::recall::gate::{iso_week, Plausible, BEHIND_WEEKS, WEEKLY_TARGET};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// At most this many weeks are drawn (20 years), the newest: a forged use-log line dated 1970
-/// must not make a chart of 3,000 weeks.
-const MAX_WEEKS: usize = 1044;
+/// At most this many weeks are drawn (20 years), the newest: a forged decision dated 1970 must
+/// not make a chart of 3,000 weeks. (A use dated so is not drawn at all: [`Plausible`].)
+const MAX_WEEKS: usize = BEHIND_WEEKS as usize;
+
+/// The chart as the page holds it.
+pub(super) struct Chart {
+    /// The `<svg>` element, or a sentence when there is nothing to draw.
+    pub svg: String,
+    /// What was left out for its time, one sentence each.
+    pub left_out: Vec<String>,
+}
+
+/// The chart of the decisions shown (their days, of the page's `clock`) and the uses (their
+/// instants), read at `now`: a decision or a use dated outside [`Plausible`]'s span is not
+/// drawn, and named, so one dated 9999 cannot push every real week out of the chart.
+pub(super) fn drawn<'a>(
+    clock: &Clock,
+    now: Instant,
+    decisions: impl Iterator<Item = &'a str>,
+    uses: impl Iterator<Item = Instant>,
+) -> Chart {
+    let span = Plausible::at(now);
+    let (from, until) = (clock.day(span.from), clock.day(span.until));
+    let days = day_number(&from).zip(day_number(&until));
+    // A day that is no day is kept here: `Weeks::of` counts it nowhere, so it is not named.
+    let plausible = |d: &&str| {
+        !day_number(d)
+            .zip(days)
+            .is_some_and(|(n, (lo, hi))| n < lo || n > hi)
+    };
+    let (decisions, late_decisions): (Vec<&str>, Vec<&str>) = decisions.partition(plausible);
+    let (uses, late_uses): (Vec<Instant>, Vec<Instant>) = uses.partition(|&at| span.holds(at));
+    let uses: Vec<String> = uses.into_iter().map(|at| clock.day(at)).collect();
+    let weeks = Weeks::of(decisions.into_iter(), uses.into_iter());
+    let named = |n: usize, what| {
+        (n > 0).then(|| Plausible::left_out(n, what, (&from, &until), "drawn in the chart"))
+    };
+    Chart {
+        svg: svg(&weeks),
+        left_out: [
+            named(late_decisions.len(), ("decision", "decisions")),
+            named(late_uses.len(), ("use event", "use events")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    }
+}
 
 /// Pixels per week: a few weeks get wide bars, many get [`MIN_WEEK`] each (the chart scrolls).
 const MIN_WEEK: usize = 10;

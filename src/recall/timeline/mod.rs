@@ -6,17 +6,22 @@
 //! summary holding `<script>` is a string in the JSON, escaped so it cannot close the block, and
 //! text in the page. The Content-Security-Policy names the sha256 of the script and of the
 //! stylesheet, so nothing else runs or styles, and fetches nothing (`default-src 'none'`).
+//! Every field is shown as data and bounded ([`fields`]), and the script puts each in a bidi
+//! isolate of its own.
 
 mod chart;
+mod fields;
 
-use super::recent::{Recent, Session};
+use super::recent::{Recent, Session, Step};
 use super::render::{IdText, RefText, RESTORE_HINT};
 use crate::clock::{Clock, Instant};
 use crate::records::filter::EntryFilter;
 use crate::records::fingerprint::short_hash;
 use crate::records::standing::Status;
+use fields::{shown, shown_opt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// The page's script, run as it is written here (its hash is in the policy).
@@ -24,8 +29,60 @@ const SCRIPT: &str = include_str!("page.js");
 /// The page's stylesheet (its hash is in the policy).
 const STYLE: &str = include_str!("page.css");
 
-/// What marks a page this command wrote: `-o FILE` replaces a file only when it holds this.
-pub(crate) const GENERATOR: &str = r#"<meta name="generator" content="git-rutter timeline">"#;
+/// The page's generator line, the line after the policy's: with [`HEAD`] it marks a page this
+/// command wrote ([`starts_as_page`]).
+const GENERATOR: &str = r#"<meta name="generator" content="git-rutter timeline">"#;
+
+/// The page's first lines, the same on every page since the first was written (only the
+/// policy's hashes, after them, change with the script and the stylesheet).
+const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"";
+
+/// The most bytes [`starts_as_page`] reads of a file: the head, a policy line, the generator.
+pub(crate) const HEAD_BYTES: usize = 1024;
+
+/// Whether a file whose first bytes are `start` (at most [`HEAD_BYTES`] of them) is a page this
+/// command wrote, so `-o FILE` may replace it: it starts with [`HEAD`] exactly, its policy line
+/// is one this module writes (the fixed policy around two hashes), and the next line is
+/// [`GENERATOR`]. A note that merely quotes the generator line, anywhere, is not one.
+pub(crate) fn starts_as_page(start: &[u8]) -> bool {
+    let Some(rest) = start.strip_prefix(HEAD.as_bytes()) else {
+        return false;
+    };
+    let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+        return false;
+    };
+    let (line, after) = (&rest[..end], &rest[end + 1..]);
+    let generator = after.strip_prefix(GENERATOR.as_bytes());
+    is_policy_line(line) && generator.is_some_and(|g| g.first() == Some(&b'\n'))
+}
+
+/// Whether `line` is the policy [`policy`] writes, with any two hashes, then `">`.
+fn is_policy_line(line: &[u8]) -> bool {
+    let policy = || {
+        let value = std::str::from_utf8(line.strip_suffix(b"\">")?).ok()?;
+        let rest = value.strip_prefix("default-src 'none'; script-src ")?;
+        let (script, rest) = rest.split_once("; style-src ")?;
+        let (style, tail) = rest.split_once("; ")?;
+        Some(is_csp_hash(script) && is_csp_hash(style) && tail == POLICY_TAIL)
+    };
+    policy() == Some(true)
+}
+
+/// Whether `source` is a CSP hash source as [`csp_hash`] writes it.
+fn is_csp_hash(source: &str) -> bool {
+    let digest = source
+        .strip_prefix("'sha256-")
+        .and_then(|s| s.strip_suffix('\''));
+    digest.is_some_and(|d| {
+        !d.is_empty()
+            && d.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+    })
+}
+
+/// The policy after its two hashes.
+const POLICY_TAIL: &str =
+    "base-uri 'none'; form-action 'none'; require-trusted-types-for 'script'; trusted-types 'none'";
 
 /// What the page is made of.
 pub(crate) struct Input<'a> {
@@ -59,7 +116,7 @@ pub(crate) struct Page {
     pub projects: usize,
 }
 
-/// The JSON the script reads.
+/// The JSON the script reads. Every text in it is [`fields::shown`].
 #[derive(Serialize)]
 struct Data<'a> {
     vault: String,
@@ -68,7 +125,7 @@ struct Data<'a> {
     empty: Option<String>,
     /// [`RESTORE_HINT`], when a decision shown is marked deleted.
     hint: Option<&'static str>,
-    notes: &'a [String],
+    notes: Vec<String>,
     decisions: Vec<Decision<'a>>,
 }
 
@@ -82,22 +139,25 @@ struct Decision<'a> {
     /// The time of day, with its offset outside UTC.
     time: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    project: Option<&'a str>,
+    project: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    client: Option<&'a str>,
-    summary: &'a str,
+    client: Option<Cow<'a, str>>,
+    summary: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mark: Option<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     refs: Vec<Cited<'a>>,
+    /// Cited notes past the [`fields::REFS`] shown (only a forged line cites so many).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    more_refs: Option<usize>,
 }
 
 /// A cited note as recall shows it, in its parts: `path@hash`, then how it reads now.
 #[derive(Serialize)]
 struct Cited<'a> {
-    path: &'a str,
+    path: Cow<'a, str>,
     /// The short hash, as the day files write it.
-    hash: &'a str,
+    hash: Cow<'a, str>,
     /// `(changed since capture)`, `(renamed to X)`, `[UNRESOLVED -- …]`…, when it drifted.
     #[serde(skip_serializing_if = "Option::is_none")]
     drift: Option<String>,
@@ -109,35 +169,11 @@ pub(crate) fn page(input: &Input<'_>) -> Page {
         Recent::Sessions(s) => s,
         _ => &[],
     };
-    let mut decisions: Vec<(String, &str, Decision<'_>)> = Vec::new();
-    let mut deleted = false;
-    for step in sessions.iter().flat_map(|s| &s.steps) {
-        let (day, time) = input.clock.day_time(&step.day, &step.entry.time);
-        let project = step.entry.project();
-        let refs = step
-            .entry
-            .refs
-            .iter()
-            .map(|r| cited(input.refs, &r.path, &r.hash))
-            .collect();
-        deleted |= input.marks && step.status == Status::Deleted;
-        // Sorted by day (newest first), then project, then time (oldest first).
-        let key = project.map(crate::index::entries::project_key);
-        decisions.push((
-            key.unwrap_or_default(),
-            &step.entry.time,
-            Decision {
-                id: (input.ids)(&step.entry.id),
-                day,
-                time,
-                project,
-                client: step.entry.client.as_deref(),
-                summary: &step.entry.summary,
-                mark: input.marks.then(|| step.status.mark()).flatten(),
-                refs,
-            },
-        ));
-    }
+    let steps = || sessions.iter().flat_map(|s| &s.steps);
+    let deleted = input.marks && steps().any(|st| st.status == Status::Deleted);
+    let mut decisions: Vec<(String, &str, Decision<'_>)> =
+        steps().map(|step| decision(input, step)).collect();
+    // Sorted by day (newest first), then project, then time (oldest first).
     decisions.sort_by(|(ka, ta, a), (kb, tb, b)| {
         b.day
             .cmp(&a.day)
@@ -149,61 +185,90 @@ pub(crate) fn page(input: &Input<'_>) -> Page {
     });
     let decisions: Vec<Decision<'_>> = decisions.into_iter().map(|(_, _, d)| d).collect();
     let days = count_distinct(decisions.iter().map(|d| d.day.as_str()));
-    let projects = count_distinct(decisions.iter().filter_map(|d| d.project));
-    let weeks = chart::Weeks::of(
+    let projects = count_distinct(decisions.iter().filter_map(|d| d.project.as_deref()));
+    let chart = chart::drawn(
+        input.clock,
+        input.now,
         decisions.iter().map(|d| d.day.as_str()),
         input.uses.iter().filter_map(|(ts, kind)| {
             let at = crate::clock::parse_instant(ts)?;
-            let iso = at.iso();
-            let within = super::gate::counted(kind)
-                && input
-                    .bounds
-                    .from
-                    .as_deref()
-                    .is_none_or(|f| iso.as_str() >= f)
-                && input
-                    .bounds
-                    .until
-                    .as_deref()
-                    .is_none_or(|u| iso.as_str() <= u);
-            within.then(|| input.clock.day(at))
+            (super::gate::counted(kind) && within(input.bounds, at)).then_some(at)
         }),
     );
     let mut written = String::new();
     let now = input.now.iso();
     input.clock.push_day_time(&mut written, &now[..10], &now);
+    let text = |t: &str| shown(t, fields::PATH).into_owned();
     let data = Data {
-        vault: input.vault.display().to_string(),
+        vault: text(&input.vault.display().to_string()),
         written,
-        empty: super::render::empty_state(input.recent),
+        empty: super::render::empty_state(input.recent).map(|e| text(&e)),
         hint: deleted.then_some(RESTORE_HINT),
-        notes: &input.notes,
+        notes: input.notes.iter().map(|n| text(n)).collect(),
         decisions,
     };
     let json = serde_json::to_string(&data).unwrap_or_else(|_| "{}".to_string());
-    let count = data.decisions.len();
     Page {
-        html: html(&script_safe(&json), &chart::svg(&weeks)),
-        decisions: count,
+        html: html(&script_safe(&json), &chart),
+        decisions: data.decisions.len(),
         days,
         projects,
     }
 }
 
+/// One step as the page shows it, after its sort key (the project's) and its recorded time.
+fn decision<'a>(input: &Input<'_>, step: &'a Step) -> (String, &'a str, Decision<'a>) {
+    let (day, time) = input.clock.day_time(&step.day, &step.entry.time);
+    let project = step.entry.project();
+    let cited_notes = &step.entry.refs;
+    let refs = cited_notes
+        .iter()
+        .take(fields::REFS)
+        .map(|r| cited(input.refs, &r.path, &r.hash))
+        .collect();
+    let key = project.map(crate::index::entries::project_key);
+    let decision = Decision {
+        id: shown(&(input.ids)(&step.entry.id), fields::SHORT).into_owned(),
+        day: shown(&day, fields::SHORT).into_owned(),
+        time: shown(&time, fields::SHORT).into_owned(),
+        project: shown_opt(project, fields::NAME),
+        client: shown_opt(step.entry.client.as_deref(), fields::NAME),
+        summary: shown(&step.entry.summary, fields::SUMMARY),
+        mark: input.marks.then(|| step.status.mark()).flatten(),
+        refs,
+        more_refs: cited_notes
+            .len()
+            .checked_sub(fields::REFS)
+            .filter(|&n| n > 0),
+    };
+    (key.unwrap_or_default(), &step.entry.time, decision)
+}
+
+/// Whether `at` is within the time bounds (`--since`, `--until`).
+fn within(bounds: &EntryFilter, at: crate::clock::Instant) -> bool {
+    let iso = at.iso();
+    bounds.from.as_deref().is_none_or(|f| iso.as_str() >= f)
+        && bounds.until.as_deref().is_none_or(|u| iso.as_str() <= u)
+}
+
 /// A ref in its parts, from the text recall shows for it (`path@hash` and what follows), so the
 /// drift marks are recall's own.
 fn cited<'a>(refs: RefText<'_>, path: &'a str, hash: &'a str) -> Cited<'a> {
-    let mut shown = String::new();
-    refs(&mut shown, path, hash);
-    let hash = short_hash(hash);
-    let drift = shown
+    let mut text = String::new();
+    refs(&mut text, path, hash);
+    let short = short_hash(hash);
+    let drift = text
         .strip_prefix(path)
         .and_then(|s| s.strip_prefix('@'))
-        .and_then(|s| s.strip_prefix(hash))
+        .and_then(|s| s.strip_prefix(short))
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .map(str::to_string);
-    Cited { path, hash, drift }
+        .map(|t| shown(t, fields::PATH).into_owned());
+    Cited {
+        path: shown(path, fields::PATH),
+        hash: shown(short, fields::SHORT),
+        drift,
+    }
 }
 
 fn count_distinct<'a>(names: impl Iterator<Item = &'a str>) -> usize {
@@ -239,18 +304,17 @@ pub(crate) fn csp_hash(text: &str) -> String {
 /// (Trusted Types: `innerHTML` and its kind throw).
 pub(crate) fn policy() -> String {
     format!(
-        "default-src 'none'; script-src {}; style-src {}; base-uri 'none'; form-action 'none'; require-trusted-types-for 'script'; trusted-types 'none'",
+        "default-src 'none'; script-src {}; style-src {}; {POLICY_TAIL}",
         csp_hash(SCRIPT),
         csp_hash(STYLE)
     )
 }
 
 /// The page around its data (script-safe JSON) and its chart (SVG this module wrote).
-fn html(data: &str, chart: &str) -> String {
+fn html(data: &str, chart: &chart::Chart) -> String {
     let mut out =
-        String::with_capacity(data.len() + chart.len() + SCRIPT.len() + STYLE.len() + 4096);
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"");
+        String::with_capacity(data.len() + chart.svg.len() + SCRIPT.len() + STYLE.len() + 4096);
+    out.push_str(HEAD);
     out.push_str(&policy());
     out.push_str("\">\n");
     out.push_str(GENERATOR);
@@ -264,8 +328,14 @@ fn html(data: &str, chart: &str) -> String {
     out.push_str("<h2 id=\"use-title\">Each week</h2>\n");
     out.push_str(CHART_LEDE);
     out.push_str("<div class=\"chart\">");
-    out.push_str(chart);
-    out.push_str("</div>\n</section>\n<main id=\"timeline\"></main>\n");
+    out.push_str(&chart.svg);
+    out.push_str("</div>\n");
+    for line in &chart.left_out {
+        out.push_str("<p class=\"lede\">");
+        out.push_str(&escape_html(line));
+        out.push_str("</p>\n");
+    }
+    out.push_str("</section>\n<main id=\"timeline\"></main>\n");
     out.push_str("<script type=\"application/json\" id=\"data\">");
     out.push_str(data);
     out.push_str("</script>\n<script>");

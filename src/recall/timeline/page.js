@@ -1,6 +1,8 @@
 'use strict';
 // git rutter timeline: builds the page from the JSON in #data. Every text the record holds is
-// set with textContent, never parsed as markup (spec/timeline.md).
+// set with textContent, never parsed as markup, and each field is in a bidi isolate of its own
+// (a <bdi>, or a block), so no field's text, right-to-left or not, reorders the next one; the
+// controls themselves arrive escaped as \u{XXXX} (spec/timeline.md).
 (() => {
   const data = JSON.parse(document.getElementById('data').textContent);
   const decisions = data.decisions;
@@ -13,8 +15,11 @@
     return e;
   };
 
+  // One field of the record, isolated.
+  const field = (cls, text) => el('bdi', cls, text);
+
   const scope = document.getElementById('scope');
-  scope.textContent = 'Vault ' + data.vault + ' \u00b7 written ' + data.written;
+  scope.append('Vault ', field(null, data.vault), ' \u00b7 written ', field(null, data.written));
   const notes = document.getElementById('notes');
   for (const n of data.notes) notes.append(el('p', 'note', n));
 
@@ -48,21 +53,26 @@
       projects.push(project);
     }
     const li = el('li', 'decision');
-    li.append(el('time', null, d.time));
-    li.append(el('span', 'id', d.id));
-    if (d.client !== undefined) li.append(el('span', 'client', d.client));
-    li.append(el('span', 'summary', d.summary));
-    if (d.mark !== undefined) li.append(el('span', 'mark', d.mark));
+    li.append(field('time', d.time));
+    li.append(field('id', d.id));
+    if (d.client !== undefined) li.append(field('client', d.client));
+    li.append(field('summary', d.summary));
+    if (d.mark !== undefined) li.append(field('mark', d.mark));
     const hay = [d.summary];
     if (d.project !== undefined) hay.push(d.project);
     if (d.refs !== undefined) {
       const refs = el('ul', 'refs');
       for (const r of d.refs) {
         const item = el('li');
-        item.append(el('code', null, r.path + '@' + r.hash));
-        if (r.drift !== undefined) item.append(el('span', 'drift', r.drift));
+        const code = el('code');
+        code.append(field('path', r.path), '@', field('hash', r.hash));
+        item.append(code);
+        if (r.drift !== undefined) item.append(field('drift', r.drift));
         refs.append(item);
         hay.push(r.path);
+      }
+      if (d.more_refs !== undefined) {
+        refs.append(el('li', 'more', 'and ' + d.more_refs + ' more cited notes, not shown'));
       }
       li.append(refs);
     }

@@ -108,6 +108,43 @@ fn base64_and_the_policy_hash_what_the_page_holds() {
 }
 
 #[test]
+fn only_a_file_that_starts_with_the_pages_own_head_is_a_page() {
+    let html = page_of(&Recent::NothingRecorded, &[]).html;
+    let generator_ends = html.find(GENERATOR).unwrap() + GENERATOR.len() + 1;
+    assert!(generator_ends <= HEAD_BYTES, "the head is read whole");
+    assert!(starts_as_page(&html.as_bytes()[..HEAD_BYTES]));
+    assert!(starts_as_page(&html.as_bytes()[..generator_ends]));
+    assert!(!starts_as_page(&html.as_bytes()[..generator_ends - 1]));
+    // A note quoting the generator line, or the whole head after a line of its own.
+    for note in [
+        format!("# About rutter\n\n{GENERATOR}\n"),
+        format!("{GENERATOR}\n{html}"),
+        format!("# A page\n{html}"),
+        format!(" {html}"),
+    ] {
+        assert!(!starts_as_page(note.as_bytes()), "{note:.60}");
+    }
+    // The policy line must be the one this module writes, with any two hashes.
+    let policy = policy();
+    let with = |p: &str| html.replacen(&policy, p, 1);
+    let other = policy.replace(&csp_hash(SCRIPT), &csp_hash("another script"));
+    assert!(
+        starts_as_page(with(&other).as_bytes()),
+        "a page an older version wrote"
+    );
+    for p in [
+        "",
+        "default-src 'none'",
+        &policy.replace("'none'; script", "*; script"),
+        &policy.replace(&csp_hash(STYLE), "'sha256-'"),
+        &policy.replace(&csp_hash(STYLE), "'sha256-a\">x'"),
+        &format!("{policy}; img-src *"),
+    ] {
+        assert!(!starts_as_page(with(p).as_bytes()), "{p}");
+    }
+}
+
+#[test]
 fn the_script_never_parses_text_as_markup() {
     for sink in [
         "innerHTML",
@@ -254,6 +291,135 @@ fn the_chart_counts_the_uses_within_the_bounds() {
     assert!(!since.contains("2026-W40"));
 }
 
+/// The bidi controls and invisible format characters the terminal shows as `\u{XXXX}`.
+const HIDDEN: &[char] = &[
+    '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}',
+    '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{200B}', '\u{2060}', '\u{FEFF}', '\n', '\r',
+    '\u{2028}', '\u{1b}',
+];
+
+#[test]
+fn every_field_is_shown_as_data_as_the_terminal_shows_it() {
+    let mut s = step(
+        "2026-11-30",
+        "10:00:00",
+        Some("\u{202E}proj"),
+        "summary\u{2066} with\nbreaks",
+        Status::Committed,
+    );
+    s.entry.client = Some("claude\u{202E}".into());
+    s.entry.refs = vec![NoteRef::new(
+        "d/\u{202E}dm.exe.md",
+        format!("sha256:{}", "48".repeat(32)),
+        None,
+    )];
+    let hidden: String = HIDDEN.iter().collect();
+    let mut forged = step(
+        "2026-11-29",
+        "10:00:00",
+        Some(&hidden),
+        &hidden,
+        Status::Unverified,
+    );
+    forged.entry.client = Some(hidden.clone());
+    forged.entry.refs = vec![NoteRef::new(&hidden, format!("sha256:{hidden}"), None)];
+    let html = page_of(&sessions(vec![s, forged]), &[]).html;
+    for c in HIDDEN.iter().filter(|&&c| c != '\n') {
+        assert!(!html.contains(*c), "the page holds U+{:04X}", *c as u32);
+    }
+    let data = data(&html);
+    let d = &data["decisions"][0];
+    assert_eq!(d["project"], "\\u{202E}proj");
+    assert_eq!(d["client"], "claude\\u{202E}");
+    assert_eq!(d["summary"], "summary\\u{2066} with\\u{000A}breaks");
+    assert_eq!(d["refs"][0]["path"], "d/\\u{202E}dm.exe.md");
+    assert_eq!(d["refs"][0]["hash"], "sha256:4848484");
+    let f = &data["decisions"][1];
+    let shown = crate::records::text::field_safe(&hidden).into_owned();
+    for v in [
+        &f["project"],
+        &f["client"],
+        &f["summary"],
+        &f["refs"][0]["path"],
+    ] {
+        assert_eq!(v, &serde_json::Value::String(shown.clone()));
+    }
+    // The script puts each field in a <bdi> of its own; the path and the hash are two.
+    for f in [
+        "time", "id", "client", "summary", "mark", "path", "hash", "drift",
+    ] {
+        assert!(SCRIPT.contains(&format!("field('{f}', ")), "{f}");
+    }
+    assert!(STYLE.contains("bdi { unicode-bidi: isolate; }"));
+}
+
+#[test]
+fn no_field_of_the_page_is_unbounded() {
+    let summary = "B".repeat(5 << 20);
+    let mut s = step(
+        "2026-11-30",
+        "10:00:00",
+        Some(&"p".repeat(100_000)),
+        &summary,
+        Status::Unverified,
+    );
+    s.entry.client = Some("c".repeat(100_000));
+    s.entry.refs = (0..1000)
+        .map(|i| NoteRef::new(format!("{i}{}.md", "n".repeat(10_000)), "sha256:00", None))
+        .collect();
+    let html = page_of(&sessions(vec![s]), &[]).html;
+    assert!(html.len() < 3 << 20, "{} bytes", html.len());
+    let d = &data(&html)["decisions"][0];
+    let summary = d["summary"].as_str().unwrap();
+    assert!(
+        summary.ends_with("B… [cut: the first 2000 of 5242880 characters]"),
+        "{:.80}",
+        &summary[2000..]
+    );
+    assert_eq!(summary.chars().filter(|&c| c == 'B').count(), 2000);
+    assert!(d["project"]
+        .as_str()
+        .unwrap()
+        .ends_with("… [cut: the first 512 of 100000 characters]"));
+    assert!(d["client"]
+        .as_str()
+        .unwrap()
+        .contains("[cut: the first 512 of"));
+    assert_eq!(d["refs"].as_array().unwrap().len(), 256);
+    assert_eq!(d["more_refs"], 744);
+    assert!(d["refs"][0]["path"]
+        .as_str()
+        .unwrap()
+        .contains("[cut: the first 1024 of 10004 characters]"));
+    assert!(SCRIPT.contains("d.more_refs"));
+}
+
+#[test]
+fn a_use_or_a_decision_no_clock_could_have_dated_is_not_drawn_and_is_named() {
+    let recent = sessions(vec![
+        step("2026-11-30", "10:00:00", None, "real", Status::Committed),
+        step("9999-12-31", "10:00:00", None, "forged", Status::Unverified),
+    ]);
+    let ev = |ts: &str| (ts.to_string(), "librarian-recent".to_string());
+    let uses = [
+        ev("9999-12-31T23:59:59.999Z"),
+        ev("0001-01-01T00:00:00.000Z"),
+        ev("2026-11-30T11:00:00.000Z"),
+    ];
+    let html = page_of(&recent, &uses).html;
+    assert!(html.contains(">2026-W49<"), "the real week is drawn");
+    assert!(html.contains("<title>2026-W49 (from 2026-11-30): 1 decision</title>"));
+    assert!(html.contains("<title>2026-W49 (from 2026-11-30): 1 use</title>"));
+    assert!(!html.contains("9999-W"));
+    assert!(!html.contains("older weeks not drawn"));
+    assert!(html.contains("<p class=\"lede\">1 decision outside 2006-11-28 to 2026-12-02, not drawn in the chart: dated after this machine&#39;s clock, or more than 20 years before it.</p>"), "{html:.0}");
+    assert!(html.contains(
+        "<p class=\"lede\">2 use events outside 2006-11-28 to 2026-12-02, not drawn in the chart:"
+    ));
+    // The decision itself is still listed.
+    assert_eq!(data(&html)["decisions"].as_array().unwrap().len(), 2);
+}
+
 /// A summary that would be markup anywhere else.
 const HOSTILE: &str = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\"> & </script><!-- \u{2028}\u{2029}";
 
@@ -277,7 +443,13 @@ fn a_hostile_summary_is_a_string_in_the_data_and_nothing_else() {
     assert!(!html.contains("<b>"));
     assert!(!html.contains("pwned=1</"));
     let data = data(&html);
-    assert_eq!(data["decisions"][0]["summary"], HOSTILE);
+    // As text, with the line and paragraph separators shown as a terminal shows them.
+    assert_eq!(
+        data["decisions"][0]["summary"],
+        HOSTILE
+            .replace('\u{2028}', "\\u{2028}")
+            .replace('\u{2029}', "\\u{2029}")
+    );
     assert_eq!(data["decisions"][0]["project"], "<b>p</b>");
     assert_eq!(data["decisions"][0]["refs"][0]["path"], "<img src=x>.md");
 }
@@ -295,6 +467,25 @@ proptest! {
         prop_assert_eq!(serde_json::from_str::<String>(&safe).unwrap(), text);
     }
 
+    /// Any bytes are judged without a panic, and a page's head with one byte changed, outside
+    /// the two hashes (which change with each version), is no page.
+    #[test]
+    fn the_head_check_reads_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..1200), at in 0usize..1024, byte in any::<u8>()) {
+        prop_assert!(!starts_as_page(&bytes) || bytes.starts_with(HEAD.as_bytes()));
+        let html = page_of(&Recent::NothingRecorded, &[]).html;
+        let generator_ends = html.find(GENERATOR).unwrap() + GENERATOR.len() + 1;
+        let at = at % generator_ends;
+        let in_hash = [csp_hash(SCRIPT), csp_hash(STYLE)].iter().any(|h| {
+            let start = html.find(h.as_str()).unwrap() + "'sha256-".len();
+            (start..start + h.len() - "'sha256-'".len()).contains(&at)
+        });
+        let mut changed = html.as_bytes()[..generator_ends].to_vec();
+        if changed[at] != byte && !in_hash {
+            changed[at] = byte;
+            prop_assert!(!starts_as_page(&changed), "byte {} made {:?}", at, byte as char);
+        }
+    }
+
     #[test]
     fn any_summary_adds_no_element(summary in "(\\PC|[<>&/!\\-\"'])*", project in "[<>a-z/ ]{1,12}") {
         let recent = sessions(vec![step("2026-11-30", "10:00:00", Some(&project), &summary, Status::Committed)]);
@@ -302,6 +493,7 @@ proptest! {
         let template = page_of(&sessions(vec![step("2026-11-30", "10:00:00", Some("p"), "s", Status::Committed)]), &[]).html;
         prop_assert_eq!(html.matches('<').count(), template.matches('<').count());
         let data = data(&html);
-        prop_assert_eq!(data["decisions"][0]["summary"].as_str(), Some(summary.as_str()));
+        let shown = crate::records::text::field_safe(&summary);
+        prop_assert_eq!(data["decisions"][0]["summary"].as_str(), Some(shown.as_ref()));
     }
 }

@@ -1,0 +1,72 @@
+//! What one field of the timeline's page holds, whatever the record holds: shown as data (its
+//! controls, line breaks and bidi and invisible format characters as `\u{XXXX}`, as a terminal
+//! shows them: `records::text::field_safe`) and bounded (a summary at the 2,000 characters a
+//! capture keeps, the other fields at their own bounds, then a visible mark), so a forged line
+//! can neither reorder the fields next to it nor make a page no browser finishes loading
+//! (spec/timeline.md, "Every summary is data").
+
+use crate::capture::sanitize::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
+use crate::records::text::field_safe;
+use std::borrow::Cow;
+
+/// The bound of a summary: what a capture keeps.
+pub(super) const SUMMARY: usize = SUMMARY_MAX_CHARS;
+/// The bound of a project or a client: what a capture keeps of provenance.
+pub(super) const NAME: usize = PROVENANCE_MAX_CHARS;
+/// The bound of a cited path, and of what recall appends to it (a rename, the candidates).
+pub(super) const PATH: usize = 1024;
+/// The bound of the short fields: an id, a hash, a day, a time.
+pub(super) const SHORT: usize = 64;
+/// The most cited notes a decision shows (a capture cites at most 256).
+pub(super) const REFS: usize = 256;
+
+/// `text` as the page shows it: cut after `max` characters (with a mark saying how many it
+/// had), then made [`field_safe`]. Borrowed when it is short and holds nothing to escape.
+pub(super) fn shown(text: &str, max: usize) -> Cow<'_, str> {
+    let Some((at, _)) = text.char_indices().nth(max) else {
+        return field_safe(text);
+    };
+    let all = max + text[at..].chars().count();
+    let mut out = field_safe(&text[..at]).into_owned();
+    out.push_str(&format!("… [cut: the first {max} of {all} characters]"));
+    Cow::Owned(out)
+}
+
+/// [`shown`] of an optional field.
+pub(super) fn shown_opt(text: Option<&str>, max: usize) -> Option<Cow<'_, str>> {
+    text.map(|t| shown(t, max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_long_field_is_cut_with_a_mark_and_a_control_is_shown() {
+        assert!(matches!(shown("plain", 10), Cow::Borrowed("plain")));
+        assert_eq!(shown("a\u{202E}b\nc", 10), "a\\u{202E}b\\u{000A}c");
+        assert_eq!(
+            shown("abcdef", 3),
+            "abc… [cut: the first 3 of 6 characters]"
+        );
+        assert_eq!(shown("abc", 3), "abc");
+        assert_eq!(
+            shown("\u{202E}\u{202E}x", 1),
+            "\\u{202E}… [cut: the first 1 of 3 characters]"
+        );
+    }
+
+    proptest! {
+        /// Whatever a field holds, what the page shows of it is at most the bound's characters,
+        /// each escaped in at most 8, plus the mark, and it holds no control.
+        #[test]
+        fn a_field_is_bounded_and_inert(text in "\\PC{0,300}|[\\x00-\\x1f\u{2028}\u{202a}-\u{202e}\u{2066}-\u{2069}]{0,300}", max in 1usize..120) {
+            let s = shown(&text, max);
+            prop_assert!(s.chars().count() <= 8 * max + 60, "{}", s.chars().count());
+            let inert = !s.contains(['\n', '\u{202E}', '\u{2066}']);
+            prop_assert!(inert, "{:?}", s);
+            prop_assert_eq!(s.contains("… [cut: "), text.chars().count() > max);
+        }
+    }
+}
