@@ -1130,3 +1130,72 @@ fn use_log_lines_the_grammar_refuses_are_held_back_and_named() {
     assert_eq!(env.committed(log), format!("{good}{later}"));
     assert_eq!(env.rutter(&["verify"]).code, 0);
 }
+
+/// F-4 of the 2026-12-04 trial: `--ack` takes only a finding the current run reports, with a
+/// reason that is not empty; anything else exits 1 and commits nothing, so an acknowledgement
+/// made in advance cannot hide a later deletion with that predictable id.
+#[test]
+fn an_acknowledgement_names_a_finding_of_this_run_and_says_why() {
+    let (env, day) = vault();
+    let commits = |env: &Env| env.git(&["rev-list", "--count", "refs/rutter/records"]);
+    let before = commits(&env);
+    let deleted = format!("deleted:{day}:file");
+    let refused = [
+        (deleted.as_str(), "routine", "verify reports no finding now"),
+        ("", "x", "verify reports no finding now"),
+        ("anything at all", "", "the reason is empty"),
+        ("anything at all", "   ", "the reason is empty"),
+    ];
+    for (id, reason, why) in refused {
+        let r = env.rutter(&["verify", "--ack", id, "--reason", reason]);
+        assert_eq!(r.code, 1, "{id:?} {reason:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(why), "{id:?}: {}", r.stderr);
+        assert!(r.stderr.contains("othing was committed"), "{}", r.stderr);
+        assert_eq!(commits(&env), before, "{id:?}: a commit was made");
+    }
+    assert!(!exists(&env.vault.join("_librarian/verify-acks.jsonl")));
+    // The deletion the refused ack named is found.
+    std::fs::remove_file(env.vault.join(&day)).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["findings"][0]["id"], deleted);
+    // An id the run does not report is refused naming the ones it does.
+    let r = env.rutter(&["verify", "--ack", "deleted:other:file", "--reason", "x"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("The findings now: {deleted}.")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(commits(&env), before);
+    // The finding itself is acknowledged and committed, once.
+    let r = env.rutter(&[
+        "verify",
+        "--ack",
+        &deleted,
+        "--reason",
+        "moved the day by hand",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r
+        .stdout
+        .starts_with(&format!("acknowledged {deleted} (committed ")));
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s", "refs/rutter/records"])
+            .trim(),
+        "rutter: ack"
+    );
+    let (code, v) = verify(&env);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["findings"][0]["acknowledged"], "moved the day by hand");
+    let after = commits(&env);
+    let r = env.rutter(&["verify", "--ack", &deleted, "--reason", "again"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("acknowledged already (moved the day by hand)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(commits(&env), after);
+}
