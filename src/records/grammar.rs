@@ -76,10 +76,10 @@ pub(crate) fn added(
     }
     let mut old_style = false;
     if old.is_empty() {
-        let start = at.head(path, rest)?;
-        old_style = start.1;
-        at.line += memchr::memchr_iter(b'\n', &rest[..start.0]).count();
-        rest = &rest[start.0..];
+        let (head, v1) = at.head(path, rest)?;
+        old_style = v1;
+        at.line += memchr::memchr_iter(b'\n', &rest[..head]).count();
+        rest = &rest[head..];
     }
     for l in rest.split_inclusive(|b| *b == b'\n') {
         at.line(&l[..l.len() - 1], old_style)?;
