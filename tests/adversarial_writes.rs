@@ -1130,7 +1130,10 @@ fn journal_records_of_different_kinds_never_share_a_name() {
     let lock = env.vault.join(".git/refs/rutter/records.lock");
     std::fs::write(&lock, "held").unwrap();
     cap(&env, 1, "One.", "");
-    let r = env.rutter(&["verify", "--ack", "x", "--reason", "test"]);
+    // An acknowledgement names a finding this run reports: here the pending line.
+    let listed = env.rutter(&["verify", "--porcelain"]).stdout;
+    let id = listed.lines().next().unwrap().split('\t').nth(1).unwrap();
+    let r = env.rutter(&["verify", "--ack", id, "--reason", "test"]);
     assert_ne!(r.code, 0, "the ref is locked");
     let names = pending_names(&env);
     assert!(names.iter().any(|n| n.starts_with("capture-")), "{names:?}");

@@ -666,7 +666,9 @@ fn merges_that_drop_a_line_or_hide_a_deletion_are_refused() {
         .collect();
     // A side branch that only adds a file, and a merge of it with the tip whose tree drops the
     // line: every commit but the merge is clean.
-    let side_blob = w.blob(b"remote ledger line\n");
+    let binding = r#"- 2026-12-02T08:00:00.000Z exact-hash: a.md -> b.md (h) <!-- rutter:binding {"id":"1","from":"a.md","to":"b.md","hash":"h","detected":"exact-hash","ts":"2026-12-02T08:00:00.000Z"} -->"#;
+    let ledger = format!("---\ncollection: librarian.note-identity\nschema: note-identity@2\n---\n# Note identity bindings\n\n{binding}\n");
+    let side_blob = w.blob(ledger.as_bytes());
     let side_tree = w.put(
         Some(&format!("{start}^{{tree}}")),
         &[b"_librarian", b"note-identity.md"],
@@ -767,6 +769,215 @@ fn a_forged_local_ref_is_never_written_outside_the_overlay_and_verify_names_it()
         !kinds.iter().any(|k| k == "deleted"),
         "a misplaced day file is not deleted: {kinds:?}"
     );
+}
+
+/// The header of a new `@2` day file of `day` (spec/record-format.md).
+fn day_header(day: &str) -> String {
+    format!(
+        "---\ncollection: librarian.sessions\nschema: session-record@2\nday: '{day}'\n---\n# Sessions - {day}\n\n"
+    )
+}
+
+/// An entry line of `day` (its id `n` seconds after midnight) with this summary.
+fn entry_line(day: &str, n: u32, summary: &str) -> String {
+    let compact = day.replace('-', "");
+    let (h, m, s) = (n / 3600, n / 60 % 60, n % 60);
+    let json = serde_json::json!({
+        "id": format!("{compact}T{h:02}{m:02}{s:02}000Z-zz-0001"),
+        "session_id": "remote",
+        "time": format!("{day}T{h:02}:{m:02}:{s:02}.000Z"),
+        "summary": summary,
+        "refs": [],
+    });
+    format!("- {h:02}:{m:02}:{s:02} — remote <!-- rutter:entry {json} -->")
+}
+
+impl World {
+    /// The day of this vault's own capture, as the remote holds it.
+    fn day(&self) -> String {
+        let (path, _) = own_day_file(self);
+        String::from_utf8_lossy(&path[3])[..10].to_string()
+    }
+
+    /// The remote's tip with a new file at `_librarian/sessions/<year>/<name>` holding `bytes`,
+    /// committed on it and served.
+    fn forge_day_file(&self, name: &str, bytes: &[u8]) -> String {
+        let b = self.blob(bytes);
+        let y = year(self);
+        self.forge(
+            &[b"_librarian", b"sessions", y.as_bytes(), name.as_bytes()],
+            "100644",
+            &b,
+        )
+    }
+
+    /// Syncs a remote that breaks the record grammar: refused as out-of-grammar, the local ref,
+    /// the working files and the remote unchanged, nothing written where the file would go.
+    fn assert_out_of_grammar(&self, what: &str, written: &str, rule: &str) {
+        let remote = self.remote_tip();
+        let err = self.assert_refused(what);
+        assert!(err.contains("(out-of-grammar)"), "{what}: {err}");
+        assert!(err.contains(rule), "{what}: {err}");
+        assert_eq!(self.remote_tip(), remote, "{what}: the remote moved");
+        assert!(
+            !exists(&self.env.vault.join(written)),
+            "{what}: {written} was written"
+        );
+    }
+}
+
+/// An entry line from a remote keeps the capture's bounds: a summary of 2,001 characters is
+/// refused (counted in `char`s, as capture cuts), one of 2,000 is taken.
+#[test]
+fn a_summary_longer_than_a_capture_keeps_is_refused() {
+    let w = World::new();
+    let (start, day) = (w.remote_tip(), w.day());
+    let name = format!("{day}.zz-0001.md");
+    let written = format!("_librarian/sessions/{name}");
+    let long = format!(
+        "{}{}\n",
+        day_header(&day),
+        entry_line(&day, 1, &"é".repeat(2001))
+    );
+    w.forge_day_file(&name, long.as_bytes());
+    w.assert_out_of_grammar(
+        "a 2,001-character summary",
+        &written,
+        "an entry line with a summary of 2001 characters, over the 2000 a capture keeps",
+    );
+    w.serve(&start);
+    let most = format!(
+        "{}{}\n",
+        day_header(&day),
+        entry_line(&day, 1, &"é".repeat(2000))
+    );
+    w.forge_day_file(&name, most.as_bytes());
+    let r = w.env.rutter(&["sync"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(exists(&w.env.vault.join(&written)));
+}
+
+/// A line longer than the journal's bound (1 MiB) is refused before it is parsed.
+#[test]
+fn a_line_longer_than_a_record_line_may_be_is_refused() {
+    let w = World::new();
+    let day = w.day();
+    let name = format!("{day}.zz-0001.md");
+    let text = format!(
+        "{}{}\n",
+        day_header(&day),
+        entry_line(&day, 1, &"B".repeat(1 << 20))
+    );
+    w.forge_day_file(&name, text.as_bytes());
+    w.assert_out_of_grammar(
+        "a line over 1 MiB",
+        &format!("_librarian/sessions/{name}"),
+        "over the 1048576 a record line may hold",
+    );
+}
+
+/// A new day file starts with the `@2` header of its day (or is an `@1` file) and ends with a
+/// newline; a junk blob is neither.
+#[test]
+fn a_day_file_without_its_header_or_final_newline_or_of_junk_is_refused() {
+    let w = World::new();
+    let (start, day) = (w.remote_tip(), w.day());
+    let y = year(&w);
+    let name = format!("{day}.zz-0001.md");
+    let written = format!("_librarian/sessions/{name}");
+    let line = entry_line(&day, 1, "fine");
+    let cases = [
+        (
+            "no header",
+            format!("{line}\n").into_bytes(),
+            "starts with the `session-record@2` header",
+        ),
+        (
+            "another day's header",
+            format!("{}{line}\n", day_header(&format!("{y}-01-01"))).into_bytes(),
+            "starts with the `session-record@2` header",
+        ),
+        (
+            "no final newline",
+            format!("{}{line}", day_header(&day)).into_bytes(),
+            "does not end with a newline",
+        ),
+        (
+            "a line that is no record",
+            format!("{}{line}\nPWNED\n", day_header(&day)).into_bytes(),
+            "added line 9 of _librarian/sessions/",
+        ),
+        (
+            "a malformed entry",
+            format!(
+                "{}- x <!-- rutter:entry {{\"id\":1}} -->\n",
+                day_header(&day)
+            )
+            .into_bytes(),
+            "an entry line that does not parse",
+        ),
+        (
+            "a junk blob",
+            vec![b'a'; 2 << 20],
+            "does not end with a newline",
+        ),
+    ];
+    for (what, bytes, rule) in cases {
+        w.serve(&start);
+        w.forge_day_file(&name, &bytes);
+        w.assert_out_of_grammar(what, &written, rule);
+    }
+    // A line appended to this vault's own day file is held to the same grammar.
+    w.serve(&start);
+    let (path, text) = own_day_file(&w);
+    let appended = [text, b"- 00:00:01 \xe2\x80\x94 hand-typed note\n".to_vec()].concat();
+    let b = w.blob(&appended);
+    w.forge(&parts(&path), "100644", &b);
+    let err = w.assert_refused("an appended line that is no record");
+    assert!(err.contains("(out-of-grammar)"), "{err}");
+    w.clone_and_init("a day file without its header through a clone");
+}
+
+/// A use-log event a remote adds is a JSON object stamped at a plausible time: not in the year
+/// 9999 (F-10: it emptied the timeline's chart), not before 2000; one stamped now is taken.
+#[test]
+fn use_log_events_from_the_future_or_the_distant_past_are_refused() {
+    let w = World::new();
+    let start = w.remote_tip();
+    let use_log = "_librarian/stateful-use.jsonl";
+    let (_, text) = own_day_file(&w);
+    let text = String::from_utf8(text).unwrap();
+    let now = text.split("\"time\":\"").nth(1).unwrap()[..24].to_string();
+    let event = |ts: &str| format!("{{\"ts\":\"{ts}\",\"kind\":\"librarian-recent\"}}\n");
+    let cases = [
+        (
+            "an event of the year 9999",
+            event("9999-12-31T23:59:59.999Z"),
+            "is more than a day after this machine's clock",
+        ),
+        (
+            "an event of 1970",
+            event("1970-01-01T00:00:00.000Z"),
+            "is before 2000",
+        ),
+        (
+            "a line that is no event",
+            format!("{}not json\n", event(&now)),
+            "added line 2 of _librarian/stateful-use.jsonl outside the record grammar: not a JSON object",
+        ),
+    ];
+    for (what, bytes, rule) in cases {
+        w.serve(&start);
+        let b = w.blob(bytes.as_bytes());
+        w.forge(&[b"_librarian", b"stateful-use.jsonl"], "100644", &b);
+        w.assert_out_of_grammar(what, use_log, rule);
+    }
+    w.serve(&start);
+    let b = w.blob(event(&now).as_bytes());
+    w.forge(&[b"_librarian", b"stateful-use.jsonl"], "100644", &b);
+    let r = w.env.rutter(&["sync"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(w.env.read(use_log), event(&now));
 }
 
 /// An entry a remote added under the id of a local one (a history of its own, merged by sync):

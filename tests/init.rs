@@ -173,7 +173,7 @@ fn init_on_a_clone_restores_missing_records_and_never_overwrites() {
     .unwrap();
     env.write(
         "_librarian/stateful-use.jsonl",
-        "{\"ts\":\"x\",\"kind\":\"librarian-recent\"}\n",
+        "{\"ts\":\"2026-11-30T07:00:00.000Z\",\"kind\":\"librarian-recent\"}\n",
     );
     env.rutter(&["commit"]);
     git_in_clone(&[

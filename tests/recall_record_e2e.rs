@@ -821,3 +821,106 @@ fn processes_that_find_no_index_at_once_build_it_once() {
         assert_eq!(steps(&env).len(), 3, "round {round}");
     }
 }
+
+// ---- what recall serves of lines no capture could write -------------------------------------
+
+/// An entry line of 2026-11-30 in session `sid`, its id `n` seconds after 12:00.
+fn forged_line(n: u32, sid: &str, summary: &str, project: &str, path: &str) -> String {
+    let json = json!({
+        "id": format!("20261130T12{:02}{:02}000Z", n / 60, n % 60),
+        "session_id": sid,
+        "time": format!("2026-11-30T12:{:02}:{:02}.000Z", n / 60, n % 60),
+        "summary": summary,
+        "refs": [{"path": path, "hash": format!("sha256:{}", "0".repeat(64))}],
+        "workspace": {"cwd": "/w", "project": project},
+    });
+    format!("- 12:00:00 — forged <!-- rutter:entry {json} -->\n")
+}
+
+/// Lines already in the record that no capture could have written (taken from a remote before
+/// the intake held them to the record grammar, or forged into the ref by hand) are served with
+/// every field cut at its bound and marked: `recent`, `recent --json` and `librarian-recent`,
+/// whose whole answer stays within 64 KiB and says when it was cut.
+#[tokio::test]
+async fn readers_serve_every_field_within_its_bound_whatever_the_record_holds() {
+    let env = vault();
+    let huge = "B".repeat(5 << 20);
+    let mut text = env.read(D30);
+    text.push_str(&forged_line(
+        0,
+        "big",
+        &huge,
+        &"P".repeat(3000),
+        &"n".repeat(5000),
+    ));
+    for n in 1..60 {
+        text.push_str(&forged_line(
+            n,
+            &format!("s{n}"),
+            &"w".repeat(2000),
+            "p",
+            "Notes/a.md",
+        ));
+    }
+    Forged {
+        writes: &[("_librarian/sessions/2026/2026-11-30.md", &text)],
+        message: "rutter: capture 2026-11-30",
+        why: "forged",
+        ..Default::default()
+    }
+    .commit(&env);
+    env.write(D30, &text);
+    let cut = format!("… [cut: {} more characters]", (5 << 20) - 2000);
+    let r = ok(&env, &["recent", "--no-pager", "-n", "100"]);
+    assert!(r.stdout.len() < 400_000, "{}", r.stdout.len());
+    assert!(
+        r.stdout.contains(&format!("{}{cut}", "B".repeat(2000))),
+        "the summary is cut"
+    );
+    assert!(
+        r.stdout.contains("[cut: 2488 more characters]"),
+        "the project is cut"
+    );
+    assert!(
+        r.stdout.contains("[cut: 3976 more characters]"),
+        "the path is cut"
+    );
+    let v: Value =
+        serde_json::from_str(&ok(&env, &["recent", "--json", "-n", "100"]).stdout).unwrap();
+    let big = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session_id"] == "big")
+        .unwrap();
+    let step = &big["steps"][0];
+    assert!(
+        step["summary"] == format!("{}{cut}", "B".repeat(2000)),
+        "--json cuts the summary"
+    );
+    let project = step["workspace"]["project"].as_str().unwrap();
+    assert_eq!(
+        project,
+        format!("{}… [cut: 2488 more characters]", "P".repeat(512))
+    );
+    let all = ok(&env, &["recent", "--no-pager", "--all"]);
+    assert!(all.stdout.len() < 400_000, "{}", all.stdout.len());
+    assert!(all.stdout.contains(&cut), "--all cuts as recent does");
+    let client = connect(&env).await;
+    let text = tool_text(&client, "librarian-recent", json!({"count": 100})).await;
+    assert!(text.len() <= 64 << 10, "{}", text.len());
+    assert!(
+        text.contains("[This answer was cut to 64 KiB: the newest"),
+        "{}",
+        &text[text.len() - 300..]
+    );
+    let one = json!({"project": "P".repeat(3000)});
+    let text = tool_text(&client, "librarian-recent", one).await;
+    client.cancel().await.unwrap();
+    assert!(text.len() < 20_000, "{}", text.len());
+    assert!(text.contains(&cut), "the summary is cut");
+    assert!(
+        text.contains("[cut: 3976 more characters]"),
+        "the path is cut"
+    );
+}

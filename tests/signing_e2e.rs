@@ -162,8 +162,13 @@ fn a_failed_signing_keeps_the_pending_line_for_a_later_commit() {
     let Some(env) = signing_vault() else { return };
     let missing = env.home.join("no-such-key");
     env.git(&["config", "user.signingKey", missing.to_str().unwrap()]);
-    let finding = "edited:_librarian/sessions/x.md:1";
-    let r = env.rutter(&["verify", "--ack", finding, "--reason", "kept"]);
+    let day = env.day_files()[0].clone();
+    let text = std::fs::read_to_string(&day).unwrap();
+    std::fs::write(&day, text.replace("Signed decision.", "Edited decision.")).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&env.rutter(&["verify", "--json"]).stdout).unwrap();
+    let finding = v["findings"][0]["id"].as_str().unwrap().to_string();
+    let r = env.rutter(&["verify", "--ack", &finding, "--reason", "kept"]);
     assert_eq!(r.code, 2, "a failed signing is an error: {}", r.stderr);
     assert!(r.stderr.contains("could not sign"), "{}", r.stderr);
     assert!(env.read("_librarian/verify-acks.jsonl").contains("kept"));

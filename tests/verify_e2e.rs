@@ -1052,3 +1052,150 @@ fn files_from_after_2262_are_stamped_without_overflow() {
         assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
     }
 }
+
+/// A line in the local history that the intake would refuse from a remote (a summary longer
+/// than a capture keeps, here forged into the ref by hand) is an `out-of-grammar` finding of
+/// the commit that added it, in an ordinary run and with `--full`; it can be acknowledged.
+#[test]
+fn a_line_outside_the_record_grammar_in_the_history_is_named() {
+    let (env, day) = vault();
+    let mut text = env.read(&day);
+    let summary = "é".repeat(2001);
+    text.push_str(&format!(
+        "- 12:00:00 — x <!-- rutter:entry {{\"id\":\"20261130T120000000Z\",\"time\":\"2026-11-30T12:00:00.000Z\",\"summary\":\"{summary}\",\"refs\":[]}} -->\n"
+    ));
+    forge_commit_with(&env, &day, &text, "rutter: capture");
+    env.write(&day, &text);
+    let tip = env.git(&["rev-parse", "--short=7", "refs/rutter/records"]);
+    for args in [&["verify", "--json"][..], &["verify", "--full", "--json"]] {
+        let r = env.rutter(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let f = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "out-of-grammar")
+            .unwrap_or_else(|| panic!("{args:?}: {v:#}"));
+        assert_eq!(f["commit"], tip.trim());
+        assert_eq!(f["path"], day);
+        let detail = f["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(&format!("added line 11 of {day} outside the record grammar: an entry line with a summary of 2001 characters, over the 2000 a capture keeps")),
+            "{detail}"
+        );
+    }
+    let human = env.rutter(&["verify"]);
+    assert!(
+        human.stdout.contains("history out-of-grammar: "),
+        "{}",
+        human.stdout
+    );
+}
+
+/// The use log is committed only up to a line the record grammar refuses (an event stamped in
+/// the year 9999): no machine publishes what another would refuse to take in. `verify` names
+/// the line; once it is deleted, the next commit takes the rest.
+#[test]
+fn use_log_lines_the_grammar_refuses_are_held_back_and_named() {
+    let (env, _) = vault();
+    let log = "_librarian/stateful-use.jsonl";
+    let event = |ts: &str| format!("{{\"ts\":\"{ts}\",\"kind\":\"librarian-recent\"}}\n");
+    let (good, future, later) = (
+        event("2026-11-30T10:05:00.000Z"),
+        event("9999-12-31T23:59:59.999Z"),
+        event("2026-11-30T10:06:00.000Z"),
+    );
+    env.write(log, &format!("{good}{future}{later}"));
+    let commit = |env: &Env| {
+        let r = env
+            .cmd()
+            .args(["commit"])
+            .env("RUTTER_TIMESTAMP", "2026-11-30T10:10:00.000Z")
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    };
+    commit(&env);
+    assert_eq!(env.committed(log), good);
+    let r = env.rutter(&["verify", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("a use-log line the record does not take (its `ts` 9999-12-31T23:59:59.999Z is more than a day after this machine's clock"),
+        "{}",
+        r.stdout
+    );
+    env.write(log, &format!("{good}{later}"));
+    commit(&env);
+    assert_eq!(env.committed(log), format!("{good}{later}"));
+    assert_eq!(env.rutter(&["verify"]).code, 0);
+}
+
+/// F-4 of the 2026-12-04 trial: `--ack` takes only a finding the current run reports, with a
+/// reason that is not empty; anything else exits 1 and commits nothing, so an acknowledgement
+/// made in advance cannot hide a later deletion with that predictable id.
+#[test]
+fn an_acknowledgement_names_a_finding_of_this_run_and_says_why() {
+    let (env, day) = vault();
+    let commits = |env: &Env| env.git(&["rev-list", "--count", "refs/rutter/records"]);
+    let before = commits(&env);
+    let deleted = format!("deleted:{day}:file");
+    let refused = [
+        (deleted.as_str(), "routine", "verify reports no finding now"),
+        ("", "x", "verify reports no finding now"),
+        ("anything at all", "", "the reason is empty"),
+        ("anything at all", "   ", "the reason is empty"),
+    ];
+    for (id, reason, why) in refused {
+        let r = env.rutter(&["verify", "--ack", id, "--reason", reason]);
+        assert_eq!(r.code, 1, "{id:?} {reason:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(why), "{id:?}: {}", r.stderr);
+        assert!(r.stderr.contains("othing was committed"), "{}", r.stderr);
+        assert_eq!(commits(&env), before, "{id:?}: a commit was made");
+    }
+    assert!(!exists(&env.vault.join("_librarian/verify-acks.jsonl")));
+    // The deletion the refused ack named is found.
+    std::fs::remove_file(env.vault.join(&day)).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["findings"][0]["id"], deleted);
+    // An id the run does not report is refused naming the ones it does.
+    let r = env.rutter(&["verify", "--ack", "deleted:other:file", "--reason", "x"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("The findings now: {deleted}.")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(commits(&env), before);
+    // The finding itself is acknowledged and committed, once.
+    let r = env.rutter(&[
+        "verify",
+        "--ack",
+        &deleted,
+        "--reason",
+        "moved the day by hand",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r
+        .stdout
+        .starts_with(&format!("acknowledged {deleted} (committed ")));
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s", "refs/rutter/records"])
+            .trim(),
+        "rutter: ack"
+    );
+    let (code, v) = verify(&env);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["findings"][0]["acknowledged"], "moved the day by hand");
+    let after = commits(&env);
+    let r = env.rutter(&["verify", "--ack", &deleted, "--reason", "again"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("acknowledged already (moved the day by hand)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(commits(&env), after);
+}

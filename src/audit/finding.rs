@@ -22,6 +22,9 @@ pub enum Kind {
     UnexpectedMode,
     /// A day file kept in another year's folder of the record ref; readers skip it.
     Misplaced,
+    /// A commit added a line outside the record grammar: one that does not parse as its file's
+    /// kind of line, or breaks the bounds a capture keeps (spec/record-format.md).
+    OutOfGrammar,
     /// A merge that lost lines of one of its parents.
     MergeLostLines,
     /// A merge that holds a line (or a file) neither parent holds.
@@ -71,6 +74,7 @@ impl Kind {
             Kind::UnexpectedPath => "unexpected-path",
             Kind::UnexpectedMode => "unexpected-mode",
             Kind::Misplaced => "misplaced",
+            Kind::OutOfGrammar => "out-of-grammar",
             Kind::MergeLostLines => "merge-lost-lines",
             Kind::MergeAddedLines => "merge-added-lines",
             Kind::CorruptObject => "corrupt-object",
@@ -100,6 +104,7 @@ impl Kind {
             | Kind::UnexpectedPath
             | Kind::UnexpectedMode
             | Kind::Misplaced
+            | Kind::OutOfGrammar
             | Kind::MergeLostLines
             | Kind::MergeAddedLines
             | Kind::CorruptObject

@@ -4,6 +4,8 @@
 
 use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
+use crate::clock::Instant;
+use crate::records::grammar::{self, Breach};
 use crate::records::paths::day_of;
 use crate::records::{dayfile, fingerprint, ledger};
 use crate::store::graph::CommitInfo;
@@ -79,22 +81,24 @@ pub fn check(
     let hide = start;
     let complete = start.is_none();
     let oids = store.oldest_first(tip, hide)?;
+    // One clock for the whole walk: the use log's plausible times are judged against it.
+    let now = crate::clock::now();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let steps = if oids.len() >= parallel_from() && workers > 1 {
         let (a, b) = oids.split_at(oids.len() / 2);
         let other = store.reopen()?;
         let (first, second) = std::thread::scope(|s| {
-            let second = s.spawn(move || check_range(&other, b));
-            (check_range(store, a), second.join())
+            let second = s.spawn(move || check_range(&other, b, now));
+            (check_range(store, a, now), second.join())
         });
         let mut all = first?;
         match second {
             Ok(rest) => all.extend(rest?),
-            Err(_) => all.extend(check_range(store, b)?),
+            Err(_) => all.extend(check_range(store, b, now)?),
         }
         all
     } else {
-        check_range(store, &oids)?
+        check_range(store, &oids, now)?
     };
     let mut out = History {
         complete,
@@ -132,7 +136,7 @@ fn attributed(mut found: Vec<Finding>, cache: &mut VerifyCache) -> Vec<Finding> 
 }
 
 /// Checks `oids` in order on this thread: one list of steps per commit.
-fn check_range(store: &Store, oids: &[Oid]) -> Result<Vec<Vec<Step>>, StoreError> {
+fn check_range(store: &Store, oids: &[Oid], now: Instant) -> Result<Vec<Vec<Step>>, StoreError> {
     let mut trees = store.trees()?;
     let mut out = Vec::with_capacity(oids.len());
     let mut known = None;
@@ -141,7 +145,7 @@ fn check_range(store: &Store, oids: &[Oid]) -> Result<Vec<Vec<Step>>, StoreError
         match store.commit_info_after(oid, known) {
             Ok(c) => {
                 known = Some((c.id, c.tree));
-                match check_commit(store, &mut trees, &c, true, &mut steps) {
+                match check_commit(store, &mut trees, &c, true, now, &mut steps) {
                     Ok(()) => {}
                     // A blob or tree it needs is missing or does not inflate.
                     Err(e @ StoreError::Git(_)) => {
@@ -203,13 +207,15 @@ fn signature(store: &Store, c: &CommitInfo) -> Option<Finding> {
 
 /// Checks one commit with the audit's rules (the intake of a remote's history uses the same):
 /// its tree holds only record files, and a non-merge commit only appends whole lines or adds
-/// files ([`change`]), a merge keeps both parents' lines ([`super::merges`]). With `want_ids`,
-/// the ids each append added are learnt too (`Step::Added`; the intake does not need them).
+/// files, each line it adds within the record grammar ([`change`]; use-log times judged against
+/// `now`), a merge keeps both parents' lines ([`super::merges`]). With `want_ids`, the ids each
+/// append added are learnt too (`Step::Added`; the intake does not need them).
 pub(crate) fn check_commit(
     store: &Store,
     trees: &mut Trees<'_>,
     c: &CommitInfo,
     want_ids: bool,
+    now: Instant,
     steps: &mut Vec<Step>,
 ) -> Result<(), StoreError> {
     let short = short(c.id);
@@ -234,7 +240,7 @@ pub(crate) fn check_commit(
         return Ok(());
     }
     for ch in changes {
-        steps.push(change(store, trees, &ch, &short, want_ids)?);
+        change(store, trees, &ch, &short, now, want_ids, steps)?;
     }
     Ok(())
 }
@@ -262,38 +268,39 @@ fn odd_finding(o: &Odd, short: &str) -> Finding {
     f
 }
 
-/// Judges one changed path of a non-merge commit: the ids it appended, or findings.
+/// Judges one changed path of a non-merge commit `short` (use-log times judged by `now`): the
+/// ids it appended, or findings.
 fn change(
     store: &Store,
     trees: &mut Trees<'_>,
     ch: &Change,
     short: &str,
+    now: Instant,
     want_ids: bool,
-) -> Result<Step, StoreError> {
+    steps: &mut Vec<Step>,
+) -> Result<(), StoreError> {
     if let Some(rest) = ch.path.strip_prefix("cited/") {
         let name = rest.rsplit('/').next().unwrap_or("");
-        return Ok(Step::Found(cited(store, ch, name, short)?));
-    }
-    if ch.old.is_none() && ch.new.is_some() && !want_ids {
-        // An added record file holds whatever it holds; only its ids were to be read.
-        return Ok(Step::Added(Vec::new()));
+        steps.push(Step::Found(cited(store, ch, name, short)?));
+        return Ok(());
     }
     let mut blob = |o: Oid| trees.blob(o);
     let (old, new) = match (ch.old, ch.new) {
         (_, None) => {
-            return Ok(Step::Found(vec![at(
+            steps.push(Step::Found(vec![at(
                 ch,
                 short,
                 Kind::HistoryDelete,
                 short,
                 format!("{short} deleted {}", ch.path),
-            )]))
+            )]));
+            return Ok(());
         }
         (None, Some(n)) => (std::rc::Rc::new(Vec::new()), blob(n)?),
         (Some(o), Some(n)) => (blob(o)?, blob(n)?),
     };
     if new.starts_with(&old) && ch.old.is_some() && !new.ends_with(b"\n") {
-        return Ok(Step::Found(vec![at(
+        steps.push(Step::Found(vec![at(
             ch,
             short,
             Kind::HistoryRewrite,
@@ -303,18 +310,39 @@ fn change(
                 ch.path
             ),
         )]));
+        return Ok(());
     }
-    if new.starts_with(&old) && !want_ids {
-        return Ok(Step::Added(Vec::new()));
+    if !new.starts_with(&old) {
+        steps.push(Step::Found(rewrites(ch, short, &old, &new)));
+        return Ok(());
     }
-    if new.starts_with(&old) {
-        return Ok(Step::Added(ids(
-            &ch.path,
-            &new[old.len()..],
-            old.is_empty(),
-        )));
-    }
-    Ok(Step::Found(rewrites(ch, short, &old, &new)))
+    let added = match grammar::added(&ch.path, &old, &new, now) {
+        Ok(ids) => ids,
+        Err(breach) => {
+            steps.push(Step::Found(vec![out_of_grammar(ch, short, &breach)]));
+            match want_ids {
+                true => ids(&ch.path, &new[old.len()..], old.is_empty()),
+                false => Vec::new(),
+            }
+        }
+    };
+    steps.push(Step::Added(if want_ids { added } else { Vec::new() }));
+    Ok(())
+}
+
+/// The finding for a line a commit added outside the record grammar (spec/record-format.md,
+/// "What a record file may hold"): the intake refuses a history that holds one.
+fn out_of_grammar(ch: &Change, short: &str, b: &Breach) -> Finding {
+    at(
+        ch,
+        short,
+        Kind::OutOfGrammar,
+        short,
+        format!(
+            "{short} added line {} of {} outside the record grammar: {}",
+            b.line, ch.path, b.rule
+        ),
+    )
 }
 
 /// A `cited/` change: only additions whose content has the sha256 of their name.

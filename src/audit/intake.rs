@@ -2,9 +2,10 @@
 //! before sync moves the local ref to a remote's tip or merges it, and before `init` starts a
 //! clone from its remote's records, every commit it would take in is checked with the audit's
 //! own rules ([`super::history::check_commit`]: only record files, regular blobs at
-//! allowed paths with plain names; a non-merge commit only appends whole lines or adds files;
-//! a merge keeps both parents' lines) and within bounds (commits, parents, object sizes). The
-//! first commit that fails refuses the whole history; the caller then changes nothing.
+//! allowed paths with plain names; a non-merge commit only appends whole lines or adds files,
+//! each line it adds within the record grammar, `records::grammar`; a merge keeps both parents'
+//! lines) and within bounds (commits, parents, object sizes). The first commit that fails
+//! refuses the whole history; the caller then changes nothing.
 
 use super::history::{check_commit, Step};
 use crate::records::paths::{self, RecordKind};
@@ -40,7 +41,12 @@ pub struct Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let text = |s: &str| crate::records::text::terminal_safe(s).into_owned();
-        match (&self.commit, &self.path) {
+        // A rule that names its path (the audit's findings do) is not led by it a second time.
+        let path = self
+            .path
+            .as_ref()
+            .filter(|p| !self.rule.contains(p.as_str()));
+        match (&self.commit, path) {
             (Some(c), Some(p)) => write!(f, "commit {c}, {}: {}", text(p), text(&self.rule))?,
             (Some(c), None) => write!(f, "commit {c} {}", text(&self.rule))?,
             (None, Some(p)) => write!(f, "{}: {}", text(p), text(&self.rule))?,
@@ -82,7 +88,7 @@ fn refuse_finding(oid: Oid, f: &super::Finding) -> IntakeError {
         .trim_start();
     IntakeError::Refused(Refusal {
         commit: Some(short.clone()),
-        path: None,
+        path: f.path.clone(),
         kind: Some(f.kind.as_str().to_string()),
         rule: detail.to_string(),
     })
@@ -95,8 +101,10 @@ pub fn check_incoming(store: &Store, tip: Oid, have: Option<Oid>) -> Result<usiz
     let oids = incoming(store, tip, have)?;
     let mut trees = store.trees()?;
     trees.limit_trees(MAX_TREE_BYTES);
+    // The use log's times are judged against this machine's clock, read once.
+    let now = crate::clock::now();
     for (n, &oid) in oids.iter().enumerate() {
-        check_one(store, &mut trees, oid)?;
+        check_one(store, &mut trees, oid, now)?;
         if (n + 1) % 64 == 0 {
             trees.forget();
         }
@@ -129,7 +137,12 @@ fn incoming(store: &Store, tip: Oid, have: Option<Oid>) -> Result<Vec<Oid>, Inta
 
 /// Checks one commit: its object, its parents, its tree's new entries and their sizes, then
 /// the audit's rules.
-fn check_one(store: &Store, trees: &mut Trees<'_>, oid: Oid) -> Result<(), IntakeError> {
+fn check_one(
+    store: &Store,
+    trees: &mut Trees<'_>,
+    oid: Oid,
+    now: crate::clock::Instant,
+) -> Result<(), IntakeError> {
     let cannot = |e: StoreError| {
         refuse(
             Some(oid),
@@ -183,7 +196,7 @@ fn check_one(store: &Store, trees: &mut Trees<'_>, oid: Oid) -> Result<(), Intak
         }
     }
     let mut steps = Vec::new();
-    check_commit(store, trees, &c, false, &mut steps).map_err(|e| match e {
+    check_commit(store, trees, &c, false, now, &mut steps).map_err(|e| match e {
         e @ StoreError::Git(_) => cannot(e),
         other => IntakeError::Store(other),
     })?;

@@ -12,7 +12,7 @@ use super::history::changed_ids;
 use crate::fsx::{Dir, FsError};
 use crate::journal::Journal;
 use crate::records::paths::day_of;
-use crate::records::{dayfile, ledger, line, paths, retraction};
+use crate::records::{dayfile, grammar, ledger, line, paths, retraction};
 use crate::store::{Oid, Store, StoreError};
 use rustix::fs::{self as rfs, AtFlags, FileType};
 use std::collections::{HashMap, HashSet};
@@ -328,10 +328,12 @@ fn per_entry(
 }
 
 /// Classifies bytes after the committed ones: complete record lines are pending when journalled
-/// (use-log events, which have no journal, always are), unverified when not.
+/// (use-log events, which have no journal, always are, unless the record grammar refuses them:
+/// then no commit takes them), unverified when not.
 fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding> {
     let text = String::from_utf8_lossy(bytes);
     let mut out = Vec::new();
+    let now = crate::clock::now();
     let mut rest = text.as_ref();
     while !rest.is_empty() {
         let (l, complete) = match rest.find('\n') {
@@ -339,16 +341,21 @@ fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding>
             None => (rest, false),
         };
         rest = if complete { &rest[l.len() + 1..] } else { "" };
-        let id = if complete {
+        let refused = match path == paths::USE_LOG && complete {
+            true => grammar::use_event(l, now).err(),
+            false => None,
+        };
+        let id = if complete && refused.is_none() {
             record_line_id(path, l)
         } else {
             None
         };
-        let mut f = match &id {
-            Some(id) if path == paths::USE_LOG => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (the next capture or `git rutter commit` commits it)")),
-            Some(id) if journalled.contains(l) => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (journalled)")),
-            Some(id) => Finding::new(Kind::Unverified, path, id, unverified_detail(path, id)),
-            None => Finding::new(Kind::Unparseable, path, &format!("{}", l.len()), format!("{path}: text after the committed bytes that is not a complete record line: {:?}", cut(l))),
+        let mut f = match (&id, refused) {
+            (_, Some(rule)) => Finding::new(Kind::Unparseable, path, &format!("{}", l.len()), format!("{path}: a use-log line the record does not take ({rule}), so no commit takes it or the lines after it: {:?}. Delete the line; the next capture or `git rutter commit` commits the rest.", cut(l))),
+            (Some(id), None) if path == paths::USE_LOG => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (the next capture or `git rutter commit` commits it)")),
+            (Some(id), None) if journalled.contains(l) => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (journalled)")),
+            (Some(id), None) => Finding::new(Kind::Unverified, path, id, unverified_detail(path, id)),
+            (None, None) => Finding::new(Kind::Unparseable, path, &format!("{}", l.len()), format!("{path}: text after the committed bytes that is not a complete record line: {:?}", cut(l))),
         };
         f.path = Some(path.to_string());
         f.entry = id;

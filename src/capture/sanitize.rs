@@ -3,12 +3,11 @@
 //! (never splitting one), JavaScript whitespace semantics for trimming, and the word count behind
 //! the summary-length warning.
 
-use crate::records::text::is_js_whitespace;
-/// The cut applied to a directive summary.
-pub(crate) const SUMMARY_MAX_CHARS: usize = 2000;
-/// The cut applied to provenance values (cwd, project, repo).
-pub(crate) const PROVENANCE_MAX_CHARS: usize = 512;
 pub(crate) use crate::contract::{WORD_CEILING, WORD_TARGET};
+/// The cuts applied to a directive summary and to provenance values (cwd, project, repo): the
+/// bounds the record grammar holds every line to (`records::grammar`).
+pub(crate) use crate::records::grammar::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
+use crate::records::text::is_js_whitespace;
 
 /// The reference's `toInertLine`, steps 1-6 of anchor-behaviour §2, cut at `max_chars` chars
 /// (Rust `char`s, never splitting one; the end is trimmed again after the cut).

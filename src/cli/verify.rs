@@ -1,12 +1,14 @@
 //! `git rutter verify`: prove that no record changed since it was committed.
 
 use super::color::{self, Palette};
-use super::{CommandResult, Exit, Ui};
+use super::{user_error, CommandError, CommandResult, Exit, Ui};
 use crate::audit::{finding, Finding, Options, Report};
+use crate::capture::sanitize::{inert_line, SUMMARY_MAX_CHARS};
 use crate::clock;
 use crate::journal::RecordKind;
 use crate::lock::Lock;
 use crate::recorder::{self, RecordFile, RecordLine};
+use crate::records::text::one_line_safe;
 use crate::store::Store;
 use std::path::PathBuf;
 
@@ -37,10 +39,11 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Acknowledge a finding by its id (shown by --porcelain or --json), with --reason: it stops
-    /// failing verify but stays listed, and the acknowledgement is committed.
+    /// failing verify but stays listed, and the acknowledgement is committed. Only a finding
+    /// this run reports (with --full or --notes, what those check too), never one in advance.
     #[arg(long, value_name = "FINDING", requires = "reason")]
     pub ack: Option<String>,
-    /// Why the finding is acknowledged (with --ack).
+    /// Why the finding is acknowledged (with --ack; kept in the record, on one line; not empty).
     #[arg(long, value_name = "TEXT", requires = "ack")]
     pub reason: Option<String>,
 }
@@ -52,8 +55,14 @@ const ACK_HINT: &str = "Acknowledge a known one with `git rutter verify --ack ID
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = super::open_store(&vault)?;
-    if let (Some(id), Some(reason)) = (&args.ack, &args.reason) {
-        return acknowledge(ui, &store, id, reason);
+    let reason = match (&args.ack, &args.reason) {
+        (Some(_), Some(reason)) => Some(inert_line(reason, SUMMARY_MAX_CHARS)),
+        _ => None,
+    };
+    if reason.as_deref() == Some("") {
+        return Err(user_error(
+            "the reason is empty; say why the finding is acknowledged with --reason TEXT. Nothing was committed.",
+        ));
     }
     let checking = super::progress::Progress::start(
         ui,
@@ -74,6 +83,10 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         },
     )?;
     drop(checking);
+    if let (Some(id), Some(reason)) = (&args.ack, &reason) {
+        let checked_all = args.full && args.notes;
+        return acknowledge(ui, &store, &report, id, reason, checked_all);
+    }
     if args.json {
         ui.print_json(&json(&report))?;
     } else if args.porcelain {
@@ -87,7 +100,27 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     Ok(Exit::findings_if(report.failed()))
 }
 
-fn acknowledge(ui: &mut Ui, store: &Store, id: &str, reason: &str) -> CommandResult {
+/// Commits an acknowledgement of the finding `id` that `report` (this run's) holds; refuses,
+/// committing nothing, an id it does not hold (an acknowledgement made in advance would hide a
+/// later tamper with that predictable id) or one already acknowledged.
+fn acknowledge(
+    ui: &mut Ui,
+    store: &Store,
+    report: &Report,
+    id: &str,
+    reason: &str,
+    checked_all: bool,
+) -> CommandResult {
+    let Some(found) = report.findings.iter().find(|f| f.id == id) else {
+        return Err(not_a_finding(report, id, checked_all));
+    };
+    if let Some(earlier) = &found.acknowledged {
+        return Err(user_error(format!(
+            "{} is acknowledged already ({}); nothing was committed.",
+            one_line_safe(id),
+            one_line_safe(earlier)
+        )));
+    }
     let _lock = Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT)?;
     let now = clock::now();
     let line = RecordLine {
@@ -109,6 +142,44 @@ fn acknowledge(ui: &mut Ui, store: &Store, id: &str, reason: &str) -> CommandRes
         .unwrap_or_default();
     ui.print(&format!("acknowledged {id} (committed {commit})"))?;
     Ok(Exit::Clean)
+}
+
+/// The most finding ids a refused `--ack` lists.
+const IDS_LISTED: usize = 10;
+
+/// The refusal of an `--ack` whose id this run does not report, listing the ids it does.
+fn not_a_finding(report: &Report, id: &str, checked_all: bool) -> CommandError {
+    let more = match checked_all {
+        true => "",
+        false => " (`--full` and `--notes` check more: give them with --ack to acknowledge what they find)",
+    };
+    if report.findings.is_empty() {
+        return user_error(format!(
+            "verify reports no finding now, so there is nothing to acknowledge as {id:?}; nothing was committed."
+        ))
+        .hinted(format!(
+            "An acknowledgement names a finding this run of `git rutter verify` reports{more}."
+        ));
+    }
+    let mut ids: Vec<String> = report
+        .findings
+        .iter()
+        .take(IDS_LISTED)
+        .map(|f| one_line_safe(&f.id))
+        .collect();
+    if report.findings.len() > IDS_LISTED {
+        ids.push(format!(
+            "and {} more (`git rutter verify --porcelain` lists them)",
+            report.findings.len() - IDS_LISTED
+        ));
+    }
+    user_error(format!(
+        "no finding of this verify run has the id {id:?}; nothing was committed."
+    ))
+    .hinted_below(format!(
+        "The findings now: {}. Acknowledge one of them by its id{more}.",
+        ids.join(", ")
+    ))
 }
 
 fn human(r: &Report, full: bool) -> String {

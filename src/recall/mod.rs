@@ -1,6 +1,6 @@
 //! Recall surfaces shared by the CLI and the MCP server: keeping the index current (its record
 //! cache read from `refs/rutter/records`), `recent`, search with enrichment, get-note, and refs
-//! rendered through the identity projection, and the timeline page.
+//! rendered through the identity projection, every field within a bound, and the timeline page.
 
 pub(crate) mod candidates;
 pub(crate) mod cited;
@@ -12,6 +12,7 @@ pub(crate) mod refs;
 pub(crate) mod reindex;
 pub(crate) mod render;
 pub(crate) mod search;
+pub(crate) mod served;
 pub(crate) mod source;
 pub(crate) mod stream;
 pub(crate) mod timeline;

@@ -3,15 +3,17 @@
 //! the order and the shape [`super::recent::from_index`] gives them. What is held is the
 //! sessions still open (read from their newest step, not yet to their oldest) and one day's
 //! rows, never the answer; of each entry's JSON only the summary and the refs are read, into
-//! borrowed strings, instead of a whole `Entry`.
+//! borrowed strings, instead of a whole `Entry`, and cut as `recent` cuts them.
 
 use super::recent::{bounds, Query};
 use super::render::{SessionText, StepText};
+use super::served::{self, cut};
 use crate::clock::Instant;
 use crate::index::entries::{project_key, Scope};
 use crate::index::reads::Records;
 use crate::index::recent_rows::EntryRow;
 use crate::index::{Index, IndexError};
+use crate::records::grammar::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
 use crate::records::standing::Status;
 use crate::vault::Vault;
 use serde::de::IgnoredAny;
@@ -145,6 +147,37 @@ struct LiteRef<'a> {
     hash: Cow<'a, str>,
 }
 
+/// The step of an entry's JSON, every field within the bounds `recent` keeps
+/// ([`super::served::entry`]: the same cuts, so `--all` shows what a count of every session
+/// shows).
+fn lean(e: LiteEntry<'_>, day: &Rc<str>, time: &str, status: Status) -> LeanStep {
+    let mut summary = cut(&e.summary, SUMMARY_MAX_CHARS).into_owned();
+    let more = e.refs.len().saturating_sub(served::REFS_MAX);
+    if more > 0 {
+        summary.push_str(&format!(" [cut: {more} more cited notes]"));
+    }
+    let name = |s: &str| cut(s, served::NAME_MAX_CHARS).into_owned();
+    LeanStep {
+        day: day.clone(),
+        time: name(time),
+        id: name(&e.id),
+        client: e.client.as_deref().map(name),
+        summary,
+        refs: e
+            .refs
+            .iter()
+            .take(served::REFS_MAX)
+            .map(|r| {
+                (
+                    cut(&r.path, served::PATH_MAX_CHARS).into_owned(),
+                    name(&r.hash),
+                )
+            })
+            .collect(),
+        status,
+    }
+}
+
 /// One row of the day being read: its text is in [`Day::text`].
 struct Row {
     time: Range<usize>,
@@ -221,20 +254,7 @@ impl Day {
                 continue;
             }
             match serde_json::from_str::<LiteEntry<'_>>(json) {
-                Ok(e) => {
-                    let refs = e.refs.into_iter();
-                    row.lean = Some(LeanStep {
-                        day: day.clone(),
-                        time: at(&row.time).to_string(),
-                        id: e.id.into_owned(),
-                        client: e.client.map(Cow::into_owned),
-                        summary: e.summary.into_owned(),
-                        refs: refs
-                            .map(|r| (r.path.into_owned(), r.hash.into_owned()))
-                            .collect(),
-                        status: row.status,
-                    });
-                }
+                Ok(e) => row.lean = Some(lean(e, day, at(&row.time), row.status)),
                 Err(_) => row.hidden = true,
             }
         }
@@ -299,7 +319,7 @@ impl<F: FnMut(LeanSession) -> Result<(), IndexError>> Groups<F> {
             let slot = *at.get_or_insert_with(|| {
                 self.queue.push_back((
                     LeanSession {
-                        project: project.map(str::to_string),
+                        project: project.map(|p| cut(p, PROVENANCE_MAX_CHARS).into_owned()),
                         steps: vec![],
                         total_steps: 0,
                         omitted: 0,

@@ -218,16 +218,69 @@ fn query_filter(query: &str) -> EntryFilter {
     EntryFilter::default().with_words(&words)
 }
 
+/// The most bytes one `librarian-recent` answer holds (spec/mcp.md, "librarian-recent"): some
+/// 16,000 tokens of an AI client's context, a month of an ordinary user's sessions. Its fields
+/// are bounded one by one (`served`); this bounds how many of them one call hands out.
+pub(crate) const RECENT_MAX_BYTES: usize = 64 << 10;
+
+/// Room kept under [`RECENT_MAX_BYTES`] for the note that says an answer was cut.
+const CUT_NOTE_BYTES: usize = 512;
+
 /// `librarian-recent`'s text for a validated query: the record cache refreshed, then the steps
-/// as the record holds them, each marked with its status.
+/// as the record holds them, each marked with its status, at most [`RECENT_MAX_BYTES`].
 pub fn recent(vault: &Vault, index: &mut Index, q: &Query) -> Result<String, IndexError> {
     let answer = recent::read(vault, index, q, crate::clock::now())?;
     let describer = refs::Shown::new(index);
-    Ok(render::tool(
+    Ok(bounded(
         &answer.recent,
         &|out: &mut String, path: &str, hash: &str| describer.write(out, path, hash),
         answer.record,
     ))
+}
+
+/// The tool's text of `r`, or, when that is longer than [`RECENT_MAX_BYTES`], of as many of
+/// its newest sessions as fit (the start of the newest alone, cut at a line, when not even it
+/// fits), and a note that says so and how to ask for the rest.
+fn bounded(r: &recent::Recent, refs: render::RefText<'_>, marks: bool) -> String {
+    let text = render::tool(r, refs, marks);
+    let recent::Recent::Sessions(all) = r else {
+        return text;
+    };
+    if text.len() <= RECENT_MAX_BYTES {
+        return text;
+    }
+    let budget = RECENT_MAX_BYTES - CUT_NOTE_BYTES;
+    let first = |k: usize| render::tool(&recent::Recent::Sessions(all[..k].to_vec()), refs, marks);
+    // The most leading sessions whose text fits: more sessions never make a shorter text.
+    let (mut fits, mut over) = (0, all.len());
+    while over - fits > 1 {
+        let mid = fits + (over - fits) / 2;
+        match first(mid).len() <= budget {
+            true => fits = mid,
+            false => over = mid,
+        }
+    }
+    let ask = "Ask for less to see the rest: a smaller `count`, a `window` of fewer days, one `project`, a `query`, or `detail: \"brief\"`.";
+    if fits > 0 {
+        return format!(
+            "{}\n\n[This answer was cut to {} KiB: the newest {fits} of {} sessions are shown. {ask}]",
+            first(fits),
+            RECENT_MAX_BYTES >> 10,
+            all.len()
+        );
+    }
+    let one = first(1);
+    let mut end = budget.min(one.len());
+    while !one.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = one[..end].rfind('\n').unwrap_or(end);
+    format!(
+        "{}\n\n[This answer was cut to {} KiB: the newest of {} sessions is longer, and only its start is shown. {ask}]",
+        &one[..end],
+        RECENT_MAX_BYTES >> 10,
+        all.len()
+    )
 }
 
 #[cfg(test)]
@@ -252,6 +305,65 @@ mod tests {
         let q = recent_query(&args(json!({"window": 7, "count": 3.0, "detail": "brief"}))).unwrap();
         assert_eq!((q.window_days, q.count, q.brief), (Some(7), Some(3), true));
         assert_eq!(recent_query(&args(json!({}))).unwrap().count, Some(20));
+    }
+
+    fn sessions(n: usize, steps: usize, summary: &str) -> recent::Recent {
+        use crate::records::{standing::Status, Entry, Step};
+        let step = |i: usize, j: usize| Step {
+            status: Status::Committed,
+            day: "2026-11-30".into(),
+            entry: Entry {
+                id: format!("{i}-{j}"),
+                session_id: Some(format!("s{i}")),
+                time: "2026-11-30T07:31:41.112Z".into(),
+                summary: summary.into(),
+                refs: vec![],
+                workspace: None,
+                client: None,
+                extra: Default::default(),
+            },
+        };
+        recent::Recent::Sessions(
+            (0..n)
+                .map(|i| recent::Session {
+                    session_id: Some(format!("s{i}")),
+                    project: None,
+                    steps: (0..steps).map(|j| step(i, j)).collect(),
+                    total_steps: steps,
+                    omitted: 0,
+                })
+                .collect(),
+        )
+    }
+
+    /// An answer over 64 KiB keeps as many of its newest sessions as fit, whole, and says it
+    /// was cut and how to ask for the rest; one that fits is the tool's text unchanged.
+    #[test]
+    fn a_long_answer_is_cut_to_its_newest_sessions_and_says_so() {
+        let refs = &|out: &mut String, path: &str, _: &str| out.push_str(path);
+        let small = sessions(3, 2, "short");
+        assert_eq!(
+            bounded(&small, refs, true),
+            render::tool(&small, refs, true)
+        );
+        let big = sessions(100, 3, &"w".repeat(1000));
+        let text = bounded(&big, refs, true);
+        assert!(text.len() <= RECENT_MAX_BYTES, "{}", text.len());
+        let recent::Recent::Sessions(all) = &big else {
+            panic!()
+        };
+        let shown = text.matches("one session, 3 steps").count();
+        assert!(shown > 10 && shown < 100, "{shown}");
+        let whole = render::tool(&recent::Recent::Sessions(all[..shown].to_vec()), refs, true);
+        assert!(text.starts_with(&whole));
+        assert!(text.ends_with(&format!("the newest {shown} of 100 sessions are shown. Ask for less to see the rest: a smaller `count`, a `window` of fewer days, one `project`, a `query`, or `detail: \"brief\"`.]")));
+        // One session longer than the bound: its start, cut at a line.
+        let one = sessions(1, 200, &"é".repeat(2000));
+        let text = bounded(&one, refs, true);
+        assert!(text.len() <= RECENT_MAX_BYTES, "{}", text.len());
+        assert!(text.contains("the newest of 1 sessions is longer, and only its start is shown"));
+        let shown = text.split("\n\n[This answer").next().unwrap();
+        assert!(render::tool(&one, refs, true).starts_with(&format!("{shown}\n")));
     }
 
     #[test]

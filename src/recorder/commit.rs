@@ -9,7 +9,7 @@ use crate::clock::Instant;
 use crate::journal::{Journal, JournalRecord, Refused};
 use crate::journal::{PendingAppend, RecordKind};
 use crate::records::standing::contains_line;
-use crate::records::{dayfile, paths};
+use crate::records::{dayfile, grammar, paths};
 use crate::store::commit::{Base, Planned};
 use crate::store::{Oid, Store, StoreError};
 
@@ -59,7 +59,7 @@ pub(crate) fn commit(
     };
     let mut entries = Vec::new();
     let committed = store.commit_planned(now, sign, &mut |base| {
-        let p = plan(store, base, &records)?;
+        let p = plan(store, base, &records, now)?;
         outcome.diverged = p.diverged;
         outcome.held = p.held;
         entries = p.entries;
@@ -91,6 +91,7 @@ fn plan(
     store: &Store,
     base: &mut Base<'_, '_>,
     records: &[JournalRecord],
+    now: Instant,
 ) -> Result<Plan, StoreError> {
     let mut p = Plan {
         planned: None,
@@ -138,7 +139,7 @@ fn plan(
             fresh.extend(appends.iter().skip(composed.already_committed));
         }
     }
-    files.extend(use_log_edit(store, base)?);
+    files.extend(use_log_edit(store, base, now)?);
     files.extend(cited_edits(store, base, &fresh)?);
     p.entries = fresh.iter().map(|a| a.entry_id.clone()).collect();
     let only_copies = files.iter().all(|(path, _)| path.starts_with("cited/"));
@@ -152,21 +153,35 @@ fn plan(
     Ok(p)
 }
 
-/// New complete lines of the use log, when the working log extends the committed one.
+/// New complete lines of the use log, when the working log extends the committed one: those
+/// before the first line the record grammar refuses (`records::grammar`, judged at `now`), so
+/// this machine never commits an event another one would refuse to take in. `verify` names the
+/// refused line; once it is deleted, the lines after it are committed.
 fn use_log_edit(
     store: &Store,
     base: &mut Base<'_, '_>,
+    now: Instant,
 ) -> Result<Option<(String, Vec<u8>)>, StoreError> {
     let Some(working) = store.working(paths::USE_LOG) else {
         return Ok(None);
     };
     let committed = base.file(paths::USE_LOG)?.unwrap_or_default();
-    let complete = working
+    let mut complete = working
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |i| i + 1);
     if complete <= committed.len() || !working.starts_with(&committed) {
         return Ok(None);
+    }
+    if let Err(breach) = grammar::added(paths::USE_LOG, &committed, &working[..complete], now) {
+        // Up to the start of the refused line.
+        complete = memchr::memchr_iter(b'\n', &working)
+            .nth(breach.line.saturating_sub(2))
+            .map_or(0, |i| i + 1)
+            .min(complete);
+        if breach.line < 2 || complete <= committed.len() {
+            return Ok(None);
+        }
     }
     Ok(Some((
         paths::USE_LOG.to_string(),

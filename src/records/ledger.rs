@@ -122,6 +122,17 @@ pub(crate) fn parse(bytes: &[u8]) -> Ledger {
     out
 }
 
+/// The `@1` bindings of a ledger that opens with a frontmatter, and the offset where binding
+/// lines may start (after its generated body); why the frontmatter cannot be read otherwise.
+pub(crate) fn frontmatter(text: &str) -> Result<(usize, Vec<Binding>), String> {
+    let mut out = Ledger::default();
+    let start = read_frontmatter(text, &mut out);
+    match out.v1_error {
+        Some(e) => Err(e),
+        None => Ok((start, out.bindings)),
+    }
+}
+
 /// Reads a leading frontmatter into `out` and returns the offset where binding lines may start:
 /// after the generated `@1` body when the frontmatter was read, just after it when it was not.
 fn read_frontmatter(text: &str, out: &mut Ledger) -> usize {

@@ -1,11 +1,13 @@
 //! The record model and its text formats: entry and retraction lines (`@2`), day files (`@1`
 //! read, `@2` append), the status of each entry against the record, the identity ledger (`@1`
-//! read, `@2` append), the fingerprints a ref carries, and the text helpers they share.
+//! read, `@2` append), what a commit may add to each record file, the fingerprints a ref
+//! carries, and the text helpers they share.
 
 pub(crate) mod dayfile;
 pub(crate) mod entry;
 pub(crate) mod filter;
 pub mod fingerprint;
+pub(crate) mod grammar;
 pub(crate) mod ids;
 pub(crate) mod ledger;
 pub mod line;
