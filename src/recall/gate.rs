@@ -12,16 +12,14 @@ use std::collections::BTreeMap;
 pub(crate) const WEEKLY_TARGET: usize = 3;
 const COUNTED: &[&str] = &["librarian-recent", "search-signal"];
 
-/// How far after the reader's clock an event may be dated: the clocks of two machines that
-/// sync one vault disagree by minutes, one whose zone is set wrong by hours; a day covers both.
-const AHEAD_DAYS: i64 = 1;
 /// How far before the reader's clock: the 1,044 weeks (20 years) the timeline's chart draws
 /// at most. An older event was stamped by a clock set wrong (or forged); it would only stretch
 /// the chart.
 pub(crate) const BEHIND_WEEKS: i64 = 1044;
 
 /// The instants an event of the use log may carry, read at a clock: from [`BEHIND_WEEKS`]
-/// before it to [`AHEAD_DAYS`] after it. One event dated 9999-12-31 would otherwise make the
+/// before it to the margin after it that sync's intake allows too
+/// ([`crate::records::grammar::USE_CLOCK_MARGIN_MS`]). One event dated 9999-12-31 would otherwise make the
 /// chart's newest 1,044 weeks a millennium away from every decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Plausible {
@@ -34,7 +32,10 @@ impl Plausible {
     pub(crate) fn at(now: Instant) -> Plausible {
         Plausible {
             from: now.plus_days(-7 * BEHIND_WEEKS),
-            until: now.plus_days(AHEAD_DAYS),
+            until: Instant(
+                now.0
+                    .saturating_add(crate::records::grammar::USE_CLOCK_MARGIN_MS),
+            ),
         }
     }
 
