@@ -114,11 +114,7 @@ fn captures_during_a_running_auto_sync_lose_nothing() {
     // A slow remote keeps a's detached sync (which merges b's entry, rewriting the day file)
     // in its push while more captures run on a: no network phase holds the capture lock, so
     // each commits at once.
-    let pushing = net.env.root().join("pushing");
-    let hook = net.pre_receive(&format!(
-        "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nsleep 2\n",
-        pushing.display()
-    ));
+    let (hook, pushing) = net.slow_push("sleep 2");
     net.capture(&a, "2026-11-30T09:00:00.000Z", "A starts the sync.");
     wait_until("the detached sync to push", || pushing.exists());
     let mut want = vec!["A starts the sync.".to_string(), "B before.".to_string()];

@@ -276,27 +276,10 @@ fn a_sync_while_captures_run_loses_nothing() {
     net.sync(&b);
     // A slow remote keeps A's sync (which merges, so it rewrites the day file) in its push
     // while the captures run. No network phase holds the capture lock: each commits at once.
-    let pushing = net.env.root().join("pushing");
-    let hook = net.pre_receive(&format!(
-        "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nsleep 2\n",
-        pushing.display()
-    ));
+    let (hook, pushing) = net.slow_push("sleep 2");
     let mut want = vec!["A before.".to_string(), "B before.".to_string()];
-    let mut sync = net
-        .cmd(&a)
-        .arg("sync")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !pushing.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the sync never pushed"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut sync = net.spawn_sync(&a);
+    Net::wait_for_push(&pushing);
     for i in 0..6 {
         let summary = format!("A during {i}.");
         let ts = format!("2026-11-30T09:00:0{i}.000Z");
@@ -1027,15 +1010,7 @@ fn two_syncs_of_one_vault_take_turns() {
     net.sync(&b);
     net.capture(&a, "2026-11-30T09:00:00.000Z", "From a.");
     let _slow = net.pre_receive("#!/bin/sh\ncat >/dev/null\nsleep 1\n");
-    let spawn = || {
-        net.cmd(&a)
-            .arg("sync")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let (one, two) = (spawn(), spawn());
+    let (one, two) = (net.spawn_sync(&a), net.spawn_sync(&a));
     for p in [one, two] {
         let out = p.wait_with_output().unwrap();
         assert!(
@@ -1054,16 +1029,10 @@ fn two_syncs_of_one_vault_take_turns() {
 fn a_remote_that_hangs_is_given_up_and_captures_commit_meanwhile() {
     let (net, a) = Net::new();
     net.git(&a, &["config", "rutter.syncTimeout", "2s"]);
-    let hook = net.pre_receive("#!/bin/sh\ncat >/dev/null\nexec sleep 30\n");
+    let (hook, pushing) = net.slow_push("exec sleep 30");
     net.capture(&a, "2026-11-30T09:00:00.000Z", "Before the hang.");
-    let sync = net
-        .cmd(&a)
-        .arg("sync")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let sync = net.spawn_sync(&a);
+    Net::wait_for_push(&pushing);
     let r = net.capture(&a, "2026-11-30T09:01:00.000Z", "During the hang.");
     assert!(!r.stderr.contains("not committed yet"), "{}", r.stderr);
     let started = std::time::Instant::now();
@@ -1263,11 +1232,7 @@ fn many_clones_syncing_through_one_slow_remote_lose_and_repeat_nothing() {
 fn a_sync_that_runs_far_too_long_is_a_status_finding() {
     let (net, a) = Net::new();
     net.git(&a, &["config", "rutter.syncTimeout", "off"]);
-    let pushing = net.env.root().join("pushing");
-    let hook = net.pre_receive(&format!(
-        "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nexec sleep 60\n",
-        pushing.display()
-    ));
+    let (hook, pushing) = net.slow_push("exec sleep 60");
     net.capture(&a, "2026-11-30T08:00:00.000Z", "Waiting to go out.");
     let mut sync = net
         .cmd(&a)
@@ -1277,14 +1242,7 @@ fn a_sync_that_runs_far_too_long_is_a_status_finding() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !pushing.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the sync never pushed"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    Net::wait_for_push(&pushing);
     // The findings of `status --json` at `ts` (no client is installed here: that one aside).
     let status_at = |ts: &str| {
         let r = run_with_stdin(

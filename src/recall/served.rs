@@ -19,19 +19,30 @@ pub(crate) const REFS_MAX: usize = 256;
 /// The unknown fields of one entry, ref or workspace, at most, as JSON (a newer version's).
 pub(crate) const EXTRA_MAX_BYTES: usize = 4096;
 
-/// `s` cut to `max` characters and marked, when it is longer.
+/// `s` cut to `max` characters and marked, when it is longer; a field already cut at `max`
+/// (one view cuts what another view's reader served) is left as it is.
 pub(crate) fn cut(s: &str, max: usize) -> Cow<'_, str> {
     // A `char` is at least one byte: a short string needs no count.
     if s.len() <= max {
         return Cow::Borrowed(s);
     }
     match s.char_indices().nth(max) {
-        None => Cow::Borrowed(s),
-        Some((end, _)) => {
+        Some((end, _)) if !is_mark(&s[end..]) => {
             let more = s[end..].chars().count();
-            Cow::Owned(format!("{}… [cut: {more} more characters]", &s[..end]))
+            Cow::Owned(format!("{}{CUT}{more} more characters]", &s[..end]))
         }
+        _ => Cow::Borrowed(s),
     }
+}
+
+/// What a cut field ends with, before the count.
+const CUT: &str = "… [cut: ";
+
+/// Whether `tail` is the whole mark [`cut`] writes.
+fn is_mark(tail: &str) -> bool {
+    tail.strip_prefix(CUT)
+        .and_then(|t| t.strip_suffix(" more characters]"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// [`cut`] in place.
@@ -140,6 +151,19 @@ mod tests {
         assert!(serde_json::to_string(&e).unwrap().len() < 300_000);
     }
 
+    #[test]
+    fn a_cut_field_is_not_cut_again() {
+        let once = cut(&"x".repeat(50), 10).into_owned();
+        assert_eq!(
+            once,
+            format!("{}… [cut: 40 more characters]", "x".repeat(10))
+        );
+        assert_eq!(cut(&once, 10), once);
+        // Anything else after the bound is cut, a mark that is not whole included.
+        let forged = format!("{}… [cut: 4 more characters] and more", "x".repeat(10));
+        assert_ne!(cut(&forged, 10), forged);
+    }
+
     proptest! {
         /// A field within its bound is served as it is; a longer one is its first `max`
         /// characters and the mark.
@@ -156,6 +180,14 @@ mod tests {
                     format!("{head}… [cut: {} more characters]", n - max)
                 );
             }
+        }
+
+        /// Cutting what was cut changes nothing, so views that cut what readers served agree.
+        #[test]
+        fn cutting_twice_is_cutting_once(s in any::<String>(), max in 0..40usize) {
+            let once = cut(&s, max).into_owned();
+            let twice = cut(&once, max).into_owned();
+            prop_assert_eq!(twice, once);
         }
     }
 }

@@ -300,7 +300,7 @@ fn io(dir: &Dir, name: &str, source: std::io::Error) -> FsError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::journal::{PendingAppend, RecordKind};
     use std::os::unix::fs::MetadataExt;
@@ -308,7 +308,7 @@ mod tests {
     const DAY: &str = "_librarian/sessions/2026-11-30.md";
 
     /// A vault that is a git repository, with its store and journal.
-    fn vault() -> (tempfile::TempDir, Store, Journal) {
+    pub(crate) fn vault() -> (tempfile::TempDir, Store, Journal) {
         let t = tempfile::tempdir().unwrap();
         git2::Repository::init(t.path()).unwrap();
         let v = crate::vault::open(t.path(), crate::vault::VaultSource::Flag).unwrap();

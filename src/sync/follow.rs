@@ -135,15 +135,7 @@ mod tests {
         }
     }
 
-    /// A vault with a ref whose tip holds `text` at [`DAY`], and its store and journal.
-    fn vault() -> (tempfile::TempDir, Store, Journal) {
-        let t = tempfile::tempdir().unwrap();
-        git2::Repository::init(t.path()).unwrap();
-        let v = crate::vault::open(t.path(), crate::vault::VaultSource::Flag).unwrap();
-        let store = Store::open(&v).unwrap();
-        let journal = Journal::open(store.state_dir()).unwrap();
-        (t, store, journal)
-    }
+    use crate::sync::checkout::tests::vault;
 
     const DAY: &str = "_librarian/sessions/2026-11-30.laptop-0001.md";
 
@@ -172,16 +164,23 @@ mod tests {
             .unwrap();
     }
 
+    /// Two commits, the ref at the first and the working file as it commits, and a note that
+    /// a sync is moving the ref to the second.
+    fn moving(store: &Store) -> (Oid, Oid) {
+        let from = commit(store, None, "H\na\n");
+        let to = commit(store, Some(from), "H\na\nb\n");
+        point_ref(store, from);
+        std::fs::create_dir_all(store.root().join("_librarian/sessions")).unwrap();
+        std::fs::write(store.root().join(DAY), "H\na\n").unwrap();
+        write(store.state_dir(), Note::Moving { from, to }).unwrap();
+        (from, to)
+    }
+
     #[test]
     fn a_move_whose_checkout_never_ran_is_checked_out_by_the_next_sync() {
         let (_t, store, journal) = vault();
-        let from = commit(&store, None, "H\na\n");
-        let to = commit(&store, Some(from), "H\na\nb\n");
-        point_ref(&store, from);
-        std::fs::create_dir_all(store.root().join("_librarian/sessions")).unwrap();
-        std::fs::write(store.root().join(DAY), "H\na\n").unwrap();
+        let (_, to) = moving(&store);
         // The sync moved the ref and stopped there.
-        write(store.state_dir(), Note::Moving { from, to }).unwrap();
         point_ref(&store, to);
         let out = recover(&store, &journal).unwrap();
         assert_eq!(out.updated, [DAY]);
@@ -194,12 +193,7 @@ mod tests {
     #[test]
     fn a_move_that_never_happened_writes_nothing() {
         let (_t, store, journal) = vault();
-        let from = commit(&store, None, "H\na\n");
-        let to = commit(&store, Some(from), "H\na\nb\n");
-        point_ref(&store, from);
-        std::fs::create_dir_all(store.root().join("_librarian/sessions")).unwrap();
-        std::fs::write(store.root().join(DAY), "H\na\n").unwrap();
-        write(store.state_dir(), Note::Moving { from, to }).unwrap();
+        let (from, _) = moving(&store);
         assert_eq!(recover(&store, &journal).unwrap(), Checkout::default());
         assert_eq!(working(&store).as_deref(), Some("H\na\n"));
         assert_eq!(read(store.state_dir()), Some(Note::At(from)));

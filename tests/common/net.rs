@@ -112,6 +112,39 @@ impl Net {
         hook
     }
 
+    /// `git rutter sync` in `dir`, started and not waited for (its output piped).
+    pub fn spawn_sync(&self, dir: &Path) -> std::process::Child {
+        self.cmd(dir)
+            .arg("sync")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// A pre-receive hook that, once a push reaches the remote, leaves a mark and then runs
+    /// `then` (`sleep 2`, `exec sleep 60`): the hook's path and the mark's.
+    pub fn slow_push(&self, then: &str) -> (PathBuf, PathBuf) {
+        let mark = self.env.root().join("pushing");
+        let hook = self.pre_receive(&format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch '{}'\n{then}\n",
+            mark.display()
+        ));
+        (hook, mark)
+    }
+
+    /// Waits (at most 20 s) until a push has reached the hook of [`Net::slow_push`].
+    pub fn wait_for_push(mark: &Path) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !mark.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no push reached the remote"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Whether some process holds `dir`'s capture lock (`flock -n` fails while one does).
     pub fn lock_held(&self, dir: &Path) -> bool {
         !Command::new("flock")

@@ -5,7 +5,8 @@
 //! can neither reorder the fields next to it nor make a page no browser finishes loading
 //! (spec/timeline.md, "Every summary is data").
 
-use crate::capture::sanitize::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
+use crate::recall::served;
+use crate::records::grammar::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
 use crate::records::text::field_safe;
 use std::borrow::Cow;
 
@@ -14,22 +15,20 @@ pub(super) const SUMMARY: usize = SUMMARY_MAX_CHARS;
 /// The bound of a project or a client: what a capture keeps of provenance.
 pub(super) const NAME: usize = PROVENANCE_MAX_CHARS;
 /// The bound of a cited path, and of what recall appends to it (a rename, the candidates).
-pub(super) const PATH: usize = 1024;
+pub(super) const PATH: usize = served::PATH_MAX_CHARS;
 /// The bound of the short fields: an id, a hash, a day, a time.
 pub(super) const SHORT: usize = 64;
-/// The most cited notes a decision shows (a capture cites at most 256).
-pub(super) const REFS: usize = 256;
+/// The most cited notes a decision shows (as many as recall serves).
+pub(super) const REFS: usize = served::REFS_MAX;
 
-/// `text` as the page shows it: cut after `max` characters (with a mark saying how many it
-/// had), then made [`field_safe`]. Borrowed when it is short and holds nothing to escape.
+/// `text` as the page shows it: cut after `max` characters with recall's own mark
+/// ([`served::cut`], which leaves a field recall already cut as it is), then made
+/// [`field_safe`]. Borrowed when it is short and holds nothing to escape.
 pub(super) fn shown(text: &str, max: usize) -> Cow<'_, str> {
-    let Some((at, _)) = text.char_indices().nth(max) else {
-        return field_safe(text);
-    };
-    let all = max + text[at..].chars().count();
-    let mut out = field_safe(&text[..at]).into_owned();
-    out.push_str(&format!("… [cut: the first {max} of {all} characters]"));
-    Cow::Owned(out)
+    match served::cut(text, max) {
+        Cow::Borrowed(t) => field_safe(t),
+        Cow::Owned(t) => Cow::Owned(field_safe(&t).into_owned()),
+    }
 }
 
 /// [`shown`] of an optional field.
@@ -46,14 +45,16 @@ mod tests {
     fn a_long_field_is_cut_with_a_mark_and_a_control_is_shown() {
         assert!(matches!(shown("plain", 10), Cow::Borrowed("plain")));
         assert_eq!(shown("a\u{202E}b\nc", 10), "a\\u{202E}b\\u{000A}c");
-        assert_eq!(
-            shown("abcdef", 3),
-            "abc… [cut: the first 3 of 6 characters]"
-        );
+        assert_eq!(shown("abcdef", 3), "abc… [cut: 3 more characters]");
         assert_eq!(shown("abc", 3), "abc");
         assert_eq!(
             shown("\u{202E}\u{202E}x", 1),
-            "\\u{202E}… [cut: the first 1 of 3 characters]"
+            "\\u{202E}… [cut: 2 more characters]"
+        );
+        // What recall already cut is not cut again.
+        assert_eq!(
+            shown("abc… [cut: 3 more characters]", 3),
+            "abc… [cut: 3 more characters]"
         );
     }
 
