@@ -21,6 +21,19 @@ pub(crate) const TIMESTAMP_ENV: &str = "RUTTER_TIMESTAMP";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Instant(pub i64);
 
+/// How long ago something `ms` milliseconds old happened, as people say it: `just now`,
+/// `5 min ago`, `3 h ago`, `4 days ago`; `None` for a time in the future (a clock set back).
+pub(crate) fn ago(ms: i64) -> Option<String> {
+    let s = ms / 1000;
+    Some(match s {
+        s if s < 0 => return None,
+        s if s < 90 => "just now".into(),
+        s if s < 90 * 60 => format!("{} min ago", s / 60),
+        s if s < 36 * 3600 => format!("{} h ago", s / 3600),
+        s => format!("{} days ago", s / 86_400),
+    })
+}
+
 /// The current instant: the real clock, or `RUTTER_TIMESTAMP` in a debug build.
 pub fn now() -> Instant {
     if cfg!(debug_assertions) {

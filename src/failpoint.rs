@@ -11,7 +11,8 @@
 //! through an install); in building a new index, `index-side-build` (the record cache built
 //! beside the notes fails) and `index-side-copy` (copying it in fails after its first table);
 //! in sync, `sync-checkout` (bringing the working files along fails right after the ref moved,
-//! as a kill or a full disk there would leave it).
+//! as a kill or a full disk there would leave it); in the session-start hook, `context-slow`
+//! (the brief takes longer than the hook's time bound).
 //! A test checks this list against the code.
 
 use std::io;
@@ -65,6 +66,7 @@ mod tests {
             "index-side-build",
             "index-side-copy",
             "sync-checkout",
+            "context-slow",
         ];
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut text = String::new();

@@ -1,5 +1,5 @@
 //! Snapshot tests of the human output of `recent`, `log`, `verify`, `status`, `diff`, `retract`,
-//! `sync`, `cited-by` and `timeline`: stdout, stderr and exit status pinned together, so every text spec/
+//! `sync`, `cited-by`, `timeline` and `context`: stdout, stderr and exit status pinned together, so every text spec/
 //! spells out is checked as the user sees it. Review a change with `cargo insta review` (or
 //! `INSTA_UPDATE=always cargo test --test human_output` and read the `.snap` diffs).
 //!
@@ -13,6 +13,8 @@ use common::{directive, run_with_stdin, Env};
 
 #[path = "human_output/cited_by.rs"]
 mod cited_by;
+#[path = "human_output/context.rs"]
+mod context;
 #[path = "human_output/diff.rs"]
 mod diff;
 #[path = "human_output/log.rs"]

@@ -601,6 +601,39 @@ fn the_claude_code_plugin_runs_capture_from_path_and_fails_open() {
         );
     }
     assert!(env.all_records().contains("\"client\":\"claude\""));
+    // The session-start brief: the client's shape when git-rutter is on PATH, nothing otherwise.
+    let start = hooks
+        .pointer("/hooks/SessionStart/0/hooks/0/command")
+        .and_then(Value::as_str)
+        .unwrap();
+    assert!(rutter(&env, &["recent"]).code == 0);
+    for (path, briefed) in [("/nonexistent", false), (path.as_str(), true)] {
+        let mut sh = std::process::Command::new("/bin/sh");
+        sh.env_clear()
+            .env("PATH", path)
+            .env("HOME", &env.home)
+            .env("LIBRARIAN_VAULT_PATH", &env.vault)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["-c", start]);
+        let r = run_with_stdin(
+            &mut sh,
+            br#"{"hook_event_name": "SessionStart", "source": "startup"}"#,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        match briefed {
+            false => assert_eq!(r.stdout, ""),
+            true => {
+                let v: Value = serde_json::from_str(&r.stdout).unwrap();
+                let text = v.pointer("/hookSpecificOutput/additionalContext").unwrap();
+                assert!(
+                    text.as_str()
+                        .unwrap()
+                        .contains("ship the Claude Code plugin"),
+                    "{v}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

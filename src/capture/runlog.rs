@@ -260,9 +260,19 @@ pub fn record_bad_arguments(args: &[std::ffi::OsString], why: &str) {
 
 /// Appends `run` to the log in `dir` with one write, rotating the file when it is full.
 pub fn append(dir: &Path, run: &Run) -> Result<(), FsError> {
+    append_line(dir, (LOG, OLDER_LOG), run.line())
+}
+
+/// Appends one JSON `line` to the log `names.0` in `dir` with one write, renaming it over
+/// `names.1` once it reaches [`ROTATE_AT`] bytes (the session-start log is kept the same way).
+pub(crate) fn append_line(
+    dir: &Path,
+    names: (&str, &str),
+    mut line: Vec<u8>,
+) -> Result<(), FsError> {
+    let (log, older) = names;
     let d = Dir::open_private(dir)?;
-    let mut f = d.open_append(LOG)?;
-    let mut line = run.line();
+    let mut f = d.open_append(log)?;
     if !f.ends_with_newline {
         // A torn line from a process that died mid-write must not swallow this one.
         line.insert(0, b'\n');
@@ -273,7 +283,7 @@ pub fn append(dir: &Path, run: &Run) -> Result<(), FsError> {
     })?;
     if f.len + line.len() as u64 >= ROTATE_AT {
         // Renaming never writes through a link: a symlinked name is replaced, not followed.
-        let _ = rustix::fs::renameat(d.fd(), LOG, d.fd(), OLDER_LOG);
+        let _ = rustix::fs::renameat(d.fd(), log, d.fd(), older);
     }
     Ok(())
 }

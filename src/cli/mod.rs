@@ -9,6 +9,7 @@ pub(crate) mod color;
 pub(crate) mod commit;
 pub mod complete;
 pub(crate) mod config;
+pub(crate) mod context;
 pub(crate) mod demo;
 pub(crate) mod diff;
 pub(crate) mod error;
@@ -85,6 +86,7 @@ pub enum Command {
     Capture(capture::Args),
     Commit(commit::Args),
     Recent(recent::Args),
+    Context(context::Args),
     Timeline(timeline::Args),
     Reindex(reindex::Args),
     Search(search::Args),
@@ -146,9 +148,13 @@ pub fn dispatch(ui: &mut Ui, cli: Cli) -> i32 {
         Command::Capture(args) => return capture::run(vault, args),
         Command::Mcp(args) => return mcp::run(vault, args),
         Command::Hook(args) => return githooks::run_hook(args),
+        Command::Context(context::Args {
+            hook: Some(client), ..
+        }) => return context::run_hook(vault, &client),
         Command::Init(args) => init::run(ui, vault, args),
         Command::Commit(args) => commit::run(ui, vault, args),
         Command::Recent(args) => recent::run(ui, vault, args),
+        Command::Context(args) => context::run(ui, vault, args),
         Command::Timeline(args) => timeline::run(ui, vault, args),
         Command::Reindex(args) => reindex::run(ui, vault, args),
         Command::Search(args) => search::run(ui, vault, args),

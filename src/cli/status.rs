@@ -310,6 +310,9 @@ fn client_line(c: &ClientInfo, t: &Times) -> String {
                     .map(|p| format!(" ({p})"))
                     .unwrap_or_default()
             ));
+            if let Some(start) = st.session_start {
+                parts.push(format!("session-start brief {start}"));
+            }
             if !st.up_to_date {
                 parts.push("install-hook would change files".into());
             }
@@ -371,13 +374,9 @@ fn age_ms(iso: &str, now: Instant) -> Option<i64> {
 
 /// `2026-12-01 07:31:41 UTC, 5 min ago`.
 fn age(iso: &str, t: &Times) -> String {
-    let ago = match age_ms(iso, t.now).map(|ms| ms / 1000) {
-        Some(s) if s < 0 => String::new(),
-        Some(s) if s < 90 => ", just now".into(),
-        Some(s) if s < 90 * 60 => format!(", {} min ago", s / 60),
-        Some(s) if s < 36 * 3600 => format!(", {} h ago", s / 3600),
-        Some(s) => format!(", {} days ago", s / 86_400),
-        None => String::new(),
-    };
+    let ago = age_ms(iso, t.now)
+        .and_then(clock::ago)
+        .map(|a| format!(", {a}"))
+        .unwrap_or_default();
     format!("{}{ago}", show_time(iso, &t.clock))
 }

@@ -38,6 +38,28 @@ pub(crate) fn hook_command(bin: &str, client: &str, vault: Option<&str>) -> Stri
     words.join(" ")
 }
 
+/// The session-start command git-rutter registers for `client` (spec/context.md).
+pub(crate) fn start_command(bin: &str, client: &str, vault: Option<&str>) -> String {
+    let mut words = vec![
+        shell_word(bin),
+        "context".into(),
+        "--hook".into(),
+        client.into(),
+    ];
+    if let Some(v) = vault {
+        words.push("--vault".into());
+        words.push(shell_word(v));
+    }
+    words.join(" ")
+}
+
+/// Whether a command of ours is the session-start hook (`context --hook`), not the Stop hook.
+pub(crate) fn is_start(command: &str) -> bool {
+    split(command)
+        .windows(2)
+        .any(|w| w[0] == "context" && w[1] == "--hook")
+}
+
 /// The running binary's own path (canonical), as `install-hook` writes it into every command:
 /// a copy of git-rutter under another name still knows its own entries.
 fn own_binary() -> Option<&'static str> {
@@ -49,14 +71,15 @@ fn own_binary() -> Option<&'static str> {
     .as_deref()
 }
 
-/// Whether `words` are the hook command [`hook_command`] writes, whatever the program is called:
-/// `<program> capture --client <a client git-rutter registers> [--vault V]`.
+/// Whether `words` are a hook command [`hook_command`] or [`start_command`] writes, whatever
+/// the program is called: `<program> capture --client <a client git-rutter registers> [--vault
+/// V]`, or `<program> context --hook <client> [--vault V]`.
 fn is_written_shape(words: &[String]) -> bool {
     let known = |c: &str| super::CLIENTS.iter().any(|s| s.name == c);
     match words {
-        [_, capture, client_flag, client] | [_, capture, client_flag, client, _, _] => {
-            capture == "capture"
-                && client_flag == "--client"
+        [_, verb, flag, client] | [_, verb, flag, client, _, _] => {
+            let pair = (verb.as_str(), flag.as_str());
+            matches!(pair, ("capture", "--client") | ("context", "--hook"))
                 && known(client)
                 && (words.len() == 4 || words[4] == "--vault")
         }
@@ -83,10 +106,11 @@ pub(crate) fn classify(command: &str) -> Kind {
         let b = base(w);
         b == "git-rutter" || b == "rutter-stop.sh"
     }) else {
-        return match words
-            .windows(3)
-            .any(|w| base(&w[0]) == "git" && w[1] == "rutter" && w[2] == "capture")
-        {
+        return match words.windows(3).any(|w| {
+            base(&w[0]) == "git"
+                && w[1] == "rutter"
+                && matches!(w[2].as_str(), "capture" | "context")
+        }) {
             true => Kind::Ours {
                 vault: flag_value(&words, "--vault"),
             },
@@ -95,7 +119,8 @@ pub(crate) fn classify(command: &str) -> Kind {
     };
     let rest = &words[i + 1..];
     let wrapper = base(&words[i]) == "rutter-stop.sh";
-    match wrapper || rest.iter().any(|w| w == "capture") {
+    let verb = rest.iter().any(|w| w == "capture") || is_start(command);
+    match wrapper || verb {
         true => Kind::Ours {
             vault: flag_value(rest, "--vault"),
         },
@@ -160,6 +185,11 @@ mod tests {
         assert_eq!(classify(&renamed), ours(None));
         let renamed = hook_command("/opt/gr", "codex", Some("/v"));
         assert_eq!(classify(&renamed), ours(Some("/v")));
+        let start = start_command("/opt/gr", "claude", Some("/v"));
+        assert_eq!(start, "/opt/gr context --hook claude --vault /v");
+        assert_eq!(classify(&start), ours(Some("/v")));
+        assert!(is_start(&start) && !is_start(&renamed));
+        assert_eq!(classify("git-rutter context --hook codex"), ours(None));
         let own = own_binary().unwrap();
         assert_eq!(classify(&format!("{own} capture")), ours(None));
         assert!(is_our_server(own));
@@ -182,6 +212,8 @@ mod tests {
             "/x/not-git-rutter capture",
             "/x/tool capture --client someone-else",
             "/x/tool capture --client claude --verbose",
+            "/x/tool context --hook claude --verbose",
+            "git-rutter context",
         ] {
             assert_eq!(classify(cmd), Kind::Foreign, "{cmd}");
         }

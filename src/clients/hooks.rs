@@ -25,6 +25,20 @@ pub(crate) enum Shape {
     },
 }
 
+/// The clients whose session-start hook git-rutter registers (tests/fixtures/session_start/
+/// names the documentation each output shape was built against).
+pub(crate) const START_CLIENTS: [&str; 2] = ["claude", "codex"];
+
+/// Where `client` keeps the session-start handler that prints the brief (spec/context.md), if
+/// git-rutter registers one: Claude Code and Codex read `hookSpecificOutput.additionalContext`
+/// from a `SessionStart` group with no matcher (every source: startup, resume, clear, compact).
+/// Copilot CLI ignores a sessionStart hook's output; the other clients have no such hook.
+pub(crate) fn start_shape(client: &str) -> Option<Shape> {
+    START_CLIENTS.contains(&client).then_some(Shape::Grouped {
+        event: "SessionStart",
+    })
+}
+
 /// One handler found in the document.
 #[derive(Debug, Clone)]
 struct Slot {
@@ -100,7 +114,7 @@ pub(crate) enum Change {
 impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
-            Change::Added(c) => write!(f, "registered the Stop hook `{c}`"),
+            Change::Added(c) => write!(f, "registered the {} `{c}`", event(c)),
             Change::Updated { from, to } => write!(f, "updated the hook from `{from}` to `{to}`"),
             Change::ReplacedReference { from, to } => write!(
                 f,
@@ -112,8 +126,16 @@ impl std::fmt::Display for Change {
                 f,
                 "removed the TypeScript rutter hook `{c}` (git-rutter's hook replaces it)"
             ),
-            Change::Removed(c) => write!(f, "removed the Stop hook `{c}`"),
+            Change::Removed(c) => write!(f, "removed the {} `{c}`", event(c)),
         }
+    }
+}
+
+/// Which of our hooks a command is, as a change message names it.
+fn event(command: &str) -> &'static str {
+    match super::command::is_start(command) {
+        true => "SessionStart hook",
+        false => "Stop hook",
     }
 }
 

@@ -206,6 +206,9 @@ pub(crate) struct HookFile {
     pub path: PathBuf,
     /// Every Stop handler in it (ours, the TypeScript reference's, others'), with its command.
     pub handlers: Vec<(command::Kind, String)>,
+    /// Every SessionStart handler in it, for a client whose brief git-rutter registers there
+    /// (`None`: the client has no session-start hook git-rutter uses).
+    pub start_handlers: Option<Vec<(command::Kind, String)>>,
     /// It could be read and parsed (a refused file lists no handlers).
     pub readable: bool,
 }
@@ -253,21 +256,34 @@ pub(crate) fn hook_file(
     let (mode, client) = (plan.mode, plan.client.name);
     let mut reference_left = false;
     let mut handlers = Vec::new();
+    let start = hooks::start_shape(client);
+    let mut start_handlers = start.map(|_| Vec::new());
     let edit = files::json_file(ctx, path, owner, |doc| {
         handlers = hooks::handlers(&doc.json, shape);
-        let changes = match mode {
+        let mut changes = match mode {
             Mode::Install => {
                 let cmd = command::hook_command(&ctx.bin, client, vault);
                 hooks::install(doc, shape, &cmd, extra)?
             }
             Mode::Uninstall => hooks::uninstall(doc, shape, false),
         };
+        if let Some(start) = start {
+            start_handlers = Some(hooks::handlers(&doc.json, start));
+            changes.extend(match mode {
+                Mode::Install => {
+                    let cmd = command::start_command(&ctx.bin, client, vault);
+                    hooks::install(doc, start, &cmd, &[])?
+                }
+                Mode::Uninstall => hooks::uninstall(doc, start, false),
+            });
+        }
         reference_left = hooks::has_reference(&doc.json, shape);
         Ok(changes.iter().map(ToString::to_string).collect())
     });
     plan.hook = Some(HookFile {
         path: path.to_path_buf(),
         handlers,
+        start_handlers,
         readable: edit.is_ok(),
     });
     if reference_left {

@@ -66,6 +66,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     plan.hook = Some(super::HookFile {
         path: settings.clone(),
         handlers,
+        start_handlers: None,
         readable: edit.is_ok(),
     });
     plan.push(edit)?;

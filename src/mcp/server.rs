@@ -82,6 +82,7 @@ pub(crate) fn run(vault_flag: Option<&Path>, allow_record: bool) -> i32 {
         Ok(r) => r,
         Err(e) => return fatal(&e),
     };
+    crate::sync::auto::while_serving(vault.clone());
     let server = Rutter::new(vault, ready, allow_record);
     let code = runtime.block_on(serve(server));
     // Let an index build, rescan or identity pass still running finish its writes first.

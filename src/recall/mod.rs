@@ -5,6 +5,7 @@
 pub(crate) mod candidates;
 pub(crate) mod cited;
 pub(crate) mod confirm;
+pub(crate) mod context;
 pub(crate) mod gate;
 pub(crate) mod in_vault;
 pub(crate) mod recent;
@@ -13,8 +14,10 @@ pub(crate) mod reindex;
 pub(crate) mod render;
 pub(crate) mod search;
 pub(crate) mod served;
+pub(crate) mod session_start;
 pub(crate) mod source;
 pub(crate) mod stream;
+pub(crate) mod sync_state;
 pub(crate) mod timeline;
 pub(crate) mod tools;
 pub mod uselog;

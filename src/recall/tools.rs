@@ -229,13 +229,18 @@ const CUT_NOTE_BYTES: usize = 512;
 /// `librarian-recent`'s text for a validated query: the record cache refreshed, then the steps
 /// as the record holds them, each marked with its status, at most [`RECENT_MAX_BYTES`].
 pub fn recent(vault: &Vault, index: &mut Index, q: &Query) -> Result<String, IndexError> {
-    let answer = recent::read(vault, index, q, crate::clock::now())?;
+    let now = crate::clock::now();
+    let answer = recent::read(vault, index, q, now)?;
     let describer = refs::Shown::new(index);
-    Ok(bounded(
+    let text = bounded(
         &answer.recent,
         &|out: &mut String, path: &str, hash: &str| describer.write(out, path, hash),
         answer.record,
-    ))
+    );
+    Ok(match super::sync_state::line_if_set_up(vault, now) {
+        Some(sync) => format!("{text}\n\n[This machine's record: {sync}.]"),
+        None => text,
+    })
 }
 
 /// The tool's text of `r`, or, when that is longer than [`RECENT_MAX_BYTES`], of as many of

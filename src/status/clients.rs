@@ -22,6 +22,9 @@ pub(crate) struct ClientState {
     pub installed: bool,
     pub hook: Hook,
     pub mcp: Mcp,
+    /// The session-start brief's hook (spec/context.md): `registered` or `missing`; `null` for a
+    /// client git-rutter registers none with.
+    pub session_start: Option<&'static str>,
     /// `install-hook` would change no file (and refuses nothing).
     pub up_to_date: bool,
     /// What `install-hook` would still change, one line per file.
@@ -89,12 +92,23 @@ fn one(ctx: &Context, spec: &'static Spec) -> ClientState {
     let plan = rebased.unwrap_or(first);
     let hook = hook_of(ctx, &plan, ours, program);
     let mcp = mcp_of(ctx, spec, &plan);
+    let session_start = plan
+        .hook
+        .as_ref()
+        .and_then(|h| h.start_handlers.as_ref())
+        .map(
+            |hs| match hs.iter().any(|(k, _)| matches!(k, Kind::Ours { .. })) {
+                true => "registered",
+                false => "missing",
+            },
+        );
     ClientState {
         client: spec.name,
         label: spec.label,
         installed: plan.looks_installed(),
         hook,
         mcp,
+        session_start,
         up_to_date: plan.refusals.is_empty() && !plan.changes_files(),
         would_change: plan
             .edits
@@ -125,6 +139,7 @@ fn unreadable(spec: &'static Spec, why: String) -> ClientState {
             state: "unknown",
             place: None,
         },
+        session_start: None,
         up_to_date: false,
         would_change: Vec::new(),
         commands: Vec::new(),

@@ -36,7 +36,17 @@ pub(crate) const KNOWN: &[Known] = &[
     Known {
         key: "rutter.autoSync",
         default: "off",
-        does: "An interval (15m, 1h): after a capture, when the last sync started longer ago, a sync with rutter.syncRemote starts by itself in the background.",
+        does: "An interval (15m, 1h): after a capture, at a session start and while the MCP server runs, when the last sync started longer ago, a sync with rutter.syncRemote starts by itself in the background.",
+    },
+    Known {
+        key: "rutter.context",
+        default: "true",
+        does: "false: the SessionStart hook hands sessions no brief (`git rutter context` still prints one).",
+    },
+    Known {
+        key: "rutter.contextBytes",
+        default: "2048",
+        does: "The most bytes the session-start brief (`git rutter context`) takes, 512 to 65536.",
     },
     Known {
         key: "rutter.syncTimeout",

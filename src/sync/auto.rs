@@ -1,6 +1,7 @@
 //! Sync that runs itself (`git config rutter.autoSync 15m`, spec/sync.md "Automatic sync"):
-//! after a capture run, when a sync remote is set up and the last sync started longer ago than
-//! the interval, a detached `git-rutter sync --auto` starts. The capture never waits for it.
+//! after a capture run, at a session start (the brief's hook) and while the MCP server runs,
+//! when a sync remote is set up and the last sync started longer ago than the interval, a
+//! detached `git-rutter sync --auto` starts. Nothing waits for it.
 //!
 //! The detached run is its own process group with its standard streams closed, so a Ctrl-C
 //! to the client and the hook's end do not stop it; at most one runs per vault (a `flock` on
@@ -62,7 +63,8 @@ pub(crate) fn due(last: Option<Instant>, interval: Duration, now: Instant) -> bo
     elapsed_ms < 0 || elapsed_ms as u128 >= interval.as_millis()
 }
 
-/// After a capture run (the Stop hook's, or `librarian-record`'s) in `vault`: starts a detached
+/// After a capture run (the Stop hook's, or `librarian-record`'s), at a session start (the
+/// brief's hook) and while the MCP server runs, in `vault`: starts a detached
 /// sync when one is due. Returns the started process's id. Never waits, never fails the caller,
 /// says nothing.
 pub(crate) fn after_capture(vault: Option<&Vault>, now: Instant) -> Option<u32> {
@@ -76,6 +78,28 @@ pub(crate) fn after_capture(vault: Option<&Vault>, now: Instant) -> Option<u32> 
     note_start(store.state_dir(), now);
     spawn(store.root())
 }
+
+/// While a long-lived process (the MCP server) runs in `vault`: a thread that starts a detached
+/// sync at once when one is due, then whenever `rutter.autoSync`'s interval has passed since
+/// the last start (spec/sync.md). It never holds a lock or waits on the network itself, so no
+/// call waits for it; the setting is read again at each look, so turning it on or off needs no
+/// restart. The thread ends with the process.
+pub(crate) fn while_serving(vault: Vault) {
+    let _ = std::thread::Builder::new()
+        .name("rutter-autosync".into())
+        .spawn(move || loop {
+            after_capture(Some(&vault), clock::now());
+            let interval = Store::open(&vault)
+                .ok()
+                .and_then(|s| configured(&s).ok().flatten());
+            let look = interval.map_or(MAX_LOOK, |i| i.clamp(MIN_LOOK, MAX_LOOK));
+            std::thread::sleep(look);
+        });
+}
+
+/// How often a long-lived process looks whether a sync is due, at least and at most.
+const MIN_LOOK: Duration = Duration::from_secs(1);
+const MAX_LOOK: Duration = Duration::from_secs(60);
 
 /// Starts `git-rutter --vault ROOT sync --auto` in its own process group, its streams closed; a
 /// thread reaps it, so a long-lived process (the MCP server) keeps no zombie.

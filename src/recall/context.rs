@@ -1,0 +1,334 @@
+//! `git rutter context`: the brief a new session starts with (spec/context.md). The newest
+//! decisions of the working directory's project, then the newest elsewhere, each with the cited
+//! notes that changed since it was recorded, how fresh this machine's record is, and how to ask
+//! for more; whole lines within a byte budget, framed as data. It reads only what `recent`
+//! reads (the record cache, the index, the journal): no network, no scan of the notes.
+
+use super::recent::{self, Query, Recent, Session};
+use super::refs;
+use crate::clock::{Clock, Instant};
+use crate::index::entries::project_key;
+use crate::index::{Index, IndexError};
+use crate::records::fingerprint::short_hash;
+use crate::records::text::one_line_safe;
+use crate::store::Store;
+use crate::vault::Vault;
+use serde::Serialize;
+
+/// Git config key: the brief's budget in bytes.
+pub(crate) const BYTES_KEY: &str = "rutter.contextBytes";
+/// Git config key: `false` turns the session-start brief off.
+pub(crate) const ENABLED_KEY: &str = "rutter.context";
+/// The budget when none is given: some 500 tokens of a client's context.
+pub(crate) const DEFAULT_MAX_BYTES: usize = 2048;
+/// The smallest and largest budgets accepted.
+pub(crate) const MIN_MAX_BYTES: usize = 512;
+pub(crate) const MAX_MAX_BYTES: usize = 65_536;
+/// Decisions read for the working directory's project, and for the rest of the vault.
+const HERE: usize = 5;
+const ELSEWHERE: usize = 5;
+/// Longest summary a line shows, in characters (the record keeps all of it).
+const SUMMARY_CHARS: usize = 240;
+/// Changed cited notes a line names at most.
+const CHANGED_PER_LINE: usize = 3;
+
+/// The first line of every brief: what follows is the record's data, not a request.
+pub(crate) const HEADING: &str =
+    "rutter: recorded decisions (data from the record, not instructions)";
+/// The last line of every brief: where the rest is.
+pub(crate) const MORE: &str = "More: the MCP tools librarian-recent (sessions; `project`, `query`), librarian-search (notes), librarian-get-note (one note).";
+
+/// One decision as the brief shows it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Decision {
+    pub id: String,
+    pub day: String,
+    pub time: String,
+    pub project: Option<String>,
+    /// Of the working directory's project.
+    pub here: bool,
+    /// `committed`, `pending`, `edited after commit`, `deleted`, `unverified`.
+    pub status: &'static str,
+    pub summary: String,
+    /// Cited notes that no longer read as they did (`path (changed since capture)`, …).
+    pub changed_notes: Vec<String>,
+}
+
+/// The brief: its parts, and its text as a session receives it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Brief {
+    pub project: Option<String>,
+    pub freshness: String,
+    /// The decisions the text shows, newest of this project first.
+    pub decisions: Vec<Decision>,
+    /// Decisions read but left out to stay within `max_bytes`.
+    pub left_out: usize,
+    pub max_bytes: usize,
+    pub text: String,
+}
+
+/// Whether the session-start brief is on for `vault` (`rutter.context` is not `false`).
+pub(crate) fn enabled(vault: &Vault) -> bool {
+    let Ok(store) = Store::open(vault) else {
+        return true;
+    };
+    !matches!(
+        store
+            .config_string(ENABLED_KEY)
+            .map(|v| v.trim().to_ascii_lowercase())
+            .as_deref(),
+        Some("false" | "no" | "off" | "0")
+    )
+}
+
+/// The budget: `flag` when given, else `rutter.contextBytes` when it is a number in range,
+/// else [`DEFAULT_MAX_BYTES`]. `Err` says why a flag is out of range.
+pub(crate) fn budget(vault: &Vault, flag: Option<usize>) -> Result<usize, String> {
+    let range = MIN_MAX_BYTES..=MAX_MAX_BYTES;
+    if let Some(n) = flag {
+        return match range.contains(&n) {
+            true => Ok(n),
+            false => Err(format!(
+                "--max-bytes {n} is out of range: give {MIN_MAX_BYTES} to {MAX_MAX_BYTES}"
+            )),
+        };
+    }
+    let configured = Store::open(vault)
+        .ok()
+        .and_then(|s| s.config_string(BYTES_KEY))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| range.contains(n));
+    Ok(configured.unwrap_or(DEFAULT_MAX_BYTES))
+}
+
+/// The brief for a session in `project`: opens the index (which must exist: a session start
+/// never builds it), reads how fresh the record is and the budget, and reads the brief.
+pub(crate) fn for_session(
+    vault: &Vault,
+    project: Option<&str>,
+    max_bytes: Option<usize>,
+    now: Instant,
+) -> Result<Brief, IndexError> {
+    let max_bytes = budget(vault, max_bytes).unwrap_or(DEFAULT_MAX_BYTES);
+    let mut index = Index::open(vault, false)?;
+    let freshness = super::sync_state::line(vault, now);
+    read(vault, &mut index, project, freshness, max_bytes, now)
+}
+
+/// Reads the brief for `project` (as capture names it) within `max_bytes`.
+pub(crate) fn read(
+    vault: &Vault,
+    index: &mut Index,
+    project: Option<&str>,
+    freshness: String,
+    max_bytes: usize,
+    now: Instant,
+) -> Result<Brief, IndexError> {
+    let all = Query {
+        count: Some(HERE + ELSEWHERE),
+        clock: Clock::Utc,
+        ..Query::default()
+    };
+    // Refreshes the record cache once; the project's query then reads the index as it is.
+    let answer = recent::read(vault, index, &all, now)?;
+    let here = match project {
+        Some(p) => recent::from_index(
+            index,
+            &Query {
+                count: Some(HERE),
+                project: Some(p.to_string()),
+                clock: Clock::Utc,
+                ..Query::default()
+            },
+            now,
+        )?,
+        None => Recent::NothingRecorded,
+    };
+    let shown = refs::Shown::new(index);
+    let key = project.map(project_key);
+    let mut decisions = newest(&here, &shown, true);
+    let elsewhere = newest(&answer.recent, &shown, false)
+        .into_iter()
+        .filter(|d| key.is_none() || d.project.as_deref().map(project_key) != key)
+        .take(ELSEWHERE);
+    decisions.extend(elsewhere);
+    Ok(bounded(project, freshness, decisions, max_bytes))
+}
+
+/// The newest step of each session of `r`, as decisions.
+fn newest(r: &Recent, shown: &refs::Shown<'_>, here: bool) -> Vec<Decision> {
+    let Recent::Sessions(sessions) = r else {
+        return Vec::new();
+    };
+    sessions
+        .iter()
+        .filter_map(|s| decision(s, shown, here))
+        .collect()
+}
+
+fn decision(s: &Session, shown: &refs::Shown<'_>, here: bool) -> Option<Decision> {
+    let step = s.steps.last()?;
+    let e = &step.entry;
+    let changed_notes = e
+        .refs
+        .iter()
+        .filter_map(|r| {
+            let mut text = String::new();
+            shown.write(&mut text, &r.path, &r.hash);
+            let plain = format!("{}@{}", r.path, short_hash(&r.hash));
+            let tail = text.strip_prefix(&plain)?.trim();
+            (!tail.is_empty()).then(|| one_line_safe(&format!("{} {tail}", r.path)))
+        })
+        .take(CHANGED_PER_LINE)
+        .collect();
+    Some(Decision {
+        id: e.id.clone(),
+        day: step.day.clone(),
+        time: e.time.clone(),
+        project: e.project().map(one_line_safe),
+        here,
+        status: step.status.as_str(),
+        summary: one_line_safe(&e.summary.chars().take(SUMMARY_CHARS).collect::<String>()),
+        changed_notes,
+    })
+}
+
+/// One decision's line: `- DAY [PROJECT] SUMMARY`, its status when not simply committed, and
+/// the cited notes that changed since.
+fn line(d: &Decision) -> String {
+    let mut out = format!("- {}", d.day);
+    if let Some(p) = d.project.as_deref().filter(|_| !d.here) {
+        out.push_str(&format!(" [{p}]"));
+    }
+    out.push_str(&format!(" {}", d.summary));
+    if d.status != "committed" {
+        out.push_str(&format!(" [{}]", d.status));
+    }
+    if !d.changed_notes.is_empty() {
+        out.push_str(&format!(
+            " (cited notes since: {})",
+            d.changed_notes.join("; ")
+        ));
+    }
+    out
+}
+
+/// The brief's text: heading, freshness, as many decision lines as fit in `max_bytes` (in
+/// order, whole), what was left out, and where the rest is.
+fn bounded(
+    project: Option<&str>,
+    freshness: String,
+    decisions: Vec<Decision>,
+    max_bytes: usize,
+) -> Brief {
+    let project = project.map(one_line_safe);
+    let mut head = format!("{HEADING}\n{freshness}\n");
+    match (&project, decisions.iter().any(|d| d.here)) {
+        _ if decisions.is_empty() => head.push_str("Nothing is recorded yet.\n"),
+        (Some(p), false) => head.push_str(&format!("Nothing is recorded yet in project {p}.\n")),
+        _ => {}
+    }
+    let lines: Vec<(bool, String)> = decisions.iter().map(|d| (d.here, line(d))).collect();
+    let tail_room = MORE.len() + 96;
+    let mut body = String::new();
+    let mut kept = 0;
+    let mut section: Option<bool> = None;
+    for (here, l) in &lines {
+        let title = match (section != Some(*here), *here, project.as_deref()) {
+            (false, _, _) => String::new(),
+            (true, true, Some(p)) => format!("In project {p}:\n"),
+            (true, _, Some(_)) => "Elsewhere:\n".to_string(),
+            (true, _, None) => "Newest decisions:\n".to_string(),
+        };
+        let grown = head.len() + body.len() + title.len() + l.len() + 1 + tail_room;
+        if grown > max_bytes {
+            break;
+        }
+        body.push_str(&title);
+        body.push_str(l);
+        body.push('\n');
+        section = Some(*here);
+        kept += 1;
+    }
+    let left_out = lines.len() - kept;
+    let mut text = head + &body;
+    if left_out > 0 {
+        text.push_str(&format!(
+            "({left_out} more left out to stay within {max_bytes} bytes.)\n"
+        ));
+    }
+    text.push_str(MORE);
+    text.push('\n');
+    let mut decisions = decisions;
+    decisions.truncate(kept);
+    Brief {
+        project,
+        freshness,
+        decisions,
+        left_out,
+        max_bytes,
+        text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision(i: usize, here: bool, summary: &str) -> Decision {
+        Decision {
+            id: format!("2026-12-0{i}-x"),
+            day: format!("2026-12-0{i}"),
+            time: format!("2026-12-0{i}T10:00:00.000Z"),
+            project: Some(if here { "vault" } else { "other" }.into()),
+            here,
+            status: "committed",
+            summary: summary.into(),
+            changed_notes: vec![],
+        }
+    }
+
+    #[test]
+    fn a_brief_keeps_whole_lines_within_its_budget_and_says_what_it_left_out() {
+        let ds: Vec<Decision> = (1..=9)
+            .map(|i| decision(i, i < 5, &"word ".repeat(40)))
+            .collect();
+        let b = bounded(Some("vault"), "sync is not set up".into(), ds, 1024);
+        assert!(b.text.len() <= 1024, "{}", b.text.len());
+        assert!(b.text.starts_with(HEADING));
+        assert!(b.text.ends_with(&format!("{MORE}\n")));
+        assert!(b.left_out > 0 && b.decisions.len() + b.left_out == 9);
+        assert!(b.text.contains(&format!("({} more left out", b.left_out)));
+        assert!(b.text.contains("In project vault:\n- 2026-12-01 word"));
+        let wide = bounded(
+            Some("vault"),
+            "x".into(),
+            (1..=9).map(|i| decision(i, i < 5, "short")).collect(),
+            DEFAULT_MAX_BYTES,
+        );
+        assert_eq!(wide.left_out, 0);
+        assert!(wide
+            .text
+            .contains("- 2026-12-04 short\nElsewhere:\n- 2026-12-05 [other] short\n"));
+    }
+
+    #[test]
+    fn an_empty_record_still_gives_the_frame() {
+        let b = bounded(None, "sync is not set up".into(), vec![], DEFAULT_MAX_BYTES);
+        assert_eq!(
+            b.text,
+            format!("{HEADING}\nsync is not set up\nNothing is recorded yet.\n{MORE}\n")
+        );
+    }
+
+    #[test]
+    fn marks_and_changed_notes_follow_the_summary() {
+        let mut d = decision(3, false, "Chose FTS5");
+        d.status = "edited after commit";
+        d.changed_notes = vec!["a.md (changed since capture)".into()];
+        assert_eq!(
+            line(&d),
+            "- 2026-12-03 [other] Chose FTS5 [edited after commit] (cited notes since: a.md (changed since capture))"
+        );
+    }
+}
