@@ -218,6 +218,7 @@ mod tests {
                 .collect(),
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         };
         crate::records::line::render(&e)

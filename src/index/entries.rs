@@ -634,6 +634,7 @@ mod tests {
             refs: vec![],
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         };
         line::render(&e)

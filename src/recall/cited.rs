@@ -409,6 +409,7 @@ mod tests {
                     refs: vec![],
                     workspace: Some(Workspace::new("/w", "proj", None)),
                     client: None,
+                    supersedes: None,
                     extra: Default::default(),
                 },
                 status: Status::Committed,

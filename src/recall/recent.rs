@@ -226,6 +226,7 @@ mod tests {
                 refs: vec![],
                 workspace: project.map(|p| Workspace::new("/w", p, None)),
                 client: None,
+                supersedes: None,
                 extra: Default::default(),
             },
         }

@@ -387,6 +387,7 @@ mod tests {
                     .collect(),
                 workspace: Some(Workspace::new("/w", "proj", None)),
                 client: None,
+                supersedes: None,
                 extra: Default::default(),
             },
         }

@@ -20,6 +20,10 @@ pub struct Entry {
     pub workspace: Option<Workspace>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The ids (or short ids, as the client gave them) of the entries this one replaces
+    /// (spec/record-format.md); omitted when it replaces none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<Vec<String>>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

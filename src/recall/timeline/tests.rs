@@ -15,6 +15,7 @@ fn step(day: &str, time: &str, project: Option<&str>, summary: &str, status: Sta
             refs: vec![],
             workspace: project.map(|p| Workspace::new("/w", p, None)),
             client: Some("claude".into()),
+            supersedes: None,
             extra: Default::default(),
         },
     }
