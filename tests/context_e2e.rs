@@ -42,6 +42,7 @@ struct Brief {
 #[allow(dead_code)]
 struct Decision {
     id: String,
+    short_id: String,
     day: String,
     time: String,
     project: Option<String>,
@@ -49,6 +50,7 @@ struct Decision {
     status: String,
     summary: String,
     changed_notes: Vec<String>,
+    superseded_by: Vec<String>,
 }
 
 /// The documented payload of `client`, its `cwd` set to `cwd`.
@@ -139,7 +141,7 @@ fn a_claude_session_starts_with_its_projects_decisions_and_notes_changed_since()
     let here = text.find("In project vault:\n").expect(&text);
     let away = text.find("Elsewhere:\n").expect(&text);
     assert!(here < away, "{text}");
-    assert!(text[here..away].contains("- 2026-12-03 Cited the alpha note. (cited notes since: Notes/a.md (changed since capture))"), "{text}");
+    assert!(text[here..away].contains("- 2026-12-03 Cited the alpha note. (id 20261203T090000) (cited notes since: Notes/a.md (changed since capture))"), "{text}");
     assert!(
         text[away..].contains("[elsewhere] Kept the CLI flags stable."),
         "{text}"
@@ -166,7 +168,9 @@ fn codex_gets_the_same_shape_from_its_documented_payload() {
     let elsewhere = env.root().join("elsewhere");
     let (text, _) = hook(&mut env.cmd(), "codex", &payload("codex", &elsewhere));
     assert!(
-        text.contains("In project elsewhere:\n- 2026-12-02 Kept the CLI flags stable.\n"),
+        text.contains(
+            "In project elsewhere:\n- 2026-12-02 Kept the CLI flags stable. (id 20261202T090000)\n"
+        ),
         "{text}"
     );
     // The schema the output was built against names the same event.

@@ -552,6 +552,10 @@ fn recent_ten_times(env: &Env, known: &BTreeSet<String>) {
                 continue;
             }
             let (_, summary) = line.split_once(" — ").unwrap_or_else(|| panic!("{line}"));
+            // Each step ends with its id (spec/mcp.md), after the marks.
+            let summary = summary
+                .rsplit_once(" (id ")
+                .map_or(summary, |(before, _)| before);
             // A capture caught between its append and its commit is journalled: it reads as
             // pending. Never as unverified: the journal is written before the line.
             let summary = summary

@@ -25,6 +25,9 @@ pub(crate) struct Directive {
     pub summary: String,
     /// Raw ref strings; empty when `refs` was absent.
     pub refs: Vec<String>,
+    /// The ids (or short ids) of the entries this decision replaces, trimmed, each once;
+    /// empty when `supersedes` was absent.
+    pub supersedes: Vec<String>,
 }
 
 /// What scanning found, over one or more texts.
@@ -97,8 +100,9 @@ pub(crate) fn is_unfilled(summary: &str) -> bool {
     !inner.contains(['\n', '\r', '\u{2028}', '\u{2029}'])
 }
 
-/// Validates a JSON value as a directive payload: an object with a string `summary`, and `refs`
-/// absent or an array of strings (`null` or non-string elements make it invalid). Unknown keys
+/// Validates a JSON value as a directive payload: an object with a string `summary`, `refs`
+/// absent or an array of strings (`null` or non-string elements make it invalid), and
+/// `supersedes` absent or an array of entry ids within [`supersedes`]'s bounds. Unknown keys
 /// are ignored.
 pub(crate) fn directive_from_value(v: &Value) -> Option<Directive> {
     let obj = v.as_object()?;
@@ -111,7 +115,42 @@ pub(crate) fn directive_from_value(v: &Value) -> Option<Directive> {
             .collect::<Option<Vec<_>>>()?,
         Some(_) => return None,
     };
-    Some(Directive { summary, refs })
+    let supersedes = supersedes(obj.get("supersedes")).ok()?;
+    Some(Directive {
+        summary,
+        refs,
+        supersedes,
+    })
+}
+
+/// A `supersedes` value (a directive's or `librarian-record`'s): absent, or an array of at
+/// most 16 strings, each an id of at most 256 characters once trimmed; each id kept once, in
+/// order. The error says what is wrong (one phrase, no capital, no period).
+pub(crate) fn supersedes(v: Option<&Value>) -> Result<Vec<String>, String> {
+    let items = match v {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err("`supersedes` must be an array of entry ids".into()),
+    };
+    let mut ids: Vec<String> = Vec::new();
+    for item in items {
+        let id = item
+            .as_str()
+            .ok_or("`supersedes` must be an array of entry ids (strings)")?;
+        let id = js_trim(id).to_owned();
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if items.len() > crate::records::supersede::MAX_IDS {
+        return Err(format!(
+            "`supersedes` names {} entries, over the {} one decision may replace",
+            items.len(),
+            crate::records::supersede::MAX_IDS
+        ));
+    }
+    crate::records::supersede::check(&ids)?;
+    Ok(ids)
 }
 
 /// Whether text starting at `<!--` opens a `librarian-position` line (`<!--\s*librarian-position`
@@ -164,6 +203,7 @@ mod tests {
         Directive {
             summary: summary.to_owned(),
             refs: refs.iter().map(|r| (*r).to_owned()).collect(),
+            supersedes: vec![],
         }
     }
 
@@ -438,6 +478,36 @@ mod tests {
     }
 
     #[test]
+    fn supersedes_is_an_array_of_at_most_16_ids() {
+        let with = |v: Value| directive_from_value(&json!({"summary": "s", "supersedes": v}));
+        assert_eq!(
+            with(json!([" 20261130T100000 ", "20261130T100000", "x"]))
+                .unwrap()
+                .supersedes,
+            ["20261130T100000", "x"]
+        );
+        assert_eq!(with(json!([])).unwrap().supersedes, Vec::<String>::new());
+        let long = "a".repeat(257);
+        for bad in [
+            json!("20261130T100000"),
+            json!(null),
+            json!([1]),
+            json!([["x"]]),
+            json!([""]),
+            json!([long]),
+            json!(vec!["x"; 17]),
+            json!({"id": "x"}),
+        ] {
+            assert_eq!(with(bad.clone()), None, "{bad}");
+        }
+        let text = r#"<!-- librarian-session {"summary":"new","supersedes":"20261130T100000"} -->"#;
+        assert_eq!(directives_in(text), malformed(1));
+        let text =
+            r#"<!-- librarian-session {"summary":"new","supersedes":["20261130T100000"]} -->"#;
+        assert_eq!(directives_in(text).found[0].supersedes, ["20261130T100000"]);
+    }
+
+    #[test]
     fn many_failed_openers_stay_cheap() {
         let valid = r#"<!-- librarian-session {"summary":"first"} -->"#;
         // An unterminated string after every opener: without the bounds each attempt would
@@ -505,7 +575,7 @@ mod tests {
             let want = if is_unfilled(&s) {
                 Directives { templates: 1, ..Directives::default() }
             } else {
-                Directives { found: vec![Directive { summary: s.clone(), refs }], ..Directives::default() }
+                Directives { found: vec![Directive { summary: s.clone(), refs, supersedes: vec![] }], ..Directives::default() }
             };
             prop_assert_eq!(directives_in(&text), want);
         }
@@ -530,7 +600,7 @@ mod tests {
                         if is_unfilled(summary) {
                             expected.templates += 1;
                         } else {
-                            expected.found.push(Directive { summary: summary.clone(), refs: vec![] });
+                            expected.found.push(Directive { summary: summary.clone(), refs: vec![], supersedes: vec![] });
                         }
                     }
                     Place::Fence(c, n) => {

@@ -18,6 +18,7 @@ pub(crate) mod resolve;
 pub mod runlog;
 pub(crate) mod sanitize;
 mod shard;
+pub(crate) mod supersede;
 pub(crate) mod transcript;
 pub(crate) mod transcript_line;
 pub(crate) mod watermarks;
@@ -122,6 +123,7 @@ fn capture_into(
         refs: vec![],
         workspace: workspace::derive_workspace(found.cwd.as_deref()),
         client: req.client.filter(|c| CLIENTS.contains(&c.as_str())),
+        supersedes: None,
         extra: Default::default(),
     };
     let mut drafts = Vec::new();
@@ -202,7 +204,14 @@ fn draft(
         }
     }
     report_refs(&resolution, out);
+    if let Err(why) = crate::records::supersede::check(&directive.supersedes) {
+        out.push(format!("{P} {why}; no entry written."));
+        return None;
+    }
+    let supersedes = Some(supersede::whole_ids(&vault.root, &directive.supersedes))
+        .filter(|ids| !ids.is_empty());
     let entry = Entry {
+        supersedes,
         summary,
         refs: resolution
             .resolved

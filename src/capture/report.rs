@@ -22,7 +22,7 @@ pub(super) fn malformed(scan: &Directives, out: &mut Vec<String>) {
     };
     // The advice names no directive shape: a client that echoes hook output must not be
     // handed a line that could be captured.
-    out.push(format!("{P} {what}; {outcome}. Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings."));
+    out.push(format!("{P} {what}; {outcome}. Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings and \"supersedes\" as an array of at most 16 entry ids."));
 }
 
 /// The lines for what was written. `words` holds each draft's word count, in order.
@@ -315,6 +315,7 @@ mod tests {
                 d.found.push(crate::capture::directive::Directive {
                     summary: "s".into(),
                     refs: vec![],
+                    supersedes: vec![],
                 });
             }
             let mut out = Vec::new();
@@ -322,7 +323,7 @@ mod tests {
             out
         };
         assert!(scan(3, 0).is_empty());
-        let tail = "Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings.";
+        let tail = "Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings and \"supersedes\" as an array of at most 16 entry ids.";
         for (found, bad, want) in [
             (
                 0,

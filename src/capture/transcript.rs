@@ -308,6 +308,7 @@ mod tests {
                 .map(|s| Directive {
                     summary: (*s).into(),
                     refs: vec!["a.md".into()],
+                    supersedes: vec![],
                 })
                 .collect(),
             malformed,

@@ -448,6 +448,7 @@ mod tests {
                 refs: vec![],
                 workspace: None,
                 client: None,
+                supersedes: None,
                 extra: Default::default(),
             },
             cited: vec![],
@@ -531,6 +532,7 @@ mod tests {
                 refs: vec![],
                 workspace: None,
                 client: None,
+                supersedes: None,
                 extra: Default::default(),
             };
             stamp(&mut entry, now, Some(&sessions), &file, (None, true));

@@ -44,6 +44,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
     let manual = args.summary.map(|summary| Directive {
         summary,
         refs: args.refs,
+        supersedes: vec![],
     });
     let mut stdin = Vec::new();
     if manual.is_none() {

@@ -78,6 +78,12 @@ struct Row {
     retraction: Option<Retracted>,
     #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<String>,
+    /// The ids this entry names as the ones it replaces (spec/recall.md, "Supersede").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    supersedes: Option<Vec<String>>,
+    /// The entries that replace this one, newest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    superseded_by: Vec<String>,
 }
 
 /// The retraction that took an entry back.
@@ -145,6 +151,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         rows.truncate(args.count);
     }
     name_commits(&mut rows, &report.added_by);
+    mark_superseded(&vault, &mut rows);
     if args.json {
         ui.print_json(&rows)?;
     } else {
@@ -175,13 +182,19 @@ fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io:
             .commit
             .as_deref()
             .map_or_else(|| "-------".to_string(), crate::shortid::short);
-        let why = r.retraction.as_ref().map_or(String::new(), |x| {
+        let mut why = r.retraction.as_ref().map_or(String::new(), |x| {
             let by = x
                 .commit
                 .as_deref()
                 .map_or_else(|| "a pending commit".to_string(), crate::shortid::short);
             format!("  (retracted in {by}: {})", field_safe(&x.reason))
         });
+        if !r.superseded_by.is_empty() {
+            why.push_str(&format!(
+                "  (superseded by {})",
+                field_safe(&r.superseded_by.join(", "))
+            ));
+        }
         // Each field on the line as one field: a line break in a forged one is shown escaped.
         let (day, time) = clock.day_time(&r.day, &r.time);
         let (day, time) = (field_safe(&day), field_safe(&time));
@@ -490,7 +503,65 @@ fn row(
         status,
         retraction,
         diff,
+        supersedes: e.supersedes,
+        superseded_by: Vec::new(),
     }
+}
+
+/// Names, on each row, the entries that replace it: from the index's resolved claims when the
+/// vault has an index, else from the claims of the rows themselves.
+fn mark_superseded(vault: &crate::vault::Vault, rows: &mut [Row]) {
+    let from_index = || {
+        if !crate::index::location(vault).0.exists() {
+            return None;
+        }
+        let index = crate::index::Index::open(vault, false).ok()?;
+        let src = crate::recall::source::Source::open(vault).ok()?;
+        index
+            .refresh_records(&src, crate::index::entries::Scope::Quick(&[]))
+            .ok()?;
+        index.supersedes().ok()
+    };
+    let by = match from_index() {
+        Some(claims) => rows
+            .iter()
+            .map(|r| claims.links(&r.id).superseded_by)
+            .collect::<Vec<_>>(),
+        None => of_rows(rows),
+    };
+    for (r, by) in rows.iter_mut().zip(by) {
+        r.superseded_by = by;
+    }
+}
+
+/// Each row's replacements from the claims of the rows (recorded, not retracted), resolved.
+fn of_rows(rows: &[Row]) -> Vec<Vec<String>> {
+    use crate::records::supersede::{Claim, Supersession};
+    let ids: BTreeSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    let claims: Vec<Claim> = rows
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.status,
+                "committed" | "pending" | "edited after commit" | "deleted"
+            )
+        })
+        .flat_map(|r| {
+            r.supersedes
+                .iter()
+                .flatten()
+                .filter(|t| ids.contains(t.as_str()))
+                .map(|t| Claim {
+                    by: r.id.clone(),
+                    time: r.time.clone(),
+                    target: t.clone(),
+                })
+        })
+        .collect();
+    let resolved = Supersession::resolve(&claims);
+    rows.iter()
+        .map(|r| resolved.links(&r.id, &[], &|_| true).superseded_by)
+        .collect()
 }
 
 /// The `@2` entry lines of a day file by entry id, in file order (an id two lines carry has

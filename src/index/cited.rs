@@ -80,7 +80,12 @@ impl Index {
                     continue;
                 };
                 let status = Status::parse(&status).unwrap_or(Status::Unverified);
-                let step = Step { day, entry, status };
+                let step = Step {
+                    day,
+                    entry,
+                    status,
+                    supersede: Default::default(),
+                };
                 rows.push((
                     (step.day.clone(), time, file, seq),
                     Citation { step, cited },
@@ -218,6 +223,7 @@ mod tests {
                 .collect(),
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         };
         crate::records::line::render(&e)

@@ -538,7 +538,7 @@ fn delete_day(tx: &Transaction<'_>, file: &str) -> Result<(), rusqlite::Error> {
     if super::grep::built(tx)? {
         super::grep::remove_file(tx, file)?;
     }
-    for table in ["entries", "entry_refs", "retractions"] {
+    for table in ["entries", "entry_refs", "retractions", "supersedes"] {
         tx.prepare_cached(&format!("DELETE FROM {table} WHERE file = ?1"))?
             .execute([file])?;
     }
@@ -586,6 +586,9 @@ fn insert_day(
         for r in &e.refs {
             refs.execute(params![file, day, seq as i64, r.path, r.hash, r.blob])?;
         }
+        if st.is_recorded() {
+            insert_claims(tx, file, day, seq, e)?;
+        }
     }
     let mut retraction = tx.prepare_cached(
         "INSERT INTO retractions(file, day, seq, id, retracts, time, reason, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -603,6 +606,26 @@ fn insert_day(
     }
     set_meta(tx, NEXT_RID, &rid.to_string())?;
     Ok(record.entries.len())
+}
+
+/// The ids entry `e` (of `file`, at `seq`) names in its `supersedes`, one row each.
+fn insert_claims(
+    tx: &Transaction<'_>,
+    file: &str,
+    day: &str,
+    seq: usize,
+    e: &Entry,
+) -> Result<(), rusqlite::Error> {
+    let Some(named) = e.supersedes.as_deref().filter(|n| !n.is_empty()) else {
+        return Ok(());
+    };
+    let mut claim = tx.prepare_cached(
+        "INSERT INTO supersedes(file, day, seq, by_id, time, target) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for target in named {
+        claim.execute(params![file, day, seq as i64, e.id, e.time, target])?;
+    }
+    Ok(())
 }
 
 /// The session grouping key of anchor §8: `[session_id, project]`, or the entry alone.
@@ -634,6 +657,7 @@ mod tests {
             refs: vec![],
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         };
         line::render(&e)

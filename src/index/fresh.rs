@@ -463,6 +463,7 @@ mod tests {
             ],
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         };
         write(

@@ -165,6 +165,7 @@ mod tests {
                     .collect(),
                 workspace: None,
                 client: None,
+                supersedes: None,
                 extra: Default::default(),
             };
             text.push_str(&crate::records::line::render(&e));

@@ -27,6 +27,7 @@ pub(crate) mod search;
 pub(crate) mod short_ids;
 pub(crate) mod side;
 pub(crate) mod snapshot;
+pub(crate) mod supersede;
 pub(crate) mod walk;
 
 use crate::vault::Vault;

@@ -328,7 +328,12 @@ impl Index {
             }
             if let Ok(entry) = serde_json::from_str::<Entry>(&json) {
                 seen.insert((day.clone(), json), steps.len());
-                steps.push(Step { day, entry, status });
+                steps.push(Step {
+                    day,
+                    entry,
+                    status,
+                    supersede: Default::default(),
+                });
             }
         }
         Ok(steps)

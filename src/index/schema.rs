@@ -2,7 +2,7 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub(crate) const SCHEMA_VERSION: &str = "rutter-index 8";
+pub(crate) const SCHEMA_VERSION: &str = "rutter-index 9";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).
@@ -43,7 +43,9 @@ CREATE TABLE git_candidates(from_path TEXT NOT NULL, blob TEXT NOT NULL, state T
 /// with (NULL: missing). Rows are keyed by `(file, seq)`; `day` is the file's day, so all the
 /// files of a day read as one. `entries.status` is the entry's status against the record;
 /// `entries.rid` is the entry's number in [`CREATE_GREP`] (unique, never reused while the index
-/// lives); `retractions` holds only honoured (committed or journalled) retractions.
+/// lives); `retractions` holds only honoured (committed or journalled) retractions;
+/// `supersedes` holds one row per id a recorded (committed or journalled) entry names in its
+/// `supersedes` (spec/recall.md, "Supersede"), `seq` the entry's.
 pub(crate) const CREATE_RECORDS: &str = "
 CREATE TABLE day_files(file TEXT PRIMARY KEY, day TEXT NOT NULL, blob TEXT, journal TEXT NOT NULL,
     size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER) WITHOUT ROWID;
@@ -57,6 +59,8 @@ CREATE TABLE entry_refs(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT N
 CREATE TABLE retractions(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
     retracts TEXT NOT NULL, time TEXT NOT NULL, reason TEXT NOT NULL, status TEXT NOT NULL,
     PRIMARY KEY(file, seq)) WITHOUT ROWID;
+CREATE TABLE supersedes(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT NULL,
+    by_id TEXT NOT NULL, time TEXT NOT NULL, target TEXT NOT NULL);
 ";
 
 /// The record cache's secondary indexes. Filling an empty cache drops them first and creates
@@ -69,6 +73,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS entries_by_rid ON entries(rid);
 CREATE INDEX IF NOT EXISTS entry_refs_by_path ON entry_refs(path, day, hash, blob);
 CREATE INDEX IF NOT EXISTS entry_refs_by_entry ON entry_refs(file, seq);
 CREATE INDEX IF NOT EXISTS retractions_by_target ON retractions(retracts);
+CREATE INDEX IF NOT EXISTS supersedes_by_file ON supersedes(file);
 CREATE INDEX IF NOT EXISTS day_files_journalled ON day_files(file) WHERE journal != '';
 CREATE INDEX IF NOT EXISTS day_files_by_day ON day_files(day) WHERE size IS NOT NULL;
 ";
@@ -82,6 +87,7 @@ DROP INDEX IF EXISTS entries_by_rid;
 DROP INDEX IF EXISTS entry_refs_by_path;
 DROP INDEX IF EXISTS entry_refs_by_entry;
 DROP INDEX IF EXISTS retractions_by_target;
+DROP INDEX IF EXISTS supersedes_by_file;
 DROP INDEX IF EXISTS day_files_journalled;
 DROP INDEX IF EXISTS day_files_by_day;
 ";

@@ -13,7 +13,13 @@ use std::path::{Path, PathBuf};
 pub(crate) type OpenRecord<'a> = &'a (dyn Fn() -> Result<Box<dyn RecordSource>, IndexError> + Sync);
 
 /// The record cache's tables, copied in this order.
-const TABLES: [&str; 4] = ["day_files", "entries", "entry_refs", "retractions"];
+const TABLES: [&str; 5] = [
+    "day_files",
+    "entries",
+    "entry_refs",
+    "retractions",
+    "supersedes",
+];
 
 /// Where the side database of the index being built at `tmp` goes.
 pub(crate) fn path_for(tmp: &Path) -> PathBuf {

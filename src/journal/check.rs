@@ -134,6 +134,7 @@ mod tests {
             refs: vec![],
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         })
     }

@@ -336,6 +336,7 @@ mod tests {
             refs: vec![],
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         };
         let retraction = retraction::Retraction {

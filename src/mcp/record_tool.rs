@@ -23,10 +23,11 @@ const CAPTURE_PREFIX: &str = "[librarian-capture] ";
 
 /// The tool as listed: not read-only, additive, and idempotent (a repeated call adds nothing).
 pub(crate) fn tool() -> Tool {
-    let description = "Record one thing this session decided or produced, as a hook records a directive line: `summary` is one plain-English line (outcome first, about 40 words), `refs` the vault-relative paths of the notes it rests on. Each note's content hash is stored with it. A call repeated in this session with the same summary and refs records nothing new.";
+    let description = "Record one thing this session decided or produced, as a hook records a directive line: `summary` is one plain-English line (outcome first, about 40 words), `refs` the vault-relative paths of the notes it rests on. Each note's content hash is stored with it. When it changes a decision you recalled, name that entry's id in `supersedes`. A call repeated in this session with the same summary and refs records nothing new.";
     let schema = json!({"type": "object", "additionalProperties": false, "required": ["summary"], "properties": {
         "summary": {"type": "string", "description": "One plain-English line: what was decided or produced, outcome first."},
-        "refs": {"type": "array", "items": {"type": "string"}, "description": "Notes the summary rests on, relative to the vault."}}});
+        "refs": {"type": "array", "items": {"type": "string"}, "description": "Notes the summary rests on, relative to the vault."},
+        "supersedes": {"type": "array", "items": {"type": "string", "maxLength": 256}, "maxItems": 16, "description": "Ids (or short ids, as librarian-recent shows them) of earlier entries this decision replaces: recall then marks them superseded and leads with this one."}}});
     let schema = match schema {
         Value::Object(m) => m,
         _ => Map::new(),
@@ -43,9 +44,12 @@ pub(crate) fn tool() -> Tool {
 }
 
 /// Validates the arguments by hand (as the read tools do): `summary` a string, `refs` absent or
-/// an array of strings, nothing else.
+/// an array of strings, `supersedes` absent or an array of at most 16 entry ids, nothing else.
 pub(crate) fn directive(args: &Map<String, Value>) -> Result<Directive, ArgError> {
-    if let Some(k) = args.keys().find(|k| *k != "summary" && *k != "refs") {
+    if let Some(k) = args
+        .keys()
+        .find(|k| !["summary", "refs", "supersedes"].contains(&k.as_str()))
+    {
         return Err(ArgError(format!("unknown argument `{k}`")));
     }
     let summary = match args.get("summary") {
@@ -67,7 +71,13 @@ pub(crate) fn directive(args: &Map<String, Value>) -> Result<Directive, ArgError
             .ok_or_else(|| ArgError("`refs` must be an array of strings".into()))?,
         Some(_) => return Err(ArgError("`refs` must be an array of strings".into())),
     };
-    Ok(Directive { summary, refs })
+    let supersedes =
+        crate::capture::directive::supersedes(args.get("supersedes")).map_err(ArgError)?;
+    Ok(Directive {
+        summary,
+        refs,
+        supersedes,
+    })
 }
 
 /// Records for one connection.
@@ -212,7 +222,8 @@ mod tests {
             directive(&args(json!({"summary": "S", "refs": ["a.md"]}))).unwrap(),
             Directive {
                 summary: "S".into(),
-                refs: vec!["a.md".into()]
+                refs: vec!["a.md".into()],
+                supersedes: vec![],
             }
         );
         assert_eq!(
@@ -233,6 +244,18 @@ mod tests {
             (
                 json!({"summary": "S", "session_id": "x"}),
                 "unknown argument `session_id`",
+            ),
+            (
+                json!({"summary": "S", "supersedes": "20261130T100000"}),
+                "`supersedes` must be an array of entry ids",
+            ),
+            (
+                json!({"summary": "S", "supersedes": [7]}),
+                "`supersedes` must be an array of entry ids (strings)",
+            ),
+            (
+                json!({"summary": "S", "supersedes": vec!["x"; 17]}),
+                "`supersedes` names 17 entries, over the 16 one decision may replace",
             ),
         ] {
             assert_eq!(directive(&args(bad)).unwrap_err().0, why);

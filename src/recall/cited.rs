@@ -101,13 +101,17 @@ pub(crate) fn of_note(index: &Index, path: &str) -> Result<Option<CitedBy>, Inde
     let Some(sha256) = index.note_sha256(path)? else {
         return Ok(None);
     };
+    let claims = index.supersedes()?;
     let decisions = index
         .citations(path)?
         .into_iter()
-        .map(|Citation { step, cited }| Decision {
-            changed: cited.hash != sha256,
-            step,
-            cited,
+        .map(|Citation { mut step, cited }| {
+            step.supersede = claims.links(&step.entry.id);
+            Decision {
+                changed: cited.hash != sha256,
+                step,
+                cited,
+            }
         })
         .collect();
     let unresolved = index
@@ -196,6 +200,7 @@ pub(crate) fn block(cited: &CitedBy) -> Option<String> {
             out.push(' ');
             out.push_str(mark);
         }
+        super::render::push_supersede(&mut out, &d.step.supersede, &Look::default());
         let renamed = d.renamed(&cited.path);
         match (renamed, d.changed) {
             (true, true) => {
@@ -400,6 +405,7 @@ mod tests {
     fn decision(day: &str, summary: &str, cited_as: &str, changed: bool) -> Decision {
         Decision {
             step: Step {
+                supersede: Default::default(),
                 day: day.into(),
                 entry: Entry {
                     id: format!("{}T100000000Z", day.replace('-', "")),
@@ -409,6 +415,7 @@ mod tests {
                     refs: vec![],
                     workspace: Some(Workspace::new("/w", "proj", None)),
                     client: None,
+                    supersedes: None,
                     extra: Default::default(),
                 },
                 status: Status::Committed,

@@ -8,6 +8,7 @@ use super::recent::{self, Query, Recent, Session};
 use super::refs;
 use crate::clock::{Clock, Instant};
 use crate::index::entries::project_key;
+use crate::index::short_ids::ShortIds;
 use crate::index::{Index, IndexError};
 use crate::records::fingerprint::short_hash;
 use crate::records::text::one_line_safe;
@@ -42,6 +43,9 @@ pub(crate) const MORE: &str = "More: the MCP tools librarian-recent (sessions; `
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Decision {
     pub id: String,
+    /// The id as `recent` shows it (the shortest start no other entry has), the one a later
+    /// decision names in `supersedes`.
+    pub short_id: String,
     pub day: String,
     pub time: String,
     pub project: Option<String>,
@@ -52,6 +56,8 @@ pub(crate) struct Decision {
     pub summary: String,
     /// Cited notes that no longer read as they did (`path (changed since capture)`, …).
     pub changed_notes: Vec<String>,
+    /// The entries that replace this one (spec/recall.md, "Supersede").
+    pub superseded_by: Vec<String>,
 }
 
 /// The brief: its parts, and its text as a session receives it.
@@ -145,9 +151,14 @@ pub(crate) fn read(
         None => Recent::NothingRecorded,
     };
     let shown = refs::Shown::new(index);
+    let short = ShortIds::lookups(index);
+    let look = Look {
+        shown: &shown,
+        short: &short,
+    };
     let key = project.map(project_key);
-    let mut decisions = newest(&here, &shown, true);
-    let elsewhere = newest(&answer.recent, &shown, false)
+    let mut decisions = newest(&here, &look, true);
+    let elsewhere = newest(&answer.recent, &look, false)
         .into_iter()
         .filter(|d| key.is_none() || d.project.as_deref().map(project_key) != key)
         .take(ELSEWHERE);
@@ -155,18 +166,24 @@ pub(crate) fn read(
     Ok(bounded(project, freshness, decisions, max_bytes))
 }
 
+/// How decisions are read: cited notes through the identity projection, ids shortened.
+struct Look<'a> {
+    shown: &'a refs::Shown<'a>,
+    short: &'a ShortIds<'a>,
+}
+
 /// The newest step of each session of `r`, as decisions.
-fn newest(r: &Recent, shown: &refs::Shown<'_>, here: bool) -> Vec<Decision> {
+fn newest(r: &Recent, look: &Look<'_>, here: bool) -> Vec<Decision> {
     let Recent::Sessions(sessions) = r else {
         return Vec::new();
     };
     sessions
         .iter()
-        .filter_map(|s| decision(s, shown, here))
+        .filter_map(|s| decision(s, look, here))
         .collect()
 }
 
-fn decision(s: &Session, shown: &refs::Shown<'_>, here: bool) -> Option<Decision> {
+fn decision(s: &Session, look: &Look<'_>, here: bool) -> Option<Decision> {
     let step = s.steps.last()?;
     let e = &step.entry;
     let changed_notes = e
@@ -174,7 +191,7 @@ fn decision(s: &Session, shown: &refs::Shown<'_>, here: bool) -> Option<Decision
         .iter()
         .filter_map(|r| {
             let mut text = String::new();
-            shown.write(&mut text, &r.path, &r.hash);
+            look.shown.write(&mut text, &r.path, &r.hash);
             let plain = format!("{}@{}", r.path, short_hash(&r.hash));
             let tail = text.strip_prefix(&plain)?.trim();
             (!tail.is_empty()).then(|| one_line_safe(&format!("{} {tail}", r.path)))
@@ -183,6 +200,7 @@ fn decision(s: &Session, shown: &refs::Shown<'_>, here: bool) -> Option<Decision
         .collect();
     Some(Decision {
         id: e.id.clone(),
+        short_id: look.short.short(&e.id),
         day: step.day.clone(),
         time: e.time.clone(),
         project: e.project().map(one_line_safe),
@@ -190,6 +208,12 @@ fn decision(s: &Session, shown: &refs::Shown<'_>, here: bool) -> Option<Decision
         status: step.status.as_str(),
         summary: one_line_safe(&e.summary.chars().take(SUMMARY_CHARS).collect::<String>()),
         changed_notes,
+        superseded_by: step
+            .supersede
+            .superseded_by
+            .iter()
+            .map(|id| look.short.short(id))
+            .collect(),
     })
 }
 
@@ -204,6 +228,13 @@ fn line(d: &Decision) -> String {
     if d.status != "committed" {
         out.push_str(&format!(" [{}]", d.status));
     }
+    if !d.superseded_by.is_empty() {
+        out.push_str(&format!(
+            " [superseded by {}]",
+            one_line_safe(&d.superseded_by.join(", "))
+        ));
+    }
+    out.push_str(&format!(" (id {})", one_line_safe(&d.short_id)));
     if !d.changed_notes.is_empty() {
         out.push_str(&format!(
             " (cited notes since: {})",
@@ -278,6 +309,7 @@ mod tests {
     fn decision(i: usize, here: bool, summary: &str) -> Decision {
         Decision {
             id: format!("2026-12-0{i}-x"),
+            short_id: format!("2026120{i}"),
             day: format!("2026-12-0{i}"),
             time: format!("2026-12-0{i}T10:00:00.000Z"),
             project: Some(if here { "vault" } else { "other" }.into()),
@@ -285,6 +317,7 @@ mod tests {
             status: "committed",
             summary: summary.into(),
             changed_notes: vec![],
+            superseded_by: vec![],
         }
     }
 
@@ -309,7 +342,7 @@ mod tests {
         assert_eq!(wide.left_out, 0);
         assert!(wide
             .text
-            .contains("- 2026-12-04 short\nElsewhere:\n- 2026-12-05 [other] short\n"));
+            .contains("- 2026-12-04 short (id 20261204)\nElsewhere:\n- 2026-12-05 [other] short (id 20261205)\n"));
     }
 
     #[test]
@@ -328,7 +361,7 @@ mod tests {
         d.changed_notes = vec!["a.md (changed since capture)".into()];
         assert_eq!(
             line(&d),
-            "- 2026-12-03 [other] Chose FTS5 [edited after commit] (cited notes since: a.md (changed since capture))"
+            "- 2026-12-03 [other] Chose FTS5 [edited after commit] (id 20261203) (cited notes since: a.md (changed since capture))"
         );
     }
 }

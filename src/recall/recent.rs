@@ -123,7 +123,19 @@ pub fn from_index(index: &Index, q: &Query, now: Instant) -> Result<Recent, Inde
     let mut steps = index.recent_steps(project.as_deref(), &bounds(q, now), q.count)?;
     // Whatever a day file holds, no field is handed out unbounded.
     steps.iter_mut().for_each(super::served::step);
+    mark_superseded(index, &mut steps)?;
     Ok(sessions(steps, q))
+}
+
+/// Gives each step its supersede links (spec/recall.md, "Supersede").
+pub(crate) fn mark_superseded(index: &Index, steps: &mut [Step]) -> Result<(), IndexError> {
+    let claims = index.supersedes()?;
+    if !claims.is_empty() {
+        for s in steps {
+            s.supersede = claims.links(&s.entry.id);
+        }
+    }
+    Ok(())
 }
 
 /// The query's filter with the window folded in: a window of N days keeps N+1 calendar days
@@ -216,6 +228,7 @@ mod tests {
 
     fn step(day: &str, time: &str, sid: Option<&str>, project: Option<&str>) -> Step {
         Step {
+            supersede: Default::default(),
             status: Status::Unverified,
             day: day.into(),
             entry: Entry {
@@ -226,6 +239,7 @@ mod tests {
                 refs: vec![],
                 workspace: project.map(|p| Workspace::new("/w", p, None)),
                 client: None,
+                supersedes: None,
                 extra: Default::default(),
             },
         }

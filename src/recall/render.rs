@@ -7,6 +7,7 @@
 
 use super::recent::{Recent, Session, Step};
 use crate::records::standing::Status;
+use crate::records::supersede::Links;
 use crate::records::text::{field_safe_since, push_field};
 use std::fmt::Write as _;
 
@@ -58,6 +59,10 @@ pub(crate) trait StepText {
     fn status(&self) -> Status;
     /// The cited refs as `(path, hash)`, in order.
     fn refs(&self) -> impl Iterator<Item = (&str, &str)> + '_;
+    /// Its supersede links, when recall resolved them.
+    fn supersede(&self) -> Option<&Links> {
+        None
+    }
 }
 
 impl StepText for Step {
@@ -84,6 +89,9 @@ impl StepText for Step {
             .refs
             .iter()
             .map(|r| (r.path.as_str(), r.hash.as_str()))
+    }
+    fn supersede(&self) -> Option<&Links> {
+        Some(&self.supersede)
     }
 }
 
@@ -204,14 +212,14 @@ pub(crate) fn cli_session<S: StepText>(
 }
 
 /// MCP tool rendering (`librarian-recent`); `marks` as for [`cli`].
-pub(crate) fn tool(r: &Recent, refs: RefText<'_>, marks: bool) -> String {
-    each_session(r, marks, &|s| tool_session(s, refs, marks))
+pub(crate) fn tool(r: &Recent, refs: RefText<'_>, marks: bool, ids: Option<IdText<'_>>) -> String {
+    each_session(r, marks, &|s| tool_session(s, refs, marks, ids))
 }
 
-fn tool_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
+fn tool_session(s: &Session, refs: RefText<'_>, marks: bool, ids: Option<IdText<'_>>) -> String {
     let utc = &Clock::Utc;
     if s.steps.len() == 1 && s.total_steps == 1 {
-        return tool_step(&s.steps[0], refs, marks);
+        return tool_step(&s.steps[0], refs, marks, ids);
     }
     let mut header = String::new();
     span(&mut header, &SessionText::of(s), utc);
@@ -228,12 +236,19 @@ fn tool_session(s: &Session, refs: RefText<'_>, marks: bool) -> String {
     let steps: Vec<String> = s
         .steps
         .iter()
-        .map(|st| format!("  · {}", tool_step(st, refs, marks).replace('\n', "\n  ")))
+        .map(|st| {
+            format!(
+                "  · {}",
+                tool_step(st, refs, marks, ids).replace('\n', "\n  ")
+            )
+        })
         .collect();
     format!("{header}\n{}", steps.join("\n"))
 }
 
-fn tool_step(step: &Step, refs: RefText<'_>, marks: bool) -> String {
+/// One step as the tool shows it; with `ids`, its (short) id after the summary and marks, the
+/// id a later decision names in `supersedes`.
+fn tool_step(step: &Step, refs: RefText<'_>, marks: bool, ids: Option<IdText<'_>>) -> String {
     let mut out = String::new();
     step_line(
         &mut out,
@@ -242,6 +257,11 @@ fn tool_step(step: &Step, refs: RefText<'_>, marks: bool) -> String {
         marks,
         &Look::default(),
     );
+    if let Some(ids) = ids {
+        out.push_str(" (id ");
+        push_field(&mut out, &ids(step.id()));
+        out.push(')');
+    }
     for (i, (path, hash)) in step.refs().enumerate() {
         let lead = if i == 0 { "\n   refs: " } else { "\n         " };
         out.push_str(lead);
@@ -316,6 +336,26 @@ pub(super) fn step_line<S: StepText>(
         out.push(' ');
         out.push_str(mark);
     }
+    if let Some(links) = step.supersede() {
+        push_supersede(out, links, look);
+    }
+}
+
+/// ` [superseded by ID, …]` and ` [supersedes ID: no such entry]`, appended to `out`
+/// (spec/recall.md, "Supersede"); ids short when the look shows short ids.
+pub(crate) fn push_supersede(out: &mut String, links: &Links, look: &Look) {
+    let id = |i: &str| look.ids.map_or_else(|| i.to_string(), |ids| ids(i));
+    if !links.superseded_by.is_empty() {
+        let by: Vec<String> = links.superseded_by.iter().map(|i| id(i)).collect();
+        out.push_str(" [superseded by ");
+        push_field(out, &by.join(", "));
+        out.push(']');
+    }
+    for gone in &links.unresolved {
+        out.push_str(" [supersedes ");
+        push_field(out, gone);
+        out.push_str(": no such entry]");
+    }
 }
 
 #[cfg(test)]
@@ -374,6 +414,7 @@ mod tests {
 
     fn step(time: &str, refs: &[&str]) -> Step {
         Step {
+            supersede: Default::default(),
             status: Status::Committed,
             day: "2026-11-30".into(),
             entry: Entry {
@@ -387,6 +428,7 @@ mod tests {
                     .collect(),
                 workspace: Some(Workspace::new("/w", "proj", None)),
                 client: None,
+                supersedes: None,
                 extra: Default::default(),
             },
         }
@@ -408,7 +450,7 @@ mod tests {
         let refs = &|out: &mut String, path: &str, hash: &str| {
             let _ = write!(out, "{path}@{hash}");
         };
-        let tool = |r: &Recent| tool(r, refs, true);
+        let tool = |r: &Recent| tool(r, refs, true, None);
         let cli = |r: &Recent| cli(r, refs, true, &Look::default());
         let one = session(vec![step("01:00:00", &["a.md", "b.md"])], 0);
         assert_eq!(tool(&one), "2026-11-30 01:00:00 [proj] — did 01:00:00\n   refs: a.md@sha256:ab\n         b.md@sha256:ab");
@@ -452,7 +494,7 @@ mod tests {
             ids: Some(&ids),
         };
         for r in [session(vec![one.clone()], 0), session(vec![one, two], 0)] {
-            for text in [cli(&r, refs, true, &look), tool(&r, refs, true)] {
+            for text in [cli(&r, refs, true, &look), tool(&r, refs, true, None)] {
                 let forged: Vec<&str> = text.lines().filter(|l| l.starts_with("FAKE")).collect();
                 assert!(forged.is_empty(), "{text}");
                 assert!(!text.contains(['\r', '\u{2028}']), "{text}");
@@ -494,7 +536,7 @@ mod tests {
             cli(&r, refs, true, &Look::default()),
             format!("{want_cli}{RESTORE_HINT}")
         );
-        let tool_text = tool(&r, refs, true);
+        let tool_text = tool(&r, refs, true, None);
         assert!(
             tool_text
                 .contains("  · 2026-11-30 02:00:00 [proj] — did 02:00:00 [edited after commit]\n"),

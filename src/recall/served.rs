@@ -132,6 +132,7 @@ mod tests {
                 .collect(),
             workspace: Some(Workspace::new("/w", "q".repeat(600), None)),
             client: None,
+            supersedes: None,
             extra: [("future".to_string(), Value::String("f".repeat(5000)))]
                 .into_iter()
                 .collect(),

@@ -408,6 +408,7 @@ mod tests {
                 .collect(),
             workspace: s.project.map(|p| Workspace::new("/w", p, None)),
             client: None,
+            supersedes: None,
             extra: Default::default(),
         }
     }

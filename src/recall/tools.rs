@@ -232,10 +232,12 @@ pub fn recent(vault: &Vault, index: &mut Index, q: &Query) -> Result<String, Ind
     let now = crate::clock::now();
     let answer = recent::read(vault, index, q, now)?;
     let describer = refs::Shown::new(index);
+    let short = crate::index::short_ids::ShortIds::lookups(index);
     let text = bounded(
         &answer.recent,
         &|out: &mut String, path: &str, hash: &str| describer.write(out, path, hash),
         answer.record,
+        Some(&|id: &str| short.short(id)),
     );
     Ok(match super::sync_state::line_if_set_up(vault, now) {
         Some(sync) => format!("{text}\n\n[This machine's record: {sync}.]"),
@@ -246,8 +248,13 @@ pub fn recent(vault: &Vault, index: &mut Index, q: &Query) -> Result<String, Ind
 /// The tool's text of `r`, or, when that is longer than [`RECENT_MAX_BYTES`], of as many of
 /// its newest sessions as fit (the start of the newest alone, cut at a line, when not even it
 /// fits), and a note that says so and how to ask for the rest.
-fn bounded(r: &recent::Recent, refs: render::RefText<'_>, marks: bool) -> String {
-    let text = render::tool(r, refs, marks);
+fn bounded(
+    r: &recent::Recent,
+    refs: render::RefText<'_>,
+    marks: bool,
+    ids: Option<render::IdText<'_>>,
+) -> String {
+    let text = render::tool(r, refs, marks, ids);
     let recent::Recent::Sessions(all) = r else {
         return text;
     };
@@ -255,7 +262,14 @@ fn bounded(r: &recent::Recent, refs: render::RefText<'_>, marks: bool) -> String
         return text;
     }
     let budget = RECENT_MAX_BYTES - CUT_NOTE_BYTES;
-    let first = |k: usize| render::tool(&recent::Recent::Sessions(all[..k].to_vec()), refs, marks);
+    let first = |k: usize| {
+        render::tool(
+            &recent::Recent::Sessions(all[..k].to_vec()),
+            refs,
+            marks,
+            ids,
+        )
+    };
     // The most leading sessions whose text fits: more sessions never make a shorter text.
     let (mut fits, mut over) = (0, all.len());
     while over - fits > 1 {
@@ -315,6 +329,7 @@ mod tests {
     fn sessions(n: usize, steps: usize, summary: &str) -> recent::Recent {
         use crate::records::{standing::Status, Entry, Step};
         let step = |i: usize, j: usize| Step {
+            supersede: Default::default(),
             status: Status::Committed,
             day: "2026-11-30".into(),
             entry: Entry {
@@ -325,6 +340,7 @@ mod tests {
                 refs: vec![],
                 workspace: None,
                 client: None,
+                supersedes: None,
                 extra: Default::default(),
             },
         };
@@ -348,27 +364,32 @@ mod tests {
         let refs = &|out: &mut String, path: &str, _: &str| out.push_str(path);
         let small = sessions(3, 2, "short");
         assert_eq!(
-            bounded(&small, refs, true),
-            render::tool(&small, refs, true)
+            bounded(&small, refs, true, None),
+            render::tool(&small, refs, true, None)
         );
         let big = sessions(100, 3, &"w".repeat(1000));
-        let text = bounded(&big, refs, true);
+        let text = bounded(&big, refs, true, None);
         assert!(text.len() <= RECENT_MAX_BYTES, "{}", text.len());
         let recent::Recent::Sessions(all) = &big else {
             panic!()
         };
         let shown = text.matches("one session, 3 steps").count();
         assert!(shown > 10 && shown < 100, "{shown}");
-        let whole = render::tool(&recent::Recent::Sessions(all[..shown].to_vec()), refs, true);
+        let whole = render::tool(
+            &recent::Recent::Sessions(all[..shown].to_vec()),
+            refs,
+            true,
+            None,
+        );
         assert!(text.starts_with(&whole));
         assert!(text.ends_with(&format!("the newest {shown} of 100 sessions are shown. Ask for less to see the rest: a smaller `count`, a `window` of fewer days, one `project`, a `query`, or `detail: \"brief\"`.]")));
         // One session longer than the bound: its start, cut at a line.
         let one = sessions(1, 200, &"é".repeat(2000));
-        let text = bounded(&one, refs, true);
+        let text = bounded(&one, refs, true, None);
         assert!(text.len() <= RECENT_MAX_BYTES, "{}", text.len());
         assert!(text.contains("the newest of 1 sessions is longer, and only its start is shown"));
         let shown = text.split("\n\n[This answer").next().unwrap();
-        assert!(render::tool(&one, refs, true).starts_with(&format!("{shown}\n")));
+        assert!(render::tool(&one, refs, true, None).starts_with(&format!("{shown}\n")));
     }
 
     #[test]

@@ -126,6 +126,7 @@ mod tests {
             refs: vec![NoteRef::new("a.md", "sha256:00", None)],
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         }
     }

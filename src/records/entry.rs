@@ -20,6 +20,10 @@ pub struct Entry {
     pub workspace: Option<Workspace>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The ids (or short ids, as the client gave them) of the entries this one replaces
+    /// (spec/record-format.md); omitted when it replaces none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<Vec<String>>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -32,6 +36,10 @@ pub struct Step {
     #[serde(flatten)]
     pub entry: Entry,
     pub status: super::standing::Status,
+    /// The entries that replace this one, and the ids it names that no entry has
+    /// (spec/recall.md, "Supersede"); empty until recall resolves them.
+    #[serde(flatten)]
+    pub supersede: super::supersede::Links,
 }
 
 /// A cited note: the path as the client typed it (normalised) and its content fingerprints.

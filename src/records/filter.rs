@@ -159,6 +159,7 @@ mod tests {
                 .collect(),
             workspace: project.map(|p| Workspace::new("/w", p, None)),
             client: None,
+            supersedes: None,
             extra: Default::default(),
         }
     }

@@ -116,9 +116,12 @@ pub(crate) fn use_event(l: &str, now: Instant) -> Result<(), String> {
 }
 
 /// Whether an entry keeps the bounds a capture keeps: its summary and provenance values no
-/// longer than the capture's cuts.
+/// longer than the capture's cuts, and the ids it supersedes within theirs.
 pub(crate) fn entry_bounds(e: &Entry) -> Result<(), String> {
     within("summary", &e.summary, SUMMARY_MAX_CHARS)?;
+    if let Some(ids) = &e.supersedes {
+        super::supersede::check(ids)?;
+    }
     if let Some(w) = &e.workspace {
         within("cwd", &w.cwd, PROVENANCE_MAX_CHARS)?;
         within("project", &w.project, PROVENANCE_MAX_CHARS)?;
@@ -321,6 +324,7 @@ mod tests {
             )],
             workspace: Some(Workspace::new("/w/p", "p", None)),
             client: Some("claude".into()),
+            supersedes: None,
             extra: Default::default(),
         }
     }
@@ -389,6 +393,18 @@ mod tests {
         assert!(
             rule(PATH, &new, &format!("{new}{far}\n")).contains("with a project of 513 characters")
         );
+        let mut many = entry("2", "x");
+        many.supersedes = Some(vec!["20261130T073141112Z".into(); 17]);
+        assert_eq!(
+            rule(PATH, &new, &format!("{new}{}\n", line::render(&many))),
+            "line 9: an entry line with a `supersedes` of 17 ids, over the 16 an entry may name"
+        );
+        let hostile = "- x <!-- rutter:entry {\"id\":\"2\",\"time\":\"t\",\"summary\":\"s\",\"refs\":[],\"supersedes\":[1]} -->";
+        assert!(rule(PATH, &new, &format!("{new}{hostile}\n"))
+            .starts_with("line 9: an entry line that does not parse"));
+        let not_array = hostile.replace("[1]", "\"20261130T073141112Z\"");
+        assert!(rule(PATH, &new, &format!("{new}{not_array}\n"))
+            .starts_with("line 9: an entry line that does not parse"));
         assert_eq!(
             rule(PATH, "", &format!("{one}\n")),
             "line 1: a new day file starts with the `session-record@2` header of spec/record-format.md or is a `session-record@1` file"
@@ -609,6 +625,11 @@ mod tests {
             lines in prop::collection::vec(prop_oneof![
                 raw_field(),
                 raw_field().prop_map(|s| line::render(&entry("x", &s))),
+                (raw_field(), 0..20usize).prop_map(|(s, n)| {
+                    let mut e = entry("x", "replaces");
+                    e.supersedes = Some(vec![s; n]);
+                    line::render(&e)
+                }),
                 raw_field().prop_map(|s| retraction::render(&Retraction {
                     id: "r".into(), retracts: "x".into(), time: "t".into(), reason: s,
                     extra: Default::default(),
@@ -626,6 +647,8 @@ mod tests {
                     prop_assert_eq!(records, new[old.len()..].matches('\n').count());
                     for e in &tail.entries {
                         prop_assert!(entry_bounds(e).is_ok());
+                        let ids = e.supersedes.as_deref().unwrap_or_default();
+                        prop_assert!(crate::records::supersede::check(ids).is_ok());
                     }
                     for r in &tail.retractions {
                         prop_assert!(r.reason.chars().count() <= SUMMARY_MAX_CHARS);

@@ -116,6 +116,7 @@ mod tests {
             )],
             workspace: Some(Workspace::new("/w/myproj", "myproj", None)),
             client: Some("claude".into()),
+            supersedes: None,
             extra: Default::default(),
         }
     }
@@ -139,6 +140,24 @@ mod tests {
         assert_eq!(line.matches(MARKER).count(), 1);
         assert!(!line.contains('\n') && !line.contains('\r') && !line.contains('\u{2028}'));
         assert_eq!(parse(&line).unwrap(), Some(e));
+    }
+
+    /// `supersedes` comes after `client` and before unknown keys; an old line without it reads
+    /// unchanged, and an old reader keeps it as an unknown key.
+    #[test]
+    fn supersedes_follows_client() {
+        let mut e = sample();
+        e.supersedes = Some(vec!["20261129T100000000Z".into(), "20261129T11".into()]);
+        e.extra.insert("future".into(), serde_json::json!(1));
+        let line = render(&e);
+        assert!(
+            line.ends_with("\"client\":\"claude\",\"supersedes\":[\"20261129T100000000Z\",\"20261129T11\"],\"future\":1} -->"),
+            "{line}"
+        );
+        assert_eq!(parse(&line).unwrap(), Some(e.clone()));
+        let plain = render(&sample());
+        assert!(!plain.contains("supersedes"));
+        assert_eq!(parse(&plain).unwrap().unwrap().supersedes, None);
     }
 
     #[test]
@@ -172,8 +191,10 @@ mod tests {
         fn round_trips_and_stays_one_line(
             summary in any_text(), path in any_text(), cwd in any_text(), project in any_text(),
             repo in proptest::option::of(any_text()), sid in proptest::option::of(any_text()),
+            supersedes in proptest::option::of(proptest::collection::vec(any_text(), 0..4)),
         ) {
             let mut e = sample();
+            e.supersedes = supersedes;
             e.summary = summary;
             e.session_id = sid;
             e.refs.push(NoteRef::new(path, "sha256:x", None));

@@ -267,6 +267,7 @@ mod tests {
             refs: vec![],
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         }
     }

@@ -355,6 +355,7 @@ pub(crate) mod tests {
             refs: vec![],
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         });
         write(&store, DAY, &format!("H\na\n{p}\n"));
@@ -455,6 +456,7 @@ pub(crate) mod tests {
             refs: vec![],
             workspace: None,
             client: None,
+            supersedes: None,
             extra: Default::default(),
         });
         let old = tree(&store, &[(DAY, "---\n")]);

@@ -145,6 +145,9 @@ struct Decision<'a> {
     summary: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mark: Option<&'static str>,
+    /// `[superseded by ID]` (short ids), when later decisions replace it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    superseded: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     refs: Vec<Cited<'a>>,
     /// Cited notes past the [`fields::REFS`] shown (only a forged line cites so many).
@@ -235,6 +238,7 @@ fn decision<'a>(input: &Input<'_>, step: &'a Step) -> (String, &'a str, Decision
         client: shown_opt(step.entry.client.as_deref(), fields::NAME),
         summary: shown(&step.entry.summary, fields::SUMMARY),
         mark: input.marks.then(|| step.status.mark()).flatten(),
+        superseded: superseded(input, step),
         refs,
         more_refs: cited_notes
             .len()
@@ -242,6 +246,18 @@ fn decision<'a>(input: &Input<'_>, step: &'a Step) -> (String, &'a str, Decision
             .filter(|&n| n > 0),
     };
     (key.unwrap_or_default(), &step.entry.time, decision)
+}
+
+/// The step's `[superseded by …]` mark, as recall writes it, when it has one.
+fn superseded(input: &Input<'_>, step: &Step) -> Option<String> {
+    let mut out = String::new();
+    let look = super::render::Look {
+        ids: Some(input.ids),
+        ..super::render::Look::default()
+    };
+    super::render::push_supersede(&mut out, &step.supersede, &look);
+    let text = out.trim_start();
+    (!text.is_empty()).then(|| shown(text, fields::SUMMARY).into_owned())
 }
 
 /// Whether `at` is within the time bounds (`--since`, `--until`).

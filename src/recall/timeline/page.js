@@ -58,6 +58,7 @@
     if (d.client !== undefined) li.append(field('client', d.client));
     li.append(field('summary', d.summary));
     if (d.mark !== undefined) li.append(field('mark', d.mark));
+    if (d.superseded !== undefined) li.append(field('mark', d.superseded));
     const hay = [d.summary];
     if (d.project !== undefined) hay.push(d.project);
     if (d.refs !== undefined) {

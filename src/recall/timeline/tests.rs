@@ -5,6 +5,7 @@ use proptest::prelude::*;
 
 fn step(day: &str, time: &str, project: Option<&str>, summary: &str, status: Status) -> Step {
     Step {
+        supersede: Default::default(),
         status,
         day: day.into(),
         entry: Entry {
@@ -15,6 +16,7 @@ fn step(day: &str, time: &str, project: Option<&str>, summary: &str, status: Sta
             refs: vec![],
             workspace: project.map(|p| Workspace::new("/w", p, None)),
             client: Some("claude".into()),
+            supersedes: None,
             extra: Default::default(),
         },
     }

@@ -76,6 +76,7 @@ fn entry(value: &Yaml) -> Res<Entry> {
         refs: refs.ok_or("`refs` is missing")?,
         workspace,
         client,
+        supersedes: None,
         extra,
     })
 }

@@ -100,6 +100,7 @@ fn entry(lines: &mut Lines<'_>) -> Option<Entry> {
         refs,
         workspace,
         client: None,
+        supersedes: None,
         extra: Map::new(),
     })
 }

@@ -620,6 +620,7 @@ fn entry_strategy() -> impl Strategy<Value = Entry> {
             refs: refs.into_iter().map(|(p, h)| nref(&p, &h)).collect(),
             workspace: ws.map(|(cwd, project, repo)| Workspace::new(cwd, project, repo)),
             client: None,
+            supersedes: None,
             extra: Map::new(),
         })
 }
