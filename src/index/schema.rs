@@ -68,6 +68,7 @@ CREATE TABLE supersedes(file TEXT NOT NULL, day TEXT NOT NULL, seq INTEGER NOT N
 pub(crate) const CREATE_RECORD_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS entries_by_time ON entries(day, time);
 CREATE INDEX IF NOT EXISTS entries_by_group ON entries(group_key, day, time);
+CREATE INDEX IF NOT EXISTS entries_by_project ON entries(project_key, day, time);
 CREATE INDEX IF NOT EXISTS entries_by_id ON entries(id);
 CREATE UNIQUE INDEX IF NOT EXISTS entries_by_rid ON entries(rid);
 CREATE INDEX IF NOT EXISTS entry_refs_by_path ON entry_refs(path, day, hash, blob);
@@ -82,6 +83,7 @@ CREATE INDEX IF NOT EXISTS day_files_by_day ON day_files(day) WHERE size IS NOT 
 pub(crate) const DROP_RECORD_INDEXES: &str = "
 DROP INDEX IF EXISTS entries_by_time;
 DROP INDEX IF EXISTS entries_by_group;
+DROP INDEX IF EXISTS entries_by_project;
 DROP INDEX IF EXISTS entries_by_id;
 DROP INDEX IF EXISTS entries_by_rid;
 DROP INDEX IF EXISTS entry_refs_by_path;
