@@ -80,6 +80,56 @@ fn an_unedited_rename_is_bound_by_its_hash() {
     assert!(ledger.contains("exact-hash: Notes/a.md -> Research/a-renamed.md"));
 }
 
+/// The new-user trial of 2026-12-04, finding 1: a note renamed unedited (bound by its hash) and
+/// then edited reads as renamed *and* changed in every view, not as a mere rename.
+#[test]
+fn a_note_renamed_and_then_edited_shows_both_everywhere() {
+    let env = essay_vault();
+    env.git(&["mv", "Notes/cadence.md", "Notes/cadence-bins.md"]);
+    env.git(&["commit", "-qm", "rename"]);
+    reindex(&env);
+    let renamed = "(renamed to Notes/cadence-bins.md)";
+    assert!(recent(&env).contains(renamed), "{}", recent(&env));
+    let quiet = env.rutter(&["verify", "--notes", "--json"]);
+    assert_eq!(
+        finding_kinds(&quiet.stdout),
+        Vec::<String>::new(),
+        "unchanged: nothing to say"
+    );
+    env.write(
+        "Notes/cadence-bins.md",
+        &format!("{CADENCE}\nDecision: fortnightly.\n"),
+    );
+    let both = "(renamed to Notes/cadence-bins.md; changed since capture)";
+    assert!(recent(&env).contains(both), "{}", recent(&env));
+    let all = env.rutter(&["recent", "--all"]);
+    assert!(all.stdout.contains(both), "{}", all.stdout);
+    let page = env.rutter(&["timeline"]);
+    assert!(
+        page.stdout.contains(both),
+        "the page's cited note carries it"
+    );
+    let v = env.rutter(&["verify", "--notes", "--json"]);
+    assert_eq!(v.code, 0, "a changed note is information: {}", v.stdout);
+    let report: serde_json::Value = serde_json::from_str(&v.stdout).unwrap();
+    let f = &report["findings"][0];
+    assert_eq!(f["kind"], "note-changed", "{report}");
+    assert_eq!(f["path"], "Notes/cadence-bins.md");
+    assert!(
+        f["detail"].as_str().unwrap().starts_with(
+            "Notes/cadence.md was renamed to Notes/cadence-bins.md and changed since entry "
+        ),
+        "{f}"
+    );
+    assert!(
+        f["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+Decision: fortnightly."),
+        "against the kept copy: {f}"
+    );
+}
+
 #[test]
 fn edited_and_renamed_in_one_commit_is_a_git_candidate() {
     let env = essay_vault();
@@ -146,8 +196,8 @@ fn a_confirmation_binds_at_once_and_survives_a_later_exact_match() {
         r.stderr
     );
     assert!(
-        recent(&env).contains("(renamed to Notes/cadence-decision.md)"),
-        "effective without a reindex"
+        recent(&env).contains("(renamed to Notes/cadence-decision.md; changed since capture)"),
+        "effective without a reindex, and the confirmed note was edited"
     );
     let again = env.rutter(&[
         "identity",

@@ -452,6 +452,59 @@ fn concurrent_searches_after_a_change_all_see_it_and_none_fails() {
     }
 }
 
+/// The new-user trial of 2026-12-04, finding 4: the prior-engagement line counts every decision
+/// that cited the note (retracted ones left out) and shows the one that shares most of the
+/// query's words, in another form too (`drummers` for `drums`); the newest when none does, or
+/// among equals.
+#[test]
+fn prior_engagement_counts_every_citing_decision_and_shows_the_closest() {
+    let env = notes_vault();
+    for (ts, summary) in [
+        (
+            "2026-11-02T09:00:00.000Z",
+            "Booked two drummers for the spring show.",
+        ),
+        (
+            "2026-11-20T09:00:00.000Z",
+            "Moved the band's rehearsal to Thursdays.",
+        ),
+        ("2026-12-01T09:00:00.000Z", "Printed the blue posters."),
+        ("2026-12-03T09:00:00.000Z", "Chose a mistaken venue."),
+    ] {
+        let r = env.capture_at(ts, summary, &["Notes/blue.md"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let mistaken = env.entries().last().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = env.rutter(&["retract", &mistaken, "--reason", "wrong venue"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = |q: &[&str]| {
+        let out = search(&env, q).stdout;
+        out.lines()
+            .find(|l| l.contains("↩ prior engagement"))
+            .unwrap_or_else(|| panic!("no engagement line: {out}"))
+            .trim()
+            .to_string()
+    };
+    assert_eq!(
+        line(&["drums"]),
+        "↩ prior engagement 2026-11-02: \"Booked two drummers for the spring show.\" (of 3 decisions citing this note, the one closest to the query; the newest is from 2026-12-01)"
+    );
+    assert_eq!(
+        line(&["blue", "group"]),
+        "↩ prior engagement 2026-12-01: \"Printed the blue posters.\" (the newest of 3 decisions citing this note)"
+    );
+    let json = search(&env, &["group", "drums", "--json"]).stdout;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let e = &v["results"][0]["engagement"];
+    assert_eq!(e["decisions"], 3, "{e}");
+    assert_eq!(e["newest"], "2026-12-01");
+    assert_eq!(e["closest"], true);
+    assert_eq!(e["summary"], "Booked two drummers for the spring show.");
+}
+
 #[test]
 fn a_cited_note_renamed_since_the_reindex_keeps_its_prior_engagement() {
     let env = notes_vault();

@@ -1,18 +1,63 @@
-//! `verify --notes`: cited notes changed in place since capture (same path, another sha256),
-//! each with a diff against the copy kept in `cited/` when there is one.
+//! `verify --notes`: cited notes changed since capture (same path, another sha256), and cited
+//! notes renamed and then changed (the path gone, bound by the identity ledger of the record to
+//! a note whose sha256 is another), each with a diff against the copy kept in `cited/` when
+//! there is one.
 
 use super::finding::{Finding, Kind};
-use crate::records::paths::{cited_path, day_of};
+use crate::records::ledger::{self, Binding};
+use crate::records::paths::{cited_path, day_of, IDENTITY_LEDGER};
 use crate::records::{dayfile, fingerprint};
 use crate::store::tree::Trees;
 use crate::store::{Oid, Store, StoreError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+/// Each cited `(path, hash)` and the first entry that cited it (id, day).
+type Cited = BTreeMap<(String, String), (String, String)>;
 
 /// Checks every cited `(path, hash)` of the committed day files.
 pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
     let tree = store.tree_of(tip)?;
     let mut trees = store.trees()?;
-    let mut cited: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
+    let cited = cited_refs(store, &mut trees, tree)?;
+    let bindings = committed_bindings(store, &mut trees, tree);
+    let mut findings = Vec::new();
+    for ((path, hash), (entry, day)) in cited {
+        let (now, detail, at) = match store.working(&path) {
+            Some(now) => (
+                now,
+                format!("{path} changed in place since entry {entry} ({day}) cited it"),
+                path.clone(),
+            ),
+            None => {
+                let Some(b) = bindings.get(&(path.clone(), hash.clone())) else {
+                    continue;
+                };
+                let Some(now) = store.working(&b.to) else {
+                    continue;
+                };
+                let to = &b.to;
+                let detail = format!(
+                    "{path} was renamed to {to} and changed since entry {entry} ({day}) cited it"
+                );
+                (now, detail, to.clone())
+            }
+        };
+        if fingerprint::sha256_ref(&now) == hash {
+            continue;
+        }
+        let mut f = Finding::new(Kind::NoteChanged, &path, &hash, detail);
+        f.path = Some(at);
+        f.entry = Some(entry);
+        f.day = Some(day);
+        f.diff = kept_copy(store, &mut trees, tree, &hash).map(|old| diff(&old, &now));
+        findings.push(f);
+    }
+    Ok(findings)
+}
+
+/// Every cited `(path, hash)` of the committed day files below `tree`.
+fn cited_refs(store: &Store, trees: &mut Trees<'_>, tree: Oid) -> Result<Cited, StoreError> {
+    let mut cited = Cited::new();
     for (path, blob) in trees.files(tree, crate::records::paths::SESSIONS_DIR)? {
         let Some(day) = day_of(&path) else {
             continue;
@@ -26,37 +71,31 @@ pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
             }
         }
     }
-    let mut findings = Vec::new();
-    for ((path, hash), (entry, day)) in cited {
-        let Some(now) = store.working(&path) else {
-            continue;
-        };
-        if fingerprint::sha256_ref(&now) == hash {
-            continue;
-        }
-        let mut f = Finding::new(
-            Kind::NoteChanged,
-            &path,
-            &hash,
-            format!("{path} changed in place since entry {entry} ({day}) cited it"),
-        );
-        f.path = Some(path.clone());
-        f.entry = Some(entry);
-        f.day = Some(day);
-        f.diff = kept_copy(store, &mut trees, tree, &hash).map(|old| {
-            let (a, b) = (
-                String::from_utf8_lossy(&old).into_owned(),
-                String::from_utf8_lossy(&now).into_owned(),
-            );
-            similar::TextDiff::from_lines(&a, &b)
-                .unified_diff()
-                .context_radius(2)
-                .header("as cited", "now")
-                .to_string()
-        });
-        findings.push(f);
-    }
-    Ok(findings)
+    Ok(cited)
+}
+
+/// The committed identity ledger's latest binding of each `(from, hash)` (spec/identity.md);
+/// none when the record holds no ledger or it cannot be read.
+fn committed_bindings(
+    store: &Store,
+    trees: &mut Trees<'_>,
+    tree: Oid,
+) -> HashMap<(String, String), Binding> {
+    let bytes = match trees.entry(tree, IDENTITY_LEDGER) {
+        Ok(Some((oid, false))) => store.blob(oid).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    ledger::latest_bindings(&ledger::parse(&bytes).bindings)
+}
+
+/// The unified diff from the cited copy to the note now.
+fn diff(old: &[u8], now: &[u8]) -> String {
+    let (a, b) = (String::from_utf8_lossy(old), String::from_utf8_lossy(now));
+    similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
+        .unified_diff()
+        .context_radius(2)
+        .header("as cited", "now")
+        .to_string()
 }
 
 fn kept_copy(store: &Store, trees: &mut Trees<'_>, tree: Oid, hash: &str) -> Option<Vec<u8>> {

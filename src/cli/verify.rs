@@ -19,8 +19,9 @@ use std::path::PathBuf;
 /// verify-commit); the ref (it descends from every tip git-rutter wrote, and its reflog shows no
 /// rewind); the working tree (each committed record
 /// file still begins with its committed bytes: extra complete record lines are pending,
-/// anything else is "edited after commit", with a diff); and with --notes, cited notes changed in
-/// place since capture. Each finding names the entry, the commit that added it and the kind.
+/// anything else is "edited after commit", with a diff); and with --notes, cited notes changed
+/// since capture, in place or after a rename the identity ledger records. Each finding names
+/// the entry, the commit that added it and the kind.
 ///
 /// Exit status: 0 clean (pending lines are fine), 1 findings, 2 could not run. By default only
 /// the commits since the last clean run are walked; --full re-walks everything.
@@ -29,7 +30,8 @@ pub struct Args {
     /// Re-walk the whole history and reflog, ignoring what earlier runs verified.
     #[arg(long)]
     pub full: bool,
-    /// Also report cited notes changed in place since capture (with a diff against the kept copy).
+    /// Also report cited notes changed since capture, in place or renamed and then edited (with a
+    /// diff against the kept copy).
     #[arg(long)]
     pub notes: bool,
     /// One finding per line, tab-separated: kind, id, path, entry, day, commit.

@@ -6,7 +6,6 @@ use super::{Index, IndexError};
 use crate::records::ledger::Binding;
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::Path;
 
 /// A cited `(path, hash)` whose path no longer exists in the vault.
@@ -58,27 +57,6 @@ pub(crate) enum Resolution {
     Unresolved {
         exact: Vec<String>,
     },
-}
-
-/// The durable bindings, newest-wins per `(from, hash)`: a confirmed binding beats any
-/// automatic one, and among bindings of the same kind the latest `ts` (then file order) wins.
-pub(crate) fn latest_bindings(ledger: &[Binding]) -> HashMap<(String, String), Binding> {
-    let mut out: HashMap<(String, String), Binding> = HashMap::new();
-    for b in ledger {
-        let key = (b.from.clone(), b.hash.clone());
-        let wins = match out.get(&key) {
-            None => true,
-            Some(cur) => rank(b) >= rank(cur),
-        };
-        if wins {
-            out.insert(key, b.clone());
-        }
-    }
-    out
-}
-
-fn rank(b: &Binding) -> (bool, &str) {
-    (b.detected == "confirmed", b.ts.as_str())
 }
 
 /// Decides each dead ref from its exact candidates and the latest binding (anchor §11).
@@ -279,6 +257,7 @@ pub(crate) fn exists_in_vault(root: &Path, rel: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::ledger::latest_bindings;
 
     fn b(to: &str, detected: &str, ts: &str) -> Binding {
         Binding {

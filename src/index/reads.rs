@@ -60,14 +60,6 @@ pub(crate) struct Bound {
     pub conflict: Option<String>,
 }
 
-/// The newest entry that cited a note.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Engagement {
-    pub day: String,
-    pub summary: String,
-    pub status: Status,
-}
-
 /// `base` and the filters given, as an SQL condition on `entries` and the values it binds. Only
 /// the filters given are in the SQL (see `search`); the words are matched in SQL too, against the
 /// lowercased `grep` column, so a session cap counts matches only. `words`, the rids the words
@@ -368,65 +360,6 @@ impl Index {
             .query_row(params![from, hash], |r| r.get(0))
             .optional()?;
         Ok(json.map(|j| serde_json::from_str(&j).unwrap_or_default()))
-    }
-
-    /// The newest entry citing `path` directly or through a binding, retracted ones left out:
-    /// for each cited `(path, hash)` an index walk from the newest day that stops at its first
-    /// entry nobody retracted, then the latest time on that day.
-    pub fn engagement(&self, path: &str) -> Result<Option<Engagement>, IndexError> {
-        let mut sources: Vec<(String, Option<String>)> = vec![(path.to_string(), None)];
-        let mut bound = self
-            .conn
-            .prepare_cached("SELECT from_path, hash FROM identity_bindings WHERE to_path = ?1")?;
-        for row in bound.query_map([path], |r| {
-            Ok((r.get::<_, String>(0)?, Some(r.get::<_, String>(1)?)))
-        })? {
-            sources.push(row?);
-        }
-        let alive = "NOT EXISTS (SELECT 1 FROM entries e JOIN retractions x ON x.retracts = e.id WHERE e.file = r.file AND e.seq = r.seq)";
-        let mut newest_any = self.conn.prepare_cached(&format!(
-            "SELECT r.day FROM entry_refs r WHERE r.path = ?1 AND {alive} ORDER BY r.day DESC LIMIT 1"
-        ))?;
-        let mut newest_hash = self.conn.prepare_cached(&format!(
-            "SELECT r.day FROM entry_refs r WHERE r.path = ?1 AND r.hash = ?2 AND {alive} ORDER BY r.day DESC LIMIT 1"
-        ))?;
-        let mut best: Option<(String, String, String, String)> = None;
-        for (p, h) in &sources {
-            let day = match h {
-                Some(h) => newest_hash
-                    .query_row(params![p, h], |r| r.get::<_, String>(0))
-                    .optional()?,
-                None => newest_any
-                    .query_row(params![p], |r| r.get::<_, String>(0))
-                    .optional()?,
-            };
-            let Some(day) = day else { continue };
-            if best.as_ref().is_some_and(|(d, ..)| *d > day) {
-                continue;
-            }
-            let mut on_day = self.conn.prepare_cached(&format!(
-                "SELECT e.time, e.json, e.status FROM entry_refs r JOIN entries e ON e.file = r.file AND e.seq = r.seq
-                 WHERE r.path = ?1 AND r.day = ?2 AND r.hash = coalesce(?3, r.hash) AND {alive} ORDER BY e.time DESC LIMIT 1"
-            ))?;
-            let (time, json, status): (String, String, String) = on_day
-                .query_row(params![p, day, h], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })?;
-            if best
-                .as_ref()
-                .is_none_or(|(d, t, ..)| (d.as_str(), t.as_str()) < (day.as_str(), time.as_str()))
-            {
-                best = Some((day, time, json, status));
-            }
-        }
-        Ok(best.and_then(|(day, _, json, status)| {
-            let e: Entry = serde_json::from_str(&json).ok()?;
-            Some(Engagement {
-                day,
-                summary: e.summary,
-                status: Status::parse(&status).unwrap_or(Status::Unverified),
-            })
-        }))
     }
 
     /// Notes that now carry the hash of a ref confirmed to `path`.

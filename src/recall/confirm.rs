@@ -69,7 +69,7 @@ fn record(
         return refuse("the capture lock is busy; nothing was confirmed, try again.".to_string());
     };
     let ledger = reindex::read_ledger(vault);
-    let latest = crate::index::identity::latest_bindings(&ledger);
+    let latest = crate::records::ledger::latest_bindings(&ledger);
     let current = latest.get(&(from.to_string(), hash.to_string()));
     if current.is_some_and(|b| b.detected == "confirmed" && b.to == to) {
         return Ok(Outcome {

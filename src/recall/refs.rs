@@ -1,6 +1,7 @@
 //! How a cited ref reads at recall time, through the identity projection (anchor §8, DESIGN
-//! §7): `path@hash`, then `(changed since capture)`, `(renamed to X)`, `(confirmed X; the hash
-//! now matches Y)` or `[UNRESOLVED -- candidates: …]`. Stored entries are never rewritten.
+//! §7): `path@hash`, then `(changed since capture)`, `(renamed to X)`, `(renamed to X; changed
+//! since capture)`, `(confirmed X; the hash now matches Y)` or `[UNRESOLVED -- candidates: …]`.
+//! Stored entries are never rewritten.
 
 #[cfg(test)]
 use crate::index::identity::exists_in_vault;
@@ -32,7 +33,7 @@ fn note_now(index: &Index, path: &str) -> NoteNow {
 /// [`describe`] with what the path holds now already known.
 #[cfg(test)]
 fn describe_now(index: &Index, r: &NoteRef, now: &NoteNow) -> Result<String, IndexError> {
-    let tail = tail(index, &r.path, &r.hash, now)?;
+    let tail = tail(index, &r.path, &r.hash, now, &mut |p| note_now(index, p))?;
     Ok(format!(
         "{}@{}{}",
         r.path,
@@ -41,12 +42,15 @@ fn describe_now(index: &Index, r: &NoteRef, now: &NoteNow) -> Result<String, Ind
     ))
 }
 
-/// What follows `path@hash` when the ref is shown, if anything.
+/// What follows `path@hash` when the ref is shown, if anything. `now_of` says what another
+/// path holds now: a note renamed and then edited reads `(renamed to X; changed since
+/// capture)`, so a decision never seems to rest on text that is no longer there.
 fn tail(
     index: &Index,
     path: &str,
     hash: &str,
     now: &NoteNow,
+    now_of: &mut dyn FnMut(&str) -> NoteNow,
 ) -> Result<Option<String>, IndexError> {
     if let Some(current) = now {
         return Ok(match current {
@@ -57,7 +61,12 @@ fn tail(
     if let Some(b) = index.binding(path, hash)? {
         return Ok(Some(match b.conflict {
             Some(other) => format!(" (confirmed {}; the hash now matches {other})", b.to),
-            None => format!(" (renamed to {})", b.to),
+            None => match now_of(&b.to) {
+                Some(Some(h)) if h != hash => {
+                    format!(" (renamed to {}; changed since capture)", b.to)
+                }
+                _ => format!(" (renamed to {})", b.to),
+            },
         }));
     }
     let cands = index.unresolved(path, hash)?.unwrap_or_default();
@@ -112,9 +121,26 @@ impl<'a> Shown<'a> {
     /// The ref cited as `path` with `hash`, as recall shows it, appended to `out` (the
     /// renderings' [`super::render::RefText`]).
     pub(crate) fn write(&self, out: &mut String, path: &str, hash: &str) {
-        let mut seen = self.seen.borrow_mut();
-        if let Some(now) = seen.get(path) {
-            return push_shown(self.index, out, path, hash, now);
+        let now = self.now(path);
+        out.push_str(path);
+        out.push('@');
+        out.push_str(fingerprint::short_hash(hash));
+        // A note that reads as it did at capture (the common case) needs no query and no text;
+        // the bare `path@hash` when the index cannot be read.
+        if let Some(Some(current)) = &now {
+            if current == hash {
+                return;
+            }
+        }
+        if let Ok(Some(t)) = tail(self.index, path, hash, &now, &mut |p| self.now(p)) {
+            out.push_str(&t);
+        }
+    }
+
+    /// What `path` holds now, read once per answer.
+    fn now(&self, path: &str) -> NoteNow {
+        if let Some(now) = self.seen.borrow().get(path) {
+            return now.clone();
         }
         // A note the fresh index holds was reached by the walk through real folders of the
         // vault, never through a symlink (spec/index.md): inside, with no path resolved again.
@@ -127,25 +153,8 @@ impl<'a> Shown<'a> {
                 .exists(path)
                 .then(|| current_hash(self.index, path)),
         };
-        push_shown(self.index, out, path, hash, &now);
-        seen.insert(path.to_string(), now);
-    }
-}
-
-/// `path@hash` (the short hash: text, not data) and what follows it, appended to `out`; the bare
-/// `path@hash` when the index cannot be read.
-fn push_shown(index: &Index, out: &mut String, path: &str, hash: &str, now: &NoteNow) {
-    out.push_str(path);
-    out.push('@');
-    out.push_str(fingerprint::short_hash(hash));
-    // A note that reads as it did at capture (the common case) needs no query and no text.
-    if let Some(Some(current)) = now {
-        if current == hash {
-            return;
-        }
-    }
-    if let Ok(Some(t)) = tail(index, path, hash, now) {
-        out.push_str(&t);
+        self.seen.borrow_mut().insert(path.to_string(), now.clone());
+        now
     }
 }
 
@@ -222,6 +231,51 @@ mod tests {
             "a.md@sha256:00 (changed since capture)"
         );
         assert_eq!(shown("f.md", "sha256:00").unwrap(), "f.md@sha256:00");
+    }
+
+    /// A renamed note reads as renamed; renamed and then edited, as renamed *and* changed
+    /// (the new-user trial of 2026-12-04, finding 1), in `describe` and in one answer alike.
+    #[test]
+    fn a_note_renamed_and_then_edited_reads_as_renamed_and_changed() {
+        use crate::index::identity::{BoundTo, DeadRef, Projected};
+        let t = tempfile::tempdir().unwrap();
+        let cited = fingerprint::sha256_ref(b"as cited\n");
+        std::fs::write(t.path().join("same.md"), "as cited\n").unwrap();
+        std::fs::write(t.path().join("edited.md"), "as cited\nand more\n").unwrap();
+        let mut index = Index::in_memory(t.path());
+        let bound = |from: &str, to: &str| {
+            let dead = DeadRef {
+                from: from.into(),
+                hash: cited.clone(),
+                blob: None,
+            };
+            let to = BoundTo {
+                to: to.into(),
+                detected: "exact-hash".into(),
+                ts: "2026-12-04T00:00:00.000Z".into(),
+                conflict: None,
+            };
+            (dead, Projected::Bound(to))
+        };
+        index
+            .write_projection(&[bound("a.md", "same.md"), bound("b.md", "edited.md")])
+            .unwrap();
+        let short = fingerprint::short_hash(&cited);
+        let (a, b) = (
+            NoteRef::new("a.md", &cited, None),
+            NoteRef::new("b.md", &cited, None),
+        );
+        let memo = Shown::new(&index);
+        for (r, want) in [
+            (&a, format!("a.md@{short} (renamed to same.md)")),
+            (
+                &b,
+                format!("b.md@{short} (renamed to edited.md; changed since capture)"),
+            ),
+        ] {
+            assert_eq!(describe(&index, r).unwrap(), want);
+            assert_eq!(memo.ref_text(r), want);
+        }
     }
 
     #[test]

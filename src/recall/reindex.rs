@@ -127,7 +127,7 @@ pub fn identity_pass(vault: &Vault, index: &mut Index) -> Result<IdentityReport,
     let mut report = IdentityReport::default();
     let lock = Lock::acquire(&vault.state_dir(), crate::lock::INTERACTIVE_WAIT);
     let mut bindings = read_ledger(vault);
-    let latest = identity::latest_bindings(&bindings);
+    let latest = crate::records::ledger::latest_bindings(&bindings);
     let dead = index.dead_refs()?;
     let mut decided: Vec<(DeadRef, Resolution)> = Vec::with_capacity(dead.len());
     let mut fresh: Vec<Binding> = Vec::new();

@@ -2,14 +2,18 @@
 //! badges and snippet, plus the quiet prior-engagement note. Enrichment is additive only: it
 //! never adds, drops or reorders a hit, and a mere candidate is never shown as engagement. The
 //! engagement's text comes from the record, never a retracted entry, marked like `recent` marks
-//! a step that is not simply committed.
+//! a step that is not simply committed. It counts every decision that cited the note and shows
+//! the one that shares most of the query's words (the newest among equals), so a note cited by
+//! many decisions shows the one the question is about, not only the latest.
 
+use crate::index::cited::Citation;
 use crate::index::entries::Scope;
 use crate::index::identity::Candidate;
-use crate::index::reads::{Engagement, Records};
+use crate::index::reads::Records;
 use crate::index::search::{
     searched_part, Filters, Hit, Note, NoteHead, QUERY_MAX_BYTES, QUERY_MAX_TERMS,
 };
+use crate::index::supersede::Supersedes;
 use crate::index::{Index, IndexError};
 use crate::records::standing::Status;
 use crate::records::text::field_safe;
@@ -20,7 +24,8 @@ use serde::Serialize;
 pub(crate) struct Enriched {
     #[serde(flatten)]
     pub hit: Hit,
-    /// The newest entry that cited this note (directly or through a binding).
+    /// The recorded decisions that cited this note (directly or through a binding): how many,
+    /// and the one closest to the query.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engagement: Option<EngagementView>,
     /// Notes that now carry the hash of a ref confirmed to this one.
@@ -31,13 +36,22 @@ pub(crate) struct Enriched {
     pub unresolved: Vec<Unresolved>,
 }
 
-/// Serialisable engagement.
+/// Serialisable engagement: the decision shown, and how many cite the note.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct EngagementView {
+    /// The day of the decision shown.
     pub date: String,
     pub summary: String,
     /// The entry's status against the record (spec/recall.md).
     pub status: Status,
+    /// The entries that replace the one shown (spec/recall.md, "Supersede").
+    pub superseded_by: Vec<String>,
+    /// How many recorded decisions cited the note (retracted ones left out).
+    pub decisions: usize,
+    /// The day of the newest of them.
+    pub newest: String,
+    /// The one shown shares more of the query's words than the newest, so it is shown instead.
+    pub closest: bool,
 }
 
 /// An unresolved ref and its candidates.
@@ -47,17 +61,30 @@ pub(crate) struct Unresolved {
     pub candidates: Vec<Candidate>,
 }
 
-/// Reads the record into an index built since it was last read (a new or rebuilt one), so
-/// enrichment is never empty for want of it; otherwise the record cache is used as the last
-/// refresh left it. Called before a search's read transaction (it writes).
+/// Brings the record cache up to date before a search's read transaction (it writes), so the
+/// engagement counts a decision captured or retracted a moment ago: an index built since the
+/// record was last read (a new or rebuilt one) reads it whole, so enrichment is never empty for
+/// want of it; otherwise the quick refresh `recent` and get-note make (spec/recall.md), and when
+/// that cannot run the cache answers as the last refresh left it.
 pub fn ensure_records(index: &Index) -> Result<(), IndexError> {
-    if index.records()? == Records::NotLoaded {
-        let vault = crate::vault::open(index.root(), crate::vault::VaultSource::Flag)
-            .map_err(|e| IndexError::Record(e.to_string()))?;
-        let src = super::source::Source::open(&vault)?;
-        index.refresh_records(&src, Scope::Full)?;
+    let loaded = index.records()? != Records::NotLoaded;
+    let vault = match crate::vault::open(index.root(), crate::vault::VaultSource::Flag) {
+        Ok(v) => v,
+        Err(_) if loaded => return Ok(()),
+        Err(e) => return Err(IndexError::Record(e.to_string())),
+    };
+    let refreshed = super::source::Source::open(&vault).and_then(|src| {
+        let scope = if loaded {
+            Scope::Quick(&[])
+        } else {
+            Scope::Full
+        };
+        index.refresh_records(&src, scope)
+    });
+    match refreshed {
+        Err(_) if loaded => Ok(()),
+        other => other.map(drop),
     }
-    Ok(())
 }
 
 /// Searches and enriches; the order is the index's ranking. Call [`ensure_records`] first.
@@ -67,23 +94,16 @@ pub(crate) fn search(
     limit: usize,
     filters: &Filters,
 ) -> Result<Vec<Enriched>, IndexError> {
-    index.read(|index| enrich(index, index.search(query, limit, filters)?))
+    index.read(|index| enrich(index, query, index.search(query, limit, filters)?))
 }
 
-fn enrich(index: &Index, hits: Vec<Hit>) -> Result<Vec<Enriched>, IndexError> {
+fn enrich(index: &Index, query: &str, hits: Vec<Hit>) -> Result<Vec<Enriched>, IndexError> {
+    let words = query_words(query);
+    let claims = index.supersedes()?;
     hits.into_iter()
         .map(|hit| {
-            let engagement = index.engagement(&hit.head.path)?.map(
-                |Engagement {
-                     day,
-                     summary,
-                     status,
-                 }| EngagementView {
-                    date: day,
-                    summary,
-                    status,
-                },
-            );
+            let cites = index.citations(&hit.head.path)?;
+            let engagement = engagement(&cites, &words, &claims);
             let conflicts = index.conflicts_for(&hit.head.path)?;
             let unresolved = index
                 .unresolved_naming(&hit.head.path)?
@@ -98,6 +118,77 @@ fn enrich(index: &Index, hits: Vec<Hit>) -> Result<Vec<Enriched>, IndexError> {
             })
         })
         .collect()
+}
+
+/// The engagement of a note cited by `cites` (newest first): the decision that shares most of
+/// `words`, a current one before one superseded, the newest among equals.
+fn engagement(cites: &[Citation], words: &[String], claims: &Supersedes) -> Option<EngagementView> {
+    let newest = cites.first()?;
+    let score = |c: &Citation| {
+        let current = claims.links(&c.step.entry.id).superseded_by.is_empty();
+        (shared_words(&c.step.entry.summary, words), current)
+    };
+    let (mut shown, mut best) = (newest, score(newest));
+    for c in &cites[1..] {
+        let s = score(c);
+        if s > best {
+            (shown, best) = (c, s);
+        }
+    }
+    Some(EngagementView {
+        date: shown.step.day.clone(),
+        summary: shown.step.entry.summary.clone(),
+        status: shown.step.status,
+        superseded_by: claims.links(&shown.step.entry.id).superseded_by,
+        decisions: cites.len(),
+        newest: newest.step.day.clone(),
+        closest: !std::ptr::eq(shown, newest),
+    })
+}
+
+/// The distinct words of a query, lowercased (letters and digits).
+fn query_words(query: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for w in query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(QUERY_MAX_TERMS)
+    {
+        let w = w.to_lowercase();
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    words
+}
+
+/// How many of `words` a summary holds, a word counting when the summary has it or a form of it
+/// ([`alike`]).
+fn shared_words(summary: &str, words: &[String]) -> usize {
+    if words.is_empty() {
+        return 0;
+    }
+    let tokens: Vec<String> = summary
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words
+        .iter()
+        .filter(|w| tokens.iter().any(|t| alike(w, t)))
+        .count()
+}
+
+/// Whether two lowercased words are one word in another form, as the search's stemmer would
+/// take them (`tomatos` and `tomatoes`, `cadence` and `cadences`): equal, or sharing a stem of
+/// at least four characters that leaves at most two of the shorter one.
+fn alike(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let shorter = a.chars().count().min(b.chars().count());
+    common >= 4 && common + 2 >= shorter
 }
 
 /// What a search of `raw` reads of it ([`searched_part`]), and, when that is not all of it,
@@ -141,15 +232,7 @@ fn render_one(n: usize, r: &Enriched) -> String {
     }
     out.push_str(&format!("\n   {path}\n   {}", field_safe(&r.hit.snippet)));
     if let Some(e) = &r.engagement {
-        out.push_str(&format!(
-            "\n   ↩ prior engagement {}: \"{}\"",
-            field_safe(&e.date),
-            field_safe(&e.summary)
-        ));
-        if let Some(mark) = e.status.mark() {
-            out.push(' ');
-            out.push_str(mark);
-        }
+        push_engagement(&mut out, e);
     }
     for to in &r.conflicts {
         out.push_str(&format!(
@@ -165,6 +248,35 @@ fn render_one(n: usize, r: &Enriched) -> String {
         ));
     }
     out
+}
+
+/// `↩ prior engagement DAY: "SUMMARY"` (the reference's line), its status and supersede marks,
+/// then, when more than one decision cited the note, how many and which one this is.
+fn push_engagement(out: &mut String, e: &EngagementView) {
+    out.push_str(&format!(
+        "\n   ↩ prior engagement {}: \"{}\"",
+        field_safe(&e.date),
+        field_safe(&e.summary)
+    ));
+    if let Some(mark) = e.status.mark() {
+        out.push(' ');
+        out.push_str(mark);
+    }
+    if !e.superseded_by.is_empty() {
+        out.push_str(&format!(
+            " [superseded by {}]",
+            field_safe(&e.superseded_by.join(", "))
+        ));
+    }
+    let n = e.decisions;
+    match (n, e.closest) {
+        (0 | 1, _) => {}
+        (_, false) => out.push_str(&format!(" (the newest of {n} decisions citing this note)")),
+        (_, true) => out.push_str(&format!(
+            " (of {n} decisions citing this note, the one closest to the query; the newest is from {})",
+            field_safe(&e.newest)
+        )),
+    }
 }
 
 /// `type · status · created` without the empty ones (each one field); `None` when all are

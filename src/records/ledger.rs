@@ -10,6 +10,7 @@
 use super::text::{key_string, line_at, push_display_safe, to_json, untag};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
+use std::collections::HashMap;
 use yaml_serde::Value as Yaml;
 
 use super::line::escape_json_text;
@@ -85,6 +86,27 @@ pub(crate) fn render(b: &Binding) -> String {
 
 /// The bytes to append for one binding line: the header for an empty file, a separating
 /// newline when the file lacks a final one, then the line and its newline.
+/// The durable bindings, newest-wins per `(from, hash)`: a confirmed binding beats any
+/// automatic one, and among bindings of the same kind the latest `ts` (then file order) wins.
+pub(crate) fn latest_bindings(ledger: &[Binding]) -> HashMap<(String, String), Binding> {
+    let mut out: HashMap<(String, String), Binding> = HashMap::new();
+    for b in ledger {
+        let key = (b.from.clone(), b.hash.clone());
+        let wins = match out.get(&key) {
+            None => true,
+            Some(cur) => rank(b) >= rank(cur),
+        };
+        if wins {
+            out.insert(key, b.clone());
+        }
+    }
+    out
+}
+
+fn rank(b: &Binding) -> (bool, &str) {
+    (b.detected == "confirmed", b.ts.as_str())
+}
+
 #[cfg(test)]
 pub(crate) fn append_bytes(len: u64, ends_with_newline: bool, line: &str) -> String {
     super::append_bytes(len, ends_with_newline, &header(), line)
