@@ -227,9 +227,19 @@ fn a_long_query_under_the_frame_limit_is_cut_to_its_first_words_and_answered() {
     assert_eq!(s.code, 0);
     let text = s.text(json!(2));
     let searched = format!("alpha {}", words(31));
-    assert_eq!(
-        text,
-        format!("No notes matched \"{searched}\".\n\n(Only the first 32 words (at most 4096 bytes) of the query were searched.)")
+    // The note holding "alpha" is offered, as for any query no note holds whole.
+    assert!(
+        text.starts_with(&format!(
+            "No note holds every word of \"{searched}\"; none holds \"w0\", "
+        )),
+        "{text}"
+    );
+    assert!(text.contains("   holds 1 word: alpha"), "{text}");
+    assert!(
+        text.ends_with(
+            "\n\n(Only the first 32 words (at most 4096 bytes) of the query were searched.)"
+        ),
+        "{text}"
     );
     assert!(s.after_eof < PROMPT, "busy for {:?} after EOF", s.after_eof);
 }
@@ -300,11 +310,21 @@ fn garbage_queries_are_plain_text() {
     for (i, q) in queries.iter().enumerate() {
         let text = s.text(json!(10 + i as u64));
         assert!(
-            text.starts_with("No notes matched") || text.starts_with("1. "),
+            text.starts_with("No notes matched")
+                || text.starts_with("No note holds every word")
+                || text.starts_with("1. "),
             "{q:?}: {text}"
         );
     }
-    assert_eq!(s.text(json!(11)), "No notes matched \"NEAR(alpha beta)\".");
+    // NEAR( is a word like any other: no note holds "nearalpha", the notes holding "beta" are
+    // offered.
+    assert!(
+        s.text(json!(11)).starts_with(
+            "No note holds every word of \"NEAR(alpha beta)\"; none holds \"nearalpha\". 2 notes hold"
+        ),
+        "{}",
+        s.text(json!(11))
+    );
 }
 
 #[test]
@@ -439,7 +459,9 @@ fn many_requests_then_end_of_input_are_all_answered() {
     for i in 0..150u64 {
         let text = s.text(json!(100 + i));
         assert!(
-            text.starts_with("1. ") || text.starts_with("No notes matched"),
+            text.starts_with("1. ")
+                || text.starts_with("No notes matched")
+                || text.starts_with("No note holds every word"),
             "{text}"
         );
         assert!(s.text(json!(1000 + i)).starts_with("# Gamma"));

@@ -793,3 +793,43 @@ async fn notes_changed_while_the_server_runs_are_served_without_a_reindex() {
         client.cancel().await.unwrap();
     }
 }
+
+/// Search matches words, not meaning: a query no note holds whole is answered with the notes
+/// that hold most of its words, each naming them, under a paragraph that says so and asks for
+/// other words; the tool and the CLI say the same (spec/index.md, "Some of the words").
+#[tokio::test]
+async fn a_query_no_note_holds_whole_offers_the_notes_holding_most_of_it() {
+    let env = vault();
+    env.write(
+        "Notes/email.md",
+        "# Email provider\n\nThe newsletter moves to Buttondown, a mailing service.\n",
+    );
+    let want = "No note holds every word of \"newsletter mailing platform\"; none holds \"platform\". 1 note holds some of them, most words first. Search matches words, not meaning: to find more, search again with other words for the same idea.\n\n1. Email provider\n   Notes/email.md\n   # Email provider The «newsletter» moves to Buttondown, a «mailing» service.\n   holds 2 words: newsletter, mailing";
+    let client = connect(&env, &[]).await;
+    let tool = text(
+        &client,
+        "librarian-search",
+        json!({"query": "newsletter mailing platform"}),
+    )
+    .await;
+    assert_eq!(tool, want);
+    client.cancel().await.unwrap();
+    let cli = env.rutter(&["search", "newsletter", "mailing", "platform"]);
+    assert_eq!((cli.code, cli.stdout.trim_end()), (1, want));
+    let json = env.rutter(&["search", "--json", "newsletter", "mailing", "platform"]);
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        v["partial"],
+        json!({"words": ["newsletter", "mailing", "platform"], "missing": ["platform"], "notes": 1})
+    );
+    assert_eq!(v["results"][0]["words"], json!(["newsletter", "mailing"]));
+    let whole = env.rutter(&["search", "--json", "newsletter", "mailing"]);
+    let v: Value = serde_json::from_str(&whole.stdout).unwrap();
+    assert_eq!((whole.code, &v["partial"]), (0, &Value::Null));
+    assert!(v["results"][0].get("words").is_none(), "{v}");
+    let none = env.rutter(&["search", "platform", "zebra"]);
+    assert_eq!(
+        (none.code, none.stdout.as_str()),
+        (1, "No notes matched \"platform zebra\".\n")
+    );
+}

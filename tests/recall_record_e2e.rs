@@ -404,7 +404,7 @@ fn a_confirmed_binding_survives_a_deleted_index() {
     );
     let confirmed = ok(&env, &["recent"]).stdout;
     assert!(
-        confirmed.contains("(renamed to Notes/alpha.md)"),
+        confirmed.contains("(renamed to Notes/alpha.md; changed since capture)"),
         "{confirmed}"
     );
     std::fs::remove_file(env.vault.join(".git/rutter/index.sqlite")).unwrap();

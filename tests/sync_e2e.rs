@@ -817,7 +817,7 @@ fn an_identity_confirmed_on_one_machine_is_honoured_on_the_other() {
     assert!(
         recent
             .stdout
-            .contains("(renamed to Notes/cadence-decision.md)"),
+            .contains("(renamed to Notes/cadence-decision.md; changed since capture)"),
         "{}{}",
         recent.stdout,
         recent.stderr

@@ -8,10 +8,15 @@ use std::path::PathBuf;
 
 /// Search the notes: every word must match, best matches first.
 ///
-/// Exit status: 0 with hits, 1 when nothing matched (as `git grep`), 2 when it could not run.
+/// When no note holds every word, the notes that hold most of them are shown instead, each
+/// naming the words it holds (search again with other words for the same idea).
 ///
-/// Each hit shows its title, type · status · created, path and a snippet; a note a past session
-/// cited also shows the newest such entry ("↩ prior engagement"). Notes created, edited,
+/// Exit status: 0 with hits that hold every word, 1 when none does (as `git grep`; the notes
+/// holding some words are still shown), 2 when it could not run.
+///
+/// Each hit shows its title, type · status · created, path and a snippet; a note past sessions
+/// cited also shows how many decisions cited it and the one closest to the query ("↩ prior
+/// engagement"). Notes created, edited,
 /// renamed or deleted since the last reindex are picked up first (a stat of each folder and
 /// note; only what changed is read). Put `--` before a query that starts with `-`.
 #[derive(Debug, clap::Args)]
@@ -51,17 +56,23 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         domain: args.domain,
     };
     search::ensure_records(&index)?;
-    let (results, _) = index.read_fresh(
+    let (answer, _) = index.read_fresh(
         |index| search::search(index, query, args.limit as usize, &filters),
         |index, notes| reindex::identity_after_rescan(&vault, index, notes).map(drop),
     )?;
     // The first build reads every note in the first fresh read too: the line covers it.
     drop(building);
     if args.json {
-        ui.print_json(&serde_json::json!({ "query": query, "results": results }))?;
+        ui.print_json(&serde_json::json!({
+            "query": query,
+            "results": answer.results,
+            "partial": answer.partial,
+        }))?;
     } else {
-        ui.print_painted(&search::render(query, &results), Palette::marks)?;
+        ui.print_painted(&search::render(query, &answer), Palette::marks)?;
     }
-    // As `git grep`: 1 when nothing matched, so a script can tell.
-    Ok(Exit::findings_if(results.is_empty()))
+    // As `git grep`: 1 when no note holds every word, so a script can tell.
+    Ok(Exit::findings_if(
+        answer.results.is_empty() || answer.partial.is_some(),
+    ))
 }

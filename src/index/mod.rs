@@ -19,6 +19,7 @@ pub(crate) mod guard;
 pub(crate) mod health;
 pub(crate) mod identity;
 pub(crate) mod notes;
+pub(crate) mod partial;
 pub(crate) mod reads;
 pub(crate) mod recent_rows;
 pub(crate) mod rescan;

@@ -19,7 +19,7 @@ pub(crate) struct NoteHead {
 
 impl NoteHead {
     /// The columns a query lists first: `path, title, type, status, created`.
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NoteHead> {
+    pub(super) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NoteHead> {
         Ok(NoteHead {
             path: r.get(0)?,
             title: r.get(1)?,
@@ -90,23 +90,33 @@ pub(crate) fn searched_part(raw: &str) -> &str {
     head
 }
 
-/// The FTS5 query for raw user text: its [`searched_part`], lowercased, split on whitespace and
-/// control characters, the characters `" * ( ) : ^ -` removed from each token, each remaining
-/// token quoted; `None` when nothing is left. Quoting makes every other character (`NEAR(`,
-/// `+`, `'`, SQL) plain text; a NUL would end FTS5's string early, so it only separates words.
+/// The FTS5 query for raw user text: its [`query_terms`], each quoted, all of them required;
+/// `None` when nothing is left. Quoting makes every other character (`NEAR(`, `+`, `'`, SQL)
+/// plain text; a NUL would end FTS5's string early, so it only separates words.
 pub(crate) fn fts_query(raw: &str) -> Option<String> {
-    let terms: Vec<String> = searched_part(raw)
-        .to_lowercase()
-        .split(separates)
-        .map(|t| {
-            t.chars()
-                .filter(|c| !matches!(c, '"' | '*' | '(' | ')' | ':' | '^' | '-'))
-                .collect::<String>()
-        })
-        .filter(|t| !t.is_empty())
-        .map(|t| format!("\"{t}\""))
-        .collect();
-    (!terms.is_empty()).then(|| terms.join(" "))
+    let terms = query_terms(raw);
+    (!terms.is_empty()).then(|| quoted(&terms).join(" "))
+}
+
+/// The words of raw user text a search looks for: its [`searched_part`], lowercased, split on
+/// whitespace and control characters, the characters `" * ( ) : ^ -` removed from each token,
+/// empty ones left out, each word once.
+pub(crate) fn query_terms(raw: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for t in searched_part(raw).to_lowercase().split(separates) {
+        let t: String = t
+            .chars()
+            .filter(|c| !matches!(c, '"' | '*' | '(' | ')' | ':' | '^' | '-'))
+            .collect();
+        if !t.is_empty() && !terms.contains(&t) {
+            terms.push(t);
+        }
+    }
+    terms
+}
+
+fn quoted(terms: &[String]) -> Vec<String> {
+    terms.iter().map(|t| format!("\"{t}\"")).collect()
 }
 
 impl Index {
@@ -119,22 +129,13 @@ impl Index {
         };
         // Only the filters given are in the SQL: `(?2 IS NULL OR …)` would make SQLite
         // re-prepare the statement once the values are bound.
-        let mut sql = String::from(
+        let (filters, filter_values) = super::partial::filter_clause(f);
+        let sql = format!(
             "SELECT n.path, n.title, n.type, n.status, n.created, snippet(notes_fts, 2, '«', '»', '…', 14)
-             FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ?",
+             FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ?{filters} ORDER BY rank LIMIT {limit}"
         );
         let mut values: Vec<&str> = vec![&q];
-        for (column, value) in [
-            ("type", &f.note_type),
-            ("status", &f.status),
-            ("domain", &f.domain),
-        ] {
-            if let Some(v) = value {
-                sql.push_str(&format!(" AND n.{column} = ?"));
-                values.push(v);
-            }
-        }
-        sql.push_str(&format!(" ORDER BY rank LIMIT {limit}"));
+        values.extend(filter_values);
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
             let snippet: String = r.get(5)?;

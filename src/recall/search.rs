@@ -34,6 +34,29 @@ pub(crate) struct Enriched {
     /// Unresolved refs that name this note as a candidate.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unresolved: Vec<Unresolved>,
+    /// When no note holds every word of the query: the words this one holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub words: Option<Vec<String>>,
+}
+
+/// A search's answer: the notes that hold every word, or, when none does, the ones that hold
+/// most of them.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Answer {
+    pub results: Vec<Enriched>,
+    /// Set when no note holds every word and the results hold some of them.
+    pub partial: Option<PartialView>,
+}
+
+/// What the notes hold of a query none holds whole.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct PartialView {
+    /// The query's words.
+    pub words: Vec<String>,
+    /// The words no note holds.
+    pub missing: Vec<String>,
+    /// How many notes hold at least one word (the results are the best of them).
+    pub notes: usize,
 }
 
 /// Serialisable engagement: the decision shown, and how many cite the note.
@@ -87,37 +110,66 @@ pub fn ensure_records(index: &Index) -> Result<(), IndexError> {
     }
 }
 
-/// Searches and enriches; the order is the index's ranking. Call [`ensure_records`] first.
+/// Searches and enriches; the order is the index's ranking. When no note holds every word of a
+/// query of two or more, the notes that hold most of them answer instead (spec/index.md, "Some
+/// of the words"). Call [`ensure_records`] first.
 pub(crate) fn search(
     index: &Index,
     query: &str,
     limit: usize,
     filters: &Filters,
-) -> Result<Vec<Enriched>, IndexError> {
-    index.read(|index| enrich(index, query, index.search(query, limit, filters)?))
+) -> Result<Answer, IndexError> {
+    index.read(|index| {
+        let hits = index.search(query, limit, filters)?;
+        if !hits.is_empty() {
+            let results = enrich(index, query, hits.into_iter().map(|h| (h, None)))?;
+            return Ok(Answer {
+                results,
+                partial: None,
+            });
+        }
+        let Some(some) = index.search_some(query, limit, filters)? else {
+            return Ok(Answer {
+                results: vec![],
+                partial: None,
+            });
+        };
+        let hits = some.hits.into_iter().map(|p| (p.hit, Some(p.words)));
+        let results = enrich(index, query, hits)?;
+        let partial = (!results.is_empty()).then_some(PartialView {
+            words: some.words,
+            missing: some.missing,
+            notes: some.notes,
+        });
+        Ok(Answer { results, partial })
+    })
 }
 
-fn enrich(index: &Index, query: &str, hits: Vec<Hit>) -> Result<Vec<Enriched>, IndexError> {
+fn enrich(
+    index: &Index,
+    query: &str,
+    hits: impl Iterator<Item = (Hit, Option<Vec<String>>)>,
+) -> Result<Vec<Enriched>, IndexError> {
     let words = query_words(query);
     let claims = index.supersedes()?;
-    hits.into_iter()
-        .map(|hit| {
-            let cites = index.citations(&hit.head.path)?;
-            let engagement = engagement(&cites, &words, &claims);
-            let conflicts = index.conflicts_for(&hit.head.path)?;
-            let unresolved = index
-                .unresolved_naming(&hit.head.path)?
-                .into_iter()
-                .map(|(from, candidates)| Unresolved { from, candidates })
-                .collect();
-            Ok(Enriched {
-                hit,
-                engagement,
-                conflicts,
-                unresolved,
-            })
+    hits.map(|(hit, held)| {
+        let cites = index.citations(&hit.head.path)?;
+        let engagement = engagement(&cites, &words, &claims);
+        let conflicts = index.conflicts_for(&hit.head.path)?;
+        let unresolved = index
+            .unresolved_naming(&hit.head.path)?
+            .into_iter()
+            .map(|(from, candidates)| Unresolved { from, candidates })
+            .collect();
+        Ok(Enriched {
+            hit,
+            engagement,
+            conflicts,
+            unresolved,
+            words: held,
         })
-        .collect()
+    })
+    .collect()
 }
 
 /// The engagement of a note cited by `cites` (newest first): the decision that shares most of
@@ -204,23 +256,55 @@ pub(crate) fn bounded(raw: &str) -> (&str, Option<String>) {
 }
 
 /// How many results carry a prior engagement (a search with any is one gate signal).
-pub(crate) fn signals(results: &[Enriched]) -> usize {
-    results.iter().filter(|r| r.engagement.is_some()).count()
+pub(crate) fn signals(answer: &Answer) -> usize {
+    answer
+        .results
+        .iter()
+        .filter(|r| r.engagement.is_some())
+        .count()
 }
 
-/// The text form: numbered hits separated by a blank line, or the no-match line. Each field
-/// (a title, a path, a summary, a frontmatter value) is written as one field: a line break in
-/// it is shown as `\u{XXXX}` (spec/output.md).
-pub(crate) fn render(query: &str, results: &[Enriched]) -> String {
-    if results.is_empty() {
+/// The text form: numbered hits separated by a blank line, or the no-match line; when no note
+/// holds every word, a first paragraph says so and the hits say which words they hold. Each
+/// field (a title, a path, a summary, a frontmatter value) is written as one field: a line
+/// break in it is shown as `\u{XXXX}` (spec/output.md).
+pub(crate) fn render(query: &str, answer: &Answer) -> String {
+    if answer.results.is_empty() {
         return format!("No notes matched \"{}\".", field_safe(query));
     }
-    results
+    let hits = answer
+        .results
         .iter()
         .enumerate()
         .map(|(i, r)| render_one(i + 1, r))
         .collect::<Vec<_>>()
-        .join("\n\n")
+        .join("\n\n");
+    match &answer.partial {
+        Some(p) => format!("{}\n\n{hits}", partial_head(query, p)),
+        None => hits,
+    }
+}
+
+/// `No note holds every word of "QUERY"[; none holds "W", "V"]. N notes hold some of them, most
+/// words first: …`, with what to do next.
+fn partial_head(query: &str, p: &PartialView) -> String {
+    let mut out = format!("No note holds every word of \"{}\"", field_safe(query));
+    if !p.missing.is_empty() {
+        let missing: Vec<String> = p
+            .missing
+            .iter()
+            .map(|w| format!("\"{}\"", field_safe(w)))
+            .collect();
+        out.push_str(&format!("; none holds {}", missing.join(", ")));
+    }
+    let (n, s) = match p.notes {
+        1 => (1, "note holds"),
+        n => (n, "notes hold"),
+    };
+    out.push_str(&format!(
+        ". {n} {s} some of them, most words first. Search matches words, not meaning: to find more, search again with other words for the same idea."
+    ));
+    out
 }
 
 fn render_one(n: usize, r: &Enriched) -> String {
@@ -231,6 +315,16 @@ fn render_one(n: usize, r: &Enriched) -> String {
         out.push_str(&format!(" — {b}"));
     }
     out.push_str(&format!("\n   {path}\n   {}", field_safe(&r.hit.snippet)));
+    if let Some(words) = &r.words {
+        out.push_str(&format!(
+            "\n   holds {}: {}",
+            match words.len() {
+                1 => "1 word".to_string(),
+                n => format!("{n} words"),
+            },
+            field_safe(&words.join(", "))
+        ));
+    }
     if let Some(e) = &r.engagement {
         push_engagement(&mut out, e);
     }

@@ -34,9 +34,9 @@ pub(crate) fn definitions(label: &str) -> Vec<ToolDef> {
         ToolDef {
             name: "librarian-search",
             title: "Search the vault",
-            description: format!("Search {label}'s notes vault, ranked by relevance. Every word of the query must match. Each result has its path, type/status/created and a matching snippet; a note a past session cited also carries a quiet prior-engagement note with that session's date and summary. Read-only."),
+            description: format!("Search {label}'s notes vault, ranked by relevance. Every word of the query must match; when no note holds them all, the answer says so and lists the notes that hold most of them, each naming its words (search again with other words for the same idea). Each result has its path, type/status/created and a matching snippet; a note past sessions cited also carries a quiet prior-engagement note: how many decisions cited it, and the date and summary of the one closest to the query. Read-only."),
             input_schema: json!({"type": "object", "additionalProperties": false, "required": ["query"], "properties": {
-                "query": {"type": "string", "description": "Words to find; all of them must match."},
+                "query": {"type": "string", "description": "Words to find; all of them must match (else the notes holding most of them are offered)."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Most results to return (default 8)."},
                 "type": {"type": "string", "description": "Only notes whose frontmatter type is exactly this."},
                 "status": {"type": "string", "description": "Only notes whose frontmatter status is exactly this."},
@@ -136,12 +136,12 @@ pub(crate) fn search_args(args: &Map<String, Value>) -> Result<SearchArgs, ArgEr
 pub fn search(index: &Index, a: &SearchArgs) -> Result<(String, bool), IndexError> {
     search::ensure_records(index)?;
     let (query, cut) = search::bounded(&a.query);
-    let results = search::search(index, query, a.limit as usize, &a.filters)?;
-    let mut text = search::render(query, &results);
+    let answer = search::search(index, query, a.limit as usize, &a.filters)?;
+    let mut text = search::render(query, &answer);
     if let Some(cut) = cut {
         text.push_str(&format!("\n\n({cut})"));
     }
-    Ok((text, search::signals(&results) > 0))
+    Ok((text, search::signals(&answer) > 0))
 }
 
 /// Validates `librarian-get-note`'s arguments: the path.
