@@ -62,6 +62,9 @@ pub enum Kind {
     Unverified,
     /// A cited note changed in place since capture (`--notes`; not a failure of the record).
     NoteChanged,
+    /// An entry removed by `git rutter purge`, as the purge ledger records it (information,
+    /// never a failure: spec/purge.md).
+    Purged,
 }
 
 impl Kind {
@@ -92,6 +95,7 @@ impl Kind {
             Kind::Pending => "pending",
             Kind::Unverified => "unverified",
             Kind::NoteChanged => "note-changed",
+            Kind::Purged => "purged",
         }
     }
 
@@ -115,6 +119,7 @@ impl Kind {
             | Kind::RefUnverifiable
             | Kind::ReplacedObject => "ref",
             Kind::NoteChanged => "notes",
+            Kind::Purged => "record",
             _ => "working tree",
         }
     }
@@ -167,7 +172,8 @@ impl Finding {
     /// Whether it makes verify fail (pending lines, changed notes and acknowledged findings do
     /// not).
     pub(crate) fn counts(&self) -> bool {
-        self.acknowledged.is_none() && !matches!(self.kind, Kind::Pending | Kind::NoteChanged)
+        self.acknowledged.is_none()
+            && !matches!(self.kind, Kind::Pending | Kind::NoteChanged | Kind::Purged)
     }
 }
 

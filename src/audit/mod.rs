@@ -10,6 +10,7 @@ pub(crate) mod history;
 pub mod intake;
 pub(crate) mod merges;
 pub(crate) mod notes;
+pub(crate) mod purged;
 pub(crate) mod refcheck;
 pub(crate) mod reflog;
 pub(crate) mod worktree;
@@ -119,6 +120,7 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
     if opts.notes {
         report.findings.extend(notes::check(store, tip)?);
     }
+    report.findings.extend(purged::check(store, tip)?);
     let acks = finding::read_acks(store.root());
     for f in &mut report.findings {
         f.acknowledged = acks

@@ -339,7 +339,35 @@ fn rows(
         }
         rows.push(r);
     }
+    rows.extend(purged_rows(store, filter, only)?);
     Ok(rows)
+}
+
+/// A row where each purged entry stood, from the purge ledger at the tip: `purged on DATE:
+/// REASON`, no text (spec/purge.md).
+fn purged_rows(
+    store: &Store,
+    filter: &EntryFilter,
+    only: Option<&BTreeSet<String>>,
+) -> anyhow::Result<Vec<Row>> {
+    let Some(tip) = store.tip()? else {
+        return Ok(vec![]);
+    };
+    let (first, last) = filter.day_range();
+    let mut out = Vec::new();
+    for p in crate::recorder::purge::recorded(store, tip)? {
+        let stem = format!("{}.~purged", p.day);
+        let in_range =
+            first.is_none_or(|f| p.day.as_str() >= f) && last.is_none_or(|l| p.day.as_str() <= l);
+        let e = p.placeholder();
+        if !in_range || only.is_some_and(|o| !o.contains(&stem)) || !filter.matches(&e) {
+            continue;
+        }
+        let mut r = row(e, &p.day, "purged", None, None);
+        r.file = paths::PURGES.to_string();
+        out.push(r);
+    }
+    Ok(out)
 }
 
 /// The day files worth reading when the filter names words, a client or a project, or only the
@@ -372,11 +400,17 @@ fn prefiltered(
         let _ = index.grep_ready();
     }
     let key = project.map(crate::index::entries::project_key);
-    // The index is a cache on disk: only names that are day-file stems become paths.
+    // The index is a cache on disk: only names that are day-file stems become paths, and the
+    // stems the purged entries' rows are kept under say which purges to show.
     let days = index.files_for(key.as_deref(), filter, newest).ok()?;
     Some(
         days.into_iter()
-            .filter(|d| paths::split_day_stem(d).is_some())
+            .filter(|d| {
+                let purged = d
+                    .strip_suffix(".~purged")
+                    .filter(|day| crate::clock::is_day(day));
+                paths::split_day_stem(d).is_some() || purged.is_some()
+            })
             .collect(),
     )
 }

@@ -25,6 +25,7 @@ pub(crate) mod mcp;
 pub(crate) mod page_file;
 pub(crate) mod pager;
 pub(crate) mod progress;
+pub(crate) mod purge;
 pub(crate) mod recent;
 pub(crate) mod reindex;
 pub(crate) mod restore;
@@ -94,6 +95,7 @@ pub enum Command {
     CitedBy(cited_by::Args),
     Identity(identity::Args),
     Retract(retract::Args),
+    Purge(purge::Args),
     Gate(gate::Args),
     Verify(verify::Args),
     Log(log::Args),
@@ -162,6 +164,7 @@ pub fn dispatch(ui: &mut Ui, cli: Cli) -> i32 {
         Command::CitedBy(args) => cited_by::run(ui, vault, args),
         Command::Identity(args) => identity::run(ui, vault, args),
         Command::Retract(args) => retract::run(ui, vault, args),
+        Command::Purge(args) => purge::run(ui, vault, args),
         Command::Gate(args) => gate::run(ui, vault, args),
         Command::Verify(args) => verify::run(ui, vault, args),
         Command::Log(args) => log::run(ui, vault, args),

@@ -79,6 +79,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if report.after != report.before {
         refresh_index(ui, &vault);
     }
+    settle_purges(ui, &vault, &store, &report);
     if args.json {
         let mut value = json(&report);
         let hints = hints(&report);
@@ -113,6 +114,7 @@ fn auto(ui: &mut Ui, vault: Option<PathBuf>) -> CommandResult {
             if report.after != report.before {
                 refresh_index(ui, &vault);
             }
+            settle_purges(ui, &vault, &store, report);
             match hints(report).is_empty() {
                 true => Outcome::Synced(human(report).replace('\n', " ")),
                 false => Outcome::SyncFailed(format!(
@@ -169,6 +171,29 @@ fn refresh_dedupe(ui: &mut Ui, vault: &crate::vault::Vault, report: &SyncReport)
         ui.warn(format_args!(
             "git-rutter: the dedupe cache will be rebuilt by the next capture ({e})."
         ));
+    }
+}
+
+/// After purges crossed (spec/purge.md): the index's copy of the purged lines compacted away
+/// and `verify --full` run, so the carried witness log and reflog are its new baseline.
+fn settle_purges(
+    ui: &mut Ui,
+    vault: &crate::vault::Vault,
+    store: &crate::store::Store,
+    report: &SyncReport,
+) {
+    if report.purges_taken.is_empty() && report.purges_sent.is_empty() {
+        return;
+    }
+    if let Some(e) = &report.expire_error {
+        ui.warn(format_args!("git-rutter: the old objects could not be expired after the purge ({e}); run `git gc --prune=now` in the vault."));
+    }
+    let Ok(mut index) = crate::index::Index::open(vault, false) else {
+        return;
+    };
+    let after = super::purge::settle(vault, store, &mut index, false);
+    if let Err(e) = after.verified.and(after.index.map(|_| 0)) {
+        ui.warn(format_args!("git-rutter: after the purge: {e}."));
     }
 }
 
@@ -252,6 +277,19 @@ fn human(r: &SyncReport) -> String {
             short(r.after)
         ));
     }
+    if !r.purges_taken.is_empty() {
+        out.push(format!(
+            "Took the remote's purge of {} (checked against this machine's copy; the history here is rewritten without {}).",
+            r.purges_taken.join(", "),
+            if r.purges_taken.len() == 1 { "its line" } else { "their lines" }
+        ));
+    }
+    if r.pushed && !r.purges_sent.is_empty() {
+        out.push(format!(
+            "Sent the purge of {} (the remote's history replaced, with a lease on the tip fetched).",
+            r.purges_sent.join(", ")
+        ));
+    }
     if !r.checkout.updated.is_empty() {
         out.push(format!(
             "Updated {} in _librarian/.",
@@ -328,6 +366,8 @@ fn json(r: &SyncReport) -> serde_json::Value {
         "left_alone": r.checkout.left_alone,
         "committed_pending": r.committed_pending,
         "checked": r.checked,
+        "purges_taken": r.purges_taken,
+        "purges_sent": r.purges_sent,
     })
 }
 

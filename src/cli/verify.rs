@@ -196,7 +196,7 @@ fn human(r: &Report, full: bool) -> String {
             head.push_str(&format!(" (acknowledged: {reason})"));
         }
         out.push(head);
-        if f.kind != finding::Kind::Pending {
+        if !matches!(f.kind, finding::Kind::Pending | finding::Kind::Purged) {
             out.push(format!("  id: {}", f.id));
         }
         if let Some(d) = &f.diff {
@@ -234,7 +234,7 @@ fn paint(color: &Palette, text: &str) -> String {
             } else if l.starts_with("  ") {
                 color.diff(l, 2)
             } else if let Some((label, rest)) = l.split_once(": ") {
-                let style = if label == "pending" {
+                let style = if label == "pending" || label == "purged" {
                     color::YELLOW
                 } else {
                     color::BOLD_RED
@@ -259,6 +259,7 @@ fn clip(l: &str) -> String {
 fn label(f: &Finding) -> String {
     match f.kind {
         finding::Kind::Pending => "pending".to_string(),
+        finding::Kind::Purged => "purged".to_string(),
         k => format!("{} {}", k.area(), k.as_str()),
     }
 }

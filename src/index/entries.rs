@@ -37,6 +37,10 @@ pub(crate) trait RecordSource {
     fn committed_bytes(&self, blob: &str, working: Option<&[u8]>) -> Result<Vec<u8>, String>;
     /// The lines the pending journal holds for each day file, in file order.
     fn pending(&self) -> &BTreeMap<String, Vec<String>>;
+    /// The purges the purge ledger at the tip holds (spec/purge.md).
+    fn purges(&self) -> Vec<crate::records::purge::Purge> {
+        Vec::new()
+    }
     /// The day's committed blob and journal lines as they are now, read again (the journal
     /// first, then the tip). A capture journals its line before appending it and commits it
     /// before dropping the journal record, so a line found in a working file read *before*
@@ -156,6 +160,7 @@ pub(crate) fn refresh(
         _ => every_day(tx, sessions.as_ref(), src, &tip, recorded.as_deref())?,
     };
     if recorded.as_deref() != Some(tip.as_str()) {
+        purged_rows(tx, src)?;
         set_meta(tx, "records_tip", &tip)?;
     }
     if dir_mtime != 0 && !racy(dir_mtime) && !trusted {
@@ -531,6 +536,36 @@ fn racy(mtime_ns: i64) -> bool {
         .map(|d| d.as_nanos() as i64)
         .unwrap_or(0);
     now - mtime_ns < 2_000_000_000
+}
+
+/// The stem the rows of a day's purged entries are kept under: not a day file's (a tag never
+/// holds `~`), so no day file's refresh touches them.
+fn purged_stem(day: &str) -> String {
+    format!("{day}.~purged")
+}
+
+/// Replaces the rows that stand for purged entries with one per purge the ledger at the tip
+/// holds (status `purged`, summary `purged on DATE: REASON`; spec/purge.md).
+fn purged_rows(tx: &Transaction<'_>, src: &dyn RecordSource) -> Result<(), rusqlite::Error> {
+    let old = column(
+        tx,
+        "SELECT DISTINCT file FROM entries WHERE file LIKE '%.~purged'",
+    )?;
+    for file in old {
+        delete_day(tx, &file)?;
+    }
+    let mut by_day: BTreeMap<String, DayRecord> = BTreeMap::new();
+    for p in src.purges() {
+        by_day
+            .entry(p.day.clone())
+            .or_default()
+            .entries
+            .push((p.placeholder(), Status::Purged));
+    }
+    for (day, record) in by_day {
+        insert_day(tx, &purged_stem(&day), &record)?;
+    }
+    Ok(())
 }
 
 /// Removes the rows of one day file (by its stem).

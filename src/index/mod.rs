@@ -329,6 +329,16 @@ impl Index {
         out
     }
 
+    /// Writes the database again without the pages its deleted rows left (`VACUUM`, after the
+    /// write-ahead log is folded in and emptied): after a purge, no byte of the purged entry
+    /// stays in the index's files (spec/purge.md).
+    pub(crate) fn compact(&self) -> Result<(), IndexError> {
+        self.conn.execute_batch(
+            "PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);",
+        )?;
+        Ok(())
+    }
+
     /// How many notes are indexed.
     pub fn note_count(&self) -> Result<usize, IndexError> {
         let n: i64 = self

@@ -83,6 +83,13 @@ impl RecordSource for Source {
         &self.pending
     }
 
+    fn purges(&self) -> Vec<crate::records::purge::Purge> {
+        let (Some(store), Some(tip)) = (&self.store, self.tip) else {
+            return vec![];
+        };
+        crate::recorder::purge::recorded(store, tip).unwrap_or_default()
+    }
+
     fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), String> {
         let Some(store) = &self.store else {
             return Ok((None, vec![]));

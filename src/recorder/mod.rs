@@ -15,6 +15,7 @@
 pub(crate) mod append;
 mod commit;
 pub(crate) mod compose;
+pub(crate) mod purge;
 pub(crate) mod retract;
 
 pub(crate) use append::Journalling;

@@ -245,6 +245,7 @@ impl Reader {
             },
             RecordKind::UseLog => use_event(l, self.now),
             RecordKind::Acks => ack(l),
+            RecordKind::Purges => super::purge::parse(l).map(drop),
             RecordKind::Position | RecordKind::Cited => Ok(()),
         };
         read.map_err(|rule| self.breach(rule))

@@ -35,3 +35,4 @@ pub(crate) fn append_bytes(len: u64, ends_with_newline: bool, header: &str, line
 }
 
 pub(crate) mod paths;
+pub(crate) mod purge;

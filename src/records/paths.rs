@@ -79,6 +79,8 @@ pub(crate) fn is_tag(t: &str) -> bool {
 
 /// The verify acknowledgements.
 pub(crate) const ACKS: &str = "_librarian/verify-acks.jsonl";
+/// The purge ledger (spec/purge.md).
+pub(crate) const PURGES: &str = "_librarian/purges.jsonl";
 
 /// The file name of a record path directly below `_librarian/` (`note-identity.md` of
 /// [`IDENTITY_LEDGER`]), for a writer that opened that folder.
@@ -108,6 +110,8 @@ pub(crate) enum RecordKind {
     Ledger,
     UseLog,
     Acks,
+    /// The purge ledger.
+    Purges,
     Position,
     /// `cited/<aa>/<sha256>`: a cited note's bytes (in the ref only, never a working file).
     Cited,
@@ -122,6 +126,7 @@ pub(crate) fn working_file(path: &str) -> Option<(&'static str, &str, RecordKind
         (IDENTITY_LEDGER, RecordKind::Ledger),
         (USE_LOG, RecordKind::UseLog),
         (ACKS, RecordKind::Acks),
+        (PURGES, RecordKind::Purges),
     ] {
         if path == whole {
             return Some(("", &whole[OVERLAY_DIR.len() + 1..], kind));

@@ -22,6 +22,9 @@ pub enum Status {
     Deleted,
     /// In a working day file only: neither committed nor journalled (shown as data, marked).
     Unverified,
+    /// Removed by `git rutter purge`: recall shows where it stood, with no content, from the
+    /// purge ledger (spec/purge.md).
+    Purged,
 }
 
 impl Status {
@@ -33,6 +36,7 @@ impl Status {
             Status::Edited => "edited after commit",
             Status::Deleted => "deleted",
             Status::Unverified => "unverified",
+            Status::Purged => "purged",
         }
     }
 
@@ -44,6 +48,7 @@ impl Status {
             Status::Edited,
             Status::Deleted,
             Status::Unverified,
+            Status::Purged,
         ]
         .into_iter()
         .find(|st| st.as_str() == s)
@@ -57,13 +62,15 @@ impl Status {
             Status::Edited => Some("[edited after commit]"),
             Status::Deleted => Some("[deleted from the working tree]"),
             Status::Unverified => Some("[unverified]"),
+            // The summary already says it: "purged on DATE: REASON".
+            Status::Purged => None,
         }
     }
 
     /// Whether a retraction with this status is honoured: committed ones (whatever happened to
     /// the working file since) and journalled ones; a line only the working file holds is not.
     pub(crate) fn is_recorded(self) -> bool {
-        self != Status::Unverified
+        !matches!(self, Status::Unverified | Status::Purged)
     }
 }
 

@@ -15,8 +15,10 @@ pub(crate) mod guard;
 pub(crate) mod localconfig;
 pub(crate) mod pack;
 pub(crate) mod reader;
+pub(crate) mod remap;
 pub(crate) mod renames;
 pub(crate) mod restore;
+pub(crate) mod rewrite;
 pub(crate) mod settings;
 pub(crate) mod sign;
 pub(crate) mod transport;
@@ -218,6 +220,7 @@ impl Store {
                 crate::records::ledger::LEDGER_PATH,
                 crate::records::paths::USE_LOG,
                 crate::records::paths::ACKS,
+                crate::records::paths::PURGES,
             ]
             .map(str::to_string),
         );

@@ -159,11 +159,17 @@ pub fn push(
     root: &Path,
     remote: &str,
     tip: git2::Oid,
+    lease: Option<git2::Oid>,
     bounds: Bounds,
 ) -> Result<Pushed, TransportError> {
     let mut cmd = git(root, bounds)?;
-    cmd.args(["push", "--porcelain", "--quiet", remote])
-        .arg(format!("{tip}:{}", super::RECORDS_REF));
+    cmd.args(["push", "--porcelain", "--quiet"]);
+    // A purge replaces the remote's history: only over the tip this sync saw there
+    // (spec/purge.md, "Across machines"); a remote that moved meanwhile refuses it.
+    if let Some(seen) = lease {
+        cmd.arg(format!("--force-with-lease={}:{seen}", super::RECORDS_REF));
+    }
+    cmd.arg(remote).arg(format!("{tip}:{}", super::RECORDS_REF));
     let out = run(cmd, bounds, "push", remote)?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let status = stdout
@@ -180,9 +186,9 @@ pub fn push(
     };
     // `[rejected]` is git's own refusal of a push that is not a fast-forward; a hook or the
     // server says `[remote rejected]`.
-    let behind = status
-        .as_deref()
-        .is_some_and(|s| s.contains("[rejected]") && !s.contains("[remote rejected]"));
+    let behind = status.as_deref().is_some_and(|s| {
+        (s.contains("[rejected]") && !s.contains("[remote rejected]")) || s.contains("stale info")
+    });
     Ok(if behind {
         Pushed::Behind(why)
     } else {

@@ -12,6 +12,7 @@ pub(crate) mod checkout;
 pub(crate) mod exposure;
 pub(crate) mod follow;
 pub(crate) mod merge;
+pub(crate) mod purges;
 pub(crate) mod refused;
 pub mod running;
 pub(crate) mod setup;
@@ -109,6 +110,12 @@ pub struct SyncReport {
     pub unwitnessed: Vec<String>,
     /// Commits of the remote checked before they were taken in.
     pub checked: usize,
+    /// Entries the remote's record had purged, purged here too (spec/purge.md).
+    pub purges_taken: Vec<String>,
+    /// Entries this machine purged, sent to the remote by replacing its history.
+    pub purges_sent: Vec<String>,
+    /// The old objects could not be expired after a purge crossed (why).
+    pub expire_error: Option<String>,
 }
 
 /// The remote `git rutter sync` uses: `given`, else `rutter.syncRemote`; it must exist and
@@ -192,6 +199,7 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
     };
     // No network phase runs under the capture lock: captures are never kept waiting on a
     // remote that is slow or hangs.
+    let mut seen = tracking_tip(store, remote)?;
     fetch_records(store, remote)?;
     let journal = crate::recorder::open_journal(store.state_dir()).map_err(StoreError::from)?;
     let start = begin(store, &journal, now, &mut report)?;
@@ -202,10 +210,13 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
         if round > 0 {
             fetch_records(store, remote)?;
         }
-        if sync_round(store, remote, &journal, now, &mut report)? {
+        if sync_round(store, remote, &journal, now, &mut report, &mut seen)? {
             report.gave_up = false;
             break;
         }
+    }
+    if !report.purges_taken.is_empty() || (report.pushed && !report.purges_sent.is_empty()) {
+        report.expire_error = store.expire_unreachable().err();
     }
     report.after = Some(store.tip()?.ok_or(SyncError::NoRecords)?);
     if let (true, Some(pushed)) = (report.pushed, report.remote_tip) {
@@ -246,9 +257,16 @@ fn sync_round(
     journal: &crate::journal::Journal,
     now: Instant,
     report: &mut SyncReport,
+    seen: &mut Option<Oid>,
 ) -> Result<bool, SyncError> {
-    let theirs = tracking_tip(store, remote)?;
-    report.remote_tip = theirs;
+    let fetched = tracking_tip(store, remote)?;
+    report.remote_tip = fetched;
+    let (mut theirs, mut lease) = (fetched, None);
+    if let Some(t) = fetched {
+        let crossing = purges::cross(store, remote, *seen, t, report)?;
+        (theirs, lease) = (Some(crossing.theirs), crossing.lease);
+    }
+    *seen = fetched;
     if let Some(theirs) = theirs {
         // Checked before the lock is taken: captures meanwhile only add commits on the
         // local side, so what `theirs` brings can only shrink.
@@ -264,10 +282,10 @@ fn sync_round(
         }
         store.tip()?.ok_or(SyncError::NoRecords)?
     };
-    if Some(tip) == theirs {
+    if Some(tip) == fetched {
         return Ok(true);
     }
-    match transport::push(store.root(), remote, tip, transport::bounds(store))? {
+    match transport::push(store.root(), remote, tip, lease, transport::bounds(store))? {
         Pushed::Accepted => {
             let tracking = transport::tracking_ref(remote);
             store.set_tracking_ref(&tracking, tip, "rutter: sync: pushed")?;
@@ -279,7 +297,7 @@ fn sync_round(
         Pushed::Refused(why) => {
             // A refusal that came with a moved remote is a race after all.
             fetch_records(store, remote)?;
-            if tracking_tip(store, remote)? != theirs {
+            if tracking_tip(store, remote)? != fetched {
                 return Ok(false);
             }
             report.refused = Some(why);

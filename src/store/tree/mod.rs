@@ -13,7 +13,9 @@ use git2::{ObjectType, Odb, Oid, Repository};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+mod purge;
 mod raw;
+pub(crate) use purge::Memo;
 use raw::{apply, differing, entries, RawEntry, DIR_MODE, FILE_MODE};
 
 /// A file that differs between two trees.
