@@ -527,6 +527,22 @@ pub(crate) fn expand_tilde(raw: &str) -> PathBuf {
     }
 }
 
+/// What the tests of code that must never open a FIFO make one with.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::path::Path;
+
+    /// A FIFO at `path`, made by the POSIX `mkfifo` utility: rustix has no `mknodat` on macOS.
+    pub(crate) fn fifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo")
+            .args(["-m", "600"])
+            .arg(path)
+            .status()
+            .expect("run mkfifo");
+        assert!(made.success(), "mkfifo {}", path.display());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -69,12 +69,17 @@ pub(crate) fn make(host: &str, random_hex: &str) -> String {
     format!("{slug}-{hex:0>4}")
 }
 
+/// The kernel's node name (`uname`: on Linux what /proc/sys/kernel/hostname holds; macOS has
+/// neither that nor /etc/hostname), else `$HOSTNAME`.
 fn host_name() -> String {
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_default()
+    let node = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    match node.trim() {
+        "" => std::env::var("HOSTNAME").unwrap_or_default(),
+        name => name.to_string(),
+    }
 }
 
 /// Hex digits that differ between two clones made on one machine: a hash of the time, the
@@ -92,6 +97,14 @@ fn entropy(state_dir: &Path) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_host_name_is_the_kernels() {
+        let proc = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        assert_eq!(host_name(), proc.trim());
+        assert!(!host_name().is_empty());
+    }
 
     #[test]
     fn ids_read_as_day_file_tags() {

@@ -560,68 +560,91 @@ fn the_snippets_in_hooks_are_what_install_hook_writes() {
     }
 }
 
+/// The test's PATH without any folder that holds a `git-rutter`, so git and the shell's own
+/// tools are found and git-rutter is not.
+fn path_without_git_rutter() -> String {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let kept: Vec<&str> = path
+        .split(':')
+        .filter(|dir| !dir.is_empty() && !Path::new(dir).join("git-rutter").exists())
+        .collect();
+    kept.join(":")
+}
+
+/// One of the plugin's hook commands, run as Claude Code runs a command hook (`bash -c`, the
+/// documented default shell: https://code.claude.com/docs/en/hooks, "Command hook fields") with
+/// the payload on stdin and only `PATH` to find git-rutter by.
+fn plugin_hook(env: &Env, command: &str, path: &str, payload: &[u8]) -> Run {
+    let mut bash = std::process::Command::new("bash");
+    bash.env_clear()
+        .env("PATH", path)
+        .env("HOME", &env.home)
+        .env("LIBRARIAN_VAULT_PATH", &env.vault)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .args(["-c", command]);
+    run_with_stdin(&mut bash, payload)
+}
+
 #[test]
 fn the_claude_code_plugin_runs_capture_from_path_and_fails_open() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let plugin = repo.join("plugins/claude-code");
-    let hooks = read_json(&plugin.join("hooks/hooks.json"));
-    let command = hooks
-        .pointer("/hooks/Stop/0/hooks/0/command")
-        .and_then(Value::as_str)
-        .unwrap();
-    let mcp = read_json(&plugin.join(".mcp.json"));
-    assert_eq!(
-        mcp["mcpServers"]["rutter"]["args"],
-        serde_json::json!(["mcp"])
-    );
-    assert_eq!(
-        read_json(&plugin.join(".claude-plugin/plugin.json"))["name"],
-        "rutter"
-    );
+    let manifest = read_json(&plugin.join(".claude-plugin/plugin.json"));
+    assert_eq!(manifest["name"], "rutter");
+    let command = |event: &str| {
+        manifest
+            .pointer(&format!("/hooks/{event}/0/hooks/0/command"))
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string()
+    };
     let market = read_json(&repo.join(".claude-plugin/marketplace.json"));
     assert_eq!(market["plugins"][0]["source"], "./plugins/claude-code");
     let env = Env::git_vault();
     let bin_dir = Path::new(BIN).parent().unwrap().display().to_string();
-    let path = format!("{bin_dir}:{}", std::env::var("PATH").unwrap_or_default());
+    // No git-rutter on PATH (git and the shell's own tools still are): nothing on stdout,
+    // exit 0, and one line on stderr that names what is missing and how to get it.
+    let without = path_without_git_rutter();
+    let without_bin = without.as_str();
+    let with_bin = format!("{bin_dir}:{without}");
     let payload =
         br#"{"summary": "Decided to ship the Claude Code plugin.", "refs": [], "session_id": "p"}"#;
-    for (path, captured) in [("/nonexistent", false), (path.as_str(), true)] {
-        let mut sh = std::process::Command::new("/bin/sh");
-        sh.env_clear()
-            .env("PATH", path)
-            .env("HOME", &env.home)
-            .env("LIBRARIAN_VAULT_PATH", &env.vault)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .args(["-c", command]);
-        let r = run_with_stdin(&mut sh, payload);
+    for (path, captured) in [(without_bin, false), (with_bin.as_str(), true)] {
+        let r = plugin_hook(&env, &command("Stop"), path, payload);
         assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
         assert_eq!(
             env.all_records().contains("ship the Claude Code plugin"),
             captured
         );
+        if !captured {
+            assert!(
+                r.stderr.contains("git-rutter is not on PATH"),
+                "{}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains("cargo install --locked git-rutter"),
+                "{}",
+                r.stderr
+            );
+        }
     }
     assert!(env.all_records().contains("\"client\":\"claude\""));
     // The session-start brief: the client's shape when git-rutter is on PATH, nothing otherwise.
-    let start = hooks
-        .pointer("/hooks/SessionStart/0/hooks/0/command")
-        .and_then(Value::as_str)
-        .unwrap();
     assert!(rutter(&env, &["recent"]).code == 0);
-    for (path, briefed) in [("/nonexistent", false), (path.as_str(), true)] {
-        let mut sh = std::process::Command::new("/bin/sh");
-        sh.env_clear()
-            .env("PATH", path)
-            .env("HOME", &env.home)
-            .env("LIBRARIAN_VAULT_PATH", &env.vault)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .args(["-c", start]);
-        let r = run_with_stdin(
-            &mut sh,
-            br#"{"hook_event_name": "SessionStart", "source": "startup"}"#,
-        );
+    let start = br#"{"hook_event_name": "SessionStart", "source": "startup"}"#;
+    for (path, briefed) in [(without_bin, false), (with_bin.as_str(), true)] {
+        let r = plugin_hook(&env, &command("SessionStart"), path, start);
         assert_eq!(r.code, 0, "{}", r.stderr);
         match briefed {
-            false => assert_eq!(r.stdout, ""),
+            false => {
+                assert_eq!(r.stdout, "");
+                assert!(
+                    r.stderr.contains("git-rutter is not on PATH"),
+                    "{}",
+                    r.stderr
+                );
+            }
             true => {
                 let v: Value = serde_json::from_str(&r.stdout).unwrap();
                 let text = v.pointer("/hookSpecificOutput/additionalContext").unwrap();
@@ -634,6 +657,57 @@ fn the_claude_code_plugin_runs_capture_from_path_and_fails_open() {
             }
         }
     }
+}
+
+/// The plugin's MCP server command, started as Claude Code starts a stdio server (the program
+/// and its arguments, no shell of its own): without git-rutter on PATH it fails at once and
+/// says why on stderr; with it, it is `git-rutter mcp` and answers `initialize`.
+#[test]
+fn the_claude_code_plugin_server_says_when_git_rutter_is_missing() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = read_json(&repo.join("plugins/claude-code/.claude-plugin/plugin.json"));
+    let server = &manifest["mcpServers"]["rutter"];
+    let program = server["command"].as_str().unwrap();
+    let args: Vec<&str> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let env = Env::git_vault();
+    let bin_dir = Path::new(BIN).parent().unwrap().display().to_string();
+    let start = |path: &str, stdin: &[u8]| {
+        let mut cmd = std::process::Command::new(program);
+        cmd.env_clear()
+            .env("PATH", path)
+            .env("HOME", &env.home)
+            .env("LIBRARIAN_VAULT_PATH", &env.vault)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(&args);
+        run_with_stdin(&mut cmd, stdin)
+    };
+    let without = path_without_git_rutter();
+    let missing = start(&without, b"");
+    assert_eq!((missing.code, missing.stdout.as_str()), (127, ""));
+    assert!(
+        missing.stderr.contains("git-rutter is not on PATH")
+            && missing.stderr.contains("MCP server cannot start"),
+        "{}",
+        missing.stderr
+    );
+    let init = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","#,
+        r#""capabilities":{},"clientInfo":{"name":"plugin-test","version":"0"}}}"#,
+        "\n"
+    );
+    let found = start(&format!("{bin_dir}:{without}"), init.as_bytes());
+    let reply: Value = serde_json::from_str(found.stdout.lines().next().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {} {}", found.stdout, found.stderr));
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert!(
+        reply.pointer("/result/serverInfo/name").is_some(),
+        "{reply}"
+    );
 }
 
 #[test]

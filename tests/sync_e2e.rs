@@ -1160,7 +1160,7 @@ fn busy_machine(net: &Net, dir: &Path, name: &str, rounds: usize, seed: u64) -> 
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        if next_random(&mut rng) % 3 == 0 {
+        if next_random(&mut rng).is_multiple_of(3) {
             let ms = next_random(&mut rng) % 600;
             std::thread::sleep(std::time::Duration::from_millis(ms));
             let _ = sync.kill();

@@ -8,8 +8,6 @@ mod common;
 use common::{Env, BIN};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 use std::process::Command;
 
 /// A vault with four decisions over two days and three projects (alpha, beta, vault), one of them retracted, one
@@ -400,7 +398,9 @@ fn a_use_dated_after_the_clock_leaves_the_chart_its_weeks() {
 }
 
 /// A folder holding a fake opener that writes its arguments to `args.txt` beside it.
-fn fake_opener(dir: &Path) {
+#[cfg(target_os = "linux")]
+fn fake_opener(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir).unwrap();
     let opener = dir.join("xdg-open");
     let log = dir.join("args.txt");
@@ -450,7 +450,7 @@ fn open_runs_the_opener_on_path_with_the_absolute_page() {
         .starts_with("<!DOCTYPE html>"));
     // An opener only a relative PATH entry names is never run: the page is written and the
     // user told to open it.
-    let rel = Path::new("..").join("bin");
+    let rel = std::path::Path::new("..").join("bin");
     let mut c = env.cmd();
     c.env("PATH", rel.as_os_str())
         .current_dir(env.root().join("alpha"))

@@ -422,12 +422,7 @@ mod tests {
         let wanted = HashSet::from([id]);
         assert!(c.take_added_by().map_for(&wanted).is_empty());
         std::fs::remove_file(verify.join("entries")).unwrap();
-        rustix::fs::mkfifoat(
-            rustix::fs::CWD,
-            verify.join("entries"),
-            rustix::fs::Mode::from_raw_mode(0o600),
-        )
-        .unwrap();
+        crate::fsx::testing::fifo(&verify.join("entries"));
         let mut c = VerifyCache::load(t.path(), false);
         assert!(c.take_added_by().map_for(&wanted).is_empty());
         assert!(c.entries().is_empty());

@@ -432,14 +432,7 @@ mod tests {
     #[test]
     fn fifo_and_socket_are_refused_without_blocking() {
         let (_d, root) = vault();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            root.join("pipe.md"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::fsx::testing::fifo(&root.join("pipe.md"));
         assert_eq!(one(&root, "pipe.md"), Err(Rejection::NotAFile));
         let _sock = std::os::unix::net::UnixListener::bind(root.join("sock")).unwrap();
         assert_eq!(one(&root, "sock"), Err(Rejection::NotAFile));
@@ -463,14 +456,7 @@ mod tests {
                 "{p}"
             );
         }
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            root.join("Notes/pipe.md"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::fsx::testing::fifo(&root.join("Notes/pipe.md"));
         for p in ["Notes/pipe.md", "Notes/sub", "Notes/a.md/x"] {
             assert_eq!(
                 read_beneath(&root, &segs(p)),

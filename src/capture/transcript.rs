@@ -431,14 +431,11 @@ mod tests {
         );
     }
 
-    #[cfg(target_os = "linux")]
     #[test]
     fn fifo_is_refused_without_blocking() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("fifo");
-        let mode = rustix::fs::Mode::from_raw_mode(0o600);
-        rustix::fs::mknodat(rustix::fs::CWD, &path, rustix::fs::FileType::Fifo, mode, 0)
-            .expect("mkfifo");
+        crate::fsx::testing::fifo(&path);
         let got = turn_directives(&path, DEFAULT_BUDGET, None);
         assert!(matches!(got, Err(TranscriptError::NotAFile(_))), "{got:?}");
     }

@@ -35,9 +35,9 @@ pub(crate) fn show_interval(d: Duration) -> String {
     let s = d.as_secs();
     match s {
         0 => format!("{}ms", d.as_millis()),
-        _ if s % 86_400 == 0 => format!("{}d", s / 86_400),
-        _ if s % 3600 == 0 => format!("{}h", s / 3600),
-        _ if s % 60 == 0 => format!("{}m", s / 60),
+        _ if s.is_multiple_of(86_400) => format!("{}d", s / 86_400),
+        _ if s.is_multiple_of(3600) => format!("{}h", s / 3600),
+        _ if s.is_multiple_of(60) => format!("{}m", s / 60),
         _ => format!("{s}s"),
     }
 }

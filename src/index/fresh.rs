@@ -430,7 +430,7 @@ mod tests {
         settle_all();
         let t = vault();
         let fifo = t.path().join("Notes/pipe.md");
-        rustix::fs::mknodat(CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap();
+        crate::fsx::testing::fifo(&fifo);
         let mut index = Index::in_memory(t.path());
         // A FIFO is not a note: the walk leaves it out, and nothing is stale afterwards.
         assert_eq!(stale(&index), Vec::<String>::new());

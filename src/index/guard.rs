@@ -92,8 +92,9 @@ fn chosen(path: &Path) -> Result<(), IndexError> {
         Ok(meta) if meta.is_file() => Ok(()),
         Ok(meta) => Err(refused(
             path,
+            // `st_mode` is 16 bits on macOS; std widens it to u32 everywhere.
             kind_name(FileType::from_raw_mode(
-                std::os::unix::fs::MetadataExt::mode(&meta),
+                std::os::unix::fs::MetadataExt::mode(&meta) as rustix::fs::RawMode,
             ))
             .to_string(),
         )),
@@ -126,14 +127,13 @@ fn refused(path: &Path, what: String) -> IndexError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rustix::fs::{mknodat, Mode, CWD};
     use std::os::unix::fs::symlink;
 
     /// Puts something of one kind at a path.
     type Plant<'a> = &'a dyn Fn(&Path);
 
     fn fifo(path: &Path) {
-        mknodat(CWD, path, FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
+        crate::fsx::testing::fifo(path);
     }
 
     /// Every name SQLite opens is looked at, and every wrong kind is named, without opening it

@@ -336,20 +336,12 @@ fn read_note(root: &Path, path: &str) -> Option<NoteRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rustix::fs::{FileType, Mode, CWD};
     use std::time::Duration;
 
     #[test]
     fn a_fifo_under_a_note_name_is_skipped_without_blocking() {
         let t = tempfile::tempdir().unwrap();
-        rustix::fs::mknodat(
-            CWD,
-            t.path().join("swapped.md"),
-            FileType::Fifo,
-            Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        crate::fsx::testing::fifo(&t.path().join("swapped.md"));
         let root = t.path().to_path_buf();
         let (send, recv) = std::sync::mpsc::channel();
         std::thread::spawn(move || send.send(read_note(&root, "swapped.md").is_none()));

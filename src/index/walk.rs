@@ -507,14 +507,7 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let root = tmp.path();
         write(root, "ok.md", "x");
-        rustix::fs::mknodat(
-            CWD,
-            root.join("fifo.md"),
-            FileType::Fifo,
-            Mode::from_raw_mode(0o644),
-            0,
-        )
-        .expect("mkfifo");
+        crate::fsx::testing::fifo(&root.join("fifo.md"));
         fs::create_dir(root.join("folder.md")).expect("mkdir");
         assert_eq!(paths(root), ["ok.md"]);
     }

@@ -174,7 +174,8 @@ pub(crate) fn client_label(name: &str) -> Option<&'static str> {
 /// `mcp-` and 16 hex digits naming the session: the client process that started this server
 /// (its pid and start time) in this working directory, so a server the client restarts goes on
 /// with the same session and a repeated `librarian-record` is deduplicated as a re-fired hook
-/// is. Without a parent to name (orphaned, no `/proc`), this server process alone.
+/// is. Without a parent to name (orphaned, or neither `/proc` nor `ps` says when it started),
+/// this server process alone.
 fn session_id() -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
     let seed = match parent_process() {
@@ -192,19 +193,38 @@ fn session_id() -> String {
     format!("mcp-{hex}")
 }
 
-/// `pid:start time` of the process that started this one (its start time in clock ticks since
-/// boot, field 22 of `/proc/PID/stat`, so a reused pid is another process); `None` for init or
-/// when `/proc` cannot say.
+/// `pid:start time` of the process that started this one, so a reused pid is another process;
+/// `None` for init or when neither `/proc` nor `ps` can say.
 fn parent_process() -> Option<String> {
     let ppid = rustix::process::getppid()?;
-    if ppid.as_raw_nonzero().get() == 1 {
+    let pid = ppid.as_raw_nonzero().get();
+    if pid == 1 {
         return None;
     }
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", ppid.as_raw_nonzero())).ok()?;
+    let start = proc_start_ticks(pid).or_else(|| ps_start_time(pid))?;
+    Some(format!("{pid}:{start}"))
+}
+
+/// Linux: the start time in clock ticks since boot, field 22 of `/proc/PID/stat`.
+fn proc_start_ticks(pid: i32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: fields follow the last `)`.
     let after = stat.get(stat.rfind(')')? + 1..)?;
-    let start = after.split_whitespace().nth(19)?;
-    Some(format!("{}:{start}", ppid.as_raw_nonzero()))
+    Some(after.split_whitespace().nth(19)?.to_string())
+}
+
+/// Where there is no `/proc` (macOS): the start time `ps` prints (`lstart`, to the second), its
+/// words joined by `-`; `None` when `ps` knows no such process.
+fn ps_start_time(pid: i32) -> Option<String> {
+    let out = std::process::Command::new("/bin/ps")
+        .args(["-o", "lstart=", "-p", &pid.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let words: Vec<&str> = text.split_whitespace().collect();
+    (out.status.success() && !words.is_empty()).then(|| words.join("-"))
 }
 
 #[cfg(test)]
@@ -332,10 +352,25 @@ mod tests {
         assert_eq!(session_id(), a, "one parent, one folder: one session");
         let parent = parent_process().expect("the test runner's parent");
         let (pid, start) = parent.split_once(':').unwrap();
+        assert!(pid.parse::<u32>().is_ok() && !start.is_empty(), "{parent}");
+        #[cfg(target_os = "linux")]
         assert!(
-            pid.parse::<u32>().is_ok() && start.parse::<u64>().is_ok(),
-            "{parent}"
+            start.parse::<u64>().is_ok(),
+            "clock ticks from /proc: {parent}"
         );
+    }
+
+    #[test]
+    fn ps_tells_a_start_time_where_proc_cannot() {
+        let me = std::process::id() as i32;
+        let start = ps_start_time(me).expect("ps names this process's start");
+        assert!(!start.contains(char::is_whitespace), "{start}");
+        assert_eq!(
+            ps_start_time(me),
+            Some(start),
+            "the same process, the same start"
+        );
+        assert_eq!(ps_start_time(i32::MAX), None, "no such process");
     }
 
     proptest! {

@@ -207,20 +207,12 @@ fn current_hash(index: &Index, path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rustix::fs::{FileType, Mode, CWD};
 
     #[test]
     fn a_note_edited_in_place_reads_as_changed_and_a_fifo_is_never_read() {
         let t = tempfile::tempdir().unwrap();
         std::fs::write(t.path().join("a.md"), "now\n").unwrap();
-        rustix::fs::mknodat(
-            CWD,
-            t.path().join("f.md"),
-            FileType::Fifo,
-            Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        crate::fsx::testing::fifo(&t.path().join("f.md"));
         let index = Index::in_memory(t.path());
         let shown = |path: &str, hash: &str| describe(&index, &NoteRef::new(path, hash, None));
         let now = fingerprint::sha256_ref(b"now\n");

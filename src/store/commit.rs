@@ -197,7 +197,7 @@ impl Store {
             Ok(meta) => {
                 // Lines of the witness log are an id and a newline, whatever the hash's length.
                 let line = oid.to_string().len() as u64 + 1;
-                if (meta.len() / line) % GC_EVERY == 0 {
+                if (meta.len() / line).is_multiple_of(GC_EVERY) {
                     spawn_gc(self.root());
                 }
                 None
