@@ -94,8 +94,15 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Common, mode: Mode) -> Com
         report(ui, &plan, &args, Outcome::DryRun)?;
         return Ok(Exit::Clean);
     }
-    // Every file that will change must be writable before any is written, so a read-only or
-    // immutable file stops the install with nothing half-done.
+    apply(ui, &ctx, &plan)?;
+    report(ui, &plan, &args, Outcome::Done)?;
+    Ok(Exit::Clean)
+}
+
+/// Writes a plan's files (each checked writable first, so a read-only or immutable file stops
+/// it with nothing half-done); a failure part way says what was already changed and how to
+/// finish or undo it.
+pub(crate) fn apply(ui: &mut Ui, ctx: &Context, plan: &Plan) -> Result<(), CommandError> {
     if let Some(why) = plan.edits.iter().find_map(|e| files::writable(e).err()) {
         return Err(CommandError::new(
             ErrorKind::CannotRun,
@@ -104,7 +111,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Common, mode: Mode) -> Com
     }
     let mut done: Vec<&str> = Vec::new();
     for edit in &plan.edits {
-        let why = match files::apply(&ctx, edit) {
+        let why = match files::apply(ctx, edit) {
             Ok(()) => {
                 if edit.changed() {
                     done.push(&edit.shown);
@@ -123,8 +130,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Common, mode: Mode) -> Com
             part_way(plan.client.label, &done, plan.mode),
         ));
     }
-    report(ui, &plan, &args, Outcome::Done)?;
-    Ok(Exit::Clean)
+    Ok(())
 }
 
 /// What a run that stopped part-way had already changed, and how to finish or undo it.
@@ -219,7 +225,7 @@ fn report(ui: &mut Ui, plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::
 }
 
 /// One sentence about one file.
-fn describe(edit: &files::FileEdit, mode: Mode) -> String {
+pub(crate) fn describe(edit: &files::FileEdit, mode: Mode) -> String {
     let what = edit.changes.join("; ");
     let shown = &edit.shown;
     match (&edit.before, &edit.after, edit.changed()) {

@@ -31,6 +31,7 @@ pub(crate) mod reindex;
 pub(crate) mod restore;
 pub(crate) mod retract;
 pub(crate) mod search;
+pub(crate) mod setup;
 pub(crate) mod show;
 pub(crate) mod status;
 pub(crate) mod sync;
@@ -107,6 +108,7 @@ pub enum Command {
     InstallHook(install_hook::InstallArgs),
     UninstallHook(install_hook::UninstallArgs),
     InstallGitHooks(githooks::Args),
+    Setup(setup::Args),
     Status(status::Args),
     Config(config::Args),
     Man(man::Args),
@@ -171,6 +173,7 @@ pub fn dispatch(ui: &mut Ui, cli: Cli) -> i32 {
         Command::Diff(args) => diff::run(ui, vault, args),
         Command::Restore(args) => restore::run(ui, vault, args),
         Command::Sync(args) => sync::run(ui, vault, args),
+        Command::Setup(args) => setup::run(ui, vault, args),
         Command::Demo(args) => demo::run(ui, args),
         Command::InstallHook(a) => {
             install_hook::run(ui, vault, a.common, crate::clients::Mode::Install)

@@ -1,0 +1,150 @@
+//! `git rutter setup` (issue 34, part 4) as a new user runs it: the clients found in a HOME
+//! that has Claude Code's and Codex's folders, the plan shown and nothing written without a
+//! yes, every file written with `--yes` (and the client's own `claude mcp add` run when
+//! `claude` is on PATH), `status` green at the end, a second run changing nothing.
+
+mod common;
+use common::*;
+use std::os::unix::fs::PermissionsExt;
+
+/// A `claude` on PATH that records its arguments and registers the server in `~/.claude.json`
+/// as `claude mcp add --scope user` does.
+fn fake_claude(env: &Env) -> std::path::PathBuf {
+    let bin = env.root().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = r#"#!/bin/sh
+echo "$@" >> "$HOME/claude-calls"
+exe=""; seen=""
+for a in "$@"; do
+  if [ -n "$seen" ] && [ -z "$exe" ]; then exe="$a"; fi
+  if [ "$a" = "--" ]; then seen=1; fi
+done
+printf '{"mcpServers":{"rutter":{"type":"stdio","command":"%s","args":["mcp"]}}}' "$exe" > "$HOME/.claude.json"
+"#;
+    let path = bin.join("claude");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+fn setup(env: &Env, args: &[&str], path: Option<&std::path::Path>) -> Run {
+    let mut c = env.cmd();
+    c.env_remove("LIBRARIAN_VAULT_PATH").arg("setup").args(args);
+    if let Some(p) = path {
+        let old = std::env::var("PATH").unwrap_or_default();
+        c.env("PATH", format!("{}:{old}", p.display()));
+    }
+    run_with_stdin(&mut c, b"")
+}
+
+#[test]
+fn setup_finds_the_clients_asks_writes_and_ends_green() {
+    let env = Env::git_vault();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    let none = setup(&env, &[], None);
+    assert_eq!(none.code, 1, "{}{}", none.stdout, none.stderr);
+    assert!(
+        none.stderr.contains("no vault is set up yet"),
+        "{}",
+        none.stderr
+    );
+    let r = env.rutter(&["init", "--global"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // Without a terminal and without --yes: the plan, and nothing written.
+    let shown = setup(&env, &[], None);
+    assert_eq!(shown.code, 1, "status has findings: {}", shown.stdout);
+    assert!(
+        shown.stdout.contains("Claude Code: would change"),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("Codex: would change"),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        !shown.stdout.contains("Grok"),
+        "only the clients found: {}",
+        shown.stdout
+    );
+    assert!(shown
+        .stdout
+        .contains("Nothing was written: run `git rutter setup --yes`"));
+    assert!(!env.home.join(".claude/settings.json").exists());
+
+    let bin = fake_claude(&env);
+    let done = setup(&env, &["--yes"], Some(&bin));
+    assert_eq!(done.code, 0, "{}{}", done.stdout, done.stderr);
+    assert!(
+        done.stdout.contains("Claude Code: changed"),
+        "{}",
+        done.stdout
+    );
+    assert!(
+        done.stdout
+            .contains("  ran: claude mcp add rutter --scope user"),
+        "{}",
+        done.stdout
+    );
+    assert!(
+        done.stdout
+            .ends_with("status: no findings: everything status checks is working.\n"),
+        "{}",
+        done.stdout
+    );
+    let settings = std::fs::read_to_string(env.home.join(".claude/settings.json")).unwrap();
+    assert!(
+        settings.contains("capture --client claude") && settings.contains("context --hook claude")
+    );
+    assert!(env.home.join(".codex/hooks.json").exists());
+    let calls = std::fs::read_to_string(env.home.join("claude-calls")).unwrap();
+    assert!(
+        calls.starts_with("mcp add rutter --scope user -- "),
+        "{calls}"
+    );
+
+    let again = setup(&env, &["--yes", "--json"], Some(&bin));
+    assert_eq!(again.code, 0, "{}{}", again.stdout, again.stderr);
+    let v: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
+    let outcomes: Vec<&str> = v["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["outcome"].as_str().unwrap())
+        .collect();
+    assert!(outcomes.iter().all(|o| *o == "unchanged"), "{outcomes:?}");
+    assert_eq!(v["healthy"], true);
+    // The claude MCP registration is there now: nothing to run again.
+    assert_eq!(
+        calls,
+        std::fs::read_to_string(env.home.join("claude-calls")).unwrap()
+    );
+}
+
+#[test]
+fn named_clients_are_set_up_even_when_not_found_and_unknown_ones_refused() {
+    let env = Env::git_vault();
+    let r = env.rutter(&["init", "--global"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let unknown = setup(&env, &["--clients", "claude,nope"], None);
+    assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    assert!(
+        unknown
+            .stderr
+            .contains("\"nope\" is not a client git-rutter knows"),
+        "{}",
+        unknown.stderr
+    );
+    let dry = setup(&env, &["--clients", "codex", "--dry-run"], None);
+    assert!(dry.stdout.contains("Codex: would change"), "{}", dry.stdout);
+    assert!(
+        !env.home.join(".codex").exists(),
+        "a dry run writes nothing"
+    );
+    let named = setup(&env, &["--clients", "codex"], None);
+    assert!(named.stdout.contains("Codex: changed"), "{}", named.stdout);
+    assert!(env.home.join(".codex/hooks.json").exists());
+}
