@@ -300,6 +300,9 @@ fn round_trip(case: &Case) {
             .map(|s| (s.to_string(), c.to_string(), "garden".to_string()))
             .collect();
         assert_eq!(landed(&env), want, "{c}");
+        // One run for the turn (OpenCode's plugin hears the session go idle twice over).
+        let runs = std::fs::read_to_string(env.vault.join(".git/rutter/hook-runs.jsonl")).unwrap();
+        assert_eq!(runs.lines().count(), 1, "{c}: {runs}");
     } else {
         eprintln!("node is not installed: the OpenCode plugin is not run");
     }

@@ -67,6 +67,10 @@ export const GitRutter = async ({ directory }) => {
       case "session.idle":
         capture(p.sessionID)
         return
+      case "session.status":
+        // Newer OpenCode reports idleness here too; a turn is handed over once either way.
+        if (p.status && p.status.type === "idle") capture(p.sessionID)
+        return
     }
   }
 

@@ -1,6 +1,7 @@
 //! OpenCode: there is no hook command; git-rutter's plugin (`clients/opencode-plugin.js`)
 //! follows OpenCode's documented events (opencode.ai/docs/plugins; `message.updated`,
-//! `message.part.updated`, `session.idle` in the SDK's types) and, when a session goes idle,
+//! `message.part.updated`, `session.idle` or `session.status` idle in the SDK's types) and,
+//! once a turn, when a session goes idle,
 //! hands capture what it built: `hook_event_name` (`session.idle`), `session_id`, `cwd` (the
 //! assistant message's `path.cwd`, else the plugin's directory) and `last_assistant_message`
 //! (the text parts of the assistant's messages since the last prompt, in order). Subagent
