@@ -176,6 +176,88 @@ fn grok_and_muse_capture_their_final_message() {
     assert_workspace(&env, &cwd);
 }
 
+#[test]
+fn gemini_cli_captures_the_response_of_the_turn() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    let stdin = payload("gemini", "stop.json", json!({"cwd": cwd}));
+    let r = hook(&env, "gemini", &stdin, &[]);
+    said(&r, "captured 2 entries [garden]");
+    assert_eq!(landed(&env), want(&[BEDS, SEEDS], "gemini"));
+    assert_workspace(&env, &cwd);
+    assert_eq!(
+        env.entries()[0]["session_id"],
+        "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
+    );
+    // The retry of a turn a hook rejected fires AfterAgent again: nothing new.
+    let retry = payload(
+        "gemini",
+        "stop.json",
+        json!({"cwd": cwd, "stop_hook_active": true}),
+    );
+    let r = hook(&env, "gemini", &retry, &[]);
+    said(&r, "all 2 directives of this turn are unchanged");
+}
+
+#[test]
+fn cursor_captures_the_agents_response_in_its_first_workspace() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    let other = env.root().join("code/other");
+    std::fs::create_dir_all(&other).unwrap();
+    let stdin = payload(
+        "cursor",
+        "stop.json",
+        json!({"workspace_roots": [cwd, other]}),
+    );
+    let r = hook(&env, "cursor", &stdin, &[]);
+    said(&r, "captured 2 entries [garden]");
+    assert_eq!(landed(&env), want(&[BEDS, SEEDS], "cursor"));
+    assert_workspace(&env, &cwd);
+    assert_eq!(
+        env.entries()[0]["session_id"],
+        "c7a9e0f2-41d3-4b6a-9e58-2f0d1c3b4a65"
+    );
+    // Cursor on Windows sends a byte-order mark first: the same turn, already recorded.
+    let r = hook(
+        &env,
+        "cursor",
+        fixture("cursor", "stop-bom.json").as_bytes(),
+        &[],
+    );
+    said(&r, "all 2 directives of this turn are unchanged");
+}
+
+#[test]
+fn windsurf_captures_the_cascade_response_in_the_workspace_it_runs_in() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    // Cascade runs a hook in the workspace root; its payload names no directory.
+    let mut c = env.cmd();
+    c.current_dir(&cwd)
+        .args(["capture", "--client", "windsurf"]);
+    let r = run_with_stdin(&mut c, fixture("windsurf", "stop.json").as_bytes());
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+    said(&r, "captured 2 entries [garden]");
+    assert_eq!(landed(&env), want(&[BEDS, SEEDS], "windsurf"));
+    assert_workspace(&env, &cwd);
+    assert_eq!(
+        env.entries()[0]["session_id"],
+        "b3e1c5d7-9f20-4a86-b4c2-6d8e0f1a2b3c"
+    );
+}
+
+#[test]
+fn opencode_captures_what_its_plugin_hands_over() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    let stdin = payload("opencode", "stop.json", json!({"cwd": cwd}));
+    let r = hook(&env, "opencode", &stdin, &[]);
+    said(&r, "captured 2 entries [garden]");
+    assert_eq!(landed(&env), want(&[BEDS, SEEDS], "opencode"));
+    assert_workspace(&env, &cwd);
+}
+
 /// A vault, the project, and a Copilot home holding the fixture's session log `events` (all of
 /// it, or the part written before the final message), with the Stop payload naming that log.
 struct Copilot {
@@ -352,6 +434,16 @@ fn truncated_malformed_and_subagent_payloads_capture_nothing() {
         ("agy", "stop-malformed.json", "stdin is not a agy Stop payload ("),
         ("muse", "stop-truncated.json", "stdin is not a JSON hook payload; nothing captured."),
         ("muse", "stop-malformed.json", "stdin is not a muse Stop payload ("),
+        ("cursor", "stop-truncated.json", "stdin is not a JSON hook payload; nothing captured."),
+        ("cursor", "stop-malformed.json", "stdin is not a cursor Stop payload ("),
+        ("cursor", "stop-event.json", "this cursor event is not the end of a main agent's turn; nothing captured."),
+        ("gemini", "stop-truncated.json", "stdin is not a JSON hook payload; nothing captured."),
+        ("gemini", "stop-malformed.json", "stdin is not a gemini Stop payload ("),
+        ("opencode", "stop-truncated.json", "stdin is not a JSON hook payload; nothing captured."),
+        ("opencode", "stop-malformed.json", "stdin is not a opencode Stop payload ("),
+        ("windsurf", "stop-truncated.json", "stdin is not a JSON hook payload; nothing captured."),
+        ("windsurf", "pre-user-prompt.json", "this windsurf event is not the end of a main agent's turn; nothing captured."),
+        ("windsurf", "stop-malformed.json", "stdin is not a windsurf Stop payload ("),
     ];
     for (client, name, line) in cases {
         let r = hook(&env, client, fixture(client, name).as_bytes(), &[]);

@@ -25,6 +25,13 @@ struct Specific {
     additional_context: String,
 }
 
+/// Cursor's output: `additional_context` alone (cursor.com/docs/hooks, "sessionStart").
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CursorOutput {
+    additional_context: String,
+}
+
 /// `context --json`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -185,6 +192,104 @@ fn codex_gets_the_same_shape_from_its_documented_payload() {
             ["const"],
         "SessionStart"
     );
+}
+
+#[test]
+fn gemini_cli_reads_the_same_shape_from_its_documented_payload() {
+    let env = decided();
+    let (text, _) = hook(&mut env.cmd(), "gemini", &payload("gemini", &env.vault));
+    assert!(
+        text.contains("In project vault:\n- 2026-12-03 Cited the alpha note."),
+        "{text}"
+    );
+    let log = injections(&env.vault);
+    assert_eq!(
+        (&log[0]["client"], &log[0]["source"], &log[0]["outcome"]),
+        (
+            &serde_json::json!("gemini"),
+            &serde_json::json!("startup"),
+            &serde_json::json!("injected")
+        )
+    );
+}
+
+/// Runs the hook as Cursor runs it: exit 0, one line, Cursor's shape and nothing else.
+fn cursor_hook(c: &mut Command, stdin: &[u8]) -> String {
+    c.args(["context", "--hook", "cursor"]);
+    let r = run_with_stdin(c, stdin);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 1, "{:?}", r.stdout);
+    serde_json::from_str::<CursorOutput>(&r.stdout)
+        .unwrap()
+        .additional_context
+}
+
+#[test]
+fn cursor_gets_the_capture_instructions_then_the_brief_of_its_workspace() {
+    let env = decided();
+    let elsewhere = env.root().join("elsewhere");
+    let text = cursor_hook(&mut env.cmd(), &payload("cursor", &elsewhere));
+    let contract = rutter::contract::instructions_in_file("the user");
+    assert!(
+        text.starts_with("These instructions apply to every Cursor conversation"),
+        "{text}"
+    );
+    let brief = text.find("rutter: recorded decisions").expect(&text);
+    assert!(text[..brief].contains(&contract), "{text}");
+    assert!(
+        text[brief..].contains("In project elsewhere:\n- 2026-12-02 Kept the CLI flags stable."),
+        "{text}"
+    );
+    assert_eq!(injections(&env.vault)[0]["client"], "cursor");
+    // With the brief turned off, and with no vault at all, the instructions still come.
+    env.git(&["config", "rutter.context", "false"]);
+    let off = cursor_hook(&mut env.cmd(), &payload("cursor", &elsewhere));
+    assert!(
+        off.ends_with(&contract) && !off.contains("rutter: recorded"),
+        "{off}"
+    );
+    let bare = Env::bare();
+    let mut c = bare.cmd();
+    c.env_remove("LIBRARIAN_VAULT_PATH");
+    assert_eq!(cursor_hook(&mut c, b"not json"), off);
+}
+
+#[test]
+fn install_hook_registers_the_brief_where_gemini_cli_and_cursor_read_it() {
+    let env = Env::git_vault();
+    for (client, file, at) in [
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "/hooks/SessionStart/0/hooks/0/command",
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            "/hooks/sessionStart/0/command",
+        ),
+    ] {
+        let r = env.rutter(&["install-hook", "--client", client]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.contains("registered the SessionStart hook"),
+            "{}",
+            r.stdout
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(env.home.join(file)).unwrap()).unwrap();
+        let command = doc.pointer(at).and_then(|c| c.as_str()).unwrap();
+        assert!(
+            command.contains(&format!("context --hook {client}")),
+            "{command}"
+        );
+        let r = env.rutter(&["uninstall-hook", "--client", client]);
+        assert!(
+            r.stdout.contains("removed the SessionStart hook"),
+            "{}",
+            r.stdout
+        );
+    }
 }
 
 #[test]

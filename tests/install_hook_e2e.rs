@@ -1,5 +1,6 @@
 //! `git rutter install-hook` / `uninstall-hook` end to end: the real binary writing into a
-//! temporary HOME, for all six clients. Installing twice leaves one registration and changes no
+//! temporary HOME, for all ten clients (the four added with issue 34 also have a round trip each
+//! in tests/clients_e2e.rs). Installing twice leaves one registration and changes no
 //! byte; the registered command really captures with the client's label; stale paths and
 //! TypeScript-reference hooks are replaced in place; foreign, unparseable and symlinked files are
 //! refused and left byte-identical; uninstall takes out only what install put in.
@@ -11,7 +12,9 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-const CLIENTS: [&str; 6] = ["claude", "codex", "grok", "copilot", "agy", "muse"];
+const CLIENTS: [&str; 10] = [
+    "claude", "codex", "grok", "copilot", "agy", "muse", "cursor", "gemini", "opencode", "windsurf",
+];
 
 /// Runs `git-rutter ARGS` with the vault in LIBRARIAN_VAULT_PATH (as a hook would see it).
 fn rutter(env: &Env, args: &[&str]) -> Run {
@@ -61,7 +64,8 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-/// The hook file of each client and the JSON pointer of its first command.
+/// The hook file of each client and the JSON pointer of its first command (OpenCode's is its
+/// plugin, whose command is no JSON member).
 fn hook_of(env: &Env, client: &str) -> (PathBuf, &'static str) {
     let h = &env.home;
     match client {
@@ -86,13 +90,34 @@ fn hook_of(env: &Env, client: &str) -> (PathBuf, &'static str) {
             h.join(".config/muse/settings.json"),
             "/hooks/Stop/0/hooks/0/command",
         ),
+        "cursor" => (
+            h.join(".cursor/hooks.json"),
+            "/hooks/afterAgentResponse/0/command",
+        ),
+        "gemini" => (
+            h.join(".gemini/settings.json"),
+            "/hooks/AfterAgent/0/hooks/0/command",
+        ),
+        "opencode" => (h.join(".config/opencode/plugins/git-rutter.js"), ""),
+        "windsurf" => (
+            h.join(".codeium/windsurf/hooks.json"),
+            "/hooks/post_cascade_response/0/command",
+        ),
         _ => unreachable!(),
     }
 }
 
-/// How many of `text`'s lines hold a git-rutter capture command.
+/// How many git-rutter capture commands `text` holds (as a shell line, or as the OpenCode
+/// plugin's JSON array).
 fn registrations(text: &str) -> usize {
     text.matches("git-rutter capture --client").count()
+        + text.matches(r#"git-rutter","capture","--client""#).count()
+}
+
+/// Whether `text` holds the capture command of `client`.
+fn captures_for(text: &str, client: &str) -> bool {
+    text.contains(&format!("capture --client {client}"))
+        || text.contains(&format!(r#""capture","--client","{client}""#))
 }
 
 #[test]
@@ -118,10 +143,7 @@ fn installing_twice_leaves_one_registration_per_client_and_changes_nothing() {
         let (path, _) = hook_of(&env, client);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(registrations(&text), 1, "{client}: {text}");
-        assert!(
-            text.contains(&format!("capture --client {client}")),
-            "{text}"
-        );
+        assert!(captures_for(&text, client), "{text}");
     }
     // The instruction files carry the capture contract from its one source.
     let contract = rutter_instructions();
@@ -130,6 +152,9 @@ fn installing_twice_leaves_one_registration_per_client_and_changes_nothing() {
         ".copilot/instructions/rutter.instructions.md",
         ".gemini/config/rules/rutter-capture.md",
         ".config/muse/AGENTS.md",
+        ".gemini/GEMINI.md",
+        ".config/opencode/AGENTS.md",
+        ".codeium/windsurf/memories/global_rules.md",
     ] {
         let text = std::fs::read_to_string(env.home.join(rel)).unwrap();
         assert!(text.contains(&contract), "{rel} lacks the contract");
@@ -153,7 +178,8 @@ fn rutter_instructions() -> String {
 #[test]
 fn the_registered_command_captures_with_the_clients_label() {
     let env = Env::git_vault();
-    for client in CLIENTS {
+    // OpenCode's plugin runs its command itself: tests/clients_e2e.rs runs it under node.
+    for client in CLIENTS.into_iter().filter(|c| *c != "opencode") {
         assert_eq!(install(&env, client).code, 0, "{client}");
         let (path, pointer) = hook_of(&env, client);
         let command = read_json(&path)
@@ -162,15 +188,16 @@ fn the_registered_command_captures_with_the_clients_label() {
             .unwrap()
             .to_string();
         assert!(command.starts_with(&canonical_bin()), "{command}");
-        // Muse and agy get the vault written in (Muse clears the environment): run those with
-        // no vault in the environment, as the client would.
+        // Muse, agy, Cursor and Windsurf get the vault written in (Muse clears the environment,
+        // the editors start from a desktop): run those with no vault in the environment, as
+        // the client would.
         let mut sh = std::process::Command::new("sh");
         sh.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &env.home)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .args(["-c", &command]);
-        if !["muse", "agy"].contains(&client) {
+        if !["muse", "agy", "cursor", "windsurf"].contains(&client) {
             sh.env("LIBRARIAN_VAULT_PATH", &env.vault);
         }
         let payload = serde_json::json!({
@@ -183,7 +210,7 @@ fn the_registered_command_captures_with_the_clients_label() {
         assert_eq!(r.stdout, "", "{client}: a hook prints nothing on stdout");
     }
     let records = env.all_records();
-    for client in CLIENTS {
+    for client in CLIENTS.into_iter().filter(|c| *c != "opencode") {
         let line = records
             .lines()
             .find(|l| l.contains(&format!("register {client} through")))
@@ -272,7 +299,7 @@ fn typescript_reference_hooks_are_replaced_saying_so() {
 #[test]
 fn unparseable_foreign_and_broken_files_are_refused_and_left_byte_identical() {
     let env = Env::bare();
-    let cases: [(&str, &str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str, &str); 10] = [
         (
             "claude",
             ".claude/settings.json",
@@ -308,6 +335,30 @@ fn unparseable_foreign_and_broken_files_are_refused_and_left_byte_identical() {
             ".config/muse/AGENTS.md",
             "# Rules\n<!-- BEGIN git-rutter -->\nhalf a block\n",
             "START marker without END",
+        ),
+        (
+            "cursor",
+            ".cursor/mcp.json",
+            r#"{"mcpServers": {"rutter": {"command": "/opt/other-rutter", "args": ["serve"]}}}"#,
+            "which is not git-rutter",
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "{\n  // my settings\n  \"theme\": \"GitHub\"\n}\n",
+            "is not valid JSON",
+        ),
+        (
+            "opencode",
+            ".config/opencode/plugins/git-rutter.js",
+            "export const Mine = async () => ({})\n",
+            "was not written by git-rutter",
+        ),
+        (
+            "windsurf",
+            ".codeium/windsurf/hooks.json",
+            r#"{"hooks": {"post_cascade_response": "say done"}}"#,
+            "is not of the type the client expects",
         ),
     ];
     for (client, rel, text, why) in cases {
@@ -374,6 +425,12 @@ fn uninstall_removes_only_what_install_added() {
         (".gemini/config/hooks.json", "{\n  \"lint\": {\n    \"Stop\": [\n      {\n        \"command\": \"make lint\"\n      }\n    ]\n  }\n}\n"),
         (".config/muse/settings.json", "{\n  \"theme\": \"light\"\n}\n"),
         (".config/muse/AGENTS.md", "No trailing blank line here.\n"),
+        (".cursor/hooks.json", "{\"version\":1,\"hooks\":{\"stop\":[{\"command\":\"./audit.sh\",\"loop_limit\":10}]}}\n"),
+        (".gemini/settings.json", "{\n  \"theme\": \"GitHub\",\n  \"hooks\": {\n    \"BeforeTool\": [\n      { \"matcher\": \"write_file\", \"hooks\": [{ \"type\": \"command\", \"command\": \"./check.sh\" }] }\n    ]\n  }\n}\n"),
+        (".gemini/GEMINI.md", "# Context\n"),
+        (".config/opencode/opencode.json", "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"mcp\": {\n    \"docs\": { \"type\": \"remote\", \"url\": \"https://example.invalid/mcp\" }\n  }\n}\n"),
+        (".codeium/windsurf/mcp_config.json", "{\n  \"mcpServers\": {\n    \"github\": { \"serverUrl\": \"https://example.invalid/mcp\" }\n  }\n}\n"),
+        (".codeium/windsurf/memories/global_rules.md", "Prefer small diffs.\n"),
     ];
     for (rel, text) in user_files {
         write(&h.join(rel), text);
@@ -449,6 +506,12 @@ fn client_home_variables_are_honoured() {
         ("codex", "CODEX_HOME", "codex/hooks.json"),
         ("grok", "GROK_HOME", "grok/hooks/rutter.json"),
         ("copilot", "COPILOT_HOME", "copilot/hooks/rutter.json"),
+        ("gemini", "GEMINI_CLI_HOME", "gemini/.gemini/settings.json"),
+        (
+            "opencode",
+            "XDG_CONFIG_HOME",
+            "xdg/opencode/plugins/git-rutter.js",
+        ),
     ] {
         let dir = alt.join(rel.split('/').next().unwrap());
         let r = run_with_stdin(
@@ -525,7 +588,7 @@ fn json_output_reports_status_and_files() {
     )
     .unwrap();
     assert_eq!(again["status"], "unchanged");
-    let bad = rutter(&env, &["install-hook", "--client", "cursor"]);
+    let bad = rutter(&env, &["install-hook", "--client", "vscode"]);
     assert_eq!(bad.code, 2, "an unknown client is a usage error");
 }
 
@@ -547,6 +610,15 @@ fn the_snippets_in_hooks_are_what_install_hook_writes() {
         ("copilot-mcp-config.json", ".copilot/mcp-config.json"),
         ("agy.json", ".gemini/config/hooks.json"),
         ("muse.json", ".config/muse/settings.json"),
+        ("cursor.json", ".cursor/hooks.json"),
+        ("cursor-mcp.json", ".cursor/mcp.json"),
+        ("gemini.json", ".gemini/settings.json"),
+        ("opencode.json", ".config/opencode/opencode.json"),
+        ("windsurf.json", ".codeium/windsurf/hooks.json"),
+        (
+            "windsurf-mcp_config.json",
+            ".codeium/windsurf/mcp_config.json",
+        ),
     ] {
         let shipped = std::fs::read_to_string(repo.join("hooks").join(snippet))
             .unwrap()

@@ -473,7 +473,13 @@ fn the_json_shape_is_stable() {
         .iter()
         .map(|c| c["client"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["claude", "codex", "grok", "copilot", "agy", "muse"]);
+    assert_eq!(
+        names,
+        [
+            "claude", "codex", "grok", "copilot", "agy", "muse", "cursor", "gemini", "opencode",
+            "windsurf"
+        ]
+    );
     let claude = &json["clients"][0];
     assert_eq!(claude["hook"]["state"], "registered");
     assert_eq!(claude["mcp"]["state"], "registered");

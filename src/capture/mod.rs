@@ -37,7 +37,9 @@ use std::path::{Path, PathBuf};
 const P: &str = "[librarian-capture]";
 
 /// The AI clients whose hooks can capture (the `client` field of an entry).
-pub(crate) const CLIENTS: &[&str] = &["claude", "codex", "grok", "copilot", "agy", "muse"];
+pub(crate) const CLIENTS: &[&str] = &[
+    "claude", "codex", "grok", "copilot", "agy", "muse", "cursor", "gemini", "opencode", "windsurf",
+];
 
 /// One capture request.
 #[derive(Debug, Default, Clone)]

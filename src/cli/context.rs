@@ -17,9 +17,9 @@ use std::path::PathBuf;
 /// decisions it left out. It reads only the record cache and the index: no network, no scan of
 /// the notes.
 ///
-/// `install-hook` registers it as the SessionStart hook of Claude Code and Codex, which hand the
-/// text to each new, resumed, cleared or compacted session; `git config rutter.context false`
-/// turns that off. An injection is logged in the state folder (`context-runs.jsonl`), never as a
+/// `install-hook` registers it as the session-start hook of Claude Code, Codex, Gemini CLI and
+/// Cursor, which hand the text to each new (resumed, cleared, compacted) session; `git config
+/// rutter.context false` turns that off. An injection is logged in the state folder (`context-runs.jsonl`), never as a
 /// use: the gate counts only what a client reached for.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -42,7 +42,7 @@ pub struct Args {
 pub fn run_hook(vault: Option<PathBuf>, client: &str) -> i32 {
     use std::io::Write;
     let out = std::panic::catch_unwind(|| session_start::run(client, vault, std::io::stdin()))
-        .unwrap_or_else(|_| session_start::output(""));
+        .unwrap_or_else(|_| session_start::output(client, ""));
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{out}");
     let _ = stdout.flush();

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 /// Register git-rutter with an AI client: the Stop hook, its instructions and the MCP server.
 ///
 /// Writes the client's hook config with this binary's absolute path (`<path> capture --client
-/// NAME`), the instruction or rule file the client needs to follow the capture contract, and the
+/// NAME`; for OpenCode, a plugin that runs it), the session-start brief where the client reads
+/// one (Claude Code, Codex, Gemini CLI, Cursor), the instruction or rule file the client needs
+/// to follow the capture contract, and the
 /// MCP server `rutter` where the client keeps servers in a file of yours; where the client keeps
 /// them in its own state file, prints the exact `… mcp add …` command to run instead. Running it
 /// again changes nothing; after moving the binary, run it again and the path is replaced in place.
@@ -20,8 +22,8 @@ use std::path::{Path, PathBuf};
 /// a symbolic link, an unparseable file or a file git-rutter did not write is refused, and then
 /// nothing is written for that client. With --vault, the vault is written into the hook (and
 /// the server entry); otherwise the hook finds it through LIBRARIAN_VAULT_PATH or rutter.vault,
-/// except for clients that clear the environment (Muse Code, agy), which get the configured vault
-/// written in. Exit status: 0 done or nothing to do, 1 refused, 2 could not run.
+/// except for clients that clear the environment or start from a desktop (Muse Code, agy,
+/// Cursor, Windsurf), which get the configured vault written in. Exit status: 0 done or nothing to do, 1 refused, 2 could not run.
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     #[command(flatten)]
@@ -43,7 +45,8 @@ pub struct UninstallArgs {
 /// The options both commands take.
 #[derive(Debug, clap::Args)]
 pub struct Common {
-    /// The client: claude, codex, grok, copilot, agy (or antigravity), muse.
+    /// The client: claude, codex, grok, copilot, agy (or antigravity), muse, cursor, gemini,
+    /// opencode, windsurf.
     #[arg(long, value_name = "NAME", value_parser = client_names())]
     pub client: String,
     /// Print what would change, as a diff per file, and write nothing.

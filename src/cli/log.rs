@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub project: Option<String>,
     /// Only entries written by this client (its label: claude, codex, grok, copilot, agy,
-    /// muse; case-insensitive).
+    /// muse, cursor, gemini, opencode, windsurf; case-insensitive).
     #[arg(long, value_name = "CLIENT")]
     pub client: Option<String>,
     /// Show the line each entry's commit added, as a patch; for an edited entry, the edit.

@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub project: Option<String>,
     /// Only entries written by this client (its label as the text shows it: claude, codex,
-    /// grok, copilot, agy, muse; case-insensitive).
+    /// grok, copilot, agy, muse, cursor, gemini, opencode, windsurf; case-insensitive).
     #[arg(long, value_name = "CLIENT")]
     pub client: Option<String>,
     /// Show only the first and last step of longer sessions.

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub project: Option<String>,
     /// Only decisions written by this client (its label: claude, codex, grok, copilot, agy,
-    /// muse; case-insensitive).
+    /// muse, cursor, gemini, opencode, windsurf; case-insensitive).
     #[arg(long, value_name = "CLIENT")]
     pub client: Option<String>,
     /// Show times and count days in UTC, as recorded (by default in your time zone).

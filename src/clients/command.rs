@@ -128,12 +128,12 @@ pub(crate) fn classify(command: &str) -> Kind {
     }
 }
 
-/// Whether an MCP server command (program and arguments) is git-rutter's server: a program
-/// called `git-rutter`, or this very binary under whatever name it was installed from.
+/// Whether an MCP server command (a program, or a program and arguments on one line) is
+/// git-rutter's server: a program called `git-rutter`, or this very binary under whatever name
+/// it was installed from. A program path is taken whole first, so one with a space is known.
 pub(crate) fn is_our_server(command: &str) -> bool {
-    split(command).first().is_some_and(|w| {
-        w.rsplit('/').next() == Some("git-rutter") || Some(w.as_str()) == own_binary()
-    })
+    let ours = |w: &str| w.rsplit('/').next() == Some("git-rutter") || Some(w) == own_binary();
+    ours(command) || split(command).first().is_some_and(|w| ours(w))
 }
 
 /// Whether an MCP server command line is the TypeScript reference's server.
@@ -218,6 +218,8 @@ mod tests {
             assert_eq!(classify(cmd), Kind::Foreign, "{cmd}");
         }
         assert!(is_our_server("/a/git-rutter"));
+        assert!(is_our_server("/Applications/My Tools/git-rutter"));
+        assert!(is_our_server("git-rutter mcp"));
         assert!(!is_our_server("rutter-memory"));
         assert!(is_reference_server("npx -y rutter-memory"));
         assert!(is_reference_server("node /x/rutter/dist/stdio.js"));

@@ -365,3 +365,74 @@ fn edited_line(block: &[u8], body: &str) -> Option<String> {
 fn is_reference_text(text: &[u8]) -> bool {
     String::from_utf8_lossy(text).contains("librarian-session")
 }
+
+/// The first words of a script file git-rutter writes whole (the OpenCode plugin): a file that
+/// starts with them is ours.
+pub(crate) const SCRIPT_HEAD: &str = "// git-rutter ";
+
+/// Plans a script file git-rutter writes whole: `head` (a comment line starting with
+/// [`SCRIPT_HEAD`]), a line sealing the rest (`// git-rutter sha256:<hex of body>`), then
+/// `body`. A file that is not ours is refused by install and left by uninstall; ours with a seal
+/// that no longer matches was edited, and is refused by both, so the user's lines are never
+/// lost. Uninstall removes ours.
+pub(crate) fn script_file(
+    ctx: &Context,
+    path: &Path,
+    head: &str,
+    body: &str,
+    mode: super::Mode,
+) -> Result<FileEdit, Error> {
+    let shown = ctx.show(path);
+    let before = read(ctx, path)?;
+    let text = String::from_utf8_lossy(before.as_deref().unwrap_or_default()).into_owned();
+    let ours = before.is_some() && text.starts_with(SCRIPT_HEAD);
+    if ours && script_edited(&text) {
+        return Err(Error::Refused(format!(
+            "{shown} was edited since git-rutter wrote it; it is left alone. Move your changes \
+             to a file of your own (and this one aside), then run again."
+        )));
+    }
+    let new = format!("{head}\n{}\n{body}", script_seal(body));
+    let (after, change) = match (mode, before.is_some(), ours) {
+        (super::Mode::Install, true, false) => {
+            return Err(Error::Refused(format!(
+                "{shown} exists and was not written by git-rutter; it is left alone. Move it \
+                 aside, then run again."
+            )))
+        }
+        (super::Mode::Install, _, _) if text == new && before.is_some() => (before.clone(), None),
+        (super::Mode::Install, exists, _) => (
+            Some(new.into_bytes()),
+            Some(match exists {
+                true => "updated the plugin",
+                false => "wrote the plugin",
+            }),
+        ),
+        (super::Mode::Uninstall, _, true) => (None, Some("removed the plugin")),
+        (super::Mode::Uninstall, _, false) => (before.clone(), None),
+    };
+    Ok(FileEdit {
+        path: path.to_path_buf(),
+        shown,
+        before,
+        after,
+        changes: change.map(str::to_string).into_iter().collect(),
+    })
+}
+
+fn script_seal(body: &str) -> String {
+    format!(
+        "// git-rutter sha256:{}",
+        crate::records::fingerprint::sha256_hex(body.as_bytes())
+    )
+}
+
+/// Whether a script of ours no longer holds what its seal says.
+fn script_edited(text: &str) -> bool {
+    let mut parts = text.splitn(3, '\n');
+    let (_, seal, body) = (parts.next(), parts.next(), parts.next());
+    match (seal, body) {
+        (Some(seal), Some(body)) => seal != script_seal(body),
+        _ => true,
+    }
+}

@@ -23,20 +23,31 @@ pub(crate) enum Shape {
         name: &'static str,
         event: &'static str,
     },
+    /// `hooks.<event>[] = {command}`, no `type` and no `version`: Windsurf's Cascade hooks.
+    Plain { event: &'static str },
 }
 
 /// The clients whose session-start hook git-rutter registers (tests/fixtures/session_start/
 /// names the documentation each output shape was built against).
-pub(crate) const START_CLIENTS: [&str; 2] = ["claude", "codex"];
+pub(crate) const START_CLIENTS: [&str; 4] = ["claude", "codex", "gemini", "cursor"];
 
 /// Where `client` keeps the session-start handler that prints the brief (spec/context.md), if
-/// git-rutter registers one: Claude Code and Codex read `hookSpecificOutput.additionalContext`
-/// from a `SessionStart` group with no matcher (every source: startup, resume, clear, compact).
-/// Copilot CLI ignores a sessionStart hook's output; the other clients have no such hook.
+/// git-rutter registers one: Claude Code, Codex and Gemini CLI read
+/// `hookSpecificOutput.additionalContext` from a `SessionStart` group with no matcher (every
+/// source: startup, resume, clear, compact); Cursor reads `additional_context` from a flat
+/// `sessionStart` list. Copilot CLI ignores a sessionStart hook's output; the other clients have
+/// no such hook.
 pub(crate) fn start_shape(client: &str) -> Option<Shape> {
-    START_CLIENTS.contains(&client).then_some(Shape::Grouped {
-        event: "SessionStart",
-    })
+    match client {
+        "claude" | "codex" | "gemini" => Some(Shape::Grouped {
+            event: "SessionStart",
+        }),
+        "cursor" => Some(Shape::Flat {
+            event: "sessionStart",
+            field: "command",
+        }),
+        _ => None,
+    }
 }
 
 /// One handler found in the document.
@@ -66,7 +77,9 @@ impl Shape {
                     .map(|i| vec![key("hooks"), key(event), Seg::Idx(i), key("hooks")])
                     .collect()
             }
-            Shape::Flat { event, .. } => vec![vec![key("hooks"), key(event)]],
+            Shape::Flat { event, .. } | Shape::Plain { event } => {
+                vec![vec![key("hooks"), key(event)]]
+            }
             Shape::Named { event, .. } => match doc {
                 Json::Object(kv) => kv.iter().map(|(k, _)| vec![key(k), key(event)]).collect(),
                 _ => Vec::new(),
@@ -224,10 +237,13 @@ fn rewrite(doc: &mut Doc, shape: Shape, s: &Slot, command: &str) -> Option<Chang
         Some(_) => shape.field(),
         None => "command",
     };
-    if s.command == command && h.get("type").and_then(Json::as_str) == Some("command") {
+    let typed = !matches!(shape, Shape::Plain { .. });
+    if s.command == command && (!typed || h.get("type").and_then(Json::as_str) == Some("command")) {
         return None;
     }
-    doc.set(&path, "type", Json::str("command"));
+    if typed {
+        doc.set(&path, "type", Json::str("command"));
+    }
     doc.set(&path, field, Json::str(command));
     Some(match s.kind {
         Kind::Reference => Change::ReplacedReference {
@@ -244,7 +260,9 @@ fn rewrite(doc: &mut Doc, shape: Shape, s: &Slot, command: &str) -> Option<Chang
 /// Appends a new handler where `shape` keeps them, creating the containers it needs.
 fn add(doc: &mut Doc, shape: Shape, command: &str, extra: &[(&str, Json)]) -> Result<(), String> {
     let mut handler = Json::object();
-    handler.set("type", Json::str("command"));
+    if !matches!(shape, Shape::Plain { .. }) {
+        handler.set("type", Json::str("command"));
+    }
     handler.set(shape.field(), Json::str(command));
     for (k, v) in extra {
         handler.set(k, v.clone());
@@ -261,6 +279,7 @@ fn add(doc: &mut Doc, shape: Shape, command: &str, extra: &[(&str, Json)]) -> Re
             }
             ("hooks", event, handler)
         }
+        Shape::Plain { event } => ("hooks", event, handler),
         Shape::Named { name, event } => (name, event, handler),
     };
     let wrong = |what: String| format!("`{what}` is not of the type the client expects");
@@ -315,7 +334,9 @@ fn remove_slots(doc: &mut Doc, shape: Shape, drop: &[Slot]) {
             }
             prune(doc, &[key("hooks"), key(event)], !emptied.is_empty());
         }
-        Shape::Flat { event, .. } => prune(doc, &[key("hooks"), key(event)], !emptied.is_empty()),
+        Shape::Flat { event, .. } | Shape::Plain { event } => {
+            prune(doc, &[key("hooks"), key(event)], !emptied.is_empty())
+        }
         Shape::Named { event, .. } => {
             for p in emptied {
                 if let [Seg::Key(name), _] = p.as_slice() {
@@ -435,6 +456,24 @@ mod tests {
         ));
         assert_eq!(existing_vault(&doc.json, AGY), None);
         uninstall(&mut doc, AGY, false);
+        assert_eq!(doc.json, parse(before).unwrap());
+    }
+
+    #[test]
+    fn plain_hooks_have_no_type_and_no_version() {
+        const WINDSURF: Shape = Shape::Plain {
+            event: "post_cascade_response",
+        };
+        let before =
+            r#"{"hooks": {"post_write_code": [{"command": "lint", "show_output": true}]}}"#;
+        let mut doc = doc(before);
+        install(&mut doc, WINDSURF, CMD, &[]).unwrap();
+        assert_eq!(
+            at(&doc.json, &[key("hooks"), key("post_cascade_response")]),
+            Some(&parse(&format!(r#"[{{"command": "{CMD}"}}]"#)).unwrap())
+        );
+        assert!(install(&mut doc, WINDSURF, CMD, &[]).unwrap().is_empty());
+        uninstall(&mut doc, WINDSURF, false);
         assert_eq!(doc.json, parse(before).unwrap());
     }
 

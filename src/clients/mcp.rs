@@ -1,4 +1,5 @@
-//! The MCP server entry `rutter` in a client's JSON config (`mcpServers.rutter`), and the
+//! The MCP server entry `rutter` in a client's JSON config (`mcpServers.rutter`; OpenCode's
+//! `mcp.rutter`, whose `command` is an array of program and arguments), and the
 //! `… mcp add …` lines printed for clients whose server list lives in a file the client itself
 //! rewrites. Our entry is recognised by its command (`…/git-rutter`); the TypeScript reference's
 //! (`rutter-memory`, `dist/stdio.js`) is replaced, saying so; anything else called `rutter` is
@@ -13,13 +14,40 @@ pub(crate) const NAME: &str = "rutter";
 /// The environment variable that names the vault to the server.
 pub(crate) const VAULT_ENV: &str = crate::vault::VAULT_ENV;
 
+/// The usual entry (`mcpServers.rutter`): this binary's `mcp`, with the vault in its
+/// environment when one is given.
+pub(crate) fn fields(bin: &str, vault: Option<&str>) -> Vec<(&'static str, Json)> {
+    let mut fields = vec![
+        ("command", Json::str(bin)),
+        ("args", Json::Array(vec![Json::str("mcp")])),
+    ];
+    if let Some(v) = vault {
+        let env = Json::Object(vec![(VAULT_ENV.into(), Json::str(v))]);
+        fields.push(("env", env));
+    }
+    fields
+}
+
+/// The program an entry runs: its `command` string, or the first word of a `command` array.
+pub(crate) fn program(entry: &Json) -> &str {
+    match entry.get("command") {
+        Some(Json::Array(words)) => words.first().and_then(Json::as_str).unwrap_or_default(),
+        Some(c) => c.as_str().unwrap_or_default(),
+        None => "",
+    }
+}
+
 /// The program and arguments of an entry, as one line.
-fn command_line(entry: &Json) -> String {
-    let mut words = vec![entry
-        .get("command")
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-        .to_string()];
+pub(crate) fn command_line(entry: &Json) -> String {
+    if let Some(Json::Array(words)) = entry.get("command") {
+        let mut words = words.iter().filter_map(Json::as_str);
+        let first = words.next().unwrap_or_default().to_string();
+        return std::iter::once(first)
+            .chain(words.map(shell_word))
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    let mut words = vec![program(entry).to_string()];
     if let Some(args) = entry.get("args").and_then(Json::as_array) {
         words.extend(args.iter().filter_map(Json::as_str).map(shell_word));
     }
@@ -66,11 +94,7 @@ pub(crate) fn set_server(
             "replaced the TypeScript rutter MCP server `{was}` with git-rutter's"
         )]);
     }
-    let command = entry
-        .get("command")
-        .and_then(Json::as_str)
-        .unwrap_or_default();
-    if !is_our_server(command) || !entry.is_object() {
+    if !is_our_server(program(&entry)) || !entry.is_object() {
         return Err(format!(
             "`{servers}.{NAME}` runs `{was}`, which is not git-rutter; rename or remove that entry"
         ));
@@ -98,9 +122,8 @@ pub(crate) fn set_server(
 /// Removes our server entry (never another's), and `servers` when that leaves it empty.
 pub(crate) fn remove_server(doc: &mut Doc, servers: &str) -> Vec<String> {
     let ours = doc
-        .get(&[key(servers), key(NAME), key("command")])
-        .and_then(Json::as_str)
-        .is_some_and(is_our_server);
+        .get(&[key(servers), key(NAME)])
+        .is_some_and(|e| is_our_server(program(e)));
     if !ours {
         return Vec::new();
     }
@@ -118,9 +141,7 @@ pub(crate) fn remove_server(doc: &mut Doc, servers: &str) -> Vec<String> {
 pub(crate) fn registered(doc: &Json, servers: &str, bin: &str) -> bool {
     doc.get(servers)
         .and_then(|l| l.get(NAME))
-        .and_then(|e| e.get("command"))
-        .and_then(Json::as_str)
-        == Some(bin)
+        .is_some_and(|e| program(e) == bin)
 }
 
 #[cfg(test)]
@@ -161,6 +182,30 @@ mod tests {
         set_server(&mut empty, "mcpServers", fields("/a/git-rutter")).unwrap();
         remove_server(&mut empty, "mcpServers");
         assert_eq!(empty.json, Json::object());
+    }
+
+    #[test]
+    fn a_command_array_is_a_program_and_its_arguments() {
+        let fields = vec![
+            ("type", Json::str("local")),
+            (
+                "command",
+                Json::Array(vec![Json::str("/a b/git-rutter"), Json::str("mcp")]),
+            ),
+        ];
+        let mut doc = Doc::new(parse(r#"{"mcp": {"docs": {"type": "remote"}}}"#).unwrap());
+        let c = set_server(&mut doc, "mcp", fields.clone()).unwrap();
+        assert_eq!(
+            c,
+            ["registered the MCP server `rutter` (`/a b/git-rutter mcp`)"]
+        );
+        assert!(set_server(&mut doc, "mcp", fields).unwrap().is_empty());
+        assert!(registered(&doc.json, "mcp", "/a b/git-rutter"));
+        assert_eq!(remove_server(&mut doc, "mcp").len(), 1);
+        let foreign = r#"{"mcp": {"rutter": {"command": ["/opt/other", "mcp"]}}}"#;
+        let mut doc = Doc::new(parse(foreign).unwrap());
+        assert!(set_server(&mut doc, "mcp", vec![("command", Json::Array(vec![]))]).is_err());
+        assert!(remove_server(&mut doc, "mcp").is_empty());
     }
 
     #[test]

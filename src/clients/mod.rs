@@ -14,7 +14,9 @@ pub(crate) mod claude;
 pub(crate) mod codex;
 pub(crate) mod command;
 pub(crate) mod copilot;
+pub(crate) mod cursor;
 pub(crate) mod files;
+pub(crate) mod gemini;
 pub(crate) mod githooks;
 pub(crate) mod grok;
 pub(crate) mod hooks;
@@ -22,6 +24,8 @@ pub(crate) mod json;
 pub(crate) mod jsonedit;
 pub(crate) mod mcp;
 pub(crate) mod muse;
+pub(crate) mod opencode;
+pub(crate) mod windsurf;
 
 use crate::vault::{self, VaultSource};
 use std::path::{Path, PathBuf};
@@ -43,13 +47,17 @@ pub(crate) struct Spec {
 }
 
 /// Every client `install-hook` knows, in the order the docs list them.
-pub(crate) const CLIENTS: [Spec; 6] = [
+pub(crate) const CLIENTS: [Spec; 10] = [
     claude::SPEC,
     codex::SPEC,
     grok::SPEC,
     copilot::SPEC,
     agy::SPEC,
     muse::SPEC,
+    cursor::SPEC,
+    gemini::SPEC,
+    opencode::SPEC,
+    windsurf::SPEC,
 ];
 
 /// The client called `name` (or one of its aliases).
@@ -97,22 +105,36 @@ pub(crate) struct Context {
     pub user_label: String,
 }
 
-/// The client home variables a plan may honour.
-pub(crate) const HOME_VARS: [&str; 4] = [
+/// The client home variables a plan may honour (`GEMINI_CLI_HOME` stands for the home directory
+/// Gemini CLI keeps `.gemini` in; `XDG_CONFIG_HOME` for the folder OpenCode keeps `opencode` in).
+pub(crate) const HOME_VARS: [&str; 6] = [
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "GROK_HOME",
     "COPILOT_HOME",
+    "GEMINI_CLI_HOME",
+    "XDG_CONFIG_HOME",
 ];
 
 impl Context {
     /// `$var` when set and non-empty, else `~/default`.
     pub(crate) fn dir(&self, var: &str, default: &str) -> PathBuf {
+        self.var(var).unwrap_or_else(|| self.home.join(default))
+    }
+
+    /// `$var/sub` when `var` is set and non-empty, else `~/default/sub`: a client whose variable
+    /// names the folder its own folder lives in.
+    pub(crate) fn dir_under(&self, var: &str, default: &str, sub: &str) -> PathBuf {
+        self.var(var)
+            .unwrap_or_else(|| self.home.join(default))
+            .join(sub)
+    }
+
+    fn var(&self, var: &str) -> Option<PathBuf> {
         self.vars
             .iter()
             .find(|(k, _)| k == var)
             .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| self.home.join(default))
     }
 
     /// A path as shown to the user: `~/…` under the home directory.
@@ -176,18 +198,29 @@ pub(crate) struct Plan {
     pub refusals: Vec<String>,
     /// The hook file and the Stop handlers it held before the plan, for `status`.
     pub hook: Option<HookFile>,
+    /// What exists once the client has run here, when its hook file's folder says nothing
+    /// (Gemini CLI shares `~/.gemini` with agy).
+    pub presence: Option<PathBuf>,
 }
 
 impl Plan {
     /// Whether the client looks installed here: its hook file's folder (the folder above
-    /// `hooks/` for clients with a hooks folder) or any of its files exists.
+    /// `hooks/` for clients with a hooks folder, or [`Plan::presence`]) or any of its files
+    /// exists.
     pub(crate) fn looks_installed(&self) -> bool {
-        self.config_dir().is_some_and(Path::is_dir) || self.edits.iter().any(|e| e.before.is_some())
+        let marker = match &self.presence {
+            Some(p) => p.exists(),
+            None => self.config_dir().is_some_and(Path::is_dir),
+        };
+        marker || self.edits.iter().any(|e| e.before.is_some())
     }
 
     /// The folder the client's configuration lives in, as the user reads it (for a message).
     pub(crate) fn home_folder(&self, ctx: &Context) -> Option<String> {
-        self.config_dir().map(|d| ctx.show(d))
+        match &self.presence {
+            Some(p) => Some(ctx.show(p)),
+            None => self.config_dir().map(|d| ctx.show(d)),
+        }
     }
 
     /// The hook file's folder, or the one above `hooks/` for clients with a hooks folder.
@@ -223,6 +256,7 @@ impl Plan {
             notes: Vec::new(),
             refusals: Vec::new(),
             hook: None,
+            presence: None,
         }
     }
 
@@ -242,6 +276,16 @@ impl Plan {
     }
 }
 
+/// A JSON hook file to plan: where it is, who else writes in it, where it keeps its Stop
+/// handlers, and the fields a new Stop handler gets (a timeout).
+#[derive(Clone, Copy)]
+pub(crate) struct HookTarget<'a> {
+    pub path: &'a Path,
+    pub owner: files::Ownership,
+    pub shape: hooks::Shape,
+    pub extra: &'a [(&'a str, json::Json)],
+}
+
 /// Plans our Stop hook in the JSON file `path`, running this binary with `vault` baked in (or
 /// not); on uninstall, removes it and says when a TypeScript-reference hook stays behind.
 pub(crate) fn hook_file(
@@ -253,7 +297,31 @@ pub(crate) fn hook_file(
     vault: Option<&str>,
     extra: &[(&str, json::Json)],
 ) -> Result<(), Error> {
+    let target = HookTarget {
+        path,
+        owner,
+        shape,
+        extra,
+    };
+    hook_file_and(ctx, plan, target, vault, |_| Ok(Vec::new()))
+}
+
+/// [`hook_file`], with `more` edits of the same document in the same plan (the MCP server of a
+/// client that keeps it beside its hooks).
+pub(crate) fn hook_file_and(
+    ctx: &Context,
+    plan: &mut Plan,
+    target: HookTarget,
+    vault: Option<&str>,
+    more: impl FnOnce(&mut jsonedit::Doc) -> Result<Vec<String>, String>,
+) -> Result<(), Error> {
     let (mode, client) = (plan.mode, plan.client.name);
+    let HookTarget {
+        path,
+        owner,
+        shape,
+        extra,
+    } = target;
     let mut reference_left = false;
     let mut handlers = Vec::new();
     let start = hooks::start_shape(client);
@@ -278,7 +346,9 @@ pub(crate) fn hook_file(
             });
         }
         reference_left = hooks::has_reference(&doc.json, shape);
-        Ok(changes.iter().map(ToString::to_string).collect())
+        let mut changes: Vec<String> = changes.iter().map(ToString::to_string).collect();
+        changes.extend(more(doc)?);
+        Ok(changes)
     });
     plan.hook = Some(HookFile {
         path: path.to_path_buf(),
@@ -332,6 +402,6 @@ mod tests {
         let names: Vec<&str> = CLIENTS.iter().map(|c| c.name).collect();
         assert_eq!(names, crate::capture::CLIENTS.to_vec());
         assert_eq!(find("antigravity").map(|c| c.name), Some("agy"));
-        assert!(find("cursor").is_none());
+        assert!(find("vscode").is_none());
     }
 }

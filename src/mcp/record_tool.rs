@@ -166,6 +166,14 @@ pub(crate) fn client_label(name: &str) -> Option<&'static str> {
         Some("agy")
     } else if words.contains(&"muse") {
         Some("muse")
+    } else if has("cursor") {
+        Some("cursor")
+    } else if has("windsurf") || has("cascade") {
+        Some("windsurf")
+    } else if has("opencode") {
+        Some("opencode")
+    } else if has("gemini") {
+        Some("gemini")
     } else {
         None
     }
@@ -307,6 +315,10 @@ mod tests {
             ("antigravity", Some("agy")),
             ("agy", Some("agy")),
             ("muse-code", Some("muse")),
+            ("cursor-vscode", Some("cursor")),
+            ("windsurf-client", Some("windsurf")),
+            ("opencode", Some("opencode")),
+            ("gemini-cli-mcp-client", Some("gemini")),
             ("museum-tool", None),
             ("legacy", None),
             ("rmcp", None),

@@ -1,8 +1,9 @@
 //! The session-start hook (`git-rutter context --hook CLIENT`, spec/context.md): reads the
-//! client's SessionStart payload, names the project from its `cwd` as capture names it, and
-//! prints the brief in the one output shape the client reads. Like the Stop hook it never
-//! breaks a session: whatever happens it prints that shape (with an empty context when there is
-//! nothing to say) and exits 0, within [`TIME_BOUND`]. It never builds the index and never
+//! client's SessionStart payload, names the project from its `cwd` (Cursor's: its first
+//! workspace root) as capture names it, and prints the brief in the output shape that client
+//! reads ([`output`]). Like the Stop hook it never breaks a session: whatever happens it prints
+//! that shape (with an empty context when there is nothing to say) and exits 0, within
+//! [`TIME_BOUND`]. It never builds the index and never
 //! waits on the network: when `rutter.autoSync` says a sync is due it starts one in the
 //! background, as a capture does. Each run is logged in `<state>/context-runs.jsonl`, apart
 //! from the use log, so the gate still counts only what a client reached for.
@@ -16,8 +17,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The clients whose session-start hook git-rutter registers: both read
-/// `hookSpecificOutput.additionalContext`.
+/// The clients whose session-start hook git-rutter registers: Claude Code, Codex and Gemini CLI
+/// read `hookSpecificOutput.additionalContext`, Cursor `additional_context`.
 pub(crate) use crate::clients::hooks::START_CLIENTS as CLIENTS;
 /// The longest a hook run takes: past it the hook prints the empty shape and exits.
 pub(crate) const TIME_BOUND: Duration = Duration::from_secs(2);
@@ -47,15 +48,27 @@ pub(crate) struct Injection {
 #[derive(Debug, Default, Deserialize)]
 struct Payload {
     cwd: Option<String>,
+    /// Cursor's, which has no `cwd`.
+    workspace_roots: Option<Vec<String>>,
     source: Option<String>,
 }
 
-/// The hook's whole stdout for `context` (empty: nothing to add).
-pub(crate) fn output(context: &str) -> String {
+/// The hook's whole stdout for `client`, handing it `brief` (empty: nothing to add). Cursor
+/// reads no rule file outside a project, so its output carries the capture instructions first
+/// (`clients::cursor::session_instructions`), whatever the brief.
+pub(crate) fn output(client: &str, brief: &str) -> String {
+    if client == "cursor" {
+        let label = crate::contract::user_label();
+        let mut text = crate::clients::cursor::session_instructions(&label);
+        if !brief.is_empty() {
+            text = format!("{text}\n\n{brief}");
+        }
+        return serde_json::json!({ "additional_context": text }).to_string();
+    }
     serde_json::json!({
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": context,
+            "additionalContext": brief,
         }
     })
     .to_string()
@@ -80,7 +93,7 @@ pub(crate) fn run(
             log.outcome = "no-vault".into();
             log.reason = e.to_string();
             record(runlog::no_vault_dir().as_deref(), &log);
-            return output("");
+            return output(client, "");
         }
     };
     let (tx, rx) = std::sync::mpsc::channel();
@@ -108,7 +121,7 @@ pub(crate) fn run(
     log.decisions = answer.decisions;
     log.reason = crate::records::text::one_line_safe(&answer.reason);
     record(Some(&vault.state_dir()), &log);
-    output(&answer.text)
+    output(client, &answer.text)
 }
 
 /// What the worker thread found.
@@ -148,8 +161,11 @@ fn brief(vault: &Vault, stdin: impl Read, now: Instant) -> Answer {
         answer.reason = "no index yet: the first `git rutter recent` or MCP call builds it".into();
         return answer;
     }
-    let project = crate::capture::workspace::derive_workspace(payload.cwd.as_deref())
-        .map(|w| w.project.clone());
+    let cwd = payload
+        .cwd
+        .or_else(|| payload.workspace_roots.and_then(|r| r.into_iter().next()));
+    let project =
+        crate::capture::workspace::derive_workspace(cwd.as_deref()).map(|w| w.project.clone());
     match context::for_session(vault, project.as_deref(), None, now) {
         Ok(b) => {
             answer.outcome = "injected";
@@ -178,12 +194,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_output_is_the_one_shape_both_clients_read() {
-        let v: serde_json::Value = serde_json::from_str(&output("a \"b\"\nc")).unwrap();
-        assert_eq!(
-            v,
-            serde_json::json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "a \"b\"\nc"}})
-        );
+    fn the_output_is_the_shape_each_client_reads() {
+        for client in ["claude", "codex", "gemini"] {
+            let v: serde_json::Value = serde_json::from_str(&output(client, "a \"b\"\nc")).unwrap();
+            assert_eq!(
+                v,
+                serde_json::json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "a \"b\"\nc"}})
+            );
+        }
+        let v: serde_json::Value = serde_json::from_str(&output("cursor", "BRIEF")).unwrap();
+        let text = v["additional_context"].as_str().unwrap();
+        assert!(text.starts_with("These instructions apply to every Cursor conversation"));
+        assert!(text.contains("librarian-session") && text.ends_with("\n\nBRIEF"));
+        assert_eq!(v.as_object().unwrap().len(), 1);
+        let empty: serde_json::Value = serde_json::from_str(&output("cursor", "")).unwrap();
+        assert!(!empty["additional_context"]
+            .as_str()
+            .unwrap()
+            .ends_with('\n'));
     }
 
     #[test]

@@ -265,18 +265,13 @@ fn server_in(edit: &FileEdit) -> Option<&'static str> {
     json_server(&json::parse(&text).ok()?)
 }
 
+/// The server `rutter` in a JSON config: `mcpServers.rutter`, or OpenCode's `mcp.rutter`.
 fn json_server(doc: &json::Json) -> Option<&'static str> {
-    let entry = doc.get("mcpServers")?.get(clients::mcp::NAME)?;
-    let cmd = entry
-        .get("command")
-        .and_then(json::Json::as_str)
-        .unwrap_or_default();
-    let args: Vec<&str> = entry
-        .get("args")
-        .and_then(json::Json::as_array)
-        .map(|a| a.iter().filter_map(json::Json::as_str).collect())
-        .unwrap_or_default();
-    Some(classify_server(cmd, &args.join(" ")))
+    let entry = ["mcpServers", "mcp"]
+        .iter()
+        .find_map(|k| doc.get(k)?.get(clients::mcp::NAME))?;
+    let line = clients::mcp::command_line(entry);
+    Some(classify_server(clients::mcp::program(entry), &line))
 }
 
 fn classify_server(command: &str, args: &str) -> &'static str {

@@ -243,7 +243,7 @@ fn hooks(s: &Status, hooked_elsewhere: bool, out: &mut Vec<Finding>) {
             .collect();
         let todo = match installed.as_slice() {
             [] => format!(
-                "Run `{}` for the client you use (claude, codex, grok, copilot, agy or muse).",
+                "Run `{}` for the client you use (claude, codex, grok, copilot, agy, muse, cursor, gemini, opencode or windsurf).",
                 install("NAME")
             ),
             names => format!(

@@ -12,9 +12,13 @@ pub(crate) mod agy;
 pub(crate) mod claude;
 pub(crate) mod codex;
 pub(crate) mod copilot;
+pub(crate) mod cursor;
+pub(crate) mod gemini;
 pub(crate) mod grok;
 mod late;
 pub(crate) mod muse;
+pub(crate) mod opencode;
+pub(crate) mod windsurf;
 
 use super::directive::{directive_from_value, directives_in, Directive, Directives};
 use super::payload::{self, PayloadError};
@@ -30,7 +34,7 @@ pub(crate) struct Adapter {
 }
 
 /// Every client with a Stop hook, in the order of [`super::CLIENTS`].
-pub(crate) const ADAPTERS: [Adapter; 6] = [
+pub(crate) const ADAPTERS: [Adapter; 10] = [
     Adapter {
         label: "claude",
         decode: claude::decode,
@@ -54,6 +58,22 @@ pub(crate) const ADAPTERS: [Adapter; 6] = [
     Adapter {
         label: "muse",
         decode: muse::decode,
+    },
+    Adapter {
+        label: "cursor",
+        decode: cursor::decode,
+    },
+    Adapter {
+        label: "gemini",
+        decode: gemini::decode,
+    },
+    Adapter {
+        label: "opencode",
+        decode: opencode::decode,
+    },
+    Adapter {
+        label: "windsurf",
+        decode: windsurf::decode,
     },
 ];
 
@@ -81,8 +101,10 @@ pub(crate) enum Source {
         path: PathBuf,
         final_message: Option<String>,
     },
-    /// Only the final assistant message (Codex, Grok, Muse Code); `None` when the payload had
-    /// none (a turn that ended on a tool call).
+    /// The text of the turn the payload hands over: the final assistant message (Codex, Grok,
+    /// Muse Code, Cursor), the turn's response (Gemini CLI, Windsurf), or the assistant's text
+    /// since the prompt (OpenCode's plugin); `None` when the payload had none (a turn that
+    /// ended on a tool call).
     FinalMessage(Option<String>),
     /// Copilot CLI's `events.jsonl` for the session.
     CopilotEvents(PathBuf),
@@ -92,6 +114,8 @@ pub(crate) enum Source {
 
 /// Decodes the hook's stdin for `client` (auto-detected when `None`).
 pub(crate) fn decode(client: Option<&str>, stdin: &[u8]) -> Result<Option<Stop>, PayloadError> {
+    // Cursor on Windows starts its payload with a byte-order mark, which JSON does not allow.
+    let stdin = stdin.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(stdin);
     let Some(adapter) = client.and_then(adapter) else {
         return payload::decode(stdin).map(|p| Some(auto(p)));
     };
@@ -331,15 +355,15 @@ mod tests {
 
     proptest! {
         #[test]
-        fn never_panics(client in prop::sample::select(vec!["claude", "codex", "grok", "copilot", "agy", "muse"]),
+        fn never_panics(client in prop::sample::select(super::super::CLIENTS.to_vec()),
                         bytes in prop::collection::vec(any::<u8>(), 0..256)) {
             let _ = decode(Some(client), &bytes);
         }
 
         #[test]
         fn never_panics_on_payload_shaped_input(
-            client in prop::sample::select(vec!["claude", "codex", "grok", "copilot", "agy", "muse"]),
-            s in r#"\{("(session_id|sessionId|conversationId|cwd|workspacePaths|transcript_path|transcriptPath|last_assistant_message|lastAssistantMessage|hook_event_name|hookEventName|fullyIdle|summary|subagentType)":(null|true|1|"x"|"Stop"|\["/w"\]|\[1\]|\{\}),?){0,6}\}"#,
+            client in prop::sample::select(super::super::CLIENTS.to_vec()),
+            s in r#"\{("(session_id|sessionId|conversationId|cwd|workspacePaths|transcript_path|transcriptPath|last_assistant_message|lastAssistantMessage|hook_event_name|hookEventName|fullyIdle|summary|subagentType|prompt_response|conversation_id|workspace_roots|text|agent_action_name|trajectory_id|tool_info)":(null|true|1|"x"|"Stop"|\["/w"\]|\[1\]|\{\}),?){0,6}\}"#,
         ) {
             let _ = decode(Some(client), s.as_bytes());
         }
