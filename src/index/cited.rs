@@ -20,6 +20,15 @@ pub(crate) struct Citation {
     pub cited: NoteRef,
 }
 
+/// An entry that cited a note, as search's prior-engagement line shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Engaged {
+    pub day: String,
+    pub id: String,
+    pub summary: String,
+    pub status: Status,
+}
+
 /// What the index holds of a path that is no note.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct NoNote {
@@ -99,6 +108,49 @@ impl Index {
                 .then(a.3.cmp(&b.3))
         });
         Ok(distinct(rows.into_iter().map(|(_, c)| c), path))
+    }
+
+    /// What search's prior-engagement line needs of every entry nobody retracted that cited
+    /// `path` (as [`Index::citations`] finds them), newest first, each entry once: its day,
+    /// id, summary and status, the summary read by SQLite's JSON functions instead of the whole
+    /// entry decoded (a search reads this for every hit).
+    pub(crate) fn engagements(&self, path: &str) -> Result<Vec<Engaged>, IndexError> {
+        let mut sources: Vec<(String, Option<String>)> = vec![(path.to_string(), None)];
+        let mut bound = self
+            .conn
+            .prepare_cached("SELECT from_path, hash FROM identity_bindings WHERE to_path = ?1")?;
+        for row in bound.query_map([path], |r| Ok((r.get(0)?, Some(r.get(1)?))))? {
+            sources.push(row?);
+        }
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT e.day, e.time, e.id, json_extract(e.json, '$.summary'), e.status
+             FROM entry_refs r JOIN entries e ON e.file = r.file AND e.seq = r.seq
+             WHERE r.path = ?1 AND r.hash = coalesce(?2, r.hash) AND {ALIVE}"
+        ))?;
+        let mut out: Vec<(String, Engaged)> = Vec::new();
+        for (p, h) in &sources {
+            let rows = stmt.query_map(params![p, h], |r| {
+                let time: String = r.get(1)?;
+                let summary: Option<String> = r.get(3)?;
+                let status: String = r.get(4)?;
+                Ok((
+                    time,
+                    Engaged {
+                        day: r.get(0)?,
+                        id: r.get(2)?,
+                        summary: summary.unwrap_or_default(),
+                        status: Status::parse(&status).unwrap_or(Status::Unverified),
+                    },
+                ))
+            })?;
+            for row in rows {
+                out.push(row?);
+            }
+        }
+        out.sort_by(|(ta, a), (tb, b)| (&b.day, tb, &a.id).cmp(&(&a.day, ta, &b.id)));
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|(_, e)| seen.insert((e.day.clone(), e.id.clone())));
+        Ok(out.into_iter().map(|(_, e)| e).collect())
     }
 
     /// What the index knows of `path` when it is no note: where the projection binds it, and

@@ -6,7 +6,7 @@
 //! the one that shares most of the query's words (the newest among equals), so a note cited by
 //! many decisions shows the one the question is about, not only the latest.
 
-use crate::index::cited::Citation;
+use crate::index::cited::Engaged;
 use crate::index::entries::Scope;
 use crate::index::identity::Candidate;
 use crate::index::reads::Records;
@@ -153,7 +153,7 @@ fn enrich(
     let words = query_words(query);
     let claims = index.supersedes()?;
     hits.map(|(hit, held)| {
-        let cites = index.citations(&hit.head.path)?;
+        let cites = index.engagements(&hit.head.path)?;
         let engagement = engagement(&cites, &words, &claims);
         let conflicts = index.conflicts_for(&hit.head.path)?;
         let unresolved = index
@@ -174,11 +174,11 @@ fn enrich(
 
 /// The engagement of a note cited by `cites` (newest first): the decision that shares most of
 /// `words`, a current one before one superseded, the newest among equals.
-fn engagement(cites: &[Citation], words: &[String], claims: &Supersedes) -> Option<EngagementView> {
+fn engagement(cites: &[Engaged], words: &[String], claims: &Supersedes) -> Option<EngagementView> {
     let newest = cites.first()?;
-    let score = |c: &Citation| {
-        let current = claims.links(&c.step.entry.id).superseded_by.is_empty();
-        (shared_words(&c.step.entry.summary, words), current)
+    let score = |c: &Engaged| {
+        let current = claims.links(&c.id).superseded_by.is_empty();
+        (shared_words(&c.summary, words), current)
     };
     let (mut shown, mut best) = (newest, score(newest));
     for c in &cites[1..] {
@@ -188,12 +188,12 @@ fn engagement(cites: &[Citation], words: &[String], claims: &Supersedes) -> Opti
         }
     }
     Some(EngagementView {
-        date: shown.step.day.clone(),
-        summary: shown.step.entry.summary.clone(),
-        status: shown.step.status,
-        superseded_by: claims.links(&shown.step.entry.id).superseded_by,
+        date: shown.day.clone(),
+        summary: shown.summary.clone(),
+        status: shown.status,
+        superseded_by: claims.links(&shown.id).superseded_by,
         decisions: cites.len(),
-        newest: newest.step.day.clone(),
+        newest: newest.day.clone(),
         closest: !std::ptr::eq(shown, newest),
     })
 }
