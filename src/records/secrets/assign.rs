@@ -11,8 +11,7 @@ pub(super) const PASSWORD: &str =
 pub(super) const SECRET: &str =
     "A random-looking value assigned to a secret field (token, secret, api_key, …).";
 pub(super) const AWS_SECRET: &str =
-    "An AWS secret access key (40 base64 characters assigned to a secret key \
-                          field).";
+    "An AWS secret access key (40 base64 characters assigned to a secret key field).";
 
 /// The bytes an unquoted value is made of: ASCII graphic bytes but quotes, brackets, `,` `;`
 /// `=` `|` `\` (which end a value in the languages and formats a summary quotes). `&` stays in:

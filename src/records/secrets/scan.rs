@@ -35,7 +35,6 @@ pub(super) const RANK_URL: u16 = 600;
 pub(super) const RANK_AUTH: u16 = 700;
 pub(super) const RANK_ASSIGN: u16 = 800;
 
-/// The spans to mask in `b`, in order, none overlapping another or a mark already there.
 /// A searcher for `needle`, built once.
 pub(super) fn finder(
     cell: &'static std::sync::OnceLock<memmem::Finder<'static>>,
@@ -44,6 +43,7 @@ pub(super) fn finder(
     cell.get_or_init(|| memmem::Finder::new(needle))
 }
 
+/// The spans to mask in `b`, in order, none overlapping another or a mark already there.
 pub(super) fn hits(b: &[u8]) -> Vec<Hit> {
     let marks = marks(b);
     let mut found = Vec::new();
@@ -104,8 +104,14 @@ fn earliest_first(mut found: Vec<Hit>) -> Vec<Hit> {
 /// The prefixes of the table that begin with one byte, with their row, and the set of their
 /// second bytes (all of them for a one-byte prefix), so most words are passed over at once.
 struct Bucket {
-    seconds: [bool; 256],
+    seconds: [u64; 4],
     prefixes: Vec<(u16, &'static [u8])>,
+}
+
+impl Bucket {
+    fn has_second(&self, c: u8) -> bool {
+        self.seconds[usize::from(c >> 6)] & (1 << (c & 63)) != 0
+    }
 }
 
 /// For each byte, the [`Bucket`] of prefixes that begin with it.
@@ -113,7 +119,7 @@ fn dispatch() -> &'static [Bucket; 256] {
     static TABLE: std::sync::OnceLock<[Bucket; 256]> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         let mut t: [Bucket; 256] = std::array::from_fn(|_| Bucket {
-            seconds: [false; 256],
+            seconds: [0; 4],
             prefixes: Vec::new(),
         });
         for (i, rule) in RULES.iter().enumerate() {
@@ -121,8 +127,8 @@ fn dispatch() -> &'static [Bucket; 256] {
             for p in rule.prefixes.iter().map(|p| p.as_bytes()) {
                 let bucket = &mut t[usize::from(p[0])];
                 match p.get(1) {
-                    Some(&c) => bucket.seconds[usize::from(c)] = true,
-                    None => bucket.seconds = [true; 256],
+                    Some(&c) => bucket.seconds[usize::from(c >> 6)] |= 1 << (c & 63),
+                    None => bucket.seconds = [u64::MAX; 4],
                 }
                 bucket.prefixes.push((i, p));
             }
@@ -136,16 +142,13 @@ fn dispatch() -> &'static [Bucket; 256] {
 fn words(b: &[u8], found: &mut Vec<Hit>) {
     let table = dispatch();
     let mut runs = assign::Runs::default();
-    let mut i = 0;
-    while let Some(k) = b[i..].iter().position(|&c| WORD.has(c)) {
-        i += k;
-        let end = run(b, i, &WORD, usize::MAX);
+    for (i, end) in Words::new(b) {
         let bucket = &table[usize::from(b[i])];
         let second = b.get(i + 1).copied().unwrap_or(0);
-        if bucket.seconds[usize::from(second)] {
+        if bucket.has_second(second) {
             let mut tried = u16::MAX;
             for &(r, prefix) in &bucket.prefixes {
-                if r == tried || !b[i..].starts_with(prefix) {
+                if r == tried || !at(b, i, prefix) {
                     continue;
                 }
                 if let Some(rule) = RULES.get(usize::from(r)) {
@@ -166,8 +169,73 @@ fn words(b: &[u8], found: &mut Vec<Hit>) {
         if assign::may_assign(b, i, end) {
             found.extend(assign::assignment(b, i, end, &mut runs));
         }
-        i = end;
     }
+}
+
+/// The words of a text (maximal runs of [`WORD`] bytes) as `(start, end)`, in order. The text
+/// is classified 64 bytes at a time into a bit mask, and the words are read off its bits: no
+/// branch per byte, so a text of short words is not paid for in mispredicted loop exits.
+pub(super) struct Words<'a> {
+    b: &'a [u8],
+    /// Where the current block starts.
+    base: usize,
+    /// Bit `k`: the block's byte `k` is a word byte.
+    mask: u64,
+    /// The word starts of the block not yet returned.
+    starts: u64,
+}
+
+impl<'a> Words<'a> {
+    pub(super) fn new(b: &'a [u8]) -> Words<'a> {
+        let mut words = Words {
+            b,
+            base: 0,
+            mask: 0,
+            starts: 0,
+        };
+        words.load(false);
+        words
+    }
+
+    /// Classifies the block at `base`; `before` says whether the byte before it is a word's.
+    fn load(&mut self, before: bool) {
+        let block = &self.b[self.base.min(self.b.len())..(self.base + 64).min(self.b.len())];
+        self.mask = block
+            .iter()
+            .enumerate()
+            .fold(0, |m, (k, &c)| m | u64::from(WORD.has(c)) << k);
+        self.starts = self.mask & !(self.mask << 1 | u64::from(before));
+    }
+}
+
+impl Iterator for Words<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        while self.starts == 0 {
+            self.base += 64;
+            if self.base >= self.b.len() {
+                return None;
+            }
+            let before = self.mask >> 63 == 1;
+            self.load(before);
+        }
+        let k = self.starts.trailing_zeros() as usize;
+        self.starts &= self.starts - 1;
+        let start = self.base + k;
+        // The first byte from `k` on that is not a word's, in this block or beyond it.
+        let rest = !self.mask >> k;
+        let end = match rest {
+            0 => run(self.b, self.base + 64, &WORD, usize::MAX),
+            _ => (start + rest.trailing_zeros() as usize).min(self.b.len()),
+        };
+        Some((start, end))
+    }
+}
+
+/// Whether `b` holds `p` at `i` (compared here: prefixes are short, a library call is not).
+pub(super) fn at(b: &[u8], i: usize, p: &[u8]) -> bool {
+    b.len() >= i + p.len() && b[i..i + p.len()].iter().zip(p).all(|(x, y)| x == y)
 }
 
 /// The end of the run of `set` bytes from `from`, looking at no more than `cap` of them (a
@@ -227,7 +295,7 @@ fn body_end(b: &[u8], from: usize, segs: &[Seg]) -> Option<(usize, usize)> {
             }
             Seg::Lit(lit) => {
                 far = far.max(j + lit.len());
-                if !b[j..].starts_with(lit.as_bytes()) {
+                if !at(b, j, lit.as_bytes()) {
                     return None;
                 }
                 j += lit.len();
