@@ -219,17 +219,28 @@ fn value_at(b: &[u8], mut j: usize, runs: &mut Runs) -> Option<(std::ops::Range<
         runs.value = j..run(b, j, &VALUE, usize::MAX);
     }
     let e = runs.value.end;
-    if e - j > 256 {
+    // Longer than any secret; or code: a call or an index (`token = make_token(…)`,
+    // `secret = os.environ[…]`).
+    if e - j > 256 || matches!(b.get(e), Some(b'(' | b'[')) {
         return None;
     }
-    let pad = b[e..].iter().take(3).take_while(|&&c| c == b'=').count();
-    let mut v_end = e + pad;
-    if pad == 0 {
+    // `=` after the run is base64 padding, unless a value follows it (`a=b&c=d`): then the
+    // run's tail from its last `&` is the next parameter's name.
+    let eqs = b[e..].iter().take(3).take_while(|&&c| c == b'=').count();
+    let far = e + eqs + 1;
+    let assigns_next = eqs > 0 && b.get(e + eqs).is_some_and(|&c| VALUE.has(c));
+    let mut v_end = e + if assigns_next { 0 } else { eqs };
+    if assigns_next {
+        if let Some(amp) = b[j..e].iter().rposition(|&c| c == b'&') {
+            v_end = j + amp;
+        }
+    }
+    if v_end == e {
         while v_end > j && matches!(b[v_end - 1], b'.' | b':') {
             v_end -= 1;
         }
     }
-    Some((j..v_end, e + pad + 1))
+    Some((j..v_end, far))
 }
 
 /// The kind of a value given to a name of `class`, if it looks like a secret: no spaces or
@@ -247,7 +258,11 @@ fn judged(v: &[u8], class: Class) -> Option<(&'static str, &'static str)> {
     }
     let letters = v.iter().filter(|c| c.is_ascii_alphabetic()).count();
     let digits = v.iter().filter(|c| c.is_ascii_digit()).count();
-    let symbols = v.len() - letters - digits;
+    // Symbols a name is not made of (`_`, `-` and `.` join words).
+    let symbols = v
+        .iter()
+        .filter(|c| !c.is_ascii_alphanumeric() && !matches!(c, b'_' | b'-' | b'.'))
+        .count();
     if letters == 0
         || v.iter()
             .all(|c| !c.is_ascii_alphabetic() || matches!(c, b'T' | b'Z'))
@@ -259,11 +274,27 @@ fn judged(v: &[u8], class: Class) -> Option<(&'static str, &'static str)> {
         return Some(("aws-secret-access-key", AWS_SECRET));
     }
     if class == Class::Password {
-        return (digits + symbols > 0 && !name_like(v, 2)).then_some(("password", PASSWORD));
+        return (digits + symbols > 0 && !identifier(v, 2)).then_some(("password", PASSWORD));
     }
     let base64ish = v.len() >= 20 && v.iter().any(|c| matches!(c, b'+' | b'/' | b'='));
-    ((digits > 0 || base64ish) && !name_like(v, 1) && distinct(v) >= 6)
+    ((digits > 0 || base64ish) && !identifier(v, 1) && distinct(v) >= 6)
         .then_some(("secret", SECRET))
+}
+
+/// Whether `v` is a name rather than a secret: [`name_like`] as a whole (`accessTokenV2`), or
+/// made of parts (split at `_ . - : /`) of which those that read as words hold half its bytes
+/// or more (`D3DKMT_PRESENTHISTORYTOKEN_0`, `MI_UserCredentials_0`, `test-m2m-secret`): the
+/// type names and constants code gives a field, and made-up fixture values.
+fn identifier(v: &[u8], min_words: usize) -> bool {
+    if name_like(v, min_words) {
+        return true;
+    }
+    let parts = || v.split(|c| matches!(c, b'_' | b'.' | b'-' | b':' | b'/'));
+    let wordy: usize = parts()
+        .filter(|p| p.len() >= 3 && name_like(p, 1))
+        .map(<[u8]>::len)
+        .sum();
+    parts().count() >= 2 && 2 * wordy >= v.len()
 }
 
 /// Whether `v` stands for a value rather than being one: `<…>`, `{…}`, `${…}`, `$(…)`, `%…%`,
@@ -313,18 +344,21 @@ fn placeholder_word(v: &[u8]) -> bool {
     })
 }
 
-/// Whether `v` names where a value is rather than holding it: a path or a URL.
+/// Whether `v` names where a value is rather than holding it: a path, a URL, or code (a
+/// `&reference` or a `path::to::item`).
 fn reference(v: &[u8]) -> bool {
-    matches!(v.first(), Some(b'/' | b'~'))
+    matches!(v.first(), Some(b'/' | b'~' | b'&'))
         || v.starts_with(b"./")
         || v.starts_with(b"../")
-        || memchr::memmem::find(v, b"://").is_some()
+        || v.windows(3).any(|w| w == b"://")
+        || v.windows(2).any(|w| w == b"::")
 }
 
 /// Whether `v` reads as words joined into a name (`accessTokenV2`, `reset_flow_v2`,
 /// `HTTPServer`, `process.env.API_KEY`): split at `_ - . / :` and at case and digit changes,
 /// every part is a word (three letters or more, or a common two-letter one), a number of at
-/// most four digits, or a `v` before a version; and at least `min_words` parts are words.
+/// most four digits, or one letter before a number (`v2`; `X509` where a part starts); and at
+/// least `min_words` parts are words.
 /// Random text almost always has a part of one or two letters, a longer number or a symbol.
 pub(super) fn name_like(v: &[u8], min_words: usize) -> bool {
     let mut words = 0;
@@ -341,8 +375,12 @@ pub(super) fn name_like(v: &[u8], min_words: usize) -> bool {
             i = e;
         } else if c.is_ascii_alphabetic() {
             let e = word_end(v, i);
-            let version =
-                e - i == 1 && matches!(c, b'v' | b'V') && v.get(e).is_some_and(u8::is_ascii_digit);
+            // One letter before a number: a version (`v2`), or a model where a part starts
+            // (`X509Request`, `D3DKMT`); anywhere else, hex (`d0634a0b…`) reads that way too.
+            let part_start = i == 0 || matches!(v[i - 1], b'_' | b'-' | b'.' | b'/' | b':');
+            let version = e - i == 1
+                && v.get(e).is_some_and(u8::is_ascii_digit)
+                && (part_start || matches!(c, b'v' | b'V'));
             let short = e - i == 2 && SHORT_WORDS.iter().any(|w| v[i..e].eq_ignore_ascii_case(w));
             if e - i < 3 && !version && !short {
                 return false;

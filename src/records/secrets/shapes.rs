@@ -174,8 +174,9 @@ pub(super) fn jwt(b: &[u8], i: usize, end: usize) -> Option<Hit> {
 
 /// The password of each `scheme://user:password@host` (the user may be empty); scheme, user
 /// and host stay. A placeholder (`<password>`, `${PASS}`, `****`, the word `password`) is not
-/// a password, nor is a password that repeats the user (`guest:guest`, `postgres:postgres`:
-/// a tool's documented default).
+/// a password, nor is one of fewer than 4 bytes (`abc:xyz` in an example), one that repeats
+/// the user (`guest:guest`, `postgres:postgres`: a tool's documented default), or CVS's
+/// `:pserver:user` method.
 pub(super) fn url_passwords(b: &[u8], found: &mut Vec<Hit>) {
     static SEPARATOR: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     for k in finder(&SEPARATOR, "://").find_iter(b) {
@@ -206,7 +207,10 @@ pub(super) fn url_passwords(b: &[u8], found: &mut Vec<Hit>) {
             continue;
         };
         let (user, password) = (&b[from..colon], &b[colon + 1..at]);
-        if password.is_empty()
+        // `cvs://:pserver:user@host` names a method, not a password.
+        let method = user.is_empty() && password.contains(&b':');
+        if password.len() < 4
+            || method
             || placeholder(password)
             || url_placeholder(password)
             || password.eq_ignore_ascii_case(user)

@@ -111,6 +111,14 @@ fn an_assignment_keeps_its_name() {
             "export FOO_TOKEN=[redacted:secret].",
         ),
         (
+            "GET /v1/me?access_token=f3Kq9ZpX2mVt7LsW4nRb&page=2",
+            "GET /v1/me?access_token=[redacted:secret]&page=2",
+        ),
+        (
+            "SECRET_KEY=K9x2Vb7QmZ4tLp8W==,",
+            "SECRET_KEY=[redacted:secret],",
+        ),
+        (
             "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKY",
             "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKY",
         ),
