@@ -1,7 +1,9 @@
 //! Secrets never settle in the record (issue 35, DESIGN invariant 12, `spec/secrets.md`): the
 //! scanner that finds credentials in a text a capture is about to store and masks each as
-//! `[redacted:KIND]`. Pure and bounded: no I/O, linear in the text, a few microseconds on a
-//! summary.
+//! `[redacted:KIND]`. Pure and bounded: no I/O, linear in the text, about ten microseconds of
+//! CPU on a 2,000-character summary and 6 ms on a MiB of notes on a shared 2-core VM
+//! (`benches/secrets.rs`, which is why the module is public). Capture, the MCP server and the
+//! journal call [`mask`] on each text they store; a cited note's bytes go to [`find`].
 //!
 //! High precision over recall: a format is masked when its shape leaves little doubt (a vendor
 //! prefix and charset, a private key block with key material, a JWT whose header decodes, a
@@ -10,8 +12,9 @@
 //! `rules.rs` (by prefix), `shapes.rs` and `assign.rs`.
 //!
 //! Masking is idempotent (a masked text masks to itself: a mark is never read as part of a
-//! new match, `scan.rs` says why), marks never nest, and every mark replaces ASCII bytes only,
-//! so a masked `str` stays valid UTF-8 with its other characters untouched.
+//! new match, `scan.rs` says why), marks never nest, and every masked span begins and ends at
+//! an ASCII byte (or the text's end), so a masked `str` stays valid UTF-8 with every character
+//! outside the marks untouched.
 
 use std::borrow::Cow;
 use std::ops::Range;
