@@ -1,7 +1,8 @@
 //! The record model and its text formats: entry and retraction lines (`@2`), day files (`@1`
 //! read, `@2` append), the status of each entry against the record, the identity ledger (`@1`
 //! read, `@2` append), what a commit may add to each record file, the fingerprints a ref
-//! carries, which entry supersedes which, and the text helpers they share.
+//! carries, which entry supersedes which, the credentials a stored text may not hold (masked as
+//! `[redacted:KIND]`), and the text helpers they share.
 
 pub(crate) mod dayfile;
 pub(crate) mod entry;
@@ -12,6 +13,7 @@ pub(crate) mod ids;
 pub(crate) mod ledger;
 pub mod line;
 pub(crate) mod retraction;
+pub mod secrets;
 pub(crate) mod standing;
 pub mod supersede;
 pub(crate) mod text;
