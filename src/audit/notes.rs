@@ -11,8 +11,9 @@ use crate::store::tree::Trees;
 use crate::store::{Oid, Store, StoreError};
 use std::collections::{BTreeMap, HashMap};
 
-/// Each cited `(path, hash)` and the first entry that cited it (id, day).
-type Cited = BTreeMap<(String, String), (String, String)>;
+/// Each cited `(path, hash)`, the first entry that cited it (id, day), and why the capture
+/// kept no copy of it, when the ref says (`withheld`: spec/secrets.md).
+type Cited = BTreeMap<(String, String), (String, String, Option<String>)>;
 
 /// Checks every cited `(path, hash)` of the committed day files.
 pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
@@ -21,7 +22,7 @@ pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
     let cited = cited_refs(store, &mut trees, tree)?;
     let bindings = committed_bindings(store, &mut trees, tree);
     let mut findings = Vec::new();
-    for ((path, hash), (entry, day)) in cited {
+    for ((path, hash), (entry, day, withheld)) in cited {
         let (now, detail, at) = match store.working(&path) {
             Some(now) => (
                 now,
@@ -50,6 +51,9 @@ pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
         f.entry = Some(entry);
         f.day = Some(day);
         f.diff = kept_copy(store, &mut trees, tree, &hash).map(|old| diff(&old, &now));
+        if let (None, Some(why)) = (&f.diff, withheld_why(withheld.as_deref())) {
+            f.detail.push_str(&format!("; no copy was kept: {why}"));
+        }
         findings.push(f);
     }
     Ok(findings)
@@ -65,9 +69,14 @@ fn cited_refs(store: &Store, trees: &mut Trees<'_>, tree: Oid) -> Result<Cited, 
         let bytes = store.blob(blob)?;
         for e in dayfile::parse(&bytes).entries {
             for r in e.refs {
+                let withheld = r
+                    .extra
+                    .get("withheld")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string);
                 cited
                     .entry((r.path, r.hash))
-                    .or_insert_with(|| (e.id.clone(), day.to_string()));
+                    .or_insert_with(|| (e.id.clone(), day.to_string(), withheld));
             }
         }
     }
@@ -86,6 +95,18 @@ fn committed_bindings(
         _ => Vec::new(),
     };
     ledger::latest_bindings(&ledger::parse(&bytes).bindings)
+}
+
+/// Why a capture kept no copy, in words, from a ref's `withheld` (`secret: KINDS`, `private`).
+pub(crate) fn withheld_why(withheld: Option<&str>) -> Option<String> {
+    let w = withheld?;
+    Some(match w.strip_prefix("secret: ") {
+        Some(kinds) => format!("the note held a credential ({kinds}) when it was cited"),
+        None if w == "private" => {
+            "the note is marked private (`rutter: private` or .rutterignore)".to_string()
+        }
+        None => format!("withheld ({w})"),
+    })
 }
 
 /// The unified diff from the cited copy to the note now.

@@ -11,8 +11,10 @@ pub(crate) mod complete;
 pub(crate) mod dedupe;
 pub(crate) mod directive;
 pub(crate) mod markdown;
+pub(crate) mod mask;
 pub(crate) mod optout;
 pub(crate) mod payload;
+pub(crate) mod private;
 mod report;
 pub(crate) mod resolve;
 pub mod runlog;
@@ -25,7 +27,7 @@ pub(crate) mod watermarks;
 pub(crate) mod workspace;
 pub(crate) mod write;
 
-use crate::records::{Entry, NoteRef};
+use crate::records::Entry;
 use crate::vault::{self, Vault};
 use directive::Directive;
 pub(crate) use runlog::Outcome;
@@ -72,9 +74,10 @@ pub(crate) fn run(req: Request) -> Report {
         .clone()
         .or_else(|| runlog::session_of(&req.stdin));
     let mut out = Vec::new();
+    let mut masked = Vec::new();
     let (vault, outcome) = match vault::resolve(req.vault.as_deref(), false) {
         Ok(v) => {
-            let outcome = capture_into(&v, req, &mut out).unwrap_or_else(|e| {
+            let outcome = capture_into(&v, req, &mut out, &mut masked).unwrap_or_else(|e| {
                 out.push(format!("{P} error: {e}"));
                 Outcome::Error(format!("error: {e}"))
             });
@@ -93,13 +96,14 @@ pub(crate) fn run(req: Request) -> Report {
             (None, Outcome::NoVault(e.to_string()))
         }
     };
-    let logged = runlog::Run::new(
+    let mut logged = runlog::Run::new(
         crate::clock::now(),
         client.as_deref(),
         session.as_deref(),
         &outcome,
         vault.as_ref(),
     );
+    logged.masked = masked;
     runlog::record(vault.as_ref(), &logged);
     Report {
         lines: out,
@@ -112,6 +116,7 @@ fn capture_into(
     vault: &Vault,
     req: Request,
     out: &mut Vec<String>,
+    masked: &mut Vec<String>,
 ) -> Result<Outcome, write::WriteError> {
     let found = match find_directives(&req, out) {
         Ok(found) => found,
@@ -134,6 +139,12 @@ fn capture_into(
         if let Some(draft) = draft(vault, directive, &base, out) {
             words.push(sanitize::word_count(&directive.summary));
             drafts.push(draft);
+        }
+    }
+    for d in &drafts {
+        if let Some(serde_json::Value::Array(kinds)) = d.entry.extra.get(mask::MASKED_KEY) {
+            let kinds = kinds.iter().filter_map(|k| k.as_str()).map(str::to_string);
+            masked.extend(kinds.filter(|k| !masked.contains(k)).collect::<Vec<_>>());
         }
     }
     let Some(first) = drafts.first() else {
@@ -212,16 +223,16 @@ fn draft(
     }
     let supersedes = Some(supersede::whole_ids(&vault.root, &directive.supersedes))
         .filter(|ids| !ids.is_empty());
-    let entry = Entry {
+    let mut entry = Entry {
         supersedes,
         summary,
-        refs: resolution
-            .resolved
-            .iter()
-            .map(|r| NoteRef::new(&r.path, &r.hash, Some(r.blob.clone())))
-            .collect(),
+        refs: resolution.resolved.iter().map(resolve::note_ref).collect(),
         ..base.clone()
     };
+    let kinds = mask::entry(&mut entry);
+    if !kinds.is_empty() {
+        out.push(format!("{P} {}", mask::message(&kinds)));
+    }
     // One limit for the line a capture writes and the line the journal check accepts
     // (`records::line::MAX_LINE_BYTES`); the id and time it gets under the lock are short.
     let bytes = crate::records::line::render(&entry).len() + ID_AND_TIME_BYTES;

@@ -13,7 +13,7 @@ use std::io::{self, Read};
 use std::path::{Component, Path};
 
 use crate::fsx::{Dir, FsError};
-use crate::records::fingerprint;
+use crate::records::{fingerprint, NoteRef};
 
 /// Cited files up to this size get a content-addressed copy in the record ref (the commit reads
 /// them again and keeps them only if their sha256 still matches).
@@ -35,9 +35,45 @@ pub(crate) struct ResolvedRef {
     pub blob: String,
     /// The canonical vault-relative path of the file actually read, with `/` separators.
     pub target: String,
-    /// The file is at most [`CITED_COPY_MAX_BYTES`] long, so the commit may keep a copy.
+    /// The file is at most [`CITED_COPY_MAX_BYTES`] long and nothing withholds it, so the
+    /// commit may keep a copy.
     pub copyable: bool,
+    /// Why no copy may be kept whatever its size (spec/secrets.md, "Cited copies").
+    pub withheld: Option<Withheld>,
 }
+
+/// Why a cited note is cited by hash and blob id but never copied into the record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Withheld {
+    /// Its bytes hold a credential of these kinds.
+    Secret(Vec<&'static str>),
+    /// Its frontmatter says `rutter: private`, or `.rutterignore` names it.
+    Private,
+}
+
+impl Withheld {
+    /// The value of the ref's `withheld` field in the entry.
+    pub(crate) fn field(&self) -> String {
+        match self {
+            Withheld::Secret(kinds) => format!("secret: {}", kinds.join(", ")),
+            Withheld::Private => "private".to_string(),
+        }
+    }
+}
+
+/// The ref an entry stores for a resolved note: path, hash, blob, and `withheld` when no copy
+/// may be kept.
+pub(crate) fn note_ref(r: &ResolvedRef) -> NoteRef {
+    let mut n = NoteRef::new(&r.path, &r.hash, Some(r.blob.clone()));
+    if let Some(w) = &r.withheld {
+        n.extra
+            .insert(WITHHELD_KEY.into(), serde_json::Value::String(w.field()));
+    }
+    n
+}
+
+/// The key of a ref whose note was not copied: `secret: KINDS` or `private`.
+pub(crate) const WITHHELD_KEY: &str = "withheld";
 
 /// Why a raw ref was dropped from the entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -166,13 +202,35 @@ fn resolve_one(vault_root: &Path, raw: &str) -> Result<ResolvedRef, Rejection> {
     }
     let target_segs = confined_target(vault_root, &path)?;
     let bytes = read_beneath(vault_root, &target_segs)?;
+    let target = target_segs.join("/");
+    let small = u64::try_from(bytes.len()).is_ok_and(|n| n <= CITED_COPY_MAX_BYTES);
+    // Only a note that would be copied is scanned: the rest never reaches the record.
+    let withheld = small
+        .then(|| withheld(vault_root, &target, &bytes))
+        .flatten();
     Ok(ResolvedRef {
         path,
         hash: fingerprint::sha256_ref(&bytes),
         blob: fingerprint::blob_id(&bytes),
-        target: target_segs.join("/"),
-        copyable: u64::try_from(bytes.len()).is_ok_and(|n| n <= CITED_COPY_MAX_BYTES),
+        target,
+        copyable: small && withheld.is_none(),
+        withheld,
     })
+}
+
+/// Why the note `target` (its `bytes`) is not to be copied, if anything says so.
+fn withheld(vault_root: &Path, target: &str, bytes: &[u8]) -> Option<Withheld> {
+    if super::private::is_private(vault_root, target, bytes) {
+        return Some(Withheld::Private);
+    }
+    let found = crate::records::secrets::find(bytes);
+    if found.is_empty() {
+        return None;
+    }
+    let mut kinds: Vec<&'static str> = found.iter().map(|f| f.kind).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    Some(Withheld::Secret(kinds))
 }
 
 /// Canonicalises the ref and checks it stays in the vault, outside `.git`, and is a regular

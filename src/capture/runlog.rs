@@ -171,6 +171,10 @@ pub struct Run {
     /// The vault root the run used; `None` when none could be resolved.
     #[serde(default)]
     pub vault: Option<String>,
+    /// The kinds of credential masked in what the run stored (spec/secrets.md); never the
+    /// secrets themselves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub masked: Vec<String>,
 }
 
 impl Run {
@@ -190,6 +194,7 @@ impl Run {
             entries: outcome.entries(),
             reason: cut(&outcome.reason(), MAX_REASON),
             vault: vault.map(|v| v.root.display().to_string()),
+            masked: vec![],
         }
     }
 

@@ -216,7 +216,21 @@ impl Versions {
             return Some(diff);
         }
         Some(match (found, &self.now) {
-            (Found::Version(CitedVersion::Missing), _) => NOT_KEPT.to_string(),
+            (Found::Version(CitedVersion::Missing), _) => {
+                // The index keeps a ref's path, hash and blob; the entry keeps the rest.
+                let withheld = d
+                    .step
+                    .entry
+                    .refs
+                    .iter()
+                    .find(|r| r.path == d.cited.path && r.hash == d.cited.hash)
+                    .and_then(|r| r.extra.get("withheld"))
+                    .and_then(|v| v.as_str());
+                match crate::audit::notes::withheld_why(withheld) {
+                    Some(why) => format!("(No copy of the cited version was kept: {why}.)"),
+                    None => NOT_KEPT.to_string(),
+                }
+            }
             (Found::NoRecord, _) => NO_RECORD.to_string(),
             _ => format!(
                 "({} cannot be read now.)",

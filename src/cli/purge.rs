@@ -46,6 +46,8 @@ pub struct Args {
 /// Runs the command.
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let reason = inert_line(&args.reason, REASON_MAX_CHARS);
+    // A reason is stored in the record like a summary: never a credential (spec/secrets.md).
+    let reason = crate::records::secrets::mask(&reason).text.into_owned();
     if reason.is_empty() {
         return Err(cannot_run(
             "the reason is empty; say why the entry is purged with --reason TEXT.",

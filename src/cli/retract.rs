@@ -45,6 +45,8 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         return Err(user_error(format!("{given:?} is not an entry id (one looks like 20261130T073141112Z, or its first 15 characters as `recent` shows it); `git rutter log` lists them.")));
     }
     let reason = inert_line(&args.reason, SUMMARY_MAX_CHARS);
+    // A reason is stored in the record like a summary: never a credential (spec/secrets.md).
+    let reason = crate::records::secrets::mask(&reason).text.into_owned();
     if reason.is_empty() {
         return Err(cannot_run(
             "the reason is empty; say why the entry is retracted with --reason TEXT.",

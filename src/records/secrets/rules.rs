@@ -278,7 +278,7 @@ pub(super) static RULES: &[Rule] = &[
         "A Netlify access token (nfp_, nfc_, nfo_, nfu_ or nfb_ prefix).",
         "answers.netlify.com, \"Change to the Netlify authentication token format\" (2023)",
         &["nfp_", "nfc_", "nfo_", "nfu_", "nfb_"],
-        &[Run(&ALNUM, 32, 40)],
+        &[Run(&ALNUM, 20, 40)],
         Check::LetterDigit,
     ),
     rule(
