@@ -6,7 +6,7 @@
 //! agent's stop capture nothing, with exit 0 and an empty stdout. A repository that opted out
 //! (`git config rutter.capture false`) is skipped, saying how to turn it back on.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! and leaves it out of the index. Time bounds are generous (a loaded 2-core
 //! machine): they tell "skipped" from "read for minutes".
 
-mod common;
+use crate::common;
 
 use common::{in_ref, Env};
 use std::time::{Duration, Instant};

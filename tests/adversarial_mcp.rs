@@ -4,7 +4,7 @@
 //! serving after a broken frame, and it exits 0 soon after end of input. Time bounds are
 //! generous (a loaded 2-core machine): they tell "answered" from "busy for minutes".
 
-mod common;
+use crate::common;
 
 use common::Env;
 use serde_json::{json, Value};

@@ -9,7 +9,7 @@
 //! every captured summary is there, committed, once; `git fsck --strict` checks what libgit2
 //! wrote.
 
-mod common;
+use crate::common;
 use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! `restore`, `diff` and `gate`, with the real binary on temp vaults that are real git
 //! repositories. Outputs are compared whole, so a change of format or status fails here.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{json, Value};
 

@@ -3,7 +3,7 @@
 //! captures start detached `git-rutter sync --auto` runs; the tests wait for what they did
 //! (the remote's ref, the hook-run log), never for a fixed time.
 
-mod common;
+use crate::common;
 use common::net::Net;
 use common::*;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! End to end: the real binary captures through the hook path into a real git vault, and the
 //! real `git` reads what libgit2 wrote.
 
-mod common;
+use crate::common;
 use common::*;
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! compaction and file-snapshot lines). The transcripts of the user trial
 //! (new-user-trial.md §2: t3, tresume, tfence, t5, t6, t6b, t7, t11) are each covered.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{json, Value};
 use std::path::PathBuf;

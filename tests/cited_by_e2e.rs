@@ -3,7 +3,7 @@
 //! `-p` against the copy the ref keeps (or git's history, or neither), the paths it takes, the
 //! decisions it leaves out, and its refusals. JSON is decoded, never matched as text.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 

@@ -7,7 +7,7 @@
 //! session-start brief registered and the capture; uninstall gives every file back byte for
 //! byte. Refusals of foreign files are in tests/install_hook_e2e.rs.
 
-mod common;
+use crate::common;
 use common::{run_with_stdin, Env, Run};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! output shape decoded into typed structs that refuse unknown keys, as Codex's strict schema
 //! does.
 
-mod common;
+use crate::common;
 use common::net::{summaries, Net};
 use common::*;
 use serde::Deserialize;

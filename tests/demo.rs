@@ -1,6 +1,6 @@
 //! `git rutter demo DIR` runs end to end and writes nothing outside DIR.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -2,7 +2,7 @@
 //! the same on `recent`, and `librarian-recent`'s `query`, on the built binary and a real git
 //! vault, with rmcp's client for the MCP tool.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rmcp::model::CallToolRequestParams;

@@ -4,7 +4,7 @@
 //! text is in the remote's objects. CI sets `RUTTER_REQUIRE_GCRYPT=1` (and installs
 //! git-remote-gcrypt and gnupg), so the test cannot skip there.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;

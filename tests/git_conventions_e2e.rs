@@ -3,7 +3,7 @@
 //! `--color=auto|always|never` on every command, and `CLICOLOR_FORCE`. Through the real `git`
 //! dispatch: the built binary's folder is put on `PATH`.
 
-mod common;
+use crate::common;
 
 use common::{run_with_stdin, Env, BIN};
 use std::path::Path;

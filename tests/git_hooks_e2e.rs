@@ -2,7 +2,7 @@
 //! they let through without starting the binary, how they live beside the user's own hooks,
 //! and how they fail open (spec/git-hooks.md).
 
-mod common;
+use crate::common;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! real git and man, `capture --help` prints help (a hook's argument rule does not swallow it),
 //! and the completion scripts complete through git's own bash completion.
 
-mod common;
+use crate::common;
 
 use common::{run_with_stdin, Env, Run, BIN};
 use std::path::Path;

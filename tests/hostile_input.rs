@@ -1,7 +1,7 @@
 //! Bad input never breaks the hook: exit 0, one clear stderr line or an inert record, no lost
 //! record and no rewritten byte.
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::Write;
 

@@ -7,7 +7,7 @@
 //! same trees through `git clone` + `init`, and through `restore` and `verify` on a forged local
 //! ref. The real binary, the real `git`.
 
-mod common;
+use crate::common;
 use common::*;
 use proptest::prelude::*;
 use std::collections::BTreeMap;

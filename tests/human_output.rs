@@ -1,35 +1,25 @@
 //! Snapshot tests of the human output of `recent`, `log`, `verify`, `status`, `diff`, `retract`,
 //! `sync`, `cited-by`, `timeline` and `context`: stdout, stderr and exit status pinned together, so every text spec/
 //! spells out is checked as the user sees it. Review a change with `cargo insta review` (or
-//! `INSTA_UPDATE=always cargo test --test human_output` and read the `.snap` diffs).
+//! `INSTA_UPDATE=always cargo test --test tests human_output::` and read the `.snap` diffs).
 //!
 //! Most run in-process through a `Ui` writing to buffers (`Env::here`); the few that depend on
 //! their own process's HOME (the hook-run log `status` reads) run the binary (`Env::spawned`).
 //! Captures that set a vault up go through the binary, each at its own pinned time.
 
-mod common;
+use crate::common;
 
 use common::{directive, run_with_stdin, Env};
 
-#[path = "human_output/cited_by.rs"]
 mod cited_by;
-#[path = "human_output/context.rs"]
 mod context;
-#[path = "human_output/diff.rs"]
 mod diff;
-#[path = "human_output/log.rs"]
 mod log;
-#[path = "human_output/recent.rs"]
 mod recent;
-#[path = "human_output/retract.rs"]
 mod retract;
-#[path = "human_output/status.rs"]
 mod status;
-#[path = "human_output/sync.rs"]
 mod sync;
-#[path = "human_output/timeline.rs"]
 mod timeline;
-#[path = "human_output/verify.rs"]
 mod verify;
 
 /// A vault with two sessions: `S` (two manual steps on 2026-11-30, the second citing a note) and

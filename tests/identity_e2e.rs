@@ -1,7 +1,7 @@
 //! The design essay's example replayed: renames followed by hash, edited renames offered with
 //! git's evidence and confirmed by a person, confirmations sticky against later matches.
 
-mod common;
+use crate::common;
 use common::*;
 
 const CADENCE: &str = "# Publishing cadence\n\nA fictional draft. Three options:\n\n1. Stay weekly, with a shorter roundup.\n2. Go fortnightly, one long essay per issue.\n3. Go monthly, with a digest.\n\nEach has costs for readers and for the writer.\n";

@@ -1,7 +1,7 @@
 //! The index: search semantics, hostile queries, confinement of `show`, corrupt and foreign
 //! index files, and rebuild equivalence.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn notes_vault() -> Env {

@@ -6,7 +6,7 @@
 //! any open, and the MCP server still answers (F-6). Every run is bounded, so a reader that
 //! blocks on a FIFO fails the test instead of hanging it.
 
-mod common;
+use crate::common;
 
 use common::Env;
 use rmcp::model::{CallToolRequestParams, CallToolResult};

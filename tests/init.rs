@@ -1,6 +1,6 @@
 //! `git rutter init` on new, existing, reference-written and cloned vaults.
 
-mod common;
+use crate::common;
 use common::*;
 
 const V1_DAY: &str = "---\ncollection: librarian.sessions\nschema: session-record@1\nday: '2026-10-09'\nsessions:\n  - id: 20261009T221653000Z\n    session_id: abc\n    time: '2026-10-09T22:16:53.000Z'\n    summary: 'Decided to go fortnightly: one long essay per issue.'\n    refs:\n      - path: Notes/a.md\n        hash: 'sha256:9a5c0f3ba40d4b35a3f1bdf1fd0e5bd0b7c1b3c1d2e0f0a0b0c0d0e0f0a0b0c0'\n    workspace:\n      cwd: /home/me/newsletter\n      project: newsletter-notes\nrefs:\n  - path: Notes/a.md\n    hash: 'sha256:9a5c0f3ba40d4b35a3f1bdf1fd0e5bd0b7c1b3c1d2e0f0a0b0c0d0e0f0a0b0c0'\n---\n# Sessions - 2026-10-09\n\n- 22:16:53 [newsletter-notes] - Decided to go fortnightly: one long essay per issue. (refs: Notes/a.md@sha256:9a5c0f3)\n";

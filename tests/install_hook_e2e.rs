@@ -5,7 +5,7 @@
 //! TypeScript-reference hooks are replaced in place; foreign, unparseable and symlinked files are
 //! refused and left byte-identical; uninstall takes out only what install put in.
 
-mod common;
+use crate::common;
 
 use common::{run_with_stdin, Env, Run, BIN};
 use serde_json::Value;

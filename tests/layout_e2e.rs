@@ -2,7 +2,7 @@
 //! gets one commit that only moves its day files, every reader sees the same records before and
 //! after, and `verify` finds a move that also changed a byte.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! with a day, `Nd` or git's words, on the built binary with `TZ` west and east of UTC, and
 //! `--utc` switching all of it back to the UTC days the record is filed by.
 
-mod common;
+use crate::common;
 
 use common::*;
 

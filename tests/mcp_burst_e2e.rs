@@ -4,7 +4,7 @@
 //! process holds the capture lock. Each ends with every entry in the day files once, every id
 //! distinct, every entry committed once, and `verify` clean.
 
-mod common;
+use crate::common;
 
 use common::{run_with_stdin, Env, LockHolder};
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};

@@ -2,7 +2,7 @@
 //! (tools, schemas, instructions, errors, use log), and raw byte-level runs over the binary's
 //! stdin/stdout (stdout purity, stdin EOF, start-up order, concurrency, vault resolution).
 
-mod common;
+use crate::common;
 
 use common::Env;
 use rmcp::model::{CallToolRequestParams, CallToolResult};

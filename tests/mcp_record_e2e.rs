@@ -4,7 +4,7 @@
 //! call, rejected refs, the repository opt-out) and the instructions gain one paragraph; without
 //! it the tool list, the instructions and every answer stay as they were.
 
-mod common;
+use crate::common;
 
 use common::Env;
 use rmcp::model::{

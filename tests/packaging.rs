@@ -683,6 +683,25 @@ fn the_crate_carries_what_publishing_and_building_need() {
     ] {
         assert!(included(rel), "{rel}");
     }
+    // The one test binary (autotests off) and the files it declares as modules.
+    assert_eq!(doc["package"]["autotests"].as_bool(), Some(false));
+    let tests: Vec<&str> = doc["test"]
+        .as_array_of_tables()
+        .expect("[[test]]")
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(tests, ["tests/tests.rs"]);
+    assert!(included("tests/tests.rs"));
+    let runner = read("tests/tests.rs");
+    for module in runner
+        .lines()
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+    {
+        let file = format!("tests/{module}.rs");
+        let dir = format!("tests/{module}/mod.rs");
+        assert!(included(&file) || included(&dir), "{module}");
+    }
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -2,7 +2,7 @@
 //! core.pager / PAGER as git's commands do; `--no-pager`, a pipe, or `cat` turn it off.
 //! A pseudo-terminal comes from util-linux `script`.
 
-mod common;
+use crate::common;
 
 use common::{Env, BIN};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! `verify --full` is clean and names the purge, `git fsck --strict` is clean, and a forged
 //! "purge" that drops another line too is refused.
 
-mod common;
+use crate::common;
 use common::net::*;
 use std::path::Path;
 

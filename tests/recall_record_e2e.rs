@@ -4,7 +4,7 @@
 //! changes what recall serves, only how it marks it; a retraction hides an entry everywhere
 //! while the record keeps it byte for byte.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rmcp::model::CallToolRequestParams;

@@ -3,7 +3,7 @@
 //! `librarian-recent` (whole ones stay in JSON), `--client` on `recent` and `log`, `--project`
 //! on `log`, and `show` prints a note's title once.
 
-mod common;
+use crate::common;
 
 use common::*;
 

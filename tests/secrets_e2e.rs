@@ -3,7 +3,7 @@
 //! the hook-run log say what was masked and never the secret, and a cited note holding one, or
 //! marked private, is cited by hash but never copied into the ref.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 

@@ -3,7 +3,7 @@
 //! yes, every file written with `--yes` (and the client's own `claude mcp add` run when
 //! `claude` is on PATH), `status` green at the end, a second run changing nothing.
 
-mod common;
+use crate::common;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 

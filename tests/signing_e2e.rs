@@ -2,7 +2,7 @@
 //! unsigned, `git rutter commit` and `verify --ack` sign, a seal signs a quiet history, and
 //! `verify` checks signatures with `git verify-commit` (bad and uncheckable ones are findings).
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 

@@ -5,7 +5,7 @@
 //! without notes are findings (exit 1) that say what to do; the vault
 //! is named with the reason it was chosen; `--json` decodes to the shape spec/status.md gives.
 
-mod common;
+use crate::common;
 
 use common::{run_with_stdin, Env, Run, BIN};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! older entry; an id that names no entry is kept and shown; retracting the newer entry makes
 //! the older current again. Real git vaults, the real binary, rmcp's own client.
 
-mod common;
+use crate::common;
 use common::net::Net;
 use common::*;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};

@@ -2,7 +2,7 @@
 //! folders, the real binary and the real `git`. Every scenario ends with both clones holding
 //! identical record files and ref trees, every entry exactly once, and `verify` clean.
 
-mod common;
+use crate::common;
 use common::net::{record_files, summaries, Net};
 use common::*;
 use std::path::{Path, PathBuf};

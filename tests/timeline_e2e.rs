@@ -3,7 +3,7 @@
 //! runs the opener found on PATH with the page's absolute path; a terminal is refused. What the
 //! page does in a browser is `tests/timeline_browser.py`'s.
 
-mod common;
+use crate::common;
 
 use common::{Env, BIN};
 use serde_json::Value;

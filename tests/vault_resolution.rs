@@ -2,7 +2,7 @@
 //! commands run by hand, never the current directory for hooks, and `init` prepares the folder
 //! it is given or stands in, refusing to nest a repository in another one's work tree.
 
-mod common;
+use crate::common;
 
 use common::{run_with_stdin, Env, BIN};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Tampering, every way a user or a script could, each on a fresh vault: `verify` exits 1 and
 //! names the entry and the kind; a clean vault with pending lines exits 0.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// A vault with three committed entries on one day.

@@ -37,8 +37,10 @@ pub const NOTE_A: &str = "# Alpha\n\nThe alpha note.\n";
 pub const NOTE_B: &str = "# Beta\n\nThe beta note.\n";
 
 impl Env {
-    /// A temp HOME and an empty vault directory (not yet a repository).
+    /// A temp HOME and an empty vault directory (not yet a repository), in a hermetic process
+    /// ([`snap::hermetic`]).
     pub fn bare() -> Env {
+        snap::hermetic();
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
         let home = root.join("home");

@@ -58,11 +58,15 @@ fn stream(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
 /// The HOME of in-process commands, once the process is hermetic.
 static HOME: OnceLock<PathBuf> = OnceLock::new();
 
-/// Variables of the test runner that stay: the search path, cargo's and insta's own settings.
+/// Variables of the test runner that stay: the search path, cargo's and insta's own settings,
+/// and what CI asks of the tests themselves (`RUTTER_REQUIRE_*`: a missing tool fails rather
+/// than skips; `RUTTER_BLESS`: rewrite a pinned fixture).
 fn kept(name: &str) -> bool {
     name == "PATH"
         || name == "CI"
         || name == "TMPDIR"
+        || name == "RUTTER_BLESS"
+        || name.starts_with("RUTTER_REQUIRE_")
         || name.starts_with("CARGO")
         || name.starts_with("INSTA_")
         || name.starts_with("RUST_")
@@ -73,6 +77,10 @@ fn kept(name: &str) -> bool {
 /// but [`kept`] ones removed (no GIT_DIR, LIBRARIAN_VAULT_PATH, NO_COLOR, PAGER of the caller),
 /// then the environment of tests/common's spawned commands (a HOME of its own, no system git
 /// config, TZ=UTC, a fixed identity) and the clock pinned at [`NOW`]. Returns that HOME.
+///
+/// Every test shares the process (tests/tests.rs), so [`Env::bare`] calls this too: whichever
+/// test runs first, every test sees this environment from its first `Env` on (a test that
+/// makes one while the environment changes waits here until it is done).
 pub fn hermetic() -> &'static Path {
     HOME.get_or_init(|| {
         let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("human-output-home");

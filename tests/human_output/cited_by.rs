@@ -1,8 +1,8 @@
 //! `git rutter cited-by` (spec/cited-by.md), in-process: the decisions that cited a note, newest
 //! first, through a rename, with an edit in place and its diff, and each refusal.
 
+use super::two_sessions;
 use crate::common::*;
-use crate::two_sessions;
 
 /// `two_sessions` with a third decision, on 2026-12-01, citing Notes/a.md again.
 fn cited_twice() -> Env {

@@ -1,6 +1,6 @@
 //! `git rutter context` (spec/context.md), in-process.
 
-use crate::two_sessions;
+use super::two_sessions;
 
 #[test]
 fn context_brief_of_a_project() {

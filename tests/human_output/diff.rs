@@ -1,6 +1,6 @@
 //! `git rutter diff` (spec/verify.md, "git rutter diff"), in-process.
 
-use crate::two_sessions;
+use super::two_sessions;
 
 const DAY: &str = "_librarian/sessions/2026-11-30.md";
 

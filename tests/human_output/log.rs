@@ -1,7 +1,7 @@
 //! `git rutter log` (spec/verify.md, "git rutter log"), in-process.
 
+use super::two_sessions;
 use crate::common::*;
-use crate::two_sessions;
 
 #[test]
 fn log_lists_entries_newest_first_with_commit_and_status() {

@@ -1,7 +1,7 @@
 //! `git rutter recent` (spec/recall.md, "What recall shows"), in-process.
 
+use super::two_sessions;
 use crate::common::*;
-use crate::two_sessions;
 
 #[test]
 fn recent_shows_sessions_newest_first_with_short_ids_and_refs() {

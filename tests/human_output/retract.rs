@@ -1,8 +1,8 @@
 //! `git rutter retract` (spec/recall.md, "Retraction"), in-process: the line it prints, its
 //! JSON, and each refusal with its hint.
 
+use super::two_sessions;
 use crate::common::*;
-use crate::two_sessions;
 
 #[test]
 fn retract_prints_what_it_retracted_and_where_it_is_recorded() {
@@ -58,7 +58,7 @@ fn retract_with_an_empty_reason_is_a_usage_error() {
 
 #[test]
 fn retract_of_an_unverified_line_is_refused() {
-    let env = crate::with_a_hand_typed_line();
+    let env = super::with_a_hand_typed_line();
     insta::assert_snapshot!(env.here(&["retract", "20261130T113000000Z", "--reason", "x"]));
 }
 

@@ -1,8 +1,8 @@
 //! `git rutter status` (spec/status.md): in-process where it reads only the vault, spawned where
 //! it reads the hook-run log of its own HOME.
 
+use super::two_sessions;
 use crate::common::*;
-use crate::two_sessions;
 
 /// A capture by Claude Code's hook at `ts` whose payload is `payload`.
 fn hook_run(env: &Env, ts: &str, payload: &[u8]) {

@@ -3,8 +3,8 @@
 //! temporary folder; their writer ids are written beforehand, so file names are the same on
 //! every run.
 
+use super::two_sessions;
 use crate::common::*;
-use crate::two_sessions;
 use std::path::{Path, PathBuf};
 
 /// The first machine (`two_sessions`'s vault, writer `laptop-0001`) with `origin`, a bare

@@ -2,8 +2,8 @@
 //! the page to a file, and its refusals. The page itself is checked by decoding its data
 //! (`tests/timeline_e2e.rs`) and in a browser (`tests/timeline_browser.py`).
 
+use super::two_sessions;
 use crate::common::*;
-use crate::two_sessions;
 
 #[test]
 fn timeline_writes_the_page_and_says_where() {

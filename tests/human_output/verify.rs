@@ -1,8 +1,8 @@
 //! `git rutter verify` (spec/verify.md), in-process: the clean line, each finding's block, the
 //! verdict and its hint, `--porcelain`, `--json`, `--ack`.
 
+use super::two_sessions;
 use crate::common::*;
-use crate::two_sessions;
 
 const DAY: &str = "_librarian/sessions/2026-11-30.md";
 
@@ -72,7 +72,7 @@ fn verify_names_a_deleted_day_file() {
 
 #[test]
 fn verify_names_a_line_no_capture_wrote() {
-    let env = crate::with_a_hand_typed_line();
+    let env = super::with_a_hand_typed_line();
     insta::assert_snapshot!(env.here(&["verify"]));
 }
 
