@@ -8,7 +8,7 @@ use common::net::Net;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A bare remote and two clones set up for sync, each syncing by itself every minute.
 fn two_machines() -> (Net, PathBuf, PathBuf) {
@@ -57,6 +57,14 @@ fn auto_runs(dir: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
+/// When the last detached sync started, as `dir`'s state folder notes it (`sync-last`,
+/// spec/sync.md): a capture notes the start before it starts one, so once a capture has
+/// returned, a note it left as it was says it started none.
+fn last_start(dir: &Path) -> Option<String> {
+    let note = std::fs::read_to_string(dir.join(".git/rutter/sync-last")).ok()?;
+    Some(note.trim().to_string())
+}
+
 /// Waits (at most 60 s) until `dir` has logged `n` detached syncs; they must have synced.
 fn wait_for_auto_runs(dir: &Path, n: usize) {
     wait_until(&format!("{n} detached syncs in {dir:?}"), || {
@@ -67,12 +75,8 @@ fn wait_for_auto_runs(dir: &Path, n: usize) {
     }
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_until(what: &str, done: impl FnMut() -> bool) {
+    common::wait_until(what, Duration::from_secs(60), done);
 }
 
 #[test]
@@ -91,9 +95,12 @@ fn two_clones_with_auto_sync_converge_with_no_manual_sync() {
     wait_for_auto_runs(&a, 2);
     assert_eq!(tip(&net, &a), tip(&net, &b));
     net.converged(&[&a, &b], &["Decided on a.", "Decided on b."]);
-    // Within the interval a capture starts no sync (the last one started at 09:20).
+    // Within the interval a capture starts no sync (the last one started at 09:20): the note
+    // of the last start is as it was once the capture has returned.
+    let started = last_start(&a);
+    assert_eq!(started.as_deref(), Some("2026-11-30T09:20:00.000Z"));
     net.capture(&a, "2026-11-30T09:20:30.000Z", "Within the minute.");
-    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(last_start(&a), started, "no sync within the interval");
     assert_eq!(auto_runs(&a).len(), 2, "no sync within the interval");
     assert_ne!(remote_tip(&net), tip(&net, &a));
     // status says how it is set up.
@@ -164,8 +171,9 @@ fn a_failed_auto_sync_is_logged_and_shown_by_status() {
 fn an_interval_that_is_not_one_is_a_status_finding_and_starts_nothing() {
     let (net, a, _b) = two_machines();
     net.git(&a, &["config", "rutter.autoSync", "soon"]);
+    let started = last_start(&a);
     net.capture(&a, "2026-11-30T09:00:00.000Z", "No sync for this.");
-    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(last_start(&a), started, "no sync started");
     assert!(auto_runs(&a).is_empty());
     let s = net.rut(&a, &["status"]);
     assert!(

@@ -284,8 +284,16 @@ fn an_acknowledged_failed_run_is_no_finding() {
     assert!(json["runs_acked"]
         .as_str()
         .is_some_and(|t| t.ends_with('Z')));
-    // A run failing after the acknowledgement is a finding again.
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    // A run failing after the acknowledgement (once the clock has passed it) is a finding again.
+    let acked = rutter::clock::parse_instant(json["runs_acked"].as_str().unwrap()).unwrap();
+    common::wait_until(
+        "the clock to pass the acknowledgement",
+        std::time::Duration::from_secs(10),
+        || {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            now.unwrap().as_millis() as i64 > acked.0
+        },
+    );
     env.capture(b"still not a payload", &["--client", "claude"]);
     let (code, json) = status_json(&env);
     assert_eq!(code, 1, "{json:#}");

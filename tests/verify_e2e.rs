@@ -642,15 +642,26 @@ fn verify_while_captures_land_reports_no_rewind() {
 #[test]
 fn a_capture_landing_while_verify_reads_is_not_unverified() {
     let (env, _) = vault();
+    // Verify creates `paused` once it has read the tip and waits until it is gone.
+    let paused = env.root().join("verify-paused");
     let mut slow = env.cmd();
-    slow.env("RUTTER_VERIFY_WORKTREE_DELAY_MS", "1500")
+    slow.env("RUTTER_VERIFY_WORKTREE_PAUSE", &paused)
         .args(["verify", "--porcelain"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let verifying = slow.spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut verifying = slow.spawn().unwrap();
+    common::wait_until(
+        "verify to have read the tip",
+        std::time::Duration::from_secs(60),
+        || {
+            let ended = verifying.try_wait().unwrap();
+            assert!(ended.is_none(), "verify ended before its pause: {ended:?}");
+            paused.exists()
+        },
+    );
     let r = env.capture_at("2026-11-30T12:00:00.000Z", "Landed during verify.", &[]);
     assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    std::fs::remove_file(&paused).unwrap();
     let out = verifying.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

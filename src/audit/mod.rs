@@ -189,15 +189,19 @@ fn second_look(
         .collect())
 }
 
-/// Debug builds only: `RUTTER_VERIFY_WORKTREE_DELAY_MS` holds verify between reading the tip and
-/// checking the working tree, so a test can land a capture in exactly that window (the trial's
-/// F-6) and check that [`second_look`] does not report it.
+/// Debug builds only: `RUTTER_VERIFY_WORKTREE_PAUSE` names a file that verify creates once it
+/// has read the tip, then waits (at most a minute) until the file is gone before it checks the
+/// working tree, so a test can land a capture in exactly that window (the trial's F-6) and
+/// check that [`second_look`] does not report it, with no guess at how long verify takes.
 fn pause_before_the_working_tree() {
     #[cfg(debug_assertions)]
-    if let Some(ms) = std::env::var("RUTTER_VERIFY_WORKTREE_DELAY_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
+    if let Some(flag) = std::env::var_os("RUTTER_VERIFY_WORKTREE_PAUSE") {
+        let flag = std::path::PathBuf::from(flag);
+        if std::fs::write(&flag, b"").is_ok() {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while flag.exists() && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
     }
 }

@@ -245,6 +245,19 @@ impl Env {
     }
 }
 
+/// Waits until `done`, looking every 10 ms, and fails naming `what` once `limit` has passed:
+/// a test waits on the state it expects, never for a fixed time.
+pub fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 pub fn run_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Run {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
