@@ -7,6 +7,7 @@
 
 use crate::common;
 
+use common::json::{decode, Status};
 use common::{run_with_stdin, Env, Run, BIN};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -33,28 +34,9 @@ fn status(env: &Env, extra: &[&str]) -> Run {
     rutter_in(env, &env.vault, &args)
 }
 
-fn status_json(env: &Env) -> (i32, Value) {
+fn status_json(env: &Env) -> (i32, Status) {
     let r = status(env, &["--json"]);
-    let json = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
-    (r.code, json)
-}
-
-fn kinds(json: &Value) -> Vec<String> {
-    json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn finding<'j>(json: &'j Value, kind: &str) -> &'j Value {
-    json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == kind)
-        .unwrap_or_else(|| panic!("no {kind} finding in {json:#}"))
+    (r.code, decode(&r.stdout))
 }
 
 /// Installs the Claude Code hook and registers its MCP server as `claude mcp add` would.
@@ -151,7 +133,7 @@ fn a_healthy_setup_exits_0_and_names_the_vault_and_why() {
 fn the_vault_is_named_with_the_reason_it_was_chosen() {
     let env = healthy();
     let (_, here) = status_json(&env);
-    assert_eq!(here["vault"]["source"], "current-repository");
+    assert_eq!(here.vault().source, "current-repository");
     let elsewhere = env.root().join("code/site");
     std::fs::create_dir_all(&elsewhere).unwrap();
     env.git_in(&elsewhere, &["init", "-q"]);
@@ -171,12 +153,12 @@ fn the_vault_is_named_with_the_reason_it_was_chosen() {
         env.cmd().current_dir(&elsewhere).args(["status", "--json"]),
         b"",
     );
-    let json: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(json["vault"]["source"], "env");
-    assert_eq!(json["vault"]["reason"], "LIBRARIAN_VAULT_PATH");
+    let json: Status = decode(&r.stdout);
+    assert_eq!(json.vault().source, "env");
+    assert_eq!(json.vault().reason, "LIBRARIAN_VAULT_PATH");
     let r = rutter_in(&env, &elsewhere, &["status", "--json", "--vault", &vault]);
-    let json: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(json["vault"]["source"], "flag");
+    let json: Status = decode(&r.stdout);
+    assert_eq!(json.vault().source, "flag");
 }
 
 #[test]
@@ -203,8 +185,8 @@ fn no_hook_registered_is_a_finding_naming_install_hook() {
     assert!(r.stdout.contains("Codex              not installed"));
     let (code, json) = status_json(&env);
     assert_eq!(code, 1);
-    assert_eq!(json["healthy"], false);
-    assert!(kinds(&json).contains(&"hook-missing".to_string()));
+    assert!(!json.healthy);
+    assert!(json.kinds().contains(&"hook-missing"));
 }
 
 #[test]
@@ -228,23 +210,16 @@ fn a_failed_last_hook_run_is_a_finding() {
     );
     assert!(r.stdout.contains("failed (no-vault): no vault configured"));
     let (_, json) = status_json(&env);
-    let f = finding(&json, "last-run-failed");
-    assert_eq!(f["client"], "claude");
-    assert!(
-        f["todo"]
-            .as_str()
-            .unwrap()
-            .contains("git rutter init --global"),
-        "{f}"
-    );
-    let f = finding(&json, "hook-no-vault");
-    assert!(f["todo"]
-        .as_str()
-        .unwrap()
-        .contains("--client claude --vault PATH"));
-    assert_eq!(json["clients"][0]["last_run"]["outcome"], "no-vault");
-    assert_eq!(json["clients"][0]["last_run"]["vault"], Value::Null);
-    assert_eq!(json["clients"][0]["last_capture"]["outcome"], "captured");
+    let f = json.finding("last-run-failed");
+    assert_eq!(f.client.as_deref(), Some("claude"));
+    assert!(f.todo.contains("git rutter init --global"), "{f:?}");
+    let f = json.finding("hook-no-vault");
+    assert!(f.todo.contains("--client claude --vault PATH"));
+    let claude = &json.clients[0];
+    let last_run = claude.last_run.as_ref().unwrap();
+    assert_eq!(last_run.outcome, "no-vault");
+    assert_eq!(last_run.vault, None);
+    assert_eq!(claude.last_capture.as_ref().unwrap().outcome, "captured");
     // Once a run captures again, the finding is gone.
     env.git(&[
         "config",
@@ -259,7 +234,7 @@ fn a_failed_last_hook_run_is_a_finding() {
     );
     fire(&env, &claude_hook(&env), &payload, None);
     let (code, json) = status_json(&env);
-    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(code, 0, "{json:#?}");
 }
 
 #[test]
@@ -268,8 +243,8 @@ fn an_acknowledged_failed_run_is_no_finding() {
     env.capture(b"this is not a payload", &["--client", "claude"]);
     let (code, json) = status_json(&env);
     assert_eq!(code, 1);
-    assert!(kinds(&json).contains(&"last-run-failed".to_string()));
-    assert_eq!(json["runs_acked"], Value::Null);
+    assert!(json.kinds().contains(&"last-run-failed"));
+    assert_eq!(json.runs_acked, None);
     let r = status(&env, &["--ack-runs"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("acknowledged"), "{}", r.stderr);
@@ -280,12 +255,11 @@ fn an_acknowledged_failed_run_is_no_finding() {
     );
     assert!(env.home.join(".local/state/rutter/runs-acked").is_file());
     let (code, json) = status_json(&env);
-    assert_eq!(code, 0, "{json:#}");
-    assert!(json["runs_acked"]
-        .as_str()
-        .is_some_and(|t| t.ends_with('Z')));
+    assert_eq!(code, 0, "{json:#?}");
+    let acked = json.runs_acked.as_deref().unwrap();
+    assert!(acked.ends_with('Z'), "{acked}");
     // A run failing after the acknowledgement (once the clock has passed it) is a finding again.
-    let acked = rutter::clock::parse_instant(json["runs_acked"].as_str().unwrap()).unwrap();
+    let acked = rutter::clock::parse_instant(acked).unwrap();
     common::wait_until(
         "the clock to pass the acknowledgement",
         std::time::Duration::from_secs(10),
@@ -296,15 +270,15 @@ fn an_acknowledged_failed_run_is_no_finding() {
     );
     env.capture(b"still not a payload", &["--client", "claude"]);
     let (code, json) = status_json(&env);
-    assert_eq!(code, 1, "{json:#}");
-    assert!(kinds(&json).contains(&"last-run-failed".to_string()));
+    assert_eq!(code, 1, "{json:#?}");
+    assert!(json.kinds().contains(&"last-run-failed"));
     // A forged acknowledgement file is read as none.
     std::fs::write(
         env.home.join(".local/state/rutter/runs-acked"),
         "not a time",
     )
     .unwrap();
-    assert_eq!(status_json(&env).1["runs_acked"], Value::Null);
+    assert_eq!(status_json(&env).1.runs_acked, None);
 }
 
 #[test]
@@ -338,20 +312,15 @@ fn a_broken_payload_is_a_failed_run_with_what_to_check() {
     assert_eq!(r.code, 0);
     let (code, json) = status_json(&env);
     assert_eq!(code, 1);
-    let f = finding(&json, "last-run-failed");
+    let f = json.finding("last-run-failed");
+    assert!(f.message.contains("(malformed)"), "{f:?}");
     assert!(
-        f["message"].as_str().unwrap().contains("(malformed)"),
-        "{f}"
-    );
-    assert!(
-        f["todo"]
-            .as_str()
-            .unwrap()
+        f.todo
             .contains("git rutter install-hook --client claude --dry-run"),
-        "{f}"
+        "{f:?}"
     );
-    assert_eq!(json["last_runs"][0]["outcome"], "malformed");
-    assert_eq!(json["last_runs"][1]["outcome"], "captured");
+    assert_eq!(json.last_runs[0].outcome, "malformed");
+    assert_eq!(json.last_runs[1].outcome, "captured");
 }
 
 /// Issue 32, item 8: notes new and edited since the index are information, not a finding (the
@@ -375,16 +344,16 @@ fn a_stale_index_is_information_and_status_stays_green() {
     );
     assert!(r.stdout.contains("no findings"), "{}", r.stdout);
     let (code, json) = status_json(&env);
-    assert_eq!(code, 0, "{json:#}");
-    assert_eq!(json["healthy"], true);
-    assert_eq!(json["index"]["stale"]["new"], 1);
-    assert_eq!(json["index"]["stale"]["changed"], 1);
-    assert_eq!(json["findings"], serde_json::json!([]));
+    assert_eq!(code, 0, "{json:#?}");
+    assert!(json.healthy);
+    let stale = json.index().stale.unwrap();
+    assert_eq!((stale.new, stale.changed), (1, 1));
+    assert_eq!(json.findings, []);
     // The next search catches up by itself.
     assert_eq!(env.rutter(&["search", "gamma"]).code, 0);
     let (_, json) = status_json(&env);
-    assert_eq!(json["index"]["notes"], 3);
-    assert_eq!(json["index"]["stale"]["changed"], 0);
+    assert_eq!(json.index().notes, Some(3));
+    assert_eq!(json.index().stale.unwrap().changed, 0);
 }
 
 #[test]
@@ -394,15 +363,13 @@ fn a_vault_without_notes_is_probably_the_wrong_folder() {
     assert_eq!(env.rutter(&["init"]).code, 0);
     let (code, json) = status_json(&env);
     assert_eq!(code, 1);
-    let f = finding(&json, "no-notes");
+    let f = json.finding("no-notes");
     assert!(
-        f["message"]
-            .as_str()
-            .unwrap()
+        f.message
             .contains("holds no markdown notes: probably the wrong folder"),
-        "{f}"
+        "{f:?}"
     );
-    assert_eq!(json["index"]["vault_notes"], 0);
+    assert_eq!(json.index().vault_notes, 0);
 }
 
 #[test]
@@ -416,16 +383,13 @@ fn a_typescript_hook_and_a_missing_program_are_findings() {
     )
     .unwrap();
     let (_, json) = status_json(&env);
-    let f = finding(&json, "reference-hook");
-    assert!(f["message"]
-        .as_str()
-        .unwrap()
-        .contains("rewrites whole day files"));
+    let f = json.finding("reference-hook");
+    assert!(f.message.contains("rewrites whole day files"));
     assert_eq!(
-        f["todo"],
+        f.todo,
         "Run `git rutter install-hook --client claude`: it replaces that hook."
     );
-    assert_eq!(json["clients"][0]["hook"]["state"], "reference");
+    assert_eq!(json.clients[0].hook.state, "reference");
     let gone = env.root().join("old/git-rutter");
     std::fs::write(
         &settings,
@@ -436,51 +400,27 @@ fn a_typescript_hook_and_a_missing_program_are_findings() {
     )
     .unwrap();
     let (_, json) = status_json(&env);
-    let f = finding(&json, "hook-program-missing");
-    assert!(
-        f["message"]
-            .as_str()
-            .unwrap()
-            .contains("is not an executable file"),
-        "{f}"
-    );
-    assert_eq!(json["clients"][0]["hook"]["program_ok"], false);
+    let f = json.finding("hook-program-missing");
+    assert!(f.message.contains("is not an executable file"), "{f:?}");
+    assert!(!json.clients[0].hook.program_ok);
 }
 
 #[test]
 fn the_json_shape_is_stable() {
     let env = healthy();
+    // Decoding holds the shape: every key there (`null` when it has no value, never missing),
+    // none unknown, each of its type.
     let (code, json) = status_json(&env);
-    assert_eq!(code, 0, "{json:#}");
-    for key in [
-        "vault",
-        "vault_error",
-        "hooks_vault",
-        "hooks_vault_error",
-        "record",
-        "index",
-        "clients",
-        "runs_logged",
-        "last_runs",
-        "findings",
-        "healthy",
-    ] {
-        assert!(json.get(key).is_some(), "missing {key}: {json:#}");
-    }
+    assert_eq!(code, 0, "{json:#?}");
     let vault = env.vault.display().to_string();
-    assert_eq!(json["vault"]["path"], vault.as_str());
-    assert_eq!(json["vault"]["git"], true);
-    assert_eq!(json["hooks_vault"]["source"], "git-config");
-    assert_eq!(json["record"]["ref"], true);
-    assert_eq!(json["record"]["pending"], 0);
-    assert_eq!(json["index"]["notes"], 2);
-    assert_eq!(json["index"]["stale"]["new"], 0);
-    let names: Vec<&str> = json["clients"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["client"].as_str().unwrap())
-        .collect();
+    assert_eq!(json.vault().path, vault);
+    assert!(json.vault().git);
+    assert_eq!(json.hooks_vault.as_ref().unwrap().source, "git-config");
+    assert!(json.record().ref_exists);
+    assert_eq!(json.record().pending, 0);
+    assert_eq!(json.index().notes, Some(2));
+    assert_eq!(json.index().stale.unwrap().new, 0);
+    let names: Vec<&str> = json.clients.iter().map(|c| c.client.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -488,18 +428,18 @@ fn the_json_shape_is_stable() {
             "windsurf"
         ]
     );
-    let claude = &json["clients"][0];
-    assert_eq!(claude["hook"]["state"], "registered");
-    assert_eq!(claude["mcp"]["state"], "registered");
-    assert_eq!(claude["up_to_date"], true);
-    assert_eq!(claude["last_capture"]["entries"], 1);
-    assert_eq!(json["clients"][1]["hook"]["state"], "missing");
-    assert_eq!(json["runs_logged"], 1);
-    let run = &json["last_runs"][0];
-    assert_eq!(run["client"], "claude");
-    assert_eq!(run["session"], "s1");
-    assert_eq!(run["vault"], vault.as_str());
-    assert_eq!(json["findings"], serde_json::json!([]));
+    let claude = &json.clients[0];
+    assert_eq!(claude.hook.state, "registered");
+    assert_eq!(claude.mcp.state, "registered");
+    assert!(claude.up_to_date);
+    assert_eq!(claude.last_capture.as_ref().unwrap().entries, 1);
+    assert_eq!(json.clients[1].hook.state, "missing");
+    assert_eq!(json.runs_logged, 1);
+    let run = &json.last_runs[0];
+    assert_eq!(run.client.as_deref(), Some("claude"));
+    assert_eq!(run.session.as_deref(), Some("s1"));
+    assert_eq!(run.vault.as_deref(), Some(vault.as_str()));
+    assert_eq!(json.findings, []);
 }
 
 #[test]
@@ -509,10 +449,10 @@ fn every_capture_is_logged_where_its_vault_keeps_state() {
     assert!(r.stderr.contains("no session directive found"));
     let log: PathBuf = env.vault.join(".git/rutter/hook-runs.jsonl");
     let text = std::fs::read_to_string(&log).unwrap();
-    let run: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-    assert_eq!(run["outcome"], "no-directive");
-    assert_eq!(run["client"], "codex");
-    assert_eq!(run["session"], "x");
+    let run: common::json::Run = decode(text.lines().last().unwrap());
+    assert_eq!(run.outcome, "no-directive");
+    assert_eq!(run.client.as_deref(), Some("codex"));
+    assert_eq!(run.session.as_deref(), Some("x"));
     assert!(
         !text.contains("librarian-session"),
         "no summary text is logged"
@@ -531,9 +471,9 @@ fn a_registered_hook_without_its_server_is_a_finding() {
     let env = healthy();
     std::fs::remove_file(env.home.join(".claude.json")).unwrap();
     let (_, json) = status_json(&env);
-    let f = finding(&json, "mcp-missing");
-    assert_eq!(f["client"], "claude");
-    let todo = f["todo"].as_str().unwrap();
+    let f = json.finding("mcp-missing");
+    assert_eq!(f.client.as_deref(), Some("claude"));
+    let todo = &f.todo;
     assert!(
         todo.starts_with("Run `claude mcp add rutter --scope user -- "),
         "{todo}"
@@ -544,17 +484,16 @@ fn a_registered_hook_without_its_server_is_a_finding() {
     let r = rutter_in(&env, &env.root(), &["install-hook", "--client", "copilot"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let (_, json) = status_json(&env);
-    let copilot = json["findings"]
-        .as_array()
-        .unwrap()
+    let copilot = json
+        .findings
         .iter()
-        .find(|f| f["kind"] == "mcp-missing" && f["client"] == "copilot")
-        .unwrap_or_else(|| panic!("{json:#}"));
+        .find(|f| f.kind == "mcp-missing" && f.client.as_deref() == Some("copilot"))
+        .unwrap_or_else(|| panic!("{json:#?}"));
     assert_eq!(
-        copilot["todo"],
+        copilot.todo,
         "Run `git rutter install-hook --client copilot --vault PATH` with your notes vault: the server entry needs it."
     );
-    assert_eq!(json["clients"][3]["mcp"]["state"], "missing");
+    assert_eq!(json.clients[3].mcp.state, "missing");
 }
 
 #[test]
@@ -568,30 +507,27 @@ fn pending_lines_and_a_vault_outside_git_are_findings() {
     );
     assert!(r.stderr.contains("not committed yet"), "{}", r.stderr);
     let (_, json) = status_json(&env);
-    assert_eq!(json["record"]["pending"], 1);
-    assert!(finding(&json, "pending")["todo"]
-        .as_str()
-        .unwrap()
+    assert_eq!(json.record().pending, 1);
+    assert!(json
+        .finding("pending")
+        .todo
         .starts_with("Run `git rutter commit`"));
-    assert_eq!(json["last_runs"][0]["outcome"], "captured");
-    assert!(json["last_runs"][0]["reason"]
-        .as_str()
-        .unwrap()
-        .ends_with(", not committed yet"));
+    assert_eq!(json.last_runs[0].outcome, "captured");
+    assert!(json.last_runs[0].reason.ends_with(", not committed yet"));
     std::fs::remove_file(&lock).unwrap();
     assert_eq!(env.rutter(&["commit"]).code, 0);
     let (code, json) = status_json(&env);
-    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(code, 0, "{json:#?}");
 
     let plain = Env::bare();
     plain.write("Notes/a.md", common::NOTE_A);
     let r = plain.rutter(&["status", "--json"]);
-    let json: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(json["vault"]["git"], false);
-    assert_eq!(json["record"], Value::Null);
-    let f = finding(&json, "not-git");
+    let json: Status = decode(&r.stdout);
+    assert!(!json.vault().git);
+    assert!(json.record.is_none());
+    let f = json.finding("not-git");
     assert_eq!(
-        f["todo"],
+        f.todo,
         format!("Run `git rutter init {}`.", plain.vault.display())
     );
 }
@@ -603,13 +539,13 @@ fn a_hook_with_wrong_arguments_is_logged_as_a_failed_run() {
     assert_eq!(r.code, 0);
     assert!(r.stderr.contains("nothing captured"), "{}", r.stderr);
     let (_, json) = status_json(&env);
-    let f = finding(&json, "last-run-failed");
-    assert_eq!(f["client"], "claude");
+    let f = json.finding("last-run-failed");
+    assert_eq!(f.client.as_deref(), Some("claude"));
     assert!(
-        f["message"].as_str().unwrap().contains(
+        f.message.contains(
             "(malformed): invalid arguments: error: unexpected argument '--no-such-flag'"
         ),
-        "{f}"
+        "{f:?}"
     );
 }
 
@@ -637,21 +573,19 @@ fn a_turn_is_logged_as_one_run_with_its_outcome() {
     let broken = "<!-- librarian-session {\"summary\": \"no closing quote} -->";
     fire(&env, &hook, &turn_payload(&env, "broken", broken), None);
     let (_, json) = status_json(&env);
-    let runs = json["last_runs"].as_array().unwrap();
-    let seen: Vec<(&str, u64)> = runs[..3]
+    let runs = &json.last_runs;
+    let seen: Vec<(&str, usize)> = runs[..3]
         .iter()
-        .map(|r| {
-            (
-                r["outcome"].as_str().unwrap(),
-                r["entries"].as_u64().unwrap(),
-            )
-        })
+        .map(|r| (r.outcome.as_str(), r.entries))
         .collect();
     assert_eq!(seen, [("malformed", 0), ("deduped", 0), ("captured", 2)]);
     assert_eq!(
-        runs[0]["reason"],
+        runs[0].reason,
         "the session directive of this turn is not valid JSON"
     );
-    assert_eq!(json["clients"][0]["last_capture"]["entries"], 2);
-    assert_eq!(finding(&json, "last-run-failed")["client"], "claude");
+    assert_eq!(json.clients[0].last_capture.as_ref().unwrap().entries, 2);
+    assert_eq!(
+        json.finding("last-run-failed").client.as_deref(),
+        Some("claude")
+    );
 }

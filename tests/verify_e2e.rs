@@ -2,6 +2,7 @@
 //! names the entry and the kind; a clean vault with pending lines exits 0.
 
 use crate::common;
+use common::json::{decode, LogRow, Verify};
 use common::*;
 
 /// A vault with three committed entries on one day.
@@ -21,31 +22,22 @@ fn vault() -> (Env, String) {
     (env, day)
 }
 
-fn verify(env: &Env) -> (i32, serde_json::Value) {
+fn verify(env: &Env) -> (i32, Verify) {
     let r = env.rutter(&["verify", "--json"]);
-    (
-        r.code,
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout)),
-    )
+    (r.code, decode(&r.stdout))
 }
 
-fn kinds(v: &serde_json::Value) -> Vec<(String, String)> {
-    v["findings"]
-        .as_array()
-        .unwrap()
+/// `(kind, entry)` of each finding (`""`: it names no entry).
+fn kinds(v: &Verify) -> Vec<(String, String)> {
+    v.findings
         .iter()
-        .map(|f| {
-            (
-                f["kind"].as_str().unwrap().to_string(),
-                f["entry"].as_str().unwrap_or("").to_string(),
-            )
-        })
+        .map(|f| (f.kind.clone(), f.entry.clone().unwrap_or_default()))
         .collect()
 }
 
 fn assert_names(env: &Env, kind: &str, entry: &str) {
     let (code, v) = verify(env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     let k = kinds(&v);
     assert!(
         k.iter().any(|(k, e)| k == kind && e.contains(entry)),
@@ -70,17 +62,17 @@ fn an_edited_summary_is_named_with_its_commit() {
     );
     let (code, v) = verify(&env);
     assert_eq!(code, 1);
-    let f = &v["findings"][0];
-    assert_eq!(f["kind"], "edited");
-    assert_eq!(f["entry"], "20261130T100100000Z");
-    assert_eq!(f["day"], "2026-11-30");
-    let commit = f["commit"].as_str().unwrap();
+    let f = &v.findings[0];
+    assert_eq!(f.kind, "edited");
+    assert_eq!(f.entry.as_deref(), Some("20261130T100100000Z"));
+    assert_eq!(f.day.as_deref(), Some("2026-11-30"));
+    let commit = f.commit.as_deref().unwrap();
     let msg = env.git(&["log", "-1", "--format=%B", commit]);
     assert!(
         msg.contains("Rutter-Entry: 20261130T100100000Z"),
         "the named commit added that entry: {msg}"
     );
-    assert!(f["diff"].as_str().unwrap().contains("+- 10:01:00"));
+    assert!(f.diff.as_deref().unwrap().contains("+- 10:01:00"));
 }
 
 #[test]
@@ -135,7 +127,7 @@ fn a_deleted_truncated_or_symlinked_day_file_is_found() {
     let path = env.vault.join(&day);
     std::fs::remove_file(&path).unwrap();
     let (code, v) = verify(&env);
-    assert_eq!((code, kinds(&v)[0].0.as_str()), (1, "deleted"), "{v:#}");
+    assert_eq!((code, kinds(&v)[0].0.as_str()), (1, "deleted"), "{v:#?}");
     let r = env.rutter(&["restore"]);
     assert!(
         r.stdout
@@ -154,7 +146,7 @@ fn a_deleted_truncated_or_symlinked_day_file_is_found() {
     std::fs::rename(&path, &elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
     let (code, v) = verify(&env);
-    assert_eq!((code, kinds(&v)[0].0.as_str()), (1, "symlink"), "{v:#}");
+    assert_eq!((code, kinds(&v)[0].0.as_str()), (1, "symlink"), "{v:#?}");
 }
 
 #[test]
@@ -203,15 +195,7 @@ fn moving_the_ref_backwards_is_found() {
         k.contains(&"ref-rewind".to_string()) && k.contains(&"ref-not-descendant".to_string()),
         "{k:?}"
     );
-    let detail = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "ref-rewind")
-        .unwrap()["detail"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let detail = v.finding("ref-rewind").detail.clone();
     assert!(
         detail.contains("moved from") && detail.contains(" at 20"),
         "when, from and to: {detail}"
@@ -243,24 +227,23 @@ fn tips_witnessed_since_the_last_verify_are_checked_against_the_commits_since_it
     assert!(log.stdout.contains("Sixth."), "{}", log.stdout);
     env.git(&["update-ref", "refs/rutter/records", fourth]);
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
-    let named: Vec<String> = v["findings"]
-        .as_array()
-        .unwrap()
+    assert_eq!(code, 1, "{v:#?}");
+    let named: Vec<String> = v
+        .findings
         .iter()
-        .filter(|f| f["kind"] == "ref-not-descendant")
-        .map(|f| f["commit"].as_str().unwrap().to_string())
+        .filter(|f| f.kind == "ref-not-descendant")
+        .map(|f| f.commit.clone().unwrap())
         .collect();
-    assert_eq!(named.len(), 2, "{v:#}");
+    assert_eq!(named.len(), 2, "{v:#?}");
     for tip in [fifth, sixth] {
         assert!(
             named.iter().any(|n| tip.starts_with(n.as_str())),
-            "{tip}: {v:#}"
+            "{tip}: {v:#?}"
         );
     }
     assert!(
         !named.iter().any(|n| fourth.starts_with(n.as_str())),
-        "{v:#}"
+        "{v:#?}"
     );
 }
 
@@ -271,7 +254,7 @@ fn a_missing_reflog_cannot_be_checked() {
     let (code, v) = verify(&env);
     assert_eq!(code, 1);
     assert_eq!(kinds(&v)[0].0, "ref-unverifiable");
-    let detail = v["findings"][0]["detail"].as_str().unwrap();
+    let detail = &v.findings[0].detail;
     assert!(detail.contains("cannot check"), "{detail}");
     assert!(
         detail.contains(
@@ -293,12 +276,9 @@ fn pending_lines_are_clean_and_reported() {
         "S",
     ]);
     let (code, v) = verify(&env);
-    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(code, 0, "{v:#?}");
     assert_eq!(kinds(&v)[0].0, "pending");
-    assert!(v["findings"][0]["detail"]
-        .as_str()
-        .unwrap()
-        .contains("journalled"));
+    assert!(v.findings[0].detail.contains("journalled"));
     let r = env.rutter(&["verify"]);
     assert!(
         r.stdout.contains("verify: clean") && r.stdout.contains("1 pending line(s)"),
@@ -318,7 +298,7 @@ fn an_acknowledged_finding_stops_failing_but_stays_listed() {
         "\"summary\":\"Second decision, revised.\"",
     );
     let (_, v) = verify(&env);
-    let id = v["findings"][0]["id"].as_str().unwrap().to_string();
+    let id = v.findings[0].id.clone();
     let r = env.rutter(&[
         "verify",
         "--ack",
@@ -328,8 +308,11 @@ fn an_acknowledged_finding_stops_failing_but_stays_listed() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let (code, v) = verify(&env);
-    assert_eq!(code, 0, "{v:#}");
-    assert_eq!(v["findings"][0]["acknowledged"], "I fixed a typo by hand.");
+    assert_eq!(code, 0, "{v:#?}");
+    assert_eq!(
+        v.findings[0].acknowledged.as_deref(),
+        Some("I fixed a typo by hand.")
+    );
     assert!(env
         .git(&["log", "-1", "--format=%s", "refs/rutter/records"])
         .starts_with("rutter: ack"));
@@ -412,27 +395,21 @@ fn an_unreadable_object_of_the_history_is_found() {
     std::fs::remove_file(&loose).unwrap();
     let r = env.rutter(&["verify", "--full", "--json"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let corrupt = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "corrupt-object")
-        .unwrap_or_else(|| panic!("{v:#}"));
-    assert_eq!(corrupt["commit"], middle.trim(), "{corrupt:#}");
+    let v: Verify = decode(&r.stdout);
+    let corrupt = v.finding("corrupt-object");
+    assert_eq!(
+        corrupt.commit.as_deref(),
+        Some(middle.trim()),
+        "{corrupt:#?}"
+    );
 }
 
 /// The witness-log finding of a verify, if any: `(id, detail)`.
-fn witness_finding(v: &serde_json::Value) -> Option<(String, String)> {
-    v["findings"].as_array().unwrap().iter().find_map(|f| {
-        let id = f["id"].as_str()?;
-        id.contains(":tips@").then(|| {
-            (
-                id.to_string(),
-                f["detail"].as_str().unwrap_or("").to_string(),
-            )
-        })
-    })
+fn witness_finding(v: &Verify) -> Option<(String, String)> {
+    v.findings
+        .iter()
+        .find(|f| f.id.contains(":tips@"))
+        .map(|f| (f.id.clone(), f.detail.clone()))
 }
 
 #[test]
@@ -441,7 +418,7 @@ fn a_deleted_witness_log_cannot_be_checked_until_acknowledged() {
     let tips = env.vault.join(".git/rutter/tips");
     std::fs::remove_file(&tips).unwrap();
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     let (id, detail) = witness_finding(&v).expect("a witness finding");
     assert!(
         detail.contains(".git/rutter/tips is missing") && detail.contains("cannot check"),
@@ -454,7 +431,7 @@ fn a_deleted_witness_log_cannot_be_checked_until_acknowledged() {
     // The next capture writes a new log; it is still not the one verify read before.
     env.capture_at("2026-11-30T11:00:00.000Z", "After the loss.", &[]);
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     assert_eq!(witness_finding(&v).map(|(i, _)| i), Some(id.clone()));
     let r = env.rutter(&[
         "verify",
@@ -465,10 +442,10 @@ fn a_deleted_witness_log_cannot_be_checked_until_acknowledged() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let (code, v) = verify(&env);
-    assert_eq!(code, 0, "acknowledged: {v:#}");
+    assert_eq!(code, 0, "acknowledged: {v:#?}");
     env.capture_at("2026-11-30T12:00:00.000Z", "Later still.", &[]);
     let (code, v) = verify(&env);
-    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(code, 0, "{v:#?}");
     assert_eq!(
         witness_finding(&v),
         None,
@@ -485,7 +462,7 @@ fn a_truncated_or_rewritten_witness_log_is_found() {
     assert!(lines.len() >= 3, "{original}");
     std::fs::write(&tips, format!("{}\n", lines[..lines.len() - 1].join("\n"))).unwrap();
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     let (_, detail) = witness_finding(&v).expect("a witness finding");
     assert!(
         detail.contains("is shorter than the last verify read"),
@@ -499,7 +476,7 @@ fn a_truncated_or_rewritten_witness_log_is_found() {
     let last = original.lines().last().unwrap().to_string();
     std::fs::write(&tips, original.replacen(&first, &last, 1)).unwrap();
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     let (_, detail) = witness_finding(&v).expect("a witness finding");
     assert!(
         detail.contains("was rewritten since the last verify"),
@@ -527,14 +504,9 @@ fn an_object_replaced_through_git_replace_is_found() {
         "git now shows the forgery"
     );
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "replaced-object")
-        .unwrap_or_else(|| panic!("{v:#}"));
-    let detail = f["detail"].as_str().unwrap();
+    assert_eq!(code, 1, "{v:#?}");
+    let f = v.finding("replaced-object");
+    let detail = &f.detail;
     assert!(
         detail.contains(&format!("git replace -d {blob}")),
         "{detail}"
@@ -600,7 +572,7 @@ fn a_symlinked_witness_log_is_never_written_through() {
         "nothing written through the link"
     );
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     let (_, detail) = witness_finding(&v).expect("a witness finding");
     assert!(detail.contains("symbolic link"), "{detail}");
 }
@@ -628,7 +600,7 @@ fn verify_while_captures_land_reports_no_rewind() {
         let k = kinds(&v);
         assert!(
             !k.iter().any(|(k, _)| k.starts_with("ref-")),
-            "no ref finding while captures land: {v:#}"
+            "no ref finding while captures land: {v:#?}"
         );
         runs += 1;
     }
@@ -681,8 +653,8 @@ fn a_capture_landing_while_verify_reads_is_not_unverified() {
         .replace("20261130T120000", "20261130T130000");
     env.write(&day, &format!("{text}{forged}\n"));
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
-    assert!(kinds(&v).iter().any(|(k, _)| k == "unverified"), "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
+    assert!(kinds(&v).iter().any(|(k, _)| k == "unverified"), "{v:#?}");
 }
 
 #[test]
@@ -735,9 +707,9 @@ fn log_remembers_the_entries_it_learnt_without_moving_the_watermark() {
     let after = state();
     assert_eq!(watermark(&after), before, "{after}");
     assert!(after.contains(&format!("entries-tip {tip}")), "{after}");
-    let rows: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(rows[0]["summary"], "Learnt by log.");
-    assert_eq!(rows[0]["commit"], tip.as_str(), "{rows}");
+    let rows: Vec<LogRow> = decode(&r.stdout);
+    assert_eq!(rows[0].summary, "Learnt by log.");
+    assert_eq!(rows[0].commit.as_deref(), Some(tip.as_str()), "{rows:#?}");
     // verify still checks the new commit, and then moves both.
     let v = env.rutter(&["verify"]);
     assert!(
@@ -774,7 +746,7 @@ fn a_line_no_capture_wrote_is_unverified_and_never_committed() {
         ),
     );
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     let mut k = kinds(&v);
     k.sort();
     assert_eq!(
@@ -785,13 +757,13 @@ fn a_line_no_capture_wrote_is_unverified_and_never_committed() {
         ]
     );
     let id = "unverified:_librarian/sessions/2026-11-30.md:20261130T120000000Z";
-    let found = v["findings"].as_array().unwrap();
-    let f = found
+    let f = v
+        .findings
         .iter()
-        .find(|f| f["id"] == id)
+        .find(|f| f.id == id)
         .expect("named by its id");
-    assert_eq!(f["day"], "2026-11-30");
-    let detail = f["detail"].as_str().unwrap();
+    assert_eq!(f.day.as_deref(), Some("2026-11-30"));
+    let detail = &f.detail;
     assert!(
         detail.contains("no capture wrote") && detail.contains("delete the line"),
         "{detail}"
@@ -800,8 +772,8 @@ fn a_line_no_capture_wrote_is_unverified_and_never_committed() {
     // Recall and log classify the same lines the same way (records::status).
     for id in ["20261130T120000000Z", "20261201T120000000Z"] {
         let log = env.rutter(&["log", "--json", id]);
-        let rows: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
-        assert_eq!(rows[0]["status"], "unverified", "{id}: {}", log.stdout);
+        let rows: Vec<LogRow> = decode(&log.stdout);
+        assert_eq!(rows[0].status, "unverified", "{id}: {}", log.stdout);
     }
 
     let tip = env.git(&["rev-parse", "refs/rutter/records"]);
@@ -823,13 +795,8 @@ fn a_line_no_capture_wrote_is_unverified_and_never_committed() {
     let ack = env.rutter(&["verify", "--ack", id, "--reason", "kept as a note"]);
     assert_eq!(ack.code, 0, "{}", ack.stderr);
     let (_, v) = verify(&env);
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == id)
-        .unwrap();
-    assert_eq!(f["acknowledged"], "kept as a note");
+    let f = v.findings.iter().find(|f| f.id == id).unwrap();
+    assert_eq!(f.acknowledged.as_deref(), Some("kept as a note"));
 }
 
 /// `_librarian/sessions/` (or `_librarian/`) moved elsewhere and linked back reads through the
@@ -843,12 +810,12 @@ fn a_record_folder_replaced_by_a_symlink_is_reported_as_such() {
         std::fs::rename(&real, &moved).unwrap();
         std::os::unix::fs::symlink(&moved, &real).unwrap();
         let (code, v) = verify(&env);
-        assert_eq!(code, 1, "{v:#}");
-        let findings = v["findings"].as_array().unwrap();
-        assert_eq!(findings.len(), 1, "{v:#}");
-        assert_eq!(findings[0]["kind"], "symlink");
-        assert_eq!(findings[0]["id"], format!("symlink:{folder}:file"));
-        let detail = findings[0]["detail"].as_str().unwrap();
+        assert_eq!(code, 1, "{v:#?}");
+        let findings = &v.findings;
+        assert_eq!(findings.len(), 1, "{v:#?}");
+        assert_eq!(findings[0].kind, "symlink");
+        assert_eq!(findings[0].id, format!("symlink:{folder}:file"));
+        let detail = &findings[0].detail;
         assert!(
             detail.starts_with(&format!(
                 "{folder}/ was replaced by a symbolic link, holding "
@@ -877,37 +844,33 @@ fn a_hand_line_a_capture_landed_after_stays_unverified() {
     let r = env.capture_at("2026-11-30T13:00:00.000Z", "Captured after.", &[]);
     assert!(r.stderr.contains("committed"), "{}", r.stderr);
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     assert_eq!(
         kinds(&v),
         [("unverified".to_string(), "20261130T120000000Z".to_string())]
     );
     assert_eq!(
-        v["findings"][0]["id"],
+        v.findings[0].id,
         "unverified:_librarian/sessions/2026-11-30.md:20261130T120000000Z"
     );
-    assert!(v["findings"][0]["diff"]
-        .as_str()
+    assert!(v.findings[0]
+        .diff
+        .as_deref()
         .unwrap()
         .contains("+- 12:00:00 — Typed by hand."));
     let log = env.rutter(&["log", "--json", "20261130T120000000Z"]);
-    let rows: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
-    assert_eq!(rows[0]["status"], "unverified", "{}", log.stdout);
+    let rows: Vec<LogRow> = decode(&log.stdout);
+    assert_eq!(rows[0].status, "unverified", "{}", log.stdout);
     env.write(&day, &env.read(&day).replace(&hand, ""));
     assert_eq!(verify(&env).0, 0);
 }
 
 /// The reflog finding `verify` made about a changed prefix: `(id, detail)`.
-fn reflog_finding(v: &serde_json::Value) -> Option<(String, String)> {
-    v["findings"].as_array().unwrap().iter().find_map(|f| {
-        let id = f["id"].as_str()?;
-        id.contains(":reflog@").then(|| {
-            (
-                id.to_string(),
-                f["detail"].as_str().unwrap_or("").to_string(),
-            )
-        })
-    })
+fn reflog_finding(v: &Verify) -> Option<(String, String)> {
+    v.findings
+        .iter()
+        .find(|f| f.id.contains(":reflog@"))
+        .map(|f| (f.id.clone(), f.detail.clone()))
 }
 
 #[test]
@@ -937,7 +900,7 @@ fn a_rewritten_or_shortened_reflog_is_found_and_checked_whole() {
     std::fs::write(&log, text.replacen(lines[2], &forged, 1)).unwrap();
     assert_eq!(std::fs::read(&log).unwrap().len(), accepted);
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     let (id, detail) = reflog_finding(&v).expect("a reflog finding");
     assert_eq!(
         id,
@@ -950,20 +913,19 @@ fn a_rewritten_or_shortened_reflog_is_found_and_checked_whole() {
     assert!(detail.contains(&format!("git rutter verify --ack {id} --reason")));
     assert!(
         kinds(&v).iter().any(|(k, _)| k == "ref-rewind"),
-        "the whole reflog is checked again: {v:#}"
+        "the whole reflog is checked again: {v:#?}"
     );
     // It stays a finding until acknowledged.
     assert!(reflog_finding(&verify(&env).1).is_some());
     let r = env.rutter(&["verify", "--ack", &id, "--reason", "I edited it by hand."]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let (_, v) = verify(&env);
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
+    let f = v
+        .findings
         .iter()
-        .find(|f| f["id"] == id.as_str())
-        .unwrap_or_else(|| panic!("{v:#}"));
-    assert_eq!(f["acknowledged"], "I edited it by hand.");
+        .find(|f| f.id == id)
+        .unwrap_or_else(|| panic!("{v:#?}"));
+    assert_eq!(f.acknowledged.as_deref(), Some("I edited it by hand."));
     // Accepted now: the next run checks only what is appended.
     assert_eq!(verify(&env).0, 0);
 
@@ -974,7 +936,7 @@ fn a_rewritten_or_shortened_reflog_is_found_and_checked_whole() {
     let kept: Vec<&str> = text.lines().collect();
     std::fs::write(&log, format!("{}\n", kept[..kept.len() - 1].join("\n"))).unwrap();
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(code, 1, "{v:#?}");
     let (_, detail) = reflog_finding(&v).expect("a reflog finding");
     assert!(
         detail.contains("is shorter than the last verify read"),
@@ -1009,20 +971,15 @@ fn a_history_checked_on_two_threads_gives_the_same_findings() {
         ]);
         c.env("RUTTER_VERIFY_PARALLEL_FROM", from);
         let r = run_with_stdin(&mut c, b"");
-        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        (r.code, v["findings"].clone(), v["commits_checked"].clone())
+        let v: Verify = decode(&r.stdout);
+        (r.code, v.findings, v.commits_checked)
     };
     let one = run("1000000");
     let two = run("2");
     assert_eq!(one, two, "the same findings, in the same order");
-    let rewrite = one
-        .1
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "history-rewrite");
-    let rewrite = rewrite.unwrap_or_else(|| panic!("{:#}", one.1));
-    let added_by = rewrite["commit"].as_str().unwrap();
+    let rewrite = one.1.iter().find(|f| f.kind == "history-rewrite");
+    let rewrite = rewrite.unwrap_or_else(|| panic!("{:#?}", one.1));
+    let added_by = rewrite.commit.as_deref().unwrap();
     let msg = env.git(&["log", "-1", "--format=%B", added_by]);
     assert!(msg.contains("Rutter-Entry: 20261130T100000000Z"), "{msg}");
 }
@@ -1081,16 +1038,11 @@ fn a_line_outside_the_record_grammar_in_the_history_is_named() {
     for args in [&["verify", "--json"][..], &["verify", "--full", "--json"]] {
         let r = env.rutter(args);
         assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
-        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        let f = v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["kind"] == "out-of-grammar")
-            .unwrap_or_else(|| panic!("{args:?}: {v:#}"));
-        assert_eq!(f["commit"], tip.trim());
-        assert_eq!(f["path"], day);
-        let detail = f["detail"].as_str().unwrap();
+        let v: Verify = decode(&r.stdout);
+        let f = v.finding("out-of-grammar");
+        assert_eq!(f.commit.as_deref(), Some(tip.trim()));
+        assert_eq!(f.path.as_deref(), Some(day.as_str()));
+        let detail = &f.detail;
         assert!(
             detail.contains(&format!("added line 11 of {day} outside the record grammar: an entry line with a summary of 2001 characters, over the 2000 a capture keeps")),
             "{detail}"
@@ -1168,8 +1120,8 @@ fn an_acknowledgement_names_a_finding_of_this_run_and_says_why() {
     // The deletion the refused ack named is found.
     std::fs::remove_file(env.vault.join(&day)).unwrap();
     let (code, v) = verify(&env);
-    assert_eq!(code, 1, "{v:#}");
-    assert_eq!(v["findings"][0]["id"], deleted);
+    assert_eq!(code, 1, "{v:#?}");
+    assert_eq!(v.findings[0].id, deleted);
     // An id the run does not report is refused naming the ones it does.
     let r = env.rutter(&["verify", "--ack", "deleted:other:file", "--reason", "x"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
@@ -1197,8 +1149,11 @@ fn an_acknowledgement_names_a_finding_of_this_run_and_says_why() {
         "rutter: ack"
     );
     let (code, v) = verify(&env);
-    assert_eq!(code, 0, "{v:#}");
-    assert_eq!(v["findings"][0]["acknowledged"], "moved the day by hand");
+    assert_eq!(code, 0, "{v:#?}");
+    assert_eq!(
+        v.findings[0].acknowledged.as_deref(),
+        Some("moved the day by hand")
+    );
     let after = commits(&env);
     let r = env.rutter(&["verify", "--ack", &deleted, "--reason", "again"]);
     assert_eq!(r.code, 1, "{}", r.stderr);

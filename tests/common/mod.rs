@@ -2,6 +2,7 @@
 //! vault, the real binary and the real `git`.
 #![allow(dead_code)]
 
+pub mod json;
 pub mod net;
 pub mod snap;
 
