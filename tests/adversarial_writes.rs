@@ -10,6 +10,7 @@
 //! wrote.
 
 use crate::common;
+use common::json::{decode, LogRow};
 use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,18 +47,10 @@ const DAY: &str = "_librarian/sessions/2026-11-30.md";
 fn entries(env: &Env) -> Vec<(String, String)> {
     let r = env.rutter(&["log", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let mut out: Vec<(String, String, String)> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["time"].as_str().unwrap_or_default().to_string(),
-                e["summary"].as_str().unwrap_or_default().to_string(),
-                e["status"].as_str().unwrap_or_default().to_string(),
-            )
-        })
+    let rows: Vec<LogRow> = decode(&r.stdout);
+    let mut out: Vec<(String, String, String)> = rows
+        .into_iter()
+        .map(|e| (e.time, e.summary, e.status))
         .collect();
     out.sort();
     out.into_iter().map(|(_, s, st)| (s, st)).collect()

@@ -3,6 +3,7 @@
 //! repositories. Outputs are compared whole, so a change of format or status fails here.
 
 use crate::common;
+use common::json::{decode, LogRow};
 use common::*;
 use serde_json::{json, Value};
 
@@ -334,65 +335,73 @@ fn log_json_holds_every_field() {
     std::fs::remove_file(env.vault.join(D28)).unwrap();
     let r = run(&env, &["log", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let mut v: Value =
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
-    let rows = v.as_array_mut().unwrap();
+    let rows: Vec<LogRow> = decode(&r.stdout);
     assert_eq!(rows.len(), 5);
     let diff = rows[3]
-        .as_object_mut()
-        .unwrap()
-        .remove("diff")
+        .diff
+        .as_deref()
         .expect("an edited entry carries its diff");
-    let diff = diff.as_str().unwrap();
     assert!(
         diff.starts_with("--- committed\n+++ working tree\n")
             && diff.contains("+- 09:00:00 [vault] — Moved the launch to Friday. ")
             && diff.contains("\"summary\":\"Moved the launch to Monday.\""),
         "{diff}"
     );
-    let entry = |i: usize, status: &str| {
-        let (id, time, summary) = ENTRIES[i];
-        json!({"id": id, "day": &time[..10], "time": time, "summary": summary,
-               "status": status, "commit": commit_of(&env, id)})
-    };
-    // Each row names its day file, and carries its project, client (when known) and refs.
-    for row in rows.iter_mut() {
-        let o = row.as_object_mut().unwrap();
-        let day = o["day"].as_str().unwrap().to_string();
+    // Each row names its day file, and carries its project, client (when known) and refs;
+    // no row but the edited one a diff, and none a retraction or supersede links.
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row.file, format!("_librarian/sessions/{}.md", row.day));
+        if row.id != HAND.0 {
+            assert_eq!(row.project.as_deref(), Some("vault"), "{row:?}");
+            assert_eq!(row.refs[0].path, "Notes/a.md", "{row:?}");
+            assert!(row.refs[0].hash.starts_with("sha256:"), "{row:?}");
+        }
         assert_eq!(
-            o.remove("file"),
-            Some(json!(format!("_librarian/sessions/{day}.md")))
+            row.client, None,
+            "a manual capture names no client: {row:?}"
         );
-        let project = o.remove("project");
-        if o["id"] != json!(HAND.0) {
-            assert_eq!(project, Some(json!("vault")), "{o:?}");
-        }
+        assert_eq!(row.diff.is_some(), i == 3, "{row:?}");
         assert!(
-            o.get("client").is_none(),
-            "a manual capture names no client: {o:?}"
+            row.retraction.is_none() && row.supersedes.is_none(),
+            "{row:?}"
         );
-        let refs = o.remove("refs").unwrap();
-        if o["id"] != json!(HAND.0) {
-            assert_eq!(refs[0]["path"], json!("Notes/a.md"), "{refs}");
-            assert!(
-                refs[0]["hash"].as_str().unwrap().starts_with("sha256:"),
-                "{refs}"
-            );
-        }
+        assert!(row.superseded_by.is_empty(), "{row:?}");
     }
-    let want = json!([
-        {"id": HAND.0, "day": "2026-11-30", "time": HAND.1, "summary": HAND.2,
-         "status": "unverified", "commit": null},
+    let entry = |i: usize, status: &'static str| {
+        let (id, time, summary) = ENTRIES[i];
+        (
+            id,
+            &time[..10],
+            time,
+            summary,
+            status,
+            Some(commit_of(&env, id)),
+        )
+    };
+    let got: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.id.as_str(),
+                r.day.as_str(),
+                r.time.as_str(),
+                r.summary.as_str(),
+                r.status.as_str(),
+                r.commit.clone(),
+            )
+        })
+        .collect();
+    let want = [
+        (HAND.0, "2026-11-30", HAND.1, HAND.2, "unverified", None),
         entry(3, "committed"),
         entry(2, "committed"),
         entry(1, "edited after commit"),
         entry(0, "deleted"),
-    ]);
-    assert_eq!(v, want);
-    let one: Value =
-        serde_json::from_str(&run(&env, &["log", "--json", ENTRIES[2].0]).stdout).unwrap();
-    assert_eq!(one[0]["id"], json!(ENTRIES[2].0));
-    assert_eq!(one.as_array().unwrap().len(), 1);
+    ];
+    assert_eq!(got, want);
+    let one: Vec<LogRow> = decode(&run(&env, &["log", "--json", ENTRIES[2].0]).stdout);
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].id, ENTRIES[2].0);
 }
 
 #[test]
@@ -923,14 +932,9 @@ fn forged_control_characters_never_reach_the_terminal() {
     );
     let r = run(&env, &["log", "--json"]);
     assert!(!r.stdout.contains('\u{9b}') && !r.stdout.contains('\u{202e}'));
-    let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    let forged = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["id"] == HAND.0)
-        .unwrap();
-    assert_eq!(forged["summary"], evil, "the JSON value is exact");
+    let rows: Vec<LogRow> = decode(&r.stdout);
+    let forged = rows.iter().find(|e| e.id == HAND.0).unwrap();
+    assert_eq!(forged.summary, evil, "the JSON value is exact");
 }
 
 /// The review's §b 12: `log` never waits out a sync that holds the capture lock: it reads

@@ -4,6 +4,7 @@
 //! (the remote's ref, the hook-run log), never for a fixed time.
 
 use crate::common;
+use common::json::{decode, Status};
 use common::net::Net;
 use common::*;
 use std::path::{Path, PathBuf};
@@ -104,11 +105,11 @@ fn two_clones_with_auto_sync_converge_with_no_manual_sync() {
     assert_eq!(auto_runs(&a).len(), 2, "no sync within the interval");
     assert_ne!(remote_tip(&net), tip(&net, &a));
     // status says how it is set up.
-    let s = net.rut(&a, &["status", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&s.stdout).unwrap();
-    assert_eq!(v["record"]["sync"]["auto_sync"], "1m");
-    assert_eq!(v["record"]["sync"]["exposure"], "local");
-    assert!(v["record"]["sync"]["last_sync"].is_string(), "{v}");
+    let v: Status = decode(&net.rut(&a, &["status", "--json"]).stdout);
+    let sync = v.sync();
+    assert_eq!(sync.auto_sync.as_deref(), Some("1m"));
+    assert_eq!(sync.exposure, "local");
+    assert!(sync.last_sync.is_some(), "{v:#?}");
     let text = net.rut(&a, &["status"]).stdout;
     assert!(text.contains("syncs by itself every 1m"), "{text}");
 }
@@ -161,7 +162,8 @@ fn a_failed_auto_sync_is_logged_and_shown_by_status() {
     let runs = auto_runs(&a);
     assert_eq!(runs[0].0, "sync-failed", "{runs:?}");
     let s = net.rut(&a, &["status", "--json"]);
-    assert!(s.stdout.contains("\"auto-sync-failed\""), "{}", s.stdout);
+    let v: Status = decode(&s.stdout);
+    assert!(v.kinds().contains(&"auto-sync-failed"), "{}", s.stdout);
     assert_eq!(s.code, 1);
     // The capture itself was committed all the same.
     assert_eq!(common::net::summaries(&a), ["Kept here."]);

@@ -2,6 +2,7 @@
 //! real `git` reads what libgit2 wrote.
 
 use crate::common;
+use common::json::{decode, Recent, Status};
 use common::*;
 use std::time::Duration;
 
@@ -314,8 +315,8 @@ fn recent_reads_back_what_was_captured() {
         r.stdout
     );
     let r = env.rutter(&["recent", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(v["sessions"][0]["steps"][1]["summary"], "Second step.");
+    let v: Recent = decode(&r.stdout);
+    assert_eq!(v.sessions[0].steps[1].summary, "Second step.");
     let r = env.rutter(&["recent", "--project", "nope"]);
     assert_eq!(
         r.stdout.trim(),
@@ -480,11 +481,10 @@ fn a_position_line_is_explained_not_dropped_silently() {
         r.stderr
     );
     assert!(env.day_files().is_empty(), "nothing was written");
-    let s = env.rutter(&["status", "--json"]);
+    let s: Status = decode(&env.rutter(&["status", "--json"]).stdout);
     assert!(
-        s.stdout.contains("librarian-position"),
-        "the hook-run log says why: {}",
-        s.stdout
+        s.last_runs[0].reason.contains("librarian-position"),
+        "the hook-run log says why: {s:#?}"
     );
     // Beside a session line, the session line is captured and the position line explained.
     let both = serde_json::json!({

@@ -5,6 +5,7 @@
 //! (new-user-trial.md §2: t3, tresume, tfence, t5, t6, t6b, t7, t11) are each covered.
 
 use crate::common;
+use common::json::{decode, Recent};
 use common::*;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -278,12 +279,11 @@ fn three_directives_in_one_turn_are_three_entries_in_order_and_a_refired_stop_ad
 
     // Recall keeps the order of the turn.
     let recent = env.rutter(&["recent", "--json"]);
-    let v: Value = serde_json::from_str(&recent.stdout).unwrap();
-    let steps: Vec<&str> = v["sessions"][0]["steps"]
-        .as_array()
-        .unwrap()
+    let v: Recent = decode(&recent.stdout);
+    let steps: Vec<&str> = v.sessions[0]
+        .steps
         .iter()
-        .map(|s| s["summary"].as_str().unwrap())
+        .map(|s| s.summary.as_str())
         .collect();
     assert_eq!(steps, summaries(&env));
 

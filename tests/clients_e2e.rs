@@ -8,6 +8,7 @@
 //! byte. Refusals of foreign files are in tests/install_hook_e2e.rs.
 
 use crate::common;
+use common::json::{decode, Status};
 use common::{run_with_stdin, Env, Run};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -307,23 +308,18 @@ fn round_trip(case: &Case) {
         eprintln!("node is not installed: the OpenCode plugin is not run");
     }
 
-    let status = rutter(&env, &["status", "--json"]);
-    let status: Value = serde_json::from_str(&status.stdout).unwrap();
-    let st = status["clients"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["client"] == c)
-        .unwrap_or_else(|| panic!("{status:#}"));
-    assert_eq!(st["hook"]["state"], "registered", "{st:#}");
-    assert_eq!(st["hook"]["program_ok"], true, "{st:#}");
-    assert_eq!(st["mcp"]["state"], "registered", "{st:#}");
-    assert_eq!(st["up_to_date"], true, "{st:#}");
-    assert_eq!(st["installed"], true, "{st:#}");
+    let status: Status = decode(&rutter(&env, &["status", "--json"]).stdout);
+    let st = status.client(c);
+    assert_eq!(st.hook.state, "registered", "{st:#?}");
+    assert!(st.hook.program_ok, "{st:#?}");
+    assert_eq!(st.mcp.state, "registered", "{st:#?}");
+    assert!(st.up_to_date, "{st:#?}");
+    assert!(st.installed, "{st:#?}");
     let start = case.start.map(|_| "registered");
-    assert_eq!(st["session_start"], json!(start), "{st:#}");
+    assert_eq!(st.session_start.as_deref(), start, "{st:#?}");
     if case.hook.is_some() || node() {
-        assert_eq!(st["last_capture"]["entries"], 2, "{st:#}");
+        let last = st.last_capture.as_ref();
+        assert_eq!(last.map(|r| r.entries), Some(2), "{st:#?}");
     }
     if let Some((file, at)) = case.start {
         assert!(pointer(&env, file, at).contains(&format!("context --hook {c}")));

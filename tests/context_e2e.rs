@@ -479,30 +479,21 @@ fn install_hook_registers_the_brief_where_claude_and_codex_read_it() {
     assert_eq!(r.code, 0);
     serde_json::from_str::<HookOutput>(&r.stdout).unwrap();
     let status = env.rutter(&["status", "--json"]);
-    let s: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
-    let states: Vec<(String, serde_json::Value)> = s["clients"]
-        .as_array()
-        .unwrap()
+    let s: common::json::Status = common::json::decode(&status.stdout);
+    let states: Vec<(&str, Option<&str>)> = s
+        .clients
         .iter()
-        .map(|c| {
-            (
-                c["client"].as_str().unwrap().to_string(),
-                c["session_start"].clone(),
-            )
-        })
+        .map(|c| (c.client.as_str(), c.session_start.as_deref()))
         .collect();
     assert!(
-        states.contains(&("claude".into(), "registered".into())),
+        states.contains(&("claude", Some("registered"))),
         "{states:?}"
     );
     assert!(
-        states.contains(&("codex".into(), "registered".into())),
+        states.contains(&("codex", Some("registered"))),
         "{states:?}"
     );
-    assert!(
-        states.contains(&("copilot".into(), serde_json::Value::Null)),
-        "{states:?}"
-    );
+    assert!(states.contains(&("copilot", None)), "{states:?}");
     for client in ["claude", "codex"] {
         let r = env.rutter(&["uninstall-hook", "--client", client]);
         assert!(

@@ -4,6 +4,7 @@
 
 use crate::common;
 
+use common::json::{decode, LogRow, Recent};
 use common::*;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
@@ -50,12 +51,8 @@ fn log_summaries(env: &Env, args: &[&str]) -> Vec<String> {
     all.extend_from_slice(args);
     let r = env.rutter(&all);
     assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["summary"].as_str().unwrap().to_string())
-        .collect()
+    let rows: Vec<LogRow> = decode(&r.stdout);
+    rows.into_iter().map(|r| r.summary).collect()
 }
 
 /// The summaries `recent --json ARGS` shows.
@@ -64,14 +61,8 @@ fn recent_summaries(env: &Env, args: &[&str]) -> Vec<String> {
     all.extend_from_slice(args);
     let r = env.rutter(&all);
     assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    v["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|s| s["steps"].as_array().unwrap().clone())
-        .map(|st| st["summary"].as_str().unwrap().to_string())
-        .collect()
+    let recent: Recent = decode(&r.stdout);
+    recent.summaries().into_iter().map(String::from).collect()
 }
 
 #[test]
@@ -221,10 +212,10 @@ fn times_show_in_the_local_zone_with_their_offset_unless_utc() {
     );
     let utc = run(&["recent", "--utc"], "Asia/Tokyo");
     assert!(utc.contains("2026-11-20 09:00:00 — User chose"), "{utc}");
-    let json = run(&["log", "--json", "--grep", "garden"], "Asia/Tokyo");
+    let rows: Vec<LogRow> = decode(&run(&["log", "--json", "--grep", "garden"], "Asia/Tokyo"));
     assert!(
-        json.contains("\"time\": \"2026-11-25T09:00:00.000Z\""),
-        "JSON stays UTC: {json}"
+        rows.iter().any(|r| r.time == "2026-11-25T09:00:00.000Z"),
+        "JSON stays UTC: {rows:#?}"
     );
 }
 
@@ -261,11 +252,11 @@ fn log_grep_through_the_index_lists_what_a_full_scan_lists() {
         &text.replace("Moved the garden beds", "Moved the pond"),
     );
     let rows = env.rutter(&["log", "--json", "--grep", "garden"]);
-    let v: Value = serde_json::from_str(&rows.stdout).unwrap();
-    assert_eq!(v[0]["summary"], "Moved the garden beds to the south fence.");
-    assert_eq!(v[0]["status"], "edited after commit", "{v}");
+    let v: Vec<LogRow> = decode(&rows.stdout);
+    assert_eq!(v[0].summary, "Moved the garden beds to the south fence.");
+    assert_eq!(v[0].status, "edited after commit", "{v:#?}");
     // Retracted on a later day: the retraction is found in its own day file.
-    let id = v[0]["id"].as_str().unwrap().to_string();
+    let id = v[0].id.clone();
     env.write(day, &text);
     let mut c = env.cmd();
     c.env("RUTTER_TIMESTAMP", "2026-12-02T09:00:00.000Z").args([
@@ -277,8 +268,8 @@ fn log_grep_through_the_index_lists_what_a_full_scan_lists() {
     let r = run_with_stdin(&mut c, b"");
     assert_eq!(r.code, 0, "{}", r.stderr);
     let rows = env.rutter(&["log", "--json", "--grep", "garden"]);
-    let v: Value = serde_json::from_str(&rows.stdout).unwrap();
-    assert_eq!(v[0]["status"], "retracted", "{v}");
+    let v: Vec<LogRow> = decode(&rows.stdout);
+    assert_eq!(v[0].status, "retracted", "{v:#?}");
 }
 
 /// The index is a cache on disk, not authority: a day-file name in it that is no day-file stem

@@ -5,6 +5,7 @@
 //! git-remote-gcrypt and gnupg), so the test cannot skip there.
 
 use crate::common;
+use common::json::{decode, Recent, Status};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -114,14 +115,8 @@ impl Crypt {
 
     fn summaries(&self, dir: &Path) -> Vec<String> {
         let r = self.rutter(dir, &["recent", "--all", "--json"]);
-        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        let mut out: Vec<String> = v["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|s| s["steps"].as_array().unwrap().clone())
-            .map(|e| e["summary"].as_str().unwrap().to_string())
-            .collect();
+        let recent: Recent = decode(&r.stdout);
+        let mut out: Vec<String> = recent.summaries().into_iter().map(String::from).collect();
         out.sort();
         out
     }
@@ -223,8 +218,8 @@ fn two_clones_sync_through_an_encrypted_remote_the_host_cannot_read() {
         let v = c.rutter(dir, &["verify", "--full"]);
         assert_eq!(v.code, 0, "verify in {dir:?}: {}{}", v.stdout, v.stderr);
         let s = c.rutter(dir, &["status", "--json"]);
-        let j: serde_json::Value = serde_json::from_str(&s.stdout).unwrap();
-        assert_eq!(j["record"]["sync"]["exposure"], "encrypted", "{j}");
+        let j: Status = decode(&s.stdout);
+        assert_eq!(j.sync().exposure, "encrypted", "{j:#?}");
     }
     assert_eq!(
         c.git(&a, &["rev-parse", "refs/rutter/records^{tree}"]),

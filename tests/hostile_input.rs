@@ -2,6 +2,7 @@
 //! record and no rewritten byte.
 
 use crate::common;
+use common::json::{decode, Recent};
 use common::*;
 use std::io::Write;
 
@@ -175,8 +176,8 @@ fn forging_summaries_stay_one_inert_line() {
     assert_eq!(entry_lines(&text), 1, "{text}");
     assert_eq!(text.matches("<!-- rutter:entry ").count(), 1);
     let r = env.rutter(&["recent", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let summary = v["sessions"][0]["steps"][0]["summary"].as_str().unwrap();
+    let v: Recent = decode(&r.stdout);
+    let summary = &v.sessions[0].steps[0].summary;
     assert!(summary.contains("forged") && !summary.contains('\n') && !summary.contains('\u{1b}'));
 }
 
@@ -209,16 +210,8 @@ fn a_long_summary_is_cut_and_warned_about() {
         "{}",
         r.stderr
     );
-    let v: serde_json::Value =
-        serde_json::from_str(&env.rutter(&["recent", "--json"]).stdout).unwrap();
-    assert_eq!(
-        v["sessions"][0]["steps"][0]["summary"]
-            .as_str()
-            .unwrap()
-            .chars()
-            .count(),
-        1999
-    );
+    let v: Recent = decode(&env.rutter(&["recent", "--json"]).stdout);
+    assert_eq!(v.sessions[0].steps[0].summary.chars().count(), 1999);
 }
 
 #[test]

@@ -171,9 +171,9 @@ impl World {
         let r = self.env.rutter(&["sync"]);
         self.assert_unchanged(what, &r, &before, &tip);
         let s = self.env.rutter(&["status", "--json"]);
-        let v: serde_json::Value = serde_json::from_str(&s.stdout).unwrap();
+        let v: common::json::Status = common::json::decode(&s.stdout);
         assert!(
-            v.to_string().contains("\"sync-refused\""),
+            v.kinds().contains(&"sync-refused"),
             "{what}: status names the refusal: {}",
             s.stdout
         );

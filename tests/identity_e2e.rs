@@ -111,22 +111,22 @@ fn a_note_renamed_and_then_edited_shows_both_everywhere() {
     );
     let v = env.rutter(&["verify", "--notes", "--json"]);
     assert_eq!(v.code, 0, "a changed note is information: {}", v.stdout);
-    let report: serde_json::Value = serde_json::from_str(&v.stdout).unwrap();
-    let f = &report["findings"][0];
-    assert_eq!(f["kind"], "note-changed", "{report}");
-    assert_eq!(f["path"], "Notes/cadence-bins.md");
+    let report: common::json::Verify = common::json::decode(&v.stdout);
+    let f = &report.findings[0];
+    assert_eq!(f.kind, "note-changed", "{report:#?}");
+    assert_eq!(f.path.as_deref(), Some("Notes/cadence-bins.md"));
     assert!(
-        f["detail"].as_str().unwrap().starts_with(
+        f.detail.starts_with(
             "Notes/cadence.md was renamed to Notes/cadence-bins.md and changed since entry "
         ),
-        "{f}"
+        "{f:?}"
     );
     assert!(
-        f["diff"]
-            .as_str()
+        f.diff
+            .as_deref()
             .unwrap()
             .contains("+Decision: fortnightly."),
-        "against the kept copy: {f}"
+        "against the kept copy: {f:?}"
     );
 }
 

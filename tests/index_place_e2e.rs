@@ -8,6 +8,7 @@
 
 use crate::common;
 
+use common::json::{decode, Status};
 use common::Env;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -80,18 +81,12 @@ fn bounded(mut cmd: Command) -> common::Run {
     child.wait_with_output().unwrap().into()
 }
 
-fn status_json(env: &Env, vault: &Path) -> Value {
-    let r = at(env, vault, &["status", "--json"]);
-    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", r.stdout, r.stderr))
+fn status_json(env: &Env, vault: &Path) -> Status {
+    decode(&at(env, vault, &["status", "--json"]).stdout)
 }
 
-fn finding_kinds(status: &Value) -> Vec<String> {
-    status["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect()
+fn finding_kinds(status: &Status) -> Vec<String> {
+    status.kinds().into_iter().map(String::from).collect()
 }
 
 /// The vault the index in `vault`'s `.git/` says it serves.
@@ -154,10 +149,11 @@ async fn a_moved_vault_rebuilds_its_index_and_every_reader_answers() {
     mv(&env.vault, &moved);
 
     let status = status_json(&env, &moved);
-    assert_eq!(status["index"]["problem"], json!("moved"), "{status:#}");
+    let index = status.index();
+    assert_eq!(index.problem.as_deref(), Some("moved"), "{status:#?}");
     assert_eq!(
-        status["index"]["problem_detail"],
-        json!(env.vault.display().to_string())
+        index.problem_detail.as_deref(),
+        Some(env.vault.display().to_string().as_str())
     );
     let kinds = finding_kinds(&status);
     assert!(!kinds.iter().any(|k| k.starts_with("index-")), "{kinds:?}");
@@ -361,9 +357,13 @@ async fn a_fifo_link_or_second_name_at_the_index_is_refused_by_every_reader_with
         let json = status_json(&env, &env.vault);
         assert!(
             finding_kinds(&json).contains(&"index-not-a-file".to_string()),
-            "{case}: {json:#}"
+            "{case}: {json:#?}"
         );
-        assert_eq!(json["index"]["problem"], json!("not-a-file"), "{case}");
+        assert_eq!(
+            json.index().problem.as_deref(),
+            Some("not-a-file"),
+            "{case}"
+        );
         for args in [&["recent"][..], &["search", "alpha"]] {
             let r = at(&env, &env.vault, args);
             assert_eq!(r.code, 2, "{case} {args:?}: {}", r.stderr);

@@ -838,11 +838,12 @@ fn a_binary_of_another_name_knows_what_it_wrote() {
             after_first,
             "{client}: the second install changed bytes"
         );
-        let status = run(&["status", "--json"]);
+        let status: common::json::Status = common::json::decode(&run(&["status", "--json"]).stdout);
+        let hook = &status.client(client).hook;
+        assert_eq!(hook.state, "registered", "{client}: {hook:#?}");
         assert!(
-            !status.stdout.contains("program missing") && status.stdout.contains("rutter-bin"),
-            "{client}: {}",
-            status.stdout
+            hook.program_ok && hook.program.as_deref() == Some(bin.to_str().unwrap()),
+            "{client}: {hook:#?}"
         );
         let gone = run(&["uninstall-hook", "--client", client]);
         assert_eq!(gone.code, 0, "{client}: {}{}", gone.stdout, gone.stderr);

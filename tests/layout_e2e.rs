@@ -3,6 +3,7 @@
 //! after, and `verify` finds a move that also changed a byte.
 
 use crate::common;
+use common::json::{decode, LogRow, Recent};
 use common::*;
 use std::process::Command;
 
@@ -71,13 +72,8 @@ fn verify_clean(env: &Env) {
 fn summaries(env: &Env) -> Vec<String> {
     let r = env.rutter(&["log", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let mut out: Vec<String> = v
-        .as_array()
-        .unwrap_or_else(|| v["entries"].as_array().unwrap())
-        .iter()
-        .map(|e| e["summary"].as_str().unwrap().to_string())
-        .collect();
+    let rows: Vec<LogRow> = decode(&r.stdout);
+    let mut out: Vec<String> = rows.into_iter().map(|r| r.summary).collect();
     out.sort();
     out
 }
@@ -143,9 +139,19 @@ fn an_old_flat_history_gets_one_layout_commit_and_verifies_clean() {
     want.sort();
     assert_eq!(summaries(&env), want);
     let recent = env.rutter(&["recent", "--json", "--all"]);
+    let shown: Recent = decode(&recent.stdout);
     for s in &want {
-        assert!(recent.stdout.contains(s.as_str()), "{s}: {}", recent.stdout);
+        assert!(
+            shown.summaries().contains(&s.as_str()),
+            "{s}: {}",
+            recent.stdout
+        );
     }
+    assert!(
+        shown.steps().all(|s| s.status == "committed"),
+        "{}",
+        recent.stdout
+    );
     assert!(
         !recent.stdout.contains("not committed"),
         "{}",

@@ -4,6 +4,7 @@
 //! "purge" that drops another line too is refused.
 
 use crate::common;
+use common::json::{decode, Recent};
 use common::net::*;
 use std::path::Path;
 
@@ -149,8 +150,8 @@ fn a_purge_removes_the_entry_from_every_object_and_says_so() {
         recent.contains(gap) && recent.contains("a token pasted into a summary"),
         "{recent}"
     );
-    let json = net.rut(&a, &["recent", "--json"]).stdout;
-    assert!(json.contains("\"status\": \"purged\""), "{json}");
+    let json: Recent = decode(&net.rut(&a, &["recent", "--json"]).stdout);
+    assert!(json.steps().any(|s| s.status == "purged"), "{json:#?}");
     let again = net.rut(&a, &["purge", &id, "--reason", "again"]);
     assert_eq!(again.code, 1, "{}", again.stderr);
     assert!(

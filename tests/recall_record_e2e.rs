@@ -6,6 +6,7 @@
 
 use crate::common;
 
+use common::json::{decode, LogRow, Recent};
 use common::*;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -64,15 +65,11 @@ fn ok(env: &Env, args: &[&str]) -> Run {
 
 /// `recent --json` as `(id, summary, status)` of every step, newest session first.
 fn steps(env: &Env) -> Vec<(String, String, String)> {
-    let v: Value = serde_json::from_str(&ok(env, &["recent", "--json"]).stdout).unwrap();
-    let mut out = Vec::new();
-    for s in v["sessions"].as_array().unwrap() {
-        for st in s["steps"].as_array().unwrap() {
-            let field = |k: &str| st[k].as_str().unwrap().to_string();
-            out.push((field("id"), field("summary"), field("status")));
-        }
-    }
-    out
+    let recent: Recent = decode(&ok(env, &["recent", "--json"]).stdout);
+    recent
+        .steps()
+        .map(|s| (s.id.clone(), s.summary.clone(), s.status.clone()))
+        .collect()
 }
 
 fn step(i: usize, status: &str) -> (String, String, String) {
@@ -526,13 +523,24 @@ async fn retract_hides_an_entry_from_recall_and_log_says_why() {
         )),
         "{log}"
     );
-    let v: Value =
-        serde_json::from_str(&ok(&env, &["log", "--json", ENTRIES[2].0]).stdout).unwrap();
-    assert_eq!(v[0]["status"], "retracted");
+    let rows: Vec<LogRow> = decode(&ok(&env, &["log", "--json", ENTRIES[2].0]).stdout);
+    assert_eq!(rows[0].status, "retracted");
+    let retraction = rows[0].retraction.as_ref().unwrap();
     assert_eq!(
-        v[0]["retraction"],
-        json!({"id": "20261201T090000000Z", "day": "2026-12-01", "time": "2026-12-01T09:00:00.000Z",
-               "reason": "The cadence was an example in a code fence.", "commit": commit})
+        (
+            retraction.id.as_str(),
+            retraction.day.as_str(),
+            retraction.time.as_str(),
+            retraction.reason.as_str(),
+            retraction.commit.as_deref()
+        ),
+        (
+            "20261201T090000000Z",
+            "2026-12-01",
+            "2026-12-01T09:00:00.000Z",
+            "The cadence was an example in a code fence.",
+            Some(commit.as_str())
+        )
     );
 
     // The record verifies clean, for git and for rutter, incrementally and in full.
@@ -885,20 +893,18 @@ async fn readers_serve_every_field_within_its_bound_whatever_the_record_holds() 
         r.stdout.contains("[cut: 3976 more characters]"),
         "the path is cut"
     );
-    let v: Value =
-        serde_json::from_str(&ok(&env, &["recent", "--json", "-n", "100"]).stdout).unwrap();
-    let big = v["sessions"]
-        .as_array()
-        .unwrap()
+    let recent: Recent = decode(&ok(&env, &["recent", "--json", "-n", "100"]).stdout);
+    let big = recent
+        .sessions
         .iter()
-        .find(|s| s["session_id"] == "big")
+        .find(|s| s.session_id.as_deref() == Some("big"))
         .unwrap();
-    let step = &big["steps"][0];
+    let step = &big.steps[0];
     assert!(
-        step["summary"] == format!("{}{cut}", "B".repeat(2000)),
+        step.summary == format!("{}{cut}", "B".repeat(2000)),
         "--json cuts the summary"
     );
-    let project = step["workspace"]["project"].as_str().unwrap();
+    let project = step.workspace.as_ref().unwrap().project.as_str();
     assert_eq!(
         project,
         format!("{}… [cut: 2488 more characters]", "P".repeat(512))

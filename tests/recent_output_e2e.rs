@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use common::json::{decode, LogRow, Recent};
 use common::*;
 
 /// `capture --summary` at a pinned time, written by `client` from the folder `cwd`.
@@ -102,18 +103,24 @@ fn recent_shows_short_ids_clients_and_short_hashes() {
     let hash = refs.split("@sha256:").nth(1).unwrap();
     assert_eq!(hash.len(), 7, "a short hash: {refs}");
     // JSON keeps the whole hash.
-    let json = env.rutter(&["recent", "--json"]);
+    let json: Recent = decode(&env.rutter(&["recent", "--json"]).stdout);
+    let hashes: Vec<&str> = json
+        .steps()
+        .flat_map(|s| &s.refs)
+        .map(|r| r.hash.as_str())
+        .collect();
     assert!(
-        json.stdout.contains(&format!("sha256:{hash}")),
-        "{}",
-        json.stdout
+        hashes
+            .iter()
+            .any(|h| h.starts_with(&format!("sha256:{hash}"))),
+        "{hashes:?}"
     );
     let whole = env.entries()[0]["refs"][0]["hash"]
         .as_str()
         .unwrap()
         .to_string();
     assert_eq!(whole.len(), "sha256:".len() + 64);
-    assert!(json.stdout.contains(&whole), "{}", json.stdout);
+    assert!(hashes.contains(&whole.as_str()), "{hashes:?}");
 }
 
 #[test]
@@ -203,10 +210,10 @@ fn client_and_project_filters() {
     );
     assert!(only(&["recent", "--client", "grok"]).is_empty());
     let json = env.rutter(&["log", "--json", "--client", "claude"]);
-    let rows: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(rows[0]["client"], "claude");
-    assert_eq!(rows[0]["project"], "newsletter");
-    assert_eq!(rows[0]["refs"][0]["path"], "Notes/cadence.md");
+    let rows: Vec<LogRow> = decode(&json.stdout);
+    assert_eq!(rows[0].client.as_deref(), Some("claude"));
+    assert_eq!(rows[0].project.as_deref(), Some("newsletter"));
+    assert_eq!(rows[0].refs[0].path, "Notes/cadence.md");
 }
 
 #[test]

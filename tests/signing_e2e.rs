@@ -3,6 +3,7 @@
 //! `verify` checks signatures with `git verify-commit` (bad and uncheckable ones are findings).
 
 use crate::common;
+use common::json::{decode, Verify};
 use common::*;
 use std::process::Command;
 
@@ -58,15 +59,7 @@ fn verify_kinds(env: &Env, args: &[&str]) -> (i32, Vec<String>) {
     let mut all = vec!["verify", "--json"];
     all.extend(args);
     let r = env.rutter(&all);
-    let v: serde_json::Value =
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
-    let kinds = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect();
-    (r.code, kinds)
+    (r.code, finding_kinds(&r.stdout))
 }
 
 #[test]
@@ -109,8 +102,8 @@ fn an_acknowledgement_is_signed() {
     let text = std::fs::read_to_string(&day).unwrap();
     std::fs::write(&day, text.replace("Signed decision.", "Edited decision.")).unwrap();
     let r = env.rutter(&["verify", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let id = v["findings"][0]["id"].as_str().unwrap().to_string();
+    let v: Verify = decode(&r.stdout);
+    let id = v.findings[0].id.clone();
     let ack = env.rutter(&["verify", "--ack", &id, "--reason", "typo fixed by hand"]);
     assert_eq!(ack.code, 0, "{}", ack.stderr);
     assert_eq!(tip_sig(&env), "G", "the ack commit is signed");
@@ -165,9 +158,8 @@ fn a_failed_signing_keeps_the_pending_line_for_a_later_commit() {
     let day = env.day_files()[0].clone();
     let text = std::fs::read_to_string(&day).unwrap();
     std::fs::write(&day, text.replace("Signed decision.", "Edited decision.")).unwrap();
-    let v: serde_json::Value =
-        serde_json::from_str(&env.rutter(&["verify", "--json"]).stdout).unwrap();
-    let finding = v["findings"][0]["id"].as_str().unwrap().to_string();
+    let v: Verify = decode(&env.rutter(&["verify", "--json"]).stdout);
+    let finding = v.findings[0].id.clone();
     let r = env.rutter(&["verify", "--ack", &finding, "--reason", "kept"]);
     assert_eq!(r.code, 2, "a failed signing is an error: {}", r.stderr);
     assert!(r.stderr.contains("could not sign"), "{}", r.stderr);

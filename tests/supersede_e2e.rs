@@ -5,43 +5,20 @@
 //! the older current again. Real git vaults, the real binary, rmcp's own client.
 
 use crate::common;
+use common::json::{decode, LogRow, Recent, Step};
 use common::net::Net;
 use common::*;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
-use serde::Deserialize;
 use serde_json::{json, Value};
 use std::process::Stdio;
 
-/// The steps of `recent --json`, decoded with the keys supersede adds.
-#[derive(Debug, Deserialize)]
-struct Recent {
-    sessions: Vec<Session>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Session {
-    steps: Vec<Step>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Step {
-    id: String,
-    summary: String,
-    #[serde(default)]
-    supersedes: Vec<String>,
-    #[serde(default)]
-    superseded_by: Vec<String>,
-    #[serde(default)]
-    supersedes_unknown: Vec<String>,
-}
-
-/// Every step of `recent --all --json`, by summary.
+/// Every step of `recent --json`, with the keys supersede adds.
 fn steps(env: &Env) -> Vec<Step> {
     let r = env.rutter(&["recent", "--json", "-n", "100"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let recent: Recent = serde_json::from_str(&r.stdout).unwrap();
+    let recent: Recent = decode(&r.stdout);
     recent.sessions.into_iter().flat_map(|s| s.steps).collect()
 }
 
@@ -86,7 +63,10 @@ fn a_directive_that_names_a_short_id_marks_the_older_decision_everywhere() {
         step(&all, "Store the index in Postgres."),
         step(&all, "Store the index in SQLite instead of Postgres."),
     );
-    assert_eq!(n.supersedes, [o.id.clone(), "20250101T000000".into()]);
+    assert_eq!(
+        n.supersedes.as_deref(),
+        Some(&[o.id.clone(), "20250101T000000".into()][..])
+    );
     assert_eq!(o.superseded_by, std::slice::from_ref(&n.id));
     assert_eq!(n.supersedes_unknown, ["20250101T000000"]);
     assert!(n.superseded_by.is_empty());
@@ -114,9 +94,9 @@ fn a_directive_that_names_a_short_id_marks_the_older_decision_everywhere() {
         )),
         "{log}"
     );
-    let log: Vec<Value> = serde_json::from_str(&env.rutter(&["log", "--json"]).stdout).unwrap();
-    let older = log.iter().find(|r| r["id"] == o.id.as_str()).unwrap();
-    assert_eq!(older["superseded_by"], json!([n.id]));
+    let log: Vec<LogRow> = decode(&env.rutter(&["log", "--json"]).stdout);
+    let older = log.iter().find(|r| r.id == o.id).unwrap();
+    assert_eq!(older.superseded_by, std::slice::from_ref(&n.id));
 
     let cited = env.rutter(&["cited-by", "Notes/a.md"]).stdout;
     assert!(

@@ -3,6 +3,7 @@
 //! identical record files and ref trees, every entry exactly once, and `verify` clean.
 
 use crate::common;
+use common::json::{decode, LogRow, Status};
 use common::net::{record_files, summaries, Net};
 use common::*;
 use std::path::{Path, PathBuf};
@@ -131,18 +132,8 @@ fn interleaved_captures_synced_in_both_orders_converge() {
     let before = inode(&own);
     // `log` reads every file of a day as that day.
     let log = net.rut(&a, &["log", "--day", "2026-11-30", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
-    let mut logged: Vec<(String, String)> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["day"].as_str().unwrap().into(),
-                r["summary"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
+    let rows: Vec<LogRow> = decode(&log.stdout);
+    let mut logged: Vec<(String, String)> = rows.into_iter().map(|r| (r.day, r.summary)).collect();
     logged.sort();
     assert_eq!(
         logged,
@@ -885,21 +876,19 @@ fn an_entry_two_files_of_a_day_hold_alike_is_recalled_once() {
 fn status_shows_the_sync_remote_and_where_it_stood() {
     let (net, a) = Net::new();
     let b = net.machine("b");
-    let status = |dir: &Path| -> serde_json::Value {
-        let r = net.rut(dir, &["status", "--json"]);
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
-    };
+    let status = |dir: &Path| -> Status { decode(&net.rut(dir, &["status", "--json"]).stdout) };
     let s = status(&a);
-    assert_eq!(s["record"]["sync"]["remote"], "origin");
-    assert_eq!(s["record"]["sync"]["fetches_records"], true);
-    assert_eq!(s["record"]["sync"]["relation"], "up-to-date");
-    assert_eq!(s["record"]["sync"]["machine"], writer_id(&a).as_str());
+    let sync = s.sync();
+    assert_eq!(sync.remote, "origin");
+    assert!(sync.fetches_records);
+    assert_eq!(sync.relation, "up-to-date");
+    assert_eq!(sync.machine.as_deref(), Some(writer_id(&a).as_str()));
     net.capture(&b, "2026-11-30T10:00:00.000Z", "Written on b.");
-    assert_eq!(status(&b)["record"]["sync"]["relation"], "ahead");
+    assert_eq!(status(&b).sync().relation, "ahead");
     net.sync(&b);
     net.capture(&a, "2026-11-30T11:00:00.000Z", "Written on a.");
     net.git(&a, &["fetch", "-q", "origin"]);
-    assert_eq!(status(&a)["record"]["sync"]["relation"], "diverged");
+    assert_eq!(status(&a).sync().relation, "diverged");
     let text = net.rut(&a, &["status"]).stdout;
     assert!(
         text.contains("sync:     origin (") && text.contains("both sides have new entries"),
@@ -910,13 +899,7 @@ fn status_shows_the_sync_remote_and_where_it_stood() {
         &["config", "--unset-all", "remote.origin.fetch", "rutter"],
     );
     let s = status(&a);
-    let kinds: Vec<&str> = s["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["kind"].as_str())
-        .collect();
-    assert!(kinds.contains(&"sync-not-set-up"), "{s}");
+    assert!(s.kinds().contains(&"sync-not-set-up"), "{s:#?}");
     net.git(&a, &["config", "rutter.syncRemote", "gone"]);
     let r = net.rut(&a, &["status"]);
     assert_eq!(r.code, 1);
@@ -1251,23 +1234,22 @@ fn a_sync_that_runs_far_too_long_is_a_status_finding() {
                 .args(["status", "--json"]),
             b"",
         );
-        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        let kinds: Vec<String> = v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|f| f["kind"].as_str())
+        let v: Status = decode(&r.stdout);
+        let kinds: Vec<String> = v
+            .kinds()
+            .into_iter()
             .filter(|k| *k != "hook-missing")
             .map(str::to_string)
             .collect();
         (kinds, v)
     };
     let (kinds, v) = status_at("2026-11-30T08:05:00.000Z");
-    assert!(kinds.is_empty(), "{v}");
-    assert_eq!(v["record"]["sync"]["running"]["alive"], true, "{v}");
-    assert_eq!(v["record"]["sync"]["running"]["pid"], sync.id());
+    assert!(kinds.is_empty(), "{v:#?}");
+    let running = v.sync().running.as_ref().unwrap();
+    assert!(running.alive, "{v:#?}");
+    assert_eq!(running.pid, sync.id());
     let (kinds, v) = status_at("2026-11-30T09:05:00.000Z");
-    assert_eq!(kinds, ["sync-stuck"], "{v}");
+    assert_eq!(kinds, ["sync-stuck"], "{v:#?}");
     let text = run_with_stdin(
         net.cmd(&a)
             .env("RUTTER_TIMESTAMP", "2026-11-30T09:05:00.000Z")
@@ -1283,10 +1265,10 @@ fn a_sync_that_runs_far_too_long_is_a_status_finding() {
     sync.kill().unwrap();
     sync.wait().unwrap();
     let (kinds, v) = status_at("2026-11-30T09:05:00.000Z");
-    assert!(kinds.is_empty(), "{v}");
-    assert_eq!(v["record"]["sync"]["running"]["alive"], false, "{v}");
+    assert!(kinds.is_empty(), "{v:#?}");
+    assert!(!v.sync().running.as_ref().unwrap().alive, "{v:#?}");
     std::fs::remove_file(&hook).unwrap();
     net.sync(&a);
     let (_, v) = status_at("2026-11-30T09:06:00.000Z");
-    assert!(v["record"]["sync"]["running"].is_null(), "{v}");
+    assert!(v.sync().running.is_none(), "{v:#?}");
 }

@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use common::json::{decode, Recent};
 use common::{Env, BIN};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -74,14 +75,8 @@ fn recent_summaries(env: &Env, args: &[&str]) -> BTreeSet<String> {
     all.extend(args);
     let r = env.rutter(&all);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    v["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|s| s["steps"].as_array().unwrap().clone())
-        .map(|s| s["summary"].as_str().unwrap().to_string())
-        .collect()
+    let recent: Recent = decode(&r.stdout);
+    recent.summaries().into_iter().map(String::from).collect()
 }
 
 /// The summaries the page of `timeline ARGS` (written to stdout) holds.

@@ -371,14 +371,8 @@ impl Forged<'_> {
 
 /// The `kind` of each finding in the stdout of `verify --json`.
 pub fn finding_kinds(verify_json: &str) -> Vec<String> {
-    let v: serde_json::Value =
-        serde_json::from_str(verify_json).unwrap_or_else(|e| panic!("{e}: {verify_json}"));
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect()
+    let v: json::Verify = json::decode(verify_json);
+    v.findings.into_iter().map(|f| f.kind).collect()
 }
 
 /// Holds a lock file with `flock` from another process (as a slow `sync` holds the capture
