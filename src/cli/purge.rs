@@ -106,7 +106,7 @@ pub(crate) fn settle(
         .map(drop)
         .map_err(|e| e.to_string());
     let expired = match expire {
-        true => store.expire_unreachable(),
+        true => store.expire_unreachable(true),
         false => Ok(()),
     };
     let opts = crate::audit::Options {
