@@ -237,4 +237,38 @@ fn two_clones_sync_through_an_encrypted_remote_the_host_cannot_read() {
     // The status line says so.
     let text = c.rutter(&a, &["status"]).stdout;
     assert!(text.contains("encrypted (gcrypt)"), "{text}");
+
+    // A purge crosses the encrypted remote too (spec/purge.md): A purges B's entry, sends it,
+    // and B takes it, checked against its own copy.
+    let log = c.rutter(&a, &["log", "--grep", "fences", "--json"]);
+    let rows: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
+    let id = rows[0]["id"].as_str().unwrap().to_string();
+    let p = c.rutter(&a, &["purge", &id, "--reason", "not for the record"]);
+    assert_eq!(p.code, 0, "{}{}", p.stdout, p.stderr);
+    let sent = c.rutter(&a, &["sync"]);
+    assert_eq!(sent.code, 0, "{}{}", sent.stdout, sent.stderr);
+    assert!(sent.stdout.contains("Sent the purge"), "{}", sent.stdout);
+    let took = c.rutter(&b, &["sync"]);
+    assert_eq!(took.code, 0, "{}{}", took.stdout, took.stderr);
+    assert!(
+        took.stdout.contains("Took the remote's purge"),
+        "{}",
+        took.stdout
+    );
+    for dir in [&a, &b] {
+        let got = c.summaries(dir);
+        assert!(!got.iter().any(|s| s.contains("fences")), "{got:?}");
+        assert!(got.iter().any(|s| s.starts_with("purged on ")), "{got:?}");
+        let v = c.rutter(dir, &["verify", "--full"]);
+        assert_eq!(v.code, 0, "verify in {dir:?}: {}{}", v.stdout, v.stderr);
+        // Another sync fetches nothing old back: no object of the clone holds the line.
+        assert_eq!(c.rutter(dir, &["sync"]).code, 0);
+        let objects = c
+            .command("git", Some(dir))
+            .args(["cat-file", "--batch-all-objects", "--batch"])
+            .output()
+            .unwrap();
+        let objects = String::from_utf8_lossy(&objects.stdout);
+        assert!(!objects.contains("zebra fences"), "in {dir:?}");
+    }
 }

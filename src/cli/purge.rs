@@ -1,10 +1,8 @@
 //! `git rutter purge`: the one audited removal of an entry from the record (spec/purge.md).
 
-use super::{cannot_run, user_error, CommandResult, Exit, Ui};
-use crate::capture::sanitize::inert_line;
+use super::{user_error, CommandResult, Exit, Ui};
 use crate::clock;
 use crate::index::entries::Scope;
-use crate::index::short_ids::{self, Resolved};
 use crate::index::Index;
 use crate::lock::{self, Lock};
 use crate::recall::source;
@@ -45,14 +43,8 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
-    let reason = inert_line(&args.reason, REASON_MAX_CHARS);
-    // A reason is stored in the record like a summary: never a credential (spec/secrets.md).
-    let reason = crate::records::secrets::mask(&reason).text.into_owned();
-    if reason.is_empty() {
-        return Err(cannot_run(
-            "the reason is empty; say why the entry is purged with --reason TEXT.",
-        ));
-    }
+    super::retract::looks_like_an_id(&args.entry)?;
+    let reason = super::retract::reason_of(&args.reason, REASON_MAX_CHARS, "purged")?;
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     let lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
@@ -64,7 +56,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     }
     let mut index = Index::open(&vault, false)?;
     source::refresh(&vault, &mut index, Scope::Quick(&[]))?;
-    let id = resolve(&index, &args.entry)?;
+    let id = super::retract::whole_id(&index, &args.entry, "purged")?;
     let target = purge::find(&store, &id).map_err(refusal)?;
     for path in &target.files {
         let committed = store.committed(path)?.unwrap_or_default();
@@ -85,24 +77,6 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let after = settle(&vault, &store, &mut index, true);
     report(ui, &target, &done, &after, args.json)?;
     Ok(Exit::Clean)
-}
-
-/// The whole id of `given` (a whole id or a short one), through the index.
-fn resolve(index: &Index, given: &str) -> Result<String, super::CommandError> {
-    match short_ids::resolve(index, given)? {
-        Resolved::One(id) => Ok(id),
-        Resolved::None => Err(user_error(format!(
-            "no entry id starts with {}; nothing was purged.",
-            field_safe(given)
-        ))
-        .hinted("`git rutter log` lists the entries.")),
-        Resolved::Many(ids) => Err(user_error(format!(
-            "{} is the start of several entry ids ({}); nothing was purged.",
-            field_safe(given),
-            ids.join(", ")
-        ))
-        .hinted("Give more of the id.")),
-    }
 }
 
 fn refusal(e: PurgeError) -> super::CommandError {
@@ -132,7 +106,7 @@ pub(crate) fn settle(
         .map(drop)
         .map_err(|e| e.to_string());
     let expired = match expire {
-        true => store.expire_unreachable(),
+        true => store.expire_unreachable(true),
         false => Ok(()),
     };
     let opts = crate::audit::Options {

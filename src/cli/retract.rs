@@ -1,6 +1,6 @@
 //! `git rutter retract`: take a mistaken entry out of recall without rewriting the record.
 
-use super::{cannot_run, user_error, CommandResult, Exit, Ui};
+use super::{cannot_run, user_error, CommandError, CommandResult, Exit, Ui};
 use crate::capture::sanitize::{inert_line, SUMMARY_MAX_CHARS};
 use crate::clock;
 use crate::index::entries::Scope;
@@ -41,17 +41,8 @@ const LOG_LISTS: &str = "`git rutter log` lists the entries.";
 /// Runs the command.
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let given = args.entry.as_str();
-    if !is_entry_id(given) && !short_ids::is_short_id(given) {
-        return Err(user_error(format!("{given:?} is not an entry id (one looks like 20261130T073141112Z, or its first 15 characters as `recent` shows it); `git rutter log` lists them.")));
-    }
-    let reason = inert_line(&args.reason, SUMMARY_MAX_CHARS);
-    // A reason is stored in the record like a summary: never a credential (spec/secrets.md).
-    let reason = crate::records::secrets::mask(&reason).text.into_owned();
-    if reason.is_empty() {
-        return Err(cannot_run(
-            "the reason is empty; say why the entry is retracted with --reason TEXT.",
-        ));
-    }
+    looks_like_an_id(given)?;
+    let reason = reason_of(&args.reason, SUMMARY_MAX_CHARS, "retracted")?;
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
@@ -59,22 +50,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let mut index = Index::open(&vault, false)?;
     source::refresh(&vault, &mut index, Scope::Quick(&[]))?;
     drop(building);
-    let id = match short_ids::resolve(&index, given)? {
-        Resolved::One(id) => id,
-        Resolved::None => {
-            return Err(user_error(format!(
-                "no entry id starts with {given}; nothing was retracted."
-            ))
-            .hinted(LOG_LISTS))
-        }
-        Resolved::Many(ids) => {
-            return Err(user_error(format!(
-                "{given} is the start of several entry ids ({}); nothing was retracted.",
-                ids.join(", ")
-            ))
-            .hinted("Give more of the id."))
-        }
-    };
+    let id = whole_id(&index, given, "retracted")?;
     let id = id.as_str();
     let Some(found) = index.entry_by_id(id)? else {
         return Err(user_error(format!(
@@ -145,6 +121,45 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         ))?;
     }
     Ok(Exit::Clean)
+}
+
+/// A `--reason` as the record stores it: one inert line of at most `max` characters, any
+/// credential masked (spec/secrets.md); refused when empty. `done` says what the command does
+/// ("retracted", "purged").
+pub(super) fn reason_of(raw: &str, max: usize, done: &str) -> Result<String, CommandError> {
+    let reason = inert_line(raw, max);
+    let reason = crate::records::secrets::mask(&reason).text.into_owned();
+    if reason.is_empty() {
+        return Err(cannot_run(format!(
+            "the reason is empty; say why the entry is {done} with --reason TEXT."
+        )));
+    }
+    Ok(reason)
+}
+
+/// Refuses what is no entry id nor the short form of one, before anything is opened.
+pub(super) fn looks_like_an_id(given: &str) -> Result<(), CommandError> {
+    if is_entry_id(given) || short_ids::is_short_id(given) {
+        return Ok(());
+    }
+    Err(user_error(format!("{given:?} is not an entry id (one looks like 20261130T073141112Z, or its first 15 characters as `recent` shows it); `git rutter log` lists them.")))
+}
+
+/// The whole id `given` names (an id, or the short form `recent` shows, naming one entry of
+/// the index); refused, saying nothing was `done`, otherwise.
+pub(super) fn whole_id(index: &Index, given: &str, done: &str) -> Result<String, CommandError> {
+    match short_ids::resolve(index, given)? {
+        Resolved::One(id) => Ok(id),
+        Resolved::None => Err(user_error(format!(
+            "no entry id starts with {given}; nothing was {done}."
+        ))
+        .hinted(LOG_LISTS)),
+        Resolved::Many(ids) => Err(user_error(format!(
+            "{given} is the start of several entry ids ({}); nothing was {done}.",
+            ids.join(", ")
+        ))
+        .hinted("Give more of the id.")),
+    }
 }
 
 /// An entry id: a compact UTC instant (`20261130T073141112Z`), then any `-suffix` parts of

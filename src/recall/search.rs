@@ -6,7 +6,7 @@
 //! the one that shares most of the query's words (the newest among equals), so a note cited by
 //! many decisions shows the one the question is about, not only the latest.
 
-use crate::index::cited::Engaged;
+use crate::index::cited::{Engaged, Engagements};
 use crate::index::entries::Scope;
 use crate::index::identity::Candidate;
 use crate::index::reads::Records;
@@ -90,7 +90,21 @@ pub(crate) struct Unresolved {
 /// want of it; otherwise the quick refresh `recent` and get-note make (spec/recall.md), and when
 /// that cannot run the cache answers as the last refresh left it.
 pub fn ensure_records(index: &Index) -> Result<(), IndexError> {
+    refresh_records(index, true)
+}
+
+/// [`ensure_records`] for the MCP server: the record is read when the index has not loaded it,
+/// and otherwise the cache answers as the last refresh left it (each `librarian-recent` and
+/// `librarian-get-note` call refreshes it), so a `librarian-search` call opens no repository.
+pub fn ensure_loaded(index: &Index) -> Result<(), IndexError> {
+    refresh_records(index, false)
+}
+
+fn refresh_records(index: &Index, quick: bool) -> Result<(), IndexError> {
     let loaded = index.records()? != Records::NotLoaded;
+    if loaded && !quick {
+        return Ok(());
+    }
     let vault = match crate::vault::open(index.root(), crate::vault::VaultSource::Flag) {
         Ok(v) => v,
         Err(_) if loaded => return Ok(()),
@@ -172,16 +186,20 @@ fn enrich(
     .collect()
 }
 
-/// The engagement of a note cited by `cites` (newest first): the decision that shares most of
-/// `words`, a current one before one superseded, the newest among equals.
-fn engagement(cites: &[Engaged], words: &[String], claims: &Supersedes) -> Option<EngagementView> {
-    let newest = cites.first()?;
+/// The engagement of a note its citing entries `cites` give: the decision that shares most of
+/// `words` (of the newest read), a current one before one superseded, the newest among equals.
+fn engagement(
+    cites: &Engagements,
+    words: &[String],
+    claims: &Supersedes,
+) -> Option<EngagementView> {
+    let newest = cites.newest.first()?;
     let score = |c: &Engaged| {
         let current = claims.links(&c.id).superseded_by.is_empty();
         (shared_words(&c.summary, words), current)
     };
     let (mut shown, mut best) = (newest, score(newest));
-    for c in &cites[1..] {
+    for c in &cites.newest[1..] {
         let s = score(c);
         if s > best {
             (shown, best) = (c, s);
@@ -192,7 +210,7 @@ fn engagement(cites: &[Engaged], words: &[String], claims: &Supersedes) -> Optio
         summary: shown.summary.clone(),
         status: shown.status,
         superseded_by: claims.links(&shown.id).superseded_by,
-        decisions: cites.len(),
+        decisions: cites.total,
         newest: newest.day.clone(),
         closest: !std::ptr::eq(shown, newest),
     })

@@ -134,7 +134,7 @@ pub(crate) fn search_args(args: &Map<String, Value>) -> Result<SearchArgs, ArgEr
 
 /// `librarian-search`: hits with enrichment, and whether it surfaced a prior engagement.
 pub fn search(index: &Index, a: &SearchArgs) -> Result<(String, bool), IndexError> {
-    search::ensure_records(index)?;
+    search::ensure_loaded(index)?;
     let (query, cut) = search::bounded(&a.query);
     let answer = search::search(index, query, a.limit as usize, &a.filters)?;
     let mut text = search::render(query, &answer);

@@ -96,8 +96,10 @@ impl Store {
 
     /// Expires objects nothing reaches any more from the object store: `git repack -a -d`
     /// (unreachable objects leave the packs) then `git prune --expire=now` (and the loose
-    /// ones). `Err` says why it could not; the record is unharmed either way.
-    pub(crate) fn expire_unreachable(&self) -> Result<(), String> {
+    /// ones). `Err` says why it could not; the record is unharmed either way. `before_push`:
+    /// the remotes still hold the old history (a purge not sent yet), so git-remote-gcrypt's
+    /// list of packs it has is forgotten too ([`Store::forget_gcrypt_packs`]).
+    pub(crate) fn expire_unreachable(&self, before_push: bool) -> Result<(), String> {
         // The remote-tracking refs' reflogs may name old remote tips no rewrite visited (verify
         // reads only the record ref's own): they would keep the old objects alive.
         let tracking = self.record_tracking_refs().map_err(|e| e.to_string())?;
@@ -119,7 +121,27 @@ impl Store {
         ] {
             run_git(self.root(), args)?;
         }
+        if before_push {
+            self.forget_gcrypt_packs();
+        }
         Ok(())
+    }
+
+    /// git-remote-gcrypt remembers which of an encrypted remote's packs it fetched
+    /// (`.git/remote-gcrypt/have_packs*`) and never fetches those again, assuming their objects
+    /// are here; while the remote's ref still names an expired commit its next fetch would miss
+    /// it ("bad object"). Forgetting the list makes the sync that sends the purge fetch what it
+    /// needs once; that sync's own expiry then keeps the list.
+    fn forget_gcrypt_packs(&self) {
+        let dir = self.repo.commondir().join("remote-gcrypt");
+        let Ok(d) = Dir::open(&dir) else {
+            return;
+        };
+        for name in d.list().unwrap_or_default() {
+            if name.starts_with("have_packs") {
+                let _ = d.remove(&name);
+            }
+        }
     }
 }
 
