@@ -5,7 +5,7 @@
 //! git-remote-gcrypt and gnupg), so the test cannot skip there.
 
 use crate::common;
-use common::json::{decode, Recent, Status};
+use common::json::{decode, LogRow, Recent, Status};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -241,8 +241,8 @@ fn two_clones_sync_through_an_encrypted_remote_the_host_cannot_read() {
     // A purge crosses the encrypted remote too (spec/purge.md): A purges B's entry, sends it,
     // and B takes it, checked against its own copy.
     let log = c.rutter(&a, &["log", "--grep", "fences", "--json"]);
-    let rows: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
-    let id = rows[0]["id"].as_str().unwrap().to_string();
+    let rows: Vec<LogRow> = decode(&log.stdout);
+    let id = rows[0].id.clone();
     let p = c.rutter(&a, &["purge", &id, "--reason", "not for the record"]);
     assert_eq!(p.code, 0, "{}{}", p.stdout, p.stderr);
     let sent = c.rutter(&a, &["sync"]);
