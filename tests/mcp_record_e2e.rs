@@ -255,3 +255,33 @@ async fn a_record_citing_one_note_twenty_thousand_times_cites_it_once() {
     let v = env.rutter(&["verify", "--porcelain"]);
     assert_eq!(v.code, 0, "{}", v.stdout);
 }
+
+/// A credential in `librarian-record`'s summary is masked before it is written, and the tool's
+/// answer says what was masked, never the secret (spec/secrets.md).
+#[tokio::test]
+async fn a_secret_given_to_librarian_record_is_masked_and_the_answer_says_so() {
+    let env = Env::git_vault();
+    let cwd = project(&env);
+    let client = connect(&env, "claude-code", &cwd, &["--allow-record"]).await;
+    let token = "sk-ant-api03-Zq8wX2mB7kR4tY6uI1oP3aS5dF9gH0jK2lL4zX6cV8bN1mQ3wE5rT7yU9iO-AbCdEfGh";
+    let result = record(
+        &client,
+        json!({"summary": format!("Put the API key {token} into the CI secrets.")}),
+    )
+    .await
+    .unwrap();
+    let said = text(&result);
+    assert_ne!(result.is_error, Some(true), "{said}");
+    assert!(
+        said.contains("masked a credential in the entry (anthropic-key)"),
+        "{said}"
+    );
+    assert!(!said.contains("sk-ant-api03"), "{said}");
+    client.cancel().await.unwrap();
+    let e = &env.entries()[0];
+    assert_eq!(
+        e["summary"],
+        "Put the API key [redacted:anthropic-key] into the CI secrets."
+    );
+    assert!(!env.all_records().contains("sk-ant-api03"));
+}
