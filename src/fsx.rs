@@ -280,9 +280,9 @@ impl Dir {
     /// Replaces the cache file `name` atomically, as [`Dir::write_atomic`] does, without asking
     /// the file system to write the new bytes out at once. ext4 writes a file's delayed blocks
     /// out when it is renamed over another (`auto_da_alloc`, so that a crash leaves old or new
-    /// bytes rather than an empty file): 130-450 µs a rename here, most of the two cache
-    /// writes of a capture. On Linux the temporary file and an existing regular `name` trade
-    /// places instead (`renameat2` with `RENAME_EXCHANGE`, ~30 µs with the removal) and the old
+    /// bytes rather than an empty file), most of the two cache writes of a capture
+    /// (docs/performance.md). On Linux the temporary file and an existing regular `name` trade
+    /// places instead (`renameat2` with `RENAME_EXCHANGE`, a fraction of that) and the old
     /// bytes, now under the temporary name, are removed; elsewhere, or where the file system
     /// cannot exchange, it is a plain rename. Only for files whose readers check them and
     /// rebuild them when a crash leaves them empty or torn (the dedupe cache).

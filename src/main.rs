@@ -98,7 +98,7 @@ fn print_capture_help() {
 /// glibc's malloc gives memory back to the system whenever more than 128 KiB is free at the top
 /// of the heap. libgit2 allocates and frees ~256 KiB of zlib state for each object it writes, so
 /// a capture's six loose objects shrank and regrew the heap six times, each regrowth a fresh set
-/// of pages to fault in (555 page faults a capture, 410 with this; ~0.38 ms of a 6 ms capture).
+/// of pages to fault in (a quarter of a capture's page faults; docs/performance.md).
 /// Keep up to 16 MiB free at the top, grow it 1 MiB at a time, and keep blocks under 4 MiB on
 /// the heap (setting one threshold turns off glibc's own adjustment of the others).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

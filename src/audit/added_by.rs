@@ -1,5 +1,5 @@
 //! Which commit added each entry, as `log` asks it: the verify cache's `entries` file (a line
-//! `id commit` per entry of the history, 4 MB on a ten-year vault) searched for the few ids a
+//! `id commit` per entry of the history, megabytes on a ten-year vault) searched for the few ids a
 //! screen shows, read in blocks and never held whole, plus the ids the run itself learnt.
 
 use std::collections::{HashMap, HashSet};

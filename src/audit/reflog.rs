@@ -6,8 +6,8 @@
 //! prefix is proven unchanged by its sha256 (the same evidence the tip witness log keeps), so a
 //! rewritten or shortened reflog is found, and then every line is checked again. The file is
 //! read in blocks through one buffer and hashed as it streams: every byte is still hashed, but
-//! only the lines after the accepted prefix are kept (12 MB were copied into a fresh allocation
-//! on each run, a page fault per 4 KiB).
+//! only the lines after the accepted prefix are kept (copying the whole log into a fresh
+//! allocation on each run cost a page fault per page of it).
 
 use crate::store::Oid;
 use sha2::{Digest, Sha256};

@@ -297,9 +297,9 @@ fn working_stamps(sessions: Option<&Dir>) -> HashMap<String, Stamp> {
 /// More days than this into an empty cache are loaded in bulk.
 const BULK_DAYS: usize = 64;
 /// The page cache during a bulk load, in KiB: 8 MiB, so a cold build, which loads the record
-/// cache beside the notes' own build (`index::side`), stays under 100 MiB (32 MiB took no less
-/// time; 128 MiB was most of a cold `reindex`'s 168 MiB peak once). Days load in file order, so
-/// the rows append and the cache holds the pages being written; the rest spill to the file.
+/// cache beside the notes' own build (`index::side`), stays under its memory target (a larger
+/// cache took no less time and most of the peak; docs/performance.md). Days load in file order,
+/// so the rows append and the cache holds the pages being written; the rest spill to the file.
 const BULK_CACHE_KIB: u32 = 8_192;
 
 /// Recomputes one day when its inputs differ from those its rows came from; removes it when

@@ -10,11 +10,9 @@ use rusqlite::{params, Connection};
 
 /// The most entries a words query may name for the index to be used. Each named entry is a
 /// lookup in another part of the table; walking entries newest first (the plan without the
-/// index) reaches the newest matches of a common word sooner. On the 69,409-entry vault (issue
-/// 23): a word in 1,176 entries took 50 ms through the index against 26 ms walking for `log`,
-/// 18.6 ms against 3.4 in a warm MCP server; a word in 7 entries 31 ms against 180 for `log`,
-/// 2.6 ms against 150 in the server. The two cost the same near 250-450 named entries; reading
-/// at most 251 keeps the attempt cheap for a common word.
+/// index) reaches the newest matches of a common word sooner. The two cost the same near a few
+/// hundred named entries (measured, docs/performance.md "Figures the code's comments used to
+/// hold"); reading at most 251 keeps the attempt cheap for a common word.
 const MOST_NAMED: usize = 250;
 
 /// The rids of the entries `query` names, as a JSON array for `json_each` (one FTS5 search for
@@ -100,9 +98,9 @@ pub(crate) fn build(conn: &Connection) -> Result<bool, rusqlite::Error> {
 
 /// Most pieces of one word a query asks for (evenly spread over it: first, last, between).
 const PIECES_PER_WORD: usize = 6;
-/// Most pieces in one query. Each piece is a term FTS5 opens and walks (~25 µs each); a
-/// `librarian-recent` query of 16 words of 64 characters made 992 and took 25 ms. Any subset
-/// of a word's pieces still names every entry that holds it, so leaving some out only names more.
+/// Most pieces in one query. Each piece is a term FTS5 opens and walks, so a long query of
+/// long words would cost time in proportion (docs/performance.md). Any subset of a word's
+/// pieces still names every entry that holds it, so leaving some out only names more.
 const MOST_PIECES: usize = 32;
 
 /// The FTS5 query that names the entries holding every `word` that can narrow (three

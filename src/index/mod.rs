@@ -486,8 +486,8 @@ fn build_lock(path: &Path) -> Result<crate::lock::Lock, IndexError> {
 /// into place, so a reader never meets a half-built index; with `records`, the record cache is
 /// built beside the notes ([`side`]) and copied in. The page cache is 16 MiB: with no journal,
 /// pages beyond it are written to the file as the build goes (the OS keeps them), where a cache
-/// as large as the whole file (256 MiB before) made the process as large as the index; 16 and
-/// not 32 so the two builds together stay under 100 MiB.
+/// as large as the whole file made the process as large as the index; 16 and not 32 so the two
+/// builds together stay under the memory target (docs/performance.md).
 fn build_new(
     path: &Path,
     root: &Path,

@@ -106,10 +106,9 @@ CREATE VIRTUAL TABLE entries_grep USING fts5(grep, content='', contentless_delet
 ";
 
 /// FTS5 settings for building from nothing: a 16 MiB pending-terms buffer and no automatic
-/// merging while the rows go in. FTS5 counts only the terms' bytes against the buffer: at
-/// 64 MiB the hash grew to 97 MB on 50,000 notes (peak 145 MiB), where 16 MiB peaks at ~80 MiB
-/// on 10,000 and on 50,000 notes, in the same time, and searches as fast afterwards (measured,
-/// docs/performance.md).
+/// merging while the rows go in. FTS5 counts only the terms' bytes against the buffer, so its
+/// hash grows well past it; 16 MiB keeps the peak under the memory target on 10,000 and 50,000
+/// notes in the same time, and searches as fast afterwards (measured, docs/performance.md).
 pub(crate) const BULK_LOAD: &str = "
 INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', 16777216);
 INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 0);

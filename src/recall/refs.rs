@@ -100,7 +100,7 @@ impl<'a> Shown<'a> {
     }
 
     /// A [`Shown`] that takes a note's hash from the index instead of reading the note, for an
-    /// answer that cites thousands of notes (`recent --all`: 9,000 notes, 57 MB read). The
+    /// answer that cites thousands of notes (`recent --all` read every cited note again). The
     /// caller has just run the freshness check (spec/index.md), so the index holds what each
     /// note holds, as `search` relies on; a cited path the index does not hold as a note (a
     /// symlink, a path through a linked folder, a file that is no note) is read as before.

@@ -96,8 +96,8 @@ pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Whether [`terminal_safe`] (`layout`: newlines, tabs and the CR of a CRLF are kept) or
 /// [`field_safe`] (not `layout`) leaves `text` as it is. A scan of bytes that decodes only the
-/// non-ASCII characters: `recent --all` checks 29 MB of text, and decoding every character
-/// with a lookahead was a tenth of its time.
+/// non-ASCII characters: `recent --all` checks all of the record's text, and decoding every
+/// character with a lookahead was a noticeable part of its time.
 fn scan_safe(text: &str, layout: bool) -> bool {
     let bytes = text.as_bytes();
     let mut i = 0;

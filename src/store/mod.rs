@@ -290,7 +290,7 @@ pub(crate) fn skip_read_verification() {
 
 /// Turns off libgit2's object cache for the rest of the process. A walk that reads each commit
 /// once (`verify --full`) gains nothing from it, and it kept every commit and small tree read
-/// (300 MB over 70,000 commits). Process-wide, like [`skip_read_verification`]: only a
+/// (most of `--full`'s memory on a long history). Process-wide, like [`skip_read_verification`]: only a
 /// one-shot command calls it.
 pub(crate) fn skip_object_cache() {
     git2::opts::enable_caching(false);
