@@ -1,7 +1,7 @@
 //! The output handle every command writes through, as jj's `Ui`: stdout (or the pager's input),
 //! stderr, the colour decision and the pager. No command touches the process's stdout, so a
 //! command runs in-process against buffers ([`Ui::with_buffers`]) exactly as it runs on a
-//! terminal: tests/snapshots_*.rs pin its stdout, stderr and exit status that way.
+//! terminal: tests/human_output/ pins its stdout, stderr and exit status that way.
 //!
 //! What is printed to stdout is made terminal-safe (`records::text::terminal_safe`) before any
 //! colour is applied, so only our own escapes reach a terminal; a reader that stopped reading

@@ -1,5 +1,7 @@
-//! The only module that touches git2: the record ref `refs/rutter/records`, its commits, the
-//! pending journal and adoption of existing records.
+//! The only module that touches git2: the record ref `refs/rutter/records`, its commits and
+//! trees (and their rewrite by a purge), the transport to a sync remote, and the adoption of
+//! existing records. It still reads the pending journal's lines for the record's readers
+//! (`reader.rs`), which is to move out of the git adapter (issue 36, part 2).
 
 pub(crate) mod adopt;
 pub(crate) mod clone;
