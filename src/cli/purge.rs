@@ -9,6 +9,7 @@ use crate::recall::source;
 use crate::recorder::purge::{self, PurgeError, Purged, Target};
 use crate::records::purge::REASON_MAX_CHARS;
 use crate::records::text::field_safe;
+use crate::store::remap::ExpireError;
 use crate::store::Store;
 use std::path::PathBuf;
 
@@ -90,9 +91,19 @@ fn refusal(e: PurgeError) -> super::CommandError {
 /// read again and compacted, the old objects expired (unless the caller did), and
 /// `verify --full` on the new history, which also makes the carried logs verify's baseline.
 pub(crate) struct After {
-    pub index: Result<(), String>,
-    pub expired: Result<(), String>,
-    pub verified: Result<usize, String>,
+    pub index: Result<(), crate::index::IndexError>,
+    pub expired: Result<(), ExpireError>,
+    /// The commits `verify --full` checked, or what it said.
+    pub verified: Result<usize, Unverified>,
+}
+
+/// Why `verify --full` after a purge did not come out clean.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unverified {
+    #[error("{0} finding(s); run `git rutter verify --full`")]
+    Findings(usize),
+    #[error(transparent)]
+    CouldNotRun(#[from] crate::store::StoreError),
 }
 
 pub(crate) fn settle(
@@ -101,10 +112,7 @@ pub(crate) fn settle(
     index: &mut Index,
     expire: bool,
 ) -> After {
-    let index = source::refresh(vault, index, Scope::Full)
-        .and_then(|_| index.compact())
-        .map(drop)
-        .map_err(|e| e.to_string());
+    let index = source::refresh(vault, index, Scope::Full).and_then(|_| index.compact());
     let expired = match expire {
         true => store.expire_unreachable(true),
         false => Ok(()),
@@ -115,11 +123,10 @@ pub(crate) fn settle(
     };
     let verified = match crate::audit::verify(store, opts) {
         Ok(r) if !r.failed() => Ok(r.commits_checked),
-        Ok(r) => Err(format!(
-            "{} finding(s); run `git rutter verify --full`",
-            r.findings.iter().filter(|f| f.counts()).count()
+        Ok(r) => Err(Unverified::Findings(
+            r.findings.iter().filter(|f| f.counts()).count(),
         )),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
     };
     After {
         index,
@@ -154,14 +161,15 @@ fn dry_run(ui: &mut Ui, t: &Target, json: bool) -> CommandResult {
 fn report(ui: &mut Ui, t: &Target, done: &Purged, after: &After, json: bool) -> CommandResult {
     let short = |o: &str| crate::shortid::long(o).chars().take(12).collect::<String>();
     if json {
-        let err = |r: &Result<(), String>| r.as_ref().err().cloned();
+        let err = |e: Option<&dyn std::fmt::Display>| e.map(|e| e.to_string());
         ui.print_json(&serde_json::json!({
             "entry": t.entry.id, "day": t.day, "files": t.files, "cited": t.cited,
             "commit": done.commit.to_string(), "old_tip": done.purge.old_tip,
             "new_tip": done.purge.new_tip, "rewritten": done.rewritten.changed,
-            "working": done.working, "index_error": err(&after.index),
-            "expire_error": err(&after.expired),
-            "verify_error": after.verified.as_ref().err(),
+            "working": done.working,
+            "index_error": err(after.index.as_ref().err().map(|e| e as _)),
+            "expire_error": err(after.expired.as_ref().err().map(|e| e as _)),
+            "verify_error": err(after.verified.as_ref().err().map(|e| e as _)),
             "not_reached": NOT_REACHED,
         }))?;
         return Ok(Exit::Clean);

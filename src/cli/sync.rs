@@ -192,8 +192,13 @@ fn settle_purges(
         return;
     };
     let after = super::purge::settle(vault, store, &mut index, false);
-    if let Err(e) = after.verified.and(after.index.map(|_| 0)) {
+    if let Err(e) = &after.verified {
         ui.warn(format_args!("git-rutter: after the purge: {e}."));
+    }
+    if let Err(e) = &after.index {
+        ui.warn(format_args!(
+            "git-rutter: the index will catch up with the purge later ({e})."
+        ));
     }
 }
 

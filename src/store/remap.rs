@@ -14,6 +14,25 @@ use std::time::Duration;
 /// expire the old objects (the rewrite itself stands).
 const EXPIRE_WITHIN: Duration = Duration::from_secs(600);
 
+/// Why the old objects could not be expired (the record is unharmed either way).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExpireError {
+    #[error("git is not on PATH")]
+    NoGit,
+    #[error("`git {command}` failed: {stderr}")]
+    Failed { command: String, stderr: String },
+    #[error("`git {0}` took too long")]
+    TooLong(String),
+    #[error("`git {command}` could not run: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// Each line of `text` with a leading id (a witness log line) or the two leading ids of a
 /// reflog line mapped through `map`; every other byte kept.
 fn mapped_lines(text: &[u8], map: &Rewritten, ids_per_line: usize) -> Vec<u8> {
@@ -99,10 +118,10 @@ impl Store {
     /// ones). `Err` says why it could not; the record is unharmed either way. `before_push`:
     /// the remotes still hold the old history (a purge not sent yet), so git-remote-gcrypt's
     /// list of packs it has is forgotten too ([`Store::forget_gcrypt_packs`]).
-    pub(crate) fn expire_unreachable(&self, before_push: bool) -> Result<(), String> {
+    pub(crate) fn expire_unreachable(&self, before_push: bool) -> Result<(), ExpireError> {
         // The remote-tracking refs' reflogs may name old remote tips no rewrite visited (verify
         // reads only the record ref's own): they would keep the old objects alive.
-        let tracking = self.record_tracking_refs().map_err(|e| e.to_string())?;
+        let tracking = self.record_tracking_refs()?;
         for (name, _) in &tracking {
             run_git(
                 self.root(),
@@ -145,20 +164,20 @@ impl Store {
     }
 }
 
-fn run_git(root: &Path, args: &[&str]) -> Result<(), String> {
+fn run_git(root: &Path, args: &[&str]) -> Result<(), ExpireError> {
     let Some(mut git) = super::gitcli::git_in(root) else {
-        return Err("git is not on PATH".into());
+        return Err(ExpireError::NoGit);
     };
     git.args(args);
+    let command = args.join(" ");
     match super::gitcli::output_within(git, Some(EXPIRE_WITHIN)) {
         Ok(Some(out)) if out.status.success() => Ok(()),
-        Ok(Some(out)) => Err(format!(
-            "`git {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )),
-        Ok(None) => Err(format!("`git {}` took too long", args.join(" "))),
-        Err(e) => Err(format!("`git {}` could not run: {e}", args.join(" "))),
+        Ok(Some(out)) => Err(ExpireError::Failed {
+            command,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        }),
+        Ok(None) => Err(ExpireError::TooLong(command)),
+        Err(source) => Err(ExpireError::Spawn { command, source }),
     }
 }
 

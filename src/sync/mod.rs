@@ -216,7 +216,7 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
         }
     }
     if !report.purges_taken.is_empty() || (report.pushed && !report.purges_sent.is_empty()) {
-        report.expire_error = store.expire_unreachable(false).err();
+        report.expire_error = store.expire_unreachable(false).err().map(|e| e.to_string());
     }
     report.after = Some(store.tip()?.ok_or(SyncError::NoRecords)?);
     if let (true, Some(pushed)) = (report.pushed, report.remote_tip) {
