@@ -130,26 +130,20 @@ impl Kind {
     }
 }
 
-/// One finding.
+/// One finding; in JSON every key is written, `null` when it has no value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     pub kind: Kind,
     /// Stable id: `<kind>:<path or ref>:<entry id, commit or range>`.
     pub id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub day: Option<String>,
     /// The commit that added the entry (or, for history findings, the offending commit).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
     pub detail: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
     /// The reason given to `verify --ack`, when acknowledged.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub acknowledged: Option<String>,
 }
 

@@ -56,6 +56,8 @@ pub struct Args {
     pub json: bool,
 }
 
+/// One row of `log --json`: every key always written (`null` or `[]` when it has no value;
+/// spec/verify.md, "log").
 #[derive(Debug, Serialize)]
 struct Row {
     id: String,
@@ -66,23 +68,17 @@ struct Row {
     commit: Option<String>,
     /// The day file that holds it (vault-relative).
     file: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     project: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     client: Option<String>,
     refs: Vec<crate::records::NoteRef>,
     /// The entry's line as its day file holds it (`-p` shows it as the line its commit added).
     #[serde(skip)]
     line: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     retraction: Option<Retracted>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<String>,
     /// The ids this entry names as the ones it replaces (spec/recall.md, "Supersede").
-    #[serde(skip_serializing_if = "Option::is_none")]
     supersedes: Option<Vec<String>>,
     /// The entries that replace this one, newest first.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     superseded_by: Vec<String>,
 }
 

@@ -277,16 +277,19 @@ fn porcelain(f: &Finding) -> String {
     )
 }
 
-/// The report as JSON; with findings, `hints` says what to do about a known one.
+/// The report as JSON; with findings, `hints` says what to do about a known one (empty when
+/// verify is clean).
 fn json(r: &Report) -> serde_json::Value {
-    let mut value = serde_json::json!({
+    // Every key always written: `hints` is empty when there is nothing to do.
+    let hints: Vec<&str> = match r.failed() {
+        true => vec![ACK_HINT],
+        false => vec![],
+    };
+    serde_json::json!({
         "clean": !r.failed(),
         "tip": r.tip,
         "commits_checked": r.commits_checked,
         "findings": r.findings,
-    });
-    if r.failed() {
-        value["hints"] = serde_json::json!([ACK_HINT]);
-    }
-    value
+        "hints": hints,
+    })
 }

@@ -309,9 +309,8 @@ pub struct Verify {
     pub tip: Option<String>,
     pub commits_checked: usize,
     pub findings: Vec<Finding>,
-    /// What to do about a known finding: written only when verify fails.
-    #[serde(default)]
-    pub hints: Option<Vec<String>>,
+    /// What to do about a known finding: empty when verify is clean.
+    pub hints: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -319,18 +318,18 @@ pub struct Verify {
 pub struct Finding {
     pub kind: String,
     pub id: String,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub path: Option<String>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub entry: Option<String>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub day: Option<String>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub commit: Option<String>,
     pub detail: String,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub diff: Option<String>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub acknowledged: Option<String>,
 }
 
@@ -462,18 +461,17 @@ pub struct LogRow {
     #[serde(deserialize_with = "present")]
     pub commit: Option<String>,
     pub file: String,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub project: Option<String>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub client: Option<String>,
     pub refs: Vec<Ref>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub retraction: Option<Retraction>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub diff: Option<String>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub supersedes: Option<Vec<String>>,
-    #[serde(default)]
     pub superseded_by: Vec<String>,
 }
 
