@@ -157,6 +157,19 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// `.rutterignore` is the user's text: any pattern against any path answers, in time
+        /// bounded by their lengths (no backtracking blow-up), and a path always names itself.
+        #[test]
+        fn any_pattern_against_any_path_answers(
+            pattern in "[*?/a-z.]{0,24}",
+            path in "[a-z.]{1,8}(/[a-z.]{1,8}){0,4}",
+        ) {
+            let _ = names(&pattern, &path);
+            proptest::prop_assert!(names(&path, &path));
+        }
+    }
+
     #[test]
     fn the_ignore_file_is_read_from_the_vault_root() {
         let t = tempfile::tempdir().unwrap();

@@ -271,6 +271,35 @@ mod tests {
         assert_eq!(instant_of_id("x"), None);
     }
 
+    proptest::proptest! {
+        /// A remote's ledger line is input: any text is a purge within bounds or refused, never a
+        /// panic, and what `render` writes of any purge it takes reads back the same.
+        #[test]
+        fn any_line_is_a_purge_in_bounds_or_refused(line in "\\PC{0,400}|\\{\"purge\":\"[^\"]{0,20}\".{0,300}") {
+            if let Ok(p) = parse(&line) {
+                proptest::prop_assert!(p.reason.chars().count() <= REASON_MAX_CHARS);
+                proptest::prop_assert!(p.cited.len() <= CITED_MAX);
+                proptest::prop_assert_eq!(parse(&render(&p)), Ok(p.clone()));
+                let _ = p.removal();
+                let _ = p.placeholder();
+            }
+        }
+
+        #[test]
+        fn any_reason_and_id_render_to_one_line_that_reads_back(
+            reason in "\\PC{0,600}",
+            id in "\\PC{0,40}",
+        ) {
+            let mut p = sample();
+            p.reason = reason.chars().take(REASON_MAX_CHARS).collect();
+            p.purge = id;
+            let line = render(&p);
+            proptest::prop_assert!(!line.contains('\n') && !line.contains('<'));
+            proptest::prop_assert_eq!(parse(&line), Ok(p.clone()));
+            let _ = p.placeholder();
+        }
+    }
+
     #[test]
     fn a_malformed_purge_is_refused_with_its_rule() {
         let bad = |f: &dyn Fn(&mut Purge)| {
