@@ -175,7 +175,7 @@ fn no_hook_registered_is_a_finding_naming_install_hook() {
     );
     assert!(
         r.stdout
-            .contains("Run `git rutter install-hook --client claude` for the client you use."),
+            .contains("Run `git rutter setup` (it registers every client found here), or `git rutter install-hook --client claude` for the client you use."),
         "{}",
         r.stdout
     );

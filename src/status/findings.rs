@@ -247,7 +247,7 @@ fn hooks(s: &Status, hooked_elsewhere: bool, out: &mut Vec<Finding>) {
                 install("NAME")
             ),
             names => format!(
-                "Run {} for the client you use.",
+                "Run `git rutter setup` (it registers every client found here), or {} for the client you use.",
                 names
                     .iter()
                     .map(|n| format!("`{}`", install(n)))
