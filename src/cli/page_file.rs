@@ -86,17 +86,25 @@ impl PageFile {
         Ok(PageFile { path, new: false })
     }
 
-    /// Writes `bytes` whole or not at all: a temporary file beside the target, renamed over it
+    /// Writes what `bytes` writes, whole or not at all: a temporary file beside the target,
+    /// renamed over it
     /// (the rename replaces a symlink put there meanwhile, never writes through it), or, for a
     /// new file, linked only if nothing took the name meanwhile.
-    pub(super) fn write(&self, bytes: &[u8]) -> Result<(), CommandError> {
+    pub(super) fn write_with(
+        &self,
+        bytes: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<(), CommandError> {
         let path = shown(&self.path);
         let dir = self.path.parent().unwrap_or(Path::new("/"));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        let tmp = tempfile::NamedTempFile::new_in(dir)
             .map_err(|e| cannot_run(format!("cannot write in {}: {e}", shown(dir))))?;
-        tmp.write_all(bytes)
-            .and_then(|_| tmp.flush())
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp);
+        bytes(&mut out)
+            .and_then(|_| out.flush())
             .map_err(|e| cannot_run(format!("cannot write {path}: {e}")))?;
+        let tmp = out
+            .into_inner()
+            .map_err(|e| cannot_run(format!("cannot write {path}: {}", e.error())))?;
         let persisted = match self.new {
             true => tmp.persist_noclobber(&self.path),
             false => tmp.persist(&self.path),

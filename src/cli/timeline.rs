@@ -90,7 +90,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let describer = refs::Shown::new(&index);
     let short = ShortIds::all(&index)?;
     let uses = uselog::read(&vault.root);
-    let page = timeline::page(&timeline::Input {
+    let input = timeline::Input {
         vault: &vault.root,
         recent: &answer.recent,
         marks: answer.record,
@@ -101,16 +101,17 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         bounds: &filter,
         now,
         notes,
-    });
+    };
+    let page = timeline::page(&input);
     let output = match (output, args.open) {
         (Some(o), _) => o,
         (None, true) => PageFile::ours(vault.worktree_state_dir().join("timeline.html"))?,
         (None, false) => {
-            ui.write_raw(page.html.as_bytes())?;
+            ui.write_raw(page.html().as_bytes())?;
             return Ok(Exit::Clean);
         }
     };
-    output.write(page.html.as_bytes())?;
+    output.write_with(&|w: &mut dyn std::io::Write| page.write_to(w))?;
     let what = format!(
         "Wrote the timeline of {} ({}, {}) to {}",
         plural(page.decisions, "decision"),

@@ -108,12 +108,68 @@ pub(crate) struct Input<'a> {
     pub notes: Vec<String>,
 }
 
-/// The page and what it shows.
-pub(crate) struct Page {
-    pub html: String,
+/// The page and what it shows. Its HTML is written as it is made ([`Page::write_to`]): the
+/// data's JSON goes straight to the output through the script-safe escaping, never held whole
+/// (on a ten-year vault it is tens of megabytes, held three times over before).
+pub(crate) struct Page<'a> {
+    data: Data<'a>,
+    chart: chart::Chart,
     pub decisions: usize,
     pub days: usize,
     pub projects: usize,
+}
+
+impl Page<'_> {
+    /// Writes the page's HTML to `out`.
+    pub(crate) fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        write_html(out, &self.chart, &|w: &mut dyn std::io::Write| {
+            serde_json::to_writer(ScriptSafe(w), &self.data).map_err(std::io::Error::from)
+        })
+    }
+
+    /// The page's HTML as one string.
+    pub(crate) fn html(&self) -> String {
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail; the JSON of the page's own types cannot either.
+        let _ = self.write_to(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+/// A writer that makes the JSON written through it safe inside a `<script>` block, as
+/// [`script_safe`] does to a whole string: serde_json hands over whole characters, so the
+/// three bytes of U+2028 or U+2029 are never split between two writes.
+struct ScriptSafe<'w>(&'w mut dyn std::io::Write);
+
+impl std::io::Write for ScriptSafe<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut start = 0;
+        let mut i = 0;
+        while i < buf.len() {
+            let escape: Option<(&[u8], usize)> = match buf[i] {
+                b'<' => Some((b"\\u003c", 1)),
+                b'>' => Some((b"\\u003e", 1)),
+                b'&' => Some((b"\\u0026", 1)),
+                0xE2 if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA8]) => Some((b"\\u2028", 3)),
+                0xE2 if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA9]) => Some((b"\\u2029", 3)),
+                _ => None,
+            };
+            if let Some((text, len)) = escape {
+                self.0.write_all(&buf[start..i])?;
+                self.0.write_all(text)?;
+                i += len;
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        self.0.write_all(&buf[start..])?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// The JSON the script reads. Every text in it is [`fields::shown`].
@@ -167,7 +223,7 @@ struct Cited<'a> {
 }
 
 /// The page of `input`.
-pub(crate) fn page(input: &Input<'_>) -> Page {
+pub(crate) fn page<'a>(input: &'a Input<'a>) -> Page<'a> {
     let sessions: &[Session] = match input.recent {
         Recent::Sessions(s) => s,
         _ => &[],
@@ -210,10 +266,10 @@ pub(crate) fn page(input: &Input<'_>) -> Page {
         notes: input.notes.iter().map(|n| text(n)).collect(),
         decisions,
     };
-    let json = serde_json::to_string(&data).unwrap_or_else(|_| "{}".to_string());
     Page {
-        html: html(&script_safe(&json), &chart),
         decisions: data.decisions.len(),
+        data,
+        chart,
         days,
         projects,
     }
@@ -295,6 +351,7 @@ fn count_distinct<'a>(names: impl Iterator<Item = &'a str>) -> usize {
 /// `\u0026` (so no `</script>` or `<!--` can end or change the block), and U+2028 and U+2029 as
 /// escapes too. serde_json writes these characters only inside strings, where the escape is
 /// the same string, so the JSON's value is unchanged.
+#[cfg(test)]
 pub(crate) fn script_safe(json: &str) -> String {
     let mut out = String::with_capacity(json.len() + json.len() / 32);
     for c in json.chars() {
@@ -326,10 +383,14 @@ pub(crate) fn policy() -> String {
     )
 }
 
-/// The page around its data (script-safe JSON) and its chart (SVG this module wrote).
-fn html(data: &str, chart: &chart::Chart) -> String {
-    let mut out =
-        String::with_capacity(data.len() + chart.svg.len() + SCRIPT.len() + STYLE.len() + 4096);
+/// The page around its data (written by `data`, script-safe JSON) and its chart (SVG this
+/// module wrote), to `w`.
+fn write_html(
+    w: &mut dyn std::io::Write,
+    chart: &chart::Chart,
+    data: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut out = String::with_capacity(chart.svg.len() + SCRIPT.len() + STYLE.len() + 4096);
     out.push_str(HEAD);
     out.push_str(&policy());
     out.push_str("\">\n");
@@ -353,11 +414,13 @@ fn html(data: &str, chart: &chart::Chart) -> String {
     }
     out.push_str("</section>\n<main id=\"timeline\"></main>\n");
     out.push_str("<script type=\"application/json\" id=\"data\">");
-    out.push_str(data);
-    out.push_str("</script>\n<script>");
-    out.push_str(SCRIPT);
-    out.push_str("</script>\n</body>\n</html>\n");
-    out
+    w.write_all(out.as_bytes())?;
+    data(w)?;
+    let mut tail = String::with_capacity(SCRIPT.len() + 64);
+    tail.push_str("</script>\n<script>");
+    tail.push_str(SCRIPT);
+    tail.push_str("</script>\n</body>\n</html>\n");
+    w.write_all(tail.as_bytes())
 }
 
 /// The header: title, scope, notes, the filter and the count (filled in by the script).

@@ -37,8 +37,16 @@ fn sessions(steps: Vec<Step>) -> Recent {
     )
 }
 
+/// What a page showed: its HTML and its counts.
+struct Shown {
+    html: String,
+    decisions: usize,
+    days: usize,
+    projects: usize,
+}
+
 /// The page of `recent`, refs shown as `path@hash` plus a drift mark for `moved.md`.
-fn page_of(recent: &Recent, uses: &[(String, String)]) -> Page {
+fn page_of(recent: &Recent, uses: &[(String, String)]) -> Shown {
     let refs = &|out: &mut String, path: &str, hash: &str| {
         out.push_str(path);
         out.push('@');
@@ -47,7 +55,7 @@ fn page_of(recent: &Recent, uses: &[(String, String)]) -> Page {
             out.push_str(" (renamed to there.md)");
         }
     };
-    page(&Input {
+    let input = Input {
         vault: Path::new("/v<ault>"),
         recent,
         marks: true,
@@ -58,7 +66,14 @@ fn page_of(recent: &Recent, uses: &[(String, String)]) -> Page {
         bounds: &EntryFilter::default(),
         now: crate::clock::parse_instant("2026-12-01T09:00:00.000Z").unwrap(),
         notes: vec![],
-    })
+    };
+    let page = page(&input);
+    Shown {
+        html: page.html(),
+        decisions: page.decisions,
+        days: page.days,
+        projects: page.projects,
+    }
 }
 
 /// The text between `open` and the next `</script>`, for each block that starts with `open`.
@@ -280,7 +295,7 @@ fn the_chart_counts_the_uses_within_the_bounds() {
             now: crate::clock::parse_instant("2026-12-01T09:00:00.000Z").unwrap(),
             notes: vec![],
         })
-        .html
+        .html()
     };
     let all = html(&EntryFilter::default());
     assert!(all.contains("2026-W49 (from 2026-11-30): 2 uses"), "{all}");
@@ -463,7 +478,11 @@ proptest! {
         for c in ['<', '>', '&', '\u{2028}', '\u{2029}'] {
             prop_assert!(!safe.contains(c));
         }
-        prop_assert_eq!(serde_json::from_str::<String>(&safe).unwrap(), text);
+        prop_assert_eq!(serde_json::from_str::<String>(&safe).unwrap(), text.clone());
+        // The page streams its data through the same escaping, write by write.
+        let mut streamed = Vec::new();
+        serde_json::to_writer(ScriptSafe(&mut streamed), &text).unwrap();
+        prop_assert_eq!(String::from_utf8(streamed).unwrap(), safe);
     }
 
     /// Any bytes are judged without a panic, and a page's head with one byte changed, outside
