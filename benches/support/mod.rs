@@ -8,6 +8,8 @@
 // Each bench binary uses only part of this module.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};

@@ -169,11 +169,14 @@ fn sessions(mut steps: Vec<Step>, q: &Query) -> Recent {
 }
 
 /// Groups newest-first steps by `[session_id, project]`; groups keep the order of their newest
-/// step, steps inside a group run oldest first.
+/// step, steps inside a group run oldest first. Each group's steps are allocated at their
+/// exact number (a first pass counts them): with every decision at once, as `timeline` and
+/// `recent --all` read them, the slack of growing vectors was the largest allocation.
 fn group(steps: Vec<Step>) -> Vec<Session> {
     let mut index: HashMap<(String, Option<String>), usize> = HashMap::new();
     let mut sessions: Vec<Session> = Vec::new();
-    for step in steps {
+    let mut slots = Vec::with_capacity(steps.len());
+    for step in &steps {
         let project = step.entry.project().map(str::to_string);
         let slot = match step.entry.session_id.clone().filter(|s| !s.is_empty()) {
             Some(sid) => *index
@@ -190,8 +193,14 @@ fn group(steps: Vec<Step>) -> Vec<Session> {
                 omitted: 0,
             });
         }
-        sessions[slot].steps.push(step);
         sessions[slot].total_steps += 1;
+        slots.push(slot);
+    }
+    for s in &mut sessions {
+        s.steps.reserve_exact(s.total_steps);
+    }
+    for (step, slot) in steps.into_iter().zip(slots) {
+        sessions[slot].steps.push(step);
     }
     sessions.iter_mut().for_each(|s| s.steps.reverse());
     sessions

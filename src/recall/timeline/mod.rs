@@ -188,6 +188,12 @@ struct Data<'a> {
 /// One decision as the page shows it.
 #[derive(Serialize)]
 struct Decision<'a> {
+    /// The project's sort key ([`crate::index::entries::project_key`]), not shown.
+    #[serde(skip)]
+    project_key: String,
+    /// The time as recorded, to sort by; not shown.
+    #[serde(skip)]
+    at: &'a str,
     /// The short id.
     id: String,
     /// The day (of the page's clock).
@@ -230,19 +236,19 @@ pub(crate) fn page<'a>(input: &'a Input<'a>) -> Page<'a> {
     };
     let steps = || sessions.iter().flat_map(|s| &s.steps);
     let deleted = input.marks && steps().any(|st| st.status == Status::Deleted);
-    let mut decisions: Vec<(String, &str, Decision<'_>)> =
-        steps().map(|step| decision(input, step)).collect();
+    // One allocation of the exact size, sorted in place: the page's largest value.
+    let mut decisions: Vec<Decision<'_>> = Vec::with_capacity(steps().count());
+    decisions.extend(steps().map(|step| decision(input, step)));
     // Sorted by day (newest first), then project, then time (oldest first).
-    decisions.sort_by(|(ka, ta, a), (kb, tb, b)| {
+    decisions.sort_by(|a, b| {
         b.day
             .cmp(&a.day)
             .then_with(|| a.project.is_none().cmp(&b.project.is_none()))
-            .then_with(|| ka.cmp(kb))
+            .then_with(|| a.project_key.cmp(&b.project_key))
             .then_with(|| a.project.cmp(&b.project))
-            .then_with(|| ta.cmp(tb))
+            .then_with(|| a.at.cmp(b.at))
             .then_with(|| a.id.cmp(&b.id))
     });
-    let decisions: Vec<Decision<'_>> = decisions.into_iter().map(|(_, _, d)| d).collect();
     let days = count_distinct(decisions.iter().map(|d| d.day.as_str()));
     let projects = count_distinct(decisions.iter().filter_map(|d| d.project.as_deref()));
     let chart = chart::drawn(
@@ -276,7 +282,7 @@ pub(crate) fn page<'a>(input: &'a Input<'a>) -> Page<'a> {
 }
 
 /// One step as the page shows it, after its sort key (the project's) and its recorded time.
-fn decision<'a>(input: &Input<'_>, step: &'a Step) -> (String, &'a str, Decision<'a>) {
+fn decision<'a>(input: &Input<'_>, step: &'a Step) -> Decision<'a> {
     let (day, time) = input.clock.day_time(&step.day, &step.entry.time);
     let project = step.entry.project();
     let cited_notes = &step.entry.refs;
@@ -285,8 +291,11 @@ fn decision<'a>(input: &Input<'_>, step: &'a Step) -> (String, &'a str, Decision
         .take(fields::REFS)
         .map(|r| cited(input.refs, &r.path, &r.hash))
         .collect();
-    let key = project.map(crate::index::entries::project_key);
-    let decision = Decision {
+    Decision {
+        project_key: project
+            .map(crate::index::entries::project_key)
+            .unwrap_or_default(),
+        at: &step.entry.time,
         id: shown(&(input.ids)(&step.entry.id), fields::SHORT).into_owned(),
         day: shown(&day, fields::SHORT).into_owned(),
         time: shown(&time, fields::SHORT).into_owned(),
@@ -300,8 +309,7 @@ fn decision<'a>(input: &Input<'_>, step: &'a Step) -> (String, &'a str, Decision
             .len()
             .checked_sub(fields::REFS)
             .filter(|&n| n > 0),
-    };
-    (key.unwrap_or_default(), &step.entry.time, decision)
+    }
 }
 
 /// The step's `[superseded by …]` mark, as recall writes it, when it has one.
