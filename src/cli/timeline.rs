@@ -6,6 +6,7 @@ use crate::clock;
 use crate::index::short_ids::ShortIds;
 use crate::index::Index;
 use crate::recall::{recent, refs, timeline, uselog};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Write every decision as one HTML page to open in a browser, filter and keep.
@@ -107,7 +108,9 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         (Some(o), _) => o,
         (None, true) => PageFile::ours(vault.worktree_state_dir().join("timeline.html"))?,
         (None, false) => {
-            ui.write_raw(page.html().as_bytes())?;
+            let mut out = std::io::BufWriter::new(ui.stdout());
+            let written = page.write_to(&mut out).and_then(|()| out.flush());
+            super::ui::quiet_on_broken_pipe(written)?;
             return Ok(Exit::Clean);
         }
     };

@@ -128,6 +128,7 @@ impl Page<'_> {
     }
 
     /// The page's HTML as one string.
+    #[cfg(test)]
     pub(crate) fn html(&self) -> String {
         let mut out = Vec::new();
         // Writing to a Vec cannot fail; the JSON of the page's own types cannot either.
