@@ -9,7 +9,7 @@ use crate::records::filter::EntryFilter;
 use crate::records::standing::Status;
 use crate::records::{Entry, Step};
 use rusqlite::{params, OptionalExtension};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Group keys bound in one query: far below SQLite's limit on bound values.
 const KEYS_PER_QUERY: usize = 500;
@@ -251,7 +251,16 @@ impl Index {
         let words = self.named_by_words(f)?;
         let (filter, values) = entry_conditions(NOT_RETRACTED, project_key, f, words.as_deref());
         let Some(groups) = groups else {
-            return self.steps_where(&filter, &values);
+            // Every matching entry (`recent --all`, `timeline`): counted first, so the steps
+            // are allocated once at their number rather than grown to twice it.
+            let count: i64 = self.conn.query_row(
+                &format!("SELECT count(*) FROM entries WHERE {filter}"),
+                rusqlite::params_from_iter(&values),
+                |r| r.get(0),
+            )?;
+            let mut steps = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+            self.steps_where(&filter, &values, &mut steps)?;
+            return Ok(steps);
         };
         let keys = self.newest_groups(&filter, &values, groups)?;
         let mut steps = Vec::new();
@@ -259,8 +268,11 @@ impl Index {
             let marks = vec!["?"; chunk.len()].join(", ");
             let mut bound = values.clone();
             bound.extend(chunk.iter().map(String::as_str));
-            steps
-                .extend(self.steps_where(&format!("{filter} AND group_key IN ({marks})"), &bound)?);
+            self.steps_where(
+                &format!("{filter} AND group_key IN ({marks})"),
+                &bound,
+                &mut steps,
+            )?;
         }
         Ok(steps)
     }
@@ -291,36 +303,48 @@ impl Index {
         Ok(keys)
     }
 
-    /// Every entry matching `filter`, as steps (an entry whose JSON no longer parses is left out).
-    fn steps_where(&self, filter: &str, values: &[&str]) -> Result<Vec<Step>, IndexError> {
+    /// Every entry matching `filter`, as steps appended to `out` (an entry whose JSON no longer
+    /// parses is left out).
+    fn steps_where(
+        &self,
+        filter: &str,
+        values: &[&str],
+        out: &mut Vec<Step>,
+    ) -> Result<(), IndexError> {
         // In file order, so entries of one day and time keep one order whichever plan reads
         // them: `recent -n N` shows the first N sessions of what `recent --all` streams.
-        let sql =
-            format!("SELECT day, json, status FROM entries WHERE {filter} ORDER BY file, seq");
+        let sql = format!(
+            "SELECT day, json, status, file, seq FROM entries WHERE {filter} ORDER BY file, seq"
+        );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
                 r.get::<_, String>(2)?,
+                (r.get::<_, String>(3)?, r.get::<_, i64>(4)?),
             ))
         })?;
-        let mut steps: Vec<Step> = Vec::new();
+        let first = out.len();
         // The files of one day read as one: an entry two of them hold alike (an `@1` entry in
         // both versions a sync merge kept, spec/sync.md) is one step, with its best status.
-        let mut seen: std::collections::HashMap<(String, String), usize> = Default::default();
+        // Each step is known by a hash of its day and JSON, and where it was read: a step with
+        // the same hash is compared with that row's JSON, read again (holding every entry's
+        // JSON to compare was the largest allocation of `recent --all` and `timeline`).
+        let mut seen: HashMap<u64, Vec<ReadAt>> = HashMap::new();
         for row in rows {
-            let (day, json, status) = row?;
+            let (day, json, status, at) = row?;
             let status = Status::parse(&status).unwrap_or(Status::Unverified);
-            if let Some(&at) = seen.get(&(day.clone(), json.clone())) {
+            let key = day_json_hash(&day, &json);
+            if let Some(same) = self.same_as(seen.get(&key), &json)? {
                 if status == Status::Committed {
-                    steps[at].status = status;
+                    out[first + same].status = status;
                 }
                 continue;
             }
             if let Ok(entry) = serde_json::from_str::<Entry>(&json) {
-                seen.insert((day.clone(), json), steps.len());
-                steps.push(Step {
+                seen.entry(key).or_default().push((out.len() - first, at));
+                out.push(Step {
                     day,
                     entry,
                     status,
@@ -328,7 +352,25 @@ impl Index {
                 });
             }
         }
-        Ok(steps)
+        Ok(())
+    }
+
+    /// The step among `candidates` (same day, same hash) whose row holds exactly `json`.
+    fn same_as(
+        &self,
+        candidates: Option<&Vec<ReadAt>>,
+        json: &str,
+    ) -> Result<Option<usize>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT json FROM entries WHERE file = ?1 AND seq = ?2")?;
+        for (step, (file, seq)) in candidates.into_iter().flatten() {
+            let held: String = stmt.query_row(params![file, seq], |r| r.get(0))?;
+            if held == json {
+                return Ok(Some(*step));
+            }
+        }
+        Ok(None)
     }
 
     /// The projection's binding of a dead ref.
@@ -389,6 +431,17 @@ impl Index {
         }
         Ok(out)
     }
+}
+
+/// A step (its place among those read) and the row it was read from (file, seq).
+type ReadAt = (usize, (String, i64));
+
+/// A hash of an entry's day and JSON, to find the same entry held by two files of one day.
+fn day_json_hash(day: &str, json: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (day, json).hash(&mut h);
+    h.finish()
 }
 
 #[cfg(test)]
