@@ -527,6 +527,20 @@ pub(crate) fn expand_tilde(raw: &str) -> PathBuf {
     }
 }
 
+/// `${XDG_STATE_HOME:-~/.local/state}/rutter/`: this user's state outside any vault (the run log
+/// of runs that found no vault, the fallback aside folders); `None` when neither is known or
+/// the base is not absolute.
+pub(crate) fn user_state_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(v) => PathBuf::from(v),
+        None => {
+            std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+            expand_tilde("~/.local/state")
+        }
+    };
+    base.is_absolute().then(|| base.join("rutter"))
+}
+
 /// What the tests of code that must never open a FIFO make one with.
 #[cfg(test)]
 pub(crate) mod testing {

@@ -1,8 +1,10 @@
 //! The capture lock: an exclusive `flock` on `<state>/lock`, polled until a bounded deadline.
 //!
-//! Every writer of records (capture, commit, init) holds it while it appends, journals and
-//! commits, so dedupe, id uniqueness and the ref update see a consistent vault. The kernel
-//! drops the lock when its holder dies, so a crashed process never leaves it stale.
+//! Every writer of records holds it while it appends, journals and commits, so dedupe, id
+//! uniqueness and the ref update see a consistent vault: it is taken only by a
+//! `recorder::Recorder` session (or a reader's snapshot there), never directly
+//! (`tests/architecture.rs`). The kernel drops the lock when its holder dies, so a crashed
+//! process never leaves it stale.
 
 use crate::fsx::{Dir, FsError};
 use rustix::fs::{flock, FlockOperation};

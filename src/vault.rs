@@ -248,8 +248,7 @@ impl Vault {
 
     /// The first 16 hex digits of sha256 of the canonical vault path.
     pub(crate) fn id(&self) -> String {
-        let hex = crate::records::fingerprint::sha256_hex(self.root.as_os_str().as_encoded_bytes());
-        hex[..16].to_string()
+        crate::records::fingerprint::vault_id(&self.root)
     }
 }
 

@@ -77,8 +77,8 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
         true => READ_ONLY_WAIT,
         false => crate::lock::INTERACTIVE_WAIT,
     };
-    let lock = crate::lock::Lock::acquire(store.state_dir(), wait);
-    let lock_missed = lock.is_err();
+    let lock = crate::recorder::Recorder::try_snapshot(store.state_dir(), wait);
+    let lock_missed = lock.missed();
     let Some(tip) = store.tip()? else {
         return Ok(Report::default());
     };
@@ -174,7 +174,7 @@ fn second_look(
     if !found.iter().any(|f| f.kind == Kind::Unverified) {
         return Ok(found);
     }
-    let _lock = crate::lock::Lock::acquire(store.state_dir(), wait);
+    let _lock = crate::recorder::Recorder::try_snapshot(store.state_dir(), wait);
     let Some(tip) = store.tip()? else {
         return Ok(found);
     };

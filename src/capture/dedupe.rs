@@ -19,6 +19,7 @@
 use super::shard::{self, ShardFile};
 use super::watermarks::Watermarks;
 use crate::fsx::Dir;
+use crate::recorder::Recorder;
 use crate::records::paths::is_day_file;
 use crate::records::{dayfile, fingerprint, Entry};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -180,19 +181,15 @@ impl DedupeCache {
         self.marks.replace_all(now);
     }
 
-    /// Builds or refreshes the cache for a vault under the capture lock (`init` calls this so the
-    /// first capture on a large vault does not pay for the rebuild).
-    pub fn warm(vault: &crate::vault::Vault) -> Result<(), crate::lock::LockError> {
-        Self::warm_fed(vault, DayFeed::default())
+    /// Builds or refreshes the cache for a vault under the capture lock `held` (`init` calls
+    /// this so the first capture on a large vault does not pay for the rebuild).
+    pub(crate) fn warm(held: &Recorder<'_>, vault: &crate::vault::Vault) {
+        Self::warm_fed(held, vault, DayFeed::default())
     }
 
     /// [`Self::warm`], taking the day files `feed` already holds from there.
-    pub(crate) fn warm_fed(
-        vault: &crate::vault::Vault,
-        feed: DayFeed,
-    ) -> Result<(), crate::lock::LockError> {
-        let _lock = crate::lock::Lock::acquire(&vault.state_dir(), crate::lock::DEFAULT_WAIT)?;
-        let sessions = Dir::open(&vault.root).ok().and_then(|root| {
+    pub(crate) fn warm_fed(held: &Recorder<'_>, vault: &crate::vault::Vault, feed: DayFeed) {
+        let sessions = Dir::open(held.root()).ok().and_then(|root| {
             root.open_dir(crate::records::paths::SESSIONS_DIR, false)
                 .ok()
                 .flatten()
@@ -208,7 +205,6 @@ impl DedupeCache {
             remove_legacy_keys(dir);
         }
         cache.save();
-        Ok(())
     }
 
     /// Forgets how much of `names` (day file names) was ingested, so the next load reads them

@@ -6,8 +6,6 @@
 //! ([`runlog`]) that `git rutter status` reads.
 
 pub(crate) mod adapters;
-pub(crate) mod aside;
-pub(crate) mod complete;
 pub(crate) mod dedupe;
 pub(crate) mod directive;
 pub(crate) mod markdown;
@@ -21,6 +19,7 @@ pub mod runlog;
 pub(crate) mod sanitize;
 mod shard;
 pub(crate) mod supersede;
+pub(crate) mod sweep;
 pub(crate) mod transcript;
 pub(crate) mod transcript_line;
 pub(crate) mod watermarks;

@@ -224,14 +224,7 @@ pub fn dir_for(vault: Option<&Vault>) -> Option<PathBuf> {
 
 /// `${XDG_STATE_HOME:-~/.local/state}/rutter/`, where runs that found no vault are logged.
 pub(crate) fn no_vault_dir() -> Option<PathBuf> {
-    let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        Some(v) => PathBuf::from(v),
-        None => {
-            std::env::var_os("HOME").filter(|h| !h.is_empty())?;
-            vault::expand_tilde("~/.local/state")
-        }
-    };
-    base.is_absolute().then(|| base.join("rutter"))
+    crate::fsx::user_state_dir()
 }
 
 /// Logs `run` for `vault` (best effort: a failure is ignored, the hook goes on).

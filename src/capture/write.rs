@@ -1,21 +1,24 @@
-//! The locked part of a capture: for each entry of a turn, a unique id, dedupe, journal and one
-//! appended line; then one commit for all of them.
+//! The written part of a capture: a [`Capture`] session opened on the vault, then for each
+//! entry of a turn a unique id, dedupe, journal and one appended line; then one commit for all
+//! of them.
 //!
 //! Order matters for "a capture is never lost" (DESIGN §2.7): each entry's journal record is
 //! written before its line is appended, and the records are removed only after the commit moved
 //! the ref. When a step fails, the line still lands somewhere durable, in this order: its day
-//! file, else the pending journal, else the aside folders ([`super::aside`]); and before its own
-//! entries, each capture that holds the lock completes earlier ones ([`super::complete`]).
+//! file, else the pending journal, else the aside folders ([`crate::recorder::aside`]); and
+//! before its own entries, each capture that holds the lock replays earlier ones
+//! ([`crate::recorder::Recorder::replay_pending`]).
 
 use super::dedupe::DedupeCache;
 use crate::clock::{self, Instant};
 use crate::fsx::{Dir, FsError};
-use crate::journal::{Journal, PendingAppend, RecordKind, Refused};
-use crate::lock::{self, Lock};
-use crate::recorder::append::{append_line, refused};
-use crate::recorder::Journalling;
+use crate::journal::{PendingAppend, Refused};
+use crate::lock;
+use crate::recorder::append::{entry_record, refused, Appender};
+use crate::recorder::replay::{Dedupe, Earlier};
+use crate::recorder::{Capture, Journalling};
 use crate::records::{dayfile, ids, line, paths, Entry};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use crate::vault::Vault;
 use std::path::PathBuf;
 
@@ -59,7 +62,7 @@ pub(crate) struct Written {
     /// not written).
     pub failed: Option<String>,
     /// Earlier captures this one completed, or found still waiting.
-    pub earlier: super::complete::Earlier,
+    pub earlier: Earlier,
     /// Journal files the commit refused (moved to `pending/rejected/`), with why.
     pub refused: Vec<Refused>,
     /// Where the pending journal is (for messages).
@@ -113,40 +116,30 @@ fn write_at(
     // relies on (the journal and the lock file are its state): take the gate anyway.
     let _gate = GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     crate::store::skip_read_verification();
-    let state = vault.state_dir();
-    let (guard, lock_problem) = match Lock::acquire(&state, lock::DEFAULT_WAIT) {
-        Ok(g) => (Some(g), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    let locked = guard.is_some();
-    let first = pinned.unwrap_or_else(clock::now);
     let store = vault.git_dir.as_ref().map(|_| Store::open(vault));
-    let mut written = Written::default();
-    if let (Some(Ok(s)), true) = (&store, locked) {
-        if let Err(e) = s.ensure_ref(first) {
-            written.pending = Some(e.to_string());
-        }
-    }
+    let open_store = store.as_ref().and_then(|s| s.as_ref().ok());
     // A journal that cannot be opened does not stop the capture: the day file still takes the
     // line, and the commit takes it from memory.
-    let journal = match vault.git_dir {
-        Some(_) => crate::recorder::open_journal(&state)
-            .map_err(|e| written.journal_problem = Some(e.to_string()))
-            .ok(),
-        None => None,
+    let (session, journal_problem) = Capture::open(vault, open_store, lock::DEFAULT_WAIT);
+    let first = pinned.unwrap_or_else(clock::now);
+    let mut written = Written {
+        journal_problem: journal_problem.map(|e| e.to_string()),
+        journal: Some(vault.state_dir().join("pending")),
+        ..Written::default()
     };
-    written.journal = Some(state.join("pending"));
     let mut cache = CacheSlot::default();
-    let open_store = store.as_ref().and_then(|s| s.as_ref().ok());
-    if locked {
-        written.earlier =
-            super::complete::complete(vault, open_store, journal.as_ref(), &mut cache);
+    if let Some(recorder) = session.recorder() {
+        if open_store.is_some() {
+            if let Err(e) = recorder.ensure_ref(first) {
+                written.pending = Some(e.to_string());
+            }
+        }
+        written.earlier = recorder.replay_pending(&mut cache.dedupe(vault));
     }
     let target = Target {
         vault,
-        locked,
-        journal: journal.as_ref(),
-        writer: crate::machine::read(&state),
+        appender: session.appender(),
+        writer: crate::machine::read(&vault.state_dir()),
     };
     let mut unjournalled = Vec::new();
     let mut last = first;
@@ -166,14 +159,7 @@ fn write_at(
     let mut extra: Vec<PendingAppend> = std::mem::take(&mut written.earlier.in_memory);
     extra.extend(unjournalled.iter().map(|(_, rec)| rec.clone()));
     if appended + written.earlier.placed > 0 || !extra.is_empty() {
-        let commit = Commit {
-            store,
-            journal: journal.as_ref(),
-            locked,
-            lock_problem,
-            now: last,
-        };
-        commit.run(&extra, &mut written);
+        commit(&session, store.as_ref(), &extra, last, &mut written);
     }
     if written.commit.is_some() {
         written.earlier.finish();
@@ -181,7 +167,7 @@ fn write_at(
         keep_unjournalled(vault, unjournalled, &mut written);
         // Lines left in the journal are its to keep: make them survive a power loss, or say
         // they may not (docs/security.md, "Power loss").
-        if let Some(Err(e)) = journal.as_ref().map(|j| j.sync()) {
+        if let Some(Err(e)) = session.appender().flush() {
             written.journal_problem = Some(format!(
                 "the pending journal could not be flushed to disk ({e}); a power loss now could lose these lines"
             ));
@@ -197,7 +183,7 @@ fn keep_unjournalled(vault: &Vault, lines: Vec<(Entry, PendingAppend)>, w: &mut 
         return;
     }
     for (entry, _) in lines {
-        match super::aside::write(vault, entry) {
+        match crate::recorder::aside::write(vault, entry) {
             Ok(path) => w.kept_aside.push(path),
             Err(e) => w.failed = Some(format!(
                 "an entry is in its day file but could not be journalled, committed or written aside ({e}); once the disk is fixed, `git rutter verify` shows it as a line with no journal record"
@@ -209,9 +195,9 @@ fn keep_unjournalled(vault: &Vault, lines: Vec<(Entry, PendingAppend)>, w: &mut 
 /// Where the entries of one capture go.
 struct Target<'a> {
     vault: &'a Vault,
-    /// The capture lock is held, so the dedupe cache may be refreshed and updated.
-    locked: bool,
-    journal: Option<&'a Journal>,
+    /// Appends and journals the lines; whether the capture lock is held (so the dedupe cache
+    /// may be refreshed and updated).
+    appender: Appender<'a>,
     /// This vault's writer id once sync is set up: entries go to its own day files
     /// (`YYYY-MM-DD.<id>.md`, spec/sync.md "One writer per file").
     writer: Option<String>,
@@ -245,11 +231,42 @@ impl CacheSlot {
         cache
     }
 
+    /// What a replay of earlier captures asks whether a carried entry is recorded already
+    /// ([`crate::recorder::Recorder::replay_pending`]); the capture lock is held.
+    pub(crate) fn dedupe<'a>(&'a mut self, vault: &'a Vault) -> SlotDedupe<'a> {
+        SlotDedupe { vault, slot: self }
+    }
+
     /// Writes the watermarks (the cache writes nothing when it was loaded without the lock).
     pub(crate) fn save(&mut self) {
         if let Some((_, mut cache)) = self.loaded.take() {
             cache.save();
         }
+    }
+}
+
+/// The dedupe a replay of earlier captures asks: a cache slot, under the lock
+/// ([`CacheSlot::dedupe`]).
+pub(crate) struct SlotDedupe<'a> {
+    vault: &'a Vault,
+    slot: &'a mut CacheSlot,
+}
+
+impl Dedupe for SlotDedupe<'_> {
+    fn seen(&mut self, dir: &Dir, file: &str, entry: &Entry) -> bool {
+        self.slot
+            .for_file(self.vault, true, Some(dir), file)
+            .seen(entry)
+    }
+
+    fn record(&mut self, dir: &Dir, file: &str, entry: &Entry, end: u64) {
+        self.slot
+            .for_file(self.vault, true, Some(dir), file)
+            .record(entry, file, end);
+    }
+
+    fn save(&mut self) {
+        self.slot.save();
     }
 }
 
@@ -268,29 +285,29 @@ fn append_entry(
     let day = now.day();
     let file = paths::day_file_name(&day, target.writer.as_deref());
     let sessions = open_sessions(vault);
-    let who = (target.writer.as_deref(), target.locked);
+    let locked = target.appender.locked();
+    let who = (target.writer.as_deref(), locked);
     stamp(&mut entry, now, sessions.as_ref().ok(), &file, who);
-    let cache = cache.for_file(vault, target.locked, sessions.as_ref().ok(), &file);
+    let cache = cache.for_file(vault, locked, sessions.as_ref().ok(), &file);
     if cache.seen(&entry) {
         return Ok(Outcome::Duplicate);
     }
-    let rec = pending_record(&entry, &draft.cited, &file);
+    let rec = entry_record(&entry, &draft.cited, &file);
     let line = line::render(&entry);
     let header = dayfile::header(&day);
     let sessions = match sessions {
         Ok(d) => d,
         Err(e) => return carry(target, entry, rec, &line, &header, e),
     };
-    let mode = Journalling::BestEffort {
-        locked: target.locked,
-    };
-    match append_line(&sessions, &file, &header, &line, target.journal, rec, mode) {
+    let mode = Journalling::BestEffort;
+    match (target.appender).append(&sessions, &file, &header, &line, rec, mode) {
         Ok(a) => {
-            if target.locked {
+            if locked {
                 cache.record(&entry, &file, a.end);
             }
             let entry_id = entry.id.clone();
-            if a.unjournalled.is_some() || (target.journal.is_none() && vault.git_dir.is_some()) {
+            let journalled = target.appender.journalled();
+            if a.unjournalled.is_some() || (!journalled && vault.git_dir.is_some()) {
                 unjournalled.push((entry, a.rec));
             }
             Ok(Outcome::Appended { day, entry_id })
@@ -327,11 +344,11 @@ fn carry(
     header: &str,
     e: FsError,
 ) -> Result<Outcome, WriteError> {
-    if let (Some(j), false) = (target.journal, refused(&e)) {
+    if target.appender.journalled() && !refused(&e) {
         rec.offset = 0;
         rec.line = line.to_string();
         rec.bytes = crate::records::append_bytes(0, true, header, line);
-        if crate::recorder::append::add(j, &rec).is_ok() {
+        if let Some(Ok(())) = target.appender.journal_line(&rec) {
             return Ok(Outcome::Journalled {
                 day: rec.day,
                 entry_id: entry.id,
@@ -342,9 +359,9 @@ fn carry(
     aside(target.vault, entry, e.to_string())
 }
 
-/// Writes the entry aside ([`super::aside`]); an error only when no folder took it.
+/// Writes the entry aside ([`crate::recorder::aside`]); an error only when no folder took it.
 fn aside(vault: &Vault, entry: Entry, why: String) -> Result<Outcome, WriteError> {
-    match super::aside::write(vault, entry) {
+    match crate::recorder::aside::write(vault, entry) {
         Ok(path) => Ok(Outcome::Aside { path, why }),
         Err(e) => Err(WriteError::Nowhere(format!(
             "{why}; aside: {e}. Free some space or fix the permissions, then capture it again with `git rutter capture --summary`"
@@ -374,63 +391,36 @@ fn stamp(
     entry.id = ids::unique(&ids::base(now, writer, pid), &bytes);
 }
 
-/// Suffixes the entry's id with `-2`, `-3`, … while the last 64 KiB of `dir/file` hold it.
-pub(super) fn unique_id(entry: &mut Entry, dir: Option<&Dir>, file: &str) {
-    let bytes = dir
-        .and_then(|d| d.read(file).ok().flatten())
-        .unwrap_or_default();
-    entry.id = ids::unique(&entry.id, &bytes);
-}
-
-/// The journal record of an entry (offset and bytes are filled in by the append).
-pub(super) fn pending_record(e: &Entry, cited: &[(String, String)], file: &str) -> PendingAppend {
-    let path = format!("{}/{file}", paths::SESSIONS_DIR);
-    let day = paths::split_day_file_name(file).map_or(file, |(day, _)| day);
-    PendingAppend {
-        session_id: e.session_id.clone(),
-        client: e.client.clone(),
-        project: e.project().map(str::to_string),
-        cited: cited.to_vec(),
-        ..PendingAppend::new(RecordKind::Capture, &path, day, &e.id)
-    }
-}
-
-/// The commit at the end of a capture.
-struct Commit<'a> {
-    store: Option<Result<Store, crate::store::StoreError>>,
-    journal: Option<&'a Journal>,
-    locked: bool,
-    lock_problem: Option<String>,
+/// The commit at the end of a capture, through its session: none outside a git vault, and
+/// none without the capture lock (why it could not be had is why the lines are pending).
+fn commit(
+    session: &Capture<'_>,
+    store: Option<&Result<Store, StoreError>>,
+    extra: &[PendingAppend],
     now: Instant,
-}
-
-impl Commit<'_> {
-    fn run(self, extra: &[PendingAppend], written: &mut Written) {
-        let Some(store) = self.store else {
-            return;
-        };
-        let store = match store {
-            Ok(s) => s,
-            Err(e) => {
-                written.pending = Some(e.to_string());
-                return;
-            }
-        };
-        if !self.locked {
-            written.pending = self.lock_problem;
+    written: &mut Written,
+) {
+    match store {
+        None => return,
+        Some(Err(e)) => {
+            written.pending = Some(e.to_string());
             return;
         }
-        let result = crate::recorder::commit(&store, self.journal, extra, self.now, false);
-        match result {
-            Ok(out) => {
-                written.commit = out.commit.map(|o| o.to_string());
-                written.diverged = out.diverged;
-                written.refused = out.refused;
-                written.unwitnessed = out.unwitnessed;
-                written.pending = None;
-            }
-            Err(e) => written.pending = Some(e.to_string()),
+        Some(Ok(_)) => {}
+    }
+    let Some(recorder) = session.recorder() else {
+        written.pending = session.missed().map(|e| e.to_string());
+        return;
+    };
+    match recorder.commit(extra, now, false) {
+        Ok(out) => {
+            written.commit = out.commit.map(|o| o.to_string());
+            written.diverged = out.diverged;
+            written.refused = out.refused;
+            written.unwitnessed = out.unwitnessed;
+            written.pending = None;
         }
+        Err(e) => written.pending = Some(e.to_string()),
     }
 }
 

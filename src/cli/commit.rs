@@ -2,7 +2,8 @@
 
 use super::{CommandResult, Exit, Ui};
 use crate::audit::worktree;
-use crate::lock::{self, Lock};
+use crate::lock;
+use crate::recorder::Recorder;
 use crate::store::Store;
 use crate::{capture, clock};
 use std::path::PathBuf;
@@ -37,20 +38,14 @@ pub struct Args {
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
-    let journal = crate::recorder::open_journal(store.state_dir())?;
+    let recorder = Recorder::lock(&store, lock::INTERACTIVE_WAIT)?;
+    let journal = recorder.journal_path()?;
     let sign = args.sign || (store.sign_wanted() && !args.no_sign);
     // Lines the day files could not take when they were captured are appended first.
-    capture::complete::sweep(&vault);
+    capture::sweep::sweep(&vault);
     let mut slot = capture::write::CacheSlot::default();
-    let mut earlier = capture::complete::complete(&vault, Some(&store), Some(&journal), &mut slot);
-    let out = crate::recorder::commit(
-        &store,
-        Some(&journal),
-        &earlier.in_memory,
-        clock::now(),
-        sign,
-    )?;
+    let mut earlier = recorder.replay_pending(&mut slot.dedupe(&vault));
+    let out = recorder.commit(&earlier.in_memory, clock::now(), sign)?;
     earlier.finish();
     if earlier.placed > 0 {
         ui.warn(format_args!(
@@ -68,7 +63,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if let Some(problem) = &out.unwitnessed {
         ui.warn(format_args!("git-rutter: {problem}."));
     }
-    let rejected = journal.path().join(crate::journal::REJECTED_DIR);
+    let rejected = journal.join(crate::journal::REJECTED_DIR);
     for (name, why) in &out.refused {
         ui.warn(format_args!("git-rutter: refused the pending record {name} ({why}); it was moved to {} and is never committed. Look at it; if it holds a line you want, capture it again with `git rutter capture --summary`.", rejected.display()));
     }
@@ -88,7 +83,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             if out.entries.len() == 1 { "y" } else { "ies" },
             crate::shortid::long(&oid)
         ))?,
-        None if sign => match store.seal(clock::now())? {
+        None if sign => match recorder.seal(clock::now())? {
             Some((oid, unwitnessed)) => {
                 if let Some(problem) = unwitnessed {
                     ui.warn(format_args!("git-rutter: {problem}."));

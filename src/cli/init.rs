@@ -3,6 +3,7 @@
 use super::{user_error, CommandError, CommandResult, Exit, Ui};
 use crate::capture::dedupe::{DayFeed, DedupeCache};
 use crate::clock;
+use crate::recorder::Recorder;
 use crate::setup;
 use crate::store::gitenv;
 use crate::vault::{Vault, VAULT_CONFIG_KEY};
@@ -67,7 +68,9 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         Err(InitFailed::Other(e)) => return Err(e.into()),
     };
     drop(working);
-    DedupeCache::warm_fed(&vault, feed)?;
+    let held = Recorder::lock_vault(&vault, crate::lock::DEFAULT_WAIT)?;
+    DedupeCache::warm_fed(&held, &vault, feed);
+    drop(held);
     let root = vault.root.display();
     if r.created_repository {
         ui.print(&format!(

@@ -4,9 +4,10 @@ use super::{user_error, CommandResult, Exit, Ui};
 use crate::clock;
 use crate::index::entries::Scope;
 use crate::index::Index;
-use crate::lock::{self, Lock};
+use crate::lock;
 use crate::recall::source;
 use crate::recorder::purge::{self, PurgeError, Purged, Target};
+use crate::recorder::Recorder;
 use crate::records::purge::REASON_MAX_CHARS;
 use crate::records::text::field_safe;
 use crate::store::remap::ExpireError;
@@ -48,7 +49,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let reason = super::retract::reason_of(&args.reason, REASON_MAX_CHARS, "purged")?;
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
+    let recorder = Recorder::lock(&store, lock::INTERACTIVE_WAIT)?;
     if !crate::journal::Journal::pending(store.state_dir())?.is_empty() {
         return Err(
             user_error("lines are waiting in the pending journal; nothing was purged.")
@@ -73,8 +74,8 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         return dry_run(ui, &target, args.json);
     }
     let now = clock::now();
-    let done = purge::purge(&store, &target, &reason, now, store.sign_wanted()).map_err(refusal)?;
-    drop(lock);
+    let done = (recorder.purge(&target, &reason, now, store.sign_wanted())).map_err(refusal)?;
+    drop(recorder);
     let after = settle(&vault, &store, &mut index, true);
     report(ui, &target, &done, &after, args.json)?;
     Ok(Exit::Clean)

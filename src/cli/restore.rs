@@ -2,7 +2,7 @@
 
 use super::{cannot_run, CommandResult, Exit, Ui};
 use crate::clock;
-use crate::lock::Lock;
+use crate::recorder::Recorder;
 use crate::store::restore::Restored;
 use crate::store::Store;
 use std::path::PathBuf;
@@ -28,8 +28,8 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     }
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let _lock = Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT)?;
-    let done = store.restore(args.day.as_deref(), clock::now())?;
+    let recorder = Recorder::lock(&store, crate::lock::INTERACTIVE_WAIT)?;
+    let done = recorder.restore(args.day.as_deref(), clock::now())?;
     if done.is_empty() {
         ui.print("nothing to restore: every committed record file is intact")?;
     }

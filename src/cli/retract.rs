@@ -6,8 +6,9 @@ use crate::clock;
 use crate::index::entries::Scope;
 use crate::index::short_ids::{self, Resolved};
 use crate::index::Index;
-use crate::lock::{self, Lock};
+use crate::lock;
 use crate::recall::source;
+use crate::recorder::Recorder;
 use crate::records::standing::Status;
 use crate::store::Store;
 use std::path::PathBuf;
@@ -45,7 +46,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let reason = reason_of(&args.reason, SUMMARY_MAX_CHARS, "retracted")?;
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
-    let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
+    let recorder = Recorder::lock(&store, lock::INTERACTIVE_WAIT)?;
     let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
     source::refresh(&vault, &mut index, Scope::Quick(&[]))?;
@@ -79,7 +80,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             crate::records::text::field_safe(&by.reason)
         )));
     }
-    let done = crate::recorder::retract::retract(&store, id, &reason, clock::now())?;
+    let done = recorder.retract(id, &reason, clock::now())?;
     // What the warnings say to do next, also in --json.
     let mut hints: Vec<&str> = Vec::new();
     for path in &done.diverged {

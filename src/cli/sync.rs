@@ -167,10 +167,11 @@ fn refresh_dedupe(ui: &mut Ui, vault: &crate::vault::Vault, report: &SyncReport)
         return;
     }
     crate::capture::dedupe::DedupeCache::forget(&vault.worktree_state_dir(), &names);
-    if let Err(e) = crate::capture::dedupe::DedupeCache::warm(vault) {
-        ui.warn(format_args!(
+    match crate::recorder::Recorder::lock_vault(vault, crate::lock::DEFAULT_WAIT) {
+        Ok(held) => crate::capture::dedupe::DedupeCache::warm(&held, vault),
+        Err(e) => ui.warn(format_args!(
             "git-rutter: the dedupe cache will be rebuilt by the next capture ({e})."
-        ));
+        )),
     }
 }
 

@@ -6,8 +6,7 @@ use crate::audit::{finding, Finding, Options, Report};
 use crate::capture::sanitize::{inert_line, SUMMARY_MAX_CHARS};
 use crate::clock;
 use crate::journal::RecordKind;
-use crate::lock::Lock;
-use crate::recorder::{self, RecordFile, RecordLine};
+use crate::recorder::{RecordFile, RecordLine, Recorder};
 use crate::records::text::one_line_safe;
 use crate::store::Store;
 use std::path::PathBuf;
@@ -123,7 +122,7 @@ fn acknowledge(
             one_line_safe(earlier)
         )));
     }
-    let _lock = Lock::acquire(store.state_dir(), crate::lock::INTERACTIVE_WAIT)?;
+    let recorder = Recorder::lock(store, crate::lock::INTERACTIVE_WAIT)?;
     let now = clock::now();
     let line = RecordLine {
         text: crate::records::paths::ack_line(&now.iso(), id, reason),
@@ -137,7 +136,7 @@ fn acknowledge(
         day: &day,
     };
     let sign = store.sign_wanted();
-    let out = recorder::append_record(store.root(), Some(store), file, &[line], now, sign)?;
+    let out = recorder.append_record(file, &[line], now, sign)?;
     let commit = out
         .commit
         .map(|c| crate::shortid::short(&c))

@@ -210,7 +210,8 @@ impl Journal {
     }
 
     /// Moves refused records into `pending/rejected/` (kept for the user to look at, never
-    /// committed, out of every later listing). The caller holds the capture lock.
+    /// committed, out of every later listing). The caller holds the capture lock (a
+    /// `recorder::Recorder`).
     pub fn reject(&self, refused: &[Refused]) -> Result<(), FsError> {
         if refused.is_empty() {
             return Ok(());

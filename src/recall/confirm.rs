@@ -5,7 +5,7 @@ use super::reindex::{self, Mode};
 use crate::capture::resolve::normalize_ref_path;
 use crate::clock;
 use crate::index::{Index, IndexError};
-use crate::lock::Lock;
+use crate::recorder::Recorder;
 use crate::records::ledger::Binding;
 use crate::vault::Vault;
 
@@ -64,8 +64,8 @@ fn record(
     to: &str,
 ) -> Result<Outcome, IndexError> {
     let done = format!("{from} -> {to} ({hash})");
-    let lock = Lock::acquire(&vault.state_dir(), crate::lock::INTERACTIVE_WAIT);
-    let Ok(_lock) = lock else {
+    let lock = Recorder::lock_vault(vault, crate::lock::INTERACTIVE_WAIT);
+    let Ok(session) = lock else {
         return refuse("the capture lock is busy; nothing was confirmed, try again.".to_string());
     };
     let ledger = reindex::read_ledger(vault);
@@ -87,10 +87,10 @@ fn record(
         ts: now.iso(),
         extra: Default::default(),
     };
-    if let Err(e) = reindex::append_bindings(vault, &[b], now) {
+    if let Err(e) = reindex::append_bindings(&session, &[b], now) {
         return refuse(format!("could not record the binding: {e}"));
     }
-    drop(_lock);
+    drop(session);
     reindex::identity_pass(vault, index)?;
     Ok(Outcome {
         ok: true,

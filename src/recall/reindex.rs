@@ -9,8 +9,7 @@ use crate::index::identity::{self, BoundTo, Candidate, DeadRef, Projected, Resol
 use crate::index::notes;
 use crate::index::{Index, IndexError};
 use crate::journal::RecordKind;
-use crate::lock::Lock;
-use crate::recorder::{self, RecordFile, RecordLine};
+use crate::recorder::{RecordFile, RecordLine, Recorder};
 use crate::records::ledger::{self, Binding};
 use crate::store::Store;
 use crate::vault::Vault;
@@ -125,7 +124,7 @@ pub fn identity_pass(vault: &Vault, index: &mut Index) -> Result<IdentityReport,
     let started = std::time::Instant::now();
     let now = clock::now();
     let mut report = IdentityReport::default();
-    let lock = Lock::acquire(&vault.state_dir(), crate::lock::INTERACTIVE_WAIT);
+    let lock = Recorder::lock_vault(vault, crate::lock::INTERACTIVE_WAIT);
     let mut bindings = read_ledger(vault);
     let latest = crate::records::ledger::latest_bindings(&bindings);
     let dead = index.dead_refs()?;
@@ -146,7 +145,7 @@ pub fn identity_pass(vault: &Vault, index: &mut Index) -> Result<IdentityReport,
     }
     match (&lock, fresh.is_empty()) {
         (_, true) => {}
-        (Ok(_), false) => match append_bindings(vault, &fresh, now) {
+        (Ok(session), false) => match append_bindings(session, &fresh, now) {
             Ok(()) => report.appended = fresh.len(),
             Err(e) => report.problem = Some(e),
         },
@@ -254,12 +253,15 @@ fn unchanged_pass(index: &Index) -> Result<IdentityReport, IndexError> {
     })
 }
 
-/// Appends bindings to the ledger and, in a git vault, commits them. The caller holds the lock.
-pub fn append_bindings(vault: &Vault, new: &[Binding], now: Instant) -> Result<(), String> {
-    let store = match vault.git_dir {
-        Some(_) => Some(Store::open(vault).map_err(|e| e.to_string())?),
-        None => None,
-    };
+/// Appends bindings to the ledger and, in a git vault, commits them, through `session`.
+pub(crate) fn append_bindings(
+    session: &Recorder<'_>,
+    new: &[Binding],
+    now: Instant,
+) -> Result<(), String> {
+    if session.git() {
+        session.store().map_err(|e| e.to_string())?;
+    }
     let lines: Vec<RecordLine> = new
         .iter()
         .map(|b| RecordLine {
@@ -274,7 +276,8 @@ pub fn append_bindings(vault: &Vault, new: &[Binding], now: Instant) -> Result<(
         path: ledger::LEDGER_PATH,
         day: &day,
     };
-    recorder::append_record(&vault.root, store.as_ref(), file, &lines, now, false)
+    session
+        .append_record(file, &lines, now, false)
         .map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Appending one line to a record file: journal record first (in a git vault), then a single
-//! `O_APPEND` write. The caller commits afterwards ([`super::commit`]); a capture that timed
-//! out on the capture lock appends without it (spec/capture.md).
+//! `O_APPEND` write, through an [`Appender`] a session hands out. The session commits
+//! afterwards ([`super::Recorder::commit`]); a capture that timed out on the capture lock
+//! appends without it (spec/capture.md).
 //!
 //! Each step can fail on its own (a full disk, an immutable or read-only file), and each
 //! failure is reported with what was done, so the caller can put the line somewhere durable
@@ -9,7 +10,8 @@
 
 use crate::failpoint;
 use crate::fsx::{Dir, FsError};
-use crate::journal::{Journal, PendingAppend};
+use crate::journal::{Journal, PendingAppend, RecordKind};
+use crate::records::{paths, Entry};
 use std::io::{Seek, Write};
 
 /// A line that reached the record file.
@@ -41,7 +43,57 @@ pub(crate) enum Journalling {
     /// The line is appended all the same (a capture: the file can take the line, so it must),
     /// and a file that cannot take it after the record was written leaves the line in the
     /// journal. Under the capture lock, a torn write of this append is cut back off.
-    BestEffort { locked: bool },
+    BestEffort,
+}
+
+/// What appends a line and journals it ([`super::Recorder::appender`], or a capture's that
+/// missed the lock, [`super::Capture::appender`]): the journal, when there is one, and whether
+/// the capture lock is held.
+#[derive(Clone, Copy)]
+pub(crate) struct Appender<'a> {
+    journal: Option<&'a Journal>,
+    locked: bool,
+}
+
+impl<'a> Appender<'a> {
+    pub(super) fn new(journal: Option<&'a Journal>, locked: bool) -> Appender<'a> {
+        Appender { journal, locked }
+    }
+
+    /// Whether the capture lock is held.
+    pub(crate) fn locked(&self) -> bool {
+        self.locked
+    }
+
+    /// Whether there is a journal to write (a git vault whose journal could be opened).
+    pub(crate) fn journalled(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// Appends `line` to `dir/name` ([`append_line`]).
+    pub(crate) fn append(
+        &self,
+        dir: &Dir,
+        name: &str,
+        header: &str,
+        line: &str,
+        rec: PendingAppend,
+        mode: Journalling,
+    ) -> Result<Appended, NotAppended> {
+        let torn = (mode == Journalling::BestEffort).then_some(self.locked);
+        append_line(dir, name, header, line, self.journal, rec, torn)
+    }
+
+    /// Journals a line without appending it (it is in its file already, or the file cannot
+    /// take it); `None` without a journal.
+    pub(crate) fn journal_line(&self, rec: &PendingAppend) -> Option<Result<(), FsError>> {
+        self.journal.map(|j| add(j, rec))
+    }
+
+    /// `fsync`s the journal's records ([`Journal::sync`]); `None` without a journal.
+    pub(crate) fn flush(&self) -> Option<Result<(), FsError>> {
+        self.journal.map(Journal::sync)
+    }
 }
 
 /// Appends `line` to `dir/name`. A missing file is first published holding `header` alone
@@ -49,16 +101,16 @@ pub(crate) enum Journalling {
 /// written first when the file lacks a final one. `rec` describes the append for the journal
 /// (its `offset`, `bytes` and `line` are filled in here, the offset corrected after the write
 /// when another process appended in between). What each step did, or did not, is in
-/// [`Appended`] and [`NotAppended`]; `mode` says whether the append goes on without its journal
-/// record.
-pub(crate) fn append_line(
+/// [`Appended`] and [`NotAppended`]; `best_effort` says the append goes on without its journal
+/// record (`Some`), and whether the capture lock is held (`Some(true)`: a torn write is cut).
+fn append_line(
     dir: &Dir,
     name: &str,
     header: &str,
     line: &str,
     journal: Option<&Journal>,
     mut rec: PendingAppend,
-    mode: Journalling,
+    best_effort: Option<bool>,
 ) -> Result<Appended, NotAppended> {
     rec.line = line.to_string();
     let mut target = match open_target(dir, name, header) {
@@ -68,7 +120,7 @@ pub(crate) fn append_line(
             // symlinked or foreign file is the caller's to write aside instead).
             rec.offset = 0;
             rec.bytes = crate::records::append_bytes(0, true, header, line);
-            let journalled = matches!(mode, Journalling::BestEffort { .. })
+            let journalled = best_effort.is_some()
                 && !refused(&error)
                 && journal.is_some_and(|j| add(j, &rec).is_ok());
             return Err(NotAppended { error, journalled });
@@ -82,19 +134,19 @@ pub(crate) fn append_line(
         Some(Ok(())) => Ok(true),
         Some(Err(e)) => Err(e),
     };
-    let unjournalled = match (journalled, mode) {
+    let unjournalled = match (journalled, best_effort) {
         (Ok(_), _) => None,
-        (Err(error), Journalling::Required) => {
+        (Err(error), None) => {
             return Err(NotAppended {
                 error,
                 journalled: false,
             })
         }
-        (Err(e), Journalling::BestEffort { .. }) => Some(e),
+        (Err(e), Some(_)) => Some(e),
     };
     let journalled = journal.is_some() && unjournalled.is_none();
     if let Err(e) = write(&mut target, bytes.as_bytes()) {
-        if let Journalling::BestEffort { locked: true } = mode {
+        if best_effort == Some(true) {
             cut_torn(&target, bytes.as_bytes());
         }
         return Err(NotAppended {
@@ -132,6 +184,20 @@ pub(crate) fn append_line(
     })
 }
 
+/// The journal record of a captured entry `e` for the day file `file` (offset and bytes are
+/// filled in by the append).
+pub(crate) fn entry_record(e: &Entry, cited: &[(String, String)], file: &str) -> PendingAppend {
+    let path = format!("{}/{file}", paths::SESSIONS_DIR);
+    let day = paths::split_day_file_name(file).map_or(file, |(day, _)| day);
+    PendingAppend {
+        session_id: e.session_id.clone(),
+        client: e.client.clone(),
+        project: e.project().map(str::to_string),
+        cited: cited.to_vec(),
+        ..PendingAppend::new(RecordKind::Capture, &path, day, &e.id)
+    }
+}
+
 /// Appends `line` to `dir/name` (publishing `header` first when the file is new) and `fsync`s
 /// the file and the folder: the aside carriers, which have no journal behind them.
 pub fn append_durable(dir: &Dir, name: &str, header: &str, line: &str) -> Result<(), FsError> {
@@ -164,7 +230,7 @@ fn open_target(dir: &Dir, name: &str, header: &str) -> Result<crate::fsx::Append
 }
 
 /// A symlink, a file of another kind or a hard link: the record path is refused, not failing.
-pub fn refused(e: &FsError) -> bool {
+pub(crate) fn refused(e: &FsError) -> bool {
     matches!(
         e,
         FsError::Symlink(_) | FsError::WrongKind(_) | FsError::HardLink { .. }
@@ -172,7 +238,7 @@ pub fn refused(e: &FsError) -> bool {
 }
 
 /// Writes `rec` to the journal (fail point `journal-write`).
-pub fn add(journal: &Journal, rec: &PendingAppend) -> Result<(), FsError> {
+fn add(journal: &Journal, rec: &PendingAppend) -> Result<(), FsError> {
     failpoint::check("journal-write").map_err(|e| FsError::Io {
         path: journal.path().to_path_buf(),
         source: e,

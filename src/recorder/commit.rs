@@ -5,6 +5,7 @@
 //! ([`Store::commit_planned`]), which runs the plan again when the ref moved meanwhile.
 
 use super::compose::compose;
+use super::Recorder;
 use crate::clock::Instant;
 use crate::journal::{Journal, JournalRecord, Refused};
 use crate::journal::{PendingAppend, RecordKind};
@@ -31,12 +32,24 @@ pub(crate) struct CommitOutcome {
     pub unwitnessed: Option<String>,
 }
 
-/// Commits every journalled append, `extra` (appends whose journal record could not be written;
-/// their lines are in the working files) and any new complete use-log lines, then removes the
-/// journal records it committed; the commit is signed when `sign` (never for a capture).
-/// Refused journal files are moved to `pending/rejected/`. Without a journal (its folder cannot
-/// be opened), only `extra`. The caller holds the capture lock.
-pub(crate) fn commit(
+impl Recorder<'_> {
+    /// Commits every journalled append, `extra` (appends whose journal record could not be
+    /// written; their lines are in the working files) and any new complete use-log lines, then
+    /// removes the journal records it committed; the commit is signed when `sign` (never for a
+    /// capture). Refused journal files are moved to `pending/rejected/`. Without a journal (a
+    /// capture's could not be opened), only `extra`.
+    pub(crate) fn commit(
+        &self,
+        extra: &[PendingAppend],
+        now: Instant,
+        sign: bool,
+    ) -> Result<CommitOutcome, StoreError> {
+        commit(self.store()?, self.journal()?, extra, now, sign)
+    }
+}
+
+/// [`Recorder::commit`] with the store and the journal.
+fn commit(
     store: &Store,
     journal: Option<&Journal>,
     extra: &[PendingAppend],

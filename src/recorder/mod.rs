@@ -1,35 +1,55 @@
-//! The one record-write path (DESIGN §2.7, §5). Every line git-rutter adds to the record goes
-//! through here, in one order: the ref exists (adopting the working record files when it did
-//! not), a journal record of the line, one `O_APPEND` write to the record file, then one commit
-//! of everything journalled, so a line is never in the working tree without a commit or a
-//! journal record that lets the next capture or `git rutter commit` commit it.
+//! The one record-write path (DESIGN §2.7, §5): every write to the record and its working
+//! files goes through a [`Recorder`], a session that holds the capture lock, the store and the
+//! pending journal for as long as it lives. To add a writer, open one here and use (or add) a
+//! method of it; a function that needs the lock held takes a `&Recorder`, so the compiler checks
+//! that it is.
 //!
-//! [`append_record`] carries the whole protocol for writers of whole lines under the capture
-//! lock: a retraction ([`retract`]), the identity ledger's bindings, verify's
-//! acknowledgements. A capture, which must land its lines even when the lock, the journal or
-//! the folder fails, takes the same steps one by one: [`open_journal`], [`append::append_line`]
-//! with [`Journalling::BestEffort`], then [`commit`], as `git rutter commit` and `sync` replay
-//! what is pending. Nothing outside this module opens the journal to write it or commits a
-//! record (`tests/architecture.rs`).
+//! - Opening: [`Recorder::lock`] (a git vault) or [`Recorder::lock_vault`] (one that may not be
+//!   a git repository) wait for the lock ([`crate::lock::INTERACTIVE_WAIT`] for commands run by
+//!   hand). A capture opens a [`Capture`] ([`crate::lock::DEFAULT_WAIT`]): the Recorder, or,
+//!   when the lock could not be had in time, the journal alone, so the capture still lands its
+//!   lines and leaves their commit to the next one. A reader that wants several things read
+//!   together takes a [`Snapshot`] ([`Recorder::try_snapshot`]) and reads without the lock when
+//!   it cannot be had.
+//! - A line goes in one order: the ref exists (adopting the working record files when it did
+//!   not), a journal record of the line, one `O_APPEND` write to the record file ([`append`]),
+//!   then one commit of everything journalled ([`Recorder::commit`], [`commit`],
+//!   [`compose`]), so a line is never in the working tree without a commit or a journal record
+//!   that lets the next capture or `git rutter commit` commit it. [`Recorder::append_record`]
+//!   is the whole sequence for whole lines (a retraction, [`retract`]; the identity ledger's
+//!   bindings; verify's acknowledgements); a capture takes the steps one by one through its
+//!   [`append::Appender`], after [`Recorder::replay_pending`] placed what earlier captures
+//!   left in the journal or aside ([`replay`], [`aside`]).
+//! - The other writes are Recorder methods too: a purge and the purges sync takes ([`purge`]),
+//!   `init`'s adoption, a clone's first ref, sync's ref moves and the journal records its
+//!   checkout moves, a seal, `restore` ([`moves`]).
+//!
+//! Nothing outside this module takes the capture lock or writes the journal
+//! (`tests/architecture.rs`).
 
 pub(crate) mod append;
+pub(crate) mod aside;
 mod commit;
 pub(crate) mod compose;
+mod moves;
 pub(crate) mod purge;
+pub(crate) mod replay;
 pub(crate) mod retract;
+mod session;
 
 pub(crate) use append::Journalling;
-pub(crate) use commit::{commit, CommitOutcome};
+pub(crate) use commit::CommitOutcome;
+pub(crate) use session::{Capture, Recorder};
 
 use crate::clock::Instant;
 use crate::fsx::FsError;
-use crate::journal::{Journal, PendingAppend, RecordKind};
+use crate::journal::{PendingAppend, RecordKind};
 use crate::overlay::OverlayError;
 use crate::records::{dayfile, ledger};
-use crate::store::{Store, StoreError};
-use std::path::Path;
+use crate::store::StoreError;
+use append::Appender;
 
-/// Why [`append_record`] did not record its lines.
+/// Why [`Recorder::append_record`] did not record its lines.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum RecordError {
     /// Nothing was appended (the journal or the record file could not take the first line).
@@ -47,7 +67,7 @@ pub(crate) enum RecordError {
     NotCommitted(StoreError),
 }
 
-/// One line for [`append_record`]: its text and the id its journal record names (an entry's,
+/// One line for [`Recorder::append_record`]: its text and the id its journal record names (an entry's,
 /// a retraction's, a binding's id, or an acknowledgement's instant).
 #[derive(Debug, Clone)]
 pub(crate) struct RecordLine {
@@ -57,7 +77,7 @@ pub(crate) struct RecordLine {
     pub retracts: Option<String>,
 }
 
-/// The record file [`append_record`] appends to: its kind, its vault-relative path (a day file,
+/// The record file [`Recorder::append_record`] appends to: its kind, its vault-relative path (a day file,
 /// the identity ledger or the acknowledgements) and the day its journal records name.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RecordFile<'a> {
@@ -66,41 +86,38 @@ pub(crate) struct RecordFile<'a> {
     pub day: &'a str,
 }
 
-/// Opens (creating) the pending journal of the state folder `state_dir`, refusing a symlinked
-/// one: the only way a writer reaches it.
-pub fn open_journal(state_dir: &Path) -> Result<Journal, FsError> {
-    Journal::open(state_dir)
-}
-
-/// Appends `lines` to the record file `file` of the vault at `root` and commits them, signed
-/// when `sign`. In a vault that is no git repository (`store` is `None`) the lines are only
-/// appended. The caller holds the capture lock.
-pub(crate) fn append_record(
-    root: &Path,
-    store: Option<&Store>,
-    file: RecordFile<'_>,
-    lines: &[RecordLine],
-    now: Instant,
-    sign: bool,
-) -> Result<CommitOutcome, RecordError> {
-    if let Some(s) = store {
-        s.ensure_ref(now).map_err(RecordError::NoRef)?;
-    }
-    let journal = store.map(|s| open_journal(s.state_dir())).transpose()?;
-    let (dir, name) = crate::overlay::folder(root, file.path, true)?;
-    let header = header(file.kind, file.day);
-    for l in lines {
-        let rec = PendingAppend {
-            retracts: l.retracts.clone(),
-            ..PendingAppend::new(file.kind, file.path, file.day, &l.id)
-        };
-        let mode = Journalling::Required;
-        append::append_line(&dir, name, &header, &l.text, journal.as_ref(), rec, mode)
-            .map_err(|n| n.error)?;
-    }
-    match store {
-        Some(s) => commit(s, journal.as_ref(), &[], now, sign).map_err(RecordError::NotCommitted),
-        None => Ok(CommitOutcome::default()),
+impl Recorder<'_> {
+    /// Appends `lines` to the record file `file` and commits them, signed when `sign`. In a
+    /// vault that is no git repository the lines are only appended.
+    pub(crate) fn append_record(
+        &self,
+        file: RecordFile<'_>,
+        lines: &[RecordLine],
+        now: Instant,
+        sign: bool,
+    ) -> Result<CommitOutcome, RecordError> {
+        if let Ok(s) = self.store() {
+            s.ensure_ref(now).map_err(RecordError::NoRef)?;
+        }
+        let journal = self.journal()?;
+        let appender = Appender::new(journal, true);
+        let (dir, name) = crate::overlay::folder(self.root(), file.path, true)?;
+        let header = header(file.kind, file.day);
+        for l in lines {
+            let rec = PendingAppend {
+                retracts: l.retracts.clone(),
+                ..PendingAppend::new(file.kind, file.path, file.day, &l.id)
+            };
+            appender
+                .append(&dir, name, &header, &l.text, rec, Journalling::Required)
+                .map_err(|n| n.error)?;
+        }
+        match self.store() {
+            Ok(_) => self
+                .commit(&[], now, sign)
+                .map_err(RecordError::NotCommitted),
+            Err(_) => Ok(CommitOutcome::default()),
+        }
     }
 }
 

@@ -3,8 +3,9 @@
 //! moving the ref from the old tip by compare-and-swap, carrying the witness log and reflogs
 //! through the rewrite, and taking the line out of the working files and the aside copies. A
 //! purge made on another machine is taken the same way, without a purge commit ([`take`]).
-//! The caller holds the capture lock.
+//! Both are [`Recorder`] methods: the session holds the capture lock.
 
+use super::Recorder;
 use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::records::purge::{self, without_lines, Purge, Removal};
@@ -138,9 +139,29 @@ pub(crate) fn find(store: &Store, id: &str) -> Result<Target, PurgeError> {
     Ok(t)
 }
 
-/// Purges `target` for `reason` (one line, masked): the history rewritten without its line,
-/// the purge record committed on the rewritten tip, the ref moved from the tip `find` read.
-pub(crate) fn purge(
+impl Recorder<'_> {
+    /// Purges `target` for `reason` (one line, masked): the history rewritten without its
+    /// line, the purge record committed on the rewritten tip, the ref moved from the tip
+    /// [`find`] read.
+    pub(crate) fn purge(
+        &self,
+        target: &Target,
+        reason: &str,
+        now: Instant,
+        sign: bool,
+    ) -> Result<Purged, PurgeError> {
+        purge(self.store()?, target, reason, now, sign)
+    }
+
+    /// Takes purges made elsewhere (spec/purge.md, "Across machines"): this machine's history
+    /// rewritten without their lines (their records arrive through the sync's merge), the ref
+    /// moved, the logs carried, the working files scrubbed. `None` when nothing changed.
+    pub(crate) fn take_purges(&self, purges: &[Purge]) -> Result<Option<Rewritten>, PurgeError> {
+        take(self.store()?, purges)
+    }
+}
+
+fn purge(
     store: &Store,
     target: &Target,
     reason: &str,
@@ -187,10 +208,7 @@ pub(crate) fn purge(
     })
 }
 
-/// Takes purges made elsewhere (spec/purge.md, "Across machines"): this machine's history
-/// rewritten without their lines (their records arrive through the sync's merge), the ref
-/// moved, the logs carried, the working files scrubbed. `None` when nothing changed.
-pub(crate) fn take(store: &Store, purges: &[Purge]) -> Result<Option<Rewritten>, PurgeError> {
+fn take(store: &Store, purges: &[Purge]) -> Result<Option<Rewritten>, PurgeError> {
     let tip = store.tip()?.ok_or(PurgeError::NoRecord)?;
     let removal = purge::removal_of(purges);
     let rewritten = rewrite_all(store, tip, &removal, &purge::ids(purges))?;

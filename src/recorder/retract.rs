@@ -1,14 +1,14 @@
 //! Writing a retraction: a journal record, one line appended to today's day file, then a commit,
 //! the sequence a capture follows (DESIGN §2.7), so a retraction is never lost and never
-//! rewrites a byte. The caller holds the capture lock and has checked that the entry is in the
-//! record and not retracted yet. It is one [`super::append_record`].
+//! rewrites a byte. The caller has checked, under the session's lock, that the entry is in the
+//! record and not retracted yet. It is one [`Recorder::append_record`].
 
-use super::{RecordError, RecordFile, RecordLine};
+use super::{RecordError, RecordFile, RecordLine, Recorder};
 use crate::clock::Instant;
 use crate::journal::RecordKind;
 use crate::records::paths;
 use crate::records::retraction::{self, Retraction};
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Oid, StoreError};
 
 /// What a retraction did.
 #[derive(Debug)]
@@ -24,14 +24,26 @@ pub(crate) struct Retracted {
     pub diverged: Vec<String>,
 }
 
-/// Appends and commits a retraction of `entry_id` for `reason` (one inert line) to today's day
-/// file of the vault `store` keeps. The caller holds the capture lock.
-pub(crate) fn retract(
-    store: &Store,
+impl Recorder<'_> {
+    /// Appends and commits a retraction of `entry_id` for `reason` (one inert line) to today's
+    /// day file.
+    pub(crate) fn retract(
+        &self,
+        entry_id: &str,
+        reason: &str,
+        now: Instant,
+    ) -> Result<Retracted, StoreError> {
+        retract(self, entry_id, reason, now)
+    }
+}
+
+fn retract(
+    rec: &Recorder<'_>,
     entry_id: &str,
     reason: &str,
     now: Instant,
 ) -> Result<Retracted, StoreError> {
+    let store = rec.store()?;
     let day = now.day();
     // Once sync is set up, this vault appends only to its own day files (spec/sync.md).
     let writer = crate::machine::read(store.state_dir());
@@ -68,7 +80,7 @@ pub(crate) fn retract(
         path: &path,
         day: &day,
     };
-    match super::append_record(store.root(), Some(store), file, &[line], now, false) {
+    match rec.append_record(file, &[line], now, false) {
         Ok(done) => {
             out.commit = done.commit;
             out.diverged = done.diverged;

@@ -1,5 +1,5 @@
 //! The two exact fingerprints of a note's bytes: sha256 (as the reference records it) and git's
-//! blob id.
+//! blob id; and a vault's id, the fingerprint of its path.
 
 use sha2::{Digest, Sha256};
 
@@ -11,6 +11,13 @@ pub(crate) const NOTE_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Lowercase hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
+}
+
+/// A vault's id: the first 16 hex digits of sha256 of its canonical root path (its state and
+/// aside folders outside the vault are named by it).
+pub(crate) fn vault_id(root: &std::path::Path) -> String {
+    let hex = sha256_hex(root.as_os_str().as_encoded_bytes());
+    hex[..16].to_string()
 }
 
 /// The `sha256:<hex>` form stored in refs.

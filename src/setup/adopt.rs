@@ -5,7 +5,8 @@
 use crate::audit::intake::{self, IntakeError, Refusal};
 use crate::clock::Instant;
 use crate::fsx::Dir;
-use crate::lock::{self, Lock};
+use crate::lock;
+use crate::recorder::Recorder;
 use crate::store::adopt::Adoption;
 use crate::store::{Located, Oid, Store, StoreError, RECORDS_REF};
 
@@ -54,8 +55,8 @@ pub(crate) fn adopt(
 ) -> Result<InitReport, InitError> {
     let mut report = InitReport::default();
     let store = Store::open(place)?;
-    let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
-    report.clone = super::clone::fetch_records_if_missing(&store)?;
+    let recorder = Recorder::lock(&store, lock::INTERACTIVE_WAIT)?;
+    report.clone = super::clone::fetch_records_if_missing(&recorder)?;
     if let Some((remote, tip, refusal)) = report.clone.refused.take() {
         return Err(InitError::Refused {
             what: format!("the records of {remote}"),
@@ -72,7 +73,7 @@ pub(crate) fn adopt(
         adopted,
         skipped,
         unwitnessed,
-    } = store.ensure_ref_seeing(now, each)?;
+    } = recorder.adopt(now, each)?;
     report.created_ref = created;
     report.adopted = adopted;
     report.skipped = skipped;

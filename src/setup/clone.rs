@@ -5,8 +5,9 @@
 //! verifies clean.
 
 use crate::audit::intake::{self, IntakeError, Refusal};
+use crate::recorder::Recorder;
 use crate::store::clone::CloneFetch;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Oid, StoreError};
 
 fn refusal(rule: String) -> Refusal {
     Refusal {
@@ -33,9 +34,10 @@ pub struct CloneStart {
 }
 
 /// Fetches `refs/rutter/records` from the clone's remote and creates the local ref there, when
-/// the local ref is missing, the remote has one, and its history passes the audit's rules. The
-/// caller holds the capture lock.
-pub fn fetch_records_if_missing(store: &Store) -> Result<CloneStart, StoreError> {
+/// the local ref is missing, the remote has one, and its history passes the audit's rules,
+/// under `recorder`'s lock.
+pub(crate) fn fetch_records_if_missing(recorder: &Recorder<'_>) -> Result<CloneStart, StoreError> {
+    let store = recorder.store()?;
     let mut start = CloneStart::default();
     if store.tip()?.is_some() {
         return Ok(start);
@@ -64,7 +66,7 @@ pub fn fetch_records_if_missing(store: &Store) -> Result<CloneStart, StoreError>
         }
         Err(IntakeError::Store(e)) => return Err(e),
     }
-    start.unwitnessed = store.start_ref_at(&remote, tip)?;
+    start.unwitnessed = recorder.start_ref_at(&remote, tip)?;
     start.fetched = Some((remote, tip));
     start.seeded = Some(tip);
     Ok(start)

@@ -9,8 +9,8 @@
 //! difference, a missing or symlinked one, is left alone and reported.
 
 use crate::fsx::{Dir, FsError};
-use crate::journal::Journal;
 use crate::overlay::OverlayError;
+use crate::recorder::Recorder;
 use crate::store::tree::Trees;
 use crate::store::{Oid, Store, StoreError};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -54,7 +54,7 @@ pub(crate) fn check_out(
     trees: &mut Trees<'_>,
     old: Oid,
     new: Oid,
-    journal: &Journal,
+    recorder: &Recorder<'_>,
 ) -> Result<Checkout, StoreError> {
     let mut out = Checkout::default();
     let root = Dir::open(store.root())?;
@@ -70,7 +70,7 @@ pub(crate) fn check_out(
         };
         let was = committed.as_deref().map_or(Was::New, Was::Committed);
         let next = trees.blob(new_blob)?;
-        let outcome = update_file(&root, &ch.path, was, &next, journal);
+        let outcome = update_file(&root, &ch.path, was, &next, recorder);
         note(&mut out, ch.path, outcome)?;
     }
     Ok(out)
@@ -85,7 +85,7 @@ pub(crate) fn bring_up(
     store: &Store,
     trees: &mut Trees<'_>,
     tip: Oid,
-    journal: &Journal,
+    recorder: &Recorder<'_>,
 ) -> Result<Checkout, StoreError> {
     let mut out = Checkout::default();
     let root = Dir::open(store.root())?;
@@ -101,7 +101,7 @@ pub(crate) fn bring_up(
             _ => {}
         }
         let next = trees.blob(blob)?;
-        let outcome = update_file(&root, &path, Was::Unknown, &next, journal);
+        let outcome = update_file(&root, &path, Was::Unknown, &next, recorder);
         note(&mut out, path, outcome)?;
     }
     Ok(out)
@@ -156,7 +156,7 @@ fn update_file(
     path: &str,
     was: Was<'_>,
     next: &[u8],
-    journal: &Journal,
+    recorder: &Recorder<'_>,
 ) -> Result<Outcome, FsError> {
     let (dir, name) = match crate::overlay::folder_in(root, path, true) {
         Ok(found) => found,
@@ -218,7 +218,7 @@ fn update_file(
         f.file.write_all(&late).map_err(|e| io(&dir, name, e))?;
     }
     let shift = moved_to as i64 - base.len() as i64;
-    move_journal(journal, path, base.len() as u64, shift);
+    recorder.shift_pending(path, base.len() as u64, shift);
     let kept = extra.iter().chain(&late).filter(|&&b| b == b'\n').count();
     Ok(Outcome::Written(kept))
 }
@@ -234,40 +234,6 @@ fn missing(dir: &Dir, name: &str, was: Was<'_>, next: &[u8]) -> Result<Outcome, 
         Was::New | Was::Unknown => Outcome::Left("it appeared while sync was writing it".into()),
     })
 }
-/// Moves the journal records of `path` that lay after the old committed bytes (`from`) by
-/// `shift`, so `git rutter commit` finds each line where it now is. A record that also
-/// wrote the header of a new file keeps only what it wrote after it. Best effort: a record
-/// whose offset is stale is still committed, from the journal, as a diverged file.
-fn move_journal(journal: &Journal, path: &str, from: u64, shift: i64) {
-    let Ok((records, _)) = journal.list() else {
-        return;
-    };
-    for (name, mut rec) in records {
-        let end = rec.offset + rec.bytes.len() as u64;
-        if rec.path != path || end <= from || shift == 0 {
-            continue;
-        }
-        if rec.offset < from {
-            let cut = (from - rec.offset) as usize;
-            let Some(rest) = rec.bytes.get(cut..) else {
-                continue;
-            };
-            rec.bytes = rest.to_string();
-            rec.offset = from;
-            // What is left of a header is no append's framing, and the journal refuses a
-            // record whose bytes are not its line as appended (spec/ref-layout.md): keep
-            // the line alone, at its own offset.
-            let plain = format!("{}\n", rec.line);
-            if rec.bytes != plain && rec.bytes.ends_with(&plain) {
-                rec.offset += (rec.bytes.len() - plain.len()) as u64;
-                rec.bytes = plain;
-            }
-        }
-        rec.offset = (rec.offset as i64 + shift).max(0) as u64;
-        let _ = journal.rewrite(&name, &rec);
-    }
-}
-
 /// What happened to one file.
 enum Outcome {
     Written(usize),
@@ -302,7 +268,7 @@ fn io(dir: &Dir, name: &str, source: std::io::Error) -> FsError {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::journal::{PendingAppend, RecordKind};
+    use crate::journal::{Journal, PendingAppend, RecordKind};
     use std::os::unix::fs::MetadataExt;
 
     const DAY: &str = "_librarian/sessions/2026-11-30.md";
@@ -335,9 +301,10 @@ pub(crate) mod tests {
         std::fs::read_to_string(store.root().join(path)).unwrap_or_default()
     }
 
-    fn run(store: &Store, journal: &Journal, old: Oid, new: Oid) -> Checkout {
+    fn run(store: &Store, _journal: &Journal, old: Oid, new: Oid) -> Checkout {
+        let recorder = Recorder::lock(store, crate::lock::INTERACTIVE_WAIT).unwrap();
         let mut trees = store.trees().unwrap();
-        check_out(store, &mut trees, old, new, journal).unwrap()
+        check_out(store, &mut trees, old, new, &recorder).unwrap()
     }
 
     #[test]
@@ -510,7 +477,7 @@ pub(crate) mod tests {
 
     #[test]
     fn bringing_up_writes_what_is_missing_or_behind_and_touches_nothing_else() {
-        let (_t, store, journal) = vault();
+        let (_t, store, _journal) = vault();
         crate::machine::ensure(store.state_dir()).unwrap();
         let own_tag = crate::machine::read(store.state_dir()).unwrap();
         let own = format!("_librarian/sessions/2026-11-30.{own_tag}.md");
@@ -536,7 +503,8 @@ pub(crate) mod tests {
         write(&store, edited, "H\nA\n");
         write(&store, more, "H\na\npending\n");
         let mut trees = store.trees().unwrap();
-        let out = bring_up(&store, &mut trees, tip, &journal).unwrap();
+        let recorder = Recorder::lock(&store, crate::lock::INTERACTIVE_WAIT).unwrap();
+        let out = bring_up(&store, &mut trees, tip, &recorder).unwrap();
         assert_eq!(out.updated, [behind, theirs]);
         assert!(out.left_alone.is_empty(), "{out:?}");
         assert_eq!(read(&store, theirs), "T\n");

@@ -10,7 +10,7 @@
 
 use super::checkout::{self, Checkout};
 use crate::fsx::Dir;
-use crate::journal::Journal;
+use crate::recorder::Recorder;
 use crate::store::{Oid, Store, StoreError};
 use std::path::Path;
 
@@ -61,10 +61,10 @@ fn write(state_dir: &Path, note: Note) -> Result<(), StoreError> {
 }
 
 /// Moves the ref from `from` to `to` with `advance`, then brings the working files from the
-/// tree of `from` to the tree of `to`. The caller holds the capture lock.
+/// tree of `from` to the tree of `to`, under `recorder`'s lock.
 pub(crate) fn advance(
     store: &Store,
-    journal: &Journal,
+    recorder: &Recorder<'_>,
     from: Oid,
     to: Oid,
     advance: impl FnOnce() -> Result<(), StoreError>,
@@ -72,14 +72,14 @@ pub(crate) fn advance(
     write(store.state_dir(), Note::Moving { from, to })?;
     advance()?;
     crate::failpoint::check("sync-checkout")?;
-    let out = check_out(store, journal, from, to)?;
+    let out = check_out(store, recorder, from, to)?;
     write(store.state_dir(), Note::At(to))?;
     Ok(out)
 }
 
 /// Before a sync changes anything: finishes the checkout a stopped sync left, or brings a
-/// vault with no note up to its tip once. The caller holds the capture lock.
-pub(crate) fn recover(store: &Store, journal: &Journal) -> Result<Checkout, StoreError> {
+/// vault with no note up to its tip once, under `recorder`'s lock.
+pub(crate) fn recover(store: &Store, recorder: &Recorder<'_>) -> Result<Checkout, StoreError> {
     let Some(tip) = store.tip()? else {
         return Ok(Checkout::default());
     };
@@ -87,7 +87,7 @@ pub(crate) fn recover(store: &Store, journal: &Journal) -> Result<Checkout, Stor
         Some(Note::At(_)) => return Ok(Checkout::default()),
         // The move was made (the tip is there or beyond it): finish its checkout.
         Some(Note::Moving { from, to }) if reached(store, tip, to)? => {
-            let out = check_out(store, journal, from, to)?;
+            let out = check_out(store, recorder, from, to)?;
             write(store.state_dir(), Note::At(to))?;
             return Ok(out);
         }
@@ -95,7 +95,7 @@ pub(crate) fn recover(store: &Store, journal: &Journal) -> Result<Checkout, Stor
         Some(Note::Moving { .. }) => Checkout::default(),
         None => {
             let mut trees = store.trees()?;
-            checkout::bring_up(store, &mut trees, store.tree_of(tip)?, journal)?
+            checkout::bring_up(store, &mut trees, store.tree_of(tip)?, recorder)?
         }
     };
     write(store.state_dir(), Note::At(tip))?;
@@ -111,10 +111,15 @@ fn reached(store: &Store, tip: Oid, to: Oid) -> Result<bool, StoreError> {
     Ok(store.tree_of(to).is_ok() && store.descends(tip, to)?)
 }
 
-fn check_out(store: &Store, journal: &Journal, from: Oid, to: Oid) -> Result<Checkout, StoreError> {
+fn check_out(
+    store: &Store,
+    recorder: &Recorder<'_>,
+    from: Oid,
+    to: Oid,
+) -> Result<Checkout, StoreError> {
     let mut trees = store.trees()?;
     let (old, new) = (store.tree_of(from)?, store.tree_of(to)?);
-    checkout::check_out(store, &mut trees, old, new, journal)
+    checkout::check_out(store, &mut trees, old, new, recorder)
 }
 
 #[cfg(test)]
@@ -178,33 +183,55 @@ mod tests {
 
     #[test]
     fn a_move_whose_checkout_never_ran_is_checked_out_by_the_next_sync() {
-        let (_t, store, journal) = vault();
+        let (_t, store, _journal) = vault();
         let (_, to) = moving(&store);
         // The sync moved the ref and stopped there.
         point_ref(&store, to);
-        let out = recover(&store, &journal).unwrap();
+        let out = recover(
+            &store,
+            &Recorder::lock(&store, crate::lock::INTERACTIVE_WAIT).unwrap(),
+        )
+        .unwrap();
         assert_eq!(out.updated, [DAY]);
         assert_eq!(working(&store).as_deref(), Some("H\na\nb\n"));
         assert_eq!(read(store.state_dir()), Some(Note::At(to)));
         // Once checked out, the next sync has nothing to finish.
-        assert_eq!(recover(&store, &journal).unwrap(), Checkout::default());
+        assert_eq!(
+            recover(
+                &store,
+                &Recorder::lock(&store, crate::lock::INTERACTIVE_WAIT).unwrap()
+            )
+            .unwrap(),
+            Checkout::default()
+        );
     }
 
     #[test]
     fn a_move_that_never_happened_writes_nothing() {
-        let (_t, store, journal) = vault();
+        let (_t, store, _journal) = vault();
         let (from, _) = moving(&store);
-        assert_eq!(recover(&store, &journal).unwrap(), Checkout::default());
+        assert_eq!(
+            recover(
+                &store,
+                &Recorder::lock(&store, crate::lock::INTERACTIVE_WAIT).unwrap()
+            )
+            .unwrap(),
+            Checkout::default()
+        );
         assert_eq!(working(&store).as_deref(), Some("H\na\n"));
         assert_eq!(read(store.state_dir()), Some(Note::At(from)));
     }
 
     #[test]
     fn a_vault_without_a_note_is_brought_up_once() {
-        let (_t, store, journal) = vault();
+        let (_t, store, _journal) = vault();
         let tip = commit(&store, None, "H\na\n");
         point_ref(&store, tip);
-        let out = recover(&store, &journal).unwrap();
+        let out = recover(
+            &store,
+            &Recorder::lock(&store, crate::lock::INTERACTIVE_WAIT).unwrap(),
+        )
+        .unwrap();
         assert_eq!(out.updated, [DAY], "another writer's file was missing");
         assert_eq!(read(store.state_dir()), Some(Note::At(tip)));
     }

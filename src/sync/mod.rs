@@ -20,7 +20,8 @@ pub(crate) mod union;
 
 use crate::audit::intake::{IntakeError, Refusal};
 use crate::clock::Instant;
-use crate::lock::{self, Lock, LockError};
+use crate::lock::{self, LockError};
+use crate::recorder::Recorder;
 use crate::store::transport::{self, Pushed, TransportError};
 use crate::store::tree::Trees;
 use crate::store::{Oid, Store, StoreError};
@@ -201,8 +202,7 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
     // remote that is slow or hangs.
     let mut seen = tracking_tip(store, remote)?;
     fetch_records(store, remote)?;
-    let journal = crate::recorder::open_journal(store.state_dir()).map_err(StoreError::from)?;
-    let start = begin(store, &journal, now, &mut report)?;
+    let start = begin(store, now, &mut report)?;
     report.before = Some(start);
     let first_remote = tracking_tip(store, remote)?;
     report.gave_up = true;
@@ -210,7 +210,7 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
         if round > 0 {
             fetch_records(store, remote)?;
         }
-        if sync_round(store, remote, &journal, now, &mut report, &mut seen)? {
+        if sync_round(store, remote, now, &mut report, &mut seen)? {
             report.gave_up = false;
             break;
         }
@@ -227,22 +227,18 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
     Ok(report)
 }
 
-/// Under the capture lock: finishes the checkout a stopped sync left ([`follow::recover`]) and
-/// commits what is pending. The tip to sync from.
-fn begin(
-    store: &Store,
-    journal: &crate::journal::Journal,
-    now: Instant,
-    report: &mut SyncReport,
-) -> Result<Oid, SyncError> {
-    let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
+/// Under the capture lock (a [`Recorder`]): finishes the checkout a stopped sync left
+/// ([`follow::recover`]) and commits what is pending. The tip to sync from.
+fn begin(store: &Store, now: Instant, report: &mut SyncReport) -> Result<Oid, SyncError> {
+    let recorder = Recorder::lock(store, lock::INTERACTIVE_WAIT)?;
+    recorder.journal_path().map_err(StoreError::from)?;
     // Committing what is pending would create the ref by adopting the working files: a
     // vault that never ran `init` should start from the remote's records instead.
     if store.tip()?.is_none() {
         return Err(SyncError::NoRecords);
     }
-    report.checkout.extend(follow::recover(store, journal)?);
-    let pending = crate::recorder::commit(store, Some(journal), &[], now, store.sign_wanted())?;
+    report.checkout.extend(follow::recover(store, &recorder)?);
+    let pending = recorder.commit(&[], now, store.sign_wanted())?;
     report.committed_pending = pending.entries.len();
     report.diverged = pending.diverged;
     report.unwitnessed.extend(pending.unwitnessed);
@@ -254,7 +250,6 @@ fn begin(
 fn sync_round(
     store: &Store,
     remote: &str,
-    journal: &crate::journal::Journal,
     now: Instant,
     report: &mut SyncReport,
     seen: &mut Option<Oid>,
@@ -276,9 +271,9 @@ fn sync_round(
         }
     }
     let tip = {
-        let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
+        let recorder = Recorder::lock(store, lock::INTERACTIVE_WAIT)?;
         if let Some(theirs) = theirs {
-            join(store, remote, journal, theirs, now, report)?;
+            join(&recorder, remote, theirs, now, report)?;
         }
         store.tip()?.ok_or(SyncError::NoRecords)?
     };
@@ -306,16 +301,17 @@ fn sync_round(
     }
 }
 
-/// Under the capture lock: moves the local ref to `theirs` (fast-forward) or to a merge with
-/// it, and brings the working files along in the same breath ([`follow::advance`]).
+/// Under the capture lock (`recorder`): moves the local ref to `theirs` (fast-forward) or to
+/// a merge with it, and brings the working files along in the same breath
+/// ([`follow::advance`]).
 fn join(
-    store: &Store,
+    recorder: &Recorder<'_>,
     remote: &str,
-    journal: &crate::journal::Journal,
     theirs: Oid,
     now: Instant,
     report: &mut SyncReport,
 ) -> Result<(), SyncError> {
+    let store = recorder.store()?;
     let local = store.tip()?.ok_or(SyncError::NoRecords)?;
     if theirs == local || store.descends(local, theirs)? {
         if report.action == Action::UpToDate && theirs != local {
@@ -340,8 +336,8 @@ fn join(
         ),
         false => format!("rutter: merge {}", one_line(remote)),
     };
-    let out = follow::advance(store, journal, local, to, || {
-        store.advance_ref(local, to, &message)
+    let out = follow::advance(store, recorder, local, to, || {
+        recorder.advance_ref(local, to, &message)
     })?;
     report.checkout.extend(out);
     report.unwitnessed.extend(store.after_commit(to));

@@ -5,8 +5,9 @@
 //! lease on the tip fetched.
 
 use super::{Refusal, SyncError, SyncReport};
-use crate::lock::{self, Lock};
+use crate::lock;
 use crate::recorder::purge::{self as recorder, PurgeError};
+use crate::recorder::Recorder;
 use crate::records::purge::{self, Purge};
 use crate::store::{Oid, Store, StoreError};
 
@@ -41,8 +42,8 @@ pub(crate) fn cross(
         if let Some(old) = seen.filter(|o| *o != fetched) {
             check(store, remote, old, fetched, rewritten, &new, &mine)?;
         }
-        let _lock = Lock::acquire(store.state_dir(), lock::INTERACTIVE_WAIT)?;
-        recorder::take(store, &new).map_err(|e| match e {
+        let session = Recorder::lock(store, lock::INTERACTIVE_WAIT)?;
+        session.take_purges(&new).map_err(|e| match e {
             PurgeError::Store(e) => SyncError::Store(e),
             other => SyncError::Shared(other.to_string()),
         })?;

@@ -5,13 +5,15 @@
 //! fallback `${XDG_STATE_HOME:-~/.local/state}/rutter/aside/<vault id>/<day>.md`, outside the
 //! vault. Each is a day file (header, then entry lines) appended to and `fsync`ed with its folder,
 //! so a power loss after the hook said where the entry went loses nothing. The next capture or
-//! `git rutter commit` moves the entries into their day files ([`super::complete`]).
+//! `git rutter commit` moves the entries into their day files ([`super::replay`]). Writing aside
+//! takes no capture lock (a capture that missed it writes aside too): each folder has a lock of
+//! its own, which the replay takes while it reads and removes the folder's files.
 
+use super::append::append_durable;
 use crate::fsx::{Dir, FsError};
-use crate::recorder::append::append_durable;
-use crate::records::{dayfile, Entry};
-use crate::vault::Vault;
-use std::path::PathBuf;
+use crate::records::{dayfile, ids, Entry};
+use crate::store::Located;
+use std::path::{Path, PathBuf};
 
 /// An aside folder: a base folder opened by path (created when missing) and the folder below
 /// it, opened without following a symlink at any component.
@@ -46,19 +48,20 @@ impl Folder {
 /// The subfolder of an aside folder where a file holding lines no capture writes is kept.
 pub(crate) const REJECTED: &str = "rejected";
 
-/// The vault's own aside folder, then the per-user fallback (when a home or `XDG_STATE_HOME`
-/// is known), in the order they are tried.
-pub fn folders(vault: &Vault) -> Vec<Folder> {
+/// The aside folders of the vault at `root` whose state folder is `state_dir`: its own, then
+/// the per-user fallback (when a home or `XDG_STATE_HOME` is known), in the order they are
+/// tried.
+pub(crate) fn folders(root: &Path, state_dir: &Path) -> Vec<Folder> {
     let mut out = vec![Folder {
         point: "aside-write",
-        base: vault.state_dir(),
+        base: state_dir.to_path_buf(),
         rel: "aside".into(),
     }];
-    if let Some(base) = super::runlog::no_vault_dir() {
+    if let Some(base) = crate::fsx::user_state_dir() {
         out.push(Folder {
             point: "fallback-write",
             base,
-            rel: format!("aside/{}", vault.id()),
+            rel: format!("aside/{}", crate::records::fingerprint::vault_id(root)),
         });
     }
     out
@@ -66,11 +69,12 @@ pub fn folders(vault: &Vault) -> Vec<Folder> {
 
 /// Writes `entry` into the first aside folder that takes it, with a `-N` suffix on its id when
 /// that folder's day file already holds it; returns the file's path, or every folder's error.
-pub fn write(vault: &Vault, mut entry: Entry) -> Result<PathBuf, String> {
+pub(crate) fn write(vault: &impl Located, mut entry: Entry) -> Result<PathBuf, String> {
     let day = entry.time.get(..10).unwrap_or_default().to_string();
     let file = format!("{day}.md");
     let mut errors = Vec::new();
-    for folder in folders(vault) {
+    let place = vault.place();
+    for folder in folders(&place.root, &place.state_dir) {
         let written =
             crate::failpoint::check(folder.point)
                 .map_err(|e| FsError::Io {
@@ -89,7 +93,7 @@ pub fn write(vault: &Vault, mut entry: Entry) -> Result<PathBuf, String> {
                             path: folder.path(),
                             source: std::io::Error::other(e.to_string()),
                         })?;
-                    super::write::unique_id(&mut entry, Some(&dir), &file);
+                    unique_id(&mut entry, Some(&dir), &file);
                     let line = crate::records::line::render(&entry);
                     append_durable(&dir, &file, &dayfile::header(&day), &line)
                 });
@@ -99,4 +103,12 @@ pub fn write(vault: &Vault, mut entry: Entry) -> Result<PathBuf, String> {
         }
     }
     Err(errors.join("; "))
+}
+
+/// Suffixes the entry's id with `-2`, `-3`, … while the last 64 KiB of `dir/file` hold it.
+pub(crate) fn unique_id(entry: &mut Entry, dir: Option<&Dir>, file: &str) {
+    let bytes = dir
+        .and_then(|d| d.read(file).ok().flatten())
+        .unwrap_or_default();
+    entry.id = ids::unique(&entry.id, &bytes);
 }
