@@ -4,7 +4,9 @@
 
 use super::added_by::AddedBy;
 use crate::fsx::Dir;
+use crate::store::Oid;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
@@ -26,16 +28,21 @@ pub(crate) struct VerifyCache {
     pub tips_seen: Option<(u64, String)>,
     /// The witness log as this verify read it, accepted by [`VerifyCache::accept_tips`].
     pub tips_read: Option<(u64, String)>,
-    /// Entry or binding id → the commit that added it, read from `entries` only when asked
-    /// for ([`VerifyCache::entries`]): 70,000 lines were a fifth of an incremental verify that
-    /// needs none of them unless it has a finding to attribute.
+    /// Entry or binding id → the commit that added it, built only when asked for
+    /// ([`VerifyCache::entries`]) from the `entries` file (unless the cache is fresh) and
+    /// `new_entries`: 70,000 lines were a fifth of an incremental verify that needs none of
+    /// them unless it has a finding to attribute, and a `--full` walk that built it as it went
+    /// held every id twice.
     entries: HashMap<String, String>,
-    /// Whether `entries` holds the file's lines (or the file is not to be read: a fresh cache).
+    /// Whether `entries` is built (then every id learnt is also entered there).
     entries_loaded: bool,
-    /// The file is rewritten from `new_entries` alone (a fresh cache), not appended to.
+    /// The file is rewritten from `new_entries` alone (a fresh cache), not appended to, and
+    /// never read.
     entries_fresh: bool,
     entries_path: std::path::PathBuf,
-    new_entries: Vec<(String, String)>,
+    /// What this run learnt, in commit order; an id learnt twice keeps its first commit (the
+    /// first line of an id wins when the file is read).
+    new_entries: Vec<(String, Oid)>,
     /// Clean working files: path → (size, mtime ns, `<committed blob id>:<ctime ns>:<inode>`).
     pub files: HashMap<String, (u64, i64, String)>,
     /// The paths whose stamp changed since `files` was read, in the order they changed.
@@ -49,7 +56,6 @@ impl VerifyCache {
     pub(crate) fn load(state: &Path, full: bool) -> VerifyCache {
         let dir = state.join("verify");
         let fresh = VerifyCache {
-            entries_loaded: true,
             entries_fresh: true,
             entries_path: dir.join("entries"),
             ..VerifyCache::default()
@@ -96,14 +102,15 @@ impl VerifyCache {
     }
 
     /// Records that `commit` added entry `id` (an entry keeps the first commit that added it).
-    pub(crate) fn added(&mut self, id: String, commit: String) {
-        if !self.entries_loaded {
-            // Appended unread: a line naming an id the file already holds is dropped on load.
-            self.new_entries.push((id, commit));
-        } else if !self.entries.contains_key(&id) {
-            self.new_entries.push((id.clone(), commit.clone()));
-            self.entries.insert(id, commit);
+    pub(crate) fn added(&mut self, id: String, commit: Oid) {
+        if self.entries_loaded {
+            if self.entries.contains_key(&id) {
+                return;
+            }
+            self.entries.insert(id.clone(), commit.to_string());
         }
+        // Kept unread otherwise: a later line naming an id already known is dropped on load.
+        self.new_entries.push((id, commit));
     }
 
     /// Remembers that the working file `path` was found clean with this stamp.
@@ -118,30 +125,33 @@ impl VerifyCache {
     pub(crate) fn clear_entries(&mut self) {
         self.entries.clear();
         self.new_entries.clear();
-        self.entries_loaded = true;
+        self.entries_loaded = false;
         self.entries_fresh = true;
     }
 
-    /// Entry or binding id → the commit that added it, read from the file the first time.
+    /// Entry or binding id → the commit that added it, built the first time: the file's lines
+    /// (none for a fresh cache), then what this run learnt.
     pub(crate) fn entries(&mut self) -> &HashMap<String, String> {
         if !self.entries_loaded {
             self.entries_loaded = true;
-            let text = self
-                .entries_path
-                .parent()
-                .and_then(|dir| read_text(dir, "entries"))
-                .unwrap_or_default();
+            let text = match self.entries_fresh {
+                true => None,
+                false => self
+                    .entries_path
+                    .parent()
+                    .and_then(|dir| read_text(dir, "entries")),
+            }
+            .unwrap_or_default();
             // Sized up front: tens of thousands of entries, rehashed a dozen times otherwise.
             let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
             let mut map = HashMap::with_capacity(lines + self.new_entries.len());
             let known = text.lines().filter_map(|l| l.split_once(' '));
-            let new = self
-                .new_entries
-                .iter()
-                .map(|(a, b)| (a.as_str(), b.as_str()));
-            for (id, commit) in known.chain(new) {
+            for (id, commit) in known {
                 map.entry(id.to_string())
                     .or_insert_with(|| commit.to_string());
+            }
+            for (id, commit) in &self.new_entries {
+                map.entry(id.clone()).or_insert_with(|| commit.to_string());
             }
             self.entries = map;
         }
@@ -152,12 +162,13 @@ impl VerifyCache {
     /// ids a screen shows (parsing it into a map of owned strings cost a third of a `log`), and
     /// what this run learnt.
     pub(crate) fn take_added_by(&mut self) -> AddedBy {
-        if self.entries_loaded {
+        if self.entries_loaded || self.entries_fresh {
+            self.entries();
             return AddedBy::new(None, std::mem::take(&mut self.entries));
         }
         let mut learnt = HashMap::with_capacity(self.new_entries.len());
         for (id, commit) in std::mem::take(&mut self.new_entries) {
-            learnt.entry(id).or_insert(commit);
+            learnt.entry(id).or_insert_with(|| commit.to_string());
         }
         let file = self.entries_path.parent().and_then(existing_dir);
         let file = file.and_then(|d| d.open_read("entries").ok().flatten());
@@ -210,11 +221,10 @@ impl VerifyCache {
     /// Writes `state_text`, the new entries and the changed stamps.
     fn save_with_state(&self, dir: &Dir, state_text: &str) {
         let _ = dir.write_atomic("state", state_text.as_bytes());
-        let text: String = self
-            .new_entries
-            .iter()
-            .map(|(a, b)| format!("{a} {b}\n"))
-            .collect();
+        let mut text = String::with_capacity(self.new_entries.len() * 62);
+        for (id, commit) in &self.new_entries {
+            let _ = writeln!(text, "{id} {commit}");
+        }
         if self.entries_fresh {
             let _ = dir.write_atomic("entries", text.as_bytes());
         } else {

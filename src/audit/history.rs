@@ -21,9 +21,10 @@ const FORGET_EVERY: usize = 64;
 pub(crate) struct History {
     pub findings: Vec<Finding>,
     pub commits: usize,
-    /// Every commit walked (the ref check looks witnessed tips up here instead of walking the
-    /// graph once per tip).
-    pub walked: std::collections::HashSet<Oid>,
+    /// Every commit walked, with its first parent (zero for a root or an unreadable commit):
+    /// the ref check looks witnessed tips up here instead of walking the graph once per tip,
+    /// and a reflog move to a commit from its parent instead of reading the commit again.
+    pub walked: std::collections::HashMap<Oid, Oid>,
     /// Whether the walk covered the whole history.
     pub complete: bool,
 }
@@ -103,15 +104,16 @@ pub fn check(
     let mut out = History {
         complete,
         commits: oids.len(),
-        walked: oids.iter().copied().collect(),
+        walked: std::collections::HashMap::with_capacity(oids.len()),
         ..Default::default()
     };
-    for (oid, commit_steps) in oids.iter().zip(steps) {
+    for (oid, (commit_steps, parent)) in oids.iter().zip(steps) {
+        out.walked.insert(*oid, parent);
         for step in commit_steps {
             match step {
                 Step::Added(ids) => {
                     for id in ids {
-                        cache.added(id, oid.to_string());
+                        cache.added(id, *oid);
                     }
                 }
                 Step::Found(found) => out.findings.extend(attributed(found, cache)),
@@ -135,16 +137,21 @@ fn attributed(mut found: Vec<Finding>, cache: &mut VerifyCache) -> Vec<Finding> 
     found
 }
 
+/// What checking one commit produced, and its first parent (zero for none, or unreadable).
+type Checked = (Vec<Step>, Oid);
+
 /// Checks `oids` in order on this thread: one list of steps per commit.
-fn check_range(store: &Store, oids: &[Oid], now: Instant) -> Result<Vec<Vec<Step>>, StoreError> {
+fn check_range(store: &Store, oids: &[Oid], now: Instant) -> Result<Vec<Checked>, StoreError> {
     let mut trees = store.trees()?;
     let mut out = Vec::with_capacity(oids.len());
     let mut known = None;
     for (n, &oid) in oids.iter().enumerate() {
         let mut steps = Vec::new();
+        let mut parent = Oid::ZERO_SHA1;
         match store.commit_info_after(oid, known) {
             Ok(c) => {
                 known = Some((c.id, c.tree));
+                parent = c.parents.first().map_or(parent, |(p, _)| *p);
                 match check_commit(store, &mut trees, &c, true, now, &mut steps) {
                     Ok(()) => {}
                     // A blob or tree it needs is missing or does not inflate.
@@ -162,7 +169,7 @@ fn check_range(store: &Store, oids: &[Oid], now: Instant) -> Result<Vec<Vec<Step
                 format!("commit {oid} cannot be read: {e}"),
             )])),
         }
-        out.push(steps);
+        out.push((steps, parent));
         if (n + 1) % FORGET_EVERY == 0 {
             trees.forget();
         }

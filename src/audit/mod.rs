@@ -67,6 +67,7 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
     crate::store::skip_read_verification();
     if opts.full {
         crate::store::skip_object_cache();
+        crate::store::bound_pack_maps();
     }
     // The tip, reflog and witness log are read together under the capture lock (a capture
     // landing between the reads would look like a rewind); without the lock, best effort.

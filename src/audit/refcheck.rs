@@ -63,7 +63,7 @@ pub(crate) fn check(
     history: &History,
 ) -> Result<Vec<Finding>, StoreError> {
     let mut findings = witnessed(store, snap, cache, full, history);
-    findings.extend(reflog(store, snap, cache, full));
+    findings.extend(reflog(store, snap, cache, full, history));
     findings.extend(replaced(store)?);
     Ok(findings)
 }
@@ -132,8 +132,9 @@ fn witnessed(
     let mut since: Option<HashSet<Oid>> = None;
     for t in &tips {
         // The verified tip is an ancestor only when the walk started after it.
-        let known =
-            *t == tip || history.walked.contains(t) || (!history.complete && Some(*t) == verified);
+        let known = *t == tip
+            || history.walked.contains_key(t)
+            || (!history.complete && Some(*t) == verified);
         let ancestor = known
             || (!history.complete && {
                 let since = since.get_or_insert_with(|| {
@@ -256,7 +257,13 @@ pub(crate) fn is_reflog_finding(f: &Finding) -> bool {
 
 /// Checks the reflog lines after the prefix the last verify accepted (all of them with `full`,
 /// without a baseline, or when that prefix changed: a rewritten reflog is itself a finding).
-fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -> Vec<Finding> {
+fn reflog(
+    store: &Store,
+    snap: &Snapshot,
+    cache: &mut VerifyCache,
+    full: bool,
+    history: &History,
+) -> Vec<Finding> {
     let tip = snap.tip;
     let Some(raw) = snap.reflog.as_ref().filter(|r| r.len > 0) else {
         let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", "").id;
@@ -289,7 +296,9 @@ fn reflog(store: &Store, snap: &Snapshot, cache: &mut VerifyCache, full: bool) -
     };
     // Oldest first, as the file holds them.
     for (old, new, seconds, message) in &moves {
-        if old.is_zero() || follows(store, *new, *old) {
+        // A move to a commit from its parent, as the history check read it: no commit read.
+        let from_parent = history.walked.get(new) == Some(old);
+        if old.is_zero() || from_parent || follows(store, *new, *old) {
             continue;
         }
         let when = crate::clock::from_seconds(*seconds).iso();

@@ -1,15 +1,18 @@
 //! What `git rutter status` asks of the index, read-only and without building anything: where
 //! it is, whether it is this vault's, how many notes and entries it holds, when it was last
-//! written, and whether the notes changed since (one walk of the vault, compared by size and
-//! mtime with what the index recorded). The walk also counts the vault's markdown notes, for
-//! the reference's zero-notes trap: a vault with none is probably the wrong folder. Like every
+//! written, and whether the notes changed since, compared by size and mtime with what the index
+//! recorded. It also counts the vault's markdown notes, for the reference's zero-notes trap: a
+//! vault with none is probably the wrong folder. With an index of this vault, both come from
+//! its stat snapshot ([`super::snapshot`]): each recorded directory and note is stat'ed as the
+//! freshness check does, and only directories that differ are listed again; without one, from
+//! one walk of the vault. Like every
 //! open of the index, it first looks at what sits at the index's names ([`super::guard`]), so
 //! a FIFO planted there is named, never opened.
 
-use super::{guard, locate, schema, walk, IndexError, Place, META_SQL};
+use super::{fresh, guard, locate, schema, snapshot, walk, IndexError, Place, META_SQL};
 use crate::vault::Vault;
 use rusqlite::{Connection, OpenFlags};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -62,7 +65,6 @@ pub(crate) struct Staleness {
 /// Looks at the vault's index without writing to it.
 pub fn inspect(vault: &Vault) -> IndexState {
     let (path, place) = locate(vault);
-    let notes_now = walk::walk_notes(&vault.root);
     let mut state = IndexState {
         exists: std::fs::symlink_metadata(&path).is_ok(),
         updated_ms: written_ms(&path),
@@ -71,25 +73,34 @@ pub fn inspect(vault: &Vault) -> IndexState {
         notes: None,
         entries: None,
         problem: None,
-        vault_notes: notes_now.len(),
+        vault_notes: 0,
         stale: None,
     };
+    let walked = || walk::walk_notes(&vault.root);
     if let Err(e) = guard::check(&state.path, place) {
         state.problem = Some(refused(e));
+        state.vault_notes = walked().len();
         return state;
     }
     if !state.exists {
+        state.vault_notes = walked().len();
         return state;
     }
     let ours = vault.root.to_string_lossy();
-    match read(&state.path, place, &ours, &notes_now) {
+    let read = read(&state.path, place, &ours, &vault.root);
+    if !matches!(read, Ok(Read::Ours { .. })) {
+        state.vault_notes = walked().len();
+    }
+    match read {
         Ok(Read::Ours {
             notes,
             entries,
+            vault_notes,
             stale,
         }) => {
             state.notes = Some(notes);
             state.entries = Some(entries);
+            state.vault_notes = vault_notes;
             state.stale = Some(stale);
         }
         // In the vault's own .git/ the other path is this vault's former one: rebuilt.
@@ -124,18 +135,15 @@ enum Read {
     Ours {
         notes: usize,
         entries: usize,
+        /// Markdown notes in the vault now.
+        vault_notes: usize,
         stale: Staleness,
     },
     OtherVault(String),
     Outdated(String),
 }
 
-fn read(
-    path: &Path,
-    place: Place,
-    ours: &str,
-    notes_now: &[walk::NoteFile],
-) -> Result<Read, IndexError> {
+fn read(path: &Path, place: Place, ours: &str, root: &Path) -> Result<Read, IndexError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = super::open_db(path, place, flags)?;
     conn.busy_timeout(Duration::from_secs(2))?;
@@ -161,11 +169,12 @@ fn read(
         Some(v) => return Ok(Read::OtherVault(v)),
         None => return Ok(Read::Outdated("it names no vault".into())),
     }
-    Ok(counts(&conn, notes_now)?)
+    Ok(counts(&conn, root)?)
 }
 
-/// The index's counts and how the notes differ from it, in one read transaction.
-fn counts(conn: &Connection, notes_now: &[walk::NoteFile]) -> rusqlite::Result<Read> {
+/// The index's counts and how the notes differ from it, in one read transaction: from the
+/// snapshot when it has one, else from a walk compared with the `notes` rows.
+fn counts(conn: &Connection, root: &Path) -> rusqlite::Result<Read> {
     conn.execute_batch("BEGIN")?;
     let count = |table: &str| -> rusqlite::Result<usize> {
         conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
@@ -174,6 +183,16 @@ fn counts(conn: &Connection, notes_now: &[walk::NoteFile]) -> rusqlite::Result<R
         .map(|n| n as usize)
     };
     let (notes, entries) = (count("notes")?, count("entries")?);
+    if let Some((vault_notes, stale)) = from_snapshot(conn, root)? {
+        conn.execute_batch("COMMIT")?;
+        return Ok(Read::Ours {
+            notes,
+            entries,
+            vault_notes,
+            stale,
+        });
+    }
+    let notes_now = walk::walk_notes(root);
     let mut known: HashMap<String, (i64, i64)> = HashMap::with_capacity(notes);
     let mut stmt = conn.prepare("SELECT path, size, mtime_ns FROM notes")?;
     for row in stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))? {
@@ -185,8 +204,78 @@ fn counts(conn: &Connection, notes_now: &[walk::NoteFile]) -> rusqlite::Result<R
     Ok(Read::Ours {
         notes,
         entries,
-        stale: compare(&mut known, notes_now),
+        vault_notes: notes_now.len(),
+        stale: compare(&mut known, &notes_now),
     })
+}
+
+/// The vault's notes and how they differ from the index, from its snapshot: every recorded
+/// directory and note is stat'ed ([`fresh::stale_dirs`]); a directory whose stamp or any of
+/// whose notes' stamps changed is listed again and compared by name, size and mtime, and a
+/// subdirectory it holds that the snapshot does not is walked whole (its notes are new). `None`
+/// when the snapshot cannot answer (none recorded, no row for the root, a malformed row): the
+/// caller walks the vault.
+fn from_snapshot(conn: &Connection, root: &Path) -> rusqlite::Result<Option<(usize, Staleness)>> {
+    let rows = snapshot::load_all(conn)?;
+    let recorded: HashSet<&str> = rows.iter().map(|r| r.path.as_str()).collect();
+    if !recorded.contains("") {
+        return Ok(None);
+    }
+    let stale: BTreeSet<String> = fresh::stale_dirs(root, &rows).into_iter().collect();
+    let (mut notes, mut s) = (0, Staleness::default());
+    for row in &rows {
+        let Some(dir) = row.decode() else {
+            return Ok(None);
+        };
+        if !stale.contains(&row.path) {
+            notes += dir.entries.len();
+            s.new += dir.entries.iter().filter(|e| !e.indexed).count();
+            continue;
+        }
+        let Some(scan) = walk::scan_one(root, &row.path) else {
+            s.removed += dir.entries.iter().filter(|e| e.indexed).count();
+            continue;
+        };
+        notes += scan.notes.len();
+        let d = compare_dir(&dir.entries, &scan.notes);
+        (s.new, s.changed, s.removed) =
+            (s.new + d.new, s.changed + d.changed, s.removed + d.removed);
+        for sub in &scan.subdirs {
+            let path = scan.child(sub);
+            if recorded.contains(path.as_str()) {
+                continue;
+            }
+            let found: usize = walk::walk_dirs(root, &path)
+                .iter()
+                .map(|d| d.notes.len())
+                .sum();
+            notes += found;
+            s.new += found;
+        }
+    }
+    Ok(Some((notes, s)))
+}
+
+/// One directory's recorded notes against its listing, by name: a note not recorded, or
+/// recorded but not indexed, is new; an indexed one with another size or mtime changed.
+fn compare_dir(recorded: &[snapshot::Entry], listed: &[walk::Listed]) -> Staleness {
+    let by_name: HashMap<&str, &snapshot::Entry> =
+        recorded.iter().map(|e| (e.name.as_str(), e)).collect();
+    let mut s = Staleness::default();
+    let mut seen = 0;
+    for n in listed {
+        match by_name.get(n.name.as_str()) {
+            Some(e) if e.indexed => {
+                seen += 1;
+                if e.size != n.size || e.stamp.mtime_ns != n.stamp.mtime_ns {
+                    s.changed += 1;
+                }
+            }
+            _ => s.new += 1,
+        }
+    }
+    s.removed = recorded.iter().filter(|e| e.indexed).count() - seen;
+    s
 }
 
 /// Compares the walk with the recorded `(size, mtime_ns)` by path; consumes `known`.
@@ -243,6 +332,46 @@ mod tests {
         std::fs::remove_file(t.path().join("b.md")).unwrap();
         let stale = inspect(&vault).stale.unwrap();
         assert_eq!((stale.new, stale.changed, stale.removed), (1, 1, 1));
+    }
+
+    /// The snapshot's answer is the walk's: new folders (walked whole), removed folders, notes
+    /// added, edited and removed in place, and the vault's note count.
+    #[test]
+    fn the_snapshot_answers_what_the_walk_answers() {
+        let t = tempfile::tempdir().unwrap();
+        crate::store::gitenv::init_repo(t.path()).unwrap();
+        let root = t.path();
+        for p in ["a.md", "x/b.md", "x/y/c.md", "gone/d.md", "gone/deep/e.md"] {
+            std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+            std::fs::write(root.join(p), format!("# {p}\n")).unwrap();
+        }
+        let vault = open(root, VaultSource::Flag).unwrap();
+        drop(Index::open(&vault, false).unwrap());
+        std::fs::remove_dir_all(root.join("gone")).unwrap();
+        std::fs::create_dir_all(root.join("new/deeper")).unwrap();
+        std::fs::write(root.join("new/f.md"), "# f\n").unwrap();
+        std::fs::write(root.join("new/deeper/g.md"), "# g\n").unwrap();
+        std::fs::write(root.join("x/y/c.md"), "# c, edited\n").unwrap();
+        std::fs::write(root.join("x/h.md"), "# h\n").unwrap();
+        std::fs::remove_file(root.join("x/b.md")).unwrap();
+        let (path, _) = locate(&vault);
+        let conn = Connection::open(&path).unwrap();
+        let snap = from_snapshot(&conn, root).unwrap().unwrap();
+        let mut known: HashMap<String, (i64, i64)> = HashMap::new();
+        let mut stmt = conn
+            .prepare("SELECT path, size, mtime_ns FROM notes")
+            .unwrap();
+        for row in stmt
+            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
+            .unwrap()
+        {
+            let (p, v) = row.unwrap();
+            known.insert(p, v);
+        }
+        let walked = walk::walk_notes(root);
+        let by_walk = compare(&mut known, &walked);
+        assert_eq!(snap, (walked.len(), by_walk));
+        assert_eq!((by_walk.new, by_walk.changed, by_walk.removed), (3, 1, 3));
     }
 
     /// In a vault's own `.git/`, an index naming another path came with the folder (moved,

@@ -298,6 +298,26 @@ pub(crate) fn skip_object_cache() {
     git2::opts::enable_caching(false);
 }
 
+/// How much of a pack libgit2 maps at once, and in all, after [`bound_pack_maps`]: a walk of
+/// the whole history touches most of a pack, and every page of a mapping stays resident (and
+/// counted as the process's memory) until the mapping goes.
+const PACK_WINDOW: usize = 8 << 20;
+const PACK_MAPPED: usize = 32 << 20;
+
+/// Maps packs in windows of [`PACK_WINDOW`], at most [`PACK_MAPPED`] at once (the least
+/// recently used unmapped first), instead of libgit2's default of a whole pack up to 1 GiB in
+/// one window. Process-wide, like [`skip_object_cache`]: only a one-shot command that reads a
+/// whole history calls it, before it reads objects on a second thread.
+pub(crate) fn bound_pack_maps() {
+    // SAFETY: these write libgit2 globals without synchronisation; git2 requires that no other
+    // thread use libgit2 meanwhile. The caller (`verify --full`) has started no thread that
+    // reads objects yet, and libgit2 reads the values only when it maps a new window.
+    unsafe {
+        let _ = git2::opts::set_mwindow_size(PACK_WINDOW);
+        let _ = git2::opts::set_mwindow_mapped_limit(PACK_MAPPED);
+    }
+}
+
 /// The string fields `a` and `b` of each JSON line of the working file `root/rel` (read without
 /// following symlinks); torn, foreign or unreadable lines are skipped.
 pub(crate) fn read_jsonl_pairs(root: &Path, rel: &str, a: &str, b: &str) -> Vec<(String, String)> {
