@@ -598,6 +598,36 @@ mod tests {
     }
 
     #[test]
+    fn a_folder_made_or_renamed_means_watching_every_folder_again() {
+        use notify::event::{CreateKind, ModifyKind, RenameMode};
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("dir")).unwrap();
+        std::fs::write(t.path().join("note.md"), "x\n").unwrap();
+        let event = |kind, rel: &str| Event::new(kind).add_path(t.path().join(rel));
+        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::To));
+        assert!(moves_a_folder(&event(
+            EventKind::Create(CreateKind::Folder),
+            "dir"
+        )));
+        assert!(moves_a_folder(&event(renamed, "dir")));
+        assert!(
+            !moves_a_folder(&event(renamed, "note.md")),
+            "a note saved by a rename"
+        );
+        assert!(!moves_a_folder(&event(renamed, "gone.md")));
+        assert!(!moves_a_folder(&event(
+            EventKind::Create(CreateKind::File),
+            "note.md"
+        )));
+        let shared = Shared::default();
+        shared.note(
+            t.path(),
+            Ok(event(EventKind::Create(CreateKind::Folder), "dir")),
+        );
+        assert!(matches!(shared.state.lock().unwrap().take(), Work::Full));
+    }
+
+    #[test]
     fn reads_are_not_changes() {
         assert!(is_read_only(&EventKind::Access(AccessKind::Open(
             AccessMode::Any
