@@ -30,9 +30,15 @@
 //! 9. issue 23's growth in notes, on a vault of 50,000 notes and 30 day files (generated and
 //!    cached as the large one, about two minutes the first time): a cold reindex, 3 runs
 //!    (≤ 5 s, ≤ 100 MiB), and `search` as in 3 (≤ 1.5 × the 10,000-note median);
-//! 10. `git-rutter --version`, the cost of starting the process at all (reported only).
+//! 10. `git-rutter --version`, the cost of starting the process at all (reported only);
+//! 11. issue 37: `search` as in 3 and after an edit as in 5 with an MCP server watching the vault
+//!     (`git-rutter mcp` started and left running; the command asks its watcher instead of a
+//!     stat per note, spec/index.md "The watcher's answer"), on 10,000 notes (≤ 10 ms) and on
+//!     50,000 (≤ 1.25 × the 10,000-note watched median). Every watched `search` runs with
+//!     `RUTTER_FRESHNESS_TRACE` and must say the watcher answered.
 //!
-//! `RUTTER_BENCH_INDEX=search` runs only 3-5 and 10, after one untimed `reindex`.
+//! `RUTTER_BENCH_INDEX=search` runs only 3-5, 10 and 11 on 10,000 notes, after one untimed
+//! `reindex`.
 //!
 //! Every run is also measured for the process's own CPU time and peak resident memory (`wait4`
 //! rusage). It prints (and writes to `<target>/rutter-bench/index.md`) median, p95 and min, the
@@ -103,6 +109,8 @@ const GROWTH_RUNS: usize = 3;
 const TARGET_COLD_50K_MS: f64 = 5000.0;
 /// Issue 23: `search` on 50,000 notes at most this many times its time on 10,000.
 const TARGET_SEARCH_GROWTH: f64 = 1.5;
+/// Issue 37: with a watcher, `search` on 50,000 notes at most this many times its 10,000.
+const TARGET_WATCHED_GROWTH: f64 = 1.25;
 
 /// One case: its wall-time figures, the median CPU time and the largest peak memory of its
 /// runs, and a memory target if it has one.
@@ -211,13 +219,20 @@ fn main() {
     let note = &large.refs[0];
     stats.push(show(&env, &vault, note));
     stats.push(search_after_edit(&env, &vault, note));
+    let watched_ms = {
+        let _server = Watching::start(&env, &vault);
+        stats.push(search_watched(&env, &vault, "", TARGET_SEARCH_MS));
+        let ms = stats.last().map_or(0.0, |r: &Row| r.stats.median);
+        stats.push(search_after_edit_watched(&env, &vault, note));
+        ms
+    };
     if !only_search {
         stats.push(recent(&env, &vault));
         stats.extend(log_grep(&env, &vault));
         stats.extend(recent_all(&env, &vault));
         stats.push(init_adopt(&env, &vault));
         stats.push(log_after_captures(&env, &vault));
-        stats.extend(growth_in_notes(&env, search_ms));
+        stats.extend(growth_in_notes(&env, search_ms, watched_ms));
     }
     stats.push(baseline(&env));
 
@@ -251,8 +266,9 @@ fn cold_reindex(env: &Env, vault: &Path) -> Row {
 
 /// Issue 23's growth in notes, on a vault of 50,000 notes and 30 day files (generated once and
 /// cached like the large one): a cold reindex, and `search` against 1.5 times the 10,000-note
-/// row's median (`search_ms`).
-fn growth_in_notes(env: &Env, search_ms: f64) -> [Row; 2] {
+/// row's median (`search_ms`); issue 37's, `search` with a watcher against 1.25 times the
+/// 10,000-note watched row (`watched_ms`).
+fn growth_in_notes(env: &Env, search_ms: f64, watched_ms: f64) -> [Row; 3] {
     let prepared = prepare(env, &NOTES_50K);
     let vault = restore_vault(&prepared);
     let label = "cold reindex, 50,000 notes (30 day files)";
@@ -270,7 +286,109 @@ fn growth_in_notes(env: &Env, search_ms: f64) -> [Row; 2] {
         "`search` on 50,000 notes (≤ {TARGET_SEARCH_GROWTH}× the 10,000-note row's {search_ms:.2} ms)"
     );
     let target = (TARGET_SEARCH_GROWTH * search_ms * 100.0).round() / 100.0;
-    [cold, search_row(env, &vault, &label, target)]
+    let unwatched = search_row(env, &vault, &label, target);
+    let _server = Watching::start(env, &vault);
+    let target = (TARGET_WATCHED_GROWTH * watched_ms * 100.0).round() / 100.0;
+    let label = format!(
+        ", 50,000 notes (≤ {TARGET_WATCHED_GROWTH}× the 10,000-note row's {watched_ms:.2} ms)"
+    );
+    [cold, unwatched, search_watched(env, &vault, &label, target)]
+}
+
+/// A `git-rutter mcp` watching `vault`, stdin held open, until dropped (then killed).
+struct Watching(std::process::Child);
+
+impl Watching {
+    /// Starts the server and waits until a command says the watcher answered it.
+    fn start(env: &Env, vault: &Path) -> Watching {
+        let child = env
+            .command(BIN)
+            .arg("--vault")
+            .arg(vault)
+            .arg("mcp")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start git-rutter mcp");
+        let server = Watching(child);
+        let started = std::time::Instant::now();
+        loop {
+            let mut cmd = env.command(BIN);
+            cmd.env("RUTTER_FRESHNESS_TRACE", "1")
+                .arg("--vault")
+                .arg(vault)
+                .args(["show", "no/such/note.md"]);
+            let said = measured(&mut cmd, b"").out.stderr;
+            if String::from_utf8_lossy(&said).contains("freshness: watcher") {
+                return server;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(600),
+                "the MCP server never answered: {}",
+                String::from_utf8_lossy(&said)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `search` as the `search` row, with a watcher running: each run must say it asked it.
+fn search_watched(env: &Env, vault: &Path, suffix: &str, target: f64) -> Row {
+    let label = format!("`search` (3-word AND) with an MCP server watching{suffix}");
+    println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
+    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
+        let query = SEARCHES[i % SEARCHES.len()];
+        let mut args = vec!["search"];
+        args.extend(query.split(' '));
+        let m = watched_measured(env, vault, &args);
+        expect_stdout(&m.out, &format!("search {query}"), "1. ");
+        m
+    });
+    Row::whole(&label, &runs, Some(target))
+}
+
+/// `search` for a word appended a moment before, with a watcher running (reported only).
+fn search_after_edit_watched(env: &Env, vault: &Path, note: &str) -> Row {
+    let label = "`search` right after an edit in place, with an MCP server watching";
+    println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
+    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
+        let word = format!("watchedprobe{i}");
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(vault.join(note))
+            .expect("open the note to edit");
+        writeln!(f, "\nAlso {word}.").expect("append to the note");
+        drop(f);
+        let m = watched_measured(env, vault, &["search", &word]);
+        expect_stdout(&m.out, &format!("search {word}"), note);
+        m
+    });
+    Row::whole(label, &runs, None)
+}
+
+/// A command with `RUTTER_FRESHNESS_TRACE`, which must say the watcher answered.
+fn watched_measured(env: &Env, vault: &Path, args: &[&str]) -> Measured {
+    let mut cmd = env.command(BIN);
+    cmd.env("RUTTER_FRESHNESS_TRACE", "1")
+        .arg("--vault")
+        .arg(vault)
+        .args(args);
+    let m = measured(&mut cmd, b"");
+    let said = String::from_utf8_lossy(&m.out.stderr);
+    assert!(
+        said.contains("freshness: watcher"),
+        "`git-rutter {}` did not ask the watcher: {said}",
+        args.join(" ")
+    );
+    m
 }
 
 /// `reindex --force` over an existing, current index: drops and rebuilds every table.

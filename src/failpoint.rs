@@ -12,7 +12,9 @@
 //! beside the notes fails) and `index-side-copy` (copying it in fails after its first table);
 //! in sync, `sync-checkout` (bringing the working files along fails right after the ref moved,
 //! as a kill or a full disk there would leave it); in the session-start hook, `context-slow`
-//! (the brief takes longer than the hook's time bound).
+//! (the brief takes longer than the hook's time bound); in the MCP server's watcher,
+//! `watch-overflow` (every change event counts as a lost queue) and `watch-cookie-lost` (no
+//! cookie is ever heard).
 //! A test checks this list against the code.
 
 use std::io;
@@ -67,6 +69,8 @@ mod tests {
             "index-side-copy",
             "sync-checkout",
             "context-slow",
+            "watch-overflow",
+            "watch-cookie-lost",
         ];
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut text = String::new();

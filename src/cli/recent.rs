@@ -177,7 +177,7 @@ fn print_all(
     query.count = None;
     recall::stream::refresh(vault, index)?;
     // The notes made fresh, so the thousands of cited notes' hashes come from the index.
-    index.freshen()?;
+    index.freshen_or_ask()?;
     // Every id read once: the whole record is shown.
     let short = ShortIds::all(index)?;
     let look = render::Look {

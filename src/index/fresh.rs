@@ -6,12 +6,17 @@
 //! rescanned: listed again, and only its changed notes read. Nothing is listed and nothing read
 //! when nothing changed. The stats run on a few threads; a search runs its query at the same
 //! time on the same read snapshot of the index and keeps the answer when nothing changed.
+//!
+//! Before the check, a running MCP server's watcher is asked ([`watcher`]): when it vouches
+//! for the index (every change before the question heard and applied, and the index holding
+//! its token), the answer is read at once and nothing is stat'ed. Any doubt means the check.
 //! Why this check and not another: spec/index.md, "Freshness".
 
 use super::notes::Refresh;
 use super::rescan::{self, Rescan};
 use super::snapshot::{self, RawRow};
 use super::walk::{stamp_of, stat_size};
+use super::watcher::{self, NoAnswer};
 use super::{Index, IndexError};
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, CWD};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -38,6 +43,9 @@ impl Index {
         query: impl Fn(&Index) -> Result<T, IndexError>,
         after: impl FnOnce(&mut Index, &Refresh) -> Result<(), IndexError>,
     ) -> Result<(T, Option<Refresh>), IndexError> {
+        if let Some(answer) = self.read_vouched(&query)? {
+            return Ok((answer, None));
+        }
         let root = self.root.clone();
         let (answer, stale) = self.read(|index| {
             let rows = snapshot::load_all(&index.conn)?;
@@ -59,6 +67,15 @@ impl Index {
         Ok((self.read(&query)?, Some(rescan.notes)))
     }
 
+    /// [`Index::freshen`], unless a running watcher vouches that the index is current (a
+    /// command's way; the watcher itself always checks).
+    pub fn freshen_or_ask(&mut self) -> Result<Option<Rescan>, IndexError> {
+        if self.read_vouched(&|_: &Index| Ok(()))?.is_some() {
+            return Ok(None);
+        }
+        self.freshen()
+    }
+
     /// Checks the notes and rescans what changed; what the rescan did, if one was needed.
     pub fn freshen(&mut self) -> Result<Option<Rescan>, IndexError> {
         let rows = self.read(|index| Ok(snapshot::load_all(&index.conn)?))?;
@@ -67,6 +84,30 @@ impl Index {
             return Ok(None);
         }
         Ok(Some(self.rescan_dirs(&stale)?))
+    }
+
+    /// Runs `query` when a running watcher vouches that the index is current: it heard and
+    /// applied every change made before the question, and this index holds its token (so it is
+    /// the file the watcher keeps). `None` (and the check is the caller's) on any doubt.
+    fn read_vouched<T>(
+        &self,
+        query: &impl Fn(&Index) -> Result<T, IndexError>,
+    ) -> Result<Option<T>, IndexError> {
+        let current = match watcher::ask(&self.path, &self.root) {
+            Ok(current) => current,
+            Err(why) => {
+                watcher::trace(&format_args!("full check ({why})"));
+                return Ok(None);
+            }
+        };
+        self.read(|index| {
+            if index.meta(watcher::TOKEN_KEY)?.as_deref() != Some(current.token.as_str()) {
+                watcher::trace(&format_args!("full check ({})", NoAnswer::OtherToken));
+                return Ok(None);
+            }
+            watcher::trace(&format_args!("watcher ({})", current.how));
+            query(index).map(Some)
+        })
     }
 
     /// Rescans the named directories (vault-relative; unknown ones are ignored, except the

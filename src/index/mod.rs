@@ -30,6 +30,7 @@ pub(crate) mod side;
 pub(crate) mod snapshot;
 pub(crate) mod supersede;
 pub(crate) mod walk;
+pub(crate) mod watcher;
 
 use crate::vault::Vault;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};

@@ -12,9 +12,17 @@
 //!
 //! When the watcher cannot start or keep up (inotify's watch limit, a lost event queue), a
 //! search or get-note runs the full check itself, unless one ran in the last `CHECK_WINDOW`.
+//!
+//! A folder created, or renamed in or out, and a lost queue, make the next pass a full check
+//! that first watches every folder again by its path: a watch follows the folder it was put on,
+//! so a folder swapped for another under the same name would otherwise go unwatched.
+//!
+//! Commands ask the same watcher whether the index is current ([`Freshness::sync_for_client`],
+//! over the socket of `super::sync_socket`); it vouches only when it is provably complete.
 
 use crate::index::notes::Refresh;
 use crate::index::walk;
+use crate::index::watcher as asked;
 use crate::index::{Index, IndexError};
 use crate::recall::reindex;
 use crate::vault::Vault;
@@ -56,6 +64,8 @@ pub(crate) struct Freshness {
     watcher: Mutex<Option<RecommendedWatcher>>,
     /// The cookies' serial numbers.
     next_cookie: AtomicU64,
+    /// This server's token, kept in the index's `meta` while its watcher keeps the index.
+    token: String,
 }
 
 #[derive(Default)]
@@ -98,12 +108,14 @@ impl Freshness {
             shared: Arc::default(),
             watcher: Mutex::new(None),
             next_cookie: AtomicU64::new(1),
+            token: new_token(),
         }
     }
 
     /// Starts watching every directory `index` covers, then checks everything once (a change
-    /// made before a directory was watched is found by the check). On failure the server keeps
-    /// checking before tool calls, and says why on stderr.
+    /// made before a directory was watched is found by the check), then puts this server's
+    /// token in the index. On failure the server keeps checking before tool calls, and says why
+    /// on stderr.
     pub fn watch(&self, index: &mut Index) -> Result<(), IndexError> {
         match self.start_watcher(index) {
             Ok(()) => self.lock().watching = true,
@@ -111,7 +123,11 @@ impl Freshness {
                 eprintln!("[rutter] cannot watch the vault for changes ({why}); {FALLBACK}")
             }
         }
-        self.apply(index, Work::Full)
+        self.apply(index, Work::Full)?;
+        if self.lock().watching {
+            index.set_meta(asked::TOKEN_KEY, &self.token)?;
+        }
+        Ok(())
     }
 
     fn start_watcher(&self, index: &Index) -> Result<(), String> {
@@ -164,7 +180,7 @@ impl Freshness {
                 Work::Nothing
             }
         };
-        self.apply(index, work)
+        self.apply(index, work).map(drop)
     }
 
     /// The background thread's loop: rescans what events named once they pause, and runs the
@@ -223,8 +239,9 @@ impl Freshness {
 
     /// Rescans, watches the directories the rescan found, lists those again (a note may have
     /// been written before its folder was watched), then runs the identity pass if paths
-    /// changed.
-    fn apply(&self, index: &mut Index, work: Work) -> Result<(), IndexError> {
+    /// changed. A full check first watches every known directory again. Whether it finished
+    /// (false: folders kept appearing, or the watcher was given up; the next pass checks all).
+    fn apply(&self, index: &mut Index, work: Work) -> Result<bool, IndexError> {
         let mut total = Refresh::default();
         let mut work = work;
         for _ in 0..MAX_ROUNDS {
@@ -232,6 +249,8 @@ impl Freshness {
                 Work::Nothing => break,
                 Work::Dirs(dirs) => index.rescan_dirs(&dirs)?,
                 Work::Full => {
+                    let dirs = index.note_dirs()?;
+                    self.watch_new(&dirs);
                     let done = index.freshen()?.unwrap_or_default();
                     self.lock().last_check = Some(Instant::now());
                     done
@@ -244,11 +263,51 @@ impl Freshness {
                 false => Work::Full,
             };
         }
-        if !matches!(work, Work::Nothing) {
+        let finished = matches!(work, Work::Nothing);
+        if !finished {
             self.lock().full = true;
         }
         reindex::identity_after_rescan(&self.vault, index, &total)?;
-        Ok(())
+        Ok(finished && self.lock().watching)
+    }
+
+    /// For a command that asks over the socket: makes every change made before now heard
+    /// (the cookie), applies it, and answers `current` only when that is provably complete: the
+    /// watcher runs, heard its cookie, lost no event it did not recover from by a full check,
+    /// and the index holds this server's token (else, a rebuild since, a full check first).
+    pub(crate) fn sync_for_client(&self, index: &mut Index) -> String {
+        match self.sync(index) {
+            Ok(how) => asked::current_line(&self.token, how, &self.vault.root),
+            Err(why) => asked::declined_line(&why),
+        }
+    }
+
+    fn sync(&self, index: &mut Index) -> Result<&'static str, String> {
+        if !self.lock().watching {
+            return Err("it does not watch the vault".into());
+        }
+        if !self.hear_everything_so_far() {
+            return Err("its cookie was not heard in time".into());
+        }
+        let work = self.lock().take();
+        let mut how = match work {
+            Work::Full => "full-check",
+            _ => "events",
+        };
+        let failed = |e: IndexError| format!("refreshing failed: {e}");
+        let mut finished = self.apply(index, work).map_err(failed)?;
+        if index.meta(asked::TOKEN_KEY).map_err(failed)?.as_deref() != Some(&self.token) {
+            // Rebuilt, or written by another server: what it heard says nothing about it.
+            finished = self.apply(index, Work::Full).map_err(failed)?;
+            index
+                .set_meta(asked::TOKEN_KEY, &self.token)
+                .map_err(failed)?;
+            how = "full-check";
+        }
+        match finished {
+            true => Ok(how),
+            false => Err("folders kept appearing, or the watcher stopped".into()),
+        }
     }
 
     /// Watches new directories; false (and the watcher given up) when that fails.
@@ -272,8 +331,8 @@ impl Freshness {
     }
 
     /// Creates a cookie and waits (at most `COOKIE_WAIT`) until the watcher reports it: every
-    /// event queued before it has then been noted.
-    fn hear_everything_so_far(&self) {
+    /// event queued before it has then been noted. Whether it was heard.
+    fn hear_everything_so_far(&self) -> bool {
         let Some(dir) = self
             .shared
             .cookies
@@ -281,12 +340,12 @@ impl Freshness {
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
         else {
-            return;
+            return false;
         };
         let serial = self.next_cookie.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(cookie_name(std::process::id(), serial));
         if std::fs::File::create_new(&path).is_err() {
-            return;
+            return false;
         }
         let started = Instant::now();
         let mut state = self.lock();
@@ -296,8 +355,10 @@ impl Freshness {
             };
             state = self.wait(state, left);
         }
+        let heard = state.cookie_heard >= serial;
         drop(state);
         let _ = std::fs::remove_file(&path);
+        heard
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -343,7 +404,8 @@ impl Shared {
         let full = match &event {
             Ok(e) if is_read_only(&e.kind) => return,
             Ok(e) if self.heard_cookie(e) => return,
-            Ok(e) if e.need_rescan() => true,
+            Ok(e) if e.need_rescan() || crate::failpoint::active("watch-overflow") => true,
+            Ok(e) if moves_a_folder(e) => true,
             Ok(e) => {
                 dirs.extend(e.paths.iter().flat_map(|p| dirs_for(root, p)));
                 // A path outside the walked tree (under `.git/`, say) changes nothing.
@@ -377,6 +439,7 @@ impl Shared {
             return false;
         };
         let ours = cookie_prefix(std::process::id());
+        let lost = crate::failpoint::active("watch-cookie-lost");
         let mut about_cookies = false;
         for path in &event.paths {
             if path.parent() != Some(dir.as_path()) {
@@ -388,7 +451,7 @@ impl Shared {
                 .and_then(|n| n.to_str())
                 .and_then(|n| n.strip_prefix(ours.as_str()))
                 .and_then(|n| n.parse::<u64>().ok());
-            if let (Some(serial), EventKind::Create(_)) = (serial, &event.kind) {
+            if let (Some(serial), EventKind::Create(_), false) = (serial, &event.kind, lost) {
                 let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
                 state.cookie_heard = state.cookie_heard.max(serial);
                 drop(state);
@@ -397,6 +460,28 @@ impl Shared {
         }
         about_cookies
     }
+}
+
+/// Whether the event creates a folder or renames one (in, out or within a watched folder): a
+/// watch follows its folder, so every folder is then watched again by its path.
+fn moves_a_folder(event: &Event) -> bool {
+    use notify::event::{CreateKind, ModifyKind};
+    match event.kind {
+        EventKind::Create(CreateKind::Folder) => true,
+        EventKind::Modify(ModifyKind::Name(_)) => event
+            .paths
+            .iter()
+            .any(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())),
+        _ => false,
+    }
+}
+
+/// A token no other server has (its process id and the time it started).
+fn new_token() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{:x}-{nanos:x}", std::process::id())
 }
 
 /// The names of a server's cookies start with this.
@@ -510,6 +595,36 @@ mod tests {
             Vec::<String>::new()
         );
         assert_eq!(dirs_for(root, Path::new("/v")), [""]);
+    }
+
+    #[test]
+    fn a_folder_made_or_renamed_means_watching_every_folder_again() {
+        use notify::event::{CreateKind, ModifyKind, RenameMode};
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("dir")).unwrap();
+        std::fs::write(t.path().join("note.md"), "x\n").unwrap();
+        let event = |kind, rel: &str| Event::new(kind).add_path(t.path().join(rel));
+        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::To));
+        assert!(moves_a_folder(&event(
+            EventKind::Create(CreateKind::Folder),
+            "dir"
+        )));
+        assert!(moves_a_folder(&event(renamed, "dir")));
+        assert!(
+            !moves_a_folder(&event(renamed, "note.md")),
+            "a note saved by a rename"
+        );
+        assert!(!moves_a_folder(&event(renamed, "gone.md")));
+        assert!(!moves_a_folder(&event(
+            EventKind::Create(CreateKind::File),
+            "note.md"
+        )));
+        let shared = Shared::default();
+        shared.note(
+            t.path(),
+            Ok(event(EventKind::Create(CreateKind::Folder), "dir")),
+        );
+        assert!(matches!(shared.state.lock().unwrap().take(), Work::Full));
     }
 
     #[test]

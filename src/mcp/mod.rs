@@ -5,4 +5,5 @@ pub(crate) mod frames;
 pub(crate) mod freshness;
 pub(crate) mod record_tool;
 pub(crate) mod server;
+pub(crate) mod sync_socket;
 pub(crate) mod triage;

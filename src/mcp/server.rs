@@ -17,6 +17,7 @@ use crate::index::{self, Index};
 use crate::mcp::frames::Frames;
 use crate::mcp::freshness::Freshness;
 use crate::mcp::record_tool::{self, Recorder};
+use crate::mcp::sync_socket;
 use crate::recall::recent::Query;
 use crate::recall::reindex::{self, Mode};
 use crate::recall::tools::{self, ArgError};
@@ -145,10 +146,22 @@ fn start_refresh(
                 build_words_index(&vault);
             }
             if let Some(served) = served {
+                let _listening = answer_commands(&vault, &served);
                 served.fresh.run(&served.index);
             }
         })?;
     Ok((rx, handle))
+}
+
+/// Answers commands that ask whether the index is current (`sync_socket`), until the
+/// returned value is dropped.
+fn answer_commands(vault: &Vault, served: &Arc<Served>) -> Option<sync_socket::Listening> {
+    let (db, _) = index::location(vault);
+    let served = Arc::clone(served);
+    sync_socket::listen(&db, move || {
+        let mut index = served.index.lock().unwrap_or_else(PoisonError::into_inner);
+        served.fresh.sync_for_client(&mut index)
+    })
 }
 
 /// Builds the record cache's words index, if it is not built yet, on a connection of its own
