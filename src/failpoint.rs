@@ -13,8 +13,8 @@
 //! in sync, `sync-checkout` (bringing the working files along fails right after the ref moved,
 //! as a kill or a full disk there would leave it); in the session-start hook, `context-slow`
 //! (the brief takes longer than the hook's time bound); in the MCP server's watcher,
-//! `watch-overflow` (every change event counts as a lost queue) and `watch-cookie-lost` (no
-//! cookie is ever heard).
+//! `watch-overflow` (every change event counts as a lost queue), `watch-cookie-lost` (no
+//! cookie is ever heard) and `watch-remote-fs` (the vault counts as lying on NFS).
 //! A test checks this list against the code.
 
 use std::io;
@@ -71,6 +71,7 @@ mod tests {
             "context-slow",
             "watch-overflow",
             "watch-cookie-lost",
+            "watch-remote-fs",
         ];
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut text = String::new();

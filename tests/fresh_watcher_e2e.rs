@@ -201,6 +201,17 @@ fn a_cookie_not_heard_in_time_means_the_full_check() {
 }
 
 #[test]
+fn a_vault_on_a_shared_file_system_is_never_vouched_for() {
+    let env = vault();
+    let _server = Server::start(&env, "watch-remote-fs");
+    append(&env, "Notes/b.md", "Kohlrabi over the network.\n");
+    assert_eq!(
+        finds(&env, "kohlrabi", "Notes/b.md"),
+        "full check (the watcher declined: the vault is on a shared file system (nfs), whose changes from other machines no watcher hears)"
+    );
+}
+
+#[test]
 fn an_index_rebuilt_under_the_server_is_checked_whole_before_it_vouches() {
     let env = vault();
     let _server = Server::start(&env, "");

@@ -66,6 +66,8 @@ pub(crate) struct Freshness {
     next_cookie: AtomicU64,
     /// This server's token, kept in the index's `meta` while its watcher keeps the index.
     token: String,
+    /// The shared file system the vault lies on, if it does: then the server never vouches.
+    remote: Option<&'static str>,
 }
 
 #[derive(Default)]
@@ -104,11 +106,12 @@ impl Freshness {
     /// Nothing watched yet: until [`Freshness::watch`] succeeds, tool calls run the check.
     pub fn new(vault: Vault) -> Freshness {
         Freshness {
-            vault,
             shared: Arc::default(),
             watcher: Mutex::new(None),
             next_cookie: AtomicU64::new(1),
             token: new_token(),
+            remote: super::remote_fs::remote_kind(&vault.root),
+            vault,
         }
     }
 
@@ -285,6 +288,11 @@ impl Freshness {
     fn sync(&self, index: &mut Index) -> Result<&'static str, String> {
         if !self.lock().watching {
             return Err("it does not watch the vault".into());
+        }
+        if let Some(kind) = self.remote {
+            return Err(format!(
+                "the vault is on a shared file system ({kind}), whose changes from other machines no watcher hears"
+            ));
         }
         if !self.hear_everything_so_far() {
             return Err("its cookie was not heard in time".into());

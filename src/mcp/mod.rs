@@ -4,6 +4,7 @@
 pub(crate) mod frames;
 pub(crate) mod freshness;
 pub(crate) mod record_tool;
+mod remote_fs;
 pub(crate) mod server;
 pub(crate) mod sync_socket;
 pub(crate) mod triage;
