@@ -200,6 +200,43 @@ fn a_cookie_not_heard_in_time_means_the_full_check() {
     );
 }
 
+/// The number of notes `status` says the index holds ("N notes, M entries, updated …").
+fn indexed_notes(status: &str) -> usize {
+    let line = status
+        .lines()
+        .find(|l| l.contains(" notes, ") && l.contains(" entries, updated"))
+        .unwrap_or_else(|| panic!("no index line: {status}"));
+    let before = &line[..line.find(" notes, ").unwrap()];
+    before.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn status_asks_the_watcher_and_counts_the_notes_as_they_are_now() {
+    let env = vault();
+    let (before, source) = traced(&env, &["status"]);
+    assert!(source.starts_with("full check (no watcher"), "{source}");
+    let notes = indexed_notes(&before.stdout);
+    let _server = Server::start(&env, "");
+    append(&env, "Notes/a.md", "Kohlrabi in place.\n");
+    env.write("Notes/new.md", "# New\n\nA zucchini note.\n");
+    let (after, source) = traced(&env, &["status"]);
+    assert!(
+        matches!(after.code, 0 | 1),
+        "{}{}",
+        after.stdout,
+        after.stderr
+    );
+    assert_eq!(source, "watcher (events)");
+    assert_eq!(indexed_notes(&after.stdout), notes + 1, "{}", after.stdout);
+    assert!(
+        after.stdout.contains("notes unchanged since"),
+        "{}",
+        after.stdout
+    );
+    // The edit is in the index the watcher vouched for.
+    assert_eq!(finds(&env, "kohlrabi", "Notes/a.md"), "watcher (events)");
+}
+
 #[test]
 fn a_vault_on_a_shared_file_system_is_never_vouched_for() {
     let env = vault();

@@ -9,9 +9,10 @@
 //! open of the index, it first looks at what sits at the index's names ([`super::guard`]), so
 //! a FIFO planted there is named, never opened.
 
+use super::watcher::{self, Current, NoAnswer};
 use super::{fresh, guard, locate, schema, snapshot, walk, IndexError, Place, META_SQL};
 use crate::vault::Vault;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -120,6 +121,16 @@ pub fn inspect(vault: &Vault) -> IndexState {
     state
 }
 
+/// The token of the watcher that keeps the index current, if one does (`meta.watch_token`).
+fn token(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT value FROM meta WHERE key = ?1",
+        [watcher::TOKEN_KEY],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
 /// The problem a refusal of [`guard::check`] is.
 fn refused(e: IndexError) -> Problem {
     match e {
@@ -169,13 +180,30 @@ fn read(path: &Path, place: Place, ours: &str, root: &Path) -> Result<Read, Inde
         Some(v) => return Ok(Read::OtherVault(v)),
         None => return Ok(Read::Outdated("it names no vault".into())),
     }
-    Ok(counts(&conn, root)?)
+    // A watcher that vouches for the index spares the stat per note (asked before the read
+    // transaction, so the read sees what it brought the index up to).
+    let vouched = watcher::ask(path, root);
+    if let Err(why) = &vouched {
+        watcher::trace(&format_args!("full check ({why})"));
+    }
+    Ok(counts(&conn, root, vouched.ok())?)
 }
 
 /// The index's counts and how the notes differ from it, in one read transaction: from the
 /// snapshot when it has one, else from a walk compared with the `notes` rows.
-fn counts(conn: &Connection, root: &Path) -> rusqlite::Result<Read> {
+fn counts(conn: &Connection, root: &Path, vouched: Option<Current>) -> rusqlite::Result<Read> {
     conn.execute_batch("BEGIN")?;
+    let current = match vouched {
+        Some(c) if token(conn)?.as_deref() == Some(c.token.as_str()) => {
+            watcher::trace(&format_args!("watcher ({})", c.how));
+            true
+        }
+        Some(_) => {
+            watcher::trace(&format_args!("full check ({})", NoAnswer::OtherToken));
+            false
+        }
+        None => false,
+    };
     let count = |table: &str| -> rusqlite::Result<usize> {
         conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
             r.get::<_, i64>(0)
@@ -183,7 +211,7 @@ fn counts(conn: &Connection, root: &Path) -> rusqlite::Result<Read> {
         .map(|n| n as usize)
     };
     let (notes, entries) = (count("notes")?, count("entries")?);
-    if let Some((vault_notes, stale)) = from_snapshot(conn, root)? {
+    if let Some((vault_notes, stale)) = from_snapshot(conn, root, current)? {
         conn.execute_batch("COMMIT")?;
         return Ok(Read::Ours {
             notes,
@@ -209,19 +237,27 @@ fn counts(conn: &Connection, root: &Path) -> rusqlite::Result<Read> {
     })
 }
 
-/// The vault's notes and how they differ from the index, from its snapshot: every recorded
-/// directory and note is stat'ed ([`fresh::stale_dirs`]); a directory whose stamp or any of
+/// The vault's notes and how they differ from the index, from its snapshot: unless a watcher
+/// vouched for the index (`current`: nothing is stale), every recorded directory and note is
+/// stat'ed ([`fresh::stale_dirs`]); a directory whose stamp or any of
 /// whose notes' stamps changed is listed again and compared by name, size and mtime, and a
 /// subdirectory it holds that the snapshot does not is walked whole (its notes are new). `None`
 /// when the snapshot cannot answer (none recorded, no row for the root, a malformed row): the
 /// caller walks the vault.
-fn from_snapshot(conn: &Connection, root: &Path) -> rusqlite::Result<Option<(usize, Staleness)>> {
+fn from_snapshot(
+    conn: &Connection,
+    root: &Path,
+    current: bool,
+) -> rusqlite::Result<Option<(usize, Staleness)>> {
     let rows = snapshot::load_all(conn)?;
     let recorded: HashSet<&str> = rows.iter().map(|r| r.path.as_str()).collect();
     if !recorded.contains("") {
         return Ok(None);
     }
-    let stale: BTreeSet<String> = fresh::stale_dirs(root, &rows).into_iter().collect();
+    let stale: BTreeSet<String> = match current {
+        true => BTreeSet::new(),
+        false => fresh::stale_dirs(root, &rows).into_iter().collect(),
+    };
     let (mut notes, mut s) = (0, Staleness::default());
     for row in &rows {
         let Some(dir) = row.decode() else {
@@ -356,7 +392,7 @@ mod tests {
         std::fs::remove_file(root.join("x/b.md")).unwrap();
         let (path, _) = locate(&vault);
         let conn = Connection::open(&path).unwrap();
-        let snap = from_snapshot(&conn, root).unwrap().unwrap();
+        let snap = from_snapshot(&conn, root, false).unwrap().unwrap();
         let mut known: HashMap<String, (i64, i64)> = HashMap::new();
         let mut stmt = conn
             .prepare("SELECT path, size, mtime_ns FROM notes")
