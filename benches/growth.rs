@@ -189,7 +189,7 @@ fn once(env: &Env, row: &Row, bin: &Path, vault: &Path, i: usize) -> Figure {
         "MCP librarian-search (warm)" => return mcp_search(env, bin, vault),
         "status" => rutter(env, bin, vault, &["status"], b""),
         "reindex, cold" => {
-            remove_index(vault);
+            support::delete_index(vault);
             rutter(env, bin, vault, &["reindex"], b"")
         }
         "verify --full (init's history)" => rutter(env, bin, vault, &["verify", "--full"], b""),
@@ -254,17 +254,6 @@ fn mcp_search(env: &Env, bin: &Path, vault: &Path) -> Figure {
         ms: ms[ms.len() / 2],
         cpu_ms,
         peak_mib,
-    }
-}
-
-/// Removes the vault's index so the next `reindex` builds it from nothing.
-fn remove_index(vault: &Path) {
-    let dir = vault.join(".git/rutter");
-    for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
-        let name = entry.file_name();
-        if name.to_string_lossy().starts_with("index.sqlite") {
-            let _ = fs::remove_file(entry.path());
-        }
     }
 }
 

@@ -60,7 +60,7 @@ mod support;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 use support::{
@@ -237,7 +237,7 @@ fn main() {
     }
     if only_search {
         println!("RUTTER_BENCH_INDEX=search: one untimed `reindex`, then the search rows only");
-        delete_index(&vault);
+        support::delete_index(&vault);
         let m = rutter_measured(&env, &vault, &["reindex"]);
         expect_stdout(&m.out, "reindex", "built: a new index");
     } else {
@@ -252,12 +252,12 @@ fn main() {
     let search_ms = stats.last().map_or(0.0, |r: &Row| r.stats.median);
     let note = &large.refs[0];
     stats.push(show(&env, &vault, note));
-    stats.push(search_after_edit(&env, &vault, note));
+    stats.push(search_after_edit(&env, &vault, note, false));
     let watched_ms = {
         let _server = Watching::start(&env, &vault);
         stats.push(search_watched(&env, &vault, "", TARGET_SEARCH_MS));
         let ms = stats.last().map_or(0.0, |r: &Row| r.stats.median);
-        stats.push(search_after_edit_watched(&env, &vault, note));
+        stats.push(search_after_edit(&env, &vault, note, true));
         ms
     };
     if !only_search {
@@ -317,7 +317,7 @@ fn with_floor(
         if i >= warmup {
             floors.push(f);
         }
-        delete_index(vault);
+        support::delete_index(vault);
         flush_disks();
         let m = rutter_measured(env, vault, &["reindex"]);
         expect_stdout(&m.out, "reindex", "built: a new index");
@@ -429,7 +429,7 @@ fn growth_in_days(env: &Env) -> [Row; 2] {
     let label = "cold reindex, 36,500 day files (1,000 notes)";
     println!("{label}: {GROWTH_RUNS} runs...");
     let runs = measured_runs(0, GROWTH_RUNS, |_| {
-        delete_index(&vault);
+        support::delete_index(&vault);
         flush_disks();
         let m = rutter_measured(env, &vault, &["reindex"]);
         expect_stdout(&m.out, "reindex", "built: a new index");
@@ -499,25 +499,6 @@ fn search_watched(env: &Env, vault: &Path, suffix: &str, target: f64) -> Row {
         m
     });
     Row::whole(&label, &runs, Some(target))
-}
-
-/// `search` for a word appended a moment before, with a watcher running (reported only).
-fn search_after_edit_watched(env: &Env, vault: &Path, note: &str) -> Row {
-    let label = "`search` right after an edit in place, with an MCP server watching";
-    println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
-        let word = format!("watchedprobe{i}");
-        let mut f = fs::OpenOptions::new()
-            .append(true)
-            .open(vault.join(note))
-            .expect("open the note to edit");
-        writeln!(f, "\nAlso {word}.").expect("append to the note");
-        drop(f);
-        let m = watched_measured(env, vault, &["search", &word]);
-        expect_stdout(&m.out, &format!("search {word}"), note);
-        m
-    });
-    Row::whole(label, &runs, None)
 }
 
 /// A command with `RUTTER_FRESHNESS_TRACE`, which must say the watcher answered.
@@ -599,20 +580,27 @@ fn show(env: &Env, vault: &Path, note: &str) -> Row {
     Row::whole(label, &runs, None)
 }
 
-/// `search` for a word appended to a note just before: the check finds the note's folder
-/// changed, the folder is rescanned and the note read again.
-fn search_after_edit(env: &Env, vault: &Path, note: &str) -> Row {
-    let label = "`search` right after an edit in place (one folder rescanned)";
+/// `search` for a word appended to a note just before (reported only): the check finds the
+/// note's folder changed, the folder is rescanned and the note read again; or, `watched`, the
+/// command asks a running server's watcher, which must answer.
+fn search_after_edit(env: &Env, vault: &Path, note: &str, watched: bool) -> Row {
+    let label = match watched {
+        false => "`search` right after an edit in place (one folder rescanned)",
+        true => "`search` right after an edit in place, with an MCP server watching",
+    };
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
     let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
-        let word = format!("freshnessprobe{i}");
+        let word = format!("{}probe{i}", if watched { "watched" } else { "freshness" });
         let mut f = fs::OpenOptions::new()
             .append(true)
             .open(vault.join(note))
             .expect("open the note to edit");
         writeln!(f, "\nAlso {word}.").expect("append to the note");
         drop(f);
-        let m = rutter_measured(env, vault, &["search", &word]);
+        let m = match watched {
+            true => watched_measured(env, vault, &["search", &word]),
+            false => rutter_measured(env, vault, &["search", &word]),
+        };
         expect_stdout(&m.out, &format!("search {word}"), note);
         m
     });
@@ -788,23 +776,9 @@ fn expect_stdout(out: &Output, what: &str, needle: &str) {
     );
 }
 
-/// The index database and its SQLite side files.
-fn index_files(vault: &Path) -> [PathBuf; 3] {
-    let dir = vault.join(".git/rutter");
-    ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"].map(|f| dir.join(f))
-}
-
-fn delete_index(vault: &Path) {
-    for f in index_files(vault) {
-        if f.exists() {
-            support::remove(&f);
-        }
-    }
-}
-
 /// Bytes of the index files.
 fn index_size(vault: &Path) -> u64 {
-    index_files(vault)
+    support::index_files(vault)
         .iter()
         .filter_map(|f| fs::metadata(f).ok())
         .map(|m| m.len())

@@ -383,6 +383,21 @@ pub fn restore_vault(p: &Prepared) -> PathBuf {
     canonical(&p.vault)
 }
 
+/// The index database and its SQLite side files.
+pub fn index_files(vault: &Path) -> [PathBuf; 3] {
+    let dir = vault.join(".git/rutter");
+    ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"].map(|f| dir.join(f))
+}
+
+/// Removes the vault's index, so the next `reindex` builds it from nothing.
+pub fn delete_index(vault: &Path) {
+    for f in index_files(vault) {
+        if f.exists() {
+            remove(&f);
+        }
+    }
+}
+
 /// `sync`.
 pub fn flush_disks() {
     let ok = Command::new("sync").status().is_ok_and(|s| s.success());
