@@ -152,7 +152,7 @@ fn capture(env: &Env, vault: &Path, refs: &[String], batch: usize, k: usize) {
     );
 }
 
-fn oid(env: &Env, dir: &Path, rev: &str) -> rutter::store::Oid {
+fn oid(env: &Env, dir: &Path, rev: &str) -> rutter::objectid::ObjectId {
     let out = env
         .command("git")
         .args(["rev-parse", rev])
@@ -160,7 +160,7 @@ fn oid(env: &Env, dir: &Path, rev: &str) -> rutter::store::Oid {
         .output()
         .expect("git rev-parse");
     let hex = String::from_utf8_lossy(&out.stdout);
-    rutter::store::Oid::from_str(hex.trim()).expect("an object id")
+    rutter::objectid::ObjectId::from_hex(hex.trim()).expect("an object id")
 }
 
 fn count(env: &Env, dir: &Path) -> String {

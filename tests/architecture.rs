@@ -1,7 +1,8 @@
 //! Layering rules checked on the source itself (issues 11 and 21). The crate map in `src/lib.rs`
 //! is a table of layers; every `crate::X` a module's code names (outside its tests) must be on a
 //! lower layer, so no module imports one beside or above it and the graph has no cycle. External
-//! crates stay where the map puts them: git2 in `store`, rusqlite in `index`, tokio, rmcp and
+//! crates stay where the map puts them: git2 in `store` (its `Oid` too: the layers above name
+//! objects by `objectid::ObjectId`), rusqlite in `index`, tokio, rmcp and
 //! notify in `mcp`, anyhow and clap in `cli` (and `main.rs`). Only `recorder` takes the capture
 //! lock or writes the pending journal (issue 36), but for the writers still on their way there.
 //! Test-only code may use anything as an oracle: each `#[cfg(test)]` item (the test module, a
@@ -401,7 +402,7 @@ fn a_use_group_names_each_module() {
     let names: BTreeSet<String> = lines.iter().flat_map(|(_, l)| named_modules(l)).collect();
     assert_eq!(names, BTreeSet::from(["clock".into(), "fsx".into()]));
     assert_eq!(
-        named_modules("let x = crate::records::paths::OVERLAY_DIR; crate::store::Oid"),
+        named_modules("let x = crate::records::paths::OVERLAY_DIR; crate::store::Store"),
         BTreeSet::from(["records".into(), "store".into()])
     );
 }
@@ -464,6 +465,74 @@ fn the_crate_rule_sees_a_use() {
     assert!(!names_crate("use my_git2::x;", "git2"));
     assert!(!names_crate("let x = crate::store::git2::y;", "git2"));
     assert!(!names_crate("let x = anyhowever::y;", "anyhow"));
+}
+
+/// Whether a line of code names `word` as a whole identifier (not inside a longer name).
+fn names_word(line: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices(word)
+        .any(|(i, _)| !line[..i].ends_with(ident) && !line[i + word.len()..].starts_with(ident))
+}
+
+/// What [`libgit2_ids_stay_in_the_store`] finds in one file of `module`: outside `store`, a
+/// line naming libgit2's `Oid` (through `git2::`, a re-export or an import); inside it, a line
+/// that hands a git2 item on (`pub use git2…`, `pub type … = git2::…`).
+fn git2_leaks(module: &str, code: &[String]) -> Vec<(usize, String)> {
+    let hands_on = |l: &str| {
+        let l = l.trim_start();
+        l.starts_with("pub")
+            && (l.contains(" use git2") || (l.contains(" type ") && l.contains("git2::")))
+    };
+    code.iter()
+        .enumerate()
+        .filter(|(_, l)| match module {
+            "store" => hands_on(l),
+            _ => names_word(l, "Oid"),
+        })
+        .map(|(n, l)| (n + 1, l.trim().to_string()))
+        .collect()
+}
+
+/// Object ids above the git adapter are our own `objectid::ObjectId` (issue 36, part 2; the
+/// review's F3): libgit2's `Oid` is named only inside `store`, which converts at its edge and
+/// re-exports nothing of git2, so `store::Oid` cannot come back.
+#[test]
+fn libgit2_ids_stay_in_the_store() {
+    let mut offenders = Vec::new();
+    for s in sources() {
+        for (n, line) in git2_leaks(&s.module, &s.code) {
+            offenders.push(format!("src/{}:{n}: {line}", s.rel));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "libgit2's ids outside src/store (use crate::objectid::ObjectId):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_git2_rule_sees_a_leak() {
+    let code = |l: &str| vec![l.to_string()];
+    assert_eq!(
+        git2_leaks("audit", &code("fn f(o: crate::store::Oid) {}")).len(),
+        1
+    );
+    assert_eq!(
+        git2_leaks("sync", &code("use crate::store::{Oid, Store};")).len(),
+        1
+    );
+    assert_eq!(git2_leaks("store", &code("pub use git2::Oid;")).len(), 1);
+    assert_eq!(
+        git2_leaks("store", &code("pub(crate) use git2::Oid as Id;")).len(),
+        1
+    );
+    assert_eq!(
+        git2_leaks("store", &code("pub type Id = git2::Oid;")).len(),
+        1
+    );
+    assert!(git2_leaks("audit", &code("fn f(o: ObjectId, p: Oids) {}")).is_empty());
+    assert!(git2_leaks("store", &code("use git2::Oid;")).is_empty());
 }
 
 /// Lines of code outside `allowed` files or folders (paths under `src/`) that contain `needle`.
@@ -625,7 +694,7 @@ impl X {
         let r = r#"{"#;
         Ok(vec![])
     }
-    fn after(&self) -> crate::store::Oid { todo!() }
+    fn after(&self) -> crate::store::Store { todo!() }
 }
 #[cfg(test)]
 #[allow(dead_code)]

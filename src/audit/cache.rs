@@ -4,7 +4,7 @@
 
 use super::added_by::AddedBy;
 use crate::fsx::Dir;
-use crate::store::Oid;
+use crate::objectid::ObjectId;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -42,7 +42,7 @@ pub(crate) struct VerifyCache {
     entries_path: std::path::PathBuf,
     /// What this run learnt, in commit order; an id learnt twice keeps its first commit (the
     /// first line of an id wins when the file is read).
-    new_entries: Vec<(String, Oid)>,
+    new_entries: Vec<(String, ObjectId)>,
     /// Clean working files: path → (size, mtime ns, `<committed blob id>:<ctime ns>:<inode>`).
     pub files: HashMap<String, (u64, i64, String)>,
     /// The paths whose stamp changed since `files` was read, in the order they changed.
@@ -102,7 +102,7 @@ impl VerifyCache {
     }
 
     /// Records that `commit` added entry `id` (an entry keeps the first commit that added it).
-    pub(crate) fn added(&mut self, id: String, commit: Oid) {
+    pub(crate) fn added(&mut self, id: String, commit: ObjectId) {
         if self.entries_loaded {
             if self.entries.contains_key(&id) {
                 return;

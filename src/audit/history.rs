@@ -5,13 +5,14 @@
 use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use crate::clock::Instant;
+use crate::objectid::ObjectId;
 use crate::records::grammar::{self, Breach};
 use crate::records::paths::day_of;
 use crate::records::{dayfile, fingerprint, ledger};
 use crate::store::graph::CommitInfo;
 use crate::store::sign::SigCheck;
 use crate::store::tree::{Change, Odd, OddKind, Trees};
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// Trees kept in memory while walking; forgotten every this many commits.
 const FORGET_EVERY: usize = 64;
@@ -24,7 +25,7 @@ pub(crate) struct History {
     /// Every commit walked, with its first parent (zero for a root or an unreadable commit):
     /// the ref check looks witnessed tips up here instead of walking the graph once per tip,
     /// and a reflog move to a commit from its parent instead of reading the commit again.
-    pub walked: std::collections::HashMap<Oid, Oid>,
+    pub walked: std::collections::HashMap<ObjectId, ObjectId>,
     /// Whether the walk covered the whole history.
     pub complete: bool,
 }
@@ -60,14 +61,14 @@ pub enum Step {
 /// findings, their order and the entry map are those of a walk on one thread.
 pub fn check(
     store: &Store,
-    tip: Oid,
+    tip: ObjectId,
     cache: &mut VerifyCache,
     read_only: bool,
 ) -> Result<History, StoreError> {
-    let parse = |v: Option<&str>| v.and_then(|v| Oid::from_str(v).ok());
+    let parse = |v: Option<&str>| v.and_then(|v| ObjectId::from_hex(v).ok());
     let verified = parse(cache.verified_tip.as_deref());
     let learnt = parse(cache.entries_tip.as_deref());
-    let reaches = |v: Oid| v == tip || store.descends(tip, v).unwrap_or(false);
+    let reaches = |v: ObjectId| v == tip || store.descends(tip, v).unwrap_or(false);
     // A read-only run (`log`) needs only the entries: it walks from where they were learnt
     // last, which may be past the verified tip. A cache from a history this tip does not hold
     // is thrown away.
@@ -138,16 +139,16 @@ fn attributed(mut found: Vec<Finding>, cache: &mut VerifyCache) -> Vec<Finding> 
 }
 
 /// What checking one commit produced, and its first parent (zero for none, or unreadable).
-type Checked = (Vec<Step>, Oid);
+type Checked = (Vec<Step>, ObjectId);
 
 /// Checks `oids` in order on this thread: one list of steps per commit.
-fn check_range(store: &Store, oids: &[Oid], now: Instant) -> Result<Vec<Checked>, StoreError> {
+fn check_range(store: &Store, oids: &[ObjectId], now: Instant) -> Result<Vec<Checked>, StoreError> {
     let mut trees = store.trees()?;
     let mut out = Vec::with_capacity(oids.len());
     let mut known = None;
     for (n, &oid) in oids.iter().enumerate() {
         let mut steps = Vec::new();
-        let mut parent = Oid::ZERO_SHA1;
+        let mut parent = ObjectId::ZERO;
         match store.commit_info_after(oid, known) {
             Ok(c) => {
                 known = Some((c.id, c.tree));
@@ -178,7 +179,7 @@ fn check_range(store: &Store, oids: &[Oid], now: Instant) -> Result<Vec<Checked>
 }
 
 /// A `corrupt-object` finding for commit `oid`, part of which cannot be read.
-fn unreadable(oid: Oid, e: &StoreError) -> Finding {
+fn unreadable(oid: ObjectId, e: &StoreError) -> Finding {
     let short = short(oid);
     let mut f = Finding::new(
         Kind::CorruptObject,
@@ -291,7 +292,7 @@ fn change(
         steps.push(Step::Found(cited(store, ch, name, short)?));
         return Ok(());
     }
-    let mut blob = |o: Oid| trees.blob(o);
+    let mut blob = |o: ObjectId| trees.blob(o);
     let (old, new) = match (ch.old, ch.new) {
         (_, None) => {
             steps.push(Step::Found(vec![at(
@@ -462,6 +463,6 @@ pub(crate) fn ids(path: &str, bytes: &[u8], whole: bool) -> Vec<String> {
         .collect()
 }
 
-fn short(oid: Oid) -> String {
+fn short(oid: ObjectId) -> String {
     crate::shortid::short(&oid)
 }

@@ -8,9 +8,10 @@
 //! refuses the whole history; the caller then changes nothing.
 
 use super::history::{check_commit, Step};
+use crate::objectid::ObjectId;
 use crate::records::paths::{self, RecordKind};
 use crate::store::tree::Trees;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// The most commits one sync or clone takes in (a 70,000-commit history is ten years of
 /// captures).
@@ -68,7 +69,7 @@ pub enum IntakeError {
     Store(#[from] StoreError),
 }
 
-fn refuse(commit: Option<Oid>, path: Option<String>, rule: impl Into<String>) -> IntakeError {
+fn refuse(commit: Option<ObjectId>, path: Option<String>, rule: impl Into<String>) -> IntakeError {
     IntakeError::Refused(Refusal {
         commit: commit.map(short),
         path,
@@ -79,7 +80,7 @@ fn refuse(commit: Option<Oid>, path: Option<String>, rule: impl Into<String>) ->
 
 /// The refusal for the first finding the audit's rules made of commit `oid`: its detail names
 /// the path and starts with the commit, which the refusal names first.
-fn refuse_finding(oid: Oid, f: &super::Finding) -> IntakeError {
+fn refuse_finding(oid: ObjectId, f: &super::Finding) -> IntakeError {
     let short = short(oid);
     let detail = f
         .detail
@@ -96,7 +97,11 @@ fn refuse_finding(oid: Oid, f: &super::Finding) -> IntakeError {
 
 /// Checks every commit reachable from `tip` and not from `have` (the local tip; `None`: the
 /// whole history), oldest first. `Ok(n)`: `n` commits checked, all within the rules.
-pub fn check_incoming(store: &Store, tip: Oid, have: Option<Oid>) -> Result<usize, IntakeError> {
+pub fn check_incoming(
+    store: &Store,
+    tip: ObjectId,
+    have: Option<ObjectId>,
+) -> Result<usize, IntakeError> {
     crate::store::skip_read_verification();
     let oids = incoming(store, tip, have)?;
     let mut trees = store.trees()?;
@@ -114,7 +119,11 @@ pub fn check_incoming(store: &Store, tip: Oid, have: Option<Oid>) -> Result<usiz
 
 /// The commits to take in, oldest first, at most [`MAX_COMMITS`] (counted before the ordered
 /// walk, which has to read them all).
-fn incoming(store: &Store, tip: Oid, have: Option<Oid>) -> Result<Vec<Oid>, IntakeError> {
+fn incoming(
+    store: &Store,
+    tip: ObjectId,
+    have: Option<ObjectId>,
+) -> Result<Vec<ObjectId>, IntakeError> {
     let unreadable = |e: StoreError| {
         refuse(
             Some(tip),
@@ -140,7 +149,7 @@ fn incoming(store: &Store, tip: Oid, have: Option<Oid>) -> Result<Vec<Oid>, Inta
 fn check_one(
     store: &Store,
     trees: &mut Trees<'_>,
-    oid: Oid,
+    oid: ObjectId,
     now: crate::clock::Instant,
 ) -> Result<(), IntakeError> {
     let cannot = |e: StoreError| {
@@ -210,6 +219,6 @@ fn check_one(
     Ok(())
 }
 
-fn short(oid: Oid) -> String {
+fn short(oid: ObjectId) -> String {
     crate::shortid::short(&oid)
 }

@@ -10,10 +10,11 @@
 //! Only files that differ from a parent are read.
 
 use super::finding::{Finding, Kind};
+use crate::objectid::ObjectId;
 use crate::records::paths::day_of;
 use crate::store::graph::CommitInfo;
 use crate::store::tree::Trees;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::collections::HashMap;
 
 /// The findings for the merge commit `c` (`short`: its abbreviated id).
@@ -62,9 +63,9 @@ pub(crate) fn check(
 fn added(
     store: &Store,
     trees: &mut Trees<'_>,
-    parents: &[(Oid, Oid)],
+    parents: &[(ObjectId, ObjectId)],
     path: &str,
-    new: Option<Oid>,
+    new: Option<ObjectId>,
     short: &str,
 ) -> Result<Option<Finding>, StoreError> {
     let Some(new) = new else {
@@ -100,9 +101,9 @@ fn added(
 fn is_kept_v1(
     _store: &Store,
     trees: &mut Trees<'_>,
-    parents: &[(Oid, Oid)],
+    parents: &[(ObjectId, ObjectId)],
     path: &str,
-    new: Oid,
+    new: ObjectId,
 ) -> Result<bool, StoreError> {
     let Some(day) = day_of(path) else {
         return Ok(false);
@@ -122,9 +123,9 @@ fn is_kept_v1(
 /// Whether a merge kept a parent's `@1` day file whole beside the merged one.
 fn kept_beside(
     trees: &mut Trees<'_>,
-    merged: Oid,
+    merged: ObjectId,
     path: &str,
-    oid: Oid,
+    oid: ObjectId,
 ) -> Result<bool, StoreError> {
     let Some(day) = day_of(path) else {
         return Ok(false);

@@ -4,11 +4,12 @@
 //! there is one.
 
 use super::finding::{Finding, Kind};
+use crate::objectid::ObjectId;
 use crate::records::ledger::{self, Binding};
 use crate::records::paths::{cited_path, day_of, IDENTITY_LEDGER};
 use crate::records::{dayfile, fingerprint};
 use crate::store::tree::Trees;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::collections::{BTreeMap, HashMap};
 
 /// Each cited `(path, hash)`, the first entry that cited it (id, day), and why the capture
@@ -16,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 type Cited = BTreeMap<(String, String), (String, String, Option<String>)>;
 
 /// Checks every cited `(path, hash)` of the committed day files.
-pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
+pub fn check(store: &Store, tip: ObjectId) -> Result<Vec<Finding>, StoreError> {
     let tree = store.tree_of(tip)?;
     let mut trees = store.trees()?;
     let cited = cited_refs(store, &mut trees, tree)?;
@@ -60,7 +61,7 @@ pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
 }
 
 /// Every cited `(path, hash)` of the committed day files below `tree`.
-fn cited_refs(store: &Store, trees: &mut Trees<'_>, tree: Oid) -> Result<Cited, StoreError> {
+fn cited_refs(store: &Store, trees: &mut Trees<'_>, tree: ObjectId) -> Result<Cited, StoreError> {
     let mut cited = Cited::new();
     for (path, blob) in trees.files(tree, crate::records::paths::SESSIONS_DIR)? {
         let Some(day) = day_of(&path) else {
@@ -88,7 +89,7 @@ fn cited_refs(store: &Store, trees: &mut Trees<'_>, tree: Oid) -> Result<Cited, 
 fn committed_bindings(
     store: &Store,
     trees: &mut Trees<'_>,
-    tree: Oid,
+    tree: ObjectId,
 ) -> HashMap<(String, String), Binding> {
     let bytes = match trees.entry(tree, IDENTITY_LEDGER) {
         Ok(Some((oid, false))) => store.blob(oid).unwrap_or_default(),
@@ -119,7 +120,7 @@ fn diff(old: &[u8], now: &[u8]) -> String {
         .to_string()
 }
 
-fn kept_copy(store: &Store, trees: &mut Trees<'_>, tree: Oid, hash: &str) -> Option<Vec<u8>> {
+fn kept_copy(store: &Store, trees: &mut Trees<'_>, tree: ObjectId, hash: &str) -> Option<Vec<u8>> {
     let (oid, false) = trees.entry(tree, &cited_path(hash)?).ok()?? else {
         return None;
     };

@@ -4,11 +4,12 @@
 //! rewrite still is.
 
 use super::finding::{Finding, Kind};
+use crate::objectid::ObjectId;
 use crate::records::{paths, purge};
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// One `purged` finding per purge of the ledger at `tip`.
-pub fn check(store: &Store, tip: Oid) -> Result<Vec<Finding>, StoreError> {
+pub fn check(store: &Store, tip: ObjectId) -> Result<Vec<Finding>, StoreError> {
     let tree = store.tree_of(tip)?;
     let Some(bytes) = store.trees()?.blob_at(tree, paths::PURGES)? else {
         return Ok(vec![]);

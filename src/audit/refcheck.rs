@@ -7,14 +7,15 @@ use super::cache::VerifyCache;
 use super::finding::{Finding, Kind};
 use super::history::History;
 use super::reflog::{Prefix, RawReflog};
-use crate::store::{Oid, Store, StoreError, RECORDS_REF};
+use crate::objectid::ObjectId;
+use crate::store::{Store, StoreError, RECORDS_REF};
 use std::collections::HashSet;
 
 /// The ref, its reflog and the witness log, read together under the capture lock so a capture
 /// landing meanwhile cannot make them disagree (a tip newer than the reflog read, or older than
 /// the witness log read, would look like a rewind that never happened).
 pub(crate) struct Snapshot {
-    pub tip: Oid,
+    pub tip: ObjectId,
     /// The witness log's bytes; `None` when missing, the error when unreadable.
     tips: Result<Option<Vec<u8>>, crate::fsx::FsError>,
     /// The reflog file's bytes (`None` when there is none); unreadable stops verify, as
@@ -41,7 +42,7 @@ impl Logs {
     /// (`None`: check it all).
     pub(crate) fn read(
         &self,
-        tip: Oid,
+        tip: ObjectId,
         reflog_seen: Option<&(u64, String)>,
     ) -> Result<Snapshot, StoreError> {
         let tips = crate::fsx::Dir::open(&self.state_dir).and_then(|d| d.read("tips"));
@@ -89,7 +90,7 @@ fn replaced(store: &Store) -> Result<Vec<Finding>, StoreError> {
 }
 
 /// Whether `new` is `old` or descends from it (a parent link first: the common case is cheap).
-fn follows(store: &Store, new: Oid, old: Oid) -> bool {
+fn follows(store: &Store, new: ObjectId, old: ObjectId) -> bool {
     if new == old {
         return true;
     }
@@ -114,7 +115,7 @@ fn witnessed(
     let verified = cache
         .verified_tip
         .as_deref()
-        .and_then(|v| Oid::from_str(v).ok());
+        .and_then(|v| ObjectId::from_hex(v).ok());
     let seen = cache.tips_seen.as_ref().map_or(0, |(len, _)| *len);
     let bytes = match &snap.tips {
         Ok(Some(b)) => b.as_slice(),
@@ -124,12 +125,12 @@ fn witnessed(
     let mut findings: Vec<Finding> = witness_rewritten(cache, bytes).into_iter().collect();
     let checked = if full { 0 } else { cache.tips_checked };
     let (count, unchecked) = witness_lines(bytes, checked);
-    let tips: Vec<Oid> = unchecked
+    let tips: Vec<ObjectId> = unchecked
         .into_iter()
         .filter_map(|l| std::str::from_utf8(l).ok())
-        .filter_map(|l| Oid::from_str(l).ok())
+        .filter_map(|l| ObjectId::from_prefix(l).ok())
         .collect();
-    let mut since: Option<HashSet<Oid>> = None;
+    let mut since: Option<HashSet<ObjectId>> = None;
     for t in &tips {
         // The verified tip is an ancestor only when the walk started after it.
         let known = *t == tip
@@ -182,7 +183,7 @@ fn witness_lines(bytes: &[u8], checked: usize) -> (usize, Vec<&[u8]>) {
     (count, unchecked)
 }
 
-/// What `Oid::from_str` accepts: 1 to 40 hex digits (a shorter one is an abbreviated id).
+/// What `ObjectId::from_prefix` accepts: 1 to 40 hex digits (a shorter one is an abbreviated id).
 fn is_hex_id(l: &[u8]) -> bool {
     // Every byte tested, no early exit: the loop vectorises.
     (1..=40).contains(&l.len()) && l.iter().fold(true, |ok, b| ok & b.is_ascii_hexdigit())

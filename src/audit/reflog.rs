@@ -9,12 +9,12 @@
 //! only the lines after the accepted prefix are kept (copying the whole log into a fresh
 //! allocation on each run cost a page fault per page of it).
 
-use crate::store::Oid;
+use crate::objectid::ObjectId;
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Seek, SeekFrom};
 
 /// One move of the ref: `(old, new, committer seconds, message)`.
-pub(crate) type Move = (Oid, Oid, i64, String);
+pub(crate) type Move = (ObjectId, ObjectId, i64, String);
 
 /// The read buffer: large enough that a read costs little per byte, small enough to stay in
 /// cache while it is hashed.
@@ -230,8 +230,8 @@ pub(crate) fn parse_line(line: &[u8]) -> Option<Move> {
     let text = std::str::from_utf8(line).ok()?;
     let (head, message) = text.split_once('\t').unwrap_or((text, ""));
     let mut ids = head.splitn(3, ' ');
-    let old = Oid::from_str(ids.next()?).ok()?;
-    let new = Oid::from_str(ids.next()?).ok()?;
+    let old = ObjectId::from_hex(ids.next()?).ok()?;
+    let new = ObjectId::from_hex(ids.next()?).ok()?;
     let signature = ids.next()?;
     let (_, when) = signature.rsplit_once('>')?;
     let seconds = when.split_whitespace().next()?.parse().ok()?;

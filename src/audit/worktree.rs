@@ -11,9 +11,10 @@ use super::finding::{Finding, Kind};
 use super::history::changed_ids;
 use crate::fsx::{Dir, FsError};
 use crate::journal::Journal;
+use crate::objectid::ObjectId;
 use crate::records::paths::day_of;
 use crate::records::{dayfile, grammar, ledger, line, paths, retraction};
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 use rustix::fs::{self as rfs, AtFlags, FileType};
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
@@ -25,7 +26,7 @@ const FOLDERS: [&str; 2] = ["_librarian", paths::SESSIONS_DIR];
 /// Runs the working-tree check against the tip.
 pub fn check(
     store: &Store,
-    tip: Oid,
+    tip: ObjectId,
     cache: &mut VerifyCache,
     only_days: Option<&std::collections::BTreeSet<String>>,
 ) -> Result<Vec<Finding>, StoreError> {
@@ -88,7 +89,7 @@ pub fn unjournalled(store: &Store) -> Result<Vec<Finding>, StoreError> {
 /// A record folder replaced by a symlink (or by anything that is not a directory) is one
 /// finding naming the folder; no file under it is read (a folder moved elsewhere and linked
 /// back would otherwise read as intact). Returns the findings and the broken folders.
-fn folders(store: &Store, committed: &[(String, Oid)]) -> (Vec<Finding>, Vec<&'static str>) {
+fn folders(store: &Store, committed: &[(String, ObjectId)]) -> (Vec<Finding>, Vec<&'static str>) {
     let Ok(root) = Dir::open(store.root()) else {
         return (vec![], vec![]);
     };
@@ -135,13 +136,13 @@ impl Folders {
 
 /// The stamp a clean file is remembered by: size, mtime (ns) and
 /// `<committed blob>:<ctime ns>:<inode>`.
-fn stamp(blob: Oid, size: u64, mtime_ns: i64, ctime_ns: i64, ino: u64) -> (u64, i64, String) {
+fn stamp(blob: ObjectId, size: u64, mtime_ns: i64, ctime_ns: i64, ino: u64) -> (u64, i64, String) {
     (size, mtime_ns, format!("{blob}:{ctime_ns}:{ino}"))
 }
 
 /// Whether `name` in `dir`, not followed if it is a symlink, is a regular file with the stamp
 /// the cache remembers it clean by: then it is unchanged, and is neither opened nor read.
-fn unchanged(dir: &Dir, name: &str, path: &str, blob: Oid, cache: &VerifyCache) -> bool {
+fn unchanged(dir: &Dir, name: &str, path: &str, blob: ObjectId, cache: &VerifyCache) -> bool {
     let Some(known) = cache.files.get(path) else {
         return false;
     };
@@ -169,7 +170,7 @@ fn file(
     store: &Store,
     folders: &mut Folders,
     path: &str,
-    blob: Oid,
+    blob: ObjectId,
     journalled: &HashSet<String>,
     cache: &mut VerifyCache,
 ) -> Result<Vec<Finding>, StoreError> {
@@ -271,7 +272,7 @@ fn inserted_unverified(
 }
 
 /// A committed file that cannot be read is as good as deleted for the record.
-fn unreadable(store: &Store, path: &str, blob: Oid, e: &dyn std::fmt::Display) -> Finding {
+fn unreadable(store: &Store, path: &str, blob: ObjectId, e: &dyn std::fmt::Display) -> Finding {
     let detail = format!(
         "{path} is committed but cannot be read ({e}; {}). Make it readable again, then run `git rutter verify`.",
         summary(store, path, blob)
@@ -397,7 +398,7 @@ fn header_for(path: &str) -> String {
     }
 }
 
-fn summary(store: &Store, path: &str, blob: Oid) -> String {
+fn summary(store: &Store, path: &str, blob: ObjectId) -> String {
     let bytes = store.blob(blob).unwrap_or_default();
     let n = match day_of(path) {
         Some(_) => dayfile::parse(&bytes).entries.len(),

@@ -252,7 +252,7 @@ fn rows(
 ) -> anyhow::Result<Vec<Row>> {
     let diffs = diffs(findings);
     // With the index's days, only those are looked up in the ref and the working tree.
-    let committed: BTreeMap<String, crate::store::Oid> = match (store.tip()?, only) {
+    let committed: BTreeMap<String, crate::objectid::ObjectId> = match (store.tip()?, only) {
         (Some(tip), None) => store.committed_days(tip)?.into_iter().collect(),
         (Some(tip), Some(o)) => store.committed_days_of(tip, o)?.into_iter().collect(),
         (None, _) => BTreeMap::new(),
@@ -453,7 +453,7 @@ fn ids_held_twice(
 /// The commit that added the `k`-th committed line carrying entry `id` of the day file `stem`.
 fn exact_commit(
     store: &Store,
-    committed: &BTreeMap<String, crate::store::Oid>,
+    committed: &BTreeMap<String, crate::objectid::ObjectId>,
     stem: &str,
     id: &str,
     k: usize,

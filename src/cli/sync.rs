@@ -222,7 +222,7 @@ fn refresh_index(ui: &mut Ui, vault: &crate::vault::Vault) {
     }
 }
 
-fn short(oid: Option<crate::store::Oid>) -> String {
+fn short(oid: Option<crate::objectid::ObjectId>) -> String {
     oid.map(|o| crate::shortid::long(&o))
         .unwrap_or_else(|| "-".into())
 }
@@ -351,7 +351,7 @@ fn warnings(ui: &mut Ui, r: &SyncReport) {
 }
 
 fn json(r: &SyncReport) -> serde_json::Value {
-    let oid = |o: Option<crate::store::Oid>| o.map(|o| o.to_string());
+    let oid = |o: Option<crate::objectid::ObjectId>| o.map(|o| o.to_string());
     serde_json::json!({
         "remote": r.remote,
         "url": r.url,

@@ -10,9 +10,10 @@ use crate::index::cited::{Citation, NoNote};
 use crate::index::entries::Scope;
 use crate::index::reads::Records;
 use crate::index::{Index, IndexError};
+use crate::objectid::ObjectId;
 use crate::records::text::{field_safe, one_line_safe};
 use crate::records::{fingerprint, paths, NoteRef, Step};
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 use crate::vault::Vault;
 use std::fmt::Write as _;
 
@@ -335,7 +336,10 @@ pub(crate) fn cited_version(store: &Store, cited: &NoteRef) -> Result<CitedVersi
             return Ok(CitedVersion::Kept(bytes));
         }
     }
-    let blob = cited.blob.as_deref().and_then(|b| Oid::from_str(b).ok());
+    let blob = cited
+        .blob
+        .as_deref()
+        .and_then(|b| ObjectId::from_hex(b).ok());
     // A blob the object database does not have is the common case here, not an error.
     match blob.and_then(|b| store.blob(b).ok()) {
         Some(bytes) if matches(&bytes) => Ok(CitedVersion::InHistory(bytes)),
@@ -374,7 +378,7 @@ pub(crate) fn among(vault: &Vault, paths: &[String]) -> Result<Option<Vec<String
     if cited.len() < paths.len() && vault.git_dir.is_some() {
         let err = |e: StoreError| IndexError::Record(e.to_string());
         let store = Store::open(vault).map_err(err)?;
-        let old = found.records_tip.and_then(|t| Oid::from_str(&t).ok());
+        let old = found.records_tip.and_then(|t| ObjectId::from_hex(&t).ok());
         let asked: std::collections::HashSet<&String> = paths.iter().collect();
         if let (Some(old), Some(tip)) = (old, store.tip().map_err(err)?) {
             // An old tip that cannot be read (a rewound ref, gc) leaves the index's answer.

@@ -4,7 +4,7 @@
 
 use crate::index::entries::{Moved, RecordSource, Scope};
 use crate::index::{Index, IndexError};
-use crate::store::Oid;
+use crate::objectid::ObjectId;
 use crate::store::Store;
 use crate::vault::Vault;
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// The record of one vault, opened for one refresh.
 pub(crate) struct Source {
     store: Option<Store>,
-    tip: Option<Oid>,
+    tip: Option<ObjectId>,
     pending: BTreeMap<String, Vec<String>>,
 }
 
@@ -62,7 +62,7 @@ impl RecordSource for Source {
         let (Some(store), Some(tip)) = (&self.store, self.tip) else {
             return Ok(None);
         };
-        let Ok(old) = Oid::from_str(since) else {
+        let Ok(old) = ObjectId::from_hex(since) else {
             return Ok(None);
         };
         // An old tip that cannot be read (gc'd after a rewind) means: compare every day.
@@ -75,7 +75,7 @@ impl RecordSource for Source {
 
     fn committed_bytes(&self, blob: &str, working: Option<&[u8]>) -> Result<Vec<u8>, String> {
         let store = self.store.as_ref().ok_or("the vault has no record")?;
-        let oid = Oid::from_str(blob).map_err(|e| e.to_string())?;
+        let oid = ObjectId::from_hex(blob).map_err(|e| e.to_string())?;
         store.blob_bytes(oid, working).map_err(|e| e.to_string())
     }
 

@@ -9,15 +9,16 @@ use super::Recorder;
 use crate::clock::Instant;
 use crate::journal::{Journal, JournalRecord, Refused};
 use crate::journal::{PendingAppend, RecordKind};
+use crate::objectid::ObjectId;
 use crate::records::standing::contains_line;
 use crate::records::{dayfile, grammar, paths};
 use crate::store::commit::{Base, Planned};
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// What a commit run did.
 #[derive(Debug, Default)]
 pub(crate) struct CommitOutcome {
-    pub commit: Option<Oid>,
+    pub commit: Option<ObjectId>,
     /// Entry ids committed by this run.
     pub entries: Vec<String>,
     /// Record files whose working copy no longer extends the committed bytes.

@@ -5,9 +5,10 @@
 
 use super::Recorder;
 use crate::clock::Instant;
+use crate::objectid::ObjectId;
 use crate::store::adopt::Adoption;
 use crate::store::restore::Restored;
-use crate::store::{Oid, StoreError};
+use crate::store::StoreError;
 
 impl Recorder<'_> {
     /// Creates the record ref when it is missing, adopting the working record files.
@@ -30,19 +31,27 @@ impl Recorder<'_> {
     pub(crate) fn start_ref_at(
         &self,
         remote: &str,
-        tip: Oid,
+        tip: ObjectId,
     ) -> Result<Option<String>, StoreError> {
         self.store()?.start_ref_at(remote, tip)
     }
 
     /// Moves the record ref from `from` to `to` (compare-and-swap), with `message` in its
     /// reflog.
-    pub(crate) fn advance_ref(&self, from: Oid, to: Oid, message: &str) -> Result<(), StoreError> {
+    pub(crate) fn advance_ref(
+        &self,
+        from: ObjectId,
+        to: ObjectId,
+        message: &str,
+    ) -> Result<(), StoreError> {
         self.store()?.advance_ref(from, to, message)
     }
 
     /// Signs the history with an empty seal commit when its tip is not signed yet.
-    pub(crate) fn seal(&self, now: Instant) -> Result<Option<(Oid, Option<String>)>, StoreError> {
+    pub(crate) fn seal(
+        &self,
+        now: Instant,
+    ) -> Result<Option<(ObjectId, Option<String>)>, StoreError> {
         self.store()?.seal(now)
     }
 

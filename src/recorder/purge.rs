@@ -8,10 +8,11 @@
 use super::Recorder;
 use crate::clock::Instant;
 use crate::fsx::Dir;
+use crate::objectid::ObjectId;
 use crate::records::purge::{self, without_lines, Purge, Removal};
 use crate::records::{dayfile, fingerprint, line, paths, Entry};
 use crate::store::rewrite::Rewritten;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::collections::BTreeSet;
 
 /// Why a purge was not made; nothing was changed.
@@ -56,7 +57,7 @@ pub(crate) struct Target {
 pub(crate) struct Purged {
     pub purge: Purge,
     /// The purge's own commit, now the tip.
-    pub commit: Oid,
+    pub commit: ObjectId,
     /// The rewrite: every commit old → new.
     pub rewritten: Rewritten,
     /// Working record files the line was taken out of.
@@ -66,7 +67,7 @@ pub(crate) struct Purged {
 }
 
 /// The purges the record at `tip` holds.
-pub(crate) fn recorded(store: &Store, tip: Oid) -> Result<Vec<Purge>, StoreError> {
+pub(crate) fn recorded(store: &Store, tip: ObjectId) -> Result<Vec<Purge>, StoreError> {
     let tree = store.tree_of(tip)?;
     let bytes = store.trees()?.blob_at(tree, paths::PURGES)?;
     Ok(bytes.map(|b| purge::read(&b)).unwrap_or_default())
@@ -231,7 +232,7 @@ fn take(store: &Store, purges: &[Purge]) -> Result<Option<Rewritten>, PurgeError
 /// Rewrites the history of the tip and of every remote-tracking ref of the records.
 fn rewrite_all(
     store: &Store,
-    tip: Oid,
+    tip: ObjectId,
     removal: &Removal,
     ids: &BTreeSet<String>,
 ) -> Result<Rewritten, StoreError> {
@@ -243,11 +244,11 @@ fn rewrite_all(
 /// The purge commit: the rewritten tip's tree with the ledger line appended.
 fn purge_commit(
     store: &Store,
-    new_tip: Oid,
+    new_tip: ObjectId,
     p: &Purge,
     now: Instant,
     sign: bool,
-) -> Result<Oid, StoreError> {
+) -> Result<ObjectId, StoreError> {
     let tree = store.tree_of(new_tip)?;
     let mut trees = store.trees()?;
     let mut ledger = trees.blob_at(tree, paths::PURGES)?.unwrap_or_default();
@@ -320,7 +321,7 @@ fn scrub_file(dir: &Dir, name: &str, gone: &BTreeSet<[u8; 32]>) -> Result<bool, 
 }
 
 /// Brings the working purge ledger to the committed one when it is missing or behind.
-fn follow_ledger(store: &Store, commit: Oid) -> Result<(), StoreError> {
+fn follow_ledger(store: &Store, commit: ObjectId) -> Result<(), StoreError> {
     let tree = store.tree_of(commit)?;
     let Some(committed) = store.trees()?.blob_at(tree, paths::PURGES)? else {
         return Ok(());

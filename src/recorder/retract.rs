@@ -6,9 +6,10 @@
 use super::{RecordError, RecordFile, RecordLine, Recorder};
 use crate::clock::Instant;
 use crate::journal::RecordKind;
+use crate::objectid::ObjectId;
 use crate::records::paths;
 use crate::records::retraction::{self, Retraction};
-use crate::store::{Oid, StoreError};
+use crate::store::StoreError;
 
 /// What a retraction did.
 #[derive(Debug)]
@@ -17,7 +18,7 @@ pub(crate) struct Retracted {
     /// The day file it was appended to.
     pub day: String,
     /// The record commit, when one was made.
-    pub commit: Option<Oid>,
+    pub commit: Option<ObjectId>,
     /// Why the line is pending instead of committed.
     pub pending: Option<String>,
     /// Record files whose working copy was edited after commit.

@@ -6,9 +6,10 @@ use crate::audit::intake::{self, IntakeError, Refusal};
 use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::lock;
+use crate::objectid::ObjectId;
 use crate::recorder::Recorder;
 use crate::store::adopt::Adoption;
-use crate::store::{Located, Oid, Store, StoreError, RECORDS_REF};
+use crate::store::{Located, Store, StoreError, RECORDS_REF};
 
 /// What `init` did.
 #[derive(Debug, Default)]
@@ -40,7 +41,7 @@ pub enum InitError {
     Refused {
         what: String,
         inspect: String,
-        tip: Option<Oid>,
+        tip: Option<ObjectId>,
         refusal: Box<Refusal>,
     },
 }
@@ -116,7 +117,7 @@ fn refuse_unwitnessed(store: &Store) -> Result<(), InitError> {
 
 /// Writes record files present in the ref but missing locally, in path order; never overwrites
 /// a file.
-fn materialise(store: &Store, tip: Oid, report: &mut InitReport) -> Result<(), StoreError> {
+fn materialise(store: &Store, tip: ObjectId, report: &mut InitReport) -> Result<(), StoreError> {
     let root = Dir::open(store.root())?;
     let mut files = store.record_files(tip)?;
     files.sort();

@@ -5,9 +5,10 @@
 //! verifies clean.
 
 use crate::audit::intake::{self, IntakeError, Refusal};
+use crate::objectid::ObjectId;
 use crate::recorder::Recorder;
 use crate::store::clone::CloneFetch;
-use crate::store::{Oid, StoreError};
+use crate::store::StoreError;
 
 fn refusal(rule: String) -> Refusal {
     Refusal {
@@ -22,15 +23,15 @@ fn refusal(rule: String) -> Refusal {
 #[derive(Debug, Default, Clone)]
 pub struct CloneStart {
     /// `(remote, tip)` when the records were fetched.
-    pub fetched: Option<(String, Oid)>,
+    pub fetched: Option<(String, ObjectId)>,
     /// Why they could not be fetched, when the remote could not be asked.
     pub problem: Option<String>,
     /// The reflog and witness log were started at this tip.
-    pub seeded: Option<Oid>,
+    pub seeded: Option<ObjectId>,
     /// Why the starting tip could not be witnessed in `.git/rutter/tips`, when it could not.
     pub unwitnessed: Option<String>,
     /// The remote's records were refused (`(remote, tip, why)`): no ref was made.
-    pub refused: Option<(String, Option<Oid>, crate::audit::intake::Refusal)>,
+    pub refused: Option<(String, Option<ObjectId>, crate::audit::intake::Refusal)>,
 }
 
 /// Fetches `refs/rutter/records` from the clone's remote and creates the local ref there, when

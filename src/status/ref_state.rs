@@ -4,7 +4,8 @@
 //! last tip verify found clean. Never a verify: counts are bounded so status stays fast on a
 //! long history.
 
-use crate::store::{Located, Oid, Store, StoreError};
+use crate::objectid::ObjectId;
+use crate::store::{Located, Store, StoreError};
 use std::path::Path;
 
 /// Commits counted at most when walking back from the tip to the last verified one.
@@ -96,14 +97,14 @@ pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
     out.since_verified = out
         .verified_tip
         .as_deref()
-        .and_then(|v| Oid::from_str(v).ok())
+        .and_then(|v| ObjectId::from_hex(v).ok())
         .and_then(|v| commits_between(&store, v, tip));
     out.sync = sync_state(&store, &state_dir, tip);
     Ok(out)
 }
 
 /// The sync settings, read without fetching (`None` when no sync remote is set).
-fn sync_state(store: &Store, state_dir: &Path, tip: Oid) -> Option<SyncState> {
+fn sync_state(store: &Store, state_dir: &Path, tip: ObjectId) -> Option<SyncState> {
     let remote = store
         .config_string(crate::sync::SYNC_REMOTE_KEY)
         .filter(|r| !r.is_empty())?;
@@ -151,7 +152,7 @@ fn sync_state(store: &Store, state_dir: &Path, tip: Oid) -> Option<SyncState> {
 
 /// Commits from `tip` back to `base` when `base` is among the [`COUNT_LIMIT`] newest commits
 /// (0 when it is the tip); `None` otherwise (older, or not an ancestor).
-fn commits_between(store: &Store, base: Oid, tip: Oid) -> Option<usize> {
+fn commits_between(store: &Store, base: ObjectId, tip: ObjectId) -> Option<usize> {
     let newest = store.newest_first(tip, None, COUNT_LIMIT + 1).ok()?;
     newest.iter().position(|c| *c == base)
 }

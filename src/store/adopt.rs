@@ -3,18 +3,19 @@
 //! a reflog that gc never expires (DESIGN §3). The adopted blobs are written as one pack
 //! ([`super::pack`]), not one loose object each.
 
+use super::oid::{ToGit, ToId};
 use super::pack::BlobPack;
 use super::tree::Trees;
 use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
 use crate::fsx::Dir;
+use crate::objectid::ObjectId;
 use crate::records::paths;
-use git2::Oid;
 
 /// What `ensure_ref` found or made.
 #[derive(Debug)]
 pub struct Adoption {
-    pub tip: Oid,
+    pub tip: ObjectId,
     pub created: bool,
     pub adopted: Vec<String>,
     /// Files left out, with the reason (symlinks, non-regular files).
@@ -50,7 +51,7 @@ impl Store {
         self.configure_reflog()?;
         let (files, skipped) = self.adoptable(each)?;
         let tree_id = Trees::new(&self.repo)?.write(None, &files)?;
-        let tree = self.repo.find_tree(tree_id)?;
+        let tree = self.repo.find_tree(tree_id.to_git())?;
         let sig = self.signature(now)?;
         let message = format!(
             "rutter: adopt\n\nAdopted {} existing record file(s) byte for byte.\n\nRutter-Format: 2\n",
@@ -60,10 +61,10 @@ impl Store {
         self.repo
             .reference(RECORDS_REF, oid, false, "rutter: adopt")?;
         // A tip that could not be witnessed is said now, and verify reports the gap.
-        let unwitnessed = self.after_commit(oid);
+        let unwitnessed = self.after_commit(oid.to_id());
         let adopted = files.into_iter().map(|(p, _)| p).collect();
         Ok(Adoption {
-            tip: oid,
+            tip: oid.to_id(),
             created: true,
             adopted,
             skipped,
@@ -87,7 +88,7 @@ impl Store {
     fn adoptable(
         &self,
         each: &mut dyn FnMut(&str, Vec<u8>),
-    ) -> Result<(Vec<(String, Oid)>, Vec<(String, String)>), StoreError> {
+    ) -> Result<(Vec<(String, ObjectId)>, Vec<(String, String)>), StoreError> {
         let root = Dir::open(self.root())?;
         let mut files = Vec::new();
         let mut skipped = Vec::new();

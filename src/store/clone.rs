@@ -2,8 +2,9 @@
 //! `crate::setup::clone`'s): fetching the remote's `refs/rutter/records`, creating the local ref
 //! at a checked tip, and starting the reflog and the witness log where a ref has no evidence.
 
+use super::oid::{ToGit, ToId};
 use super::{Store, StoreError, RECORDS_REF};
-use git2::Oid;
+use crate::objectid::ObjectId;
 
 /// What fetching a clone's records found.
 #[derive(Debug)]
@@ -17,7 +18,7 @@ pub enum CloneFetch {
     /// git's own object checks refused what the remote sent (`(remote, what git said)`).
     RefusedByGit(String, String),
     /// The records were fetched into `refs/remotes/<remote>/rutter/records`, at this tip.
-    Fetched(String, Oid),
+    Fetched(String, ObjectId),
 }
 
 impl Store {
@@ -85,16 +86,17 @@ impl Store {
             )));
         }
         let tip = self.repo.refname_to_id(&tracking)?;
-        Ok(CloneFetch::Fetched(remote, tip))
+        Ok(CloneFetch::Fetched(remote, tip.to_id()))
     }
 
     /// Creates `refs/rutter/records` at `tip` (fetched from `remote`, and checked by the
     /// caller), with its reflog, and witnesses it. Returns why the tip could not be witnessed,
     /// if it could not. The caller holds the capture lock.
-    pub fn start_ref_at(&self, remote: &str, tip: Oid) -> Result<Option<String>, StoreError> {
+    pub fn start_ref_at(&self, remote: &str, tip: ObjectId) -> Result<Option<String>, StoreError> {
         self.configure_reflog()?;
         let message = format!("rutter: clone: start from {remote} at {tip}");
-        self.repo.reference(RECORDS_REF, tip, false, &message)?;
+        self.repo
+            .reference(RECORDS_REF, tip.to_git(), false, &message)?;
         // The witness log starts here; a failure to write it is said now (verify reports it).
         Ok(self.after_commit(tip))
     }
@@ -110,7 +112,7 @@ impl Store {
     /// Starts the reflog and the witness log at the tip when this machine has neither (a clone
     /// whose ref was fetched by hand). A vault that has either keeps what it has: a missing
     /// reflog beside a witness log is evidence, reported by verify, never papered over.
-    pub fn seed_evidence_if_fresh(&self) -> Result<Option<(Oid, Option<String>)>, StoreError> {
+    pub fn seed_evidence_if_fresh(&self) -> Result<Option<(ObjectId, Option<String>)>, StoreError> {
         let Some(tip) = self.tip()? else {
             return Ok(None);
         };
@@ -121,7 +123,7 @@ impl Store {
         let sig = self.signature(crate::clock::now())?;
         let message =
             format!("rutter: init: evidence starts at {tip} (no earlier witness on this machine)");
-        reflog.append(tip, &sig, Some(&message))?;
+        reflog.append(tip.to_git(), &sig, Some(&message))?;
         reflog.write()?;
         Ok(Some((tip, self.after_commit(tip))))
     }

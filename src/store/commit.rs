@@ -4,10 +4,12 @@
 //! files hold is the record writer's ([`crate::recorder`]); this module knows only bytes at
 //! paths. Also the seal (an empty signed commit) and the layout move into year folders.
 
+use super::oid::{ToGit, ToId};
 use super::tree::Trees;
 use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
-use git2::{ErrorCode, Oid};
+use crate::objectid::ObjectId;
+use git2::ErrorCode;
 use std::io::Write;
 
 const MAX_ATTEMPTS: usize = 5;
@@ -30,7 +32,7 @@ pub(crate) struct Planned {
 /// The committed state a plan reads: the tree of the tip it will be committed on.
 pub(crate) struct Base<'t, 'r> {
     trees: &'t mut Trees<'r>,
-    tree: Oid,
+    tree: ObjectId,
 }
 
 impl Base<'_, '_> {
@@ -59,22 +61,22 @@ impl Store {
         now: Instant,
         sign: bool,
         plan: &mut Plan<'_>,
-    ) -> Result<Option<(Oid, Option<String>)>, StoreError> {
+    ) -> Result<Option<(ObjectId, Option<String>)>, StoreError> {
         for _ in 0..MAX_ATTEMPTS {
             let tip = match self.tip()? {
                 Some(t) => t,
                 None => self.ensure_ref(now)?.tip,
             };
             let mut trees = Trees::new(&self.repo)?;
-            let base = self.repo.find_commit(tip)?.tree_id();
+            let base = self.repo.find_commit(tip.to_git())?.tree_id();
             let planned = plan(&mut Base {
                 trees: &mut trees,
-                tree: base,
+                tree: base.to_id(),
             })?;
             let Some(planned) = planned else {
                 return Ok(None);
             };
-            match self.commit_on(&mut trees, tip, base, &planned, now, sign) {
+            match self.commit_on(&mut trees, tip, base.to_id(), &planned, now, sign) {
                 Ok(oid) => return Ok(Some((oid, self.after_commit(oid)))),
                 Err(StoreError::Git(e)) if e.code() == ErrorCode::Modified => {
                     std::thread::sleep(std::time::Duration::from_millis(5));
@@ -88,12 +90,12 @@ impl Store {
     fn commit_on(
         &self,
         trees: &mut Trees<'_>,
-        tip: Oid,
-        base: Oid,
+        tip: ObjectId,
+        base: ObjectId,
         p: &Planned,
         now: Instant,
         sign: bool,
-    ) -> Result<Oid, StoreError> {
+    ) -> Result<ObjectId, StoreError> {
         // A tip written before the year folders gets one commit that only moves its day files
         // into them (spec/ref-layout.md, "Year folders"); this commit goes on top of it.
         let (parent, base) = match trees.moved_to_years(base)? {
@@ -106,8 +108,8 @@ impl Store {
         let edits = p
             .files
             .iter()
-            .map(|(path, bytes)| Ok((path.clone(), self.repo.blob(bytes)?)))
-            .collect::<Result<Vec<(String, Oid)>, git2::Error>>()?;
+            .map(|(path, bytes)| Ok((path.clone(), self.repo.blob(bytes)?.to_id())))
+            .collect::<Result<Vec<(String, ObjectId)>, git2::Error>>()?;
         let tree = trees.write(Some(base), &edits)?;
         let oid = self.write_commit_of(&[parent], tree, &p.message, now, sign)?;
         self.move_ref(tip, oid, &p.message)
@@ -117,23 +119,28 @@ impl Store {
     /// is still at `tip`.
     fn commit_and_move(
         &self,
-        tip: Oid,
-        tree: Oid,
+        tip: ObjectId,
+        tree: ObjectId,
         message: &str,
         now: Instant,
         sign: bool,
-    ) -> Result<Oid, StoreError> {
+    ) -> Result<ObjectId, StoreError> {
         let oid = self.write_commit_of(&[tip], tree, message, now, sign)?;
         self.move_ref(tip, oid, message)
     }
 
     /// Moves the ref from `tip` to `oid` if it is still at `tip`, the reflog saying `message`'s
     /// subject.
-    fn move_ref(&self, tip: Oid, oid: Oid, message: &str) -> Result<Oid, StoreError> {
+    fn move_ref(
+        &self,
+        tip: ObjectId,
+        oid: ObjectId,
+        message: &str,
+    ) -> Result<ObjectId, StoreError> {
         let subject = message.lines().next().unwrap_or("rutter");
         self.patiently(|| {
             self.repo
-                .reference_matching(RECORDS_REF, oid, true, tip, subject)
+                .reference_matching(RECORDS_REF, oid.to_git(), true, tip.to_git(), subject)
         })?;
         Ok(oid)
     }
@@ -166,22 +173,22 @@ impl Store {
 
     /// Signs the history so far with an empty `rutter: seal` commit on the tip, unless the tip
     /// is signed already (then `None`). The caller holds the capture lock.
-    pub fn seal(&self, now: Instant) -> Result<Option<(Oid, Option<String>)>, StoreError> {
+    pub fn seal(&self, now: Instant) -> Result<Option<(ObjectId, Option<String>)>, StoreError> {
         let Some(tip) = self.tip()? else {
             return Ok(None);
         };
-        let commit = self.repo.find_commit(tip)?;
+        let commit = self.repo.find_commit(tip.to_git())?;
         if super::sign::is_signed(&commit) {
             return Ok(None);
         }
-        let oid = self.commit_and_move(tip, commit.tree_id(), SEAL_MESSAGE, now, true)?;
+        let oid = self.commit_and_move(tip, commit.tree_id().to_id(), SEAL_MESSAGE, now, true)?;
         // A tip that could not be witnessed is said, as every commit's (verify reports it too).
         Ok(Some((oid, self.after_commit(oid))))
     }
 
     /// Witnesses the new tip in `.git/rutter/tips` and now and then packs loose objects. Returns
     /// why the tip could not be witnessed, if it could not (the commit itself stands).
-    pub(crate) fn after_commit(&self, oid: Oid) -> Option<String> {
+    pub(crate) fn after_commit(&self, oid: ObjectId) -> Option<String> {
         let path = self.state_dir().join("tips");
         // Opened relative to the state folder without following a symlink: a symlinked witness
         // log is refused, never written through.

@@ -2,6 +2,7 @@
 //! private index `.git/rutter/records.index` that lets plain `git diff` show the same:
 //! `GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`.
 
+use super::oid::ToGit;
 use super::{Store, StoreError};
 use std::collections::HashSet;
 
@@ -19,7 +20,7 @@ impl Store {
         let path = dir.path().join(PRIVATE_INDEX);
         let mut index = git2::Index::open(&path)?;
         if let Some(tip) = self.tip()? {
-            let tree = self.repo.find_commit(tip)?.tree()?;
+            let tree = self.repo.find_commit(tip.to_git())?.tree()?;
             index.read_tree(&tree)?;
             // Only record files, each at its path in the working tree: a day file the ref keeps
             // in a year folder is staged at its path in the sessions folder, unless that path
@@ -57,7 +58,7 @@ impl Store {
         };
         let committed = self.record_files(tip)?;
         for (path, blob) in &committed {
-            let before = self.repo.find_blob(*blob)?.content().to_vec();
+            let before = self.repo.find_blob(blob.to_git())?.content().to_vec();
             let after = self.working(path).unwrap_or_default();
             out.push_str(&unified(&before, &after, &format!("a/{path}"), path));
         }

@@ -2,9 +2,10 @@
 //! cited blob (recorded, kept in `cited/`, or looked up by sha256 in history for `@1` refs) and
 //! asks [`super::renames`] to follow it.
 
+use super::oid::{ToGit, ToId};
 use super::renames::{self, Limits};
 use super::{tree::Trees, Store};
-use git2::Oid;
+use crate::objectid::ObjectId;
 use std::collections::HashSet;
 
 /// Commits examined when looking for an `@1` ref's blob by its sha256.
@@ -23,12 +24,12 @@ impl Store {
         // A git error is an error (never cached as "no candidates"); only what is not there is
         // `None`.
         let cited_copy = self.cited_copy(sha256)?;
-        let known = blob.and_then(|b| Oid::from_str(b).ok());
+        let known = blob.and_then(|b| ObjectId::from_hex(b).ok());
         let blob = match known {
             Some(b) => Some(b),
             None => self.blob_by_sha256(path, sha256)?,
         };
-        let blob = blob.or(cited_copy).unwrap_or(Oid::ZERO_SHA1);
+        let blob = blob.or(cited_copy).unwrap_or(ObjectId::ZERO);
         let found =
             renames::rename_candidates(&self.repo, path, blob, cited_copy, Limits::default())?;
         Ok(found
@@ -43,15 +44,15 @@ impl Store {
     }
 
     /// The kept copy `cited/<aa>/<sha256>` in the record ref, if any.
-    fn cited_copy(&self, sha256: &str) -> Result<Option<Oid>, git2::Error> {
+    fn cited_copy(&self, sha256: &str) -> Result<Option<ObjectId>, git2::Error> {
         let Some(path) = crate::records::paths::cited_path(sha256) else {
             return Ok(None);
         };
         let Some(tip) = super::records_tip(&self.repo)? else {
             return Ok(None);
         };
-        let tree = self.repo.find_commit(tip)?.tree_id();
-        Ok(match Trees::new(&self.repo)?.entry(tree, &path)? {
+        let tree = self.repo.find_commit(tip.to_git())?.tree_id();
+        Ok(match Trees::new(&self.repo)?.entry(tree.to_id(), &path)? {
             Some((oid, false)) => Some(oid),
             _ => None,
         })
@@ -59,7 +60,7 @@ impl Store {
 
     /// The blob that stood at `path` in HEAD's first-parent history with this sha256. No HEAD
     /// (an unborn branch) is none; any other git error is an error.
-    fn blob_by_sha256(&self, path: &str, sha256: &str) -> Result<Option<Oid>, git2::Error> {
+    fn blob_by_sha256(&self, path: &str, sha256: &str) -> Result<Option<ObjectId>, git2::Error> {
         let mut walk = self.repo.revwalk()?;
         match walk.push_head() {
             Ok(()) => {}
@@ -78,13 +79,13 @@ impl Store {
         let mut seen = HashSet::new();
         for oid in walk.take(MAX_BLOB_SEARCH) {
             let tree = self.repo.find_commit(oid?)?.tree_id();
-            let Some(blob) = trees.note_entry(tree, path)? else {
+            let Some(blob) = trees.note_entry(tree.to_id(), path)? else {
                 continue;
             };
             if !seen.insert(blob) {
                 continue;
             }
-            let content = self.repo.find_blob(blob)?;
+            let content = self.repo.find_blob(blob.to_git())?;
             if crate::records::fingerprint::sha256_ref(content.content()) == sha256 {
                 return Ok(Some(blob));
             }

@@ -1,17 +1,19 @@
 //! The commit graph, refs and config as the modules above the store need them (sync, the audit,
 //! `status`): narrow questions with plain answers, so that nothing outside the store holds a
-//! libgit2 object. Commits are named by [`Oid`]; what a caller needs of one is a [`CommitInfo`].
+//! libgit2 object. Commits are named by [`ObjectId`]; what a caller needs of one is a [`CommitInfo`].
 
+use super::oid::{ToGit, ToId};
 use super::{cmdline, Store, StoreError, RECORDS_REF};
-use git2::{ErrorCode, Oid, Sort};
+use crate::objectid::ObjectId;
+use git2::{ErrorCode, Sort};
 
 /// What callers need of a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitInfo {
-    pub id: Oid,
-    pub tree: Oid,
+    pub id: ObjectId,
+    pub tree: ObjectId,
     /// Each parent's id and tree, in order.
-    pub parents: Vec<(Oid, Oid)>,
+    pub parents: Vec<(ObjectId, ObjectId)>,
     /// Commit time, seconds since the epoch.
     pub time: i64,
     /// The first line of the message (empty when it cannot be read).
@@ -24,7 +26,7 @@ pub struct CommitInfo {
 
 impl Store {
     /// A commit's facts.
-    pub fn commit_info(&self, id: Oid) -> Result<CommitInfo, StoreError> {
+    pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo, StoreError> {
         self.commit_info_after(id, None)
     }
 
@@ -32,21 +34,22 @@ impl Store {
     /// that is that commit (a walk oldest first) is not read again for its tree.
     pub(crate) fn commit_info_after(
         &self,
-        id: Oid,
-        known: Option<(Oid, Oid)>,
+        id: ObjectId,
+        known: Option<(ObjectId, ObjectId)>,
     ) -> Result<CommitInfo, StoreError> {
-        let c = self.repo.find_commit(id)?;
+        let c = self.repo.find_commit(id.to_git())?;
         let author_email = c.author().email().ok().map(str::to_lowercase);
         // A parent that cannot be read is left out, as libgit2's `parents()` does.
-        let parent_tree = |p: Oid| match known {
+        let parent_tree = |p: ObjectId| match known {
             Some((k, tree)) if k == p => Some(tree),
             _ => self.tree_of(p).ok(),
         };
         Ok(CommitInfo {
             id,
-            tree: c.tree_id(),
+            tree: c.tree_id().to_id(),
             parents: c
                 .parent_ids()
+                .map(ToId::to_id)
                 .filter_map(|p| Some((p, parent_tree(p)?)))
                 .collect(),
             signed: super::sign::is_signed(&c),
@@ -57,78 +60,94 @@ impl Store {
     }
 
     /// The ids of commit `id`'s parents, in order (the parents themselves are not read).
-    pub(crate) fn parent_ids(&self, id: Oid) -> Result<Vec<Oid>, StoreError> {
-        Ok(self.repo.find_commit(id)?.parent_ids().collect())
+    pub(crate) fn parent_ids(&self, id: ObjectId) -> Result<Vec<ObjectId>, StoreError> {
+        Ok(self
+            .repo
+            .find_commit(id.to_git())?
+            .parent_ids()
+            .map(ToId::to_id)
+            .collect())
     }
 
     /// The tree of commit `id`.
-    pub fn tree_of(&self, id: Oid) -> Result<Oid, StoreError> {
-        Ok(self.repo.find_commit(id)?.tree_id())
+    pub fn tree_of(&self, id: ObjectId) -> Result<ObjectId, StoreError> {
+        Ok(self.repo.find_commit(id.to_git())?.tree_id().to_id())
     }
 
     /// The bytes of blob `id`.
-    pub fn blob(&self, id: Oid) -> Result<Vec<u8>, StoreError> {
-        Ok(self.repo.find_blob(id)?.content().to_vec())
+    pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, StoreError> {
+        Ok(self.repo.find_blob(id.to_git())?.content().to_vec())
     }
 
     /// Stores `bytes` as a blob and returns its id.
-    pub fn write_blob(&self, bytes: &[u8]) -> Result<Oid, StoreError> {
-        Ok(self.repo.blob(bytes)?)
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, StoreError> {
+        Ok(self.repo.blob(bytes)?.to_id())
     }
 
     /// Whether `commit` descends from `ancestor` (a commit is not its own descendant).
-    pub fn descends(&self, commit: Oid, ancestor: Oid) -> Result<bool, StoreError> {
-        Ok(self.repo.graph_descendant_of(commit, ancestor)?)
+    pub fn descends(&self, commit: ObjectId, ancestor: ObjectId) -> Result<bool, StoreError> {
+        Ok(self
+            .repo
+            .graph_descendant_of(commit.to_git(), ancestor.to_git())?)
     }
 
     /// Whether `a` and `b` share any history.
-    pub(crate) fn related(&self, a: Oid, b: Oid) -> bool {
-        self.repo.merge_base(a, b).is_ok()
+    pub(crate) fn related(&self, a: ObjectId, b: ObjectId) -> bool {
+        self.repo.merge_base(a.to_git(), b.to_git()).is_ok()
     }
 
     /// `(ahead, behind)`: commits `a` has that `b` lacks, and the reverse.
-    pub fn ahead_behind(&self, a: Oid, b: Oid) -> Result<(usize, usize), StoreError> {
-        Ok(self.repo.graph_ahead_behind(a, b)?)
+    pub fn ahead_behind(&self, a: ObjectId, b: ObjectId) -> Result<(usize, usize), StoreError> {
+        Ok(self.repo.graph_ahead_behind(a.to_git(), b.to_git())?)
     }
 
     /// Commits reachable from `tip` and not from `hide`, newest first, at most `limit`.
     pub(crate) fn newest_first(
         &self,
-        tip: Oid,
-        hide: Option<Oid>,
+        tip: ObjectId,
+        hide: Option<ObjectId>,
         limit: usize,
-    ) -> Result<Vec<Oid>, StoreError> {
+    ) -> Result<Vec<ObjectId>, StoreError> {
         let mut walk = self.repo.revwalk()?;
-        walk.push(tip)?;
+        walk.push(tip.to_git())?;
         if let Some(h) = hide {
-            walk.hide(h)?;
+            walk.hide(h.to_git())?;
         }
-        Ok(walk.take(limit).collect::<Result<Vec<Oid>, _>>()?)
+        Ok(walk
+            .take(limit)
+            .map(|r| r.map(ToId::to_id))
+            .collect::<Result<Vec<ObjectId>, _>>()?)
     }
 
     /// Commits reachable from `tip` and not from `hide`, parents before children.
-    pub fn oldest_first(&self, tip: Oid, hide: Option<Oid>) -> Result<Vec<Oid>, StoreError> {
+    pub fn oldest_first(
+        &self,
+        tip: ObjectId,
+        hide: Option<ObjectId>,
+    ) -> Result<Vec<ObjectId>, StoreError> {
         let mut walk = self.repo.revwalk()?;
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
-        walk.push(tip)?;
+        walk.push(tip.to_git())?;
         if let Some(h) = hide {
-            walk.hide(h)?;
+            walk.hide(h.to_git())?;
         }
-        Ok(walk.collect::<Result<Vec<Oid>, _>>()?)
+        Ok(walk
+            .map(|r| r.map(ToId::to_id))
+            .collect::<Result<Vec<ObjectId>, _>>()?)
     }
 
     /// How many commits are reachable from `tip` and not from `hide`, counting no further
     /// than `limit + 1` (the walk is unordered, so it reads each commit once).
     pub(crate) fn count_reachable(
         &self,
-        tip: Oid,
-        hide: Option<Oid>,
+        tip: ObjectId,
+        hide: Option<ObjectId>,
         limit: usize,
     ) -> Result<usize, StoreError> {
         let mut walk = self.repo.revwalk()?;
-        walk.push(tip)?;
+        walk.push(tip.to_git())?;
         if let Some(h) = hide {
-            walk.hide(h)?;
+            walk.hide(h.to_git())?;
         }
         let mut n = 0;
         for oid in walk.take(limit.saturating_add(1)) {
@@ -139,8 +158,8 @@ impl Store {
     }
 
     /// An object's size and kind (`commit`, `tree`, `blob`, `tag`), read from its header only.
-    pub fn object_header(&self, id: Oid) -> Result<(usize, String), StoreError> {
-        let (size, kind) = self.repo.odb()?.read_header(id)?;
+    pub fn object_header(&self, id: ObjectId) -> Result<(usize, String), StoreError> {
+        let (size, kind) = self.repo.odb()?.read_header(id.to_git())?;
         Ok((size, kind.to_string()))
     }
 
@@ -151,28 +170,33 @@ impl Store {
     }
 
     /// The commit a ref points at (`None`: no such ref).
-    pub fn ref_target(&self, name: &str) -> Result<Option<Oid>, StoreError> {
+    pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
         match self.repo.refname_to_id(name) {
-            Ok(oid) => Ok(Some(oid)),
+            Ok(oid) => Ok(Some(oid.to_id())),
             Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
             Err(e) => Err(e.into()),
         }
     }
 
     /// Points ref `name` at `oid`, whatever it pointed at (remote-tracking refs only).
-    pub fn set_tracking_ref(&self, name: &str, oid: Oid, message: &str) -> Result<(), StoreError> {
+    pub fn set_tracking_ref(
+        &self,
+        name: &str,
+        oid: ObjectId,
+        message: &str,
+    ) -> Result<(), StoreError> {
         debug_assert!(name.starts_with("refs/remotes/"));
-        self.repo.reference(name, oid, true, message)?;
+        self.repo.reference(name, oid.to_git(), true, message)?;
         Ok(())
     }
 
     /// Refs whose names start with `prefix`, with the commits they point at.
-    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, Oid)>, StoreError> {
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, StoreError> {
         let mut out = Vec::new();
         for r in self.repo.references_glob(&format!("{prefix}*"))? {
             let r = r?;
             if let (Some(oid), Ok(name)) = (r.target(), r.name()) {
-                out.push((name.to_string(), oid));
+                out.push((name.to_string(), oid.to_id()));
             }
         }
         Ok(out)
@@ -185,10 +209,15 @@ impl Store {
 
     /// Moves `refs/rutter/records` from `from` to `to` if it is still at `from` (fails with
     /// a git error when it moved).
-    pub fn advance_ref(&self, from: Oid, to: Oid, message: &str) -> Result<(), StoreError> {
+    pub fn advance_ref(
+        &self,
+        from: ObjectId,
+        to: ObjectId,
+        message: &str,
+    ) -> Result<(), StoreError> {
         self.patiently(|| {
             self.repo
-                .reference_matching(RECORDS_REF, to, true, from, message)
+                .reference_matching(RECORDS_REF, to.to_git(), true, from.to_git(), message)
         })?;
         Ok(())
     }
@@ -197,25 +226,26 @@ impl Store {
     /// when `sign`), without moving any ref.
     pub(crate) fn write_commit_of(
         &self,
-        parents: &[Oid],
-        tree: Oid,
+        parents: &[ObjectId],
+        tree: ObjectId,
         message: &str,
         now: crate::clock::Instant,
         sign: bool,
-    ) -> Result<Oid, StoreError> {
+    ) -> Result<ObjectId, StoreError> {
         let sig = self.signature(now)?;
         if sign {
             return self.commit_signed(&sig, message, tree, parents);
         }
-        let tree = self.repo.find_tree(tree)?;
+        let tree = self.repo.find_tree(tree.to_git())?;
         let parents = parents
             .iter()
-            .map(|p| self.repo.find_commit(*p))
+            .map(|p| self.repo.find_commit(p.to_git()))
             .collect::<Result<Vec<_>, _>>()?;
         let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
         Ok(self
             .repo
-            .commit(None, &sig, &sig, message, &tree, &parents)?)
+            .commit(None, &sig, &sig, message, &tree, &parents)?
+            .to_id())
     }
 
     /// A config value as git resolves it (`git -c` first).

@@ -2,9 +2,11 @@
 //! committed record bytes (appending is fine), and a git-CLI transaction may not rewind or
 //! delete `refs/rutter/records`. `git rutter install-git-hooks` installs the hooks that call them.
 
+use super::oid::{ToGit, ToId};
 use super::{records_tip, RECORDS_REF};
+use crate::objectid::ObjectId;
 use crate::records::line;
-use git2::{Delta, Oid, Repository};
+use git2::{Delta, Repository};
 use std::path::Path;
 
 /// The environment variable that lets a rewind of the record ref through.
@@ -43,7 +45,7 @@ pub(crate) fn pre_commit(repo: &Repository) -> Result<Verdict, git2::Error> {
     let Some(tip) = records_tip(repo)? else {
         return Ok(Verdict::Allow);
     };
-    let records = repo.find_commit(tip)?.tree_id();
+    let records = repo.find_commit(tip.to_git())?.tree_id();
     let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
     let index = repo.index()?;
     let mut opts = git2::DiffOptions::new();
@@ -52,7 +54,7 @@ pub(crate) fn pre_commit(repo: &Repository) -> Result<Verdict, git2::Error> {
     // Day files are found wherever the ref keeps them (in year folders since format 3).
     let mut trees = super::tree::Trees::new(repo)?;
     let mut committed = |path: &Path| -> Result<Option<Vec<u8>>, git2::Error> {
-        trees.blob_at(records, &path.to_string_lossy())
+        trees.blob_at(records.to_id(), &path.to_string_lossy())
     };
     let mut problems = Vec::new();
     for delta in diff.deltas() {
@@ -185,7 +187,8 @@ pub(crate) fn reference_transaction(
 /// Why one update of the record ref is refused, `None` when it is a creation, no-op or
 /// fast-forward. An all-zero `old` means "whatever it is now" (git's force update).
 fn check_move(repo: &Repository, old: &str, new: &str) -> Result<Option<String>, git2::Error> {
-    let (old, new) = (Oid::from_str(old)?, Oid::from_str(new)?);
+    let id = |hex: &str| ObjectId::from_hex(hex).map_err(|e| git2::Error::from_str(&e.to_string()));
+    let (old, new) = (id(old)?, id(new)?);
     let old = match old.is_zero() {
         true => records_tip(repo)?,
         false => Some(old),
@@ -193,7 +196,7 @@ fn check_move(repo: &Repository, old: &str, new: &str) -> Result<Option<String>,
     let Some(old) = old else {
         return Ok(None);
     };
-    let short = |o: Oid| crate::shortid::long(&o);
+    let short = |o: ObjectId| crate::shortid::long(&o);
     if new.is_zero() {
         if is_pack_prune(repo, old) {
             return Ok(None);
@@ -203,26 +206,28 @@ fn check_move(repo: &Repository, old: &str, new: &str) -> Result<Option<String>,
     if new == old {
         return Ok(None);
     }
-    if repo.find_commit(new).is_err() {
+    if repo.find_commit(new.to_git()).is_err() {
         return Ok(Some(format!(
             "point {RECORDS_REF} at {}, which is not a commit",
             short(new)
         )));
     }
-    Ok(match repo.graph_descendant_of(new, old)? {
-        true => None,
-        false => Some(format!(
-            "move {RECORDS_REF} from {} to {}, which does not descend from it",
-            short(old),
-            short(new)
-        )),
-    })
+    Ok(
+        match repo.graph_descendant_of(new.to_git(), old.to_git())? {
+            true => None,
+            false => Some(format!(
+                "move {RECORDS_REF} from {} to {}, which does not descend from it",
+                short(old),
+                short(new)
+            )),
+        },
+    )
 }
 
 /// Whether a deletion is `git pack-refs` removing the loose copy of a ref it just packed (git
 /// 2.47, for one, runs the hook for that too). The packed copy holds the same value and, unlike a
 /// real deletion of a packed ref, nobody holds `packed-refs.lock`.
-fn is_pack_prune(repo: &Repository, old: Oid) -> bool {
+fn is_pack_prune(repo: &Repository, old: ObjectId) -> bool {
     let dir = repo.commondir();
     if dir.join("packed-refs.lock").exists() {
         return false;

@@ -15,6 +15,7 @@ pub(crate) mod gitenv;
 pub(crate) mod graph;
 pub(crate) mod guard;
 pub(crate) mod localconfig;
+mod oid;
 pub(crate) mod pack;
 pub(crate) mod reader;
 pub(crate) mod remap;
@@ -27,8 +28,9 @@ pub(crate) mod transport;
 pub(crate) mod tree;
 
 use crate::fsx::{Dir, FsError};
-pub use git2::Oid;
+use crate::objectid::ObjectId;
 use git2::{Repository, RepositoryOpenFlags};
+use oid::{ToGit, ToId};
 use std::path::{Path, PathBuf};
 
 /// The ref that holds the record chain.
@@ -166,7 +168,7 @@ impl Store {
     }
 
     /// The ref's current tip, if the ref exists.
-    pub fn tip(&self) -> Result<Option<Oid>, StoreError> {
+    pub fn tip(&self) -> Result<Option<ObjectId>, StoreError> {
         Ok(records_tip(&self.repo)?)
     }
 
@@ -175,15 +177,18 @@ impl Store {
         let Some(tip) = self.tip()? else {
             return Ok(None);
         };
-        let tree = self.repo.find_commit(tip)?.tree_id();
-        Ok(tree::Trees::new(&self.repo)?.blob_at(tree, path)?)
+        let tree = self.repo.find_commit(tip.to_git())?.tree_id();
+        Ok(tree::Trees::new(&self.repo)?.blob_at(tree.to_id(), path)?)
     }
 
     /// The record files committed at `tip` (everything under `_librarian/`, never the `cited/`
     /// copies): `(path, blob id)`, in tree order (by path once the ref keeps year folders).
-    pub fn record_files(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
-        let tree = self.repo.find_commit(tip)?.tree_id();
-        Ok(tree::Trees::new(&self.repo)?.files(tree, crate::records::paths::OVERLAY_DIR)?)
+    pub fn record_files(&self, tip: ObjectId) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        let tree = self.repo.find_commit(tip.to_git())?.tree_id();
+        Ok(
+            tree::Trees::new(&self.repo)?
+                .files(tree.to_id(), crate::records::paths::OVERLAY_DIR)?,
+        )
     }
 
     /// Whether git ignores a vault-relative path (an unreadable ignore rule counts as ignored).
@@ -272,9 +277,9 @@ pub(crate) fn remote_names(vault: &impl Located) -> Vec<String> {
 }
 
 /// The tip of `refs/rutter/records` in `repo`, if the ref exists.
-pub(crate) fn records_tip(repo: &Repository) -> Result<Option<Oid>, git2::Error> {
+pub(crate) fn records_tip(repo: &Repository) -> Result<Option<ObjectId>, git2::Error> {
     match repo.refname_to_id(RECORDS_REF) {
-        Ok(oid) => Ok(Some(oid)),
+        Ok(oid) => Ok(Some(oid.to_id())),
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),
     }

@@ -18,9 +18,11 @@
 //! on a thread of its own. Memory stays flat: a few blobs and one deflated copy at a time,
 //! plus 32 bytes of index per object.
 
+use super::oid::ToGit;
 use super::StoreError;
+use crate::objectid::ObjectId;
 use flate2::{Compress, Compression, FlushCompress, Status};
-use git2::{Oid, Repository};
+use git2::Repository;
 use sha1::{Digest, Sha1};
 use std::collections::HashSet;
 use std::fs::File;
@@ -35,7 +37,7 @@ const OBJ_BLOB: u8 = 3;
 
 /// What the index says of one entry.
 struct Indexed {
-    id: Oid,
+    id: ObjectId,
     crc: u32,
     offset: u64,
 }
@@ -45,8 +47,8 @@ struct Indexed {
 pub(crate) struct BlobPack {
     dir: PathBuf,
     /// Ids added so far, each sent to the writer once: an index may not name an object twice.
-    ids: HashSet<Oid>,
-    to_writer: Option<SyncSender<(Oid, Vec<u8>)>>,
+    ids: HashSet<ObjectId>,
+    to_writer: Option<SyncSender<(ObjectId, Vec<u8>)>>,
     writer: Option<JoinHandle<io::Result<Entries>>>,
 }
 
@@ -60,7 +62,7 @@ struct Entries {
 }
 
 impl Entries {
-    fn write(&mut self, id: Oid, bytes: &[u8]) -> io::Result<()> {
+    fn write(&mut self, id: ObjectId, bytes: &[u8]) -> io::Result<()> {
         let (crc, len) = self.entry.write_blob(&mut self.pack, bytes)?;
         self.objects.push(Indexed {
             id,
@@ -85,7 +87,7 @@ impl BlobPack {
         };
         // The object count is not known yet: `finish` writes the real header over this one.
         entries.pack.write_all(&pack_header(0))?;
-        let (to_writer, blobs) = sync_channel::<(Oid, Vec<u8>)>(8);
+        let (to_writer, blobs) = sync_channel::<(ObjectId, Vec<u8>)>(8);
         let writer = std::thread::Builder::new()
             .name("rutter-pack".into())
             .spawn(move || {
@@ -103,8 +105,8 @@ impl BlobPack {
     }
 
     /// Adds a blob (once, however often it is added) and returns its id, which is git's.
-    pub fn add(&mut self, bytes: &[u8]) -> Result<Oid, StoreError> {
-        let id = blob_id(bytes)?;
+    pub fn add(&mut self, bytes: &[u8]) -> Result<ObjectId, StoreError> {
+        let id = blob_id(bytes);
         if self.ids.insert(id) {
             let sent = self
                 .to_writer
@@ -161,7 +163,7 @@ impl BlobPack {
         }
         let odb = repo.odb()?;
         odb.refresh()?;
-        if let Some(missing) = objects.iter().find(|o| !odb.exists(o.id)) {
+        if let Some(missing) = objects.iter().find(|o| !odb.exists(o.id.to_git())) {
             return Err(git2::Error::from_str(&format!(
                 "the adoption pack {name} does not hold blob {}",
                 missing.id
@@ -249,8 +251,8 @@ fn write_index(out: &mut impl Write, objects: &mut [Indexed], pack_sha: &[u8]) -
 }
 
 /// Git's id of a blob ([`crate::records::fingerprint::blob_sha1`]).
-fn blob_id(bytes: &[u8]) -> Result<Oid, git2::Error> {
-    Oid::from_bytes(&crate::records::fingerprint::blob_sha1(bytes))
+fn blob_id(bytes: &[u8]) -> ObjectId {
+    ObjectId::from_bytes(crate::records::fingerprint::blob_sha1(bytes))
 }
 
 /// `PACK`, version 2, the number of entries (big-endian).
@@ -363,6 +365,7 @@ impl<W: Write> Write for Hashed<'_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::oid::ToId;
     use git2::ObjectType;
     use proptest::prelude::*;
 
@@ -376,11 +379,16 @@ mod tests {
     fn round_trip(blobs: &[Vec<u8>]) -> tempfile::TempDir {
         let (dir, repo) = repo();
         let mut pack = BlobPack::new(&repo).unwrap();
-        let ids: Vec<Oid> = blobs.iter().map(|b| pack.add(b).unwrap()).collect();
+        let ids: Vec<ObjectId> = blobs.iter().map(|b| pack.add(b).unwrap()).collect();
         pack.finish(&repo).unwrap();
         for (bytes, id) in blobs.iter().zip(&ids) {
-            assert_eq!(*id, Oid::hash_object(ObjectType::Blob, bytes).unwrap());
-            assert_eq!(repo.find_blob(*id).unwrap().content(), &bytes[..]);
+            assert_eq!(
+                *id,
+                git2::Oid::hash_object(ObjectType::Blob, bytes)
+                    .unwrap()
+                    .to_id()
+            );
+            assert_eq!(repo.find_blob(id.to_git()).unwrap().content(), &bytes[..]);
         }
         let objects = dir.path().join(".git/objects");
         let packs: Vec<_> = std::fs::read_dir(objects.join("pack"))

@@ -2,12 +2,14 @@
 //! blob's bytes (without an object read when the working file is that very blob), and the lines
 //! the pending journal holds for each day file.
 
+use super::oid::{ToGit, ToId};
 use super::tree::Trees;
 use super::{Store, StoreError};
 use crate::journal::{Journal, RecordKind};
+use crate::objectid::ObjectId;
 use crate::records::paths;
 use crate::records::paths::stem_of;
-use git2::{ObjectType, Oid};
+use git2::ObjectType;
 use std::collections::BTreeMap;
 
 /// The most commits [`Store::commit_adding`] looks through.
@@ -17,9 +19,9 @@ impl Store {
     /// `(stem, blob id)` of every day file committed at `tip`, in tree order (by path once the
     /// ref keeps year folders). A stem is the file's name without `.md`: its day, or its day
     /// and writer tag (one day may have several files, spec/sync.md).
-    pub fn committed_days(&self, tip: Oid) -> Result<Vec<(String, Oid)>, StoreError> {
-        let tree = self.repo.find_commit(tip)?.tree_id();
-        let files = Trees::new(&self.repo)?.files(tree, paths::SESSIONS_DIR)?;
+    pub fn committed_days(&self, tip: ObjectId) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        let tree = self.repo.find_commit(tip.to_git())?.tree_id();
+        let files = Trees::new(&self.repo)?.files(tree.to_id(), paths::SESSIONS_DIR)?;
         Ok(files
             .into_iter()
             .filter_map(|(path, oid)| Some((stem_of(&path)?.to_string(), oid)))
@@ -31,17 +33,17 @@ impl Store {
     /// [`Store::committed_days`] holds for those stems.
     pub(crate) fn committed_days_of<'s>(
         &self,
-        tip: Oid,
+        tip: ObjectId,
         stems: impl IntoIterator<Item = &'s String>,
-    ) -> Result<Vec<(String, Oid)>, StoreError> {
-        let tree = self.repo.find_commit(tip)?.tree_id();
+    ) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        let tree = self.repo.find_commit(tip.to_git())?.tree_id();
         let mut trees = Trees::new(&self.repo)?;
         let mut out = Vec::new();
         for stem in stems
             .into_iter()
             .filter(|s| paths::split_day_stem(s).is_some())
         {
-            if let Some((oid, false)) = trees.entry(tree, &paths::day_file(stem))? {
+            if let Some((oid, false)) = trees.entry(tree.to_id(), &paths::day_file(stem))? {
                 out.push((stem.clone(), oid));
             }
         }
@@ -53,24 +55,24 @@ impl Store {
     /// versions of a tree, are skipped: one capture costs a few entries, not 3,650.
     pub(crate) fn changed_days(
         &self,
-        old: Oid,
-        new: Oid,
-    ) -> Result<Vec<(String, Option<Oid>)>, StoreError> {
+        old: ObjectId,
+        new: ObjectId,
+    ) -> Result<Vec<(String, Option<ObjectId>)>, StoreError> {
         let mut trees = Trees::new(&self.repo)?;
-        let a = self.repo.find_commit(old)?.tree_id();
-        let b = self.repo.find_commit(new)?.tree_id();
+        let a = self.repo.find_commit(old.to_git())?.tree_id();
+        let b = self.repo.find_commit(new.to_git())?.tree_id();
         Ok(trees
-            .changes(Some(a), Some(b))?
+            .changes(Some(a.to_id()), Some(b.to_id()))?
             .into_iter()
             .filter_map(|c| Some((stem_of(&c.path)?.to_string(), c.new)))
             .collect())
     }
 
     /// The blob id of the day file with the stem `day` committed at `tip`, if there is one.
-    pub fn committed_day(&self, tip: Oid, day: &str) -> Result<Option<Oid>, StoreError> {
-        let tree = self.repo.find_commit(tip)?.tree_id();
+    pub fn committed_day(&self, tip: ObjectId, day: &str) -> Result<Option<ObjectId>, StoreError> {
+        let tree = self.repo.find_commit(tip.to_git())?.tree_id();
         Ok(
-            match Trees::new(&self.repo)?.entry(tree, &paths::day_file(day))? {
+            match Trees::new(&self.repo)?.entry(tree.to_id(), &paths::day_file(day))? {
                 Some((oid, false)) => Some(oid),
                 _ => None,
             },
@@ -79,13 +81,13 @@ impl Store {
 
     /// The bytes of the blob `oid`. When `working` hashes to it, those bytes are the blob's and
     /// no object is read (a cold index build reads every day file once, not twice).
-    pub fn blob_bytes(&self, oid: Oid, working: Option<&[u8]>) -> Result<Vec<u8>, StoreError> {
+    pub fn blob_bytes(&self, oid: ObjectId, working: Option<&[u8]>) -> Result<Vec<u8>, StoreError> {
         if let Some(w) = working {
-            if Oid::hash_object(ObjectType::Blob, w)? == oid {
+            if git2::Oid::hash_object(ObjectType::Blob, w)?.to_id() == oid {
                 return Ok(w.to_vec());
             }
         }
-        Ok(self.repo.find_blob(oid)?.content().to_vec())
+        Ok(self.repo.find_blob(oid.to_git())?.content().to_vec())
     }
 
     /// The entry and retraction lines waiting in the pending journal, by day file stem, in the
@@ -121,18 +123,18 @@ impl Store {
     /// tip) whose version of the record file `path` holds `line` as a whole line while none of
     /// its parents' versions does: the commit that added that very line, also when another line
     /// carries the same entry id (a line a remote added, spec/sync.md).
-    pub fn commit_adding(&self, path: &str, line: &[u8]) -> Result<Option<Oid>, StoreError> {
+    pub fn commit_adding(&self, path: &str, line: &[u8]) -> Result<Option<ObjectId>, StoreError> {
         let Some(tip) = self.tip()? else {
             return Ok(None);
         };
         let mut walk = self.repo.revwalk()?;
         walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
-        walk.push(tip)?;
+        walk.push(tip.to_git())?;
         let mut trees = Trees::new(&self.repo)?;
-        let mut holds: std::collections::HashMap<Oid, bool> = std::collections::HashMap::new();
+        let mut holds: std::collections::HashMap<ObjectId, bool> = std::collections::HashMap::new();
         let mut has =
             |trees: &mut Trees<'_>, commit: &git2::Commit<'_>| -> Result<bool, StoreError> {
-                let Some((blob, false)) = trees.entry(commit.tree_id(), path)? else {
+                let Some((blob, false)) = trees.entry(commit.tree_id().to_id(), path)? else {
                     return Ok(false);
                 };
                 if let Some(known) = holds.get(&blob) {
@@ -152,7 +154,7 @@ impl Store {
                 in_parent |= has(&mut trees, &p)?;
             }
             if !in_parent {
-                return Ok(Some(c.id()));
+                return Ok(Some(c.id().to_id()));
             }
         }
         Ok(None)

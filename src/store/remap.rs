@@ -4,9 +4,11 @@
 //! their rewritten commits; and the old objects expired from the object store with git's own
 //! tools.
 
+use super::oid::ToGit;
 use super::rewrite::Rewritten;
-use super::{Oid, Store, StoreError};
+use super::{Store, StoreError};
 use crate::fsx::Dir;
+use crate::objectid::ObjectId;
 use std::path::Path;
 use std::time::Duration;
 
@@ -48,7 +50,7 @@ fn mapped_lines(text: &[u8], map: &Rewritten, ids_per_line: usize) -> Vec<u8> {
             let new = std::str::from_utf8(id)
                 .ok()
                 .filter(|s| s.len() == 40)
-                .and_then(|s| Oid::from_str(s).ok())
+                .and_then(|s| ObjectId::from_hex(s).ok())
                 .and_then(|old| map.get(old));
             match new {
                 Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
@@ -78,7 +80,7 @@ fn remap_file(dir: &Dir, name: &str, map: &Rewritten, ids: usize) -> Result<(), 
 impl Store {
     /// The remote-tracking refs of the records (`refs/remotes/*/rutter/records`) and where they
     /// point.
-    pub(crate) fn record_tracking_refs(&self) -> Result<Vec<(String, Oid)>, StoreError> {
+    pub(crate) fn record_tracking_refs(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
         Ok(self
             .refs_under("refs/remotes/")?
             .into_iter()
@@ -96,7 +98,7 @@ impl Store {
         for (name, oid) in self.record_tracking_refs()? {
             if let Some(new) = map.get(oid).filter(|n| *n != oid) {
                 self.repo
-                    .reference(&name, new, true, "rutter: purge (rewritten)")?;
+                    .reference(&name, new.to_git(), true, "rutter: purge (rewritten)")?;
             }
             names.push(name);
         }
@@ -187,8 +189,8 @@ mod tests {
 
     #[test]
     fn log_lines_keep_every_byte_but_the_ids_the_map_names() {
-        let old = Oid::from_str(&"1".repeat(40)).unwrap();
-        let new = Oid::from_str(&"2".repeat(40)).unwrap();
+        let old = ObjectId::from_hex(&"1".repeat(40)).unwrap();
+        let new = ObjectId::from_hex(&"2".repeat(40)).unwrap();
         let other = "3".repeat(40);
         let mut map = Rewritten::default();
         map.map.insert(old, new);

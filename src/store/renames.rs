@@ -14,9 +14,11 @@
 //!
 //! Candidates are evidence for a person to judge; nothing here binds a reference.
 
+use super::oid::{ToGit, ToId};
+use crate::objectid::ObjectId;
 use git2::{
-    Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, ErrorCode, ObjectType, Odb, Oid,
-    Repository, StatusOptions, Tree,
+    Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, ErrorCode, ObjectType, Odb, Repository,
+    StatusOptions, Tree,
 };
 use std::path::Path;
 
@@ -112,8 +114,8 @@ impl Default for Limits {
 pub(crate) fn rename_candidates(
     repo: &Repository,
     path: &str,
-    blob: Oid,
-    cited_copy: Option<Oid>,
+    blob: ObjectId,
+    cited_copy: Option<ObjectId>,
     limits: Limits,
 ) -> Result<Vec<GitCandidate>, git2::Error> {
     let Some(root) = repo.workdir() else {
@@ -146,10 +148,10 @@ fn from_history(
     root: &Path,
     head: &git2::Commit<'_>,
     path: &str,
-    blob: Oid,
+    blob: ObjectId,
     limits: Limits,
 ) -> Result<Option<GitCandidate>, git2::Error> {
-    let chain = Chain::walk(repo, head.id(), path, blob, limits.max_commits)?;
+    let chain = Chain::walk(repo, head.id().to_id(), path, blob, limits.max_commits)?;
     let (name, renamed_in) = match chain.follow(repo, path)? {
         Followed::Gone => return Ok(None),
         Followed::At { name, renamed_in } => (name, renamed_in),
@@ -187,7 +189,7 @@ fn from_history(
 /// HEAD's first-parent history down to the commit the cited path is followed from.
 struct Chain {
     /// `(commit, tree, blob at the cited path)`, newest first, ending at the start commit.
-    links: Vec<(Oid, Oid, Option<Oid>)>,
+    links: Vec<(ObjectId, ObjectId, Option<ObjectId>)>,
     /// Whether a start commit was found (the last link); otherwise the path is not in the
     /// history examined.
     started: bool,
@@ -198,7 +200,7 @@ enum Followed {
     /// The note is in HEAD at `name`, last renamed by `renamed_in`.
     At {
         name: String,
-        renamed_in: Option<Oid>,
+        renamed_in: Option<ObjectId>,
     },
     /// Deleted without a rename on the way to HEAD.
     Gone,
@@ -211,9 +213,9 @@ impl Chain {
     /// `path`; failing that, the chain ends at the newest commit that has `path` at all.
     fn walk(
         repo: &Repository,
-        head: Oid,
+        head: ObjectId,
         path: &str,
-        blob: Oid,
+        blob: ObjectId,
         max: usize,
     ) -> Result<Chain, git2::Error> {
         let mut lookup = Lookup::new(path);
@@ -221,8 +223,8 @@ impl Chain {
         let mut newest_with_path = None;
         let mut next = Some(head);
         while let Some(id) = next.filter(|_| links.len() < max) {
-            let commit = repo.find_commit(id)?;
-            let tree = commit.tree_id();
+            let commit = repo.find_commit(id.to_git())?;
+            let tree = commit.tree_id().to_id();
             let at = lookup.blob_at(repo, tree)?;
             links.push((id, tree, at));
             if at == Some(blob) {
@@ -234,7 +236,7 @@ impl Chain {
             if at.is_some() && newest_with_path.is_none() {
                 newest_with_path = Some(links.len());
             }
-            next = commit.parent_id(0).ok();
+            next = commit.parent_id(0).ok().map(ToId::to_id);
         }
         let started = newest_with_path.is_some();
         links.truncate(newest_with_path.unwrap_or(0));
@@ -260,8 +262,8 @@ impl Chain {
                 continue;
             }
             let diff = repo.diff_tree_to_tree(
-                Some(&repo.find_tree(parent_tree)?),
-                Some(&repo.find_tree(tree)?),
+                Some(&repo.find_tree(parent_tree.to_git())?),
+                Some(&repo.find_tree(tree.to_git())?),
                 Some(DiffOptions::new().ignore_submodules(true)),
             )?;
             match renamed_to(diff, &name, &mut find_options())? {
@@ -282,7 +284,7 @@ impl Chain {
 struct Lookup {
     dir: String,
     name: String,
-    last: Option<(Oid, Option<Oid>)>,
+    last: Option<(ObjectId, Option<ObjectId>)>,
 }
 
 impl Lookup {
@@ -296,12 +298,19 @@ impl Lookup {
     }
 
     /// The blob id at the path in the tree `root`, `None` when absent or not a blob.
-    fn blob_at(&mut self, repo: &Repository, root: Oid) -> Result<Option<Oid>, git2::Error> {
+    fn blob_at(
+        &mut self,
+        repo: &Repository,
+        root: ObjectId,
+    ) -> Result<Option<ObjectId>, git2::Error> {
         let dir = if self.dir.is_empty() {
             root
         } else {
-            match repo.find_tree(root)?.get_path(Path::new(&self.dir)) {
-                Ok(e) if e.kind() == Some(ObjectType::Tree) => e.id(),
+            match repo
+                .find_tree(root.to_git())?
+                .get_path(Path::new(&self.dir))
+            {
+                Ok(e) if e.kind() == Some(ObjectType::Tree) => e.id().to_id(),
                 _ => return Ok(None),
             }
         };
@@ -309,11 +318,11 @@ impl Lookup {
             return Ok(at);
         }
         let at = repo
-            .find_tree(dir)?
+            .find_tree(dir.to_git())?
             .get_name(&self.name)
             .and_then(|e| (e.kind() == Some(ObjectType::Blob)).then(|| e.id()));
-        self.last = Some((dir, at));
-        Ok(at)
+        self.last = Some((dir, at.map(ToId::to_id)));
+        Ok(at.map(ToId::to_id))
     }
 }
 
@@ -357,9 +366,9 @@ fn find_options() -> DiffFindOptions {
 }
 
 /// The blob at `path` in `tree`, if it is a blob.
-fn blob_in_tree(tree: &Tree<'_>, path: &str) -> Option<Oid> {
+fn blob_in_tree(tree: &Tree<'_>, path: &str) -> Option<ObjectId> {
     let entry = tree.get_path(Path::new(path)).ok()?;
-    (entry.kind() == Some(ObjectType::Blob)).then(|| entry.id())
+    (entry.kind() == Some(ObjectType::Blob)).then(|| entry.id().to_id())
 }
 
 /// Whether anything (file, directory or symlink) is at `path` in the working tree.
@@ -367,22 +376,23 @@ fn exists(root: &Path, path: &str) -> bool {
     std::fs::symlink_metadata(root.join(path)).is_ok()
 }
 
-fn blob_id(bytes: &[u8]) -> Result<Oid, git2::Error> {
-    Oid::hash_object(ObjectType::Blob, bytes)
+fn blob_id(bytes: &[u8]) -> Result<ObjectId, git2::Error> {
+    Ok(git2::Oid::hash_object(ObjectType::Blob, bytes)?.to_id())
 }
 
-fn short_id(id: Oid) -> String {
+fn short_id(id: ObjectId) -> String {
     let mut s = id.to_string();
     s.truncate(7);
     s
 }
 
 /// The cited bytes: the kept copy if present in the object database, else the cited blob.
-fn cited_bytes(repo: &Repository, cited_copy: Option<Oid>, blob: Oid) -> Option<Vec<u8>> {
-    cited_copy
-        .into_iter()
-        .chain(Some(blob))
-        .find_map(|id| repo.find_blob(id).ok().map(|b| b.content().to_vec()))
+fn cited_bytes(repo: &Repository, cited_copy: Option<ObjectId>, blob: ObjectId) -> Option<Vec<u8>> {
+    cited_copy.into_iter().chain(Some(blob)).find_map(|id| {
+        repo.find_blob(id.to_git())
+            .ok()
+            .map(|b| b.content().to_vec())
+    })
 }
 
 /// Step 3: current files libgit2 finds similar to the cited bytes, the best few.
@@ -576,7 +586,7 @@ mod tests {
             self.dir.path()
         }
 
-        fn write(&self, rel: &str, text: &str) -> Oid {
+        fn write(&self, rel: &str, text: &str) -> ObjectId {
             let p = self.root().join(rel);
             fs::create_dir_all(p.parent().unwrap()).unwrap();
             fs::write(&p, text).unwrap();
@@ -594,7 +604,7 @@ mod tests {
         }
 
         /// Stages everything (additions, edits, deletions) and commits on HEAD.
-        fn commit(&self, msg: &str) -> Oid {
+        fn commit(&self, msg: &str) -> ObjectId {
             let mut index = self.repo.index().unwrap();
             index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
             index.update_all(["*"], None).unwrap();
@@ -606,17 +616,18 @@ mod tests {
             self.repo
                 .commit(Some("HEAD"), &sig, &sig, msg, &tree, &parents)
                 .unwrap()
+                .to_id()
         }
 
-        fn find(&self, path: &str, blob: Oid) -> Vec<GitCandidate> {
+        fn find(&self, path: &str, blob: ObjectId) -> Vec<GitCandidate> {
             self.find_with(path, blob, None, Limits::default())
         }
 
         fn find_with(
             &self,
             path: &str,
-            blob: Oid,
-            copy: Option<Oid>,
+            blob: ObjectId,
+            copy: Option<ObjectId>,
             limits: Limits,
         ) -> Vec<GitCandidate> {
             rename_candidates(&self.repo, path, blob, copy, limits).unwrap()
@@ -645,7 +656,7 @@ mod tests {
             .to_string()
     }
 
-    fn renamed(path: &str, commit: Oid, edited: bool) -> GitCandidate {
+    fn renamed(path: &str, commit: ObjectId, edited: bool) -> GitCandidate {
         GitCandidate {
             path: path.to_string(),
             evidence: Evidence::Renamed {
@@ -662,7 +673,7 @@ mod tests {
         }
     }
 
-    fn vault_with_survey_and_cadence() -> (Vault, Oid, Oid) {
+    fn vault_with_survey_and_cadence() -> (Vault, ObjectId, ObjectId) {
         let v = Vault::new();
         let survey = v.write("Notes/reader-survey.md", &note("reader survey", 12));
         let cad = v.write("Notes/publishing-cadence.md", &cadence());
@@ -813,11 +824,11 @@ mod tests {
         v.write("Notes/unrelated.md", &note("gardening", 12));
         assert_eq!(v.find("Notes/publishing-cadence.md", blob), vec![]);
         let copy = v.repo.blob(cited.as_bytes()).unwrap();
-        assert_eq!(copy, blob);
+        assert_eq!(copy, blob.to_git());
         let found = v.find_with(
             "Notes/publishing-cadence.md",
             blob,
-            Some(copy),
+            Some(copy.to_id()),
             Limits::default(),
         );
         assert_eq!(found.len(), 1, "{found:?}");
@@ -843,7 +854,7 @@ mod tests {
         );
         v.write("Notes/a.md", &note("a", 10));
         v.write("Notes/b.md", &note("b", 10));
-        let found = v.find("Notes/publishing-cadence.md", blob);
+        let found = v.find("Notes/publishing-cadence.md", blob.to_id());
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].path, "Notes/cadence-decision.md");
         let capped = Limits {
@@ -851,7 +862,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            v.find_with("Notes/publishing-cadence.md", blob, None, capped),
+            v.find_with("Notes/publishing-cadence.md", blob.to_id(), None, capped),
             vec![]
         );
     }
@@ -917,7 +928,8 @@ mod tests {
             v.commit("daily");
         }
         let head = v.repo.head().unwrap().target().unwrap();
-        let chain = Chain::walk(&v.repo, head, "Notes/reader-survey.md", survey, 10).unwrap();
+        let chain =
+            Chain::walk(&v.repo, head.to_id(), "Notes/reader-survey.md", survey, 10).unwrap();
         assert!(!chain.started && chain.links.is_empty());
         let short = Limits {
             max_commits: 10,
@@ -957,11 +969,11 @@ mod tests {
             sim("b.md", 90),
             working("b.md", true),
             sim("a.md", 60),
-            renamed("b.md", Oid::ZERO_SHA1, false),
+            renamed("b.md", ObjectId::ZERO, false),
         ]);
         assert_eq!(
             found,
-            vec![sim("a.md", 60), renamed("b.md", Oid::ZERO_SHA1, false)]
+            vec![sim("a.md", 60), renamed("b.md", ObjectId::ZERO, false)]
         );
     }
 
@@ -978,7 +990,7 @@ mod tests {
             .find_tree(repo.treebuilder(None).unwrap().write().unwrap())
             .unwrap();
         let mut parent: Option<git2::Commit> = None;
-        let mut cited = Oid::ZERO_SHA1;
+        let mut cited = ObjectId::ZERO;
         let started = std::time::Instant::now();
         for i in 0..2000usize {
             let mut up = git2::build::TreeUpdateBuilder::new();
@@ -997,8 +1009,12 @@ mod tests {
                 );
             }
             if i == 100 {
-                cited = blob(&cadence());
-                up.upsert("Notes/publishing-cadence.md", cited, git2::FileMode::Blob);
+                cited = blob(&cadence()).to_id();
+                up.upsert(
+                    "Notes/publishing-cadence.md",
+                    cited.to_git(),
+                    git2::FileMode::Blob,
+                );
             }
             if i == 1500 {
                 up.remove("Notes/publishing-cadence.md");
@@ -1040,7 +1056,7 @@ mod tests {
 
         let t = std::time::Instant::now();
         let copy = repo.blob(note("note 7", 10).as_bytes()).unwrap();
-        let found = v.find_with("Notes/gone.md", gone, Some(copy), Limits::default());
+        let found = v.find_with("Notes/gone.md", gone, Some(copy.to_id()), Limits::default());
         eprintln!(
             "full walk + cited copy vs 1,001 files: {:?} -> {found:?}",
             t.elapsed()
@@ -1056,7 +1072,7 @@ mod tests {
     }
 
     /// Times `git log --follow` and this module again after `git gc` (skipped without git).
-    fn compare_with_git_cli(v: &Vault, cited: Oid) {
+    fn compare_with_git_cli(v: &Vault, cited: ObjectId) {
         let git = |args: &[&str]| {
             let t = std::time::Instant::now();
             let out = std::process::Command::new("git")

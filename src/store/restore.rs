@@ -2,6 +2,7 @@
 //! version back over an edited one after moving the edited file aside (never deleting it).
 //! Journalled pending lines are appended again after the committed bytes.
 
+use super::oid::ToGit;
 use super::{Store, StoreError};
 use crate::clock::Instant;
 use crate::fsx::{Dir, FsError};
@@ -30,7 +31,7 @@ impl Store {
             if day.is_some_and(|d| crate::records::paths::day_of(&path) != Some(d)) {
                 continue;
             }
-            let committed = self.repo.find_blob(blob)?.content().to_vec();
+            let committed = self.repo.find_blob(blob.to_git())?.content().to_vec();
             let working = std::fs::symlink_metadata(self.root().join(&path)).ok();
             let intact = working.as_ref().is_some_and(|m| m.is_file())
                 && self

@@ -4,8 +4,10 @@
 //! for byte but its signature (which no longer signs it), so the same removal gives the same ids
 //! on every machine, and a commit with nothing changed keeps its id.
 
+use super::oid::{ToGit, ToId};
 use super::tree::{Memo, Trees};
-use super::{Oid, Store, StoreError};
+use super::{Store, StoreError};
+use crate::objectid::ObjectId;
 use crate::records::purge::{line_digest, Removal};
 use git2::{ObjectType, Sort};
 use std::collections::{BTreeSet, HashMap};
@@ -14,14 +16,14 @@ use std::collections::{BTreeSet, HashMap};
 /// changed).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Rewritten {
-    pub map: HashMap<Oid, Oid>,
+    pub map: HashMap<ObjectId, ObjectId>,
     /// How many commits got a new id.
     pub changed: usize,
 }
 
 impl Rewritten {
     /// The new id of `old`, when the rewrite visited it.
-    pub(crate) fn get(&self, old: Oid) -> Option<Oid> {
+    pub(crate) fn get(&self, old: ObjectId) -> Option<ObjectId> {
         self.map.get(&old).copied()
     }
 }
@@ -47,7 +49,7 @@ fn message_without(message: &[u8], removal: &Removal, ids: &BTreeSet<String>) ->
 
 /// The raw commit `raw` with `tree`, `parents` and `message`, every other header kept byte for
 /// byte except a signature (`gpgsig`, `gpgsig-sha256` and their continuation lines).
-fn rebuilt(raw: &[u8], tree: Oid, parents: &[Oid], message: &[u8]) -> Vec<u8> {
+fn rebuilt(raw: &[u8], tree: ObjectId, parents: &[ObjectId], message: &[u8]) -> Vec<u8> {
     let split = raw
         .windows(2)
         .position(|w| w == b"\n\n")
@@ -78,7 +80,7 @@ fn rebuilt(raw: &[u8], tree: Oid, parents: &[Oid], message: &[u8]) -> Vec<u8> {
 }
 
 /// The headers and message of a raw commit: `(tree, parents, message)`.
-fn parts(raw: &[u8]) -> (Option<Oid>, Vec<Oid>, &[u8]) {
+fn parts(raw: &[u8]) -> (Option<ObjectId>, Vec<ObjectId>, &[u8]) {
     let split = raw
         .windows(2)
         .position(|w| w == b"\n\n")
@@ -88,7 +90,7 @@ fn parts(raw: &[u8]) -> (Option<Oid>, Vec<Oid>, &[u8]) {
         let id = |p: &[u8]| {
             std::str::from_utf8(p)
                 .ok()
-                .and_then(|s| Oid::from_str(s).ok())
+                .and_then(|s| ObjectId::from_hex(s).ok())
         };
         if let Some(t) = line.strip_prefix(b"tree ") {
             tree = id(t);
@@ -105,22 +107,22 @@ impl Store {
     /// no ref.
     pub(crate) fn rewrite(
         &self,
-        tips: &[Oid],
+        tips: &[ObjectId],
         removal: &Removal,
         ids: &BTreeSet<String>,
     ) -> Result<Rewritten, StoreError> {
         let mut walk = self.repo.revwalk()?;
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
         for t in tips {
-            walk.push(*t)?;
+            walk.push(t.to_git())?;
         }
         let odb = self.repo.odb()?;
         let mut trees = Trees::new(&self.repo)?;
         let mut memo = Memo::default();
         let mut out = Rewritten::default();
         for (n, oid) in walk.enumerate() {
-            let oid = oid?;
-            let obj = odb.read(oid)?;
+            let oid = oid?.to_id();
+            let obj = odb.read(oid.to_git())?;
             let raw = obj.data();
             let (Some(tree), parents, message) = parts(raw) else {
                 return Err(StoreError::Git(git2::Error::from_str(&format!(
@@ -128,7 +130,8 @@ impl Store {
                 ))));
             };
             let new_tree = trees.purged(tree, removal, &mut memo)?;
-            let new_parents: Vec<Oid> = parents.iter().map(|p| out.get(*p).unwrap_or(*p)).collect();
+            let new_parents: Vec<ObjectId> =
+                parents.iter().map(|p| out.get(*p).unwrap_or(*p)).collect();
             let new_message = message_without(message, removal, ids);
             let same = new_tree == tree && new_parents == parents && new_message.is_none();
             let new = match same {
@@ -137,7 +140,7 @@ impl Store {
                     let message = new_message.as_deref().unwrap_or(message);
                     let bytes = rebuilt(raw, new_tree, &new_parents, message);
                     out.changed += 1;
-                    odb.write(ObjectType::Commit, &bytes)?
+                    odb.write(ObjectType::Commit, &bytes)?.to_id()
                 }
             };
             out.map.insert(oid, new);
@@ -188,21 +191,24 @@ mod tests {
         }
 
         /// A commit whose day file of 2026-11-30 holds `lines`, its message the last line.
-        fn commit(&self, parents: &[Oid], lines: &[&str], seconds: i64) -> Oid {
+        fn commit(&self, parents: &[ObjectId], lines: &[&str], seconds: i64) -> ObjectId {
             let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
             let blob = self.repo.blob(text.as_bytes()).unwrap();
             let mut trees = Trees::new(&self.repo).unwrap();
             let tree = trees
                 .write(
                     None,
-                    &[("_librarian/sessions/2026-11-30.md".to_string(), blob)],
+                    &[(
+                        "_librarian/sessions/2026-11-30.md".to_string(),
+                        blob.to_id(),
+                    )],
                 )
                 .unwrap();
-            let tree = self.repo.find_tree(tree).unwrap();
+            let tree = self.repo.find_tree(tree.to_git()).unwrap();
             let sig = Signature::new("A", "a@x", &Time::new(seconds, 60)).unwrap();
             let parents: Vec<_> = parents
                 .iter()
-                .map(|p| self.repo.find_commit(*p).unwrap())
+                .map(|p| self.repo.find_commit(p.to_git()).unwrap())
                 .collect();
             let parents: Vec<_> = parents.iter().collect();
             let msg = format!(
@@ -212,10 +218,11 @@ mod tests {
             self.repo
                 .commit(None, &sig, &sig, &msg, &tree, &parents)
                 .unwrap()
+                .to_id()
         }
 
-        fn day_file(&self, commit: Oid) -> String {
-            let c = self.repo.find_commit(commit).unwrap();
+        fn day_file(&self, commit: ObjectId) -> String {
+            let c = self.repo.find_commit(commit.to_git()).unwrap();
             let e = c
                 .tree()
                 .unwrap()
@@ -246,15 +253,15 @@ mod tests {
         let new_merge = r.get(merge).unwrap();
         assert_eq!(h.day_file(new_merge), "- a\n- c\n- d\n");
         assert_eq!(h.day_file(r.get(b).unwrap()), "- a\n");
-        let m = h.repo.find_commit(new_merge).unwrap();
+        let m = h.repo.find_commit(new_merge.to_git()).unwrap();
         assert_eq!(
-            m.parent_ids().collect::<Vec<_>>(),
+            m.parent_ids().map(ToId::to_id).collect::<Vec<_>>(),
             [r.get(c).unwrap(), r.get(side).unwrap()]
         );
-        let old = h.repo.find_commit(merge).unwrap();
+        let old = h.repo.find_commit(merge.to_git()).unwrap();
         assert_eq!(m.author().when(), old.author().when());
         assert_eq!(m.author().name().unwrap(), "A");
-        let nb = h.repo.find_commit(r.get(b).unwrap()).unwrap();
+        let nb = h.repo.find_commit(r.get(b).unwrap().to_git()).unwrap();
         assert_eq!(nb.message().unwrap(), "rutter: capture\n\n\n");
         // The same removal again, from the old tips: the same ids (deterministic); from the new
         // tip: nothing changes (idempotent).
@@ -301,7 +308,7 @@ mod tests {
         );
         assert_eq!(parents.len(), 1);
         assert_eq!(message, b"subject\n\nbody\n");
-        let t = Oid::from_str("0000000000000000000000000000000000000003").unwrap();
+        let t = ObjectId::from_hex("0000000000000000000000000000000000000003").unwrap();
         let out = rebuilt(raw, t, &[], b"subject\n");
         assert_eq!(
             String::from_utf8(out).unwrap(),

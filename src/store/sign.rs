@@ -5,8 +5,10 @@
 //! Captures never sign (no passphrase or touch prompt after every turn): `git rutter commit`,
 //! `verify --ack` and seals do.
 
+use super::oid::ToGit;
 use super::{Store, StoreError};
-use git2::{Commit, Oid, Signature};
+use crate::objectid::ObjectId;
+use git2::{Commit, Signature};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -47,9 +49,9 @@ impl Store {
         &self,
         sig: &Signature<'_>,
         message: &str,
-        tree: Oid,
-        parents: &[Oid],
-    ) -> Result<Oid, StoreError> {
+        tree: ObjectId,
+        parents: &[ObjectId],
+    ) -> Result<ObjectId, StoreError> {
         let mut cmd = git_command()?;
         cmd.arg("--git-dir")
             .arg(self.repo.path())
@@ -67,15 +69,15 @@ impl Store {
         }
         let out = run_with_input(cmd, message.as_bytes()).map_err(SignError::NoGit)?;
         let text = String::from_utf8_lossy(&out.stdout);
-        match (out.status.success(), Oid::from_str(text.trim())) {
+        match (out.status.success(), ObjectId::from_hex(text.trim())) {
             (true, Ok(oid)) => Ok(oid),
             _ => Err(SignError::Failed(conclusion(&out.stderr)).into()),
         }
     }
 
     /// Checks the signature of commit `id` with `git verify-commit`, when it has one.
-    pub(crate) fn check_signature(&self, id: Oid) -> SigCheck {
-        let commit = match self.repo.find_commit(id) {
+    pub(crate) fn check_signature(&self, id: ObjectId) -> SigCheck {
+        let commit = match self.repo.find_commit(id.to_git()) {
             Ok(c) => c,
             Err(e) => {
                 return SigCheck::Unchecked(format!("the commit cannot be read: {}", e.message()))

@@ -5,6 +5,7 @@
 //! stdin closed), so it never waits on a prompt. Nothing git prints
 //! reaches the user before [`redact`] has taken credentials out of every URL in it.
 
+use crate::objectid::ObjectId;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -158,8 +159,8 @@ pub fn fetch(root: &Path, remote: &str, bounds: Bounds) -> Result<(), TransportE
 pub fn push(
     root: &Path,
     remote: &str,
-    tip: git2::Oid,
-    lease: Option<git2::Oid>,
+    tip: ObjectId,
+    lease: Option<ObjectId>,
     bounds: Bounds,
 ) -> Result<Pushed, TransportError> {
     let mut cmd = git(root, bounds)?;

@@ -9,10 +9,11 @@
 //! difference, a missing or symlinked one, is left alone and reported.
 
 use crate::fsx::{Dir, FsError};
+use crate::objectid::ObjectId;
 use crate::overlay::OverlayError;
 use crate::recorder::Recorder;
 use crate::store::tree::Trees;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::io::{Read, Seek, SeekFrom, Write};
 
 /// What happened to the working files.
@@ -52,8 +53,8 @@ pub(crate) enum Was<'a> {
 pub(crate) fn check_out(
     store: &Store,
     trees: &mut Trees<'_>,
-    old: Oid,
-    new: Oid,
+    old: ObjectId,
+    new: ObjectId,
     recorder: &Recorder<'_>,
 ) -> Result<Checkout, StoreError> {
     let mut out = Checkout::default();
@@ -84,7 +85,7 @@ pub(crate) fn check_out(
 pub(crate) fn bring_up(
     store: &Store,
     trees: &mut Trees<'_>,
-    tip: Oid,
+    tip: ObjectId,
     recorder: &Recorder<'_>,
 ) -> Result<Checkout, StoreError> {
     let mut out = Checkout::default();
@@ -283,8 +284,8 @@ pub(crate) mod tests {
         (t, store, journal)
     }
 
-    fn tree(store: &Store, files: &[(&str, &str)]) -> Oid {
-        let edits: Vec<(String, Oid)> = files
+    fn tree(store: &Store, files: &[(&str, &str)]) -> ObjectId {
+        let edits: Vec<(String, ObjectId)> = files
             .iter()
             .map(|(p, t)| (p.to_string(), store.write_blob(t.as_bytes()).unwrap()))
             .collect();
@@ -301,7 +302,7 @@ pub(crate) mod tests {
         std::fs::read_to_string(store.root().join(path)).unwrap_or_default()
     }
 
-    fn run(store: &Store, _journal: &Journal, old: Oid, new: Oid) -> Checkout {
+    fn run(store: &Store, _journal: &Journal, old: ObjectId, new: ObjectId) -> Checkout {
         let recorder = Recorder::lock(store, crate::lock::INTERACTIVE_WAIT).unwrap();
         let mut trees = store.trees().unwrap();
         check_out(store, &mut trees, old, new, &recorder).unwrap()

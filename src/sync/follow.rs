@@ -10,8 +10,9 @@
 
 use super::checkout::{self, Checkout};
 use crate::fsx::Dir;
+use crate::objectid::ObjectId;
 use crate::recorder::Recorder;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::path::Path;
 
 /// The note, in the state folder.
@@ -21,9 +22,9 @@ const NOTE: &str = "checkout";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Note {
     /// The working files were brought to this tip.
-    At(Oid),
+    At(ObjectId),
     /// The ref is being moved from one tip to another; the files are not there yet.
-    Moving { from: Oid, to: Oid },
+    Moving { from: ObjectId, to: ObjectId },
 }
 
 impl Note {
@@ -36,7 +37,7 @@ impl Note {
 
     fn parse(text: &str) -> Option<Note> {
         let mut words = text.split_whitespace();
-        let oid = |w: Option<&str>| w.and_then(|w| Oid::from_str(w).ok());
+        let oid = |w: Option<&str>| w.and_then(|w| ObjectId::from_hex(w).ok());
         let note = match words.next()? {
             "at" => Note::At(oid(words.next())?),
             "moving" => Note::Moving {
@@ -65,8 +66,8 @@ fn write(state_dir: &Path, note: Note) -> Result<(), StoreError> {
 pub(crate) fn advance(
     store: &Store,
     recorder: &Recorder<'_>,
-    from: Oid,
-    to: Oid,
+    from: ObjectId,
+    to: ObjectId,
     advance: impl FnOnce() -> Result<(), StoreError>,
 ) -> Result<Checkout, StoreError> {
     write(store.state_dir(), Note::Moving { from, to })?;
@@ -103,7 +104,7 @@ pub(crate) fn recover(store: &Store, recorder: &Recorder<'_>) -> Result<Checkout
 }
 
 /// Whether the ref reached `to`: the tip is `to` or descends from it.
-fn reached(store: &Store, tip: Oid, to: Oid) -> Result<bool, StoreError> {
+fn reached(store: &Store, tip: ObjectId, to: ObjectId) -> Result<bool, StoreError> {
     if tip == to {
         return Ok(true);
     }
@@ -114,8 +115,8 @@ fn reached(store: &Store, tip: Oid, to: Oid) -> Result<bool, StoreError> {
 fn check_out(
     store: &Store,
     recorder: &Recorder<'_>,
-    from: Oid,
-    to: Oid,
+    from: ObjectId,
+    to: ObjectId,
 ) -> Result<Checkout, StoreError> {
     let mut trees = store.trees()?;
     let (old, new) = (store.tree_of(from)?, store.tree_of(to)?);
@@ -129,8 +130,8 @@ mod tests {
 
     #[test]
     fn notes_read_back_and_anything_else_is_none() {
-        let a = Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap();
-        let b = Oid::from_str("89abcdef0123456789abcdef0123456789abcdef").unwrap();
+        let a = ObjectId::from_hex("0123456789abcdef0123456789abcdef01234567").unwrap();
+        let b = ObjectId::from_hex("89abcdef0123456789abcdef0123456789abcdef").unwrap();
         for n in [Note::At(a), Note::Moving { from: a, to: b }] {
             assert_eq!(Note::parse(&n.render()), Some(n));
         }
@@ -145,7 +146,7 @@ mod tests {
     const DAY: &str = "_librarian/sessions/2026-11-30.laptop-0001.md";
 
     /// A commit on `parent` whose tree holds `text` at [`DAY`].
-    fn commit(store: &Store, parent: Option<Oid>, text: &str) -> Oid {
+    fn commit(store: &Store, parent: Option<ObjectId>, text: &str) -> ObjectId {
         let blob = store.write_blob(text.as_bytes()).unwrap();
         let tree = store
             .trees()
@@ -153,7 +154,7 @@ mod tests {
             .write(None, &[(DAY.into(), blob)])
             .unwrap();
         let now = crate::clock::parse_instant("2026-11-30T10:00:00.000Z").unwrap();
-        let parents: Vec<Oid> = parent.into_iter().collect();
+        let parents: Vec<ObjectId> = parent.into_iter().collect();
         store
             .write_commit_of(&parents, tree, "rutter: test\n", now, false)
             .unwrap()
@@ -163,15 +164,16 @@ mod tests {
         std::fs::read_to_string(store.root().join(DAY)).ok()
     }
 
-    fn point_ref(store: &Store, to: Oid) {
+    fn point_ref(store: &Store, to: ObjectId) {
         let repo = git2::Repository::open(store.root()).unwrap();
+        let to = git2::Oid::from_str(&to.to_string()).unwrap();
         repo.reference(crate::store::RECORDS_REF, to, true, "test")
             .unwrap();
     }
 
     /// Two commits, the ref at the first and the working file as it commits, and a note that
     /// a sync is moving the ref to the second.
-    fn moving(store: &Store) -> (Oid, Oid) {
+    fn moving(store: &Store) -> (ObjectId, ObjectId) {
         let from = commit(store, None, "H\na\n");
         let to = commit(store, Some(from), "H\na\nb\n");
         point_ref(store, from);

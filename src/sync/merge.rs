@@ -10,15 +10,16 @@
 //! of both stays, in files readers treat as one day.
 
 use super::union::{common_line_prefix, union};
+use crate::objectid::ObjectId;
 use crate::records::paths::day_of;
 use crate::records::{fingerprint, v1};
 use crate::store::tree::Trees;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// What a merge did to the files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct MergedTree {
-    pub tree: Oid,
+    pub tree: ObjectId,
     /// Record files both sides changed, written as their line union.
     pub unioned: Vec<String>,
     /// `(path, kept beside it as)`: `@1` day files whose two versions could not be spliced.
@@ -29,15 +30,15 @@ pub(crate) struct MergedTree {
 pub(crate) fn merge_trees(
     store: &Store,
     trees: &mut Trees<'_>,
-    ours: Oid,
-    theirs: Oid,
+    ours: ObjectId,
+    theirs: ObjectId,
 ) -> Result<MergedTree, StoreError> {
     let mut out = MergedTree {
         tree: ours,
         unioned: vec![],
         split: vec![],
     };
-    let mut edits: Vec<(String, Oid)> = Vec::new();
+    let mut edits: Vec<(String, ObjectId)> = Vec::new();
     for ch in trees.changes(Some(ours), Some(theirs))? {
         let (o, t) = match (ch.old, ch.new) {
             (None, Some(t)) => {
@@ -83,7 +84,7 @@ pub(crate) fn merge_trees(
 /// Of two `cited/` copies at one path, the one whose bytes have the sha256 `name`, else the
 /// smaller id (a corrupt copy is `verify`'s to report; the choice only has to be the same on
 /// every machine).
-fn cited_pick(store: &Store, name: &str, a: Oid, b: Oid) -> Result<Oid, StoreError> {
+fn cited_pick(store: &Store, name: &str, a: ObjectId, b: ObjectId) -> Result<ObjectId, StoreError> {
     for oid in [a.min(b), a.max(b)] {
         if fingerprint::sha256_hex(&store.blob(oid)?) == name {
             return Ok(oid);

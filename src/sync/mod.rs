@@ -21,10 +21,11 @@ pub(crate) mod union;
 use crate::audit::intake::{IntakeError, Refusal};
 use crate::clock::Instant;
 use crate::lock::{self, LockError};
+use crate::objectid::ObjectId;
 use crate::recorder::Recorder;
 use crate::store::transport::{self, Pushed, TransportError};
 use crate::store::tree::Trees;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// Git config key naming the remote `git rutter sync` uses without an argument.
 pub(crate) const SYNC_REMOTE_KEY: &str = "rutter.syncRemote";
@@ -49,7 +50,7 @@ pub enum SyncError {
     #[error("{}", refused_message(remote, *tip, refusal))]
     Refused {
         remote: String,
-        tip: Option<Oid>,
+        tip: Option<ObjectId>,
         refusal: Box<Refusal>,
     },
     #[error(transparent)]
@@ -82,13 +83,13 @@ pub struct SyncReport {
     /// The remote's URL without credentials.
     pub url: Option<String>,
     /// The local tip before (after committing what was pending) and after.
-    pub before: Option<Oid>,
-    pub after: Option<Oid>,
+    pub before: Option<ObjectId>,
+    pub after: Option<ObjectId>,
     /// The remote's tip as last fetched (`None`: the remote has no records yet).
-    pub remote_tip: Option<Oid>,
+    pub remote_tip: Option<ObjectId>,
     pub action: Action,
     /// Merge commits made (one per round that had to merge).
-    pub merges: Vec<Oid>,
+    pub merges: Vec<ObjectId>,
     /// The merges' trees had no common history (each machine had started its own record).
     pub unrelated: bool,
     /// Files the merges wrote as a line union, and `@1` day files kept beside each other.
@@ -229,7 +230,7 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
 
 /// Under the capture lock (a [`Recorder`]): finishes the checkout a stopped sync left
 /// ([`follow::recover`]) and commits what is pending. The tip to sync from.
-fn begin(store: &Store, now: Instant, report: &mut SyncReport) -> Result<Oid, SyncError> {
+fn begin(store: &Store, now: Instant, report: &mut SyncReport) -> Result<ObjectId, SyncError> {
     let recorder = Recorder::lock(store, lock::INTERACTIVE_WAIT)?;
     recorder.journal_path().map_err(StoreError::from)?;
     // Committing what is pending would create the ref by adopting the working files: a
@@ -252,7 +253,7 @@ fn sync_round(
     remote: &str,
     now: Instant,
     report: &mut SyncReport,
-    seen: &mut Option<Oid>,
+    seen: &mut Option<ObjectId>,
 ) -> Result<bool, SyncError> {
     let fetched = tracking_tip(store, remote)?;
     report.remote_tip = fetched;
@@ -307,7 +308,7 @@ fn sync_round(
 fn join(
     recorder: &Recorder<'_>,
     remote: &str,
-    theirs: Oid,
+    theirs: ObjectId,
     now: Instant,
     report: &mut SyncReport,
 ) -> Result<(), SyncError> {
@@ -351,7 +352,12 @@ fn join(
 
 /// Checks what taking in `theirs` would bring (every commit not reachable from `local`); the
 /// number of commits checked, or the refusal.
-fn take_in(store: &Store, remote: &str, theirs: Oid, local: Oid) -> Result<usize, SyncError> {
+fn take_in(
+    store: &Store,
+    remote: &str,
+    theirs: ObjectId,
+    local: ObjectId,
+) -> Result<usize, SyncError> {
     crate::audit::intake::check_incoming(store, theirs, Some(local)).map_err(|e| match e {
         IntakeError::Refused(refusal) => SyncError::Refused {
             remote: remote.to_string(),
@@ -363,7 +369,7 @@ fn take_in(store: &Store, remote: &str, theirs: Oid, local: Oid) -> Result<usize
 }
 
 /// The remote's record tip as last fetched.
-pub fn tracking_tip(store: &Store, remote: &str) -> Result<Option<Oid>, StoreError> {
+pub fn tracking_tip(store: &Store, remote: &str) -> Result<Option<ObjectId>, StoreError> {
     store.ref_target(&transport::tracking_ref(remote))
 }
 
@@ -371,11 +377,11 @@ pub fn tracking_tip(store: &Store, remote: &str) -> Result<Option<Oid>, StoreErr
 fn merge_commit(
     store: &Store,
     remote: &str,
-    local: Oid,
-    theirs: Oid,
+    local: ObjectId,
+    theirs: ObjectId,
     now: Instant,
     report: &mut SyncReport,
-) -> Result<Oid, StoreError> {
+) -> Result<ObjectId, StoreError> {
     let mut trees = store.trees()?;
     let (ours_tree, theirs_tree) = (store.tree_of(local)?, store.tree_of(theirs)?);
     let merged = merge::merge_trees(store, &mut trees, ours_tree, theirs_tree)?;
@@ -394,7 +400,7 @@ fn merge_commit(
 }
 
 /// Why a remote's records were refused, that nothing was taken, and where to look.
-fn refused_message(remote: &str, tip: Option<Oid>, refusal: &Refusal) -> String {
+fn refused_message(remote: &str, tip: Option<ObjectId>, refusal: &Refusal) -> String {
     let at = tip
         .map(|t| format!(" at {}", crate::shortid::long(&t)))
         .unwrap_or_default();
@@ -411,7 +417,7 @@ fn refused_message(remote: &str, tip: Option<Oid>, refusal: &Refusal) -> String 
 }
 
 /// `rutter: merge <remote>`, what was merged, and the trailers.
-fn merge_message(remote: &str, local: Oid, theirs: Oid, m: &merge::MergedTree) -> String {
+fn merge_message(remote: &str, local: ObjectId, theirs: ObjectId, m: &merge::MergedTree) -> String {
     let mut body = format!(
         "Merged {} from {} into {}: {} record file(s) written as the union of both sides' lines",
         crate::shortid::long(&theirs),
@@ -441,15 +447,15 @@ fn one_line(s: &str) -> String {
 /// Entry ids in the day files of tree `to` that tree `from` does not hold.
 fn new_entries(
     trees: &mut Trees<'_>,
-    from: Option<Oid>,
-    to: Oid,
+    from: Option<ObjectId>,
+    to: ObjectId,
 ) -> Result<Vec<String>, StoreError> {
     let mut out = Vec::new();
     for ch in trees.changes(from, Some(to))? {
         if crate::records::paths::day_of(&ch.path).is_none() {
             continue;
         }
-        let mut ids = |o: Option<Oid>| -> Result<Vec<String>, StoreError> {
+        let mut ids = |o: Option<ObjectId>| -> Result<Vec<String>, StoreError> {
             Ok(match o {
                 Some(o) => crate::audit::history::ids(&ch.path, &trees.blob(o)?, true),
                 None => vec![],

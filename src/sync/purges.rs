@@ -6,18 +6,19 @@
 
 use super::{Refusal, SyncError, SyncReport};
 use crate::lock;
+use crate::objectid::ObjectId;
 use crate::recorder::purge::{self as recorder, PurgeError};
 use crate::recorder::Recorder;
 use crate::records::purge::{self, Purge};
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// What the sync takes in and how it pushes, once the purges are settled.
 pub(crate) struct Crossing {
     /// The remote's tip, rewritten by this machine's purges it lacks.
-    pub theirs: Oid,
+    pub theirs: ObjectId,
     /// The remote tip a push must replace (a lease on it), when this machine's purges rewrote
     /// what the remote holds.
-    pub lease: Option<Oid>,
+    pub lease: Option<ObjectId>,
 }
 
 /// Settles the purges between the local record and the fetched tip `fetched`; `seen` is the
@@ -25,8 +26,8 @@ pub(crate) struct Crossing {
 pub(crate) fn cross(
     store: &Store,
     remote: &str,
-    seen: Option<Oid>,
-    fetched: Oid,
+    seen: Option<ObjectId>,
+    fetched: ObjectId,
     report: &mut SyncReport,
 ) -> Result<Crossing, SyncError> {
     let local = store.tip()?.ok_or(SyncError::NoRecords)?;
@@ -69,7 +70,7 @@ fn missing_from(a: &[Purge], b: &[Purge]) -> Vec<Purge> {
 }
 
 /// `tip` rewritten by `purges`.
-fn rewrite(store: &Store, tip: Oid, purges: &[Purge]) -> Result<Oid, StoreError> {
+fn rewrite(store: &Store, tip: ObjectId, purges: &[Purge]) -> Result<ObjectId, StoreError> {
     let r = store.rewrite(&[tip], &purge::removal_of(purges), &purge::ids(purges))?;
     Ok(r.get(tip).unwrap_or(tip))
 }
@@ -80,9 +81,9 @@ fn rewrite(store: &Store, tip: Oid, purges: &[Purge]) -> Result<Oid, StoreError>
 fn check(
     store: &Store,
     remote: &str,
-    old: Oid,
-    fetched: Oid,
-    rewritten: Oid,
+    old: ObjectId,
+    fetched: ObjectId,
+    rewritten: ObjectId,
     new: &[Purge],
     mine: &[Purge],
 ) -> Result<(), SyncError> {

@@ -7,7 +7,7 @@
 use crate::audit::intake::Refusal;
 use crate::clock::Instant;
 use crate::fsx::Dir;
-use crate::store::Oid;
+use crate::objectid::ObjectId;
 use std::path::Path;
 
 const FILE: &str = "sync-refused";
@@ -25,7 +25,13 @@ pub(crate) struct Noted {
 }
 
 /// Remembers that `remote`'s records at `tip` were refused.
-pub fn note(state_dir: &Path, remote: &str, tip: Option<Oid>, refusal: &Refusal, now: Instant) {
+pub fn note(
+    state_dir: &Path,
+    remote: &str,
+    tip: Option<ObjectId>,
+    refusal: &Refusal,
+    now: Instant,
+) {
     let noted = Noted {
         remote: remote.to_string(),
         tip: tip.map(|t| t.to_string()),

@@ -7,8 +7,9 @@
 //! machine's git identity).
 
 use super::{SyncError, SYNC_REMOTE_KEY};
+use crate::objectid::ObjectId;
 use crate::store::transport;
-use crate::store::{Oid, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::collections::BTreeSet;
 
 /// How many commits of each ref the shared check reads (newest first).
@@ -72,7 +73,7 @@ fn other_authors(store: &Store, remote: &str) -> Result<Vec<String>, SyncError> 
             (!skip).then_some(oid)
         });
     let mut others = BTreeSet::new();
-    for tip in tips.collect::<Vec<Oid>>() {
+    for tip in tips.collect::<Vec<ObjectId>>() {
         for oid in store.newest_first(tip, None, AUTHOR_WALK)? {
             let Some(email) = store.commit_info(oid)?.author_email else {
                 continue;

@@ -8,8 +8,10 @@
 //! slices in git's entry order by the raw codec (`raw`), and written straight to the object
 //! database.
 
+use crate::objectid::ObjectId;
 use crate::records::paths;
-use git2::{ObjectType, Odb, Oid, Repository};
+use crate::store::oid::{ToGit, ToId};
+use git2::{ObjectType, Odb, Repository};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -22,8 +24,8 @@ use raw::{apply, differing, entries, RawEntry, DIR_MODE, FILE_MODE};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Change {
     pub path: String,
-    pub old: Option<Oid>,
-    pub new: Option<Oid>,
+    pub old: Option<ObjectId>,
+    pub new: Option<ObjectId>,
 }
 
 /// An entry of a record tree that is not a record file: readers skip it, the audit names it
@@ -99,16 +101,16 @@ fn admit(path: &str, name: &[u8], mode: &[u8]) -> Admit {
 }
 
 /// An entry to write: its path as stored, its mode, and its id (`None`: remove it).
-type Placed = (String, &'static [u8], Option<Oid>);
+type Placed = (String, &'static [u8], Option<ObjectId>);
 
 /// Reads and writes trees of one repository, remembering every tree it has read.
 pub(crate) struct Trees<'r> {
     repo: &'r Repository,
     odb: Odb<'r>,
-    raw: HashMap<Oid, Rc<Vec<u8>>>,
+    raw: HashMap<ObjectId, Rc<Vec<u8>>>,
     /// The last blobs read by [`Trees::blob`], newest last: a day file's next version is
     /// usually compared with the one read just before.
-    blobs: Vec<(Oid, Rc<Vec<u8>>)>,
+    blobs: Vec<(ObjectId, Rc<Vec<u8>>)>,
     /// The largest tree object read (the intake of a remote's history sets a bound).
     tree_limit: Option<usize>,
 }
@@ -138,9 +140,9 @@ impl<'r> Trees<'r> {
     /// folders, else in its year's folder (spec/ref-layout.md, "Year folders").
     pub(crate) fn entry(
         &mut self,
-        root: Oid,
+        root: ObjectId,
         path: &str,
-    ) -> Result<Option<(Oid, bool)>, git2::Error> {
+    ) -> Result<Option<(ObjectId, bool)>, git2::Error> {
         match self.raw_entry(root, path)? {
             Some(found) => Ok(Some(found)),
             None => match paths::year_path(path) {
@@ -153,7 +155,11 @@ impl<'r> Trees<'r> {
     /// The id of the entry at `path` (`/`-separated) below the tree `root`, as stored, and
     /// whether it is a folder: `None` for anything but a regular file (`100644`) or a folder,
     /// so no reader ever takes a symlink, gitlink or executable entry for a record file.
-    fn raw_entry(&mut self, root: Oid, path: &str) -> Result<Option<(Oid, bool)>, git2::Error> {
+    fn raw_entry(
+        &mut self,
+        root: ObjectId,
+        path: &str,
+    ) -> Result<Option<(ObjectId, bool)>, git2::Error> {
         Ok(match self.stored_entry(root, path)? {
             Some((oid, DIR_MODE)) => Some((oid, true)),
             Some((oid, FILE_MODE)) => Some((oid, false)),
@@ -163,7 +169,11 @@ impl<'r> Trees<'r> {
 
     /// The blob of a note at `path` in a tree of the user's branches (`root`): a regular or an
     /// executable file (notes copied from some file systems keep an executable bit).
-    pub(crate) fn note_entry(&mut self, root: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
+    pub(crate) fn note_entry(
+        &mut self,
+        root: ObjectId,
+        path: &str,
+    ) -> Result<Option<ObjectId>, git2::Error> {
         Ok(match self.stored_entry(root, path)? {
             Some((oid, FILE_MODE | b"100755")) => Some(oid),
             _ => None,
@@ -173,9 +183,9 @@ impl<'r> Trees<'r> {
     /// The id and mode of the entry at `path` below `root`, as stored, whatever its mode.
     fn stored_entry(
         &mut self,
-        root: Oid,
+        root: ObjectId,
         path: &str,
-    ) -> Result<Option<(Oid, &'static [u8])>, git2::Error> {
+    ) -> Result<Option<(ObjectId, &'static [u8])>, git2::Error> {
         let mut current = root;
         let mut parts = path.split('/').filter(|p| !p.is_empty()).peekable();
         while let Some(name) = parts.next() {
@@ -183,7 +193,7 @@ impl<'r> Trees<'r> {
             let Some(e) = entries(&raw).find(|e| e.name == name.as_bytes()) else {
                 return Ok(None);
             };
-            let oid = Oid::from_bytes(e.oid)?;
+            let oid = ObjectId::from_bytes(*e.oid);
             let mode: &'static [u8] = match e.mode {
                 DIR_MODE => DIR_MODE,
                 FILE_MODE => FILE_MODE,
@@ -204,11 +214,11 @@ impl<'r> Trees<'r> {
     /// The bytes of the blob at `path` below `root`, if there is one.
     pub(crate) fn blob_at(
         &mut self,
-        root: Oid,
+        root: ObjectId,
         path: &str,
     ) -> Result<Option<Vec<u8>>, git2::Error> {
         match self.entry(root, path)? {
-            Some((oid, false)) => Ok(Some(self.repo.find_blob(oid)?.content().to_vec())),
+            Some((oid, false)) => Ok(Some(self.repo.find_blob(oid.to_git())?.content().to_vec())),
             _ => Ok(None),
         }
     }
@@ -218,9 +228,9 @@ impl<'r> Trees<'r> {
     /// sessions folder itself (a tree written before the year folders): it is replaced there.
     pub(crate) fn write(
         &mut self,
-        base: Option<Oid>,
-        edits: &[(String, Oid)],
-    ) -> Result<Oid, git2::Error> {
+        base: Option<ObjectId>,
+        edits: &[(String, ObjectId)],
+    ) -> Result<ObjectId, git2::Error> {
         let mut placed = Vec::with_capacity(edits.len());
         for (path, oid) in edits {
             let at = match (paths::year_path(path), base) {
@@ -239,7 +249,10 @@ impl<'r> Trees<'r> {
     /// day file already in its year folder under the same name is replaced: the one in the
     /// sessions folder itself is the record file ([`Trees::entry`]), so [`Trees::changes`]
     /// finds no change between `root` and the result.
-    pub(crate) fn moved_to_years(&mut self, root: Oid) -> Result<Option<Oid>, git2::Error> {
+    pub(crate) fn moved_to_years(
+        &mut self,
+        root: ObjectId,
+    ) -> Result<Option<ObjectId>, git2::Error> {
         if flat_sessions() {
             return Ok(None);
         }
@@ -257,7 +270,7 @@ impl<'r> Trees<'r> {
             let Some(year) = paths::year_path(&flat) else {
                 continue;
             };
-            let oid = Oid::from_bytes(e.oid)?;
+            let oid = ObjectId::from_bytes(*e.oid);
             edits.push((flat, FILE_MODE, None));
             edits.push((year, FILE_MODE, Some(oid)));
         }
@@ -270,7 +283,10 @@ impl<'r> Trees<'r> {
     /// A new tree holding each `(path, blob)` exactly at `path`, day files included: the trees
     /// versions before the year folders wrote, for tests.
     #[cfg(test)]
-    pub(crate) fn write_stored(&mut self, files: &[(String, Oid)]) -> Result<Oid, git2::Error> {
+    pub(crate) fn write_stored(
+        &mut self,
+        files: &[(String, ObjectId)],
+    ) -> Result<ObjectId, git2::Error> {
         let placed: Vec<Placed> = files
             .iter()
             .map(|(p, o)| (p.clone(), FILE_MODE, Some(*o)))
@@ -280,8 +296,12 @@ impl<'r> Trees<'r> {
 
     /// Writes the tree `base` with each `(path as stored, mode, id)` of `edits` inserted or
     /// replaced; `None` as the id removes the entry.
-    fn write_at(&mut self, base: Option<Oid>, edits: &[Placed]) -> Result<Oid, git2::Error> {
-        let mut updates: Vec<(Vec<u8>, &[u8], Option<Oid>)> = Vec::new();
+    fn write_at(
+        &mut self,
+        base: Option<ObjectId>,
+        edits: &[Placed],
+    ) -> Result<ObjectId, git2::Error> {
+        let mut updates: Vec<(Vec<u8>, &[u8], Option<ObjectId>)> = Vec::new();
         let mut dirs: Vec<(&str, Vec<Placed>)> = Vec::new();
         for (path, mode, oid) in edits {
             match path.split_once('/') {
@@ -308,7 +328,7 @@ impl<'r> Trees<'r> {
             None => Rc::new(Vec::new()),
         };
         let bytes = apply(&raw, &updates);
-        self.odb.write(ObjectType::Tree, &bytes)
+        Ok(self.odb.write(ObjectType::Tree, &bytes)?.to_id())
     }
 
     /// What differs between two trees, recursively: `(path, old blob, new blob)` per file, a
@@ -322,8 +342,8 @@ impl<'r> Trees<'r> {
     /// any other entry is skipped, and no folder that holds no record file is read.
     pub(crate) fn changes(
         &mut self,
-        old: Option<Oid>,
-        new: Option<Oid>,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
     ) -> Result<Vec<Change>, git2::Error> {
         Ok(self.changes_checked(old, new)?.0)
     }
@@ -333,8 +353,8 @@ impl<'r> Trees<'r> {
     /// odd folder is read).
     pub(crate) fn changes_checked(
         &mut self,
-        old: Option<Oid>,
-        new: Option<Oid>,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
     ) -> Result<(Vec<Change>, Vec<Odd>), git2::Error> {
         let (mut stored, mut odd) = (Vec::new(), Vec::new());
         self.diff_into(old, new, "", &mut stored, &mut odd)?;
@@ -345,8 +365,8 @@ impl<'r> Trees<'r> {
     /// paths wherever either tree keeps them.
     fn seen_changes(
         &mut self,
-        old: Option<Oid>,
-        new: Option<Oid>,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
         stored: Vec<Change>,
     ) -> Result<Vec<Change>, git2::Error> {
         let is_day = |c: &Change| {
@@ -380,8 +400,8 @@ impl<'r> Trees<'r> {
     /// and `new`, as readers see it in each (`stored`: what the diff of the two found, by path).
     fn day_change(
         &mut self,
-        old: Option<Oid>,
-        new: Option<Oid>,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
         day: String,
         stored: &HashMap<&str, &Change>,
     ) -> Result<Option<Change>, git2::Error> {
@@ -414,16 +434,18 @@ impl<'r> Trees<'r> {
     /// place (unchanged by the diff) is looked up.
     fn day_blob(
         &mut self,
-        root: Option<Oid>,
+        root: Option<ObjectId>,
         flat: &str,
         year: &str,
-        flat_known: Option<Option<Oid>>,
-        year_known: Option<Option<Oid>>,
-    ) -> Result<Option<Oid>, git2::Error> {
+        flat_known: Option<Option<ObjectId>>,
+        year_known: Option<Option<ObjectId>>,
+    ) -> Result<Option<ObjectId>, git2::Error> {
         let Some(root) = root else {
             return Ok(None);
         };
-        let mut at = |known: Option<Option<Oid>>, path: &str| -> Result<Option<Oid>, git2::Error> {
+        let mut at = |known: Option<Option<ObjectId>>,
+                      path: &str|
+         -> Result<Option<ObjectId>, git2::Error> {
             match known {
                 Some(k) => Ok(k),
                 None => Ok(self
@@ -440,8 +462,8 @@ impl<'r> Trees<'r> {
 
     fn diff_into(
         &mut self,
-        old: Option<Oid>,
-        new: Option<Oid>,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
         prefix: &str,
         out: &mut Vec<Change>,
         odd: &mut Vec<Odd>,
@@ -480,10 +502,10 @@ impl<'r> Trees<'r> {
             }
             let oid = |side: &Option<(RawEntry<'_>, Admit)>,
                        want_dir: bool|
-             -> Result<Option<Oid>, git2::Error> {
+             -> Result<Option<ObjectId>, git2::Error> {
                 match side {
-                    Some((e, Admit::Dir)) if want_dir => Ok(Some(Oid::from_bytes(e.oid)?)),
-                    Some((e, Admit::File)) if !want_dir => Ok(Some(Oid::from_bytes(e.oid)?)),
+                    Some((e, Admit::Dir)) if want_dir => Ok(Some(ObjectId::from_bytes(*e.oid))),
+                    Some((e, Admit::File)) if !want_dir => Ok(Some(ObjectId::from_bytes(*e.oid))),
                     _ => Ok(None),
                 }
             };
@@ -514,9 +536,9 @@ impl<'r> Trees<'r> {
     /// record file, as [`Trees::entry`] finds it).
     pub(crate) fn files(
         &mut self,
-        root: Oid,
+        root: ObjectId,
         dir: &str,
-    ) -> Result<Vec<(String, Oid)>, git2::Error> {
+    ) -> Result<Vec<(String, ObjectId)>, git2::Error> {
         let stored = self.stored_files(root, dir)?;
         if !stored
             .iter()
@@ -525,7 +547,7 @@ impl<'r> Trees<'r> {
             return Ok(stored);
         }
         let names: HashSet<&str> = stored.iter().map(|(p, _)| p.as_str()).collect();
-        let mut out: Vec<(String, Oid)> = stored
+        let mut out: Vec<(String, ObjectId)> = stored
             .iter()
             .filter_map(|(p, oid)| match paths::from_year_path(p) {
                 Some(flat) if names.contains(flat.as_str()) => None,
@@ -538,7 +560,11 @@ impl<'r> Trees<'r> {
     }
 
     /// Every file below `dir` as stored, in tree order.
-    fn stored_files(&mut self, root: Oid, dir: &str) -> Result<Vec<(String, Oid)>, git2::Error> {
+    fn stored_files(
+        &mut self,
+        root: ObjectId,
+        dir: &str,
+    ) -> Result<Vec<(String, ObjectId)>, git2::Error> {
         let start = match dir {
             "" => Some((String::new(), root)),
             _ => self
@@ -547,12 +573,12 @@ impl<'r> Trees<'r> {
                 .map(|(oid, _)| (format!("{dir}/"), oid)),
         };
         let mut out = Vec::new();
-        let mut todo: Vec<(String, Oid)> = start.into_iter().collect();
+        let mut todo: Vec<(String, ObjectId)> = start.into_iter().collect();
         while let Some((prefix, tree)) = todo.pop() {
             let raw = self.read(tree)?;
             for e in entries(&raw) {
                 let path = format!("{prefix}{}", String::from_utf8_lossy(e.name));
-                let oid = Oid::from_bytes(e.oid)?;
+                let oid = ObjectId::from_bytes(*e.oid);
                 match admit(&path, e.name, e.mode) {
                     Admit::Dir => todo.push((format!("{path}/"), oid)),
                     Admit::File => out.push((path, oid)),
@@ -564,11 +590,11 @@ impl<'r> Trees<'r> {
     }
 
     /// The bytes of the blob `oid`, kept among the last few read.
-    pub(crate) fn blob(&mut self, oid: Oid) -> Result<Rc<Vec<u8>>, git2::Error> {
+    pub(crate) fn blob(&mut self, oid: ObjectId) -> Result<Rc<Vec<u8>>, git2::Error> {
         if let Some((_, b)) = self.blobs.iter().find(|(o, _)| *o == oid) {
             return Ok(b.clone());
         }
-        let b = Rc::new(self.repo.find_blob(oid)?.content().to_vec());
+        let b = Rc::new(self.repo.find_blob(oid.to_git())?.content().to_vec());
         if self.blobs.len() == RECENT_BLOBS {
             self.blobs.remove(0);
         }
@@ -581,19 +607,19 @@ impl<'r> Trees<'r> {
         self.raw.clear();
     }
 
-    fn read(&mut self, oid: Oid) -> Result<Rc<Vec<u8>>, git2::Error> {
+    fn read(&mut self, oid: ObjectId) -> Result<Rc<Vec<u8>>, git2::Error> {
         if let Some(raw) = self.raw.get(&oid) {
             return Ok(raw.clone());
         }
         if let Some(limit) = self.tree_limit {
-            let (size, _) = self.odb.read_header(oid)?;
+            let (size, _) = self.odb.read_header(oid.to_git())?;
             if size > limit {
                 return Err(git2::Error::from_str(&format!(
                     "the tree {oid} is {size} bytes, more than any record folder holds ({limit})"
                 )));
             }
         }
-        let obj = self.odb.read(oid)?;
+        let obj = self.odb.read(oid.to_git())?;
         if obj.kind() != ObjectType::Tree {
             return Err(git2::Error::from_str(&format!("{oid} is not a tree")));
         }
@@ -620,8 +646,8 @@ mod tests {
     fn nested_edits_keep_siblings_and_match_git_order() {
         let t = tempfile::tempdir().unwrap();
         let repo = Repository::init(t.path()).unwrap();
-        let a = repo.blob(b"a").unwrap();
-        let b = repo.blob(b"b").unwrap();
+        let a = repo.blob(b"a").unwrap().to_id();
+        let b = repo.blob(b"b").unwrap().to_id();
         let mut trees = Trees::new(&repo).unwrap();
         let edits = [
             ("x/y/a.md".to_string(), a),
@@ -642,7 +668,7 @@ mod tests {
         );
         assert!(trees.entry(second, "x/nope").unwrap().is_none());
         // libgit2 parses it and agrees on the order.
-        let tree = repo.find_tree(second).unwrap();
+        let tree = repo.find_tree(second.to_git()).unwrap();
         let names: Vec<String> = tree.iter().map(|e| e.name().unwrap().to_string()).collect();
         assert_eq!(names, ["top", "x-y", "x.md", "x"]);
         let mut builder = repo.treebuilder(None).unwrap();
@@ -653,7 +679,7 @@ mod tests {
         }
         assert_eq!(
             builder.write().unwrap(),
-            second,
+            second.to_git(),
             "byte-identical to libgit2's own tree"
         );
     }
@@ -667,25 +693,25 @@ mod tests {
     }
 
     /// The tree of `files` (stored path → blob) as libgit2's `TreeBuilder` writes it.
-    fn builder_tree(repo: &Repository, files: &BTreeMap<String, Oid>) -> Oid {
+    fn builder_tree(repo: &Repository, files: &BTreeMap<String, ObjectId>) -> ObjectId {
         let mut builder = repo.treebuilder(None).unwrap();
-        let mut dirs: BTreeMap<&str, BTreeMap<String, Oid>> = BTreeMap::new();
+        let mut dirs: BTreeMap<&str, BTreeMap<String, ObjectId>> = BTreeMap::new();
         for (path, oid) in files {
             match path.split_once('/') {
                 Some((head, rest)) => {
                     dirs.entry(head).or_default().insert(rest.to_string(), *oid);
                 }
                 None => {
-                    builder.insert(path, *oid, 0o100644).unwrap();
+                    builder.insert(path, oid.to_git(), 0o100644).unwrap();
                 }
             }
         }
         for (name, sub) in &dirs {
             builder
-                .insert(name, builder_tree(repo, sub), 0o040000)
+                .insert(name, builder_tree(repo, sub).to_git(), 0o040000)
                 .unwrap();
         }
-        builder.write().unwrap()
+        builder.write().unwrap().to_id()
     }
 
     /// Batches of `(vault-relative path, content byte)` edits over one set of paths: names that
@@ -739,12 +765,12 @@ mod tests {
             let t = tempfile::tempdir().unwrap();
             let repo = Repository::init(t.path()).unwrap();
             let mut trees = Trees::new(&repo).unwrap();
-            let mut files: BTreeMap<String, Oid> = BTreeMap::new();
+            let mut files: BTreeMap<String, ObjectId> = BTreeMap::new();
             let mut base = None;
             for batch in batches {
-                let edits: Vec<(String, Oid)> = batch
+                let edits: Vec<(String, ObjectId)> = batch
                     .iter()
-                    .map(|(p, c)| (p.clone(), repo.blob(&[*c]).unwrap()))
+                    .map(|(p, c)| (p.clone(), repo.blob(&[*c]).unwrap().to_id()))
                     .collect();
                 for (p, oid) in &edits {
                     files.insert(placed(p), *oid);
@@ -760,7 +786,7 @@ mod tests {
     fn files_lists_one_directory_without_reading_its_siblings() {
         let t = tempfile::tempdir().unwrap();
         let repo = Repository::init(t.path()).unwrap();
-        let a = repo.blob(b"a").unwrap();
+        let a = repo.blob(b"a").unwrap().to_id();
         let mut trees = Trees::new(&repo).unwrap();
         let edits = [
             ("_librarian/note-identity.md".to_string(), a),
@@ -773,7 +799,7 @@ mod tests {
         let root = trees.write(None, &edits).unwrap();
         let cited = trees.entry(root, "cited").unwrap().unwrap().0;
         let mut fresh = Trees::new(&repo).unwrap();
-        let paths = |files: Vec<(String, Oid)>| -> Vec<String> {
+        let paths = |files: Vec<(String, ObjectId)>| -> Vec<String> {
             files.into_iter().map(|(p, _)| p).collect()
         };
         assert_eq!(
@@ -805,7 +831,7 @@ mod tests {
 
     /// A raw tree of `(mode, name, id)` entries, whatever the names: what `git mktree` or
     /// `git hash-object -t tree --literally` lets a remote write.
-    fn raw_tree(repo: &Repository, entries: &[(&str, &[u8], Oid)]) -> Oid {
+    fn raw_tree(repo: &Repository, entries: &[(&str, &[u8], ObjectId)]) -> ObjectId {
         let mut sorted = entries.to_vec();
         sorted.sort_by(|a, b| a.1.cmp(b.1));
         let mut bytes = Vec::new();
@@ -816,14 +842,18 @@ mod tests {
             bytes.push(0);
             bytes.extend_from_slice(oid.as_bytes());
         }
-        repo.odb().unwrap().write(ObjectType::Tree, &bytes).unwrap()
+        repo.odb()
+            .unwrap()
+            .write(ObjectType::Tree, &bytes)
+            .unwrap()
+            .to_id()
     }
 
     #[test]
     fn entries_that_are_not_record_files_are_odd_and_never_read() {
         let t = tempfile::tempdir().unwrap();
         let repo = Repository::init(t.path()).unwrap();
-        let a = repo.blob(b"H\na\n").unwrap();
+        let a = repo.blob(b"H\na\n").unwrap().to_id();
         let mut trees = Trees::new(&repo).unwrap();
         let base = trees
             .write(
@@ -833,13 +863,13 @@ mod tests {
             .unwrap();
         let outside = raw_tree(&repo, &[("100644", b"PWNED.md", a)]);
         let sig = git2::Signature::now("t", "t@t").unwrap();
-        let tree = repo.find_tree(base).unwrap();
+        let tree = repo.find_tree(base.to_git()).unwrap();
         let commit = repo.commit(None, &sig, &sig, "x", &tree, &[]).unwrap();
         let year = raw_tree(
             &repo,
             &[
                 ("100644", b"2026-01-01.md", a),
-                ("160000", b"2026-01-02.md", commit),
+                ("160000", b"2026-01-02.md", commit.to_id()),
                 ("120000", b"2026-01-03.md", a),
                 ("100755", b"2026-01-04.md", a),
                 ("100644", b"2025-12-31.md", a),
@@ -910,10 +940,10 @@ mod tests {
     }
 
     /// A tree of `files` (path → one content byte) written from scratch.
-    fn build(repo: &Repository, trees: &mut Trees<'_>, files: &BTreeMap<String, u8>) -> Oid {
-        let edits: Vec<(String, Oid)> = files
+    fn build(repo: &Repository, trees: &mut Trees<'_>, files: &BTreeMap<String, u8>) -> ObjectId {
+        let edits: Vec<(String, ObjectId)> = files
             .iter()
-            .map(|(p, c)| (p.clone(), repo.blob(&[*c]).unwrap()))
+            .map(|(p, c)| (p.clone(), repo.blob(&[*c]).unwrap().to_id()))
             .collect();
         trees.write(None, &edits).unwrap()
     }
@@ -951,7 +981,7 @@ mod tests {
             let (a, b) = (build(&repo, &mut trees, &old), build(&repo, &mut trees, &new));
             let mut got = trees.changes(Some(a), Some(b)).unwrap();
             got.sort_by(|x, y| x.path.cmp(&y.path));
-            let blob = |c: Option<&u8>| c.map(|c| repo.blob(&[*c]).unwrap());
+            let blob = |c: Option<&u8>| c.map(|c| repo.blob(&[*c]).unwrap().to_id());
             let want: Vec<Change> = old
                 .keys()
                 .chain(new.keys())
@@ -1003,10 +1033,16 @@ mod tests {
         out
     }
 
-    fn store(repo: &Repository, trees: &mut Trees<'_>, files: &BTreeMap<String, u8>) -> Oid {
+    fn store(repo: &Repository, trees: &mut Trees<'_>, files: &BTreeMap<String, u8>) -> ObjectId {
         let edits: Vec<Placed> = files
             .iter()
-            .map(|(p, c)| (p.clone(), FILE_MODE, Some(repo.blob(&[*c]).unwrap())))
+            .map(|(p, c)| {
+                (
+                    p.clone(),
+                    FILE_MODE,
+                    Some(repo.blob(&[*c]).unwrap().to_id()),
+                )
+            })
             .collect();
         trees.write_at(None, &edits).unwrap()
     }
@@ -1015,7 +1051,10 @@ mod tests {
     fn day_files_are_written_to_their_year_unless_the_sessions_folder_holds_them() {
         let t = tempfile::tempdir().unwrap();
         let repo = Repository::init(t.path()).unwrap();
-        let (a, b) = (repo.blob(b"a").unwrap(), repo.blob(b"b").unwrap());
+        let (a, b) = (
+            repo.blob(b"a").unwrap().to_id(),
+            repo.blob(b"b").unwrap().to_id(),
+        );
         let mut trees = Trees::new(&repo).unwrap();
         let day = "_librarian/sessions/2026-11-30.md".to_string();
         let fresh = trees.write(None, &[(day.clone(), a)]).unwrap();
@@ -1050,9 +1089,9 @@ mod tests {
             let repo = Repository::init(t.path()).unwrap();
             let mut trees = Trees::new(&repo).unwrap();
             let (a, b) = (store(&repo, &mut trees, &old), store(&repo, &mut trees, &new));
-            let blob = |c: Option<&u8>| c.map(|c| repo.blob(&[*c]).unwrap());
+            let blob = |c: Option<&u8>| c.map(|c| repo.blob(&[*c]).unwrap().to_id());
             let (seen_a, seen_b) = (seen(&old), seen(&new));
-            let listed: Vec<(String, Oid)> = seen_a.iter().map(|(p, c)| (p.clone(), blob(Some(c)).unwrap())).collect();
+            let listed: Vec<(String, ObjectId)> = seen_a.iter().map(|(p, c)| (p.clone(), blob(Some(c)).unwrap())).collect();
             let mut files = trees.files(a, "").unwrap();
             files.sort();
             prop_assert_eq!(files, listed);

@@ -6,17 +6,19 @@
 
 use super::raw::{apply, entries, DIR_MODE};
 use super::Trees;
+use crate::objectid::ObjectId;
 use crate::records::paths;
 use crate::records::purge::{without_lines, Removal};
-use git2::{ObjectType, Oid};
+use crate::store::oid::{ToGit, ToId};
+use git2::ObjectType;
 use std::collections::HashMap;
 
 /// The memo of one rewrite: every tree (by its place: the same folder content means the same
 /// thing only at the same kind of place) and blob already transformed, old id → new id.
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
-    trees: HashMap<(Oid, String), Option<Oid>>,
-    blobs: HashMap<Oid, Oid>,
+    trees: HashMap<(ObjectId, String), Option<ObjectId>>,
+    blobs: HashMap<ObjectId, ObjectId>,
 }
 
 /// Which folder a tree being transformed is.
@@ -35,37 +37,35 @@ impl<'r> Trees<'r> {
     /// The record tree `root` with `removal` applied (its own id when nothing changes).
     pub(crate) fn purged(
         &mut self,
-        root: Oid,
+        root: ObjectId,
         removal: &Removal,
         memo: &mut Memo,
-    ) -> Result<Oid, git2::Error> {
+    ) -> Result<ObjectId, git2::Error> {
         match self.purged_folder(root, Folder::Root, removal, memo)? {
             Some(tree) => Ok(tree),
-            None => self.odb.write(ObjectType::Tree, &[]),
+            None => Ok(self.odb.write(ObjectType::Tree, &[])?.to_id()),
         }
     }
 
     /// The folder `tree` with `removal` applied; `None` when the removal emptied it.
     fn purged_folder(
         &mut self,
-        tree: Oid,
+        tree: ObjectId,
         folder: Folder<'_>,
         removal: &Removal,
         memo: &mut Memo,
-    ) -> Result<Option<Oid>, git2::Error> {
+    ) -> Result<Option<ObjectId>, git2::Error> {
         let key = (tree, format!("{folder:?}"));
         if let Some(done) = memo.trees.get(&key) {
             return Ok(*done);
         }
         let raw = self.read(tree)?;
-        let mut updates: Vec<(Vec<u8>, &[u8], Option<Oid>)> = Vec::new();
+        let mut updates: Vec<(Vec<u8>, &[u8], Option<ObjectId>)> = Vec::new();
         for e in entries(&raw) {
             let Ok(name) = std::str::from_utf8(e.name) else {
                 continue;
             };
-            let Ok(oid) = Oid::from_bytes(e.oid) else {
-                continue;
-            };
+            let oid = ObjectId::from_bytes(*e.oid);
             let is_dir = e.mode == DIR_MODE;
             let sub = match (folder, is_dir) {
                 (Folder::Root, true) if name == "_librarian" => Some(Folder::Librarian),
@@ -99,7 +99,7 @@ impl<'r> Trees<'r> {
                 match bytes.is_empty() {
                     // An emptied folder goes with its last entry.
                     true => None,
-                    false => Some(self.odb.write(ObjectType::Tree, &bytes)?),
+                    false => Some(self.odb.write(ObjectType::Tree, &bytes)?.to_id()),
                 }
             }
         };
@@ -112,10 +112,10 @@ impl<'r> Trees<'r> {
     fn purged_day_file(
         &mut self,
         name: &str,
-        oid: Oid,
+        oid: ObjectId,
         removal: &Removal,
         memo: &mut Memo,
-    ) -> Result<Option<Oid>, git2::Error> {
+    ) -> Result<Option<ObjectId>, git2::Error> {
         let Some((day, _)) = paths::split_day_file_name(name) else {
             return Ok(None);
         };
@@ -125,13 +125,13 @@ impl<'r> Trees<'r> {
         if let Some(done) = memo.blobs.get(&oid) {
             return Ok(Some(*done));
         }
-        let bytes = self.repo.find_blob(oid)?.content().to_vec();
+        let bytes = self.repo.find_blob(oid.to_git())?.content().to_vec();
         let new = match without_lines(&bytes, gone) {
             Some(kept) => self.odb.write(ObjectType::Blob, &kept)?,
-            None => oid,
+            None => oid.to_git(),
         };
-        memo.blobs.insert(oid, new);
-        Ok(Some(new))
+        memo.blobs.insert(oid, new.to_id());
+        Ok(Some(new.to_id()))
     }
 }
 
@@ -182,18 +182,18 @@ mod tests {
             Repo { _dir: dir, repo }
         }
 
-        fn tree(&self, files: &[(&str, &str)]) -> Oid {
+        fn tree(&self, files: &[(&str, &str)]) -> ObjectId {
             let mut trees = Trees::new(&self.repo).unwrap();
-            let files: Vec<(String, Oid)> = files
+            let files: Vec<(String, ObjectId)> = files
                 .iter()
-                .map(|(p, c)| (p.to_string(), self.repo.blob(c.as_bytes()).unwrap()))
+                .map(|(p, c)| (p.to_string(), self.repo.blob(c.as_bytes()).unwrap().to_id()))
                 .collect();
             trees.write_stored(&files).unwrap()
         }
 
-        fn files(&self, tree: Oid) -> Vec<(String, String)> {
+        fn files(&self, tree: ObjectId) -> Vec<(String, String)> {
             let mut out = Vec::new();
-            let t = self.repo.find_tree(tree).unwrap();
+            let t = self.repo.find_tree(tree.to_git()).unwrap();
             t.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
                 if e.kind() == Some(git2::ObjectType::Blob) {
                     let blob = self.repo.find_blob(e.id()).unwrap();
@@ -261,8 +261,10 @@ mod tests {
         assert_eq!(twice, new);
         // The same content written by git itself has the same id.
         let mut index = r.repo.index().unwrap();
-        index.read_tree(&r.repo.find_tree(new).unwrap()).unwrap();
-        assert_eq!(index.write_tree_to(&r.repo).unwrap(), new);
+        index
+            .read_tree(&r.repo.find_tree(new.to_git()).unwrap())
+            .unwrap();
+        assert_eq!(index.write_tree_to(&r.repo).unwrap(), new.to_git());
     }
 
     #[test]
@@ -283,7 +285,12 @@ mod tests {
                 "- x\n".to_string()
             )]
         );
-        assert!(r.repo.find_tree(new).unwrap().get_name("cited").is_none());
+        assert!(r
+            .repo
+            .find_tree(new.to_git())
+            .unwrap()
+            .get_name("cited")
+            .is_none());
         let nothing = Removal::default();
         assert_eq!(
             trees.purged(tree, &nothing, &mut Memo::default()).unwrap(),

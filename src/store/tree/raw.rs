@@ -5,7 +5,7 @@
 //! skipping their identical head and tail ([`differing`]). The year-folder mapping and the
 //! object database are the parent's ([`super::Trees`]).
 
-use git2::Oid;
+use crate::objectid::ObjectId;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
@@ -16,19 +16,22 @@ pub(super) const DIR_MODE: &[u8] = b"40000";
 
 /// The length of an object id in a tree entry: SHA-1's 20 bytes. A repository of another hash
 /// (SHA-256's 32) is not supported: its entries would be misread.
-pub(super) const OID_LEN: usize = 20;
+pub(super) const OID_LEN: usize = crate::objectid::LEN;
 
 /// One entry of a raw tree: mode, name and the [`OID_LEN`]-byte object id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct RawEntry<'a> {
     pub(super) mode: &'a [u8],
     pub(super) name: &'a [u8],
-    pub(super) oid: &'a [u8],
+    pub(super) oid: &'a [u8; OID_LEN],
 }
 
 /// The raw tree `raw` with `updates` (name, mode, id) inserted in git order or replacing the
 /// entry of the same name.
-pub(super) fn apply<'a>(raw: &'a [u8], updates: &'a [(Vec<u8>, &'a [u8], Option<Oid>)]) -> Vec<u8> {
+pub(super) fn apply<'a>(
+    raw: &'a [u8],
+    updates: &'a [(Vec<u8>, &'a [u8], Option<ObjectId>)],
+) -> Vec<u8> {
     // One pass over the tree and a sort of the new names: moving 36,500 day files into year
     // folders is 73,000 updates of one tree, which a search per update made quadratic.
     let mut by_name: HashMap<&[u8], usize> = HashMap::with_capacity(updates.len());
@@ -105,7 +108,7 @@ pub(super) fn entries(raw: &[u8]) -> impl Iterator<Item = RawEntry<'_>> {
 fn entry_at(rest: &[u8]) -> Option<(RawEntry<'_>, &[u8])> {
     let space = memchr::memchr(b' ', rest)?;
     let nul = space + 1 + memchr::memchr(0, &rest[space + 1..])?;
-    let oid = rest.get(nul + 1..nul + 1 + OID_LEN)?;
+    let oid = rest.get(nul + 1..nul + 1 + OID_LEN)?.try_into().ok()?;
     let e = RawEntry {
         mode: &rest[..space],
         name: &rest[space + 1..nul],
