@@ -5,6 +5,7 @@
 //! objects by `objectid::ObjectId`), rusqlite in `index`, tokio, rmcp and
 //! notify in `mcp`, anyhow and clap in `cli` (and `main.rs`). Only `recorder` takes the capture
 //! lock or writes the pending journal (issue 36), but for the writers still on their way there.
+//! `store` reads no journal: it is the git adapter and nothing more.
 //! Test-only code may use anything as an oracle: each `#[cfg(test)]` item (the test module, a
 //! test-only method or helper) is left out, and the code after it is read.
 //! `tools/modgraph.py` prints the same graph.
@@ -346,6 +347,34 @@ fn the_module_graph_has_no_cycle() {
         graph.entry(from).or_default().insert(to);
     }
     assert_eq!(find_cycle(&graph), None);
+}
+
+/// Edges the layers allow that the design does not: `store` is the git adapter and nothing more
+/// (issue 36, part 2; the review's F3), so it reads no journal; what is pending is the journal's
+/// to list (`Journal::pending_lines`) and the Recorder's to write back (`restore`).
+const FORBIDDEN_EDGES: &[(&str, &str)] = &[("store", "journal")];
+
+/// The edges among `edges` that [`FORBIDDEN_EDGES`] names, with the place that makes each.
+fn forbidden(edges: &[(String, String, String)]) -> Vec<String> {
+    edges
+        .iter()
+        .filter(|(from, to, _)| FORBIDDEN_EDGES.contains(&(from.as_str(), to.as_str())))
+        .map(|(from, to, at)| format!("{at}\n    ({from} must not use {to})"))
+        .collect()
+}
+
+#[test]
+fn the_git_adapter_does_not_read_the_journal() {
+    let offenders = forbidden(&edges(&sources()));
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+}
+
+#[test]
+fn the_forbidden_edge_rule_sees_a_breach() {
+    let edge = |from: &str, to: &str| (from.to_string(), to.to_string(), format!("src/{from}"));
+    let found = forbidden(&[edge("store", "journal"), edge("recorder", "journal")]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("store must not use journal"), "{found:?}");
 }
 
 fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {

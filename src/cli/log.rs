@@ -257,7 +257,7 @@ fn rows(
         (Some(tip), Some(o)) => store.committed_days_of(tip, o)?.into_iter().collect(),
         (None, _) => BTreeMap::new(),
     };
-    let pending = store.pending_lines()?;
+    let pending = crate::journal::Journal::pending_lines(store.state_dir());
     let mut days: BTreeSet<String> = committed.keys().cloned().collect();
     days.extend(pending.keys().cloned());
     match only {

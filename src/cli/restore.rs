@@ -2,8 +2,8 @@
 
 use super::{cannot_run, CommandResult, Exit, Ui};
 use crate::clock;
+use crate::recorder::restore::Restored;
 use crate::recorder::Recorder;
-use crate::store::restore::Restored;
 use crate::store::Store;
 use std::path::PathBuf;
 

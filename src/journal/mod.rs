@@ -8,7 +8,9 @@
 pub(crate) mod check;
 
 use crate::fsx::{Dir, FsError};
+use crate::records::paths::stem_of;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// One appended chunk of a record file, waiting to be committed.
@@ -142,6 +144,35 @@ impl Journal {
             return Ok(Vec::new());
         };
         Ok(Journal { dir }.list()?.0)
+    }
+
+    /// The entry and retraction lines waiting in the journal of `state_dir`, by day file stem,
+    /// in the order they were written to the day file: what recall and `log` show as pending.
+    /// Unreadable records are left out (`commit` reports them), and a journal that cannot be
+    /// opened (a symlinked folder) holds nothing a reader may show.
+    pub fn pending_lines(state_dir: &Path) -> BTreeMap<String, Vec<String>> {
+        let Ok(records) = Journal::pending(state_dir) else {
+            return BTreeMap::new();
+        };
+        let mut by_day: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+        for (_, rec) in records {
+            if !matches!(rec.kind, RecordKind::Capture | RecordKind::Retract) {
+                continue;
+            }
+            if let Some(day) = stem_of(&rec.path) {
+                by_day
+                    .entry(day.to_string())
+                    .or_default()
+                    .push((rec.offset, rec.line));
+            }
+        }
+        by_day
+            .into_iter()
+            .map(|(day, mut lines)| {
+                lines.sort_by_key(|(offset, _)| *offset);
+                (day, lines.into_iter().map(|(_, l)| l).collect())
+            })
+            .collect()
     }
 
     /// The journal folder (for messages).

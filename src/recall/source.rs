@@ -29,7 +29,7 @@ impl Source {
         }
         let store = Store::open(vault).map_err(record_error)?;
         let tip = store.tip().map_err(record_error)?;
-        let pending = store.pending_lines().map_err(record_error)?;
+        let pending = crate::journal::Journal::pending_lines(store.state_dir());
         Ok(Source {
             store: Some(store),
             tip,
@@ -96,9 +96,7 @@ impl RecordSource for Source {
         };
         let err = |e: crate::store::StoreError| e.to_string();
         // The journal first, then the tip: see `RecordSource::reread`.
-        let lines = store
-            .pending_lines()
-            .map_err(err)?
+        let lines = crate::journal::Journal::pending_lines(store.state_dir())
             .remove(day)
             .unwrap_or_default();
         let blob = match store.tip().map_err(err)? {

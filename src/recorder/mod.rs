@@ -22,7 +22,7 @@
 //!   left in the journal or aside ([`replay`], [`aside`]).
 //! - The other writes are Recorder methods too: a purge and the purges sync takes ([`purge`]),
 //!   `init`'s adoption, a clone's first ref, sync's ref moves and the journal records its
-//!   checkout moves, a seal, `restore` ([`moves`]).
+//!   checkout moves, a seal ([`moves`]); `restore` ([`restore`]).
 //!
 //! Nothing outside this module takes the capture lock or writes the journal
 //! (`tests/architecture.rs`).
@@ -34,6 +34,7 @@ pub(crate) mod compose;
 mod moves;
 pub(crate) mod purge;
 pub(crate) mod replay;
+pub(crate) mod restore;
 pub(crate) mod retract;
 mod session;
 

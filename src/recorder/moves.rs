@@ -1,13 +1,12 @@
 //! The writes besides appending a line: creating or adopting the ref (`init`), starting it at a
-//! clone's remote records, moving it (sync's fast-forward and merge), a seal commit, restoring
-//! the working record files, and moving journal records along with a line sync moved. Each is a
-//! [`Recorder`] method: the session holds the capture lock.
+//! clone's remote records, moving it (sync's fast-forward and merge), a seal commit, and moving
+//! journal records along with a line sync moved. Each is a [`Recorder`] method: the session
+//! holds the capture lock.
 
 use super::Recorder;
 use crate::clock::Instant;
 use crate::objectid::ObjectId;
 use crate::store::adopt::Adoption;
-use crate::store::restore::Restored;
 use crate::store::StoreError;
 
 impl Recorder<'_> {
@@ -53,15 +52,6 @@ impl Recorder<'_> {
         now: Instant,
     ) -> Result<Option<(ObjectId, Option<String>)>, StoreError> {
         self.store()?.seal(now)
-    }
-
-    /// Restores the committed record files (only those of `day`, when given).
-    pub(crate) fn restore(
-        &self,
-        day: Option<&str>,
-        now: Instant,
-    ) -> Result<Vec<Restored>, StoreError> {
-        self.store()?.restore(day, now)
     }
 
     /// Moves the journal records of `path` that lay after the old committed bytes (`from`) by

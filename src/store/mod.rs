@@ -1,7 +1,8 @@
-//! The only module that touches git2: the record ref `refs/rutter/records`, its commits and
-//! trees (and their rewrite by a purge), the transport to a sync remote, and the adoption of
-//! existing records. It still reads the pending journal's lines for the record's readers
-//! (`reader.rs`), which is to move out of the git adapter (issue 36, part 2).
+//! The git adapter, the only module that touches git2: the record ref `refs/rutter/records`,
+//! its commits and trees (and their rewrite by a purge), the transport to a sync remote, and the
+//! adoption of existing records. It knows git and nothing of captures or the pending journal
+//! (`tests/architecture.rs`); objects are named by [`crate::objectid::ObjectId`], converted to
+//! libgit2's own ids only here (`oid.rs`).
 
 pub(crate) mod adopt;
 pub(crate) mod clone;
@@ -20,7 +21,6 @@ pub(crate) mod pack;
 pub(crate) mod reader;
 pub(crate) mod remap;
 pub(crate) mod renames;
-pub(crate) mod restore;
 pub(crate) mod rewrite;
 pub(crate) mod settings;
 pub(crate) mod sign;

@@ -1,16 +1,15 @@
 //! Reading the record for recall and `log`: the day files committed at a tip, a committed
-//! blob's bytes (without an object read when the working file is that very blob), and the lines
-//! the pending journal holds for each day file.
+//! blob's bytes (without an object read when the working file is that very blob), and the
+//! commit that added a line. (The lines the pending journal holds are the journal's:
+//! `Journal::pending_lines`.)
 
 use super::oid::{ToGit, ToId};
 use super::tree::Trees;
 use super::{Store, StoreError};
-use crate::journal::{Journal, RecordKind};
 use crate::objectid::ObjectId;
 use crate::records::paths;
 use crate::records::paths::stem_of;
 use git2::ObjectType;
-use std::collections::BTreeMap;
 
 /// The most commits [`Store::commit_adding`] looks through.
 pub(crate) const ATTRIBUTION_WALK: usize = 200_000;
@@ -88,35 +87,6 @@ impl Store {
             }
         }
         Ok(self.repo.find_blob(oid.to_git())?.content().to_vec())
-    }
-
-    /// The entry and retraction lines waiting in the pending journal, by day file stem, in the
-    /// order they were written to the day file. Unreadable journal records are left out (`commit` reports
-    /// them).
-    pub fn pending_lines(&self) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
-        // A journal that cannot be opened (a symlinked folder) holds nothing recall may show.
-        let Ok(records) = Journal::pending(self.state_dir()) else {
-            return Ok(BTreeMap::new());
-        };
-        let mut by_day: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
-        for (_, rec) in records {
-            if !matches!(rec.kind, RecordKind::Capture | RecordKind::Retract) {
-                continue;
-            }
-            if let Some(day) = stem_of(&rec.path) {
-                by_day
-                    .entry(day.to_string())
-                    .or_default()
-                    .push((rec.offset, rec.line));
-            }
-        }
-        Ok(by_day
-            .into_iter()
-            .map(|(day, mut lines)| {
-                lines.sort_by_key(|(offset, _)| *offset);
-                (day, lines.into_iter().map(|(_, l)| l).collect())
-            })
-            .collect())
     }
 
     /// The oldest commit of the record history (at most [`ATTRIBUTION_WALK`] commits from the
