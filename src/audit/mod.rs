@@ -1,10 +1,12 @@
 //! `verify`: has anything in the record changed since it was committed? Four checks, each
 //! reporting findings that name the entry, the commit that added it and the kind (DESIGN §6):
 //! the history of `refs/rutter/records` ([`history`]), the ref's moves ([`refcheck`]), the
-//! working tree against the tip ([`worktree`]) and, on request, cited notes ([`notes`]).
+//! working tree against the tip ([`worktree`]) and, on request, cited notes ([`notes`]). The
+//! same comparison shown as a unified diff is `git rutter diff` ([`diff`]).
 
 pub(crate) mod added_by;
 pub(crate) mod cache;
+pub(crate) mod diff;
 pub(crate) mod finding;
 pub(crate) mod history;
 pub mod intake;

@@ -24,7 +24,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = Store::open(&vault)?;
     store.write_private_index()?;
-    let diff = store.record_diff()?;
+    let diff = crate::audit::diff::record_diff(&store)?;
     if diff.is_empty() {
         ui.warn("git-rutter: no differences: the record files match refs/rutter/records.");
         return Ok(Exit::Clean);

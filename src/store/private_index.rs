@@ -1,6 +1,7 @@
-//! `git rutter diff`: the working tree's record files against `refs/rutter/records`, and the
-//! private index `.git/rutter/records.index` that lets plain `git diff` show the same:
-//! `GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`.
+//! The private index `.git/rutter/records.index`: the record files as the tip holds them, each at
+//! its path in the working tree, so that plain `git diff` shows what `git rutter diff` shows
+//! (`GIT_INDEX_FILE=.git/rutter/records.index git diff -- _librarian`). The diff itself is the
+//! audit's (`audit::diff`).
 
 use super::oid::ToGit;
 use super::{Store, StoreError};
@@ -48,41 +49,4 @@ impl Store {
         index.write()?;
         Ok(path)
     }
-
-    /// A unified diff of every record file that differs between the tip and the working tree,
-    /// then of each record file the tip does not have yet (as a new file).
-    pub fn record_diff(&self) -> Result<String, StoreError> {
-        let mut out = String::new();
-        let Some(tip) = self.tip()? else {
-            return Ok(out);
-        };
-        let committed = self.record_files(tip)?;
-        for (path, blob) in &committed {
-            let before = self.repo.find_blob(blob.to_git())?.content().to_vec();
-            let after = self.working(path).unwrap_or_default();
-            out.push_str(&unified(&before, &after, &format!("a/{path}"), path));
-        }
-        let known: HashSet<&str> = committed.iter().map(|(p, _)| p.as_str()).collect();
-        for path in self.uncommitted_record_files(&known) {
-            let after = self.working(&path).unwrap_or_default();
-            out.push_str(&unified(&[], &after, "/dev/null", &path));
-        }
-        Ok(out)
-    }
-}
-
-/// The unified diff of two versions of `path` (empty when they are equal).
-fn unified(before: &[u8], after: &[u8], old_name: &str, path: &str) -> String {
-    if before == after {
-        return String::new();
-    }
-    let (a, b) = (
-        String::from_utf8_lossy(before),
-        String::from_utf8_lossy(after),
-    );
-    similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
-        .unified_diff()
-        .context_radius(3)
-        .header(old_name, &format!("b/{path}"))
-        .to_string()
 }
