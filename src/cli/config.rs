@@ -2,7 +2,8 @@
 //! config --show-origin` says), and what it does.
 
 use super::{cannot_run, CommandResult, Exit, Ui};
-use crate::store::settings::{self, Set};
+use crate::setup::settings;
+use crate::store::settings::Set;
 use std::path::PathBuf;
 
 /// List every rutter.* setting with its value, where git read it, and what it does.
@@ -27,7 +28,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         Ok(v) => v.root,
         Err(_) => here,
     };
-    let set = settings::read(&dir).map_err(cannot_run)?;
+    let set = crate::store::settings::read(&dir).map_err(cannot_run)?;
     if args.json {
         ui.print_json(&json(&dir, &set))?;
     } else {

@@ -1,8 +1,10 @@
 //! `init`: make a folder a vault. It becomes a git repository if it is none, is resolved as a
-//! vault, and then gets its record ref ([`adopt`]: create or adopt, materialise).
+//! vault, and then gets its record ref ([`adopt`]: create or adopt, materialise). Also the
+//! `rutter.*` keys a setup may set, and what each does ([`settings`], `git rutter config`).
 
 pub(crate) mod adopt;
 pub(crate) mod clone;
+pub(crate) mod settings;
 
 use crate::clock::Instant;
 use crate::store::{gitenv, StoreError};

@@ -1,64 +1,8 @@
-//! `git rutter config`'s facts: every `rutter.*` key git-rutter reads, what it does, and where
-//! each value set comes from, read by git itself (`git config --show-scope --show-origin`), so
-//! includes, conditional includes and `git -c` count exactly as for git's own commands.
+//! Every `rutter.*` value git sees, and where each comes from, read by git itself (`git config
+//! --show-scope --show-origin`), so includes, conditional includes and `git -c` count exactly as
+//! for git's own commands. What each key does is `setup::settings`'s (`git rutter config`).
 
 use std::path::Path;
-
-/// A key git-rutter reads, and what it does.
-pub(crate) struct Known {
-    pub key: &'static str,
-    pub default: &'static str,
-    pub does: &'static str,
-}
-
-/// Every `rutter.*` key git-rutter reads.
-pub(crate) const KNOWN: &[Known] = &[
-    Known {
-        key: "rutter.vault",
-        default: "(none)",
-        does: "The notes vault hooks, the MCP server and commands use when LIBRARIAN_VAULT_PATH and --vault are not given (set it with `git rutter init --global`).",
-    },
-    Known {
-        key: "rutter.capture",
-        default: "true",
-        does: "false in a repository's config: sessions in that repository are never captured.",
-    },
-    Known {
-        key: "rutter.sign",
-        default: "false",
-        does: "true: record commits are signed with git's own signing setup (gpg.format, user.signingKey).",
-    },
-    Known {
-        key: "rutter.syncRemote",
-        default: "(none)",
-        does: "The remote `git rutter sync` exchanges records with (set by `git rutter sync --setup REMOTE`).",
-    },
-    Known {
-        key: "rutter.autoSync",
-        default: "off",
-        does: "An interval (15m, 1h): after a capture, at a session start and while the MCP server runs, when the last sync started longer ago, a sync with rutter.syncRemote starts by itself in the background.",
-    },
-    Known {
-        key: "rutter.context",
-        default: "true",
-        does: "false: the SessionStart hook hands sessions no brief (`git rutter context` still prints one).",
-    },
-    Known {
-        key: "rutter.contextBytes",
-        default: "2048",
-        does: "The most bytes the session-start brief (`git rutter context`) takes, 512 to 65536.",
-    },
-    Known {
-        key: "rutter.syncTimeout",
-        default: "5m",
-        does: "How long one git process of a sync (a fetch, a push) may run before it is stopped (90s, 15m; off: no bound).",
-    },
-    Known {
-        key: "rutter.keepCited",
-        default: "true",
-        does: "false: captures keep no copy of the notes they cite under _librarian/cited/, and sync sends none.",
-    },
-];
 
 /// One value set for a `rutter.*` key.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -114,11 +58,6 @@ fn parse(bytes: &[u8]) -> Vec<Set> {
     out
 }
 
-/// The known key `key` names, compared as git compares names (section and key case-blind).
-pub(crate) fn known(key: &str) -> Option<&'static Known> {
-    KNOWN.iter().find(|k| k.key.eq_ignore_ascii_case(key))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,10 +82,6 @@ mod tests {
                     origin: "command line:".into()
                 },
             ]
-        );
-        assert_eq!(
-            known("RUTTER.SyncRemote").map(|k| k.key),
-            Some("rutter.syncRemote")
         );
     }
 
