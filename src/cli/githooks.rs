@@ -9,13 +9,14 @@
 //! only for a real refusal; any error of its own is a warning and exit 0.
 
 use crate::clients::githooks::{block_for, install_one, uninstall_one, HookPlace, TEMPLATES};
-use crate::store::{guard, Store};
+use crate::clients::guard;
+use crate::store::Store;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 /// Environment variable that lets a rewind or deletion of the record ref through.
-pub(crate) use crate::store::guard::ALLOW_REWIND_ENV;
+pub(crate) use guard::ALLOW_REWIND_ENV;
 
 /// Install the git hooks that guard your records against git commands.
 ///

@@ -19,6 +19,7 @@ pub(crate) mod files;
 pub(crate) mod gemini;
 pub(crate) mod githooks;
 pub(crate) mod grok;
+pub(crate) mod guard;
 pub(crate) mod hooks;
 pub(crate) mod json;
 pub(crate) mod jsonedit;

@@ -13,7 +13,7 @@ pub(crate) mod exclude;
 pub(crate) mod gitcli;
 pub(crate) mod gitenv;
 pub(crate) mod graph;
-pub(crate) mod guard;
+pub(crate) mod hookrepo;
 pub(crate) mod localconfig;
 mod oid;
 pub(crate) mod pack;

@@ -1,13 +1,13 @@
 //! The checks behind the protective git hooks: a commit on the user's branches may not change
 //! committed record bytes (appending is fine), and a git-CLI transaction may not rewind or
-//! delete `refs/rutter/records`. `git rutter install-git-hooks` installs the hooks that call them.
+//! delete `refs/rutter/records`. `git rutter install-git-hooks` installs the hooks that call them
+//! ([`super::githooks`]); what they ask of the repository is the store's
+//! (`store::hookrepo`).
 
-use super::oid::{ToGit, ToId};
-use super::{records_tip, RECORDS_REF};
-use crate::objectid::ObjectId;
+use crate::objectid::{ObjectId, ParseObjectIdError};
 use crate::records::line;
-use git2::{Delta, Repository};
-use std::path::Path;
+use crate::store::hookrepo::HookRepo;
+use crate::store::{StoreError, RECORDS_REF};
 
 /// The environment variable that lets a rewind of the record ref through.
 pub const ALLOW_REWIND_ENV: &str = "RUTTER_ALLOW_REWIND";
@@ -24,63 +24,45 @@ pub(crate) enum Verdict {
     Refuse(String),
 }
 
+/// Why a hook could not check: the repository could not be read, or the hook's input names no
+/// object id.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GuardError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Id(#[from] ParseObjectIdError),
+}
+
 /// [`pre_commit`] on the repository git's environment names, as a hook runs: `GIT_DIR`, and the
 /// `GIT_INDEX_FILE` that `git commit -a` and `git commit PATH` set.
-pub(crate) fn pre_commit_here() -> Result<Verdict, git2::Error> {
-    pre_commit(&Repository::open_from_env()?)
+pub(crate) fn pre_commit_here() -> Result<Verdict, GuardError> {
+    pre_commit(&HookRepo::open_from_env()?)
 }
 
 /// [`reference_transaction`] on the repository git's environment names, as a hook runs.
 pub(crate) fn reference_transaction_here(
     input: &str,
     allow_rewind: bool,
-) -> Result<Verdict, git2::Error> {
-    reference_transaction(&Repository::open_from_env()?, input, allow_rewind)
+) -> Result<Verdict, GuardError> {
+    reference_transaction(&HookRepo::open_from_env()?, input, allow_rewind)
 }
 
 /// Refuses a commit whose staged `_librarian/` files change committed record bytes. `repo`
-/// must be opened with `Repository::open_from_env()`, which honours the `GIT_INDEX_FILE` that
-/// `git commit -a` and `git commit PATH` set.
-pub(crate) fn pre_commit(repo: &Repository) -> Result<Verdict, git2::Error> {
-    let Some(tip) = records_tip(repo)? else {
-        return Ok(Verdict::Allow);
-    };
-    let records = repo.find_commit(tip.to_git())?.tree_id();
-    let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
-    let index = repo.index()?;
-    let mut opts = git2::DiffOptions::new();
-    opts.pathspec(crate::records::paths::OVERLAY_DIR);
-    let diff = repo.diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut opts))?;
-    // Day files are found wherever the ref keeps them (in year folders since format 3).
-    let mut trees = super::tree::Trees::new(repo)?;
-    let mut committed = |path: &Path| -> Result<Option<Vec<u8>>, git2::Error> {
-        trees.blob_at(records.to_id(), &path.to_string_lossy())
-    };
+/// must be opened from git's environment ([`HookRepo::open_from_env`]), which honours the
+/// `GIT_INDEX_FILE` that `git commit -a` and `git commit PATH` set.
+pub(crate) fn pre_commit(repo: &HookRepo) -> Result<Verdict, GuardError> {
     let mut problems = Vec::new();
-    for delta in diff.deltas() {
-        let gone = delta.status() == Delta::Deleted;
-        let side = if gone {
-            delta.old_file()
-        } else {
-            delta.new_file()
-        };
-        let Some(path) = side.path() else { continue };
-        let Some(before) = committed(path)? else {
+    for change in repo.staged_record_changes()? {
+        let Some(staged) = change.staged else {
+            problems.push(format!("  {}: deleted", change.path));
             continue;
         };
-        if gone {
-            problems.push(format!("  {}: deleted", path.display()));
-            continue;
-        }
-        let staged = repo
-            .find_blob(side.id())
-            .map(|b| b.content().to_vec())
-            .unwrap_or_default();
-        if !staged.starts_with(&before) {
+        if !staged.starts_with(&change.committed) {
             problems.push(format!(
                 "  {}: {}",
-                path.display(),
-                changed_entries(&before, &staged)
+                change.path,
+                changed_entries(&change.committed, &staged)
             ));
         }
     }
@@ -148,10 +130,10 @@ fn clip(s: &str) -> String {
 /// `input` is the hook's stdin (`<old> <new> <ref>` lines); `allow_rewind` is
 /// `RUTTER_ALLOW_REWIND=1`.
 pub(crate) fn reference_transaction(
-    repo: &Repository,
+    repo: &HookRepo,
     input: &str,
     allow_rewind: bool,
-) -> Result<Verdict, git2::Error> {
+) -> Result<Verdict, GuardError> {
     let mut refusals = Vec::new();
     for l in input.lines() {
         let mut parts = l.splitn(3, ' ');
@@ -186,11 +168,10 @@ pub(crate) fn reference_transaction(
 
 /// Why one update of the record ref is refused, `None` when it is a creation, no-op or
 /// fast-forward. An all-zero `old` means "whatever it is now" (git's force update).
-fn check_move(repo: &Repository, old: &str, new: &str) -> Result<Option<String>, git2::Error> {
-    let id = |hex: &str| ObjectId::from_hex(hex).map_err(|e| git2::Error::from_str(&e.to_string()));
-    let (old, new) = (id(old)?, id(new)?);
+fn check_move(repo: &HookRepo, old: &str, new: &str) -> Result<Option<String>, GuardError> {
+    let (old, new) = (ObjectId::from_hex(old)?, ObjectId::from_hex(new)?);
     let old = match old.is_zero() {
-        true => records_tip(repo)?,
+        true => repo.records_tip()?,
         false => Some(old),
     };
     let Some(old) = old else {
@@ -206,29 +187,27 @@ fn check_move(repo: &Repository, old: &str, new: &str) -> Result<Option<String>,
     if new == old {
         return Ok(None);
     }
-    if repo.find_commit(new.to_git()).is_err() {
+    if !repo.is_commit(new) {
         return Ok(Some(format!(
             "point {RECORDS_REF} at {}, which is not a commit",
             short(new)
         )));
     }
-    Ok(
-        match repo.graph_descendant_of(new.to_git(), old.to_git())? {
-            true => None,
-            false => Some(format!(
-                "move {RECORDS_REF} from {} to {}, which does not descend from it",
-                short(old),
-                short(new)
-            )),
-        },
-    )
+    Ok(match repo.descends(new, old)? {
+        true => None,
+        false => Some(format!(
+            "move {RECORDS_REF} from {} to {}, which does not descend from it",
+            short(old),
+            short(new)
+        )),
+    })
 }
 
 /// Whether a deletion is `git pack-refs` removing the loose copy of a ref it just packed (git
 /// 2.47, for one, runs the hook for that too). The packed copy holds the same value and, unlike a
 /// real deletion of a packed ref, nobody holds `packed-refs.lock`.
-fn is_pack_prune(repo: &Repository, old: ObjectId) -> bool {
-    let dir = repo.commondir();
+fn is_pack_prune(repo: &HookRepo, old: ObjectId) -> bool {
+    let dir = repo.common_dir();
     if dir.join("packed-refs.lock").exists() {
         return false;
     }
