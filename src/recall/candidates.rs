@@ -41,7 +41,8 @@ impl<'i> GitCandidates<'i> {
         }
         // A git error is no answer: it is not cached as "no candidates", so the next pass asks
         // again.
-        let Ok(found) = store.git_candidates(&d.from, d.blob.as_deref(), &d.hash) else {
+        let Ok(found) = super::renames::git_candidates(store, &d.from, d.blob.as_deref(), &d.hash)
+        else {
             return Ok(vec![]);
         };
         let found: Vec<Candidate> = found

@@ -11,6 +11,7 @@ pub(crate) mod in_vault;
 pub(crate) mod recent;
 pub(crate) mod refs;
 pub(crate) mod reindex;
+pub(crate) mod renames;
 pub(crate) mod render;
 pub(crate) mod search;
 pub(crate) mod served;

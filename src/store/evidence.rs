@@ -1,50 +1,20 @@
-//! Git's evidence for where a dead reference went, as the identity pass consumes it: finds the
-//! cited blob (recorded, kept in `cited/`, or looked up by sha256 in history for `@1` refs) and
-//! asks [`super::renames`] to follow it.
+//! The git lookups behind the evidence for where a dead reference went (`recall::renames`): the
+//! kept copy of the cited bytes in the record ref, the blob a path held in HEAD's history with a
+//! given sha256 (for `@1` refs), and HEAD's id for the candidate cache's key.
 
 use super::oid::{ToGit, ToId};
-use super::renames::{self, Limits};
-use super::{tree::Trees, Store};
+use super::{tree::Trees, Store, StoreError};
 use crate::objectid::ObjectId;
 use std::collections::HashSet;
 
-/// Commits examined when looking for an `@1` ref's blob by its sha256.
-const MAX_BLOB_SEARCH: usize = 2000;
-
 impl Store {
-    /// `(path, evidence)` candidates for the dead ref `path` cited with `sha256` (and, for `@2`
-    /// entries, git blob id `blob`). A git error (an object that cannot be read) is an error, so
-    /// the caller never caches it as "no candidates".
-    pub(crate) fn git_candidates(
-        &self,
-        path: &str,
-        blob: Option<&str>,
-        sha256: &str,
-    ) -> Result<Vec<(String, String)>, super::StoreError> {
-        // A git error is an error (never cached as "no candidates"); only what is not there is
-        // `None`.
-        let cited_copy = self.cited_copy(sha256)?;
-        let known = blob.and_then(|b| ObjectId::from_hex(b).ok());
-        let blob = match known {
-            Some(b) => Some(b),
-            None => self.blob_by_sha256(path, sha256)?,
-        };
-        let blob = blob.or(cited_copy).unwrap_or(ObjectId::ZERO);
-        let found =
-            renames::rename_candidates(&self.repo, path, blob, cited_copy, Limits::default())?;
-        Ok(found
-            .into_iter()
-            .map(|c| (c.path, c.evidence.describe()))
-            .collect())
-    }
-
     /// The HEAD commit id, if there is one (part of the candidate cache key).
     pub(crate) fn head_id(&self) -> Option<String> {
         self.repo.head().ok()?.target().map(|o| o.to_string())
     }
 
     /// The kept copy `cited/<aa>/<sha256>` in the record ref, if any.
-    fn cited_copy(&self, sha256: &str) -> Result<Option<ObjectId>, git2::Error> {
+    pub(crate) fn cited_copy(&self, sha256: &str) -> Result<Option<ObjectId>, StoreError> {
         let Some(path) = crate::records::paths::cited_path(sha256) else {
             return Ok(None);
         };
@@ -58,9 +28,14 @@ impl Store {
         })
     }
 
-    /// The blob that stood at `path` in HEAD's first-parent history with this sha256. No HEAD
-    /// (an unborn branch) is none; any other git error is an error.
-    fn blob_by_sha256(&self, path: &str, sha256: &str) -> Result<Option<ObjectId>, git2::Error> {
+    /// The blob that stood at `path` in HEAD's first-parent history (its newest `max` commits)
+    /// with this sha256. No HEAD (an unborn branch) is none; any other git error is an error.
+    pub(crate) fn blob_by_sha256(
+        &self,
+        path: &str,
+        sha256: &str,
+        max: usize,
+    ) -> Result<Option<ObjectId>, StoreError> {
         let mut walk = self.repo.revwalk()?;
         match walk.push_head() {
             Ok(()) => {}
@@ -72,12 +47,12 @@ impl Store {
             {
                 return Ok(None)
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         walk.simplify_first_parent()?;
         let mut trees = Trees::new(&self.repo)?;
         let mut seen = HashSet::new();
-        for oid in walk.take(MAX_BLOB_SEARCH) {
+        for oid in walk.take(max) {
             let tree = self.repo.find_commit(oid?)?.tree_id();
             let Some(blob) = trees.note_entry(tree.to_id(), path)? else {
                 continue;
@@ -91,39 +66,5 @@ impl Store {
             }
         }
         Ok(None)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The review's §b 3: a history that cannot be read is an error, not "no candidates".
-    #[test]
-    fn an_unreadable_history_is_an_error_not_no_candidates() {
-        let t = tempfile::tempdir().unwrap();
-        let repo = git2::Repository::init(t.path()).unwrap();
-        std::fs::write(t.path().join("a.md"), "alpha\n").unwrap();
-        let mut index = repo.index().unwrap();
-        index.add_path(std::path::Path::new("a.md")).unwrap();
-        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-        let sig = git2::Signature::now("t", "t@t").unwrap();
-        repo.commit(Some("HEAD"), &sig, &sig, "notes", &tree, &[])
-            .unwrap();
-        let v = crate::vault::open(t.path(), crate::vault::VaultSource::Flag).unwrap();
-        let store = Store::open(&v).unwrap();
-        let sha = crate::records::fingerprint::sha256_ref(b"alpha\n");
-        assert!(store.git_candidates("a.md", None, &sha).is_ok());
-        // The tree of HEAD's commit is gone from the object database.
-        let hex = tree.id().to_string();
-        std::fs::remove_file(
-            t.path()
-                .join(".git/objects")
-                .join(&hex[..2])
-                .join(&hex[2..]),
-        )
-        .unwrap();
-        let store = Store::open(&v).unwrap();
-        assert!(store.git_candidates("a.md", None, &sha).is_err());
     }
 }

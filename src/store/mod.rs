@@ -1,8 +1,10 @@
 //! The git adapter, the only module that touches git2: the record ref `refs/rutter/records`,
 //! its commits and trees (and their rewrite by a purge), the transport to a sync remote, and the
 //! adoption of existing records. It knows git and nothing of captures or the pending journal
-//! (`tests/architecture.rs`); objects are named by [`crate::objectid::ObjectId`], converted to
-//! libgit2's own ids only here (`oid.rs`).
+//! (`tests/architecture.rs`), and holds no command's logic: it answers narrow git questions
+//! (`graph.rs`; `follow.rs` for rename following, `hookrepo.rs` for the git hooks,
+//! `private_index.rs` for `diff`) and the layers above decide. Objects are named by
+//! [`crate::objectid::ObjectId`], converted to libgit2's own ids only here (`oid.rs`).
 
 pub(crate) mod adopt;
 pub(crate) mod clone;
@@ -10,6 +12,7 @@ pub(crate) mod cmdline;
 pub(crate) mod commit;
 pub(crate) mod evidence;
 pub(crate) mod exclude;
+pub(crate) mod follow;
 pub(crate) mod gitcli;
 pub(crate) mod gitenv;
 pub(crate) mod graph;
@@ -20,7 +23,6 @@ pub(crate) mod pack;
 pub(crate) mod private_index;
 pub(crate) mod reader;
 pub(crate) mod remap;
-pub(crate) mod renames;
 pub(crate) mod rewrite;
 pub(crate) mod settings;
 pub(crate) mod sign;

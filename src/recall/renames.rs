@@ -12,20 +12,14 @@
 //!    libgit2's similarity, in a throwaway in-memory repository (nothing is written to the
 //!    vault's object database).
 //!
-//! Candidates are evidence for a person to judge; nothing here binds a reference.
+//! Candidates are evidence for a person to judge; nothing here binds a reference. The git
+//! questions each step asks are the store's (`store::follow`, `store::evidence`).
 
-use super::oid::{ToGit, ToId};
 use crate::objectid::ObjectId;
-use git2::{
-    Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, ErrorCode, ObjectType, Odb, Repository,
-    StatusOptions, Tree,
-};
+use crate::store::follow::{similarity_scores, EntryKind};
+use crate::store::{Store, StoreError};
 use std::path::Path;
 
-/// git's default similarity threshold for renames and copies, in percent.
-const SIMILARITY_THRESHOLD: u16 = 50;
-/// Sources libgit2 may try per rename target within one diff.
-const RENAME_LIMIT: usize = 10_000;
 /// At most this many `SimilarToCitedCopy` candidates, the best scores first.
 const MAX_SIMILAR: usize = 5;
 /// Files larger than this are never similarity targets (attachments, not notes).
@@ -107,81 +101,102 @@ impl Default for Limits {
     }
 }
 
-/// Candidates for the dead `path` whose cited bytes had git blob id `blob`. `repo` is the
+/// Commits examined when looking for an `@1` ref's blob by its sha256.
+const MAX_BLOB_SEARCH: usize = 2000;
+
+/// `(path, evidence)` candidates for the dead ref `path` cited with `sha256` (and, for `@2`
+/// entries, git blob id `blob`): the cited blob (recorded, kept in `cited/`, or looked up by
+/// sha256 in history for `@1` refs) followed by [`rename_candidates`]. A git error (an object
+/// that cannot be read) is an error, so the caller never caches it as "no candidates".
+pub(crate) fn git_candidates(
+    store: &Store,
+    path: &str,
+    blob: Option<&str>,
+    sha256: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    // A git error is an error (never cached as "no candidates"); only what is not there is
+    // `None`.
+    let cited_copy = store.cited_copy(sha256)?;
+    let known = blob.and_then(|b| ObjectId::from_hex(b).ok());
+    let blob = match known {
+        Some(b) => Some(b),
+        None => store.blob_by_sha256(path, sha256, MAX_BLOB_SEARCH)?,
+    };
+    let blob = blob.or(cited_copy).unwrap_or(ObjectId::ZERO);
+    let found = rename_candidates(store, path, blob, cited_copy, Limits::default())?;
+    Ok(found
+        .into_iter()
+        .map(|c| (c.path, c.evidence.describe()))
+        .collect())
+}
+
+/// Candidates for the dead `path` whose cited bytes had git blob id `blob`. `store` is the
 /// vault's repository (work tree = vault root); `cited_copy` is the id of a kept copy of the
 /// cited bytes, if any. Sorted by path, one per path (the strongest evidence). Without a HEAD
 /// only the cited-copy comparison runs; without a work tree there are no candidates.
 pub(crate) fn rename_candidates(
-    repo: &Repository,
+    store: &Store,
     path: &str,
     blob: ObjectId,
     cited_copy: Option<ObjectId>,
     limits: Limits,
-) -> Result<Vec<GitCandidate>, git2::Error> {
-    let Some(root) = repo.workdir() else {
+) -> Result<Vec<GitCandidate>, StoreError> {
+    let Some(root) = store.workdir() else {
         return Ok(Vec::new());
     };
     let mut found = Vec::new();
-    if let Some(head) = head_commit(repo)? {
-        found.extend(from_history(repo, root, &head, path, blob, limits)?);
+    if let Some(head) = store.head_commit()? {
+        found.extend(from_history(store, root, head, path, blob, limits)?);
     }
     if found.is_empty() {
-        if let Some(source) = cited_bytes(repo, cited_copy, blob) {
-            found = similar_to_cited(repo, root, path, &source, limits)?;
+        if let Some(source) = cited_bytes(store, cited_copy, blob) {
+            found = similar_to_cited(store, root, path, &source, limits)?;
         }
     }
     Ok(strongest_per_path(found))
 }
 
-/// HEAD's commit, `None` when HEAD is unborn or missing.
-fn head_commit(repo: &Repository) -> Result<Option<git2::Commit<'_>>, git2::Error> {
-    match repo.head().and_then(|h| h.peel_to_commit()) {
-        Ok(c) => Ok(Some(c)),
-        Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
 /// Steps 1 and 2: follow `path` through committed history, then through the working tree.
 fn from_history(
-    repo: &Repository,
+    store: &Store,
     root: &Path,
-    head: &git2::Commit<'_>,
+    head: ObjectId,
     path: &str,
     blob: ObjectId,
     limits: Limits,
-) -> Result<Option<GitCandidate>, git2::Error> {
-    let chain = Chain::walk(repo, head.id().to_id(), path, blob, limits.max_commits)?;
-    let (name, renamed_in) = match chain.follow(repo, path)? {
+) -> Result<Option<GitCandidate>, StoreError> {
+    let chain = Chain::walk(store, head, path, blob, limits.max_commits)?;
+    let (name, renamed_in) = match chain.follow(store, path)? {
         Followed::Gone => return Ok(None),
         Followed::At { name, renamed_in } => (name, renamed_in),
         Followed::Untracked => (path.to_string(), None),
     };
-    if let (Some(commit), Some(bytes)) =
-        (renamed_in, super::read_working(root, &name).ok().flatten())
-    {
+    if let (Some(commit), Some(bytes)) = (
+        renamed_in,
+        crate::store::read_working(root, &name).ok().flatten(),
+    ) {
         return Ok(Some(GitCandidate {
             path: name,
             evidence: Evidence::Renamed {
                 commit: short_id(commit),
-                edited: blob_id(&bytes)? != blob,
+                edited: blob_id(&bytes) != blob,
             },
         }));
     }
-    let head_tree = head.tree()?;
-    if blob_in_tree(&head_tree, &name).is_none() || exists(root, &name) {
+    let (head_tree, _) = store.tree_and_first_parent(head)?;
+    if blob_in_tree(store, head_tree, &name)?.is_none() || exists(root, &name) {
         return Ok(None);
     }
-    let Some(target) = renamed_in_workdir(repo, &head_tree, &name)? else {
+    let Some(target) = store.renamed_in_workdir(head_tree, &name)? else {
         return Ok(None);
     };
-    let Some(bytes) = super::read_working(root, &target).ok().flatten() else {
+    let Some(bytes) = crate::store::read_working(root, &target).ok().flatten() else {
         return Ok(None);
     };
     Ok(Some(GitCandidate {
         path: target,
         evidence: Evidence::WorkingTree {
-            edited: blob_id(&bytes)? != blob,
+            edited: blob_id(&bytes) != blob,
         },
     }))
 }
@@ -212,20 +227,19 @@ impl Chain {
     /// Walks first parents from `head`, at most `max` commits, until a tree holds `blob` at
     /// `path`; failing that, the chain ends at the newest commit that has `path` at all.
     fn walk(
-        repo: &Repository,
+        store: &Store,
         head: ObjectId,
         path: &str,
         blob: ObjectId,
         max: usize,
-    ) -> Result<Chain, git2::Error> {
+    ) -> Result<Chain, StoreError> {
         let mut lookup = Lookup::new(path);
         let mut links = Vec::new();
         let mut newest_with_path = None;
         let mut next = Some(head);
         while let Some(id) = next.filter(|_| links.len() < max) {
-            let commit = repo.find_commit(id.to_git())?;
-            let tree = commit.tree_id().to_id();
-            let at = lookup.blob_at(repo, tree)?;
+            let (tree, parent) = store.tree_and_first_parent(id)?;
+            let at = lookup.blob_at(store, tree)?;
             links.push((id, tree, at));
             if at == Some(blob) {
                 return Ok(Chain {
@@ -236,7 +250,7 @@ impl Chain {
             if at.is_some() && newest_with_path.is_none() {
                 newest_with_path = Some(links.len());
             }
-            next = commit.parent_id(0).ok().map(ToId::to_id);
+            next = parent;
         }
         let started = newest_with_path.is_some();
         links.truncate(newest_with_path.unwrap_or(0));
@@ -245,7 +259,7 @@ impl Chain {
 
     /// Follows `path` forward from the start commit to HEAD: kept or edited in place keeps the
     /// name; where the name disappears, that commit's rename detection says where it went.
-    fn follow(&self, repo: &Repository, path: &str) -> Result<Followed, git2::Error> {
+    fn follow(&self, store: &Store, path: &str) -> Result<Followed, StoreError> {
         if !self.started {
             return Ok(Followed::Untracked);
         }
@@ -256,17 +270,12 @@ impl Chain {
             let ((commit, tree, at_path), (_, parent_tree, _)) = (pair[0], pair[1]);
             let present = match lookup.as_mut() {
                 None => at_path.is_some(),
-                Some(l) => l.blob_at(repo, tree)?.is_some(),
+                Some(l) => l.blob_at(store, tree)?.is_some(),
             };
             if present {
                 continue;
             }
-            let diff = repo.diff_tree_to_tree(
-                Some(&repo.find_tree(parent_tree.to_git())?),
-                Some(&repo.find_tree(tree.to_git())?),
-                Some(DiffOptions::new().ignore_submodules(true)),
-            )?;
-            match renamed_to(diff, &name, &mut find_options())? {
+            match store.renamed_between(parent_tree, tree, &name)? {
                 Some(to) => {
                     lookup = Some(Lookup::new(&to));
                     name = to;
@@ -298,77 +307,30 @@ impl Lookup {
     }
 
     /// The blob id at the path in the tree `root`, `None` when absent or not a blob.
-    fn blob_at(
-        &mut self,
-        repo: &Repository,
-        root: ObjectId,
-    ) -> Result<Option<ObjectId>, git2::Error> {
+    fn blob_at(&mut self, store: &Store, root: ObjectId) -> Result<Option<ObjectId>, StoreError> {
         let dir = if self.dir.is_empty() {
             root
         } else {
-            match repo
-                .find_tree(root.to_git())?
-                .get_path(Path::new(&self.dir))
-            {
-                Ok(e) if e.kind() == Some(ObjectType::Tree) => e.id().to_id(),
+            match store.tree_entry(root, &self.dir)? {
+                Some((id, EntryKind::Tree)) => id,
                 _ => return Ok(None),
             }
         };
         if let Some((_, at)) = self.last.filter(|(seen, _)| *seen == dir) {
             return Ok(at);
         }
-        let at = repo
-            .find_tree(dir.to_git())?
-            .get_name(&self.name)
-            .and_then(|e| (e.kind() == Some(ObjectType::Blob)).then(|| e.id()));
-        self.last = Some((dir, at.map(ToId::to_id)));
-        Ok(at.map(ToId::to_id))
+        let at = blob_in_tree(store, dir, &self.name)?;
+        self.last = Some((dir, at));
+        Ok(at)
     }
 }
 
-/// Step 2: where `name` (in HEAD, missing on disk) went in the working tree.
-fn renamed_in_workdir(
-    repo: &Repository,
-    head_tree: &Tree<'_>,
-    name: &str,
-) -> Result<Option<String>, git2::Error> {
-    let mut opts = DiffOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .ignore_submodules(true);
-    let diff = repo.diff_tree_to_workdir_with_index(Some(head_tree), Some(&mut opts))?;
-    renamed_to(diff, name, find_options().for_untracked(true))
-}
-
-/// Runs rename detection on `diff` and returns where `from` was renamed to, if anywhere.
-fn renamed_to(
-    mut diff: Diff<'_>,
-    from: &str,
-    find: &mut DiffFindOptions,
-) -> Result<Option<String>, git2::Error> {
-    diff.find_similar(Some(find))?;
-    Ok(diff
-        .deltas()
-        .find(|d| {
-            d.status() == Delta::Renamed && d.old_file().path_bytes() == Some(from.as_bytes())
-        })
-        .and_then(|d| d.new_file().path_bytes().map(<[u8]>::to_vec))
-        .and_then(|b| String::from_utf8(b).ok()))
-}
-
-/// Renames, exact and by similarity, at git's default threshold.
-fn find_options() -> DiffFindOptions {
-    let mut find = DiffFindOptions::new();
-    find.renames(true)
-        .rename_threshold(SIMILARITY_THRESHOLD)
-        .rename_limit(RENAME_LIMIT);
-    find
-}
-
-/// The blob at `path` in `tree`, if it is a blob.
-fn blob_in_tree(tree: &Tree<'_>, path: &str) -> Option<ObjectId> {
-    let entry = tree.get_path(Path::new(path)).ok()?;
-    (entry.kind() == Some(ObjectType::Blob)).then(|| entry.id().to_id())
+/// The blob at `path` in the tree `tree`, if it is a blob.
+fn blob_in_tree(store: &Store, tree: ObjectId, path: &str) -> Result<Option<ObjectId>, StoreError> {
+    Ok(match store.tree_entry(tree, path)? {
+        Some((id, EntryKind::Blob)) => Some(id),
+        _ => None,
+    })
 }
 
 /// Whether anything (file, directory or symlink) is at `path` in the working tree.
@@ -376,8 +338,9 @@ fn exists(root: &Path, path: &str) -> bool {
     std::fs::symlink_metadata(root.join(path)).is_ok()
 }
 
-fn blob_id(bytes: &[u8]) -> Result<ObjectId, git2::Error> {
-    Ok(git2::Oid::hash_object(ObjectType::Blob, bytes)?.to_id())
+/// Git's id of a blob of `bytes`.
+fn blob_id(bytes: &[u8]) -> ObjectId {
+    ObjectId::from_bytes(crate::records::fingerprint::blob_sha1(bytes))
 }
 
 fn short_id(id: ObjectId) -> String {
@@ -387,23 +350,22 @@ fn short_id(id: ObjectId) -> String {
 }
 
 /// The cited bytes: the kept copy if present in the object database, else the cited blob.
-fn cited_bytes(repo: &Repository, cited_copy: Option<ObjectId>, blob: ObjectId) -> Option<Vec<u8>> {
-    cited_copy.into_iter().chain(Some(blob)).find_map(|id| {
-        repo.find_blob(id.to_git())
-            .ok()
-            .map(|b| b.content().to_vec())
-    })
+fn cited_bytes(store: &Store, cited_copy: Option<ObjectId>, blob: ObjectId) -> Option<Vec<u8>> {
+    cited_copy
+        .into_iter()
+        .chain(Some(blob))
+        .find_map(|id| store.blob(id).ok())
 }
 
 /// Step 3: current files libgit2 finds similar to the cited bytes, the best few.
 fn similar_to_cited(
-    repo: &Repository,
+    store: &Store,
     root: &Path,
     path: &str,
     source: &[u8],
     limits: Limits,
-) -> Result<Vec<GitCandidate>, git2::Error> {
-    let Some(paths) = similarity_targets(repo, path, limits.max_similarity_targets)? else {
+) -> Result<Vec<GitCandidate>, StoreError> {
+    let Some(paths) = similarity_targets(store, path, limits.max_similarity_targets)? else {
         return Ok(Vec::new());
     };
     let mut targets = Vec::new();
@@ -446,29 +408,19 @@ fn similar_to_cited(
 /// there are at most `cap`, else only those changed since HEAD or untracked when there are
 /// at most `cap` of those, else `None`.
 fn similarity_targets(
-    repo: &Repository,
+    store: &Store,
     path: &str,
     cap: usize,
-) -> Result<Option<Vec<String>>, git2::Error> {
-    let mut opts = StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_unmodified(true)
-        .exclude_submodules(true);
-    let statuses = repo.statuses(Some(&mut opts))?;
+) -> Result<Option<Vec<String>>, StoreError> {
     let (mut all, mut changed) = (Vec::new(), Vec::new());
-    for entry in statuses.iter() {
-        let Some(p) = entry.path().ok().filter(|p| *p != path) else {
-            continue;
-        };
-        let status = entry.status();
-        if status.is_wt_deleted() {
+    for (p, is_changed) in store.working_statuses()? {
+        if p == path {
             continue;
         }
-        if !status.is_empty() {
-            changed.push(p.to_string());
+        if is_changed {
+            changed.push(p.clone());
         }
-        all.push(p.to_string());
+        all.push(p);
     }
     Ok(if all.len() <= cap {
         Some(all)
@@ -491,67 +443,6 @@ fn size_comparable(root: &Path, path: &str, source: u64) -> bool {
         && (size <= 127 || source <= 127 || (size <= source << 3 && source <= size << 3))
 }
 
-/// `(index into targets, similarity)` for every target at least as similar to `source` as
-/// git's copy threshold, by libgit2's copy detection in an in-memory repository.
-fn similarity_scores(
-    source: &[u8],
-    targets: &[(String, Vec<u8>)],
-) -> Result<Vec<(usize, u16)>, git2::Error> {
-    let odb = Odb::new()?;
-    odb.add_new_mempack_backend(1)?;
-    let mem = Repository::from_odb(odb)?;
-    let src = mem.blob(source)?;
-    let mut old = mem.treebuilder(None)?;
-    old.insert("cited", src, 0o100644)?;
-    let old = mem.find_tree(old.write()?)?;
-    let mut new = mem.treebuilder(Some(&old))?;
-    for (i, (_, bytes)) in targets.iter().enumerate() {
-        new.insert(format!("t{i}"), mem.blob(bytes)?, 0o100644)?;
-    }
-    let new = mem.find_tree(new.write()?)?;
-    let mut diff = mem.diff_tree_to_tree(
-        Some(&old),
-        Some(&new),
-        Some(DiffOptions::new().include_unmodified(true)),
-    )?;
-    let mut find = DiffFindOptions::new();
-    find.copies(true)
-        .copies_from_unmodified(true)
-        .copy_threshold(SIMILARITY_THRESHOLD)
-        .rename_limit(RENAME_LIMIT);
-    diff.find_similar(Some(&mut find))?;
-    copy_scores(&diff)
-}
-
-/// Reads each copy's similarity from the raw diff format (`... C072\tcited\tt5`), the one
-/// place git2 exposes libgit2's `similarity` field.
-fn copy_scores(diff: &Diff<'_>) -> Result<Vec<(usize, u16)>, git2::Error> {
-    let mut scores = Vec::new();
-    diff.print(DiffFormat::Raw, |delta, _, line| {
-        if delta.status() != Delta::Copied {
-            return true;
-        }
-        let index = delta
-            .new_file()
-            .path()
-            .and_then(|p| p.to_str())
-            .and_then(|p| p.strip_prefix('t'))
-            .and_then(|i| i.parse::<usize>().ok());
-        if let (Some(i), Some(score)) = (index, raw_similarity(line.content())) {
-            scores.push((i, score));
-        }
-        true
-    })?;
-    Ok(scores)
-}
-
-/// The similarity in a raw diff line: the digits after the status letter, e.g. `R072` → 72.
-fn raw_similarity(line: &[u8]) -> Option<u16> {
-    let head = line.split(|b| *b == b'\t').next()?;
-    let status = head.rsplit(|b| *b == b' ').next()?;
-    std::str::from_utf8(status.get(1..)?).ok()?.parse().ok()
-}
-
 /// Sorted by path, one candidate per path, keeping the strongest evidence.
 fn strongest_per_path(mut found: Vec<GitCandidate>) -> Vec<GitCandidate> {
     found.sort_by(|a, b| {
@@ -566,9 +457,18 @@ fn strongest_per_path(mut found: Vec<GitCandidate>) -> Vec<GitCandidate> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use git2::{IndexAddOption, Signature};
+    use git2::{IndexAddOption, Repository, Signature};
     use std::fs;
     use tempfile::TempDir;
+
+    /// libgit2's id as ours (the test builds histories with git2 directly).
+    fn id(o: git2::Oid) -> ObjectId {
+        ObjectId::from_slice(o.as_bytes()).unwrap()
+    }
+
+    fn git(o: ObjectId) -> git2::Oid {
+        git2::Oid::from_bytes(o.as_bytes()).unwrap()
+    }
 
     struct Vault {
         dir: TempDir,
@@ -586,11 +486,17 @@ mod tests {
             self.dir.path()
         }
 
+        /// The vault's store, opened afresh (it sees every commit made so far).
+        fn store(&self) -> Store {
+            let v = crate::vault::open(self.root(), crate::vault::VaultSource::Flag).unwrap();
+            Store::open(&v).unwrap()
+        }
+
         fn write(&self, rel: &str, text: &str) -> ObjectId {
             let p = self.root().join(rel);
             fs::create_dir_all(p.parent().unwrap()).unwrap();
             fs::write(&p, text).unwrap();
-            blob_id(text.as_bytes()).unwrap()
+            blob_id(text.as_bytes())
         }
 
         fn mv(&self, from: &str, to: &str) {
@@ -611,12 +517,13 @@ mod tests {
             index.write().unwrap();
             let tree = self.repo.find_tree(index.write_tree().unwrap()).unwrap();
             let sig = Signature::now("t", "t@example.org").unwrap();
-            let parent = head_commit(&self.repo).unwrap();
+            let parent = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok());
             let parents: Vec<_> = parent.iter().collect();
-            self.repo
+            let commit = self
+                .repo
                 .commit(Some("HEAD"), &sig, &sig, msg, &tree, &parents)
-                .unwrap()
-                .to_id()
+                .unwrap();
+            id(commit)
         }
 
         fn find(&self, path: &str, blob: ObjectId) -> Vec<GitCandidate> {
@@ -630,7 +537,7 @@ mod tests {
             copy: Option<ObjectId>,
             limits: Limits,
         ) -> Vec<GitCandidate> {
-            rename_candidates(&self.repo, path, blob, copy, limits).unwrap()
+            rename_candidates(&self.store(), path, blob, copy, limits).unwrap()
         }
     }
 
@@ -757,7 +664,7 @@ mod tests {
     #[test]
     fn cited_bytes_never_committed_follow_from_the_newest_commit_with_the_path() {
         let v = Vault::new();
-        let cited = blob_id(cadence().as_bytes()).unwrap();
+        let cited = blob_id(cadence().as_bytes());
         v.write("Notes/publishing-cadence.md", &(cadence() + "draft line\n"));
         v.commit("committed after an edit");
         v.mv("Notes/publishing-cadence.md", "Notes/cadence-decision.md");
@@ -816,7 +723,7 @@ mod tests {
         v.write("Notes/reader-survey.md", &note("reader survey", 12));
         v.commit("only the survey is in git");
         let cited = cadence();
-        let blob = blob_id(cited.as_bytes()).unwrap();
+        let blob = blob_id(cited.as_bytes());
         v.write(
             "Notes/cadence-decision.md",
             &(cited.clone() + "Going fortnightly.\n"),
@@ -824,11 +731,11 @@ mod tests {
         v.write("Notes/unrelated.md", &note("gardening", 12));
         assert_eq!(v.find("Notes/publishing-cadence.md", blob), vec![]);
         let copy = v.repo.blob(cited.as_bytes()).unwrap();
-        assert_eq!(copy, blob.to_git());
+        assert_eq!(id(copy), blob);
         let found = v.find_with(
             "Notes/publishing-cadence.md",
             blob,
-            Some(copy.to_id()),
+            Some(id(copy)),
             Limits::default(),
         );
         assert_eq!(found.len(), 1, "{found:?}");
@@ -854,7 +761,7 @@ mod tests {
         );
         v.write("Notes/a.md", &note("a", 10));
         v.write("Notes/b.md", &note("b", 10));
-        let found = v.find("Notes/publishing-cadence.md", blob.to_id());
+        let found = v.find("Notes/publishing-cadence.md", id(blob));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].path, "Notes/cadence-decision.md");
         let capped = Limits {
@@ -862,7 +769,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            v.find_with("Notes/publishing-cadence.md", blob.to_id(), None, capped),
+            v.find_with("Notes/publishing-cadence.md", id(blob), None, capped),
             vec![]
         );
     }
@@ -929,7 +836,7 @@ mod tests {
         }
         let head = v.repo.head().unwrap().target().unwrap();
         let chain =
-            Chain::walk(&v.repo, head.to_id(), "Notes/reader-survey.md", survey, 10).unwrap();
+            Chain::walk(&v.store(), id(head), "Notes/reader-survey.md", survey, 10).unwrap();
         assert!(!chain.started && chain.links.is_empty());
         let short = Limits {
             max_commits: 10,
@@ -946,17 +853,6 @@ mod tests {
             v.find("Notes/reader-survey.md", survey),
             vec![renamed("Research/survey.md", c, false)]
         );
-    }
-
-    #[test]
-    fn raw_similarity_reads_the_status_digits() {
-        let line = b":100644 100644 abc... def... C072\tcited\tt5\n";
-        assert_eq!(raw_similarity(line), Some(72));
-        assert_eq!(
-            raw_similarity(b":100644 100644 a b R100\tx\ty\n"),
-            Some(100)
-        );
-        assert_eq!(raw_similarity(b":100644 100644 a b M\tx\n"), None);
     }
 
     #[test]
@@ -977,7 +873,7 @@ mod tests {
         );
     }
 
-    /// `cargo test --release --lib store::history -- --ignored --nocapture`: 2,000 commits
+    /// `cargo test --release --lib recall::renames -- --ignored --nocapture`: 2,000 commits
     /// over 1,000 notes in one directory, the cited note added at commit 100 and renamed with
     /// an edit at commit 1,500.
     #[test]
@@ -1009,10 +905,10 @@ mod tests {
                 );
             }
             if i == 100 {
-                cited = blob(&cadence()).to_id();
+                cited = id(blob(&cadence()));
                 up.upsert(
                     "Notes/publishing-cadence.md",
-                    cited.to_git(),
+                    git(cited),
                     git2::FileMode::Blob,
                 );
             }
@@ -1047,7 +943,7 @@ mod tests {
         ));
 
         let t = std::time::Instant::now();
-        let gone = blob_id(b"never in git").unwrap();
+        let gone = blob_id(b"never in git");
         let found = v.find("Notes/never.md", gone);
         eprintln!(
             "path never in history (full walk): {:?} -> {found:?}",
@@ -1056,7 +952,7 @@ mod tests {
 
         let t = std::time::Instant::now();
         let copy = repo.blob(note("note 7", 10).as_bytes()).unwrap();
-        let found = v.find_with("Notes/gone.md", gone, Some(copy.to_id()), Limits::default());
+        let found = v.find_with("Notes/gone.md", gone, Some(id(copy)), Limits::default());
         eprintln!(
             "full walk + cited copy vs 1,001 files: {:?} -> {found:?}",
             t.elapsed()
@@ -1064,7 +960,7 @@ mod tests {
 
         v.mv("Notes/n5.md", "Notes/n5-renamed.md");
         let t = std::time::Instant::now();
-        let n5 = blob_id(note("note 5 v1005", 10).as_bytes()).unwrap();
+        let n5 = blob_id(note("note 5 v1005", 10).as_bytes());
         let found = v.find("Notes/n5.md", n5);
         eprintln!("working-tree rename: {:?} -> {found:?}", t.elapsed());
         v.mv("Notes/n5-renamed.md", "Notes/n5.md");
@@ -1099,14 +995,43 @@ mod tests {
         let found = v.find("Notes/publishing-cadence.md", cited);
         eprintln!("renamed, packed: {:?} -> {found:?}", t.elapsed());
         let t = std::time::Instant::now();
-        let found = v.find("Notes/never.md", blob_id(b"never").unwrap_or(cited));
+        let found = v.find("Notes/never.md", blob_id(b"never"));
         eprintln!("full walk, packed: {:?} -> {found:?}", t.elapsed());
-        super::super::skip_read_verification();
+        crate::store::skip_read_verification();
         let t = std::time::Instant::now();
-        let found = v.find("Notes/never.md", blob_id(b"never").unwrap_or(cited));
+        let found = v.find("Notes/never.md", blob_id(b"never"));
         eprintln!(
             "full walk, packed, no read verification: {:?} -> {found:?}",
             t.elapsed()
         );
+    }
+
+    /// The review's §b 3: a history that cannot be read is an error, not "no candidates".
+    #[test]
+    fn an_unreadable_history_is_an_error_not_no_candidates() {
+        let t = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(t.path()).unwrap();
+        std::fs::write(t.path().join("a.md"), "alpha\n").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(std::path::Path::new("a.md")).unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "notes", &tree, &[])
+            .unwrap();
+        let v = crate::vault::open(t.path(), crate::vault::VaultSource::Flag).unwrap();
+        let store = Store::open(&v).unwrap();
+        let sha = crate::records::fingerprint::sha256_ref(b"alpha\n");
+        assert!(git_candidates(&store, "a.md", None, &sha).is_ok());
+        // The tree of HEAD's commit is gone from the object database.
+        let hex = tree.id().to_string();
+        std::fs::remove_file(
+            t.path()
+                .join(".git/objects")
+                .join(&hex[..2])
+                .join(&hex[2..]),
+        )
+        .unwrap();
+        let store = Store::open(&v).unwrap();
+        assert!(git_candidates(&store, "a.md", None, &sha).is_err());
     }
 }
