@@ -55,7 +55,6 @@ pub(crate) struct CitedBy {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct Candidacy {
     pub from: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
 }
 

@@ -1,4 +1,5 @@
-//! The `--json` outputs of `status`, `verify`, `recent` and `log`, decoded into typed structs
+//! The `--json` outputs of `status`, `verify`, `recent`, `log` and `cited-by`, and the data of the
+//! timeline's page, decoded into typed structs
 //! as ripgrep's tests decode its `--json` messages: a test reads fields instead of looking keys
 //! up, so a key renamed, retyped or dropped fails where the output is decoded.
 //!
@@ -492,6 +493,70 @@ pub fn log_row<'a>(rows: &'a [LogRow], summary: &str) -> &'a LogRow {
     rows.iter()
         .find(|r| r.summary == summary)
         .unwrap_or_else(|| panic!("no row {summary:?} in {rows:#?}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// `git rutter cited-by --json` (spec/cited-by.md).
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CitedBy {
+    pub path: String,
+    pub sha256: String,
+    pub changed_since: usize,
+    pub decisions: Vec<CitedDecision>,
+    pub unresolved: Vec<Candidacy>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CitedDecision {
+    pub id: String,
+    pub day: String,
+    pub time: String,
+    pub summary: String,
+    #[serde(deserialize_with = "present")]
+    pub project: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub client: Option<String>,
+    pub status: String,
+    pub cited: CitedRef,
+    pub renamed: bool,
+    pub changed: bool,
+    #[serde(deserialize_with = "present")]
+    pub cited_version: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub diff: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub supersedes: Option<Vec<String>>,
+    pub superseded_by: Vec<String>,
+}
+
+/// The ref a decision recorded (a newer writer's fields in `extra`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct CitedRef {
+    pub path: String,
+    pub hash: String,
+    #[serde(deserialize_with = "present")]
+    pub blob: Option<String>,
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, Value>,
+}
+
+/// A gone cited path this note may be.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Candidacy {
+    pub from: String,
+    #[serde(deserialize_with = "present")]
+    pub evidence: Option<String>,
+}
+
+impl CitedBy {
+    /// The summaries of the decisions, newest first.
+    pub fn summaries(&self) -> Vec<&str> {
+        self.decisions.iter().map(|d| d.summary.as_str()).collect()
+    }
 }
 
 #[test]
