@@ -8,6 +8,7 @@ use crate::index::cited::NoNote;
 use crate::index::short_ids::ShortIds;
 use crate::recall::cited::{self, CitedBy, CitedVersion, Decision, Lookup};
 use crate::recall::render::{self, Look};
+use crate::recall::row::JsonRef;
 use crate::records::standing::Status;
 use crate::store::Store;
 use serde::Serialize;
@@ -276,7 +277,7 @@ struct JsonDecision<'a> {
     project: Option<&'a str>,
     client: Option<&'a str>,
     status: Status,
-    cited: JsonCited<'a>,
+    cited: JsonRef<'a>,
     renamed: bool,
     changed: bool,
     cited_version: Option<&'static str>,
@@ -285,16 +286,6 @@ struct JsonDecision<'a> {
     supersedes: Option<&'a [String]>,
     /// The decisions that replace this one, newest first.
     superseded_by: &'a [String],
-}
-
-/// The ref a decision recorded: `blob` always written; the fields a newer writer added kept.
-#[derive(Serialize)]
-struct JsonCited<'a> {
-    path: &'a str,
-    hash: &'a str,
-    blob: Option<&'a str>,
-    #[serde(flatten)]
-    extra: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 fn json(c: &CitedBy, versions: &Versions) -> serde_json::Value {
@@ -311,12 +302,7 @@ fn json(c: &CitedBy, versions: &Versions) -> serde_json::Value {
                 project: e.project(),
                 client: e.client.as_deref(),
                 status: d.step.status,
-                cited: JsonCited {
-                    path: &cited.path,
-                    hash: &cited.hash,
-                    blob: cited.blob.as_deref(),
-                    extra: &cited.extra,
-                },
+                cited: JsonRef::of(cited, None),
                 renamed: d.renamed(&c.path),
                 changed: d.changed,
                 cited_version: versions.source(d),

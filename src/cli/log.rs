@@ -5,9 +5,8 @@ use super::color::{self, Palette};
 use super::{cannot_run, user_error, CommandError, CommandResult, Exit, FilterArgs, Ui};
 use crate::clock::Clock;
 use crate::recall::log::{self, LogError, Query};
-use crate::recall::row::{Retracted, Row};
+use crate::recall::row::{JsonRef, Retracted, Row};
 use crate::records::text::field_safe;
-use crate::records::NoteRef;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -67,7 +66,7 @@ struct JsonRow<'a> {
     file: &'a str,
     project: Option<&'a str>,
     client: Option<&'a str>,
-    refs: &'a [NoteRef],
+    refs: Vec<JsonRef<'a>>,
     retraction: Option<&'a Retracted>,
     diff: Option<&'a str>,
     /// The ids this entry names as the ones it replaces (spec/recall.md, "Supersede").
@@ -89,7 +88,7 @@ impl<'a> JsonRow<'a> {
             file: &r.file,
             project: e.project(),
             client: e.client.as_deref(),
-            refs: &e.refs,
+            refs: e.refs.iter().map(|r| JsonRef::of(r, None)).collect(),
             retraction: r.retraction.as_ref(),
             diff: r.diff.as_deref(),
             supersedes: e.supersedes.as_deref(),

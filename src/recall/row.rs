@@ -8,14 +8,17 @@
 //! How a row stands is named and marked here ([`Standing`], [`push_mark`], [`push_supersede`]),
 //! from `records::standing::Status`: a new status is a variant there (its name, its mark,
 //! whether it counts) and shows in every command; a standing that is not a status against the
-//! record (retracted) is a variant of [`Standing`].
+//! record (retracted) is a variant of [`Standing`]. The `--json` outputs write a row's cited
+//! notes and workspace through [`JsonRef`] and [`JsonWorkspace`]: every key always there.
 
 use super::render::IdText;
 use crate::records::standing::Status;
 use crate::records::supersede::Links;
 use crate::records::text::push_field;
 pub(crate) use crate::records::Step;
+use crate::records::{NoteRef, Workspace};
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 /// How an entry stands, as `log` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +125,55 @@ pub(crate) fn push_supersede(out: &mut String, links: &Links, ids: Option<IdText
         out.push_str(" [supersedes ");
         push_field(out, gone);
         out.push_str(": no such entry]");
+    }
+}
+
+/// A cited note as the `--json` outputs write it: `path`, `hash`, `blob` (`null` when the entry
+/// recorded none), how `recent` shows it now (`shown`, only there), and the fields a newer
+/// writer added to the ref.
+#[derive(Debug, Serialize)]
+pub(crate) struct JsonRef<'a> {
+    pub path: &'a str,
+    pub hash: &'a str,
+    pub blob: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shown: Option<String>,
+    #[serde(flatten)]
+    pub extra: &'a Map<String, Value>,
+}
+
+impl<'a> JsonRef<'a> {
+    /// The ref `r`, with how it reads now when the command shows that.
+    pub(crate) fn of(r: &'a NoteRef, shown: Option<String>) -> Self {
+        JsonRef {
+            path: &r.path,
+            hash: &r.hash,
+            blob: r.blob.as_deref(),
+            shown,
+            extra: &r.extra,
+        }
+    }
+}
+
+/// Where an entry's session ran, as the `--json` outputs write it: `repo` is `null` when the
+/// entry recorded none; the fields a newer writer added are kept.
+#[derive(Debug, Serialize)]
+pub(crate) struct JsonWorkspace<'a> {
+    pub cwd: &'a str,
+    pub project: &'a str,
+    pub repo: Option<&'a str>,
+    #[serde(flatten)]
+    pub extra: &'a Map<String, Value>,
+}
+
+impl<'a> JsonWorkspace<'a> {
+    pub(crate) fn of(w: &'a Workspace) -> Self {
+        JsonWorkspace {
+            cwd: &w.cwd,
+            project: &w.project,
+            repo: w.repo.as_deref(),
+            extra: &w.extra,
+        }
     }
 }
 

@@ -382,24 +382,20 @@ pub struct Session {
 pub struct Step {
     pub day: String,
     pub id: String,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub session_id: Option<String>,
     pub time: String,
     pub summary: String,
-    #[serde(default)]
     pub refs: Vec<Ref>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub workspace: Option<Workspace>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub client: Option<String>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub supersedes: Option<Vec<String>>,
     pub status: String,
-    #[serde(default)]
     pub superseded_by: Vec<String>,
-    #[serde(default)]
     pub supersedes_unknown: Vec<String>,
-    #[serde(default)]
     pub supersedes_set_aside: Vec<String>,
     /// The fields of the entry this version does not name (a newer writer's, `masked`).
     #[serde(flatten)]
@@ -411,7 +407,7 @@ pub struct Step {
 pub struct Ref {
     pub path: String,
     pub hash: String,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub blob: Option<String>,
     #[serde(default)]
     pub shown: Option<String>,
@@ -423,7 +419,7 @@ pub struct Ref {
 pub struct Workspace {
     pub cwd: String,
     pub project: String,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub repo: Option<String>,
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
