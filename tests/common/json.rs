@@ -555,6 +555,72 @@ impl CitedBy {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The data block of `git rutter timeline`'s page (spec/timeline.md, "The page's data"). The page
+// leaves a key out when it has nothing to say (10,000 decisions keep it small), so those are
+// `#[serde(default)]`; every shape is the page's own, so an unknown key is refused.
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineData {
+    pub vault: String,
+    pub written: String,
+    #[serde(deserialize_with = "present")]
+    pub empty: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub hint: Option<String>,
+    pub notes: Vec<String>,
+    pub decisions: Vec<TimelineDecision>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineDecision {
+    pub id: String,
+    pub day: String,
+    pub time: String,
+    #[serde(default)]
+    pub project: Option<String>,
+    #[serde(default)]
+    pub client: Option<String>,
+    pub summary: String,
+    #[serde(default)]
+    pub mark: Option<String>,
+    #[serde(default)]
+    pub superseded: Option<String>,
+    #[serde(default)]
+    pub refs: Vec<TimelineRef>,
+    #[serde(default)]
+    pub more_refs: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineRef {
+    pub path: String,
+    pub hash: String,
+    #[serde(default)]
+    pub drift: Option<String>,
+}
+
+impl TimelineData {
+    /// The decision whose summary is `summary`; the test fails when there is none.
+    pub fn decision(&self, summary: &str) -> &TimelineDecision {
+        self.decisions
+            .iter()
+            .find(|d| d.summary == summary)
+            .unwrap_or_else(|| panic!("no decision {summary:?} in {:#?}", self.decisions))
+    }
+}
+
+/// The data block of a timeline page (`html`), decoded.
+pub fn timeline_data(html: &str) -> TimelineData {
+    let open = "<script type=\"application/json\" id=\"data\">";
+    let start = html.find(open).expect("a data block") + open.len();
+    let len = html[start..].find("</script>").expect("the block ends");
+    decode(&html[start..start + len])
+}
+
 #[test]
 fn a_key_written_as_null_is_required_and_a_new_key_is_refused() {
     let ok = r#"{"vault":"/v","empty":null,"sessions":[]}"#;
