@@ -5,7 +5,7 @@ use super::{CommandResult, Exit, FilterArgs, Ui};
 use crate::clock;
 use crate::index::short_ids::ShortIds;
 use crate::index::{Index, IndexError};
-use crate::recall::row::{JsonRef, JsonWorkspace, Step};
+use crate::recall::row::{Extra, JsonRef, JsonWorkspace, Step};
 use crate::recall::{self, recent, refs, render};
 use crate::records::standing::Status;
 use crate::records::NoteRef;
@@ -317,8 +317,25 @@ struct JsonStep<'a> {
     supersedes_unknown: &'a [String],
     supersedes_set_aside: &'a [String],
     #[serde(flatten)]
-    extra: &'a serde_json::Map<String, serde_json::Value>,
+    extra: Extra<'a>,
 }
+
+/// The keys [`JsonStep`] writes itself.
+const STEP_KEYS: &[&str] = &[
+    "day",
+    "id",
+    "session_id",
+    "time",
+    "summary",
+    "refs",
+    "workspace",
+    "client",
+    "supersedes",
+    "status",
+    "superseded_by",
+    "supersedes_unknown",
+    "supersedes_set_aside",
+];
 
 impl<'a> JsonStep<'a> {
     fn of(step: &'a Step, shown: render::RefText<'_>) -> Self {
@@ -346,7 +363,7 @@ impl<'a> JsonStep<'a> {
             superseded_by: &links.superseded_by,
             supersedes_unknown: &links.unresolved,
             supersedes_set_aside: &links.set_aside,
-            extra: &e.extra,
+            extra: Extra::of(&e.extra, STEP_KEYS),
         }
     }
 }
@@ -374,5 +391,34 @@ fn json<'a>(
         vault: root,
         empty: render::empty_state(result),
         sessions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step's JSON writes each of its keys once, whatever fields a forged line adds.
+    #[test]
+    fn a_forged_field_cannot_shadow_a_steps_own_key() {
+        let mut entry: crate::records::Entry = serde_json::from_str(
+            r#"{"id":"a","time":"2026-11-30T10:00:00.000Z","summary":"s","status":"committed","superseded_by":["x"],"newer":1}"#,
+        )
+        .unwrap();
+        entry.refs.push(NoteRef::new("n.md", "sha256:ab", None));
+        let step = Step {
+            day: "2026-11-30".into(),
+            entry,
+            status: Status::Unverified,
+            supersede: Default::default(),
+        };
+        let shown = |out: &mut String, p: &str, _: &str| out.push_str(p);
+        let text = serde_json::to_string(&JsonStep::of(&step, &shown)).unwrap();
+        assert_eq!(text.matches("\"status\"").count(), 1, "{text}");
+        assert!(text.contains(r#""status":"unverified""#), "{text}");
+        assert!(text.contains(r#""superseded_by":[]"#), "{text}");
+        assert!(text.contains(r#""newer":1"#), "{text}");
+        assert!(text.contains(r#""session_id":null"#), "{text}");
+        assert!(text.contains(r#""shown":"n.md""#), "{text}");
     }
 }

@@ -139,7 +139,7 @@ pub(crate) struct JsonRef<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shown: Option<String>,
     #[serde(flatten)]
-    pub extra: &'a Map<String, Value>,
+    pub extra: Extra<'a>,
 }
 
 impl<'a> JsonRef<'a> {
@@ -150,7 +150,7 @@ impl<'a> JsonRef<'a> {
             hash: &r.hash,
             blob: r.blob.as_deref(),
             shown,
-            extra: &r.extra,
+            extra: Extra::of(&r.extra, &["path", "hash", "blob", "shown"]),
         }
     }
 }
@@ -163,7 +163,7 @@ pub(crate) struct JsonWorkspace<'a> {
     pub project: &'a str,
     pub repo: Option<&'a str>,
     #[serde(flatten)]
-    pub extra: &'a Map<String, Value>,
+    pub extra: Extra<'a>,
 }
 
 impl<'a> JsonWorkspace<'a> {
@@ -172,8 +172,37 @@ impl<'a> JsonWorkspace<'a> {
             cwd: &w.cwd,
             project: &w.project,
             repo: w.repo.as_deref(),
-            extra: &w.extra,
+            extra: Extra::of(&w.extra, &["cwd", "project", "repo"]),
         }
+    }
+}
+
+/// The fields a newer writer added to an entry, a ref or a workspace, as a `--json` view writes
+/// them after its own: less any key the view writes itself (`known`), so a forged line's
+/// `"status"` or `"shown"` can neither shadow nor repeat the command's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Extra<'a> {
+    map: &'a Map<String, Value>,
+    known: &'static [&'static str],
+}
+
+impl<'a> Extra<'a> {
+    /// The fields of `map` whose keys are not `known`.
+    pub(crate) fn of(map: &'a Map<String, Value>, known: &'static [&'static str]) -> Self {
+        Extra { map, known }
+    }
+}
+
+impl Serialize for Extra<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (k, v) in self.map {
+            if !self.known.contains(&k.as_str()) {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        m.end()
     }
 }
 
@@ -219,5 +248,20 @@ mod tests {
         push_mark(&mut out, Status::Pending, false);
         push_mark(&mut out, Status::Committed, true);
         assert_eq!(out, "x [not committed yet]");
+    }
+
+    #[test]
+    fn a_newer_writers_fields_are_kept_and_cannot_shadow_the_views_own() {
+        let mut r = NoteRef::new("a.md", "sha256:ab", None);
+        r.extra.insert("withheld".into(), "private".into());
+        r.extra.insert("shown".into(), "forged".into());
+        r.extra.insert("blob".into(), "forged".into());
+        let text = serde_json::to_string(&JsonRef::of(&r, Some("a.md@sha256:ab".into()))).unwrap();
+        assert_eq!(
+            text,
+            r#"{"path":"a.md","hash":"sha256:ab","blob":null,"shown":"a.md@sha256:ab","withheld":"private"}"#
+        );
+        let none = serde_json::to_string(&JsonRef::of(&r, None)).unwrap();
+        assert!(!none.contains("shown"), "{none}");
     }
 }
