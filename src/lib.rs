@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | 10 | [`cli`] | one file per subcommand; the only place `anyhow` and clap are used |
 //! | 9 | [`mcp`] | the MCP server over stdio (rmcp, tokio, notify: only here) |
-//! | 8 | [`recall`], [`status`] | reading the record back (`recent`, search, notes, gate, reindex, where a dead reference went) for the CLI and the server; `git rutter status` |
+//! | 8 | [`recall`], [`status`] | reading the record back (`recent`, `log`'s rows, search, notes, gate, reindex, where a dead reference went) for the CLI and the server; `git rutter status` |
 //! | 7 | [`capture`], [`clients`], [`index`], [`setup`], [`sync`] | the Stop-hook pipeline; the AI clients `install-hook` registers with, and the git hooks' checks; the SQLite index (rusqlite: only here); `init` and the `rutter.*` settings; one record across machines through a git remote |
 //! | 6 | [`audit`] | `verify` and `diff`: has anything in the record changed since it was committed, and the same rules for what a remote sends (it reads the tip, reflog and witness log together under the recorder's read snapshot) |
 //! | 5 | [`recorder`], [`vault`] | the one record-write path: a `Recorder` session holds the capture lock, the store and the pending journal, and every writer appends, replays and commits through it; where the vault is and why |

@@ -764,3 +764,24 @@ fn record_file_names_are_spelled_once() {
     }
     assert!(offenders.is_empty(), "{}", offenders.join("\n"));
 }
+
+/// A command that prints entries gets its rows from `recall` (issue 36, F6): `cli/log.rs`
+/// parses, calls `recall::log` and prints, naming neither the audit nor the store nor the
+/// index that the rows are built from.
+#[test]
+fn log_prints_the_rows_recall_builds() {
+    let banned: BTreeSet<String> = ["audit", "store", "index"].map(String::from).into();
+    let log = sources().into_iter().find(|s| s.rel == "cli/log.rs");
+    let log = log.expect("the rule reads cli/log.rs");
+    let mut offenders = Vec::new();
+    for (n, line) in joined(&log.code) {
+        for m in named_modules(&line).intersection(&banned) {
+            offenders.push(format!(
+                "src/cli/log.rs:{}: {} (uses {m})",
+                n + 1,
+                line.trim()
+            ));
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+}

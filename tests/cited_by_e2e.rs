@@ -5,7 +5,6 @@
 
 use crate::common;
 use common::*;
-use serde_json::Value;
 
 /// A git vault whose Notes/a.md two decisions cited (the second with Notes/b.md), on two days.
 fn cited_vault() -> Env {
@@ -29,43 +28,39 @@ fn cited_vault() -> Env {
 }
 
 /// `cited-by ARGS --json`, decoded; the command must succeed.
-fn cited_json(env: &Env, args: &[&str]) -> Value {
+fn cited_json(env: &Env, args: &[&str]) -> json::CitedBy {
     let mut all = vec!["cited-by", "--json"];
     all.extend_from_slice(args);
     let r = env.rutter(&all);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
+    json::decode(&r.stdout)
 }
 
-fn summaries(v: &Value) -> Vec<&str> {
-    v["decisions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["summary"].as_str().unwrap())
-        .collect()
+fn summaries(v: &json::CitedBy) -> Vec<&str> {
+    v.summaries()
 }
 
 #[test]
 fn cited_by_lists_the_decisions_newest_first_with_what_the_note_is_now() {
     let env = cited_vault();
     let v = cited_json(&env, &["Notes/a.md"]);
-    assert_eq!(v["path"], "Notes/a.md");
+    assert_eq!(v.path, "Notes/a.md");
     assert_eq!(
         summaries(&v),
         ["Kept alpha beside beta.", "Chose the alpha plan."]
     );
-    let newest = &v["decisions"][0];
-    assert_eq!(newest["id"], "20261201T093000000Z");
-    assert_eq!(newest["day"], "2026-12-01");
-    assert_eq!(newest["project"], "vault");
-    assert_eq!(newest["status"], "committed");
-    assert_eq!(newest["cited"]["path"], "Notes/a.md");
-    assert_eq!(newest["renamed"], false);
-    assert_eq!(newest["changed"], false);
-    assert_eq!(v["changed_since"], 0);
-    assert_eq!(v["sha256"], newest["cited"]["hash"]);
-    assert!(newest.get("diff").is_none(), "no -p, no diff: {newest}");
+    let newest = &v.decisions[0];
+    assert_eq!(newest.id, "20261201T093000000Z");
+    assert_eq!(newest.day, "2026-12-01");
+    assert_eq!(newest.project.as_deref(), Some("vault"));
+    assert_eq!(newest.status, "committed");
+    assert_eq!(newest.cited.path, "Notes/a.md");
+    assert!(!newest.renamed);
+    assert!(!newest.changed);
+    assert_eq!(v.changed_since, 0);
+    assert_eq!(v.sha256, newest.cited.hash);
+    assert_eq!(newest.diff, None, "no -p, no diff: {newest:?}");
+    assert_eq!(newest.cited_version, None, "no -p: {newest:?}");
     let b = cited_json(&env, &["Notes/b.md"]);
     assert_eq!(summaries(&b), ["Kept alpha beside beta."]);
 }
@@ -92,12 +87,9 @@ fn cited_by_follows_a_rename_through_the_identity_ledger() {
         .read("_librarian/note-identity.md")
         .contains("exact-hash: Notes/a.md -> Notes/alpha.md"));
     let v = cited_json(&env, &["Notes/alpha.md"]);
-    for d in v["decisions"].as_array().unwrap() {
-        assert_eq!(d["cited"]["path"], "Notes/a.md", "{d}");
-        assert_eq!(
-            (&d["renamed"], &d["changed"]),
-            (&Value::Bool(true), &Value::Bool(false))
-        );
+    for d in &v.decisions {
+        assert_eq!(d.cited.path, "Notes/a.md", "{d:?}");
+        assert_eq!((d.renamed, d.changed), (true, false));
     }
     // The old path is no note: exit 1, nothing on stdout, and the message names the new one.
     let old = env.rutter(&["cited-by", "Notes/a.md", "--json"]);
@@ -116,11 +108,11 @@ fn cited_by_sees_an_in_place_edit_and_p_diffs_against_the_kept_copy() {
     let env = cited_vault();
     env.write("Notes/a.md", &format!("{NOTE_A}Decision: alpha it is.\n"));
     let v = cited_json(&env, &["-p", "Notes/a.md"]);
-    assert_eq!(v["changed_since"], 2);
-    for d in v["decisions"].as_array().unwrap() {
-        assert_eq!(d["changed"], true, "{d}");
-        assert_eq!(d["cited_version"], "kept", "{d}");
-        let diff = d["diff"].as_str().unwrap();
+    assert_eq!(v.changed_since, 2);
+    for d in &v.decisions {
+        assert!(d.changed, "{d:?}");
+        assert_eq!(d.cited_version.as_deref(), Some("kept"), "{d:?}");
+        let diff = d.diff.as_deref().unwrap();
         assert!(
             diff.starts_with("--- Notes/a.md@sha256:ebe877e (as cited)\n+++ Notes/a.md (now)\n"),
             "{diff}"
@@ -166,14 +158,15 @@ fn without_a_kept_copy_p_reads_git_history_or_says_none_was_kept() {
     env.write("Notes/a.md", "# Alpha\n\nRewritten.\n");
     env.write("Notes/c.md", "# Gamma\n\nSecond.\n");
     let a = cited_json(&env, &["-p", "Notes/a.md"]);
-    assert_eq!(a["decisions"][0]["cited_version"], "history");
-    assert!(a["decisions"][0]["diff"]
-        .as_str()
+    assert_eq!(a.decisions[0].cited_version.as_deref(), Some("history"));
+    assert!(a.decisions[0]
+        .diff
+        .as_deref()
         .unwrap()
         .contains("-The alpha note.\n+Rewritten.\n"));
     let c = cited_json(&env, &["-p", "Notes/c.md"]);
-    assert_eq!(c["decisions"][0]["cited_version"], "missing");
-    assert!(c["decisions"][0].get("diff").is_none());
+    assert_eq!(c.decisions[0].cited_version.as_deref(), Some("missing"));
+    assert_eq!(c.decisions[0].diff, None);
     let r = env.rutter(&["cited-by", "-p", "Notes/c.md"]);
     assert!(
         r.stdout
@@ -190,12 +183,12 @@ fn a_path_is_taken_as_show_takes_it() {
     for given in ["a.md", "./a.md", "../Notes/a.md", "Notes/a.md"] {
         let r = env.rutter_in(&notes, &["cited-by", "--json", given]);
         assert_eq!(r.code, 0, "{given}: {}", r.stderr);
-        let v: Value = serde_json::from_str(&r.stdout).unwrap();
-        assert_eq!(v["path"], "Notes/a.md", "{given}");
+        let v: json::CitedBy = json::decode(&r.stdout);
+        assert_eq!(v.path, "Notes/a.md", "{given}");
     }
     let absolute = env.vault.join("Notes/a.md");
     let v = cited_json(&env, &[absolute.to_str().unwrap()]);
-    assert_eq!(v["path"], "Notes/a.md");
+    assert_eq!(v.path, "Notes/a.md");
 }
 
 #[test]
@@ -248,7 +241,7 @@ fn what_is_no_note_is_refused_and_a_note_nobody_cited_is_not() {
         (0, "No recorded decision cites Notes/c.md.\n")
     );
     let v = cited_json(&env, &["Notes/c.md"]);
-    assert_eq!(v["decisions"], Value::Array(vec![]));
+    assert!(v.decisions.is_empty(), "{v:?}");
     let bad = env.rutter(&["cited-by"]);
     assert_eq!(
         bad.code, 2,
@@ -308,19 +301,21 @@ fn a_rename_with_an_edit_is_offered_until_confirmed_then_listed_as_changed() {
         r.stdout
     );
     let v = cited_json(&env, &["Notes/alpha.md"]);
-    assert_eq!(v["unresolved"][0]["from"], "Notes/a.md");
-    assert!(v["unresolved"][0]["evidence"]
-        .as_str()
+    assert_eq!(v.unresolved[0].from, "Notes/a.md");
+    assert!(v.unresolved[0]
+        .evidence
+        .as_deref()
         .unwrap()
         .starts_with("git: renamed in "));
     let r = env.rutter(&["identity", "confirm", "Notes/a.md", "Notes/alpha.md"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = cited_json(&env, &["-p", "Notes/alpha.md"]);
     assert_eq!(summaries(&v).len(), 2);
-    assert_eq!(v["changed_since"], 2);
-    assert_eq!(v["unresolved"], Value::Array(vec![]));
-    assert!(v["decisions"][0]["diff"]
-        .as_str()
+    assert_eq!(v.changed_since, 2);
+    assert!(v.unresolved.is_empty(), "{v:?}");
+    assert!(v.decisions[0]
+        .diff
+        .as_deref()
         .unwrap()
         .contains("+Decision: alpha it is.\n"));
 }
@@ -353,8 +348,8 @@ fn outside_git_the_decisions_are_listed_unverified_and_p_says_there_is_no_record
         r.stdout
     );
     let v = cited_json(&env, &["-p", "Notes/a.md"]);
-    assert_eq!(v["decisions"][0]["status"], "unverified");
-    assert_eq!(v["decisions"][0]["cited_version"], "missing");
+    assert_eq!(v.decisions[0].status, "unverified");
+    assert_eq!(v.decisions[0].cited_version.as_deref(), Some("missing"));
 }
 
 /// A note whose name holds a line break, its second line made to read as git-rutter's own.
@@ -435,5 +430,5 @@ fn a_line_break_in_one_field_is_shown_escaped_wherever_the_field_is_printed() {
     );
     // The JSON keeps each value as it is.
     let v = cited_json(&env, &[FORGER]);
-    assert_eq!(v["path"], FORGER);
+    assert_eq!(v.path, FORGER);
 }

@@ -5,7 +5,7 @@
 //! the older current again. Real git vaults, the real binary, rmcp's own client.
 
 use crate::common;
-use common::json::{decode, LogRow, Recent, Step};
+use common::json::{decode, CitedBy, LogRow, Recent, Step};
 use common::net::Net;
 use common::*;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
@@ -103,6 +103,10 @@ fn a_directive_that_names_a_short_id_marks_the_older_decision_everywhere() {
         cited.contains(&format!("[superseded by {newer_id}]")),
         "{cited}"
     );
+    let cited: CitedBy = decode(&env.rutter(&["cited-by", "--json", "Notes/a.md"]).stdout);
+    let older = cited.decisions.iter().find(|d| d.id == o.id).unwrap();
+    assert_eq!(older.superseded_by, std::slice::from_ref(&n.id));
+    assert_eq!(older.supersedes, None);
 
     let page = env.rutter(&["timeline"]).stdout;
     assert!(

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::json::{decode, Recent};
+use common::json::{decode, timeline_data, Recent, TimelineData};
 use common::{Env, BIN};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -62,11 +62,8 @@ fn vault() -> Env {
 }
 
 /// The page's data block, decoded.
-fn data(html: &str) -> Value {
-    let open = "<script type=\"application/json\" id=\"data\">";
-    let start = html.find(open).expect("a data block") + open.len();
-    let len = html[start..].find("</script>").expect("the block ends");
-    serde_json::from_str(&html[start..start + len]).expect("the data is JSON")
+fn data(html: &str) -> TimelineData {
+    timeline_data(html)
 }
 
 /// The summaries of `recent --all --json ARGS`.
@@ -86,11 +83,10 @@ fn page_summaries(env: &Env, args: &[&str]) -> BTreeSet<String> {
     let r = env.rutter(&all);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr, "", "stdout is the page, and nothing is said");
-    data(&r.stdout)["decisions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["summary"].as_str().unwrap().to_string())
+    data(&r.stdout)
+        .decisions
+        .into_iter()
+        .map(|d| d.summary)
         .collect()
 }
 
@@ -123,18 +119,16 @@ fn each_decision_carries_its_day_project_time_and_the_drift_of_its_notes() {
     let html = r.stdout;
     assert!(html.starts_with("<!DOCTYPE html>"));
     let v = data(&html);
-    let first = &v["decisions"][0];
-    assert_eq!(first["day"], "2026-11-30");
-    assert_eq!(first["project"], "beta");
-    assert_eq!(first["time"], "09:00:00");
-    let alpha = v["decisions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["summary"] == "Chose SQLite.")
-        .unwrap();
-    assert_eq!(alpha["refs"][0]["path"], "Notes/a.md");
-    assert_eq!(alpha["refs"][0]["drift"], "(changed since capture)");
+    let first = &v.decisions[0];
+    assert_eq!(first.day, "2026-11-30");
+    assert_eq!(first.project.as_deref(), Some("beta"));
+    assert_eq!(first.time, "09:00:00");
+    let alpha = v.decision("Chose SQLite.");
+    assert_eq!(alpha.refs[0].path, "Notes/a.md");
+    assert_eq!(
+        alpha.refs[0].drift.as_deref(),
+        Some("(changed since capture)")
+    );
     // The hostile summary is in the data as text, and nowhere as markup.
     assert!(!html.contains("<img"));
     assert_eq!(html.matches("<script").count(), 2);
@@ -312,23 +306,20 @@ fn a_bidi_name_and_a_forged_client_are_shown_as_data() {
         assert!(!r.stdout.contains(c), "the page holds U+{:04X}", c as u32);
     }
     let v = data(&r.stdout);
-    let decisions = v["decisions"].as_array().unwrap();
-    let cites = decisions
+    let cites = v.decision("cites a bidi name");
+    assert_eq!(cites.refs[0].path, "Notes/rlo\\u{202E}dm.md");
+    let forged = v
+        .decisions
         .iter()
-        .find(|d| d["summary"] == "cites a bidi name")
+        .find(|d| d.client.as_deref() == Some("claude\\u{202E}"))
         .unwrap();
-    assert_eq!(cites["refs"][0]["path"], "Notes/rlo\\u{202E}dm.md");
-    let forged = decisions
-        .iter()
-        .find(|d| d["client"] == "claude\\u{202E}")
-        .unwrap();
-    assert_eq!(forged["project"], "\\u{202E}proj");
+    assert_eq!(forged.project.as_deref(), Some("\\u{202E}proj"));
     let shown: String = HIDDEN
         .iter()
         .map(|c| format!("\\u{{{:04X}}}", *c as u32))
         .collect();
-    assert_eq!(forged["summary"], format!("exe.png{shown}"));
-    assert_eq!(forged["mark"], "[unverified]");
+    assert_eq!(forged.summary, format!("exe.png{shown}"));
+    assert_eq!(forged.mark.as_deref(), Some("[unverified]"));
 }
 
 #[test]
@@ -354,17 +345,16 @@ fn a_huge_summary_in_the_record_is_cut_on_the_page() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.len() < 200_000, "the page is {} bytes", html.len());
     let v = data(&html);
-    let huge = v["decisions"]
-        .as_array()
-        .unwrap()
+    let huge = v
+        .decisions
         .iter()
-        .find(|d| d["summary"].as_str().unwrap().starts_with("BBB"))
+        .find(|d| d.summary.starts_with("BBB"))
         .expect("the decision is on the page");
     assert_eq!(
-        huge["summary"],
+        huge.summary,
         format!("{}… [cut: 8386608 more characters]", "B".repeat(2000))
     );
-    assert!(huge.get("mark").is_none(), "it is committed: {huge}");
+    assert_eq!(huge.mark, None, "it is committed: {huge:?}");
 }
 
 #[test]

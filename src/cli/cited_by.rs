@@ -8,6 +8,7 @@ use crate::index::cited::NoNote;
 use crate::index::short_ids::ShortIds;
 use crate::recall::cited::{self, CitedBy, CitedVersion, Decision, Lookup};
 use crate::recall::render::{self, Look};
+use crate::recall::row::JsonRef;
 use crate::records::standing::Status;
 use crate::store::Store;
 use serde::Serialize;
@@ -265,25 +266,26 @@ const NOT_KEPT: &str = "(No copy of the cited version was kept: rutter.keepCited
 const NO_RECORD: &str =
     "(No record to read the cited version from: the vault is not a git repository.)";
 
-/// One decision in `--json`.
+/// One decision in `--json`: every key always written (`null` or `[]` when it has no value;
+/// spec/cited-by.md, "--json").
 #[derive(Serialize)]
 struct JsonDecision<'a> {
     id: &'a str,
     day: &'a str,
     time: &'a str,
     summary: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     project: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     client: Option<&'a str>,
     status: Status,
-    cited: &'a crate::records::NoteRef,
+    cited: JsonRef<'a>,
     renamed: bool,
     changed: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cited_version: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<String>,
+    /// The ids this decision names as the ones it replaces (spec/recall.md, "Supersede").
+    supersedes: Option<&'a [String]>,
+    /// The decisions that replace this one, newest first.
+    superseded_by: &'a [String],
 }
 
 fn json(c: &CitedBy, versions: &Versions) -> serde_json::Value {
@@ -291,20 +293,22 @@ fn json(c: &CitedBy, versions: &Versions) -> serde_json::Value {
         .decisions
         .iter()
         .map(|d| {
-            let diff = versions.diff(d);
+            let (e, cited) = (&d.step.entry, &d.cited);
             JsonDecision {
-                id: &d.step.entry.id,
+                id: &e.id,
                 day: &d.step.day,
-                time: &d.step.entry.time,
-                summary: &d.step.entry.summary,
-                project: d.step.entry.project(),
-                client: d.step.entry.client.as_deref(),
+                time: &e.time,
+                summary: &e.summary,
+                project: e.project(),
+                client: e.client.as_deref(),
                 status: d.step.status,
-                cited: &d.cited,
+                cited: JsonRef::of(cited, None),
                 renamed: d.renamed(&c.path),
                 changed: d.changed,
                 cited_version: versions.source(d),
-                diff,
+                diff: versions.diff(d),
+                supersedes: e.supersedes.as_deref(),
+                superseded_by: &d.step.supersede.superseded_by,
             }
         })
         .collect();

@@ -5,8 +5,11 @@ use super::{CommandResult, Exit, FilterArgs, Ui};
 use crate::clock;
 use crate::index::short_ids::ShortIds;
 use crate::index::{Index, IndexError};
+use crate::recall::row::{Extra, JsonRef, JsonWorkspace, Step};
 use crate::recall::{self, recent, refs, render};
+use crate::records::standing::Status;
 use crate::records::NoteRef;
+use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -278,39 +281,144 @@ pub(crate) fn no_record_note(vault: &crate::vault::Vault) -> String {
     format!("git-rutter: {why}, so these entries are read from the day files as they are (unverified); run `git rutter init` to keep a record that can be verified.")
 }
 
-fn json(
-    root: &std::path::Path,
-    result: &recent::Recent,
-    shown: render::RefText<'_>,
-) -> serde_json::Value {
-    let shown = |r: &NoteRef| {
-        let mut text = String::new();
-        shown(&mut text, &r.path, &r.hash);
-        text
-    };
-    let sessions = match result {
-        recent::Recent::Sessions(s) => s.clone(),
-        _ => vec![],
-    };
-    let mut value = serde_json::to_value(&sessions).unwrap_or_default();
-    for (s, session) in sessions
-        .iter()
-        .zip(value.as_array_mut().into_iter().flatten())
-    {
-        for (step, step_json) in s
-            .steps
-            .iter()
-            .zip(session["steps"].as_array_mut().into_iter().flatten())
-        {
-            for (r, ref_json) in step
-                .entry
+/// `recent --json`: every key always written (`null` or `[]` when it has no value;
+/// spec/recall.md, "What recall shows").
+#[derive(Serialize)]
+struct JsonAnswer<'a> {
+    vault: &'a std::path::Path,
+    empty: Option<String>,
+    sessions: Vec<JsonSession<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonSession<'a> {
+    session_id: Option<&'a str>,
+    project: Option<&'a str>,
+    steps: Vec<JsonStep<'a>>,
+    total_steps: usize,
+    omitted: usize,
+}
+
+/// A step: the entry's fields, the day of its file, its status and its supersede links, then the
+/// fields a newer writer added to the entry.
+#[derive(Serialize)]
+struct JsonStep<'a> {
+    day: &'a str,
+    id: &'a str,
+    session_id: Option<&'a str>,
+    time: &'a str,
+    summary: &'a str,
+    refs: Vec<JsonRef<'a>>,
+    workspace: Option<JsonWorkspace<'a>>,
+    client: Option<&'a str>,
+    supersedes: Option<&'a [String]>,
+    status: Status,
+    superseded_by: &'a [String],
+    supersedes_unknown: &'a [String],
+    supersedes_set_aside: &'a [String],
+    #[serde(flatten)]
+    extra: Extra<'a>,
+}
+
+/// The keys [`JsonStep`] writes itself.
+const STEP_KEYS: &[&str] = &[
+    "day",
+    "id",
+    "session_id",
+    "time",
+    "summary",
+    "refs",
+    "workspace",
+    "client",
+    "supersedes",
+    "status",
+    "superseded_by",
+    "supersedes_unknown",
+    "supersedes_set_aside",
+];
+
+impl<'a> JsonStep<'a> {
+    fn of(step: &'a Step, shown: render::RefText<'_>) -> Self {
+        let (e, links) = (&step.entry, &step.supersede);
+        let shown = |r: &NoteRef| {
+            let mut text = String::new();
+            shown(&mut text, &r.path, &r.hash);
+            text
+        };
+        JsonStep {
+            day: &step.day,
+            id: &e.id,
+            session_id: e.session_id.as_deref(),
+            time: &e.time,
+            summary: &e.summary,
+            refs: e
                 .refs
                 .iter()
-                .zip(step_json["refs"].as_array_mut().into_iter().flatten())
-            {
-                ref_json["shown"] = serde_json::Value::String(shown(r));
-            }
+                .map(|r| JsonRef::of(r, Some(shown(r))))
+                .collect(),
+            workspace: e.workspace.as_ref().map(JsonWorkspace::of),
+            client: e.client.as_deref(),
+            supersedes: e.supersedes.as_deref(),
+            status: step.status,
+            superseded_by: &links.superseded_by,
+            supersedes_unknown: &links.unresolved,
+            supersedes_set_aside: &links.set_aside,
+            extra: Extra::of(&e.extra, STEP_KEYS),
         }
     }
-    serde_json::json!({ "vault": root, "empty": render::empty_state(result), "sessions": value })
+}
+
+fn json<'a>(
+    root: &'a std::path::Path,
+    result: &'a recent::Recent,
+    shown: render::RefText<'_>,
+) -> JsonAnswer<'a> {
+    let sessions: &[recent::Session] = match result {
+        recent::Recent::Sessions(s) => s,
+        _ => &[],
+    };
+    let sessions = sessions
+        .iter()
+        .map(|s| JsonSession {
+            session_id: s.session_id.as_deref(),
+            project: s.project.as_deref(),
+            steps: s.steps.iter().map(|st| JsonStep::of(st, shown)).collect(),
+            total_steps: s.total_steps,
+            omitted: s.omitted,
+        })
+        .collect();
+    JsonAnswer {
+        vault: root,
+        empty: render::empty_state(result),
+        sessions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step's JSON writes each of its keys once, whatever fields a forged line adds.
+    #[test]
+    fn a_forged_field_cannot_shadow_a_steps_own_key() {
+        let mut entry: crate::records::Entry = serde_json::from_str(
+            r#"{"id":"a","time":"2026-11-30T10:00:00.000Z","summary":"s","status":"committed","superseded_by":["x"],"newer":1}"#,
+        )
+        .unwrap();
+        entry.refs.push(NoteRef::new("n.md", "sha256:ab", None));
+        let step = Step {
+            day: "2026-11-30".into(),
+            entry,
+            status: Status::Unverified,
+            supersede: Default::default(),
+        };
+        let shown = |out: &mut String, p: &str, _: &str| out.push_str(p);
+        let text = serde_json::to_string(&JsonStep::of(&step, &shown)).unwrap();
+        assert_eq!(text.matches("\"status\"").count(), 1, "{text}");
+        assert!(text.contains(r#""status":"unverified""#), "{text}");
+        assert!(text.contains(r#""superseded_by":[]"#), "{text}");
+        assert!(text.contains(r#""newer":1"#), "{text}");
+        assert!(text.contains(r#""session_id":null"#), "{text}");
+        assert!(text.contains(r#""shown":"n.md""#), "{text}");
+    }
 }

@@ -56,7 +56,6 @@ pub(crate) struct CitedBy {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct Candidacy {
     pub from: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
 }
 
@@ -197,11 +196,8 @@ pub(crate) fn block(cited: &CitedBy) -> Option<String> {
         }
         out.push_str(" — ");
         out.push_str(&cut(&d.step.entry.summary, BLOCK_SUMMARY_CHARS));
-        if let (true, Some(mark)) = (cited.record, d.step.status.mark()) {
-            out.push(' ');
-            out.push_str(mark);
-        }
-        super::render::push_supersede(&mut out, &d.step.supersede, &Look::default());
+        super::row::push_mark(&mut out, d.step.status, cited.record);
+        super::row::push_supersede(&mut out, &d.step.supersede, None);
         let renamed = d.renamed(&cited.path);
         match (renamed, d.changed) {
             (true, true) => {

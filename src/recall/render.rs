@@ -312,7 +312,7 @@ fn push_project_tag(out: &mut String, project: Option<&str>) {
 }
 
 /// One step's line, appended to `out`: `day time[ [project]] — summary`, then its status mark
-/// when `marks`.
+/// when `marks` and its supersede marks (`recall::row`).
 pub(super) fn step_line<S: StepText>(
     out: &mut String,
     step: &S,
@@ -332,29 +332,9 @@ pub(super) fn step_line<S: StepText>(
     }
     out.push_str(" — ");
     push_field(out, step.summary());
-    if let (true, Some(mark)) = (marks, step.status().mark()) {
-        out.push(' ');
-        out.push_str(mark);
-    }
+    super::row::push_mark(out, step.status(), marks);
     if let Some(links) = step.supersede() {
-        push_supersede(out, links, look);
-    }
-}
-
-/// ` [superseded by ID, …]` and ` [supersedes ID: no such entry]`, appended to `out`
-/// (spec/recall.md, "Supersede"); ids short when the look shows short ids.
-pub(crate) fn push_supersede(out: &mut String, links: &Links, look: &Look) {
-    let id = |i: &str| look.ids.map_or_else(|| i.to_string(), |ids| ids(i));
-    if !links.superseded_by.is_empty() {
-        let by: Vec<String> = links.superseded_by.iter().map(|i| id(i)).collect();
-        out.push_str(" [superseded by ");
-        push_field(out, &by.join(", "));
-        out.push(']');
-    }
-    for gone in &links.unresolved {
-        out.push_str(" [supersedes ");
-        push_field(out, gone);
-        out.push_str(": no such entry]");
+        super::row::push_supersede(out, links, look.ids);
     }
 }
 

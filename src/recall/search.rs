@@ -370,10 +370,7 @@ fn push_engagement(out: &mut String, e: &EngagementView) {
         field_safe(&e.date),
         field_safe(&e.summary)
     ));
-    if let Some(mark) = e.status.mark() {
-        out.push(' ');
-        out.push_str(mark);
-    }
+    super::row::push_mark(out, e.status, true);
     if !e.superseded_by.is_empty() {
         out.push_str(&format!(
             " [superseded by {}]",

@@ -1,4 +1,5 @@
-//! The `--json` outputs of `status`, `verify`, `recent` and `log`, decoded into typed structs
+//! The `--json` outputs of `status`, `verify`, `recent`, `log` and `cited-by`, and the data of the
+//! timeline's page, decoded into typed structs
 //! as ripgrep's tests decode its `--json` messages: a test reads fields instead of looking keys
 //! up, so a key renamed, retyped or dropped fails where the output is decoded.
 //!
@@ -381,24 +382,20 @@ pub struct Session {
 pub struct Step {
     pub day: String,
     pub id: String,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub session_id: Option<String>,
     pub time: String,
     pub summary: String,
-    #[serde(default)]
     pub refs: Vec<Ref>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub workspace: Option<Workspace>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub client: Option<String>,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub supersedes: Option<Vec<String>>,
     pub status: String,
-    #[serde(default)]
     pub superseded_by: Vec<String>,
-    #[serde(default)]
     pub supersedes_unknown: Vec<String>,
-    #[serde(default)]
     pub supersedes_set_aside: Vec<String>,
     /// The fields of the entry this version does not name (a newer writer's, `masked`).
     #[serde(flatten)]
@@ -410,7 +407,7 @@ pub struct Step {
 pub struct Ref {
     pub path: String,
     pub hash: String,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub blob: Option<String>,
     #[serde(default)]
     pub shown: Option<String>,
@@ -422,7 +419,7 @@ pub struct Ref {
 pub struct Workspace {
     pub cwd: String,
     pub project: String,
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub repo: Option<String>,
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
@@ -492,6 +489,136 @@ pub fn log_row<'a>(rows: &'a [LogRow], summary: &str) -> &'a LogRow {
     rows.iter()
         .find(|r| r.summary == summary)
         .unwrap_or_else(|| panic!("no row {summary:?} in {rows:#?}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// `git rutter cited-by --json` (spec/cited-by.md).
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CitedBy {
+    pub path: String,
+    pub sha256: String,
+    pub changed_since: usize,
+    pub decisions: Vec<CitedDecision>,
+    pub unresolved: Vec<Candidacy>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CitedDecision {
+    pub id: String,
+    pub day: String,
+    pub time: String,
+    pub summary: String,
+    #[serde(deserialize_with = "present")]
+    pub project: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub client: Option<String>,
+    pub status: String,
+    pub cited: CitedRef,
+    pub renamed: bool,
+    pub changed: bool,
+    #[serde(deserialize_with = "present")]
+    pub cited_version: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub diff: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub supersedes: Option<Vec<String>>,
+    pub superseded_by: Vec<String>,
+}
+
+/// The ref a decision recorded (a newer writer's fields in `extra`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct CitedRef {
+    pub path: String,
+    pub hash: String,
+    #[serde(deserialize_with = "present")]
+    pub blob: Option<String>,
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, Value>,
+}
+
+/// A gone cited path this note may be.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Candidacy {
+    pub from: String,
+    #[serde(deserialize_with = "present")]
+    pub evidence: Option<String>,
+}
+
+impl CitedBy {
+    /// The summaries of the decisions, newest first.
+    pub fn summaries(&self) -> Vec<&str> {
+        self.decisions.iter().map(|d| d.summary.as_str()).collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The data block of `git rutter timeline`'s page (spec/timeline.md, "The page's data"). The page
+// leaves a key out when it has nothing to say (10,000 decisions keep it small), so those are
+// `#[serde(default)]`; every shape is the page's own, so an unknown key is refused.
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineData {
+    pub vault: String,
+    pub written: String,
+    #[serde(deserialize_with = "present")]
+    pub empty: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub hint: Option<String>,
+    pub notes: Vec<String>,
+    pub decisions: Vec<TimelineDecision>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineDecision {
+    pub id: String,
+    pub day: String,
+    pub time: String,
+    #[serde(default)]
+    pub project: Option<String>,
+    #[serde(default)]
+    pub client: Option<String>,
+    pub summary: String,
+    #[serde(default)]
+    pub mark: Option<String>,
+    #[serde(default)]
+    pub superseded: Option<String>,
+    #[serde(default)]
+    pub refs: Vec<TimelineRef>,
+    #[serde(default)]
+    pub more_refs: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineRef {
+    pub path: String,
+    pub hash: String,
+    #[serde(default)]
+    pub drift: Option<String>,
+}
+
+impl TimelineData {
+    /// The decision whose summary is `summary`; the test fails when there is none.
+    pub fn decision(&self, summary: &str) -> &TimelineDecision {
+        self.decisions
+            .iter()
+            .find(|d| d.summary == summary)
+            .unwrap_or_else(|| panic!("no decision {summary:?} in {:#?}", self.decisions))
+    }
+}
+
+/// The data block of a timeline page (`html`), decoded.
+pub fn timeline_data(html: &str) -> TimelineData {
+    let open = "<script type=\"application/json\" id=\"data\">";
+    let start = html.find(open).expect("a data block") + open.len();
+    let len = html[start..].find("</script>").expect("the block ends");
+    decode(&html[start..start + len])
 }
 
 #[test]

@@ -303,7 +303,7 @@ fn decision<'a>(input: &Input<'_>, step: &'a Step) -> Decision<'a> {
         project: shown_opt(project, fields::NAME),
         client: shown_opt(step.entry.client.as_deref(), fields::NAME),
         summary: shown(&step.entry.summary, fields::SUMMARY),
-        mark: input.marks.then(|| step.status.mark()).flatten(),
+        mark: super::row::mark(step.status, input.marks),
         superseded: superseded(input, step),
         refs,
         more_refs: cited_notes
@@ -316,11 +316,7 @@ fn decision<'a>(input: &Input<'_>, step: &'a Step) -> Decision<'a> {
 /// The step's `[superseded by …]` mark, as recall writes it, when it has one.
 fn superseded(input: &Input<'_>, step: &Step) -> Option<String> {
     let mut out = String::new();
-    let look = super::render::Look {
-        ids: Some(input.ids),
-        ..super::render::Look::default()
-    };
-    super::render::push_supersede(&mut out, &step.supersede, &look);
+    super::row::push_supersede(&mut out, &step.supersede, Some(input.ids));
     let text = out.trim_start();
     (!text.is_empty()).then(|| shown(text, fields::SUMMARY).into_owned())
 }
