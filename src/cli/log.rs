@@ -387,9 +387,8 @@ fn prefiltered(
     }
     let index = crate::index::Index::open(vault, false).ok()?;
     let src = crate::recall::source::Source::open(vault).ok()?;
-    index
-        .refresh_records(&src, crate::index::entries::Scope::Full)
-        .ok()?;
+    // Every day file as it is now: a watching server vouches, else each is stat'ed.
+    index.refresh_records_or_ask(&src).ok()?;
     if !filter.words.is_empty() {
         let _line = super::progress::Progress::words_index(ui);
         // Only a shortcut: without it every entry's text is tested, with the same answer.
