@@ -340,15 +340,16 @@ impl Freshness {
     /// whether every day was compared. On failure the token is taken back (commands then stat
     /// every day file), and only when that fails too is the whole answer declined.
     fn sync_records(&self, index: &mut Index) -> Result<bool, String> {
-        let (days, full, watching) = {
+        let (days, full) = {
             let mut state = self.lock();
             let days: Vec<String> = std::mem::take(&mut state.days).into_iter().collect();
-            (
-                days,
-                std::mem::take(&mut state.records_full),
-                state.records_watching,
-            )
+            (days, std::mem::take(&mut state.records_full))
         };
+        if full {
+            // Watched again by path first: the folder may be another one since.
+            self.watch_records_again();
+        }
+        let watching = self.lock().records_watching;
         let disown = |index: &Index| {
             record_watch::disown(index).map_err(|e| format!("refreshing failed: {e}"))
         };
@@ -471,36 +472,36 @@ impl State {
 impl Shared {
     /// Records what one watcher event says changed (runs on the watcher's thread).
     fn note(&self, root: &Path, event: notify::Result<Event>) {
-        let mut dirs = Vec::new();
-        let mut days = Vec::new();
-        let mut records_full = false;
-        let full = match &event {
+        let lost = match &event {
             Ok(e) if is_read_only(&e.kind) => return,
             Ok(e) if self.heard_cookie(e) => return,
-            Ok(e) if e.need_rescan() || crate::failpoint::active("watch-overflow") => true,
-            Ok(e) if moves_a_folder(e) => true,
-            Ok(e) => {
-                dirs.extend(e.paths.iter().flat_map(|p| dirs_for(root, p)));
-                for heard in e.paths.iter().filter_map(|p| record_watch::heard(root, p)) {
-                    match heard {
-                        record_watch::Heard::Day(day) => days.push(day),
-                        record_watch::Heard::Folder => records_full = true,
-                    }
-                }
-                // A path outside the walked tree (under `.git/`, say) changes nothing.
-                if dirs.is_empty() {
-                    if !days.is_empty() || records_full {
-                        self.note_records(days, records_full);
-                    }
-                    return;
-                }
-                false
-            }
+            Ok(e) => e.need_rescan() || crate::failpoint::active("watch-overflow"),
             Err(_) => true,
         };
+        // A lost queue means every day too; a folder made or moved among the notes does not.
+        let (mut days, mut records_full) = (Vec::new(), lost);
+        let paths = event.as_ref().map_or(&[][..], |e| e.paths.as_slice());
+        for heard in paths.iter().filter_map(|p| record_watch::heard(root, p)) {
+            match heard {
+                record_watch::Heard::Day(day) => days.push(day),
+                record_watch::Heard::Folder => records_full = true,
+            }
+        }
+        let full = lost || event.as_ref().is_ok_and(moves_a_folder);
+        let mut dirs = Vec::new();
+        if !full {
+            dirs.extend(paths.iter().flat_map(|p| dirs_for(root, p)));
+            // A path outside the walked tree (under `.git/`, say) changes no note.
+            if dirs.is_empty() {
+                if !days.is_empty() || records_full {
+                    self.note_records(days, records_full);
+                }
+                return;
+            }
+        }
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.full |= full;
-        state.records_full |= full || records_full;
+        state.records_full |= records_full;
         state.days.extend(days);
         state.dirs.extend(dirs);
         let now = Instant::now();
@@ -757,6 +758,33 @@ mod tests {
             Ok(Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan)),
         );
         assert!(matches!(shared.state.lock().unwrap().take(), Work::Full));
+    }
+
+    #[test]
+    fn day_files_are_queued_and_only_their_folders_or_a_lost_queue_mean_every_day() {
+        use notify::event::{CreateKind, Flag, ModifyKind};
+        let shared = Shared::default();
+        let root = Path::new("/v");
+        let event = |kind, p: &str| Ok(Event::new(kind).add_path(PathBuf::from(p)));
+        let modify = EventKind::Modify(ModifyKind::Any);
+        shared.note(root, event(modify, "/v/_librarian/sessions/2026-11-30.md"));
+        shared.note(root, event(modify, "/v/_librarian/stateful-use.jsonl"));
+        shared.note(root, event(EventKind::Create(CreateKind::Folder), "/v/New"));
+        let mut state = shared.state.lock().unwrap();
+        assert_eq!(state.days, BTreeSet::from(["2026-11-30".to_string()]));
+        assert!(
+            !state.records_full,
+            "a folder among the notes is not the records'"
+        );
+        assert!(matches!(state.take(), Work::Full), "it is the notes'");
+        drop(state);
+        shared.note(root, event(modify, "/v/_librarian/sessions"));
+        assert!(std::mem::take(
+            &mut shared.state.lock().unwrap().records_full
+        ));
+        let lost = Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        shared.note(root, Ok(lost));
+        assert!(shared.state.lock().unwrap().records_full, "a lost queue");
     }
 
     fn vault_with(notes: &[(&str, &str)]) -> (tempfile::TempDir, Vault) {
