@@ -13,10 +13,10 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(60);
 
 /// A running `git-rutter mcp` on the env's vault, stdin held open; killed when dropped.
-struct Server(Child);
+pub(crate) struct Server(Child);
 
 impl Server {
-    fn start(env: &Env, failpoints: &str) -> Server {
+    pub(crate) fn start(env: &Env, failpoints: &str) -> Server {
         let mut cmd = env.cmd();
         cmd.arg("mcp")
             .stdin(Stdio::piped())
@@ -31,7 +31,7 @@ impl Server {
     }
 
     /// Kills the server with SIGKILL (nothing of it runs its exit path) and reaps it.
-    fn kill_9(mut self) {
+    pub(crate) fn kill_9(mut self) {
         self.0.kill().unwrap();
         self.0.wait().unwrap();
     }
@@ -57,7 +57,7 @@ fn listening(env: &Env) {
 }
 
 /// `git-rutter ARGS` with the trace on: the run, and the source its trace line names.
-fn traced(env: &Env, args: &[&str]) -> (Run, String) {
+pub(crate) fn traced(env: &Env, args: &[&str]) -> (Run, String) {
     let run: Run = env
         .cmd()
         .env("RUTTER_FRESHNESS_TRACE", "1")
@@ -83,7 +83,7 @@ fn vault() -> Env {
     env
 }
 
-fn append(env: &Env, rel: &str, text: &str) {
+pub(crate) fn append(env: &Env, rel: &str, text: &str) {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new()
         .append(true)
@@ -95,7 +95,7 @@ fn append(env: &Env, rel: &str, text: &str) {
 /// The watcher answered. Whether the full check it runs after a folder event or a lost queue
 /// ran in the command's `sync` (`full-check`) or in its background pass a moment before
 /// (`events`) depends on timing; either way the answer holds the change (the caller checks it).
-fn assert_by_watcher(source: &str) {
+pub(crate) fn assert_by_watcher(source: &str) {
     assert!(
         ["watcher (full-check)", "watcher (events)"].contains(&source),
         "{source}"

@@ -28,6 +28,7 @@ mod context_e2e;
 mod demo;
 mod find_decision_e2e;
 mod fresh_watcher_e2e;
+mod fresh_watcher_log_e2e;
 mod gcrypt_e2e;
 mod git_conventions_e2e;
 mod git_hooks_e2e;

@@ -9,7 +9,7 @@
 //! was parsed from, the journal lines waiting for it, or the working file's stat. The index does
 //! not touch git: recall hands it a [`RecordSource`].
 
-use super::{schema, IndexError};
+use super::{schema, watcher, IndexError};
 use crate::fsx::Dir;
 use crate::records::standing::{self, DayRecord, Status};
 use crate::records::{fingerprint, paths, Entry};
@@ -86,6 +86,8 @@ pub(crate) struct EntriesRefresh {
     /// Days no longer in the record or the working tree.
     pub files_removed: usize,
     pub entries_read: usize,
+    /// A watcher's word stood in for a stat of every day file ([`Scope::Watched`]).
+    pub by_watcher: bool,
 }
 
 impl EntriesRefresh {
@@ -123,12 +125,24 @@ pub(crate) enum Scope<'a> {
     /// record can say which day files moved since the last refresh, look only at those days,
     /// the two newest day files, the days with journal lines, and `days`.
     Quick(&'a [String]),
+    /// A running watcher vouches for the sessions folder (spec/index.md, "The watcher's
+    /// answer"): while the index holds its `token` under [`watcher::RECORDS_TOKEN_KEY`], read in
+    /// this transaction, every day file changed since the cache was last brought up to date is
+    /// among `days` (or was refreshed by the watcher's server itself), so what [`Scope::Quick`]
+    /// looks at plus `days` is enough, whatever the sessions folder's mtime. Otherwise every
+    /// day is compared, and with `claim` (the server's own refresh) the token is then written.
+    Watched {
+        token: &'a str,
+        days: &'a [String],
+        claim: bool,
+    },
 }
 
 /// Brings `day_files`, `entries`, `entry_refs` and `retractions` in line with the record and
-/// the working day files. A quick scope that can trust the sessions folder's mtime and knows
-/// what moved in the record since the last refresh looks at a handful of days ([`targeted`]);
-/// anything else compares every day ([`every_day`]).
+/// the working day files. A quick scope that can trust the sessions folder's mtime, or a watched
+/// one whose watcher's token the index holds, and that knows what moved in the record since the
+/// last refresh looks at a handful of days ([`targeted`]); anything else compares every day
+/// ([`every_day`]).
 pub(crate) fn refresh(
     tx: &Transaction<'_>,
     root: &Path,
@@ -153,12 +167,33 @@ pub(crate) fn refresh(
         }
         _ => None,
     };
-    let report = match (scope, trusted, moved) {
-        (Scope::Quick(also), true, Some(moved)) => {
+    let watched = match scope {
+        Scope::Watched { token, .. } => {
+            meta(tx, watcher::RECORDS_TOKEN_KEY)?.as_deref() == Some(token)
+        }
+        _ => false,
+    };
+    // The mtime vouches for a quick scope; only the watcher's token for a watched one.
+    let vouched = match scope {
+        Scope::Full => false,
+        Scope::Quick(_) => trusted,
+        Scope::Watched { .. } => watched,
+    };
+    let mut report = match (scope, vouched, moved) {
+        (Scope::Quick(also) | Scope::Watched { days: also, .. }, true, Some(moved)) => {
             targeted(tx, sessions.as_ref(), src, also, &moved)?
         }
         _ => every_day(tx, sessions.as_ref(), src, &tip, recorded.as_deref())?,
     };
+    report.by_watcher = watched;
+    if let Scope::Watched {
+        token, claim: true, ..
+    } = scope
+    {
+        if !watched {
+            set_meta(tx, watcher::RECORDS_TOKEN_KEY, token)?;
+        }
+    }
     if recorded.as_deref() != Some(tip.as_str()) {
         purged_rows(tx, src)?;
         set_meta(tx, "records_tip", &tip)?;

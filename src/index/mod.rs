@@ -22,6 +22,7 @@ pub(crate) mod notes;
 pub(crate) mod partial;
 pub(crate) mod reads;
 pub(crate) mod recent_rows;
+mod records_fresh;
 pub(crate) mod rescan;
 pub(crate) mod schema;
 pub(crate) mod search;

@@ -22,6 +22,9 @@ pub(crate) const SOCKET_SUFFIX: &str = ".watch";
 pub(crate) const REQUEST: &str = "sync";
 /// The `meta` key holding the token of the server that keeps the index current.
 pub(crate) const TOKEN_KEY: &str = "watch_token";
+/// The `meta` key holding the token of the server that keeps the record cache's day files
+/// current (its watcher hears the sessions folder too); the same token as [`TOKEN_KEY`]'s.
+pub(crate) const RECORDS_TOKEN_KEY: &str = "watch_records_token";
 /// The longest a command waits for the server's answer before checking itself.
 pub(crate) const WAIT: Duration = Duration::from_millis(500);
 /// The most read of an answer (one line naming a folder).

@@ -20,6 +20,7 @@
 //! Commands ask the same watcher whether the index is current ([`Freshness::sync_for_client`],
 //! over the socket of `super::sync_socket`); it vouches only when it is provably complete.
 
+use super::record_watch;
 use crate::index::notes::Refresh;
 use crate::index::walk;
 use crate::index::watcher as asked;
@@ -93,6 +94,12 @@ struct State {
     stop: bool,
     /// The highest serial of this server's cookies the watcher has reported.
     cookie_heard: u64,
+    /// The record cache's folders are watched too (`super::record_watch`).
+    records_watching: bool,
+    /// Day files (stems) events named since the record cache was last refreshed for them.
+    days: BTreeSet<String>,
+    /// Every day is to be compared again (a record folder made or moved, a lost queue).
+    records_full: bool,
 }
 
 /// The work a pass has to do.
@@ -129,6 +136,10 @@ impl Freshness {
         self.apply(index, Work::Full)?;
         if self.lock().watching {
             index.set_meta(asked::TOKEN_KEY, &self.token)?;
+            self.lock().records_full = true;
+            if let Err(why) = self.sync_records(index) {
+                eprintln!("[rutter] commands will check the day files themselves: {why}");
+            }
         }
         Ok(())
     }
@@ -147,9 +158,11 @@ impl Freshness {
             watcher
                 .watch(&self.vault.root, RecursiveMode::Recursive)
                 .map_err(|e| e.to_string())?;
+            self.lock().records_watching = true;
         } else {
             let dirs = index.note_dirs().map_err(|e| e.to_string())?;
             add_watches(&mut watcher, &self.vault.root, &dirs)?;
+            self.lock().records_watching = record_watch::watch(&mut watcher, &self.vault.root);
             // Without its cookie folder the server still works; a call then applies only the
             // events that already arrived.
             if let Some(dir) = cookie_dir(&self.vault) {
@@ -254,6 +267,7 @@ impl Freshness {
                 Work::Full => {
                     let dirs = index.note_dirs()?;
                     self.watch_new(&dirs);
+                    self.watch_records_again();
                     let done = index.freshen()?.unwrap_or_default();
                     self.lock().last_check = Some(Instant::now());
                     done
@@ -312,10 +326,60 @@ impl Freshness {
                 .map_err(failed)?;
             how = "full-check";
         }
+        if self.sync_records(index)? {
+            how = "full-check";
+        }
         match finished {
             true => Ok(how),
             false => Err("folders kept appearing, or the watcher stopped".into()),
         }
+    }
+
+    /// Brings the record cache up to date for the day files events named (every day after a
+    /// folder event, a lost queue or a rebuild), so the index holds this server's token for it;
+    /// whether every day was compared. On failure the token is taken back (commands then stat
+    /// every day file), and only when that fails too is the whole answer declined.
+    fn sync_records(&self, index: &mut Index) -> Result<bool, String> {
+        let (days, full) = {
+            let mut state = self.lock();
+            let days: Vec<String> = std::mem::take(&mut state.days).into_iter().collect();
+            (days, std::mem::take(&mut state.records_full))
+        };
+        if full {
+            // Watched again by path first: the folder may be another one since.
+            self.watch_records_again();
+        }
+        let watching = self.lock().records_watching;
+        let disown = |index: &Index| {
+            record_watch::disown(index).map_err(|e| format!("refreshing failed: {e}"))
+        };
+        if !watching {
+            return disown(index).map(|()| false);
+        }
+        match record_watch::refresh(&self.vault, index, &self.token, &days, full) {
+            Ok(compared_all) => Ok(compared_all),
+            Err(e) => {
+                eprintln!("[rutter] error: refreshing the day files failed: {e}");
+                self.lock().records_full = true;
+                disown(index).map(|()| false)
+            }
+        }
+    }
+
+    /// Watches the record cache's folders again by their paths (after a folder was made or
+    /// moved, or a lost queue); on failure the server stops vouching for them.
+    fn watch_records_again(&self) {
+        if RecommendedWatcher::kind() == WatcherKind::Fsevent {
+            return;
+        }
+        let mut slot = self.watcher.lock().unwrap_or_else(PoisonError::into_inner);
+        let watching = match slot.as_mut() {
+            Some(watcher) => record_watch::watch(watcher, &self.vault.root),
+            None => false,
+        };
+        drop(slot);
+        let mut state = self.lock();
+        state.records_watching &= watching;
     }
 
     /// Watches new directories; false (and the watcher given up) when that fails.
@@ -408,24 +472,37 @@ impl State {
 impl Shared {
     /// Records what one watcher event says changed (runs on the watcher's thread).
     fn note(&self, root: &Path, event: notify::Result<Event>) {
-        let mut dirs = Vec::new();
-        let full = match &event {
+        let lost = match &event {
             Ok(e) if is_read_only(&e.kind) => return,
             Ok(e) if self.heard_cookie(e) => return,
-            Ok(e) if e.need_rescan() || crate::failpoint::active("watch-overflow") => true,
-            Ok(e) if moves_a_folder(e) => true,
-            Ok(e) => {
-                dirs.extend(e.paths.iter().flat_map(|p| dirs_for(root, p)));
-                // A path outside the walked tree (under `.git/`, say) changes nothing.
-                if dirs.is_empty() {
-                    return;
-                }
-                false
-            }
+            Ok(e) => e.need_rescan() || crate::failpoint::active("watch-overflow"),
             Err(_) => true,
         };
+        // A lost queue means every day too; a folder made or moved among the notes does not.
+        let (mut days, mut records_full) = (Vec::new(), lost);
+        let paths = event.as_ref().map_or(&[][..], |e| e.paths.as_slice());
+        for heard in paths.iter().filter_map(|p| record_watch::heard(root, p)) {
+            match heard {
+                record_watch::Heard::Day(day) => days.push(day),
+                record_watch::Heard::Folder => records_full = true,
+            }
+        }
+        let full = lost || event.as_ref().is_ok_and(moves_a_folder);
+        let mut dirs = Vec::new();
+        if !full {
+            dirs.extend(paths.iter().flat_map(|p| dirs_for(root, p)));
+            // A path outside the walked tree (under `.git/`, say) changes no note.
+            if dirs.is_empty() {
+                if !days.is_empty() || records_full {
+                    self.note_records(days, records_full);
+                }
+                return;
+            }
+        }
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.full |= full;
+        state.records_full |= records_full;
+        state.days.extend(days);
         state.dirs.extend(dirs);
         let now = Instant::now();
         state.since.get_or_insert(now);
@@ -436,6 +513,14 @@ impl Shared {
 }
 
 impl Shared {
+    /// Records day files (and whether every day is to be compared) for the next `sync`; the
+    /// background pass has nothing to do for them, so it is not woken.
+    fn note_records(&self, days: Vec<String>, full: bool) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.records_full |= full;
+        state.days.extend(days);
+    }
+
     /// Whether the event is about a cookie (one of this server's: then it is recorded as heard).
     fn heard_cookie(&self, event: &Event) -> bool {
         let cookies = self
@@ -673,6 +758,33 @@ mod tests {
             Ok(Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan)),
         );
         assert!(matches!(shared.state.lock().unwrap().take(), Work::Full));
+    }
+
+    #[test]
+    fn day_files_are_queued_and_only_their_folders_or_a_lost_queue_mean_every_day() {
+        use notify::event::{CreateKind, Flag, ModifyKind};
+        let shared = Shared::default();
+        let root = Path::new("/v");
+        let event = |kind, p: &str| Ok(Event::new(kind).add_path(PathBuf::from(p)));
+        let modify = EventKind::Modify(ModifyKind::Any);
+        shared.note(root, event(modify, "/v/_librarian/sessions/2026-11-30.md"));
+        shared.note(root, event(modify, "/v/_librarian/stateful-use.jsonl"));
+        shared.note(root, event(EventKind::Create(CreateKind::Folder), "/v/New"));
+        let mut state = shared.state.lock().unwrap();
+        assert_eq!(state.days, BTreeSet::from(["2026-11-30".to_string()]));
+        assert!(
+            !state.records_full,
+            "a folder among the notes is not the records'"
+        );
+        assert!(matches!(state.take(), Work::Full), "it is the notes'");
+        drop(state);
+        shared.note(root, event(modify, "/v/_librarian/sessions"));
+        assert!(std::mem::take(
+            &mut shared.state.lock().unwrap().records_full
+        ));
+        let lost = Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        shared.note(root, Ok(lost));
+        assert!(shared.state.lock().unwrap().records_full, "a lost queue");
     }
 
     fn vault_with(notes: &[(&str, &str)]) -> (tempfile::TempDir, Vault) {

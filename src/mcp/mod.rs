@@ -4,6 +4,7 @@
 pub(crate) mod frames;
 pub(crate) mod freshness;
 pub(crate) mod record_tool;
+mod record_watch;
 mod remote_fs;
 pub(crate) mod server;
 pub(crate) mod sync_socket;

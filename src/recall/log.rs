@@ -229,7 +229,8 @@ fn prefiltered(vault: &Vault, q: &Query, watch: &mut dyn Watch) -> Option<BTreeS
     if !filtered && q.count.is_none() {
         return None;
     }
-    let index = current_index(vault, Scope::Full)?;
+    // Every day file as it is now: a watching server vouches, else each is stat'ed.
+    let index = current_index(vault, None)?;
     if !filter.words.is_empty() {
         // Only a shortcut: without it every entry's text is tested, with the same answer.
         watch.words(&mut || {
@@ -252,15 +253,19 @@ fn prefiltered(vault: &Vault, q: &Query, watch: &mut dyn Watch) -> Option<BTreeS
     )
 }
 
-/// The vault's index with its record cache refreshed over `scope`; `None` without an index, or
-/// when it cannot be read.
-fn current_index(vault: &Vault, scope: Scope<'_>) -> Option<Index> {
+/// The vault's index with its record cache refreshed over `scope`, or, with `None`, over every
+/// day file as it is now (a running server's watcher vouches for what it heard, else each is
+/// compared); `None` without an index, or when it cannot be read.
+fn current_index(vault: &Vault, scope: Option<Scope<'_>>) -> Option<Index> {
     if !crate::index::location(vault).0.exists() {
         return None;
     }
     let index = Index::open(vault, false).ok()?;
     let src = super::source::Source::open(vault).ok()?;
-    index.refresh_records(&src, scope).ok()?;
+    match scope {
+        Some(scope) => index.refresh_records(&src, scope).ok()?,
+        None => index.refresh_records_or_ask(&src).ok()?,
+    };
     Some(index)
 }
 
@@ -375,7 +380,8 @@ fn row(entry: Entry, day: String, status: Status, file: String) -> Row {
 /// Gives each row its supersede links: from the index's resolved claims when the vault has an
 /// index, else from the claims of the rows themselves.
 fn mark_superseded(vault: &Vault, rows: &mut [Row]) {
-    let claims = current_index(vault, Scope::Quick(&[])).and_then(|index| index.supersedes().ok());
+    let claims =
+        current_index(vault, Some(Scope::Quick(&[]))).and_then(|index| index.supersedes().ok());
     match claims {
         Some(claims) => rows
             .iter_mut()
