@@ -52,7 +52,7 @@ impl ObjectId {
     /// A whole name from its [`HEX_LEN`] hex digits (either case).
     pub fn from_hex(hex: &str) -> Result<ObjectId, ParseObjectIdError> {
         if hex.len() != HEX_LEN {
-            return Err(ParseObjectIdError::Length(hex.chars().count()));
+            return Err(ParseObjectIdError::Length(hex.len()));
         }
         ObjectId::from_prefix(hex)
     }
@@ -62,7 +62,7 @@ impl ObjectId {
     /// being refused.
     pub fn from_prefix(hex: &str) -> Result<ObjectId, ParseObjectIdError> {
         if hex.is_empty() || hex.len() > HEX_LEN {
-            return Err(ParseObjectIdError::Length(hex.chars().count()));
+            return Err(ParseObjectIdError::Length(hex.len()));
         }
         let mut bytes = [0; LEN];
         for (i, c) in hex.chars().enumerate() {
