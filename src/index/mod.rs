@@ -40,6 +40,10 @@ use std::time::Duration;
 /// Environment variable that overrides the index location.
 pub(crate) const DB_ENV: &str = "LIBRARIAN_DB_PATH";
 
+/// Why a [`entries::RecordSource`] could not read the record: its own error (recall's source
+/// gives the store's), kept whole so a caller can still tell what it was.
+pub(crate) type SourceError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Errors from the index.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -57,8 +61,9 @@ pub enum IndexError {
     NotAFile { path: PathBuf, what: String },
     #[error("index: {0}")]
     Io(#[from] std::io::Error),
+    /// The record could not be read (the source's own error: a store error, from recall's).
     #[error("reading the record: {0}")]
-    Record(String),
+    Record(#[source] SourceError),
 }
 
 /// An open index for one vault.
