@@ -737,3 +737,57 @@ fn the_string_error_rule_sees_every_spelling() {
         .collect();
     assert_eq!(lines, [1, 2, 3, 4]);
 }
+
+/// The types `impl … Hinted for TYPE` gives a hint to, outside tests (by their last name).
+fn hinted_types(sources: &[Source]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for s in sources {
+        for line in &s.code {
+            let Some((_, rest)) = line.split_once("Hinted for ") else {
+                continue;
+            };
+            let ty: String = rest
+                .trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let name = ty.rsplit("::").next().unwrap_or_default().to_string();
+            out.push((s.rel.clone(), name));
+        }
+    }
+    out
+}
+
+/// Every library error that says what to do next (`impl crate::hint::Hinted for X`, issue 36,
+/// F5) is one that `cli` looks for in an error's chain (`hinted` in src/cli/error.rs), else its
+/// hint would never be printed.
+#[test]
+fn every_hinted_error_is_known_to_cli() {
+    let sources = sources();
+    let error_rs = sources
+        .iter()
+        .find(|s| s.rel == "cli/error.rs")
+        .expect("src/cli/error.rs");
+    let code = error_rs.code.join("\n");
+    let (_, list) = code
+        .split_once("first_of!(\n")
+        .expect("the list of `hinted` in src/cli/error.rs");
+    let list = &list[..list.find(");").expect("the end of that list")];
+    let known: BTreeSet<&str> = list
+        .split(',')
+        .filter_map(|t| t.trim().rsplit("::").next())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let hinted = hinted_types(&sources);
+    assert!(hinted.len() >= 3, "the scan found the impls: {hinted:?}");
+    let missing: Vec<String> = hinted
+        .iter()
+        .filter(|(file, name)| file != "hint.rs" && !known.contains(name.as_str()))
+        .map(|(file, name)| format!("src/{file}: {name}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "a Hinted error that src/cli/error.rs's `hinted` does not list (add it there):\n{}",
+        missing.join("\n")
+    );
+}

@@ -169,7 +169,7 @@ fn a_corrupt_index_is_rebuilt_and_a_foreign_one_refused() {
     c.env("LIBRARIAN_DB_PATH", &foreign)
         .args(["search", "blue"]);
     let r: Run = c.output().unwrap().into();
-    assert_eq!(r.code, 2);
+    assert_eq!(r.code, 1, "a refusal the user can fix (spec/output.md)");
     assert!(
         r.stderr.contains("is not an index git-rutter made"),
         "{}",
@@ -193,7 +193,7 @@ fn an_index_serves_only_its_own_vault_unless_forced() {
         c.output().unwrap().into()
     };
     let r = run(&["search", "blue"]);
-    assert_eq!(r.code, 2);
+    assert_eq!(r.code, 1, "a refusal the user can fix (spec/output.md)");
     assert!(
         r.stderr.contains("was built for the vault") && r.stderr.contains("reindex --force"),
         "{}",

@@ -581,7 +581,7 @@ fn a_vault_without_records_is_told_to_init_first() {
     let r = env.rutter(&["sync", "--setup", "mine"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(
-        r.stderr.contains("run `git rutter init` first"),
+        r.stderr.contains("Run `git rutter init` first"),
         "{}",
         r.stderr
     );

@@ -52,9 +52,9 @@ type Ready = Result<Arc<Served>, NotReady>;
 /// Why the server has no index to serve (shared by every call that waits for it).
 #[derive(Debug, Clone, thiserror::Error)]
 enum NotReady {
-    #[error("could not open the index: {0}")]
+    #[error("could not open the index: {}", crate::hint::one_line(.0.as_ref()))]
     Open(Arc<IndexError>),
-    #[error("could not refresh the index: {0}")]
+    #[error("could not refresh the index: {}", crate::hint::one_line(.0.as_ref()))]
     Refresh(Arc<IndexError>),
     #[error("the index refresh stopped before finishing")]
     Stopped,
@@ -71,10 +71,10 @@ struct Served {
 pub(crate) fn run(vault_flag: Option<&Path>, allow_record: bool) -> i32 {
     let vault = match vault::resolve(vault_flag, false) {
         Ok(v) => v,
-        Err(e) => return fatal(&e),
+        Err(e) => return fatal(&crate::hint::one_line(&e)),
     };
     if let Err(e) = index::check_owner(&vault) {
-        return fatal(&e);
+        return fatal(&crate::hint::one_line(&e));
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
