@@ -216,6 +216,9 @@ fn hinted<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Hi
     }
     first_of!(
         crate::index::IndexError,
+        crate::recorder::RecordError,
+        crate::store::StoreError,
+        crate::store::transport::TransportError,
         crate::sync::SyncError,
         crate::vault::VaultError,
     );
