@@ -44,6 +44,9 @@ pub enum SyncError {
     NoRecords,
     #[error("{0}")]
     Shared(String),
+    /// `--setup` found other people's commits on the remote.
+    #[error("the remote {remote} holds commits by other people ({}), so it looks shared: everything sync pushes (your records and copies of the notes they cite) would be readable by them", authors(others))]
+    LooksShared { remote: String, others: Vec<String> },
     /// What the remote sent is not a record history: nothing was taken (spec/sync.md, "What
     /// sync takes in").
     #[error("{}", refused_message(remote, *tip, refusal))]
@@ -67,9 +70,10 @@ impl crate::hint::Hinted for SyncError {
             SyncError::UnknownRemote(r) => format!("Add it with `git remote add {r} URL`, then run `git rutter sync --setup {r}`."),
             SyncError::NotConfigured(r) => format!("Run `git rutter sync --setup {r}` first (it checks that the remote is yours and makes `git fetch` bring the records)."),
             SyncError::NoRecords => "Run `git rutter init` first.".into(),
-            SyncError::Transport(_)
-            | SyncError::Store(_)
-            | SyncError::Shared(_)
+            SyncError::LooksShared { remote, .. } => format!("Use a remote only you can read (`git remote add NAME URL`, then `git rutter sync --setup NAME`); if those identities are all yours (another machine's git identity), run `git rutter sync --setup {remote} --force`."),
+            SyncError::Transport(e) => return e.hint(),
+            SyncError::Store(e) => return e.hint(),
+            SyncError::Shared(_)
             | SyncError::Refused { .. }
             | SyncError::Lock(_) => return None,
         })
@@ -86,7 +90,17 @@ impl crate::hint::Hinted for SyncError {
                 | SyncError::NoRecords
                 | SyncError::Refused { .. }
                 | SyncError::Shared(_)
+                | SyncError::LooksShared { .. }
         )
+    }
+}
+
+/// The first three of `others`, and how many more.
+fn authors(others: &[String]) -> String {
+    let shown: Vec<&str> = others.iter().take(3).map(String::as_str).collect();
+    match others.len().saturating_sub(3) {
+        0 => shown.join(", "),
+        n => format!("{} and {n} more", shown.join(", ")),
     }
 }
 
