@@ -147,7 +147,7 @@ pub fn identity_pass(vault: &Vault, index: &mut Index) -> Result<IdentityReport,
         (_, true) => {}
         (Ok(session), false) => match append_bindings(session, &fresh, now) {
             Ok(()) => report.appended = fresh.len(),
-            Err(e) => report.problem = Some(e.to_string()),
+            Err(e) => report.problem = Some(crate::hint::one_line(&e)),
         },
         (Err(e), false) => report.problem = Some(e.to_string()),
     }

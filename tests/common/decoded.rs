@@ -1,6 +1,6 @@
 //! More of the commands' own `--json` outputs decoded into typed structs (issue 36, part 4), as
-//! `json.rs` decodes status, verify, recent and log: `sync`, `install-hook`, `setup`, `search`
-//! (its hits, which the MCP server's `librarian-search` serves too). The rules are json.rs's: a
+//! `json.rs` decodes status, verify, recent and log: `sync`, `install-hook`, `setup`, `gate`,
+//! `retract`, `search` (its hits, which the MCP server's `librarian-search` serves too). The rules are json.rs's: a
 //! key always written is required even when `null` (`present`), one left out when empty is
 //! `#[serde(default)]`, and every struct denies unknown keys, so a new key is added here on
 //! purpose. Client config files are the clients' formats, not ours, and stay `Value`s.
@@ -178,4 +178,46 @@ pub struct Engagement {
     pub decisions: usize,
     pub newest: String,
     pub closest: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// `git rutter gate --json` (spec/recall.md).
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gate {
+    pub target: usize,
+    pub weeks: Vec<Week>,
+    pub logged: usize,
+    pub outside: usize,
+    pub counted_from: String,
+    pub counted_until: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Week {
+    pub week: String,
+    pub from: String,
+    pub count: usize,
+    pub met: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// `git rutter retract --json` (spec/recall.md).
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retract {
+    pub entry: String,
+    pub summary: String,
+    pub retraction: String,
+    pub day: String,
+    pub reason: String,
+    /// `null` while the retraction waits in the pending journal.
+    #[serde(deserialize_with = "present")]
+    pub commit: Option<String>,
+    /// Only when stderr warned (spec/output.md).
+    #[serde(default)]
+    pub hints: Vec<String>,
 }
