@@ -280,7 +280,8 @@ pub(crate) fn markdown_file(
     let shown = ctx.show(path);
     let before = read(ctx, path)?;
     let text = before.clone().unwrap_or_default();
-    let bad = |e: textblock::BlockError| Error::Refused(format!("{shown}: {e}"));
+    let bad =
+        |e: textblock::BlockError| Error::Refused(format!("{shown}: {e}. {}", textblock::FIX));
     let found = textblock::find(&text, MD_MARKERS).map_err(bad)?;
     let has_block = found.is_some();
     if let Some((start, end)) = found {

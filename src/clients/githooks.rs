@@ -335,7 +335,7 @@ pub(crate) enum HookError {
     #[error("{0}")]
     Refused(String),
     /// Its managed block cannot be told apart (markers out of order, or twice).
-    #[error("{shown}: {source}")]
+    #[error("{shown}: {source}. {}", textblock::FIX)]
     Block { shown: String, source: BlockError },
     /// A file could not be read, written or removed: what was done to which file, and why.
     #[error("{doing}: {source}")]
