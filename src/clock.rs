@@ -9,7 +9,7 @@ pub(crate) mod approx;
 mod interval;
 mod zone;
 
-pub(crate) use interval::{parse_interval, show_interval};
+pub(crate) use interval::{parse_interval, show_interval, IntervalError};
 pub(crate) use zone::{add_days, Clock};
 
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -21,14 +21,17 @@ pub(crate) enum Placement {
     End,
 }
 
-/// Why the markers of a file cannot be trusted.
+/// What to do about a [`BlockError`].
+pub(crate) const FIX: &str = "Fix the file by hand.";
+
+/// Why the markers of a file cannot be trusted (what to do, [`FIX`], is the caller's to say).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum BlockError {
-    #[error("more than one git-rutter START marker; fix the file by hand")]
+    #[error("more than one git-rutter START marker")]
     TwoStarts,
-    #[error("a git-rutter END marker without START; fix the file by hand")]
+    #[error("a git-rutter END marker without START")]
     EndWithoutStart,
-    #[error("a git-rutter START marker without END; fix the file by hand")]
+    #[error("a git-rutter START marker without END")]
     StartWithoutEnd,
 }
 

@@ -41,7 +41,7 @@ pub struct Vault {
 /// Why no vault could be used.
 #[derive(Debug, thiserror::Error)]
 pub enum VaultError {
-    #[error("no vault configured: pass --vault PATH, set LIBRARIAN_VAULT_PATH, or run `git rutter init --global` inside your notes vault")]
+    #[error("no vault configured")]
     NotConfigured,
     #[error("vault {path} (from {source_name}) is not a usable directory: {reason}")]
     Unusable {
@@ -49,6 +49,15 @@ pub enum VaultError {
         source_name: &'static str,
         reason: String,
     },
+}
+
+impl crate::hint::Hinted for VaultError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            VaultError::NotConfigured => Some("Pass --vault PATH, set LIBRARIAN_VAULT_PATH, or run `git rutter init --global` inside your notes vault.".into()),
+            VaultError::Unusable { .. } => None,
+        }
+    }
 }
 
 /// Resolves the vault. `interactive` lets commands run by hand use the repository around the

@@ -320,7 +320,11 @@ fn copilot_waits_for_a_final_message_written_after_the_hook_started() {
     let Copilot {
         env, log, stdin, ..
     } = copilot("events-unfinished.jsonl");
+    // The final message is appended only once the hook runs (and a moment later, so that it
+    // has read the unfinished log): the hook must wait for it, not find it there.
+    let (running, hook_started) = std::sync::mpsc::channel::<()>();
     let appender = std::thread::spawn(move || {
+        hook_started.recv().unwrap();
         std::thread::sleep(Duration::from_millis(400));
         let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
         std::io::Write::write_all(&mut f, fixture("copilot", "events-final.jsonl").as_bytes())
@@ -331,7 +335,7 @@ fn copilot_waits_for_a_final_message_written_after_the_hook_started() {
     let mut c = env.cmd();
     c.args(["capture", "--client", "copilot"])
         .env("RUTTER_TURN_WAIT_MS", "30000");
-    let r = run_with_stdin(&mut c, &stdin);
+    let r = run_with_stdin_and(&mut c, &stdin, || running.send(()).unwrap());
     appender.join().unwrap();
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
     said(&r, "captured 2 entries [garden]");

@@ -884,7 +884,7 @@ fn a_symlinked_or_hard_linked_index_is_refused() {
         let before = snapshot(&out);
         let r = env.rutter(&["search", "Zero"]);
         assert_ne!(r.code, 0, "{kind}");
-        assert!(r.stderr.contains("remove it"), "{kind}: {}", r.stderr);
+        assert!(r.stderr.contains("Remove it"), "{kind}: {}", r.stderr);
         assert_eq!(snapshot(&out), before, "{kind}");
     }
 }

@@ -785,3 +785,125 @@ fn log_prints_the_rows_recall_builds() {
     }
     assert!(offenders.is_empty(), "{}", offenders.join("\n"));
 }
+
+/// The `Result<…, String>` types a text names (issue 36, F9): each `Result<` of two arguments
+/// whose last is `String`, with the byte offset of its `Result` (`anyhow::Result<String>` has
+/// one). An arrow inside (`impl FnOnce(&mut Doc) -> Result<…>`) is not a bracket.
+fn string_results(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("Result<") {
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let open = at + "Result<".len();
+        let (mut depth, mut last, mut i) = (1usize, open, open);
+        while i < b.len() && depth > 0 {
+            match b[i] {
+                b'-' if b.get(i + 1) == Some(&b'>') => i += 1,
+                b'<' | b'(' | b'[' => depth += 1,
+                b'>' | b')' | b']' => {
+                    depth -= 1;
+                    if depth == 0 && last > open && text[last..i].trim() == "String" {
+                        found.push(at);
+                    }
+                }
+                b',' if depth == 1 => last = i + 1,
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    found
+}
+
+/// No function outside tests returns its error as a bare `String` (issue 36, part 5; the
+/// review's F9): an error is a type (a `thiserror` enum, or the module's error), so a caller can
+/// tell one kind from another and `cli` can give it a hint and an exit status.
+#[test]
+fn errors_are_types_not_strings() {
+    let mut offenders = Vec::new();
+    for s in sources().iter() {
+        let text = s.code.join("\n");
+        for at in string_results(&text) {
+            let n = text[..at].matches('\n').count();
+            offenders.push(format!("src/{}:{}: {}", s.rel, n + 1, s.code[n].trim()));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "a `Result<…, String>` outside tests (give the error a type):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_string_error_rule_sees_every_spelling() {
+    let text = "fn a() -> Result<(), String> {}\n\
+                type Res<T> = Result<T, String>;\n\
+                fn b(f: impl FnOnce(&mut Doc) -> Result<Vec<String>, String>) {}\n\
+                fn c() -> Result<Vec<(String, String)>,\n    String> {}\n\
+                fn d() -> Result<String, Error> {}\n\
+                fn e() -> io::Result<String> {}\n\
+                fn f() -> Result<HashMap<String, String>, E> {}\n\
+                fn g() -> MyResult<u8, String> {}\n";
+    let lines: Vec<usize> = string_results(text)
+        .into_iter()
+        .map(|at| text[..at].matches('\n').count() + 1)
+        .collect();
+    assert_eq!(lines, [1, 2, 3, 4]);
+}
+
+/// The types `impl … Hinted for TYPE` gives a hint to, outside tests (by their last name).
+fn hinted_types(sources: &[Source]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for s in sources {
+        for line in &s.code {
+            let Some((_, rest)) = line.split_once("Hinted for ") else {
+                continue;
+            };
+            let ty: String = rest
+                .trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let name = ty.rsplit("::").next().unwrap_or_default().to_string();
+            out.push((s.rel.clone(), name));
+        }
+    }
+    out
+}
+
+/// Every library error that says what to do next (`impl crate::hint::Hinted for X`, issue 36,
+/// F5) is one that `cli` looks for in an error's chain (`hinted` in src/cli/error.rs), else its
+/// hint would never be printed.
+#[test]
+fn every_hinted_error_is_known_to_cli() {
+    let sources = sources();
+    let error_rs = sources
+        .iter()
+        .find(|s| s.rel == "cli/error.rs")
+        .expect("src/cli/error.rs");
+    let code = error_rs.code.join("\n");
+    let (_, list) = code
+        .split_once("first_of!(\n")
+        .expect("the list of `hinted` in src/cli/error.rs");
+    let list = &list[..list.find(");").expect("the end of that list")];
+    let known: BTreeSet<&str> = list
+        .split(',')
+        .filter_map(|t| t.trim().rsplit("::").next())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let hinted = hinted_types(&sources);
+    assert!(hinted.len() >= 3, "the scan found the impls: {hinted:?}");
+    let missing: Vec<String> = hinted
+        .iter()
+        .filter(|(file, name)| file != "hint.rs" && !known.contains(name.as_str()))
+        .map(|(file, name)| format!("src/{file}: {name}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "a Hinted error that src/cli/error.rs's `hinted` does not list (add it there):\n{}",
+        missing.join("\n")
+    );
+}

@@ -885,9 +885,9 @@ fn gate_leaves_out_a_use_no_clock_could_have_dated_and_says_so() {
         r.stdout,
         "How often your AI clients used their memory, week by week (each librarian-recent call and each search that found an earlier decision counts once; 3 or more a week means it is in use):\n  2020-W53 (from 2020-12-28): 2\n  2021-W01 (from 2021-01-04): 1\n  2026-W30 (from 2026-07-20): 1\n  2026-W31 (from 2026-07-27): 3  ✓ in use\n  2026-W32 (from 2026-08-03): 2\n3 use events outside 2006-11-28 to 2026-12-02, not counted: dated after this machine's clock, or more than 20 years before it.\n"
     );
-    let j: Value = serde_json::from_str(&gate(&env, &["gate", "--json"]).stdout).unwrap();
-    assert_eq!((&j["logged"], &j["outside"]), (&json!(9), &json!(3)));
-    assert_eq!(j["weeks"].as_array().unwrap().len(), 5);
+    let j: common::decoded::Gate = common::json::decode(&gate(&env, &["gate", "--json"]).stdout);
+    assert_eq!((j.logged, j.outside), (9, 3));
+    assert_eq!(j.weeks.len(), 5);
     assert!(!gate(&env, &["gate", "9999-01-01"])
         .stdout
         .contains("9999-W"));

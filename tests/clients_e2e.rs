@@ -271,12 +271,12 @@ fn round_trip(case: &Case) {
     assert_eq!(tree(&env.home), before, "{c}: a dry run wrote");
     let first = rutter(&env, &["install-hook", "--client", c, "--json"]);
     assert_eq!(first.code, 0, "{c}: {}", first.stderr);
-    let report: Value = serde_json::from_str(&first.stdout).unwrap();
+    let report: common::decoded::InstallHook = common::json::decode(&first.stdout);
     assert_eq!(
-        (&report["client"], &report["status"]),
-        (&json!(c), &json!("changed"))
+        (report.client.as_str(), report.status.as_str()),
+        (c, "changed")
     );
-    assert!(report["files"].as_array().unwrap().len() >= 2, "{report:#}");
+    assert!(report.files.len() >= 2, "{report:#?}");
     let once = tree(&env.home);
     let again = rutter(&env, &["install-hook", "--client", c]);
     assert_eq!(again.code, 0, "{c}: {}", again.stderr);

@@ -83,12 +83,26 @@ fn hook(c: &mut Command, client: &str, stdin: &[u8]) -> (String, Run) {
 }
 
 /// The session-start log's lines.
-fn injections(vault: &Path) -> Vec<serde_json::Value> {
+fn injections(vault: &Path) -> Vec<Injection> {
     std::fs::read_to_string(vault.join(".git/rutter/context-runs.jsonl"))
         .unwrap_or_default()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(common::json::decode)
         .collect()
+}
+
+/// One line of `.git/rutter/context-runs.jsonl`: what a SessionStart hook run came to.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Injection {
+    time: String,
+    client: String,
+    source: Option<String>,
+    outcome: String,
+    bytes: usize,
+    decisions: usize,
+    reason: String,
 }
 
 /// A vault with decisions in its own project (`vault`) and in another (`elsewhere`), and an
@@ -157,16 +171,16 @@ fn a_claude_session_starts_with_its_projects_decisions_and_notes_changed_since()
     assert!(text.len() <= 2048);
     let log = injections(&env.vault);
     assert_eq!(log.len(), 1, "{log:?}");
-    assert_eq!(log[0]["client"], "claude");
-    assert_eq!(log[0]["source"], "startup");
-    assert_eq!(log[0]["outcome"], "injected");
-    assert_eq!(log[0]["decisions"], 3);
-    assert_eq!(log[0]["bytes"], text.len());
+    assert_eq!(log[0].client, "claude");
+    assert_eq!(log[0].source.as_deref(), Some("startup"));
+    assert_eq!(log[0].outcome, "injected");
+    assert_eq!(log[0].decisions, 3);
+    assert_eq!(log[0].bytes, text.len());
     // An injection is not a use: the gate still counts only what a client reached for.
     assert!(!env.vault.join("_librarian/stateful-use.jsonl").exists());
     let gate = env.rutter(&["gate", "--json"]);
-    let gate: serde_json::Value = serde_json::from_str(&gate.stdout).unwrap();
-    assert_eq!(gate["logged"], 0, "{gate}");
+    let gate: common::decoded::Gate = common::json::decode(&gate.stdout);
+    assert_eq!(gate.logged, 0, "{gate:?}");
 }
 
 #[test]
@@ -204,12 +218,12 @@ fn gemini_cli_reads_the_same_shape_from_its_documented_payload() {
     );
     let log = injections(&env.vault);
     assert_eq!(
-        (&log[0]["client"], &log[0]["source"], &log[0]["outcome"]),
         (
-            &serde_json::json!("gemini"),
-            &serde_json::json!("startup"),
-            &serde_json::json!("injected")
-        )
+            log[0].client.as_str(),
+            log[0].source.as_deref(),
+            log[0].outcome.as_str()
+        ),
+        ("gemini", Some("startup"), "injected")
     );
 }
 
@@ -240,7 +254,7 @@ fn cursor_gets_the_capture_instructions_then_the_brief_of_its_workspace() {
         text[brief..].contains("In project elsewhere:\n- 2026-12-02 Kept the CLI flags stable."),
         "{text}"
     );
-    assert_eq!(injections(&env.vault)[0]["client"], "cursor");
+    assert_eq!(injections(&env.vault)[0].client, "cursor");
     // With the brief turned off, and with no vault at all, the instructions still come.
     env.git(&["config", "rutter.context", "false"]);
     let off = cursor_hook(&mut env.cmd(), &payload("cursor", &elsewhere));
@@ -305,13 +319,13 @@ fn the_hook_never_breaks_a_session() {
     let (text, _) = hook(&mut env.cmd(), "claude", b"not json at all");
     assert_eq!(text, "");
     assert!(!env.vault.join(".git/rutter/index.sqlite").exists());
-    assert_eq!(injections(&env.vault)[0]["outcome"], "no-index");
+    assert_eq!(injections(&env.vault)[0].outcome, "no-index");
     // Turned off.
     let env = decided();
     env.git(&["config", "rutter.context", "false"]);
     let (text, _) = hook(&mut env.cmd(), "claude", &payload("claude", &env.vault));
     assert_eq!(text, "");
-    assert_eq!(injections(&env.vault)[0]["outcome"], "off");
+    assert_eq!(injections(&env.vault)[0].outcome, "off");
     // A FIFO where the index should be: refused, never opened (an open would block).
     let env = Env::git_vault();
     let fifo = env.vault.join(".git/rutter/index.sqlite");
@@ -320,7 +334,7 @@ fn the_hook_never_breaks_a_session() {
     assert!(made.success());
     let (text, _) = hook(&mut env.cmd(), "claude", &payload("claude", &env.vault));
     assert_eq!(text, "");
-    assert_eq!(injections(&env.vault)[0]["outcome"], "error");
+    assert_eq!(injections(&env.vault)[0].outcome, "error");
 }
 
 #[test]
@@ -360,7 +374,7 @@ fn a_slow_brief_is_given_up_within_the_time_bound() {
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(injections(&env.vault)[0]["outcome"], "timeout");
+    assert_eq!(injections(&env.vault)[0].outcome, "timeout");
 }
 
 #[test]

@@ -55,10 +55,10 @@ fn filters_run_in_sql_and_fill_the_limit() {
         &env,
         &["--type", "note", "--limit", "5", "--json", "garden"],
     );
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let results = v["results"].as_array().unwrap();
-    assert_eq!(results.len(), 5, "{}", r.stdout);
-    assert!(results.iter().all(|h| h["type"] == "note"));
+    let v: decoded::Search = json::decode(&r.stdout);
+    assert_eq!(v.results.len(), 5, "{}", r.stdout);
+    assert!(v.results.iter().all(|h| h.note_type == "note"));
+    assert_eq!(v.query, "garden");
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn a_corrupt_index_is_rebuilt_and_a_foreign_one_refused() {
     c.env("LIBRARIAN_DB_PATH", &foreign)
         .args(["search", "blue"]);
     let r: Run = c.output().unwrap().into();
-    assert_eq!(r.code, 2);
+    assert_eq!(r.code, 1, "a refusal the user can fix (spec/output.md)");
     assert!(
         r.stderr.contains("is not an index git-rutter made"),
         "{}",
@@ -193,7 +193,7 @@ fn an_index_serves_only_its_own_vault_unless_forced() {
         c.output().unwrap().into()
     };
     let r = run(&["search", "blue"]);
-    assert_eq!(r.code, 2);
+    assert_eq!(r.code, 1, "a refusal the user can fix (spec/output.md)");
     assert!(
         r.stderr.contains("was built for the vault") && r.stderr.contains("reindex --force"),
         "{}",
@@ -498,12 +498,12 @@ fn prior_engagement_counts_every_citing_decision_and_shows_the_closest() {
         "↩ prior engagement 2026-12-01: \"Printed the blue posters.\" (the newest of 3 decisions citing this note)"
     );
     let json = search(&env, &["group", "drums", "--json"]).stdout;
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let e = &v["results"][0]["engagement"];
-    assert_eq!(e["decisions"], 3, "{e}");
-    assert_eq!(e["newest"], "2026-12-01");
-    assert_eq!(e["closest"], true);
-    assert_eq!(e["summary"], "Booked two drummers for the spring show.");
+    let v: decoded::Search = json::decode(&json);
+    let e = v.results[0].engagement.as_ref().expect("the engagement");
+    assert_eq!(e.decisions, 3, "{e:?}");
+    assert_eq!(e.newest, "2026-12-01");
+    assert!(e.closest);
+    assert_eq!(e.summary, "Booked two drummers for the spring show.");
 }
 
 #[test]

@@ -243,7 +243,7 @@ fn another_vaults_index_is_still_refused_at_librarian_db_path_and_in_the_data_fo
     let moved = env.root().join("moved");
     mv(&env.vault, &moved);
     let r = with_db(&moved, &["search", "alpha"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr.contains("was built for the vault") && r.stderr.contains("reindex --force"),
         "{}",
@@ -284,7 +284,7 @@ fn another_vaults_index_is_still_refused_at_librarian_db_path_and_in_the_data_fo
     }
     std::fs::copy(a_folder.join("index.sqlite"), b_folder.join("index.sqlite")).unwrap();
     let r = at(&env, &b, &["search", "plain"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("was built for the vault"), "{}", r.stderr);
     assert!(finding_kinds(&status_json(&env, &b)).contains(&"index-other-vault".to_string()));
 }

@@ -7,6 +7,8 @@
 
 use crate::common;
 
+use common::decoded::InstallHook;
+use common::json::decode;
 use common::{run_with_stdin, Env, Run, BIN};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -573,21 +575,14 @@ fn json_output_reports_status_and_files() {
     let env = Env::bare();
     let r = rutter(&env, &["install-hook", "--client", "copilot", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(v["status"], "changed");
-    assert_eq!(v["client"], "copilot");
-    let actions: Vec<&str> = v["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["action"].as_str().unwrap())
-        .collect();
-    assert_eq!(actions, ["create", "create", "create"]);
-    let again: Value = serde_json::from_str(
-        &rutter(&env, &["install-hook", "--client", "copilot", "--json"]).stdout,
-    )
-    .unwrap();
-    assert_eq!(again["status"], "unchanged");
+    let v: InstallHook = decode(&r.stdout);
+    assert_eq!(v.status, "changed");
+    assert_eq!(v.client, "copilot");
+    assert_eq!(v.actions(), ["create", "create", "create"]);
+    let again: InstallHook =
+        decode(&rutter(&env, &["install-hook", "--client", "copilot", "--json"]).stdout);
+    assert_eq!(again.status, "unchanged");
+    assert_eq!(again.actions(), ["none", "none", "none"]);
     let bad = rutter(&env, &["install-hook", "--client", "vscode"]);
     assert_eq!(bad.code, 2, "an unknown client is a usage error");
 }
@@ -997,7 +992,8 @@ fn a_client_not_installed_here_is_named_before_its_folders_are_made() {
         &env,
         &["install-hook", "--client", "codex", "--dry-run", "--json"],
     );
-    let v: Value = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(v["installed"], false, "{v}");
+    let v: InstallHook = decode(&json.stdout);
+    assert!(!v.installed, "{v:?}");
+    assert!(v.dry_run);
     assert_eq!(json.stderr, "", "JSON runs say it in the JSON only");
 }

@@ -4,6 +4,8 @@
 
 use crate::common;
 
+use common::decoded::{Partial, Search};
+use common::json::decode;
 use common::Env;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RunningService, ServiceError};
@@ -817,16 +819,23 @@ async fn a_query_no_note_holds_whole_offers_the_notes_holding_most_of_it() {
     let cli = env.rutter(&["search", "newsletter", "mailing", "platform"]);
     assert_eq!((cli.code, cli.stdout.trim_end()), (1, want));
     let json = env.rutter(&["search", "--json", "newsletter", "mailing", "platform"]);
-    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    let v: Search = decode(&json.stdout);
     assert_eq!(
-        v["partial"],
-        json!({"words": ["newsletter", "mailing", "platform"], "missing": ["platform"], "notes": 1})
+        v.partial,
+        Some(Partial {
+            words: vec!["newsletter".into(), "mailing".into(), "platform".into()],
+            missing: vec!["platform".into()],
+            notes: 1
+        })
     );
-    assert_eq!(v["results"][0]["words"], json!(["newsletter", "mailing"]));
+    assert_eq!(
+        v.results[0].words.as_deref(),
+        Some(&["newsletter".to_string(), "mailing".to_string()][..])
+    );
     let whole = env.rutter(&["search", "--json", "newsletter", "mailing"]);
-    let v: Value = serde_json::from_str(&whole.stdout).unwrap();
-    assert_eq!((whole.code, &v["partial"]), (0, &Value::Null));
-    assert!(v["results"][0].get("words").is_none(), "{v}");
+    let v: Search = decode(&whole.stdout);
+    assert_eq!((whole.code, &v.partial), (0, &None));
+    assert!(v.results[0].words.is_none(), "{v:?}");
     let none = env.rutter(&["search", "platform", "zebra"]);
     assert_eq!(
         (none.code, none.stdout.as_str()),

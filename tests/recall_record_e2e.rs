@@ -632,15 +632,12 @@ fn a_pending_retraction_is_honoured_and_committed_later() {
         "{}",
         r.stderr
     );
-    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v: common::decoded::Retract = common::json::decode(&r.stdout);
     assert_eq!(
-        (
-            v["entry"].as_str(),
-            v["commit"].clone(),
-            v["reason"].as_str()
-        ),
-        (Some(ENTRIES[1].0), Value::Null, Some("Premature."))
+        (v.entry.as_str(), v.commit, v.reason.as_str()),
+        (ENTRIES[1].0, None, "Premature.")
     );
+    assert_eq!(v.hints, ["`git rutter commit` commits it."], "{}", r.stdout);
     std::fs::remove_file(&ref_lock).unwrap();
     assert_eq!(steps(&env), [step(0, "committed"), step(2, "committed")]);
     let verify = env.rutter(&["verify"]);

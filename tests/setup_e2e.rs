@@ -108,15 +108,10 @@ fn setup_finds_the_clients_asks_writes_and_ends_green() {
 
     let again = setup(&env, &["--yes", "--json"], Some(&bin));
     assert_eq!(again.code, 0, "{}{}", again.stdout, again.stderr);
-    let v: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
-    let outcomes: Vec<&str> = v["clients"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["outcome"].as_str().unwrap())
-        .collect();
+    let v: common::decoded::Setup = common::json::decode(&again.stdout);
+    let outcomes: Vec<&str> = v.clients.iter().map(|c| c.outcome.as_str()).collect();
     assert!(outcomes.iter().all(|o| *o == "unchanged"), "{outcomes:?}");
-    assert_eq!(v["healthy"], true);
+    assert!(v.healthy, "{:?}", v.findings);
     // The claude MCP registration is there now: nothing to run again.
     assert_eq!(
         calls,

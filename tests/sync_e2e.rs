@@ -383,16 +383,16 @@ fn sync_needs_a_remote_set_up_for_it() {
     env.capture_at("2026-11-30T09:00:00.000Z", "Sent as JSON.", &[]);
     let r = env.rutter(&["sync", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(v["remote"], "mine");
-    assert_eq!(v["action"], "ahead");
-    assert_eq!(v["pushed"], true);
+    let v: common::decoded::SyncReport = common::json::decode(&r.stdout);
+    assert_eq!(v.remote, "mine");
+    assert_eq!(v.action, "ahead");
+    assert!(v.pushed);
     // Once sync is set up, an id carries the writer's tag (spec/record-format.md, "Entry ids").
     let id = format!("20261130T090000000Z-{}", writer_id(&env.vault));
-    assert_eq!(v["sent"], serde_json::json!([id]));
+    assert_eq!(v.sent, [id]);
     assert_eq!(
-        v["after"],
-        env.git(&["rev-parse", "refs/rutter/records"]).trim()
+        v.after.as_deref(),
+        Some(env.git(&["rev-parse", "refs/rutter/records"]).trim())
     );
 }
 
@@ -581,7 +581,7 @@ fn a_vault_without_records_is_told_to_init_first() {
     let r = env.rutter(&["sync", "--setup", "mine"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(
-        r.stderr.contains("run `git rutter init` first"),
+        r.stderr.contains("Run `git rutter init` first"),
         "{}",
         r.stderr
     );

@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::capture::markdown::for_each_outside_code;
 use crate::capture::sanitize::js_trim;
 use crate::records::text::is_js_whitespace;
+use crate::records::Broken;
 
 const OPEN: &str = "<!--";
 const TAG: &str = "librarian-session";
@@ -126,7 +127,7 @@ pub(crate) fn directive_from_value(v: &Value) -> Option<Directive> {
 /// A `supersedes` value (a directive's or `librarian-record`'s): absent, or an array of at
 /// most 16 strings, each an id of at most 256 characters once trimmed; each id kept once, in
 /// order. The error says what is wrong (one phrase, no capital, no period).
-pub(crate) fn supersedes(v: Option<&Value>) -> Result<Vec<String>, String> {
+pub(crate) fn supersedes(v: Option<&Value>) -> Result<Vec<String>, Broken> {
     let items = match v {
         None => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
@@ -147,7 +148,8 @@ pub(crate) fn supersedes(v: Option<&Value>) -> Result<Vec<String>, String> {
             "`supersedes` names {} entries, over the {} one decision may replace",
             items.len(),
             crate::records::supersede::MAX_IDS
-        ));
+        )
+        .into());
     }
     crate::records::supersede::check(&ids)?;
     Ok(ids)

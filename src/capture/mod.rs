@@ -91,7 +91,8 @@ pub(crate) fn run(req: Request) -> Report {
             (Some(v), outcome)
         }
         Err(e) => {
-            out.push(format!("{P} {e}; nothing captured."));
+            let hint = crate::hint::after(&e);
+            out.push(format!("{P} {e}; nothing captured.{hint}"));
             (None, Outcome::NoVault(e.to_string()))
         }
     };

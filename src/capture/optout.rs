@@ -5,6 +5,7 @@
 
 use super::sanitize::{inert_line, PROVENANCE_MAX_CHARS};
 use super::workspace;
+use crate::store::localconfig::NotABool;
 
 /// The git config key; `false` in a repository's own config turns capture off there.
 pub(crate) const CAPTURE_KEY: &str = "rutter.capture";
@@ -29,7 +30,7 @@ pub(crate) fn refusal(cwd: Option<&str>) -> Option<Refusal> {
             logged: "capture is turned off in the session's repository (rutter.capture is false)",
         }),
         Ok(_) => None,
-        Err(raw) => {
+        Err(NotABool(raw)) => {
             let raw = inert_line(&raw, PROVENANCE_MAX_CHARS);
             Some(Refusal {
                 line: format!("{CAPTURE_KEY} is \"{raw}\" in {shown}, which is not true or false; nothing captured. Set it with `git -C {quoted} config {CAPTURE_KEY} false` (or true)."),

@@ -11,7 +11,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::capture::sanitize::{inert_line, PROVENANCE_MAX_CHARS};
 use crate::records::Workspace;
-use crate::store::localconfig::LocalConfig;
+use crate::store::localconfig::{LocalConfig, NotABool};
 
 /// Git metadata files larger than this are not read.
 const MAX_GIT_FILE_BYTES: u64 = 256 * 1024;
@@ -162,10 +162,10 @@ pub(crate) struct RepoConfig {
 impl RepoConfig {
     /// The first value of `key` as a boolean, in file order; `Err` with the raw value when it
     /// is not a boolean.
-    pub(crate) fn bool(&self, key: &str) -> Result<Option<bool>, String> {
+    pub(crate) fn bool(&self, key: &str) -> Result<Option<bool>, NotABool> {
         for file in &self.files {
             if let Some(config) = open_config(file) {
-                if let Some(b) = config.bool(key).map_err(|e| e.0)? {
+                if let Some(b) = config.bool(key)? {
                     return Ok(Some(b));
                 }
             }

@@ -131,7 +131,7 @@ fn write_at(
     if let Some(recorder) = session.recorder() {
         if open_store.is_some() {
             if let Err(e) = recorder.ensure_ref(first) {
-                written.pending = Some(e.to_string());
+                written.pending = Some(crate::hint::one_line(&e));
             }
         }
         written.earlier = recorder.replay_pending(&mut cache.dedupe(vault));
@@ -420,7 +420,8 @@ fn commit(
             written.unwitnessed = out.unwitnessed;
             written.pending = None;
         }
-        Err(e) => written.pending = Some(e.to_string()),
+        // The store's hint says what to do about a locked ref.
+        Err(e) => written.pending = Some(crate::hint::one_line(&e)),
     }
 }
 

@@ -185,7 +185,7 @@ impl Versions {
     /// Reads the version each changed decision cited.
     fn read(vault: &crate::vault::Vault, c: &CitedBy) -> Result<Versions, CommandError> {
         let store = match vault.git_dir {
-            Some(_) => Some(Store::open(vault).map_err(cannot_run)?),
+            Some(_) => Some(Store::open(vault)?),
             None => None,
         };
         let now = crate::store::read_working(&vault.root, &c.path)

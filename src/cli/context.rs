@@ -1,7 +1,7 @@
 //! `git rutter context`: the brief a new session starts with, and (hidden) `--hook CLIENT`, the
 //! session-start hook that prints it in that client's output shape and always exits 0.
 
-use super::{cannot_run, user_error, CommandResult, Exit, Ui};
+use super::{user_error, CommandResult, Exit, Ui};
 use crate::clock;
 use crate::recall::{context, session_start};
 use std::path::PathBuf;
@@ -69,8 +69,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         freshness,
         max_bytes,
         now,
-    )
-    .map_err(cannot_run)?;
+    )?;
     drop(building);
     match args.json {
         true => ui.print_json(&brief)?,

@@ -6,8 +6,13 @@
 //! Exit status: 0 ok; 1 a finding or a user error (a refusal the user can fix: an unknown
 //! entry id, a remote not set up); 2 a usage error or a command that could not run. Hooks
 //! (`capture`, `hook`) always exit 0 and never go through here.
+//!
+//! A library error met on the way (`?`) says what to do next through [`Hinted`] (issue 36,
+//! F5): the first error of its chain that gives a hint gives it here, and one that is the user's
+//! to fix makes the command a user error.
 
 use super::ui::Ui;
+use crate::hint::Hinted;
 use std::fmt;
 
 /// Exit status for success.
@@ -144,14 +149,17 @@ impl CommandError {
 }
 
 impl fmt::Display for CommandError {
-    /// The text [`CommandError::report`] prints, without the final newline.
+    /// The text [`CommandError::report`] prints, without the final newline: a hint on the
+    /// message's line follows a final period.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "git-rutter: {}", causes(&self.error))?;
+        let mut text = causes(&self.error);
         for hint in &self.hints {
-            let gap = if hint.own_line { "\n" } else { " " };
-            write!(f, "{gap}{}", hint.text)?;
+            match hint.own_line {
+                true => text = format!("{text}\n{}", hint.text),
+                false => text = crate::hint::joined(&text, &hint.text),
+            }
         }
-        Ok(())
+        write!(f, "git-rutter: {text}")
     }
 }
 
@@ -172,15 +180,49 @@ fn causes(e: &anyhow::Error) -> String {
 }
 
 /// Any other error (a store, index or I/O error met on the way) means the command could not
-/// run; its causes are shown, as `a: b`.
+/// run, unless a library error in it is the user's to fix; its causes are shown, as `a: b`,
+/// then the hint of the first that gives one.
 impl<E: Into<anyhow::Error>> From<E> for CommandError {
     fn from(e: E) -> CommandError {
-        CommandError {
-            kind: ErrorKind::CannotRun,
-            error: e.into(),
-            hints: Vec::new(),
-        }
+        let error = e.into();
+        let said: Vec<&dyn Hinted> = error.chain().filter_map(hinted).collect();
+        let kind = match said.iter().any(|h| h.users_to_fix()) {
+            true => ErrorKind::User,
+            false => ErrorKind::CannotRun,
+        };
+        let hints = said
+            .iter()
+            .find_map(|h| h.hint())
+            .map(|text| Hint {
+                text,
+                own_line: false,
+            })
+            .into_iter()
+            .collect();
+        CommandError { kind, error, hints }
     }
+}
+
+/// The library error `cause` is, when it is one that may say what to do next: each type that
+/// implements [`Hinted`] (the architecture test `every_hinted_error_is_known_to_cli` holds this
+/// list whole).
+fn hinted<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Hinted> {
+    macro_rules! first_of {
+        ($($t:ty),* $(,)?) => {
+            $(if let Some(e) = cause.downcast_ref::<$t>() {
+                return Some(e);
+            })*
+        };
+    }
+    first_of!(
+        crate::index::IndexError,
+        crate::recorder::RecordError,
+        crate::store::StoreError,
+        crate::store::transport::TransportError,
+        crate::sync::SyncError,
+        crate::vault::VaultError,
+    );
+    None
 }
 
 #[cfg(test)]
@@ -222,6 +264,27 @@ mod tests {
         );
         assert_eq!(Exit::findings_if(true).code(), 1);
         assert_eq!(Exit::Clean.code(), 0);
+    }
+
+    /// A library error met on the way gives its hint after the message, and one the user is
+    /// to fix makes the command a user error (issue 36, F5); wrapped in context, too.
+    #[test]
+    fn a_library_error_gives_its_hint_and_its_kind() {
+        let e: CommandError = crate::sync::SyncError::NotConfigured("origin".into()).into();
+        assert_eq!(
+            e.to_string(),
+            "git-rutter: the remote origin is not set up for rutter. Run `git rutter sync --setup origin` first (it checks that the remote is yours and makes `git fetch` bring the records)."
+        );
+        assert_eq!(e.exit_code(), EXIT_FINDING);
+        let wrapped: CommandError = anyhow::Error::new(crate::vault::VaultError::NotConfigured)
+            .context("opening the vault")
+            .into();
+        assert_eq!(
+            wrapped.to_string(),
+            "git-rutter: opening the vault: no vault configured. Pass --vault PATH, set LIBRARIAN_VAULT_PATH, or run `git rutter init --global` inside your notes vault."
+        );
+        assert_eq!(wrapped.exit_code(), EXIT_CANNOT_RUN);
+        assert_eq!(wrapped.message(), "opening the vault: no vault configured");
     }
 
     /// A cause the message already names is not said twice (a store error wrapping a libgit2

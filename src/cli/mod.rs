@@ -199,7 +199,7 @@ pub fn dispatch(ui: &mut Ui, cli: Cli) -> i32 {
 /// Opens the vault's record store; an error is "could not run" (exit 2) and shows the store's
 /// own message (for commands whose exit 1 means "findings").
 pub fn open_store(vault: &crate::vault::Vault) -> Result<crate::store::Store, CommandError> {
-    crate::store::Store::open(vault).map_err(cannot_run)
+    Ok(crate::store::Store::open(vault)?)
 }
 
 /// The filter flags `recent`, `log` and `timeline` share.

@@ -2,6 +2,7 @@
 
 use super::{CommandError, CommandResult, ErrorKind, Exit, Ui};
 use crate::clock;
+use crate::hint::Hinted;
 use crate::sync::{exposure, Action, SyncError, SyncReport};
 use std::path::PathBuf;
 
@@ -124,7 +125,7 @@ fn auto(ui: &mut Ui, vault: Option<PathBuf>) -> CommandResult {
                 )),
             }
         }
-        Err(e) => Outcome::SyncFailed(format!("{e}")),
+        Err(e) => Outcome::SyncFailed(crate::hint::one_line(e)),
     };
     let run = Run::new(
         clock::now(),
@@ -140,19 +141,18 @@ fn auto(ui: &mut Ui, vault: Option<PathBuf>) -> CommandResult {
 /// The client label of a detached sync's line in the hook-run log.
 pub(crate) const AUTO_CLIENT: &str = "auto-sync";
 
-/// Why sync did not run, as the store says it (with a final period); a refusal the user can
-/// fix is exit 1, anything else 2.
+/// Why sync did not run, as the store says it (with a final period), then what to do; a
+/// refusal the user can fix is exit 1, anything else 2.
 fn refusal(e: SyncError) -> CommandError {
-    let kind = match e {
-        SyncError::NoRemote
-        | SyncError::UnknownRemote(_)
-        | SyncError::NotConfigured(_)
-        | SyncError::NoRecords
-        | SyncError::Refused { .. }
-        | SyncError::Shared(_) => ErrorKind::User,
-        _ => ErrorKind::CannotRun,
+    let kind = match e.users_to_fix() {
+        true => ErrorKind::User,
+        false => ErrorKind::CannotRun,
     };
-    CommandError::new(kind, format!("{e}."))
+    let refused = CommandError::new(kind, format!("{e}."));
+    match e.hint() {
+        Some(hint) => refused.hinted(hint),
+        None => refused,
+    }
 }
 
 /// Day files sync rewrote no longer only grew: the dedupe cache reads them again whole.

@@ -6,7 +6,7 @@
 
 use super::command::{is_our_server, is_reference_server};
 use super::hooks::Shape;
-use super::{files, Context, Error, FileEdit, Mode, Plan, Spec};
+use super::{files, Context, EditError, Error, FileEdit, Mode, Plan, Spec};
 use std::path::Path;
 use toml_edit::{DocumentMut, InlineTable, Item, Table, TableLike};
 
@@ -67,7 +67,7 @@ fn config(ctx: &Context, path: &Path, mode: Mode, vault: Option<&str>) -> Result
             e.message()
         ))
     })?;
-    let refuse = |why: String| {
+    let refuse = |why: EditError| {
         Error::Refused(format!(
             "{shown}: {why}; fix it by hand, then run again (nothing was changed)."
         ))
@@ -91,6 +91,13 @@ fn config(ctx: &Context, path: &Path, mode: Mode, vault: Option<&str>) -> Result
     })
 }
 
+fn not_a_table(key: &str) -> EditError {
+    EditError::NotA {
+        key: key.to_string(),
+        what: "a table",
+    }
+}
+
 /// The program and arguments of a server table, as one line.
 fn line(t: &dyn TableLike) -> String {
     let mut words = vec![t
@@ -108,7 +115,7 @@ fn set_server(
     doc: &mut DocumentMut,
     bin: &str,
     vault: Option<&str>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, EditError> {
     let servers = doc.entry("mcp_servers").or_insert_with(|| {
         let mut t = Table::new();
         t.set_implicit(true);
@@ -116,12 +123,12 @@ fn set_server(
     });
     let servers = servers
         .as_table_like_mut()
-        .ok_or("`mcp_servers` is not a table")?;
+        .ok_or_else(|| not_a_table("mcp_servers"))?;
     let mut changes = Vec::new();
     if let Some(existing) = servers.get("rutter") {
         let t = existing
             .as_table_like()
-            .ok_or("`mcp_servers.rutter` is not a table")?;
+            .ok_or_else(|| not_a_table("mcp_servers.rutter"))?;
         let was = line(t);
         if is_reference_server(&was) {
             servers.remove("rutter");
@@ -129,7 +136,11 @@ fn set_server(
                 "replaced the TypeScript rutter MCP server `{was}` with git-rutter's"
             ));
         } else if !is_our_server(t.get("command").and_then(Item::as_str).unwrap_or_default()) {
-            return Err(format!("`mcp_servers.rutter` runs `{was}`, which is not git-rutter; rename or remove that table"));
+            return Err(EditError::NotOurs {
+                key: "mcp_servers.rutter".into(),
+                was,
+                what: "table",
+            });
         }
     }
     let fresh = servers.get("rutter").is_none();
@@ -138,7 +149,7 @@ fn set_server(
         .or_insert_with(|| Item::Table(Table::new()));
     let t = entry
         .as_table_like_mut()
-        .ok_or("`mcp_servers.rutter` is not a table")?;
+        .ok_or_else(|| not_a_table("mcp_servers.rutter"))?;
     let before = line(t);
     let env_before = t.get("env").map(|e| e.to_string());
     if t.get("command").and_then(Item::as_str) != Some(bin) {
@@ -161,7 +172,7 @@ fn set_server(
             .or_insert_with(|| toml_edit::value(InlineTable::new()));
         let env = env
             .as_table_like_mut()
-            .ok_or("`mcp_servers.rutter.env` is not a table")?;
+            .ok_or_else(|| not_a_table("mcp_servers.rutter.env"))?;
         if env.get(super::mcp::VAULT_ENV).and_then(Item::as_str) != Some(v) {
             env.insert(super::mcp::VAULT_ENV, toml_edit::value(v));
         }

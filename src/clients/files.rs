@@ -72,7 +72,7 @@ pub(crate) fn read(ctx: &Context, path: &Path) -> Result<Option<Vec<u8>>, Error>
 /// Whether `edit` can be applied: its folder takes a new file, and an existing file can be
 /// opened for writing (a read-only or immutable file cannot). Nothing is changed; the error
 /// names the file and why.
-pub(crate) fn writable(edit: &FileEdit) -> Result<(), String> {
+pub(crate) fn writable(edit: &FileEdit) -> Result<(), NotWritable> {
     if !edit.changed() {
         return Ok(());
     }
@@ -90,22 +90,42 @@ pub(crate) fn writable(edit: &FileEdit) -> Result<(), String> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if crate::failpoint::active(&format!("client-write:{name}")) {
-        return Err(format!(
-            "{} cannot be written: {}",
-            edit.shown,
-            crate::failpoint::full("client-write")
-        ));
+        return Err(NotWritable::File {
+            shown: edit.shown.clone(),
+            source: crate::failpoint::full("client-write"),
+        });
     }
-    let probe = tempfile::NamedTempFile::new_in(probe_dir)
-        .map_err(|e| format!("{} cannot take a new file: {e}", probe_dir.display()))?;
+    let probe =
+        tempfile::NamedTempFile::new_in(probe_dir).map_err(|source| NotWritable::Folder {
+            dir: probe_dir.to_path_buf(),
+            source,
+        })?;
     drop(probe);
     if edit.before.is_some() {
         std::fs::OpenOptions::new()
             .write(true)
             .open(&edit.path)
-            .map_err(|e| format!("{} cannot be written: {e}", edit.shown))?;
+            .map_err(|source| NotWritable::File {
+                shown: edit.shown.clone(),
+                source,
+            })?;
     }
     Ok(())
+}
+
+/// A file an edit must write, or the folder it must create it in, that cannot take it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotWritable {
+    #[error("{shown} cannot be written: {source}")]
+    File {
+        shown: String,
+        source: std::io::Error,
+    },
+    #[error("{} cannot take a new file: {source}", dir.display())]
+    Folder {
+        dir: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }
 
 fn io(path: &Path, source: std::io::Error) -> Error {
@@ -172,7 +192,7 @@ pub(crate) fn json_file(
     ctx: &Context,
     path: &Path,
     owner: Ownership,
-    edit: impl FnOnce(&mut Doc) -> Result<Vec<String>, String>,
+    edit: impl FnOnce(&mut Doc) -> Result<Vec<String>, super::EditError>,
 ) -> Result<FileEdit, Error> {
     let shown = ctx.show(path);
     let before = read(ctx, path)?;
@@ -260,7 +280,8 @@ pub(crate) fn markdown_file(
     let shown = ctx.show(path);
     let before = read(ctx, path)?;
     let text = before.clone().unwrap_or_default();
-    let bad = |e: textblock::BlockError| Error::Refused(format!("{shown}: {e}"));
+    let bad =
+        |e: textblock::BlockError| Error::Refused(format!("{shown}: {e}. {}", textblock::FIX));
     let found = textblock::find(&text, MD_MARKERS).map_err(bad)?;
     let has_block = found.is_some();
     if let Some((start, end)) = found {

@@ -8,7 +8,7 @@
 //! git runs them (`git-rutter hook`).
 
 use crate::store::gitenv::HookDirs;
-use crate::textblock::{self, lines};
+use crate::textblock::{self, lines, BlockError};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -122,7 +122,7 @@ fn resolve_missing(p: &Path) -> Result<PathBuf, HookDirError> {
 
 /// The file to write for a hook: the hook path itself, or the target of a symlink that stays
 /// inside the repository. `Err` says why the hook is left alone.
-fn hook_file(place: &HookPlace, name: &str) -> Result<PathBuf, String> {
+fn hook_file(place: &HookPlace, name: &str) -> Result<PathBuf, HookError> {
     let path = place.dir.join(name);
     let Ok(meta) = std::fs::symlink_metadata(&path) else {
         return Ok(path);
@@ -130,37 +130,41 @@ fn hook_file(place: &HookPlace, name: &str) -> Result<PathBuf, String> {
     if !meta.file_type().is_symlink() {
         return match meta.is_file() {
             true => Ok(path),
-            false => Err(format!(
+            false => Err(HookError::Refused(format!(
                 "{} is not a regular file; left alone.",
                 place.show(&path)
-            )),
+            ))),
         };
     }
     let target = path.canonicalize().map_err(|e| {
-        format!(
+        HookError::Refused(format!(
             "{} is a symlink whose target cannot be read ({e}); fix or remove it, then run again.",
             place.show(&path)
-        )
+        ))
     })?;
     if !place.inside.iter().any(|root| target.starts_with(root)) {
-        return Err(format!(
+        return Err(HookError::Refused(format!(
             "{} is a symlink to {}, outside this repository; git-rutter does not edit hooks \
              shared with other repositories. Add the block by hand (docs/git-hooks.md).",
             place.show(&path),
             target.display()
-        ));
+        )));
     }
     match target.is_file() {
         true => Ok(target),
-        false => Err(format!(
+        false => Err(HookError::Refused(format!(
             "{} does not lead to a regular file; left alone.",
             place.show(&path)
-        )),
+        ))),
     }
 }
 
 /// Installs or refreshes the block in one hook; returns what was done.
-pub(crate) fn install_one(place: &HookPlace, name: &str, block: &[u8]) -> Result<String, String> {
+pub(crate) fn install_one(
+    place: &HookPlace,
+    name: &str,
+    block: &[u8],
+) -> Result<String, HookError> {
     let file = hook_file(place, name)?;
     let shown = place.show(&place.dir.join(name));
     let Some((old, mode)) = read_hook(&file)? else {
@@ -168,21 +172,27 @@ pub(crate) fn install_one(place: &HookPlace, name: &str, block: &[u8]) -> Result
         text.extend_from_slice(block);
         // `install-git-hooks` writes the hook files it names, by path as git does (DESIGN §2.2:
         // install commands write the files they name); not rutter's state or records.
-        std::fs::create_dir_all(&place.dir).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&place.dir).map_err(HookError::Os)?;
         write_hook(&file, &text, 0o755)?;
         return Ok(format!("created {shown}"));
     };
     if mode & 0o111 == 0 {
-        return Err(format!(
+        return Err(HookError::Refused(format!(
             "{shown} exists but is not executable, so git ignores it; adding the block would \
              start running it. Make it executable (chmod +x) or remove it, then run again."
-        ));
+        )));
     }
     check_shell(&old).map_err(|why| {
-        format!("{shown} {why}; call the binary from it yourself (docs/git-hooks.md).")
+        HookError::Refused(format!(
+            "{shown} {why}; call the binary from it yourself (docs/git-hooks.md)."
+        ))
     })?;
-    let had = find_block(&old).map_err(|why| format!("{shown}: {why}"))?;
-    let new = with_block(&old, block).map_err(|why| format!("{shown}: {why}"))?;
+    let block_error = |source| HookError::Block {
+        shown: shown.clone(),
+        source,
+    };
+    let had = find_block(&old).map_err(block_error)?;
+    let new = with_block(&old, block).map_err(block_error)?;
     if new == old {
         return Ok(format!("{shown} is up to date"));
     }
@@ -194,18 +204,23 @@ pub(crate) fn install_one(place: &HookPlace, name: &str, block: &[u8]) -> Result
 }
 
 /// Removes the block from one hook; returns what was done.
-pub(crate) fn uninstall_one(place: &HookPlace, name: &str) -> Result<String, String> {
+pub(crate) fn uninstall_one(place: &HookPlace, name: &str) -> Result<String, HookError> {
     let path = place.dir.join(name);
     let file = hook_file(place, name)?;
     let shown = place.show(&path);
     let Some((old, mode)) = read_hook(&file)? else {
         return Ok(format!("no {shown}; nothing to remove"));
     };
-    let Some(new) = without_block(&old).map_err(|why| format!("{shown}: {why}"))? else {
+    let Some(new) = without_block(&old).map_err(|source| HookError::Block {
+        shown: shown.clone(),
+        source,
+    })?
+    else {
         return Ok(format!("no git-rutter block in {shown}; left as it is"));
     };
     if only_shebang(&new) && file == path {
-        std::fs::remove_file(&file).map_err(|e| format!("cannot remove {shown}: {e}"))?;
+        std::fs::remove_file(&file)
+            .map_err(|e| HookError::io(format!("cannot remove {shown}"), e))?;
         return Ok(format!(
             "removed {shown} (it held only the git-rutter block)"
         ));
@@ -215,28 +230,28 @@ pub(crate) fn uninstall_one(place: &HookPlace, name: &str) -> Result<String, Str
 }
 
 /// The bytes and permission bits of a hook file, `None` when it does not exist.
-fn read_hook(file: &Path) -> Result<Option<(Vec<u8>, u32)>, String> {
+fn read_hook(file: &Path) -> Result<Option<(Vec<u8>, u32)>, HookError> {
     match std::fs::read(file) {
         Ok(bytes) => {
-            let meta = std::fs::metadata(file).map_err(|e| e.to_string())?;
+            let meta = std::fs::metadata(file).map_err(HookError::Os)?;
             Ok(Some((bytes, meta.permissions().mode() & 0o7777)))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+        Err(e) => Err(HookError::io(format!("cannot read {}", file.display()), e)),
     }
 }
 
 /// Replaces `file` atomically (a temporary file beside it, renamed over it).
-fn write_hook(file: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+fn write_hook(file: &Path, bytes: &[u8], mode: u32) -> Result<(), HookError> {
     use std::io::Write;
-    let fail = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", file.display());
+    let fail = |e| HookError::io(format!("cannot write {}", file.display()), e);
     let dir = file.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
-    tmp.write_all(bytes).map_err(|e| fail(&e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    tmp.write_all(bytes).map_err(fail)?;
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|e| fail(&e))?;
-    tmp.persist(file).map_err(|e| fail(&e.error))?;
+        .map_err(fail)?;
+    tmp.persist(file).map_err(|e| fail(e.error))?;
     Ok(())
 }
 
@@ -257,20 +272,18 @@ const MARKERS: textblock::Markers = textblock::Markers {
 };
 
 /// The byte range of the managed block (START line through END line), if there is one.
-fn find_block(text: &[u8]) -> Result<Option<(usize, usize)>, String> {
-    textblock::find(text, MARKERS).map_err(|e| e.to_string())
+fn find_block(text: &[u8]) -> Result<Option<(usize, usize)>, BlockError> {
+    textblock::find(text, MARKERS)
 }
 
 /// `text` with `block` in place of its block, or right after the `#!` line when it has none.
-fn with_block(text: &[u8], block: &[u8]) -> Result<Vec<u8>, String> {
+fn with_block(text: &[u8], block: &[u8]) -> Result<Vec<u8>, BlockError> {
     textblock::with_block(text, block, MARKERS, textblock::Placement::AfterShebang)
-        .map_err(|e| e.to_string())
 }
 
 /// `text` without its block; `None` when it has none.
-fn without_block(text: &[u8]) -> Result<Option<Vec<u8>>, String> {
+fn without_block(text: &[u8]) -> Result<Option<Vec<u8>>, BlockError> {
     textblock::without_block(text, MARKERS, textblock::Placement::AfterShebang)
-        .map_err(|e| e.to_string())
 }
 
 /// Whether `text` is empty or only a `#!` line (plus blank space).
@@ -283,10 +296,10 @@ fn only_shebang(text: &[u8]) -> bool {
 }
 
 /// `Ok` when a POSIX shell runs the hook; `Err` names what runs it instead.
-fn check_shell(text: &[u8]) -> Result<(), String> {
+fn check_shell(text: &[u8]) -> Result<(), NotAShell> {
     let Some(first) = text.strip_prefix(b"#!") else {
         return match text.contains(&0) {
-            true => Err("is a binary program".into()),
+            true => Err(NotAShell::Binary),
             false => Ok(()),
         };
     };
@@ -302,7 +315,42 @@ fn check_shell(text: &[u8]) -> Result<(), String> {
     let name = prog.rsplit('/').next().unwrap_or(prog);
     match SHELLS.contains(&name) {
         true => Ok(()),
-        false => Err(format!("is run by `{prog}`, not a POSIX shell")),
+        false => Err(NotAShell::RunBy(prog.to_string())),
+    }
+}
+
+/// What runs a hook file, when it is not a POSIX shell.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotAShell {
+    #[error("is a binary program")]
+    Binary,
+    #[error("is run by `{0}`, not a POSIX shell")]
+    RunBy(String),
+}
+
+/// Why one hook was not installed or uninstalled (the other hooks still are).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HookError {
+    /// The hook is left alone; the message says why and what to do.
+    #[error("{0}")]
+    Refused(String),
+    /// Its managed block cannot be told apart (markers out of order, or twice).
+    #[error("{shown}: {source}. {}", textblock::FIX)]
+    Block { shown: String, source: BlockError },
+    /// A file could not be read, written or removed: what was done to which file, and why.
+    #[error("{doing}: {source}")]
+    Io {
+        doing: String,
+        source: std::io::Error,
+    },
+    /// The hooks folder could not be made, or a hook's permissions read.
+    #[error(transparent)]
+    Os(std::io::Error),
+}
+
+impl HookError {
+    fn io(doing: String, source: std::io::Error) -> HookError {
+        HookError::Io { doing, source }
     }
 }
 

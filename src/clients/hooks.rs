@@ -7,6 +7,7 @@
 use super::command::{classify, Kind};
 use super::json::Json;
 use super::jsonedit::{at, key, Doc, Seg};
+use super::EditError;
 
 /// Where a client keeps its Stop handlers.
 #[derive(Debug, Clone, Copy)]
@@ -167,7 +168,7 @@ pub(crate) fn install(
     shape: Shape,
     command: &str,
     extra: &[(&str, Json)],
-) -> Result<Vec<Change>, String> {
+) -> Result<Vec<Change>, EditError> {
     let slots = shape.slots(&doc.json);
     let keep = slots
         .iter()
@@ -258,7 +259,12 @@ fn rewrite(doc: &mut Doc, shape: Shape, s: &Slot, command: &str) -> Option<Chang
 }
 
 /// Appends a new handler where `shape` keeps them, creating the containers it needs.
-fn add(doc: &mut Doc, shape: Shape, command: &str, extra: &[(&str, Json)]) -> Result<(), String> {
+fn add(
+    doc: &mut Doc,
+    shape: Shape,
+    command: &str,
+    extra: &[(&str, Json)],
+) -> Result<(), EditError> {
     let mut handler = Json::object();
     if !matches!(shape, Shape::Plain { .. }) {
         handler.set("type", Json::str("command"));
@@ -282,7 +288,6 @@ fn add(doc: &mut Doc, shape: Shape, command: &str, extra: &[(&str, Json)]) -> Re
         Shape::Plain { event } => ("hooks", event, handler),
         Shape::Named { name, event } => (name, event, handler),
     };
-    let wrong = |what: String| format!("`{what}` is not of the type the client expects");
     let outer_kind = doc
         .get(&[key(outer)])
         .map(|o| (o.is_object(), o.get(event).is_some()));
@@ -292,13 +297,13 @@ fn add(doc: &mut Doc, shape: Shape, command: &str, extra: &[(&str, Json)]) -> Re
             obj.set(event, Json::Array(vec![item]));
             doc.set(&[], outer, obj);
         }
-        Some((false, _)) => return Err(wrong(outer.to_string())),
+        Some((false, _)) => return Err(EditError::WrongType(outer.to_string())),
         Some((true, false)) => {
             doc.set(&[key(outer)], event, Json::Array(vec![item]));
         }
         Some((true, true)) => {
             if !doc.push(&[key(outer), key(event)], item) {
-                return Err(wrong(format!("{outer}.{event}")));
+                return Err(EditError::WrongType(format!("{outer}.{event}")));
             }
         }
     }

@@ -8,6 +8,7 @@
 use super::command::{is_our_server, is_reference_server, shell_word};
 use super::json::Json;
 use super::jsonedit::{key, Doc};
+use super::EditError;
 
 /// The name the server is registered under.
 pub(crate) const NAME: &str = "rutter";
@@ -60,7 +61,7 @@ pub(crate) fn set_server(
     doc: &mut Doc,
     servers: &str,
     fields: Vec<(&str, Json)>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, EditError> {
     let fresh = || {
         let mut e = Json::object();
         for (k, v) in &fields {
@@ -78,7 +79,12 @@ pub(crate) fn set_server(
                 "registered the MCP server `{NAME}` (`{line}`)"
             )]);
         }
-        Some(l) if !l.is_object() => return Err(format!("`{servers}` is not an object")),
+        Some(l) if !l.is_object() => {
+            return Err(EditError::NotA {
+                key: servers.to_string(),
+                what: "an object",
+            })
+        }
         Some(l) => l.get(NAME).cloned(),
     };
     let Some(entry) = existing else {
@@ -95,9 +101,11 @@ pub(crate) fn set_server(
         )]);
     }
     if !is_our_server(program(&entry)) || !entry.is_object() {
-        return Err(format!(
-            "`{servers}.{NAME}` runs `{was}`, which is not git-rutter; rename or remove that entry"
-        ));
+        return Err(EditError::NotOurs {
+            key: format!("{servers}.{NAME}"),
+            was,
+            what: "entry",
+        });
     }
     let at = [key(servers), key(NAME)];
     let before = doc.ops.len();

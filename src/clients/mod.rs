@@ -90,6 +90,26 @@ pub(crate) enum Error {
     },
 }
 
+/// Why a client's config document cannot take our edit: a key holds what the client's own
+/// format does not, or our name is taken. The file's refusal wraps it (`FILE: WHY; fix it by
+/// hand, then run again (nothing was changed).`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum EditError {
+    /// A key holds a value of another type than the client expects.
+    #[error("`{0}` is not of the type the client expects")]
+    WrongType(String),
+    /// A key holds no table (TOML) or no object (JSON).
+    #[error("`{key}` is not {what}")]
+    NotA { key: String, what: &'static str },
+    /// The entry of our name runs another program.
+    #[error("`{key}` runs `{was}`, which is not git-rutter; rename or remove that {what}")]
+    NotOurs {
+        key: String,
+        was: String,
+        what: &'static str,
+    },
+}
+
 /// Everything a plan depends on, gathered once from the environment.
 #[derive(Debug, Clone)]
 pub(crate) struct Context {
@@ -314,7 +334,7 @@ pub(crate) fn hook_file_and(
     plan: &mut Plan,
     target: HookTarget,
     vault: Option<&str>,
-    more: impl FnOnce(&mut jsonedit::Doc) -> Result<Vec<String>, String>,
+    more: impl FnOnce(&mut jsonedit::Doc) -> Result<Vec<String>, EditError>,
 ) -> Result<(), Error> {
     let (mode, client) = (plan.mode, plan.client.name);
     let HookTarget {

@@ -21,7 +21,7 @@ pub(crate) enum When {
 const MAX_COUNT: i64 = 1_000_000;
 
 /// Reads a date as `git log --since` does, in `clock`'s zone, relative to `now`.
-pub fn parse(value: &str, now: Instant, clock: &Clock) -> Result<When, String> {
+pub fn parse(value: &str, now: Instant, clock: &Clock) -> Result<When, DateError> {
     let v = value.trim();
     if super::is_day(v) {
         return Ok(When::Day(v.to_string()));
@@ -32,15 +32,23 @@ pub fn parse(value: &str, now: Instant, clock: &Clock) -> Result<When, String> {
     if let Some(day) = days_before(v, now, clock) {
         return Ok(When::Day(day));
     }
-    words(v, now, clock).map(When::At).ok_or_else(|| bad(value))
+    words(v, now, clock)
+        .map(When::At)
+        .ok_or_else(|| DateError::NotADate(value.to_string()))
 }
 
-/// The message for a date none of the forms reads.
-fn bad(value: &str) -> String {
-    format!(
-        "{value:?} is not a date: use YYYY-MM-DD, a day and time (\"2026-11-30 14:00\"), \
-         Nd / Nw for N days or weeks ago, or git's words (yesterday, \"3 days ago\", 2.weeks.ago)"
-    )
+/// A date the command line gave that names no time.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DateError {
+    /// None of the forms reads it.
+    #[error("{0:?} is not a date: use YYYY-MM-DD, a day and time (\"2026-11-30 14:00\"), Nd / Nw for N days or weeks ago, or git's words (yesterday, \"3 days ago\", 2.weeks.ago)")]
+    NotADate(String),
+    /// A day was asked for (`log --day`) and this is not one.
+    #[error("{0} is not a date (YYYY-MM-DD)")]
+    NotADay(String),
+    /// It has the form of a day, and the calendar holds no such day.
+    #[error("{0} is a day past what the calendar holds")]
+    PastTheCalendar(String),
 }
 
 /// A day with a time: with `Z` or an offset it is that instant, else a time of the clock's zone.
@@ -272,7 +280,7 @@ mod tests {
             "now now 3",
         ] {
             let e = parse(bad, now, &Clock::Utc).unwrap_err();
-            assert!(e.contains("is not a date"), "{bad}: {e}");
+            assert!(e.to_string().contains("is not a date"), "{bad}: {e}");
         }
     }
 
@@ -285,7 +293,7 @@ mod tests {
                     match parse(v, now, &clock) {
                         Ok(When::Day(day)) => prop_assert!(super::super::is_day(&day)),
                         Ok(When::At(_)) => {}
-                        Err(msg) => prop_assert!(msg.contains("is not a date")),
+                        Err(e) => prop_assert!(e.to_string().contains("is not a date")),
                     }
                 }
             }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 /// Reads an interval: a whole number with a unit (`30s`, `15m`, `2h`, `1d`; a bare number is
 /// seconds); `off`, `false`, `no`, `never`, `0` or nothing turn it off (`None`).
-pub(crate) fn parse_interval(raw: &str) -> Result<Option<Duration>, String> {
+pub(crate) fn parse_interval(raw: &str) -> Result<Option<Duration>, IntervalError> {
     let v = raw.trim().to_ascii_lowercase();
     if matches!(v.as_str(), "" | "0" | "off" | "false" | "no" | "never") {
         return Ok(None);
@@ -15,19 +15,30 @@ pub(crate) fn parse_interval(raw: &str) -> Result<Option<Duration>, String> {
     let n: u64 = digits
         .trim()
         .parse()
-        .map_err(|_| format!("{raw:?} is not an interval (say 30s, 15m, 2h or 1d, or off)"))?;
+        .map_err(|_| IntervalError::NotANumber(raw.to_string()))?;
     let secs = match unit {
         "" | "s" | "sec" | "secs" | "second" | "seconds" => 1,
         "m" | "min" | "mins" | "minute" | "minutes" => 60,
         "h" | "hour" | "hours" => 3600,
         "d" | "day" | "days" => 86_400,
-        _ => return Err(format!("{raw:?} has an unknown unit (use s, m, h or d)")),
+        _ => return Err(IntervalError::UnknownUnit(raw.to_string())),
     };
     match n.checked_mul(secs) {
         Some(0) => Ok(None),
         Some(s) => Ok(Some(Duration::from_secs(s))),
-        None => Err(format!("{raw:?} is too long an interval")),
+        None => Err(IntervalError::TooLong(raw.to_string())),
     }
+}
+
+/// A config value that is no interval.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum IntervalError {
+    #[error("{0:?} is not an interval (say 30s, 15m, 2h or 1d, or off)")]
+    NotANumber(String),
+    #[error("{0:?} has an unknown unit (use s, m, h or d)")]
+    UnknownUnit(String),
+    #[error("{0:?} is too long an interval")]
+    TooLong(String),
 }
 
 /// An interval as people write it: the largest unit that divides it (`5m`, `90s`, `2h`).

@@ -9,6 +9,7 @@
 //! was parsed from, the journal lines waiting for it, or the working file's stat. The index does
 //! not touch git: recall hands it a [`RecordSource`].
 
+pub(crate) use super::SourceError;
 use super::{schema, watcher, IndexError};
 use crate::fsx::Dir;
 use crate::records::standing::{self, DayRecord, Status};
@@ -28,13 +29,13 @@ pub(crate) trait RecordSource {
     /// git repository, or whose ref does not exist yet).
     fn tip(&self) -> Option<String>;
     /// `(day, blob id)` of every day file committed at the tip.
-    fn committed_days(&self) -> Result<Vec<(String, String)>, String>;
+    fn committed_days(&self) -> Result<Vec<(String, String)>, SourceError>;
     /// The day files whose blob differs between the commit `since` and the tip: `(day, blob at
     /// the tip, None when gone)`. `None` when `since` cannot be compared (then every day is).
-    fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, String>;
+    fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, SourceError>;
     /// The bytes of a committed blob. `working` is the working file's content, when there is
     /// one: if it is that blob, it is returned without reading the object.
-    fn committed_bytes(&self, blob: &str, working: Option<&[u8]>) -> Result<Vec<u8>, String>;
+    fn committed_bytes(&self, blob: &str, working: Option<&[u8]>) -> Result<Vec<u8>, SourceError>;
     /// The lines the pending journal holds for each day file, in file order.
     fn pending(&self) -> &BTreeMap<String, Vec<String>>;
     /// The purges the purge ledger at the tip holds (spec/purge.md).
@@ -46,7 +47,7 @@ pub(crate) trait RecordSource {
     /// before dropping the journal record, so a line found in a working file read *before*
     /// this call is in one or the other: a line the first snapshot did not explain (a capture
     /// landed in between) is judged against this one.
-    fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), String>;
+    fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), SourceError>;
 }
 
 /// A vault without a record: no tip, nothing committed, nothing journalled (tests).
@@ -61,19 +62,19 @@ impl RecordSource for NoRecord {
     fn tip(&self) -> Option<String> {
         None
     }
-    fn committed_days(&self) -> Result<Vec<(String, String)>, String> {
+    fn committed_days(&self) -> Result<Vec<(String, String)>, SourceError> {
         Ok(vec![])
     }
-    fn changed_days(&self, _: &str) -> Result<Option<Vec<Moved>>, String> {
+    fn changed_days(&self, _: &str) -> Result<Option<Vec<Moved>>, SourceError> {
         Ok(None)
     }
-    fn committed_bytes(&self, blob: &str, _: Option<&[u8]>) -> Result<Vec<u8>, String> {
-        Err(format!("no record holds the blob {blob}"))
+    fn committed_bytes(&self, blob: &str, _: Option<&[u8]>) -> Result<Vec<u8>, SourceError> {
+        Err(format!("no record holds the blob {blob}").into())
     }
     fn pending(&self) -> &BTreeMap<String, Vec<String>> {
         &self.pending
     }
-    fn reread(&self, _: &str) -> Result<(Option<String>, Vec<String>), String> {
+    fn reread(&self, _: &str) -> Result<(Option<String>, Vec<String>), SourceError> {
         Ok((None, vec![]))
     }
 }
@@ -770,7 +771,7 @@ mod tests {
             }
             self.tip.clone()
         }
-        fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, String> {
+        fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, SourceError> {
             let seen = self.seen.borrow();
             let Some(old) = seen.get(since) else {
                 return Ok(None);
@@ -789,26 +790,26 @@ mod tests {
                     .collect(),
             ))
         }
-        fn committed_days(&self) -> Result<Vec<(String, String)>, String> {
+        fn committed_days(&self) -> Result<Vec<(String, String)>, SourceError> {
             Ok(self
                 .days
                 .iter()
                 .map(|(d, b)| (d.clone(), fingerprint::sha256_hex(b)))
                 .collect())
         }
-        fn committed_bytes(&self, blob: &str, _: Option<&[u8]>) -> Result<Vec<u8>, String> {
+        fn committed_bytes(&self, blob: &str, _: Option<&[u8]>) -> Result<Vec<u8>, SourceError> {
             self.reads.set(self.reads.get() + 1);
             self.days
                 .values()
                 .chain(self.later.iter().flat_map(|l| l.values()))
                 .find(|b| fingerprint::sha256_hex(b) == blob)
                 .cloned()
-                .ok_or_else(|| "missing".to_string())
+                .ok_or_else(|| "missing".into())
         }
         fn pending(&self) -> &BTreeMap<String, Vec<String>> {
             &self.pending
         }
-        fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), String> {
+        fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), SourceError> {
             let days = self.later.as_ref().unwrap_or(&self.days);
             let blob = days.get(day).map(|b| fingerprint::sha256_hex(b));
             Ok((blob, self.pending.get(day).cloned().unwrap_or_default()))

@@ -41,25 +41,52 @@ use std::time::Duration;
 /// Environment variable that overrides the index location.
 pub(crate) const DB_ENV: &str = "LIBRARIAN_DB_PATH";
 
+/// Why a [`entries::RecordSource`] could not read the record: its own error (recall's source
+/// gives the store's), kept whole so a caller can still tell what it was.
+pub(crate) type SourceError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Errors from the index.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     #[error("index: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("the index {db} was built for the vault {theirs}, not {ours}; run `git rutter reindex --force` to take it over")]
+    #[error("the index {db} was built for the vault {theirs}, not {ours}")]
     OtherVault {
         db: PathBuf,
         theirs: String,
         ours: String,
     },
-    #[error("{0} (LIBRARIAN_DB_PATH) is not an index git-rutter made (the TypeScript version's librarian.db, or another program's file); git-rutter never writes it, not even with --force. Unset LIBRARIAN_DB_PATH (git-rutter keeps its index in .git/rutter/ by default), or point it at a new file")]
+    #[error("{0} (LIBRARIAN_DB_PATH) is not an index git-rutter made (the TypeScript version's librarian.db, or another program's file); git-rutter never writes it, not even with --force")]
     Foreign(PathBuf),
-    #[error("{path} is {what}, not a regular file of the index's own: git-rutter never opens the index through a link, a second name or a pipe; remove it, and the next command rebuilds the index.")]
+    #[error("{path} is {what}, not a regular file of the index's own: git-rutter never opens the index through a link, a second name or a pipe")]
     NotAFile { path: PathBuf, what: String },
     #[error("index: {0}")]
     Io(#[from] std::io::Error),
+    /// The record could not be read (the source's own error: a store error, from recall's).
     #[error("reading the record: {0}")]
-    Record(String),
+    Record(#[source] SourceError),
+}
+
+impl crate::hint::Hinted for IndexError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            IndexError::OtherVault { .. } => {
+                Some("Run `git rutter reindex --force` to take it over.".into())
+            }
+            IndexError::Foreign(_) => Some(
+                "Unset LIBRARIAN_DB_PATH (git-rutter keeps its index in .git/rutter/ by default), or point it at a new file.".into(),
+            ),
+            IndexError::NotAFile { .. } => {
+                Some("Remove it, and the next command rebuilds the index.".into())
+            }
+            _ => None,
+        }
+    }
+
+    /// Another vault's index, or a file that is no index, is refused with nothing changed.
+    fn users_to_fix(&self) -> bool {
+        matches!(self, IndexError::OtherVault { .. } | IndexError::Foreign(_))
+    }
 }
 
 /// An open index for one vault.

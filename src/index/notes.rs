@@ -100,11 +100,15 @@ pub(crate) fn read_and_store(
     }
     // A fresh build has nothing to look up.
     let any_rows: bool = tx.query_row("SELECT EXISTS(SELECT 1 FROM notes)", [], |r| r.get(0))?;
-    let (send, recv) = std::sync::mpsc::sync_channel::<Result<NoteRow, String>>(256);
+    let (send, recv) = std::sync::mpsc::sync_channel::<Reading>(256);
     std::thread::scope(|scope| {
         scope.spawn(move || {
             for path in paths {
-                if send.send(read_note(root, &path).ok_or(path)).is_err() {
+                let read = match read_note(root, &path) {
+                    Some(row) => Reading::Note(row),
+                    None => Reading::Unreadable(path),
+                };
+                if send.send(read).is_err() {
                     break;
                 }
             }
@@ -113,7 +117,7 @@ pub(crate) fn read_and_store(
         let mut outcomes = Vec::new();
         for item in recv {
             match item {
-                Ok(row) => {
+                Reading::Note(row) => {
                     let existing = if any_rows {
                         upsert.existing(&row.path)?
                     } else {
@@ -125,7 +129,7 @@ pub(crate) fn read_and_store(
                     }
                     outcomes.push((row.path, Some((row.size, row.stamp))));
                 }
-                Err(path) => {
+                Reading::Unreadable(path) => {
                     if any_rows {
                         if let Some((id, _)) = upsert.existing(&path)? {
                             upsert.delete(id)?;
@@ -138,6 +142,14 @@ pub(crate) fn read_and_store(
         }
         Ok(outcomes)
     })
+}
+
+/// What the reading thread hands over: a note's row, or the path of a note it could not read.
+/// Nearly every one is a row, so it is not boxed (an allocation per note for the rare path).
+#[allow(clippy::large_enum_variant)]
+enum Reading {
+    Note(NoteRow),
+    Unreadable(String),
 }
 
 /// Removes one note by path, counted in `report` if it was indexed.

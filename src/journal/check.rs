@@ -4,17 +4,17 @@
 //! append writes it. Anything else is refused before it can reach a commit, whatever wrote it.
 
 use super::{PendingAppend, RecordKind};
-use crate::records::{dayfile, ledger, line, paths, retraction};
+use crate::records::{dayfile, ledger, line, paths, retraction, Broken};
 
 /// The longest line a record may carry (an entry is far shorter: its summary is cut at 2,000
 /// characters and its refs are few).
 const MAX_LINE: usize = crate::records::line::MAX_LINE_BYTES;
 
 /// Why a record is refused, or `Ok` when it may be committed once its line is in the working file.
-pub fn check(name: &str, rec: &PendingAppend) -> Result<(), String> {
+pub fn check(name: &str, rec: &PendingAppend) -> Result<(), Broken> {
     let want = format!("{}-{}.json", rec.kind.as_str(), rec.entry_id);
     if name != want {
-        return Err(format!("its name should be {want}"));
+        return Err(format!("its name should be {want}").into());
     }
     path_of_kind(rec)?;
     one_line(rec)?;
@@ -36,7 +36,7 @@ pub fn appended(working: &[u8], rec: &PendingAppend) -> bool {
 }
 
 /// The record file a kind may append to: a day file of its day, the ledger, the acks log.
-fn path_of_kind(rec: &PendingAppend) -> Result<(), String> {
+fn path_of_kind(rec: &PendingAppend) -> Result<(), Broken> {
     let ok = match rec.kind {
         RecordKind::Capture | RecordKind::Retract => day_file_of(&rec.path, &rec.day),
         RecordKind::Identity => rec.path == ledger::LEDGER_PATH,
@@ -48,7 +48,8 @@ fn path_of_kind(rec: &PendingAppend) -> Result<(), String> {
             "its path {:?} is not a record file a {} line goes to",
             rec.path,
             rec.kind.as_str()
-        )),
+        )
+        .into()),
     }
 }
 
@@ -63,7 +64,7 @@ fn day_file_of(path: &str, day: &str) -> bool {
     crate::records::paths::is_day_file(name) && crate::records::paths::day_of(path) == Some(day)
 }
 
-fn one_line(rec: &PendingAppend) -> Result<(), String> {
+fn one_line(rec: &PendingAppend) -> Result<(), Broken> {
     if rec.line.is_empty() || rec.line.len() > MAX_LINE {
         return Err("its line is empty or too long".into());
     }
@@ -74,7 +75,7 @@ fn one_line(rec: &PendingAppend) -> Result<(), String> {
 }
 
 /// The line parses as a line of the record's kind and carries the id the record claims.
-fn line_of_kind(rec: &PendingAppend) -> Result<(), String> {
+fn line_of_kind(rec: &PendingAppend) -> Result<(), Broken> {
     let id = match rec.kind {
         RecordKind::Capture => line::parse(&rec.line).ok().flatten().map(|e| e.id),
         RecordKind::Retract => retraction::parse(&rec.line)
@@ -87,11 +88,8 @@ fn line_of_kind(rec: &PendingAppend) -> Result<(), String> {
     };
     match id {
         Some(id) if id == rec.entry_id => Ok(()),
-        Some(id) => Err(format!(
-            "its line is {id}, not the {} it claims",
-            rec.entry_id
-        )),
-        None => Err(format!("its line is not a {} line", rec.kind.as_str())),
+        Some(id) => Err(format!("its line is {id}, not the {} it claims", rec.entry_id).into()),
+        None => Err(format!("its line is not a {} line", rec.kind.as_str()).into()),
     }
 }
 
@@ -103,7 +101,7 @@ fn ack_finding(line: &str) -> Option<String> {
 
 /// `bytes` is the line as an append writes it: the line and a newline, after a separating
 /// newline (not at the start of a file) or after the file's header (only at its start).
-fn framing(rec: &PendingAppend) -> Result<(), String> {
+fn framing(rec: &PendingAppend) -> Result<(), Broken> {
     let header = match rec.kind {
         RecordKind::Capture | RecordKind::Retract => dayfile::header(&rec.day),
         RecordKind::Identity => ledger::header(),

@@ -9,6 +9,7 @@ pub(crate) mod check;
 
 use crate::fsx::{Dir, FsError};
 use crate::records::paths::stem_of;
+use crate::records::Broken;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -231,7 +232,7 @@ impl Journal {
             match self.dir.read(&name) {
                 Ok(Some(bytes)) => match parse_record(&name, &bytes) {
                     Ok(rec) => ok.push((name, rec)),
-                    Err(why) => bad.push((name, why)),
+                    Err(why) => bad.push((name, why.to_string())),
                 },
                 Ok(None) => {}
                 Err(e) => bad.push((name, e.to_string())),
@@ -280,7 +281,7 @@ pub fn record_name(rec: &PendingAppend) -> String {
 }
 
 /// Reads one journal file: a record as this tool writes it, or why it is refused.
-pub fn parse_record(name: &str, bytes: &[u8]) -> Result<PendingAppend, String> {
+pub fn parse_record(name: &str, bytes: &[u8]) -> Result<PendingAppend, Broken> {
     let rec = serde_json::from_slice::<PendingAppend>(bytes)
         .map_err(|e| format!("it is not a journal record ({e})"))?;
     check::check(name, &rec)?;

@@ -144,23 +144,20 @@ impl Freshness {
         Ok(())
     }
 
-    fn start_watcher(&self, index: &Index) -> Result<(), String> {
+    fn start_watcher(&self, index: &Index) -> Result<(), WatchError> {
         if cfg!(debug_assertions) && std::env::var_os(NO_WATCH_ENV).is_some() {
-            return Err(format!("{NO_WATCH_ENV} is set"));
+            return Err(WatchError::TurnedOff);
         }
         let shared = Arc::clone(&self.shared);
         let root = self.vault.root.clone();
         let handler = move |event: notify::Result<Event>| shared.note(&root, event);
-        let mut watcher = RecommendedWatcher::new(handler, notify::Config::default())
-            .map_err(|e| e.to_string())?;
+        let mut watcher = RecommendedWatcher::new(handler, notify::Config::default())?;
         if RecommendedWatcher::kind() == WatcherKind::Fsevent {
             // FSEvents watches a tree as cheaply as a folder; events are filtered by path.
-            watcher
-                .watch(&self.vault.root, RecursiveMode::Recursive)
-                .map_err(|e| e.to_string())?;
+            watcher.watch(&self.vault.root, RecursiveMode::Recursive)?;
             self.lock().records_watching = true;
         } else {
-            let dirs = index.note_dirs().map_err(|e| e.to_string())?;
+            let dirs = index.note_dirs()?;
             add_watches(&mut watcher, &self.vault.root, &dirs)?;
             self.lock().records_watching = record_watch::watch(&mut watcher, &self.vault.root);
             // Without its cookie folder the server still works; a call then applies only the
@@ -295,28 +292,26 @@ impl Freshness {
     pub(crate) fn sync_for_client(&self, index: &mut Index) -> String {
         match self.sync(index) {
             Ok(how) => asked::current_line(&self.token, how, &self.vault.root),
-            Err(why) => asked::declined_line(&why),
+            Err(why) => asked::declined_line(&why.to_string()),
         }
     }
 
-    fn sync(&self, index: &mut Index) -> Result<&'static str, String> {
+    fn sync(&self, index: &mut Index) -> Result<&'static str, Declined> {
         if !self.lock().watching {
-            return Err("it does not watch the vault".into());
+            return Err(Declined::NotWatching);
         }
         if let Some(kind) = self.remote {
-            return Err(format!(
-                "the vault is on a shared file system ({kind}), whose changes from other machines no watcher hears"
-            ));
+            return Err(Declined::SharedFileSystem(kind));
         }
         if !self.hear_everything_so_far() {
-            return Err("its cookie was not heard in time".into());
+            return Err(Declined::CookieNotHeard);
         }
         let work = self.lock().take();
         let mut how = match work {
             Work::Full => "full-check",
             _ => "events",
         };
-        let failed = |e: IndexError| format!("refreshing failed: {e}");
+        let failed = Declined::Refresh;
         let mut finished = self.apply(index, work).map_err(failed)?;
         if index.meta(asked::TOKEN_KEY).map_err(failed)?.as_deref() != Some(&self.token) {
             // Rebuilt, or written by another server: what it heard says nothing about it.
@@ -331,7 +326,7 @@ impl Freshness {
         }
         match finished {
             true => Ok(how),
-            false => Err("folders kept appearing, or the watcher stopped".into()),
+            false => Err(Declined::KeptChanging),
         }
     }
 
@@ -339,7 +334,7 @@ impl Freshness {
     /// folder event, a lost queue or a rebuild), so the index holds this server's token for it;
     /// whether every day was compared. On failure the token is taken back (commands then stat
     /// every day file), and only when that fails too is the whole answer declined.
-    fn sync_records(&self, index: &mut Index) -> Result<bool, String> {
+    fn sync_records(&self, index: &mut Index) -> Result<bool, Declined> {
         let (days, full) = {
             let mut state = self.lock();
             let days: Vec<String> = std::mem::take(&mut state.days).into_iter().collect();
@@ -350,9 +345,7 @@ impl Freshness {
             self.watch_records_again();
         }
         let watching = self.lock().records_watching;
-        let disown = |index: &Index| {
-            record_watch::disown(index).map_err(|e| format!("refreshing failed: {e}"))
-        };
+        let disown = |index: &Index| record_watch::disown(index).map_err(Declined::Refresh);
         if !watching {
             return disown(index).map(|()| false);
         }
@@ -643,7 +636,7 @@ fn add_watches(
     watcher: &mut RecommendedWatcher,
     root: &Path,
     dirs: &[String],
-) -> Result<(), String> {
+) -> Result<(), WatchError> {
     for dir in dirs {
         let path: PathBuf = if dir.is_empty() {
             root.to_path_buf()
@@ -655,10 +648,46 @@ fn add_watches(
             Err(e) if matches!(e.kind, notify::ErrorKind::PathNotFound) => {}
             Err(e) if matches!(e.kind, notify::ErrorKind::Io(ref io) if io.kind() == std::io::ErrorKind::NotFound) =>
                 {}
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(source) => return Err(WatchError::Dir { path, source }),
         }
     }
     Ok(())
+}
+
+/// Why the server does not watch the vault (it then checks before each call).
+#[derive(Debug, thiserror::Error)]
+enum WatchError {
+    /// Turned off for a test.
+    #[error("{NO_WATCH_ENV} is set")]
+    TurnedOff,
+    /// The watcher could not start, or watch the vault.
+    #[error(transparent)]
+    Notify(#[from] notify::Error),
+    /// A folder could not be watched.
+    #[error("{}: {source}", path.display())]
+    Dir {
+        path: PathBuf,
+        source: notify::Error,
+    },
+    /// The index could not list the folders to watch.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+}
+
+/// Why the server cannot vouch that the index is current; a command asking it then runs the
+/// full check itself.
+#[derive(Debug, thiserror::Error)]
+enum Declined {
+    #[error("it does not watch the vault")]
+    NotWatching,
+    #[error("the vault is on a shared file system ({0}), whose changes from other machines no watcher hears")]
+    SharedFileSystem(&'static str),
+    #[error("its cookie was not heard in time")]
+    CookieNotHeard,
+    #[error("refreshing failed: {0}")]
+    Refresh(IndexError),
+    #[error("folders kept appearing, or the watcher stopped")]
+    KeptChanging,
 }
 
 #[cfg(test)]

@@ -71,8 +71,8 @@ pub(crate) fn directive(args: &Map<String, Value>) -> Result<Directive, ArgError
             .ok_or_else(|| ArgError("`refs` must be an array of strings".into()))?,
         Some(_) => return Err(ArgError("`refs` must be an array of strings".into())),
     };
-    let supersedes =
-        crate::capture::directive::supersedes(args.get("supersedes")).map_err(ArgError)?;
+    let supersedes = crate::capture::directive::supersedes(args.get("supersedes"))
+        .map_err(|e| ArgError(e.to_string()))?;
     Ok(Directive {
         summary,
         refs,

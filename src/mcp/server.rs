@@ -13,7 +13,7 @@
 //! id ([`Frames`]). With `--allow-record` it also serves `librarian-record` ([`super::record_tool`]).
 
 use crate::contract::{instructions_for, user_label};
-use crate::index::{self, Index};
+use crate::index::{self, Index, IndexError};
 use crate::mcp::frames::Frames;
 use crate::mcp::freshness::Freshness;
 use crate::mcp::record_tool::{self, Recorder};
@@ -47,7 +47,18 @@ const EXIT_OK: i32 = 0;
 const EXIT_FATAL: i32 = 1;
 
 /// The shared index once the background refresh is done, or why it failed.
-type Ready = Result<Arc<Served>, String>;
+type Ready = Result<Arc<Served>, NotReady>;
+
+/// Why the server has no index to serve (shared by every call that waits for it).
+#[derive(Debug, Clone, thiserror::Error)]
+enum NotReady {
+    #[error("could not open the index: {}", crate::hint::one_line(.0.as_ref()))]
+    Open(Arc<IndexError>),
+    #[error("could not refresh the index: {}", crate::hint::one_line(.0.as_ref()))]
+    Refresh(Arc<IndexError>),
+    #[error("the index refresh stopped before finishing")]
+    Stopped,
+}
 
 /// What tool calls share: the index, and what keeps it current.
 struct Served {
@@ -60,10 +71,10 @@ struct Served {
 pub(crate) fn run(vault_flag: Option<&Path>, allow_record: bool) -> i32 {
     let vault = match vault::resolve(vault_flag, false) {
         Ok(v) => v,
-        Err(e) => return fatal(&e),
+        Err(e) => return fatal(&crate::hint::one_line(&e)),
     };
     if let Err(e) = index::check_owner(&vault) {
-        return fatal(&e);
+        return fatal(&crate::hint::one_line(&e));
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -180,8 +191,8 @@ fn build_words_index(vault: &Vault) {
 }
 
 fn open_and_refresh(vault: &Vault, fresh: Arc<Freshness>) -> Ready {
-    let mut index = crate::recall::source::open_index(vault, false)
-        .map_err(|e| format!("could not open the index: {e}"))?;
+    let mut index =
+        crate::recall::source::open_index(vault, false).map_err(|e| NotReady::Open(Arc::new(e)))?;
     if let Some(old) = &index.moved_from {
         eprintln!(
             "[rutter] the index was built when this vault was at {} (moved or copied since); rebuilt it for {}.",
@@ -189,11 +200,9 @@ fn open_and_refresh(vault: &Vault, fresh: Arc<Freshness>) -> Ready {
             crate::records::text::one_line_safe(&vault.root.to_string_lossy())
         );
     }
-    reindex::refresh(vault, &mut index, Mode::Auto, false)
-        .map_err(|e| format!("could not refresh the index: {e}"))?;
-    fresh
-        .watch(&mut index)
-        .map_err(|e| format!("could not refresh the index: {e}"))?;
+    let refresh = |e| NotReady::Refresh(Arc::new(e));
+    reindex::refresh(vault, &mut index, Mode::Auto, false).map_err(refresh)?;
+    fresh.watch(&mut index).map_err(refresh)?;
     Ok(Arc::new(Served {
         index: Mutex::new(index),
         fresh,
@@ -238,7 +247,7 @@ impl Rutter {
             Ok(r) => r.clone(),
             Err(_) => None,
         };
-        ready.unwrap_or_else(|| Err("the index refresh stopped before finishing".into()))
+        ready.unwrap_or(Err(NotReady::Stopped))
     }
 }
 

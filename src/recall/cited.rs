@@ -372,7 +372,7 @@ pub(crate) fn among(vault: &Vault, paths: &[String]) -> Result<Option<Vec<String
     };
     let mut cited: std::collections::BTreeSet<String> = found.paths.into_iter().collect();
     if cited.len() < paths.len() && vault.git_dir.is_some() {
-        let err = |e: StoreError| IndexError::Record(e.to_string());
+        let err = |e: StoreError| IndexError::Record(Box::new(e));
         let store = Store::open(vault).map_err(err)?;
         let old = found.records_tip.and_then(|t| ObjectId::from_hex(&t).ok());
         let asked: std::collections::HashSet<&String> = paths.iter().collect();

@@ -88,15 +88,13 @@ pub(crate) fn enabled(vault: &Vault) -> bool {
 }
 
 /// The budget: `flag` when given, else `rutter.contextBytes` when it is a number in range,
-/// else [`DEFAULT_MAX_BYTES`]. `Err` says why a flag is out of range.
-pub(crate) fn budget(vault: &Vault, flag: Option<usize>) -> Result<usize, String> {
+/// else [`DEFAULT_MAX_BYTES`]. `Err` when a flag is out of range.
+pub(crate) fn budget(vault: &Vault, flag: Option<usize>) -> Result<usize, BudgetOutOfRange> {
     let range = MIN_MAX_BYTES..=MAX_MAX_BYTES;
     if let Some(n) = flag {
         return match range.contains(&n) {
             true => Ok(n),
-            false => Err(format!(
-                "--max-bytes {n} is out of range: give {MIN_MAX_BYTES} to {MAX_MAX_BYTES}"
-            )),
+            false => Err(BudgetOutOfRange(n)),
         };
     }
     let configured = Store::open(vault)
@@ -106,6 +104,11 @@ pub(crate) fn budget(vault: &Vault, flag: Option<usize>) -> Result<usize, String
         .filter(|n| range.contains(n));
     Ok(configured.unwrap_or(DEFAULT_MAX_BYTES))
 }
+
+/// A `--max-bytes` the brief does not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--max-bytes {0} is out of range: give {MIN_MAX_BYTES} to {MAX_MAX_BYTES}")]
+pub(crate) struct BudgetOutOfRange(pub usize);
 
 /// The brief for a session in `project`: opens the index (which must exist: a session start
 /// never builds it), reads how fresh the record is and the budget, and reads the brief.

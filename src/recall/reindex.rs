@@ -9,7 +9,7 @@ use crate::index::identity::{self, BoundTo, Candidate, DeadRef, Projected, Resol
 use crate::index::notes;
 use crate::index::{Index, IndexError};
 use crate::journal::RecordKind;
-use crate::recorder::{RecordFile, RecordLine, Recorder};
+use crate::recorder::{RecordError, RecordFile, RecordLine, Recorder};
 use crate::records::ledger::{self, Binding};
 use crate::store::Store;
 use crate::vault::Vault;
@@ -147,7 +147,7 @@ pub fn identity_pass(vault: &Vault, index: &mut Index) -> Result<IdentityReport,
         (_, true) => {}
         (Ok(session), false) => match append_bindings(session, &fresh, now) {
             Ok(()) => report.appended = fresh.len(),
-            Err(e) => report.problem = Some(e),
+            Err(e) => report.problem = Some(crate::hint::one_line(&e)),
         },
         (Err(e), false) => report.problem = Some(e.to_string()),
     }
@@ -258,9 +258,9 @@ pub(crate) fn append_bindings(
     session: &Recorder<'_>,
     new: &[Binding],
     now: Instant,
-) -> Result<(), String> {
+) -> Result<(), RecordError> {
     if session.git() {
-        session.store().map_err(|e| e.to_string())?;
+        session.store().map_err(RecordError::NoRef)?;
     }
     let lines: Vec<RecordLine> = new
         .iter()
@@ -276,8 +276,6 @@ pub(crate) fn append_bindings(
         path: ledger::LEDGER_PATH,
         day: &day,
     };
-    session
-        .append_record(file, &lines, now, false)
-        .map_err(|e| e.to_string())?;
+    session.append_record(file, &lines, now, false)?;
     Ok(())
 }

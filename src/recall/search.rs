@@ -108,7 +108,7 @@ fn refresh_records(index: &Index, quick: bool) -> Result<(), IndexError> {
     let vault = match crate::vault::open(index.root(), crate::vault::VaultSource::Flag) {
         Ok(v) => v,
         Err(_) if loaded => return Ok(()),
-        Err(e) => return Err(IndexError::Record(e.to_string())),
+        Err(e) => return Err(IndexError::Record(Box::new(e))),
     };
     let refreshed = super::source::Source::open(&vault).and_then(|src| {
         let scope = if loaded {

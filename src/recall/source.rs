@@ -3,6 +3,7 @@
 //! through here, so recall never takes an entry's text from a working day file.
 
 use crate::index::entries::{Moved, RecordSource, Scope};
+use crate::index::SourceError;
 use crate::index::{Index, IndexError};
 use crate::objectid::ObjectId;
 use crate::store::Store;
@@ -38,8 +39,8 @@ impl Source {
     }
 }
 
-fn record_error(e: impl std::fmt::Display) -> IndexError {
-    IndexError::Record(e.to_string())
+fn record_error(e: crate::store::StoreError) -> IndexError {
+    IndexError::Record(Box::new(e))
 }
 
 impl RecordSource for Source {
@@ -47,18 +48,18 @@ impl RecordSource for Source {
         self.tip.map(|t| t.to_string())
     }
 
-    fn committed_days(&self) -> Result<Vec<(String, String)>, String> {
+    fn committed_days(&self) -> Result<Vec<(String, String)>, SourceError> {
         let (Some(store), Some(tip)) = (&self.store, self.tip) else {
             return Ok(vec![]);
         };
-        let days = store.committed_days(tip).map_err(|e| e.to_string())?;
+        let days = store.committed_days(tip)?;
         Ok(days
             .into_iter()
             .map(|(d, oid)| (d, oid.to_string()))
             .collect())
     }
 
-    fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, String> {
+    fn changed_days(&self, since: &str) -> Result<Option<Vec<Moved>>, SourceError> {
         let (Some(store), Some(tip)) = (&self.store, self.tip) else {
             return Ok(None);
         };
@@ -73,10 +74,10 @@ impl RecordSource for Source {
         }))
     }
 
-    fn committed_bytes(&self, blob: &str, working: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    fn committed_bytes(&self, blob: &str, working: Option<&[u8]>) -> Result<Vec<u8>, SourceError> {
         let store = self.store.as_ref().ok_or("the vault has no record")?;
-        let oid = ObjectId::from_hex(blob).map_err(|e| e.to_string())?;
-        store.blob_bytes(oid, working).map_err(|e| e.to_string())
+        let oid = ObjectId::from_hex(blob).map_err(|_| format!("{blob:?} is not an object id"))?;
+        Ok(store.blob_bytes(oid, working)?)
     }
 
     fn pending(&self) -> &BTreeMap<String, Vec<String>> {
@@ -90,17 +91,16 @@ impl RecordSource for Source {
         crate::recorder::purge::recorded(store, tip).unwrap_or_default()
     }
 
-    fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), String> {
+    fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), SourceError> {
         let Some(store) = &self.store else {
             return Ok((None, vec![]));
         };
-        let err = |e: crate::store::StoreError| e.to_string();
         // The journal first, then the tip: see `RecordSource::reread`.
         let lines = crate::journal::Journal::pending_lines(store.state_dir())
             .remove(day)
             .unwrap_or_default();
-        let blob = match store.tip().map_err(err)? {
-            Some(tip) => store.committed_day(tip, day).map_err(err)?,
+        let blob = match store.tip()? {
+            Some(tip) => store.committed_day(tip, day)?,
             None => None,
         };
         Ok((blob.map(|b| b.to_string()), lines))

@@ -69,7 +69,7 @@ pub(crate) fn folders(root: &Path, state_dir: &Path) -> Vec<Folder> {
 
 /// Writes `entry` into the first aside folder that takes it, with a `-N` suffix on its id when
 /// that folder's day file already holds it; returns the file's path, or every folder's error.
-pub(crate) fn write(vault: &impl Located, mut entry: Entry) -> Result<PathBuf, String> {
+pub(crate) fn write(vault: &impl Located, mut entry: Entry) -> Result<PathBuf, NoFolderTook> {
     let day = entry.time.get(..10).unwrap_or_default().to_string();
     let file = format!("{day}.md");
     let mut errors = Vec::new();
@@ -99,11 +99,16 @@ pub(crate) fn write(vault: &impl Located, mut entry: Entry) -> Result<PathBuf, S
                 });
         match written {
             Ok(()) => return Ok(folder.path().join(&file)),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.push(e),
         }
     }
-    Err(errors.join("; "))
+    Err(NoFolderTook(errors))
 }
+
+/// No aside folder took the entry: each folder's error, in order.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub(crate) struct NoFolderTook(Vec<FsError>);
 
 /// Suffixes the entry's id with `-2`, `-3`, … while the last 64 KiB of `dir/file` hold it.
 pub(crate) fn unique_id(entry: &mut Entry, dir: Option<&Dir>, file: &str) {

@@ -68,6 +68,15 @@ pub(crate) enum RecordError {
     NotCommitted(StoreError),
 }
 
+impl crate::hint::Hinted for RecordError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            RecordError::NoRef(e) | RecordError::NotCommitted(e) => e.hint(),
+            RecordError::NotAppended(_) | RecordError::Refused(_) => None,
+        }
+    }
+}
+
 /// One line for [`Recorder::append_record`]: its text and the id its journal record names (an entry's,
 /// a retraction's, a binding's id, or an acknowledgement's instant).
 #[derive(Debug, Clone)]

@@ -86,7 +86,7 @@ fn retract(
             out.commit = done.commit;
             out.diverged = done.diverged;
         }
-        Err(RecordError::NotCommitted(e)) => out.pending = Some(e.to_string()),
+        Err(RecordError::NotCommitted(e)) => out.pending = Some(crate::hint::one_line(&e)),
         Err(RecordError::NoRef(e)) => return Err(e),
         Err(RecordError::NotAppended(e)) => return Err(e.into()),
         Err(RecordError::Refused(e)) => return Err(e.into()),

@@ -4,7 +4,7 @@
 //! bounds, which are instants: a day given by name is a calendar day of the clock's zone.
 
 use super::Entry;
-use crate::clock::approx::{self, When};
+use crate::clock::approx::{self, DateError, When};
 use crate::clock::{Clock, Instant};
 
 /// Which entries to keep. The default keeps every entry.
@@ -51,9 +51,9 @@ impl EntryFilter {
     }
 
     /// Keeps the entries of one calendar day (`YYYY-MM-DD`) of `clock`'s zone.
-    pub fn on_day(self, day: &str, clock: &Clock) -> Result<EntryFilter, String> {
+    pub fn on_day(self, day: &str, clock: &Clock) -> Result<EntryFilter, DateError> {
         let (from, until) =
-            day_span(day, clock).ok_or_else(|| format!("{day} is not a date (YYYY-MM-DD)"))?;
+            day_span(day, clock).ok_or_else(|| DateError::NotADay(day.to_string()))?;
         Ok(self.since_instant(from).until_instant(until))
     }
 
@@ -119,7 +119,7 @@ pub(crate) fn parse_bounds(
     until: Option<&str>,
     now: Instant,
     clock: &Clock,
-) -> Result<EntryFilter, String> {
+) -> Result<EntryFilter, DateError> {
     let mut f = EntryFilter::default();
     if let Some(v) = since {
         f = f.since_instant(match approx::parse(v, now, clock)? {
@@ -136,8 +136,8 @@ pub(crate) fn parse_bounds(
     Ok(f)
 }
 
-fn bad_day(day: &str) -> String {
-    format!("{day} is a day past what the calendar holds")
+fn bad_day(day: &str) -> DateError {
+    DateError::PastTheCalendar(day.to_string())
 }
 
 #[cfg(test)]
@@ -234,7 +234,7 @@ mod tests {
             let now = clock::parse_instant("2026-12-01T10:00:00.000Z").unwrap();
             match parse_bounds(Some(&s), Some(&s), now, &Clock::Utc) {
                 Ok(f) => prop_assert!(f.from.is_some() && f.until.is_some()),
-                Err(msg) => prop_assert!(msg.contains("is not a date") || msg.contains("calendar")),
+                Err(e) => prop_assert!(e.to_string().contains("is not a date") || e.to_string().contains("calendar")),
             }
         }
 

@@ -6,6 +6,7 @@
 
 use super::entry::Entry;
 use super::paths::{self, RecordKind};
+use super::Broken;
 use super::{dayfile, ledger, line, retraction, v1};
 use crate::clock::Instant;
 
@@ -91,7 +92,7 @@ pub(crate) fn added(
 /// Whether `l` (one line, without its newline) is a use-log event a record takes: a JSON
 /// object with a string `kind` and a string `ts` of the form `YYYY-MM-DDTHH:MM:SS.mmmZ`, not
 /// before [`USE_EARLIEST`] and at most [`USE_CLOCK_MARGIN_MS`] after `now`.
-pub(crate) fn use_event(l: &str, now: Instant) -> Result<(), String> {
+pub(crate) fn use_event(l: &str, now: Instant) -> Result<(), Broken> {
     let v: serde_json::Value =
         serde_json::from_str(l).map_err(|_| "not a JSON object (a use-log event)".to_string())?;
     let field = |k: &str| v.get(k).and_then(serde_json::Value::as_str);
@@ -102,22 +103,23 @@ pub(crate) fn use_event(l: &str, now: Instant) -> Result<(), String> {
         return Err("its `ts` is not a time of the form YYYY-MM-DDTHH:MM:SS.mmmZ".into());
     };
     if at < USE_EARLIEST {
-        return Err(format!(
-            "its `ts` {ts} is before 2000, earlier than any use rutter logs"
-        ));
+        return Err(
+            format!("its `ts` {ts} is before 2000, earlier than any use rutter logs").into(),
+        );
     }
     if at.0 > now.0.saturating_add(USE_CLOCK_MARGIN_MS) {
         return Err(format!(
             "its `ts` {ts} is more than a day after this machine's clock ({})",
             now.iso()
-        ));
+        )
+        .into());
     }
     Ok(())
 }
 
 /// Whether an entry keeps the bounds a capture keeps: its summary and provenance values no
 /// longer than the capture's cuts, and the ids it supersedes within theirs.
-pub(crate) fn entry_bounds(e: &Entry) -> Result<(), String> {
+pub(crate) fn entry_bounds(e: &Entry) -> Result<(), Broken> {
     within("summary", &e.summary, SUMMARY_MAX_CHARS)?;
     if let Some(ids) = &e.supersedes {
         super::supersede::check(ids)?;
@@ -132,15 +134,15 @@ pub(crate) fn entry_bounds(e: &Entry) -> Result<(), String> {
     Ok(())
 }
 
-fn within(what: &str, s: &str, max: usize) -> Result<(), String> {
+fn within(what: &str, s: &str, max: usize) -> Result<(), Broken> {
     // A `char` is at most 4 bytes: a short field needs no count.
     if s.len() <= max {
         return Ok(());
     }
     match s.chars().count() {
-        n if n > max => Err(format!(
-            "a {what} of {n} characters, over the {max} a capture keeps"
-        )),
+        n if n > max => {
+            Err(format!("a {what} of {n} characters, over the {max} a capture keeps").into())
+        }
         _ => Ok(()),
     }
 }
@@ -154,10 +156,10 @@ struct Reader {
 }
 
 impl Reader {
-    fn breach(&self, rule: impl Into<String>) -> Breach {
+    fn breach(&self, rule: impl std::fmt::Display) -> Breach {
         Breach {
             line: self.line,
-            rule: rule.into(),
+            rule: rule.to_string(),
         }
     }
 
@@ -240,7 +242,7 @@ impl Reader {
                     Ok(())
                 }
                 Ok(None) if old_style => Ok(()),
-                Ok(None) => Err("not a binding line".to_string()),
+                Ok(None) => Err("not a binding line".into()),
                 Err(e) => Err(e),
             },
             RecordKind::UseLog => use_event(l, self.now),
@@ -251,7 +253,7 @@ impl Reader {
         read.map_err(|rule| self.breach(rule))
     }
 
-    fn day_line(&mut self, l: &str, old_style: bool) -> Result<(), String> {
+    fn day_line(&mut self, l: &str, old_style: bool) -> Result<(), Broken> {
         match line::parse(l) {
             Ok(Some(e)) => {
                 entry_bounds(&e).map_err(|rule| format!("an entry line with {rule}"))?;
@@ -259,7 +261,7 @@ impl Reader {
                 return Ok(());
             }
             Ok(None) => {}
-            Err(e) => return Err(format!("an entry line that does not parse: {e}")),
+            Err(e) => return Err(format!("an entry line that does not parse: {e}").into()),
         }
         match retraction::parse(l) {
             Ok(Some(r)) => {
@@ -270,13 +272,13 @@ impl Reader {
             }
             Ok(None) if old_style => Ok(()),
             Ok(None) => Err("neither an entry line nor a retraction line".into()),
-            Err(e) => Err(format!("a retraction line that does not parse: {e}")),
+            Err(e) => Err(format!("a retraction line that does not parse: {e}").into()),
         }
     }
 }
 
 /// An acknowledgement: a JSON object with a string `finding` and `reason` (what `verify` reads).
-fn ack(l: &str) -> Result<(), String> {
+fn ack(l: &str) -> Result<(), Broken> {
     let v: serde_json::Value = serde_json::from_str(l).map_err(|_| "not a JSON object")?;
     let field = |k: &str| v.get(k).and_then(serde_json::Value::as_str);
     match (field("finding"), field("reason")) {

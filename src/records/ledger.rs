@@ -8,6 +8,7 @@
 //! append [`append_bytes`] under the capture lock and commit it to `refs/rutter/records`.
 
 use super::text::{key_string, line_at, push_display_safe, to_json, untag};
+use super::Broken;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
@@ -114,7 +115,7 @@ pub(crate) fn append_bytes(len: u64, ends_with_newline: bool, line: &str) -> Str
 
 /// Parses one line: `Ok(None)` when it carries no marker, `Err` when it carries the marker but
 /// is malformed. A trailing `\n` is tolerated.
-pub(crate) fn parse_line(line: &str) -> Result<Option<Binding>, String> {
+pub(crate) fn parse_line(line: &str) -> Result<Option<Binding>, Broken> {
     let line = line.strip_suffix('\n').unwrap_or(line);
     let Some(start) = line.rfind(MARKER) else {
         return Ok(None);
@@ -124,7 +125,7 @@ pub(crate) fn parse_line(line: &str) -> Result<Option<Binding>, String> {
         .ok_or("the binding comment is not closed with ` -->` at the end of the line")?;
     serde_json::from_str::<Binding>(json)
         .map(Some)
-        .map_err(|e| format!("the binding JSON is invalid: {e}"))
+        .map_err(|e| format!("the binding JSON is invalid: {e}").into())
 }
 
 /// Reads a ledger's bytes (`@1`, `@2`, or `@1` with `@2` lines appended after its generated
@@ -138,7 +139,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Ledger {
         match parse_line(l) {
             Ok(Some(b)) => out.bindings.push(b),
             Ok(None) => {}
-            Err(e) => out.malformed.push((first_line + i, e)),
+            Err(e) => out.malformed.push((first_line + i, e.to_string())),
         }
     }
     out
@@ -146,11 +147,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Ledger {
 
 /// The `@1` bindings of a ledger that opens with a frontmatter, and the offset where binding
 /// lines may start (after its generated body); why the frontmatter cannot be read otherwise.
-pub(crate) fn frontmatter(text: &str) -> Result<(usize, Vec<Binding>), String> {
+pub(crate) fn frontmatter(text: &str) -> Result<(usize, Vec<Binding>), Broken> {
     let mut out = Ledger::default();
     let start = read_frontmatter(text, &mut out);
     match out.v1_error {
-        Some(e) => Err(e),
+        Some(e) => Err(e.into()),
         None => Ok((start, out.bindings)),
     }
 }
@@ -172,7 +173,7 @@ fn read_frontmatter(text: &str, out: &mut Ledger) -> usize {
             start
         }
         Err(e) => {
-            out.v1_error = Some(e);
+            out.v1_error = Some(e.to_string());
             end
         }
     }
@@ -210,7 +211,7 @@ fn v1_body_end(text: &str, mut pos: usize, bindings: &[Binding]) -> usize {
 }
 
 /// The bindings of a ledger frontmatter (`schema: note-identity@…`; `bindings` absent in `@2`).
-fn v1_bindings(yaml: &str) -> Result<Vec<Binding>, String> {
+fn v1_bindings(yaml: &str) -> Result<Vec<Binding>, Broken> {
     let doc: Yaml =
         yaml_serde::from_str(yaml).map_err(|e| format!("frontmatter is not valid YAML: {e}"))?;
     let Yaml::Mapping(top) = untag(&doc) else {
@@ -218,7 +219,7 @@ fn v1_bindings(yaml: &str) -> Result<Vec<Binding>, String> {
     };
     match top.get("schema").map(untag) {
         Some(Yaml::String(s)) if s.starts_with(SCHEMA_PREFIX) => {}
-        _ => return Err(format!("`schema` is not `{SCHEMA_PREFIX}…`")),
+        _ => return Err(format!("`schema` is not `{SCHEMA_PREFIX}…`").into()),
     }
     let items = match top.get("bindings").map(untag) {
         None | Some(Yaml::Null) => return Ok(Vec::new()),
@@ -228,12 +229,12 @@ fn v1_bindings(yaml: &str) -> Result<Vec<Binding>, String> {
     items
         .iter()
         .enumerate()
-        .map(|(i, v)| v1_binding(v).map_err(|e| format!("bindings[{i}]: {e}")))
+        .map(|(i, v)| v1_binding(v).map_err(|e| e.within(&format!("bindings[{i}]:"))))
         .collect()
 }
 
 /// One `@1` binding: the named keys must be strings, any other key goes to `extra`.
-fn v1_binding(value: &Yaml) -> Result<Binding, String> {
+fn v1_binding(value: &Yaml) -> Result<Binding, Broken> {
     let Yaml::Mapping(map) = untag(value) else {
         return Err("a binding is not a mapping".into());
     };
@@ -241,7 +242,7 @@ fn v1_binding(value: &Yaml) -> Result<Binding, String> {
     for (k, v) in map {
         fields.insert(key_string(k)?, to_json(v)?);
     }
-    serde_json::from_value(Json::Object(fields)).map_err(|e| e.to_string())
+    serde_json::from_value(Json::Object(fields)).map_err(|e| e.to_string().into())
 }
 
 #[cfg(test)]

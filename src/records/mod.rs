@@ -13,6 +13,7 @@ pub(crate) mod ids;
 pub(crate) mod ledger;
 pub mod line;
 pub(crate) mod retraction;
+pub(crate) mod rule;
 pub mod secrets;
 pub(crate) mod standing;
 pub mod supersede;
@@ -21,6 +22,7 @@ pub(crate) mod v1;
 pub(crate) mod yaml_scalar;
 
 pub use entry::{Entry, NoteRef, Step, Workspace};
+pub use rule::Broken;
 
 /// The bytes one append writes to a record file: `header` for an empty file, a separating
 /// newline when the file lacks a final one, then the line and its newline.

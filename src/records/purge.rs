@@ -4,6 +4,7 @@
 //! recall (the gap where the entry stood) and `sync` (which purges a remote made).
 
 use super::line::escape_json_text;
+use super::Broken;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -172,13 +173,15 @@ pub(crate) fn render(p: &Purge) -> String {
 }
 
 /// Reads one ledger line: the purge, or why it is not one (the record grammar's rule).
-pub(crate) fn parse(line: &str) -> Result<Purge, String> {
+pub(crate) fn parse(line: &str) -> Result<Purge, Broken> {
     let p: Purge = serde_json::from_str(line).map_err(|_| {
         "not a purge: a JSON object with purge, day, line, reason, time, old_tip and new_tip"
             .to_string()
     })?;
     let within = |what: &str, s: &str, max: usize| match s.chars().count() {
-        n if n > max => Err(format!("a purge with {what} of {n} characters, over {max}")),
+        n if n > max => Err(Broken::from(format!(
+            "a purge with {what} of {n} characters, over {max}"
+        ))),
         _ => Ok(()),
     };
     within("an id", &p.purge, 256)?;
@@ -191,7 +194,7 @@ pub(crate) fn parse(line: &str) -> Result<Purge, String> {
         within(what, v.as_deref().unwrap_or(""), 512)?;
     }
     if !crate::clock::is_day(&p.day) {
-        return Err(format!("a purge whose day {:?} is not YYYY-MM-DD", p.day));
+        return Err(format!("a purge whose day {:?} is not YYYY-MM-DD", p.day).into());
     }
     if !is_sha256_ref(&p.line) || !p.cited.iter().all(|c| is_sha256_ref(c)) {
         return Err("a purge whose line or cited copies are not sha256:<64 hex>".into());
@@ -200,13 +203,14 @@ pub(crate) fn parse(line: &str) -> Result<Purge, String> {
         return Err(format!(
             "a purge of {} cited copies, over {CITED_MAX}",
             p.cited.len()
-        ));
+        )
+        .into());
     }
     if !is_commit_id(&p.old_tip) || !is_commit_id(&p.new_tip) {
         return Err("a purge whose old_tip or new_tip is not a commit id".into());
     }
     if crate::clock::parse_instant(&p.time).is_none() {
-        return Err(format!("a purge whose time {:?} is not an instant", p.time));
+        return Err(format!("a purge whose time {:?} is not an instant", p.time).into());
     }
     Ok(p)
 }

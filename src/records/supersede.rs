@@ -2,6 +2,7 @@
 //! "Supersede"). What a `supersedes` value may hold, and which entry each honoured claim marks
 //! `superseded by`, a cycle included. Pure: the claims come from the record cache.
 
+use super::Broken;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -12,12 +13,13 @@ pub(crate) const MAX_ID_CHARS: usize = 256;
 
 /// Whether a list of named ids keeps the bounds: at most [`MAX_IDS`], each a non-empty string
 /// of at most [`MAX_ID_CHARS`] characters. The error is one phrase (no capital, no period).
-pub(crate) fn check(ids: &[String]) -> Result<(), String> {
+pub(crate) fn check(ids: &[String]) -> Result<(), Broken> {
     if ids.len() > MAX_IDS {
         return Err(format!(
             "a `supersedes` of {} ids, over the {MAX_IDS} an entry may name",
             ids.len()
-        ));
+        )
+        .into());
     }
     for id in ids {
         if id.is_empty() {
@@ -27,7 +29,8 @@ pub(crate) fn check(ids: &[String]) -> Result<(), String> {
             return Err(format!(
                 "an id in `supersedes` of {} characters, over the {MAX_ID_CHARS} an id may hold",
                 id.chars().count()
-            ));
+            )
+            .into());
         }
     }
     Ok(())

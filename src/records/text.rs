@@ -2,6 +2,7 @@
 //! terminal-safe output, JavaScript whitespace (the reference trims with it),
 //! line walking, and YAML values as JSON (for unknown keys of `@1` files).
 
+use super::Broken;
 use serde_json::Value as Json;
 use std::fmt::Write as _;
 use yaml_serde::Value as Yaml;
@@ -175,7 +176,7 @@ pub(crate) fn untag(mut value: &Yaml) -> &Yaml {
 }
 
 /// A mapping key as a JSON key: strings as they are, other scalars in their YAML form.
-pub(crate) fn key_string(key: &Yaml) -> Result<String, String> {
+pub(crate) fn key_string(key: &Yaml) -> Result<String, Broken> {
     match untag(key) {
         Yaml::String(s) => Ok(s.clone()),
         Yaml::Number(n) => Ok(n.to_string()),
@@ -187,7 +188,7 @@ pub(crate) fn key_string(key: &Yaml) -> Result<String, String> {
 
 /// A YAML value as JSON, for unknown keys. Tags are dropped; numbers stay numbers (a
 /// non-finite float, which JSON cannot hold, becomes its YAML text such as `.inf`).
-pub(crate) fn to_json(value: &Yaml) -> Result<Json, String> {
+pub(crate) fn to_json(value: &Yaml) -> Result<Json, Broken> {
     Ok(match untag(value) {
         Yaml::Null => Json::Null,
         Yaml::Bool(b) => Json::Bool(*b),
@@ -204,7 +205,7 @@ pub(crate) fn to_json(value: &Yaml) -> Result<Json, String> {
         Yaml::Mapping(map) => Json::Object(
             map.iter()
                 .map(|(k, v)| Ok((key_string(k)?, to_json(v)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, Broken>>()?,
         ),
         Yaml::Tagged(_) => return Err("unexpected nested tag".into()),
     })

@@ -169,6 +169,7 @@ pub(crate) struct Inputs<'a> {
 /// Looks at everything and lists what is wrong.
 pub(crate) fn gather(inputs: &Inputs) -> Status {
     let resolved = vault::resolve(inputs.flag, true);
+    // What is wrong only: the findings say what to do (`no-vault`, `hook-no-vault`).
     let (hooks_vault, hooks_vault_error) = match vault::resolve(None, false) {
         Ok(v) => (Some(v), None),
         Err(e) => (None, Some(e.to_string())),

@@ -125,7 +125,8 @@ fn sync_state(store: &Store, state_dir: &Path, tip: ObjectId) -> Option<SyncStat
     let auto_sync = store.config_string(crate::sync::auto::AUTO_SYNC_KEY);
     let auto_sync_error = auto_sync
         .as_deref()
-        .and_then(|v| crate::sync::auto::parse_interval(v).err());
+        .and_then(|v| crate::sync::auto::parse_interval(v).err())
+        .map(|e| e.to_string());
     Some(SyncState {
         refused,
         exposure: exposure.as_ref().map_or("local", |e| e.as_str()),

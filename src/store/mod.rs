@@ -43,7 +43,7 @@ pub(crate) const KEEP_CITED_KEY: &str = "rutter.keepCited";
 /// Errors from the record store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("the vault {0} is not a git repository; run `git rutter init` there")]
+    #[error("the vault {0} is not a git repository")]
     NotGit(PathBuf),
     #[error("git: {0}")]
     Git(#[from] git2::Error),
@@ -53,14 +53,27 @@ pub enum StoreError {
     Fs(#[from] FsError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    #[error("refs/rutter/records moved {0} times while committing; try `git rutter commit` again")]
+    #[error("refs/rutter/records moved {0} times while committing")]
     Contention(usize),
-    #[error("refs/rutter/records is locked by another git process ({0} exists); remove it if no git command is running, then run `git rutter commit`")]
+    #[error("refs/rutter/records is locked by another git process ({0} exists)")]
     RefLocked(PathBuf),
     #[error(transparent)]
     Sign(#[from] sign::SignError),
     #[error(transparent)]
     Overlay(#[from] crate::overlay::OverlayError),
+}
+
+impl crate::hint::Hinted for StoreError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            StoreError::NotGit(_) => Some("Run `git rutter init` there.".into()),
+            StoreError::Contention(_) => Some("Try `git rutter commit` again.".into()),
+            StoreError::RefLocked(_) => {
+                Some("Remove it if no git command is running, then run `git rutter commit`.".into())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Where a vault's repository and the tool's state live: what the store needs of a vault, so the

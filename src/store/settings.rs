@@ -15,10 +15,22 @@ pub(crate) struct Set {
     pub origin: String,
 }
 
+/// Why git could not say which `rutter.*` values are set.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReadError {
+    #[error("git is not on PATH")]
+    NoGit,
+    #[error("running git config: {0}")]
+    Run(#[from] std::io::Error),
+    /// git ran and failed: its own message.
+    #[error("{0}")]
+    Git(String),
+}
+
 /// Every `rutter.*` value git sees from `dir` (a repository, or anywhere), in the order git
 /// reads them (the last one of a key wins); `Err` when git cannot be run.
-pub(crate) fn read(dir: &Path) -> Result<Vec<Set>, String> {
-    let mut git = super::gitcli::git().ok_or("git is not on PATH")?;
+pub(crate) fn read(dir: &Path) -> Result<Vec<Set>, ReadError> {
+    let mut git = super::gitcli::git().ok_or(ReadError::NoGit)?;
     let out = git
         .current_dir(dir)
         .args([
@@ -29,13 +41,14 @@ pub(crate) fn read(dir: &Path) -> Result<Vec<Set>, String> {
             "--get-regexp",
             r"^rutter\.",
         ])
-        .output()
-        .map_err(|e| format!("running git config: {e}"))?;
+        .output()?;
     // Exit 1: no key matched.
     match out.status.code() {
         Some(0) => Ok(parse(&out.stdout)),
         Some(1) => Ok(Vec::new()),
-        _ => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        _ => Err(ReadError::Git(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        )),
     }
 }
 

@@ -78,14 +78,14 @@ pub(crate) fn tracking_ref(remote: &str) -> String {
 /// Why talking to the remote failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
-    #[error("git was not found on PATH; install git (sync talks to remotes through it)")]
+    #[error("git was not found on PATH (sync talks to remotes through it)")]
     NoGit,
     #[error("could not run git: {0}")]
     Spawn(std::io::Error),
     #[error("could not fetch from {remote}: {message}")]
     Fetch { remote: String, message: String },
     /// A git process ran longer than `rutter.syncTimeout` and was stopped.
-    #[error("the {what} of {remote} ran longer than {} and was stopped (rutter.syncTimeout); nothing is lost: check the connection and run `git rutter sync` again", crate::clock::show_interval(*after))]
+    #[error("the {what} of {remote} ran longer than {} and was stopped (rutter.syncTimeout); nothing is lost", crate::clock::show_interval(*after))]
     TimedOut {
         what: &'static str,
         remote: String,
@@ -94,6 +94,18 @@ pub enum TransportError {
     /// git's own object checks (`fetch.fsckObjects`) refused what the remote sent.
     #[error("git's object checks refused what {remote} sent: {message}")]
     Unsound { remote: String, message: String },
+}
+
+impl crate::hint::Hinted for TransportError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            TransportError::NoGit => Some("Install git.".into()),
+            TransportError::TimedOut { .. } => {
+                Some("Check the connection and run `git rutter sync` again.".into())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// How a push ended.

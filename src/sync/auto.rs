@@ -29,10 +29,11 @@ const LOCK: &str = "autosync.lock";
 pub(crate) const FLAG: &str = "--auto";
 
 pub(crate) use crate::clock::parse_interval;
+use crate::clock::IntervalError;
 
 /// The interval `rutter.autoSync` sets in the vault `store` keeps, when it is on and a sync
 /// remote is set up; `Err` when the value is not an interval.
-pub(crate) fn configured(store: &Store) -> Result<Option<Duration>, String> {
+pub(crate) fn configured(store: &Store) -> Result<Option<Duration>, IntervalError> {
     let Some(raw) = store.config_string(AUTO_SYNC_KEY) else {
         return Ok(None);
     };

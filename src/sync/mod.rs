@@ -35,16 +35,19 @@ const MAX_ROUNDS: usize = 5;
 /// Why sync could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
-    #[error("no sync remote is set; run `git rutter sync --setup REMOTE` once with a remote only you can read (there is no default, so a shared notes remote never receives your memory by accident)")]
+    #[error("no sync remote is set")]
     NoRemote,
-    #[error("this vault has no remote named {0:?}; add it with `git remote add {0} URL`, then run `git rutter sync --setup {0}`")]
+    #[error("this vault has no remote named {0:?}")]
     UnknownRemote(String),
-    #[error("the remote {0} is not set up for rutter; run `git rutter sync --setup {0}` first (it checks that the remote is yours and makes `git fetch` bring the records)")]
+    #[error("the remote {0} is not set up for rutter")]
     NotConfigured(String),
-    #[error("refs/rutter/records does not exist in this vault yet; run `git rutter init` first")]
+    #[error("refs/rutter/records does not exist in this vault yet")]
     NoRecords,
     #[error("{0}")]
     Shared(String),
+    /// `--setup` found other people's commits on the remote.
+    #[error("the remote {remote} holds commits by other people ({}), so it looks shared: everything sync pushes (your records and copies of the notes they cite) would be readable by them", authors(others))]
+    LooksShared { remote: String, others: Vec<String> },
     /// What the remote sent is not a record history: nothing was taken (spec/sync.md, "What
     /// sync takes in").
     #[error("{}", refused_message(remote, *tip, refusal))]
@@ -59,6 +62,47 @@ pub enum SyncError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Lock(#[from] LockError),
+}
+
+impl crate::hint::Hinted for SyncError {
+    fn hint(&self) -> Option<String> {
+        Some(match self {
+            SyncError::NoRemote => "Run `git rutter sync --setup REMOTE` once with a remote only you can read (there is no default, so a shared notes remote never receives your memory by accident).".into(),
+            SyncError::UnknownRemote(r) => format!("Add it with `git remote add {r} URL`, then run `git rutter sync --setup {r}`."),
+            SyncError::NotConfigured(r) => format!("Run `git rutter sync --setup {r}` first (it checks that the remote is yours and makes `git fetch` bring the records)."),
+            SyncError::NoRecords => "Run `git rutter init` first.".into(),
+            SyncError::LooksShared { remote, .. } => format!("Use a remote only you can read (`git remote add NAME URL`, then `git rutter sync --setup NAME`); if those identities are all yours (another machine's git identity), run `git rutter sync --setup {remote} --force`."),
+            SyncError::Transport(e) => return e.hint(),
+            SyncError::Store(e) => return e.hint(),
+            SyncError::Shared(_)
+            | SyncError::Refused { .. }
+            | SyncError::Lock(_) => return None,
+        })
+    }
+
+    /// A remote not set up, not named or not the user's own, and a vault without a record: the
+    /// user sets it up; what a remote sent that is refused: nothing was taken.
+    fn users_to_fix(&self) -> bool {
+        matches!(
+            self,
+            SyncError::NoRemote
+                | SyncError::UnknownRemote(_)
+                | SyncError::NotConfigured(_)
+                | SyncError::NoRecords
+                | SyncError::Refused { .. }
+                | SyncError::Shared(_)
+                | SyncError::LooksShared { .. }
+        )
+    }
+}
+
+/// The first three of `others`, and how many more.
+fn authors(others: &[String]) -> String {
+    let shown: Vec<&str> = others.iter().take(3).map(String::as_str).collect();
+    match others.len().saturating_sub(3) {
+        0 => shown.join(", "),
+        n => format!("{} and {n} more", shown.join(", ")),
+    }
 }
 
 /// What the local ref did.

@@ -40,7 +40,10 @@ pub fn setup_sync(store: &Store, remote: &str, force: bool) -> Result<SetupRepor
     super::fetch_records(store, remote)?;
     let others = other_authors(store, remote)?;
     if !others.is_empty() && !force {
-        return Err(SyncError::Shared(shared_message(remote, &others)));
+        return Err(SyncError::LooksShared {
+            remote: remote.to_string(),
+            others,
+        });
     }
     report.forced_over = others;
     if !super::fetches_records(store, remote)? {
@@ -100,20 +103,4 @@ fn own_emails(store: &Store) -> BTreeSet<String> {
         .map(|e| e.trim().to_lowercase())
         .filter(|e| !e.is_empty())
         .collect()
-}
-
-fn shared_message(remote: &str, others: &[String]) -> String {
-    let shown: Vec<&str> = others.iter().take(3).map(String::as_str).collect();
-    let more = match others.len().saturating_sub(3) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
-    };
-    format!(
-        "the remote {remote} holds commits by other people ({}{more}), so it looks shared: \
-         everything sync pushes (your records and copies of the notes they cite) would be \
-         readable by them. Use a remote only you can read (`git remote add NAME URL`, then \
-         `git rutter sync --setup NAME`); if those identities are all yours (another machine's \
-         git identity), run `git rutter sync --setup {remote} --force`",
-        shown.join(", ")
-    )
 }

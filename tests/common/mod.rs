@@ -2,6 +2,7 @@
 //! vault, the real binary and the real `git`.
 #![allow(dead_code)]
 
+pub mod decoded;
 pub mod json;
 pub mod net;
 pub mod snap;
@@ -260,6 +261,12 @@ pub fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut()
 }
 
 pub fn run_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Run {
+    run_with_stdin_and(cmd, stdin, || {})
+}
+
+/// [`run_with_stdin`], calling `started` as soon as the process runs (before its stdin is
+/// written): a test that must act while the command runs waits for that, not for a clock.
+pub fn run_with_stdin_and(cmd: &mut Command, stdin: &[u8], started: impl FnOnce()) -> Run {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -275,6 +282,7 @@ pub fn run_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Run {
             spawned => break spawned.unwrap(),
         }
     };
+    started();
     let mut pipe = child.stdin.take().unwrap();
     let data = stdin.to_vec();
     let writer = std::thread::spawn(move || {

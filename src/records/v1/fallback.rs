@@ -6,9 +6,10 @@ use yaml_serde::Value as Yaml;
 
 use super::{valid_day, Parsed, V1Error, SCHEMA_PREFIX};
 use crate::records::text::{key_string, to_json, untag};
+use crate::records::Broken;
 use crate::records::{Entry, NoteRef, Workspace};
 
-type Res<T> = Result<T, String>;
+type Res<T> = Result<T, Broken>;
 
 pub(super) fn parse(fm: &str) -> Result<Parsed, V1Error> {
     let mut doc: Yaml = yaml_serde::from_str(fm).map_err(|e| V1Error::Yaml(e.to_string()))?;
@@ -143,7 +144,7 @@ fn opt_workspace(value: &Yaml) -> Res<Option<Workspace>> {
 fn string(value: &Yaml, name: &str) -> Res<String> {
     match untag(value) {
         Yaml::String(s) => Ok(s.clone()),
-        _ => Err(format!("`{name}` is not a string")),
+        _ => Err(format!("`{name}` is not a string").into()),
     }
 }
 
