@@ -5,7 +5,7 @@ use super::color::{self, Palette};
 use super::{cannot_run, user_error, CommandError, CommandResult, Exit, FilterArgs, Ui};
 use crate::clock::Clock;
 use crate::recall::log::{self, LogError, Query};
-use crate::recall::row::{JsonRef, Retracted, Row};
+use crate::recall::row::{JsonRefs, Retracted, Row};
 use crate::records::text::field_safe;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -66,13 +66,22 @@ struct JsonRow<'a> {
     file: &'a str,
     project: Option<&'a str>,
     client: Option<&'a str>,
-    refs: Vec<JsonRef<'a>>,
+    refs: JsonRefs<'a>,
     retraction: Option<&'a Retracted>,
     diff: Option<&'a str>,
     /// The ids this entry names as the ones it replaces (spec/recall.md, "Supersede").
     supersedes: Option<&'a [String]>,
     /// The entries that replace this one, newest first.
     superseded_by: &'a [String],
+}
+
+/// The rows as `log --json` writes them, one by one.
+struct JsonRows<'a>(&'a [Row]);
+
+impl Serialize for JsonRows<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(JsonRow::of))
+    }
 }
 
 impl<'a> JsonRow<'a> {
@@ -88,7 +97,7 @@ impl<'a> JsonRow<'a> {
             file: &r.file,
             project: e.project(),
             client: e.client.as_deref(),
-            refs: e.refs.iter().map(|r| JsonRef::of(r, None)).collect(),
+            refs: JsonRefs(&e.refs),
             retraction: r.retraction.as_ref(),
             diff: r.diff.as_deref(),
             supersedes: e.supersedes.as_deref(),
@@ -122,8 +131,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         other => user_error(other),
     })?;
     if args.json {
-        let rows: Vec<JsonRow<'_>> = rows.iter().map(JsonRow::of).collect();
-        ui.print_json(&rows)?;
+        ui.print_json(&JsonRows(&rows))?;
     } else {
         print_rows(ui, &rows, args.patch, &clock)?;
     }

@@ -155,6 +155,16 @@ impl<'a> JsonRef<'a> {
     }
 }
 
+/// Cited notes as [`JsonRef`]s without `shown`, written one by one (no list is collected).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct JsonRefs<'a>(pub &'a [NoteRef]);
+
+impl Serialize for JsonRefs<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|r| JsonRef::of(r, None)))
+    }
+}
+
 /// Where an entry's session ran, as the `--json` outputs write it: `repo` is `null` when the
 /// entry recorded none; the fields a newer writer added are kept.
 #[derive(Debug, Serialize)]
