@@ -609,12 +609,14 @@ const LOCK_AND_JOURNAL_WRITES: &[&str] = &[
     "journal.remove(",
     "journal.reject(",
     "journal.sync(",
-    // The store's writes of the record ref, which a writer makes through its Recorder's
-    // methods of the same names (a writer names its store `store`).
+    // The store's writes of the record ref and its reflog, which a writer makes through its
+    // Recorder's methods of the same names (a writer names its store `store`).
     "store.ensure_ref(",
     "store.ensure_ref_seeing(",
     "store.advance_ref(",
     "store.start_ref_at(",
+    "store.configure_reflog(",
+    "store.seed_evidence_if_fresh(",
     "store.seal(",
     "store.restore(",
 ];

@@ -5,10 +5,13 @@
 //! terminal (`records::text::terminal_safe`), so a stored summary can never carry an escape
 //! sequence of its own; JSON, the MCP server and hooks never see colour.
 //!
-//! What is painted: record states (`edited after commit`, `deleted`, `unverified` in red;
-//! `pending`, `not committed yet`, `retracted` in yellow; `committed` in green), commit ids in
-//! yellow as `git log` shows them, diff lines, verify's verdict and findings, status findings.
+//! What is painted: record states, by the tone their status declares
+//! (`records::standing::Status::tone`, `recall::row::Standing::tone`: sound in green, a warning
+//! in yellow, wrong in red), as `log` names them and as recall marks them; commit ids in yellow
+//! as `git log` shows them, diff lines, verify's verdict and findings, status findings.
 
+use crate::recall::row::Standing;
+use crate::records::standing::{Status, Tone};
 use anstyle::{AnsiColor, Style};
 
 pub(crate) const RED: Style = AnsiColor::Red.on_default();
@@ -68,13 +71,18 @@ fn color_ui() -> Option<String> {
     crate::store::gitenv::config_string_here("color.ui")
 }
 
-/// The style of a record state, as `log` and recall name them.
-pub(crate) fn state_style(state: &str) -> Style {
-    match state {
-        "committed" => GREEN,
-        "pending" | "not committed yet" | "retracted" => YELLOW,
-        _ => RED,
+/// The style of a tone: sound green, a warning yellow, wrong red.
+pub(crate) fn tone_style(tone: Tone) -> Style {
+    match tone {
+        Tone::Ok => GREEN,
+        Tone::Warn => YELLOW,
+        Tone::Bad => RED,
     }
+}
+
+/// The style of how an entry stands, as `log` names it.
+pub(crate) fn state_style(standing: Standing) -> Style {
+    tone_style(standing.tone())
 }
 
 /// Paints text, or leaves it plain when colour is off (from [`super::ui::Ui::palette`]).
@@ -98,22 +106,19 @@ impl Palette {
         }
     }
 
-    /// Recall's bracketed marks (`[edited after commit]`, `[UNRESOLVED …`) painted where they
-    /// occur.
+    /// Recall's bracketed marks painted where they occur: each status's mark
+    /// (`[edited after commit]`, `[not committed yet]`…) by its tone, and a reference's
+    /// `[UNRESOLVED …` in red and `[STALE …` in yellow.
     pub(crate) fn marks(&self, text: &str) -> String {
-        const MARKS: [(&str, Style); 6] = [
-            ("[edited after commit]", RED),
-            ("[deleted from the working tree]", RED),
-            ("[unverified]", RED),
-            ("[UNRESOLVED", RED),
-            ("[not committed yet]", YELLOW),
-            ("[STALE", YELLOW),
-        ];
+        const REFS: [(&str, Style); 2] = [("[UNRESOLVED", RED), ("[STALE", YELLOW)];
         if !self.on {
             return text.to_string();
         }
+        let statuses = Status::ALL
+            .into_iter()
+            .filter_map(|s| Some((s.mark()?, tone_style(s.tone()))));
         let mut out = text.to_string();
-        for (mark, style) in MARKS {
+        for (mark, style) in statuses.chain(REFS) {
             out = out.replace(mark, &self.paint(style, mark));
         }
         out
@@ -167,6 +172,35 @@ mod tests {
         assert!(!decide(false, Some("true"), false));
         assert!(!decide(false, Some("never"), true));
         assert!(!decide(false, Some("False"), true));
+    }
+
+    #[test]
+    fn each_standing_and_mark_is_painted_by_its_tone() {
+        let painted: Vec<(&str, Style)> = Status::ALL
+            .into_iter()
+            .map(Standing::Is)
+            .chain([Standing::Retracted])
+            .map(|s| (s.name(), state_style(s)))
+            .collect();
+        assert_eq!(
+            painted,
+            [
+                ("committed", GREEN),
+                ("pending", YELLOW),
+                ("edited after commit", RED),
+                ("deleted", RED),
+                ("unverified", RED),
+                ("purged", RED),
+                ("retracted", YELLOW),
+            ]
+        );
+        let p = Palette::new(true);
+        let text = "a [not committed yet] b [edited after commit] c [deleted from the working tree] d [unverified] e [UNRESOLVED x] f [STALE y]";
+        assert_eq!(
+            p.marks(text),
+            "a \u{1b}[33m[not committed yet]\u{1b}[0m b \u{1b}[31m[edited after commit]\u{1b}[0m c \u{1b}[31m[deleted from the working tree]\u{1b}[0m d \u{1b}[31m[unverified]\u{1b}[0m e \u{1b}[31m[UNRESOLVED\u{1b}[0m x] f \u{1b}[33m[STALE\u{1b}[0m y]"
+        );
+        assert_eq!(Palette::new(false).marks(text), text);
     }
 
     #[test]

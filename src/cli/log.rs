@@ -5,7 +5,7 @@ use super::color::{self, Palette};
 use super::{cannot_run, user_error, CommandError, CommandResult, Exit, FilterArgs, Ui};
 use crate::clock::Clock;
 use crate::recall::log::{self, LogError, Query};
-use crate::recall::row::{JsonRefs, Retracted, Row};
+use crate::recall::row::{JsonRefs, Retracted, Row, Standing};
 use crate::records::text::field_safe;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -155,7 +155,8 @@ impl log::Watch for Watching<'_> {
 /// The human form: one line per entry, with -p its patch indented below.
 fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io::Result<()> {
     for r in rows {
-        let (e, state) = (&r.step.entry, r.standing().name());
+        let (e, standing) = (&r.step.entry, r.standing());
+        let state = standing.name();
         let commit = r
             .commit
             .as_deref()
@@ -181,7 +182,9 @@ fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io:
         );
         // The commit id and the status are ASCII written by us: sanitising leaves their places.
         let at = commit.len() + day.len() + time.len() + 3;
-        ui.print_painted(&line, |p, safe| paint_row(p, safe, commit.len(), at, state))?;
+        ui.print_painted(&line, |p, safe| {
+            paint_row(p, safe, commit.len(), at, standing)
+        })?;
         // An edited entry shows its edit; any other, as `git log -p`, the line its commit added.
         let added = r
             .line
@@ -198,9 +201,16 @@ fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io:
     Ok(())
 }
 
-/// A `log` line with its commit id (the first `commit_len` bytes) and its state (at byte `at`)
-/// painted; a line that does not split there is left as it is.
-fn paint_row(color: &Palette, line: &str, commit_len: usize, at: usize, state: &str) -> String {
+/// A `log` line with its commit id (the first `commit_len` bytes) and its standing's name (at
+/// byte `at`) painted; a line that does not split there is left as it is.
+fn paint_row(
+    color: &Palette,
+    line: &str,
+    commit_len: usize,
+    at: usize,
+    standing: Standing,
+) -> String {
+    let state = standing.name();
     let end = at + state.len();
     match (
         line.get(..commit_len),
@@ -211,7 +221,7 @@ fn paint_row(color: &Palette, line: &str, commit_len: usize, at: usize, state: &
         (Some(commit), Some(between), Some(s), Some(rest)) if s == state => format!(
             "{}{between}{}{rest}",
             color.paint(color::YELLOW, commit),
-            color.paint(color::state_style(state), s)
+            color.paint(color::state_style(standing), s)
         ),
         _ => line.to_string(),
     }

@@ -6,13 +6,13 @@
 //! the retraction that took it back), built in `recall::log`.
 //!
 //! How a row stands is named and marked here ([`Standing`], [`push_mark`], [`push_supersede`]),
-//! from `records::standing::Status`: a new status is a variant there (its name, its mark,
-//! whether it counts) and shows in every command; a standing that is not a status against the
+//! from `records::standing::Status`: a new status is a variant there (its name, its mark, its
+//! tone, whether it counts) and shows in every command; a standing that is not a status against the
 //! record (retracted) is a variant of [`Standing`]. The `--json` outputs write a row's cited
 //! notes and workspace through [`JsonRef`] and [`JsonWorkspace`]: every key always there.
 
 use super::render::IdText;
-use crate::records::standing::Status;
+use crate::records::standing::{Status, Tone};
 use crate::records::supersede::Links;
 use crate::records::text::push_field;
 pub(crate) use crate::records::Step;
@@ -43,6 +43,15 @@ impl Standing {
         match self {
             Standing::Is(s) => s.as_str(),
             Standing::Retracted => "retracted",
+        }
+    }
+
+    /// How it reads (the CLI paints its name by it): its status's tone; a retracted entry was
+    /// taken back, not broken, so it reads as a warning, as a pending one does.
+    pub(crate) fn tone(self) -> Tone {
+        match self {
+            Standing::Is(s) => s.tone(),
+            Standing::Retracted => Tone::Warn,
         }
     }
 

@@ -1,7 +1,7 @@
-//! The writes besides appending a line: creating or adopting the ref (`init`), starting it at a
-//! clone's remote records, moving it (sync's fast-forward and merge), a seal commit, and moving
-//! journal records along with a line sync moved. Each is a [`Recorder`] method: the session
-//! holds the capture lock.
+//! The writes besides appending a line: creating or adopting the ref (`init`), starting its
+//! reflog and its evidence (`init`), starting it at a clone's remote records, moving it (sync's
+//! fast-forward and merge), a seal commit, and moving journal records along with a line sync
+//! moved. Each is a [`Recorder`] method: the session holds the capture lock.
 
 use super::Recorder;
 use crate::clock::Instant;
@@ -23,6 +23,20 @@ impl Recorder<'_> {
         each: &mut dyn FnMut(&str, Vec<u8>),
     ) -> Result<Adoption, StoreError> {
         self.store()?.ensure_ref_seeing(now, each)
+    }
+
+    /// Turns on the record ref's reflog (creating it) and tells gc never to expire it.
+    pub(crate) fn configure_reflog(&self) -> Result<(), StoreError> {
+        self.store()?.configure_reflog()
+    }
+
+    /// Starts the record ref's reflog and the witness log at its tip when this machine has
+    /// neither (a ref fetched by hand): the tip, and why it could not be witnessed when it could
+    /// not; `None` when there is no ref or the machine has evidence already.
+    pub(crate) fn seed_evidence_if_fresh(
+        &self,
+    ) -> Result<Option<(ObjectId, Option<String>)>, StoreError> {
+        self.store()?.seed_evidence_if_fresh()
     }
 
     /// Starts the missing record ref at a clone's remote records `tip` (fetched from `remote`

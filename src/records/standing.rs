@@ -27,7 +27,26 @@ pub enum Status {
     Purged,
 }
 
+/// How a status reads to someone checking the record: sound, waiting on something, or wrong.
+/// The CLI paints a status and its mark by it (green, yellow, red).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tone {
+    Ok,
+    Warn,
+    Bad,
+}
+
 impl Status {
+    /// Every status, in declaration order.
+    pub(crate) const ALL: [Status; 6] = [
+        Status::Committed,
+        Status::Pending,
+        Status::Edited,
+        Status::Deleted,
+        Status::Unverified,
+        Status::Purged,
+    ];
+
     /// The name `recent --json` and `log` print.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
@@ -42,16 +61,7 @@ impl Status {
 
     /// Reads a name written by [`Status::as_str`].
     pub fn parse(s: &str) -> Option<Status> {
-        [
-            Status::Committed,
-            Status::Pending,
-            Status::Edited,
-            Status::Deleted,
-            Status::Unverified,
-            Status::Purged,
-        ]
-        .into_iter()
-        .find(|st| st.as_str() == s)
+        Status::ALL.into_iter().find(|st| st.as_str() == s)
     }
 
     /// The mark recall prints after the summary; `None` for a committed entry.
@@ -64,6 +74,16 @@ impl Status {
             Status::Unverified => Some("[unverified]"),
             // The summary already says it: "purged on DATE: REASON".
             Status::Purged => None,
+        }
+    }
+
+    /// How it reads: committed is sound, pending waits for a commit, anything else is wrong
+    /// with the record or unproven (its name and its mark are painted by it).
+    pub(crate) fn tone(self) -> Tone {
+        match self {
+            Status::Committed => Tone::Ok,
+            Status::Pending => Tone::Warn,
+            Status::Edited | Status::Deleted | Status::Unverified | Status::Purged => Tone::Bad,
         }
     }
 

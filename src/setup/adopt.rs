@@ -67,7 +67,7 @@ pub(crate) fn adopt(
         });
     }
     refuse_unwitnessed(&store)?;
-    store.configure_reflog()?;
+    recorder.configure_reflog()?;
     let Adoption {
         tip,
         created,
@@ -84,7 +84,7 @@ pub(crate) fn adopt(
     if !created {
         materialise(&store, tip, &mut report)?;
         if report.clone.seeded.is_none() {
-            if let Some((seeded, problem)) = store.seed_evidence_if_fresh()? {
+            if let Some((seeded, problem)) = recorder.seed_evidence_if_fresh()? {
                 report.clone.seeded = Some(seeded);
                 report.unwitnessed.extend(problem);
             }
