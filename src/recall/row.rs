@@ -236,20 +236,13 @@ mod tests {
             "edited after commit"
         );
         assert_eq!(Standing::of(Status::Edited, true).name(), "retracted");
-        let counted: Vec<&str> = [
-            Status::Committed,
-            Status::Pending,
-            Status::Edited,
-            Status::Deleted,
-            Status::Unverified,
-            Status::Purged,
-        ]
-        .into_iter()
-        .map(Standing::Is)
-        .chain([Standing::Retracted])
-        .filter(|s| s.claims())
-        .map(Standing::name)
-        .collect();
+        let counted: Vec<&str> = Status::ALL
+            .into_iter()
+            .map(Standing::Is)
+            .chain([Standing::Retracted])
+            .filter(|s| s.claims())
+            .map(Standing::name)
+            .collect();
         assert_eq!(
             counted,
             ["committed", "pending", "edited after commit", "deleted"]
