@@ -11,6 +11,7 @@ use crate::index::entries::project_key;
 use crate::index::short_ids::ShortIds;
 use crate::index::{Index, IndexError};
 use crate::records::fingerprint::short_hash;
+use crate::records::standing::Status;
 use crate::records::text::one_line_safe;
 use crate::store::Store;
 use crate::vault::Vault;
@@ -51,8 +52,9 @@ pub(crate) struct Decision {
     pub project: Option<String>,
     /// Of the working directory's project.
     pub here: bool,
-    /// `committed`, `pending`, `edited after commit`, `deleted`, `unverified`.
-    pub status: &'static str,
+    /// Written by its name (`committed`, `pending`, `edited after commit`, `deleted`,
+    /// `unverified`), as spec/context.md says.
+    pub status: Status,
     pub summary: String,
     /// Cited notes that no longer read as they did (`path (changed since capture)`, …).
     pub changed_notes: Vec<String>,
@@ -208,7 +210,7 @@ fn decision(s: &Session, look: &Look<'_>, here: bool) -> Option<Decision> {
         time: e.time.clone(),
         project: e.project().map(one_line_safe),
         here,
-        status: step.status.as_str(),
+        status: step.status,
         summary: one_line_safe(&e.summary.chars().take(SUMMARY_CHARS).collect::<String>()),
         changed_notes,
         superseded_by: step
@@ -228,8 +230,8 @@ fn line(d: &Decision) -> String {
         out.push_str(&format!(" [{p}]"));
     }
     out.push_str(&format!(" {}", d.summary));
-    if d.status != "committed" {
-        out.push_str(&format!(" [{}]", d.status));
+    if d.status != Status::Committed {
+        out.push_str(&format!(" [{}]", d.status.as_str()));
     }
     if !d.superseded_by.is_empty() {
         out.push_str(&format!(
@@ -317,7 +319,7 @@ mod tests {
             time: format!("2026-12-0{i}T10:00:00.000Z"),
             project: Some(if here { "vault" } else { "other" }.into()),
             here,
-            status: "committed",
+            status: Status::Committed,
             summary: summary.into(),
             changed_notes: vec![],
             superseded_by: vec![],
@@ -360,7 +362,7 @@ mod tests {
     #[test]
     fn marks_and_changed_notes_follow_the_summary() {
         let mut d = decision(3, false, "Chose FTS5");
-        d.status = "edited after commit";
+        d.status = Status::Edited;
         d.changed_notes = vec!["a.md (changed since capture)".into()];
         assert_eq!(
             line(&d),
