@@ -5,9 +5,10 @@
 //!
 //! The points, in the order a capture meets them: `lock`, `sessions-dir`, `journal-open`,
 //! `journal-write`, `day-header`, `day-append`, `day-append-torn`, `dedupe-write`, `commit`,
-//! `journal-sync`, `tips-write`, `aside-write`, `fallback-write`; and in `install-hook`,
-//! `client-write:<file name>` (the check that every file can be written fails for that file, as
-//! for an immutable one) and `client-apply:<file name>` (writing that file fails part-way
+//! `ref-update-killed` (not a full disk: the process dies holding the ref's lock, as a kill
+//! inside libgit2's update would leave it), `journal-sync`, `tips-write`, `aside-write`,
+//! `fallback-write`; and in `install-hook`, `client-write:<file name>` (the check that every
+//! file can be written fails for that file, as for an immutable one) and `client-apply:<file name>` (writing that file fails part-way
 //! through an install); in building a new index, `index-side-build` (the record cache built
 //! beside the notes fails) and `index-side-copy` (copying it in fails after its first table);
 //! in sync, `sync-checkout` (bringing the working files along fails right after the ref moved,
@@ -61,6 +62,7 @@ mod tests {
             "day-append-torn",
             "dedupe-write",
             "commit",
+            "ref-update-killed",
             "journal-sync",
             "tips-write",
             "aside-write",

@@ -354,6 +354,81 @@ fn a_stale_ref_lock_in_a_bare_repositorys_worktree_is_named() {
     );
 }
 
+/// A capture killed while libgit2 moved the ref (the fail point dies holding `records.lock`,
+/// as a SIGKILL there leaves it): the next writer finds the killed writer's intent file, moves
+/// the lock aside as evidence and commits; nothing is lost and git agrees with the result.
+#[test]
+fn a_lock_left_by_a_killed_writer_is_moved_aside_and_nothing_is_lost() {
+    let env = Env::git_vault();
+    let mut c = env.cmd();
+    c.env("RUTTER_FAILPOINTS", "ref-update-killed").args([
+        "capture",
+        "--summary",
+        "Killed mid-update.",
+        "--session",
+        "K",
+    ]);
+    let r = run_with_stdin(&mut c, b"");
+    assert_ne!(r.code, 0, "the fail point kills the capture: {}", r.stderr);
+    let lock = env.vault.join(".git/refs/rutter/records.lock");
+    assert!(lock.exists(), "the killed writer left its lock");
+    assert!(env.vault.join(".git/rutter/ref-update").exists());
+
+    let r = env.capture(directive_payload("After the kill.", &[]).as_bytes(), &[]);
+    assert!(r.stderr.contains("committed "), "{}", r.stderr);
+    assert!(!lock.exists());
+    assert!(!env.vault.join(".git/rutter/ref-update").exists());
+    let aside: Vec<String> = std::fs::read_dir(env.vault.join(".git/rutter/stale-locks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        aside.len() == 1 && aside[0].starts_with("records.lock."),
+        "{aside:?}"
+    );
+    let committed = env.committed(&env.first_day());
+    assert!(committed.contains("Killed mid-update."), "{committed}");
+    assert!(committed.contains("After the kill."), "{committed}");
+    assert_eq!(committed, env.all_records());
+    env.git(&["fsck", "--strict"]);
+    assert_eq!(env.rutter(&["verify"]).code, 0);
+}
+
+/// The same intent file, but a lock made before it (another process's, not the killed
+/// writer's): honoured and named, nothing moved.
+#[test]
+fn a_lock_older_than_the_killed_writers_intent_is_honoured() {
+    let env = Env::git_vault();
+    let mut c = env.cmd();
+    c.env("RUTTER_FAILPOINTS", "ref-update-killed").args([
+        "capture",
+        "--summary",
+        "Killed mid-update.",
+        "--session",
+        "K",
+    ]);
+    run_with_stdin(&mut c, b"");
+    let lock = env.vault.join(".git/refs/rutter/records.lock");
+    let older = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(older)
+        .unwrap();
+    let r = env.capture(directive_payload("While locked.", &[]).as_bytes(), &[]);
+    assert!(r.stderr.contains("not committed yet"), "{}", r.stderr);
+    assert!(r.stderr.contains("records.lock"), "{}", r.stderr);
+    assert!(lock.exists());
+    assert!(!env.vault.join(".git/rutter/stale-locks").exists());
+    std::fs::remove_file(&lock).unwrap();
+    let r = env.rutter(&["commit"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(env
+        .committed(&env.first_day())
+        .contains("Killed mid-update."));
+}
+
 #[test]
 fn the_next_capture_commits_what_was_pending() {
     let env = Env::git_vault();

@@ -1208,6 +1208,31 @@ fn many_clones_syncing_through_one_slow_remote_lose_and_repeat_nothing() {
     }
 }
 
+/// A sync killed while it moved `refs/rutter/records` (the fail point dies holding the ref's
+/// lock, as a SIGKILL inside libgit2's update leaves it; seen once in the test above) stops
+/// nothing: the next plain sync moves the killed writer's lock aside and converges.
+#[test]
+fn a_sync_killed_while_moving_the_ref_leaves_nothing_that_stops_the_next() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T08:00:00.000Z", "From A.");
+    net.sync(&a);
+    net.capture(&b, "2026-11-30T09:00:00.000Z", "From B.");
+    let r = run_with_stdin(
+        net.cmd(&b)
+            .env("RUTTER_FAILPOINTS", "ref-update-killed")
+            .arg("sync"),
+        b"",
+    );
+    assert_ne!(r.code, 0, "the fail point kills the sync: {}", r.stderr);
+    assert!(b.join(".git/refs/rutter/records.lock").exists());
+    net.sync(&b);
+    net.sync(&a);
+    assert!(!b.join(".git/refs/rutter/records.lock").exists());
+    assert!(b.join(".git/rutter/stale-locks").is_dir());
+    net.converged(&[&a, &b], &["From A.", "From B."]);
+}
+
 /// A sync that runs far longer than any should (here its remote hangs and nothing bounds it)
 /// is a `status` finding naming its process; one that runs a short while, or one that was
 /// stopped, is information only (issue 32, F-5).

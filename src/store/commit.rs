@@ -13,8 +13,6 @@ use git2::ErrorCode;
 use std::io::Write;
 
 const MAX_ATTEMPTS: usize = 5;
-/// How long a ref update waits for another git process to let go of the ref's lock.
-const REF_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 /// The message of an empty commit that signs the history below it.
 const SEAL_MESSAGE: &str = "rutter: seal\n\nSigns the record history up to here (rutter.sign).\n";
 /// The message of the commit that moves day files into year folders.
@@ -145,32 +143,6 @@ impl Store {
         Ok(oid)
     }
 
-    /// Runs a ref update, again while another git process holds the ref's lock (`git gc`
-    /// packing refs holds it for a moment), for at most [`REF_LOCK_WAIT`]; a lock held longer
-    /// is named (`RefLocked`: a git process still runs, or one died and left it).
-    pub(crate) fn patiently<T>(
-        &self,
-        mut update: impl FnMut() -> Result<T, git2::Error>,
-    ) -> Result<T, StoreError> {
-        let deadline = std::time::Instant::now() + REF_LOCK_WAIT;
-        let mut pause = std::time::Duration::from_millis(2);
-        loop {
-            match update() {
-                Err(e) if e.code() == ErrorCode::Locked => {
-                    if std::time::Instant::now() >= deadline {
-                        return Err(match self.ref_lock_path().exists() {
-                            true => StoreError::RefLocked(self.ref_lock_path()),
-                            false => e.into(),
-                        });
-                    }
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(std::time::Duration::from_millis(50));
-                }
-                other => return Ok(other?),
-            }
-        }
-    }
-
     /// Signs the history so far with an empty `rutter: seal` commit on the tip, unless the tip
     /// is signed already (then `None`). The caller holds the capture lock.
     pub fn seal(&self, now: Instant) -> Result<Option<(ObjectId, Option<String>)>, StoreError> {
@@ -215,11 +187,6 @@ impl Store {
                 path.display()
             )),
         }
-    }
-
-    fn ref_lock_path(&self) -> std::path::PathBuf {
-        // Refs live in the common directory, also for a linked worktree.
-        self.repo.commondir().join("refs/rutter/records.lock")
     }
 }
 

@@ -22,6 +22,7 @@ mod oid;
 pub(crate) mod pack;
 pub(crate) mod private_index;
 pub(crate) mod reader;
+pub(crate) mod reflock;
 pub(crate) mod remap;
 pub(crate) mod rewrite;
 pub(crate) mod settings;
