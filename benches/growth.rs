@@ -15,8 +15,10 @@
 //! a cold `reindex`, `verify --full`, `timeline -o FILE`; and `init`'s adoption of the day files,
 //! measured once when the vault was prepared.
 //!
-//! With `RUTTER_BENCH_BASE=/path/to/git-rutter` each process row runs that binary too, on its
-//! own copy of the vault, alternating with this one run by run (an interleaved A/B).
+//! With `RUTTER_BENCH_BASE=/path/to/git-rutter`, or a revision of this repository such as `main`
+//! or `HEAD~1` (built once as a release binary: `support/base.rs`), each process row runs that
+//! binary too, on its own copy of the vault, alternating with this one run by run (an
+//! interleaved A/B).
 //!
 //! It prints (and writes to `<target>/rutter-bench/growth.md`) each row's medians by vault, the
 //! growth exponent k (CPU time ∝ size^k: on a shared machine the wall time is mostly the load's;
@@ -122,7 +124,7 @@ fn main() {
         println!("the growth vaults are prepared");
         return;
     }
-    let base = std::env::var_os("RUTTER_BENCH_BASE").map(PathBuf::from);
+    let base = support::base::binary(&env.root);
     let mut table: Vec<Vec<[Option<Figure>; 2]>> = Vec::new();
     for p in &prepared {
         println!("on the {} vault...", p.spec.name);

@@ -11,8 +11,9 @@
 //! 3. `status` after one note was touched (the index is behind: a finding), 21 runs.
 //!
 //! It prints (and writes to `<target>/rutter-bench/status.md`) median, p95 and min, CPU per run
-//! and peak memory against the target (issue 37: 20 ms). With `RUTTER_BENCH_BASELINE=BIN` (an
-//! older `git-rutter`), each case also runs BIN, interleaved with this build run for run, and
+//! and peak memory against the target (issue 37: 20 ms). With `RUTTER_BENCH_BASE=BIN` (an
+//! older `git-rutter`, or a revision such as `main`, built once: `support/base.rs`), each case
+//! also runs BIN, interleaved with this build run for run, and
 //! its row is reported beside this build's. A missed target is reported, not fatal; a run that
 //! cannot report panics.
 
@@ -55,7 +56,7 @@ fn main() {
         "{out:?}"
     );
 
-    let baseline = std::env::var("RUTTER_BENCH_BASELINE").ok();
+    let baseline = support::base::binary(&env.root).map(|p| p.to_string_lossy().into_owned());
     let baseline = baseline.as_deref();
     let mut stats = case(
         &env,

@@ -8,6 +8,7 @@
 // Each bench binary uses only part of this module.
 #![allow(dead_code)]
 
+pub mod base;
 pub mod server;
 
 use std::fs::{self, File};
