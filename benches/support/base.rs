@@ -57,7 +57,7 @@ fn build(commit: &str, dir: &Path) {
     let tree = dir.join("src-tree");
     let _ = fs::remove_dir_all(&tree);
     fs::create_dir_all(&tree).expect("create the base's source folder");
-    let archive = git()
+    let mut archive = git()
         .args(["archive", "--format=tar", commit])
         .stdout(Stdio::piped())
         .spawn()
@@ -65,10 +65,14 @@ fn build(commit: &str, dir: &Path) {
     let unpacked = Command::new("tar")
         .arg("-x")
         .current_dir(&tree)
-        .stdin(archive.stdout.expect("git archive's output"))
+        .stdin(archive.stdout.take().expect("git archive's output"))
         .status()
         .expect("run tar");
-    assert!(unpacked.success(), "unpacking {commit} failed");
+    let archived = archive.wait().expect("wait for git archive");
+    assert!(
+        unpacked.success() && archived.success(),
+        "unpacking {commit} failed"
+    );
     let log = fs::File::create(dir.join("build.log")).expect("create build.log");
     let target = dir.parent().expect("base/").join("target");
     let built = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
