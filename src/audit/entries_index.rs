@@ -275,7 +275,7 @@ mod tests {
 
     fn all_runs(d: &Dir) -> Option<Vec<Run>> {
         let entries = d.open_read(ENTRIES).unwrap().unwrap();
-        let index = d.open_read(NAME).unwrap()?;
+        let index = d.open_read(NAME).ok().flatten()?;
         let mut heads: Vec<u64> = ["20261201", "20261202", "20261203"]
             .iter()
             .filter_map(|h| head(h.as_bytes()))
@@ -342,5 +342,45 @@ mod tests {
         assert_eq!(all_runs(&d).map(|r| r.len()), Some(1));
         append(&d, "20261202T1 b\n").unwrap();
         assert_eq!(all_runs(&d), None);
+    }
+
+    /// The index is read and written as the rest of the cache: never through a symlink, never
+    /// appended to when it has a second name (a hard link to a file elsewhere).
+    #[test]
+    fn the_index_is_never_read_or_written_through_a_symlink_or_a_second_name() {
+        let (t, d) = dir();
+        let outside = tempfile::tempdir().unwrap();
+        rewrite(&d, "20261201T1 a\n").unwrap();
+        let sealed = std::fs::read(t.path().join(NAME)).unwrap();
+        let planted = outside.path().join("index");
+        std::fs::write(&planted, &sealed).unwrap();
+        std::fs::remove_file(t.path().join(NAME)).unwrap();
+        std::os::unix::fs::symlink(&planted, t.path().join(NAME)).unwrap();
+        assert_eq!(all_runs(&d), None, "read through the symlink");
+        append(&d, "20261201T2 b\n").unwrap();
+        assert_eq!(
+            std::fs::read(&planted).unwrap(),
+            sealed,
+            "appended through it"
+        );
+        rewrite(&d, "20261201T1 a\n").unwrap();
+        assert!(
+            !t.path().join(NAME).is_symlink(),
+            "the rewrite replaces the link"
+        );
+        assert_eq!(
+            std::fs::read(&planted).unwrap(),
+            sealed,
+            "written through it"
+        );
+        let second = outside.path().join("second");
+        std::fs::hard_link(t.path().join(NAME), &second).unwrap();
+        let before = std::fs::read(&second).unwrap();
+        append(&d, "20261201T2 b\n").unwrap();
+        assert_eq!(
+            std::fs::read(&second).unwrap(),
+            before,
+            "appended to a second name"
+        );
     }
 }
