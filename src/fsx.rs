@@ -277,6 +277,24 @@ impl Dir {
         self.rename_temp(&tmp, name)
     }
 
+    /// Replaces `name` atomically, as [`Dir::write_atomic`] does, and returns the new file opened
+    /// for reading: the handle stays on the bytes this call wrote whatever is renamed over them
+    /// later, so a caller can tell its own file from another writer's (by inode).
+    pub fn write_atomic_open(&self, name: &str, bytes: &[u8]) -> Result<File, FsError> {
+        let tmp = self.write_temp(name, bytes)?;
+        let file = match self.open_read(&tmp) {
+            Ok(Some(file)) => file,
+            other => {
+                let _ = rfs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
+                return Err(other
+                    .err()
+                    .unwrap_or_else(|| FsError::WrongKind(self.path.join(name))));
+            }
+        };
+        self.rename_temp(&tmp, name)?;
+        Ok(file)
+    }
+
     /// Replaces the cache file `name` atomically, as [`Dir::write_atomic`] does, without asking
     /// the file system to write the new bytes out at once. ext4 writes a file's delayed blocks
     /// out when it is renamed over another (`auto_da_alloc`, so that a crash leaves old or new

@@ -720,6 +720,82 @@ fn log_remembers_the_entries_it_learnt_without_moving_the_watermark() {
     assert!(state().contains(&format!("tip {tip}")));
 }
 
+/// `log` names each entry's commit through the index beside the verify cache's `entries` file
+/// (written by verify, and by `log` when it had to read the file whole): the same commits when
+/// the index is deleted, truncated, garbage or older than the file (then the file is read whole
+/// and the index written anew); an index sealed for the file is what is read.
+#[test]
+fn log_names_the_same_commits_whatever_became_of_the_entries_index() {
+    let env = Env::git_vault();
+    let mut tips = Vec::new();
+    let days = ["2026-11-28", "2026-11-29", "2026-11-30", "2026-12-01"];
+    for day in &days[..3] {
+        let r = env.capture_at(&format!("{day}T10:00:00.000Z"), &format!("On {day}."), &[]);
+        assert!(r.stderr.contains("committed"), "{}", r.stderr);
+        tips.push(
+            env.git(&["rev-parse", "refs/rutter/records"])
+                .trim()
+                .to_string(),
+        );
+    }
+    assert_eq!(env.rutter(&["verify"]).code, 0);
+    let index = env.vault.join(".git/rutter/verify/entries-index");
+    assert!(index.exists(), "verify writes the index with the file");
+    let named = || {
+        let r = env.rutter(&["log", "--json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let mut rows: Vec<(String, Option<String>)> = decode::<Vec<LogRow>>(&r.stdout)
+            .into_iter()
+            .map(|r| (r.day, r.commit))
+            .collect();
+        rows.sort();
+        rows
+    };
+    let want = |tips: &[String]| -> Vec<(String, Option<String>)> {
+        let pairs = days.iter().zip(tips);
+        pairs
+            .map(|(d, t)| (d.to_string(), Some(t.clone())))
+            .collect()
+    };
+    assert_eq!(named(), want(&tips));
+    std::fs::remove_file(&index).unwrap();
+    assert_eq!(named(), want(&tips), "deleted");
+    assert!(index.exists(), "log writes the index it had to do without");
+    let whole = std::fs::read(&index).unwrap();
+    std::fs::write(&index, &whole[..whole.len() / 2 + 1]).unwrap();
+    assert_eq!(named(), want(&tips), "truncated");
+    std::fs::write(&index, b"garbage, not an index").unwrap();
+    assert_eq!(named(), want(&tips), "garbage");
+    // Older than the file: a capture since, learnt by a log that appended to both.
+    let older = std::fs::read(&index).unwrap();
+    let r = env.capture_at("2026-12-01T10:00:00.000Z", "On 2026-12-01.", &[]);
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    tips.push(
+        env.git(&["rev-parse", "refs/rutter/records"])
+            .trim()
+            .to_string(),
+    );
+    assert_eq!(named(), want(&tips));
+    assert!(
+        std::fs::read(&index).unwrap().len() > older.len(),
+        "appended to"
+    );
+    std::fs::write(&index, &older).unwrap();
+    assert_eq!(named(), want(&tips), "stale");
+    // An index sealed for the file as it is, holding no runs: no line is read.
+    let entries = env.vault.join(".git/rutter/verify/entries");
+    let m = std::fs::metadata(&entries).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    let mut seal = b"\xffrutidx1".to_vec();
+    seal.extend_from_slice(&m.len().to_le_bytes());
+    seal.extend_from_slice(&m.ino().to_le_bytes());
+    let ctime = m.ctime() * 1_000_000_000 + m.ctime_nsec();
+    seal.extend_from_slice(&ctime.to_le_bytes());
+    std::fs::write(&index, &seal).unwrap();
+    let rows = named();
+    assert!(rows.iter().all(|(_, c)| c.is_none()), "{rows:?}");
+}
+
 /// An entry line typed into a day file by hand, in the record format.
 fn hand_line(id: &str, summary: &str) -> String {
     format!(

@@ -3,6 +3,7 @@
 //! each entry, and the working files found clean (by size, mtime and committed blob).
 
 use super::added_by::AddedBy;
+use super::entries_index::{self, ENTRIES};
 use crate::fsx::Dir;
 use crate::objectid::ObjectId;
 use std::collections::HashMap;
@@ -57,14 +58,14 @@ impl VerifyCache {
         let dir = state.join("verify");
         let fresh = VerifyCache {
             entries_fresh: true,
-            entries_path: dir.join("entries"),
+            entries_path: dir.join(ENTRIES),
             ..VerifyCache::default()
         };
         if full {
             return fresh;
         }
         let mut c = VerifyCache {
-            entries_path: dir.join("entries"),
+            entries_path: dir.join(ENTRIES),
             ..VerifyCache::default()
         };
         if let Some(text) = read_text(&dir, "state") {
@@ -139,7 +140,7 @@ impl VerifyCache {
                 false => self
                     .entries_path
                     .parent()
-                    .and_then(|dir| read_text(dir, "entries")),
+                    .and_then(|dir| read_text(dir, ENTRIES)),
             }
             .unwrap_or_default();
             // Sized up front: tens of thousands of entries, rehashed a dozen times otherwise.
@@ -164,15 +165,17 @@ impl VerifyCache {
     pub(crate) fn take_added_by(&mut self) -> AddedBy {
         if self.entries_loaded || self.entries_fresh {
             self.entries();
-            return AddedBy::new(None, std::mem::take(&mut self.entries));
+            return AddedBy::new(None, None, std::mem::take(&mut self.entries));
         }
         let mut learnt = HashMap::with_capacity(self.new_entries.len());
         for (id, commit) in std::mem::take(&mut self.new_entries) {
             learnt.entry(id).or_insert_with(|| commit.to_string());
         }
-        let file = self.entries_path.parent().and_then(existing_dir);
-        let file = file.and_then(|d| d.open_read("entries").ok().flatten());
-        AddedBy::new(file, learnt)
+        let dir = self.entries_path.parent().and_then(existing_dir);
+        let file = dir
+            .as_ref()
+            .and_then(|d| d.open_read(ENTRIES).ok().flatten());
+        AddedBy::new(file, dir, learnt)
     }
 
     /// Writes the cache (best effort). Every file is written relative to the state folder's
@@ -226,13 +229,10 @@ impl VerifyCache {
             let _ = writeln!(text, "{id} {commit}");
         }
         if self.entries_fresh {
-            let _ = dir.write_atomic("entries", text.as_bytes());
+            let _ = entries_index::rewrite(dir, &text);
         } else {
-            let appended = dir
-                .open_append("entries")
-                .map_err(|e| std::io::Error::other(e.to_string()))
-                .and_then(|mut f| f.file.write_all(text.as_bytes()));
-            if appended.is_err() {
+            // The index beside it gets the new lines' runs in the same save.
+            if entries_index::append(dir, &text).is_err() {
                 // The next verify starts over rather than trust a partial list.
                 let _ = dir.remove("state");
             }

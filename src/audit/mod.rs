@@ -7,6 +7,7 @@
 pub(crate) mod added_by;
 pub(crate) mod cache;
 pub(crate) mod diff;
+pub(crate) mod entries_index;
 pub(crate) mod finding;
 pub(crate) mod history;
 pub mod intake;
