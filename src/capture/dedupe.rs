@@ -76,7 +76,9 @@ impl DayFeed {
             return;
         };
         let size = bytes.len() as u64;
-        let keys = day_keys(name, bytes, 0, size);
+        let mut keys = day_keys(name, bytes, 0, size);
+        // Held until the warm-up: no room to spare (a ten-year vault has ~700,000 keys).
+        keys.shrink_to_fit();
         self.days.insert(name.to_string(), FedDay { size, keys });
     }
 }
@@ -133,14 +135,16 @@ impl DedupeCache {
             marks.dir_mtime = i64::MIN;
             marks.replace_all(BTreeMap::new());
         }
+        // The keys the feed brings, each new to a cache built from nothing.
+        let fed = feed.days.values().map(|d| d.keys.len()).sum();
         let mut cache = DedupeCache {
             untrusted: dir.is_none(),
             dir,
             sessions: sessions.and_then(|s| s.try_clone().ok()),
             writable: locked,
             marks,
-            pending: Vec::new(),
-            known: HashSet::with_capacity(feed.days.values().map(|d| d.keys.len()).sum()),
+            pending: Vec::with_capacity(fed),
+            known: HashSet::with_capacity(fed),
             complete: false,
             shards: HashMap::new(),
             dirty: BTreeSet::new(),
