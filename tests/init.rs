@@ -111,6 +111,37 @@ fn a_reference_written_day_keeps_its_bytes_and_gains_v2_lines() {
     );
 }
 
+/// `init` reads the adopted day files' dedupe keys without building their entries (the `@1`
+/// fast path's borrowed values, the key written straight from them): a capture that repeats an
+/// entry of a reference-written file is still a duplicate, answered from the shard `init`
+/// wrote, and a new one is not.
+#[test]
+fn a_capture_repeating_an_adopted_reference_entry_is_a_duplicate() {
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    env.write("_librarian/sessions/2026-10-09.md", V1_DAY);
+    let r = env.rutter(&["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let shards = env.vault.join(".git/rutter/dedupe/shards");
+    let written: Vec<_> = std::fs::read_dir(&shards).unwrap().collect();
+    assert_eq!(written.len(), 1, "one session, one shard");
+    let capture = |summary: &str| {
+        let payload =
+            serde_json::json!({"summary": summary, "refs": ["Notes/a.md"], "session_id": "abc"});
+        run_with_stdin(env.cmd().arg("capture"), payload.to_string().as_bytes())
+    };
+    let again = capture("Decided to go fortnightly: one long essay per issue.");
+    assert!(
+        again.stderr.contains("directive unchanged"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(entry_lines(&env.all_records()), 0);
+    let new = capture("Decided to go weekly after all.");
+    assert!(new.stderr.contains("captured 1 entry"), "{}", new.stderr);
+    assert_eq!(entry_lines(&env.all_records()), 1);
+}
+
 #[test]
 fn a_user_who_tracks_the_overlay_is_not_excluded() {
     let env = Env::bare();

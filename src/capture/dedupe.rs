@@ -16,13 +16,14 @@
 //! capture reads every day file again. Every file is opened relative to the folder's handle
 //! and never through a symlink.
 
+use super::keyhash::{shard_name, Key, Session};
 use super::shard::{self, ShardFile};
 use super::watermarks::Watermarks;
 use crate::fsx::Dir;
 use crate::recorder::Recorder;
 use crate::records::paths::is_day_file;
-use crate::records::{dayfile, fingerprint, Entry};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use crate::records::{dayfile, Entry};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 /// The loaded cache; call [`DedupeCache::save`] after recording.
@@ -34,17 +35,17 @@ pub(crate) struct DedupeCache {
     /// The capture lock is held: the cache may be refreshed and written.
     writable: bool,
     marks: Watermarks,
-    /// Keys ingested but not yet written, by session id.
-    pending: HashMap<String, Vec<String>>,
-    /// Every key this run ingested or recorded, by session id.
-    known: HashMap<String, HashSet<String>>,
+    /// Keys ingested but not yet written.
+    pending: Vec<(Session, Key)>,
+    /// Every key this run ingested or recorded.
+    known: HashSet<(Session, Key)>,
     /// `known` holds every key of every day file (after a whole read).
     complete: bool,
     /// The files on disk cannot be believed (a write failed, or the folder cannot be opened).
     untrusted: bool,
-    /// Shard files read so far (by `<aa>`), and which of them changed since written.
-    shards: HashMap<String, Shard>,
-    dirty: HashSet<String>,
+    /// Shard files read so far (by the byte `<aa>` spells), and which changed since written.
+    shards: HashMap<u8, Shard>,
+    dirty: BTreeSet<u8>,
     /// Day files another reader already parsed (see [`DayFeed`]), taken instead of a read.
     fed: HashMap<String, FedDay>,
 }
@@ -57,10 +58,10 @@ pub(crate) struct DayFeed {
     days: HashMap<String, FedDay>,
 }
 
-/// One fed day file: its size when read, and the `(session, key hash)` of its entries.
+/// One fed day file: its size when read, and the `(session, key)` of its entries.
 struct FedDay {
     size: u64,
-    keys: Vec<(String, String)>,
+    keys: Vec<(Session, Key)>,
 }
 
 impl DayFeed {
@@ -75,7 +76,9 @@ impl DayFeed {
             return;
         };
         let size = bytes.len() as u64;
-        let keys = day_keys(name, bytes, 0, size);
+        let mut keys = day_keys(name, bytes, 0, size);
+        // Held until the warm-up: no room to spare (a ten-year vault has ~700,000 keys).
+        keys.shrink_to_fit();
         self.days.insert(name.to_string(), FedDay { size, keys });
     }
 }
@@ -92,10 +95,11 @@ enum Shard {
 /// versions are left alone and never read).
 const SHARDS: &str = "shards";
 
-/// What a session's key file holds.
+/// What a session's shard file holds for it.
 enum Keys {
     Missing,
-    Valid(HashSet<String>),
+    /// Sorted, none twice.
+    Valid(Vec<Key>),
     /// Not a list of key hashes, or not readable as a regular file.
     Corrupt,
 }
@@ -131,17 +135,19 @@ impl DedupeCache {
             marks.dir_mtime = i64::MIN;
             marks.replace_all(BTreeMap::new());
         }
+        // The keys the feed brings, each new to a cache built from nothing.
+        let fed = feed.days.values().map(|d| d.keys.len()).sum();
         let mut cache = DedupeCache {
             untrusted: dir.is_none(),
             dir,
             sessions: sessions.and_then(|s| s.try_clone().ok()),
             writable: locked,
             marks,
-            pending: HashMap::new(),
-            known: HashMap::new(),
+            pending: Vec::with_capacity(fed),
+            known: HashSet::with_capacity(fed),
             complete: false,
             shards: HashMap::new(),
-            dirty: HashSet::new(),
+            dirty: BTreeSet::new(),
             fed: feed.days,
         };
         if cache.sessions.is_none() {
@@ -225,31 +231,30 @@ impl DedupeCache {
     /// Whether an entry with the same key was already recorded (never for entries without a
     /// session id). A key file that cannot be believed is answered from the day files.
     pub fn seen(&mut self, entry: &Entry) -> bool {
-        let (Some(key), Some(sid)) = (entry.dedupe_key(), entry.session_id.as_deref()) else {
+        let Some((session, want)) = entry_key(entry) else {
             return false;
         };
-        let want = key_hash(&key);
-        if self.known.get(sid).is_some_and(|k| k.contains(&want)) {
+        if self.known.contains(&(session, want)) {
             return true;
         }
         if self.complete {
             return false;
         }
         if !self.untrusted {
-            match self.read_keys(sid) {
+            match self.read_keys(session) {
                 Keys::Missing => return false,
-                Keys::Valid(keys) => return keys.contains(&want),
+                Keys::Valid(keys) => return keys.binary_search(&want).is_ok(),
                 Keys::Corrupt => {}
             }
         }
         self.read_everything();
         if self.writable && !self.untrusted {
-            self.rewrite_keys(sid);
+            self.rewrite_keys(session);
             if !self.write_dirty() {
                 self.untrusted = true;
             }
         }
-        self.known.get(sid).is_some_and(|k| k.contains(&want))
+        self.known.contains(&(session, want))
     }
 
     /// Records a just-appended entry and the day file's new size.
@@ -282,14 +287,14 @@ impl DedupeCache {
             return None;
         }
         if let Some(fed) = self.fed.remove(name).filter(|f| f.size == size) {
-            for (sid, hash) in fed.keys {
-                self.add_key(sid, hash);
+            for key in fed.keys {
+                self.add_key(key);
             }
             return Some(size);
         }
         let bytes = sessions.read(name).ok()??;
-        for (sid, hash) in day_keys(name, &bytes, mark, size) {
-            self.add_key(sid, hash);
+        for key in day_keys(name, &bytes, mark, size) {
+            self.add_key(key);
         }
         Some(bytes.len() as u64)
     }
@@ -331,50 +336,44 @@ impl DedupeCache {
     }
 
     fn add(&mut self, entry: &Entry) {
-        if let (Some(key), Some(sid)) = (entry.dedupe_key(), entry.session_id.as_deref()) {
-            self.add_key(sid.to_string(), key_hash(&key));
+        if let Some(key) = entry_key(entry) {
+            self.add_key(key);
         }
     }
 
-    fn add_key(&mut self, sid: String, hash: String) {
-        if self
-            .known
-            .entry(sid.clone())
-            .or_default()
-            .insert(hash.clone())
-        {
-            self.pending.entry(sid).or_default().push(hash);
+    fn add_key(&mut self, key: (Session, Key)) {
+        if self.known.insert(key) {
+            self.pending.push(key);
         }
     }
 
-    /// The keys of session `sid`, from its shard file (read once per run).
-    fn read_keys(&mut self, sid: &str) -> Keys {
-        let (aa, rest) = session_file(sid);
-        match self.shard(&aa) {
+    /// The keys of `session`, from its shard file (read once per run).
+    fn read_keys(&mut self, session: Session) -> Keys {
+        match self.shard(session.shard()) {
             Shard::Missing => Keys::Missing,
-            Shard::Valid(file) => file.keys(&rest).map_or(Keys::Missing, Keys::Valid),
+            Shard::Valid(file) => file.keys(session).map_or(Keys::Missing, Keys::Valid),
             Shard::Corrupt => Keys::Corrupt,
         }
     }
 
     /// The shard `<aa>`, read the first time it is asked for.
-    fn shard(&mut self, aa: &str) -> &Shard {
-        if !self.shards.contains_key(aa) {
+    fn shard(&mut self, aa: u8) -> &Shard {
+        if !self.shards.contains_key(&aa) {
             let read = match &self.dir {
                 None => Shard::Corrupt,
                 Some(dir) => match dir.open_dir(SHARDS, false) {
                     Ok(None) => Shard::Missing,
                     Err(_) => Shard::Corrupt,
-                    Ok(Some(shards)) => match shards.read(aa) {
+                    Ok(Some(shards)) => match shards.read(&shard_name(aa)) {
                         Ok(None) => Shard::Missing,
                         Ok(Some(bytes)) => shard::parse(bytes).map_or(Shard::Corrupt, Shard::Valid),
                         Err(_) => Shard::Corrupt,
                     },
                 },
             };
-            self.shards.insert(aa.to_string(), read);
+            self.shards.insert(aa, read);
         }
-        &self.shards[aa]
+        &self.shards[&aa]
     }
 
     /// Writes each session's new keys into its shard (each changed shard replaced whole once,
@@ -385,18 +384,22 @@ impl DedupeCache {
             self.pending.clear();
             return;
         }
-        for (sid, keys) in std::mem::take(&mut self.pending) {
-            match self.read_keys(&sid) {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_unstable();
+        for group in pending.chunk_by(|a, b| a.0 == b.0) {
+            let session = group[0].0;
+            let keys = group.iter().map(|&(_, key)| key);
+            match self.read_keys(session) {
                 Keys::Corrupt => {
                     self.read_everything();
-                    self.rewrite_keys(&sid);
+                    self.rewrite_keys(session);
                 }
-                Keys::Valid(have) if keys.iter().all(|k| have.contains(k)) => {}
+                Keys::Valid(have) if keys.clone().all(|k| have.binary_search(&k).is_ok()) => {}
                 Keys::Valid(mut have) => {
                     have.extend(keys);
-                    self.set_keys(&sid, have);
+                    self.set_keys(session, have);
                 }
-                Keys::Missing => self.set_keys(&sid, keys.into_iter().collect()),
+                Keys::Missing => self.set_keys(session, keys.collect()),
             }
         }
         if !self.write_dirty() {
@@ -404,38 +407,35 @@ impl DedupeCache {
         }
     }
 
-    /// Sets the keys of `sid` to every key `known` holds for it; a corrupt shard is rebuilt
+    /// Sets the keys of `session` to every key `known` holds for it; a corrupt shard is rebuilt
     /// whole from `known` (complete by then: every day file was read).
-    fn rewrite_keys(&mut self, sid: &str) {
-        let (aa, _) = session_file(sid);
-        if matches!(self.shard(&aa), Shard::Corrupt) {
-            let mut map: HashMap<String, HashSet<String>> = HashMap::new();
-            for (other, keys) in &self.known {
-                let (a, rest) = session_file(other);
-                if a == aa {
-                    map.insert(rest, keys.clone());
-                }
+    fn rewrite_keys(&mut self, session: Session) {
+        let aa = session.shard();
+        if matches!(self.shard(aa), Shard::Corrupt) {
+            let mut map: HashMap<Session, Vec<Key>> = HashMap::new();
+            for &(other, key) in self.known.iter().filter(|(s, _)| s.shard() == aa) {
+                map.entry(other).or_default().push(key);
             }
-            self.shards
-                .insert(aa.clone(), Shard::Valid(ShardFile::of(map)));
+            self.shards.insert(aa, Shard::Valid(ShardFile::of(map)));
             self.dirty.insert(aa);
             return;
         }
-        let keys = self.known.get(sid).cloned().unwrap_or_default();
-        self.set_keys(sid, keys);
+        let keys = self.known.iter().filter(|(s, _)| *s == session);
+        let keys = keys.map(|&(_, key)| key).collect();
+        self.set_keys(session, keys);
     }
 
-    /// Replaces the keys of `sid` in its shard (read first; one that is missing starts empty),
-    /// to be written by [`Self::write_dirty`]. Callers rebuild a corrupt shard instead.
-    fn set_keys(&mut self, sid: &str, keys: HashSet<String>) {
-        let (aa, rest) = session_file(sid);
-        self.shard(&aa);
-        let shard = self.shards.entry(aa.clone()).or_insert(Shard::Missing);
+    /// Replaces the keys of `session` in its shard (read first; one that is missing starts
+    /// empty), to be written by [`Self::write_dirty`]. Callers rebuild a corrupt shard instead.
+    fn set_keys(&mut self, session: Session, keys: Vec<Key>) {
+        let aa = session.shard();
+        self.shard(aa);
+        let shard = self.shards.entry(aa).or_insert(Shard::Missing);
         if !matches!(shard, Shard::Valid(_)) {
             *shard = Shard::Valid(ShardFile::default());
         }
         if let Shard::Valid(file) = shard {
-            file.set(rest, keys);
+            file.set(session, keys);
         }
         self.dirty.insert(aa);
     }
@@ -455,7 +455,9 @@ impl DedupeCache {
         let mut ok = true;
         for aa in std::mem::take(&mut self.dirty) {
             if let Some(Shard::Valid(file)) = self.shards.get(&aa) {
-                ok &= folder.replace_cache(&aa, file.render().as_bytes()).is_ok();
+                ok &= folder
+                    .replace_cache(&shard_name(aa), &file.render())
+                    .is_ok();
             }
         }
         ok
@@ -486,34 +488,38 @@ fn remove_legacy_keys(dedupe: &Dir) {
     let _ = dedupe.remove_dir("keys");
 }
 
-/// The `(session, key hash)` of the entries of day file `name` (`bytes`, `size` long) after
-/// byte `mark`: only the tail of a v2 file that grew, the whole file otherwise.
-fn day_keys(name: &str, bytes: &[u8], mark: u64, size: u64) -> Vec<(String, String)> {
+/// The `(session, key)` of the entries of day file `name` (`bytes`, `size` long) after byte
+/// `mark`: only the tail of a v2 file that grew, the whole file otherwise (its keys read
+/// without building its entries where that reads the same: [`dayfile::dedupe_keys`]).
+fn day_keys(name: &str, bytes: &[u8], mark: u64, size: u64) -> Vec<(Session, Key)> {
     let day = crate::records::paths::split_day_file_name(name).map_or(name, |(d, _)| d);
     let is_v2 = bytes.starts_with(dayfile::header(day).as_bytes());
-    let parsed = if is_v2 && size > mark && (mark as usize) <= bytes.len() {
-        dayfile::parse_v2_tail(&bytes[mark as usize..])
-    } else {
-        dayfile::parse(bytes)
-    };
-    parsed
-        .entries
-        .iter()
-        .filter_map(|e| match (e.dedupe_key(), e.session_id.as_deref()) {
-            (Some(key), Some(sid)) => Some((sid.to_string(), key_hash(&key))),
-            _ => None,
-        })
-        .collect()
+    if is_v2 && size > mark && (mark as usize) <= bytes.len() {
+        let tail = dayfile::parse_v2_tail(&bytes[mark as usize..]);
+        return tail.entries.iter().filter_map(entry_key).collect();
+    }
+    let mut keys = Vec::new();
+    // Entries of one session mostly follow each other: its hash is taken once for them.
+    let (mut last_id, mut last) = (String::new(), None);
+    dayfile::dedupe_keys(bytes, |sid, json| {
+        let session = match last {
+            Some(session) if last_id == sid => session,
+            _ => {
+                last_id.clear();
+                last_id.push_str(sid);
+                *last.insert(Session::of(sid))
+            }
+        };
+        keys.push((session, Key::of(json)));
+    });
+    keys
 }
 
-/// `(aa, rest)`: the sha256 of a session id, split into its folder and file name.
-fn session_file(sid: &str) -> (String, String) {
-    let h = fingerprint::sha256_hex(sid.as_bytes());
-    (h[..2].to_string(), h[2..32].to_string())
-}
-
-fn key_hash(key: &str) -> String {
-    fingerprint::sha256_hex(key.as_bytes())[..32].to_string()
+/// The `(session, key)` of an entry; `None` without a session id.
+fn entry_key(entry: &Entry) -> Option<(Session, Key)> {
+    let json = entry.dedupe_key()?;
+    let sid = entry.session_id.as_deref()?;
+    Some((Session::of(sid), Key::of(json.as_bytes())))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 pub(crate) mod adapters;
 pub(crate) mod dedupe;
 pub(crate) mod directive;
+mod keyhash;
 pub(crate) mod markdown;
 pub(crate) mod mask;
 pub(crate) mod optout;

@@ -7,7 +7,8 @@
 //! shard holds ~2,700 keys of many sessions, and decoding all of them into maps (then encoding
 //! them again) was a seventh of a capture.
 
-use std::collections::{HashMap, HashSet};
+use super::keyhash::{read_hex, write_hex, Key, Rest, Session};
+use std::collections::HashMap;
 
 /// The first line of a shard file: its format and how many lines follow.
 pub(crate) const KEYS_MAGIC: &str = "rutter-keys 2";
@@ -25,16 +26,18 @@ pub(crate) struct ShardFile {
     /// The file as read (checked ASCII); its lines start at `body`.
     text: String,
     body: usize,
-    changed: HashMap<String, HashSet<String>>,
+    /// Each session set since, by the rest of its hash: its keys, sorted, none twice.
+    changed: HashMap<Rest, Vec<Key>>,
 }
 
 impl ShardFile {
     /// A shard holding these sessions' keys (a rebuild from the day files).
-    pub(crate) fn of(sessions: HashMap<String, HashSet<String>>) -> ShardFile {
-        ShardFile {
-            changed: sessions,
-            ..ShardFile::default()
+    pub(crate) fn of(sessions: impl IntoIterator<Item = (Session, Vec<Key>)>) -> ShardFile {
+        let mut file = ShardFile::default();
+        for (session, keys) in sessions {
+            file.set(session, keys);
         }
+        file
     }
 
     /// The lines read, each ended by a newline.
@@ -42,52 +45,65 @@ impl ShardFile {
         &self.text[self.body..]
     }
 
-    /// The keys of session `sid` (the rest of its hash); `None` when it has none here.
-    pub(crate) fn keys(&self, sid: &str) -> Option<HashSet<String>> {
-        if let Some(keys) = self.changed.get(sid) {
+    /// The keys of `session` (sorted, none twice); `None` when it has none here.
+    pub(crate) fn keys(&self, session: Session) -> Option<Vec<Key>> {
+        if let Some(keys) = self.changed.get(&session.rest()) {
             return Some(keys.clone());
         }
+        let mut sid = [0; SID];
+        write_hex(&session.rest(), &mut sid);
         let lines = self.lines().as_bytes();
         let line = |i: usize| &lines[i * LINE..(i + 1) * LINE];
         let (mut lo, mut hi) = (0, lines.len() / LINE);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match &line(mid)[..SID] < sid.as_bytes() {
+            match line(mid)[..SID] < sid[..] {
                 true => lo = mid + 1,
                 false => hi = mid,
             }
         }
-        let keys: HashSet<String> = (lo..lines.len() / LINE)
+        let keys: Vec<Key> = (lo..lines.len() / LINE)
             .map(line)
-            .take_while(|l| &l[..SID] == sid.as_bytes())
-            .map(|l| String::from_utf8_lossy(&l[SID + 1..SID + 1 + KEY]).into_owned())
+            .take_while(|l| l[..SID] == sid[..])
+            .filter_map(|l| read_hex(&l[SID + 1..SID + 1 + KEY]).map(Key))
             .collect();
         (!keys.is_empty()).then_some(keys)
     }
 
-    /// Replaces the keys of session `sid`.
-    pub(crate) fn set(&mut self, sid: String, keys: HashSet<String>) {
-        self.changed.insert(sid, keys);
+    /// Replaces the keys of `session`.
+    pub(crate) fn set(&mut self, session: Session, mut keys: Vec<Key>) {
+        keys.sort_unstable();
+        keys.dedup();
+        self.changed.insert(session.rest(), keys);
     }
 
     /// The file: the lines read, less those of the sessions set since, with theirs, sorted
-    /// (the lines read are taken as they are, not copied one by one).
-    pub(crate) fn render(&self) -> String {
-        let set: Vec<String> = self
-            .changed
-            .iter()
-            .flat_map(|(sid, keys)| keys.iter().map(move |k| format!("{sid} {k}")))
-            .collect();
-        let kept = self
-            .lines()
-            .lines()
-            .filter(|l| !self.changed.contains_key(&l[..SID]));
-        let mut lines: Vec<&str> = kept.chain(set.iter().map(String::as_str)).collect();
+    /// (lines of one width, so sorting them as byte arrays sorts them as text).
+    pub(crate) fn render(&self) -> Vec<u8> {
+        let set = self.changed.values().map(Vec::len).sum::<usize>();
+        let mut lines: Vec<[u8; LINE]> = Vec::with_capacity(self.lines().len() / LINE + set);
+        for l in self.lines().as_bytes().chunks_exact(LINE) {
+            let Ok(l) = <[u8; LINE]>::try_from(l) else {
+                continue;
+            };
+            if !read_hex(&l[..SID]).is_some_and(|rest| self.changed.contains_key(&rest)) {
+                lines.push(l);
+            }
+        }
+        for (rest, keys) in &self.changed {
+            let mut l = [b' '; LINE];
+            write_hex(rest, &mut l[..SID]);
+            l[LINE - 1] = b'\n';
+            for key in keys {
+                write_hex(&key.0, &mut l[SID + 1..LINE - 1]);
+                lines.push(l);
+            }
+        }
         lines.sort_unstable();
-        let mut out = format!("{KEYS_MAGIC} {}\n", lines.len());
-        for l in lines {
-            out.push_str(l);
-            out.push('\n');
+        let mut out = format!("{KEYS_MAGIC} {}\n", lines.len()).into_bytes();
+        out.reserve(lines.len() * LINE);
+        for l in &lines {
+            out.extend_from_slice(l);
         }
         out
     }
@@ -137,12 +153,28 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
-    fn sessions_of(pairs: &[(String, String)]) -> BTreeMap<String, HashSet<String>> {
-        let mut map: BTreeMap<String, HashSet<String>> = BTreeMap::new();
-        for (sid, key) in pairs {
-            map.entry(sid.clone()).or_default().insert(key.clone());
+    fn sessions_of(pairs: &[(Rest, [u8; 16])]) -> BTreeMap<Session, Vec<Key>> {
+        let mut map: BTreeMap<Session, Vec<Key>> = BTreeMap::new();
+        for (rest, key) in pairs {
+            map.entry(Session::from_parts(0, *rest))
+                .or_default()
+                .push(Key(*key));
+        }
+        for keys in map.values_mut() {
+            keys.sort_unstable();
+            keys.dedup();
         }
         map
+    }
+
+    /// A session's rest: often one of a few, so sessions hold several keys.
+    fn rest() -> impl Strategy<Value = Rest> {
+        prop_oneof![any::<Rest>(), (0u8..4).prop_map(|b| [b * 0x55; 15])]
+    }
+
+    /// A session's rest or key from its hex.
+    fn unhex<const N: usize>(hex: &str) -> [u8; N] {
+        read_hex(hex.as_bytes()).expect("hex")
     }
 
     proptest! {
@@ -151,7 +183,7 @@ mod tests {
         fn shard_files_parse_only_as_written(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
             if let Some(file) = parse(bytes.clone()) {
                 let again = file.render();
-                prop_assert_eq!(again.as_bytes(), bytes.as_slice());
+                prop_assert_eq!(again.as_slice(), bytes.as_slice());
             }
         }
 
@@ -159,24 +191,27 @@ mod tests {
         /// file read back gives what writing them all at once gives.
         #[test]
         fn written_shards_read_back(
-            pairs in proptest::collection::vec(("[0-9a-f]{30}", "[0-9a-f]{32}"), 0..20),
-            later in proptest::collection::vec(("[0-9a-f]{30}", "[0-9a-f]{32}"), 0..6),
+            pairs in proptest::collection::vec((rest(), any::<[u8; 16]>()), 0..20),
+            later in proptest::collection::vec((rest(), any::<[u8; 16]>()), 0..6),
         ) {
             let first = sessions_of(&pairs);
-            let text = ShardFile::of(first.clone().into_iter().collect()).render();
-            let mut read = parse(text.into_bytes()).expect("what is written parses");
+            let text = ShardFile::of(first.clone()).render();
+            let mut read = parse(text).expect("what is written parses");
             for (sid, keys) in &first {
-                prop_assert_eq!(read.keys(sid), Some(keys.clone()));
+                prop_assert_eq!(read.keys(*sid), Some(keys.clone()));
             }
-            prop_assert_eq!(read.keys(&"f".repeat(SID)).is_some(), first.contains_key(&"f".repeat(SID)));
+            let f = Session::from_parts(0, [0xff; 15]);
+            prop_assert_eq!(read.keys(f).is_some(), first.contains_key(&f));
             let mut all = first.clone();
             for (sid, keys) in sessions_of(&later) {
-                let mut have = read.keys(&sid).unwrap_or_default();
+                let mut have = read.keys(sid).unwrap_or_default();
                 have.extend(keys);
-                read.set(sid.clone(), have.clone());
+                read.set(sid, have.clone());
+                have.sort_unstable();
+                have.dedup();
                 all.insert(sid, have);
             }
-            prop_assert_eq!(read.render(), ShardFile::of(all.into_iter().collect()).render());
+            prop_assert_eq!(read.render(), ShardFile::of(all).render());
         }
     }
 
@@ -187,8 +222,11 @@ mod tests {
         let key = "0123456789abcdef0123456789abcdef";
         let good = format!("{KEYS_MAGIC} 2\n{sid} {key}\n{other} {key}\n");
         let read = parse(good.clone().into_bytes()).expect("a shard as written");
-        assert_eq!(read.keys(sid), Some(HashSet::from([key.to_string()])));
-        assert_eq!(read.keys(&"2".repeat(SID)), None);
+        let session = |hex: &str| Session::from_parts(0, unhex(hex));
+        assert_eq!(read.keys(session(sid)), Some(vec![Key(unhex(key))]));
+        assert_eq!(read.keys(session(other)), Some(vec![Key(unhex(key))]));
+        assert_eq!(read.keys(session(&"2".repeat(SID))), None);
+        assert_eq!(read.render(), good.as_bytes(), "written back as read");
         for bad in [
             String::new(),
             format!("{sid} {key}\n"),
@@ -208,6 +246,6 @@ mod tests {
             assert!(parse(bad.clone().into_bytes()).is_none(), "{bad:?}");
         }
         let empty = parse(format!("{KEYS_MAGIC} 0\n").into_bytes()).expect("no keys at all");
-        assert_eq!(empty.keys(sid), None);
+        assert_eq!(empty.keys(session(sid)), None);
     }
 }

@@ -2,7 +2,7 @@
 //! files (entry and retraction lines), and the bytes one capture appends (grammar in
 //! `spec/record-format.md`).
 
-use super::entry::Entry;
+use super::entry::{dedupe_key_into, Entry};
 use super::line::{self, LineError};
 use super::retraction::{self, Retraction};
 use super::v1;
@@ -76,6 +76,44 @@ pub fn parse(bytes: &[u8]) -> DayFile {
         }
     }
     out
+}
+
+/// Hands `each` the session id and the dedupe key ([`dedupe_key_into`]) of every entry of a
+/// day file that has a session id, in file order: the entries [`parse`] reads. Where the `@1`
+/// fast path reads the frontmatter, its entries are not built (no value is copied, nothing but
+/// the key is written); any other file is parsed whole. `init` reads every day file's keys
+/// this way (`dedupe_keys_are_the_keys_of_the_parsed_entries` holds the two to the same keys).
+pub(crate) fn dedupe_keys(bytes: &[u8], mut each: impl FnMut(&str, &[u8])) {
+    let text = String::from_utf8_lossy(bytes);
+    let mut key = Vec::new();
+    if v1::has_frontmatter(&text) && !is_v2_header(&text) {
+        if let Some((entries, body_end)) = v1::parse_v1_views(&text) {
+            for e in &entries {
+                let mut paths: Vec<&str> = e.refs.iter().map(|(p, _)| p.as_ref()).collect();
+                let sid = e.session_id.as_deref();
+                if let Some(sid) = dedupe_key_into(sid, &e.summary, &mut paths, &mut key) {
+                    each(sid, &key);
+                }
+            }
+            for l in text.get(body_end..).unwrap_or("").split('\n') {
+                if let Ok(Some(e)) = line::parse(l) {
+                    entry_key(&e, &mut key, &mut each);
+                }
+            }
+            return;
+        }
+    }
+    for e in parse(bytes).entries {
+        entry_key(&e, &mut key, &mut each);
+    }
+}
+
+/// Hands `each` the session id and the dedupe key of `e`, when it has a session id.
+fn entry_key(e: &Entry, key: &mut Vec<u8>, each: &mut impl FnMut(&str, &[u8])) {
+    let mut paths: Vec<&str> = e.refs.iter().map(|r| r.path.as_str()).collect();
+    if let Some(sid) = dedupe_key_into(e.session_id.as_deref(), &e.summary, &mut paths, key) {
+        each(sid, key);
+    }
 }
 
 /// Reads only entry and retraction lines (a tail of an `@2` file that starts at a line

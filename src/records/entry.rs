@@ -115,16 +115,75 @@ impl Entry {
     /// The reference's dedupe key: `[session_id, summary, sorted ref paths]`; `None` without a
     /// session id (such entries are never deduped).
     pub(crate) fn dedupe_key(&self) -> Option<String> {
-        let sid = self.session_id.as_deref().filter(|s| !s.is_empty())?;
         let mut paths: Vec<&str> = self.refs.iter().map(|r| r.path.as_str()).collect();
-        paths.sort_unstable();
-        Some(serde_json::json!([sid, self.summary, paths]).to_string())
+        let mut key = Vec::new();
+        dedupe_key_into(
+            self.session_id.as_deref(),
+            &self.summary,
+            &mut paths,
+            &mut key,
+        )?;
+        String::from_utf8(key).ok()
     }
+}
+
+/// Writes the dedupe key of an entry with these fields into `out` (emptied first): the compact
+/// JSON `[session_id, summary, ref paths]`, the paths sorted in place first. Returns the
+/// session id (`None`, and nothing written, without one: such entries are never deduped). A day
+/// file's keys are written from its text through this without building its entries
+/// ([`super::dayfile::dedupe_keys`]).
+pub(crate) fn dedupe_key_into<'s>(
+    session_id: Option<&'s str>,
+    summary: &str,
+    paths: &mut [&str],
+    out: &mut Vec<u8>,
+) -> Option<&'s str> {
+    let sid = session_id.filter(|s| !s.is_empty())?;
+    paths.sort_unstable();
+    out.clear();
+    // Strings written into a Vec: serde_json cannot fail here.
+    serde_json::to_writer(&mut *out, &(sid, summary, &*paths)).ok()?;
+    Some(sid)
 }
 
 fn truncate_chars(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The key is the reference's: `JSON.stringify([sessionId, summary, paths.sort()])`,
+        /// as serde_json's `Value` writes it (the shard files hold its hash, so it never changes).
+        #[test]
+        fn the_dedupe_key_is_the_json_of_session_summary_and_sorted_paths(
+            sid in proptest::option::of(any::<String>()),
+            summary in any::<String>(),
+            paths in proptest::collection::vec(any::<String>(), 0..4),
+        ) {
+            let entry = Entry {
+                id: "1".into(),
+                session_id: sid.clone(),
+                time: String::new(),
+                summary: summary.clone(),
+                refs: paths.iter().map(|p| NoteRef::new(p.as_str(), "h", None)).collect(),
+                workspace: None,
+                client: None,
+                supersedes: None,
+                extra: Map::new(),
+            };
+            let mut sorted: Vec<&str> = paths.iter().map(String::as_str).collect();
+            sorted.sort_unstable();
+            let want = sid
+                .filter(|s| !s.is_empty())
+                .map(|s| serde_json::json!([s, summary, sorted]).to_string());
+            prop_assert_eq!(entry.dedupe_key(), want);
+        }
     }
 }

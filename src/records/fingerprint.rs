@@ -10,7 +10,12 @@ pub(crate) const NOTE_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Lowercase hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
+    hex(&sha256(bytes))
+}
+
+/// The sha256 of `bytes`.
+pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
 }
 
 /// A vault's id: the first 16 hex digits of sha256 of its canonical root path (its state and

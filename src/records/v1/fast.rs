@@ -34,6 +34,54 @@ const TOP_REFS: RefsShape = RefsShape {
 /// Characters js-yaml never writes first in a plain scalar (YAML indicators).
 const FIRST_UNSAFE: &[u8] = b"-?:,[]{}#&*!|=>'\"%@`";
 
+/// One entry as the fast path reads it: each value borrowed from the text unless an escape or
+/// a doubled quote had to be undone. [`EntryView::into_entry`] makes it the [`Entry`]; the
+/// dedupe keys are read from it without that (`crate::records::dayfile::dedupe_keys`).
+#[derive(Debug)]
+pub(crate) struct EntryView<'a> {
+    pub id: Cow<'a, str>,
+    pub session_id: Option<Cow<'a, str>>,
+    pub time: Cow<'a, str>,
+    pub summary: Cow<'a, str>,
+    /// Each ref's path and hash.
+    pub refs: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    pub workspace: Option<WorkspaceView<'a>>,
+}
+
+/// A workspace's `cwd`, `project` and `repo`, as [`EntryView`] holds them.
+pub(crate) type WorkspaceView<'a> = (Cow<'a, str>, Cow<'a, str>, Option<Cow<'a, str>>);
+
+impl EntryView<'_> {
+    /// The entry, its values owned.
+    pub(crate) fn into_entry(self) -> Entry {
+        Entry {
+            id: self.id.into_owned(),
+            session_id: self.session_id.map(Cow::into_owned),
+            time: self.time.into_owned(),
+            summary: self.summary.into_owned(),
+            refs: self
+                .refs
+                .into_iter()
+                .map(|(path, hash)| NoteRef {
+                    path: path.into_owned(),
+                    hash: hash.into_owned(),
+                    blob: None,
+                    extra: Map::new(),
+                })
+                .collect(),
+            workspace: self.workspace.map(|(cwd, project, repo)| Workspace {
+                cwd: cwd.into_owned(),
+                project: project.into_owned(),
+                repo: repo.map(Cow::into_owned),
+                extra: Map::new(),
+            }),
+            client: None,
+            supersedes: None,
+            extra: Map::new(),
+        }
+    }
+}
+
 /// Parses the text after the opening `---\n` up to and including the closing `---` line:
 /// the record and how many bytes that took. `None` when the frontmatter is not exactly the
 /// reference's shape, or is invalid in any way (the fallback then produces the error).
@@ -41,6 +89,17 @@ const FIRST_UNSAFE: &[u8] = b"-?:,[]{}#&*!|=>'\"%@`";
 /// No line it accepts before the closing one is `---`, so it closes where
 /// [`super::split_frontmatter`] does.
 pub(super) fn parse(text: &str) -> Option<(Parsed, usize)> {
+    let (day, schema, entries, used) = parse_views(text)?;
+    let parsed = Parsed {
+        day,
+        schema,
+        entries: entries.into_iter().map(EntryView::into_entry).collect(),
+    };
+    Some((parsed, used))
+}
+
+/// [`parse`], its entries borrowed: the day, the schema, the entries and the bytes used.
+pub(super) fn parse_views(text: &str) -> Option<(String, String, Vec<EntryView<'_>>, usize)> {
     let mut lines = Lines::new(text);
     lines.scalar("collection: ")?;
     let schema = lines.field("schema: ")?;
@@ -62,46 +121,32 @@ pub(super) fn parse(text: &str) -> Option<(Parsed, usize)> {
     }
     // `rest` starts just after the current (closing) line.
     let used = text.len() - lines.rest.len();
-    let parsed = Parsed {
-        day,
-        schema,
-        entries,
-    };
-    Some((parsed, used))
+    Some((day, schema, entries, used))
 }
 
-fn entry(lines: &mut Lines<'_>) -> Option<Entry> {
-    let id = lines.field("  - id: ")?;
-    let session_id = lines.opt_field("    session_id: ")?;
-    let time = lines.field("    time: ")?;
-    let summary = lines.field("    summary: ")?;
-    let refs = refs(lines, &ENTRY_REFS, |path, hash| NoteRef {
-        path: path.into_owned(),
-        hash: hash.into_owned(),
-        blob: None,
-        extra: Map::new(),
-    })?;
+fn entry<'a>(lines: &mut Lines<'a>) -> Option<EntryView<'a>> {
+    let id = lines.scalar("  - id: ")?;
+    let session_id = lines.opt_scalar("    session_id: ")?;
+    let time = lines.scalar("    time: ")?;
+    let summary = lines.scalar("    summary: ")?;
+    let refs = refs(lines, &ENTRY_REFS, |path, hash| (path, hash))?;
     let workspace = if lines.peek() == Some("    workspace:") {
         lines.advance();
-        Some(Workspace {
-            cwd: lines.field("      cwd: ")?,
-            project: lines.field("      project: ")?,
-            repo: lines.opt_field("      repo: ")?,
-            extra: Map::new(),
-        })
+        Some((
+            lines.scalar("      cwd: ")?,
+            lines.scalar("      project: ")?,
+            lines.opt_scalar("      repo: ")?,
+        ))
     } else {
         None
     };
-    Some(Entry {
+    Some(EntryView {
         id,
         session_id,
         time,
         summary,
         refs,
         workspace,
-        client: None,
-        supersedes: None,
-        extra: Map::new(),
     })
 }
 
@@ -180,9 +225,9 @@ impl<'a> Lines<'a> {
     }
 
     /// `Some(None)` when the current line is not this key; `None` when it is but is invalid.
-    fn opt_field(&mut self, prefix: &str) -> Option<Option<String>> {
+    fn opt_scalar(&mut self, prefix: &str) -> Option<Option<Cow<'a, str>>> {
         match self.cur {
-            Some(line) if line.starts_with(prefix) => self.field(prefix).map(Some),
+            Some(line) if line.starts_with(prefix) => self.scalar(prefix).map(Some),
             _ => Some(None),
         }
     }

@@ -14,6 +14,8 @@ use crate::records::Entry;
 mod fallback;
 mod fast;
 
+pub(crate) use fast::EntryView;
+
 /// What every accepted `schema` value starts with.
 const SCHEMA_PREFIX: &str = "session-record@";
 
@@ -80,6 +82,16 @@ pub(crate) fn parse_v1(text: &str) -> Result<V1File, V1Error> {
         entries: parsed.entries,
         body_end,
     })
+}
+
+/// The entries of an `@1` day file, borrowed from `text`, and where its generated body ends
+/// ([`V1File::body_end`]), when the fast path reads its frontmatter; `None` when it steps aside
+/// (then only [`parse_v1`] knows what the file holds). Where it answers, it answers what
+/// [`parse_v1`] does: the same code reads both.
+pub(crate) fn parse_v1_views(text: &str) -> Option<(Vec<EntryView<'_>>, usize)> {
+    let (_, _, entries, consumed) = text.strip_prefix("---\n").and_then(fast::parse_views)?;
+    let body_end = body_end(text, 4 + consumed, entries.len());
+    Some((entries, body_end))
 }
 
 /// The frontmatter text (between the delimiter lines, ending in its last `\n`) and the offset

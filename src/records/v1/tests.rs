@@ -374,6 +374,11 @@ fn generated_files_take_the_fast_path_and_match_the_fallback() {
         let file = parse_v1(text).expect("valid");
         assert_eq!(file.entries, fast.entries);
         assert_eq!(file.body_end, text.len());
+        let (views, body_end) = parse_v1_views(text).expect("the views are read too");
+        assert_eq!((views.len(), body_end), (file.entries.len(), file.body_end));
+        keys_agree(text.as_bytes())
+            .map_err(|e| e.to_string())
+            .unwrap();
     }
 }
 
@@ -703,4 +708,102 @@ fn emitted_plain_tricky_records_take_the_fast_path() {
     let fast = fast_path(&text).expect("fast path");
     assert_eq!(fast.entries, e);
     assert_eq!(parse_v1(&text).map(|f| f.entries), Ok(e));
+}
+
+// ---- the dedupe keys read without building the entries (dayfile::dedupe_keys) ----
+
+/// The keys `dedupe_keys` hands out and those of the entries `dayfile::parse` builds: the
+/// same sessions and keys in the same order.
+fn keys_agree(bytes: &[u8]) -> Result<(), TestCaseError> {
+    let mut scanned = Vec::new();
+    crate::records::dayfile::dedupe_keys(bytes, |sid, key| {
+        scanned.push((sid.to_owned(), String::from_utf8_lossy(key).into_owned()))
+    });
+    let parsed: Vec<(String, String)> = crate::records::dayfile::parse(bytes)
+        .entries
+        .iter()
+        .filter_map(|e| Some((e.session_id.clone()?, e.dedupe_key()?)))
+        .collect();
+    prop_assert_eq!(scanned, parsed, "file:\n{}", String::from_utf8_lossy(bytes));
+    Ok(())
+}
+
+/// `serialize`'s file with `@2` entry lines (and a broken one) appended after its body.
+fn with_appended_lines(text: &str, appended: &[Entry]) -> String {
+    let mut out = text.to_owned();
+    for e in appended {
+        out += &crate::records::line::render(e);
+        out.push('\n');
+    }
+    out + "- 00:00:00 - broken <!-- rutter:entry {\"id\": -->\n"
+}
+
+#[test]
+fn the_reference_files_keys_are_read_without_building_entries() {
+    for text in [QUOTING, FALLBACK_ONLY] {
+        keys_agree(text.as_bytes())
+            .map_err(|e| e.to_string())
+            .unwrap();
+    }
+    let (entries, _) = parse_v1_views(QUOTING).expect("the fast path reads it");
+    assert_eq!(entries.len(), 4);
+    assert!(parse_v1_views(FALLBACK_ONLY).is_none());
+    let mut keys = Vec::new();
+    crate::records::dayfile::dedupe_keys(QUOTING.as_bytes(), |sid, _| keys.push(sid.to_owned()));
+    assert_eq!(
+        keys,
+        ["S1", "8177337b-eb74-408a-9814-9002eb7093b0", "12345"]
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// On any bytes, and on any text behind a frontmatter's opening line.
+    #[test]
+    fn dedupe_keys_of_arbitrary_bytes_are_the_parsed_ones(
+        bytes in proptest::collection::vec(any::<u8>(), 0..400),
+        s in any::<String>(),
+    ) {
+        keys_agree(&bytes)?;
+        keys_agree(format!("---\n{s}\n---\n").as_bytes())?;
+    }
+
+    /// On the reference's files with any values and appended `@2` lines (most take the fast
+    /// path), and on the same files hand-broken: bytes changed, inserted, removed, cut short.
+    #[test]
+    fn dedupe_keys_are_the_keys_of_the_parsed_entries(
+        entries in proptest::collection::vec(entry_strategy(), 1..4),
+        appended in proptest::collection::vec(entry_strategy(), 0..3),
+        edits in proptest::collection::vec((any::<Index>(), any::<u8>(), 0usize..3), 0..4),
+        cut in proptest::option::of(any::<Index>()),
+    ) {
+        let text = with_appended_lines(&serialize("2026-11-30", &entries), &appended);
+        keys_agree(text.as_bytes())?;
+        keys_agree(mutate(&text, &edits, cut).as_bytes())?;
+    }
+
+    /// On the fixtures with bytes changed and with whole lines removed, repeated, swapped or
+    /// re-indented.
+    #[test]
+    fn dedupe_keys_of_broken_fixtures_are_the_parsed_ones(
+        base in select(vec![QUOTING, FALLBACK_ONLY]),
+        edits in proptest::collection::vec((any::<Index>(), any::<u8>(), 0usize..3), 0..5),
+        cut in proptest::option::of(any::<Index>()),
+        line_edits in proptest::collection::vec((any::<Index>(), any::<Index>(), 0usize..5), 0..4),
+    ) {
+        keys_agree(mutate(base, &edits, cut).as_bytes())?;
+        let mut lines: Vec<String> = base.lines().map(str::to_owned).collect();
+        for (a, b, kind) in line_edits {
+            let (i, j) = (a.index(lines.len()), b.index(lines.len()));
+            match kind {
+                0 if lines.len() > 1 => drop(lines.remove(i)),
+                1 => lines.insert(j, lines[i].clone()),
+                2 => lines.swap(i, j),
+                3 => lines[i].insert_str(0, "  "),
+                _ => lines[i] = lines[i].trim_start_matches(' ').to_owned(),
+            }
+        }
+        keys_agree((lines.join("\n") + "\n").as_bytes())?;
+    }
 }
