@@ -57,7 +57,7 @@ fn page_of(recent: &Recent, uses: &[(String, String)]) -> Shown {
     };
     let input = Input {
         vault: Path::new("/v<ault>"),
-        recent,
+        decisions: Source::Answer(recent),
         marks: true,
         refs,
         ids: &|id: &str| id[..15].to_string(),
@@ -67,7 +67,7 @@ fn page_of(recent: &Recent, uses: &[(String, String)]) -> Shown {
         now: crate::clock::parse_instant("2026-12-01T09:00:00.000Z").unwrap(),
         notes: vec![],
     };
-    let page = page(&input);
+    let page = page(&input).unwrap();
     Shown {
         html: page.html(),
         decisions: page.decisions,
@@ -285,7 +285,7 @@ fn the_chart_counts_the_uses_within_the_bounds() {
     let html = |bounds: &EntryFilter| {
         page(&Input {
             vault: Path::new("/v"),
-            recent: &recent,
+            decisions: Source::Answer(&recent),
             marks: true,
             refs: &|_: &mut String, _: &str, _: &str| {},
             ids: &|id: &str| id.to_string(),
@@ -295,6 +295,7 @@ fn the_chart_counts_the_uses_within_the_bounds() {
             now: crate::clock::parse_instant("2026-12-01T09:00:00.000Z").unwrap(),
             notes: vec![],
         })
+        .unwrap()
         .html()
     };
     let all = html(&EntryFilter::default());
