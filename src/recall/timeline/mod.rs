@@ -13,16 +13,16 @@ mod chart;
 mod fields;
 mod read;
 
-use super::recent::{Query, Step};
+use super::recent::Query;
 #[cfg(test)]
-use super::recent::{Recent, Session};
+use super::recent::{Recent, Session, Step};
 use super::render::{IdText, RefText, RESTORE_HINT};
 use crate::clock::{Clock, Instant};
 use crate::index::{Index, IndexError};
 use crate::records::filter::EntryFilter;
 use crate::records::fingerprint::short_hash;
-#[cfg(test)]
 use crate::records::standing::Status;
+use crate::records::supersede::Links;
 use fields::{shown, shown_opt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -141,9 +141,9 @@ pub(crate) struct Page<'a> {
 
 /// The decisions of a page.
 enum Body<'a> {
-    /// Held whole, in the page's order.
+    /// An answer held whole, sorted when it is written.
     #[cfg(test)]
-    Held(Vec<Decision<'a>>),
+    Held(&'a Recent),
     /// Read as they are written.
     Read {
         index: &'a Index,
@@ -173,7 +173,10 @@ impl Page<'_> {
             };
             let read = match &self.body {
                 #[cfg(test)]
-                Body::Held(decisions) => decisions.iter().try_for_each(&mut emit),
+                Body::Held(recent) => {
+                    let parts = held_parts(recent);
+                    sorted(self.input, &parts).iter().try_for_each(&mut emit)
+                }
                 Body::Read {
                     index,
                     query,
@@ -310,29 +313,15 @@ pub(crate) fn page<'a>(input: &'a Input<'a>) -> Result<Page<'a>, IndexError> {
     let (body, empty, deleted, days, projects, decisions, chart) = match input.decisions {
         #[cfg(test)]
         Source::Answer(recent) => {
-            let sessions: &[Session] = match recent {
-                Recent::Sessions(s) => s,
-                _ => &[],
-            };
-            let steps = || sessions.iter().flat_map(|s| &s.steps);
-            let deleted = steps().any(|st| st.status == Status::Deleted);
-            let mut decisions: Vec<Decision<'_>> = steps().map(|s| decision(input, s)).collect();
-            // Sorted by day (newest first), then as [`order`] says.
-            decisions.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| order(a, b)));
+            let parts = held_parts(recent);
+            let deleted = parts.iter().any(|p| p.status == Status::Deleted);
+            let decisions = sorted(input, &parts);
             let days = count_distinct(decisions.iter().map(|d| d.day.as_str()));
             let projects = count_distinct(decisions.iter().filter_map(|d| d.project.as_deref()));
             let chart = drawn(input, decisions.iter().map(|d| d.day.as_str()));
             let n = decisions.len();
             let empty = super::render::empty_state(recent);
-            (
-                Body::Held(decisions),
-                empty,
-                deleted,
-                days,
-                projects,
-                n,
-                chart,
-            )
+            (Body::Held(recent), empty, deleted, days, projects, n, chart)
         }
         Source::Index { index, query } => {
             let tally = read::tally(input, index, query)?;
@@ -389,6 +378,28 @@ pub(crate) fn page<'a>(input: &'a Input<'a>) -> Result<Page<'a>, IndexError> {
     })
 }
 
+/// The parts of every step of an answer.
+#[cfg(test)]
+fn held_parts(recent: &Recent) -> Vec<Parts<'_>> {
+    let sessions: &[Session] = match recent {
+        Recent::Sessions(s) => s,
+        _ => &[],
+    };
+    sessions
+        .iter()
+        .flat_map(|s| &s.steps)
+        .map(Parts::of)
+        .collect()
+}
+
+/// The decisions of `parts`, by day (newest first), then as [`order`] says.
+#[cfg(test)]
+fn sorted<'a>(input: &Input<'_>, parts: &'a [Parts<'a>]) -> Vec<Decision<'a>> {
+    let mut decisions: Vec<Decision<'_>> = parts.iter().map(|p| decision(input, p)).collect();
+    decisions.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| order(a, b)));
+    decisions
+}
+
 /// The chart of the decisions on `days` (one day a decision) and the uses within the bounds.
 fn drawn<'a>(input: &Input<'_>, days: impl Iterator<Item = &'a str>) -> chart::Chart {
     chart::drawn(
@@ -414,41 +425,80 @@ fn order(a: &Decision<'_>, b: &Decision<'_>) -> std::cmp::Ordering {
         .then_with(|| a.id.cmp(&b.id))
 }
 
+/// What a decision is made of: a step's fields as recall serves them.
+pub(super) struct Parts<'a> {
+    /// The day of its day file.
+    pub day: &'a str,
+    pub time: Cow<'a, str>,
+    pub id: Cow<'a, str>,
+    pub project: Option<Cow<'a, str>>,
+    pub client: Option<Cow<'a, str>>,
+    pub summary: Cow<'a, str>,
+    /// Every cited note as `(path, hash)` (the page shows the first [`fields::REFS`]).
+    pub refs: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    pub status: Status,
+    pub supersede: Links,
+}
+
+#[cfg(test)]
+impl<'a> Parts<'a> {
+    /// The parts of `step`.
+    fn of(step: &'a Step) -> Parts<'a> {
+        let e = &step.entry;
+        let refs = e.refs.iter();
+        Parts {
+            day: &step.day,
+            time: Cow::Borrowed(&e.time),
+            id: Cow::Borrowed(&e.id),
+            project: e.project().map(Cow::Borrowed),
+            client: e.client.as_deref().map(Cow::Borrowed),
+            summary: Cow::Borrowed(&e.summary),
+            refs: refs
+                .map(|r| {
+                    (
+                        Cow::Borrowed(r.path.as_str()),
+                        Cow::Borrowed(r.hash.as_str()),
+                    )
+                })
+                .collect(),
+            status: step.status,
+            supersede: step.supersede.clone(),
+        }
+    }
+}
+
 /// One step as the page shows it, after its sort key (the project's) and its recorded time.
-fn decision<'a>(input: &Input<'_>, step: &'a Step) -> Decision<'a> {
-    let (day, time) = input.clock.day_time(&step.day, &step.entry.time);
-    let project = step.entry.project();
-    let cited_notes = &step.entry.refs;
-    let refs = cited_notes
+fn decision<'a>(input: &Input<'_>, p: &'a Parts<'a>) -> Decision<'a> {
+    let (day, time) = input.clock.day_time(p.day, &p.time);
+    let project = p.project.as_deref();
+    let refs = p
+        .refs
         .iter()
         .take(fields::REFS)
-        .map(|r| cited(input.refs, &r.path, &r.hash))
+        .map(|(path, hash)| cited(input.refs, path, hash))
         .collect();
     Decision {
         project_key: project
             .map(crate::index::entries::project_key)
             .unwrap_or_default(),
-        at: &step.entry.time,
-        id: shown(&(input.ids)(&step.entry.id), fields::SHORT).into_owned(),
+        at: &p.time,
+        id: shown(&(input.ids)(&p.id), fields::SHORT).into_owned(),
         day: shown(&day, fields::SHORT).into_owned(),
         time: shown(&time, fields::SHORT).into_owned(),
         project: shown_opt(project, fields::NAME),
-        client: shown_opt(step.entry.client.as_deref(), fields::NAME),
-        summary: shown(&step.entry.summary, fields::SUMMARY),
-        mark: super::row::mark(step.status, input.marks),
-        superseded: superseded(input, step),
+        client: shown_opt(p.client.as_deref(), fields::NAME),
+        summary: shown(&p.summary, fields::SUMMARY),
+        mark: super::row::mark(p.status, input.marks),
+        superseded: superseded(input, &p.supersede),
         refs,
-        more_refs: cited_notes
-            .len()
-            .checked_sub(fields::REFS)
-            .filter(|&n| n > 0),
+        more_refs: p.refs.len().checked_sub(fields::REFS).filter(|&n| n > 0),
     }
 }
 
 /// The step's `[superseded by …]` mark, as recall writes it, when it has one.
-fn superseded(input: &Input<'_>, step: &Step) -> Option<String> {
+fn superseded(input: &Input<'_>, links: &Links) -> Option<String> {
     let mut out = String::new();
-    super::row::push_supersede(&mut out, &step.supersede, Some(input.ids));
+    super::row::push_supersede(&mut out, links, Some(input.ids));
     let text = out.trim_start();
     (!text.is_empty()).then(|| shown(text, fields::SUMMARY).into_owned())
 }

@@ -13,17 +13,21 @@
 //! the rows alike: an entry two files of a day hold alike is one decision, first in file order,
 //! committed if either copy is (as `recent` reads them, spec/sync.md).
 
-use super::{decision, fields, order, Decision, Input};
+use super::{decision, fields, order, Decision, Input, Parts};
 use crate::clock::{add_days, Clock};
 use crate::index::entries::project_key;
 use crate::index::recent_rows::EntryRow;
 use crate::index::supersede::Supersedes;
 use crate::index::{Index, IndexError};
 use crate::recall::recent::{bounds, Query};
-use crate::recall::served;
+use crate::recall::served::{self, cut};
+use crate::records::grammar::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
 use crate::records::standing::Status;
-use crate::records::{Entry, Step};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Range;
 
 /// What the first pass counts.
 #[derive(Debug, Default)]
@@ -39,55 +43,73 @@ pub(super) struct Tally {
     strays: BTreeMap<String, Vec<(String, i64, Status)>>,
 }
 
-/// One row of a file day, retracted rows left out.
+/// One row of a file day (retracted rows are left out), its text in [`FileDay::text`].
 struct Row {
-    file: String,
+    file: Range<usize>,
     seq: i64,
-    id: String,
-    time: String,
-    project: Option<String>,
-    json: String,
+    id: Range<usize>,
+    time: Range<usize>,
+    project: Option<Range<usize>>,
+    json: Range<usize>,
     status: Status,
 }
 
-/// The rows of one file day, in the table's order (file stem, then place, descending).
+/// The rows of one file day, in the table's order (file stem, then place, descending), their
+/// text in one buffer kept from day to day rather than six strings a row.
 #[derive(Default)]
 struct FileDay {
     day: String,
+    text: String,
     rows: Vec<Row>,
 }
 
 impl FileDay {
+    fn at(&self, r: &Range<usize>) -> &str {
+        self.text.get(r.clone()).unwrap_or("")
+    }
+
     fn push(&mut self, r: &EntryRow<'_>) {
         if r.retracted {
             return;
         }
+        let text = &mut self.text;
+        let mut put = |s: &str| {
+            let start = text.len();
+            text.push_str(s);
+            start..text.len()
+        };
         self.rows.push(Row {
-            file: r.file.to_string(),
+            file: put(r.file),
             seq: r.seq,
-            id: r.id.to_string(),
-            time: r.time.to_string(),
-            project: r.project.map(str::to_string),
-            json: r.json.to_string(),
+            id: put(r.id),
+            time: put(r.time),
+            project: r.project.map(&mut put),
+            json: put(r.json),
             status: r.status,
         });
     }
 
     /// The day's decisions, in the table's order, with their statuses: of the rows two files
-    /// hold alike (the same JSON) the first in file order is kept, committed if any copy is.
+    /// hold alike (the same JSON, so the same id) the first in file order is kept, committed if
+    /// any copy is.
     fn kept(&self) -> Vec<(&Row, Status)> {
-        let mut status: Vec<Option<Status>> = vec![None; self.rows.len()];
-        let mut by_id: HashMap<&str, Vec<usize>> = HashMap::new();
+        let n = self.rows.len();
+        let mut status: Vec<Option<Status>> = vec![None; n];
+        // The first row kept of each id, and the next kept row of the same id.
+        let mut first: HashMap<&str, usize> = HashMap::with_capacity(n);
+        let mut next: Vec<Option<usize>> = vec![None; n];
         for (i, row) in self.rows.iter().enumerate().rev() {
-            let ids = by_id.entry(row.id.as_str()).or_default();
-            match ids.iter().find(|&&j| self.rows[j].json == row.json) {
-                Some(&first) if row.status == Status::Committed => {
-                    status[first] = Some(Status::Committed);
-                }
+            let (id, json) = (self.at(&row.id), self.at(&row.json));
+            let mut same = first.get(id).copied();
+            while let Some(j) = same.filter(|&j| self.at(&self.rows[j].json) != json) {
+                same = next[j];
+            }
+            match same {
+                Some(j) if row.status == Status::Committed => status[j] = Some(Status::Committed),
                 Some(_) => {}
                 None => {
                     status[i] = Some(row.status);
-                    ids.push(i);
+                    next[i] = first.insert(id, i);
                 }
             }
         }
@@ -99,12 +121,14 @@ impl FileDay {
     }
 }
 
-/// The day of the page's clock a row falls on, as the page shows it.
-fn page_day(clock: &Clock, day: &str, time: &str) -> String {
-    let time = served::cut(time, served::NAME_MAX_CHARS);
-    let mut out = String::new();
-    clock.push_day(&mut out, day, &time);
-    fields::shown(&out, fields::SHORT).into_owned()
+/// The day of the page's clock a row of file day `day` recorded at `time` falls on, as the page
+/// shows it, written over `out`.
+fn page_day(clock: &Clock, day: &str, time: &str, out: &mut String) {
+    out.clear();
+    clock.push_day(out, day, &cut(time, served::NAME_MAX_CHARS));
+    if let Cow::Owned(shown) = fields::shown(out, fields::SHORT) {
+        *out = shown;
+    }
 }
 
 /// The days before and after a file's day, between which its rows' page days fall.
@@ -117,11 +141,6 @@ fn is_stray(file_day: &str, reach: &(Option<String>, Option<String>), page: &str
     page != file_day && reach.0.as_deref() != Some(page) && reach.1.as_deref() != Some(page)
 }
 
-/// The project filter and the time bounds of `q`, as `recent` applies them.
-fn filters(q: &Query, input: &Input<'_>) -> (Option<String>, crate::records::filter::EntryFilter) {
-    (q.project.as_deref().map(project_key), bounds(q, input.now))
-}
-
 /// Every file day of `q`'s rows, newest first, handed to `each` whole.
 fn each_file_day(
     index: &Index,
@@ -129,13 +148,16 @@ fn each_file_day(
     input: &Input<'_>,
     mut each: impl FnMut(&FileDay) -> Result<(), IndexError>,
 ) -> Result<(), IndexError> {
-    let (project, filter) = filters(q, input);
+    let project = q.project.as_deref().map(project_key);
+    let filter = bounds(q, input.now);
     let mut day = FileDay::default();
     index.each_entry_row(project.as_deref(), &filter, |r| {
         if r.day != day.day {
             each(&day)?;
             day.rows.clear();
-            day.day = r.day.to_string();
+            day.text.clear();
+            day.day.clear();
+            day.day.push_str(r.day);
         }
         day.push(r);
         Ok(())
@@ -148,22 +170,29 @@ pub(super) fn tally(input: &Input<'_>, index: &Index, q: &Query) -> Result<Tally
     let mut t = Tally::default();
     let mut seen_projects = HashSet::new();
     let mut projects = BTreeSet::new();
+    let mut page = String::new();
     each_file_day(index, q, input, |day| {
         let reach = reach(&day.day);
         for (row, status) in day.kept() {
-            let page = page_day(input.clock, &day.day, &row.time);
-            if let Some(p) = &row.project {
-                if seen_projects.insert(p.clone()) {
+            page_day(input.clock, &day.day, day.at(&row.time), &mut page);
+            if let Some(p) = row.project.as_ref().map(|p| day.at(p)) {
+                if !seen_projects.contains(p) {
+                    seen_projects.insert(p.to_string());
                     projects.insert(fields::shown(p, fields::NAME).into_owned());
                 }
             }
             t.decisions += 1;
             t.deleted |= status == Status::Deleted;
             if is_stray(&day.day, &reach, &page) {
-                let key = (row.file.clone(), row.seq, status);
+                let key = (day.at(&row.file).to_string(), row.seq, status);
                 t.strays.entry(page.clone()).or_default().push(key);
             }
-            *t.days.entry(page).or_default() += 1;
+            match t.days.get_mut(page.as_str()) {
+                Some(n) => *n += 1,
+                None => {
+                    t.days.insert(page.clone(), 1);
+                }
+            }
         }
         Ok(())
     })?;
@@ -171,39 +200,138 @@ pub(super) fn tally(input: &Input<'_>, index: &Index, q: &Query) -> Result<Tally
     Ok(t)
 }
 
-/// A decision's step, held until its page day is handed on, with its key (file stem, place).
+/// What a decision shows of an entry's JSON, typed as `Entry` types it (the cache's JSON is an
+/// `Entry` serialised), read into borrowed strings rather than a whole `Entry` with its
+/// unknown fields.
+#[derive(Deserialize)]
+struct LiteEntry<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
+    time: Cow<'a, str>,
+    #[serde(borrow)]
+    summary: Cow<'a, str>,
+    #[serde(default, borrow)]
+    refs: Vec<LiteRef<'a>>,
+    #[serde(default, borrow)]
+    workspace: Option<LiteWorkspace<'a>>,
+    #[serde(default, borrow)]
+    client: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct LiteRef<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+    #[serde(borrow)]
+    hash: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct LiteWorkspace<'a> {
+    #[allow(dead_code)]
+    cwd: IgnoredAny,
+    #[serde(borrow)]
+    project: Cow<'a, str>,
+}
+
+/// A field cut as `recent` serves it ([`served::entry`]), still borrowed when short.
+fn served_cut<'a>(field: &Cow<'a, str>, max: usize) -> Cow<'a, str> {
+    match field {
+        Cow::Borrowed(s) => cut(s, max),
+        Cow::Owned(s) => Cow::Owned(cut(s, max).into_owned()),
+    }
+}
+
+/// The parts of a decision of an entry's JSON, every field cut as `recent` serves it (its cited
+/// notes at most [`served::REFS_MAX`], the summary then saying how many more) and with its
+/// supersede links; `None` when the JSON does not read (`recent` leaves such a row out too).
+fn parts<'a>(
+    day: &'a str,
+    json: &'a str,
+    status: Status,
+    claims: &Supersedes,
+) -> Option<Parts<'a>> {
+    let e = serde_json::from_str::<LiteEntry<'a>>(json).ok()?;
+    let mut summary = served_cut(&e.summary, SUMMARY_MAX_CHARS);
+    let more = e.refs.len().saturating_sub(served::REFS_MAX);
+    if more > 0 {
+        summary = Cow::Owned(format!("{summary} [cut: {more} more cited notes]"));
+    }
+    let id = served_cut(&e.id, served::NAME_MAX_CHARS);
+    let refs = e.refs.iter().take(served::REFS_MAX).map(|r| {
+        let path = served_cut(&r.path, served::PATH_MAX_CHARS);
+        (path, served_cut(&r.hash, served::NAME_MAX_CHARS))
+    });
+    Some(Parts {
+        day,
+        time: served_cut(&e.time, served::NAME_MAX_CHARS),
+        supersede: match claims.is_empty() {
+            true => Default::default(),
+            false => claims.links(&id),
+        },
+        id,
+        project: e
+            .workspace
+            .map(|w| served_cut(&w.project, PROVENANCE_MAX_CHARS)),
+        client: e
+            .client
+            .as_ref()
+            .map(|c| served_cut(c, served::NAME_MAX_CHARS)),
+        summary,
+        refs: refs.collect(),
+        status,
+    })
+}
+
+/// One row held until its page day is handed on, its text in [`HeldDay::text`].
 struct Held {
-    file: String,
+    file: Range<usize>,
     seq: i64,
-    step: Step,
+    day: Range<usize>,
+    json: Range<usize>,
+    status: Status,
+}
+
+/// The rows of one page day read so far.
+#[derive(Default)]
+struct HeldDay {
+    text: String,
+    rows: Vec<Held>,
+}
+
+impl HeldDay {
+    fn at(&self, r: &Range<usize>) -> &str {
+        self.text.get(r.clone()).unwrap_or("")
+    }
+
+    fn push(&mut self, file: &str, seq: i64, day: &str, json: &str, status: Status) {
+        let text = &mut self.text;
+        let mut put = |s: &str| {
+            let start = text.len();
+            text.push_str(s);
+            start..text.len()
+        };
+        let (file, day, json) = (put(file), put(day), put(json));
+        self.rows.push(Held {
+            file,
+            seq,
+            day,
+            json,
+            status,
+        });
+    }
 }
 
 /// The page days read and not handed on yet.
 struct Pending {
-    days: BTreeMap<String, Vec<Held>>,
+    days: BTreeMap<String, HeldDay>,
     /// The strays not handed on yet, by page day (the tally's).
     strays: BTreeMap<String, Vec<(String, i64, Status)>>,
     claims: Supersedes,
 }
 
 impl Pending {
-    /// The step of a row's JSON, as `recent` serves it (its fields cut, its supersede links);
-    /// `None` when the JSON does not read (`recent` leaves such a row out too).
-    fn step(&self, day: &str, json: &str, status: Status) -> Option<Step> {
-        let entry = serde_json::from_str::<Entry>(json).ok()?;
-        let mut step = Step {
-            day: day.to_string(),
-            entry,
-            status,
-            supersede: Default::default(),
-        };
-        served::step(&mut step);
-        if !self.claims.is_empty() {
-            step.supersede = self.claims.links(&step.entry.id);
-        }
-        Some(step)
-    }
-
     /// The newest page day held or stray.
     fn newest(&self) -> Option<String> {
         let held = self.days.last_key_value().map(|(d, _)| d);
@@ -224,18 +352,16 @@ impl Pending {
             if bound.is_some_and(|b| page.as_str() <= b) {
                 break;
             }
-            let mut steps = self.days.remove(&page).unwrap_or_default();
+            let mut held = self.days.remove(&page).unwrap_or_default();
             let keys = self.strays.remove(&page).unwrap_or_default();
             index.entry_rows_at(keys.iter().map(|(f, s, _)| (f.as_str(), *s)), |r| {
-                let status = keys.iter().find(|(f, s, _)| f == r.file && *s == r.seq);
-                let step = status.and_then(|(_, _, st)| self.step(r.day, r.json, *st));
-                if let Some(step) = step {
-                    let (file, seq) = (r.file.to_string(), r.seq);
-                    steps.push(Held { file, seq, step });
+                let key = keys.iter().find(|(f, s, _)| f == r.file && *s == r.seq);
+                if let Some((_, _, status)) = key {
+                    held.push(r.file, r.seq, r.day, r.json, *status);
                 }
                 Ok(())
             })?;
-            write_day(&steps, input, emit)?;
+            write_day(&held, &self.claims, input, emit)?;
         }
         Ok(())
     }
@@ -254,6 +380,7 @@ pub(super) fn each_decision(
         strays: tally.strays.clone(),
         claims: index.supersedes()?,
     };
+    let mut page = String::new();
     each_file_day(index, q, input, |day| {
         let reach = reach(&day.day);
         // No row still to come, of this day's file or an older one, falls after its next day.
@@ -261,18 +388,16 @@ pub(super) fn each_decision(
             pending.hand_on(Some(next), index, input, emit)?;
         }
         for (row, status) in day.kept() {
-            let page = page_day(input.clock, &day.day, &row.time);
+            page_day(input.clock, &day.day, day.at(&row.time), &mut page);
             if is_stray(&day.day, &reach, &page) {
                 continue;
             }
-            if let Some(step) = pending.step(&day.day, &row.json, status) {
-                let (file, seq) = (row.file.clone(), row.seq);
-                pending
-                    .days
-                    .entry(page)
-                    .or_default()
-                    .push(Held { file, seq, step });
-            }
+            let held = match pending.days.get_mut(page.as_str()) {
+                Some(held) => held,
+                None => pending.days.entry(page.clone()).or_default(),
+            };
+            let (file, json) = (day.at(&row.file), day.at(&row.json));
+            held.push(file, row.seq, &day.day, json, status);
         }
         Ok(())
     })?;
@@ -282,17 +407,28 @@ pub(super) fn each_decision(
 /// One page day's decisions, sorted as the page shows them (project, then time; a tie in the
 /// table's order, newest file first), each handed to `emit`.
 fn write_day(
-    steps: &[Held],
+    held: &HeldDay,
+    claims: &Supersedes,
     input: &Input<'_>,
     emit: &mut dyn FnMut(&Decision<'_>) -> Result<(), IndexError>,
 ) -> Result<(), IndexError> {
-    let mut decisions: Vec<(&Held, Decision<'_>)> = steps
+    let parts: Vec<(&Held, Parts<'_>)> = held
+        .rows
         .iter()
-        .map(|h| (h, decision(input, &h.step)))
+        .filter_map(|h| {
+            Some((
+                h,
+                parts(held.at(&h.day), held.at(&h.json), h.status, claims)?,
+            ))
+        })
+        .collect();
+    let mut decisions: Vec<(&Held, Decision<'_>)> = parts
+        .iter()
+        .map(|(h, p)| (*h, decision(input, p)))
         .collect();
     decisions.sort_by(|(ha, a), (hb, b)| {
         order(a, b)
-            .then_with(|| hb.file.cmp(&ha.file))
+            .then_with(|| held.at(&hb.file).cmp(held.at(&ha.file)))
             .then_with(|| hb.seq.cmp(&ha.seq))
     });
     decisions.iter().try_for_each(|(_, d)| emit(d))
