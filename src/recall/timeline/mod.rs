@@ -158,7 +158,9 @@ impl Page<'_> {
     pub(crate) fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         use std::io::Write as _;
         write_html(out, &self.chart, &|w: &mut dyn std::io::Write| {
-            let mut w = ScriptSafe(w);
+            // serde_json writes in small pieces: they reach the escaping in large ones, each
+            // piece whole (a buffer never splits a write), so a character is never split.
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, ScriptSafe(w));
             let head = serde_json::to_vec(&self.head).map_err(std::io::Error::from)?;
             // The head's object left open: its decisions follow, as serde_json writes a list.
             w.write_all(head.strip_suffix(b"}").unwrap_or(&head))?;
@@ -184,7 +186,7 @@ impl Page<'_> {
                 } => read::each_decision(self.input, index, query, tally, &mut emit),
             };
             match read {
-                Ok(()) => w.write_all(b"]}"),
+                Ok(()) => w.write_all(b"]}").and_then(|()| w.flush()),
                 Err(IndexError::Io(e)) => Err(e),
                 Err(e) => {
                     let text = e.to_string();
@@ -224,7 +226,12 @@ impl std::io::Write for ScriptSafe<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let mut start = 0;
         let mut i = 0;
-        while i < buf.len() {
+        // Straight to the next byte that may need an escape: most of the JSON needs none.
+        while let Some(at) = buf[i..]
+            .iter()
+            .position(|&b| matches!(b, b'<' | b'>' | b'&' | 0xE2))
+        {
+            i += at;
             let escape: Option<(&[u8], usize)> = match buf[i] {
                 b'<' => Some((b"\\u003c", 1)),
                 b'>' => Some((b"\\u003e", 1)),
@@ -269,7 +276,7 @@ struct Head {
 struct Decision<'a> {
     /// The project's sort key ([`crate::index::entries::project_key`]), not shown.
     #[serde(skip)]
-    project_key: String,
+    project_key: &'a str,
     /// The time as recorded, to sort by; not shown.
     #[serde(skip)]
     at: &'a str,
@@ -419,7 +426,7 @@ fn order(a: &Decision<'_>, b: &Decision<'_>) -> std::cmp::Ordering {
     a.project
         .is_none()
         .cmp(&b.project.is_none())
-        .then_with(|| a.project_key.cmp(&b.project_key))
+        .then_with(|| a.project_key.cmp(b.project_key))
         .then_with(|| a.project.cmp(&b.project))
         .then_with(|| a.at.cmp(b.at))
         .then_with(|| a.id.cmp(&b.id))
@@ -432,6 +439,8 @@ pub(super) struct Parts<'a> {
     pub time: Cow<'a, str>,
     pub id: Cow<'a, str>,
     pub project: Option<Cow<'a, str>>,
+    /// The project's sort key ([`crate::index::entries::project_key`]; empty without one).
+    pub project_key: String,
     pub client: Option<Cow<'a, str>>,
     pub summary: Cow<'a, str>,
     /// Every cited note as `(path, hash)` (the page shows the first [`fields::REFS`]).
@@ -451,6 +460,10 @@ impl<'a> Parts<'a> {
             time: Cow::Borrowed(&e.time),
             id: Cow::Borrowed(&e.id),
             project: e.project().map(Cow::Borrowed),
+            project_key: e
+                .project()
+                .map(crate::index::entries::project_key)
+                .unwrap_or_default(),
             client: e.client.as_deref().map(Cow::Borrowed),
             summary: Cow::Borrowed(&e.summary),
             refs: refs
@@ -478,9 +491,7 @@ fn decision<'a>(input: &Input<'_>, p: &'a Parts<'a>) -> Decision<'a> {
         .map(|(path, hash)| cited(input.refs, path, hash))
         .collect();
     Decision {
-        project_key: project
-            .map(crate::index::entries::project_key)
-            .unwrap_or_default(),
+        project_key: &p.project_key,
         at: &p.time,
         id: shown(&(input.ids)(&p.id), fields::SHORT).into_owned(),
         day: shown(&day, fields::SHORT).into_owned(),

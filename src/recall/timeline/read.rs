@@ -26,6 +26,7 @@ use crate::records::standing::Status;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
@@ -246,12 +247,7 @@ fn served_cut<'a>(field: &Cow<'a, str>, max: usize) -> Cow<'a, str> {
 /// The parts of a decision of an entry's JSON, every field cut as `recent` serves it (its cited
 /// notes at most [`served::REFS_MAX`], the summary then saying how many more) and with its
 /// supersede links; `None` when the JSON does not read (`recent` leaves such a row out too).
-fn parts<'a>(
-    day: &'a str,
-    json: &'a str,
-    status: Status,
-    claims: &Supersedes,
-) -> Option<Parts<'a>> {
+fn parts<'a>(day: &'a str, json: &'a str, status: Status, known: &Known) -> Option<Parts<'a>> {
     let e = serde_json::from_str::<LiteEntry<'a>>(json).ok()?;
     let mut summary = served_cut(&e.summary, SUMMARY_MAX_CHARS);
     let more = e.refs.len().saturating_sub(served::REFS_MAX);
@@ -259,6 +255,9 @@ fn parts<'a>(
         summary = Cow::Owned(format!("{summary} [cut: {more} more cited notes]"));
     }
     let id = served_cut(&e.id, served::NAME_MAX_CHARS);
+    let project = e
+        .workspace
+        .map(|w| served_cut(&w.project, PROVENANCE_MAX_CHARS));
     let refs = e.refs.iter().take(served::REFS_MAX).map(|r| {
         let path = served_cut(&r.path, served::PATH_MAX_CHARS);
         (path, served_cut(&r.hash, served::NAME_MAX_CHARS))
@@ -266,14 +265,13 @@ fn parts<'a>(
     Some(Parts {
         day,
         time: served_cut(&e.time, served::NAME_MAX_CHARS),
-        supersede: match claims.is_empty() {
+        supersede: match known.claims.is_empty() {
             true => Default::default(),
-            false => claims.links(&id),
+            false => known.claims.links(&id),
         },
         id,
-        project: e
-            .workspace
-            .map(|w| served_cut(&w.project, PROVENANCE_MAX_CHARS)),
+        project_key: project.as_deref().map(|p| known.key(p)).unwrap_or_default(),
+        project,
         client: e
             .client
             .as_ref()
@@ -282,6 +280,27 @@ fn parts<'a>(
         refs: refs.collect(),
         status,
     })
+}
+
+/// What the decisions are read with: the supersede claims, and each project's sort key worked
+/// out once (a project is named by thousands of decisions).
+struct Known {
+    claims: Supersedes,
+    keys: RefCell<HashMap<String, String>>,
+}
+
+impl Known {
+    /// The sort key of `project` ([`project_key`]).
+    fn key(&self, project: &str) -> String {
+        if let Some(key) = self.keys.borrow().get(project) {
+            return key.clone();
+        }
+        let key = project_key(project);
+        self.keys
+            .borrow_mut()
+            .insert(project.to_string(), key.clone());
+        key
+    }
 }
 
 /// One row held until its page day is handed on, its text in [`HeldDay::text`].
@@ -328,7 +347,7 @@ struct Pending {
     days: BTreeMap<String, HeldDay>,
     /// The strays not handed on yet, by page day (the tally's).
     strays: BTreeMap<String, Vec<(String, i64, Status)>>,
-    claims: Supersedes,
+    known: Known,
 }
 
 impl Pending {
@@ -361,7 +380,7 @@ impl Pending {
                 }
                 Ok(())
             })?;
-            write_day(&held, &self.claims, input, emit)?;
+            write_day(&held, &self.known, input, emit)?;
         }
         Ok(())
     }
@@ -378,7 +397,10 @@ pub(super) fn each_decision(
     let mut pending = Pending {
         days: BTreeMap::new(),
         strays: tally.strays.clone(),
-        claims: index.supersedes()?,
+        known: Known {
+            claims: index.supersedes()?,
+            keys: Default::default(),
+        },
     };
     let mut page = String::new();
     each_file_day(index, q, input, |day| {
@@ -408,7 +430,7 @@ pub(super) fn each_decision(
 /// table's order, newest file first), each handed to `emit`.
 fn write_day(
     held: &HeldDay,
-    claims: &Supersedes,
+    known: &Known,
     input: &Input<'_>,
     emit: &mut dyn FnMut(&Decision<'_>) -> Result<(), IndexError>,
 ) -> Result<(), IndexError> {
@@ -418,7 +440,7 @@ fn write_day(
         .filter_map(|h| {
             Some((
                 h,
-                parts(held.at(&h.day), held.at(&h.json), h.status, claims)?,
+                parts(held.at(&h.day), held.at(&h.json), h.status, known)?,
             ))
         })
         .collect();
