@@ -224,29 +224,42 @@ struct ScriptSafe<'w>(&'w mut dyn std::io::Write);
 
 impl std::io::Write for ScriptSafe<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut start = 0;
-        let mut i = 0;
-        // Straight to the next byte that may need an escape: most of the JSON needs none.
-        while let Some(at) = buf[i..]
-            .iter()
-            .position(|&b| matches!(b, b'<' | b'>' | b'&' | 0xE2))
-        {
-            i += at;
+        // The next `<`, `>` or `&`, and the next byte that may start U+2028 or U+2029, each
+        // searched for again only once passed: most of the JSON needs no escape.
+        let punct = |from: usize| {
+            memchr::memchr3(b'<', b'>', b'&', &buf[from..]).map_or(buf.len(), |at| from + at)
+        };
+        let lead =
+            |from: usize| memchr::memchr(0xE2, &buf[from..]).map_or(buf.len(), |at| from + at);
+        let (mut next_punct, mut next_lead) = (punct(0), lead(0));
+        let (mut start, mut i) = (0, 0);
+        loop {
+            if next_punct < i {
+                next_punct = punct(i);
+            }
+            if next_lead < i {
+                next_lead = lead(i);
+            }
+            i = next_punct.min(next_lead);
+            if i >= buf.len() {
+                break;
+            }
             let escape: Option<(&[u8], usize)> = match buf[i] {
                 b'<' => Some((b"\\u003c", 1)),
                 b'>' => Some((b"\\u003e", 1)),
                 b'&' => Some((b"\\u0026", 1)),
-                0xE2 if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA8]) => Some((b"\\u2028", 3)),
-                0xE2 if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA9]) => Some((b"\\u2029", 3)),
+                _ if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA8]) => Some((b"\\u2028", 3)),
+                _ if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA9]) => Some((b"\\u2029", 3)),
                 _ => None,
             };
-            if let Some((text, len)) = escape {
-                self.0.write_all(&buf[start..i])?;
-                self.0.write_all(text)?;
-                i += len;
-                start = i;
-            } else {
-                i += 1;
+            match escape {
+                Some((text, len)) => {
+                    self.0.write_all(&buf[start..i])?;
+                    self.0.write_all(text)?;
+                    i += len;
+                    start = i;
+                }
+                None => i += 1,
             }
         }
         self.0.write_all(&buf[start..])?;

@@ -473,7 +473,7 @@ proptest! {
     /// Whatever a summary holds, the data block is the JSON of it with no character that HTML
     /// or JavaScript would read as anything but the string.
     #[test]
-    fn script_safe_json_reads_back_as_the_same_text(text in "(\\PC|[<>&/!\\-\u{2028}\u{2029}\"'\\\\])*") {
+    fn script_safe_json_reads_back_as_the_same_text(text in "(\\PC|[<>&/!\\-\u{2028}\u{2029}\u{2026}\u{20AC}\"'\\\\])*") {
         let json = serde_json::to_string(&text).unwrap();
         let safe = script_safe(&json);
         for c in ['<', '>', '&', '\u{2028}', '\u{2029}'] {
@@ -483,7 +483,11 @@ proptest! {
         // The page streams its data through the same escaping, write by write.
         let mut streamed = Vec::new();
         serde_json::to_writer(ScriptSafe(&mut streamed), &text).unwrap();
-        prop_assert_eq!(String::from_utf8(streamed).unwrap(), safe);
+        prop_assert_eq!(String::from_utf8(streamed).unwrap(), safe.clone());
+        // And in one write, as the page's buffer hands it over.
+        let mut whole = Vec::new();
+        std::io::Write::write_all(&mut ScriptSafe(&mut whole), json.as_bytes()).unwrap();
+        prop_assert_eq!(String::from_utf8(whole).unwrap(), safe);
     }
 
     /// Any bytes are judged without a panic, and a page's head with one byte changed, outside
