@@ -373,9 +373,13 @@ impl Pending {
             }
             let mut held = self.days.remove(&page).unwrap_or_default();
             let keys = self.strays.remove(&page).unwrap_or_default();
+            // By key: a forged day file may hold thousands of strays of one day.
+            let status: HashMap<(&str, i64), Status> = keys
+                .iter()
+                .map(|(f, s, st)| ((f.as_str(), *s), *st))
+                .collect();
             index.entry_rows_at(keys.iter().map(|(f, s, _)| (f.as_str(), *s)), |r| {
-                let key = keys.iter().find(|(f, s, _)| f == r.file && *s == r.seq);
-                if let Some((_, _, status)) = key {
+                if let Some(status) = status.get(&(r.file, r.seq)) {
                     held.push(r.file, r.seq, r.day, r.json, *status);
                 }
                 Ok(())
