@@ -868,6 +868,9 @@ fn an_entry_two_files_of_a_day_hold_alike_is_recalled_once() {
     env.write("_librarian/sessions/2026-11-30.v1-000000000000.md", &day);
     let r = env.rutter(&["recent", "--all"]);
     assert_eq!(r.stdout.matches("Held twice.").count(), 1, "{}", r.stdout);
+    // The timeline reads the rows itself, a day at a time: one decision there too.
+    let page = env.rutter(&["timeline"]).stdout;
+    assert_eq!(page.matches("Held twice.").count(), 1, "{page}");
 }
 
 /// `status` names the sync remote, this clone's writer id and where the two stood at the last

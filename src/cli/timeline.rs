@@ -5,7 +5,7 @@ use super::{cannot_run, CommandError, CommandResult, Exit, FilterArgs, Ui};
 use crate::clock;
 use crate::index::short_ids::ShortIds;
 use crate::index::Index;
-use crate::recall::{recent, refs, timeline, uselog};
+use crate::recall::{self, recent, refs, timeline, uselog};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -80,46 +80,33 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     };
     let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
-    let answer = recent::read(&vault, &mut index, &query, now)?;
+    let record = recall::stream::refresh(&vault, &mut index)?;
     drop(building);
-    let mut notes = Vec::new();
-    if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
-        let note = super::recent::no_record_note(&vault);
-        ui.warn(&note);
-        notes.push(note.trim_start_matches("git-rutter: ").to_string());
-    }
-    let describer = refs::Shown::new(&index);
-    let short = ShortIds::all(&index)?;
-    let uses = uselog::read(&vault.root);
-    let input = timeline::Input {
-        vault: &vault.root,
-        recent: &answer.recent,
-        marks: answer.record,
-        refs: &|out: &mut String, p: &str, h: &str| describer.write(out, p, h),
-        ids: &|id: &str| short.short(id),
-        clock: &clock,
-        uses: &uses,
-        bounds: &filter,
-        now,
-        notes,
-    };
-    let page = timeline::page(&input);
     let output = match (output, args.open) {
-        (Some(o), _) => o,
-        (None, true) => PageFile::ours(vault.worktree_state_dir().join("timeline.html"))?,
-        (None, false) => {
-            let mut out = std::io::BufWriter::new(ui.stdout());
-            let written = page.write_to(&mut out).and_then(|()| out.flush());
-            super::ui::quiet_on_broken_pipe(written)?;
-            return Ok(Exit::Clean);
-        }
+        (Some(o), _) => Some(o),
+        (None, true) => Some(PageFile::ours(
+            vault.worktree_state_dir().join("timeline.html"),
+        )?),
+        (None, false) => None,
     };
-    output.write_with(&|w: &mut dyn std::io::Write| page.write_to(w))?;
+    // Counted, then written, from one snapshot of the index.
+    let counts = index.read(|index| {
+        let w = Written {
+            now,
+            clock: &clock,
+            filter: &filter,
+            output: output.as_ref(),
+        };
+        Ok(write(ui, &vault, index, &query, record, &w))
+    })??;
+    let Some(output) = output else {
+        return Ok(Exit::Clean);
+    };
     let what = format!(
         "Wrote the timeline of {} ({}, {}) to {}",
-        plural(page.decisions, "decision"),
-        plural(page.days, "day"),
-        plural(page.projects, "project"),
+        plural(counts.decisions, "decision"),
+        plural(counts.days, "day"),
+        plural(counts.projects, "project"),
         crate::records::text::one_line_safe(&output.path.display().to_string())
     );
     if !args.open {
@@ -129,6 +116,72 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let opener = open(&output.path)?;
     ui.warn(format!("{what}; opened it with {}.", opener.display()));
     Ok(Exit::Clean)
+}
+
+/// What the page is written with, beside the index and the query.
+struct Written<'a> {
+    now: clock::Instant,
+    clock: &'a clock::Clock,
+    filter: &'a crate::records::filter::EntryFilter,
+    /// The file; stdout without one.
+    output: Option<&'a PageFile>,
+}
+
+/// What a page written shows.
+struct Counts {
+    decisions: usize,
+    days: usize,
+    projects: usize,
+}
+
+/// Counts the page's decisions and writes the page (to the file, or to stdout), reading the
+/// index inside the caller's snapshot.
+fn write(
+    ui: &mut Ui,
+    vault: &crate::vault::Vault,
+    index: &Index,
+    query: &recent::Query,
+    record: bool,
+    w: &Written<'_>,
+) -> Result<Counts, CommandError> {
+    let describer = refs::Shown::new(index);
+    let short = ShortIds::all(index)?;
+    let uses = uselog::read(&vault.root);
+    let input = timeline::Input {
+        vault: &vault.root,
+        decisions: timeline::Source::Index { index, query },
+        marks: record,
+        refs: &|out: &mut String, p: &str, h: &str| describer.write(out, p, h),
+        ids: &|id: &str| short.short(id),
+        clock: w.clock,
+        uses: &uses,
+        bounds: w.filter,
+        now: w.now,
+        notes: Vec::new(),
+    };
+    let mut page = timeline::page(&input)?;
+    if !record && page.decisions > 0 {
+        let note = super::recent::no_record_note(vault);
+        ui.warn(&note);
+        page.note(note.trim_start_matches("git-rutter: "));
+    }
+    let written = match w.output {
+        Some(o) => o.write_with(&|out: &mut dyn std::io::Write| page.write_to(out)),
+        None => {
+            let mut out = std::io::BufWriter::new(ui.stdout());
+            let written = page.write_to(&mut out).and_then(|()| out.flush());
+            super::ui::quiet_on_broken_pipe(written).map_err(CommandError::from)
+        }
+    };
+    if let Some(e) = page.failure() {
+        return Err(e.into());
+    }
+    written?;
+    Ok(Counts {
+        decisions: page.decisions,
+        days: page.days,
+        projects: page.projects,
+    })
 }
 
 fn plural(n: usize, what: &str) -> String {

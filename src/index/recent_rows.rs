@@ -1,4 +1,4 @@
-//! The record cache read as a stream for `recent --all` (spec/recall.md): every entries row
+//! The record cache read as a stream for `recent --all` (spec/recall.md) and `timeline`: every entries row
 //! matching recall's filters, a day at a time from the newest day file, with what is needed to
 //! know when a session group has been read whole. Nothing here holds more than one row.
 
@@ -14,6 +14,10 @@ const RETRACTED: &str = "EXISTS (SELECT 1 FROM retractions x WHERE x.retracts = 
 /// One `entries` row, borrowed from the statement that read it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct EntryRow<'a> {
+    /// The day file's stem, and the entry's place in it (the table's key).
+    pub file: &'a str,
+    pub seq: i64,
+    pub id: &'a str,
     pub day: &'a str,
     /// The entry's recorded UTC time, as in its JSON.
     pub time: &'a str,
@@ -63,24 +67,53 @@ impl Index {
         let words = self.named_by_words(f)?;
         let (filter, values) = entry_conditions("1", project_key, f, words.as_deref());
         let sql = format!(
-            "SELECT file, seq, day, time, group_key, project, json, status, {RETRACTED}
+            "SELECT file, seq, day, time, group_key, project, json, status, {RETRACTED}, id
              FROM entries WHERE {filter} ORDER BY file DESC, seq DESC"
         );
         let mut stmt = self.conn.prepare(&sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(values))?;
         while let Some(row) = rows.next()? {
-            let text = |i: usize| row.get_ref(i).and_then(|v| Ok(v.as_str()?));
-            let status = Status::parse(text(7)?).unwrap_or(Status::Unverified);
-            each(&EntryRow {
-                day: text(2)?,
-                time: text(3)?,
-                group_key: text(4)?,
-                project: row.get_ref(5).and_then(|v| Ok(v.as_str_or_null()?))?,
-                json: text(6)?,
-                status,
-                retracted: row.get(8)?,
-            })?;
+            each(&entry_row(row)?)?;
         }
         Ok(())
     }
+
+    /// The `entries` rows at `keys` (file stem, place), as [`Index::each_entry_row`] hands them
+    /// over, in the order given; a key no row has is passed over.
+    pub(crate) fn entry_rows_at<'k>(
+        &self,
+        keys: impl IntoIterator<Item = (&'k str, i64)>,
+        mut each: impl FnMut(&EntryRow<'_>) -> Result<(), IndexError>,
+    ) -> Result<(), IndexError> {
+        let sql = format!(
+            "SELECT file, seq, day, time, group_key, project, json, status, {RETRACTED}, id
+             FROM entries WHERE file = ?1 AND seq = ?2"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        for (file, seq) in keys {
+            let mut rows = stmt.query(rusqlite::params![file, seq])?;
+            if let Some(row) = rows.next()? {
+                each(&entry_row(row)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The row of a query that selects `file, seq, day, time, group_key, project, json, status` and
+/// whether it was retracted, then `id`, in that order.
+fn entry_row<'r>(row: &'r rusqlite::Row<'_>) -> Result<EntryRow<'r>, IndexError> {
+    let text = |i: usize| row.get_ref(i).and_then(|v| Ok(v.as_str()?));
+    Ok(EntryRow {
+        file: text(0)?,
+        seq: row.get(1)?,
+        day: text(2)?,
+        time: text(3)?,
+        group_key: text(4)?,
+        project: row.get_ref(5).and_then(|v| Ok(v.as_str_or_null()?))?,
+        json: text(6)?,
+        status: Status::parse(text(7)?).unwrap_or(Status::Unverified),
+        retracted: row.get(8)?,
+        id: text(9)?,
+    })
 }

@@ -127,6 +127,15 @@ pub fn from_index(index: &Index, q: &Query, now: Instant) -> Result<Recent, Inde
     Ok(sessions(steps, q))
 }
 
+/// What [`from_index`] answers when no step is shown (the caller counted none): nothing recorded,
+/// or nothing for the project, the words or the window.
+pub(crate) fn nothing_shown(index: &Index, q: &Query) -> Result<Recent, IndexError> {
+    Ok(match index.has_entries()? {
+        false => Recent::NothingRecorded,
+        true => Recent::NothingInWindow.unless_empty(q),
+    })
+}
+
 /// Gives each step its supersede links (spec/recall.md, "Supersede").
 pub(crate) fn mark_superseded(index: &Index, steps: &mut [Step]) -> Result<(), IndexError> {
     let claims = index.supersedes()?;

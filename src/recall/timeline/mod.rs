@@ -11,13 +11,18 @@
 
 mod chart;
 mod fields;
+mod read;
 
+use super::recent::Query;
+#[cfg(test)]
 use super::recent::{Recent, Session, Step};
 use super::render::{IdText, RefText, RESTORE_HINT};
 use crate::clock::{Clock, Instant};
+use crate::index::{Index, IndexError};
 use crate::records::filter::EntryFilter;
 use crate::records::fingerprint::short_hash;
 use crate::records::standing::Status;
+use crate::records::supersede::Links;
 use fields::{shown, shown_opt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -88,8 +93,8 @@ const POLICY_TAIL: &str =
 pub(crate) struct Input<'a> {
     /// The vault's root, named in the page.
     pub vault: &'a Path,
-    /// `recent`'s answer with every session (no count, not brief).
-    pub recent: &'a Recent,
+    /// Where its decisions are read from.
+    pub decisions: Source<'a>,
     /// The vault has a record, so each decision's status is marked (as `recent`).
     pub marks: bool,
     /// How a cited ref reads now ([`super::refs::Shown::write`]).
@@ -108,23 +113,98 @@ pub(crate) struct Input<'a> {
     pub notes: Vec<String>,
 }
 
+/// Where the page's decisions are read from.
+pub(crate) enum Source<'a> {
+    /// `recent`'s answer with every session (no count, not brief), held whole.
+    #[cfg(test)]
+    Answer(&'a Recent),
+    /// The record cache, in the page's order, a page day at a time ([`read`]): what `recent
+    /// --all` shows with the query's filters (its count and `brief` are not read), from one
+    /// snapshot of the cache (call [`page`] and [`Page::write_to`] inside one [`Index::read`]).
+    Index { index: &'a Index, query: &'a Query },
+}
+
 /// The page and what it shows. Its HTML is written as it is made ([`Page::write_to`]): the
-/// data's JSON goes straight to the output through the script-safe escaping, never held whole
-/// (on a ten-year vault it is tens of megabytes, held three times over before).
+/// data's JSON goes straight to the output through the script-safe escaping, never held whole,
+/// and the decisions are read as they are written, a page day at a time.
 pub(crate) struct Page<'a> {
-    data: Data<'a>,
+    input: &'a Input<'a>,
+    head: Head,
+    body: Body<'a>,
     chart: chart::Chart,
     pub decisions: usize,
     pub days: usize,
     pub projects: usize,
+    /// What stopped the decisions being read while the page was written.
+    failed: std::cell::RefCell<Option<IndexError>>,
+}
+
+/// The decisions of a page.
+enum Body<'a> {
+    /// An answer held whole, sorted when it is written.
+    #[cfg(test)]
+    Held(&'a Recent),
+    /// Read as they are written.
+    Read {
+        index: &'a Index,
+        query: &'a Query,
+        tally: read::Tally,
+    },
 }
 
 impl Page<'_> {
-    /// Writes the page's HTML to `out`.
+    /// Writes the page's HTML to `out`. An error reading the decisions stops it; it is the
+    /// error [`Page::failure`] then gives.
     pub(crate) fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::io::Write as _;
         write_html(out, &self.chart, &|w: &mut dyn std::io::Write| {
-            serde_json::to_writer(ScriptSafe(w), &self.data).map_err(std::io::Error::from)
+            // serde_json writes in small pieces: they reach the escaping in large ones, each
+            // piece whole (a buffer never splits a write), so a character is never split.
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, ScriptSafe(w));
+            let head = serde_json::to_vec(&self.head).map_err(std::io::Error::from)?;
+            // The head's object left open: its decisions follow, as serde_json writes a list.
+            w.write_all(head.strip_suffix(b"}").unwrap_or(&head))?;
+            w.write_all(b",\"decisions\":[")?;
+            let mut first = true;
+            let mut emit = |d: &Decision<'_>| -> Result<(), IndexError> {
+                if !std::mem::take(&mut first) {
+                    w.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut w, d).map_err(std::io::Error::from)?;
+                Ok(())
+            };
+            let read = match &self.body {
+                #[cfg(test)]
+                Body::Held(recent) => {
+                    let parts = held_parts(recent);
+                    sorted(self.input, &parts).iter().try_for_each(&mut emit)
+                }
+                Body::Read {
+                    index,
+                    query,
+                    tally,
+                } => read::each_decision(self.input, index, query, tally, &mut emit),
+            };
+            match read {
+                Ok(()) => w.write_all(b"]}").and_then(|()| w.flush()),
+                Err(IndexError::Io(e)) => Err(e),
+                Err(e) => {
+                    let text = e.to_string();
+                    *self.failed.borrow_mut() = Some(e);
+                    Err(std::io::Error::other(text))
+                }
+            }
         })
+    }
+
+    /// Adds a line under the header (why the decisions are unverified).
+    pub(crate) fn note(&mut self, line: &str) {
+        self.head.notes.push(shown(line, fields::PATH).into_owned());
+    }
+
+    /// What stopped the decisions being read while the page was written, if anything.
+    pub(crate) fn failure(&self) -> Option<IndexError> {
+        self.failed.borrow_mut().take()
     }
 
     /// The page's HTML as one string.
@@ -144,24 +224,42 @@ struct ScriptSafe<'w>(&'w mut dyn std::io::Write);
 
 impl std::io::Write for ScriptSafe<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut start = 0;
-        let mut i = 0;
-        while i < buf.len() {
+        // The next `<`, `>` or `&`, and the next byte that may start U+2028 or U+2029, each
+        // searched for again only once passed: most of the JSON needs no escape.
+        let punct = |from: usize| {
+            memchr::memchr3(b'<', b'>', b'&', &buf[from..]).map_or(buf.len(), |at| from + at)
+        };
+        let lead =
+            |from: usize| memchr::memchr(0xE2, &buf[from..]).map_or(buf.len(), |at| from + at);
+        let (mut next_punct, mut next_lead) = (punct(0), lead(0));
+        let (mut start, mut i) = (0, 0);
+        loop {
+            if next_punct < i {
+                next_punct = punct(i);
+            }
+            if next_lead < i {
+                next_lead = lead(i);
+            }
+            i = next_punct.min(next_lead);
+            if i >= buf.len() {
+                break;
+            }
             let escape: Option<(&[u8], usize)> = match buf[i] {
                 b'<' => Some((b"\\u003c", 1)),
                 b'>' => Some((b"\\u003e", 1)),
                 b'&' => Some((b"\\u0026", 1)),
-                0xE2 if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA8]) => Some((b"\\u2028", 3)),
-                0xE2 if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA9]) => Some((b"\\u2029", 3)),
+                _ if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA8]) => Some((b"\\u2028", 3)),
+                _ if buf.get(i + 1..i + 3) == Some(&[0x80, 0xA9]) => Some((b"\\u2029", 3)),
                 _ => None,
             };
-            if let Some((text, len)) = escape {
-                self.0.write_all(&buf[start..i])?;
-                self.0.write_all(text)?;
-                i += len;
-                start = i;
-            } else {
-                i += 1;
+            match escape {
+                Some((text, len)) => {
+                    self.0.write_all(&buf[start..i])?;
+                    self.0.write_all(text)?;
+                    i += len;
+                    start = i;
+                }
+                None => i += 1,
             }
         }
         self.0.write_all(&buf[start..])?;
@@ -173,9 +271,10 @@ impl std::io::Write for ScriptSafe<'_> {
     }
 }
 
-/// The JSON the script reads. Every text in it is [`fields::shown`].
+/// The JSON the script reads, before its `decisions` (written after it, in the same object).
+/// Every text in it is [`fields::shown`].
 #[derive(Serialize)]
-struct Data<'a> {
+struct Head {
     vault: String,
     written: String,
     /// The empty state `recent` prints, when nothing is shown.
@@ -183,7 +282,6 @@ struct Data<'a> {
     /// [`RESTORE_HINT`], when a decision shown is marked deleted.
     hint: Option<&'static str>,
     notes: Vec<String>,
-    decisions: Vec<Decision<'a>>,
 }
 
 /// One decision as the page shows it.
@@ -191,7 +289,7 @@ struct Data<'a> {
 struct Decision<'a> {
     /// The project's sort key ([`crate::index::entries::project_key`]), not shown.
     #[serde(skip)]
-    project_key: String,
+    project_key: &'a str,
     /// The time as recorded, to sort by; not shown.
     #[serde(skip)]
     at: &'a str,
@@ -229,94 +327,202 @@ struct Cited<'a> {
     drift: Option<String>,
 }
 
-/// The page of `input`.
-pub(crate) fn page<'a>(input: &'a Input<'a>) -> Page<'a> {
-    let sessions: &[Session] = match input.recent {
-        Recent::Sessions(s) => s,
-        _ => &[],
+/// The page of `input`: what it writes before its decisions, read (from the index, a first
+/// pass that holds no decision) or held (an answer, sorted whole).
+pub(crate) fn page<'a>(input: &'a Input<'a>) -> Result<Page<'a>, IndexError> {
+    let (body, empty, deleted, days, projects, decisions, chart) = match input.decisions {
+        #[cfg(test)]
+        Source::Answer(recent) => {
+            let parts = held_parts(recent);
+            let deleted = parts.iter().any(|p| p.status == Status::Deleted);
+            let decisions = sorted(input, &parts);
+            let days = count_distinct(decisions.iter().map(|d| d.day.as_str()));
+            let projects = count_distinct(decisions.iter().filter_map(|d| d.project.as_deref()));
+            let chart = drawn(input, decisions.iter().map(|d| d.day.as_str()));
+            let n = decisions.len();
+            let empty = super::render::empty_state(recent);
+            (Body::Held(recent), empty, deleted, days, projects, n, chart)
+        }
+        Source::Index { index, query } => {
+            let tally = read::tally(input, index, query)?;
+            let empty = match tally.decisions {
+                0 => super::render::empty_state(&super::recent::nothing_shown(index, query)?),
+                _ => None,
+            };
+            let by_day = tally.days.iter();
+            let chart = drawn(
+                input,
+                by_day.flat_map(|(d, n)| std::iter::repeat_n(d.as_str(), *n)),
+            );
+            let (deleted, days, projects, n) = (
+                tally.deleted,
+                tally.days.len(),
+                tally.projects,
+                tally.decisions,
+            );
+            (
+                Body::Read {
+                    index,
+                    query,
+                    tally,
+                },
+                empty,
+                deleted,
+                days,
+                projects,
+                n,
+                chart,
+            )
+        }
     };
-    let steps = || sessions.iter().flat_map(|s| &s.steps);
-    let deleted = input.marks && steps().any(|st| st.status == Status::Deleted);
-    // One allocation of the exact size, sorted in place: the page's largest value.
-    let mut decisions: Vec<Decision<'_>> = Vec::with_capacity(steps().count());
-    decisions.extend(steps().map(|step| decision(input, step)));
-    // Sorted by day (newest first), then project, then time (oldest first).
-    decisions.sort_by(|a, b| {
-        b.day
-            .cmp(&a.day)
-            .then_with(|| a.project.is_none().cmp(&b.project.is_none()))
-            .then_with(|| a.project_key.cmp(&b.project_key))
-            .then_with(|| a.project.cmp(&b.project))
-            .then_with(|| a.at.cmp(b.at))
-            .then_with(|| a.id.cmp(&b.id))
-    });
-    let days = count_distinct(decisions.iter().map(|d| d.day.as_str()));
-    let projects = count_distinct(decisions.iter().filter_map(|d| d.project.as_deref()));
-    let chart = chart::drawn(
-        input.clock,
-        input.now,
-        decisions.iter().map(|d| d.day.as_str()),
-        input.uses.iter().filter_map(|(ts, kind)| {
-            let at = crate::clock::parse_instant(ts)?;
-            (super::gate::counted(kind) && within(input.bounds, at)).then_some(at)
-        }),
-    );
     let mut written = String::new();
     let now = input.now.iso();
     input.clock.push_day_time(&mut written, &now[..10], &now);
     let text = |t: &str| shown(t, fields::PATH).into_owned();
-    let data = Data {
+    let head = Head {
         vault: text(&input.vault.display().to_string()),
         written,
-        empty: super::render::empty_state(input.recent).map(|e| text(&e)),
-        hint: deleted.then_some(RESTORE_HINT),
+        empty: empty.map(|e| text(&e)),
+        hint: (input.marks && deleted).then_some(RESTORE_HINT),
         notes: input.notes.iter().map(|n| text(n)).collect(),
-        decisions,
     };
-    Page {
-        decisions: data.decisions.len(),
-        data,
+    Ok(Page {
+        input,
+        head,
+        body,
         chart,
+        decisions,
         days,
         projects,
+        failed: Default::default(),
+    })
+}
+
+/// The parts of every step of an answer.
+#[cfg(test)]
+fn held_parts(recent: &Recent) -> Vec<Parts<'_>> {
+    let sessions: &[Session] = match recent {
+        Recent::Sessions(s) => s,
+        _ => &[],
+    };
+    sessions
+        .iter()
+        .flat_map(|s| &s.steps)
+        .map(Parts::of)
+        .collect()
+}
+
+/// The decisions of `parts`, by day (newest first), then as [`order`] says.
+#[cfg(test)]
+fn sorted<'a>(input: &Input<'_>, parts: &'a [Parts<'a>]) -> Vec<Decision<'a>> {
+    let mut decisions: Vec<Decision<'_>> = parts.iter().map(|p| decision(input, p)).collect();
+    decisions.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| order(a, b)));
+    decisions
+}
+
+/// The chart of the decisions on `days` (one day a decision) and the uses within the bounds.
+fn drawn<'a>(input: &Input<'_>, days: impl Iterator<Item = &'a str>) -> chart::Chart {
+    chart::drawn(
+        input.clock,
+        input.now,
+        days,
+        input.uses.iter().filter_map(|(ts, kind)| {
+            let at = crate::clock::parse_instant(ts)?;
+            (super::gate::counted(kind) && within(input.bounds, at)).then_some(at)
+        }),
+    )
+}
+
+/// The order of two decisions of one day: by project (by name, case-insensitive, those without
+/// one last), then time (oldest first), then id.
+fn order(a: &Decision<'_>, b: &Decision<'_>) -> std::cmp::Ordering {
+    a.project
+        .is_none()
+        .cmp(&b.project.is_none())
+        .then_with(|| a.project_key.cmp(b.project_key))
+        .then_with(|| a.project.cmp(&b.project))
+        .then_with(|| a.at.cmp(b.at))
+        .then_with(|| a.id.cmp(&b.id))
+}
+
+/// What a decision is made of: a step's fields as recall serves them.
+pub(super) struct Parts<'a> {
+    /// The day of its day file.
+    pub day: &'a str,
+    pub time: Cow<'a, str>,
+    pub id: Cow<'a, str>,
+    pub project: Option<Cow<'a, str>>,
+    /// The project's sort key ([`crate::index::entries::project_key`]; empty without one).
+    pub project_key: String,
+    pub client: Option<Cow<'a, str>>,
+    pub summary: Cow<'a, str>,
+    /// Every cited note as `(path, hash)` (the page shows the first [`fields::REFS`]).
+    pub refs: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    pub status: Status,
+    pub supersede: Links,
+}
+
+#[cfg(test)]
+impl<'a> Parts<'a> {
+    /// The parts of `step`.
+    fn of(step: &'a Step) -> Parts<'a> {
+        let e = &step.entry;
+        let refs = e.refs.iter();
+        Parts {
+            day: &step.day,
+            time: Cow::Borrowed(&e.time),
+            id: Cow::Borrowed(&e.id),
+            project: e.project().map(Cow::Borrowed),
+            project_key: e
+                .project()
+                .map(crate::index::entries::project_key)
+                .unwrap_or_default(),
+            client: e.client.as_deref().map(Cow::Borrowed),
+            summary: Cow::Borrowed(&e.summary),
+            refs: refs
+                .map(|r| {
+                    (
+                        Cow::Borrowed(r.path.as_str()),
+                        Cow::Borrowed(r.hash.as_str()),
+                    )
+                })
+                .collect(),
+            status: step.status,
+            supersede: step.supersede.clone(),
+        }
     }
 }
 
 /// One step as the page shows it, after its sort key (the project's) and its recorded time.
-fn decision<'a>(input: &Input<'_>, step: &'a Step) -> Decision<'a> {
-    let (day, time) = input.clock.day_time(&step.day, &step.entry.time);
-    let project = step.entry.project();
-    let cited_notes = &step.entry.refs;
-    let refs = cited_notes
+fn decision<'a>(input: &Input<'_>, p: &'a Parts<'a>) -> Decision<'a> {
+    let (day, time) = input.clock.day_time(p.day, &p.time);
+    let project = p.project.as_deref();
+    let refs = p
+        .refs
         .iter()
         .take(fields::REFS)
-        .map(|r| cited(input.refs, &r.path, &r.hash))
+        .map(|(path, hash)| cited(input.refs, path, hash))
         .collect();
     Decision {
-        project_key: project
-            .map(crate::index::entries::project_key)
-            .unwrap_or_default(),
-        at: &step.entry.time,
-        id: shown(&(input.ids)(&step.entry.id), fields::SHORT).into_owned(),
+        project_key: &p.project_key,
+        at: &p.time,
+        id: shown(&(input.ids)(&p.id), fields::SHORT).into_owned(),
         day: shown(&day, fields::SHORT).into_owned(),
         time: shown(&time, fields::SHORT).into_owned(),
         project: shown_opt(project, fields::NAME),
-        client: shown_opt(step.entry.client.as_deref(), fields::NAME),
-        summary: shown(&step.entry.summary, fields::SUMMARY),
-        mark: super::row::mark(step.status, input.marks),
-        superseded: superseded(input, step),
+        client: shown_opt(p.client.as_deref(), fields::NAME),
+        summary: shown(&p.summary, fields::SUMMARY),
+        mark: super::row::mark(p.status, input.marks),
+        superseded: superseded(input, &p.supersede),
         refs,
-        more_refs: cited_notes
-            .len()
-            .checked_sub(fields::REFS)
-            .filter(|&n| n > 0),
+        more_refs: p.refs.len().checked_sub(fields::REFS).filter(|&n| n > 0),
     }
 }
 
 /// The step's `[superseded by …]` mark, as recall writes it, when it has one.
-fn superseded(input: &Input<'_>, step: &Step) -> Option<String> {
+fn superseded(input: &Input<'_>, links: &Links) -> Option<String> {
     let mut out = String::new();
-    super::row::push_supersede(&mut out, &step.supersede, Some(input.ids));
+    super::row::push_supersede(&mut out, links, Some(input.ids));
     let text = out.trim_start();
     (!text.is_empty()).then(|| shown(text, fields::SUMMARY).into_owned())
 }
@@ -348,6 +554,7 @@ fn cited<'a>(refs: RefText<'_>, path: &'a str, hash: &'a str) -> Cited<'a> {
     }
 }
 
+#[cfg(test)]
 fn count_distinct<'a>(names: impl Iterator<Item = &'a str>) -> usize {
     names.collect::<std::collections::BTreeSet<_>>().len()
 }

@@ -57,7 +57,7 @@ fn page_of(recent: &Recent, uses: &[(String, String)]) -> Shown {
     };
     let input = Input {
         vault: Path::new("/v<ault>"),
-        recent,
+        decisions: Source::Answer(recent),
         marks: true,
         refs,
         ids: &|id: &str| id[..15].to_string(),
@@ -67,7 +67,7 @@ fn page_of(recent: &Recent, uses: &[(String, String)]) -> Shown {
         now: crate::clock::parse_instant("2026-12-01T09:00:00.000Z").unwrap(),
         notes: vec![],
     };
-    let page = page(&input);
+    let page = page(&input).unwrap();
     Shown {
         html: page.html(),
         decisions: page.decisions,
@@ -285,7 +285,7 @@ fn the_chart_counts_the_uses_within_the_bounds() {
     let html = |bounds: &EntryFilter| {
         page(&Input {
             vault: Path::new("/v"),
-            recent: &recent,
+            decisions: Source::Answer(&recent),
             marks: true,
             refs: &|_: &mut String, _: &str, _: &str| {},
             ids: &|id: &str| id.to_string(),
@@ -295,6 +295,7 @@ fn the_chart_counts_the_uses_within_the_bounds() {
             now: crate::clock::parse_instant("2026-12-01T09:00:00.000Z").unwrap(),
             notes: vec![],
         })
+        .unwrap()
         .html()
     };
     let all = html(&EntryFilter::default());
@@ -472,7 +473,7 @@ proptest! {
     /// Whatever a summary holds, the data block is the JSON of it with no character that HTML
     /// or JavaScript would read as anything but the string.
     #[test]
-    fn script_safe_json_reads_back_as_the_same_text(text in "(\\PC|[<>&/!\\-\u{2028}\u{2029}\"'\\\\])*") {
+    fn script_safe_json_reads_back_as_the_same_text(text in "(\\PC|[<>&/!\\-\u{2028}\u{2029}\u{2026}\u{20AC}\"'\\\\])*") {
         let json = serde_json::to_string(&text).unwrap();
         let safe = script_safe(&json);
         for c in ['<', '>', '&', '\u{2028}', '\u{2029}'] {
@@ -482,7 +483,11 @@ proptest! {
         // The page streams its data through the same escaping, write by write.
         let mut streamed = Vec::new();
         serde_json::to_writer(ScriptSafe(&mut streamed), &text).unwrap();
-        prop_assert_eq!(String::from_utf8(streamed).unwrap(), safe);
+        prop_assert_eq!(String::from_utf8(streamed).unwrap(), safe.clone());
+        // And in one write, as the page's buffer hands it over.
+        let mut whole = Vec::new();
+        std::io::Write::write_all(&mut ScriptSafe(&mut whole), json.as_bytes()).unwrap();
+        prop_assert_eq!(String::from_utf8(whole).unwrap(), safe);
     }
 
     /// Any bytes are judged without a panic, and a page's head with one byte changed, outside
