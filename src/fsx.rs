@@ -179,7 +179,15 @@ impl Dir {
                 links: st.st_nlink as u64,
             });
         }
-        let len = st.st_size as u64;
+        // The end is read under the file's own lock, which every appender of this crate holds
+        // until it has written: a write that crosses a page boundary makes the file's size
+        // visible page by page, so an end read beside it could be the middle of another
+        // process's line, and this append would then begin with a newline it does not need (a
+        // blank line the record grammar refuses).
+        let len = match hold_for_append(&fd) {
+            true => rfs::fstat(&fd).map_err(|e| io_err(&path, e))?.st_size as u64,
+            false => st.st_size as u64,
+        };
         let mut last = [0u8; 1];
         let ends_with_newline = len == 0
             || rustix::io::pread(&fd, &mut last, len - 1)
@@ -472,6 +480,31 @@ impl Dir {
     }
 }
 
+/// How long an append waits for another appender of the same file to finish its write.
+const APPEND_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Takes the `flock` of a file opened for appending, polling for at most [`APPEND_LOCK_WAIT`]
+/// (another appender holds it only while it writes one line). Whether it was taken: a file
+/// another program keeps locked is appended to as before, after the wait. Released when the
+/// file is closed.
+fn hold_for_append(fd: &OwnedFd) -> bool {
+    use rustix::fs::{flock, FlockOperation};
+    let deadline = std::time::Instant::now() + APPEND_LOCK_WAIT;
+    let mut pause = std::time::Duration::from_micros(200);
+    loop {
+        match flock(fd, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return true,
+            Err(rustix::io::Errno::WOULDBLOCK) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return false,
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Whether `name` is a temporary file of [`Dir::write_atomic`] or [`Dir::publish_new`]:
 /// `.<name>.tmp-<pid>-<n>` or `.<name>.new-<pid>-<n>`.
 pub(crate) fn is_temp_name(name: &str) -> bool {
@@ -579,6 +612,44 @@ pub(crate) mod testing {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// An append opened while another appender is half way through its line (its write made
+    /// visible page by page, as the kernel shows a write that crosses a page boundary) sees the
+    /// end the other append leaves, not its middle: no needless newline, no blank line.
+    #[test]
+    fn an_append_reads_the_end_another_appender_leaves_not_its_middle() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("day.md"), "head\n").unwrap();
+        let dir = Dir::open(t.path()).unwrap();
+        let mut other = dir.open_append_existing("day.md").unwrap().unwrap();
+        assert!(other.ends_with_newline);
+        other.file.write_all(b"first half of a line").unwrap();
+        let finisher = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            other.file.write_all(b", and its end\n").unwrap();
+        });
+        let this = dir.open_append_existing("day.md").unwrap().unwrap();
+        finisher.join().unwrap();
+        assert!(this.ends_with_newline, "read the other line's middle");
+        assert_eq!(
+            this.len,
+            "head\nfirst half of a line, and its end\n".len() as u64
+        );
+    }
+
+    #[test]
+    fn an_append_waits_a_bounded_time_for_a_lock_another_program_keeps() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("day.md"), "head\n").unwrap();
+        let dir = Dir::open(t.path()).unwrap();
+        let keeper = std::fs::File::open(t.path().join("day.md")).unwrap();
+        rustix::fs::flock(&keeper, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        let started = std::time::Instant::now();
+        let this = dir.open_append_existing("day.md").unwrap().unwrap();
+        assert!(started.elapsed() >= APPEND_LOCK_WAIT);
+        assert!(this.ends_with_newline);
+        drop(keeper);
+    }
 
     #[test]
     fn list_reads_the_directory_it_holds_even_after_its_path_is_swapped() {
