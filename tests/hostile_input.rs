@@ -373,6 +373,17 @@ fn a_lock_left_by_a_killed_writer_is_moved_aside_and_nothing_is_lost() {
     let lock = env.vault.join(".git/refs/rutter/records.lock");
     assert!(lock.exists(), "the killed writer left its lock");
     assert!(env.vault.join(".git/rutter/ref-update").exists());
+    // A second writer killed while it waited on that lock must not hide whose lock it is.
+    let mut c = env.cmd();
+    c.env("RUTTER_FAILPOINTS", "ref-update-killed").args([
+        "capture",
+        "--summary",
+        "Killed while waiting.",
+        "--session",
+        "L",
+    ]);
+    let r = run_with_stdin(&mut c, b"");
+    assert_ne!(r.code, 0, "{}", r.stderr);
 
     let r = env.capture(directive_payload("After the kill.", &[]).as_bytes(), &[]);
     assert!(r.stderr.contains("committed "), "{}", r.stderr);
@@ -389,6 +400,7 @@ fn a_lock_left_by_a_killed_writer_is_moved_aside_and_nothing_is_lost() {
     let committed = env.committed(&env.first_day());
     assert!(committed.contains("Killed mid-update."), "{committed}");
     assert!(committed.contains("After the kill."), "{committed}");
+    assert!(committed.contains("Killed while waiting."), "{committed}");
     assert_eq!(committed, env.all_records());
     env.git(&["fsck", "--strict"]);
     assert_eq!(env.rutter(&["verify"]).code, 0);

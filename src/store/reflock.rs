@@ -31,27 +31,39 @@ const SAME_INSTANT: Duration = Duration::from_millis(10);
 /// The intent file of one ref update: written when it starts, removed when it ends.
 struct Intent {
     dir: Option<Dir>,
-    /// The modification time (ns) of the intent file a killed writer left, if one did.
+    /// The modification time (ns) of the intent file a killed writer left beside its lock, if
+    /// one did.
     left_by_killed: Option<i64>,
 }
 
 impl Intent {
-    /// Notes a predecessor's intent file, then writes this update's. Best effort: a state
-    /// folder that cannot be written leaves no intent file, and a stale lock is then only named.
+    /// Notes a predecessor's intent file; when its lock is still there, the file is kept as it
+    /// is (a writer killed while it waited on that lock must not hide it from the next), else
+    /// this update's is written. Best effort: a state folder that cannot be written leaves no
+    /// intent file, and a stale lock is then only named.
     fn begin(store: &Store) -> Intent {
         let dir = Dir::open_private(store.state_dir()).ok();
-        let left_by_killed = dir
+        let prior = dir
             .as_ref()
             .and_then(|d| d.stat(INTENT))
             .filter(|&(_, _, regular)| regular)
             .map(|(_, mtime, _)| mtime);
-        if let Some(d) = &dir {
+        let locked = std::fs::symlink_metadata(store.ref_lock_path()).is_ok();
+        let intent = Intent {
+            dir,
+            left_by_killed: prior.filter(|_| locked),
+        };
+        if intent.left_by_killed.is_none() {
+            intent.write_own();
+        }
+        intent
+    }
+
+    /// Replaces the intent file with this update's (its pid, for whoever looks).
+    fn write_own(&self) {
+        if let Some(d) = &self.dir {
             let _ = d.remove(INTENT);
             let _ = d.create_new(INTENT, format!("{}\n", std::process::id()).as_bytes());
-        }
-        Intent {
-            dir,
-            left_by_killed,
         }
     }
 
@@ -81,11 +93,11 @@ impl Store {
         &self,
         mut update: impl FnMut() -> Result<T, git2::Error>,
     ) -> Result<T, StoreError> {
-        let intent = Intent::begin(self);
+        let mut intent = Intent::begin(self);
         if crate::failpoint::active("ref-update-killed") {
             self.die_holding_the_lock();
         }
-        let result = self.retry_while_locked(&mut update, &intent);
+        let result = self.retry_while_locked(&mut update, &mut intent);
         intent.end();
         result
     }
@@ -93,7 +105,7 @@ impl Store {
     fn retry_while_locked<T>(
         &self,
         update: &mut impl FnMut() -> Result<T, git2::Error>,
-        intent: &Intent,
+        intent: &mut Intent,
     ) -> Result<T, StoreError> {
         let mut deadline = Instant::now() + REF_LOCK_WAIT;
         let mut pause = Duration::from_millis(2);
@@ -103,6 +115,9 @@ impl Store {
                 Err(e) if e.code() == ErrorCode::Locked => {
                     if Instant::now() >= deadline {
                         if !moved_aside && self.move_aside_if_killed_writers(intent)? {
+                            // From here the update is this writer's own.
+                            intent.left_by_killed = None;
+                            intent.write_own();
                             moved_aside = true;
                             deadline = Instant::now() + REF_LOCK_WAIT;
                             continue;
