@@ -354,36 +354,33 @@ fn a_stale_ref_lock_in_a_bare_repositorys_worktree_is_named() {
     );
 }
 
+/// A capture of `summary` that dies inside its update of the ref, holding `records.lock` (the
+/// fail point `ref-update-killed`, as a SIGKILL there leaves it).
+fn killed_capture(env: &Env, summary: &str, session: &str) {
+    let mut c = env.cmd();
+    c.env("RUTTER_FAILPOINTS", "ref-update-killed").args([
+        "capture",
+        "--summary",
+        summary,
+        "--session",
+        session,
+    ]);
+    let r = run_with_stdin(&mut c, b"");
+    assert_ne!(r.code, 0, "the fail point kills the capture: {}", r.stderr);
+}
+
 /// A capture killed while libgit2 moved the ref (the fail point dies holding `records.lock`,
 /// as a SIGKILL there leaves it): the next writer finds the killed writer's intent file, moves
 /// the lock aside as evidence and commits; nothing is lost and git agrees with the result.
 #[test]
 fn a_lock_left_by_a_killed_writer_is_moved_aside_and_nothing_is_lost() {
     let env = Env::git_vault();
-    let mut c = env.cmd();
-    c.env("RUTTER_FAILPOINTS", "ref-update-killed").args([
-        "capture",
-        "--summary",
-        "Killed mid-update.",
-        "--session",
-        "K",
-    ]);
-    let r = run_with_stdin(&mut c, b"");
-    assert_ne!(r.code, 0, "the fail point kills the capture: {}", r.stderr);
+    killed_capture(&env, "Killed mid-update.", "K");
     let lock = env.vault.join(".git/refs/rutter/records.lock");
     assert!(lock.exists(), "the killed writer left its lock");
     assert!(env.vault.join(".git/rutter/ref-update").exists());
     // A second writer killed while it waited on that lock must not hide whose lock it is.
-    let mut c = env.cmd();
-    c.env("RUTTER_FAILPOINTS", "ref-update-killed").args([
-        "capture",
-        "--summary",
-        "Killed while waiting.",
-        "--session",
-        "L",
-    ]);
-    let r = run_with_stdin(&mut c, b"");
-    assert_ne!(r.code, 0, "{}", r.stderr);
+    killed_capture(&env, "Killed while waiting.", "L");
 
     let r = env.capture(directive_payload("After the kill.", &[]).as_bytes(), &[]);
     assert!(r.stderr.contains("committed "), "{}", r.stderr);
@@ -411,15 +408,7 @@ fn a_lock_left_by_a_killed_writer_is_moved_aside_and_nothing_is_lost() {
 #[test]
 fn a_lock_older_than_the_killed_writers_intent_is_honoured() {
     let env = Env::git_vault();
-    let mut c = env.cmd();
-    c.env("RUTTER_FAILPOINTS", "ref-update-killed").args([
-        "capture",
-        "--summary",
-        "Killed mid-update.",
-        "--session",
-        "K",
-    ]);
-    run_with_stdin(&mut c, b"");
+    killed_capture(&env, "Killed mid-update.", "K");
     let lock = env.vault.join(".git/refs/rutter/records.lock");
     let older = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     std::fs::File::options()
