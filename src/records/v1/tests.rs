@@ -674,16 +674,7 @@ proptest! {
         edits in proptest::collection::vec((any::<Index>(), any::<Index>(), 0usize..5), 0..4),
     ) {
         let mut lines: Vec<String> = fm(QUOTING).lines().map(str::to_owned).collect();
-        for (a, b, kind) in edits {
-            let (i, j) = (a.index(lines.len()), b.index(lines.len()));
-            match kind {
-                0 if lines.len() > 1 => drop(lines.remove(i)),
-                1 => lines.insert(j, lines[i].clone()),
-                2 => lines.swap(i, j),
-                3 => lines[i].insert_str(0, "  "),
-                _ => lines[i] = lines[i].trim_start_matches(' ').to_owned(),
-            }
-        }
+        edit_lines(&mut lines, &edits);
         fast_and_fallback_agree(&format!("---\n{}\n---\n", lines.join("\n")))?;
     }
 
@@ -711,6 +702,21 @@ fn emitted_plain_tricky_records_take_the_fast_path() {
 }
 
 // ---- the dedupe keys read without building the entries (dayfile::dedupe_keys) ----
+
+/// Applies line edits a property draws: a line removed, copied elsewhere, two swapped, one
+/// indented or unindented.
+fn edit_lines(lines: &mut Vec<String>, edits: &[(Index, Index, usize)]) {
+    for (a, b, kind) in edits {
+        let (i, j) = (a.index(lines.len()), b.index(lines.len()));
+        match kind {
+            0 if lines.len() > 1 => drop(lines.remove(i)),
+            1 => lines.insert(j, lines[i].clone()),
+            2 => lines.swap(i, j),
+            3 => lines[i].insert_str(0, "  "),
+            _ => lines[i] = lines[i].trim_start_matches(' ').to_owned(),
+        }
+    }
+}
 
 /// The keys `dedupe_keys` hands out and those of the entries `dayfile::parse` builds: the
 /// same sessions and keys in the same order.
@@ -794,16 +800,7 @@ proptest! {
     ) {
         keys_agree(mutate(base, &edits, cut).as_bytes())?;
         let mut lines: Vec<String> = base.lines().map(str::to_owned).collect();
-        for (a, b, kind) in line_edits {
-            let (i, j) = (a.index(lines.len()), b.index(lines.len()));
-            match kind {
-                0 if lines.len() > 1 => drop(lines.remove(i)),
-                1 => lines.insert(j, lines[i].clone()),
-                2 => lines.swap(i, j),
-                3 => lines[i].insert_str(0, "  "),
-                _ => lines[i] = lines[i].trim_start_matches(' ').to_owned(),
-            }
-        }
+        edit_lines(&mut lines, &line_edits);
         keys_agree((lines.join("\n") + "\n").as_bytes())?;
     }
 }
