@@ -74,7 +74,11 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
     }
     // The tip, reflog and witness log are read together under the capture lock (a capture
     // landing between the reads would look like a rewind); without the lock, best effort.
-    let mut cache = cache::VerifyCache::load(store.worktree_state_dir(), opts.full);
+    let mut cache = cache::VerifyCache::load_days(
+        store.worktree_state_dir(),
+        opts.full,
+        opts.only_days.is_some(),
+    );
     // `log` (read-only) never waits on a sync that holds the lock through its push: it reads
     // without it after a short try, and says so.
     let wait = match opts.read_only {

@@ -217,12 +217,13 @@ fn file(
     if cache.files.get(path) == Some(&stamp) {
         return Ok(vec![]);
     }
-    let committed = store.blob(blob)?;
-    let committed = committed.as_slice();
     let mut working = Vec::new();
     if let Err(e) = handle.read_to_end(&mut working) {
         return Ok(vec![unreadable(store, path, blob, &e)]);
     }
+    // A working file that hashes to the committed blob id is its bytes: no object is read.
+    let committed = store.blob_bytes(blob, Some(&working))?;
+    let committed = committed.as_slice();
     if working == committed {
         cache.file_clean(path, stamp);
         return Ok(vec![]);
