@@ -589,3 +589,27 @@ fn a_turn_is_logged_as_one_run_with_its_outcome() {
         Some("claude")
     );
 }
+
+/// The record line counts the commits since the last `verify` (walking back from the tip no
+/// further than the verified one), and says so in words.
+#[test]
+fn the_commits_since_the_last_verify_are_counted() {
+    let env = healthy();
+    assert_eq!(env.rutter(&["verify"]).code, 0);
+    let (_, s) = status_json(&env);
+    assert_eq!(s.record.unwrap().commits_since_verify, Some(0));
+    assert!(status(&env, &[]).stdout.contains("verified at the tip"));
+    for (n, text) in ["Decided a second line.", "Decided a third line."]
+        .iter()
+        .enumerate()
+    {
+        let directive = common::directive(text, &["Notes/a.md"]);
+        let payload = env.transcript_payload(&format!("t{}", n + 2), "s1", &directive);
+        let r = fire(&env, &claude_hook(&env), &payload, None);
+        assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    }
+    let (_, s) = status_json(&env);
+    assert_eq!(s.record.unwrap().commits_since_verify, Some(2));
+    let human = status(&env, &[]).stdout;
+    assert!(human.contains("2 commits since the last verify"), "{human}");
+}

@@ -154,8 +154,7 @@ fn sync_state(store: &Store, state_dir: &Path, tip: ObjectId) -> Option<SyncStat
 /// Commits from `tip` back to `base` when `base` is among the [`COUNT_LIMIT`] newest commits
 /// (0 when it is the tip); `None` otherwise (older, or not an ancestor).
 fn commits_between(store: &Store, base: ObjectId, tip: ObjectId) -> Option<usize> {
-    let newest = store.newest_first(tip, None, COUNT_LIMIT + 1).ok()?;
-    newest.iter().position(|c| *c == base)
+    store.steps_back(tip, base, COUNT_LIMIT + 1).ok()?
 }
 
 /// `(readable, unreadable)` journal records, counted by name and read without creating or

@@ -119,6 +119,24 @@ impl Store {
             .collect::<Result<Vec<ObjectId>, _>>()?)
     }
 
+    /// Where `base` comes among the newest `limit` commits reachable from `tip` (0: it is
+    /// `tip`), walking no further than it; `None` when it is not among them.
+    pub(crate) fn steps_back(
+        &self,
+        tip: ObjectId,
+        base: ObjectId,
+        limit: usize,
+    ) -> Result<Option<usize>, StoreError> {
+        let mut walk = self.repo.revwalk()?;
+        walk.push(tip.to_git())?;
+        for (i, c) in walk.take(limit).enumerate() {
+            if c?.to_id() == base {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+
     /// Commits reachable from `tip` and not from `hide`, parents before children.
     pub fn oldest_first(
         &self,
