@@ -137,6 +137,8 @@ pub struct Store {
     root: PathBuf,
     state_dir: PathBuf,
     worktree_state_dir: PathBuf,
+    /// Working bytes found to hash to a blob id, by that id ([`Store::blob_bytes`]).
+    hashed: reader::Hashed,
 }
 
 impl Store {
@@ -152,6 +154,7 @@ impl Store {
             root: place.root,
             state_dir: place.state_dir,
             worktree_state_dir: place.worktree_state_dir,
+            hashed: reader::Hashed::default(),
         })
     }
 
@@ -164,6 +167,7 @@ impl Store {
             root: self.root.clone(),
             state_dir: self.state_dir.clone(),
             worktree_state_dir: self.worktree_state_dir.clone(),
+            hashed: reader::Hashed::default(),
         })
     }
 

@@ -79,10 +79,16 @@ impl Store {
     }
 
     /// The bytes of the blob `oid`. When `working` hashes to it, those bytes are the blob's and
-    /// no object is read (a cold index build reads every day file once, not twice).
+    /// no object is read (a cold index build reads every day file once, not twice). Bytes that
+    /// hashed to it once are remembered, so the same bytes offered again are compared, not
+    /// hashed again (`log` reads each of its day files in the audit and for its rows).
     pub fn blob_bytes(&self, oid: ObjectId, working: Option<&[u8]>) -> Result<Vec<u8>, StoreError> {
         if let Some(w) = working {
+            if self.hashed.holds(oid, w) {
+                return Ok(w.to_vec());
+            }
             if git2::Oid::hash_object(ObjectType::Blob, w)?.to_id() == oid {
+                self.hashed.remember(oid, w);
                 return Ok(w.to_vec());
             }
         }
@@ -128,5 +134,70 @@ impl Store {
             }
         }
         Ok(None)
+    }
+}
+
+/// Bytes known to hash to a blob id, with that id: at most [`Hashed::MAX_BYTES`] in all (a
+/// long-lived store keeps no more); a few entries, so a list, boxed so a `Store` stays small.
+#[derive(Default)]
+pub(crate) struct Hashed(Box<std::cell::RefCell<Known>>);
+
+/// Blob ids with bytes that hash to them.
+type Known = Vec<(ObjectId, Vec<u8>)>;
+
+impl Hashed {
+    const MAX_BYTES: usize = 4 << 20;
+
+    /// Whether `bytes` are the ones remembered for `oid`.
+    fn holds(&self, oid: ObjectId, bytes: &[u8]) -> bool {
+        self.0
+            .borrow()
+            .iter()
+            .any(|(o, b)| *o == oid && b.as_slice() == bytes)
+    }
+
+    fn remember(&self, oid: ObjectId, bytes: &[u8]) {
+        let mut held = self.0.borrow_mut();
+        let size: usize = held.iter().map(|(_, b)| b.len()).sum();
+        if size + bytes.len() <= Self::MAX_BYTES {
+            held.push((oid, bytes.to_vec()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Place;
+    use super::*;
+
+    /// Bytes remembered as a blob's pass again without a hash; any other bytes offered for the
+    /// same id are hashed, and the blob's own bytes come back for them.
+    #[test]
+    fn only_the_remembered_bytes_pass_for_a_blob() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let (a, b) = (
+            b"- 10:00 one line\n".as_slice(),
+            b"- 10:00 one lime\n".as_slice(),
+        );
+        let oid = repo.blob(a).unwrap().to_id();
+        let root = dir.path().to_path_buf();
+        let state = root.join(".git/rutter");
+        let store = Store::open(&Place {
+            git_dir: Some(root.join(".git")),
+            state_dir: state.clone(),
+            worktree_state_dir: state,
+            root,
+        })
+        .unwrap();
+        assert_eq!(store.blob_bytes(oid, Some(a)).unwrap(), a);
+        assert!(store.hashed.holds(oid, a));
+        assert!(!store.hashed.holds(oid, b));
+        assert_eq!(
+            store.blob_bytes(oid, Some(b)).unwrap(),
+            a,
+            "the blob's bytes"
+        );
+        assert_eq!(store.blob_bytes(oid, Some(a)).unwrap(), a);
     }
 }
