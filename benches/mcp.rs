@@ -82,7 +82,7 @@ fn main() {
     for (b, vault) in vaults.iter().enumerate() {
         println!(
             "building the index (`reindex` of {}, untimed)...",
-            builds.label(b, "this build")
+            builds.name(b)
         );
         let (took, out) = time_process(&mut builds.command(&env, b, vault, &["reindex"]), b"");
         ab::expect_success(&out, "reindex");

@@ -29,8 +29,7 @@ use std::process::Output;
 use std::time::Duration;
 use support::ab::{self, Builds, Sample};
 use support::{
-    machine, measure_process, prepare, restore_vault, stats_table, time_process, Env, Prepared,
-    Stats, LARGE,
+    machine, measure_process, prepare, restore_vault, stats_table, time_process, Env, Stats, LARGE,
 };
 
 const RUNS: usize = 21;
@@ -92,7 +91,7 @@ fn main() {
         );
         ab::expect_success(&time_process(&mut cmd, b"").1, "uninstall-hook");
     }
-    report(&env, &builds, &stats, &large);
+    report(&env, &builds, &stats);
 }
 
 /// With build `b` on `vault`: builds the index, registers the Claude Code hook in `env`'s HOME
@@ -112,14 +111,9 @@ fn set_up(env: &Env, builds: &Builds, b: usize, vault: &Path) {
 }
 
 /// Prints and writes `status.md`: the rows, then the A/B change when there is a base.
-fn report(env: &Env, builds: &Builds, stats: &[Stats], large: &Prepared) {
+fn report(env: &Env, builds: &Builds, stats: &[Stats]) {
     let mut report = String::from("# git-rutter status benchmark\n\n");
     let _ = writeln!(report, "{}\n", machine());
-    let _ = writeln!(
-        report,
-        "Vault: {} ({} notes, {} day files).\n",
-        large.spec.name, large.spec.notes, large.spec.days
-    );
     report.push_str(&stats_table(stats));
     let changes = ab::changes(builds, &stats.iter().collect::<Vec<_>>());
     report.push_str(&ab::change_table(builds, &changes));

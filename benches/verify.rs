@@ -557,7 +557,7 @@ fn verify_full(env: &Env, builds: &Builds, b: usize, vault: &Path) -> (Sample, O
     let mut cmd = builds.command(env, b, vault, &["verify", "--full"]);
     let m = measure_process(&mut cmd, FULL_TIMEOUT);
     let sample = Sample::from(&m);
-    let who = builds.label(b, "this build");
+    let who = builds.name(b);
     match &m.output {
         Some(_) => println!(
             "  {who}: {:.2} s ({:.2} s CPU, {:.0} MiB)",

@@ -48,6 +48,14 @@ impl Builds {
         self.bins.get(BASE).map(PathBuf::as_path)
     }
 
+    /// What the progress lines call build `b`: `this build` or `base`.
+    pub fn name(&self, b: usize) -> &'static str {
+        match b {
+            THIS => "this build",
+            _ => "base",
+        }
+    }
+
     /// `label` as build `b`'s row calls it: as is for this build, marked for the base.
     pub fn label(&self, b: usize, label: &str) -> String {
         match b {
@@ -209,17 +217,6 @@ pub struct Change {
     pub label: String,
     pub base: Figures,
     pub this: Figures,
-}
-
-impl Change {
-    /// The change of the case whose rows are `this` and `base`.
-    pub fn of(this: &Stats, base: &Stats) -> Change {
-        Change {
-            label: this.label.clone(),
-            base: Figures::of(base),
-            this: Figures::of(this),
-        }
-    }
 }
 
 /// The changes of `rows`: each base row (labelled as [`Builds::label`] labels the base's) against
