@@ -80,17 +80,15 @@ fn main() {
     let vaults = builds.vaults(restore_vault(&large), || ab::copy_of(&large, "base-vault"));
     let mut reindex_s = 0.0;
     for (b, vault) in vaults.iter().enumerate() {
-        println!(
-            "building the index (`reindex` of {}, untimed)...",
-            builds.name(b)
-        );
+        let who = builds.who(b);
+        println!("{who}building the index (`git-rutter reindex`, untimed)...");
         let (took, out) = time_process(&mut builds.command(&env, b, vault, &["reindex"]), b"");
         ab::expect_success(&out, "reindex");
         if b == THIS {
             reindex_s = took.as_secs_f64();
         }
         // The words index, which the first server would build in the background (spec/mcp.md).
-        println!("building the words index (`log --grep`, untimed)...");
+        println!("{who}building the words index (`git-rutter log --grep`, untimed)...");
         let mut grep = builds.command(&env, b, vault, &["log", "--grep", "latency"]);
         ab::expect_success(&time_process(&mut grep, b"").1, "log --grep");
     }

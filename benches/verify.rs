@@ -557,15 +557,15 @@ fn verify_full(env: &Env, builds: &Builds, b: usize, vault: &Path) -> (Sample, O
     let mut cmd = builds.command(env, b, vault, &["verify", "--full"]);
     let m = measure_process(&mut cmd, FULL_TIMEOUT);
     let sample = Sample::from(&m);
-    let who = builds.name(b);
+    let who = builds.who(b);
     match &m.output {
         Some(_) => println!(
-            "  {who}: {:.2} s ({:.2} s CPU, {:.0} MiB)",
+            "  {who}{:.2} s ({:.2} s CPU, {:.0} MiB)",
             sample.wall_ms / 1e3,
             sample.cpu_ms / 1e3,
             sample.peak_mib
         ),
-        None => println!("  {who}: killed after {:.0} s", sample.wall_ms / 1e3),
+        None => println!("  {who}killed after {:.0} s", sample.wall_ms / 1e3),
     }
     (sample, m.output)
 }

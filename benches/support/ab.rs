@@ -56,6 +56,15 @@ impl Builds {
         }
     }
 
+    /// The prefix of build `b`'s progress lines: `this build: ` or `base: ` with a base, and
+    /// nothing without one (the lines are as they were).
+    pub fn who(&self, b: usize) -> String {
+        match self.len() {
+            1 => String::new(),
+            _ => format!("{}: ", self.name(b)),
+        }
+    }
+
     /// `label` as build `b`'s row calls it: as is for this build, marked for the base.
     pub fn label(&self, b: usize, label: &str) -> String {
         match b {
