@@ -16,7 +16,8 @@
 //!    appending one `session-record@2` entry line to that day's file and adding the `cited/`
 //!    copy of a note cited for the first time), with the reflog, `.git/rutter/tips` (every tip,
 //!    as git-rutter writes it) and working-tree day files equal to the tip's, packed by
-//!    `git gc`. Then `verify --full`, 3 runs, each killed if still running after 10 minutes
+//!    `git gc` (by this binary run again with `--prepare-big`, so the generator's memory is not
+//!    the floor of the peaks measured after it). Then `verify --full`, 3 runs, each killed if still running after 10 minutes
 //!    (the check of witnessed tips once walked the graph per tip: hours); it must exit 0,
 //!    findings are printed and reported. One more run with `.git/rutter/tips` holding only the
 //!    newest tip isolates the history, reflog and working-tree checks; the tips file is put
@@ -83,13 +84,18 @@ fn main() {
     }
     let env = Env::new();
     let large = prepare(&env, &LARGE);
+    // The child `prepare_big_apart` runs: it only builds the long history.
+    if std::env::args().any(|a| a == PREPARE_BIG) {
+        prepare_big(&env, &large);
+        return;
+    }
     let runs = std::env::var("RUTTER_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(INCREMENTAL_RUNS);
     let builds = Builds::from_env(&env);
     let stats = incremental(&env, &builds, &large, runs);
-    let big = prepare_big(&env, &large);
+    let big = prepare_big_apart(&env, &large);
     // The base's own copy of the long history, made again from this build's before its runs.
     let big_vaults = builds.vaults(big.vault.clone(), || copy_big(&big));
     // `RUTTER_BENCH_VERIFY=incremental` leaves out the `--full` rows (four runs of 30-50 s on
@@ -382,18 +388,53 @@ enum Outcome {
     Findings(String),
 }
 
-/// Builds the 70,000-commit vault unless cached (its `KEY` names the generator and the large
-/// vault it was made from).
-fn prepare_big(env: &Env, large: &Prepared) -> Big {
-    let dir = env.root.join("verify-70k");
-    let vault = dir.join("vault");
+/// The argument that makes this binary only build the long history ([`prepare_big_apart`]).
+const PREPARE_BIG: &str = "--prepare-big";
+
+/// The 70,000-commit vault, built when not cached by this binary run again with
+/// [`PREPARE_BIG`]: a child's peak memory (`ru_maxrss`) starts from this process's own peak
+/// when it is spawned, and the generator's (188 MiB) floored every peak measured after it.
+fn prepare_big_apart(env: &Env, large: &Prepared) -> Big {
+    let (dir, key) = big_key(env, large);
+    let cached = big_cached(&dir, &key);
+    if !cached {
+        let exe = std::env::current_exe().expect("the benchmark's own path");
+        let status = std::process::Command::new(exe)
+            .args(["--bench", PREPARE_BIG])
+            .status()
+            .expect("run the benchmark to build the long history");
+        assert!(
+            status.success(),
+            "building the long history failed: {status}"
+        );
+    }
+    Big {
+        cached,
+        ..prepare_big(env, large)
+    }
+}
+
+/// The long history's folder and the `KEY` naming the generator and the large vault it is made
+/// from.
+fn big_key(env: &Env, large: &Prepared) -> (PathBuf, String) {
     let large_key = fs::read_to_string(large.dir.join("KEY")).expect("read the large vault's KEY");
     let key = format!(
         "verify-70k generator v{GENERATOR_VERSION}: {COMMITS} commits, {NOTES} notes, every tip \
          witnessed; day files of {large_key}"
     );
-    let cached =
-        fs::read_to_string(dir.join("KEY")).is_ok_and(|k| k == key) && dir.join("SETUP").is_file();
+    (env.root.join("verify-70k"), key)
+}
+
+fn big_cached(dir: &Path, key: &str) -> bool {
+    fs::read_to_string(dir.join("KEY")).is_ok_and(|k| k == key) && dir.join("SETUP").is_file()
+}
+
+/// Builds the 70,000-commit vault unless cached (its `KEY` names the generator and the large
+/// vault it was made from).
+fn prepare_big(env: &Env, large: &Prepared) -> Big {
+    let (dir, key) = big_key(env, large);
+    let vault = dir.join("vault");
+    let cached = big_cached(&dir, &key);
     if !cached {
         println!("building the {COMMITS}-commit vault for `verify --full` (once, cached)...");
         if dir.exists() {
