@@ -29,6 +29,13 @@
 //! ~0.8 GB of day files take several minutes to generate and adopt the first time, then are
 //! cached like the others) and reports its median against the large vault's. A last row times
 //! `git-rutter --version`, the cost of starting the process at all.
+//!
+//! With `RUTTER_BENCH_BASE=BIN` (an older `git-rutter`, or a revision such as `main`, built once:
+//! `support/base.rs`), every case also captures with BIN, into its own copy of the vault
+//! (`<vault's dir>/base-vault`, restored from the same snapshot) from its own copy of the
+//! transcript, each turn appended to both, interleaved with this build run by run, the order
+//! alternating (`support/ab.rs`). The base's row is printed under this build's and a last table
+//! gives the change in time, CPU and peak memory; the targets are judged on this build's rows.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -38,9 +45,10 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use support::ab::{self, Builds, THIS};
 use support::{
-    base_len_file, canonical, machine, measured, median_p95_min, prepare, restore_vault, Env,
-    Prepared, Spec, BIN, LARGE, SMALL,
+    base_len_file, canonical, machine, measured, median_p95_min, prepare, restore_vault, utf8, Env,
+    Prepared, Spec, LARGE, SMALL,
 };
 
 const WARMUP: usize = 5;
@@ -63,8 +71,8 @@ const GROWTH: Spec = Spec {
 /// One measured capture case.
 struct Case {
     label: String,
-    vault: PathBuf,
-    transcript: PathBuf,
+    /// Each build's vault and transcript (this build's first; the base's own copies after).
+    sides: Vec<Side>,
     session: String,
     refs: Vec<String>,
     /// The shape of each appended turn.
@@ -89,6 +97,12 @@ const LONG_TURN: TurnShape = TurnShape {
 };
 const TOOL_OUTPUT: usize = 64 * 1024;
 
+/// Where one build captures: its vault and the transcript it reads.
+struct Side {
+    vault: PathBuf,
+    transcript: PathBuf,
+}
+
 /// The figures of one case, in milliseconds (peak in MiB).
 struct Stats {
     label: String,
@@ -101,6 +115,17 @@ struct Stats {
     cpu: f64,
     /// The largest peak resident memory of a run.
     peak_mib: f64,
+}
+
+impl Stats {
+    /// The row's medians, for the A/B change table.
+    fn figures(&self) -> ab::Figures {
+        ab::Figures {
+            ms: self.median,
+            cpu_ms: self.cpu,
+            peak_mib: self.peak_mib,
+        }
+    }
 }
 
 /// One measured process: spawn to exit, its CPU time and its peak memory (`wait4`).
@@ -128,40 +153,35 @@ fn main() {
     }
     let env = Env::new();
     let runs = runs_from_env();
+    let builds = Builds::from_env(&env);
     let small = prepare(&env, &SMALL);
     let large = prepare(&env, &LARGE);
 
-    let small_case = big_transcript_case(&small);
-    let mut stats = vec![measure(&small_case, runs, |tag| {
-        capture_once(&env, &small_case, tag)
-    })];
-    let large_case = big_transcript_case(&large);
-    stats.push(measure(&large_case, runs, |tag| {
-        capture_once(&env, &large_case, tag)
-    }));
-    let fixture_case = fixture_transcript_case(&large);
-    stats.push(measure(&fixture_case, runs, |tag| {
-        capture_once(&env, &fixture_case, tag)
-    }));
+    let mut stats = vec![measure(
+        &env,
+        &builds,
+        &big_transcript_case(&builds, &small),
+        runs,
+    )];
+    let large_case = big_transcript_case(&builds, &large);
+    stats.push(measure(&env, &builds, &large_case, runs));
+    let fixture_case = fixture_transcript_case(&builds, &large);
+    stats.push(measure(&env, &builds, &fixture_case, runs));
     let long_case = Case {
         label: "large vault, 50 MB transcript, long turns of 3 directives".into(),
         turn: LONG_TURN,
-        ..big_transcript_case(&large)
+        ..big_transcript_case(&builds, &large)
     };
-    stats.push(measure(&long_case, runs, |tag| {
-        capture_once(&env, &long_case, tag)
-    }));
+    stats.push(measure(&env, &builds, &long_case, runs));
     let growth = prepare(&env, &GROWTH);
     let growth_case = Case {
         label: "growth vault (1,000 notes, 36,500 day files), 50 MB transcript".into(),
-        ..big_transcript_case(&growth)
+        ..big_transcript_case(&builds, &growth)
     };
-    stats.push(measure(&growth_case, runs, |tag| {
-        capture_once(&env, &growth_case, tag)
-    }));
-    stats.push(measure_baseline(&env, runs));
+    stats.push(measure(&env, &builds, &growth_case, runs));
+    stats.push(measure_baseline(&env, &builds, runs));
 
-    let report = render(&stats, &[&small, &large, &growth]);
+    let report = render(&builds, &stats, &[&small, &large, &growth]);
     print!("\n{report}");
     let out = env.root.join("capture.md");
     fs::write(&out, &report).expect("write capture.md");
@@ -184,9 +204,9 @@ fn runs_from_env() -> usize {
 // Cases and measurement
 // ---------------------------------------------------------------------------------------------
 
-/// The vault, restored, with its ~50 MB transcript cut back to its base length.
-fn big_transcript_case(p: &Prepared) -> Case {
-    let vault = restore_vault(p);
+/// The vault, restored, with its ~50 MB transcript cut back to its base length; for the base,
+/// its own copy of both (`base-vault`, `transcript-50mb-base.jsonl`).
+fn big_transcript_case(builds: &Builds, p: &Prepared) -> Case {
     let base: u64 = fs::read_to_string(base_len_file(&p.big_transcript))
         .expect("read the base length")
         .trim()
@@ -197,48 +217,74 @@ fn big_transcript_case(p: &Prepared) -> Case {
         .open(&p.big_transcript)
         .and_then(|f| f.set_len(base))
         .expect("cut the big transcript back");
+    let this = Side {
+        vault: restore_vault(p),
+        transcript: canonical(&p.big_transcript),
+    };
     Case {
         label: format!("{} vault, 50 MB transcript", p.spec.name),
-        vault,
-        transcript: canonical(&p.big_transcript),
+        sides: with_base(builds, this, p, "transcript-50mb-base.jsonl"),
         session: format!("bench-capture-{}", p.spec.name),
         refs: p.refs.clone(),
         turn: SHORT_TURN,
     }
+}
+
+/// `this`, and with a base its own side: a copy of the prepared vault as `init` left it and of
+/// `this`'s transcript, named `transcript` beside the vault.
+fn with_base(builds: &Builds, this: Side, p: &Prepared, transcript: &str) -> Vec<Side> {
+    let base = (builds.len() > 1).then(|| {
+        let copy = p.dir.join(transcript);
+        fs::copy(&this.transcript, &copy).expect("copy the transcript for the base");
+        Side {
+            vault: ab::copy_of(p, "base-vault"),
+            transcript: canonical(&copy),
+        }
+    });
+    std::iter::once(this).chain(base).collect()
 }
 
 /// The vault, restored, with a fresh copy of the fixture's own (~0.8 MB) transcript.
-fn fixture_transcript_case(p: &Prepared) -> Case {
-    let vault = restore_vault(p);
+fn fixture_transcript_case(builds: &Builds, p: &Prepared) -> Case {
     let copy = p.dir.join("transcript-fixture.jsonl");
     fs::copy(p.fixtures.join("transcript-large.jsonl"), &copy)
         .expect("copy the fixture transcript");
+    let this = Side {
+        vault: restore_vault(p),
+        transcript: canonical(&copy),
+    };
     Case {
         label: format!("{} vault, fixture transcript", p.spec.name),
-        vault,
-        transcript: canonical(&copy),
+        sides: with_base(builds, this, p, "transcript-fixture-base.jsonl"),
         session: format!("bench-capture-{}", p.spec.name),
         refs: p.refs.clone(),
         turn: SHORT_TURN,
     }
 }
 
-/// Warm-ups, then `runs` timed calls of `once` (given a tag unique to the call).
-fn measure(case: &Case, runs: usize, once: impl Fn(&str) -> Run) -> Stats {
+/// Warm-ups, then `runs` timed captures of each build, interleaved run by run, the order
+/// alternating; each build's row (this build's first).
+fn measure(env: &Env, builds: &Builds, case: &Case, runs: usize) -> Vec<Stats> {
     println!("{}: {WARMUP} warm-up + {runs} runs...", case.label);
-    let ms = timings(runs, once);
-    let size = fs::metadata(&case.transcript)
+    let ms = timings(builds, runs, |b, tag| {
+        capture_once(env, builds.bin(b), case, &case.sides[b], tag)
+    });
+    let size = fs::metadata(&case.sides[THIS].transcript)
         .expect("stat the transcript")
         .len();
-    summarise(&case.label, &format!("{:.1}", size as f64 / 1e6), ms)
+    let transcript = format!("{:.1}", size as f64 / 1e6);
+    ms.into_iter()
+        .enumerate()
+        .map(|(b, r)| summarise(&builds.label(b, &case.label), &transcript, r))
+        .collect()
 }
 
 /// `git-rutter --version` through the same harness: process start-up and exit alone.
-fn measure_baseline(env: &Env, runs: usize) -> Stats {
+fn measure_baseline(env: &Env, builds: &Builds, runs: usize) -> Vec<Stats> {
     let label = "baseline: `git-rutter --version`";
     println!("{label}: {WARMUP} warm-up + {runs} runs...");
-    let ms = timings(runs, |_| {
-        let m = measured(env.command(BIN).arg("--version"), b"");
+    let ms = timings(builds, runs, |b, _| {
+        let m = measured(env.command(utf8(builds.bin(b))).arg("--version"), b"");
         assert!(
             m.out.status.success(),
             "git-rutter --version failed: {:?}",
@@ -246,21 +292,26 @@ fn measure_baseline(env: &Env, runs: usize) -> Stats {
         );
         Run::from(&m)
     });
-    summarise(label, "–", ms)
+    ms.into_iter()
+        .enumerate()
+        .map(|(b, r)| summarise(&builds.label(b, label), "–", r))
+        .collect()
 }
 
-/// `runs` calls after `WARMUP` unmeasured ones.
-fn timings(runs: usize, once: impl Fn(&str) -> Run) -> Vec<Run> {
+/// `runs` rounds after `WARMUP` unmeasured ones, each round a call `once(b, tag)` of every
+/// build (the order alternating), with a tag unique to the call; each build's runs.
+fn timings(builds: &Builds, runs: usize, once: impl Fn(usize, &str) -> Run) -> Vec<Vec<Run>> {
     let nonce = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .expect("clock after 1970")
         .as_nanos();
-    for i in 0..WARMUP {
-        once(&format!("warm-up {nonce}-{i}"));
-    }
-    (0..runs)
-        .map(|i| once(&format!("run {nonce}-{i}")))
-        .collect()
+    ab::interleaved(builds.len(), WARMUP, runs, |b, i| {
+        let tag = match i < WARMUP {
+            true => format!("warm-up {nonce}-{i}-{b}"),
+            false => format!("run {nonce}-{}-{b}", i - WARMUP),
+        };
+        once(b, &tag)
+    })
 }
 
 /// Median, nearest-rank p95 and min of the wall times, the median CPU time, the largest peak.
@@ -285,19 +336,20 @@ fn summarise(label: &str, transcript: &str, runs: Vec<Run>) -> Stats {
     }
 }
 
-/// Appends a turn whose directives have unique summaries, then times one capture; panics
+/// Appends a turn whose directives have unique summaries to `side`'s transcript, then times
+/// one capture with `bin` into `side`'s vault; panics
 /// unless it captured all of them and committed with every ref resolved.
-fn capture_once(env: &Env, case: &Case, tag: &str) -> Run {
-    append_turn(&case.transcript, case.turn, tag, &case.refs);
+fn capture_once(env: &Env, bin: &Path, case: &Case, side: &Side, tag: &str) -> Run {
+    append_turn(&side.transcript, case.turn, tag, &case.refs);
     let payload = serde_json::json!({
         "session_id": case.session,
-        "transcript_path": case.transcript,
+        "transcript_path": side.transcript,
         "cwd": PAYLOAD_CWD,
         "hook_event_name": "Stop",
     });
-    let mut cmd = env.command(BIN);
+    let mut cmd = env.command(utf8(bin));
     cmd.args(["capture", "--client", "claude"])
-        .env("LIBRARIAN_VAULT_PATH", &case.vault);
+        .env("LIBRARIAN_VAULT_PATH", &side.vault);
     let m = measured(&mut cmd, payload.to_string().as_bytes());
     let out = &m.out;
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -371,14 +423,14 @@ fn append_turn(transcript: &Path, shape: TurnShape, tag: &str, refs: &[String]) 
 // ---------------------------------------------------------------------------------------------
 
 /// The markdown report: machine, timings, targets, setup costs.
-fn render(stats: &[Stats], vaults: &[&Prepared]) -> String {
+fn render(builds: &Builds, stats: &[Vec<Stats>], vaults: &[&Prepared]) -> String {
     let mut s = String::from("# git-rutter capture benchmark\n\n");
     let _ = writeln!(s, "{}\n", machine());
     s.push_str(
         "| case | transcript MB | runs | median ms | p95 ms | min ms | CPU ms (median) | peak MiB (max) |\n",
     );
     s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|\n");
-    for st in stats {
+    for st in stats.iter().flatten() {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} |",
@@ -390,7 +442,14 @@ fn render(stats: &[Stats], vaults: &[&Prepared]) -> String {
          the spawn (fork and exec carry the high-water mark over): the `--version` row is that floor.\n",
     );
     s.push('\n');
-    s.push_str(&render_targets(&stats[0], &stats[1], &stats[4]));
+    s.push_str(&render_targets(
+        &stats[0][THIS],
+        &stats[1][THIS],
+        &stats[4][THIS],
+    ));
+    let rows: Vec<&Stats> = stats.iter().flatten().collect();
+    let changes = ab::changes_of(builds, &rows, |st| (st.label.as_str(), st.figures()));
+    s.push_str(&ab::change_table(builds, &changes));
     s.push('\n');
     s.push_str(&render_setup(vaults));
     s

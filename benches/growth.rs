@@ -17,8 +17,8 @@
 //!
 //! With `RUTTER_BENCH_BASE=/path/to/git-rutter`, or a revision of this repository such as `main`
 //! or `HEAD~1` (built once as a release binary: `support/base.rs`), each process row runs that
-//! binary too, on its own copy of the vault, alternating with this one run by run (an
-//! interleaved A/B).
+//! binary too, on its own copy of the vault, alternating with this one run by run, the order
+//! alternating too (an interleaved A/B: `support/ab.rs`).
 //!
 //! It prints (and writes to `<target>/rutter-bench/growth.md`) each row's medians by vault, the
 //! growth exponent k (CPU time ∝ size^k: on a shared machine the wall time is mostly the load's;
@@ -35,9 +35,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use support::server::Server;
-use support::{
-    machine, measured, prepare, sync_tree, utf8, Env, Measured, Prepared, Spec, BIN, LARGE,
-};
+use support::{machine, measured, prepare, utf8, Env, Measured, Prepared, Spec, BIN, LARGE};
 
 const GROWTH_50K: Spec = Spec {
     name: "growth-50k",
@@ -143,7 +141,7 @@ fn measure_vault(env: &Env, p: &Prepared, base: Option<&Path>) -> Vec<[Option<Fi
         .chain(base.map(Path::to_path_buf))
         .collect();
     let vaults: Vec<PathBuf> = (0..bins.len())
-        .map(|i| fresh_copy(p, &format!("run-{i}")))
+        .map(|i| support::ab::copy_of(p, &format!("run-{i}")))
         .collect();
     for (bin, vault) in bins.iter().zip(&vaults) {
         let m = rutter(env, bin, vault, &["reindex"], b"");
@@ -154,28 +152,16 @@ fn measure_vault(env: &Env, p: &Prepared, base: Option<&Path>) -> Vec<[Option<Fi
             println!("  {}...", row.label);
             let runs = if row.slow { SLOW_RUNS } else { QUICK_RUNS };
             let mut figures = [None, None];
-            let mut samples: Vec<Vec<Figure>> = vec![Vec::new(); bins.len()];
-            for i in 0..=runs {
-                for (b, (bin, vault)) in bins.iter().zip(&vaults).enumerate() {
-                    let f = once(env, row, bin, vault, i);
-                    if i > 0 {
-                        samples[b].push(f);
-                    }
-                }
-            }
+            // One warm-up round, then the runs, the order of the builds alternating.
+            let samples = support::ab::interleaved(bins.len(), 1, runs, |b, i| {
+                once(env, row, &bins[b], &vaults[b], i)
+            });
             for (b, s) in samples.into_iter().enumerate() {
                 figures[b] = Some(median(s));
             }
             figures
         })
         .collect()
-}
-
-/// A copy of the prepared vault under `<dir>/<name>`, as `init` left it.
-fn fresh_copy(p: &Prepared, name: &str) -> PathBuf {
-    let copy = p.dir.join(name);
-    sync_tree(&p.pristine, &copy);
-    support::canonical(&copy)
 }
 
 /// One run of `row` with `bin` on `vault` (run `i`; 0 is the warm-up).

@@ -53,6 +53,13 @@
 //! rusage). It prints (and writes to `<target>/rutter-bench/index.md`) median, p95 and min, the
 //! median CPU time and the largest peak memory against the targets. A missed target is reported,
 //! not fatal; a failed command panics with its stderr.
+//!
+//! With `RUTTER_BENCH_BASE=BIN` (an older `git-rutter`, or a revision such as `main`, built once:
+//! `support/base.rs`), every case but the floor also runs BIN, on its own copy of each vault
+//! (`<vault's dir>/base-vault`, restored from the same snapshot; BIN builds its own index,
+//! edits, captures and watches there, and adopts in `init-adopt-base`), interleaved with this
+//! build run by run, the order alternating (`support/ab.rs`). The base's row is printed under
+//! this build's and a last table gives the change in time, CPU and peak memory.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -60,12 +67,13 @@ mod support;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
+use support::ab::{self, Builds, THIS};
 use support::{
-    flush_disks, machine, measured, prepare, restore_vault, rutter_measured, Env, Measured,
-    Prepared, Spec, Stats, Usage, BIN, LARGE,
+    flush_disks, machine, measured, prepare, restore_vault, Env, Measured, Prepared, Spec, Stats,
+    Usage, LARGE,
 };
 
 const COLD_RUNS: usize = 5;
@@ -167,6 +175,44 @@ impl Row {
         Row::of(label, runs, |m| m.took, target)
     }
 
+    /// Each build's row of one case (this build's first, the base's marked), from its runs as
+    /// [`measured_runs`] returns them, with wall times `wall`.
+    fn each(
+        ab: &Ab,
+        label: &str,
+        runs: &[Vec<Measured>],
+        wall: impl Fn(&Measured) -> Duration,
+        target: Option<f64>,
+    ) -> Vec<Row> {
+        runs.iter()
+            .enumerate()
+            .map(|(b, r)| Row::of(&ab.builds.label(b, label), r, &wall, target))
+            .collect()
+    }
+
+    /// [`Row::each`] timed from spawn to exit.
+    fn wholes(ab: &Ab, label: &str, runs: &[Vec<Measured>], target: Option<f64>) -> Vec<Row> {
+        Row::each(ab, label, runs, |m| m.took, target)
+    }
+
+    /// These rows with a memory target.
+    fn with_mib(mut rows: Vec<Row>, mib: f64) -> Vec<Row> {
+        for r in &mut rows {
+            r.mib_target = Some(mib);
+        }
+        rows
+    }
+
+    /// The row's medians, for the A/B change table.
+    fn figures(&self) -> (&str, ab::Figures) {
+        let f = ab::Figures {
+            ms: self.stats.median,
+            cpu_ms: self.usage.cpu_ms,
+            peak_mib: self.usage.peak_mib,
+        };
+        (self.stats.label.as_str(), f)
+    }
+
     /// `met`, `missed` or `report only`, for time and memory together.
     fn verdict(&self) -> &'static str {
         self.stats
@@ -174,27 +220,61 @@ impl Row {
     }
 }
 
-/// `runs` measured calls of `once` after `warmup` unmeasured ones; `once` gets the call's
-/// number, warm-ups included.
+/// The builds (this one, and the base with `RUTTER_BENCH_BASE`) and the vault each runs on.
+struct Ab<'a> {
+    builds: &'a Builds,
+    vaults: Vec<PathBuf>,
+}
+
+impl<'a> Ab<'a> {
+    /// `this` for this build; for the base, its own copy of `p` as `init` left it, named `name`.
+    fn new(builds: &'a Builds, this: PathBuf, p: &Prepared, name: &str) -> Ab<'a> {
+        let vaults = builds.vaults(this, || ab::copy_of(p, name));
+        Ab { builds, vaults }
+    }
+
+    fn len(&self) -> usize {
+        self.builds.len()
+    }
+
+    fn vault(&self, b: usize) -> &Path {
+        &self.vaults[b]
+    }
+
+    /// `ARGS` with build `b` on its vault, measured; panics with its output unless it exits 0.
+    fn run(&self, env: &Env, b: usize, args: &[&str]) -> Measured {
+        let m = measured(&mut self.command(env, b, args), b"");
+        ab::expect_success(
+            &m.out,
+            &format!("{} {args:?}", self.builds.bin(b).display()),
+        );
+        m
+    }
+
+    /// `bin --vault V ARGS` of build `b`, not yet run.
+    fn command(&self, env: &Env, b: usize, args: &[&str]) -> std::process::Command {
+        self.builds.command(env, b, self.vault(b), args)
+    }
+}
+
+/// `runs` measured rounds of `once(b, i)` after `warmup` unmeasured ones, every build once a
+/// round, the order alternating (`support/ab.rs`); `once` gets the build and the round's number,
+/// warm-ups included. Returns each build's runs.
 fn measured_runs(
+    ab: &Ab,
     warmup: usize,
     runs: usize,
-    mut once: impl FnMut(usize) -> Measured,
-) -> Vec<Measured> {
-    for i in 0..warmup {
-        once(i);
-    }
+    mut once: impl FnMut(usize, usize) -> Measured,
+) -> Vec<Vec<Measured>> {
     // Only the figures are kept: a child's `ru_maxrss` starts from this process's size when it
     // was spawned (fork and exec carry the high-water mark over), so the benchmark must stay small
     // (37,000 sessions of `recent --all` output kept eight times took it to 200 MiB).
-    (warmup..warmup + runs)
-        .map(|i| {
-            let mut m = once(i);
-            m.out.stdout = Vec::new();
-            m.out.stderr = Vec::new();
-            m
-        })
-        .collect()
+    ab::interleaved(ab.len(), warmup, runs, |b, i| {
+        let mut m = once(b, i);
+        m.out.stdout = Vec::new();
+        m.out.stderr = Vec::new();
+        m
+    })
 }
 
 /// This process's own peak resident memory in MiB: the floor under every peak figure.
@@ -217,7 +297,9 @@ fn main() {
     }
     let env = Env::new();
     let large = prepare(&env, &LARGE);
-    let vault = restore_vault(&large);
+    let builds = Builds::from_env(&env);
+    let ab = Ab::new(&builds, restore_vault(&large), &large, "base-vault");
+    let vault = ab.vault(THIS).to_path_buf();
 
     // `RUTTER_BENCH_INDEX=search` measures only the rows of the freshness check (`search`,
     // `show`, `search` after an edit) and the `--version` baseline, after one untimed build of
@@ -226,51 +308,59 @@ fn main() {
     let only_search = only == "search";
     let mut stats = Vec::new();
     if only == "build" {
-        stats.extend(cold_reindex(&env, &vault));
-        stats.push(init_adopt(&env, &vault));
-        stats.extend(growth_in_notes(&env, None));
-        stats.extend(growth_in_days(&env));
-        let report = render(&stats, &large, index_size(&vault) as f64 / 1e6);
+        stats.extend(cold_reindex(&env, &ab));
+        stats.extend(init_adopt(&env, &ab));
+        stats.extend(growth_in_notes(&env, &builds, None));
+        stats.extend(growth_in_days(&env, &builds));
+        let report = render(&builds, &stats, &large, index_size(&vault) as f64 / 1e6);
         print!("\n{report}");
         fs::write(env.root.join("index-build.md"), &report).expect("write index-build.md");
         return;
     }
     if only_search {
         println!("RUTTER_BENCH_INDEX=search: one untimed `reindex`, then the search rows only");
-        support::delete_index(&vault);
-        let m = rutter_measured(&env, &vault, &["reindex"]);
-        expect_stdout(&m.out, "reindex", "built: a new index");
+        for b in 0..ab.len() {
+            support::delete_index(ab.vault(b));
+            let m = ab.run(&env, b, &["reindex"]);
+            expect_stdout(&m.out, "reindex", "built: a new index");
+        }
     } else {
-        stats.extend(cold_reindex(&env, &vault));
+        stats.extend(cold_reindex(&env, &ab));
     }
     let index_mb = index_size(&vault) as f64 / 1e6;
     if !only_search {
-        stats.push(forced_reindex(&env, &vault));
-        stats.push(no_change_refresh(&env, &vault));
+        stats.extend(forced_reindex(&env, &ab));
+        stats.extend(no_change_refresh(&env, &ab));
     }
-    stats.push(search(&env, &vault));
-    let search_ms = stats.last().map_or(0.0, |r: &Row| r.stats.median);
+    let rows = search(&env, &ab);
+    let search_ms = rows[THIS].stats.median;
+    stats.extend(rows);
     let note = &large.refs[0];
-    stats.push(show(&env, &vault, note));
-    stats.push(search_after_edit(&env, &vault, note, false));
+    stats.extend(show(&env, &ab, note));
+    stats.extend(search_after_edit(&env, &ab, note, false));
     let watched_ms = {
-        let _server = Watching::start(&env, &vault);
-        stats.push(search_watched(&env, &vault, "", TARGET_SEARCH_MS));
-        let ms = stats.last().map_or(0.0, |r: &Row| r.stats.median);
-        stats.push(search_after_edit(&env, &vault, note, true));
+        let _servers = Watching::start_each(&env, &ab);
+        let rows = search_watched(&env, &ab, "", TARGET_SEARCH_MS);
+        let ms = rows[THIS].stats.median;
+        stats.extend(rows);
+        stats.extend(search_after_edit(&env, &ab, note, true));
         ms
     };
     if !only_search {
-        stats.push(recent(&env, &vault));
-        stats.extend(log_grep(&env, &vault));
-        stats.extend(recent_all(&env, &vault));
-        stats.push(init_adopt(&env, &vault));
-        stats.push(log_after_captures(&env, &vault));
-        stats.extend(growth_in_notes(&env, Some((search_ms, watched_ms))));
+        stats.extend(recent(&env, &ab));
+        stats.extend(log_grep(&env, &ab));
+        stats.extend(recent_all(&env, &ab));
+        stats.extend(init_adopt(&env, &ab));
+        stats.extend(log_after_captures(&env, &ab));
+        stats.extend(growth_in_notes(
+            &env,
+            &builds,
+            Some((search_ms, watched_ms)),
+        ));
     }
-    stats.push(baseline(&env));
+    stats.extend(baseline(&env, &ab));
 
-    let report = render(&stats, &large, index_mb);
+    let report = render(&builds, &stats, &large, index_mb);
     print!("\n{report}");
     let out = env.root.join("index.md");
     fs::write(&out, &report).expect("write index.md");
@@ -285,41 +375,45 @@ fn main() {
 /// record cache; each run after a run of its `sqlite3` floor ([`floor_run`]), so both meet the
 /// same load. Returns the floor's row and the reindex's, whose target is [`TARGET_COLD_MS`] or
 /// [`TARGET_FLOOR_RATIO`] × the floor's median, whichever is more.
-fn cold_reindex(env: &Env, vault: &Path) -> [Row; 2] {
+fn cold_reindex(env: &Env, ab: &Ab) -> Vec<Row> {
     let label = "cold reindex (index deleted)";
     println!("{label}: 1 warm-up + {COLD_RUNS} runs, each after its `sqlite3` floor...");
-    let (floor, runs) = with_floor(env, vault, 1, COLD_RUNS);
+    let (floor, runs) = with_floor(env, ab, 1, COLD_RUNS);
     let floor = Row::whole(FLOOR_LABEL, &floor, None);
     let target = TARGET_COLD_MS
         .max(TARGET_FLOOR_RATIO * floor.stats.median)
         .round();
-    let mut row = Row::whole(label, &runs, Some(target));
-    row.mib_target = Some(TARGET_COLD_MIB);
-    [floor, row]
+    let rows = Row::wholes(ab, label, &runs, Some(target));
+    let mut all = vec![floor];
+    all.extend(Row::with_mib(rows, TARGET_COLD_MIB));
+    all
 }
 
 /// What the floor rows are called.
 const FLOOR_LABEL: &str = "floor: `sqlite3` bulk-loading the same notes into the same FTS5 table";
 
-/// `runs` cold reindexes of `vault` after `warmup` unmeasured ones, each preceded by a run of
-/// the floor: the floor's runs and the reindex's.
+/// `runs` cold reindexes of each build's vault after `warmup` unmeasured ones, each round
+/// preceded by a run of the floor (on this build's vault): the floor's runs and each build's
+/// reindexes.
 fn with_floor(
     env: &Env,
-    vault: &Path,
+    ab: &Ab,
     warmup: usize,
     runs: usize,
-) -> (Vec<Measured>, Vec<Measured>) {
-    let sql = floor_sql(vault);
+) -> (Vec<Measured>, Vec<Vec<Measured>>) {
+    let sql = floor_sql(ab.vault(THIS));
     let db = env.root.join("floor.sqlite");
     let mut floors = Vec::new();
-    let reindexes = measured_runs(warmup, runs, |i| {
-        let f = floor_run(&db, vault, &sql);
-        if i >= warmup {
-            floors.push(f);
+    let reindexes = measured_runs(ab, warmup, runs, |b, i| {
+        if b == THIS {
+            let f = floor_run(&db, ab.vault(THIS), &sql);
+            if i >= warmup {
+                floors.push(f);
+            }
         }
-        support::delete_index(vault);
+        support::delete_index(ab.vault(b));
         flush_disks();
-        let m = rutter_measured(env, vault, &["reindex"]);
+        let m = ab.run(env, b, &["reindex"]);
         expect_stdout(&m.out, "reindex", "built: a new index");
         m
     });
@@ -393,65 +487,69 @@ COMMIT;
 /// cached like the large one): a cold reindex after its floor, and (given the 10,000-note
 /// rows' medians, `search_ms` and `watched_ms`) `search` against 1.5 times the first, and
 /// issue 37's `search` with a watcher against 1.25 times the second.
-fn growth_in_notes(env: &Env, search: Option<(f64, f64)>) -> Vec<Row> {
+fn growth_in_notes(env: &Env, builds: &Builds, search: Option<(f64, f64)>) -> Vec<Row> {
     let prepared = prepare(env, &NOTES_50K);
-    let vault = restore_vault(&prepared);
+    let ab = Ab::new(builds, restore_vault(&prepared), &prepared, "base-vault");
     let label = "cold reindex, 50,000 notes (30 day files)";
     println!("{label}: {GROWTH_RUNS} runs, each after its `sqlite3` floor...");
-    let (floor, runs) = with_floor(env, &vault, 0, GROWTH_RUNS);
-    let mut cold = Row::whole(label, &runs, Some(TARGET_COLD_50K_MS));
-    cold.mib_target = Some(TARGET_COLD_MIB);
-    let mut rows = vec![
-        Row::whole(&format!("{FLOOR_LABEL}, 50,000 notes"), &floor, None),
-        cold,
-    ];
+    let (floor, runs) = with_floor(env, &ab, 0, GROWTH_RUNS);
+    let cold = Row::wholes(&ab, label, &runs, Some(TARGET_COLD_50K_MS));
+    let mut rows = vec![Row::whole(
+        &format!("{FLOOR_LABEL}, 50,000 notes"),
+        &floor,
+        None,
+    )];
+    rows.extend(Row::with_mib(cold, TARGET_COLD_MIB));
     if let Some((search_ms, watched_ms)) = search {
         let label = format!(
             "`search` on 50,000 notes (≤ {TARGET_SEARCH_GROWTH}× the 10,000-note row's {search_ms:.2} ms)"
         );
         let target = (TARGET_SEARCH_GROWTH * search_ms * 100.0).round() / 100.0;
-        rows.push(search_row(env, &vault, &label, target));
-        let _server = Watching::start(env, &vault);
+        rows.extend(search_row(env, &ab, &label, target));
+        let _servers = Watching::start_each(env, &ab);
         let target = (TARGET_WATCHED_GROWTH * watched_ms * 100.0).round() / 100.0;
         let label = format!(
             ", 50,000 notes (≤ {TARGET_WATCHED_GROWTH}× the 10,000-note row's {watched_ms:.2} ms)"
         );
-        rows.push(search_watched(env, &vault, &label, target));
+        rows.extend(search_watched(env, &ab, &label, target));
     }
     rows
 }
 
 /// Issue 37's growth in days, on the capture benchmark's growth vault (1,000 notes, 36,500 day
 /// files): a cold reindex, and `init` adopting the 36,500 day files.
-fn growth_in_days(env: &Env) -> [Row; 2] {
+fn growth_in_days(env: &Env, builds: &Builds) -> Vec<Row> {
     let prepared = prepare(env, &DAYS_36K);
-    let vault = restore_vault(&prepared);
+    let ab = Ab::new(builds, restore_vault(&prepared), &prepared, "base-vault");
     let label = "cold reindex, 36,500 day files (1,000 notes)";
     println!("{label}: {GROWTH_RUNS} runs...");
-    let runs = measured_runs(0, GROWTH_RUNS, |_| {
-        support::delete_index(&vault);
+    let runs = measured_runs(&ab, 0, GROWTH_RUNS, |b, _| {
+        support::delete_index(ab.vault(b));
         flush_disks();
-        let m = rutter_measured(env, &vault, &["reindex"]);
+        let m = ab.run(env, b, &["reindex"]);
         expect_stdout(&m.out, "reindex", "built: a new index");
         m
     });
-    let mut cold = Row::whole(label, &runs, Some(TARGET_COLD_36K_MS));
-    cold.mib_target = Some(TARGET_COLD_MIB);
-    let init = adopt_rows(env, &vault, 36_500, 0, 1, TARGET_INIT_36K_MS);
-    [cold, init]
+    let cold = Row::wholes(&ab, label, &runs, Some(TARGET_COLD_36K_MS));
+    let mut rows = Row::with_mib(cold, TARGET_COLD_MIB);
+    rows.extend(adopt_rows(env, &ab, 36_500, 0, 1, TARGET_INIT_36K_MS));
+    rows
 }
 
 /// A `git-rutter mcp` watching `vault`, stdin held open, until dropped (then killed).
 struct Watching(std::process::Child);
 
 impl Watching {
-    /// Starts the server and waits until a command says the watcher answered it.
-    fn start(env: &Env, vault: &Path) -> Watching {
-        let child = env
-            .command(BIN)
-            .arg("--vault")
-            .arg(vault)
-            .arg("mcp")
+    /// A server of each build, each watching its own vault; see [`Watching::start`].
+    fn start_each(env: &Env, ab: &Ab) -> Vec<Watching> {
+        (0..ab.len()).map(|b| Watching::start(env, ab, b)).collect()
+    }
+
+    /// Starts build `b`'s server on its vault and waits until a command says the watcher
+    /// answered it.
+    fn start(env: &Env, ab: &Ab, b: usize) -> Watching {
+        let child = ab
+            .command(env, b, &["mcp"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -460,11 +558,8 @@ impl Watching {
         let server = Watching(child);
         let started = std::time::Instant::now();
         loop {
-            let mut cmd = env.command(BIN);
-            cmd.env("RUTTER_FRESHNESS_TRACE", "1")
-                .arg("--vault")
-                .arg(vault)
-                .args(["show", "no/such/note.md"]);
+            let mut cmd = ab.command(env, b, &["show", "no/such/note.md"]);
+            cmd.env("RUTTER_FRESHNESS_TRACE", "1");
             let said = measured(&mut cmd, b"").out.stderr;
             if String::from_utf8_lossy(&said).contains("freshness: watcher") {
                 return server;
@@ -487,27 +582,24 @@ impl Drop for Watching {
 }
 
 /// `search` as the `search` row, with a watcher running: each run must say it asked it.
-fn search_watched(env: &Env, vault: &Path, suffix: &str, target: f64) -> Row {
+fn search_watched(env: &Env, ab: &Ab, suffix: &str, target: f64) -> Vec<Row> {
     let label = format!("`search` (3-word AND) with an MCP server watching{suffix}");
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
+    let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, i| {
         let query = SEARCHES[i % SEARCHES.len()];
         let mut args = vec!["search"];
         args.extend(query.split(' '));
-        let m = watched_measured(env, vault, &args);
+        let m = watched_measured(env, ab, b, &args);
         expect_stdout(&m.out, &format!("search {query}"), "1. ");
         m
     });
-    Row::whole(&label, &runs, Some(target))
+    Row::wholes(ab, &label, &runs, Some(target))
 }
 
-/// A command with `RUTTER_FRESHNESS_TRACE`, which must say the watcher answered.
-fn watched_measured(env: &Env, vault: &Path, args: &[&str]) -> Measured {
-    let mut cmd = env.command(BIN);
-    cmd.env("RUTTER_FRESHNESS_TRACE", "1")
-        .arg("--vault")
-        .arg(vault)
-        .args(args);
+/// A command of build `b` with `RUTTER_FRESHNESS_TRACE`, which must say the watcher answered.
+fn watched_measured(env: &Env, ab: &Ab, b: usize, args: &[&str]) -> Measured {
+    let mut cmd = ab.command(env, b, args);
+    cmd.env("RUTTER_FRESHNESS_TRACE", "1");
     let m = measured(&mut cmd, b"");
     let said = String::from_utf8_lossy(&m.out.stderr);
     assert!(
@@ -519,25 +611,25 @@ fn watched_measured(env: &Env, vault: &Path, args: &[&str]) -> Measured {
 }
 
 /// `reindex --force` over an existing, current index: drops and rebuilds every table.
-fn forced_reindex(env: &Env, vault: &Path) -> Row {
+fn forced_reindex(env: &Env, ab: &Ab) -> Vec<Row> {
     let label = "`reindex --force` over an existing index";
     println!("{label}: {COLD_RUNS} runs...");
-    let runs = measured_runs(0, COLD_RUNS, |_| {
+    let runs = measured_runs(ab, 0, COLD_RUNS, |b, _| {
         flush_disks();
-        let m = rutter_measured(env, vault, &["reindex", "--force"]);
+        let m = ab.run(env, b, &["reindex", "--force"]);
         expect_stdout(&m.out, "reindex --force", "reindex complete: ");
         m
     });
-    Row::whole(label, &runs, None)
+    Row::wholes(ab, label, &runs, None)
 }
 
 /// `reindex` right after a reindex: every note and day file stat'ed, none re-read.
-fn no_change_refresh(env: &Env, vault: &Path) -> Row {
+fn no_change_refresh(env: &Env, ab: &Ab) -> Vec<Row> {
     let label = "no-change refresh (`reindex`)";
     println!("{label}: 2 warm-ups + {NO_CHANGE_RUNS} runs...");
     flush_disks();
-    let runs = measured_runs(2, NO_CHANGE_RUNS, |_| {
-        let m = rutter_measured(env, vault, &["reindex"]);
+    let runs = measured_runs(ab, 2, NO_CHANGE_RUNS, |b, _| {
+        let m = ab.run(env, b, &["reindex"]);
         expect_stdout(
             &m.out,
             "reindex",
@@ -545,194 +637,204 @@ fn no_change_refresh(env: &Env, vault: &Path) -> Row {
         );
         m
     });
-    Row::whole(label, &runs, Some(TARGET_NO_CHANGE_MS))
+    Row::wholes(ab, label, &runs, Some(TARGET_NO_CHANGE_MS))
 }
 
 /// `search` with a 3-word AND query; every run must find at least one note.
-fn search(env: &Env, vault: &Path) -> Row {
+fn search(env: &Env, ab: &Ab) -> Vec<Row> {
     let label = "`search` (3-word AND, with the freshness check)";
-    search_row(env, vault, label, TARGET_SEARCH_MS)
+    search_row(env, ab, label, TARGET_SEARCH_MS)
 }
 
-/// The `search` row on `vault`, under `label`, against `target` ms.
-fn search_row(env: &Env, vault: &Path, label: &str, target: f64) -> Row {
+/// The `search` rows on the builds' vaults, under `label`, against `target` ms.
+fn search_row(env: &Env, ab: &Ab, label: &str, target: f64) -> Vec<Row> {
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
+    let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, i| {
         let query = SEARCHES[i % SEARCHES.len()];
         let mut args = vec!["search"];
         args.extend(query.split(' '));
-        let m = rutter_measured(env, vault, &args);
+        let m = ab.run(env, b, &args);
         expect_stdout(&m.out, &format!("search {query}"), "1. ");
         m
     });
-    Row::whole(label, &runs, Some(target))
+    Row::wholes(ab, label, &runs, Some(target))
 }
 
 /// `show` of one note: the freshness check and one lookup.
-fn show(env: &Env, vault: &Path, note: &str) -> Row {
+fn show(env: &Env, ab: &Ab, note: &str) -> Vec<Row> {
     let label = "`show` (freshness check + one note)";
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
-        let m = rutter_measured(env, vault, &["show", note]);
+    let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, _| {
+        let m = ab.run(env, b, &["show", note]);
         expect_stdout(&m.out, &format!("show {note}"), note);
         m
     });
-    Row::whole(label, &runs, None)
+    Row::wholes(ab, label, &runs, None)
 }
 
 /// `search` for a word appended to a note just before (reported only): the check finds the
 /// note's folder changed, the folder is rescanned and the note read again; or, `watched`, the
-/// command asks a running server's watcher, which must answer.
-fn search_after_edit(env: &Env, vault: &Path, note: &str, watched: bool) -> Row {
+/// command asks a running server's watcher, which must answer. Each build edits its own vault.
+fn search_after_edit(env: &Env, ab: &Ab, note: &str, watched: bool) -> Vec<Row> {
     let label = match watched {
         false => "`search` right after an edit in place (one folder rescanned)",
         true => "`search` right after an edit in place, with an MCP server watching",
     };
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
+    let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, i| {
         let word = format!("{}probe{i}", if watched { "watched" } else { "freshness" });
         let mut f = fs::OpenOptions::new()
             .append(true)
-            .open(vault.join(note))
+            .open(ab.vault(b).join(note))
             .expect("open the note to edit");
         writeln!(f, "\nAlso {word}.").expect("append to the note");
         drop(f);
         let m = match watched {
-            true => watched_measured(env, vault, &["search", &word]),
-            false => rutter_measured(env, vault, &["search", &word]),
+            true => watched_measured(env, ab, b, &["search", &word]),
+            false => ab.run(env, b, &["search", &word]),
         };
         expect_stdout(&m.out, &format!("search {word}"), note);
         m
     });
-    Row::whole(label, &runs, None)
+    Row::wholes(ab, label, &runs, None)
 }
 
 /// `recent`: the 20 most recent sessions, after refreshing the day files.
-fn recent(env: &Env, vault: &Path) -> Row {
+fn recent(env: &Env, ab: &Ab) -> Vec<Row> {
     let label = "`recent` (20 sessions)";
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
-        let m = rutter_measured(env, vault, &["recent"]);
+    let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, _| {
+        let m = ab.run(env, b, &["recent"]);
         expect_stdout(&m.out, "recent", " — ");
         m
     });
-    Row::whole(label, &runs, Some(TARGET_RECENT_MS))
+    Row::wholes(ab, label, &runs, Some(TARGET_RECENT_MS))
 }
 
 /// `log --grep WORD` (the newest 20 matches, with the commit that added each and its status),
 /// and plain `log`, reported only.
-fn log_grep(env: &Env, vault: &Path) -> [Row; 3] {
+fn log_grep(env: &Env, ab: &Ab) -> Vec<Row> {
     let grep_row = |label: &str, words: &[&str]| {
         println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-        let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |i| {
+        let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, i| {
             let word = words[i % words.len()];
-            let m = rutter_measured(env, vault, &["log", "--grep", word]);
+            let m = ab.run(env, b, &["log", "--grep", word]);
             expect_stdout(&m.out, "log --grep", "committed");
             m
         });
-        let mut row = Row::whole(label, &runs, Some(TARGET_LOG_GREP_MS));
-        row.mib_target = Some(TARGET_LOG_GREP_MIB);
-        row
+        let rows = Row::wholes(ab, label, &runs, Some(TARGET_LOG_GREP_MS));
+        Row::with_mib(rows, TARGET_LOG_GREP_MIB)
     };
     // The first warm-up builds the words index (once per index; spec/recall.md).
-    let grep = grep_row("`log --grep WORD` (20 newest matches)", &LOG_WORDS);
-    let rare = grep_row("`log --grep WORD`, a word in 4-7 entries", &RARE_WORDS);
+    let mut rows = grep_row("`log --grep WORD` (20 newest matches)", &LOG_WORDS);
+    rows.extend(grep_row(
+        "`log --grep WORD`, a word in 4-7 entries",
+        &RARE_WORDS,
+    ));
     let label = "`log` (20 newest entries)";
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
-        let m = rutter_measured(env, vault, &["log"]);
+    let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, _| {
+        let m = ab.run(env, b, &["log"]);
         expect_stdout(&m.out, "log", "committed");
         m
     });
-    [grep, rare, Row::whole(label, &runs, None)]
+    rows.extend(Row::wholes(ab, label, &runs, None));
+    rows
 }
 
 /// `log` after captures with no `verify` between (issue 23, fourth session: each tip witnessed
 /// since the last `verify` was a graph walk of its own, so `log` grew with the square of the
 /// captures since: 0.13 s after 600, 0.9 s after 1,800). A `verify`, then
 /// `CAPTURES_SINCE_VERIFY` captures (untimed), then `log`; reported beside the plain `log` row.
-/// Last of the large vault's rows: the captures stay until the next run restores it.
-fn log_after_captures(env: &Env, vault: &Path) -> Row {
+/// Each build verifies and captures into its own vault. Last of the large vault's rows: the
+/// captures stay until the next run restores it.
+fn log_after_captures(env: &Env, ab: &Ab) -> Vec<Row> {
     let label = format!("`log` after {CAPTURES_SINCE_VERIFY} captures since the last `verify`");
     println!("{label}: the captures, then {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let verified = rutter_measured(env, vault, &["verify"]);
-    expect_stdout(&verified.out, "verify", "verify: clean");
-    for i in 0..CAPTURES_SINCE_VERIFY {
-        let summary = format!("Bench decision {i}, taken with no verify since.");
-        let args = [
-            "capture",
-            "--summary",
-            &summary,
-            "--session",
-            "bench-log-since",
-        ];
-        rutter_measured(env, vault, &args);
+    for b in 0..ab.len() {
+        let verified = ab.run(env, b, &["verify"]);
+        expect_stdout(&verified.out, "verify", "verify: clean");
+        for i in 0..CAPTURES_SINCE_VERIFY {
+            let summary = format!("Bench decision {i}, taken with no verify since.");
+            let args = [
+                "capture",
+                "--summary",
+                &summary,
+                "--session",
+                "bench-log-since",
+            ];
+            ab.run(env, b, &args);
+        }
     }
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
-        let m = rutter_measured(env, vault, &["log"]);
+    let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, _| {
+        let m = ab.run(env, b, &["log"]);
         expect_stdout(&m.out, "log", "with no verify since");
         m
     });
-    Row::whole(&label, &runs, None)
+    Row::wholes(ab, &label, &runs, None)
 }
 
 /// `recent --all`: every session, timed to its first line and to its exit.
-fn recent_all(env: &Env, vault: &Path) -> [Row; 2] {
+fn recent_all(env: &Env, ab: &Ab) -> Vec<Row> {
     let label = "`recent --all`";
     println!("{label}: 1 warm-up + {ALL_RUNS} runs...");
-    let runs = measured_runs(1, ALL_RUNS, |_| {
-        let m = rutter_measured(env, vault, &["recent", "--all"]);
+    let runs = measured_runs(ab, 1, ALL_RUNS, |b, _| {
+        let m = ab.run(env, b, &["recent", "--all"]);
         expect_stdout(&m.out, "recent --all", " — ");
         m
     });
     let first = |m: &Measured| m.first_line.expect("recent --all printed a line");
-    [
-        Row::of(
-            "`recent --all` to its first line",
-            &runs,
-            first,
-            Some(TARGET_ALL_FIRST_MS),
-        ),
-        Row::whole(
-            "`recent --all` to its last line",
-            &runs,
-            Some(TARGET_ALL_MS),
-        ),
-    ]
+    let mut rows = Row::each(
+        ab,
+        "`recent --all` to its first line",
+        &runs,
+        first,
+        Some(TARGET_ALL_FIRST_MS),
+    );
+    rows.extend(Row::wholes(
+        ab,
+        "`recent --all` to its last line",
+        &runs,
+        Some(TARGET_ALL_MS),
+    ));
+    rows
 }
 
 /// `init` adopting the vault's 3,650 day files into a new record: each run in a fresh
 /// repository holding a copy of `_librarian/sessions/` (the notes play no part in adoption).
-fn init_adopt(env: &Env, vault: &Path) -> Row {
-    adopt_rows(env, vault, 3_650, 1, INIT_RUNS, TARGET_INIT_MS)
+fn init_adopt(env: &Env, ab: &Ab) -> Vec<Row> {
+    adopt_rows(env, ab, 3_650, 1, INIT_RUNS, TARGET_INIT_MS)
 }
 
-/// `init` adopting the `days` day files of `vault`, `runs` runs after `warmup`, against
-/// `target` ms.
+/// `init` adopting the `days` day files of this build's vault, `runs` runs after `warmup`,
+/// against `target` ms; each build in a repository of its own (`init-adopt`, `-base`).
 fn adopt_rows(
     env: &Env,
-    vault: &Path,
+    ab: &Ab,
     days: usize,
     warmup: usize,
     runs: usize,
     target: f64,
-) -> Row {
+) -> Vec<Row> {
     let label = format!("`init` adopting {days} day files");
     println!("{label}: {warmup} warm-up + {runs} runs...");
-    let work = env.root.join("init-adopt");
-    let runs = measured_runs(warmup, runs, |_| {
+    let works = ["init-adopt", "init-adopt-base"].map(|w| env.root.join(w));
+    let runs = measured_runs(ab, warmup, runs, |b, _| {
+        let work = &works[b];
         if work.exists() {
-            fs::remove_dir_all(&work).expect("remove the previous init vault");
+            fs::remove_dir_all(work).expect("remove the previous init vault");
         }
         let sessions = work.join("_librarian/sessions");
         fs::create_dir_all(&sessions).expect("create the init vault");
-        for f in fs::read_dir(vault.join("_librarian/sessions")).expect("list the day files") {
+        let from = ab.vault(THIS).join("_librarian/sessions");
+        for f in fs::read_dir(from).expect("list the day files") {
             let f = f.expect("a day file");
             fs::copy(f.path(), sessions.join(f.file_name())).expect("copy a day file");
         }
-        env.run("git", &["init", "-q", "-b", "main"], &work);
+        env.run("git", &["init", "-q", "-b", "main"], work);
         flush_disks();
-        let m = rutter_measured(env, &work, &["init"]);
+        let m = measured(&mut ab.builds.command(env, b, work, &["init"]), b"");
+        ab::expect_success(&m.out, "init");
         let said = [&m.out.stdout, &m.out.stderr].map(|b| String::from_utf8_lossy(b).into_owned());
         assert!(
             said.concat().contains(&format!("adopting {days}")),
@@ -741,25 +843,24 @@ fn adopt_rows(
         );
         m
     });
-    let row = Row::whole(&label, &runs, Some(target));
-    support::remove(&work);
-    row
+    let rows = Row::wholes(ab, &label, &runs, Some(target));
+    for work in works.iter().filter(|w| w.exists()) {
+        support::remove(work);
+    }
+    rows
 }
 
 /// `git-rutter --version`: process start-up and exit alone.
-fn baseline(env: &Env) -> Row {
+fn baseline(env: &Env, ab: &Ab) -> Vec<Row> {
     let label = "baseline: `git-rutter --version`";
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
-    let runs = measured_runs(QUERY_WARMUP, QUERY_RUNS, |_| {
-        let m = measured(env.command(BIN).arg("--version"), b"");
-        assert!(
-            m.out.status.success(),
-            "git-rutter --version failed: {:?}",
-            m.out
-        );
+    let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, _| {
+        let bin = support::utf8(ab.builds.bin(b));
+        let m = measured(env.command(bin).arg("--version"), b"");
+        ab::expect_success(&m.out, "git-rutter --version");
         m
     });
-    Row::whole(label, &runs, None)
+    Row::wholes(ab, label, &runs, None)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -790,7 +891,7 @@ fn index_size(vault: &Path) -> u64 {
 // ---------------------------------------------------------------------------------------------
 
 /// The markdown report: machine, vault, timings against the targets.
-fn render(rows: &[Row], large: &Prepared, index_mb: f64) -> String {
+fn render(builds: &Builds, rows: &[Row], large: &Prepared, index_mb: f64) -> String {
     let mut s = String::from("# git-rutter index benchmark\n\n");
     let _ = writeln!(s, "{}\n", machine());
     let _ = writeln!(
@@ -809,6 +910,8 @@ fn render(rows: &[Row], large: &Prepared, index_mb: f64) -> String {
         own_peak_mib()
     );
     s.push_str(&rows_table(rows));
+    let changes = ab::changes_of(builds, rows, Row::figures);
+    s.push_str(&ab::change_table(builds, &changes));
     s
 }
 

@@ -13,21 +13,23 @@
 //! It prints (and writes to `<target>/rutter-bench/status.md`) median, p95 and min, CPU per run
 //! and peak memory against the target (issue 37: 20 ms). With `RUTTER_BENCH_BASE=BIN` (an
 //! older `git-rutter`, or a revision such as `main`, built once: `support/base.rs`), each case
-//! also runs BIN, interleaved with this build run for run, and
-//! its row is reported beside this build's. A missed target is reported, not fatal; a run that
-//! cannot report panics.
+//! also runs BIN on its own copy of the vault (indexed and captured into by BIN, the same note
+//! touched; its hook registered in a HOME of its own), interleaved with this build run by run, the order alternating
+//! (`support/ab.rs`); its row is printed under this build's and a last table gives the change in
+//! time, CPU and peak memory. A missed target is reported, not fatal; a run that cannot report
+//! panics.
 
 #[path = "support/mod.rs"]
 mod support;
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
+use support::ab::{self, Builds, Sample};
 use support::{
-    machine, measure_process, prepare, restore_vault, rutter_ok, stats_table, time_process, utf8,
-    Env, Stats, Usage, BIN, LARGE,
+    machine, measure_process, prepare, restore_vault, stats_table, time_process, Env, Stats, LARGE,
 };
 
 const RUNS: usize = 21;
@@ -44,37 +46,35 @@ fn main() {
     }
     let env = Env::new();
     let large = prepare(&env, &LARGE);
-    let vault = restore_vault(&large);
-    rutter_ok(&env, &vault, &["reindex"]);
-    rutter_ok(&env, &vault, &["install-hook", "--client", "claude"]);
-    let payload = br#"{"session_id":"bench","summary":"Decided the status benchmark.","refs":[]}"#;
-    let mut capture = env.command(BIN);
-    capture.args(["--vault", utf8(&vault), "capture", "--client", "claude"]);
-    let (_, out) = time_process(&mut capture, payload);
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("captured 1 entry"),
-        "{out:?}"
-    );
+    let builds = Builds::from_env(&env);
+    // The base gets a HOME of its own: the hook it registers names its own vault.
+    let envs: Vec<Env> = std::iter::once(Env::new())
+        .chain((builds.len() > 1).then(|| ab::base_env(&env)))
+        .collect();
+    let vaults = builds.vaults(restore_vault(&large), || ab::copy_of(&large, "base-vault"));
+    for (b, vault) in vaults.iter().enumerate() {
+        set_up(&envs[b], &builds, b, vault);
+    }
 
-    let baseline = support::base::binary(&env.root).map(|p| p.to_string_lossy().into_owned());
-    let baseline = baseline.as_deref();
     let mut stats = case(
-        &env,
-        &vault,
-        baseline,
+        &envs,
+        &builds,
+        &vaults,
         ("`status`, index up to date", &[], "no finding"),
     );
     stats.extend(case(
-        &env,
-        &vault,
-        baseline,
+        &envs,
+        &builds,
+        &vaults,
         ("`status --json`", &["--json"], "\"healthy\""),
     ));
-    touch_a_note(&vault);
+    for vault in &vaults {
+        touch_a_note(vault);
+    }
     stats.extend(case(
-        &env,
-        &vault,
-        baseline,
+        &envs,
+        &builds,
+        &vaults,
         (
             "`status`, one note changed since the index",
             &[],
@@ -82,54 +82,65 @@ fn main() {
         ),
     ));
 
-    rutter_ok(&env, &vault, &["uninstall-hook", "--client", "claude"]);
+    for (b, vault) in vaults.iter().enumerate() {
+        let mut cmd = builds.command(
+            &envs[b],
+            b,
+            vault,
+            &["uninstall-hook", "--client", "claude"],
+        );
+        ab::expect_success(&time_process(&mut cmd, b"").1, "uninstall-hook");
+    }
+    report(&env, &builds, &stats);
+}
 
+/// With build `b` on `vault`: builds the index, registers the Claude Code hook in `env`'s HOME
+/// and captures once through the hook's command.
+fn set_up(env: &Env, builds: &Builds, b: usize, vault: &Path) {
+    for args in [&["reindex"][..], &["install-hook", "--client", "claude"]] {
+        let (_, out) = time_process(&mut builds.command(env, b, vault, args), b"");
+        ab::expect_success(&out, &args.join(" "));
+    }
+    let payload = br#"{"session_id":"bench","summary":"Decided the status benchmark.","refs":[]}"#;
+    let mut capture = builds.command(env, b, vault, &["capture", "--client", "claude"]);
+    let (_, out) = time_process(&mut capture, payload);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("captured 1 entry"),
+        "{out:?}"
+    );
+}
+
+/// Prints and writes `status.md`: the rows, then the A/B change when there is a base.
+fn report(env: &Env, builds: &Builds, stats: &[Stats]) {
     let mut report = String::from("# git-rutter status benchmark\n\n");
     let _ = writeln!(report, "{}\n", machine());
-    report.push_str(&stats_table(&stats));
+    report.push_str(&stats_table(stats));
+    let changes = ab::changes(builds, &stats.iter().collect::<Vec<_>>());
+    report.push_str(&ab::change_table(builds, &changes));
     print!("\n{report}");
     let out = env.root.join("status.md");
     fs::write(&out, &report).expect("write status.md");
     println!("\nwritten to {}", out.display());
 }
 
-/// Times `status ARGS` (with `baseline`, interleaved with the same runs of it); each run must
+/// Times `status ARGS` with each build on its own vault, interleaved run by run; each run must
 /// exit 0 or 1 and print `needle` (or, for "no finding", must report the notes unchanged since
-/// the index). This build's row first, with the target; the baseline's after it.
+/// the index). This build's row first; the base's after it.
 fn case(
-    env: &Env,
-    vault: &Path,
-    baseline: Option<&str>,
+    envs: &[Env],
+    builds: &Builds,
+    vaults: &[PathBuf],
     (label, args, needle): (&str, &[&str], &str),
 ) -> Vec<Stats> {
     println!("{label}: {WARMUP} warm-ups + {RUNS} runs...");
-    let bins: Vec<&str> = std::iter::once(BIN).chain(baseline).collect();
-    let mut runs: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); bins.len()];
-    for i in 0..WARMUP + RUNS {
-        // Alternate which binary goes first, so neither always runs on a warmer cache.
-        for k in 0..bins.len() {
-            let b = (k + i) % bins.len();
-            let mut cmd = env.command(bins[b]);
-            cmd.args(["--vault", utf8(vault), "status"]).args(args);
-            let m = measure_process(&mut cmd, TIMEOUT);
-            check(m.output.as_ref().expect("status finished in time"), needle);
-            if i >= WARMUP {
-                let ms = |d: Duration| d.as_secs_f64() * 1e3;
-                runs[b].push((ms(m.wall), ms(m.cpu), m.peak_mib));
-            }
-        }
-    }
-    runs.into_iter()
-        .zip(&bins)
-        .map(|(r, bin)| {
-            let (row, target) = match *bin == BIN {
-                true => (label.to_owned(), Some(TARGET_MS)),
-                false => (format!("{label}, baseline {bin}"), None),
-            };
-            let usage = Usage::of_runs(r.iter().map(|x| x.1).collect(), r.iter().map(|x| x.2));
-            Stats::of(&row, r.iter().map(|x| x.0).collect(), target).with_usage(usage)
-        })
-        .collect()
+    let samples = ab::interleaved(builds.len(), WARMUP, RUNS, |b, _| {
+        let mut cmd = builds.command(&envs[b], b, &vaults[b], &["status"]);
+        cmd.args(args);
+        let m = measure_process(&mut cmd, TIMEOUT);
+        check(m.output.as_ref().expect("status finished in time"), needle);
+        Sample::from(&m)
+    });
+    ab::rows(builds, label, &samples, Some(TARGET_MS))
 }
 
 fn check(out: &Output, needle: &str) {

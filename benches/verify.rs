@@ -16,7 +16,8 @@
 //!    appending one `session-record@2` entry line to that day's file and adding the `cited/`
 //!    copy of a note cited for the first time), with the reflog, `.git/rutter/tips` (every tip,
 //!    as git-rutter writes it) and working-tree day files equal to the tip's, packed by
-//!    `git gc`. Then `verify --full`, 3 runs, each killed if still running after 10 minutes
+//!    `git gc` (by this binary run again with `--prepare-big`, so the generator's memory is not
+//!    the floor of the peaks measured after it). Then `verify --full`, 3 runs, each killed if still running after 10 minutes
 //!    (the check of witnessed tips once walked the graph per tip: hours); it must exit 0,
 //!    findings are printed and reported. One more run with `.git/rutter/tips` holding only the
 //!    newest tip isolates the history, reflog and working-tree checks; the tips file is put
@@ -25,9 +26,17 @@
 //! `RUTTER_BENCH_VERIFY=incremental` leaves out the `--full` runs of 2 (the baseline
 //! `verify --full` that sets up the incremental case still runs).
 //!
-//! It prints (and writes to `<target>/rutter-bench/verify.md`) median, p95 and min against the
-//! targets. A missed target (or findings on the generated history) is reported, not fatal; a
-//! failed capture or setup command panics.
+//! It prints (and writes to `<target>/rutter-bench/verify.md`) median, p95 and min, the median
+//! CPU time and the largest peak memory against the targets. A missed target (or findings on the
+//! generated history) is reported, not fatal; a failed capture or setup command panics.
+//!
+//! With `RUTTER_BENCH_BASE=BIN` (an older `git-rutter`, or a revision such as `main`, built once:
+//! `support/base.rs`), every timed case also runs BIN, on vaults of its own: a copy of the large
+//! vault restored from the same snapshot before each of its runs (`large/base-vault`), and a
+//! copy of the long history (`verify-70k/base-vault`, made again from this build's before the
+//! `--full` rows), its captures made by BIN too; the runs alternate with this build's, the order
+//! alternating (`support/ab.rs`). The base's row is printed under this build's and a last table
+//! gives the change in time, CPU and peak memory.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -39,9 +48,10 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use support::ab::{self, Builds, Sample, THIS};
 use support::{
     flush_disks, machine, measure_process, prepare, restore_vault, time_process, timed, utf8, Env,
-    Prepared, Process, Stats, Usage, BIN, LARGE,
+    Prepared, Stats, Usage, LARGE,
 };
 
 const INCREMENTAL_RUNS: usize = 11;
@@ -74,19 +84,27 @@ fn main() {
     }
     let env = Env::new();
     let large = prepare(&env, &LARGE);
+    // The child `prepare_big_apart` runs: it only builds the long history.
+    if std::env::args().any(|a| a == PREPARE_BIG) {
+        prepare_big(&env, &large);
+        return;
+    }
     let runs = std::env::var("RUTTER_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(INCREMENTAL_RUNS);
-    let stats = incremental(&env, &large, runs);
-    let big = prepare_big(&env, &large);
+    let builds = Builds::from_env(&env);
+    let stats = incremental(&env, &builds, &large, runs);
+    let big = prepare_big_apart(&env, &large);
+    // The base's own copy of the long history, made again from this build's before its runs.
+    let big_vaults = builds.vaults(big.vault.clone(), || copy_big(&big));
     // `RUTTER_BENCH_VERIFY=incremental` leaves out the `--full` rows (four runs of 30-50 s on
     // the 2-core VM) when only the incremental ones are being measured.
     let only_incremental = std::env::var("RUTTER_BENCH_VERIFY").is_ok_and(|v| v == "incremental");
-    let full = (!only_incremental).then(|| full(&env, &big));
-    let big_rows = incremental_big(&env, &big, runs);
+    let full = (!only_incremental).then(|| full(&env, &builds, &big_vaults));
+    let big_rows = incremental_big(&env, &builds, &big_vaults, runs);
 
-    let report = render(&stats, &big_rows, full.as_ref(), &big);
+    let report = render(&builds, &stats, &big_rows, full.as_ref(), &big);
     print!("\n{report}");
     let out = env.root.join("verify.md");
     fs::write(&out, &report).expect("write verify.md");
@@ -98,37 +116,53 @@ fn main() {
 // ---------------------------------------------------------------------------------------------
 
 /// The three rows of the incremental case: first verify after restore, after 19 captures, and
-/// with nothing new.
-fn incremental(env: &Env, large: &Prepared, runs: usize) -> Vec<Row> {
+/// with nothing new; with a base, each followed by the base's (on its own copy of the vault,
+/// restored the same way, its runs alternating with this build's).
+fn incremental(env: &Env, builds: &Builds, large: &Prepared, runs: usize) -> Vec<Row> {
     println!(
         "incremental verify: {runs} runs of restore, verify, {CAPTURES_PER_DAY} \
          captures, verify (timed), verify..."
     );
     let nonce = nonce();
-    let (mut first, mut after, mut idle) = (vec![], vec![], vec![]);
-    for run in 0..runs {
-        let vault = restore_vault(large);
-        first.push(verify_clean(env, &vault, &[], None));
+    let samples = ab::interleaved(builds.len(), 0, runs, |b, run| {
+        let vault = match b {
+            THIS => restore_vault(large),
+            _ => ab::copy_of(large, "base-vault"),
+        };
+        let first = verify_clean(env, builds, b, &vault, &[], None);
         for k in 0..CAPTURES_PER_DAY {
-            capture(env, &vault, &large.refs, &format!("{nonce}-{run}"), k);
+            let tag = format!("{nonce}-{run}-{b}");
+            capture(env, builds.bin(b), &vault, &large.refs, &tag, k);
         }
         flush_disks();
-        after.push(verify_clean(env, &vault, &[], Some(CAPTURES_PER_DAY)));
-        idle.push(verify_clean(env, &vault, &[], Some(0)));
+        let after = verify_clean(env, builds, b, &vault, &[], Some(CAPTURES_PER_DAY));
+        let idle = verify_clean(env, builds, b, &vault, &[], Some(0));
+        [first, after, idle]
+    });
+    let labels = [
+        "first `verify` after `init` (adopt commit, 3,650 day files read)".to_owned(),
+        format!("`verify` after {CAPTURES_PER_DAY} captures (incremental), large vault"),
+        "`verify` again, nothing new".to_owned(),
+    ];
+    ab_rows(builds, &labels, &samples, &[None, None, None])
+}
+
+/// The rows of cases measured together (`samples[b][run][case]`), each case's this build's row
+/// followed by the base's.
+fn ab_rows<const N: usize>(
+    builds: &Builds,
+    labels: &[String; N],
+    samples: &[Vec<[Sample; N]>],
+    targets: &[Option<f64>; N],
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (c, label) in labels.iter().enumerate() {
+        for (b, runs) in samples.iter().enumerate() {
+            let case: Vec<Sample> = runs.iter().map(|r| r[c]).collect();
+            rows.push(Row::of(&builds.label(b, label), &case, targets[c]));
+        }
     }
-    vec![
-        Row::of(
-            "first `verify` after `init` (adopt commit, 3,650 day files read)",
-            &first,
-            None,
-        ),
-        Row::of(
-            &format!("`verify` after {CAPTURES_PER_DAY} captures (incremental), large vault"),
-            &after,
-            None,
-        ),
-        Row::of("`verify` again, nothing new", &idle, None),
-    ]
+    rows
 }
 
 fn nonce() -> u128 {
@@ -141,81 +175,97 @@ fn nonce() -> u128 {
 /// The target row: on the 70,000-commit history, with a verify cache as a full `verify` left
 /// it, 19 captures then the timed `verify` (and one more with nothing new). The files captures
 /// change (the ref, its reflog, `.git/rutter/`, today's day file) are put back before each run.
-fn incremental_big(env: &Env, big: &Big, runs: usize) -> Vec<Row> {
+/// With a base, the same on its own copy (`vaults[BASE]`), its runs alternating with this
+/// build's.
+fn incremental_big(env: &Env, builds: &Builds, vaults: &[PathBuf], runs: usize) -> Vec<Row> {
     println!("incremental verify on the {COMMITS}-commit history: a baseline `verify --full`...");
-    let vault = &big.vault;
-    let snap = big
-        .vault
-        .parent()
-        .expect("a parent")
-        .join("incremental-snapshot");
+    let day = format!("_librarian/sessions/{}.md", env.end_date);
+    let snaps: Vec<PathBuf> = vaults
+        .iter()
+        .enumerate()
+        .map(|(b, vault)| snapshot(env, builds, b, vault, &day))
+        .collect();
+    println!("  {runs} runs of {CAPTURES_PER_DAY} captures, verify (timed), verify...");
+    let nonce = nonce();
+    let samples = ab::interleaved(builds.len(), 0, runs, |b, run| {
+        let vault = &vaults[b];
+        restore_snapshot(&snaps[b], vault, &day);
+        for k in 0..CAPTURES_PER_DAY {
+            let tag = format!("{nonce}-big-{run}-{b}");
+            capture(env, builds.bin(b), vault, &[], &tag, k);
+        }
+        flush_disks();
+        let after = verify_clean(env, builds, b, vault, &[], Some(CAPTURES_PER_DAY));
+        let idle = verify_clean(env, builds, b, vault, &[], Some(0));
+        [after, idle]
+    });
+    let labels = [
+        format!(
+            "`verify` after {CAPTURES_PER_DAY} captures (incremental), {} commits",
+            COMMITS + 1
+        ),
+        format!("`verify` again, nothing new, {} commits", COMMITS + 1),
+    ];
+    ab_rows(
+        builds,
+        &labels,
+        &samples,
+        &[Some(TARGET_INCREMENTAL_MS), None],
+    )
+}
+
+/// The files captures change: the ref and its reflog.
+const REF_FILES: [&str; 2] = ["logs/refs/rutter/records", "refs/rutter/records"];
+
+/// A baseline `verify --full` with build `b` on `vault`, then a snapshot of what captures
+/// change, beside the vault (`incremental-snapshot`, `-base` for the base); returns its path.
+fn snapshot(env: &Env, builds: &Builds, b: usize, vault: &Path, day: &str) -> PathBuf {
+    let name = ["incremental-snapshot", "incremental-snapshot-base"][b];
+    let snap = vault.parent().expect("a parent").join(name);
     if snap.exists() {
         support::remove(&snap);
     }
-    verify_clean(env, vault, &["--full"], None);
-    let day = format!("_librarian/sessions/{}.md", env.end_date);
-    let keep = ["logs/refs/rutter/records", "refs/rutter/records"];
+    verify_clean(env, builds, b, vault, &["--full"], None);
     fs::create_dir_all(snap.join("logs/refs/rutter")).expect("create the snapshot");
     fs::create_dir_all(snap.join("refs/rutter")).expect("create the snapshot");
-    for k in keep {
+    for k in REF_FILES {
         let from = vault.join(".git").join(k);
         if from.exists() {
             fs::copy(&from, snap.join(k)).expect("snapshot a ref file");
         }
     }
-    if vault.join(&day).exists() {
-        fs::copy(vault.join(&day), snap.join("day.md")).expect("snapshot the day file");
+    if vault.join(day).exists() {
+        fs::copy(vault.join(day), snap.join("day.md")).expect("snapshot the day file");
     }
     support::sync_tree(&vault.join(".git/rutter"), &snap.join("rutter"));
-    println!("  {runs} runs of {CAPTURES_PER_DAY} captures, verify (timed), verify...");
-    let nonce = nonce();
-    let (mut after, mut idle) = (vec![], vec![]);
-    for run in 0..runs {
-        for k in keep {
-            let (from, to) = (snap.join(k), vault.join(".git").join(k));
-            if from.exists() {
-                fs::copy(&from, &to).expect("restore a ref file");
-            } else if to.exists() {
-                support::remove(&to);
-            }
+    snap
+}
+
+/// Puts back what [`snapshot`] kept of `vault`.
+fn restore_snapshot(snap: &Path, vault: &Path, day: &str) {
+    for k in REF_FILES {
+        let (from, to) = (snap.join(k), vault.join(".git").join(k));
+        if from.exists() {
+            fs::copy(&from, &to).expect("restore a ref file");
+        } else if to.exists() {
+            support::remove(&to);
         }
-        if snap.join("day.md").exists() {
-            fs::copy(snap.join("day.md"), vault.join(&day)).expect("restore the day file");
-        } else if vault.join(&day).exists() {
-            support::remove(&vault.join(&day));
-        }
-        support::sync_tree(&snap.join("rutter"), &vault.join(".git/rutter"));
-        for k in 0..CAPTURES_PER_DAY {
-            capture(env, vault, &[], &format!("{nonce}-big-{run}"), k);
-        }
-        flush_disks();
-        after.push(verify_clean(env, vault, &[], Some(CAPTURES_PER_DAY)));
-        idle.push(verify_clean(env, vault, &[], Some(0)));
     }
-    vec![
-        Row::of(
-            &format!(
-                "`verify` after {CAPTURES_PER_DAY} captures (incremental), {} commits",
-                COMMITS + 1
-            ),
-            &after,
-            Some(TARGET_INCREMENTAL_MS),
-        ),
-        Row::of(
-            &format!("`verify` again, nothing new, {} commits", COMMITS + 1),
-            &idle,
-            None,
-        ),
-    ]
+    if snap.join("day.md").exists() {
+        fs::copy(snap.join("day.md"), vault.join(day)).expect("restore the day file");
+    } else if vault.join(day).exists() {
+        support::remove(&vault.join(day));
+    }
+    support::sync_tree(&snap.join("rutter"), &vault.join(".git/rutter"));
 }
 
 /// The `k`-th manual capture of run `run` (a session per 5 captures), with a unique summary
 /// citing the fixture's two notes; panics unless it captured and committed.
-fn capture(env: &Env, vault: &Path, refs: &[String], run: &str, k: usize) {
+fn capture(env: &Env, bin: &Path, vault: &Path, refs: &[String], run: &str, k: usize) {
     let tag = format!("{run}-{k}");
     let summary = format!("Bench verify {tag}: re-checked the record after the day's work.");
     let session = format!("bench-verify-{run}-{}", k / 5);
-    let mut cmd = env.command(BIN);
+    let mut cmd = env.command(utf8(bin));
     cmd.args(["capture", "--summary", &summary, "--session", &session])
         .args(["--cwd", PAYLOAD_CWD])
         .env("LIBRARIAN_VAULT_PATH", vault);
@@ -234,11 +284,18 @@ fn capture(env: &Env, vault: &Path, refs: &[String], run: &str, k: usize) {
     );
 }
 
-/// Times `verify <args>`; panics unless it exits 0 and, when given, checked that many commits.
-/// Returns wall ms, CPU ms and peak MiB.
-fn verify_clean(env: &Env, vault: &Path, args: &[&str], commits: Option<usize>) -> Sample {
-    let mut cmd = env.command(BIN);
-    cmd.args(["--vault", utf8(vault), "verify"]).args(args);
+/// Times `verify <args>` with build `b`; panics unless it exits 0 and, when given, checked that
+/// many commits. Returns wall ms, CPU ms and peak MiB.
+fn verify_clean(
+    env: &Env,
+    builds: &Builds,
+    b: usize,
+    vault: &Path,
+    args: &[&str],
+    commits: Option<usize>,
+) -> Sample {
+    let mut cmd = builds.command(env, b, vault, &["verify"]);
+    cmd.args(args);
     let m = measure_process(&mut cmd, FULL_TIMEOUT);
     let out = m.output.as_ref().expect("verify finished in time");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -249,29 +306,12 @@ fn verify_clean(env: &Env, vault: &Path, args: &[&str], commits: Option<usize>) 
     };
     assert!(
         out.status.success() && stdout.contains(&want),
-        "`git-rutter verify` did not print {want:?} ({}); stdout:\n{stdout}\nstderr:\n{}",
+        "`{} verify` did not print {want:?} ({}); stdout:\n{stdout}\nstderr:\n{}",
+        builds.bin(b).display(),
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    Sample::of(&m)
-}
-
-/// One measured run: wall ms, CPU ms, peak MiB.
-#[derive(Clone, Copy)]
-struct Sample {
-    wall: f64,
-    cpu: f64,
-    peak: f64,
-}
-
-impl Sample {
-    fn of(m: &Process) -> Sample {
-        Sample {
-            wall: ms(m.wall),
-            cpu: ms(m.cpu),
-            peak: m.peak_mib,
-        }
-    }
+    Sample::from(&m)
 }
 
 /// A row of the report: the wall-time figures, and the median CPU time and largest peak memory.
@@ -285,12 +325,18 @@ struct Row {
 impl Row {
     fn of(label: &str, samples: &[Sample], target: Option<f64>) -> Row {
         Row {
-            stats: Stats::of(label, samples.iter().map(|s| s.wall).collect(), target),
-            usage: Usage::of_runs(
-                samples.iter().map(|s| s.cpu).collect(),
-                samples.iter().map(|s| s.peak),
-            ),
+            stats: Stats::of(label, samples.iter().map(|s| s.wall_ms).collect(), target),
+            usage: ab::usage(samples),
             mib_target: None,
+        }
+    }
+
+    /// The row's medians, for the change table.
+    fn figures(&self) -> ab::Figures {
+        ab::Figures {
+            ms: self.stats.median,
+            cpu_ms: self.usage.cpu_ms,
+            peak_mib: self.usage.peak_mib,
         }
     }
 }
@@ -320,10 +366,6 @@ fn table(rows: &[&Row]) -> String {
     s
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 // ---------------------------------------------------------------------------------------------
 // `verify --full` over 70,000 commits
 // ---------------------------------------------------------------------------------------------
@@ -346,18 +388,53 @@ enum Outcome {
     Findings(String),
 }
 
-/// Builds the 70,000-commit vault unless cached (its `KEY` names the generator and the large
-/// vault it was made from).
-fn prepare_big(env: &Env, large: &Prepared) -> Big {
-    let dir = env.root.join("verify-70k");
-    let vault = dir.join("vault");
+/// The argument that makes this binary only build the long history ([`prepare_big_apart`]).
+const PREPARE_BIG: &str = "--prepare-big";
+
+/// The 70,000-commit vault, built when not cached by this binary run again with
+/// [`PREPARE_BIG`]: a child's peak memory (`ru_maxrss`) starts from this process's own peak
+/// when it is spawned, and the generator's (188 MiB) floored every peak measured after it.
+fn prepare_big_apart(env: &Env, large: &Prepared) -> Big {
+    let (dir, key) = big_key(env, large);
+    let cached = big_cached(&dir, &key);
+    if !cached {
+        let exe = std::env::current_exe().expect("the benchmark's own path");
+        let status = std::process::Command::new(exe)
+            .args(["--bench", PREPARE_BIG])
+            .status()
+            .expect("run the benchmark to build the long history");
+        assert!(
+            status.success(),
+            "building the long history failed: {status}"
+        );
+    }
+    Big {
+        cached,
+        ..prepare_big(env, large)
+    }
+}
+
+/// The long history's folder and the `KEY` naming the generator and the large vault it is made
+/// from.
+fn big_key(env: &Env, large: &Prepared) -> (PathBuf, String) {
     let large_key = fs::read_to_string(large.dir.join("KEY")).expect("read the large vault's KEY");
     let key = format!(
         "verify-70k generator v{GENERATOR_VERSION}: {COMMITS} commits, {NOTES} notes, every tip \
          witnessed; day files of {large_key}"
     );
-    let cached =
-        fs::read_to_string(dir.join("KEY")).is_ok_and(|k| k == key) && dir.join("SETUP").is_file();
+    (env.root.join("verify-70k"), key)
+}
+
+fn big_cached(dir: &Path, key: &str) -> bool {
+    fs::read_to_string(dir.join("KEY")).is_ok_and(|k| k == key) && dir.join("SETUP").is_file()
+}
+
+/// Builds the 70,000-commit vault unless cached (its `KEY` names the generator and the large
+/// vault it was made from).
+fn prepare_big(env: &Env, large: &Prepared) -> Big {
+    let (dir, key) = big_key(env, large);
+    let vault = dir.join("vault");
+    let cached = big_cached(&dir, &key);
     if !cached {
         println!("building the {COMMITS}-commit vault for `verify --full` (once, cached)...");
         if dir.exists() {
@@ -400,22 +477,33 @@ fn prepare_big(env: &Env, large: &Prepared) -> Big {
 
 /// What the `--full` case measured.
 struct Full {
-    /// Every tip witnessed, as git-rutter writes them: the target row.
-    every_tip: Row,
+    /// Every tip witnessed, as git-rutter writes them: the target row (then the base's).
+    every_tip: Vec<Row>,
     /// Only the newest tip witnessed: the history, reflog and working-tree checks alone.
-    newest_only: Row,
+    newest_only: Vec<Row>,
     outcome: Outcome,
     tips: usize,
 }
 
+/// The base's own copy of the long history (`verify-70k/base-vault`), made again from this
+/// build's vault as it is now (only what differs is copied).
+fn copy_big(big: &Big) -> PathBuf {
+    let copy = big.vault.parent().expect("a parent").join("base-vault");
+    support::sync_tree(&big.vault, &copy);
+    flush_disks();
+    support::canonical(&copy)
+}
+
 /// Times `verify --full` with every tip in `.git/rutter/tips`, as git-rutter writes them
 /// (`FULL_RUNS` runs, each killed after `FULL_TIMEOUT`: the witness check once cost a graph
-/// walk per tip), then once with only the newest tip, which leaves the history, reflog and
-/// working-tree checks. Findings (or a failure) are reported with the output, not fatal.
-fn full(env: &Env, big: &Big) -> Full {
+/// walk per tip; a build killed once is not run again), then once with only the newest tip,
+/// which leaves the history, reflog and working-tree checks. Each build on its own vault, the
+/// runs alternating. This build's findings (or a failure) are reported with the output, not
+/// fatal.
+fn full(env: &Env, builds: &Builds, vaults: &[PathBuf]) -> Full {
     let all: Vec<String> = git_out(
         env,
-        &big.vault,
+        &vaults[THIS],
         &["rev-list", "--reverse", "refs/rutter/records"],
     )
     .lines()
@@ -429,25 +517,45 @@ fn full(env: &Env, big: &Big) -> Full {
         all.len()
     );
     println!("{label}: {FULL_RUNS} runs...");
-    write_tips(&big.vault, &all);
+    for vault in vaults {
+        write_tips(vault, &all);
+    }
     let mut outcome = None;
-    let mut runs = Vec::new();
-    for _ in 0..FULL_RUNS {
-        let (took, out) = verify_full(env, &big.vault);
-        runs.push(took);
-        let Some(out) = out else {
-            label.push_str(&format!(" (killed after {} s)", FULL_TIMEOUT.as_secs()));
-            break;
-        };
-        outcome.get_or_insert_with(|| judge(&out, all.len()));
+    let mut killed = vec![false; builds.len()];
+    let runs = ab::interleaved(builds.len(), 0, FULL_RUNS, |b, _| {
+        if killed[b] {
+            return None;
+        }
+        let (took, out) = verify_full(env, builds, b, &vaults[b]);
+        match out {
+            None => killed[b] = true,
+            Some(out) if b == THIS => {
+                outcome.get_or_insert_with(|| judge(&out, all.len()));
+            }
+            Some(_) => {}
+        }
+        Some(took)
+    });
+    if killed[THIS] {
+        label.push_str(&format!(" (killed after {} s)", FULL_TIMEOUT.as_secs()));
     }
 
     let only = "`verify --full`, newest tip witnessed only";
     println!("{only}: 1 run...");
-    write_tips(&big.vault, std::slice::from_ref(&newest));
-    let (took, out) = verify_full(env, &big.vault);
-    write_tips(&big.vault, &all);
-    let last = out.map(|o| judge(&o, all.len()));
+    for vault in vaults {
+        write_tips(vault, std::slice::from_ref(&newest));
+    }
+    let mut last = None;
+    let newest_runs = ab::interleaved(builds.len(), 0, 1, |b, _| {
+        let (took, out) = verify_full(env, builds, b, &vaults[b]);
+        if b == THIS {
+            last = out.map(|o| judge(&o, all.len()));
+        }
+        took
+    });
+    for vault in vaults {
+        write_tips(vault, &all);
+    }
     let outcome = match (outcome, last) {
         (Some(Outcome::Clean(_)) | None, Some(findings @ Outcome::Findings(_))) => findings,
         (Some(first), _) => first,
@@ -460,31 +568,45 @@ fn full(env: &Env, big: &Big) -> Full {
     if let Outcome::Findings(text) = &outcome {
         println!("`verify --full` did NOT report the generated history clean:\n{text}");
     }
+    let every_tip = runs
+        .iter()
+        .enumerate()
+        .map(|(b, r)| {
+            let r: Vec<Sample> = r.iter().flatten().copied().collect();
+            Row {
+                mib_target: Some(TARGET_FULL_PEAK_MIB),
+                ..Row::of(&builds.label(b, &label), &r, Some(TARGET_FULL_MS))
+            }
+        })
+        .collect();
+    let newest_only = newest_runs
+        .iter()
+        .enumerate()
+        .map(|(b, r)| Row::of(&builds.label(b, only), r, None))
+        .collect();
     Full {
-        every_tip: Row {
-            mib_target: Some(TARGET_FULL_PEAK_MIB),
-            ..Row::of(&label, &runs, Some(TARGET_FULL_MS))
-        },
-        newest_only: Row::of(only, &[took], None),
+        every_tip,
+        newest_only,
         outcome,
         tips: all.len(),
     }
 }
 
-/// One timed `verify --full` with its output, or none when it was killed after `FULL_TIMEOUT`.
-fn verify_full(env: &Env, vault: &Path) -> (Sample, Option<Output>) {
-    let mut cmd = env.command(BIN);
-    cmd.args(["--vault", utf8(vault), "verify", "--full"]);
+/// One timed `verify --full` with build `b`, with its output, or none when it was killed after
+/// `FULL_TIMEOUT`.
+fn verify_full(env: &Env, builds: &Builds, b: usize, vault: &Path) -> (Sample, Option<Output>) {
+    let mut cmd = builds.command(env, b, vault, &["verify", "--full"]);
     let m = measure_process(&mut cmd, FULL_TIMEOUT);
-    let sample = Sample::of(&m);
+    let sample = Sample::from(&m);
+    let who = builds.who(b);
     match &m.output {
         Some(_) => println!(
-            "  {:.2} s ({:.2} s CPU, {:.0} MiB)",
-            sample.wall / 1e3,
-            sample.cpu / 1e3,
-            sample.peak
+            "  {who}{:.2} s ({:.2} s CPU, {:.0} MiB)",
+            sample.wall_ms / 1e3,
+            sample.cpu_ms / 1e3,
+            sample.peak_mib
         ),
-        None => println!("  killed after {:.0} s", sample.wall / 1e3),
+        None => println!("  {who}killed after {:.0} s", sample.wall_ms / 1e3),
     }
     (sample, m.output)
 }
@@ -919,7 +1041,13 @@ impl Rng {
 // Report
 // ---------------------------------------------------------------------------------------------
 
-fn render(incremental: &[Row], big_rows: &[Row], full: Option<&Full>, big: &Big) -> String {
+fn render(
+    builds: &Builds,
+    incremental: &[Row],
+    big_rows: &[Row],
+    full: Option<&Full>,
+    big: &Big,
+) -> String {
     let mut s = String::from("# git-rutter verify benchmark\n\n");
     let _ = writeln!(s, "{}\n", machine());
     let _ = writeln!(
@@ -951,10 +1079,12 @@ fn render(incremental: &[Row], big_rows: &[Row], full: Option<&Full>, big: &Big)
     let mut rows: Vec<&Row> = incremental.iter().collect();
     rows.extend(big_rows);
     if let Some(full) = full {
-        rows.push(&full.every_tip);
-        rows.push(&full.newest_only);
+        rows.extend(&full.every_tip);
+        rows.extend(&full.newest_only);
     }
     s.push_str(&table(&rows));
+    let changes = ab::changes_of(builds, &rows, |r| (r.stats.label.as_str(), r.figures()));
+    s.push_str(&ab::change_table(builds, &changes));
     match full.map(|f| &f.outcome) {
         None => {
             let _ = writeln!(

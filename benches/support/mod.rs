@@ -1,6 +1,7 @@
 //! What the benchmarks share: the generated vaults (generation, `git-rutter init`, the cache
 //! under `<target>/rutter-bench/` and its snapshot), the hermetic environment every git and
-//! git-rutter command runs in, timing a process, and the machine line of the reports.
+//! git-rutter command runs in, timing a process, and the machine line of the reports; the
+//! interleaved A/B against `RUTTER_BENCH_BASE` (`ab.rs`, `base.rs`).
 //!
 //! Included by each bench binary with `#[path = "support/mod.rs"] mod support;`, so both use
 //! the same cached vaults.
@@ -8,6 +9,7 @@
 // Each bench binary uses only part of this module.
 #![allow(dead_code)]
 
+pub mod ab;
 pub mod base;
 pub mod server;
 
@@ -444,9 +446,20 @@ pub struct Measured {
 /// Like [`time_process`], and also when the first line of stdout arrived (stdout is read as it
 /// comes), and the child's CPU time and peak memory from its own rusage (`wait4`), so a figure
 /// never mixes in another process.
+pub fn measured(cmd: &mut Command, stdin: &[u8]) -> Measured {
+    measured_keeping(cmd, stdin, true)
+}
+
+/// [`measured`] that reads stdout as it comes but keeps none of it (`out.stdout` is empty): a
+/// child's peak memory starts from this process's own peak when it is spawned, so a large
+/// output kept once would be the floor of every peak measured after it.
+pub fn measured_discarding(cmd: &mut Command, stdin: &[u8]) -> Measured {
+    measured_keeping(cmd, stdin, false)
+}
+
 // The child is reaped by `wait4` below, which std's `wait` would hide the rusage of.
 #[allow(clippy::zombie_processes)]
-pub fn measured(cmd: &mut Command, stdin: &[u8]) -> Measured {
+fn measured_keeping(cmd: &mut Command, stdin: &[u8], keep: bool) -> Measured {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;
     cmd.stdin(Stdio::piped())
@@ -474,7 +487,9 @@ pub fn measured(cmd: &mut Command, stdin: &[u8]) -> Measured {
         if first_line.is_none() && chunk[..n].contains(&b'\n') {
             first_line = Some(start.elapsed());
         }
-        stdout.extend_from_slice(&chunk[..n]);
+        if keep {
+            stdout.extend_from_slice(&chunk[..n]);
+        }
     }
     let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
     // SAFETY: `pid` is our unreaped child; `status` and `usage` are valid for writes.
