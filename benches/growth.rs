@@ -13,7 +13,12 @@
 //! `search` (3 words, freshness checked), `log --grep WORD`, `recent`, a capture
 //! (`capture --client claude` with a one-line payload), a warm MCP `librarian-search`, `status`,
 //! a cold `reindex`, `verify --full`, `timeline -o FILE`; and `init`'s adoption of the day files,
-//! measured once when the vault was prepared.
+//! measured once when the vault was prepared. `search`, `log --grep` and `status` run twice:
+//! with no server (the freshness check's fallback, a stat per note or day file) and while the
+//! build's own `git-rutter mcp` watches the vault (each run must say the watcher answered). A
+//! server is measured once what it does after starting is done (`Server::settle`): the MCP row's
+//! CPU is the 21 measured calls' alone. `RUTTER_BENCH_ROWS=search,status` runs only the rows
+//! whose labels hold one of those parts.
 //!
 //! With `RUTTER_BENCH_BASE=/path/to/git-rutter`, or a revision of this repository such as `main`
 //! or `HEAD~1` (built once as a release binary: `support/base.rs`), each process row runs that
@@ -65,15 +70,21 @@ struct Row {
     target_mib: Option<f64>,
     /// The row must be flat (k ≤ [`FLAT_K`]).
     flat: bool,
+    /// Run while the build's own `git-rutter mcp` watches the vault, and every run must say the
+    /// watcher answered its freshness check (`RUTTER_FRESHNESS_TRACE`).
+    watched: bool,
 }
 
-const ROWS: [Row; 9] = [
+const ROWS: [Row; 12] = [
     row("search, 3 words, fresh", false, Some(10.0), None, false),
+    watched("search, 3 words, server watching", Some(10.0), true),
     row("log --grep WORD", false, Some(20.0), None, false),
+    watched("log --grep WORD, server watching", Some(20.0), false),
     row("recent", false, None, None, true),
     row("capture (payload)", false, None, None, true),
     row("MCP librarian-search (warm)", false, None, None, true),
     row("status", false, Some(20.0), None, false),
+    watched("status, server watching", Some(20.0), false),
     row("reindex, cold", true, Some(1000.0), Some(100.0), false),
     row(
         "verify --full (init's history)",
@@ -84,6 +95,14 @@ const ROWS: [Row; 9] = [
     ),
     row("timeline -o FILE", true, Some(500.0), Some(100.0), false),
 ];
+
+/// A quick row run while a server watches the vault.
+const fn watched(label: &'static str, target_ms: Option<f64>, flat: bool) -> Row {
+    Row {
+        watched: true,
+        ..row(label, false, target_ms, None, flat)
+    }
+}
 
 const fn row(
     label: &'static str,
@@ -98,6 +117,7 @@ const fn row(
         target_ms,
         target_mib,
         flat,
+        watched: false,
     }
 }
 
@@ -149,13 +169,27 @@ fn measure_vault(env: &Env, p: &Prepared, base: Option<&Path>) -> Vec<[Option<Fi
     }
     ROWS.iter()
         .map(|row| {
+            let mut figures = [None, None];
+            if !chosen(row) {
+                return figures;
+            }
             println!("  {}...", row.label);
             let runs = if row.slow { SLOW_RUNS } else { QUICK_RUNS };
-            let mut figures = [None, None];
+            let mut servers: Vec<Server> = match row.watched {
+                true => bins
+                    .iter()
+                    .zip(&vaults)
+                    .map(|(b, v)| watching(env, b, v))
+                    .collect(),
+                false => Vec::new(),
+            };
             // One warm-up round, then the runs, the order of the builds alternating.
             let samples = support::ab::interleaved(bins.len(), 1, runs, |b, i| {
                 once(env, row, &bins[b], &vaults[b], i)
             });
+            for server in &mut servers {
+                server.close();
+            }
             for (b, s) in samples.into_iter().enumerate() {
                 figures[b] = Some(median(s));
             }
@@ -164,31 +198,56 @@ fn measure_vault(env: &Env, p: &Prepared, base: Option<&Path>) -> Vec<[Option<Fi
         .collect()
 }
 
+/// Whether `RUTTER_BENCH_ROWS` (comma-separated parts of row labels) leaves `row` in; every row
+/// without it.
+fn chosen(row: &Row) -> bool {
+    std::env::var("RUTTER_BENCH_ROWS").map_or(true, |only| {
+        only.split(',').any(|part| row.label.contains(part.trim()))
+    })
+}
+
+/// `bin mcp` watching `vault`, once what it does after starting is done.
+fn watching(env: &Env, bin: &Path, vault: &Path) -> Server {
+    let mut server = Server::spawn_with(env, bin, vault);
+    server.handshake();
+    let waited = server.settle(std::time::Duration::from_secs(120));
+    println!(
+        "    a server watches {} (settled in {:.1} s)",
+        vault.display(),
+        waited.as_secs_f64()
+    );
+    server
+}
+
 /// One run of `row` with `bin` on `vault` (run `i`; 0 is the warm-up).
 fn once(env: &Env, row: &Row, bin: &Path, vault: &Path, i: usize) -> Figure {
     let words = ["latency", "ledger", "garden"];
-    let m = match row.label {
-        "search, 3 words, fresh" => {
-            rutter(env, bin, vault, &["search", "decision latency ledger"], b"")
-        }
-        "log --grep WORD" => rutter(env, bin, vault, &["log", "--grep", words[i % 3]], b""),
-        "recent" => rutter(env, bin, vault, &["recent"], b""),
+    let label = row.label.trim_end_matches(", server watching");
+    let rutter = |args: &[&str]| match row.watched {
+        true => watched_run(env, bin, vault, args),
+        false => rutter(env, bin, vault, args, b""),
+    };
+    let m = match label {
+        "search, 3 words, fresh" => rutter(&["search", "decision latency ledger"]),
+        "search, 3 words" => rutter(&["search", "decision latency ledger"]),
+        "log --grep WORD" => rutter(&["log", "--grep", words[i % 3]]),
+        "recent" => rutter(&["recent"]),
         "capture (payload)" => capture(env, bin, vault, i),
         "MCP librarian-search (warm)" => return mcp_search(env, bin, vault),
-        "status" => rutter(env, bin, vault, &["status"], b""),
+        "status" => rutter(&["status"]),
         "reindex, cold" => {
             support::delete_index(vault);
-            rutter(env, bin, vault, &["reindex"], b"")
+            rutter(&["reindex"])
         }
-        "verify --full (init's history)" => rutter(env, bin, vault, &["verify", "--full"], b""),
+        "verify --full (init's history)" => rutter(&["verify", "--full"]),
         _ => {
             let page = vault.with_extension("timeline.html");
             let _ = fs::remove_file(&page);
-            rutter(env, bin, vault, &["timeline", "-o", utf8(&page)], b"")
+            rutter(&["timeline", "-o", utf8(&page)])
         }
     };
     let exit = m.out.status.code();
-    let fine = exit == Some(0) || (row.label == "status" && exit == Some(1));
+    let fine = exit == Some(0) || (label == "status" && exit == Some(1));
     assert!(
         fine,
         "{} failed ({:?}):\n{}{}",
@@ -198,6 +257,22 @@ fn once(env: &Env, row: &Row, bin: &Path, vault: &Path, i: usize) -> Figure {
         String::from_utf8_lossy(&m.out.stderr)
     );
     figure(&m)
+}
+
+/// `bin ARGS` on a vault a server watches; panics unless the watcher answered its freshness
+/// check (else the row would time the fallback it stands beside).
+fn watched_run(env: &Env, bin: &Path, vault: &Path, args: &[&str]) -> Measured {
+    let mut cmd = env.command(utf8(bin));
+    cmd.env("RUTTER_FRESHNESS_TRACE", "1")
+        .args(["--vault", utf8(vault)])
+        .args(args);
+    let m = measured(&mut cmd, b"");
+    let trace = String::from_utf8_lossy(&m.out.stderr);
+    assert!(
+        trace.contains("freshness: watcher"),
+        "{args:?}: the watcher did not answer:\n{trace}"
+    );
+    m
 }
 
 fn rutter(env: &Env, bin: &Path, vault: &Path, args: &[&str], stdin: &[u8]) -> Measured {
@@ -217,14 +292,16 @@ fn capture(env: &Env, bin: &Path, vault: &Path, i: usize) -> Measured {
     rutter(env, bin, vault, &args, payload.to_string().as_bytes())
 }
 
-/// The median time of 21 warm `librarian-search` calls in one server (after 5 warm-ups), its CPU
-/// per call and its peak memory.
+/// The median time of 21 warm `librarian-search` calls in one settled server (after 5
+/// warm-ups), its CPU per call over those 21 and its peak memory.
 fn mcp_search(env: &Env, bin: &Path, vault: &Path) -> Figure {
-    let mut server = Server::spawn_with(env, bin, vault);
-    server.handshake();
+    let mut server = watching(env, bin, vault);
     let mut ms = Vec::new();
-    let before = server.cpu();
+    let mut before = server.cpu();
     for id in 0..26u64 {
+        if id == 5 {
+            before = server.cpu();
+        }
         let args =
             json!({"name": "librarian-search", "arguments": {"query": "garden ledger decision"}});
         let start = Instant::now();
@@ -234,7 +311,7 @@ fn mcp_search(env: &Env, bin: &Path, vault: &Path) -> Figure {
         }
         assert!(reply["result"]["isError"] != json!(true), "{reply}");
     }
-    let cpu_ms = server.cpu().since(&before) / 26.0;
+    let cpu_ms = server.cpu().since(&before) / 21.0;
     let peak_mib = server.peak_mib();
     server.close();
     ms.sort_by(f64::total_cmp);
@@ -290,6 +367,9 @@ fn render(
     }
     s.push_str(" k notes ×5 | k ×10 | target | result |\n|---|---:|---:|---:|---:|---:|---|---|\n");
     for (r, row) in ROWS.iter().enumerate() {
+        if table.iter().any(|v| v[r][0].is_none()) {
+            continue;
+        }
         let f = |v: usize| table[v][r][0].unwrap_or_default();
         let _ = write!(s, "| {} |", row.label);
         for v in 0..prepared.len() {
