@@ -112,13 +112,7 @@ impl Env {
             .current_dir(dir)
             .output()
             .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-        assert!(
-            out.status.success(),
-            "{program} {args:?} failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ab::expect_success(&out, &format!("{program} {args:?}"));
     }
 }
 
