@@ -69,6 +69,7 @@ impl VerifyCache {
         let fresh = VerifyCache {
             entries_fresh: true,
             entries_path: dir.join(ENTRIES),
+            files_unread: some_days,
             ..VerifyCache::default()
         };
         if full {
@@ -445,6 +446,12 @@ mod tests {
         let all = VerifyCache::load(t.path(), false);
         assert_eq!(all.files.len(), 20);
         assert_eq!(all.files["_librarian/sessions/3.md"], stamp(3));
+        // Nor does it when the cache starts fresh (no state): verify's stamps stay.
+        std::fs::remove_file(t.path().join("verify/state")).unwrap();
+        let mut c = VerifyCache::load_days(t.path(), false, true);
+        c.file_clean("_librarian/sessions/3.md", stamp(99));
+        c.save_read_only(t.path());
+        assert_eq!(files_text(t.path()), before);
     }
 
     /// What the cache reads is read as it is written: never through a symlink, never from a
