@@ -481,3 +481,24 @@ fn a_terminal_is_refused() {
         "git-rutter: the timeline is an HTML page, not text for a terminal. Write it with `-o FILE`, open it with `--open`, or redirect stdout (`> timeline.html`).\nexit 2\n"
     );
 }
+
+/// The page takes cited notes' hashes from the index, made fresh first: a note edited after
+/// the index was last refreshed shows as changed, one left alone as it was.
+#[test]
+fn a_note_edited_after_the_index_was_built_shows_as_changed() {
+    let env = vault();
+    assert_eq!(env.rutter(&["reindex"]).code, 0);
+    let drift = |env: &Env| {
+        let v = data(&env.rutter(&["timeline", "--utc"]).stdout);
+        let hostile = v
+            .decisions
+            .iter()
+            .find(|d| d.summary.starts_with("Hostile:"))
+            .expect("the hostile decision")
+            .clone();
+        hostile.refs[0].drift.clone()
+    };
+    assert_eq!(drift(&env), None);
+    env.write("Notes/b.md", "# B\n\nEdited after the index was built.\n");
+    assert_eq!(drift(&env).as_deref(), Some("(changed since capture)"));
+}

@@ -81,6 +81,9 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let building = super::progress::Progress::index_build(ui, &vault);
     let mut index = Index::open(&vault, false)?;
     let record = recall::stream::refresh(&vault, &mut index)?;
+    // The notes made fresh, so the thousands of cited notes' hashes come from the index (as
+    // `recent --all` takes them), not from reading every cited note again.
+    index.freshen_or_ask()?;
     drop(building);
     let output = match (output, args.open) {
         (Some(o), _) => Some(o),
@@ -144,7 +147,7 @@ fn write(
     record: bool,
     w: &Written<'_>,
 ) -> Result<Counts, CommandError> {
-    let describer = refs::Shown::new(index);
+    let describer = refs::Shown::from_fresh_index(index)?;
     let short = ShortIds::all(index)?;
     let uses = uselog::read(&vault.root);
     let input = timeline::Input {
