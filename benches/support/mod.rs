@@ -774,12 +774,6 @@ pub fn rutter_ok(env: &Env, vault: &Path, args: &[&str]) -> (Duration, Output) {
     let mut cmd = env.command(BIN);
     cmd.args(["--vault", utf8(vault)]).args(args);
     let (took, out) = time_process(&mut cmd, b"");
-    assert!(
-        out.status.success(),
-        "git-rutter {args:?} failed ({}); stdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ab::expect_success(&out, &format!("git-rutter {args:?}"));
     (took, out)
 }
