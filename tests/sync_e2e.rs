@@ -925,12 +925,7 @@ fn a_sync_stopped_after_the_ref_moved_is_finished_by_the_next() {
     net.capture(&b, "2026-11-30T08:00:00.000Z", "From b.");
     net.sync(&b);
     net.capture(&a, "2026-11-30T09:00:00.000Z", "From a.");
-    let r = run_with_stdin(
-        net.cmd(&a)
-            .env("RUTTER_FAILPOINTS", "sync-checkout")
-            .arg("sync"),
-        b"",
-    );
+    let r = net.sync_failing_at(&a, "sync-checkout");
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert_eq!(their_day_file(&net, &a, "From b."), None, "not written yet");
     let v = net.rut(&a, &["verify", "--porcelain"]);
@@ -1221,12 +1216,7 @@ fn a_sync_killed_while_moving_the_ref_leaves_nothing_that_stops_the_next() {
     net.capture(&a, "2026-11-30T08:00:00.000Z", "From A.");
     net.sync(&a);
     net.capture(&b, "2026-11-30T09:00:00.000Z", "From B.");
-    let r = run_with_stdin(
-        net.cmd(&b)
-            .env("RUTTER_FAILPOINTS", "ref-update-killed")
-            .arg("sync"),
-        b"",
-    );
+    let r = net.sync_failing_at(&b, "ref-update-killed");
     assert_ne!(r.code, 0, "the fail point kills the sync: {}", r.stderr);
     assert!(b.join(".git/refs/rutter/records.lock").exists());
     net.sync(&b);

@@ -8,6 +8,8 @@ pub(crate) mod cited;
 pub(crate) mod confirm;
 pub(crate) mod context;
 pub(crate) mod gate;
+#[cfg(test)]
+pub(crate) mod generated;
 pub(crate) mod in_vault;
 pub(crate) mod log;
 pub(crate) mod recent;

@@ -373,10 +373,11 @@ impl<F: FnMut(LeanSession) -> Result<(), IndexError>> Groups<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recall::generated::{self, path_at_hash, Placed};
     use crate::recall::recent::{from_index, Recent};
     use crate::recall::render;
     use crate::records::filter::EntryFilter;
-    use crate::records::{dayfile, line, Entry, NoteRef, Workspace};
+    use crate::records::{Entry, NoteRef, Workspace};
     use proptest::prelude::*;
 
     fn now() -> Instant {
@@ -416,63 +417,17 @@ mod tests {
     /// An index over a vault holding `specs`, with their statuses and retractions set in the
     /// record cache as a record would have set them.
     fn index_of(root: &std::path::Path, specs: &[Spec]) -> Index {
-        let dir = root.join(crate::records::paths::SESSIONS_DIR);
-        std::fs::create_dir_all(&dir).unwrap();
-        for (i, s) in specs.iter().enumerate() {
-            let day = format!("2026-11-{:02}", s.day);
-            for (tag, _) in &s.files {
-                let name = match *tag {
-                    "" => format!("{day}.md"),
-                    t => format!("{day}.{t}.md"),
-                };
-                let path = dir.join(name);
-                let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-                let bytes = dayfile::append_bytes(
-                    text.len() as u64,
-                    true,
-                    &day,
-                    &line::render(&entry(i, s)),
-                );
-                text.push_str(&bytes);
-                std::fs::write(&path, text).unwrap();
-            }
-        }
-        let index = Index::in_memory(root);
-        for (i, s) in specs.iter().enumerate() {
-            let e = entry(i, s);
-            for (tag, status) in &s.files {
-                let day = format!("2026-11-{:02}", s.day);
-                let file = if tag.is_empty() {
-                    day
-                } else {
-                    format!("{day}.{tag}")
-                };
-                index
-                    .conn
-                    .execute(
-                        "UPDATE entries SET status = ?1 WHERE id = ?2 AND file = ?3",
-                        [status.as_str(), &e.id, &file],
-                    )
-                    .unwrap();
-            }
-            if s.retracted {
-                index
-                    .conn
-                    .execute(
-                        "INSERT INTO retractions(file, day, seq, id, retracts, time, reason, status) VALUES ('x', 'x', ?1, ?2, ?3, 't', 'r', 'committed')",
-                        rusqlite::params![i as i64, format!("r{i}"), e.id],
-                    )
-                    .unwrap();
-            }
-        }
-        index
-    }
-
-    /// A ref as its bare `path@hash`.
-    fn path_at_hash(out: &mut String, path: &str, hash: &str) {
-        out.push_str(path);
-        out.push('@');
-        out.push_str(hash);
+        let placed: Vec<Placed<'_>> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Placed {
+                day: s.day,
+                files: &s.files,
+                retracted: s.retracted,
+                entry: entry(i, s),
+            })
+            .collect();
+        generated::index_of(root, &placed)
     }
 
     /// Every session of `q` as the stream hands them on, printed as `render::cli` prints one

@@ -162,6 +162,14 @@ impl Net {
         r
     }
 
+    /// `sync` in `dir` with the fail point `point` armed (its exit is the caller's to judge).
+    pub fn sync_failing_at(&self, dir: &Path, point: &str) -> Run {
+        run_with_stdin(
+            self.cmd(dir).env("RUTTER_FAILPOINTS", point).arg("sync"),
+            b"",
+        )
+    }
+
     pub fn git(&self, dir: &Path, args: &[&str]) -> String {
         self.env.git_in(dir, args)
     }

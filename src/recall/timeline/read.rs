@@ -465,10 +465,11 @@ mod tests {
     use super::super::{page, Input, Source};
     use crate::clock::{Clock, Instant};
     use crate::index::Index;
+    use crate::recall::generated::{self, path_at_hash, Placed};
     use crate::recall::recent::{from_index, Query};
     use crate::records::filter::EntryFilter;
     use crate::records::standing::Status;
-    use crate::records::{dayfile, line, Entry, NoteRef, Workspace};
+    use crate::records::{Entry, NoteRef, Workspace};
     use proptest::prelude::*;
     use std::path::Path;
 
@@ -511,59 +512,22 @@ mod tests {
     /// An index of a vault holding `specs`, their statuses and retractions set in the cache as
     /// a record would have set them.
     fn index_of(root: &Path, specs: &[Spec]) -> Index {
-        let dir = root.join(crate::records::paths::SESSIONS_DIR);
-        std::fs::create_dir_all(&dir).unwrap();
-        for (i, s) in specs.iter().enumerate() {
-            let day = format!("2026-11-{:02}", s.day);
-            for (tag, _) in &s.files {
-                let name = match *tag {
-                    "" => format!("{day}.md"),
-                    t => format!("{day}.{t}.md"),
-                };
-                let path = dir.join(name);
-                let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-                let line = line::render(&entry(i, s));
-                text.push_str(&dayfile::append_bytes(text.len() as u64, true, &day, &line));
-                std::fs::write(&path, text).unwrap();
-            }
-        }
-        let index = Index::in_memory(root);
-        for (i, s) in specs.iter().enumerate() {
-            let e = entry(i, s);
-            let day = format!("2026-11-{:02}", s.day);
-            for (tag, status) in &s.files {
-                let file = match *tag {
-                    "" => day.clone(),
-                    t => format!("{day}.{t}"),
-                };
-                index
-                    .conn
-                    .execute(
-                        "UPDATE entries SET status = ?1 WHERE id = ?2 AND file = ?3",
-                        [status.as_str(), &e.id, &file],
-                    )
-                    .unwrap();
-            }
-            if s.retracted {
-                index
-                    .conn
-                    .execute(
-                        "INSERT INTO retractions(file, day, seq, id, retracts, time, reason, status) VALUES ('x', 'x', ?1, ?2, ?3, 't', 'r', 'committed')",
-                        rusqlite::params![i as i64, format!("r{i}"), e.id],
-                    )
-                    .unwrap();
-            }
-        }
-        index
+        let placed: Vec<Placed<'_>> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Placed {
+                day: s.day,
+                files: &s.files,
+                retracted: s.retracted,
+                entry: entry(i, s),
+            })
+            .collect();
+        generated::index_of(root, &placed)
     }
 
     /// The page of `decisions`, and its counts.
     fn page_of(decisions: Source<'_>, clock: &Clock, filter: &EntryFilter) -> String {
-        let refs = &|out: &mut String, path: &str, hash: &str| {
-            out.push_str(path);
-            out.push('@');
-            out.push_str(hash);
-        };
+        let refs = &path_at_hash;
         let input = Input {
             vault: Path::new("/v"),
             decisions,
