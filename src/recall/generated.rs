@@ -51,7 +51,7 @@ pub(crate) fn index_of(root: &Path, placed: &[Placed<'_>]) -> Index {
                 .conn
                 .execute(
                     "INSERT INTO retractions(file, day, seq, id, retracts, time, reason, status) VALUES ('x', 'x', ?1, ?2, ?3, 't', 'r', 'committed')",
-                    rusqlite::params![i as i64, format!("r{i}"), p.entry.id],
+                    (i as i64, format!("r{i}"), &p.entry.id),
                 )
                 .unwrap();
         }
