@@ -26,8 +26,12 @@ impl Clock {
     pub fn day_time(&self, day: &str, time: &str) -> (String, String) {
         let mut both = String::new();
         self.push_day_time(&mut both, day, time);
-        match both.split_once(' ') {
-            Some((d, t)) => (d.to_string(), t.to_string()),
+        match both.find(' ') {
+            Some(space) => {
+                let time = both[space + 1..].to_string();
+                both.truncate(space);
+                (both, time)
+            }
             None => (both, String::new()),
         }
     }

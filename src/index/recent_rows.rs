@@ -24,7 +24,7 @@ pub(crate) struct EntryRow<'a> {
     /// The session group (`[session_id, project]`, or the entry alone).
     pub group_key: &'a str,
     pub project: Option<&'a str>,
-    /// The entry as the cache serialised it.
+    /// The entry as the cache serialised it (empty when the read did not ask for it).
     pub json: &'a str,
     pub status: Status,
     pub retracted: bool,
@@ -57,17 +57,20 @@ impl Index {
     /// Every `entries` row matching the filters, retracted ones included and marked, handed to
     /// `each` in the table's order backwards: by file stem, then place, descending. A day's
     /// files have stems that start with the day, so the rows of one day come together and days
-    /// come newest first; a table scan, with no sort and nothing held.
+    /// come newest first; a table scan, with no sort and nothing held. Without `json`, each
+    /// row's JSON is left unread (empty): a pass that only counts rows does not copy them.
     pub(crate) fn each_entry_row(
         &self,
         project_key: Option<&str>,
         f: &EntryFilter,
+        json: bool,
         mut each: impl FnMut(&EntryRow<'_>) -> Result<(), IndexError>,
     ) -> Result<(), IndexError> {
         let words = self.named_by_words(f)?;
         let (filter, values) = entry_conditions("1", project_key, f, words.as_deref());
+        let json = if json { "json" } else { "''" };
         let sql = format!(
-            "SELECT file, seq, day, time, group_key, project, json, status, {RETRACTED}, id
+            "SELECT file, seq, day, time, group_key, project, {json}, status, {RETRACTED}, id
              FROM entries WHERE {filter} ORDER BY file DESC, seq DESC"
         );
         let mut stmt = self.conn.prepare(&sql)?;

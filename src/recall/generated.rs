@@ -8,14 +8,18 @@ use crate::records::{dayfile, line, Entry};
 use std::path::Path;
 
 /// One generated entry and where it lies: its file's day of November 2026, the files that hold
-/// it (`""` the plain day file, else a writer tag) with its status in each, and whether an
-/// honoured retraction names it.
+/// it (`""` the plain day file, else a writer tag; the file tagged [`EDITED`] holds it with
+/// another summary and time, so one id with two JSONs) with its status in each, and whether an honoured
+/// retraction names it.
 pub(crate) struct Placed<'a> {
     pub day: u8,
     pub files: &'a [(&'static str, Status)],
     pub retracted: bool,
     pub entry: Entry,
 }
+
+/// The writer tag whose file holds each entry it holds with its summary changed.
+pub(crate) const EDITED: &str = "e";
 
 /// An index over a vault (at `root`) holding `placed`.
 pub(crate) fn index_of(root: &Path, placed: &[Placed<'_>]) -> Index {
@@ -30,7 +34,17 @@ pub(crate) fn index_of(root: &Path, placed: &[Placed<'_>]) -> Index {
         for (tag, _) in p.files {
             let path = dir.join(format!("{}.md", stem(p, tag)));
             let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-            let line = line::render(&p.entry);
+            let line = match *tag {
+                EDITED => {
+                    // A millisecond later too: two copies of one id at one time are ordered
+                    // differently by `recent` (its grouping) and the page (the table's order).
+                    let mut edited = p.entry.clone();
+                    edited.summary.push_str(" (another copy)");
+                    edited.time = edited.time.replacen(".000Z", ".001Z", 1);
+                    line::render(&edited)
+                }
+                _ => line::render(&p.entry),
+            };
             text.push_str(&dayfile::append_bytes(text.len() as u64, true, &day, &line));
             std::fs::write(&path, text).unwrap();
         }

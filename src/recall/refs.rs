@@ -121,20 +121,27 @@ impl<'a> Shown<'a> {
     /// The ref cited as `path` with `hash`, as recall shows it, appended to `out` (the
     /// renderings' [`super::render::RefText`]).
     pub(crate) fn write(&self, out: &mut String, path: &str, hash: &str) {
-        let now = self.now(path);
         out.push_str(path);
         out.push('@');
         out.push_str(fingerprint::short_hash(hash));
         // A note that reads as it did at capture (the common case) needs no query and no text;
         // the bare `path@hash` when the index cannot be read.
-        if let Some(Some(current)) = &now {
-            if current == hash {
-                return;
-            }
+        if self.reads_as_captured(path, hash) {
+            return;
         }
+        let now = self.now(path);
         if let Ok(Some(t)) = tail(self.index, path, hash, &now, &mut |p| self.now(p)) {
             out.push_str(&t);
         }
+    }
+
+    /// Whether `path` holds now what it held when `hash` was taken, compared where it is
+    /// remembered (a page cites the same notes thousands of times).
+    fn reads_as_captured(&self, path: &str, hash: &str) -> bool {
+        if let Some(now) = self.seen.borrow().get(path) {
+            return matches!(now, Some(Some(current)) if current == hash);
+        }
+        matches!(self.now(path), Some(Some(current)) if current == hash)
     }
 
     /// What `path` holds now, read once per answer.

@@ -110,7 +110,7 @@ pub(crate) fn each_session(
         let sizes = ix.group_sizes(project.as_deref(), &filter)?;
         let mut day = Day::default();
         let mut groups = Groups::new(sizes, q.brief, emit);
-        ix.each_entry_row(project.as_deref(), &filter, |row| {
+        ix.each_entry_row(project.as_deref(), &filter, true, |row| {
             if row.day != &*day.day {
                 day.feed(&mut groups)?;
                 day.day = row.day.into();

@@ -31,6 +31,15 @@ pub(super) fn shown(text: &str, max: usize) -> Cow<'_, str> {
     }
 }
 
+/// [`shown`] of a field already owned, kept as it is when nothing is cut or escaped.
+pub(super) fn shown_owned(text: String, max: usize) -> String {
+    let changed = match shown(&text, max) {
+        Cow::Owned(changed) => Some(changed),
+        Cow::Borrowed(_) => None,
+    };
+    changed.unwrap_or(text)
+}
+
 /// [`shown`] of an optional field.
 pub(super) fn shown_opt(text: Option<&str>, max: usize) -> Option<Cow<'_, str>> {
     text.map(|t| shown(t, max))

@@ -497,18 +497,19 @@ impl<'a> Parts<'a> {
 fn decision<'a>(input: &Input<'_>, p: &'a Parts<'a>) -> Decision<'a> {
     let (day, time) = input.clock.day_time(p.day, &p.time);
     let project = p.project.as_deref();
+    let mut text = String::new();
     let refs = p
         .refs
         .iter()
         .take(fields::REFS)
-        .map(|(path, hash)| cited(input.refs, path, hash))
+        .map(|(path, hash)| cited(input.refs, path, hash, &mut text))
         .collect();
     Decision {
         project_key: &p.project_key,
         at: &p.time,
-        id: shown(&(input.ids)(&p.id), fields::SHORT).into_owned(),
-        day: shown(&day, fields::SHORT).into_owned(),
-        time: shown(&time, fields::SHORT).into_owned(),
+        id: fields::shown_owned((input.ids)(&p.id), fields::SHORT),
+        day: fields::shown_owned(day, fields::SHORT),
+        time: fields::shown_owned(time, fields::SHORT),
         project: shown_opt(project, fields::NAME),
         client: shown_opt(p.client.as_deref(), fields::NAME),
         summary: shown(&p.summary, fields::SUMMARY),
@@ -534,11 +535,11 @@ fn within(bounds: &EntryFilter, at: crate::clock::Instant) -> bool {
         && bounds.until.as_deref().is_none_or(|u| iso.as_str() <= u)
 }
 
-/// A ref in its parts, from the text recall shows for it (`path@hash` and what follows), so the
-/// drift marks are recall's own.
-fn cited<'a>(refs: RefText<'_>, path: &'a str, hash: &'a str) -> Cited<'a> {
-    let mut text = String::new();
-    refs(&mut text, path, hash);
+/// A ref in its parts, from the text recall shows for it (`path@hash` and what follows, written
+/// over `text`), so the drift marks are recall's own.
+fn cited<'a>(refs: RefText<'_>, path: &'a str, hash: &'a str, text: &mut String) -> Cited<'a> {
+    text.clear();
+    refs(text, path, hash);
     let short = short_hash(hash);
     let drift = text
         .strip_prefix(path)
