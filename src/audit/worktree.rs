@@ -333,7 +333,7 @@ fn per_entry(
 /// (use-log events, which have no journal, always are, unless the record grammar refuses them:
 /// then no commit takes them), unverified when not.
 fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding> {
-    let text = String::from_utf8_lossy(bytes);
+    let text = crate::records::text::lossy(bytes);
     let mut out = Vec::new();
     let now = crate::clock::now();
     let mut rest = text.as_ref();

@@ -419,7 +419,7 @@ fn of_rows(rows: &mut [Row]) {
 /// both, in order).
 fn raw_lines(bytes: Option<&[u8]>) -> HashMap<String, VecDeque<String>> {
     let mut out: HashMap<String, VecDeque<String>> = HashMap::new();
-    let Some(text) = bytes.map(String::from_utf8_lossy) else {
+    let Some(text) = bytes.map(crate::records::text::lossy) else {
         return out;
     };
     for l in text.lines().filter(|l| l.contains("<!-- rutter:entry ")) {

@@ -51,7 +51,7 @@ pub(crate) struct DayFile {
 
 /// Reads a day file's bytes. Never fails: what cannot be read is reported in the result.
 pub fn parse(bytes: &[u8]) -> DayFile {
-    let text = String::from_utf8_lossy(bytes);
+    let text = super::text::lossy(bytes);
     let mut out = DayFile::default();
     let mut start = 0;
     if v1::has_frontmatter(&text) && !is_v2_header(&text) {
@@ -84,7 +84,7 @@ pub fn parse(bytes: &[u8]) -> DayFile {
 /// the key is written); any other file is parsed whole. `init` reads every day file's keys
 /// this way (`dedupe_keys_are_the_keys_of_the_parsed_entries` holds the two to the same keys).
 pub(crate) fn dedupe_keys(bytes: &[u8], mut each: impl FnMut(&str, &[u8])) {
-    let text = String::from_utf8_lossy(bytes);
+    let text = super::text::lossy(bytes);
     let mut key = Vec::new();
     if v1::has_frontmatter(&text) && !is_v2_header(&text) {
         if let Some((entries, body_end)) = v1::parse_v1_views(&text) {
@@ -119,7 +119,7 @@ fn entry_key(e: &Entry, key: &mut Vec<u8>, each: &mut impl FnMut(&str, &[u8])) {
 /// Reads only entry and retraction lines (a tail of an `@2` file that starts at a line
 /// boundary); malformed lines are skipped.
 pub fn parse_v2_tail(bytes: &[u8]) -> DayFile {
-    let text = String::from_utf8_lossy(bytes);
+    let text = super::text::lossy(bytes);
     let mut out = DayFile::default();
     for l in text.split('\n') {
         let _ = read_line(&mut out, l);

@@ -131,7 +131,7 @@ pub(crate) fn parse_line(line: &str) -> Result<Option<Binding>, Broken> {
 /// Reads a ledger's bytes (`@1`, `@2`, or `@1` with `@2` lines appended after its generated
 /// body). Never fails: what cannot be read is reported in the result.
 pub(crate) fn parse(bytes: &[u8]) -> Ledger {
-    let text = String::from_utf8_lossy(bytes);
+    let text = super::text::lossy(bytes);
     let mut out = Ledger::default();
     let start = read_frontmatter(&text, &mut out);
     let first_line = text[..start].matches('\n').count() + 1;

@@ -218,7 +218,7 @@ pub(crate) fn parse(line: &str) -> Result<Purge, Broken> {
 /// Every purge a ledger's bytes hold, in order; lines that are not purges are skipped (the
 /// record grammar refuses them before they are committed).
 pub(crate) fn read(bytes: &[u8]) -> Vec<Purge> {
-    String::from_utf8_lossy(bytes)
+    super::text::lossy(bytes)
         .lines()
         .filter_map(|l| parse(l).ok())
         .collect()

@@ -7,6 +7,17 @@ use serde_json::Value as Json;
 use std::fmt::Write as _;
 use yaml_serde::Value as Yaml;
 
+/// `bytes` as text, each invalid sequence as U+FFFD (as [`String::from_utf8_lossy`]), checked
+/// by the standard library's fast validator first: the lossy one walks byte by byte, a tenth of
+/// `init`'s CPU over 79 MB of day files that are almost always valid (docs/performance.md,
+/// "Stop 47").
+pub(crate) fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// Appends the display-safe form of `s`: `<` as `&lt;`, invisible or line-breaking characters
 /// as visible `\u{XXXX}` text (grammar in `spec/record-format.md`).
 pub(crate) fn push_display_safe(out: &mut String, s: &str) {
@@ -282,6 +293,17 @@ mod tests {
     }
 
     proptest! {
+        /// The fast path reads any bytes, valid or not, as the lossy reading does.
+        #[test]
+        fn lossy_is_the_standard_lossy_reading(
+            bytes in prop_oneof![
+                any::<String>().prop_map(String::into_bytes),
+                prop::collection::vec(any::<u8>(), 0..64),
+            ]
+        ) {
+            prop_assert_eq!(lossy(&bytes), String::from_utf8_lossy(&bytes));
+        }
+
         #[test]
         fn terminal_safe_output_never_acts_on_a_terminal(s in any::<String>()) {
             prop_assert!(!acts_on_a_terminal(&terminal_safe(&s)));
