@@ -9,8 +9,8 @@ use std::path::Path;
 
 /// One generated entry and where it lies: its file's day of November 2026, the files that hold
 /// it (`""` the plain day file, else a writer tag; the file tagged [`EDITED`] holds it with
-/// another summary and time, so one id with two JSONs) with its status in each, and whether an honoured
-/// retraction names it.
+/// another summary and time, so one id with two JSONs) with its status in each, and whether an
+/// honoured retraction names it.
 pub(crate) struct Placed<'a> {
     pub day: u8,
     pub files: &'a [(&'static str, Status)],
@@ -18,7 +18,8 @@ pub(crate) struct Placed<'a> {
     pub entry: Entry,
 }
 
-/// The writer tag whose file holds each entry it holds with its summary changed.
+/// The writer tag whose file holds each of its entries with the summary changed and a
+/// millisecond later.
 pub(crate) const EDITED: &str = "e";
 
 /// An index over a vault (at `root`) holding `placed`.
