@@ -504,10 +504,17 @@ mod tests {
             0..3_u8,
             prop::option::of(prop_oneof![Just('A'), Just('B'), Just('C')]),
             prop::option::of(prop_oneof![Just("p"), Just("q")]),
-            prop::collection::vec((prop_oneof![Just(""), Just("b")], status), 1..3),
+            prop::collection::vec(
+                (
+                    prop_oneof![Just(""), Just("b"), Just(generated::EDITED)],
+                    status,
+                ),
+                1..4,
+            ),
             prop::bool::weighted(0.1),
         )
             .prop_map(|(day, time, session, project, mut files, retracted)| {
+                files.sort_by_key(|f| f.0);
                 files.dedup_by_key(|f| f.0);
                 Spec {
                     day,
@@ -524,8 +531,9 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
         /// Sessions spread over days, ties of one time, one entry in two files of a day with
-        /// different statuses, retractions, filters and `brief`: the stream prints what the
-        /// answer of every session prints, and `recent -n N` its first N sessions.
+        /// different statuses, one id with two JSONs in two files, retractions, filters and
+        /// `brief`: the stream prints what the answer of every session prints, and `recent -n
+        /// N` its first N sessions.
         #[test]
         fn the_stream_prints_what_one_answer_of_every_session_prints(
             specs in prop::collection::vec(spec(), 0..24)
