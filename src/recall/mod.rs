@@ -11,6 +11,7 @@ pub(crate) mod gate;
 #[cfg(test)]
 pub(crate) mod generated;
 pub(crate) mod in_vault;
+pub(crate) mod lite;
 pub(crate) mod log;
 pub(crate) mod recent;
 pub(crate) mod refs;

@@ -5,6 +5,7 @@
 //! rows, never the answer; of each entry's JSON only the summary and the refs are read, into
 //! borrowed strings, instead of a whole `Entry`, and cut as `recent` cuts them.
 
+use super::lite::LiteEntry;
 use super::recent::{bounds, Query};
 use super::render::{SessionText, StepText};
 use super::served::{self, cut};
@@ -16,9 +17,6 @@ use crate::index::{Index, IndexError};
 use crate::records::grammar::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
 use crate::records::standing::Status;
 use crate::vault::Vault;
-use serde::de::IgnoredAny;
-use serde::Deserialize;
-use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 use std::rc::Rc;
@@ -121,30 +119,6 @@ pub(crate) fn each_session(
         day.feed(&mut groups)?;
         groups.finish()
     })
-}
-
-/// What the text rendering needs of an entry's JSON, typed as `Entry` types it (the cache's
-/// JSON is an `Entry` serialised, so what `Entry` reads this reads, and the reverse).
-#[derive(Deserialize)]
-struct LiteEntry<'a> {
-    #[serde(borrow)]
-    id: Cow<'a, str>,
-    #[allow(dead_code)]
-    time: IgnoredAny,
-    #[serde(borrow)]
-    summary: Cow<'a, str>,
-    #[serde(default, borrow)]
-    client: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    refs: Vec<LiteRef<'a>>,
-}
-
-#[derive(Deserialize)]
-struct LiteRef<'a> {
-    #[serde(borrow)]
-    path: Cow<'a, str>,
-    #[serde(borrow)]
-    hash: Cow<'a, str>,
 }
 
 /// The step of an entry's JSON, every field within the bounds `recent` keeps

@@ -19,12 +19,11 @@ use crate::index::entries::project_key;
 use crate::index::recent_rows::EntryRow;
 use crate::index::supersede::Supersedes;
 use crate::index::{Index, IndexError};
+use crate::recall::lite::LiteEntry;
 use crate::recall::recent::{bounds, Query};
 use crate::recall::served::{self, cut};
 use crate::records::grammar::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
 use crate::records::standing::Status;
-use serde::de::IgnoredAny;
-use serde::Deserialize;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -226,41 +225,6 @@ pub(super) fn tally(input: &Input<'_>, index: &Index, q: &Query) -> Result<Tally
     })?;
     t.projects = projects.len();
     Ok(t)
-}
-
-/// What a decision shows of an entry's JSON, typed as `Entry` types it (the cache's JSON is an
-/// `Entry` serialised), read into borrowed strings rather than a whole `Entry` with its
-/// unknown fields.
-#[derive(Deserialize)]
-struct LiteEntry<'a> {
-    #[serde(borrow)]
-    id: Cow<'a, str>,
-    #[serde(borrow)]
-    time: Cow<'a, str>,
-    #[serde(borrow)]
-    summary: Cow<'a, str>,
-    #[serde(default, borrow)]
-    refs: Vec<LiteRef<'a>>,
-    #[serde(default, borrow)]
-    workspace: Option<LiteWorkspace<'a>>,
-    #[serde(default, borrow)]
-    client: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
-struct LiteRef<'a> {
-    #[serde(borrow)]
-    path: Cow<'a, str>,
-    #[serde(borrow)]
-    hash: Cow<'a, str>,
-}
-
-#[derive(Deserialize)]
-struct LiteWorkspace<'a> {
-    #[allow(dead_code)]
-    cwd: IgnoredAny,
-    #[serde(borrow)]
-    project: Cow<'a, str>,
 }
 
 /// A field cut as `recent` serves it ([`served::entry`]), still borrowed when short.
