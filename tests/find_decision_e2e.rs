@@ -219,6 +219,32 @@ fn times_show_in_the_local_zone_with_their_offset_unless_utc() {
     );
 }
 
+/// A zone named by `TZ` takes the rules built into git-rutter, never a system database's
+/// (spec/recall.md, "Times"): a `TZDIR` whose `America/Los_Angeles` is a +05:00 zone changes
+/// nothing. Reading the system's database cost every command a listing of all its files.
+#[test]
+fn a_named_zone_takes_the_bundled_rules_not_the_systems() {
+    let env = vault();
+    let tzdir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tzdir.path().join("America")).unwrap();
+    let fake =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tz/Etc-GMT-5.tzif");
+    std::fs::copy(fake, tzdir.path().join("America/Los_Angeles")).unwrap();
+    let out = env
+        .cmd()
+        .env("TZ", "America/Los_Angeles")
+        .env("TZDIR", tzdir.path())
+        .arg("recent")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("2026-11-20 01:00:00 -0800 — User chose a fortnightly"),
+        "{text}"
+    );
+    assert!(!text.contains("+0500"), "{text}");
+}
+
 /// With an index, `log --grep` reads only the day files its record cache names: what it lists
 /// is what a scan of every day file lists, for an entry captured after the index was built, an
 /// entry edited after commit (shown with its committed summary), a retraction recorded on a
