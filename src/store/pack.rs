@@ -16,8 +16,9 @@
 //!
 //! Both files are written under temporary names in `objects/pack/` and renamed into place, the
 //! pack first and its index last (git and libgit2 find packs by their index). Deflating runs
-//! on a thread of its own. Memory stays flat: a few blobs and one deflated copy at a time,
-//! plus 32 bytes of index per object.
+//! on a thread of its own; when that thread is behind (its queue is full), the caller deflates
+//! the blob itself rather than wait, so both cores deflate. Memory stays flat: a few blobs and
+//! two deflated copies at a time, plus 32 bytes of index per object.
 
 use super::oid::ToGit;
 use super::StoreError;
@@ -29,7 +30,7 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 use tempfile::NamedTempFile;
 
@@ -43,14 +44,26 @@ struct Indexed {
     offset: u64,
 }
 
+/// How many blobs wait for the writer before the caller deflates the next one itself.
+const QUEUE: usize = 8;
+
+/// A blob on its way to the writer: as read, or already deflated by the caller (with its size).
+enum Blob {
+    Read(ObjectId, Vec<u8>),
+    Deflated(ObjectId, u64, Vec<u8>),
+}
+
 /// Blobs on their way into one pack. Deflating is most of the cost, so it runs on a thread of
-/// its own while the caller reads the next file (the channel is bounded: memory stays flat).
+/// its own while the caller reads the next file (the channel is bounded: memory stays flat),
+/// and the caller deflates a blob itself when the writer is behind.
 pub(crate) struct BlobPack {
     dir: PathBuf,
     /// Ids added so far, each sent to the writer once: an index may not name an object twice.
     ids: HashSet<ObjectId>,
-    to_writer: Option<SyncSender<(ObjectId, Vec<u8>)>>,
+    to_writer: Option<SyncSender<Blob>>,
     writer: Option<JoinHandle<io::Result<Entries>>>,
+    /// The caller's own compressor, made the first time the writer is behind.
+    here: Option<EntryWriter>,
 }
 
 /// The pack being written (its header still to be completed) and what its index will say.
@@ -63,8 +76,13 @@ struct Entries {
 }
 
 impl Entries {
-    fn write(&mut self, id: ObjectId, bytes: &[u8]) -> io::Result<()> {
-        let (crc, len) = self.entry.write_blob(&mut self.pack, bytes)?;
+    fn write(&mut self, blob: Blob) -> io::Result<()> {
+        let (id, (crc, len)) = match blob {
+            Blob::Read(id, bytes) => (id, self.entry.write_blob(&mut self.pack, &bytes)?),
+            Blob::Deflated(id, size, deflated) => {
+                (id, write_entry(&mut self.pack, size, &deflated)?)
+            }
+        };
         self.objects.push(Indexed {
             id,
             crc,
@@ -78,6 +96,12 @@ impl Entries {
 impl BlobPack {
     /// An empty pack in `repo`'s `objects/pack/`, under a temporary name until [`Self::finish`].
     pub fn new(repo: &Repository) -> Result<BlobPack, StoreError> {
+        BlobPack::with_queue(repo, QUEUE)
+    }
+
+    /// [`BlobPack::new`] with `queue` blobs waiting at most (0: the caller deflates every blob
+    /// the writer is not waiting for at that moment).
+    fn with_queue(repo: &Repository, queue: usize) -> Result<BlobPack, StoreError> {
         let dir = repo.commondir().join("objects").join("pack");
         std::fs::create_dir_all(&dir)?;
         let mut entries = Entries {
@@ -88,12 +112,12 @@ impl BlobPack {
         };
         // The object count is not known yet: `finish` writes the real header over this one.
         entries.pack.write_all(&pack_header(0))?;
-        let (to_writer, blobs) = sync_channel::<(ObjectId, Vec<u8>)>(8);
+        let (to_writer, blobs) = sync_channel::<Blob>(queue);
         let writer = std::thread::Builder::new()
             .name("rutter-pack".into())
             .spawn(move || {
-                for (id, bytes) in blobs {
-                    entries.write(id, &bytes)?;
+                for blob in blobs {
+                    entries.write(blob)?;
                 }
                 Ok(entries)
             })?;
@@ -102,26 +126,44 @@ impl BlobPack {
             ids: HashSet::new(),
             to_writer: Some(to_writer),
             writer: Some(writer),
+            here: None,
         })
     }
 
     /// Adds a blob (once, however often it is added) and returns its id, which is git's.
     pub fn add(&mut self, bytes: &[u8]) -> Result<ObjectId, StoreError> {
         let id = blob_id(bytes);
-        if self.ids.insert(id) {
-            let sent = self
-                .to_writer
-                .as_ref()
-                .is_some_and(|w| w.send((id, bytes.to_vec())).is_ok());
-            if !sent {
-                // The writer stopped: its error says why.
-                return Err(match self.join() {
-                    Err(e) => e,
-                    Ok(_) => git2::Error::from_str("the pack writer stopped").into(),
-                });
-            }
+        if self.ids.insert(id) && !self.send(id, bytes) {
+            // The writer stopped: its error says why.
+            return Err(match self.join() {
+                Err(e) => e,
+                Ok(_) => git2::Error::from_str("the pack writer stopped").into(),
+            });
         }
         Ok(id)
+    }
+
+    /// Hands a blob to the writer, deflated here first when the writer is behind; whether the
+    /// writer took it.
+    fn send(&mut self, id: ObjectId, bytes: &[u8]) -> bool {
+        let Some(w) = self.to_writer.as_ref() else {
+            return false;
+        };
+        match w.try_send(Blob::Read(id, bytes.to_vec())) {
+            Ok(()) => true,
+            Err(TrySendError::Disconnected(_)) => false,
+            Err(TrySendError::Full(_)) => {
+                let here = self.here.get_or_insert_with(EntryWriter::new);
+                match here.deflate(bytes) {
+                    Ok(()) => {
+                        let deflated = std::mem::take(&mut here.deflated);
+                        let blob = Blob::Deflated(id, bytes.len() as u64, deflated);
+                        w.send(blob).is_ok()
+                    }
+                    Err(_) => w.send(Blob::Read(id, bytes.to_vec())).is_ok(),
+                }
+            }
+        }
     }
 
     /// Closes the channel and waits for the writer.
@@ -299,13 +341,7 @@ impl EntryWriter {
     /// Writes one blob's entry; returns its CRC-32 (as the index keeps it) and length.
     fn write_blob(&mut self, out: &mut impl Write, bytes: &[u8]) -> io::Result<(u32, u64)> {
         self.deflate(bytes)?;
-        let header = entry_header(OBJ_BLOB, bytes.len() as u64);
-        out.write_all(&header)?;
-        out.write_all(&self.deflated)?;
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(&header);
-        crc.update(&self.deflated);
-        Ok((crc.finalize(), (header.len() + self.deflated.len()) as u64))
+        write_entry(out, bytes.len() as u64, &self.deflated)
     }
 
     /// `bytes` as one complete zlib stream in `self.deflated` (a buffer of the bound libdeflate
@@ -320,6 +356,18 @@ impl EntryWriter {
         self.deflated.truncate(written);
         Ok(())
     }
+}
+
+/// Writes the entry of a blob of `size` bytes, `deflated` as one zlib stream; returns its CRC-32
+/// (as the index keeps it) and length.
+fn write_entry(out: &mut impl Write, size: u64, deflated: &[u8]) -> io::Result<(u32, u64)> {
+    let header = entry_header(OBJ_BLOB, size);
+    out.write_all(&header)?;
+    out.write_all(deflated)?;
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&header);
+    crc.update(deflated);
+    Ok((crc.finalize(), (header.len() + deflated.len()) as u64))
 }
 
 /// A writer that also hashes what passes through it, for a SHA-1 trailer.
@@ -369,8 +417,14 @@ mod tests {
 
     /// Writes `blobs` as one pack and checks each id and each blob's bytes against libgit2.
     fn round_trip(blobs: &[Vec<u8>]) -> tempfile::TempDir {
+        round_trip_queued(blobs, QUEUE)
+    }
+
+    /// [`round_trip`] with `queue` blobs waiting for the writer at most (0: most blobs are
+    /// deflated by the caller, the writer taking only those it is waiting for).
+    fn round_trip_queued(blobs: &[Vec<u8>], queue: usize) -> tempfile::TempDir {
         let (dir, repo) = repo();
-        let mut pack = BlobPack::new(&repo).unwrap();
+        let mut pack = BlobPack::with_queue(&repo, queue).unwrap();
         let ids: Vec<ObjectId> = blobs.iter().map(|b| pack.add(b).unwrap()).collect();
         pack.finish(&repo).unwrap();
         for (bytes, id) in blobs.iter().zip(&ids) {
@@ -414,6 +468,7 @@ mod tests {
                 with_repeat.push(first.clone());
             }
             round_trip(&with_repeat);
+            round_trip_queued(&with_repeat, 0);
         }
 
         /// The entry header is the size git's pack reader decodes.
@@ -446,20 +501,24 @@ mod tests {
             })
             .collect();
         let text = b"- 10:00:00 a line of a day file\n".repeat(4000);
-        let dir = round_trip(&[Vec::new(), noise, text, vec![0u8; 70_000]]);
-        let pack = dir.path().join(".git/objects/pack");
-        let idx = std::fs::read_dir(&pack)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|x| x == "idx"))
-            .unwrap();
-        let out = std::process::Command::new("git")
-            .args(["verify-pack", "-v"])
-            .arg(&idx)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        assert!(String::from_utf8_lossy(&out.stdout).contains("non delta: 4 objects"));
+        let blobs = [Vec::new(), noise, text, vec![0u8; 70_000]];
+        // The writer deflating them, and the caller deflating most of them (its queue full).
+        for queue in [QUEUE, 0] {
+            let dir = round_trip_queued(&blobs, queue);
+            let pack = dir.path().join(".git/objects/pack");
+            let idx = std::fs::read_dir(&pack)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.extension().is_some_and(|x| x == "idx"))
+                .unwrap();
+            let out = std::process::Command::new("git")
+                .args(["verify-pack", "-v"])
+                .arg(&idx)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            assert!(String::from_utf8_lossy(&out.stdout).contains("non delta: 4 objects"));
+        }
     }
 
     #[test]
