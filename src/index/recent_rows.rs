@@ -11,6 +11,14 @@ use std::collections::HashMap;
 /// Whether an `entries` row was retracted (an honoured retraction names its id).
 const RETRACTED: &str = "EXISTS (SELECT 1 FROM retractions x WHERE x.retracts = entries.id)";
 
+/// Whether a read of the `entries` rows copies each row's JSON ([`EntryRow::json`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Json {
+    Read,
+    /// Left unread (empty): a pass that only counts rows does not copy them.
+    Unread,
+}
+
 /// One `entries` row, borrowed from the statement that read it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct EntryRow<'a> {
@@ -57,18 +65,21 @@ impl Index {
     /// Every `entries` row matching the filters, retracted ones included and marked, handed to
     /// `each` in the table's order backwards: by file stem, then place, descending. A day's
     /// files have stems that start with the day, so the rows of one day come together and days
-    /// come newest first; a table scan, with no sort and nothing held. Without `json`, each
-    /// row's JSON is left unread (empty): a pass that only counts rows does not copy them.
+    /// come newest first; a table scan, with no sort and nothing held; each row's JSON as `json`
+    /// says.
     pub(crate) fn each_entry_row(
         &self,
         project_key: Option<&str>,
         f: &EntryFilter,
-        json: bool,
+        json: Json,
         mut each: impl FnMut(&EntryRow<'_>) -> Result<(), IndexError>,
     ) -> Result<(), IndexError> {
         let words = self.named_by_words(f)?;
         let (filter, values) = entry_conditions("1", project_key, f, words.as_deref());
-        let json = if json { "json" } else { "''" };
+        let json = match json {
+            Json::Read => "json",
+            Json::Unread => "''",
+        };
         let sql = format!(
             "SELECT file, seq, day, time, group_key, project, {json}, status, {RETRACTED}, id
              FROM entries WHERE {filter} ORDER BY file DESC, seq DESC"

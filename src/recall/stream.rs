@@ -12,7 +12,7 @@ use super::served::{self, cut};
 use crate::clock::Instant;
 use crate::index::entries::{project_key, Scope};
 use crate::index::reads::Records;
-use crate::index::recent_rows::EntryRow;
+use crate::index::recent_rows::{EntryRow, Json};
 use crate::index::{Index, IndexError};
 use crate::records::grammar::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
 use crate::records::standing::Status;
@@ -108,7 +108,7 @@ pub(crate) fn each_session(
         let sizes = ix.group_sizes(project.as_deref(), &filter)?;
         let mut day = Day::default();
         let mut groups = Groups::new(sizes, q.brief, emit);
-        ix.each_entry_row(project.as_deref(), &filter, true, |row| {
+        ix.each_entry_row(project.as_deref(), &filter, Json::Read, |row| {
             if row.day != &*day.day {
                 day.feed(&mut groups)?;
                 day.day = row.day.into();

@@ -16,7 +16,7 @@
 use super::{decision, fields, order, Decision, Input, Parts};
 use crate::clock::{add_days, Clock};
 use crate::index::entries::project_key;
-use crate::index::recent_rows::EntryRow;
+use crate::index::recent_rows::{EntryRow, Json};
 use crate::index::supersede::Supersedes;
 use crate::index::{Index, IndexError};
 use crate::recall::lite::LiteEntry;
@@ -165,13 +165,13 @@ fn is_stray(file_day: &str, reach: &(Option<String>, Option<String>), page: &str
     page != file_day && reach.0.as_deref() != Some(page) && reach.1.as_deref() != Some(page)
 }
 
-/// Every file day of `q`'s rows, newest first, handed to `each` whole (their JSON read only
-/// with `json`).
+/// Every file day of `q`'s rows, newest first, handed to `each` whole (their JSON as `json`
+/// says).
 fn each_file_day(
     index: &Index,
     q: &Query,
     input: &Input<'_>,
-    json: bool,
+    json: Json,
     mut each: impl FnMut(&FileDay) -> Result<(), IndexError>,
 ) -> Result<(), IndexError> {
     let project = q.project.as_deref().map(project_key);
@@ -198,7 +198,7 @@ pub(super) fn tally(input: &Input<'_>, index: &Index, q: &Query) -> Result<Tally
     let mut projects = BTreeSet::new();
     let mut page = String::new();
     // Only counted: the JSON is read only where two rows of a day share an id.
-    each_file_day(index, q, input, false, |day| {
+    each_file_day(index, q, input, Json::Unread, |day| {
         let reach = reach(&day.day);
         for (row, status) in day.kept(&mut |a, b| day.cached_alike(index, a, b))? {
             page_day(input.clock, &day.day, day.at(&row.time), &mut page);
@@ -398,7 +398,7 @@ pub(super) fn each_decision(
         },
     };
     let mut page = String::new();
-    each_file_day(index, q, input, true, |day| {
+    each_file_day(index, q, input, Json::Read, |day| {
         let reach = reach(&day.day);
         // No row still to come, of this day's file or an older one, falls after its next day.
         if let Some(next) = &reach.1 {
