@@ -105,20 +105,27 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
         ui.warn(no_record_note(&vault));
     }
-    let describer = refs::Shown::new(&index);
-    let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
+    // Rendered in one read of the index: its lookups for each ref and id share one snapshot and
+    // one lock (a read transaction each was three system calls).
     if args.json {
-        ui.print_json(&json(&vault.root, &answer.recent, &shown))?;
+        let out = index.read(|index| {
+            let describer = refs::Shown::new(index);
+            let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
+            Ok(json(&vault.root, &answer.recent, &shown))
+        })?;
+        ui.print_json(&out)?;
     } else {
-        let short = ShortIds::lookups(&index);
-        let look = render::Look {
-            clock: clock::Clock::for_flag(args.utc),
-            ids: Some(&|id| short.short(id)),
-        };
-        ui.print_painted(
-            &render::cli(&answer.recent, &shown, answer.record, &look),
-            Palette::marks,
-        )?;
+        let text = index.read(|index| {
+            let describer = refs::Shown::new(index);
+            let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
+            let short = ShortIds::lookups(index);
+            let look = render::Look {
+                clock: clock::Clock::for_flag(args.utc),
+                ids: Some(&|id| short.short(id)),
+            };
+            Ok(render::cli(&answer.recent, &shown, answer.record, &look))
+        })?;
+        ui.print_painted(&text, Palette::marks)?;
     }
     Ok(Exit::Clean)
 }

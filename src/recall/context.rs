@@ -142,6 +142,19 @@ pub(crate) fn read(
     };
     // Refreshes the record cache once; the project's query then reads the index as it is.
     let answer = recent::read(vault, index, &all, now)?;
+    // The project's query and every ref's and id's lookups in one read: one snapshot, one lock.
+    index.read(|index| brief(index, &answer, project, freshness, max_bytes, now))
+}
+
+/// The brief of `answer` (the newest sessions) and of `project`'s newest decisions.
+fn brief(
+    index: &Index,
+    answer: &recent::Answer,
+    project: Option<&str>,
+    freshness: String,
+    max_bytes: usize,
+    now: Instant,
+) -> Result<Brief, IndexError> {
     let here = match project {
         Some(p) => recent::from_index(
             index,

@@ -3,6 +3,7 @@
 //! since capture)`, `(confirmed X; the hash now matches Y)` or `[UNRESOLVED -- candidates: …]`.
 //! Stored entries are never rewritten.
 
+use super::in_vault::Direct;
 #[cfg(test)]
 use crate::index::identity::exists_in_vault;
 use crate::index::{Index, IndexError};
@@ -154,14 +155,23 @@ impl<'a> Shown<'a> {
         let indexed = self.indexed.as_ref().and_then(|m| m.get(path));
         let now = match indexed {
             Some((sha, size)) => Some((*size <= MAX_HASHED).then(|| sha.clone())),
-            None => self
-                .in_vault
-                .borrow_mut()
-                .exists(path)
-                .then(|| current_hash(self.index, path)),
+            None => self.read_now(path),
         };
         self.seen.borrow_mut().insert(path.to_string(), now.clone());
         now
+    }
+
+    /// What `path` holds now, read from the file: opened at once when it lies inside the vault
+    /// through real folders, else resolved first (`InVault`).
+    fn read_now(&self, path: &str) -> NoteNow {
+        let mut in_vault = self.in_vault.borrow_mut();
+        match in_vault.open_direct(path) {
+            Direct::Opened(file) => Some(hash_open(file)),
+            Direct::Absent => None,
+            Direct::Unsure => in_vault
+                .exists(path)
+                .then(|| current_hash(self.index, path)),
+        }
     }
 }
 
@@ -180,11 +190,17 @@ pub(crate) fn candidate_list(c: &[crate::index::identity::Candidate]) -> String 
 /// checked with `exists_in_vault` that it resolves inside the vault). The open does not block
 /// (a FIFO is not a file) and the size check uses the open file's own metadata.
 fn current_hash(index: &Index, path: &str) -> Option<String> {
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(index.root().join(path))
         .ok()?;
+    hash_open(file)
+}
+
+/// The sha256 of an open file (opened not blocking), `None` when it is not a regular file of
+/// at most [`MAX_HASHED`] bytes or cannot be read.
+fn hash_open(mut file: std::fs::File) -> Option<String> {
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_HASHED {
         return None;

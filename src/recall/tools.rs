@@ -231,14 +231,17 @@ const CUT_NOTE_BYTES: usize = 512;
 pub fn recent(vault: &Vault, index: &mut Index, q: &Query) -> Result<String, IndexError> {
     let now = crate::clock::now();
     let answer = recent::read(vault, index, q, now)?;
-    let describer = refs::Shown::new(index);
-    let short = crate::index::short_ids::ShortIds::lookups(index);
-    let text = bounded(
-        &answer.recent,
-        &|out: &mut String, path: &str, hash: &str| describer.write(out, path, hash),
-        answer.record,
-        Some(&|id: &str| short.short(id)),
-    );
+    // One read of the index for every ref's and id's lookups: one snapshot, one lock.
+    let text = index.read(|index| {
+        let describer = refs::Shown::new(index);
+        let short = crate::index::short_ids::ShortIds::lookups(index);
+        Ok(bounded(
+            &answer.recent,
+            &|out: &mut String, path: &str, hash: &str| describer.write(out, path, hash),
+            answer.record,
+            Some(&|id: &str| short.short(id)),
+        ))
+    })?;
     Ok(match super::sync_state::line_if_set_up(vault, now) {
         Some(sync) => format!("{text}\n\n[This machine's record: {sync}.]"),
         None => text,
