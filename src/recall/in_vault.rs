@@ -127,7 +127,7 @@ mod tests {
     use proptest::prelude::*;
     use std::os::unix::fs::{symlink, MetadataExt};
 
-    /// A vault with folders, files, symlinks inside and out, a dangling link and a file where
+    /// A vault with folders, files, symlinks inside and out, a dangling link, a FIFO and a file where
     /// a folder is expected, next to a folder outside it.
     fn tree() -> (tempfile::TempDir, PathBuf) {
         let t = tempfile::tempdir().unwrap();
@@ -144,24 +144,45 @@ mod tests {
         symlink(top.join("outside/x.md"), root.join("a/x.md")).unwrap();
         symlink("missing", root.join("a/dangling")).unwrap();
         symlink("..", root.join("a/b/up")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("a/fifo"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
         (t, root)
+    }
+
+    /// A path spelt from the tree's names, `.`, `..` and empty parts, relative or absolute.
+    fn spelt() -> impl Strategy<Value = String> {
+        let part = prop_oneof![
+            Just("a"),
+            Just("b"),
+            Just("n.md"),
+            Just("in"),
+            Just("out"),
+            Just("ln.md"),
+            Just("x.md"),
+            Just("dangling"),
+            Just("up"),
+            Just("vault"),
+            Just("."),
+            Just(".."),
+            Just(""),
+            Just("nope"),
+            Just("fifo"),
+        ];
+        let lead = prop_oneof![Just(""), Just("/")];
+        (lead, prop::collection::vec(part, 0..5))
+            .prop_map(|(lead, parts)| format!("{lead}{}", parts.join("/")))
     }
 
     proptest! {
         #[test]
-        fn answers_as_exists_in_vault(
-            parts in prop::collection::vec(
-                prop_oneof![
-                    Just("a"), Just("b"), Just("n.md"), Just("in"), Just("out"), Just("ln.md"),
-                    Just("x.md"), Just("dangling"), Just("up"), Just("vault"), Just("."),
-                    Just(".."), Just(""), Just("nope"),
-                ],
-                0..5,
-            ),
-            lead in prop_oneof![Just(""), Just("/")],
-        ) {
+        fn answers_as_exists_in_vault(rel in spelt()) {
             let (_t, root) = tree();
-            let rel = format!("{lead}{}", parts.join("/"));
             let mut memo = InVault::new(&root);
             // Twice: the second answer comes from the remembered folders.
             for _ in 0..2 {
@@ -172,32 +193,14 @@ mod tests {
         /// The direct open answers only what `exists_in_vault` answers, and what it opens is
         /// the file that path names.
         #[test]
-        fn a_direct_open_agrees_with_exists_in_vault(
-            parts in prop::collection::vec(
-                prop_oneof![
-                    Just("a"), Just("b"), Just("n.md"), Just("in"), Just("out"), Just("ln.md"),
-                    Just("x.md"), Just("dangling"), Just("up"), Just("vault"), Just("."),
-                    Just(".."), Just(""), Just("nope"), Just("fifo"),
-                ],
-                0..5,
-            ),
-            lead in prop_oneof![Just(""), Just("/")],
-        ) {
+        fn a_direct_open_agrees_with_exists_in_vault(rel in spelt()) {
             let (_t, root) = tree();
-            rustix::fs::mknodat(
-                rustix::fs::CWD,
-                root.join("a/fifo"),
-                rustix::fs::FileType::Fifo,
-                rustix::fs::Mode::from_raw_mode(0o644),
-                0,
-            )
-            .unwrap();
-            let rel = format!("{lead}{}", parts.join("/"));
             let inside = exists_in_vault(&root, &rel);
             match InVault::new(&root).open_direct(&rel) {
                 Direct::Opened(file) => {
                     prop_assert!(inside, "opened {} outside", rel);
-                    let (got, want) = (file.metadata().unwrap(), std::fs::metadata(root.join(&rel)).unwrap());
+                    let got = file.metadata().unwrap();
+                    let want = std::fs::metadata(root.join(&rel)).unwrap();
                     prop_assert_eq!((got.dev(), got.ino()), (want.dev(), want.ino()), "{}", rel);
                 }
                 Direct::Absent => prop_assert!(!inside, "{} called absent", rel),
