@@ -127,8 +127,8 @@ mod tests {
     use proptest::prelude::*;
     use std::os::unix::fs::{symlink, MetadataExt};
 
-    /// A vault with folders, files, symlinks inside and out, a dangling link, a FIFO and a file where
-    /// a folder is expected, next to a folder outside it.
+    /// A vault with folders, files, symlinks inside and out, a dangling link, a FIFO and a file
+    /// where a folder is expected, next to a folder outside it.
     fn tree() -> (tempfile::TempDir, PathBuf) {
         let t = tempfile::tempdir().unwrap();
         let top = t.path().canonicalize().unwrap();
