@@ -243,9 +243,14 @@ fn insert_projected(
     Ok(())
 }
 
+/// `rel` is outside the vault by its spelling alone: empty, absolute, or through `..`.
+pub(crate) fn outside_by_spelling(rel: &str) -> bool {
+    rel.is_empty() || rel.starts_with('/') || rel.split('/').any(|s| s == "..")
+}
+
 /// Whether a vault-relative path exists and stays inside the vault (any file type counts).
 pub(crate) fn exists_in_vault(root: &Path, rel: &str) -> bool {
-    if rel.is_empty() || rel.starts_with('/') || rel.split('/').any(|s| s == "..") {
+    if outside_by_spelling(rel) {
         return false;
     }
     match std::fs::canonicalize(root.join(rel)) {

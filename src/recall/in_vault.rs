@@ -6,7 +6,7 @@
 //! ([`InVault::open_direct`]): `recent` resolved the folders of its 40-80 cited notes with a
 //! `readlink` for every component from `/` (docs/performance.md, "Stop 48").
 
-use crate::index::identity::exists_in_vault;
+use crate::index::identity::{exists_in_vault, outside_by_spelling};
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -34,11 +34,6 @@ pub(crate) enum Direct {
     /// Not known this way (a symlink on the way, another system, any other error): ask
     /// [`InVault::exists`] and open it by its path, as before.
     Unsure,
-}
-
-/// `rel` is outside the vault by its spelling alone.
-fn outside_by_spelling(rel: &str) -> bool {
-    rel.is_empty() || rel.starts_with('/') || rel.split('/').any(|s| s == "..")
 }
 
 impl<'a> InVault<'a> {
