@@ -113,19 +113,49 @@ pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
 fn scan_safe(text: &str, layout: bool) -> bool {
     let bytes = text.as_bytes();
     let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            0x20..=0x7E => i += 1,
-            b'\n' | b'\t' if layout => i += 1,
-            b'\r' if layout && bytes.get(i + 1) == Some(&b'\n') => i += 1,
-            0x80.. => match text.get(i..).and_then(|rest| rest.chars().next()) {
-                Some(c) if !is_unsafe_for_display(c) => i += c.len_utf8(),
-                _ => return false,
-            },
-            _ => return false,
+    while i < bytes.len() {
+        // Printable ASCII, the common case, a block at a time: the test has no branch per
+        // byte, so the compiler checks a block in a few vector instructions (`recent --all`
+        // checks 25 MB; byte by byte it was a tenth of its time).
+        if let Some(block) = bytes.get(i..i + BLOCK) {
+            if block.iter().fold(true, |ok, &b| ok & printable_ascii(b)) {
+                i += BLOCK;
+                continue;
+            }
+        }
+        // A block with anything else: its bytes one by one (a character may end past it).
+        let end = (i + BLOCK).min(bytes.len());
+        while i < end {
+            match scan_one(text, i, layout) {
+                Some(next) => i = next,
+                None => return false,
+            }
         }
     }
     true
+}
+
+/// Bytes [`scan_safe`] checks together.
+const BLOCK: usize = 16;
+
+fn printable_ascii(b: u8) -> bool {
+    b.wrapping_sub(0x20) < 0x5F
+}
+
+/// Where the scan goes on after the character at byte `i` of `text`, or `None` when that
+/// character is not left as it is.
+fn scan_one(text: &str, i: usize, layout: bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    match *bytes.get(i)? {
+        0x20..=0x7E => Some(i + 1),
+        b'\n' | b'\t' if layout => Some(i + 1),
+        b'\r' if layout && bytes.get(i + 1) == Some(&b'\n') => Some(i + 1),
+        0x80.. => match text.get(i..).and_then(|rest| rest.chars().next()) {
+            Some(c) if !is_unsafe_for_display(c) => Some(i + c.len_utf8()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// JSON text with every character [`push_display_safe`] would escape written as a JSON `\uXXXX`
@@ -313,8 +343,11 @@ mod tests {
         fn the_byte_scan_agrees_with_the_characters(
             s in proptest::string::string_regex("[a\\r\\n\\t\u{1b}\u{7f}\u{85}\u{9f}\u{a0}\u{61c}\u{200b}\u{2014}\u{2028}\u{202e}\u{2066}\u{feff}\u{1f600}]{0,12}").unwrap(),
             t in any::<String>(),
+            // Long runs of printable ASCII between the characters that matter, so whole
+            // blocks are skipped and a block that holds one is read byte by byte.
+            u in proptest::string::string_regex("([ -~]{0,40}(\\r\\n|[\\r\\n\\t\u{1b}\u{7f}\u{85}\u{e9}\u{2028}\u{202e}\u{1f600}])?){0,8}").unwrap(),
         ) {
-            for text in [&s, &t] {
+            for text in [&s, &t, &u] {
                 let mut chars = text.chars().peekable();
                 let mut safe = true;
                 while let Some(c) = chars.next() {
