@@ -23,7 +23,10 @@
 //! With `RUTTER_BENCH_BASE=/path/to/git-rutter`, or a revision of this repository such as `main`
 //! or `HEAD~1` (built once as a release binary: `support/base.rs`), each process row runs that
 //! binary too, on its own copy of the vault, alternating with this one run by run, the order
-//! alternating too (an interleaved A/B: `support/ab.rs`).
+//! alternating too (an interleaved A/B: `support/ab.rs`). A quick row's runs also go round the
+//! three vaults: the pace of a shared VM moves from one minute to the next, and measured vault
+//! after vault it moved the exponents (the same build's `recent` read k 0.08 in one run and
+//! 0.22 in the next); the slow rows (reindex, `verify --full`, timeline) run vault by vault.
 //!
 //! It prints (and writes to `<target>/rutter-bench/growth.md`) each row's medians by vault, the
 //! growth exponent k (CPU time ∝ size^k: on a shared machine the wall time is mostly the load's;
@@ -143,11 +146,11 @@ fn main() {
         return;
     }
     let base = support::base::binary(&env.root);
-    let mut table: Vec<Vec<[Option<Figure>; 2]>> = Vec::new();
-    for p in &prepared {
-        println!("on the {} vault...", p.spec.name);
-        table.push(measure_vault(&env, p, base.as_deref()));
-    }
+    let bins: Vec<PathBuf> = std::iter::once(PathBuf::from(BIN))
+        .chain(base.clone())
+        .collect();
+    let copies: Vec<Vec<PathBuf>> = prepared.iter().map(|p| copies(&env, p, &bins)).collect();
+    let table = measure(&env, &bins, &copies);
     let report = render(&prepared, &table, base.as_deref());
     print!("\n{report}");
     let out = env.root.join("growth.md");
@@ -155,47 +158,73 @@ fn main() {
     println!("\nwritten to {}", out.display());
 }
 
-/// Every row on one vault: `[this binary, the base]` (the base `None` without one).
-fn measure_vault(env: &Env, p: &Prepared, base: Option<&Path>) -> Vec<[Option<Figure>; 2]> {
-    let bins: Vec<PathBuf> = std::iter::once(PathBuf::from(BIN))
-        .chain(base.map(Path::to_path_buf))
-        .collect();
-    let vaults: Vec<PathBuf> = (0..bins.len())
-        .map(|i| support::ab::copy_of(p, &format!("run-{i}")))
-        .collect();
-    for (bin, vault) in bins.iter().zip(&vaults) {
-        let m = rutter(env, bin, vault, &["reindex"], b"");
-        assert!(m.out.status.success(), "reindex failed: {:?}", m.out);
-    }
-    ROWS.iter()
-        .map(|row| {
-            let mut figures = [None, None];
-            if !chosen(row) {
-                return figures;
-            }
-            println!("  {}...", row.label);
-            let runs = if row.slow { SLOW_RUNS } else { QUICK_RUNS };
-            let mut servers: Vec<Server> = match row.watched {
-                true => bins
-                    .iter()
-                    .zip(&vaults)
-                    .map(|(b, v)| watching(env, b, v))
-                    .collect(),
-                false => Vec::new(),
-            };
-            // One warm-up round, then the runs, the order of the builds alternating.
-            let samples = support::ab::interleaved(bins.len(), 1, runs, |b, i| {
-                once(env, row, &bins[b], &vaults[b], i)
-            });
-            for server in &mut servers {
-                server.close();
-            }
-            for (b, s) in samples.into_iter().enumerate() {
-                figures[b] = Some(median(s));
-            }
-            figures
+/// Each build's own copy of the prepared vault, indexed by that build.
+fn copies(env: &Env, p: &Prepared, bins: &[PathBuf]) -> Vec<PathBuf> {
+    println!("copies of the {} vault...", p.spec.name);
+    (0..bins.len())
+        .map(|i| {
+            let vault = support::ab::copy_of(p, &format!("run-{i}"));
+            let m = rutter(env, &bins[i], &vault, &["reindex"], b"");
+            assert!(m.out.status.success(), "reindex failed: {:?}", m.out);
+            vault
         })
         .collect()
+}
+
+/// Every chosen row on every vault: `table[vault][row]` is `[this binary, the base]` (the
+/// base `None` without one). A quick row's runs go round every (vault, build) pair, the order
+/// rotating, so the machine's pace, which moves from minute to minute on a shared VM, weighs
+/// on each vault alike and the exponents do not measure it; a slow row runs vault by vault.
+fn measure(env: &Env, bins: &[PathBuf], copies: &[Vec<PathBuf>]) -> Vec<Vec<[Option<Figure>; 2]>> {
+    let mut table = vec![vec![[None, None]; ROWS.len()]; copies.len()];
+    for (r, row) in ROWS.iter().enumerate().filter(|(_, row)| chosen(row)) {
+        println!("  {}...", row.label);
+        let groups: Vec<Vec<(usize, usize)>> = match row.slow {
+            true => (0..copies.len())
+                .map(|v| (0..bins.len()).map(|b| (v, b)).collect())
+                .collect(),
+            false => vec![(0..copies.len())
+                .flat_map(|v| (0..bins.len()).map(move |b| (v, b)))
+                .collect()],
+        };
+        for pairs in groups {
+            for ((v, b), figure) in pairs
+                .iter()
+                .zip(measure_pairs(env, row, bins, copies, &pairs))
+            {
+                table[*v][r][*b] = Some(figure);
+            }
+        }
+    }
+    table
+}
+
+/// `row` on each (vault, build) pair of `pairs`, interleaved: one warm-up round, then the
+/// runs, the order rotating (`support::ab::interleaved`); with a server of the build's own
+/// watching each vault when the row asks for one.
+fn measure_pairs(
+    env: &Env,
+    row: &Row,
+    bins: &[PathBuf],
+    copies: &[Vec<PathBuf>],
+    pairs: &[(usize, usize)],
+) -> Vec<Figure> {
+    let mut servers: Vec<Server> = match row.watched {
+        true => pairs
+            .iter()
+            .map(|&(v, b)| watching(env, &bins[b], &copies[v][b]))
+            .collect(),
+        false => Vec::new(),
+    };
+    let runs = if row.slow { SLOW_RUNS } else { QUICK_RUNS };
+    let samples = support::ab::interleaved(pairs.len(), 1, runs, |k, i| {
+        let (v, b) = pairs[k];
+        once(env, row, &bins[b], &copies[v][b], i)
+    });
+    for server in &mut servers {
+        server.close();
+    }
+    samples.into_iter().map(median).collect()
 }
 
 /// Whether `RUTTER_BENCH_ROWS` (comma-separated parts of row labels) leaves `row` in; every row
