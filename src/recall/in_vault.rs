@@ -139,14 +139,7 @@ mod tests {
         symlink(top.join("outside/x.md"), root.join("a/x.md")).unwrap();
         symlink("missing", root.join("a/dangling")).unwrap();
         symlink("..", root.join("a/b/up")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            root.join("a/fifo"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        crate::fsx::testing::fifo(&root.join("a/fifo"));
         (t, root)
     }
 
