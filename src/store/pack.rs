@@ -152,16 +152,17 @@ impl BlobPack {
         match w.try_send(Blob::Read(id, bytes.to_vec())) {
             Ok(()) => true,
             Err(TrySendError::Disconnected(_)) => false,
-            Err(TrySendError::Full(_)) => {
+            Err(TrySendError::Full(read)) => {
                 let here = self.here.get_or_insert_with(EntryWriter::new);
-                match here.deflate(bytes) {
+                let blob = match here.deflate(bytes) {
                     Ok(()) => {
                         let deflated = std::mem::take(&mut here.deflated);
-                        let blob = Blob::Deflated(id, bytes.len() as u64, deflated);
-                        w.send(blob).is_ok()
+                        Blob::Deflated(id, bytes.len() as u64, deflated)
                     }
-                    Err(_) => w.send(Blob::Read(id, bytes.to_vec())).is_ok(),
-                }
+                    // The writer deflates it, and says why if it cannot either.
+                    Err(_) => read,
+                };
+                w.send(blob).is_ok()
             }
         }
     }
