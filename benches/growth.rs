@@ -149,7 +149,10 @@ fn main() {
     let bins: Vec<PathBuf> = std::iter::once(PathBuf::from(BIN))
         .chain(base.clone())
         .collect();
-    let copies: Vec<Vec<PathBuf>> = prepared.iter().map(|p| copies(&env, p, &bins)).collect();
+    let copies: Vec<Vec<PathBuf>> = prepared
+        .iter()
+        .map(|p| build_copies(&env, p, &bins))
+        .collect();
     let table = measure(&env, &bins, &copies);
     let report = render(&prepared, &table, base.as_deref());
     print!("\n{report}");
@@ -159,7 +162,7 @@ fn main() {
 }
 
 /// Each build's own copy of the prepared vault, indexed by that build.
-fn copies(env: &Env, p: &Prepared, bins: &[PathBuf]) -> Vec<PathBuf> {
+fn build_copies(env: &Env, p: &Prepared, bins: &[PathBuf]) -> Vec<PathBuf> {
     println!("copies of the {} vault...", p.spec.name);
     (0..bins.len())
         .map(|i| {
