@@ -11,12 +11,14 @@
 //! `<target>/rutter-bench/` (`benches/support/`); each run starts from the cached copy. On each
 //! vault, as processes from spawn to exit, with their own CPU time and peak memory (`wait4`):
 //! `search` (3 words, freshness checked), `log --grep WORD`, `recent`, a capture
-//! (`capture --client claude` with a one-line payload), a warm MCP `librarian-search`, `status`,
+//! (`capture --client claude` with a one-line payload), the three MCP reading tools warm
+//! (`librarian-search`, `librarian-recent` with no arguments, `librarian-get-note` of one note),
+//! `status`,
 //! a cold `reindex`, `verify --full`, `timeline -o FILE`; and `init`'s adoption of the day files,
 //! measured once when the vault was prepared. `search`, `log --grep` and `status` run twice:
 //! with no server (the freshness check's fallback, a stat per note or day file) and while the
 //! build's own `git-rutter mcp` watches the vault (each run must say the watcher answered). A
-//! server is measured once what it does after starting is done (`Server::settle`): the MCP row's
+//! server is measured once what it does after starting is done (`Server::settle`): an MCP row's
 //! CPU is the 21 measured calls' alone. `RUTTER_BENCH_ROWS=search,status` runs only the rows
 //! whose labels hold one of those parts.
 //!
@@ -37,7 +39,7 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -78,7 +80,7 @@ struct Row {
     watched: bool,
 }
 
-const ROWS: [Row; 12] = [
+const ROWS: [Row; 14] = [
     row("search, 3 words, fresh", false, Some(10.0), None, false),
     watched("search, 3 words, server watching", Some(10.0), true),
     row("log --grep WORD", false, Some(20.0), None, false),
@@ -86,6 +88,8 @@ const ROWS: [Row; 12] = [
     row("recent", false, None, None, true),
     row("capture (payload)", false, None, None, true),
     row("MCP librarian-search (warm)", false, None, None, true),
+    row("MCP librarian-recent (warm)", false, None, None, true),
+    row("MCP librarian-get-note (warm)", false, None, None, true),
     row("status", false, Some(20.0), None, false),
     watched("status, server watching", Some(20.0), false),
     row("reindex, cold", true, Some(1000.0), Some(100.0), false),
@@ -265,7 +269,17 @@ fn once(env: &Env, row: &Row, bin: &Path, vault: &Path, i: usize) -> Figure {
         "log --grep WORD" => rutter(&["log", "--grep", words[i % 3]]),
         "recent" => rutter(&["recent"]),
         "capture (payload)" => capture(env, bin, vault, i),
-        "MCP librarian-search (warm)" => return mcp_search(env, bin, vault),
+        "MCP librarian-search (warm)" => {
+            let query = json!({"query": "garden ledger decision"});
+            return mcp_warm(env, bin, vault, "librarian-search", query);
+        }
+        "MCP librarian-recent (warm)" => {
+            return mcp_warm(env, bin, vault, "librarian-recent", json!({}));
+        }
+        "MCP librarian-get-note (warm)" => {
+            let path = json!({"path": first_note(vault)});
+            return mcp_warm(env, bin, vault, "librarian-get-note", path);
+        }
         "status" => rutter(&["status"]),
         "reindex, cold" => {
             support::delete_index(vault);
@@ -324,9 +338,9 @@ fn capture(env: &Env, bin: &Path, vault: &Path, i: usize) -> Measured {
     rutter(env, bin, vault, &args, payload.to_string().as_bytes())
 }
 
-/// The median time of 21 warm `librarian-search` calls in one settled server (after 5
-/// warm-ups), its CPU per call over those 21 and its peak memory.
-fn mcp_search(env: &Env, bin: &Path, vault: &Path) -> Figure {
+/// The median time of 21 warm calls of the MCP tool `tool` with `arguments`, in one settled
+/// server (after 5 warm-ups), its CPU per call over those 21 and its peak memory.
+fn mcp_warm(env: &Env, bin: &Path, vault: &Path, tool: &str, arguments: Value) -> Figure {
     let mut server = watching(env, bin, vault);
     let mut ms = Vec::new();
     let mut before = server.cpu();
@@ -334,8 +348,7 @@ fn mcp_search(env: &Env, bin: &Path, vault: &Path) -> Figure {
         if id == 5 {
             before = server.cpu();
         }
-        let args =
-            json!({"name": "librarian-search", "arguments": {"query": "garden ledger decision"}});
+        let args = json!({"name": tool, "arguments": arguments});
         let start = Instant::now();
         let reply = server.request(id + 10, "tools/call", args);
         if id >= 5 {
@@ -352,6 +365,26 @@ fn mcp_search(env: &Env, bin: &Path, vault: &Path) -> Figure {
         cpu_ms,
         peak_mib,
     }
+}
+
+/// The first note of the vault's `Notes/` folder (by name, depth first), which every generated
+/// vault has: a vault-relative path.
+fn first_note(vault: &Path) -> String {
+    fn first(dir: &Path) -> Option<PathBuf> {
+        let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        entries.into_iter().find_map(|p| match p.is_dir() {
+            true => first(&p),
+            false => (p.extension()? == "md").then_some(p),
+        })
+    }
+    let note = first(&vault.join("Notes")).expect("a note under Notes/");
+    let rel = note.strip_prefix(vault).expect("inside the vault");
+    utf8(rel).to_string()
 }
 
 fn figure(m: &Measured) -> Figure {
