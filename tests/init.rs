@@ -335,6 +335,22 @@ fn init_on_a_fresh_clone_fetches_the_records_and_verifies_clean() {
         r.stdout
     );
     assert!(r.stdout.contains("start at"), "{}", r.stdout);
+    // The second machine is told that its captures stay here until it syncs, and how.
+    let told = "Captures made here stay on this machine until it syncs with origin: run `git rutter sync --setup origin`";
+    assert!(r.stdout.contains(told), "{}", r.stdout);
+    let status = env.rutter_in(&clone, &["status", "--json"]);
+    let status: common::json::Status = common::json::decode(&status.stdout);
+    let record = status.record.expect("a record");
+    assert!(record.sync.is_none());
+    assert_eq!(record.record_remotes, ["origin"]);
+    let status = env.rutter_in(&clone, &["status"]);
+    assert!(
+        status.stdout.contains(
+            "sync:     not set up; origin holds this vault's records, and captures made here stay on this machine (run `git rutter sync --setup origin`)"
+        ),
+        "{}",
+        status.stdout
+    );
     assert_eq!(
         env.git_in(&clone, &["rev-parse", "refs/rutter/records"])
             .trim(),
@@ -381,6 +397,14 @@ fn init_on_a_fresh_clone_fetches_the_records_and_verifies_clean() {
         "{}",
         again.stdout
     );
+    // Once it syncs, status shows the sync remote instead.
+    let setup = env.rutter_in(&clone, &["sync", "--setup", "origin"]);
+    assert_eq!(setup.code, 0, "{}{}", setup.stdout, setup.stderr);
+    let status = env.rutter_in(&clone, &["status", "--json"]);
+    let status: common::json::Status = common::json::decode(&status.stdout);
+    let record = status.record.expect("a record");
+    assert_eq!(record.sync.expect("the sync remote").remote, "origin");
+    assert!(record.record_remotes.is_empty());
 }
 
 #[test]

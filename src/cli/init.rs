@@ -82,6 +82,11 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             "Fetched refs/rutter/records from {remote} at {}.",
             crate::shortid::long(&tip)
         ))?;
+        if !syncs(&vault) {
+            ui.print(&format!(
+                "Captures made here stay on this machine until it syncs with {remote}: run `git rutter sync --setup {remote}` (docs/sync.md)."
+            ))?;
+        }
     }
     if let Some(problem) = &r.clone.problem {
         ui.warn(format_args!("git-rutter: {problem}; starting a record of its own here. Run `git rutter init` again once the remote is reachable to start from its records instead."));
@@ -129,6 +134,14 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         ui.warn(note);
     }
     Ok(Exit::Clean)
+}
+
+/// Whether the vault has a sync remote set (`rutter.syncRemote`).
+fn syncs(vault: &Vault) -> bool {
+    crate::store::Store::open(vault)
+        .ok()
+        .and_then(|store| crate::recall::sync_state::remote(&store))
+        .is_some()
 }
 
 /// The refusal to prepare the current folder when no PATH was given and the configured vault

@@ -194,6 +194,10 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
         if !notes.is_empty() {
             out.push(format!("          {}", notes.join("; ")));
         }
+    } else if let Some(remote) = r.record_remotes.first() {
+        out.push(format!(
+            "sync:     not set up; {remote} holds this vault's records, and captures made here stay on this machine (run `git rutter sync --setup {remote}`)"
+        ));
     }
 }
 

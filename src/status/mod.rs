@@ -85,6 +85,9 @@ pub(crate) struct RecordInfo {
     pub error: Option<String>,
     /// `git rutter sync`'s settings (`None`: no sync remote set).
     pub sync: Option<SyncInfo>,
+    /// With no sync remote set, the remotes whose records this vault has fetched (`init` on a
+    /// clone): a sync `--setup` away. Empty otherwise.
+    pub record_remotes: Vec<String>,
 }
 
 /// The sync remote and where it stood at the last fetch.
@@ -274,6 +277,7 @@ fn from_record(s: RecordState) -> RecordInfo {
         verified_tip: s.verified_tip,
         commits_since_verify: s.since_verified,
         error: None,
+        record_remotes: s.record_remotes,
         sync: s.sync.map(|y| SyncInfo {
             remote: y.remote,
             url: y.url,

@@ -28,6 +28,9 @@ pub(crate) struct RecordState {
     pub since_verified: Option<usize>,
     /// Sync settings, when `rutter.syncRemote` is set.
     pub sync: Option<SyncState>,
+    /// When no sync remote is set: the remotes this vault has fetched records from (a
+    /// `refs/remotes/<remote>/rutter/records`, as `init` on a clone fetches it), by name.
+    pub record_remotes: Vec<String>,
 }
 
 /// `git rutter sync`'s settings and how the last fetched remote tip relates to the local one.
@@ -100,7 +103,24 @@ pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
         .and_then(|v| ObjectId::from_hex(v).ok())
         .and_then(|v| commits_between(&store, v, tip));
     out.sync = sync_state(&store, &state_dir, tip);
+    if out.sync.is_none() {
+        out.record_remotes = record_remotes(&store);
+    }
     Ok(out)
+}
+
+/// The remotes whose records this vault holds a remote-tracking ref of.
+fn record_remotes(store: &Store) -> Vec<String> {
+    let tracking = store.record_tracking_refs().unwrap_or_default();
+    tracking
+        .into_iter()
+        .filter_map(|(name, _)| {
+            let remote = name
+                .strip_prefix("refs/remotes/")?
+                .strip_suffix("/rutter/records")?;
+            Some(remote.to_string())
+        })
+        .collect()
 }
 
 /// The sync settings, read without fetching (`None` when no sync remote is set).

@@ -91,6 +91,8 @@ pub struct Record {
     pub error: Option<String>,
     #[serde(deserialize_with = "present")]
     pub sync: Option<Sync>,
+    /// With no sync remote set: the remotes whose records the vault has fetched.
+    pub record_remotes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
