@@ -241,12 +241,21 @@ fn nested_refusal(target: &Path, nested: bool) -> Option<CommandError> {
 }
 
 /// A note when hooks and the MCP server (which never look at the current directory) would use
-/// another vault than the one just prepared.
+/// another vault than the one just prepared, or none.
 fn hooks_use_another_vault(root: &Path) -> Option<String> {
-    let configured = crate::vault::resolve(None, false).ok()?;
+    const MAKE_IT_THIS_ONE: &str = "run `git rutter init --global` here to make them use this one";
+    let configured = match crate::vault::resolve(None, false) {
+        Ok(configured) => configured,
+        Err(crate::vault::VaultError::NotConfigured) => {
+            return Some(format!(
+                "git-rutter: note: hooks and the MCP server find no vault yet (neither LIBRARIAN_VAULT_PATH nor git config --global rutter.vault is set), so nothing is captured; {MAKE_IT_THIS_ONE}."
+            ))
+        }
+        Err(e) => return Some(format!("git-rutter: note: hooks and the MCP server cannot use their vault: {e}; {MAKE_IT_THIS_ONE}.")),
+    };
     (configured.root != root).then(|| {
         format!(
-            "git-rutter: note: hooks and the MCP server use the vault {} (from {}); run `git rutter init --global` here to make them use this one.",
+            "git-rutter: note: hooks and the MCP server use the vault {} (from {}); {MAKE_IT_THIS_ONE}.",
             configured.root.display(),
             configured.source.describe()
         )
