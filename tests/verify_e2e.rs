@@ -60,19 +60,24 @@ fn an_edited_summary_is_named_with_its_commit() {
         "\"summary\":\"Second decision.\"",
         "\"summary\":\"Second decision, revised.\"",
     );
-    let (code, v) = verify(&env);
-    assert_eq!(code, 1);
-    let f = &v.findings[0];
-    assert_eq!(f.kind, "edited");
-    assert_eq!(f.entry.as_deref(), Some("20261130T100100000Z"));
-    assert_eq!(f.day.as_deref(), Some("2026-11-30"));
-    let commit = f.commit.as_deref().unwrap();
-    let msg = env.git(&["log", "-1", "--format=%B", commit]);
-    assert!(
-        msg.contains("Rutter-Entry: 20261130T100100000Z"),
-        "the named commit added that entry: {msg}"
-    );
-    assert!(f.diff.as_deref().unwrap().contains("+- 10:01:00"));
+    // `--full` checks the working tree on a thread beside the history walk, and names the
+    // commit once the walk has learnt it: the same finding.
+    for args in [&["verify", "--json"][..], &["verify", "--full", "--json"]] {
+        let r = env.rutter(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+        let v: Verify = decode(&r.stdout);
+        let f = &v.findings[0];
+        assert_eq!(f.kind, "edited");
+        assert_eq!(f.entry.as_deref(), Some("20261130T100100000Z"));
+        assert_eq!(f.day.as_deref(), Some("2026-11-30"));
+        let commit = f.commit.as_deref().unwrap();
+        let msg = env.git(&["log", "-1", "--format=%B", commit]);
+        assert!(
+            msg.contains("Rutter-Entry: 20261130T100100000Z"),
+            "{args:?}: the named commit added that entry: {msg}"
+        );
+        assert!(f.diff.as_deref().unwrap().contains("+- 10:01:00"));
+    }
 }
 
 #[test]
@@ -1036,7 +1041,8 @@ fn a_history_checked_on_two_threads_gives_the_same_findings() {
         let ts = format!("2026-11-30T11:0{i}:00.000Z");
         env.capture_at(&ts, &format!("Later decision {i}."), &[]);
     }
-    let run = |from: &str| {
+    // Two threads take chunks of the walk in turn: of one commit, of three, or one half each.
+    let run = |from: &str, chunk: &str| {
         let mut c = env.cmd();
         c.args([
             "--vault",
@@ -1046,13 +1052,20 @@ fn a_history_checked_on_two_threads_gives_the_same_findings() {
             "--json",
         ]);
         c.env("RUTTER_VERIFY_PARALLEL_FROM", from);
+        c.env("RUTTER_VERIFY_CHUNK", chunk);
         let r = run_with_stdin(&mut c, b"");
         let v: Verify = decode(&r.stdout);
         (r.code, v.findings, v.commits_checked)
     };
-    let one = run("1000000");
-    let two = run("2");
-    assert_eq!(one, two, "the same findings, in the same order");
+    let one = run("1000000", "1024");
+    assert!(one.2 >= 8, "{one:#?}");
+    for chunk in ["1", "3", "4"] {
+        let two = run("2", chunk);
+        assert_eq!(
+            one, two,
+            "chunks of {chunk}: the same findings, in the same order"
+        );
+    }
     let rewrite = one.1.iter().find(|f| f.kind == "history-rewrite");
     let rewrite = rewrite.unwrap_or_else(|| panic!("{:#?}", one.1));
     let added_by = rewrite.commit.as_deref().unwrap();

@@ -44,14 +44,64 @@ pub(crate) struct VerifyCache {
     /// What this run learnt, in commit order; an id learnt twice keeps its first commit (the
     /// first line of an id wins when the file is read).
     new_entries: Vec<(String, ObjectId)>,
-    /// Clean working files: path → (size, mtime ns, `<committed blob id>:<ctime ns>:<inode>`).
+    /// The working files found clean.
+    pub stamps: Stamps,
+}
+
+/// The working files found clean, apart from the rest of the cache so the working-tree check
+/// can run beside the history walk ([`super::verify`]).
+#[derive(Debug, Default)]
+pub(crate) struct Stamps {
+    /// Path → (size, mtime ns, `<committed blob id>:<ctime ns>:<inode>`).
     pub files: HashMap<String, (u64, i64, String)>,
     /// The paths whose stamp changed since `files` was read, in the order they changed.
-    files_changed: Vec<String>,
+    changed: Vec<String>,
     /// Complete lines read from the `files` file (superseded ones included).
-    files_lines: usize,
+    lines: usize,
     /// The stamps were not read ([`VerifyCache::load_days`]): none is consulted, none saved.
-    files_unread: bool,
+    unread: bool,
+}
+
+impl Stamps {
+    /// Remembers that the working file `path` was found clean with this stamp.
+    pub(crate) fn clean(&mut self, path: &str, stamp: (u64, i64, String)) {
+        if !self.unread && self.files.get(path) != Some(&stamp) {
+            self.files.insert(path.to_string(), stamp);
+            self.changed.push(path.to_string());
+        }
+    }
+
+    /// Writes the stamps that changed. A day of captures changes one or two of 3,650: their
+    /// lines are appended (a later line supersedes an earlier one on load) instead of the
+    /// whole 470 KB being rewritten; the file is rewritten whole, superseded lines dropped,
+    /// once they would outnumber the live ones, or when the append fails.
+    fn save(&self, dir: &Dir) {
+        if self.changed.is_empty() {
+            return;
+        }
+        let line = |p: &str, (s, m, b): &(u64, i64, String)| format!("{s} {m} {b} {p}\n");
+        let lines = self.lines + self.changed.len();
+        if self.lines > 0 && lines <= 2 * self.files.len() {
+            let text: String = self
+                .changed
+                .iter()
+                .filter_map(|p| self.files.get(p).map(|st| line(p, st)))
+                .collect();
+            let appended = dir
+                .open_append("files")
+                .map_err(|e| std::io::Error::other(e.to_string()))
+                .and_then(|mut f| match f.ends_with_newline {
+                    true => f.file.write_all(text.as_bytes()),
+                    // A torn last line would swallow the first appended one.
+                    false => Err(std::io::Error::other("torn last line")),
+                });
+            if appended.is_ok() {
+                return;
+            }
+        }
+        let files: String = self.files.iter().map(|(p, st)| line(p, st)).collect();
+        let _ = dir.write_atomic("files", files.as_bytes());
+    }
 }
 
 impl VerifyCache {
@@ -69,7 +119,10 @@ impl VerifyCache {
         let fresh = VerifyCache {
             entries_fresh: true,
             entries_path: dir.join(ENTRIES),
-            files_unread: some_days,
+            stamps: Stamps {
+                unread: some_days,
+                ..Stamps::default()
+            },
             ..VerifyCache::default()
         };
         if full {
@@ -97,7 +150,7 @@ impl VerifyCache {
         if c.verified_tip.is_none() && c.entries_tip.is_none() {
             return fresh;
         }
-        c.files_unread = some_days;
+        c.stamps.unread = some_days;
         if some_days {
             return c;
         }
@@ -108,9 +161,9 @@ impl VerifyCache {
                 .split_inclusive('\n')
                 .filter_map(|l| l.strip_suffix('\n'));
             for l in lines {
-                c.files_lines += 1;
+                c.stamps.lines += 1;
                 if let Some((path, stamp)) = parse_file_line(l) {
-                    c.files.insert(path, stamp);
+                    c.stamps.files.insert(path, stamp);
                 }
             }
         }
@@ -127,14 +180,6 @@ impl VerifyCache {
         }
         // Kept unread otherwise: a later line naming an id already known is dropped on load.
         self.new_entries.push((id, commit));
-    }
-
-    /// Remembers that the working file `path` was found clean with this stamp.
-    pub(crate) fn file_clean(&mut self, path: &str, stamp: (u64, i64, String)) {
-        if !self.files_unread && self.files.get(path) != Some(&stamp) {
-            self.files.insert(path.to_string(), stamp);
-            self.files_changed.push(path.to_string());
-        }
     }
 
     /// Forgets every entry (the history is walked again from the start).
@@ -252,39 +297,7 @@ impl VerifyCache {
                 let _ = dir.remove("state");
             }
         }
-        self.save_files(dir);
-    }
-
-    /// Writes the stamps that changed. A day of captures changes one or two of 3,650: their
-    /// lines are appended (a later line supersedes an earlier one on load) instead of the
-    /// whole 470 KB being rewritten; the file is rewritten whole, superseded lines dropped,
-    /// once they would outnumber the live ones, or when the append fails.
-    fn save_files(&self, dir: &Dir) {
-        if self.files_changed.is_empty() {
-            return;
-        }
-        let line = |p: &str, (s, m, b): &(u64, i64, String)| format!("{s} {m} {b} {p}\n");
-        let lines = self.files_lines + self.files_changed.len();
-        if self.files_lines > 0 && lines <= 2 * self.files.len() {
-            let text: String = self
-                .files_changed
-                .iter()
-                .filter_map(|p| self.files.get(p).map(|st| line(p, st)))
-                .collect();
-            let appended = dir
-                .open_append("files")
-                .map_err(|e| std::io::Error::other(e.to_string()))
-                .and_then(|mut f| match f.ends_with_newline {
-                    true => f.file.write_all(text.as_bytes()),
-                    // A torn last line would swallow the first appended one.
-                    false => Err(std::io::Error::other("torn last line")),
-                });
-            if appended.is_ok() {
-                return;
-            }
-        }
-        let files: String = self.files.iter().map(|(p, st)| line(p, st)).collect();
-        let _ = dir.write_atomic("files", files.as_bytes());
+        self.stamps.save(dir);
     }
 }
 
@@ -364,7 +377,8 @@ mod tests {
         let mut c = VerifyCache::load(state, true);
         c.verified_tip = Some("t".into());
         for i in 0..n {
-            c.file_clean(&format!("_librarian/sessions/{i}.md"), stamp(i));
+            c.stamps
+                .clean(&format!("_librarian/sessions/{i}.md"), stamp(i));
         }
         c.save(state);
     }
@@ -379,18 +393,18 @@ mod tests {
         saved(t.path(), 10);
         assert_eq!(files_text(t.path()).lines().count(), 10);
         let mut c = VerifyCache::load(t.path(), false);
-        c.file_clean("_librarian/sessions/3.md", stamp(3));
+        c.stamps.clean("_librarian/sessions/3.md", stamp(3));
         c.save(t.path());
         assert_eq!(files_text(t.path()).lines().count(), 10, "nothing changed");
-        c.file_clean("_librarian/sessions/3.md", stamp(99));
-        c.file_clean("_librarian/new.md", stamp(7));
+        c.stamps.clean("_librarian/sessions/3.md", stamp(99));
+        c.stamps.clean("_librarian/new.md", stamp(7));
         c.save(t.path());
         let text = files_text(t.path());
         assert_eq!(text.lines().count(), 12, "two lines appended: {text}");
         let again = VerifyCache::load(t.path(), false);
-        assert_eq!(again.files.len(), 11);
-        assert_eq!(again.files["_librarian/sessions/3.md"], stamp(99));
-        assert_eq!(again.files["_librarian/new.md"], stamp(7));
+        assert_eq!(again.stamps.files.len(), 11);
+        assert_eq!(again.stamps.files["_librarian/sessions/3.md"], stamp(99));
+        assert_eq!(again.stamps.files["_librarian/new.md"], stamp(7));
     }
 
     #[test]
@@ -399,13 +413,17 @@ mod tests {
         saved(t.path(), 4);
         for round in 0..6u64 {
             let mut c = VerifyCache::load(t.path(), false);
-            c.file_clean("_librarian/sessions/0.md", stamp(100 + round));
+            c.stamps
+                .clean("_librarian/sessions/0.md", stamp(100 + round));
             c.save(t.path());
             let lines = files_text(t.path()).lines().count();
             assert!(lines <= 8, "round {round}: {lines} lines");
             let back = VerifyCache::load(t.path(), false);
-            assert_eq!(back.files.len(), 4);
-            assert_eq!(back.files["_librarian/sessions/0.md"], stamp(100 + round));
+            assert_eq!(back.stamps.files.len(), 4);
+            assert_eq!(
+                back.stamps.files["_librarian/sessions/0.md"],
+                stamp(100 + round)
+            );
         }
     }
 
@@ -419,14 +437,14 @@ mod tests {
         text.push_str("1 10 ");
         std::fs::write(&path, &text).unwrap();
         let mut c = VerifyCache::load(t.path(), false);
-        assert_eq!(c.files.len(), 3);
-        c.file_clean("_librarian/sessions/1.md", stamp(42));
+        assert_eq!(c.stamps.files.len(), 3);
+        c.stamps.clean("_librarian/sessions/1.md", stamp(42));
         c.save(t.path());
         let text = files_text(t.path());
         assert!(text.ends_with('\n') && !text.contains("1 10 \n"), "{text}");
         let back = VerifyCache::load(t.path(), false);
-        assert_eq!(back.files.len(), 3);
-        assert_eq!(back.files["_librarian/sessions/1.md"], stamp(42));
+        assert_eq!(back.stamps.files.len(), 3);
+        assert_eq!(back.stamps.files["_librarian/sessions/1.md"], stamp(42));
     }
 
     /// A run that checks a few days (`log`) neither reads nor writes the stamps: the file
@@ -437,19 +455,19 @@ mod tests {
         saved(t.path(), 20);
         let before = files_text(t.path());
         let mut c = VerifyCache::load_days(t.path(), false, true);
-        assert!(c.files.is_empty());
+        assert!(c.stamps.files.is_empty());
         assert_eq!(c.verified_tip.as_deref(), Some("t"));
-        c.file_clean("_librarian/sessions/3.md", stamp(99));
-        c.file_clean("_librarian/new.md", stamp(7));
+        c.stamps.clean("_librarian/sessions/3.md", stamp(99));
+        c.stamps.clean("_librarian/new.md", stamp(7));
         c.save_read_only(t.path());
         assert_eq!(files_text(t.path()), before);
         let all = VerifyCache::load(t.path(), false);
-        assert_eq!(all.files.len(), 20);
-        assert_eq!(all.files["_librarian/sessions/3.md"], stamp(3));
+        assert_eq!(all.stamps.files.len(), 20);
+        assert_eq!(all.stamps.files["_librarian/sessions/3.md"], stamp(3));
         // Nor does it when the cache starts fresh (no state): verify's stamps stay.
         std::fs::remove_file(t.path().join("verify/state")).unwrap();
         let mut c = VerifyCache::load_days(t.path(), false, true);
-        c.file_clean("_librarian/sessions/3.md", stamp(99));
+        c.stamps.clean("_librarian/sessions/3.md", stamp(99));
         c.save_read_only(t.path());
         assert_eq!(files_text(t.path()), before);
     }

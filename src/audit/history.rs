@@ -47,6 +47,23 @@ fn parallel_from() -> usize {
     PARALLEL_FROM
 }
 
+/// Commits a thread of a shared walk takes at a time ([`shared_walk`]): about a tenth of a
+/// second of work, so the threads end within that of each other.
+const CHUNK: usize = 1_024;
+
+/// [`CHUNK`]; debug builds take `RUTTER_VERIFY_CHUNK`, so the tests can interleave chunks of a
+/// few commits.
+fn chunk_len() -> usize {
+    #[cfg(debug_assertions)]
+    if let Some(n) = std::env::var("RUTTER_VERIFY_CHUNK")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return std::cmp::max(n, 1);
+    }
+    CHUNK
+}
+
 /// What checking one commit produced, in the order the sequential check would have made it:
 /// findings, and the entry ids each appended piece added (recorded in the cache afterwards, in
 /// commit order, so each entry keeps the first commit that added it).
@@ -56,9 +73,9 @@ pub enum Step {
 }
 
 /// Checks the commits since the last verified tip (all of them when that tip is unknown or
-/// no longer an ancestor; a `read_only` run from where the entry map was learnt), oldest first. A long walk is cut in contiguous halves checked on two
-/// threads, each with its own repository handle; the results are merged in walk order, so
-/// findings, their order and the entry map are those of a walk on one thread.
+/// no longer an ancestor; a `read_only` run from where the entry map was learnt), oldest first.
+/// A long walk is shared by two threads ([`shared_walk`]); the results are merged in walk
+/// order, so findings, their order and the entry map are those of a walk on one thread.
 pub fn check(
     store: &Store,
     tip: ObjectId,
@@ -87,18 +104,7 @@ pub fn check(
     let now = crate::clock::now();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let steps = if oids.len() >= parallel_from() && workers > 1 {
-        let (a, b) = oids.split_at(oids.len() / 2);
-        let other = store.reopen()?;
-        let (first, second) = std::thread::scope(|s| {
-            let second = s.spawn(move || check_range(&other, b, now));
-            (check_range(store, a, now), second.join())
-        });
-        let mut all = first?;
-        match second {
-            Ok(rest) => all.extend(rest?),
-            Err(_) => all.extend(check_range(store, b, now)?),
-        }
-        all
+        shared_walk(store, &oids, now)?
     } else {
         check_range(store, &oids, now)?
     };
@@ -122,6 +128,53 @@ pub fn check(
         }
     }
     Ok(out)
+}
+
+/// Checks `oids` on this thread and another (with a repository handle of its own), each taking
+/// the next [`chunk_len`] commits until none is left: one slow stretch (the adopt commit reads
+/// 3,650 day files whole) no longer leaves one half of a split walk running alone. The chunks'
+/// results are put back in walk order; a chunk the other thread took and did not finish (it
+/// panicked) is checked here.
+fn shared_walk(store: &Store, oids: &[ObjectId], now: Instant) -> Result<Vec<Checked>, StoreError> {
+    let chunks: Vec<&[ObjectId]> = oids.chunks(chunk_len()).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let other = store.reopen()?;
+    let (mine, theirs) = std::thread::scope(|s| {
+        let (chunks, next) = (&chunks, &next);
+        let theirs = s.spawn(move || take_chunks(&other, chunks, next, now));
+        (take_chunks(store, chunks, next, now), theirs.join())
+    });
+    let mut done = mine?;
+    if let Ok(theirs) = theirs {
+        done.extend(theirs?);
+    }
+    done.sort_by_key(|(i, _)| *i);
+    let mut all = Vec::with_capacity(oids.len());
+    let mut finished = done.into_iter().peekable();
+    for (i, chunk) in chunks.iter().enumerate() {
+        match finished.next_if(|(at, _)| *at == i) {
+            Some((_, checked)) => all.extend(checked),
+            None => all.extend(check_range(store, chunk, now)?),
+        }
+    }
+    Ok(all)
+}
+
+/// The chunks this thread checks, by index, taking the next unclaimed one until none is left.
+fn take_chunks(
+    store: &Store,
+    chunks: &[&[ObjectId]],
+    next: &std::sync::atomic::AtomicUsize,
+    now: Instant,
+) -> Result<Vec<(usize, Vec<Checked>)>, StoreError> {
+    let mut done = Vec::new();
+    loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(chunk) = chunks.get(i) else {
+            return Ok(done);
+        };
+        done.push((i, check_range(store, chunk, now)?));
+    }
 }
 
 /// A rewrite finding names the commit that added its entry when the walk has seen it (the

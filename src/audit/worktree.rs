@@ -6,7 +6,7 @@
 //! reported as such, and so is a record folder (`_librarian/`, `_librarian/sessions/`) replaced
 //! by a symlink: every file is read through [`Dir`] handles that never follow one.
 
-use super::cache::VerifyCache;
+use super::cache::{Stamps, VerifyCache};
 use super::finding::{Finding, Kind};
 use super::history::changed_ids;
 use crate::fsx::{Dir, FsError};
@@ -28,6 +28,19 @@ pub fn check(
     store: &Store,
     tip: ObjectId,
     cache: &mut VerifyCache,
+    only_days: Option<&std::collections::BTreeSet<String>>,
+) -> Result<Vec<Finding>, StoreError> {
+    let mut found = check_files(store, tip, &mut cache.stamps, only_days)?;
+    attribute(&mut found, cache);
+    Ok(found)
+}
+
+/// [`check`] without naming the commit that added each changed entry ([`attribute`] does,
+/// once the history walk has learnt them): what runs beside the walk.
+pub(crate) fn check_files(
+    store: &Store,
+    tip: ObjectId,
+    stamps: &mut Stamps,
     only_days: Option<&std::collections::BTreeSet<String>>,
 ) -> Result<Vec<Finding>, StoreError> {
     let wanted = |path: &str| {
@@ -67,10 +80,21 @@ pub fn check(
     let mut folders = Folders::default();
     for (path, blob) in committed {
         if !under_broken(&path) {
-            findings.extend(file(store, &mut folders, &path, blob, &journalled, cache)?);
+            findings.extend(file(store, &mut folders, &path, blob, &journalled, stamps)?);
         }
     }
     Ok(findings)
+}
+
+/// Names, on each entry found edited or truncated, the commit that added it, when the history
+/// walk has seen it.
+pub(crate) fn attribute(found: &mut [Finding], cache: &mut VerifyCache) {
+    let changed = |f: &&mut Finding| matches!(f.kind, Kind::Edited | Kind::Truncated);
+    for f in found.iter_mut().filter(changed) {
+        if let Some(id) = &f.entry {
+            f.commit = cache.entries().get(id).map(crate::shortid::short);
+        }
+    }
 }
 
 /// The complete record lines of the working tree that no capture wrote (`unverified`
@@ -142,8 +166,8 @@ fn stamp(blob: ObjectId, size: u64, mtime_ns: i64, ctime_ns: i64, ino: u64) -> (
 
 /// Whether `name` in `dir`, not followed if it is a symlink, is a regular file with the stamp
 /// the cache remembers it clean by: then it is unchanged, and is neither opened nor read.
-fn unchanged(dir: &Dir, name: &str, path: &str, blob: ObjectId, cache: &VerifyCache) -> bool {
-    let Some(known) = cache.files.get(path) else {
+fn unchanged(dir: &Dir, name: &str, path: &str, blob: ObjectId, stamps: &Stamps) -> bool {
+    let Some(known) = stamps.files.get(path) else {
         return false;
     };
     let Ok(st) = rfs::statat(dir.fd(), name, AtFlags::SYMLINK_NOFOLLOW) else {
@@ -172,13 +196,13 @@ fn file(
     path: &str,
     blob: ObjectId,
     journalled: &HashSet<String>,
-    cache: &mut VerifyCache,
+    stamps: &mut Stamps,
 ) -> Result<Vec<Finding>, StoreError> {
     let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
     // Only the file's own stat when its stamp still matches (the same stamp the slow path
     // below takes from the opened file); anything else is opened and read as before.
     let opened = match folders.get(store, dir) {
-        Ok(Some(d)) if unchanged(d, name, path, blob, cache) => return Ok(vec![]),
+        Ok(Some(d)) if unchanged(d, name, path, blob, stamps) => return Ok(vec![]),
         Ok(Some(d)) => d.open_read(name),
         Ok(None) => Ok(None),
         Err(FsError::Symlink(p)) => Err(FsError::Symlink(p.clone())),
@@ -214,7 +238,7 @@ fn file(
         crate::clock::ns(meta.ctime(), meta.ctime_nsec()),
         meta.ino(),
     );
-    if cache.files.get(path) == Some(&stamp) {
+    if stamps.files.get(path) == Some(&stamp) {
         return Ok(vec![]);
     }
     let mut working = Vec::new();
@@ -225,17 +249,17 @@ fn file(
     let committed = store.blob_bytes(blob, Some(&working))?;
     let committed = committed.as_slice();
     if working == committed {
-        cache.file_clean(path, stamp);
+        stamps.clean(path, stamp);
         return Ok(vec![]);
     }
     Ok(if working.starts_with(committed) {
         extra(path, &working[committed.len()..], journalled)
     } else if committed.starts_with(&working) {
         let what = "lost its tail after commit";
-        per_entry(Kind::Truncated, path, committed, &working, cache, what)
+        per_entry(Kind::Truncated, path, committed, &working, what)
     } else {
         let what = "was edited after commit";
-        let found = per_entry(Kind::Edited, path, committed, &working, cache, what);
+        let found = per_entry(Kind::Edited, path, committed, &working, what);
         inserted_unverified(path, committed, found, journalled)
     })
 }
@@ -289,14 +313,7 @@ fn whole_file(kind: Kind, path: &str, detail: String) -> Finding {
 }
 
 /// One finding per entry the change touched (or one for the file), with the line diff.
-fn per_entry(
-    kind: Kind,
-    path: &str,
-    committed: &[u8],
-    working: &[u8],
-    cache: &mut VerifyCache,
-    what: &str,
-) -> Vec<Finding> {
+fn per_entry(kind: Kind, path: &str, committed: &[u8], working: &[u8], what: &str) -> Vec<Finding> {
     let (old, new) = (
         String::from_utf8_lossy(committed),
         String::from_utf8_lossy(working),
@@ -315,7 +332,6 @@ fn per_entry(
             f.path = Some(path.to_string());
             f.entry = Some(id.clone());
             f.day = day.clone();
-            f.commit = cache.entries().get(id).map(crate::shortid::short);
             f.diff = Some(diff.clone());
             f
         })
