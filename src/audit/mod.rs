@@ -186,6 +186,7 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
     }
     Ok(report)
 }
+
 /// The working-tree check ([`worktree::check_files`]) with the stamps it consults and updates,
 /// handed back with its findings.
 fn working_tree(
