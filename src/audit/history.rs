@@ -34,34 +34,30 @@ pub(crate) struct History {
 /// thread costs more than it saves).
 const PARALLEL_FROM: usize = 4_096;
 
-/// [`PARALLEL_FROM`]; debug builds take `RUTTER_VERIFY_PARALLEL_FROM`, so the tests can check
-/// that a split walk finds exactly what one thread finds.
-fn parallel_from() -> usize {
-    #[cfg(debug_assertions)]
-    if let Some(n) = std::env::var("RUTTER_VERIFY_PARALLEL_FROM")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        return n;
-    }
-    PARALLEL_FROM
-}
-
 /// Commits a thread of a shared walk takes at a time ([`shared_walk`]): about a tenth of a
 /// second of work, so the threads end within that of each other.
 const CHUNK: usize = 1_024;
 
+/// [`PARALLEL_FROM`]; debug builds take `RUTTER_VERIFY_PARALLEL_FROM`, so the tests can check
+/// that a shared walk finds exactly what one thread finds.
+fn parallel_from() -> usize {
+    tuned("RUTTER_VERIFY_PARALLEL_FROM", PARALLEL_FROM)
+}
+
 /// [`CHUNK`]; debug builds take `RUTTER_VERIFY_CHUNK`, so the tests can interleave chunks of a
 /// few commits.
 fn chunk_len() -> usize {
+    tuned("RUTTER_VERIFY_CHUNK", CHUNK).max(1)
+}
+
+/// `value`, or in a debug build the number the environment variable `name` holds.
+fn tuned(name: &str, value: usize) -> usize {
     #[cfg(debug_assertions)]
-    if let Some(n) = std::env::var("RUTTER_VERIFY_CHUNK")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        return std::cmp::max(n, 1);
+    if let Some(n) = std::env::var(name).ok().and_then(|v| v.parse().ok()) {
+        return n;
     }
-    CHUNK
+    let _ = name;
+    value
 }
 
 /// What checking one commit produced, in the order the sequential check would have made it:
