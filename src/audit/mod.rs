@@ -109,23 +109,21 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
         // A full check reads every working file again (3,650 at ten years): on a thread of its
         // own, beside the revwalk and the history check; its findings name the commits that
         // added their entries once the walk has learnt them.
-        let stamps = std::mem::take(&mut cache.stamps);
-        let (checking, stamps) = match opts.full {
+        let checking = match opts.full {
             true => {
                 let other = store.reopen()?;
-                let only = opts.only_days;
-                let thread = scope.spawn(move || working_tree(&other, tip, stamps, only));
-                (Some(thread), None)
+                let (stamps, only) = (std::mem::take(&mut cache.stamps), opts.only_days);
+                Some(scope.spawn(move || working_tree(&other, tip, stamps, only)))
             }
-            false => (None, Some(stamps)),
+            false => None,
         };
         let h = history::check(store, tip, &mut cache, opts.read_only);
-        let checked = match (checking, stamps) {
-            (Some(thread), _) => Some(joined(thread)),
-            (None, Some(stamps)) => h
-                .is_ok()
-                .then(|| working_tree(store, tip, stamps, opts.only_days)),
-            (None, None) => None,
+        let checked = match checking {
+            Some(thread) => Some(joined(thread)),
+            None => h.is_ok().then(|| {
+                let stamps = std::mem::take(&mut cache.stamps);
+                working_tree(store, tip, stamps, opts.only_days)
+            }),
         };
         let snapshot = joined(reading);
         let h = h?;

@@ -147,7 +147,7 @@ fn printable_ascii(b: u8) -> bool {
 fn scan_one(text: &str, i: usize, layout: bool) -> Option<usize> {
     let bytes = text.as_bytes();
     match *bytes.get(i)? {
-        0x20..=0x7E => Some(i + 1),
+        b if printable_ascii(b) => Some(i + 1),
         b'\n' | b'\t' if layout => Some(i + 1),
         b'\r' if layout && bytes.get(i + 1) == Some(&b'\n') => Some(i + 1),
         0x80.. => match text.get(i..).and_then(|rest| rest.chars().next()) {
