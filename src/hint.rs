@@ -28,9 +28,15 @@ pub fn after(e: &(impl Hinted + ?Sized)) -> String {
 
 /// `message` followed by `hint` on its line: a final period closes the message first.
 pub fn joined(message: &str, hint: &str) -> String {
+    format!("{} {hint}", closed(message))
+}
+
+/// `message` as a sentence: a final period unless it ends in one already (git's own messages,
+/// quoted in ours, often do).
+pub fn closed(message: &str) -> String {
     match message.ends_with(['.', '!', '?']) {
-        true => format!("{message} {hint}"),
-        false => format!("{message}. {hint}"),
+        true => message.to_string(),
+        false => format!("{message}."),
     }
 }
 

@@ -450,6 +450,20 @@ fn credentials_in_a_remote_url_are_never_printed() {
         "{}",
         r.stderr
     );
+    // One line: git's messages as parts, each sentence closed once, then what to do.
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("..") && !r.stderr.contains(".;"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .trim_end()
+            .ends_with("once `git fetch far` works, sync again."),
+        "{}",
+        r.stderr
+    );
     for secret in ["hunter2", "SECRET4", "SECRET5"] {
         assert!(
             !r.stderr.contains(secret) && !r.stdout.contains(secret),

@@ -148,7 +148,7 @@ fn refusal(e: SyncError) -> CommandError {
         true => ErrorKind::User,
         false => ErrorKind::CannotRun,
     };
-    let refused = CommandError::new(kind, format!("{e}."));
+    let refused = CommandError::new(kind, crate::hint::closed(&e.to_string()));
     match e.hint() {
         Some(hint) => refused.hinted(hint),
         None => refused,
@@ -194,7 +194,10 @@ fn settle_purges(
     };
     let after = super::purge::settle(vault, store, &mut index, false);
     if let Err(e) = &after.verified {
-        ui.warn(format_args!("git-rutter: after the purge: {e}."));
+        ui.warn(format_args!(
+            "git-rutter: after the purge: {}",
+            crate::hint::closed(&e.to_string())
+        ));
     }
     if let Err(e) = &after.index {
         ui.warn(format_args!(
@@ -334,12 +337,13 @@ fn warnings(ui: &mut Ui, r: &SyncReport) {
         ));
     }
     for problem in &r.unwitnessed {
-        ui.warn(format_args!("git-rutter: {problem}."));
+        ui.warn(format_args!("git-rutter: {}", crate::hint::closed(problem)));
     }
     if let Some(why) = &r.refused {
         ui.warn(format_args!(
-            "git-rutter: {} refused the push: {why}. {REFUSED_HINT}",
-            r.remote
+            "git-rutter: {} refused the push: {} {REFUSED_HINT}",
+            r.remote,
+            crate::hint::closed(why)
         ));
     }
     if r.gave_up {

@@ -103,6 +103,9 @@ impl crate::hint::Hinted for TransportError {
             TransportError::TimedOut { .. } => {
                 Some("Check the connection and run `git rutter sync` again.".into())
             }
+            TransportError::Fetch { remote, .. } => Some(format!(
+                "Nothing here changed, and captures still commit on this machine; once `git fetch {remote}` works, sync again."
+            )),
             _ => None,
         }
     }
@@ -209,6 +212,13 @@ pub fn push(
     })
 }
 
+/// Whether a line of git's stderr continues the one before: it starts in lower case and is not
+/// a message of its own (`fatal: …`, `error: …`, `remote: …`).
+fn continues(line: &str) -> bool {
+    let word = line.split_whitespace().next().unwrap_or("");
+    line.starts_with(|c: char| c.is_lowercase()) && !word.ends_with(':')
+}
+
 /// What git's object checks said of a refused fetch: its `error: object …` lines (else the
 /// whole gist), redacted.
 pub fn fsck_gist(stderr: &[u8]) -> String {
@@ -224,15 +234,34 @@ pub fn fsck_gist(stderr: &[u8]) -> String {
     }
 }
 
-/// git's stderr as one line for a message: `hint:` lines dropped, URLs redacted.
+/// git's stderr as one line for a message: `hint:` lines dropped, URLs redacted. Each of git's
+/// messages is one part (`a; b`, without a period before the `;`); a line that [`continues`]
+/// is the rest of a sentence git wrapped ("…access rights" / "and the repository exists.").
 pub fn gist(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
+    let mut parts: Vec<String> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("hint:") {
+            continue;
+        }
+        match parts.last_mut() {
+            Some(last) if continues(line) => {
+                last.push(' ');
+                last.push_str(line);
+            }
+            _ => parts.push(line.to_string()),
+        }
+    }
+    let last = parts.len().saturating_sub(1);
+    let parts: Vec<&str> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match i < last {
+            true => p.strip_suffix('.').unwrap_or(p),
+            false => p,
+        })
         .collect();
-    redact(&lines.join("; "))
+    redact(&parts.join("; "))
 }
 
 /// `text` with the query and fragment (where tokens travel) of every URL taken out: from the
@@ -291,6 +320,21 @@ pub(crate) fn redact(text: &str) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn gits_messages_are_parts_and_its_wrapped_sentence_is_one() {
+        // git 2.x's stderr for a remote path that is not a repository, verbatim.
+        let stderr = b"fatal: '/tmp/r.git' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
+        assert_eq!(
+            gist(stderr),
+            "fatal: '/tmp/r.git' does not appear to be a git repository; fatal: Could not read from remote repository; Please make sure you have the correct access rights and the repository exists."
+        );
+        assert_eq!(
+            gist(b"hint: try this\nerror: failed to push\n"),
+            "error: failed to push"
+        );
+        assert_eq!(gist(b""), "");
+    }
 
     #[test]
     fn credentials_are_taken_out_of_urls() {
