@@ -143,3 +143,70 @@ fn named_clients_are_set_up_even_when_not_found_and_unknown_ones_refused() {
     assert!(named.stdout.contains("Codex: changed"), "{}", named.stdout);
     assert!(env.home.join(".codex/hooks.json").exists());
 }
+
+/// `git rutter --help` is git's `man git-rutter`: a binary installed where `cargo install` puts
+/// it (a `bin/` folder on PATH) has no manual yet, so setup writes it beside the binary, where
+/// man-db looks, and a second run has nothing left to do. Without `man` there is nothing to
+/// install it for, and setup says nothing of it.
+#[test]
+fn setup_installs_the_manual_that_git_rutter_help_opens() {
+    let env = Env::git_vault();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    assert_eq!(env.rutter(&["init", "--global"]).code, 0);
+    let prefix = env.root().join("prefix");
+    let bin = prefix.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("git-rutter");
+    std::fs::copy(BIN, &exe).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let run = |args: &[&str]| {
+        let mut c = env.cmd_for(exe.to_str().unwrap());
+        c.env_remove("LIBRARIAN_VAULT_PATH")
+            .env("PATH", &path)
+            .arg("setup")
+            .args(args);
+        run_with_stdin(&mut c, b"")
+    };
+    let page = prefix.join("share/man/man1/git-rutter.1");
+    let has_man =
+        std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("man").is_file());
+
+    let planned = run(&["--dry-run"]);
+    let first = run(&["--yes"]);
+    let json: common::decoded::Setup = common::json::decode(&run(&["--json"]).stdout);
+    if !has_man {
+        assert!(!first.stdout.contains("Manual"), "{}", first.stdout);
+        assert!(!page.exists());
+        assert!(json.manual.is_none(), "{json:?}");
+        return;
+    }
+    assert!(
+        planned
+            .stdout
+            .contains("Manual:\n  write git-rutter(1) and a page per command into")
+            && planned.stdout.contains("Nothing was written"),
+        "{}",
+        planned.stdout
+    );
+    assert!(
+        first.stdout.contains("Manual: installed (")
+            && first.stdout.contains("`git rutter --help` opens it."),
+        "{}{}",
+        first.stdout,
+        first.stderr
+    );
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .contains(".TH GIT-RUTTER 1"));
+    let found = env
+        .cmd_for("man")
+        .env("PATH", &path)
+        .args(["-w", "git-rutter"])
+        .output()
+        .unwrap();
+    assert!(found.status.success(), "man -w: {found:?}");
+    // Installed: nothing left to do, and --json says so with a null.
+    assert!(json.manual.is_none(), "{json:?}");
+    let again = run(&["--yes"]);
+    assert!(!again.stdout.contains("Manual"), "{}", again.stdout);
+}

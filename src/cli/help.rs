@@ -21,20 +21,25 @@ pub fn open_installed(page: &str) -> bool {
     }
     // `man -w` finds the page without showing it: a missing page is our fallback, not man's
     // "No manual entry" on the screen.
-    let Some(mut probe) = man() else {
+    let Some(found) = installed(page) else {
         return false;
     };
-    let found = probe
-        .args(["-w", page])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
     if !found {
         eprintln!("git-rutter: {page}(1) is not installed, so here is the short form; `git rutter man --install` installs the manual.");
         return false;
     }
     man().is_some_and(|mut m| m.arg(page).status().is_ok_and(|s| s.success()))
+}
+
+/// Whether `man` finds `page` (`man -w`, nothing shown); `None` when there is no `man` to ask.
+pub(crate) fn installed(page: &str) -> Option<bool> {
+    let found = man()?
+        .args(["-w", page])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    Some(found)
 }
 
 /// Shows the roff `page` through `man -l -` when stdout is a terminal; `false` when it did not

@@ -43,6 +43,10 @@ pub struct Args {
     /// Show the line each entry's commit added, as a patch; for an edited entry, the edit.
     #[arg(short = 'p', long = "patch")]
     pub patch: bool,
+    /// One short line per entry, as `git log --oneline`: the commit that added it and its
+    /// summary, with its status in brackets when it is not `committed`.
+    #[arg(long, conflicts_with = "json")]
+    pub oneline: bool,
     /// Show times and count days in UTC, as recorded (by default in your time zone, with its
     /// offset; JSON times are always UTC).
     #[arg(long)]
@@ -133,7 +137,11 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     if args.json {
         ui.print_json(&JsonRows(&rows))?;
     } else {
-        print_rows(ui, &rows, args.patch, &clock)?;
+        let shape = Shape {
+            patch: args.patch,
+            oneline: args.oneline,
+        };
+        print_rows(ui, &rows, shape, &clock)?;
     }
     Ok(Exit::Clean)
 }
@@ -152,8 +160,15 @@ impl log::Watch for Watching<'_> {
     }
 }
 
+/// How the human form is printed: `-p`, `--oneline`.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    patch: bool,
+    oneline: bool,
+}
+
 /// The human form: one line per entry, with -p its patch indented below.
-fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io::Result<()> {
+fn print_rows(ui: &mut Ui, rows: &[Row], shape: Shape, clock: &Clock) -> std::io::Result<()> {
     for r in rows {
         let (e, standing) = (&r.step.entry, r.standing());
         let state = standing.name();
@@ -173,15 +188,20 @@ fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io:
             why.push_str(&format!("  (superseded by {})", field_safe(&by.join(", "))));
         }
         // Each field on the line as one field: a line break in a forged one is shown escaped.
-        let (day, time) = clock.day_time(&r.step.day, &e.time);
-        let (day, time) = (field_safe(&day), field_safe(&time));
-        let line = format!(
-            "{commit} {day} {time} {state:<21} {}  {}{why}",
-            field_safe(&e.id),
-            field_safe(&e.summary)
-        );
+        let (line, at) = match shape.oneline {
+            true => oneline(&commit, standing, &field_safe(&e.summary)),
+            false => {
+                let (day, time) = clock.day_time(&r.step.day, &e.time);
+                let (day, time) = (field_safe(&day), field_safe(&time));
+                let line = format!(
+                    "{commit} {day} {time} {state:<21} {}  {}{why}",
+                    field_safe(&e.id),
+                    field_safe(&e.summary)
+                );
+                (line, Some(commit.len() + day.len() + time.len() + 3))
+            }
+        };
         // The commit id and the status are ASCII written by us: sanitising leaves their places.
-        let at = commit.len() + day.len() + time.len() + 3;
         ui.print_painted(&line, |p, safe| {
             paint_row(p, safe, commit.len(), at, standing)
         })?;
@@ -190,7 +210,7 @@ fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io:
             .line
             .as_ref()
             .map(|l| format!("--- a/{f}\n+++ b/{f}\n+{l}", f = r.file));
-        if let (true, Some(d)) = (patch, r.diff.as_ref().or(added.as_ref())) {
+        if let (true, Some(d)) = (shape.patch, r.diff.as_ref().or(added.as_ref())) {
             let indented: Vec<String> = d.lines().map(|l| format!("    {l}")).collect();
             ui.print_painted(&indented.join("\n"), |p, t| p.diff(t, 4))?;
         }
@@ -201,15 +221,34 @@ fn print_rows(ui: &mut Ui, rows: &[Row], patch: bool, clock: &Clock) -> std::io:
     Ok(())
 }
 
+/// The `--oneline` form of an entry, `COMMIT [STATUS] SUMMARY` (the status only when it is
+/// not `committed`), and the byte its status starts at, if shown.
+fn oneline(commit: &str, standing: Standing, summary: &str) -> (String, Option<usize>) {
+    let state = standing.name();
+    match state == "committed" {
+        true => (format!("{commit} {summary}"), None),
+        false => (
+            format!("{commit} [{state}] {summary}"),
+            Some(commit.len() + 2),
+        ),
+    }
+}
+
 /// A `log` line with its commit id (the first `commit_len` bytes) and its standing's name (at
-/// byte `at`) painted; a line that does not split there is left as it is.
+/// byte `at`, when shown) painted; a line that does not split there is left as it is.
 fn paint_row(
     color: &Palette,
     line: &str,
     commit_len: usize,
-    at: usize,
+    at: Option<usize>,
     standing: Standing,
 ) -> String {
+    let Some(at) = at else {
+        return match (line.get(..commit_len), line.get(commit_len..)) {
+            (Some(commit), Some(rest)) => format!("{}{rest}", color.paint(color::YELLOW, commit)),
+            _ => line.to_string(),
+        };
+    };
     let state = standing.name();
     let end = at + state.len();
     match (

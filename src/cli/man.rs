@@ -305,20 +305,7 @@ fn install(ui: &mut Ui, pages: &[(String, String)], dir: Option<PathBuf>) -> Com
         Some(d) => d,
         None => default_dir()?,
     };
-    // Manual pages go to the folder the user named (or beside the binary), outside any vault.
-    std::fs::create_dir_all(&dir)?;
-    for (name, text) in pages {
-        write_page(&dir, name, text)?;
-        // `git help rutter-recent` looks for a guide, gitrutter-recent(7 or 1), since
-        // git-rutter-recent is no program of its own: one line sends man to the page.
-        if let Some(cmd) = name.strip_prefix("git-rutter-") {
-            write_page(
-                &dir,
-                &format!("gitrutter-{cmd}"),
-                &format!(".so man1/{name}.1\n"),
-            )?;
-        }
-    }
+    write_pages(&dir, pages)?;
     ui.print(&format!(
         "Wrote {} manual pages to {}.",
         pages.len(),
@@ -326,6 +313,51 @@ fn install(ui: &mut Ui, pages: &[(String, String)], dir: Option<PathBuf>) -> Com
     ))?;
     ui.print("`git rutter [COMMAND] --help` and `git help rutter[-COMMAND]` now open the manual when man searches that folder (man-db does for share/man beside every folder on your PATH; else add it to MANPATH).")?;
     Ok(Exit::Clean)
+}
+
+/// Writes every page into `dir`, made if needed (the folder the user named, or beside the
+/// binary: outside any vault).
+fn write_pages(dir: &Path, pages: &[(String, String)]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (name, text) in pages {
+        write_page(dir, name, text)?;
+        // `git help rutter-recent` looks for a guide, gitrutter-recent(7 or 1), since
+        // git-rutter-recent is no program of its own: one line sends man to the page.
+        if let Some(cmd) = name.strip_prefix("git-rutter-") {
+            write_page(
+                dir,
+                &format!("gitrutter-{cmd}"),
+                &format!(".so man1/{name}.1\n"),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Where `setup` installs the manual when `git rutter --help` would not find it: the folder
+/// beside the binary ([`default_dir`]), when `man` runs here, finds no git-rutter(1), and the
+/// binary's folder is on `PATH` (man-db then searches `../share/man` beside it, as it does for
+/// `~/.cargo/bin`). `None` when there is nothing to do or nothing that would help.
+pub(crate) fn missing_manual() -> Option<PathBuf> {
+    if super::help::installed(BIN)? {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let bin_dir = exe.parent()?;
+    let on_path =
+        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d == bin_dir));
+    match on_path {
+        true => default_dir().ok(),
+        false => None,
+    }
+}
+
+/// Installs every page into `dir` for `setup`: how many pages, and whether `man` finds the
+/// tool's own page now.
+pub(crate) fn install_for_setup(dir: &Path) -> anyhow::Result<(usize, bool)> {
+    let pages = pages()?;
+    write_pages(dir, &pages)?;
+    Ok((pages.len(), super::help::installed(BIN) == Some(true)))
 }
 
 /// Writes `text` as `dir/name.1`, whole or not at all.

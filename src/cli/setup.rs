@@ -12,7 +12,9 @@ use std::path::PathBuf;
 /// Register git-rutter with every AI client on this machine, then check the result.
 ///
 /// Looks for each supported client's configuration folder, and shows what `install-hook` would
-/// write for each one found (its hook, instruction file and MCP server). On a terminal it asks
+/// write for each one found (its hook, instruction file and MCP server). When `man` finds no
+/// git-rutter(1), so that `git rutter --help` would say "No manual entry", the manual is part
+/// of the plan too: installed as `git rutter man --install` does, beside the binary. On a terminal it asks
 /// before writing; `--yes` writes without asking; `--clients a,b` names the clients instead of
 /// looking (they are installed even when they do not look installed yet). Without a terminal
 /// and without either, it only shows the plan. Ends with `status`'s verdict. Running it again
@@ -37,6 +39,17 @@ pub struct Args {
     pub json: bool,
 }
 
+/// The manual's part of the setup, when it is missing.
+struct Manual {
+    /// Where it goes: `share/man/man1` beside the binary's folder.
+    dir: PathBuf,
+    /// What happened: `would install`, `installed`, `failed`.
+    outcome: &'static str,
+    /// How many pages were written, and whether `man` finds git-rutter(1) then.
+    pages: usize,
+    found: bool,
+}
+
 /// One client's part of the setup.
 struct Step {
     plan: Plan,
@@ -54,8 +67,19 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             .hinted("Run `git rutter init --global` in your notes vault (or pass --vault PATH), then `git rutter setup`."));
     }
     let mut steps = plans(&ctx, &args.clients)?;
-    let writes = steps.iter().any(|s| s.plan.changes_files());
-    let go = !args.dry_run && writes && (args.yes || !args.clients.is_empty() || ask(ui, &steps)?);
+    let mut manual = super::man::missing_manual().map(|dir| Manual {
+        dir,
+        outcome: "would install",
+        pages: 0,
+        found: false,
+    });
+    let writes = steps.iter().any(|s| s.plan.changes_files()) || manual.is_some();
+    let go = !args.dry_run
+        && writes
+        && (args.yes || !args.clients.is_empty() || ask(ui, &ctx, &steps, manual.as_ref())?);
+    if let (Some(m), true) = (&mut manual, go) {
+        install_manual(ui, m);
+    }
     for step in &mut steps {
         step.outcome = match (step.plan.refusals.is_empty(), step.plan.changes_files(), go) {
             (false, _, _) => "refused",
@@ -82,7 +106,12 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let bad = steps
         .iter()
         .any(|s| matches!(s.outcome, "refused" | "failed"));
-    print(ui, &steps, &health, args.json, writes && !go)?;
+    let shown = Shown {
+        steps: &steps,
+        manual: manual.as_ref(),
+        ctx: &ctx,
+    };
+    print(ui, &shown, &health, args.json, writes && !go)?;
     Ok(Exit::findings_if(bad || !health.healthy))
 }
 
@@ -153,12 +182,29 @@ fn run_commands(ui: &mut Ui, plan: &Plan) -> Vec<(String, bool)> {
     ran
 }
 
+/// Writes the manual's pages, and says on stderr why not when that failed.
+fn install_manual(ui: &mut Ui, m: &mut Manual) {
+    match super::man::install_for_setup(&m.dir) {
+        Ok((pages, found)) => (m.outcome, m.pages, m.found) = ("installed", pages, found),
+        Err(e) => {
+            ui.warn(format_args!("git-rutter: the manual: {e:#}"));
+            m.outcome = "failed";
+        }
+    }
+}
+
 /// Shows what would change and asks on a terminal; `false` without one.
-fn ask(ui: &mut Ui, steps: &[Step]) -> anyhow::Result<bool> {
+fn ask(
+    ui: &mut Ui,
+    ctx: &Context,
+    steps: &[Step],
+    manual: Option<&Manual>,
+) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Ok(false);
     }
-    ui.print(&plan_text(steps))?;
+    let shown = Shown { steps, manual, ctx };
+    ui.print(&plan_text(&shown))?;
     eprint!("Write these files? [y/N] ");
     std::io::stderr().flush()?;
     let mut answer = String::new();
@@ -166,10 +212,18 @@ fn ask(ui: &mut Ui, steps: &[Step]) -> anyhow::Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }
 
-/// Each client and the files its plan changes.
-fn plan_text(steps: &[Step]) -> String {
+/// What setup did or would do, as printed.
+struct Shown<'a> {
+    steps: &'a [Step],
+    manual: Option<&'a Manual>,
+    ctx: &'a Context,
+}
+
+/// Each client and the files its plan changes, then the manual.
+fn plan_text(shown: &Shown<'_>) -> String {
     let mut out = Vec::new();
-    for s in steps {
+    let acts = |s: &&Step| s.plan.changes_files() || !s.plan.refusals.is_empty();
+    for s in shown.steps.iter().filter(acts) {
         out.push(format!("{}:", s.plan.client.label));
         for e in s.plan.edits.iter().filter(|e| e.changed()) {
             out.push(format!("  {}", describe(e, Mode::Install)));
@@ -178,16 +232,33 @@ fn plan_text(steps: &[Step]) -> String {
             out.push(format!("  refused: {why}"));
         }
     }
+    if let Some(m) = shown.manual {
+        out.push(format!(
+            "Manual:\n  write git-rutter(1) and a page per command into {}, so `git rutter --help` opens it.",
+            shown.ctx.show(&m.dir)
+        ));
+    }
     out.join("\n")
+}
+
+/// The manual's line of the outcome.
+fn manual_line(m: &Manual, ctx: &Context) -> String {
+    let dir = ctx.show(&m.dir);
+    match (m.outcome, m.found) {
+        ("installed", true) => format!("Manual: installed ({} pages in {dir}); `git rutter --help` opens it.", m.pages),
+        ("installed", false) => format!("Manual: installed ({} pages in {dir}), but man does not find it there: add {} to MANPATH.", m.pages, ctx.show(m.dir.parent().unwrap_or(&m.dir))),
+        (outcome, _) => format!("Manual: {outcome}"),
+    }
 }
 
 fn print(
     ui: &mut Ui,
-    steps: &[Step],
+    shown: &Shown<'_>,
     health: &status::Status,
     json: bool,
     held_back: bool,
 ) -> anyhow::Result<()> {
+    let steps = shown.steps;
     if json {
         let clients: Vec<serde_json::Value> = steps
             .iter()
@@ -202,8 +273,17 @@ fn print(
                 })
             })
             .collect();
+        let manual = shown.manual.map(|m| {
+            serde_json::json!({
+                "dir": m.dir.to_string_lossy(),
+                "outcome": m.outcome,
+                "pages": m.pages,
+                "found": m.found,
+            })
+        });
         return ui.print_json(&serde_json::json!({
             "clients": clients,
+            "manual": manual,
             "healthy": health.healthy,
             "findings": health.findings,
         }));
@@ -224,8 +304,11 @@ fn print(
             out.push(format!("  refused: {why}"));
         }
     }
+    if let Some(m) = shown.manual.filter(|m| m.outcome != "would install") {
+        out.push(manual_line(m, shown.ctx));
+    }
     if held_back {
-        out.push(plan_text(steps));
+        out.push(plan_text(shown));
         out.push("Nothing was written: run `git rutter setup --yes` to write these files.".into());
     }
     out.push(match (health.healthy, health.findings.len()) {

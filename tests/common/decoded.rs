@@ -89,6 +89,9 @@ impl InstallHook {
 #[serde(deny_unknown_fields)]
 pub struct Setup {
     pub clients: Vec<SetupClient>,
+    /// The manual's part, `null` when `man` finds it already (or there is no `man`).
+    #[serde(deserialize_with = "present")]
+    pub manual: Option<SetupManual>,
     pub healthy: bool,
     /// status's findings (`json::StatusFinding`).
     pub findings: Vec<super::json::StatusFinding>,
@@ -103,6 +106,17 @@ pub struct SetupClient {
     pub commands: Vec<String>,
     pub ran: Vec<Ran>,
     pub refusals: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetupManual {
+    pub dir: String,
+    /// `would install`, `installed`, `failed`.
+    pub outcome: String,
+    pub pages: usize,
+    /// Whether `man` finds git-rutter(1) once installed.
+    pub found: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

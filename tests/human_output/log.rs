@@ -93,3 +93,21 @@ fn log_on_a_terminal_paints_commit_ids_and_states() {
     std::fs::write(&day, text.replace("Chose SQLite", "Chose Postgres")).unwrap();
     insta::assert_snapshot!(env.here_painted(&["log", "--day", "2026-11-30"]));
 }
+
+#[test]
+fn log_oneline_is_the_commit_and_the_summary_as_git_log_oneline() {
+    let env = two_sessions();
+    let day = env.vault.join("_librarian/sessions/2026-11-30.md");
+    let text = std::fs::read_to_string(&day).unwrap();
+    std::fs::write(&day, text.replace("Chose SQLite", "Chose Postgres")).unwrap();
+    insta::assert_snapshot!(env.here(&["log", "--oneline"]));
+}
+
+#[test]
+fn log_oneline_on_a_terminal_paints_the_commit_and_a_status_it_shows() {
+    let env = two_sessions();
+    let day = env.vault.join("_librarian/sessions/2026-11-30.md");
+    let text = std::fs::read_to_string(&day).unwrap();
+    std::fs::write(&day, text.replace("Chose SQLite", "Chose Postgres")).unwrap();
+    insta::assert_snapshot!(env.here_painted(&["log", "--oneline"]));
+}
