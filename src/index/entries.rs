@@ -42,6 +42,12 @@ pub(crate) trait RecordSource {
     fn purges(&self) -> Vec<crate::records::purge::Purge> {
         Vec::new()
     }
+    /// A second handle on the same record, for another thread: the same tip and journal lines
+    /// as this one (a snapshot, not read again), its own repository. `None` when it cannot be
+    /// opened (a bulk load then reads every day on one thread).
+    fn fork(&self) -> Option<Box<dyn RecordSource + Send>> {
+        None
+    }
     /// The day's committed blob and journal lines as they are now, read again (the journal
     /// first, then the tip). A capture journals its line before appending it and commits it
     /// before dropping the journal record, so a line found in a working file read *before*
@@ -114,6 +120,13 @@ struct DayKey {
     blob: Option<String>,
     journal: String,
     stamp: Option<Stamp>,
+}
+
+impl DayKey {
+    /// Whether nothing holds the day: no commit, no journal line, no working file.
+    fn is_empty(&self) -> bool {
+        self.blob.is_none() && self.journal.is_empty() && self.stamp.is_none()
+    }
 }
 
 /// How much of the working tree to look at.
@@ -293,7 +306,7 @@ fn every_day(
     let mut days: Vec<&str> = days.into_iter().collect();
     days.sort_unstable();
     let mut report = EntriesRefresh::default();
-    for day in days {
+    let keyed = days.into_iter().map(|day| {
         let blob = match &committed {
             Some(c) => c.get(day).cloned(),
             None => known.get(day).and_then(|k| k.blob.clone()),
@@ -306,7 +319,20 @@ fn every_day(
                 .map_or(String::new(), |l| journal_key(l)),
             stamp: stamps.get(day).copied(),
         };
-        update_day(tx, sessions, src, day, known.get(day), key, &mut report)?;
+        (day, key)
+    });
+    match bulk.then(|| src.fork()).flatten() {
+        // Nothing known: each day is read, classified and inserted, the reading on a thread of
+        // its own ahead of the inserts.
+        Some(reader) => {
+            let work: Vec<(&str, DayKey)> = keyed.filter(|(_, k)| !k.is_empty()).collect();
+            pipelined(tx, sessions, reader, &work, &mut report)?;
+        }
+        None => {
+            for (day, key) in keyed {
+                update_day(tx, sessions, src, day, known.get(day), key, &mut report)?;
+            }
+        }
     }
     if bulk {
         tx.execute_batch(schema::CREATE_RECORD_INDEXES)?;
@@ -338,6 +364,52 @@ const BULK_DAYS: usize = 64;
 /// so the rows append and the cache holds the pages being written; the rest spill to the file.
 const BULK_CACHE_KIB: u32 = 8_192;
 
+/// Days a bulk load's reader may run ahead of the inserts (each a parsed day file, ~20 entries).
+const PIPELINE_DEPTH: usize = 64;
+
+/// Inserts the rows of every day of `work` into an empty cache, in order, while `reader` reads
+/// and classifies them on another thread ([`read_day`]), at most [`PIPELINE_DEPTH`] days
+/// ahead. The rows are those [`update_day`] inserts; the first error stops both.
+fn pipelined(
+    tx: &Transaction<'_>,
+    sessions: Option<&Dir>,
+    reader: Box<dyn RecordSource + Send>,
+    work: &[(&str, DayKey)],
+    report: &mut EntriesRefresh,
+) -> Result<(), IndexError> {
+    std::thread::scope(|scope| {
+        let (send, recv) = std::sync::mpsc::sync_channel(PIPELINE_DEPTH);
+        let producer = scope.spawn(move || {
+            for (day, key) in work {
+                // The writer stopped (an error): so does the reading.
+                if send
+                    .send(read_day(sessions, reader.as_ref(), day, key.clone()))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let mut written = Ok(());
+        for ((day, _), read) in work.iter().zip(recv.iter()) {
+            written = read.and_then(|(record, key)| {
+                report.entries_read += insert_day(tx, day, &record)?;
+                save_key(tx, day, &key)?;
+                report.files_read += 1;
+                Ok(())
+            });
+            if written.is_err() {
+                break;
+            }
+        }
+        drop(recv);
+        if let Err(panic) = producer.join() {
+            std::panic::resume_unwind(panic);
+        }
+        written
+    })
+}
+
 /// Recomputes one day when its inputs differ from those its rows came from; removes it when
 /// nothing holds it any more.
 fn update_day(
@@ -352,7 +424,7 @@ fn update_day(
     if before == Some(&key) {
         return Ok(());
     }
-    if key.blob.is_none() && key.journal.is_empty() && key.stamp.is_none() {
+    if key.is_empty() {
         if before.is_some() {
             delete_day(tx, day)?;
             tx.prepare_cached("DELETE FROM day_files WHERE file = ?1")?
@@ -814,6 +886,170 @@ mod tests {
             let blob = days.get(day).map(|b| fingerprint::sha256_hex(b));
             Ok((blob, self.pending.get(day).cloned().unwrap_or_default()))
         }
+    }
+
+    /// A record given by hand that a bulk load can fork for its reading thread (`forks`), or
+    /// not (every day read on the writer's thread); `broken`: a day whose committed bytes
+    /// cannot be read.
+    #[derive(Clone, Default)]
+    struct Plain {
+        days: BTreeMap<String, Vec<u8>>,
+        pending: BTreeMap<String, Vec<String>>,
+        forks: bool,
+        broken: Option<String>,
+    }
+
+    impl RecordSource for Plain {
+        fn tip(&self) -> Option<String> {
+            Some("tip".into())
+        }
+        fn committed_days(&self) -> Result<Vec<(String, String)>, SourceError> {
+            Ok(self
+                .days
+                .iter()
+                .map(|(d, b)| (d.clone(), fingerprint::sha256_hex(b)))
+                .collect())
+        }
+        fn changed_days(&self, _: &str) -> Result<Option<Vec<Moved>>, SourceError> {
+            Ok(None)
+        }
+        fn committed_bytes(&self, blob: &str, _: Option<&[u8]>) -> Result<Vec<u8>, SourceError> {
+            self.days
+                .iter()
+                .find(|(d, b)| {
+                    fingerprint::sha256_hex(b) == blob && self.broken.as_ref() != Some(*d)
+                })
+                .map(|(_, b)| b.clone())
+                .ok_or_else(|| format!("cannot read {blob}").into())
+        }
+        fn pending(&self) -> &BTreeMap<String, Vec<String>> {
+            &self.pending
+        }
+        fn fork(&self) -> Option<Box<dyn RecordSource + Send>> {
+            self.forks
+                .then(|| Box::new(self.clone()) as Box<dyn RecordSource + Send>)
+        }
+        fn reread(&self, day: &str) -> Result<(Option<String>, Vec<String>), SourceError> {
+            let blob = self.days.get(day).map(|b| fingerprint::sha256_hex(b));
+            Ok((blob, self.pending.get(day).cloned().unwrap_or_default()))
+        }
+    }
+
+    /// Every row of every record cache table, as text, in a fixed order.
+    fn dump(conn: &rusqlite::Connection) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        for table in [
+            "day_files",
+            "entries",
+            "entry_refs",
+            "retractions",
+            "supersedes",
+        ] {
+            let mut stmt = conn.prepare(&format!("SELECT * FROM {table}")).unwrap();
+            let n = stmt.column_count();
+            let mut rows: Vec<Vec<String>> = stmt
+                .query_map([], |r| {
+                    let mut row = vec![table.to_string()];
+                    for i in 0..n {
+                        row.push(match r.get_ref(i)? {
+                            rusqlite::types::ValueRef::Text(t) => {
+                                String::from_utf8_lossy(t).into_owned()
+                            }
+                            other => format!("{other:?}"),
+                        });
+                    }
+                    Ok(row)
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            rows.sort();
+            out.extend(rows);
+        }
+        out
+    }
+
+    /// The (day, id, status) of the `entries` rows of a [`dump`].
+    fn rows_of(dump: &[Vec<String>]) -> Vec<(String, String, String)> {
+        // Each row starts with its table's name: `entries`, file, day, seq, id, …, status (11).
+        dump.iter()
+            .filter(|r| r[0] == "entries")
+            .map(|r| (r[2].clone(), r[4].clone(), r[11].clone()))
+            .collect()
+    }
+
+    /// A bulk load (an empty cache, more than [`BULK_DAYS`] days) read on a second thread gives
+    /// the rows the one-thread load gives, for days committed as they are, edited, deleted,
+    /// only in the working tree and with journal lines; a day that cannot be read fails both.
+    #[test]
+    fn a_bulk_load_read_on_its_own_thread_gives_the_rows_of_one_thread() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("_librarian/sessions");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut src = Plain::default();
+        for n in 0..BULK_DAYS + 30 {
+            let day = format!("2026-{:02}-{:02}", 1 + n / 28, 1 + n % 28);
+            let mut text = dayfile::append_bytes(0, true, &day, &entry_line(&format!("{day}a")));
+            text.push_str(&format!("{}\n", entry_line(&format!("{day}b"))));
+            if n % 7 != 3 {
+                src.days.insert(day.clone(), text.clone().into_bytes());
+            }
+            match n % 7 {
+                0 => text = text.replace(&format!("s{day}b"), "edited"),
+                1 => text.push_str(&format!("{}\n", entry_line(&format!("{day}w")))),
+                2 => {
+                    let line = entry_line(&format!("{day}j"));
+                    text.push_str(&format!("{line}\n"));
+                    src.pending.insert(day.clone(), vec![line]);
+                }
+                _ => {}
+            }
+            if n % 7 != 4 {
+                std::fs::write(dir.join(format!("{day}.md")), text).unwrap();
+            }
+        }
+        let load = |src: &Plain| {
+            let mut conn = db();
+            let tx = conn.transaction().unwrap();
+            let r = refresh(&tx, t.path(), src, Scope::Full);
+            tx.commit().unwrap();
+            r.map(|r| (r.files_read, r.entries_read, dump(&conn)))
+        };
+        let one = load(&src).unwrap();
+        let two = load(&Plain {
+            forks: true,
+            ..src.clone()
+        })
+        .unwrap();
+        assert_eq!(one, two);
+        assert_eq!(one.0, BULK_DAYS + 30);
+        let statuses: BTreeSet<String> = rows_of(&load(&src).unwrap().2)
+            .into_iter()
+            .map(|(_, _, s)| s)
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                "committed",
+                "deleted",
+                "edited after commit",
+                "pending",
+                "unverified"
+            ]
+            .map(String::from)
+            .into()
+        );
+        let broken = Plain {
+            forks: true,
+            broken: Some("2026-02-01".into()),
+            ..src.clone()
+        };
+        assert!(load(&broken).is_err());
+        assert!(load(&Plain {
+            forks: false,
+            ..broken
+        })
+        .is_err());
     }
 
     fn db() -> rusqlite::Connection {

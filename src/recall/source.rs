@@ -84,6 +84,18 @@ impl RecordSource for Source {
         &self.pending
     }
 
+    fn fork(&self) -> Option<Box<dyn RecordSource + Send>> {
+        let store = match &self.store {
+            Some(s) => Some(s.reopen().ok()?),
+            None => None,
+        };
+        Some(Box::new(Source {
+            store,
+            tip: self.tip,
+            pending: self.pending.clone(),
+        }))
+    }
+
     fn purges(&self) -> Vec<crate::records::purge::Purge> {
         let (Some(store), Some(tip)) = (&self.store, self.tip) else {
             return vec![];
