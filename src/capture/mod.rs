@@ -64,6 +64,10 @@ pub(crate) struct Report {
     pub outcome: Outcome,
     /// The vault the capture used, when one could be resolved.
     pub vault: Option<Vault>,
+    /// The record's store the capture opened, when it wrote: what runs after the capture
+    /// (`sync::auto::after_capture`) reads its settings from it instead of opening the
+    /// repository again.
+    pub store: Option<crate::store::Store>,
 }
 
 /// Runs a capture and logs it in the hook-run log ([`runlog`]).
@@ -75,9 +79,15 @@ pub(crate) fn run(req: Request) -> Report {
         .or_else(|| runlog::session_of(&req.stdin));
     let mut out = Vec::new();
     let mut masked = Vec::new();
+    let mut store = None;
     let (vault, outcome) = match vault::resolve(req.vault.as_deref(), false) {
         Ok(v) => {
-            let outcome = capture_into(&v, req, &mut out, &mut masked).unwrap_or_else(|e| {
+            let mut sink = Sink {
+                out: &mut out,
+                masked: &mut masked,
+                store: &mut store,
+            };
+            let outcome = capture_into(&v, req, &mut sink).unwrap_or_else(|e| {
                 out.push(format!("{P} error: {e}"));
                 Outcome::Error(format!("error: {e}"))
             });
@@ -110,15 +120,24 @@ pub(crate) fn run(req: Request) -> Report {
         lines: out,
         outcome,
         vault,
+        store,
     }
+}
+
+/// What a capture hands back beside its outcome: its stderr lines, the kinds of credential it
+/// masked, and the store it opened.
+struct Sink<'a> {
+    out: &'a mut Vec<String>,
+    masked: &'a mut Vec<String>,
+    store: &'a mut Option<crate::store::Store>,
 }
 
 fn capture_into(
     vault: &Vault,
     req: Request,
-    out: &mut Vec<String>,
-    masked: &mut Vec<String>,
+    sink: &mut Sink<'_>,
 ) -> Result<Outcome, write::WriteError> {
+    let (out, masked) = (&mut *sink.out, &mut *sink.masked);
     let found = match find_directives(&req, out) {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
@@ -152,8 +171,9 @@ fn capture_into(
         return Ok(Outcome::Empty);
     };
     let project = first.entry.project().map(str::to_string);
-    let written = write::write(vault, drafts)?;
+    let mut written = write::write(vault, drafts)?;
     report::written(vault, &written, project.as_deref(), &words, out);
+    *sink.store = written.store.take();
     Ok(outcome_of(&written))
 }
 

@@ -73,6 +73,9 @@ pub(crate) struct Written {
     pub kept_aside: Vec<PathBuf>,
     /// Why the new tip could not be witnessed in the witness log, when it could not.
     pub unwitnessed: Option<String>,
+    /// The record's store the capture opened, kept for what follows the capture (the auto
+    /// sync's settings), so a hook opens the repository once.
+    pub store: Option<Store>,
 }
 
 impl Written {
@@ -173,6 +176,9 @@ fn write_at(
             ));
         }
     }
+    // The session (and with it the capture lock) ends before the store is handed on.
+    drop(session);
+    written.store = store.and_then(Result::ok);
     Ok(written)
 }
 

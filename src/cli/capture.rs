@@ -69,7 +69,11 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
     let client = req.client.clone();
     let lines = match std::panic::catch_unwind(|| capture::run(req)) {
         Ok(report) => {
-            crate::sync::auto::after_capture(report.vault.as_ref(), clock::now());
+            crate::sync::auto::after_capture(
+                report.vault.as_ref(),
+                report.store.as_ref(),
+                clock::now(),
+            );
             report.lines
         }
         Err(_) => {

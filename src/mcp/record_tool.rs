@@ -120,7 +120,11 @@ impl Recorder {
         };
         match std::panic::catch_unwind(|| capture::run(req)) {
             Ok(report) => {
-                crate::sync::auto::after_capture(report.vault.as_ref(), crate::clock::now());
+                crate::sync::auto::after_capture(
+                    report.vault.as_ref(),
+                    report.store.as_ref(),
+                    crate::clock::now(),
+                );
                 result(&report.lines, &report.outcome)
             }
             Err(_) => Recorded {

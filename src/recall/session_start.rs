@@ -155,7 +155,7 @@ fn brief(vault: &Vault, stdin: impl Read, now: Instant) -> Answer {
         answer.reason = format!("{} is false", context::ENABLED_KEY);
         return answer;
     }
-    crate::sync::auto::after_capture(Some(vault), now);
+    crate::sync::auto::after_capture(Some(vault), None, now);
     if !crate::index::locate(vault).0.exists() {
         answer.outcome = "no-index";
         answer.reason = "no index yet: the first `git rutter recent` or MCP call builds it".into();

@@ -141,6 +141,13 @@ pub struct Store {
     hashed: reader::Hashed,
 }
 
+impl std::fmt::Debug for Store {
+    /// The vault it is open on (a repository handle has nothing else to show).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("root", &self.root).finish()
+    }
+}
+
 impl Store {
     /// Opens the repository at the vault root (no upward search).
     pub fn open(vault: &impl Located) -> Result<Store, StoreError> {

@@ -68,10 +68,21 @@ pub(crate) fn due(last: Option<Instant>, interval: Duration, now: Instant) -> bo
 /// brief's hook) and while the MCP server runs, in `vault`: starts a detached
 /// sync when one is due. Returns the started process's id. Never waits, never fails the caller,
 /// says nothing.
-pub(crate) fn after_capture(vault: Option<&Vault>, now: Instant) -> Option<u32> {
+pub(crate) fn after_capture(
+    vault: Option<&Vault>,
+    opened: Option<&Store>,
+    now: Instant,
+) -> Option<u32> {
     let vault = vault.filter(|v| v.git_dir.is_some())?;
-    let store = Store::open(vault).ok()?;
-    let interval = configured(&store).ok()??;
+    let own;
+    let store = match opened {
+        Some(s) => s,
+        None => {
+            own = Store::open(vault).ok()?;
+            &own
+        }
+    };
+    let interval = configured(store).ok()??;
     if !due(last_start(store.state_dir()), interval, now) {
         return None;
     }
@@ -89,7 +100,7 @@ pub(crate) fn while_serving(vault: Vault) {
     let _ = std::thread::Builder::new()
         .name("rutter-autosync".into())
         .spawn(move || loop {
-            after_capture(Some(&vault), clock::now());
+            after_capture(Some(&vault), None, clock::now());
             let interval = Store::open(&vault)
                 .ok()
                 .and_then(|s| configured(&s).ok().flatten());
