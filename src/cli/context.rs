@@ -54,14 +54,15 @@ pub fn run_hook(vault: Option<PathBuf>, client: &str) -> i32 {
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let now = clock::now();
     let vault = super::interactive_vault(ui, vault.as_deref())?;
-    let max_bytes = context::budget(&vault, args.max_bytes).map_err(user_error)?;
+    let store = crate::store::Store::open(&vault).ok();
+    let max_bytes = context::budget(store.as_ref(), args.max_bytes).map_err(user_error)?;
     let project = args.project.or_else(|| {
         let cwd = std::env::current_dir().ok()?;
         crate::capture::workspace::derive_workspace(Some(&cwd.to_string_lossy()))
             .map(|w| w.project.clone())
     });
     let (mut index, building) = super::open_index(ui, &vault)?;
-    let freshness = crate::recall::sync_state::line(&vault, now);
+    let freshness = crate::recall::sync_state::line(store.as_ref(), now);
     let brief = context::read(
         &vault,
         &mut index,

@@ -75,9 +75,10 @@ pub(crate) struct Brief {
     pub text: String,
 }
 
-/// Whether the session-start brief is on for `vault` (`rutter.context` is not `false`).
-pub(crate) fn enabled(vault: &Vault) -> bool {
-    let Ok(store) = Store::open(vault) else {
+/// Whether the session-start brief is on for the vault `store` is open on (`rutter.context`
+/// is not `false`); on when the vault has no repository to say otherwise.
+pub(crate) fn enabled(store: Option<&Store>) -> bool {
+    let Some(store) = store else {
         return true;
     };
     !matches!(
@@ -89,9 +90,12 @@ pub(crate) fn enabled(vault: &Vault) -> bool {
     )
 }
 
-/// The budget: `flag` when given, else `rutter.contextBytes` when it is a number in range,
-/// else [`DEFAULT_MAX_BYTES`]. `Err` when a flag is out of range.
-pub(crate) fn budget(vault: &Vault, flag: Option<usize>) -> Result<usize, BudgetOutOfRange> {
+/// The budget: `flag` when given, else `rutter.contextBytes` (read through `store`) when it is
+/// a number in range, else [`DEFAULT_MAX_BYTES`]. `Err` when a flag is out of range.
+pub(crate) fn budget(
+    store: Option<&Store>,
+    flag: Option<usize>,
+) -> Result<usize, BudgetOutOfRange> {
     let range = MIN_MAX_BYTES..=MAX_MAX_BYTES;
     if let Some(n) = flag {
         return match range.contains(&n) {
@@ -99,8 +103,7 @@ pub(crate) fn budget(vault: &Vault, flag: Option<usize>) -> Result<usize, Budget
             false => Err(BudgetOutOfRange(n)),
         };
     }
-    let configured = Store::open(vault)
-        .ok()
+    let configured = store
         .and_then(|s| s.config_string(BYTES_KEY))
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|n| range.contains(n));
@@ -113,16 +116,17 @@ pub(crate) fn budget(vault: &Vault, flag: Option<usize>) -> Result<usize, Budget
 pub(crate) struct BudgetOutOfRange(pub usize);
 
 /// The brief for a session in `project`: opens the index (which must exist: a session start
-/// never builds it), reads how fresh the record is and the budget, and reads the brief.
+/// never builds it), reads how fresh the record is and the budget (through `store`, the
+/// vault's repository opened once by the caller), and reads the brief.
 pub(crate) fn for_session(
     vault: &Vault,
+    store: Option<&Store>,
     project: Option<&str>,
-    max_bytes: Option<usize>,
     now: Instant,
 ) -> Result<Brief, IndexError> {
-    let max_bytes = budget(vault, max_bytes).unwrap_or(DEFAULT_MAX_BYTES);
+    let max_bytes = budget(store, None).unwrap_or(DEFAULT_MAX_BYTES);
     let mut index = Index::open(vault, false)?;
-    let freshness = super::sync_state::line(vault, now);
+    let freshness = super::sync_state::line(store, now);
     read(vault, &mut index, project, freshness, max_bytes, now)
 }
 

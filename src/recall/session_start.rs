@@ -150,12 +150,14 @@ fn brief(vault: &Vault, stdin: impl Read, now: Instant) -> Answer {
     if crate::failpoint::active("context-slow") {
         std::thread::sleep(TIME_BOUND * 2);
     }
-    if !context::enabled(vault) {
+    // One open of the repository for every setting the brief reads.
+    let store = crate::store::Store::open(vault).ok();
+    if !context::enabled(store.as_ref()) {
         answer.outcome = "off";
         answer.reason = format!("{} is false", context::ENABLED_KEY);
         return answer;
     }
-    crate::sync::auto::after_capture(Some(vault), None, now);
+    crate::sync::auto::after_capture(Some(vault), store.as_ref(), now);
     if !crate::index::locate(vault).0.exists() {
         answer.outcome = "no-index";
         answer.reason = "no index yet: the first `git rutter recent` or MCP call builds it".into();
@@ -166,7 +168,7 @@ fn brief(vault: &Vault, stdin: impl Read, now: Instant) -> Answer {
         .or_else(|| payload.workspace_roots.and_then(|r| r.into_iter().next()));
     let project =
         crate::capture::workspace::derive_workspace(cwd.as_deref()).map(|w| w.project.clone());
-    match context::for_session(vault, project.as_deref(), None, now) {
+    match context::for_session(vault, store.as_ref(), project.as_deref(), now) {
         Ok(b) => {
             answer.outcome = "injected";
             answer.decisions = b.decisions.len();

@@ -45,11 +45,11 @@ pub(crate) fn last(store: &Store) -> LastSync {
     }
 }
 
-/// The line for `vault` now (`sync is not set up` when the store cannot be opened).
-pub(crate) fn line(vault: &Vault, now: Instant) -> String {
-    match Store::open(vault) {
-        Ok(store) => describe(remote(&store).as_deref(), &last(&store), now),
-        Err(_) => describe(None, &LastSync::default(), now),
+/// The line for the vault `store` is open on, now (`sync is not set up` without a store).
+pub(crate) fn line(store: Option<&Store>, now: Instant) -> String {
+    match store {
+        Some(store) => describe(remote(store).as_deref(), &last(store), now),
+        None => describe(None, &LastSync::default(), now),
     }
 }
 
