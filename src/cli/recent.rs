@@ -115,19 +115,32 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         })?;
         ui.print_json(&out)?;
     } else {
+        let clock = clock::Clock::for_flag(args.utc);
         let text = index.read(|index| {
-            let describer = refs::Shown::new(index);
-            let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
-            let short = ShortIds::lookups(index);
-            let look = render::Look {
-                clock: clock::Clock::for_flag(args.utc),
-                ids: Some(&|id| short.short(id)),
-            };
-            Ok(render::cli(&answer.recent, &shown, answer.record, &look))
+            Ok(looked_up(index, clock, |shown, look| {
+                render::cli(&answer.recent, shown, answer.record, look)
+            }))
         })?;
         ui.print_painted(&text, Palette::marks)?;
     }
     Ok(Exit::Clean)
+}
+
+/// `draw` given the index's lookups a rendering needs: each cited note as it is now, and the
+/// short form of each entry id, in `clock`'s time.
+fn looked_up<T>(
+    index: &Index,
+    clock: clock::Clock,
+    draw: impl FnOnce(render::RefText<'_>, &render::Look<'_>) -> T,
+) -> T {
+    let describer = refs::Shown::new(index);
+    let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
+    let short = ShortIds::lookups(index);
+    let look = render::Look {
+        clock,
+        ids: Some(&|id| short.short(id)),
+    };
+    draw(&shown, &look)
 }
 
 /// Sessions `recent --all` prints before it reads the rest: a screen's worth.
@@ -155,32 +168,18 @@ fn print_all(
         recent::Recent::Sessions(s) if s.len() == FIRST_SCREEN => s,
         // Fewer sessions than a screen: that is every session.
         _ => {
-            let describer = refs::Shown::new(index);
-            let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
-            let short = ShortIds::lookups(index);
-            let look = render::Look {
-                clock: query.clock.clone(),
-                ids: Some(&|id| short.short(id)),
-            };
-            ui.print_painted(
-                &render::cli(&first.recent, &shown, first.record, &look),
-                Palette::marks,
-            )?;
+            let text = looked_up(index, query.clock.clone(), |shown, look| {
+                render::cli(&first.recent, shown, first.record, look)
+            });
+            ui.print_painted(&text, Palette::marks)?;
             return Ok(Exit::Clean);
         }
     };
     let palette = ui.palette();
     let mut out = Painted::new(ui.stdout(), palette);
-    let mut text = {
-        let describer = refs::Shown::new(index);
-        let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
-        let short = ShortIds::lookups(index);
-        let look = render::Look {
-            clock: query.clock.clone(),
-            ids: Some(&|id| short.short(id)),
-        };
-        render::cli_part(head, &shown, first.record, &look)
-    };
+    let mut text = looked_up(index, query.clock.clone(), |shown, look| {
+        render::cli_part(head, shown, first.record, look)
+    });
     if let Err(e) = out.text(&text).and_then(|_| out.flush()) {
         return quiet_on_broken_pipe(e);
     }
