@@ -45,7 +45,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use support::server::Server;
-use support::{machine, measured, prepare, utf8, Env, Measured, Prepared, Spec, BIN, LARGE};
+use support::{machine, measured, prepare, utf8, Env, Measured, Prepared, Spec, LARGE};
 
 const GROWTH_50K: Spec = Spec {
     name: "growth-50k",
@@ -149,10 +149,8 @@ fn main() {
         println!("the growth vaults are prepared");
         return;
     }
-    let base = support::base::binary(&env.root);
-    let bins: Vec<PathBuf> = std::iter::once(PathBuf::from(BIN))
-        .chain(base.clone())
-        .collect();
+    let bins = support::base::builds(&env.root);
+    let base = bins.get(1).cloned();
     let copies: Vec<Vec<PathBuf>> = prepared
         .iter()
         .map(|p| build_copies(&env, p, &bins))

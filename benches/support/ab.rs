@@ -6,7 +6,6 @@
 //!
 //! Without the variable there is one build, this one, and a benchmark's output is as it was.
 
-use super::BIN;
 use super::{canonical, flush_disks, sync_tree, Env, Measured, Prepared, Process, Stats, Usage};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -27,9 +26,8 @@ pub const BASE: usize = 1;
 impl Builds {
     /// This build, and the base `RUTTER_BENCH_BASE` names (built once when it is a revision).
     pub fn from_env(env: &Env) -> Builds {
-        let base = super::base::binary(&env.root);
         Builds {
-            bins: std::iter::once(PathBuf::from(BIN)).chain(base).collect(),
+            bins: super::base::builds(&env.root),
         }
     }
 

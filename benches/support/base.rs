@@ -36,6 +36,37 @@ pub fn binary(bench_root: &Path) -> Option<PathBuf> {
     Some(bin)
 }
 
+/// The binaries an A/B compares, this build's first: with `RUTTER_BENCH_BASE`, this working
+/// tree built as the base is ([`this_binary`]) and the base; without it, the binary `cargo
+/// bench` built.
+pub fn builds(bench_root: &Path) -> Vec<PathBuf> {
+    match binary(bench_root) {
+        Some(base) => vec![this_binary(bench_root), base],
+        None => vec![PathBuf::from(super::BIN)],
+    }
+}
+
+/// This working tree's `git-rutter`, built for an A/B as the base is built (`cargo build
+/// --release --locked`, into the base's target folder): the binary `cargo bench` builds has the
+/// dev-dependencies' features too (tokio's `process`, rmcp's client), so it is another program
+/// than the base, and its A/B rows read up to a quarter slower with no code of theirs changed
+/// (docs/performance.md, "Stop 50"). Rebuilt by every A/B run (incrementally), into
+/// `<bench root>/base/this/`.
+pub fn this_binary(bench_root: &Path) -> PathBuf {
+    let dir = bench_root.join("base").join("this");
+    fs::create_dir_all(&dir).expect("create base/this");
+    println!(
+        "building this working tree as the base is built, into {}",
+        dir.display()
+    );
+    cargo_build(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &dir,
+        "this working tree",
+    );
+    dir.join("git-rutter")
+}
+
 /// The full commit id `rev` names in this repository.
 fn resolve(rev: &str) -> Option<String> {
     let out = git()
@@ -73,23 +104,30 @@ fn build(commit: &str, dir: &Path) {
         unpacked.success() && archived.success(),
         "unpacking {commit} failed"
     );
+    cargo_build(&tree, dir, commit);
+    let _ = fs::remove_dir_all(&tree);
+}
+
+/// `cargo build --release --locked --bin git-rutter` of the sources in `tree`, in the target
+/// folder every base shares (incremental from one build to the next), the binary copied to
+/// `dir/git-rutter` and cargo's output to `dir/build.log`.
+fn cargo_build(tree: &Path, dir: &Path, what: &str) {
     let log = fs::File::create(dir.join("build.log")).expect("create build.log");
     let target = dir.parent().expect("base/").join("target");
     let built = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["build", "--release", "--locked", "--bin", "git-rutter"])
         .env("CARGO_TARGET_DIR", &target)
-        .current_dir(&tree)
+        .current_dir(tree)
         .stdout(log.try_clone().expect("build.log"))
         .stderr(log)
         .status()
         .expect("run cargo build");
     assert!(
         built.success(),
-        "building {commit} failed: see {}",
+        "building {what} failed: see {}",
         dir.join("build.log").display()
     );
     fs::copy(target.join("release/git-rutter"), dir.join("git-rutter")).expect("keep the binary");
-    let _ = fs::remove_dir_all(&tree);
 }
 
 fn git() -> Command {
