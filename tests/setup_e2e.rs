@@ -210,3 +210,47 @@ fn setup_installs_the_manual_that_git_rutter_help_opens() {
     let again = run(&["--yes"]);
     assert!(!again.stdout.contains("Manual"), "{}", again.stdout);
 }
+
+/// A manual that cannot be written (a binary in a folder the user cannot write, here a file
+/// where `share/` would be) is said, with the command that installs it elsewhere, and does not
+/// make setup fail: the clients are what it is for.
+#[test]
+fn a_manual_that_cannot_be_written_is_said_and_does_not_fail_setup() {
+    let env = Env::git_vault();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    assert_eq!(env.rutter(&["init", "--global"]).code, 0);
+    let prefix = env.root().join("prefix");
+    let bin = prefix.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(prefix.join("share"), "not a folder").unwrap();
+    let exe = bin.join("git-rutter");
+    std::fs::copy(BIN, &exe).unwrap();
+    let mut c = env.cmd_for(exe.to_str().unwrap());
+    c.env_remove("LIBRARIAN_VAULT_PATH")
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
+        .args(["setup", "--yes"]);
+    let r = run_with_stdin(&mut c, b"");
+    let has_man =
+        std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("man").is_file());
+    if !has_man {
+        assert!(!r.stdout.contains("Manual"), "{}", r.stdout);
+        return;
+    }
+    assert!(
+        r.stdout.contains("Manual: not installed (")
+            && r.stdout.contains("`git rutter man --install --dir DIR`"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("git-rutter: the manual: "),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("Codex: changed"), "{}", r.stdout);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}

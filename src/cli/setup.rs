@@ -247,6 +247,7 @@ fn manual_line(m: &Manual, ctx: &Context) -> String {
     match (m.outcome, m.found) {
         ("installed", true) => format!("Manual: installed ({} pages in {dir}); `git rutter --help` opens it.", m.pages),
         ("installed", false) => format!("Manual: installed ({} pages in {dir}), but man does not find it there: add {} to MANPATH.", m.pages, ctx.show(m.dir.parent().unwrap_or(&m.dir))),
+        ("failed", _) => format!("Manual: not installed ({dir} could not be written); `git rutter man --install --dir DIR` with a folder man searches installs it."),
         (outcome, _) => format!("Manual: {outcome}"),
     }
 }
