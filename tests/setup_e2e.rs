@@ -144,6 +144,34 @@ fn named_clients_are_set_up_even_when_not_found_and_unknown_ones_refused() {
     assert!(env.home.join(".codex/hooks.json").exists());
 }
 
+/// A vault set up with `init --global`, a Codex folder, and this binary copied into
+/// `<root>/prefix/bin` as `cargo install` lays it out: the copy, and a PATH with its folder first.
+fn installed_copy(env: &Env) -> (std::path::PathBuf, String) {
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    assert_eq!(env.rutter(&["init", "--global"]).code, 0);
+    let bin = env.root().join("prefix/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("git-rutter");
+    std::fs::copy(BIN, &exe).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    (exe, path)
+}
+
+/// `git-rutter setup ARGS` run as the copy [`installed_copy`] made, with its PATH.
+fn setup_as(env: &Env, exe: &std::path::Path, path: &str, args: &[&str]) -> Run {
+    let mut c = env.cmd_for(exe.to_str().unwrap());
+    c.env_remove("LIBRARIAN_VAULT_PATH")
+        .env("PATH", path)
+        .arg("setup")
+        .args(args);
+    run_with_stdin(&mut c, b"")
+}
+
+/// Whether `man` is on this machine's PATH.
+fn has_man() -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("man").is_file())
+}
+
 /// `git rutter --help` is git's `man git-rutter`: a binary installed where `cargo install` puts
 /// it (a `bin/` folder on PATH) has no manual yet, so setup writes it beside the binary, where
 /// man-db looks, and a second run has nothing left to do. Without `man` there is nothing to
@@ -151,30 +179,14 @@ fn named_clients_are_set_up_even_when_not_found_and_unknown_ones_refused() {
 #[test]
 fn setup_installs_the_manual_that_git_rutter_help_opens() {
     let env = Env::git_vault();
-    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
-    assert_eq!(env.rutter(&["init", "--global"]).code, 0);
-    let prefix = env.root().join("prefix");
-    let bin = prefix.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let exe = bin.join("git-rutter");
-    std::fs::copy(BIN, &exe).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let run = |args: &[&str]| {
-        let mut c = env.cmd_for(exe.to_str().unwrap());
-        c.env_remove("LIBRARIAN_VAULT_PATH")
-            .env("PATH", &path)
-            .arg("setup")
-            .args(args);
-        run_with_stdin(&mut c, b"")
-    };
-    let page = prefix.join("share/man/man1/git-rutter.1");
-    let has_man =
-        std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("man").is_file());
+    let (exe, path) = installed_copy(&env);
+    let run = |args: &[&str]| setup_as(&env, &exe, &path, args);
+    let page = env.root().join("prefix/share/man/man1/git-rutter.1");
 
     let planned = run(&["--dry-run"]);
     let first = run(&["--yes"]);
     let json: common::decoded::Setup = common::json::decode(&run(&["--json"]).stdout);
-    if !has_man {
+    if !has_man() {
         assert!(!first.stdout.contains("Manual"), "{}", first.stdout);
         assert!(!page.exists());
         assert!(json.manual.is_none(), "{json:?}");
@@ -217,25 +229,10 @@ fn setup_installs_the_manual_that_git_rutter_help_opens() {
 #[test]
 fn a_manual_that_cannot_be_written_is_said_and_does_not_fail_setup() {
     let env = Env::git_vault();
-    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
-    assert_eq!(env.rutter(&["init", "--global"]).code, 0);
-    let prefix = env.root().join("prefix");
-    let bin = prefix.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::write(prefix.join("share"), "not a folder").unwrap();
-    let exe = bin.join("git-rutter");
-    std::fs::copy(BIN, &exe).unwrap();
-    let mut c = env.cmd_for(exe.to_str().unwrap());
-    c.env_remove("LIBRARIAN_VAULT_PATH")
-        .env(
-            "PATH",
-            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
-        )
-        .args(["setup", "--yes"]);
-    let r = run_with_stdin(&mut c, b"");
-    let has_man =
-        std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("man").is_file());
-    if !has_man {
+    let (exe, path) = installed_copy(&env);
+    std::fs::write(env.root().join("prefix/share"), "not a folder").unwrap();
+    let r = setup_as(&env, &exe, &path, &["--yes"]);
+    if !has_man() {
         assert!(!r.stdout.contains("Manual"), "{}", r.stdout);
         return;
     }

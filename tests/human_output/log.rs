@@ -3,6 +3,15 @@
 use super::two_sessions;
 use crate::common::*;
 
+/// [`two_sessions`] with the committed "Chose SQLite" entry edited in its day file.
+fn with_an_edited_entry() -> Env {
+    let env = two_sessions();
+    let day = env.vault.join("_librarian/sessions/2026-11-30.md");
+    let text = std::fs::read_to_string(&day).unwrap();
+    std::fs::write(&day, text.replace("Chose SQLite", "Chose Postgres")).unwrap();
+    env
+}
+
 #[test]
 fn log_lists_entries_newest_first_with_commit_and_status() {
     let env = two_sessions();
@@ -49,10 +58,7 @@ fn log_of_a_malformed_day_is_exit_2() {
 
 #[test]
 fn log_shows_an_edited_entry_and_its_edit() {
-    let env = two_sessions();
-    let day = env.vault.join("_librarian/sessions/2026-11-30.md");
-    let text = std::fs::read_to_string(&day).unwrap();
-    std::fs::write(&day, text.replace("Chose SQLite", "Chose Postgres")).unwrap();
+    let env = with_an_edited_entry();
     insta::assert_snapshot!(env.here(&["log", "-p", "--day", "2026-11-30"]));
 }
 
@@ -87,27 +93,18 @@ fn log_marks_a_line_no_capture_wrote_unverified() {
 
 #[test]
 fn log_on_a_terminal_paints_commit_ids_and_states() {
-    let env = two_sessions();
-    let day = env.vault.join("_librarian/sessions/2026-11-30.md");
-    let text = std::fs::read_to_string(&day).unwrap();
-    std::fs::write(&day, text.replace("Chose SQLite", "Chose Postgres")).unwrap();
+    let env = with_an_edited_entry();
     insta::assert_snapshot!(env.here_painted(&["log", "--day", "2026-11-30"]));
 }
 
 #[test]
 fn log_oneline_is_the_commit_and_the_summary_as_git_log_oneline() {
-    let env = two_sessions();
-    let day = env.vault.join("_librarian/sessions/2026-11-30.md");
-    let text = std::fs::read_to_string(&day).unwrap();
-    std::fs::write(&day, text.replace("Chose SQLite", "Chose Postgres")).unwrap();
+    let env = with_an_edited_entry();
     insta::assert_snapshot!(env.here(&["log", "--oneline"]));
 }
 
 #[test]
 fn log_oneline_on_a_terminal_paints_the_commit_and_a_status_it_shows() {
-    let env = two_sessions();
-    let day = env.vault.join("_librarian/sessions/2026-11-30.md");
-    let text = std::fs::read_to_string(&day).unwrap();
-    std::fs::write(&day, text.replace("Chose SQLite", "Chose Postgres")).unwrap();
+    let env = with_an_edited_entry();
     insta::assert_snapshot!(env.here_painted(&["log", "--oneline"]));
 }
