@@ -863,11 +863,7 @@ mod tests {
             ))
         }
         fn committed_days(&self) -> Result<Vec<(String, String)>, SourceError> {
-            Ok(self
-                .days
-                .iter()
-                .map(|(d, b)| (d.clone(), fingerprint::sha256_hex(b)))
-                .collect())
+            Ok(committed(&self.days))
         }
         fn committed_bytes(&self, blob: &str, _: Option<&[u8]>) -> Result<Vec<u8>, SourceError> {
             self.reads.set(self.reads.get() + 1);
@@ -888,6 +884,13 @@ mod tests {
         }
     }
 
+    /// `(day, blob id)` of day files given by hand, their sha256 standing for git's blob id.
+    fn committed(days: &BTreeMap<String, Vec<u8>>) -> Vec<(String, String)> {
+        days.iter()
+            .map(|(d, b)| (d.clone(), fingerprint::sha256_hex(b)))
+            .collect()
+    }
+
     /// A record given by hand that a bulk load can fork for its reading thread (`forks`), or
     /// not (every day read on the writer's thread); `broken`: a day whose committed bytes
     /// cannot be read.
@@ -904,11 +907,7 @@ mod tests {
             Some("tip".into())
         }
         fn committed_days(&self) -> Result<Vec<(String, String)>, SourceError> {
-            Ok(self
-                .days
-                .iter()
-                .map(|(d, b)| (d.clone(), fingerprint::sha256_hex(b)))
-                .collect())
+            Ok(committed(&self.days))
         }
         fn changed_days(&self, _: &str) -> Result<Option<Vec<Moved>>, SourceError> {
             Ok(None)
