@@ -51,6 +51,13 @@ fn setup_finds_the_clients_asks_writes_and_ends_green() {
     );
     let r = env.rutter(&["init", "--global"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // No client runs the hook yet: init names the next step.
+    assert!(
+        r.stdout
+            .contains("Next: `git rutter setup` registers git-rutter"),
+        "{}",
+        r.stdout
+    );
 
     // Without a terminal and without --yes: the plan, and nothing written.
     let shown = setup(&env, &[], None);
@@ -117,6 +124,9 @@ fn setup_finds_the_clients_asks_writes_and_ends_green() {
         calls,
         std::fs::read_to_string(env.home.join("claude-calls")).unwrap()
     );
+    // Set up: init again has no next step to name.
+    let r = env.rutter(&["init", "--global"]);
+    assert!(!r.stdout.contains("Next:"), "{}", r.stdout);
 }
 
 #[test]

@@ -129,11 +129,26 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         ui.print(&format!(
             "Set git config --global {VAULT_CONFIG_KEY} {root}."
         ))?;
+        if !any_client_hooked() {
+            ui.print("Next: `git rutter setup` registers git-rutter with the AI clients on this machine (`--dry-run` shows what it would write first).")?;
+        }
     } else if let Some(note) = hooks_use_another_vault(&vault.root).filter(|_| !no_notes) {
         // Never suggested for a folder with no notes (the TypeScript user's `init` in `~`).
         ui.warn(note);
     }
     Ok(Exit::Clean)
+}
+
+/// Whether an AI client on this machine already runs git-rutter's Stop hook (as `status`
+/// reads the clients' files); `true` when that cannot be told (no HOME), so nothing is
+/// suggested then.
+fn any_client_hooked() -> bool {
+    let Ok(ctx) = super::install_hook::context(None) else {
+        return true;
+    };
+    crate::status::clients::inspect(&ctx)
+        .iter()
+        .any(|c| c.hook.state == "registered")
 }
 
 /// Whether the vault has a sync remote set (`rutter.syncRemote`).
