@@ -444,6 +444,63 @@ fn the_cli_brief_keeps_its_budget_and_says_what_it_left_out() {
     assert!(bad.stdout.is_empty());
 }
 
+/// A purged entry stands in `recent` on its own day, in its place by time (its rows are kept
+/// under the stem `DAY.~purged`, which sorted it above the rest of its day as a day of its own),
+/// and, as a retracted one, it is left out of the brief: the session's earlier step leads.
+#[test]
+fn a_purged_entry_keeps_its_day_and_place_and_stays_out_of_the_brief() {
+    let env = Env::git_vault();
+    let capture = |ts: &str, session: &str, summary: &str| {
+        let mut c = env.cmd();
+        c.env("RUTTER_TIMESTAMP", ts)
+            .args(["capture", "--summary", summary, "--session", session]);
+        let r = run_with_stdin(&mut c, b"");
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    };
+    capture("2026-11-30T09:00:00.000Z", "A", "Kept the first layout.");
+    capture(
+        "2026-11-30T10:00:00.000Z",
+        "A",
+        "Pasted a token by mistake.",
+    );
+    capture("2026-11-30T11:00:00.000Z", "B", "Chose the newer layout.");
+    let r = env.rutter(&["purge", "20261130T100000000Z", "--reason", "a token"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+
+    let recent: common::json::Recent =
+        common::json::decode(&env.rutter(&["recent", "--json"]).stdout);
+    let order: Vec<(&str, &str, &str)> = recent
+        .sessions
+        .iter()
+        .flat_map(|s| s.steps.iter())
+        .map(|s| (s.day.as_str(), s.time.as_str(), s.status.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("2026-11-30", "2026-11-30T11:00:00.000Z", "committed"),
+            ("2026-11-30", "2026-11-30T09:00:00.000Z", "committed"),
+            ("2026-11-30", "2026-11-30T10:00:00.000Z", "purged"),
+        ]
+    );
+    let b: Brief = serde_json::from_str(&env.rutter(&["context", "--json"]).stdout).unwrap();
+    let shown: Vec<(&str, &str)> = b
+        .decisions
+        .iter()
+        .map(|d| (d.id.as_str(), d.day.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("20261130T110000000Z", "2026-11-30"),
+            ("20261130T090000000Z", "2026-11-30")
+        ],
+        "{}",
+        b.text
+    );
+    assert!(!b.text.contains("purged"), "{}", b.text);
+}
+
 #[test]
 fn install_hook_registers_the_brief_where_claude_and_codex_read_it() {
     let env = Env::git_vault();

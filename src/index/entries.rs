@@ -468,8 +468,10 @@ fn day_of_file(name: &str) -> Option<&str> {
         .filter(|stem| paths::split_day_stem(stem).is_some())
 }
 
-/// The day of a day file's stem.
+/// The day of a day file's stem, or of the stem a day's purged entries are kept under
+/// ([`purged_stem`]): its rows are of that day, and sort among its entries by time.
 fn day_of_stem(stem: &str) -> &str {
+    let stem = stem.strip_suffix(PURGED_SUFFIX).unwrap_or(stem);
     paths::split_day_stem(stem).map_or(stem, |(day, _)| day)
 }
 
@@ -649,8 +651,11 @@ fn racy(mtime_ns: i64) -> bool {
 /// The stem the rows of a day's purged entries are kept under: not a day file's (a tag never
 /// holds `~`), so no day file's refresh touches them.
 fn purged_stem(day: &str) -> String {
-    format!("{day}.~purged")
+    format!("{day}{PURGED_SUFFIX}")
 }
+
+/// What [`purged_stem`] adds to a day.
+pub(crate) const PURGED_SUFFIX: &str = ".~purged";
 
 /// Replaces the rows that stand for purged entries with one per purge the ledger at the tip
 /// holds (status `purged`, summary `purged on DATE: REASON`; spec/purge.md).

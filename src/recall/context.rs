@@ -205,8 +205,14 @@ fn newest(r: &Recent, look: &Look<'_>, here: bool) -> Vec<Decision> {
         .collect()
 }
 
+/// The session's newest step as a decision; a purged one is passed over, as a retracted one
+/// is (recall never shows that one): a placeholder tells a new session nothing it can use.
 fn decision(s: &Session, look: &Look<'_>, here: bool) -> Option<Decision> {
-    let step = s.steps.last()?;
+    let step = s
+        .steps
+        .iter()
+        .rev()
+        .find(|st| st.status != Status::Purged)?;
     let e = &step.entry;
     let changed_notes = e
         .refs

@@ -6,7 +6,7 @@
 
 use super::row::{Retracted, Row, Step};
 use crate::audit::{Finding, Kind, Options};
-use crate::index::entries::{project_key, Scope};
+use crate::index::entries::{project_key, Scope, PURGED_SUFFIX};
 use crate::index::Index;
 use crate::records::filter::EntryFilter;
 use crate::records::retraction::Retraction;
@@ -206,7 +206,7 @@ fn purged_rows(
     let (first, last) = filter.day_range();
     let mut out = Vec::new();
     for p in crate::recorder::purge::recorded(store, tip)? {
-        let stem = format!("{}.~purged", p.day);
+        let stem = format!("{}{PURGED_SUFFIX}", p.day);
         let in_range =
             first.is_none_or(|f| p.day.as_str() >= f) && last.is_none_or(|l| p.day.as_str() <= l);
         let e = p.placeholder();
@@ -245,7 +245,7 @@ fn prefiltered(vault: &Vault, q: &Query, watch: &mut dyn Watch) -> Option<BTreeS
         days.into_iter()
             .filter(|d| {
                 let purged = d
-                    .strip_suffix(".~purged")
+                    .strip_suffix(PURGED_SUFFIX)
                     .filter(|day| crate::clock::is_day(day));
                 paths::split_day_stem(d).is_some() || purged.is_some()
             })
