@@ -196,8 +196,8 @@ pub fn push(
         return Ok(Pushed::Accepted);
     }
     let why = match (&status, gist(&out.stderr)) {
-        (Some(s), e) if e.is_empty() => redact(s.rsplit('\t').next().unwrap_or(s)),
-        (Some(s), e) => format!("{}; {e}", redact(s.rsplit('\t').next().unwrap_or(s))),
+        (Some(s), e) if e.is_empty() => shown(s.rsplit('\t').next().unwrap_or(s)),
+        (Some(s), e) => format!("{}; {e}", shown(s.rsplit('\t').next().unwrap_or(s))),
         (None, e) => e,
     };
     // `[rejected]` is git's own refusal of a push that is not a fast-forward; a hook or the
@@ -230,11 +230,11 @@ pub fn fsck_gist(stderr: &[u8]) -> String {
         .collect();
     match lines.is_empty() {
         true => gist(stderr),
-        false => redact(&lines.join("; ")),
+        false => shown(&lines.join("; ")),
     }
 }
 
-/// git's stderr as one line for a message: `hint:` lines dropped, URLs redacted. Each of git's
+/// git's stderr as one line for a message ([`shown`]): `hint:` lines dropped. Each of git's
 /// messages is one part (`a; b`, without a period before the `;`); a line that [`continues`]
 /// is the rest of a sentence git wrapped ("…access rights" / "and the repository exists.").
 pub fn gist(stderr: &[u8]) -> String {
@@ -261,7 +261,14 @@ pub fn gist(stderr: &[u8]) -> String {
             false => p,
         })
         .collect();
-    redact(&parts.join("; "))
+    shown(&parts.join("; "))
+}
+
+/// Text git printed, as our messages quote it: on one line, every control or bidi character
+/// shown as `\u{XXXX}` text (the remote's side writes some of it: `remote: …` lines, the reason
+/// of a refused push, whatever the installed git lets through), and redacted.
+fn shown(text: &str) -> String {
+    redact(&crate::records::text::one_line_safe(text))
 }
 
 /// `text` with the query and fragment (where tokens travel) of every URL taken out: from the
@@ -334,6 +341,17 @@ mod tests {
             "error: failed to push"
         );
         assert_eq!(gist(b""), "");
+        // A hostile remote's sideband text, as an older git passes it on: no escape survives.
+        let hostile =
+            gist(b"remote: \x1b]0;pwned\x07\x1b[2Jdeclined \xe2\x80\xae txt\nerror: failed\n");
+        assert!(
+            !hostile.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{hostile:?}"
+        );
+        assert!(
+            hostile.starts_with("remote: \\u{001B}]0;pwned"),
+            "{hostile}"
+        );
     }
 
     #[test]
