@@ -160,7 +160,8 @@ pub fn fetch(root: &Path, remote: &str, bounds: Bounds) -> Result<(), TransportE
     if out.status.success() {
         return Ok(());
     }
-    let remote = remote.to_string();
+    // A name as the messages show it (a config file may hold any character in one).
+    let remote = crate::records::text::one_line_safe(remote);
     Err(if fsck_refused(&out.stderr) {
         let message = fsck_gist(&out.stderr);
         TransportError::Unsound { remote, message }
