@@ -100,10 +100,10 @@ pub(crate) fn while_serving(vault: Vault) {
     let _ = std::thread::Builder::new()
         .name("rutter-autosync".into())
         .spawn(move || loop {
-            after_capture(Some(&vault), None, clock::now());
-            let interval = Store::open(&vault)
-                .ok()
-                .and_then(|s| configured(&s).ok().flatten());
+            // One open of the repository a look, for both questions.
+            let store = Store::open(&vault).ok();
+            after_capture(Some(&vault), store.as_ref(), clock::now());
+            let interval = store.and_then(|s| configured(&s).ok().flatten());
             let look = interval.map_or(MAX_LOOK, |i| i.clamp(MIN_LOOK, MAX_LOOK));
             std::thread::sleep(look);
         });
