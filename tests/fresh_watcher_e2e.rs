@@ -44,12 +44,12 @@ impl Drop for Server {
     }
 }
 
-fn socket(env: &Env) -> PathBuf {
+pub(crate) fn socket(env: &Env) -> PathBuf {
     env.vault.join(".git/rutter/index.sqlite.watch")
 }
 
 /// Waits until a server accepts connections on the socket (a dead one's file refuses them).
-fn listening(env: &Env) {
+pub(crate) fn listening(env: &Env) {
     let socket = socket(env);
     wait_until("a server listening on the socket", WAIT, || {
         std::os::unix::net::UnixStream::connect(&socket).is_ok()
@@ -75,7 +75,7 @@ pub(crate) fn traced(env: &Env, args: &[&str]) -> (Run, String) {
     (run, source)
 }
 
-fn vault() -> Env {
+pub(crate) fn vault() -> Env {
     let env = Env::git_vault();
     env.write("Other/c.md", "# Gamma\n\nThe gamma note.\n");
     let r = env.rutter(&["reindex"]);
@@ -103,7 +103,7 @@ pub(crate) fn assert_by_watcher(source: &str) {
 }
 
 /// Searches for `word` and expects exactly `path` among the hits; the source that answered.
-fn finds(env: &Env, word: &str, path: &str) -> String {
+pub(crate) fn finds(env: &Env, word: &str, path: &str) -> String {
     let (run, source) = traced(env, &["search", "--json", word]);
     assert_eq!(run.code, 0, "{word}: {}{}", run.stdout, run.stderr);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();

@@ -60,6 +60,7 @@ mod sync_e2e;
 mod timeline_e2e;
 mod vault_resolution;
 mod verify_e2e;
+mod watch_e2e;
 
 /// Every `.rs` file of `tests/` (and every folder holding a `mod.rs`) is declared a module of
 /// this file: with cargo's discovery off, a file left out would never be built nor run.

@@ -216,6 +216,7 @@ fn hinted<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Hi
     }
     first_of!(
         crate::index::IndexError,
+        crate::mcp::standalone::WatchError,
         crate::recorder::RecordError,
         crate::store::StoreError,
         crate::store::transport::TransportError,

@@ -38,6 +38,7 @@ pub(crate) mod sync;
 pub(crate) mod timeline;
 pub(crate) mod ui;
 pub(crate) mod verify;
+pub(crate) mod watch;
 
 pub use error::{
     cannot_run, user_error, CommandError, CommandResult, ErrorKind, Exit, EXIT_CANNOT_RUN,
@@ -110,6 +111,7 @@ pub enum Command {
     InstallGitHooks(githooks::Args),
     Setup(setup::Args),
     Status(status::Args),
+    Watch(watch::Args),
     Config(config::Args),
     Man(man::Args),
     Completions(man::CompletionsArgs),
@@ -124,7 +126,13 @@ pub fn run(cli: Cli) -> i32 {
     if pages(&cli.command) {
         ui.start_pager(cli.no_pager);
     }
-    dispatch(&mut ui, cli)
+    // A watcher never starts another (nor does a server, which watches itself).
+    let may_start_watcher = !matches!(cli.command, Command::Watch(_) | Command::Mcp(_));
+    let code = dispatch(&mut ui, cli);
+    if may_start_watcher {
+        watch::start_if_wanted();
+    }
+    code
     // Dropping `ui` closes the pager's input and waits for it.
 }
 
@@ -183,6 +191,7 @@ pub fn dispatch(ui: &mut Ui, cli: Cli) -> i32 {
         }
         Command::InstallGitHooks(args) => githooks::run(ui, vault, args),
         Command::Status(args) => status::run(ui, vault, args),
+        Command::Watch(args) => watch::run(ui, vault, args),
         Command::Config(args) => config::run(ui, vault, args),
         Command::Man(args) => man::run(ui, args),
         Command::Completions(args) => man::completions(ui, args),

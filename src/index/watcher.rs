@@ -14,6 +14,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// The socket's name is the index's with this appended.
@@ -77,7 +78,10 @@ impl std::fmt::Display for NoAnswer {
 /// Asks the watcher of the index at `index` (serving the vault at `root`) to bring it up to
 /// date; its token when it says it is current.
 pub(crate) fn ask(index: &Path, root: &Path) -> Result<Current, NoAnswer> {
-    let mut stream = UnixStream::connect(socket_path(index)).map_err(|_| NoAnswer::NoServer)?;
+    let Ok(mut stream) = UnixStream::connect(socket_path(index)) else {
+        note_unwatched(root);
+        return Err(NoAnswer::NoServer);
+    };
     let silent = |e: std::io::Error| NoAnswer::Silent(e.to_string());
     stream.set_read_timeout(Some(WAIT)).map_err(silent)?;
     stream.set_write_timeout(Some(WAIT)).map_err(silent)?;
@@ -89,6 +93,22 @@ pub(crate) fn ask(index: &Path, root: &Path) -> Result<Current, NoAnswer> {
         .read_line(&mut line)
         .map_err(silent)?;
     parse(&line, root)
+}
+
+/// The vault root this process last found no watcher for (nothing listened on the socket).
+static UNWATCHED: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+fn note_unwatched(root: &Path) {
+    *UNWATCHED.lock().unwrap_or_else(PoisonError::into_inner) = Some(root.to_path_buf());
+}
+
+/// The vault root a fresh read of this process found no watcher for, if one did: where
+/// `rutter.watch` starts one (`git rutter watch`, spec/index.md). Taken once.
+pub(crate) fn take_unwatched() -> Option<PathBuf> {
+    UNWATCHED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
 }
 
 /// Reads the server's answer line.

@@ -69,6 +69,8 @@ pub(crate) struct Freshness {
     token: String,
     /// The shared file system the vault lies on, if it does: then the server never vouches.
     remote: Option<&'static str>,
+    /// When a command last asked ([`Freshness::sync_for_client`]), or this was made.
+    asked: Mutex<Instant>,
 }
 
 #[derive(Default)]
@@ -119,7 +121,17 @@ impl Freshness {
             token: new_token(),
             remote: super::remote_fs::remote_kind(&vault.root),
             vault,
+            asked: Mutex::new(Instant::now()),
         }
+    }
+
+    /// How long no command has asked whether the index is current (since this was made, when
+    /// none has).
+    pub(crate) fn unasked_for(&self) -> Duration {
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .elapsed()
     }
 
     /// Starts watching every directory `index` covers, then checks everything once (a change
@@ -290,6 +302,7 @@ impl Freshness {
     /// watcher runs, heard its cookie, lost no event it did not recover from by a full check,
     /// and the index holds this server's token (else, a rebuild since, a full check first).
     pub(crate) fn sync_for_client(&self, index: &mut Index) -> String {
+        *self.asked.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
         match self.sync(index) {
             Ok(how) => asked::current_line(&self.token, how, &self.vault.root),
             Err(why) => asked::declined_line(&why.to_string()),

@@ -47,11 +47,11 @@ const EXIT_OK: i32 = 0;
 const EXIT_FATAL: i32 = 1;
 
 /// The shared index once the background refresh is done, or why it failed.
-type Ready = Result<Arc<Served>, NotReady>;
+pub(super) type Ready = Result<Arc<Served>, NotReady>;
 
 /// Why the server has no index to serve (shared by every call that waits for it).
 #[derive(Debug, Clone, thiserror::Error)]
-enum NotReady {
+pub(super) enum NotReady {
     #[error("could not open the index: {}", crate::hint::one_line(.0.as_ref()))]
     Open(Arc<IndexError>),
     #[error("could not refresh the index: {}", crate::hint::one_line(.0.as_ref()))]
@@ -61,7 +61,7 @@ enum NotReady {
 }
 
 /// What tool calls share: the index, and what keeps it current.
-struct Served {
+pub(super) struct Served {
     index: Mutex<Index>,
     fresh: Arc<Freshness>,
 }
@@ -133,7 +133,7 @@ async fn serve(server: Rutter) -> i32 {
 
 /// Opens (building if needed) and refreshes the index on its own thread, starts watching the
 /// vault, then keeps the index current on that thread until `fresh` is stopped.
-fn start_refresh(
+pub(super) fn start_refresh(
     vault: Vault,
     fresh: Arc<Freshness>,
 ) -> std::io::Result<(watch::Receiver<Option<Ready>>, std::thread::JoinHandle<()>)> {

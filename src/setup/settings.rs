@@ -36,6 +36,11 @@ pub(crate) const KNOWN: &[Known] = &[
         does: "An interval (15m, 1h): after a capture, at a session start and while the MCP server runs, when the last sync started longer ago, a sync with rutter.syncRemote starts by itself in the background.",
     },
     Known {
+        key: "rutter.watch",
+        default: "off",
+        does: "An idle time (30m; true: 30m): a command that finds no watcher keeping the index current (no MCP server running) starts `git rutter watch --idle` with it in the background, so the next commands stat no note.",
+    },
+    Known {
         key: "rutter.context",
         default: "true",
         does: "false: the SessionStart hook hands sessions no brief (`git rutter context` still prints one).",

@@ -1,0 +1,147 @@
+//! `git rutter watch`: the watcher of a running MCP server, alone ([`crate::mcp::standalone`]);
+//! and `rutter.watch`, which has a command that found no watcher start one in the background.
+
+use super::{CommandResult, Exit, Ui};
+use crate::clock::{parse_interval, show_interval, IntervalError};
+use crate::store::Store;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Git config key: the idle time of the watcher a command starts when it finds none (`30m`;
+/// `true`: [`DEFAULT_IDLE`]; `off` or unset: none is started).
+pub(crate) const WATCH_KEY: &str = "rutter.watch";
+/// The idle time `rutter.watch = true` means.
+const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// Keep the vault's index current, so commands stat no note.
+///
+/// `search`, `show`, `recent`, `log`, `cited-by` and `status` make sure the index holds every
+/// note as it is now. A running MCP server watches the vault and tells them so at once;
+/// without one they check every note themselves (a stat each: 20-30 ms at 10,000 notes, more
+/// as the vault grows). This command is that watcher without the MCP server, for the times no
+/// AI client runs one: it watches until stopped (Ctrl-C), or with --idle, until no command has
+/// asked for that long. At most one runs per vault.
+///
+/// `git config [--global] rutter.watch 30m` (`true`: 30m) has a command that finds no watcher
+/// start `git rutter watch --idle 30m` in the background as it ends, so the next command is
+/// answered at once.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Stop once no command has asked for this long (30s, 15m, 2h, 1d).
+    #[arg(long, value_name = "INTERVAL", value_parser = idle)]
+    pub idle: Option<Duration>,
+}
+
+/// Why `--idle` does not read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum IdleError {
+    #[error("an idle time of none: leave --idle out to watch until stopped")]
+    None,
+    #[error(transparent)]
+    Interval(#[from] IntervalError),
+}
+
+fn idle(raw: &str) -> Result<Duration, IdleError> {
+    parse_interval(raw)?.ok_or(IdleError::None)
+}
+
+/// Runs the command: 0 once idle, 1 when another watcher watches the vault, 2 when it could
+/// not run.
+pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
+    let vault = super::interactive_vault(ui, vault.as_deref())?;
+    let watching = crate::mcp::standalone::start(&vault)?;
+    let until = match args.idle {
+        Some(idle) => format!("until no command has asked for {}", show_interval(idle)),
+        None => "until stopped (Ctrl-C)".to_string(),
+    };
+    ui.warn(format_args!(
+        "git-rutter: watching {} for commands, {until}.",
+        vault.root.display()
+    ));
+    watching.until_idle(args.idle)?;
+    Ok(Exit::Clean)
+}
+
+/// The idle time `rutter.watch` sets for the vault `store` keeps (its config, then the global
+/// one); `None` when it is off or unset.
+pub(crate) fn configured(store: &Store) -> Result<Option<Duration>, IntervalError> {
+    store
+        .config_string(WATCH_KEY)
+        .map_or(Ok(None), |raw| idle_of(&raw))
+}
+
+/// `rutter.watch`'s value read: an interval, `true` (and git's other words for it) the default
+/// idle time, `off` (and git's other words for false) none.
+fn idle_of(raw: &str) -> Result<Option<Duration>, IntervalError> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(Some(DEFAULT_IDLE)),
+        _ => parse_interval(raw),
+    }
+}
+
+/// When a fresh read of this command found no watcher and `rutter.watch` asks for one: starts
+/// `git-rutter --vault ROOT watch --idle INTERVAL` in its own process group, its streams
+/// closed, and returns at once. Says nothing, fails nothing: a watcher that does not start
+/// only leaves the next command to check the notes itself.
+pub(crate) fn start_if_wanted() {
+    let Some(root) = crate::index::watcher::take_unwatched() else {
+        return;
+    };
+    let Ok(vault) = crate::vault::resolve(Some(&root), false) else {
+        return;
+    };
+    let Ok(store) = Store::open(&vault) else {
+        return;
+    };
+    if let Ok(Some(idle)) = configured(&store) {
+        spawn(&vault.root, idle);
+    }
+}
+
+fn spawn(root: &Path, idle: Duration) {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let _ = Command::new(exe)
+        .arg("--vault")
+        .arg(root)
+        .args(["--no-pager", "watch", "--idle", &show_interval(idle)])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rutter_watch_reads_as_an_interval_or_as_git_writes_true_and_false() {
+        assert_eq!(idle_of("15m"), Ok(Some(Duration::from_secs(900))));
+        for on in ["true", "Yes", "on", "1"] {
+            assert_eq!(idle_of(on), Ok(Some(DEFAULT_IDLE)), "{on}");
+        }
+        for off in ["false", "off", "no", "0", ""] {
+            assert_eq!(idle_of(off), Ok(None), "{off}");
+        }
+        assert!(idle_of("banana").is_err());
+    }
+
+    #[test]
+    fn an_idle_time_reads_as_rutter_autosync_does_and_none_is_refused() {
+        assert_eq!(idle("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(idle("2h").unwrap(), Duration::from_secs(7200));
+        assert!(idle("0")
+            .unwrap_err()
+            .to_string()
+            .contains("leave --idle out"));
+        assert!(idle("soon")
+            .unwrap_err()
+            .to_string()
+            .contains("not an interval"));
+    }
+}

@@ -1,0 +1,104 @@
+//! `git rutter watch` and `rutter.watch` (spec/index.md, "A watcher of its own"): the MCP
+//! server's watcher without the server, started by hand or by a command that found none, answers
+//! commands as a server does, one per vault, and ends once no command has asked for its idle
+//! time. `RUTTER_FRESHNESS_TRACE` says which source answered, so each test asserts the path
+//! taken, never a time.
+
+use crate::common;
+use crate::fresh_watcher_e2e::{append, finds, listening, socket, vault};
+use common::*;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// `git rutter watch ARGS` started in the background, its stderr kept.
+fn watch(env: &Env, args: &[&str]) -> Child {
+    env.cmd()
+        .arg("watch")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child` to end by itself: its exit status and stderr.
+fn ended(child: Child) -> (i32, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn git_rutter_watch_answers_commands_as_a_server_does_and_ends_once_idle() {
+    let env = vault();
+    let watcher = watch(&env, &["--idle", "3s"]);
+    listening(&env);
+    append(&env, "Notes/a.md", "Kohlrabi in place.\n");
+    assert_eq!(finds(&env, "kohlrabi", "Notes/a.md"), "watcher (events)");
+    env.write("Fresh/d.md", "# D\n\nA parsnip note.\n");
+    crate::fresh_watcher_e2e::assert_by_watcher(&finds(&env, "parsnip", "Fresh/d.md"));
+
+    // One per vault: a second is refused at once, naming the lock, with what to do.
+    let second = env.rutter(&["watch"]);
+    assert_eq!(second.code, 1, "{}", second.stderr);
+    assert!(
+        second
+            .stderr
+            .contains("another `git rutter watch` already watches"),
+        "{}",
+        second.stderr
+    );
+    assert!(second.stderr.contains("Nothing to do"), "{}", second.stderr);
+
+    // Asked nothing for 3 s, it ends by itself, cleanly, and takes its socket with it.
+    let (code, stderr) = ended(watcher);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("until no command has asked for 3s"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("no command asked for 3s: stopping."),
+        "{stderr}"
+    );
+    assert!(!socket(&env).exists(), "the socket went with it");
+    append(&env, "Notes/a.md", "Fennel after it ended.\n");
+    assert_eq!(
+        finds(&env, "fennel", "Notes/a.md"),
+        "full check (no watcher is running)"
+    );
+}
+
+#[test]
+fn with_rutter_watch_set_a_command_that_finds_no_watcher_starts_one() {
+    let env = vault();
+    env.git(&["config", "rutter.watch", "3s"]);
+    append(&env, "Notes/a.md", "Kohlrabi in place.\n");
+    // This command checks the notes itself, and starts a watcher as it ends.
+    assert_eq!(
+        finds(&env, "kohlrabi", "Notes/a.md"),
+        "full check (no watcher is running)"
+    );
+    listening(&env);
+    append(&env, "Notes/a.md", "Turnip too.\n");
+    assert_eq!(finds(&env, "turnip", "Notes/a.md"), "watcher (events)");
+    // The started watcher ends once idle, and nothing is left listening.
+    wait_until("the started watcher ends once idle", WAIT, || {
+        !socket(&env).exists()
+    });
+}
+
+#[test]
+fn an_idle_time_of_none_or_no_interval_is_a_usage_error() {
+    let env = vault();
+    for bad in ["0", "soon"] {
+        let r = env.rutter(&["watch", "--idle", bad]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+        assert!(r.stderr.contains("--idle"), "{bad}: {}", r.stderr);
+    }
+}
