@@ -6,6 +6,7 @@
 
 use crate::common;
 use crate::fresh_watcher_e2e::{append, finds, listening, socket, vault};
+use common::json::{decode, Status};
 use common::*;
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -42,6 +43,14 @@ fn git_rutter_watch_answers_commands_as_a_server_does_and_ends_once_idle() {
     assert_eq!(finds(&env, "kohlrabi", "Notes/a.md"), "watcher (events)");
     env.write("Fresh/d.md", "# D\n\nA parsnip note.\n");
     crate::fresh_watcher_e2e::assert_by_watcher(&finds(&env, "parsnip", "Fresh/d.md"));
+    // `status` says a watcher keeps the index current.
+    let status: Status = decode(&env.rutter(&["status", "--json"]).stdout);
+    assert!(status.index().watched, "{status:?}");
+    let shown = env.rutter(&["status"]).stdout;
+    assert!(
+        shown.contains("notes unchanged since: a watcher keeps it current"),
+        "{shown}"
+    );
 
     // One per vault: a second is refused at once, naming the lock, with what to do.
     let second = env.rutter(&["watch"]);
@@ -67,6 +76,8 @@ fn git_rutter_watch_answers_commands_as_a_server_does_and_ends_once_idle() {
         "{stderr}"
     );
     assert!(!socket(&env).exists(), "the socket went with it");
+    let status: Status = decode(&env.rutter(&["status", "--json"]).stdout);
+    assert!(!status.index().watched, "{status:?}");
     append(&env, "Notes/a.md", "Fennel after it ended.\n");
     assert_eq!(
         finds(&env, "fennel", "Notes/a.md"),

@@ -279,6 +279,7 @@ fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {
                     "{} new, {} changed, {} removed since (the next search reads them)",
                     st.new, st.changed, st.removed
                 ),
+                _ if ix.watched => "notes unchanged since: a watcher keeps it current".into(),
                 _ => "notes unchanged since".into(),
             };
             format!(

@@ -34,6 +34,9 @@ pub(crate) struct IndexState {
     pub vault_notes: usize,
     /// How the notes differ from the index; `None` when there is no usable index to compare.
     pub stale: Option<Staleness>,
+    /// A running watcher (an MCP server's, or `git rutter watch`) vouched for the index, so
+    /// commands stat no note.
+    pub watched: bool,
 }
 
 /// Why an existing index cannot be used as it is.
@@ -76,6 +79,7 @@ pub fn inspect(vault: &Vault) -> IndexState {
         problem: None,
         vault_notes: 0,
         stale: None,
+        watched: false,
     };
     let walked = || walk::walk_notes(&vault.root);
     if let Err(e) = guard::check(&state.path, place) {
@@ -98,11 +102,13 @@ pub fn inspect(vault: &Vault) -> IndexState {
             entries,
             vault_notes,
             stale,
+            watched,
         }) => {
             state.notes = Some(notes);
             state.entries = Some(entries);
             state.vault_notes = vault_notes;
             state.stale = Some(stale);
+            state.watched = watched;
         }
         // In the vault's own .git/ the other path is this vault's former one: rebuilt.
         Ok(Read::OtherVault(theirs)) if place == Place::OwnGitDir => {
@@ -149,6 +155,8 @@ enum Read {
         /// Markdown notes in the vault now.
         vault_notes: usize,
         stale: Staleness,
+        /// A watcher vouched for it.
+        watched: bool,
     },
     OtherVault(String),
     Outdated(String),
@@ -218,6 +226,7 @@ fn counts(conn: &Connection, root: &Path, vouched: Option<Current>) -> rusqlite:
             entries,
             vault_notes,
             stale,
+            watched: current,
         });
     }
     let notes_now = walk::walk_notes(root);
@@ -234,6 +243,7 @@ fn counts(conn: &Connection, root: &Path, vouched: Option<Current>) -> rusqlite:
         entries,
         vault_notes: notes_now.len(),
         stale: compare(&mut known, &notes_now),
+        watched: current,
     })
 }
 

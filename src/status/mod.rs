@@ -135,6 +135,8 @@ pub(crate) struct IndexInfo {
     /// Markdown notes in the vault now.
     pub vault_notes: usize,
     pub stale: Option<Stale>,
+    /// A running watcher (an MCP server's, or `git rutter watch`) keeps it current.
+    pub watched: bool,
     /// Why it cannot be used as it is: `other-vault`, `foreign` or `not-a-file` (findings),
     /// `moved` or `outdated` (rebuilt at its next use).
     pub problem: Option<&'static str>,
@@ -320,6 +322,7 @@ fn index_info(s: &IndexState) -> IndexInfo {
             changed: st.changed,
             removed: st.removed,
         }),
+        watched: s.watched,
         problem,
         problem_detail: detail,
     }

@@ -161,6 +161,7 @@ pub struct Index {
     pub vault_notes: usize,
     #[serde(deserialize_with = "present")]
     pub stale: Option<Stale>,
+    pub watched: bool,
     #[serde(deserialize_with = "present")]
     pub problem: Option<String>,
     #[serde(deserialize_with = "present")]
