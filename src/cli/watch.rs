@@ -17,8 +17,8 @@ const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
 ///
 /// `search`, `show`, `recent`, `log`, `cited-by` and `status` make sure the index holds every
 /// note as it is now. A running MCP server watches the vault and tells them so at once;
-/// without one they check every note themselves (a stat each: 20-30 ms at 10,000 notes, more
-/// as the vault grows). This command is that watcher without the MCP server, for the times no
+/// without one they check every note themselves (a stat each: the more notes, the longer it
+/// takes). This command is that watcher without the MCP server, for the times no
 /// AI client runs one: it watches until stopped (Ctrl-C), or with --idle, until no command has
 /// asked for that long. At most one runs per vault.
 ///
