@@ -42,8 +42,11 @@
 //! 10. `git-rutter --version`, the cost of starting the process at all (reported only);
 //! 11. issue 37: `search` as in 3 and after an edit as in 5 with an MCP server watching the vault
 //!     (`git-rutter mcp` started and left running; the command asks its watcher instead of a
-//!     stat per note, spec/index.md "The watcher's answer"), on 10,000 notes (≤ 10 ms). Every
-//!     watched `search` runs with `RUTTER_FRESHNESS_TRACE` and must say the watcher answered.
+//!     stat per note, spec/index.md "The watcher's answer"), on 10,000 notes (≤ 10 ms); then
+//!     `search` as in 3 with this build's `git rutter watch` watching instead (the server's
+//!     watcher alone, for when no AI client runs a server), on 10,000 and (in 9) 50,000 notes.
+//!     Every watched `search` runs with `RUTTER_FRESHNESS_TRACE` and must say the watcher
+//!     answered.
 //!
 //! `RUTTER_BENCH_INDEX=search` runs only 3-5, 10 and 11 on 10,000 notes, after one untimed
 //! `reindex`; `RUTTER_BENCH_INDEX=build` runs only the building rows: 1, 8's `init`, 9's cold
@@ -339,13 +342,18 @@ fn main() {
     stats.extend(show(&env, &ab, note));
     stats.extend(search_after_edit(&env, &ab, note, false));
     let watched_ms = {
-        let _servers = Watching::start_each(&env, &ab);
-        let rows = search_watched(&env, &ab, "", TARGET_SEARCH_MS);
+        let _servers = Watching::start_each(&env, &ab, Watcher::Server);
+        let rows = search_watched(&env, &ab, Watcher::Server, "", TARGET_SEARCH_MS);
         let ms = rows[THIS].stats.median;
         stats.extend(rows);
         stats.extend(search_after_edit(&env, &ab, note, true));
         ms
     };
+    {
+        let _watchers = Watching::start_each(&env, &ab, Watcher::Watch);
+        let rows = search_watched(&env, &ab, Watcher::Watch, "", TARGET_SEARCH_MS);
+        stats.extend(rows);
+    }
     if !only_search {
         stats.extend(recent(&env, &ab));
         stats.extend(log_grep(&env, &ab));
@@ -506,12 +514,14 @@ fn growth_in_notes(env: &Env, builds: &Builds, search: Option<(f64, f64)>) -> Ve
         );
         let target = (TARGET_SEARCH_GROWTH * search_ms * 100.0).round() / 100.0;
         rows.extend(search_row(env, &ab, &label, target));
-        let _servers = Watching::start_each(env, &ab);
         let target = (TARGET_WATCHED_GROWTH * watched_ms * 100.0).round() / 100.0;
         let label = format!(
             ", 50,000 notes (≤ {TARGET_WATCHED_GROWTH}× the 10,000-note row's {watched_ms:.2} ms)"
         );
-        rows.extend(search_watched(env, &ab, &label, target));
+        for kind in [Watcher::Server, Watcher::Watch] {
+            let _watchers = Watching::start_each(env, &ab, kind);
+            rows.extend(search_watched(env, &ab, kind, &label, target));
+        }
     }
     rows
 }
@@ -539,22 +549,46 @@ fn growth_in_days(env: &Env, builds: &Builds) -> Vec<Row> {
 /// A `git-rutter mcp` watching `vault`, stdin held open, until dropped (then killed).
 struct Watching(std::process::Child);
 
+/// What keeps a vault's index current while a watched row runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watcher {
+    /// Each build's own `git-rutter mcp`.
+    Server,
+    /// This build's `git rutter watch` (the MCP server's watcher alone), on each build's vault:
+    /// a base from before it asks it as it asks a server (the same socket and answers).
+    Watch,
+}
+
+impl Watcher {
+    fn label(self) -> &'static str {
+        match self {
+            Watcher::Server => "an MCP server",
+            Watcher::Watch => "`git rutter watch`",
+        }
+    }
+}
+
 impl Watching {
-    /// A server of each build, each watching its own vault; see [`Watching::start`].
-    fn start_each(env: &Env, ab: &Ab) -> Vec<Watching> {
-        (0..ab.len()).map(|b| Watching::start(env, ab, b)).collect()
+    /// A watcher on each build's vault; see [`Watching::start`].
+    fn start_each(env: &Env, ab: &Ab, kind: Watcher) -> Vec<Watching> {
+        (0..ab.len())
+            .map(|b| Watching::start(env, ab, b, kind))
+            .collect()
     }
 
-    /// Starts build `b`'s server on its vault and waits until a command says the watcher
-    /// answered it.
-    fn start(env: &Env, ab: &Ab, b: usize) -> Watching {
-        let child = ab
-            .command(env, b, &["mcp"])
+    /// Starts a watcher of `kind` on build `b`'s vault and waits until a command of build `b`
+    /// says the watcher answered it.
+    fn start(env: &Env, ab: &Ab, b: usize, kind: Watcher) -> Watching {
+        let mut cmd = match kind {
+            Watcher::Server => ab.command(env, b, &["mcp"]),
+            Watcher::Watch => ab.builds.command(env, THIS, ab.vault(b), &["watch"]),
+        };
+        let child = cmd
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
-            .expect("start git-rutter mcp");
+            .expect("start the watcher");
         let server = Watching(child);
         let started = std::time::Instant::now();
         loop {
@@ -566,7 +600,7 @@ impl Watching {
             }
             assert!(
                 started.elapsed() < Duration::from_secs(600),
-                "the MCP server never answered: {}",
+                "the watcher never answered: {}",
                 String::from_utf8_lossy(&said)
             );
             std::thread::sleep(Duration::from_millis(100));
@@ -581,9 +615,13 @@ impl Drop for Watching {
     }
 }
 
-/// `search` as the `search` row, with a watcher running: each run must say it asked it.
-fn search_watched(env: &Env, ab: &Ab, suffix: &str, target: f64) -> Vec<Row> {
-    let label = format!("`search` (3-word AND) with an MCP server watching{suffix}");
+/// `search` as the `search` row, with a watcher of `kind` running: each run must say it asked
+/// it.
+fn search_watched(env: &Env, ab: &Ab, kind: Watcher, suffix: &str, target: f64) -> Vec<Row> {
+    let label = format!(
+        "`search` (3-word AND) with {} watching{suffix}",
+        kind.label()
+    );
     println!("{label}: {QUERY_WARMUP} warm-ups + {QUERY_RUNS} runs...");
     let runs = measured_runs(ab, QUERY_WARMUP, QUERY_RUNS, |b, i| {
         let query = SEARCHES[i % SEARCHES.len()];

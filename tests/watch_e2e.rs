@@ -113,3 +113,23 @@ fn an_idle_time_of_none_or_no_interval_is_a_usage_error() {
         assert!(r.stderr.contains("--idle"), "{bad}: {}", r.stderr);
     }
 }
+
+#[test]
+fn a_vault_on_a_shared_file_system_is_refused_at_once() {
+    let env = vault();
+    let r: Run = env
+        .cmd()
+        .env("RUTTER_FAILPOINTS", "watch-remote-fs")
+        .args(["watch", "--idle", "1d"])
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("lies on a shared file system (nfs)"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("Nothing to do"), "{}", r.stderr);
+    assert!(!socket(&env).exists(), "nothing listens");
+}

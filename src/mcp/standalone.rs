@@ -33,11 +33,17 @@ pub(crate) enum WatchError {
     Start(#[from] std::io::Error),
     #[error("{0}")]
     NotReady(String),
+    #[error("{0} lies on a shared file system ({1}): a change another machine makes there reaches no watcher here, so commands check the notes themselves")]
+    SharedFileSystem(String, &'static str),
 }
 
 impl crate::hint::Hinted for WatchError {
     fn hint(&self) -> Option<String> {
         match self {
+            WatchError::SharedFileSystem(..) => Some(
+                "Nothing to do: their answers hold as the notes are now. A watcher on the machine that writes the notes would not hear the others' changes either."
+                    .into(),
+            ),
             WatchError::AlreadyWatched(_) => Some(
                 "Nothing to do: commands already ask that one (it ends by itself once idle, when it was given --idle)."
                     .into(),
@@ -48,7 +54,10 @@ impl crate::hint::Hinted for WatchError {
 
     /// Another watcher already running is the user's to know of (exit 1), not a failure.
     fn users_to_fix(&self) -> bool {
-        matches!(self, WatchError::AlreadyWatched(_))
+        matches!(
+            self,
+            WatchError::AlreadyWatched(_) | WatchError::SharedFileSystem(..)
+        )
     }
 }
 
@@ -61,9 +70,15 @@ pub(crate) struct Watching {
 }
 
 /// Takes the vault's watch lock and starts watching `vault` (the index is opened, built if
-/// need be, and refreshed on a thread of its own, then kept current).
+/// need be, and refreshed on a thread of its own, then kept current). A vault on a shared file
+/// system is refused: no watcher can vouch there (spec/index.md, "A shared file system").
 pub(crate) fn start(vault: &Vault) -> Result<Watching, WatchError> {
     index::check_owner(vault)?;
+    // A server there runs and declines every question; a watcher would only idle.
+    if let Some(kind) = super::remote_fs::remote_kind(&vault.root) {
+        let root = crate::records::text::one_line_safe(&vault.root.to_string_lossy());
+        return Err(WatchError::SharedFileSystem(root, kind));
+    }
     let (db, _) = index::location(vault);
     let held = exclusive(&db)?;
     let fresh = Arc::new(Freshness::new(vault.clone()));
