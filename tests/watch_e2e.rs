@@ -5,7 +5,7 @@
 //! taken, never a time.
 
 use crate::common;
-use crate::fresh_watcher_e2e::{append, finds, listening, socket, vault};
+use crate::fresh_watcher_e2e::{append, finds, listening, socket, vault, Server};
 use common::json::{decode, Status};
 use common::*;
 use std::process::{Child, Stdio};
@@ -25,8 +25,21 @@ fn watch(env: &Env, args: &[&str]) -> Child {
         .unwrap()
 }
 
-/// Waits for `child` to end by itself: its exit status and stderr.
-fn ended(child: Child) -> (i32, String) {
+/// Waits (at most a minute) for `child` to end by itself: its exit status and stderr. One that
+/// does not end is killed, and the test fails.
+fn ended(mut child: Child) -> (i32, String) {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > WAIT {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the watcher did not end by itself: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap_or(-1),
@@ -132,4 +145,24 @@ fn a_vault_on_a_shared_file_system_is_refused_at_once() {
     );
     assert!(r.stderr.contains("Nothing to do"), "{}", r.stderr);
     assert!(!socket(&env).exists(), "nothing listens");
+}
+
+#[test]
+fn a_server_started_beside_it_takes_the_socket_and_the_watcher_steps_aside() {
+    let env = vault();
+    let watcher = watch(&env, &[]);
+    listening(&env);
+    append(&env, "Notes/a.md", "Kohlrabi in place.\n");
+    assert_eq!(finds(&env, "kohlrabi", "Notes/a.md"), "watcher (events)");
+    // The newest binds the socket; the watcher, no longer asked, ends by itself (it had no
+    // idle time), so its lock does not outlive its use.
+    let _server = Server::start(&env, "");
+    let (code, stderr) = ended(watcher);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("another watcher answers on this index's socket now: stopping."),
+        "{stderr}"
+    );
+    append(&env, "Notes/a.md", "Turnip too.\n");
+    assert_eq!(finds(&env, "turnip", "Notes/a.md"), "watcher (events)");
 }

@@ -71,6 +71,8 @@ pub(crate) struct Freshness {
     remote: Option<&'static str>,
     /// When a command last asked ([`Freshness::sync_for_client`]), or this was made.
     asked: Mutex<Instant>,
+    /// The inode of the socket commands ask on, once it is bound.
+    bound: Mutex<Option<u64>>,
 }
 
 #[derive(Default)]
@@ -122,7 +124,18 @@ impl Freshness {
             remote: super::remote_fs::remote_kind(&vault.root),
             vault,
             asked: Mutex::new(Instant::now()),
+            bound: Mutex::new(None),
         }
+    }
+
+    /// Notes that commands now ask on the socket whose inode is `ino`.
+    pub(crate) fn bound_as(&self, ino: u64) {
+        *self.bound.lock().unwrap_or_else(PoisonError::into_inner) = Some(ino);
+    }
+
+    /// The inode of the socket commands ask on, once it is bound.
+    pub(crate) fn bound(&self) -> Option<u64> {
+        *self.bound.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// How long no command has asked whether the index is current (since this was made, when

@@ -157,7 +157,10 @@ pub(super) fn start_refresh(
                 build_words_index(&vault);
             }
             if let Some(served) = served {
-                let _listening = answer_commands(&vault, &served);
+                let listening = answer_commands(&vault, &served);
+                if let Some(l) = &listening {
+                    served.fresh.bound_as(l.ino());
+                }
                 served.fresh.run(&served.index);
             }
         })?;

@@ -11,7 +11,8 @@ use crate::fsx::Dir;
 use crate::index;
 use crate::lock::Lock;
 use crate::vault::Vault;
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -64,6 +65,8 @@ impl crate::hint::Hinted for WatchError {
 /// A watcher that runs: the lock held, the index being opened and then kept current.
 pub(crate) struct Watching {
     _held: Lock,
+    /// The socket commands ask on.
+    socket: PathBuf,
     fresh: Arc<Freshness>,
     ready: watch::Receiver<Option<server::Ready>>,
     refresher: JoinHandle<()>,
@@ -85,6 +88,7 @@ pub(crate) fn start(vault: &Vault) -> Result<Watching, WatchError> {
     let (ready, refresher) = server::start_refresh(vault.clone(), Arc::clone(&fresh))?;
     Ok(Watching {
         _held: held,
+        socket: index::watcher::socket_path(&db),
         fresh,
         ready,
         refresher,
@@ -92,13 +96,18 @@ pub(crate) fn start(vault: &Vault) -> Result<Watching, WatchError> {
 }
 
 impl Watching {
-    /// Watches until `idle` has passed with no command asking (never, without one), or the
-    /// index cannot be opened; says on stderr when it stops for being idle.
+    /// Watches until `idle` has passed with no command asking (never, without one), another
+    /// watcher took the socket (a server started: the newest answers, and this one would only
+    /// hold the lock), or the index cannot be opened; says on stderr why it stops.
     pub(crate) fn until_idle(mut self, idle: Option<Duration>) -> Result<(), WatchError> {
         let outcome = loop {
             std::thread::sleep(LOOK);
             if let Some(Err(e)) = self.ready.borrow_and_update().as_ref() {
                 break Err(WatchError::NotReady(e.to_string()));
+            }
+            if self.replaced() {
+                eprintln!("[rutter] another watcher answers on this index's socket now: stopping.");
+                break Ok(());
             }
             if let Some(idle) = idle.filter(|idle| self.fresh.unasked_for() >= *idle) {
                 let idle = crate::clock::show_interval(idle);
@@ -111,6 +120,16 @@ impl Watching {
         self.fresh.stop();
         let _ = self.refresher.join();
         outcome
+    }
+}
+
+impl Watching {
+    /// Whether the socket this watcher bound is no longer at its path (another watcher bound
+    /// its own there, or removed it when it stopped).
+    fn replaced(&self) -> bool {
+        self.fresh.bound().is_some_and(|ours| {
+            std::fs::symlink_metadata(&self.socket).map_or(true, |m| m.ino() != ours)
+        })
     }
 }
 

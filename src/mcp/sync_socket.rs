@@ -97,6 +97,13 @@ fn answer_one(stream: UnixStream, answer: &dyn Fn() -> String) -> std::io::Resul
     (&stream).write_all(answer().as_bytes())
 }
 
+impl Listening {
+    /// The socket file's inode: while the file at its path has it, it is this one.
+    pub(crate) fn ino(&self) -> u64 {
+        self.ino
+    }
+}
+
 impl Drop for Listening {
     fn drop(&mut self) {
         let ours = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.ino() == self.ino);
