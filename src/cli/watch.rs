@@ -98,21 +98,13 @@ pub(crate) fn start_if_wanted() {
     }
 }
 
+/// Starts `git-rutter --vault ROOT watch --idle IDLE` detached; the command ends at once and
+/// leaves it to init.
 fn spawn(root: &Path, idle: Duration) {
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    let _ = Command::new(exe)
-        .arg("--vault")
-        .arg(root)
-        .args(["--no-pager", "watch", "--idle", &show_interval(idle)])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn();
+    let _ = crate::detached::start(
+        root,
+        &["--no-pager", "watch", "--idle", &show_interval(idle)],
+    );
 }
 
 #[cfg(test)]

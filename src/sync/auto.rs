@@ -113,22 +113,10 @@ pub(crate) fn while_serving(vault: Vault) {
 const MIN_LOOK: Duration = Duration::from_secs(1);
 const MAX_LOOK: Duration = Duration::from_secs(60);
 
-/// Starts `git-rutter --vault ROOT sync --auto` in its own process group, its streams closed; a
-/// thread reaps it, so a long-lived process (the MCP server) keeps no zombie.
+/// Starts `git-rutter --vault ROOT sync --auto` detached; a thread reaps it, so a long-lived
+/// process (the MCP server) keeps no zombie.
 fn spawn(root: &Path) -> Option<u32> {
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-    let exe = std::env::current_exe().ok()?;
-    let mut child = Command::new(exe)
-        .arg("--vault")
-        .arg(root)
-        .args(["--no-pager", "sync", FLAG])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .ok()?;
+    let mut child = crate::detached::start(root, &["--no-pager", "sync", FLAG])?;
     let pid = child.id();
     let _ = std::thread::Builder::new()
         .name("rutter-autosync-reaper".into())
