@@ -166,3 +166,24 @@ fn a_server_started_beside_it_takes_the_socket_and_the_watcher_steps_aside() {
     append(&env, "Notes/a.md", "Turnip too.\n");
     assert_eq!(finds(&env, "turnip", "Notes/a.md"), "watcher (events)");
 }
+
+#[test]
+fn an_idle_time_that_is_none_is_a_status_finding() {
+    let env = vault();
+    env.git(&["config", "rutter.watch", "banana"]);
+    let r = env.rutter(&["status", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let status: Status = decode(&r.stdout);
+    assert_eq!(status.record().watch.as_deref(), Some("banana"));
+    assert!(status.record().watch_error.is_some(), "{status:?}");
+    let f = status.finding("watch-invalid");
+    assert!(f.message.contains("\"banana\""), "{}", f.message);
+    assert!(f.todo.contains("git config rutter.watch 30m"), "{}", f.todo);
+    // An interval is no finding (`true` reads as one: the unit tests of `watch_idle`). The
+    // watcher this status starts ends 3 s after its start, nothing having asked it.
+    env.git(&["config", "rutter.watch", "3s"]);
+    let status: Status = decode(&env.rutter(&["status", "--json"]).stdout);
+    assert_eq!(status.record().watch.as_deref(), Some("3s"));
+    assert_eq!(status.record().watch_error, None);
+    assert!(!status.kinds().contains(&"watch-invalid"), "{status:?}");
+}

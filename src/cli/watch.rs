@@ -3,15 +3,10 @@
 
 use super::{CommandResult, Exit, Ui};
 use crate::clock::{parse_interval, show_interval, IntervalError};
+use crate::setup::settings;
 use crate::store::Store;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Git config key: the idle time of the watcher a command starts when it finds none (`30m`;
-/// `true`: [`DEFAULT_IDLE`]; `off` or unset: none is started).
-pub(crate) const WATCH_KEY: &str = "rutter.watch";
-/// The idle time `rutter.watch = true` means.
-const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
 
 /// Keep the vault's index current, so commands stat no note.
 ///
@@ -62,23 +57,6 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     Ok(Exit::Clean)
 }
 
-/// The idle time `rutter.watch` sets for the vault `store` keeps (its config, then the global
-/// one); `None` when it is off or unset.
-pub(crate) fn configured(store: &Store) -> Result<Option<Duration>, IntervalError> {
-    store
-        .config_string(WATCH_KEY)
-        .map_or(Ok(None), |raw| idle_of(&raw))
-}
-
-/// `rutter.watch`'s value read: an interval, `true` (and git's other words for it) the default
-/// idle time, `off` (and git's other words for false) none.
-fn idle_of(raw: &str) -> Result<Option<Duration>, IntervalError> {
-    match raw.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" => Ok(Some(DEFAULT_IDLE)),
-        _ => parse_interval(raw),
-    }
-}
-
 /// When a fresh read of this command found no watcher and `rutter.watch` asks for one: starts
 /// `git-rutter --vault ROOT watch --idle INTERVAL` in its own process group, its streams
 /// closed, and returns at once. Says nothing, fails nothing: a watcher that does not start
@@ -93,7 +71,8 @@ pub(crate) fn start_if_wanted() {
     let Ok(store) = Store::open(&vault) else {
         return;
     };
-    if let Ok(Some(idle)) = configured(&store) {
+    let set = store.config_string(settings::WATCH_KEY);
+    if let Some(Ok(Some(idle))) = set.as_deref().map(settings::watch_idle) {
         spawn(&vault.root, idle);
     }
 }
@@ -110,18 +89,6 @@ fn spawn(root: &Path, idle: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rutter_watch_reads_as_an_interval_or_as_git_writes_true_and_false() {
-        assert_eq!(idle_of("15m"), Ok(Some(Duration::from_secs(900))));
-        for on in ["true", "Yes", "on", "1"] {
-            assert_eq!(idle_of(on), Ok(Some(DEFAULT_IDLE)), "{on}");
-        }
-        for off in ["false", "off", "no", "0", ""] {
-            assert_eq!(idle_of(off), Ok(None), "{off}");
-        }
-        assert!(idle_of("banana").is_err());
-    }
 
     #[test]
     fn an_idle_time_reads_as_rutter_autosync_does_and_none_is_refused() {

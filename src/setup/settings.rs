@@ -62,6 +62,23 @@ pub(crate) const KNOWN: &[Known] = &[
     },
 ];
 
+/// `rutter.watch`: the idle time of the `git rutter watch` a command starts when it finds no
+/// watcher (spec/index.md, "A watcher of its own").
+pub(crate) const WATCH_KEY: &str = "rutter.watch";
+/// The idle time `rutter.watch = true` means.
+pub(crate) const WATCH_DEFAULT_IDLE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// `rutter.watch`'s value read: an interval, `true` (and git's other words for it) the default
+/// idle time, `off` (and git's other words for false) none.
+pub(crate) fn watch_idle(
+    raw: &str,
+) -> Result<Option<std::time::Duration>, crate::clock::IntervalError> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(Some(WATCH_DEFAULT_IDLE)),
+        _ => crate::clock::parse_interval(raw),
+    }
+}
+
 /// The known key `key` names, compared as git compares names (section and key case-blind).
 pub(crate) fn known(key: &str) -> Option<&'static Known> {
     KNOWN.iter().find(|k| k.key.eq_ignore_ascii_case(key))
@@ -70,6 +87,19 @@ pub(crate) fn known(key: &str) -> Option<&'static Known> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rutter_watch_reads_as_an_interval_or_as_git_writes_true_and_false() {
+        use std::time::Duration;
+        assert_eq!(watch_idle("15m"), Ok(Some(Duration::from_secs(900))));
+        for on in ["true", "Yes", "on", "1"] {
+            assert_eq!(watch_idle(on), Ok(Some(WATCH_DEFAULT_IDLE)), "{on}");
+        }
+        for off in ["false", "off", "no", "0", ""] {
+            assert_eq!(watch_idle(off), Ok(None), "{off}");
+        }
+        assert!(watch_idle("banana").is_err());
+    }
 
     #[test]
     fn a_key_is_found_as_git_compares_names() {

@@ -107,6 +107,13 @@ fn record(s: &Status, inputs: &super::Inputs, out: &mut Vec<Finding>) {
         sync(y, &inputs.clock, out);
         stuck(y, inputs, out);
     }
+    if let (Some(raw), Some(why)) = (&r.watch, &r.watch_error) {
+        out.push(finding(
+            "watch-invalid",
+            format!("git config rutter.watch is {raw:?}, which is no idle time ({why}); commands start no watcher."),
+            "Set it with `git config rutter.watch 30m` (s, m, h or d; true is 30m), or turn it off with `git config --unset rutter.watch`.".to_string(),
+        ));
+    }
     if r.pending + r.pending_unreadable > 0 {
         let n = r.pending + r.pending_unreadable;
         let noun = if n == 1 { "line waits" } else { "lines wait" };

@@ -88,6 +88,9 @@ pub(crate) struct RecordInfo {
     /// With no sync remote set, the remotes whose records this vault has fetched (`init` on a
     /// clone): a sync `--setup` away. Empty otherwise.
     pub record_remotes: Vec<String>,
+    /// `rutter.watch` as set (`None`: unset), and why it is no idle time, when it is not.
+    pub watch: Option<String>,
+    pub watch_error: Option<String>,
 }
 
 /// The sync remote and where it stood at the last fetch.
@@ -280,6 +283,8 @@ fn from_record(s: RecordState) -> RecordInfo {
         commits_since_verify: s.since_verified,
         error: None,
         record_remotes: s.record_remotes,
+        watch: s.watch,
+        watch_error: s.watch_error,
         sync: s.sync.map(|y| SyncInfo {
             remote: y.remote,
             url: y.url,

@@ -31,6 +31,9 @@ pub(crate) struct RecordState {
     /// When no sync remote is set: the remotes this vault has fetched records from (a
     /// `refs/remotes/<remote>/rutter/records`, as `init` on a clone fetches it), by name.
     pub record_remotes: Vec<String>,
+    /// `rutter.watch` as set (`None`: unset), and why it is no idle time, when it is not.
+    pub watch: Option<String>,
+    pub watch_error: Option<String>,
 }
 
 /// `git rutter sync`'s settings and how the last fetched remote tip relates to the local one.
@@ -81,9 +84,16 @@ pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
     let store = Store::open(vault)?;
     let state_dir = store.state_dir().to_path_buf();
     let (pending, pending_unreadable) = count_pending(&state_dir);
+    let watch = store.config_string(crate::setup::settings::WATCH_KEY);
+    let watch_error = watch
+        .as_deref()
+        .and_then(|v| crate::setup::settings::watch_idle(v).err())
+        .map(|e| e.to_string());
     let mut out = RecordState {
         pending,
         pending_unreadable,
+        watch,
+        watch_error,
         verified_tip: crate::audit::cache::verified_tip(store.worktree_state_dir()),
         reflog: store.has_reflog(),
         ..Default::default()

@@ -93,6 +93,11 @@ pub struct Record {
     pub sync: Option<Sync>,
     /// With no sync remote set: the remotes whose records the vault has fetched.
     pub record_remotes: Vec<String>,
+    /// `rutter.watch` as set, and why it is no idle time.
+    #[serde(deserialize_with = "present")]
+    pub watch: Option<String>,
+    #[serde(deserialize_with = "present")]
+    pub watch_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
