@@ -13,9 +13,9 @@ use std::time::Duration;
 /// `search`, `show`, `recent`, `log`, `cited-by` and `status` make sure the index holds every
 /// note as it is now. A running MCP server watches the vault and tells them so at once;
 /// without one they check every note themselves (a stat each: the more notes, the longer it
-/// takes). This command is that watcher without the MCP server, for the times no
-/// AI client runs one: it watches until stopped (Ctrl-C), or with --idle, until no command has
-/// asked for that long. At most one runs per vault.
+/// takes). This command is that watcher without the MCP server, for the times no AI client
+/// runs one: it watches until stopped (Ctrl-C), or with --idle, until no command has asked for
+/// that long. At most one runs per vault.
 ///
 /// `git config [--global] rutter.watch 30m` (`true`: 30m) has a command that finds no watcher
 /// start `git rutter watch --idle 30m` in the background as it ends, so the next command is
@@ -49,9 +49,9 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         Some(idle) => format!("until no command has asked for {}", show_interval(idle)),
         None => "until stopped (Ctrl-C)".to_string(),
     };
+    let root = crate::records::text::one_line_safe(&vault.root.to_string_lossy());
     ui.warn(format_args!(
-        "git-rutter: watching {} for commands, {until}.",
-        vault.root.display()
+        "git-rutter: watching {root} for commands, {until}."
     ));
     watching.until_idle(args.idle)?;
     Ok(Exit::Clean)

@@ -9,7 +9,7 @@ use super::freshness::Freshness;
 use super::server;
 use crate::fsx::Dir;
 use crate::index;
-use crate::lock::Lock;
+use crate::lock::{Lock, LockError};
 use crate::vault::Vault;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -121,9 +121,7 @@ impl Watching {
         let _ = self.refresher.join();
         outcome
     }
-}
 
-impl Watching {
     /// Whether the socket this watcher bound is no longer at its path (another watcher bound
     /// its own there, or removed it when it stopped).
     fn replaced(&self) -> bool {
@@ -143,6 +141,8 @@ fn exclusive(db: &Path) -> Result<Lock, WatchError> {
     };
     let name = format!("{}{LOCK_SUFFIX}", name.to_string_lossy());
     let dir = Dir::open_private(folder).map_err(|e| WatchError::NotReady(e.to_string()))?;
-    Lock::named(&dir, &name, "watch lock", Duration::ZERO)
-        .map_err(|_| WatchError::AlreadyWatched(folder.join(&name).display().to_string()))
+    Lock::named(&dir, &name, "watch lock", Duration::ZERO).map_err(|e| match e {
+        LockError::Timeout { path, .. } => WatchError::AlreadyWatched(path.display().to_string()),
+        other => WatchError::NotReady(other.to_string()),
+    })
 }
