@@ -1,8 +1,8 @@
 //! Asking a running watcher whether the index is current, instead of a stat per note
 //! (spec/index.md, "Freshness": "The watcher's answer").
 //!
-//! An MCP server that watches the vault listens on a unix socket beside the index
-//! ([`socket_path`]: `<index>.watch`). A command that wants a fresh answer connects, sends one
+//! An MCP server that watches the vault (or `git rutter watch`, its watcher alone) listens on a
+//! unix socket beside the index ([`socket_path`]: `<index>.watch`). A command that wants a fresh answer connects, sends one
 //! line, and the server makes every change made before the request known (its cookie: inotify
 //! reports one instance's events in the order they happened), rescans what they named, and
 //! answers `current TOKEN HOW ROOT` only when its watcher is provably complete. The token is the
