@@ -650,7 +650,7 @@ fn racy(mtime_ns: i64) -> bool {
 
 /// The stem the rows of a day's purged entries are kept under: not a day file's (a tag never
 /// holds `~`), so no day file's refresh touches them.
-fn purged_stem(day: &str) -> String {
+pub(crate) fn purged_stem(day: &str) -> String {
     format!("{day}{PURGED_SUFFIX}")
 }
 

@@ -6,7 +6,7 @@
 
 use super::row::{Retracted, Row, Step};
 use crate::audit::{Finding, Kind, Options};
-use crate::index::entries::{project_key, Scope, PURGED_SUFFIX};
+use crate::index::entries::{project_key, purged_stem, Scope, PURGED_SUFFIX};
 use crate::index::Index;
 use crate::records::filter::EntryFilter;
 use crate::records::retraction::Retraction;
@@ -206,7 +206,7 @@ fn purged_rows(
     let (first, last) = filter.day_range();
     let mut out = Vec::new();
     for p in crate::recorder::purge::recorded(store, tip)? {
-        let stem = format!("{}{PURGED_SUFFIX}", p.day);
+        let stem = purged_stem(&p.day);
         let in_range =
             first.is_none_or(|f| p.day.as_str() >= f) && last.is_none_or(|l| p.day.as_str() <= l);
         let e = p.placeholder();
