@@ -187,3 +187,52 @@ fn an_idle_time_that_is_none_is_a_status_finding() {
     assert_eq!(status.record().watch_error, None);
     assert!(!status.kinds().contains(&"watch-invalid"), "{status:?}");
 }
+
+/// Writes `n` small notes under `Bulk/`, a hundred to a folder.
+fn bulk_notes(env: &Env, n: usize) {
+    for i in 0..n {
+        let dir = env.vault.join(format!("Bulk/{:03}", i / 100));
+        if i % 100 == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        std::fs::write(
+            dir.join(format!("n{i}.md")),
+            format!("# N{i}\n\nBulk note {i}.\n"),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn status_suggests_rutter_watch_from_20000_notes_with_no_watcher_until_it_is_set() {
+    let env = vault();
+    let held: Status = decode(&env.rutter(&["status", "--json"]).stdout);
+    bulk_notes(&env, 19_999 - held.index().vault_notes);
+    let r = env.rutter(&["reindex"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let below: Status = decode(&env.rutter(&["status", "--json"]).stdout);
+    assert_eq!(below.index().vault_notes, 19_999);
+    assert!(!below.index().watch_suggested, "{below:?}");
+
+    env.write("Bulk/last.md", "# Last\n\nThe twenty-thousandth note.\n");
+    let at: Status = decode(&env.rutter(&["status", "--json"]).stdout);
+    assert_eq!(at.index().vault_notes, 20_000);
+    assert!(at.index().watch_suggested, "{at:?}");
+    let shown = env.rutter(&["status"]);
+    assert!(
+        shown.stdout.contains(
+            "each search, show, log and status first checks all 20000 notes for changes: `git config rutter.watch 30m`"
+        ),
+        "{}",
+        shown.stdout
+    );
+    // A suggestion, not a finding: it changes neither the findings nor the exit status.
+    assert_eq!(at.findings, below.findings);
+    assert_eq!(at.healthy, below.healthy);
+
+    // Set, even to `off`, it is the user's choice: nothing more is suggested.
+    env.git(&["config", "rutter.watch", "off"]);
+    let off: Status = decode(&env.rutter(&["status", "--json"]).stdout);
+    assert!(!off.index().watch_suggested, "{off:?}");
+    assert!(!env.rutter(&["status"]).stdout.contains("rutter.watch"));
+}

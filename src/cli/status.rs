@@ -294,6 +294,12 @@ fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {
         }
     };
     out.push(format!("index:    {line}"));
+    if ix.watch_suggested {
+        out.push(format!(
+            "          each search, show, log and status first checks all {} notes for changes: `git config rutter.watch 30m` has them start a watcher that answers instead (docs/troubleshooting.md)",
+            ix.vault_notes
+        ));
+    }
 }
 
 fn client_line(c: &ClientInfo, t: &Times) -> String {

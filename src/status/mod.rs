@@ -21,6 +21,11 @@ use std::path::{Path, PathBuf};
 /// Runs shown in `last_runs`.
 pub(crate) const SHOWN_RUNS: usize = 10;
 
+/// From this many markdown notes, `status` suggests `rutter.watch` when no watcher keeps the
+/// index current: every `search`, `show`, `log` and `status` then stats each note first, about
+/// a third of a 20,000-note search (docs/performance.md, "Stop 51").
+pub(crate) const WATCH_SUGGESTED_NOTES: usize = 20_000;
+
 /// Everything `status` found. Its serialisation is the `--json` shape.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Status {
@@ -140,6 +145,10 @@ pub(crate) struct IndexInfo {
     pub stale: Option<Stale>,
     /// A running watcher (an MCP server's, or `git rutter watch`) keeps it current.
     pub watched: bool,
+    /// The vault holds at least [`WATCH_SUGGESTED_NOTES`] notes, no watcher keeps the index
+    /// current, and `rutter.watch` is unset: setting it would spare each command the stat of
+    /// every note.
+    pub watch_suggested: bool,
     /// Why it cannot be used as it is: `other-vault`, `foreign` or `not-a-file` (findings),
     /// `moved` or `outdated` (rebuilt at its next use).
     pub problem: Option<&'static str>,
@@ -227,9 +236,24 @@ pub(crate) fn gather(inputs: &Inputs) -> Status {
         findings: Vec::new(),
         healthy: false,
     };
+    if let (Some(ix), Some(r)) = (status.index.as_mut(), status.record.as_ref()) {
+        ix.watch_suggested = suggests_watch(ix, r);
+    }
     status.findings = findings::all(&status, &all_runs, inputs);
     status.healthy = status.findings.is_empty();
     status
+}
+
+/// Whether `status` suggests `rutter.watch`: a usable index of a vault of at least
+/// [`WATCH_SUGGESTED_NOTES`] notes that no watcher keeps current, in a repository whose
+/// `rutter.watch` is unset (set, a command starts a watcher, or `watch-invalid` says why not).
+fn suggests_watch(ix: &IndexInfo, r: &RecordInfo) -> bool {
+    ix.exists
+        && ix.problem.is_none()
+        && !ix.watched
+        && ix.vault_notes >= WATCH_SUGGESTED_NOTES
+        && r.error.is_none()
+        && r.watch.is_none()
 }
 
 /// An ISO instant as `status` shows times: in the local zone with its offset
@@ -328,6 +352,7 @@ fn index_info(s: &IndexState) -> IndexInfo {
             removed: st.removed,
         }),
         watched: s.watched,
+        watch_suggested: false,
         problem,
         problem_detail: detail,
     }

@@ -167,6 +167,7 @@ pub struct Index {
     #[serde(deserialize_with = "present")]
     pub stale: Option<Stale>,
     pub watched: bool,
+    pub watch_suggested: bool,
     #[serde(deserialize_with = "present")]
     pub problem: Option<String>,
     #[serde(deserialize_with = "present")]
