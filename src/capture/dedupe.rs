@@ -144,7 +144,7 @@ impl DedupeCache {
             writable: locked,
             marks,
             pending: Vec::with_capacity(fed),
-            known: HashSet::with_capacity(fed),
+            known: HashSet::new(),
             complete: false,
             shards: HashMap::new(),
             dirty: BTreeSet::new(),
@@ -287,9 +287,11 @@ impl DedupeCache {
             return None;
         }
         if let Some(fed) = self.fed.remove(name).filter(|f| f.size == size) {
-            for key in fed.keys {
-                self.add_key(key);
-            }
+            // Straight to the shards, not into `known`: only `init`'s warm-up is fed, and it asks
+            // nothing (`seen` answers from the shards these are written to). Hashing ~700,000
+            // keys of a ten-year vault into `known` was half the warm-up (docs/performance.md).
+            // A key twice is written once ([`ShardFile::set`]).
+            self.pending.extend(fed.keys);
             return Some(size);
         }
         let bytes = sessions.read(name).ok()??;
@@ -570,7 +572,11 @@ mod tests {
                 "2026-10-08",
                 v1_day("2026-10-08", &[("s1", "First."), ("s2", "Second.")]),
             ),
-            ("2026-10-09", v1_day("2026-10-09", &[("s1", "Third.")])),
+            // "First." again: the same key in two day files is written once.
+            (
+                "2026-10-09",
+                v1_day("2026-10-09", &[("s1", "Third."), ("s1", "First.")]),
+            ),
             (
                 "2026-10-10",
                 v1_day("2026-10-10", &[("s3", "Fourth."), ("s3", "Fifth.")]),
@@ -598,11 +604,16 @@ mod tests {
             std::fs::create_dir(dir).unwrap();
         }
         DedupeCache::load(&read_state, Some(&sessions), "", true).save();
-        DedupeCache::load_fed(&fed_state, Some(&sessions), "", true, feed).save();
+        let mut fed_cache = DedupeCache::load_fed(&fed_state, Some(&sessions), "", true, feed);
+        fed_cache.save();
         let (read, fed) = (tree(&read_state), tree(&fed_state));
         let shards: Vec<_> = read.keys().filter(|k| k.contains("shards/")).collect();
         assert_eq!(shards.len(), 4, "one shard per session: {read:?}");
         assert_eq!(read, fed);
+        // The fed keys went to the shards alone; the cache still knows them from there.
+        let first = dayfile::parse(days[0].1.as_bytes()).entries[0].clone();
+        assert!(fed_cache.seen(&first), "a fed key is seen");
+        drop(fed_cache);
 
         let mut cache = DedupeCache::load(&fed_state, Some(&sessions), "", false);
         let sixth = dayfile::parse(grown.as_bytes()).entries[2].clone();
