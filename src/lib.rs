@@ -17,7 +17,7 @@
 //! | 4 | [`store`] | the git adapter (git2: only here): the record ref, commits, trees, packs, refs, config, transport; narrow git questions, no command's logic, no journal |
 //! | 3 | [`journal`], [`lock`], [`machine`], [`overlay`] | the pending journal (what was appended and not yet committed) and what its records may claim; the capture lock; this clone's writer id; the one way to a record file's folder below `_librarian/` |
 //! | 2 | [`fsx`], [`records`] | symlink-safe file access; the record model and its text formats |
-//! | 1 | [`argv`], [`clock`], [`contract`], [`detached`], [`failpoint`], [`hint`], [`objectid`], [`shortid`], [`textblock`] | command lines as words; time; the capture contract's text; this program started again in the background; test-only failures of each write step; what to do about an error, apart from its message; git object names (our own type: git2's stays in `store`); abbreviated ids; marked blocks in users' files |
+//! | 1 | [`argv`], [`clock`], [`contract`], [`count`], [`detached`], [`failpoint`], [`hint`], [`objectid`], [`shortid`], [`textblock`] | command lines as words; time; the capture contract's text; a count with its noun; this program started again in the background; test-only failures of each write step; what to do about an error, apart from its message; git object names (our own type: git2's stays in `store`); abbreviated ids; marked blocks in users' files |
 
 pub mod argv;
 pub mod audit;
@@ -26,6 +26,7 @@ pub mod cli;
 pub mod clients;
 pub mod clock;
 pub mod contract;
+pub mod count;
 pub mod detached;
 pub mod failpoint;
 pub mod fsx;

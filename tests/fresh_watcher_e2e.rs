@@ -204,10 +204,12 @@ fn a_cookie_not_heard_in_time_means_the_full_check() {
 fn indexed_notes(status: &str) -> usize {
     let line = status
         .lines()
-        .find(|l| l.contains(" notes, ") && l.contains(" entries, updated"))
+        .find_map(|l| l.strip_prefix("index:"))
+        .filter(|l| l.contains(", updated"))
         .unwrap_or_else(|| panic!("no index line: {status}"));
-    let before = &line[..line.find(" notes, ").unwrap()];
-    before.rsplit(' ').next().unwrap().parse().unwrap()
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert!(matches!(words[1], "note," | "notes,"), "{line}");
+    words[0].parse().unwrap()
 }
 
 #[test]

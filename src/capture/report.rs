@@ -3,6 +3,7 @@
 
 use super::directive::Directives;
 use super::{sanitize, write, P};
+use crate::count::noun;
 use crate::vault::Vault;
 use std::path::PathBuf;
 
@@ -39,7 +40,7 @@ pub(super) fn written(
         _ => None,
     }) {
         let proj = project.map(|p| format!(" [{p}]")).unwrap_or_default();
-        let noun = plural(appended, "entry", "entries");
+        let noun = noun(appended, "entry", "entries");
         out.push(format!(
             "{P} captured {appended} {noun}{proj} into {day} session record."
         ));
@@ -50,7 +51,7 @@ pub(super) fn written(
     earlier(w, out);
     if let Some(e) = &w.failed {
         let left = words.len() - w.outcomes.len();
-        let noun = plural(left, "directive", "directives");
+        let noun = noun(left, "directive", "directives");
         out.push(format!("{P} error: {e}; the last {left} {noun} of this turn could not be written. Fix the cause, then capture them with `git rutter capture --summary`."));
     }
     if appended + w.earlier.placed + w.earlier.in_memory.len() == 0 {
@@ -67,7 +68,7 @@ pub(super) fn written(
         out.push(format!("{P} {which} is {n} words; the style contract asks for about {} and no more than {}. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
     }
     for path in &w.diverged {
-        let these = plural(appended, "this entry", "these entries");
+        let these = noun(appended, "this entry", "these entries");
         out.push(format!("{P} {path} was edited after it was committed; the commit keeps the committed bytes plus {these}. Run `git rutter verify` to see the finding."));
     }
     let saved = match appended {
@@ -157,18 +158,18 @@ fn earlier(w: &write::Written, out: &mut Vec<String>) {
     let e = &w.earlier;
     let moved = e.placed;
     if moved > 0 {
-        let what = plural(moved, "entry that was", "entries that were");
+        let what = noun(moved, "entry that was", "entries that were");
         out.push(format!(
             "{P} moved {moved} earlier {what} waiting in the pending journal or aside into {}.",
-            plural(moved, "its day file", "their day files")
+            noun(moved, "its day file", "their day files")
         ));
     }
     if e.duplicates > 0 {
         let d = e.duplicates;
         out.push(format!(
             "{P} {d} waiting {} already recorded for {} session; dropped.",
-            plural(d, "entry was", "entries were"),
-            plural(d, "its", "their")
+            noun(d, "entry was", "entries were"),
+            noun(d, "its", "their")
         ));
     }
     out.extend(e.waiting.iter().map(|m| format!("{P} {m}")));
@@ -212,14 +213,6 @@ fn aside(w: &write::Written, out: &mut Vec<String>) {
         "{P} {verb} the session record ({why}); {what} written aside to {}, and `git rutter commit` or the next capture will move {it} into the vault once it can.",
         path.display()
     ));
-}
-
-fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
-    if n == 1 {
-        one
-    } else {
-        many
-    }
 }
 
 #[cfg(test)]

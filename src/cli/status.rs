@@ -6,6 +6,7 @@ use super::color::Palette;
 use super::{CommandResult, Exit, Ui};
 use crate::capture::runlog::Run;
 use crate::clock::{self, Instant};
+use crate::count::count;
 use crate::status::{self, show_time, ClientInfo, Inputs, Status};
 use std::path::PathBuf;
 
@@ -247,10 +248,10 @@ fn sync_notes(y: &crate::status::SyncInfo, t: &Times) -> Vec<String> {
 
 fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {
     let Some(ix) = &s.index else { return };
-    let vault_notes = match ix.vault_notes {
-        1 => "1 markdown note in the vault".to_string(),
-        n => format!("{n} markdown notes in the vault"),
-    };
+    let vault_notes = format!(
+        "{} in the vault",
+        count(ix.vault_notes, "markdown note", "markdown notes")
+    );
     let line = match (ix.exists, ix.problem, ix.notes) {
         (_, Some("not-a-file"), _) => {
             format!("{} (refused: see the findings); {vault_notes}", ix.path)
@@ -283,9 +284,9 @@ fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {
                 _ => "notes unchanged since".into(),
             };
             format!(
-                "{} notes, {} entries, updated {}; {fresh}",
-                notes.unwrap_or(0),
-                ix.entries.unwrap_or(0),
+                "{}, {}, updated {}; {fresh}",
+                count(notes.unwrap_or(0), "note", "notes"),
+                count(ix.entries.unwrap_or(0), "entry", "entries"),
                 ix.updated
                     .as_deref()
                     .map(|at| age(at, t))

@@ -2,6 +2,7 @@
 
 use super::{CommandError, CommandResult, ErrorKind, Exit, Ui};
 use crate::clock;
+use crate::count::count;
 use crate::hint::Hinted;
 use crate::sync::{exposure, Action, SyncError, SyncReport};
 use std::path::PathBuf;
@@ -230,17 +231,13 @@ fn short(oid: Option<crate::objectid::ObjectId>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 fn human(r: &SyncReport) -> String {
     let remote = &r.remote;
     let mut out = Vec::new();
     if r.committed_pending > 0 {
         out.push(format!(
             "Committed {} first.",
-            plural(r.committed_pending, "pending entry", "pending entries")
+            count(r.committed_pending, "pending entry", "pending entries")
         ));
     }
     out.push(match r.action {
@@ -253,7 +250,7 @@ fn human(r: &SyncReport) -> String {
                 0 => "each machine's files side by side".to_string(),
                 n => format!(
                     "{} written as the union of both sides' lines",
-                    plural(n, "record file", "record files")
+                    count(n, "record file", "record files")
                 ),
             };
             let mut s = format!(
@@ -263,7 +260,7 @@ fn human(r: &SyncReport) -> String {
             if !r.split.is_empty() {
                 s.push_str(&format!(
                     "; {} kept whole beside each other",
-                    plural(r.split.len(), "@1 day file", "@1 day files")
+                    count(r.split.len(), "@1 day file", "@1 day files")
                 ));
             }
             s.push_str(").");
@@ -276,8 +273,8 @@ fn human(r: &SyncReport) -> String {
     if !r.received.is_empty() || r.pushed {
         out.push(format!(
             "Received {}; sent {}.",
-            plural(r.received.len(), "entry", "entries"),
-            plural(r.sent.len(), "entry", "entries")
+            count(r.received.len(), "entry", "entries"),
+            count(r.sent.len(), "entry", "entries")
         ));
     }
     if r.pushed {
@@ -302,7 +299,7 @@ fn human(r: &SyncReport) -> String {
     if !r.checkout.updated.is_empty() {
         out.push(format!(
             "Updated {} in _librarian/.",
-            plural(r.checkout.updated.len(), "record file", "record files")
+            count(r.checkout.updated.len(), "record file", "record files")
         ));
     }
     out.join("\n")

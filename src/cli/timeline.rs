@@ -3,6 +3,7 @@
 use super::page_file::PageFile;
 use super::{cannot_run, CommandError, CommandResult, Exit, FilterArgs, Ui};
 use crate::clock;
+use crate::count::count;
 use crate::index::short_ids::ShortIds;
 use crate::index::Index;
 use crate::recall::{self, recent, refs, timeline, uselog};
@@ -107,9 +108,9 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     };
     let what = format!(
         "Wrote the timeline of {} ({}, {}) to {}",
-        plural(counts.decisions, "decision"),
-        plural(counts.days, "day"),
-        plural(counts.projects, "project"),
+        count(counts.decisions, "decision", "decisions"),
+        count(counts.days, "day", "days"),
+        count(counts.projects, "project", "projects"),
         crate::records::text::one_line_safe(&output.path.display().to_string())
     );
     if !args.open {
@@ -185,13 +186,6 @@ fn write(
         days: page.days,
         projects: page.projects,
     })
-}
-
-fn plural(n: usize, what: &str) -> String {
-    match n {
-        1 => format!("1 {what}"),
-        n => format!("{n} {what}s"),
-    }
 }
 
 /// The program that opens a file in the user's browser.

@@ -104,3 +104,18 @@ fn status_of_a_copied_vault_shows_its_index_is_rebuilt_at_next_use() {
         env.here_at(&copy, &["recent", "-n", "1"])
     );
 }
+
+/// One note and one entry are counted in the singular (`1 notes, 1 entries` before stop 52).
+#[test]
+fn status_counts_one_note_and_one_entry_in_the_singular() {
+    let env = Env::snap_vault();
+    std::fs::remove_file(env.vault.join("Notes/b.md")).unwrap();
+    let r = env.capture_at("2026-11-30T10:00:00.000Z", "Chose SQLite.", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(env.here(&["reindex"]).status, 0);
+    let shown = env.here(&["status"]).stdout;
+    assert!(
+        shown.contains("index:    1 note, 1 entry, updated "),
+        "{shown}"
+    );
+}
