@@ -30,6 +30,7 @@ pub(crate) fn ago(ms: i64) -> Option<String> {
         s if s < 90 => "just now".into(),
         s if s < 90 * 60 => format!("{} min ago", s / 60),
         s if s < 36 * 3600 => format!("{} h ago", s / 3600),
+        s if s < 2 * 86_400 => "1 day ago".into(),
         s => format!("{} days ago", s / 86_400),
     })
 }
@@ -198,6 +199,17 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ago_says_it_as_people_do_one_day_in_the_singular() {
+        let h = 3_600_000;
+        assert_eq!(ago(-5_000), None);
+        assert_eq!(ago(30_000).as_deref(), Some("just now"));
+        assert_eq!(ago(5 * 60_000).as_deref(), Some("5 min ago"));
+        assert_eq!(ago(3 * h).as_deref(), Some("3 h ago"));
+        assert_eq!(ago(40 * h).as_deref(), Some("1 day ago"));
+        assert_eq!(ago(49 * h).as_deref(), Some("2 days ago"));
+    }
 
     /// The review's §b 4: times past 2262 (ext4 and xfs allow them) and forged reflog seconds
     /// saturate, never overflow.

@@ -158,7 +158,7 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
     let verified = match (&r.verified_tip, r.commits_since_verify) {
         (None, _) => "never verified".to_string(),
         (Some(_), Some(0)) => "verified at the tip".to_string(),
-        (Some(_), Some(n)) => format!("{n} commits since the last verify"),
+        (Some(_), Some(n)) => format!("{} since the last verify", count(n, "commit", "commits")),
         (Some(_), None) => "last verified long ago".to_string(),
     };
     out.push(format!(
