@@ -40,9 +40,9 @@ pub(super) fn written(
         _ => None,
     }) {
         let proj = project.map(|p| format!(" [{p}]")).unwrap_or_default();
-        let noun = noun(appended, "entry", "entries");
+        let entries = noun(appended, "entry", "entries");
         out.push(format!(
-            "{P} captured {appended} {noun}{proj} into {day} session record."
+            "{P} captured {appended} {entries}{proj} into {day} session record."
         ));
     }
     duplicates(w, out);
@@ -51,8 +51,8 @@ pub(super) fn written(
     earlier(w, out);
     if let Some(e) = &w.failed {
         let left = words.len() - w.outcomes.len();
-        let noun = noun(left, "directive", "directives");
-        out.push(format!("{P} error: {e}; the last {left} {noun} of this turn could not be written. Fix the cause, then capture them with `git rutter capture --summary`."));
+        let directives = noun(left, "directive", "directives");
+        out.push(format!("{P} error: {e}; the last {left} {directives} of this turn could not be written. Fix the cause, then capture them with `git rutter capture --summary`."));
     }
     if appended + w.earlier.placed + w.earlier.in_memory.len() == 0 {
         return;
