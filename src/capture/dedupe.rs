@@ -288,9 +288,9 @@ impl DedupeCache {
         }
         if let Some(fed) = self.fed.remove(name).filter(|f| f.size == size) {
             // Straight to the shards, not into `known`: only `init`'s warm-up is fed, and it asks
-            // nothing (`seen` answers from the shards these are written to). Hashing ~700,000
-            // keys of a ten-year vault into `known` was half the warm-up (docs/performance.md).
-            // A key twice is written once ([`ShardFile::set`]).
+            // nothing (`seen` answers from the shards these are written to). Hashing every key
+            // of a long vault into `known` was half the warm-up (docs/performance.md, "Stop 52").
+            // A key in two day files is written once (`ShardFile::set` dedupes).
             self.pending.extend(fed.keys);
             return Some(size);
         }

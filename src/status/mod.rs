@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 pub(crate) const SHOWN_RUNS: usize = 10;
 
 /// From this many markdown notes, `status` suggests `rutter.watch` when no watcher keeps the
-/// index current: every `search`, `show`, `log` and `status` then stats each note first, about
-/// a third of a 20,000-note search (docs/performance.md, "Stop 51").
+/// index current: every `search`, `show`, `log` and `status` then stats each note first, a cost
+/// that grows with the vault (docs/performance.md, "Stop 52").
 pub(crate) const WATCH_SUGGESTED_NOTES: usize = 20_000;
 
 /// Everything `status` found. Its serialisation is the `--json` shape.
