@@ -622,4 +622,63 @@ mod tests {
             "the grown file's new entry was ingested"
         );
     }
+
+    /// Day files as `(session, summary)` lists: four sessions and three summaries, so the same
+    /// key turns up within a day and across days.
+    fn days_strategy() -> impl proptest::strategy::Strategy<Value = Vec<Vec<(usize, usize)>>> {
+        use proptest::prelude::*;
+        prop::collection::vec(prop::collection::vec((0..4usize, 0..3usize), 0..6), 1..6)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Whatever the day files, a fed warm-up writes what a reading one writes, with the days
+        /// in `grown` read again after one more entry was appended since they were fed; and the
+        /// cache it leaves sees every entry of every day, and no other.
+        #[test]
+        fn fed_and_read_warm_ups_agree_on_any_days(
+            days in days_strategy(),
+            grown in proptest::collection::vec(proptest::bool::ANY, 6),
+        ) {
+            const SIDS: [&str; 4] = ["s1", "s2", "s3", "s4"];
+            const SUMMARIES: [&str; 3] = ["First.", "Second.", "Third."];
+            let tmp = tempfile::tempdir().unwrap();
+            let sessions_path = tmp.path().join("sessions");
+            std::fs::create_dir(&sessions_path).unwrap();
+            let mut feed = DayFeed::default();
+            let mut all = Vec::new();
+            for (i, entries) in days.iter().enumerate() {
+                let day = format!("2026-10-{:02}", i + 1);
+                let mut pairs: Vec<(&str, &str)> =
+                    entries.iter().map(|&(s, m)| (SIDS[s], SUMMARIES[m])).collect();
+                let text = v1_day(&day, &pairs);
+                feed.ingest(&format!("_librarian/sessions/{day}.md"), text.as_bytes());
+                if grown[i] {
+                    pairs.push(("s4", "Grown."));
+                }
+                let text = v1_day(&day, &pairs);
+                std::fs::write(sessions_path.join(format!("{day}.md")), &text).unwrap();
+                all.extend(dayfile::parse(text.as_bytes()).entries);
+            }
+            let sessions = Dir::open(&sessions_path).unwrap();
+            let (read_state, fed_state) = (tmp.path().join("read"), tmp.path().join("fed"));
+            for dir in [&read_state, &fed_state] {
+                std::fs::create_dir(dir).unwrap();
+            }
+            DedupeCache::load(&read_state, Some(&sessions), "", true).save();
+            DedupeCache::load_fed(&fed_state, Some(&sessions), "", true, feed).save();
+            proptest::prop_assert_eq!(tree(&read_state), tree(&fed_state));
+
+            let mut cache = DedupeCache::load(&fed_state, Some(&sessions), "", false);
+            for e in &all {
+                proptest::prop_assert!(cache.seen(e), "{:?} not seen", e.summary);
+            }
+            let mut novel = all.first().cloned().unwrap_or_else(|| {
+                dayfile::parse(v1_day("2026-10-01", &[("s1", "x")]).as_bytes()).entries[0].clone()
+            });
+            novel.summary = "Never captured.".into();
+            proptest::prop_assert!(!cache.seen(&novel));
+        }
+    }
 }
