@@ -15,7 +15,8 @@ use std::path::PathBuf;
 /// Names the vault in use and why it was chosen (--vault, LIBRARIAN_VAULT_PATH, the repository
 /// you stand in, git config rutter.vault), and the vault hooks and the MCP server find on their
 /// own; the record ref, its reflog and lines waiting to be committed; the index and whether the
-/// notes changed since it was updated; for each AI client whether git-rutter's Stop hook and
+/// notes changed since it was updated (on a vault of 20,000 notes or more that no watcher keeps
+/// current, with `git config rutter.watch` unset, how to have one); for each AI client whether git-rutter's Stop hook and
 /// MCP server are registered (read from install-hook's plan, as a dry run); and the last hook
 /// runs from the hook-run log with their outcome (captured, no directive, deduped, empty,
 /// malformed, no vault, error). Ends with the findings, each saying what to do.
