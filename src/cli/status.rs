@@ -298,8 +298,9 @@ fn index_line(s: &Status, t: &Times, out: &mut Vec<String>) {
     out.push(format!("index:    {line}"));
     if ix.watch_suggested {
         out.push(format!(
-            "          each search, show, log and status first checks all {} notes for changes: `git config rutter.watch 30m` has them start a watcher that answers instead (docs/troubleshooting.md)",
-            ix.vault_notes
+            "          each search, show, log and status first checks all {} notes for changes: `git config rutter.watch {}` has them start a watcher that answers instead (docs/troubleshooting.md)",
+            ix.vault_notes,
+            clock::show_interval(crate::setup::settings::WATCH_DEFAULT_IDLE)
         ));
     }
 }

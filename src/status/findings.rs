@@ -111,7 +111,10 @@ fn record(s: &Status, inputs: &super::Inputs, out: &mut Vec<Finding>) {
         out.push(finding(
             "watch-invalid",
             format!("git config rutter.watch is {raw:?}, which is no idle time ({why}); commands start no watcher."),
-            "Set it with `git config rutter.watch 30m` (s, m, h or d; true is 30m), or turn it off with `git config --unset rutter.watch`.".to_string(),
+            {
+                let idle = crate::clock::show_interval(crate::setup::settings::WATCH_DEFAULT_IDLE);
+                format!("Set it with `git config rutter.watch {idle}` (s, m, h or d; true is {idle}), or turn it off with `git config --unset rutter.watch`.")
+            },
         ));
     }
     if r.pending + r.pending_unreadable > 0 {
