@@ -576,3 +576,47 @@ fn a_sha256_repository_is_refused_by_name_and_left_as_it_was() {
     );
     env.git(&["fsck", "--strict"]);
 }
+
+/// A file under `_librarian/` that is not a record (a scratch note kept there by hand) would be
+/// the root of the record history, refused by every other machine's intake for good: `init`
+/// refuses it by name, creates no ref and no pack, and adopts once it is moved away.
+#[test]
+fn init_refuses_to_adopt_a_file_that_is_not_a_record_and_writes_nothing() {
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    env.write("_librarian/sessions/2026-10-09.md", V1_DAY);
+    env.write("_librarian/sessions/2026-01-01.md", "my scratch\n");
+    let refused = env.rutter(&["init"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(
+            "_librarian/sessions/2026-01-01.md is not a record file (line 1: a new day file starts with"
+        ) && refused
+            .stderr
+            .contains("Move _librarian/sessions/2026-01-01.md out of _librarian/"),
+        "{}",
+        refused.stderr
+    );
+    assert!(env.git(&["for-each-ref", "refs/rutter"]).trim().is_empty());
+    let packs = env.vault.join(".git/objects/pack");
+    let left: Vec<_> = std::fs::read_dir(&packs)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "no pack left behind: {left:?}");
+    std::fs::rename(
+        env.vault.join("_librarian/sessions/2026-01-01.md"),
+        env.vault.join("Notes/scratch.md"),
+    )
+    .unwrap();
+    let adopted = env.rutter(&["init"]);
+    assert_eq!(adopted.code, 0, "{}", adopted.stderr);
+    assert!(
+        adopted
+            .stdout
+            .contains("adopting 1 existing record file(s)"),
+        "{}",
+        adopted.stdout
+    );
+    let verified = env.rutter(&["verify"]);
+    assert_eq!(verified.code, 0, "{}", verified.stdout);
+}

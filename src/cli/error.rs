@@ -218,6 +218,8 @@ fn hinted<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Hi
         crate::index::IndexError,
         crate::mcp::standalone::WatchError,
         crate::recorder::RecordError,
+        crate::setup::InitError,
+        crate::setup::AdoptError,
         crate::store::StoreError,
         crate::store::transport::TransportError,
         crate::sync::SyncError,

@@ -212,18 +212,18 @@ fn holds_markdown(dir: &Path) -> bool {
     walk(dir, 3, &mut 20_000)
 }
 
+/// Why `init` stopped: the records it would start from were refused (exit 1), or anything
+/// else.
+enum InitFailed {
+    Refused(Box<setup::InitError>),
+    Other(setup::InitError),
+}
+
 /// Prepares the vault, parsing each day file the adoption reads for the dedupe cache as it is
 /// read (each day file is read once). On this thread, not a second one: what the parse
 /// allocates is then freed into the allocator's pool that the cache's own keys reuse (with a
 /// parser thread `init`'s peak on the ten-year vault was 51 MB instead of 46 MB, for no wall
 /// time gained on the loaded 2-core machine).
-/// Why `init` stopped: the records it would start from were refused (exit 1), or anything
-/// else.
-enum InitFailed {
-    Refused(Box<setup::InitError>),
-    Other(anyhow::Error),
-}
-
 fn init_feeding_dedupe(target: &Path) -> Result<(Vault, setup::InitReport, DayFeed), InitFailed> {
     let mut feed = DayFeed::default();
     let (vault, report) = setup::init_seeing(target, clock::now(), &mut |path, bytes| {
@@ -231,7 +231,7 @@ fn init_feeding_dedupe(target: &Path) -> Result<(Vault, setup::InitReport, DayFe
     })
     .map_err(|e| match e {
         e if e.is_refusal() => InitFailed::Refused(Box::new(e)),
-        e => InitFailed::Other(e.into()),
+        e => InitFailed::Other(e),
     })?;
     Ok((vault, report, feed))
 }

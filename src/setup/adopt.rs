@@ -46,6 +46,22 @@ pub enum InitError {
     },
 }
 
+impl crate::hint::Hinted for InitError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            InitError::Store(e) => e.hint(),
+            InitError::Lock(_) | InitError::Refused { .. } => None,
+        }
+    }
+
+    fn users_to_fix(&self) -> bool {
+        match self {
+            InitError::Store(e) => e.users_to_fix(),
+            InitError::Lock(_) | InitError::Refused { .. } => false,
+        }
+    }
+}
+
 /// Creates or adopts the record ref of the git vault at `place` and writes what it holds
 /// (`init` after the repository exists), handing `each` every file an adoption reads (its path
 /// and bytes) as it is read.

@@ -25,6 +25,24 @@ pub enum InitError {
     Adopt(#[from] AdoptError),
 }
 
+impl crate::hint::Hinted for InitError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            InitError::Vault(e) => e.hint(),
+            InitError::Store(e) => e.hint(),
+            InitError::Adopt(e) => e.hint(),
+        }
+    }
+
+    fn users_to_fix(&self) -> bool {
+        match self {
+            InitError::Vault(e) => e.users_to_fix(),
+            InitError::Store(e) => e.users_to_fix(),
+            InitError::Adopt(e) => e.users_to_fix(),
+        }
+    }
+}
+
 impl InitError {
     /// The records `init` would start from were refused (a remote's or a hand-fetched ref).
     pub(crate) fn is_refusal(&self) -> bool {

@@ -10,7 +10,7 @@ use super::{Store, StoreError, RECORDS_REF};
 use crate::clock::Instant;
 use crate::fsx::Dir;
 use crate::objectid::ObjectId;
-use crate::records::paths;
+use crate::records::{grammar, paths};
 
 /// What `ensure_ref` found or made.
 #[derive(Debug)]
@@ -48,8 +48,10 @@ impl Store {
                 unwitnessed: None,
             });
         }
+        // Every file is read and checked before anything is written: a file outside the record
+        // grammar refuses the whole adoption, with the config and the ref untouched.
+        let (files, skipped) = self.adoptable(now, each)?;
         self.configure_reflog()?;
-        let (files, skipped) = self.adoptable(each)?;
         let tree_id = Trees::new(&self.repo)?.write(None, &files)?;
         let tree = self.repo.find_tree(tree_id.to_git())?;
         let sig = self.signature(now)?;
@@ -84,9 +86,13 @@ impl Store {
     /// The record files present in the working tree, read without following symlinks, each
     /// added to the adoption pack (and shown to `each`) as soon as it is read: memory stays
     /// flat in the number of files (the generated ten-year vault's 3,650 day files are 79 MB).
+    /// A file outside the record grammar (spec/record-format.md) is refused: every other
+    /// machine's intake would refuse the adoption commit that held it, for good, since it is
+    /// the root of the history ([`StoreError::NotARecord`]; the unfinished pack is removed).
     #[allow(clippy::type_complexity)]
     fn adoptable(
         &self,
+        now: Instant,
         each: &mut dyn FnMut(&str, Vec<u8>),
     ) -> Result<(Vec<(String, ObjectId)>, Vec<(String, String)>), StoreError> {
         let root = Dir::open(self.root())?;
@@ -102,6 +108,13 @@ impl Store {
         };
         let mut pack = BlobPack::new(&self.repo)?;
         let mut adopt = |path: String, bytes: Vec<u8>| -> Result<(), StoreError> {
+            if let Err(b) = grammar::added(&path, b"", &bytes, now) {
+                return Err(StoreError::NotARecord {
+                    path,
+                    line: b.line,
+                    rule: b.rule,
+                });
+            }
             let id = pack.add(&bytes)?;
             each(&path, bytes);
             files.push((path, id));

@@ -62,6 +62,14 @@ pub enum StoreError {
     Sign(#[from] sign::SignError),
     #[error(transparent)]
     Overlay(#[from] crate::overlay::OverlayError),
+    /// A file under `_librarian/` that creating the record ref would adopt is not a record
+    /// file: nothing was adopted, and the ref was not created.
+    #[error("{path} is not a record file (line {line}: {rule}), so refs/rutter/records was not created: every other machine would refuse a history that starts with it")]
+    NotARecord {
+        path: String,
+        line: usize,
+        rule: String,
+    },
 }
 
 impl crate::hint::Hinted for StoreError {
@@ -72,8 +80,15 @@ impl crate::hint::Hinted for StoreError {
             StoreError::RefLocked(_) => {
                 Some("Remove it if no git command is running, then run `git rutter commit`.".into())
             }
+            StoreError::NotARecord { path, .. } => Some(format!(
+                "Move {path} out of _librarian/ (it holds only what git-rutter writes), then run the command again."
+            )),
             _ => None,
         }
+    }
+
+    fn users_to_fix(&self) -> bool {
+        matches!(self, StoreError::NotARecord { .. })
     }
 }
 
