@@ -22,6 +22,17 @@ fn vault() -> (Env, String) {
     (env, day)
 }
 
+/// The first 12 hex digits of the blob the record ref's tip holds for the day file `day`
+/// (kept in its year's folder there): what names an incident to that file in a finding's id.
+fn committed_blob(env: &Env, day: &str) -> String {
+    let name = day.rsplit('/').next().unwrap();
+    let in_ref = format!(
+        "refs/rutter/records:_librarian/sessions/{}/{name}",
+        &name[..4]
+    );
+    env.git(&["rev-parse", &in_ref]).trim()[..12].to_string()
+}
+
 fn verify(env: &Env) -> (i32, Verify) {
     let r = env.rutter(&["verify", "--json"]);
     (r.code, decode(&r.stdout))
@@ -895,7 +906,7 @@ fn a_record_folder_replaced_by_a_symlink_is_reported_as_such() {
         let findings = &v.findings;
         assert_eq!(findings.len(), 1, "{v:#?}");
         assert_eq!(findings[0].kind, "symlink");
-        assert_eq!(findings[0].id, format!("symlink:{folder}:file"));
+        assert_eq!(findings[0].id, format!("symlink:{folder}:folder"));
         let detail = &findings[0].detail;
         assert!(
             detail.starts_with(&format!(
@@ -1192,7 +1203,7 @@ fn an_acknowledgement_names_a_finding_of_this_run_and_says_why() {
     let (env, day) = vault();
     let commits = |env: &Env| env.git(&["rev-list", "--count", "refs/rutter/records"]);
     let before = commits(&env);
-    let deleted = format!("deleted:{day}:file");
+    let deleted = format!("deleted:{day}:{}", committed_blob(&env, &day));
     let refused = [
         (deleted.as_str(), "routine", "verify reports no finding now"),
         ("", "x", "verify reports no finding now"),
@@ -1213,7 +1224,13 @@ fn an_acknowledgement_names_a_finding_of_this_run_and_says_why() {
     assert_eq!(code, 1, "{v:#?}");
     assert_eq!(v.findings[0].id, deleted);
     // An id the run does not report is refused naming the ones it does.
-    let r = env.rutter(&["verify", "--ack", "deleted:other:file", "--reason", "x"]);
+    let r = env.rutter(&[
+        "verify",
+        "--ack",
+        "deleted:other:0123456789ab",
+        "--reason",
+        "x",
+    ]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr.contains(&format!("The findings now: {deleted}.")),
@@ -1254,4 +1271,96 @@ fn an_acknowledgement_names_a_finding_of_this_run_and_says_why() {
         r.stderr
     );
     assert_eq!(commits(&env), after);
+}
+
+/// Record files copied into a repository that has no `refs/rutter/records` (or captured before
+/// `init`) hold nothing committed: `verify` cannot check them and says so (exit 1, never
+/// "clean"), `diff` shows each as new, and once `init` adopts them both are quiet. A repository
+/// with no record file and no ref is clean.
+#[test]
+fn record_files_without_a_record_ref_cannot_be_verified_and_diff_shows_them_new() {
+    let (recorded, day) = vault();
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    env.git(&["init", "-q", "-b", "main"]);
+    env.git(&["add", "Notes"]);
+    env.git(&["commit", "-qm", "notes"]);
+    let empty = env.rutter(&["verify"]);
+    assert_eq!(empty.code, 0, "{}", empty.stdout);
+    assert!(
+        empty.stdout.contains("no refs/rutter/records yet"),
+        "{}",
+        empty.stdout
+    );
+    let bytes = std::fs::read(recorded.vault.join(&day)).unwrap();
+    env.write(&day, std::str::from_utf8(&bytes).unwrap());
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1);
+    assert_eq!(kinds(&v), [("ref-unverifiable".to_string(), String::new())]);
+    assert_eq!(
+        v.findings[0].id,
+        "ref-unverifiable:refs/rutter/records:missing"
+    );
+    assert!(v.findings[0].detail.contains("`git rutter init` adopts it"));
+    let diff = env.rutter(&["diff", "--exit-code"]);
+    assert_eq!(diff.code, 1, "{}", diff.stderr);
+    assert!(
+        diff.stdout
+            .starts_with(&format!("--- /dev/null\n+++ b/{day}\n")),
+        "{}",
+        diff.stdout
+    );
+    assert_eq!(env.rutter(&["init"]).code, 0);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 0, "{:?}", kinds(&v));
+    assert_eq!(env.rutter(&["diff", "--exit-code"]).code, 0);
+}
+
+/// An acknowledgement covers the incident it named, not the next one with the same shape: the
+/// id of text that is no record line names that text (not only its length), and the id of a
+/// deletion names the committed version that went missing, so deleting the file again once it
+/// has grown is a new finding.
+#[test]
+fn an_acknowledgement_never_covers_a_later_incident_of_the_same_kind() {
+    let (env, day) = vault();
+    let path = env.vault.join(&day);
+    let committed = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{committed}hand added junk\n")).unwrap();
+    let (_, v) = verify(&env);
+    let junk = v.findings[0].id.clone();
+    assert!(junk.starts_with(&format!("unparseable:{day}:")), "{junk}");
+    let r = env.rutter(&["verify", "--ack", &junk, "--reason", "my scratch note"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let with_ack = std::fs::read_to_string(&path).unwrap();
+    // Other text of the same length in its place.
+    let other = with_ack.replace("hand added junk\n", "other junk 1234\n");
+    std::fs::write(&path, &other).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#?}");
+    assert!(v
+        .findings
+        .iter()
+        .any(|f| f.kind == "unparseable" && f.id != junk && f.acknowledged.is_none()));
+    // A deletion acknowledged, the file restored and grown, then deleted again.
+    std::fs::write(&path, with_ack.replace("hand added junk\n", "")).unwrap();
+    assert_eq!(verify(&env).0, 0);
+    std::fs::remove_file(&path).unwrap();
+    let (_, v) = verify(&env);
+    let first = v.findings[0].id.clone();
+    let r = env.rutter(&["verify", "--ack", &first, "--reason", "I deleted it"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(env.rutter(&["restore"]).code, 0);
+    let r = env.capture_at(
+        "2026-11-30T11:00:00.000Z",
+        "Fourth decision.",
+        &["Notes/a.md"],
+    );
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    std::fs::remove_file(&path).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#?}");
+    let again = &v.findings[0];
+    assert_eq!(again.kind, "deleted");
+    assert_ne!(again.id, first);
+    assert_eq!(again.acknowledged, None);
 }

@@ -7,13 +7,13 @@ use crate::store::{Store, StoreError};
 use std::collections::HashSet;
 
 /// The unified diff of the record files against the tip (empty when they match, or when there
-/// is no record yet).
+/// are none): without a record ref yet, every record file is new.
 pub fn record_diff(store: &Store) -> Result<String, StoreError> {
     let mut out = String::new();
-    let Some(tip) = store.tip()? else {
-        return Ok(out);
+    let committed = match store.tip()? {
+        Some(tip) => store.record_files(tip)?,
+        None => Vec::new(),
     };
-    let committed = store.record_files(tip)?;
     for (path, blob) in &committed {
         let before = store.blob(*blob)?;
         let after = store.working(path).unwrap_or_default();

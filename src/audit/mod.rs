@@ -88,7 +88,11 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
     let lock = crate::recorder::Recorder::try_snapshot(store.state_dir(), wait);
     let lock_missed = lock.missed();
     let Some(tip) = store.tip()? else {
-        return Ok(Report::default());
+        return Ok(Report {
+            findings: refcheck::missing_ref(store).into_iter().collect(),
+            lock_missed,
+            ..Default::default()
+        });
     };
     // `--full` checks every reflog line; so does a run without a baseline.
     let seen = cache.reflog_seen.clone().filter(|_| !opts.full);

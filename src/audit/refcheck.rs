@@ -198,6 +198,27 @@ pub(crate) fn is_witness_finding(f: &Finding) -> bool {
     ))
 }
 
+/// Record files in a vault without `refs/rutter/records`: nothing in them is committed, so
+/// nothing can be checked ("cannot check", never clean). `None` when there are none (a vault
+/// with nothing recorded yet is clean).
+pub(crate) fn missing_ref(store: &Store) -> Option<Finding> {
+    let files = store.uncommitted_record_files(&Default::default());
+    let first = files.first()?;
+    let n = files.len();
+    let (them, they_are) = match n {
+        1 => ("it", "it is"),
+        _ => ("them", "they are"),
+    };
+    let detail = format!(
+        "{RECORDS_REF} does not exist, but the vault has {} ({first}{}): nothing in {them} is committed, so nothing can be verified (cannot check). `git rutter init` adopts {them} as {they_are}",
+        crate::count::count(n, "record file", "record files"),
+        if n > 1 { ", …" } else { "" },
+    );
+    let mut f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "missing", detail);
+    f.path = Some(first.clone());
+    Some(f)
+}
+
 fn witness_finding(seen: u64, why: String) -> Finding {
     let key = format!("tips@{seen}");
     let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, "").id;

@@ -13,7 +13,7 @@ use crate::fsx::{Dir, FsError};
 use crate::journal::Journal;
 use crate::objectid::ObjectId;
 use crate::records::paths::day_of;
-use crate::records::{dayfile, grammar, ledger, line, paths, retraction};
+use crate::records::{dayfile, fingerprint, grammar, ledger, line, paths, retraction};
 use crate::store::{Store, StoreError};
 use rustix::fs::{self as rfs, AtFlags, FileType};
 use std::collections::{HashMap, HashSet};
@@ -136,7 +136,7 @@ fn folders(store: &Store, committed: &[(String, ObjectId)]) -> (Vec<Finding>, Ve
         let detail = format!(
             "{folder}/ was {what}, holding {held} committed record file(s); rutter never reads or writes through it. Put the real folder back in its place (or remove the link and run `git rutter restore`)."
         );
-        findings.push(whole_file(Kind::Symlink, folder, detail));
+        findings.push(whole_file(Kind::Symlink, folder, "folder", detail));
     }
     (findings, broken)
 }
@@ -214,14 +214,24 @@ fn file(
         Err(FsError::Symlink(_) | FsError::WrongKind(_)) => {
             let detail =
                 format!("{path} was replaced by a symlink or something that is not a regular file");
-            return Ok(vec![whole_file(Kind::Symlink, path, detail)]);
+            return Ok(vec![whole_file(
+                Kind::Symlink,
+                path,
+                &incident(blob),
+                detail,
+            )]);
         }
         Ok(None) => {
             let detail = format!(
                 "{path} is committed but missing from the working tree ({})",
                 summary(store, path, blob)
             );
-            return Ok(vec![whole_file(Kind::Deleted, path, detail)]);
+            return Ok(vec![whole_file(
+                Kind::Deleted,
+                path,
+                &incident(blob),
+                detail,
+            )]);
         }
         Err(e @ (FsError::Io { .. } | FsError::HardLink { .. })) => {
             return Ok(vec![unreadable(store, path, blob, &e)])
@@ -256,10 +266,10 @@ fn file(
         extra(path, &working[committed.len()..], journalled)
     } else if committed.starts_with(&working) {
         let what = "lost its tail after commit";
-        per_entry(Kind::Truncated, path, committed, &working, what)
+        per_entry(Kind::Truncated, (path, blob), committed, &working, what)
     } else {
         let what = "was edited after commit";
-        let found = per_entry(Kind::Edited, path, committed, &working, what);
+        let found = per_entry(Kind::Edited, (path, blob), committed, &working, what);
         inserted_unverified(path, committed, found, journalled)
     })
 }
@@ -302,18 +312,31 @@ fn unreadable(store: &Store, path: &str, blob: ObjectId, e: &dyn std::fmt::Displ
         "{path} is committed but cannot be read ({e}; {}). Make it readable again, then run `git rutter verify`.",
         summary(store, path, blob)
     );
-    whole_file(Kind::Deleted, path, detail)
+    whole_file(Kind::Deleted, path, &incident(blob), detail)
 }
 
-/// A finding about the file `path` as a whole.
-fn whole_file(kind: Kind, path: &str, detail: String) -> Finding {
-    let mut f = Finding::new(kind, path, "file", detail);
+/// What names an incident to a committed file in its finding's id: the committed version's
+/// blob id (`deleted:<path>:<blob>`), so an acknowledgement of one deletion never covers the
+/// file deleted again once it has grown (spec/verify.md, `--ack`).
+fn incident(blob: ObjectId) -> String {
+    crate::shortid::long(&blob)
+}
+
+/// A finding about the file (or folder) `path` as a whole, `what` naming the incident.
+fn whole_file(kind: Kind, path: &str, what: &str, detail: String) -> Finding {
+    let mut f = Finding::new(kind, path, what, detail);
     f.path = Some(path.to_string());
     f
 }
 
 /// One finding per entry the change touched (or one for the file), with the line diff.
-fn per_entry(kind: Kind, path: &str, committed: &[u8], working: &[u8], what: &str) -> Vec<Finding> {
+fn per_entry(
+    kind: Kind,
+    (path, blob): (&str, ObjectId),
+    committed: &[u8],
+    working: &[u8],
+    what: &str,
+) -> Vec<Finding> {
     let (old, new) = (
         String::from_utf8_lossy(committed),
         String::from_utf8_lossy(working),
@@ -337,12 +360,18 @@ fn per_entry(kind: Kind, path: &str, committed: &[u8], working: &[u8], what: &st
         })
         .collect();
     if out.is_empty() {
-        let mut f = whole_file(kind, path, format!("{path} {what}"));
+        let mut f = whole_file(kind, path, &incident(blob), format!("{path} {what}"));
         f.day = day;
         f.diff = Some(diff);
         out.push(f);
     }
     out
+}
+
+/// What names unparseable text in its finding's id: the first 12 hex digits of its sha256, so
+/// an acknowledgement covers that text alone, not the next line of the same length.
+fn text_id(line: &str) -> String {
+    crate::shortid::long(&fingerprint::sha256_hex(line.as_bytes()))
 }
 
 /// Classifies bytes after the committed ones: complete record lines are pending when journalled
@@ -369,11 +398,11 @@ fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding>
             None
         };
         let mut f = match (&id, refused) {
-            (_, Some(rule)) => Finding::new(Kind::Unparseable, path, &format!("{}", l.len()), format!("{path}: a use-log line the record does not take ({rule}), so no commit takes it or the lines after it: {:?}. Delete the line; the next capture or `git rutter commit` commits the rest.", cut(l))),
+            (_, Some(rule)) => Finding::new(Kind::Unparseable, path, &text_id(l), format!("{path}: a use-log line the record does not take ({rule}), so no commit takes it or the lines after it: {:?}. Delete the line; the next capture or `git rutter commit` commits the rest.", cut(l))),
             (Some(id), None) if path == paths::USE_LOG => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (the next capture or `git rutter commit` commits it)")),
             (Some(id), None) if journalled.contains(l) => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (journalled)")),
             (Some(id), None) => Finding::new(Kind::Unverified, path, id, unverified_detail(path, id)),
-            (None, None) => Finding::new(Kind::Unparseable, path, &format!("{}", l.len()), format!("{path}: text after the committed bytes that is not a complete record line: {:?}", cut(l))),
+            (None, None) => Finding::new(Kind::Unparseable, path, &text_id(l), format!("{path}: text after the committed bytes that is not a complete record line: {:?}", cut(l))),
         };
         f.path = Some(path.to_string());
         f.entry = id;

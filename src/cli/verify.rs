@@ -210,6 +210,7 @@ fn human(r: &Report, full: bool) -> String {
     // Incremental runs check the commits since the last verified tip; say so, so "0" never
     // reads as "checked nothing".
     let checked = match (full, r.commits_checked) {
+        _ if r.tip.is_none() => "no refs/rutter/records yet, nothing committed".to_string(),
         (true, n) => format!("{n} commit(s) checked"),
         (false, 0) => "no new commit since the last verify; `--full` re-checks all".to_string(),
         (false, n) => format!("{n} new commit(s) checked"),

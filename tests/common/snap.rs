@@ -180,9 +180,9 @@ impl Env {
         })
     }
 
-    /// `output` with the run's own names replaced: commit ids of every repository in the
-    /// temporary folder by `[c1]`, `[c2]`… in the order they first appear (whole, or cut to
-    /// 7 or 12 characters), writer ids by `[writer1]`…, the temporary folder by `[TMP]`, the
+    /// `output` with the run's own names replaced: commit ids (and record files' blob ids) of
+    /// every repository in the temporary folder by `[c1]`, `[c2]`… in the order they first
+    /// appear (whole, or cut to 7 or 12 characters), writer ids by `[writer1]`…, the temporary folder by `[TMP]`, the
     /// in-process HOME by `[HOME]`.
     pub fn redact(&self, output: Output) -> Output {
         let mut names = Names {
@@ -221,7 +221,9 @@ impl Env {
             .collect()
     }
 
-    /// Every commit any repository of the run holds or its reflogs name.
+    /// Every commit any repository of the run holds or its reflogs name, and the blobs of its
+    /// record files (a finding names the committed blob a deleted file had; their bytes hold
+    /// the run's folder, so their ids differ from run to run, as commit ids do).
     fn commits(&self) -> Vec<String> {
         let mut all = Vec::new();
         for repo in self.repositories() {
@@ -232,12 +234,16 @@ impl Env {
                 .env("HOME", &self.home)
                 .arg("-C")
                 .arg(&repo)
-                .args(["rev-list", "--all", "--reflog"])
+                .args(["rev-list", "--all", "--reflog", "--objects"])
                 .output();
             if let Ok(out) = out {
                 all.extend(
                     String::from_utf8_lossy(&out.stdout)
                         .lines()
+                        .filter_map(|l| match l.split_once(' ') {
+                            None => Some(l),
+                            Some((id, path)) => path.starts_with("_librarian/").then_some(id),
+                        })
                         .map(String::from),
                 );
             }
