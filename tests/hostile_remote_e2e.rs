@@ -1115,3 +1115,30 @@ proptest! {
         prop_assert!(!exists(&w.parent.join("PWNED")));
     }
 }
+
+/// A remote whose `refs/rutter/records` was pointed at a blob or a tree by hand: sync refuses
+/// it by what it is (not git's "not a committish"), changes nothing and `status` names it;
+/// `sync --setup` of such a remote refuses it too.
+#[test]
+fn a_remote_record_ref_that_is_no_commit_is_refused_by_name() {
+    let w = World::new();
+    let blob = w.blob(b"hi\n");
+    let tree = w.raw_tree(vec![]);
+    for (kind, oid) in [("blob", &blob), ("tree", &tree)] {
+        w.serve(oid);
+        let err = w.assert_refused(kind);
+        assert!(
+            err.contains(&format!(
+                "its refs/rutter/records points at a {kind}, not a commit"
+            )),
+            "{err}"
+        );
+    }
+    let r = w.env.rutter(&["sync", "--setup", "origin"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("points at a tree, not a commit"),
+        "{}",
+        r.stderr
+    );
+}

@@ -260,3 +260,50 @@ fn forge_without(net: &Net, dir: &Path, id: &str) -> String {
     let _ = net;
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A second, different line under an entry's id (forged into the record, or arrived from a
+/// remote whose history was made again): a purge removes one line and cannot tell which was
+/// meant, so it refuses, dry run included, and changes nothing.
+#[test]
+fn a_purge_of_an_id_two_different_lines_carry_is_refused() {
+    let env = common::Env::git_vault();
+    let r = env.capture_at("2026-11-30T10:00:00.000Z", "A first.", &["Notes/a.md"]);
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    let day = "_librarian/sessions/2026-11-30.md";
+    let committed = env.committed(day);
+    let line = committed.lines().last().unwrap();
+    let forged = format!("{committed}{}\n", line.replace("A first.", "A FORGED."));
+    common::Forged {
+        writes: &[(&common::in_ref(day), &forged)],
+        message: "rutter: capture 2026-11-30",
+        why: "a second line under the same id",
+        ..Default::default()
+    }
+    .commit(&env);
+    env.write(day, &forged);
+    let tip = env.git(&["rev-parse", "refs/rutter/records"]);
+    let id = line
+        .split("\"id\":\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    for dry in [true, false] {
+        let mut args = vec!["purge", id, "--reason", "forged"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let r = env.rutter(&args);
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("two different committed lines carry the id {id}"))
+                && r.stderr.contains("nothing was purged"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(env.git(&["rev-parse", "refs/rutter/records"]), tip);
+    }
+    assert_eq!(env.read(day), forged);
+}

@@ -95,6 +95,27 @@ fn refuse_finding(oid: ObjectId, f: &super::Finding) -> IntakeError {
     })
 }
 
+/// Refuses a remote tip that is no commit: a `refs/rutter/records` pointed at a blob, tree or
+/// tag by hand, or an id the fetch did not bring.
+pub fn check_tip(store: &Store, tip: ObjectId) -> Result<(), IntakeError> {
+    match store.object_kind(tip)? {
+        Some("commit") => Ok(()),
+        Some(kind) => Err(refuse(
+            None,
+            None,
+            format!("its refs/rutter/records points at a {kind}, not a commit"),
+        )),
+        None => Err(refuse(
+            None,
+            None,
+            format!(
+                "its refs/rutter/records names {}, which git did not bring",
+                short(tip)
+            ),
+        )),
+    }
+}
+
 /// Checks every commit reachable from `tip` and not from `have` (the local tip; `None`: the
 /// whole history), oldest first. `Ok(n)`: `n` commits checked, all within the rules.
 pub fn check_incoming(
@@ -103,6 +124,7 @@ pub fn check_incoming(
     have: Option<ObjectId>,
 ) -> Result<usize, IntakeError> {
     crate::store::skip_read_verification();
+    check_tip(store, tip)?;
     let oids = incoming(store, tip, have)?;
     let mut trees = store.trees()?;
     trees.limit_trees(MAX_TREE_BYTES);

@@ -84,6 +84,8 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
 fn refusal(e: PurgeError) -> super::CommandError {
     match e {
         PurgeError::Store(e) => e.into(),
+        PurgeError::Ambiguous(id) => user_error(format!("{}; nothing was purged.", PurgeError::Ambiguous(id.clone())))
+            .hinted(format!("`git rutter log {id}` shows which commit added each line, and `git rutter verify --full` names a forged one.")),
         other => user_error(format!("{other}; nothing was purged.")),
     }
 }

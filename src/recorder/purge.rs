@@ -24,6 +24,8 @@ pub(crate) enum PurgeError {
     NotFound(String),
     #[error("entry {0} is in a day file the TypeScript reference wrote (session-record@1), kept as a YAML block that a purge cannot take out line by line")]
     OldFormat(String),
+    #[error("two different committed lines carry the id {0} (one was forged or copied by hand), and a purge removes one line")]
+    Ambiguous(String),
     #[error("entry {id} was purged already (on {day}: {reason})")]
     Already {
         id: String,
@@ -116,7 +118,14 @@ pub(crate) fn find(store: &Store, id: &str) -> Result<Target, PurgeError> {
                 files: vec![],
                 cited: vec![],
             });
-            t.files.push(path.clone());
+            // Another line under the same id (a forged or hand-copied one): a purge removes one
+            // line, and which one the user meant cannot be told.
+            if t.line != l {
+                return Err(PurgeError::Ambiguous(id.to_string()));
+            }
+            if !t.files.contains(path) {
+                t.files.push(path.clone());
+            }
             on_a_line = true;
         }
         // Held, but on no `@2` line: in the YAML block of an `@1` file.

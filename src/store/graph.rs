@@ -196,6 +196,16 @@ impl Store {
         }
     }
 
+    /// What kind of object `id` is (`commit`, `tree`, `blob`, `tag`), read from its header;
+    /// `None` when the repository does not hold it.
+    pub(crate) fn object_kind(&self, id: ObjectId) -> Result<Option<&'static str>, StoreError> {
+        match self.repo.odb()?.read_header(id.to_git()) {
+            Ok((_, kind)) => Ok(Some(kind.str())),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Points ref `name` at `oid`, whatever it pointed at (remote-tracking refs only).
     pub fn set_tracking_ref(
         &self,

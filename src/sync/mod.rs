@@ -303,6 +303,7 @@ fn sync_round(
     report.remote_tip = fetched;
     let (mut theirs, mut lease) = (fetched, None);
     if let Some(t) = fetched {
+        crate::audit::intake::check_tip(store, t).map_err(|e| intake_error(remote, t, e))?;
         let crossing = purges::cross(store, remote, *seen, t, report)?;
         (theirs, lease) = (Some(crossing.theirs), crossing.lease);
     }
@@ -402,14 +403,20 @@ fn take_in(
     theirs: ObjectId,
     local: ObjectId,
 ) -> Result<usize, SyncError> {
-    crate::audit::intake::check_incoming(store, theirs, Some(local)).map_err(|e| match e {
+    crate::audit::intake::check_incoming(store, theirs, Some(local))
+        .map_err(|e| intake_error(remote, theirs, e))
+}
+
+/// What the intake's answer about `remote`'s tip `theirs` means for sync.
+pub(crate) fn intake_error(remote: &str, theirs: ObjectId, e: IntakeError) -> SyncError {
+    match e {
         IntakeError::Refused(refusal) => SyncError::Refused {
             remote: remote.to_string(),
             tip: Some(theirs),
             refusal: Box::new(refusal),
         },
         IntakeError::Store(e) => SyncError::Store(e),
-    })
+    }
 }
 
 /// The remote's record tip as last fetched.

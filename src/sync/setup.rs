@@ -38,6 +38,10 @@ pub fn setup_sync(store: &Store, remote: &str, force: bool) -> Result<SetupRepor
         ..Default::default()
     };
     super::fetch_records(store, remote)?;
+    if let Some(tip) = super::tracking_tip(store, remote)? {
+        crate::audit::intake::check_tip(store, tip)
+            .map_err(|e| super::intake_error(remote, tip, e))?;
+    }
     let others = other_authors(store, remote)?;
     if !others.is_empty() && !force {
         return Err(SyncError::LooksShared {
@@ -77,6 +81,10 @@ fn other_authors(store: &Store, remote: &str) -> Result<Vec<String>, SyncError> 
         });
     let mut others = BTreeSet::new();
     for tip in tips.collect::<Vec<ObjectId>>() {
+        // A branch may point at a tag or any other object: only commits have authors.
+        if store.object_kind(tip)? != Some("commit") {
+            continue;
+        }
         for oid in store.newest_first(tip, None, AUTHOR_WALK)? {
             let Some(email) = store.commit_info(oid)?.author_email else {
                 continue;
