@@ -872,3 +872,55 @@ fn recent_all_resolves_what_the_index_does_not_hold_as_reading_each_note_does() 
         );
     }
 }
+
+/// A note larger than FTS5's snippet bound (spec/index.md, "Search"), every line of it full of
+/// the query's words (a log export): FTS5's `snippet()` took minutes on such a note (its time
+/// grows with the square of the matches), so its snippet is made from its text, and the search
+/// answers at once, with the window and the marks; an ordinary note keeps FTS5's snippet, and
+/// the some-of-the-words answer takes the same way.
+#[test]
+fn a_large_note_full_of_matches_is_answered_at_once_with_its_own_snippet() {
+    let env = notes_vault();
+    let line = "2026-11-01T00:00:00Z INFO request ledger status=200 garden entry ms=5\n";
+    env.write(
+        "Logs/export.md",
+        &format!("# Export\n\n{}", line.repeat(60_000)),
+    );
+    let started = std::time::Instant::now();
+    let mut c = env.cmd();
+    c.args(["search", "--no-pager", "garden", "ledger", "entry"]);
+    let child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
+    let out = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .unwrap_or_else(|_| panic!("search still running after {:?}", started.elapsed()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "   Logs/export.md\n   …«ledger» status=200 «garden» «entry» ms=5 2026-11-01T00:00:00Z INFO request…"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("   # «Garden» 0 The «garden» «ledger» «entry» 0."),
+        "an ordinary note keeps FTS5's snippet: {stdout}"
+    );
+    let some = search(&env, &["garden", "ledger", "zebra"]);
+    assert_eq!(some.code, 1, "no note holds every word: {}", some.stderr);
+    assert!(
+        some.stdout
+            .contains("   Logs/export.md\n   …«ledger» status=200 «garden» entry"),
+        "{}",
+        some.stdout
+    );
+}

@@ -29,6 +29,7 @@ pub(crate) mod search;
 pub(crate) mod short_ids;
 pub(crate) mod side;
 pub(crate) mod snapshot;
+mod snippet;
 pub(crate) mod supersede;
 pub(crate) mod walk;
 pub(crate) mod watcher;

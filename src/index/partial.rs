@@ -6,6 +6,7 @@
 
 use super::search::{query_terms, Filters, Hit, NoteHead};
 use super::{Index, IndexError};
+use rusqlite::OptionalExtension;
 use std::collections::HashMap;
 
 /// A hit that holds some of the query's words.
@@ -76,7 +77,7 @@ impl Index {
             words,
         };
         for (id, mask, _) in ranked.into_iter().take(limit) {
-            let hit = self.partial_hit(id, &any)?;
+            let hit = self.partial_hit(id, &any, &partial.words)?;
             let words = (0..partial.words.len())
                 .filter(|i| mask & (1 << i) != 0)
                 .map(|i| partial.words[i].clone())
@@ -125,21 +126,24 @@ impl Index {
         Ok(held)
     }
 
-    /// The hit of note `id` for the OR query `any`, with its snippet.
-    fn partial_hit(&self, id: i64, any: &str) -> Result<Option<Hit>, IndexError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT n.path, n.title, n.type, n.status, n.created, snippet(notes_fts, 2, '«', '»', '…', 14)
+    /// The hit of note `id` for the OR query `any` of `words`, with its snippet.
+    fn partial_hit(&self, id: i64, any: &str, words: &[String]) -> Result<Option<Hit>, IndexError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT n.path, n.title, n.type, n.status, n.created, {}
              FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid
              WHERE notes_fts MATCH ?1 AND notes_fts.rowid = ?2",
-        )?;
-        let mut rows = stmt.query_map(rusqlite::params![any, id], |r| {
-            let snippet: String = r.get(5)?;
-            Ok(Hit {
-                head: NoteHead::from_row(r)?,
-                snippet: snippet.split_whitespace().collect::<Vec<_>>().join(" "),
+            super::search::snippet_column()
+        ))?;
+        let row = stmt
+            .query_row(rusqlite::params![any, id], |r| {
+                Ok((NoteHead::from_row(r)?, r.get::<_, Option<String>>(5)?))
             })
-        })?;
-        Ok(rows.next().transpose()?)
+            .optional()?;
+        row.map(|(head, snippet)| {
+            let snippet = self.snippet(snippet, id, words)?;
+            Ok(Hit { head, snippet })
+        })
+        .transpose()
     }
 }
 

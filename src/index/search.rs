@@ -2,6 +2,7 @@
 //! (quoted AND terms), ranked by bm25, filters applied in SQL so a filter never returns fewer
 //! than `limit` hits when more exist.
 
+use super::snippet::SNIPPET_MAX_BYTES;
 use super::{Index, IndexError};
 use rusqlite::OptionalExtension;
 use serde::Serialize;
@@ -115,6 +116,14 @@ pub(crate) fn query_terms(raw: &str) -> Vec<String> {
     terms
 }
 
+/// The snippet column of a search over `notes n`: FTS5's `snippet()` for a note of at most
+/// [`SNIPPET_MAX_BYTES`], `NULL` for a larger one ([`Index::snippet`] makes its own).
+pub(super) fn snippet_column() -> String {
+    format!(
+        "CASE WHEN n.size <= {SNIPPET_MAX_BYTES} THEN snippet(notes_fts, 2, '«', '»', '…', 14) END"
+    )
+}
+
 fn quoted(terms: &[String]) -> Vec<String> {
     terms.iter().map(|t| format!("\"{t}\"")).collect()
 }
@@ -131,20 +140,46 @@ impl Index {
         // re-prepare the statement once the values are bound.
         let (filters, filter_values) = super::partial::filter_clause(f);
         let sql = format!(
-            "SELECT n.path, n.title, n.type, n.status, n.created, snippet(notes_fts, 2, '«', '»', '…', 14)
-             FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ?{filters} ORDER BY rank LIMIT {limit}"
+            "SELECT n.path, n.title, n.type, n.status, n.created, {}, n.id
+             FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ?{filters} ORDER BY rank LIMIT {limit}",
+            snippet_column()
         );
         let mut values: Vec<&str> = vec![&q];
         values.extend(filter_values);
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
-            let snippet: String = r.get(5)?;
-            Ok(Hit {
-                head: NoteHead::from_row(r)?,
-                snippet: snippet.split_whitespace().collect::<Vec<_>>().join(" "),
-            })
+            Ok((NoteHead::from_row(r)?, r.get(5)?, r.get(6)?))
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let rows: Vec<(NoteHead, Option<String>, i64)> = rows.collect::<Result<_, _>>()?;
+        let terms = query_terms(query);
+        rows.into_iter()
+            .map(|(head, snippet, id)| {
+                let snippet = self.snippet(snippet, id, &terms)?;
+                Ok(Hit { head, snippet })
+            })
+            .collect()
+    }
+
+    /// A hit's snippet: FTS5's (`snippet`, from the query's [`snippet_column`]), or for a note
+    /// larger than [`SNIPPET_MAX_BYTES`] (`None` there) one made from its text
+    /// ([`super::snippet::of_large`]); runs of whitespace folded to one space.
+    pub(super) fn snippet(
+        &self,
+        snippet: Option<String>,
+        id: i64,
+        terms: &[String],
+    ) -> Result<String, IndexError> {
+        let snippet = match snippet {
+            Some(s) => s,
+            None => {
+                let body: String = self
+                    .conn
+                    .prepare_cached("SELECT body FROM notes_fts WHERE rowid = ?1")?
+                    .query_row([id], |r| r.get(0))?;
+                super::snippet::of_large(&body, terms)
+            }
+        };
+        Ok(snippet.split_whitespace().collect::<Vec<_>>().join(" "))
     }
 
     /// The indexed note at exactly `path`; only indexed notes can be read this way.
