@@ -446,3 +446,30 @@ fn the_next_capture_commits_what_was_pending() {
     );
     assert_eq!(msg.matches("Rutter-Entry:").count(), 2);
 }
+
+/// What the model or the payload wrote reaches the hook's stderr as one inert field: a ref or
+/// a transcript path holding an OSC title sequence, a colour escape, a bell or a newline never
+/// acts on the terminal (or on the client that shows the line) and never starts a line.
+#[test]
+fn the_hooks_stderr_never_carries_a_control_character_from_its_input() {
+    let env = Env::git_vault();
+    let directive = br#"{"summary":"x","refs":["Notes/\u001b]0;PWN\u0007.md","Notes/\u001b[31mred\nFAKE: line.md"]}"#;
+    let r = env.capture(directive, &[]);
+    let payload = br#"{"session_id":"s","transcript_path":"/tmp/no\u001b]0;PWN\u0007.jsonl","cwd":"/tmp","hook_event_name":"Stop"}"#;
+    let t = env.capture(payload, &["--client", "claude"]);
+    for run in [&r, &t] {
+        assert_eq!(run.code, 0);
+        assert!(
+            !run.stderr.chars().any(|c| c.is_control() && c != '\n'),
+            "{:?}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.lines().all(|l| l.starts_with("[librarian-capture]")),
+            "{:?}",
+            run.stderr
+        );
+    }
+    assert!(r.stderr.contains(r"Notes/\u{001B}]0;PWN\u{0007}.md"), "{}", r.stderr);
+    assert!(t.stderr.contains(r"/tmp/no\u{001B}]0;PWN\u{0007}.jsonl"), "{}", t.stderr);
+}

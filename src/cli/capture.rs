@@ -90,11 +90,14 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
 
 /// Writes the hook's lines to stderr, ignoring every error: a hook whose stderr is closed or a
 /// broken pipe (`2>&-`, a client that stopped reading) still exits 0 (`eprintln!` would panic).
+/// Each line is one field (spec/output.md): a ref, path or message the model or the payload
+/// wrote never moves the cursor, sets the title or starts a line of its own on the terminal or
+/// in the client that shows the hook's stderr.
 pub fn say(lines: &[String]) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();
     for l in lines {
-        let _ = writeln!(err, "{l}");
+        let _ = writeln!(err, "{}", crate::records::text::field_safe(l));
     }
     let _ = err.flush();
 }
