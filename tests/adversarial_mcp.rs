@@ -490,3 +490,40 @@ fn the_cli_search_cuts_a_long_query_and_says_so() {
     assert_eq!((short.code, short.stderr.as_str()), (0, ""));
     assert!(short.stdout.starts_with("1. Gamma"), "{}", short.stdout);
 }
+
+/// What a client sends comes back inert in every miss message: a path or a project holding an
+/// escape sequence or a line break is shown escaped (spec/output.md, "One field, one line"),
+/// as `librarian-search` already showed its query.
+#[test]
+fn miss_messages_show_what_the_client_sent_as_one_inert_field() {
+    let env = vault();
+    let r = env.capture_at("2026-11-30T10:00:00.000Z", "Chose a plan.", &["Notes/a.md"]);
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    let mut input = call(
+        2,
+        "librarian-get-note",
+        json!({"path": "\u{1b}[31mred\nFAKE: line"}),
+    );
+    input.push_str(&call(
+        3,
+        "librarian-recent",
+        json!({"project": "nomatch\nx"}),
+    ));
+    input.push_str(&call(
+        4,
+        "librarian-recent",
+        json!({"query": "\u{1b}[31mred"}),
+    ));
+    let s = session(&env, input.as_bytes());
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    for id in 2..=4 {
+        let frame = s
+            .frames
+            .iter()
+            .find(|f| f["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer for {id}: {:?}", s.frames));
+        let text = frame["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(!text.chars().any(char::is_control), "{id}: {text:?}");
+        assert!(text.contains(r"\u{00"), "{id}: {text:?}");
+    }
+}

@@ -465,11 +465,21 @@ fn the_hooks_stderr_never_carries_a_control_character_from_its_input() {
             run.stderr
         );
         assert!(
-            run.stderr.lines().all(|l| l.starts_with("[librarian-capture]")),
+            run.stderr
+                .lines()
+                .all(|l| l.starts_with("[librarian-capture]")),
             "{:?}",
             run.stderr
         );
     }
-    assert!(r.stderr.contains(r"Notes/\u{001B}]0;PWN\u{0007}.md"), "{}", r.stderr);
-    assert!(t.stderr.contains(r"/tmp/no\u{001B}]0;PWN\u{0007}.jsonl"), "{}", t.stderr);
+    assert!(
+        r.stderr.contains(r"Notes/\u{001B}]0;PWN\u{0007}.md"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        t.stderr.contains(r"/tmp/no\u{001B}]0;PWN\u{0007}.jsonl"),
+        "{}",
+        t.stderr
+    );
 }

@@ -402,7 +402,10 @@ fn run_call(vault: &Vault, served: &Served, call: Call) -> Result<String, Failur
         Call::GetNote(path) => match tools::get_note(vault, &mut index, &path) {
             Ok(Some(text)) => Ok(text),
             // The reference's words, as a tool error: the model should not read it as a note.
-            Ok(None) => Err(Failure(format!("Note not found: {path}"))),
+            Ok(None) => Err(Failure(format!(
+                "Note not found: {}",
+                crate::records::text::field_safe(&path)
+            ))),
             Err(e) => Err(Failure(format!("reading the note failed: {e}"))),
         },
         Call::Recent(query) => tools::recent(vault, &mut index, &query)

@@ -18,10 +18,14 @@ pub(crate) const RESTORE_HINT: &str = "Entries marked [deleted from the working 
 pub(crate) fn empty_state(r: &Recent) -> Option<String> {
     match r {
         Recent::NothingRecorded => Some("No recent sessions recorded yet.".into()),
-        Recent::NoProject(p) => Some(format!("No sessions recorded for project \"{p}\".")),
+        Recent::NoProject(p) => Some(format!(
+            "No sessions recorded for project \"{}\".",
+            crate::records::text::field_safe(p)
+        )),
         Recent::NothingInWindow => Some("No sessions in the requested window.".into()),
         Recent::NoMatch(words) => Some(format!(
-            "No recorded sessions match \"{words}\" in the requested window."
+            "No recorded sessions match \"{}\" in the requested window.",
+            crate::records::text::field_safe(words)
         )),
         Recent::Sessions(_) => None,
     }
