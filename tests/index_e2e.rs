@@ -124,7 +124,10 @@ fn show_reads_only_indexed_notes() {
         let r = env.rutter(&["show", p]);
         assert_eq!(r.code, 1, "{p}");
         assert_eq!(r.stdout, "", "a miss is not output");
-        assert_eq!(r.stderr.trim(), format!("git-rutter: Note not found: {p}"));
+        assert_eq!(
+            r.stderr.trim(),
+            format!("git-rutter: Note not found: {p}\n`git rutter search WORDS` finds notes by their content.")
+        );
     }
 }
 
@@ -152,6 +155,27 @@ fn show_takes_a_path_relative_to_the_current_folder() {
         let r = from_notes(p);
         assert_eq!(r.code, 1, "{p}");
         assert_eq!(r.stdout, "", "{p}");
+    }
+    // At the vault's root and from outside it (`--vault`), `./` and `..` resolve the same way;
+    // a path that leaves the vault is still no note.
+    let from = |dir: &std::path::Path, p: &str| -> Run {
+        let mut c = env.cmd();
+        c.current_dir(dir).args(["show", p]);
+        common::run_with_stdin(&mut c, b"")
+    };
+    for dir in [env.vault.clone(), env.root()] {
+        for p in ["./Notes/blue.md", "Notes/../Notes/blue.md"] {
+            let r = from(&dir, p);
+            assert_eq!(r.code, 0, "{dir:?} {p}: {}", r.stderr);
+            assert!(r.stdout.contains("Notes/blue.md\n"), "{p}: {}", r.stdout);
+        }
+        let r = from(&dir, "../outside.md");
+        assert_eq!(r.code, 1, "{dir:?}");
+        assert!(
+            r.stderr.contains("`git rutter search WORDS`"),
+            "{}",
+            r.stderr
+        );
     }
 }
 
@@ -411,7 +435,11 @@ fn search_and_show_see_every_change_since_the_last_reindex() {
     let r = env.rutter(&["show", "Notes/blue.md"]);
     assert_eq!(
         (r.code, r.stdout.as_str(), r.stderr.trim()),
-        (1, "", "git-rutter: Note not found: Notes/blue.md")
+        (
+            1,
+            "",
+            "git-rutter: Note not found: Notes/blue.md\n`git rutter search WORDS` finds notes by their content."
+        )
     );
 
     // What search and show refreshed is what a reindex finds: nothing left to do.

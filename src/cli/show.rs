@@ -46,9 +46,12 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     }
     if note.is_none() {
         // A miss is a message, not output (as `git show` of a missing path): stderr, exit 1.
-        return Err(user_error(crate::records::text::terminal_safe(
-            &search::render_note(&args.path, None),
-        )));
+        return Err(
+            user_error(crate::records::text::terminal_safe(&search::render_note(
+                &args.path, None,
+            )))
+            .hinted_below("`git rutter search WORDS` finds notes by their content."),
+        );
     }
     ui.print(&without_repeated_title(
         search::render_note(&args.path, note.as_ref()),
@@ -72,10 +75,10 @@ fn without_repeated_title(text: String, note: Option<&crate::index::search::Note
     }
 }
 
-/// `path` as the vault-relative path the index knows. A path given from inside the vault (the
-/// current folder below its root) or an absolute one inside it is taken relative to where it
-/// points, as git takes paths; anything else (already vault-relative, or outside the vault) is
-/// left as given, and the index answers for it.
+/// `path` as the vault-relative path the index knows. A path given from inside the vault (its
+/// root or a folder below) or an absolute one inside it is taken relative to where it points,
+/// as git takes paths; from outside, relative to the vault's root; `.` and `..` resolved by
+/// text. A path that leaves the vault is left as given, and the index answers for it.
 pub(super) fn vault_relative(root: &std::path::Path, path: &str) -> String {
     let given = std::path::Path::new(path);
     let joined = match given.is_absolute() {
@@ -84,8 +87,10 @@ pub(super) fn vault_relative(root: &std::path::Path, path: &str) -> String {
             .ok()
             .and_then(|c| c.canonicalize().ok())
         {
-            Some(cwd) if cwd.starts_with(root) && cwd != *root => cwd.join(given),
-            _ => return path.to_string(),
+            Some(cwd) if cwd.starts_with(root) => cwd.join(given),
+            // From outside the vault a relative path is vault-relative; `./` and `..` inside
+            // it are resolved all the same (one that leaves the vault is left as given).
+            _ => root.join(given),
         },
     };
     let Some(rel) = lexical(&joined)
