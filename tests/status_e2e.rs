@@ -613,3 +613,28 @@ fn the_commits_since_the_last_verify_are_counted() {
     let human = status(&env, &[]).stdout;
     assert!(human.contains("2 commits since the last verify"), "{human}");
 }
+
+/// A file where the vault's `.git/rutter` folder belongs (put there by hand or by a broken
+/// copy): every search and commit fails on it, so `status` names it with the move that
+/// clears it, instead of a healthy report that suggests `reindex`.
+#[test]
+fn a_file_at_the_tools_own_folder_is_a_finding() {
+    let env = Env::git_vault();
+    let state = env.vault.join(".git/rutter");
+    std::fs::remove_dir_all(&state).unwrap();
+    std::fs::write(&state, "garbage\n").unwrap();
+    let (code, s) = status_json(&env);
+    assert_eq!(code, 1);
+    assert!(s.kinds().contains(&"state-unusable"), "{:?}", s.kinds());
+    let r = status(&env, &[]);
+    assert!(
+        r.stdout
+            .contains(&format!("{} is not a folder", state.display()))
+            && r.stdout.contains(&format!("mv {} ", state.display())),
+        "{}",
+        r.stdout
+    );
+    std::fs::remove_file(&state).unwrap();
+    let (_, s) = status_json(&env);
+    assert!(!s.kinds().contains(&"state-unusable"), "{:?}", s.kinds());
+}

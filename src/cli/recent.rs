@@ -49,7 +49,7 @@ pub struct Args {
     /// Show only the first and last step of longer sessions.
     #[arg(long)]
     pub brief: bool,
-    /// Show every session (overrides COUNT).
+    /// Show every session, instead of COUNT or -n (not with them).
     #[arg(long, conflicts_with_all = ["count", "n"])]
     pub all: bool,
     /// Show times and count days in UTC, as recorded (by default in your time zone, with its

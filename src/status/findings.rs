@@ -61,6 +61,17 @@ fn vault(s: &Status, out: &mut Vec<Finding>) {
         ));
     }
     let Some(v) = &s.vault else { return };
+    if let Some(dir) = &v.state_blocked {
+        let shown = crate::records::text::field_safe(dir);
+        out.push(finding(
+            "state-unusable",
+            format!("{shown} is not a folder: git-rutter keeps its index, pending journal and capture lock there, so nothing can be searched or committed."),
+            {
+                let quoted = |p: &str| crate::records::text::field_safe(&crate::argv::quote(p)).into_owned();
+                format!("Move it away (`mv {} {}`), then run `git rutter status` again.", quoted(dir), quoted(&format!("{dir}.moved")))
+            },
+        ));
+    }
     if !v.git {
         out.push(finding(
             "not-git",

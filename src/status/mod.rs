@@ -62,6 +62,10 @@ pub(crate) struct VaultInfo {
     /// The linked worktree that was named, when the vault is its main worktree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub linked_from: Option<String>,
+    /// The tool's folder in the git directory (`.git/rutter`), when something that is not a
+    /// folder stands there: the `state-unusable` finding names it.
+    #[serde(skip)]
+    pub state_blocked: Option<String>,
 }
 
 /// A vault named by a setting.
@@ -219,6 +223,7 @@ pub(crate) fn gather(inputs: &Inputs) -> Status {
             reason: v.source.describe(),
             git: v.git_dir.is_some(),
             linked_from: v.linked_from.as_ref().map(|p| p.display().to_string()),
+            state_blocked: state_blocked(v),
         }),
         vault_error,
         hooks_vault: hooks_vault.as_ref().map(|v| VaultRef {
@@ -376,4 +381,13 @@ fn log_dirs(
         .map(|v| v.state_dir())
         .chain(runlog::no_vault_dir())
         .collect()
+}
+
+/// The vault's `.git/rutter` when something that is not a folder (a file, a symlink) stands
+/// there: every command that keeps state (the index, the journal, the capture lock) fails on it.
+fn state_blocked(v: &crate::vault::Vault) -> Option<String> {
+    v.git_dir.as_ref()?;
+    let dir = v.state_dir();
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    (!meta.is_dir()).then(|| dir.display().to_string())
 }
