@@ -157,7 +157,7 @@ fn capture_into(
     let mut words = Vec::new();
     for directive in &found.directives {
         if let Some(draft) = draft(vault, directive, &base, out) {
-            words.push(sanitize::word_count(&directive.summary));
+            words.push(report::Length::of(&directive.summary));
             drafts.push(draft);
         }
     }

@@ -26,12 +26,31 @@ pub(super) fn malformed(scan: &Directives, out: &mut Vec<String>) {
     out.push(format!("{P} {what}; {outcome}. Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings and \"supersedes\" as an array of at most 16 entry ids."));
 }
 
-/// The lines for what was written. `words` holds each draft's word count, in order.
+/// How long a draft's summary was as written: its words, and whether the entry keeps only
+/// its first [`sanitize::SUMMARY_MAX_CHARS`] characters.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Length {
+    pub words: usize,
+    pub cut: bool,
+}
+
+impl Length {
+    /// The length of `summary` as the model wrote it.
+    pub(super) fn of(summary: &str) -> Length {
+        Length {
+            words: sanitize::word_count(summary),
+            cut: sanitize::inert_line(summary, usize::MAX).chars().count()
+                > sanitize::SUMMARY_MAX_CHARS,
+        }
+    }
+}
+
+/// The lines for what was written. `words` holds each draft's length, in order.
 pub(super) fn written(
     vault: &Vault,
     w: &write::Written,
     project: Option<&str>,
-    words: &[usize],
+    words: &[Length],
     out: &mut Vec<String>,
 ) {
     let appended = w.count(|o| matches!(o, write::Outcome::Appended { .. }));
@@ -57,15 +76,24 @@ pub(super) fn written(
     if appended + w.earlier.placed + w.earlier.in_memory.len() == 0 {
         return;
     }
-    for (k, (outcome, &n)) in w.outcomes.iter().zip(words).enumerate() {
-        if !matches!(outcome, write::Outcome::Appended { .. }) || n <= sanitize::WORD_CEILING {
+    for (k, (outcome, len)) in w.outcomes.iter().zip(words).enumerate() {
+        let long = len.words > sanitize::WORD_CEILING;
+        if !matches!(outcome, write::Outcome::Appended { .. }) || !(long || len.cut) {
             continue;
         }
         let which = match words.len() {
             1 => "summary".to_string(),
             total => format!("summary {} of {total}", k + 1),
         };
-        out.push(format!("{P} {which} is {n} words; the style contract asks for about {} and no more than {}. Stored verbatim as written -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
+        let stored = match len.cut {
+            true => format!(
+                "Cut to its first {} characters, the most an entry keeps",
+                sanitize::SUMMARY_MAX_CHARS
+            ),
+            false => "Stored verbatim as written".to_string(),
+        };
+        let n = crate::count::count(len.words, "word", "words");
+        out.push(format!("{P} {which} is {n}; the style contract asks for about {} and no more than {}. {stored} -- if a session did several separable things, emit a line per thing as you finish it.", sanitize::WORD_TARGET, sanitize::WORD_CEILING));
     }
     for path in &w.diverged {
         let these = noun(appended, "this entry", "these entries");
@@ -244,7 +272,11 @@ mod tests {
             ..Default::default()
         };
         let mut out = Vec::new();
-        written(&vault, &w, Some("proj"), words, &mut out);
+        let words: Vec<Length> = words
+            .iter()
+            .map(|&words| Length { words, cut: false })
+            .collect();
+        written(&vault, &w, Some("proj"), &words, &mut out);
         out.iter()
             .map(|l| l.trim_start_matches(P).trim().to_string())
             .collect()
@@ -295,6 +327,40 @@ mod tests {
                 "{outcomes:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_summary_cut_to_the_most_an_entry_keeps_is_said_so() {
+        let long = "word ".repeat(12_000);
+        let one_token = "x".repeat(3_000);
+        assert!(Length::of(&long).cut && Length::of(&one_token).cut);
+        assert!(!Length::of(&"word ".repeat(70)).cut);
+        let vault = Vault {
+            root: "/v".into(),
+            git_dir: Some("/v/.git".into()),
+            source: VaultSource::Flag,
+            linked_from: None,
+        };
+        let w = write::Written {
+            outcomes: vec![appended(1), appended(2)],
+            commit: Some("0123456789abcdef".into()),
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        let lengths = [Length::of(&long), Length::of(&one_token)];
+        written(&vault, &w, Some("proj"), &lengths, &mut out);
+        let cut: Vec<&String> = out
+            .iter()
+            .filter(|l| l.contains("Cut to its first 2000 characters, the most an entry keeps"))
+            .collect();
+        assert_eq!(cut.len(), 2, "{out:#?}");
+        assert!(
+            cut[0].contains("summary 1 of 2 is 12000 words"),
+            "{}",
+            cut[0]
+        );
+        assert!(cut[1].contains("summary 2 of 2 is 1 word;"), "{}", cut[1]);
+        assert!(!out.iter().any(|l| l.contains("verbatim")), "{out:#?}");
     }
 
     #[test]
