@@ -38,6 +38,9 @@ pub(crate) struct Directives {
     pub found: Vec<Directive>,
     /// Directive openers whose payload did not parse.
     pub malformed: usize,
+    /// Of those, the ones whose JSON was still open after [`MAX_PAYLOAD`] bytes: too long,
+    /// not mistyped.
+    pub too_long: usize,
     /// Well-formed directives whose summary is blank or an unfilled template.
     pub templates: usize,
     /// `<!-- librarian-position … -->` lines (the TypeScript reference's retired second kind):
@@ -66,10 +69,14 @@ impl Scanner {
                 out.malformed += 1;
                 return None;
             }
-            let Some((directive, used)) = parse_payload(payload) else {
-                self.failed += 1;
-                out.malformed += 1;
-                return None;
+            let (directive, used) = match parse_payload(payload) {
+                Ok(found) => found,
+                Err(why) => {
+                    self.failed += 1;
+                    out.malformed += 1;
+                    out.too_long += usize::from(why == Unread::TooLong);
+                    return None;
+                }
             };
             if is_unfilled(&directive.summary) {
                 out.templates += 1;
@@ -175,24 +182,38 @@ fn opener_payload(at_open: &str) -> Option<&str> {
     (payload.len() < after_tag.len()).then_some(payload)
 }
 
+/// Why a directive's payload was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unread {
+    Malformed,
+    /// Its JSON was still open at [`MAX_PAYLOAD`] bytes.
+    TooLong,
+}
+
 /// Reads one JSON value from the start of `payload` (at most [`MAX_PAYLOAD`] bytes of it), then
 /// requires optional whitespace and `-->`; returns the directive and the bytes used through
 /// the `-->`.
-fn parse_payload(payload: &str) -> Option<(Directive, usize)> {
+fn parse_payload(payload: &str) -> Result<(Directive, usize), Unread> {
     let mut window = payload.len().min(MAX_PAYLOAD);
     while !payload.is_char_boundary(window) {
         window -= 1;
     }
     let mut stream = serde_json::Deserializer::from_str(&payload[..window]).into_iter::<Value>();
-    let value = stream.next()?.ok()?;
+    let value = match stream.next() {
+        Some(Ok(v)) => v,
+        Some(Err(e)) if e.is_eof() && window < payload.len() => return Err(Unread::TooLong),
+        _ => return Err(Unread::Malformed),
+    };
     let json_end = stream.byte_offset();
-    let rest = payload.get(json_end..)?;
+    let rest = payload.get(json_end..).ok_or(Unread::Malformed)?;
     let after_ws = rest.trim_start_matches(is_js_whitespace);
     if !after_ws.starts_with(CLOSE) {
-        return None;
+        return Err(Unread::Malformed);
     }
     let used = payload.len() - after_ws.len() + CLOSE.len();
-    directive_from_value(&value).map(|d| (d, used))
+    directive_from_value(&value)
+        .map(|d| (d, used))
+        .ok_or(Unread::Malformed)
 }
 
 #[cfg(test)]
@@ -215,7 +236,24 @@ mod tests {
             malformed,
             templates,
             positions: 0,
+            too_long: 0,
         }
+    }
+
+    #[test]
+    fn a_directive_still_open_after_its_bound_is_too_long_not_mistyped() {
+        let long = format!(
+            "<!-- librarian-session {{\"summary\": \"{}\"}} -->",
+            "a".repeat(MAX_PAYLOAD)
+        );
+        let found = directives_in(&long);
+        assert_eq!((found.malformed, found.too_long), (1, 1));
+        let broken = format!(
+            "<!-- librarian-session {{\"summary\": x}} -->{}",
+            " ".repeat(MAX_PAYLOAD)
+        );
+        let found = directives_in(&broken);
+        assert_eq!((found.malformed, found.too_long), (1, 0));
     }
 
     #[test]
@@ -432,7 +470,11 @@ mod tests {
     fn payload_size_limit() {
         let big = "x".repeat(MAX_PAYLOAD);
         let text = format!("<!-- librarian-session {} -->", json!({ "summary": big }));
-        assert_eq!(directives_in(&text), malformed(1));
+        let too_long = Directives {
+            too_long: 1,
+            ..malformed(1)
+        };
+        assert_eq!(directives_in(&text), too_long);
         let fits = "é".repeat(MAX_PAYLOAD / 2 - 10);
         let text = format!("<!-- librarian-session {} -->", json!({ "summary": fits }));
         assert_eq!(directives_in(&text).found.len(), 1);
@@ -519,11 +561,28 @@ mod tests {
             "<!-- librarian-session ".repeat(200_000)
         );
         let started = std::time::Instant::now();
+        // (A string still open at the bound reads as too long; which of the failed openers
+        // do is not what this test is about.)
         let text = format!("{valid}{junk}");
-        assert_eq!(directives_in(&text), want(&[d("first", &[])], 200_001, 0));
+        let got = directives_in(&text);
+        assert_eq!(
+            got,
+            Directives {
+                too_long: got.too_long,
+                ..want(&[d("first", &[])], 200_001, 0)
+            }
+        );
         // After MAX_FAILED failures later openers are counted without being parsed.
         let text = format!("{junk}{valid}");
-        assert_eq!(directives_in(&text), malformed(200_002));
+        let got = directives_in(&text);
+        assert_eq!(
+            got,
+            Directives {
+                too_long: got.too_long,
+                ..malformed(200_002)
+            }
+        );
+        assert!(got.too_long <= MAX_FAILED);
         let text = "<!--".repeat(200_000);
         assert_eq!(directives_in(&text), Directives::default());
         assert!(started.elapsed() < std::time::Duration::from_secs(20));

@@ -8,7 +8,8 @@ use super::directive::{directive_from_value, Directive};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Most stdin the hook will read; a Stop payload is a few hundred bytes.
+/// Most stdin the hook takes; a Stop payload is a few hundred bytes. The hook reads one byte
+/// more, so a larger stdin is refused as such ([`PayloadError::TooLarge`]), not as broken JSON.
 pub(crate) const MAX_STDIN: u64 = 16 * 1024 * 1024;
 
 /// The fields of a hook payload that capture uses.
@@ -30,6 +31,8 @@ pub(crate) struct HookPayload {
 pub(crate) enum PayloadError {
     #[error("stdin is not a JSON hook payload")]
     NotJson,
+    #[error("stdin is larger than the 16 MiB a hook payload may be")]
+    TooLarge,
     #[error("stdin is JSON but not an object")]
     NotObject,
     #[error("the direct capture's `refs` must be an array of strings")]
@@ -45,6 +48,9 @@ pub(crate) enum PayloadError {
 
 /// Decodes stdin.
 pub(crate) fn decode(bytes: &[u8]) -> Result<HookPayload, PayloadError> {
+    if bytes.len() as u64 > MAX_STDIN {
+        return Err(PayloadError::TooLarge);
+    }
     let value: Value = serde_json::from_slice(bytes).map_err(|_| PayloadError::NotJson)?;
     let obj = value.as_object().ok_or(PayloadError::NotObject)?;
     let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
@@ -69,6 +75,14 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<HookPayload, PayloadError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn stdin_over_the_bound_is_too_large_not_broken_json() {
+        let mut big = br#"{"summary":"x","pad":""#.to_vec();
+        big.resize(MAX_STDIN as usize + 1, b'x');
+        assert_eq!(decode(&big), Err(PayloadError::TooLarge));
+        assert_eq!(decode(b"{"), Err(PayloadError::NotJson));
+    }
 
     #[test]
     fn claude_stop_payload() {

@@ -7,15 +7,21 @@ use crate::count::noun;
 use crate::vault::Vault;
 use std::path::PathBuf;
 
-/// Says how many directives were not valid JSON, and whether anything is captured at all.
+/// Says how many directives were not valid JSON (or longer than a directive may be), and
+/// whether anything is captured at all.
 pub(super) fn malformed(scan: &Directives, out: &mut Vec<String>) {
-    let (n, good) = (scan.malformed, scan.found.len());
-    let what = match n {
+    let (n, good, long) = (scan.malformed, scan.found.len(), scan.too_long);
+    let who = match n {
         0 => return,
-        1 if good == 0 => "the session directive of this turn is not valid JSON".to_string(),
-        1 => "1 session directive of this turn is not valid JSON".to_string(),
-        n if good == 0 => format!("the {n} session directives of this turn are not valid JSON"),
-        n => format!("{n} session directives of this turn are not valid JSON"),
+        1 if good == 0 => "the session directive of this turn is".to_string(),
+        1 => "1 session directive of this turn is".to_string(),
+        n if good == 0 => format!("the {n} session directives of this turn are"),
+        n => format!("{n} session directives of this turn are"),
+    };
+    let what = match long {
+        0 => "not valid JSON".to_string(),
+        k if k == n => format!("longer than the {LONGEST} of JSON a directive may hold"),
+        k => format!("not valid JSON ({k} of them longer than {LONGEST})"),
     };
     let outcome = match good {
         0 => "nothing captured",
@@ -23,8 +29,11 @@ pub(super) fn malformed(scan: &Directives, out: &mut Vec<String>) {
     };
     // The advice names no directive shape: a client that echoes hook output must not be
     // handed a line that could be captured.
-    out.push(format!("{P} {what}; {outcome}. Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings and \"supersedes\" as an array of at most 16 entry ids."));
+    out.push(format!("{P} {who} {what}; {outcome}. Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings and \"supersedes\" as an array of at most 16 entry ids."));
 }
+
+/// The most JSON one directive holds, as the messages say it.
+const LONGEST: &str = "64 KiB";
 
 /// How long a draft's summary was as written: its words, and whether the entry keeps only
 /// its first [`sanitize::SUMMARY_MAX_CHARS`] characters.
@@ -382,6 +391,18 @@ mod tests {
             out
         };
         assert!(scan(3, 0).is_empty());
+        let mut long = Directives {
+            malformed: 1,
+            too_long: 1,
+            ..Directives::default()
+        };
+        let mut said = Vec::new();
+        super::malformed(&long, &mut said);
+        assert!(said[0].contains("the session directive of this turn is longer than the 64 KiB of JSON a directive may hold; nothing captured."), "{said:?}");
+        long.malformed = 3;
+        said.clear();
+        super::malformed(&long, &mut said);
+        assert!(said[0].contains("the 3 session directives of this turn are not valid JSON (1 of them longer than 64 KiB); nothing captured."), "{said:?}");
         let tail = "Each needs one JSON object with a string \"summary\" and, if any, \"refs\" as an array of strings and \"supersedes\" as an array of at most 16 entry ids.";
         for (found, bad, want) in [
             (

@@ -312,6 +312,7 @@ mod tests {
                 })
                 .collect(),
             malformed,
+            too_long: 0,
             templates,
             positions: 0,
         }

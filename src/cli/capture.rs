@@ -49,7 +49,7 @@ pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
     let mut stdin = Vec::new();
     if manual.is_none() {
         let _ = std::io::stdin()
-            .take(capture::payload::MAX_STDIN)
+            .take(capture::payload::MAX_STDIN + 1)
             .read_to_end(&mut stdin);
     }
     let cwd = match (&manual, args.cwd) {
