@@ -60,6 +60,21 @@ impl crate::hint::Hinted for VaultError {
     }
 }
 
+/// Why `root` (canonical) cannot be a vault because it is git's own: a git directory (a bare
+/// repository, or a work tree's `.git`), or a folder inside one. Records written there would
+/// land among git's objects and refs, and `init` there made a repository nested in the bare
+/// one that git then found instead of it.
+fn git_internal(root: &Path) -> Option<&'static str> {
+    if root.components().any(|c| c.as_os_str() == ".git") {
+        return Some("it is inside a git repository's own .git folder; point it at the work tree that holds your notes");
+    }
+    let is_git_dir =
+        root.join("HEAD").is_file() && root.join("objects").is_dir() && root.join("refs").is_dir();
+    is_git_dir.then_some(
+        "it is a bare git repository, which has no work tree for notes; clone it (`git clone PATH DIR`) and use the clone",
+    )
+}
+
 /// Resolves the vault. `interactive` lets commands run by hand use the repository around the
 /// current directory (when it holds rutter data) and that repository's own `rutter.vault`,
 /// before the global setting, as git prefers local config to global.
@@ -101,6 +116,9 @@ pub fn open(path: &Path, source: VaultSource) -> Result<Vault, VaultError> {
         return Err(unusable(
             "it is a system folder, never a notes vault; point it at the folder that holds your notes".into(),
         ));
+    }
+    if let Some(why) = git_internal(&root) {
+        return Err(unusable(why.into()));
     }
     let git_dir = git_dir_at(&root);
     // A linked worktree (`git worktree add`) names its repository, whose one record lives with

@@ -620,3 +620,57 @@ fn init_refuses_to_adopt_a_file_that_is_not_a_record_and_writes_nothing() {
     let verified = env.rutter(&["verify"]);
     assert_eq!(verified.code, 0, "{}", verified.stdout);
 }
+
+/// git's own folders are never vaults: `init` of a bare repository refuses it instead of
+/// nesting a new repository inside it (which git then found instead of the bare one), a
+/// capture into a work tree's `.git` folder writes nothing there, and `init` with `GIT_DIR`
+/// set and no folder named refuses rather than prepare the current folder.
+#[test]
+fn git_directories_are_never_vaults_and_init_never_ignores_git_dir() {
+    let env = Env::bare();
+    let bare = env.root().join("bare.git");
+    env.git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    let r = env.rutter_in(&env.root(), &["init", bare.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("it is a bare git repository"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !bare.join(".git").exists(),
+        "no repository nested in the bare one"
+    );
+    env.write("Notes/a.md", NOTE_A);
+    env.git(&["init", "-q", "-b", "main"]);
+    let git_dir = env.vault.join(".git");
+    let mut c = env.cmd();
+    c.env("LIBRARIAN_VAULT_PATH", &git_dir).args([
+        "capture",
+        "--summary",
+        "Into git's own folder.",
+    ]);
+    let r = run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains("inside a git repository's own .git folder"),
+        "{}",
+        r.stderr
+    );
+    assert!(!git_dir.join("_librarian").exists());
+    let other = env.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let mut c = env.cmd();
+    c.current_dir(&other)
+        .env("GIT_DIR", &git_dir)
+        .env_remove("LIBRARIAN_VAULT_PATH")
+        .arg("init");
+    let r = run_with_stdin(&mut c, b"");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("GIT_DIR is set"), "{}", r.stderr);
+    assert!(
+        !other.join(".git").exists(),
+        "the current folder was left alone"
+    );
+}

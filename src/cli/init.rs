@@ -38,10 +38,22 @@ pub struct Args {
 /// Runs the command.
 pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let explicit = args.path.is_some() || vault.is_some();
+    if !explicit {
+        if let Some(dir) = std::env::var_os("GIT_DIR") {
+            return Err(user_error(format!(
+                "GIT_DIR is set ({}), and `git rutter init` does not follow it: it would prepare the current folder instead; nothing was done.",
+                crate::records::text::field_safe(&dir.to_string_lossy())
+            ))
+            .hinted("Name the folder to prepare: `git rutter init DIR`."));
+        }
+    }
     let target = match args.path.or(vault) {
         Some(p) => p,
         None => std::env::current_dir()?,
     };
+    // A folder that can be no vault (a file, a bare repository) is refused before anything is
+    // said about its notes.
+    crate::vault::open(&target, crate::vault::VaultSource::Flag)?;
     if !explicit {
         if let Some(refusal) = configured_elsewhere(&target) {
             return Err(refusal);
