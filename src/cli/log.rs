@@ -12,9 +12,10 @@ use std::path::PathBuf;
 
 /// List records newest first: summary, the commit that added each, time and status.
 ///
-/// Status is `committed`, `pending` (journalled, not committed yet), `edited after commit` or
-/// `deleted` (its committed line or file is gone from the working tree; the committed summary is
-/// shown), `unverified` (in a day file only: neither committed nor journalled) or `retracted`
+/// Status is `committed`, `pending` (journalled, not committed yet), `edited after commit` (its
+/// committed line was changed or removed in the working day file, as `verify` reports it) or
+/// `deleted` (its day file is gone from the working tree; the committed summary is shown in both
+/// cases), `unverified` (in a day file only: neither committed nor journalled) or `retracted`
 /// (followed by the retraction's commit and reason). With -p, each entry is followed by the
 /// line its commit added, as a patch (as `git log -p`), and an edited one by its edit.
 #[derive(Debug, clap::Args)]
