@@ -303,7 +303,10 @@ fn report_refs(resolution: &resolve::RefResolution, out: &mut Vec<String>) {
         .rejected
         .iter()
         .filter(|(_, why)| *why != resolve::Rejection::TooMany)
-        .map(|(r, _)| r.as_str())
+        .map(|(r, _)| match r.as_str() {
+            "" => "(an empty ref)",
+            r => r,
+        })
         .collect();
     if raw.is_empty() {
         return;

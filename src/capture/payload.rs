@@ -39,11 +39,22 @@ pub(crate) enum PayloadError {
     BadRefs,
     /// A JSON object that is not the client's Stop payload (a field of the wrong type, a
     /// required field missing).
-    #[error("stdin is not a {client} Stop payload ({detail})")]
+    #[error(
+        "stdin is not {} {client} Stop payload ({detail})",
+        crate::capture::payload::article(client)
+    )]
     Malformed {
         client: &'static str,
         detail: String,
     },
+}
+
+/// `a` or `an` before a client's name as its messages spell it (`an opencode`, `an agy`).
+pub(crate) fn article(client: &str) -> &'static str {
+    match client.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u' | 'A' | 'E' | 'I' | 'O' | 'U') => "an",
+        _ => "a",
+    }
 }
 
 /// Decodes stdin.

@@ -143,7 +143,7 @@ pub(super) fn looks_like_an_id(given: &str) -> Result<(), CommandError> {
     if is_entry_id(given) || short_ids::is_short_id(given) {
         return Ok(());
     }
-    Err(user_error(format!("{given:?} is not an entry id (one looks like 20261130T073141112Z, or its first 15 characters as `recent` shows it); `git rutter log` lists them.")))
+    Err(user_error(format!("{given:?} is not an entry id (one looks like 20261130T073141112Z, or its start as `recent` shows it: at least 15 characters); `git rutter log` lists them.")))
 }
 
 /// The whole id `given` names (an id, or the short form `recent` shows, naming one entry of
