@@ -516,3 +516,29 @@ fn a_repository_that_opted_out_is_skipped_until_it_opts_back_in() {
     said(&r, "rutter.capture is \"perhaps\" in");
     assert_eq!(landed(&env).len(), 2);
 }
+
+/// Claude Code's payload names a transcript that cannot be read (moved, not written yet, a
+/// path of another machine) but carries the turn's final message: its directives are captured
+/// and stderr says the transcript was not read; without such a message nothing is.
+#[test]
+fn a_claude_turn_whose_transcript_is_missing_is_captured_from_the_payloads_message() {
+    let env = Env::git_vault();
+    let gone = env.root().join("gone.jsonl");
+    let stdin = payload("claude", "stop.json", json!({"transcript_path": gone}));
+    let r = hook(&env, "claude", &stdin, &[]);
+    assert!(
+        r.stderr.contains("cannot read transcript")
+            && r.stderr
+                .contains("captured the directives of the payload's final message"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("captured 1 entry"), "{}", r.stderr);
+    let bare = payload(
+        "claude",
+        "stop.json",
+        json!({"transcript_path": gone, "last_assistant_message": null}),
+    );
+    let r = hook(&env, "claude", &bare, &[]);
+    assert!(r.stderr.contains("; nothing captured."), "{}", r.stderr);
+}

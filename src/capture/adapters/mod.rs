@@ -204,8 +204,19 @@ pub(crate) fn directives(source: &Source, out: &mut Vec<String>) -> Result<Direc
                 Ok(turn.directives)
             }
             Err(e) => {
-                out.push(format!("{P} {e}; nothing captured."));
-                Err(Outcome::Error(e.to_string()))
+                // The payload's own final message still holds what the turn decided (as it is
+                // the only source for Codex): it is captured, and the missing transcript said.
+                let from_payload = final_message.as_deref().map(directives_in);
+                match from_payload.filter(|d| !d.found.is_empty()) {
+                    Some(found) => {
+                        out.push(format!("{P} {e}; captured the directives of the payload's final message (earlier messages of the turn were not read)."));
+                        Ok(found)
+                    }
+                    None => {
+                        out.push(format!("{P} {e}; nothing captured."));
+                        Err(Outcome::Error(e.to_string()))
+                    }
+                }
             }
         },
         Source::FinalMessage(text) => Ok(text.as_deref().map(directives_in).unwrap_or_default()),
