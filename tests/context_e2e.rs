@@ -439,8 +439,12 @@ fn the_cli_brief_keeps_its_budget_and_says_what_it_left_out() {
     let b: Brief = serde_json::from_str(&env.rutter(&["context", "--json"]).stdout).unwrap();
     assert_eq!(b.max_bytes, 4096);
     let bad = env.rutter(&["context", "--max-bytes", "10"]);
-    assert_eq!(bad.code, 1, "{}", bad.stderr);
-    assert!(bad.stderr.contains("give 512 to 65536"), "{}", bad.stderr);
+    assert_eq!(bad.code, 2, "a usage error: {}", bad.stderr);
+    assert!(
+        bad.stderr.contains("10 is not in 512..=65536"),
+        "{}",
+        bad.stderr
+    );
     assert!(bad.stdout.is_empty());
 }
 

@@ -56,6 +56,11 @@ fn git_help_and_dash_dash_help_open_the_installed_manual() {
         commands + 1,
         "one page per command plus git-rutter(1)"
     );
+    for page in std::fs::read_dir(&man1).unwrap() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = page.unwrap().metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "every page is readable by every user");
+    }
     if !have_man() {
         return;
     }

@@ -674,3 +674,25 @@ fn git_directories_are_never_vaults_and_init_never_ignores_git_dir() {
         "the current folder was left alone"
     );
 }
+
+/// An exclude file `init` cannot write (a symlink, which it never writes through) stops it
+/// before the record ref exists, so a second `init` once it is fixed starts clean instead of
+/// finding a ref whose files show in `git status`.
+#[test]
+fn an_exclude_file_init_cannot_write_stops_it_before_the_ref_exists() {
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    env.git(&["init", "-q", "-b", "main"]);
+    let exclude = env.vault.join(".git/info/exclude");
+    std::fs::remove_file(&exclude).unwrap();
+    let elsewhere = env.root().join("elsewhere");
+    std::os::unix::fs::symlink(&elsewhere, &exclude).unwrap();
+    let r = env.rutter(&["init"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(env.git(&["for-each-ref", "refs/rutter"]).trim().is_empty());
+    assert!(!elsewhere.exists(), "never written through the link");
+    std::fs::remove_file(&exclude).unwrap();
+    let r = env.rutter(&["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!env.git(&["status", "--porcelain"]).contains("_librarian"));
+}

@@ -583,7 +583,7 @@ fn retract_refuses_unknown_malformed_unverified_and_repeated_ids() {
     refused(
         &["retract", "../../etc/passwd", "--reason", "x"],
         1,
-        "\"../../etc/passwd\" is not an entry id (one looks like 20261130T073141112Z, or its first 15 characters as `recent` shows it); `git rutter log` lists them.",
+        "\"../../etc/passwd\" is not an entry id (one looks like 20261130T073141112Z, or its start as `recent` shows it: at least 15 characters); `git rutter log` lists them.",
     );
     refused(
         &["retract", "20261130T130000000Z", "--reason", "x"],

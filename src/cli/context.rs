@@ -24,8 +24,8 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The most bytes the brief may take (512 to 65536; default rutter.contextBytes or 2048).
-    #[arg(long, value_name = "N")]
-    pub max_bytes: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(MAX_BYTES_RANGE))]
+    pub max_bytes: Option<u64>,
     /// The project to brief on (default: the one of the current directory, as capture names it).
     #[arg(long, value_name = "NAME")]
     pub project: Option<String>,
@@ -55,7 +55,8 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     let now = clock::now();
     let vault = super::interactive_vault(ui, vault.as_deref())?;
     let store = crate::store::Store::open(&vault).ok();
-    let max_bytes = context::budget(store.as_ref(), args.max_bytes).map_err(user_error)?;
+    let max_bytes =
+        context::budget(store.as_ref(), args.max_bytes.map(|n| n as usize)).map_err(user_error)?;
     let project = args.project.or_else(|| {
         let cwd = std::env::current_dir().ok()?;
         crate::capture::workspace::derive_workspace(Some(&cwd.to_string_lossy()))
@@ -78,3 +79,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     }
     Ok(Exit::Clean)
 }
+
+/// What `--max-bytes` takes: out of it is a usage error (exit 2), as `search --limit 0` is.
+const MAX_BYTES_RANGE: std::ops::RangeInclusive<u64> =
+    context::MIN_MAX_BYTES as u64..=context::MAX_MAX_BYTES as u64;

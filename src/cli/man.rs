@@ -318,7 +318,8 @@ fn install(ui: &mut Ui, pages: &[(String, String)], dir: Option<PathBuf>) -> Com
 /// Writes every page into `dir`, made if needed (the folder the user named, or beside the
 /// binary: outside any vault).
 fn write_pages(dir: &Path, pages: &[(String, String)]) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("cannot make the folder {}: {e}", dir.display()))?;
     for (name, text) in pages {
         write_page(dir, name, text)?;
         // `git help rutter-recent` looks for a guide, gitrutter-recent(7 or 1), since
@@ -360,10 +361,15 @@ pub(crate) fn install_for_setup(dir: &Path) -> anyhow::Result<(usize, bool)> {
     Ok((pages.len(), super::help::installed(BIN) == Some(true)))
 }
 
-/// Writes `text` as `dir/name.1`, whole or not at all.
+/// Writes `text` as `dir/name.1`, whole or not at all, readable by everyone as the pages of
+/// any package are (`0644`: a temporary file is made `0600`, and a page installed into a shared
+/// folder must be readable by the other users of the machine).
 fn write_page(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
-    let tmp = tempfile::NamedTempFile::new_in(dir)?;
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| anyhow::anyhow!("cannot write in {}: {e}", dir.display()))?;
     std::fs::write(tmp.path(), text)?;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))?;
     tmp.persist(dir.join(format!("{name}.1")))?;
     Ok(())
 }

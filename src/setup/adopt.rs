@@ -83,6 +83,9 @@ pub(crate) fn adopt(
         });
     }
     refuse_unwitnessed(&store)?;
+    // First of the writes: an exclude file that cannot be written (a symlink, unreadable)
+    // stops `init` before the ref exists, not after it (the records would show in `git status`).
+    report.excluded = crate::store::exclude::exclude_overlay(&store)?;
     recorder.configure_reflog()?;
     let Adoption {
         tip,
@@ -106,7 +109,6 @@ pub(crate) fn adopt(
             }
         }
     }
-    report.excluded = crate::store::exclude::exclude_overlay(&store)?;
     Ok(report)
 }
 
