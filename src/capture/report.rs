@@ -266,6 +266,16 @@ mod tests {
     }
 
     fn lines(outcomes: Vec<Outcome>, failed: Option<&str>, words: &[usize]) -> Vec<String> {
+        let lengths: Vec<Length> = words
+            .iter()
+            .map(|&words| Length { words, cut: false })
+            .collect();
+        said(outcomes, failed, &lengths)
+    }
+
+    /// The lines (without their prefix) for `outcomes`, the batch's error and each draft's
+    /// length.
+    fn said(outcomes: Vec<Outcome>, failed: Option<&str>, lengths: &[Length]) -> Vec<String> {
         let vault = Vault {
             root: "/v".into(),
             git_dir: Some("/v/.git".into()),
@@ -281,11 +291,7 @@ mod tests {
             ..Default::default()
         };
         let mut out = Vec::new();
-        let words: Vec<Length> = words
-            .iter()
-            .map(|&words| Length { words, cut: false })
-            .collect();
-        written(&vault, &w, Some("proj"), &words, &mut out);
+        written(&vault, &w, Some("proj"), lengths, &mut out);
         out.iter()
             .map(|l| l.trim_start_matches(P).trim().to_string())
             .collect()
@@ -344,20 +350,8 @@ mod tests {
         let one_token = "x".repeat(3_000);
         assert!(Length::of(&long).cut && Length::of(&one_token).cut);
         assert!(!Length::of(&"word ".repeat(70)).cut);
-        let vault = Vault {
-            root: "/v".into(),
-            git_dir: Some("/v/.git".into()),
-            source: VaultSource::Flag,
-            linked_from: None,
-        };
-        let w = write::Written {
-            outcomes: vec![appended(1), appended(2)],
-            commit: Some("0123456789abcdef".into()),
-            ..Default::default()
-        };
-        let mut out = Vec::new();
         let lengths = [Length::of(&long), Length::of(&one_token)];
-        written(&vault, &w, Some("proj"), &lengths, &mut out);
+        let out = said(vec![appended(1), appended(2)], None, &lengths);
         let cut: Vec<&String> = out
             .iter()
             .filter(|l| l.contains("Cut to its first 2000 characters, the most an entry keeps"))
