@@ -1304,3 +1304,42 @@ fn a_sync_that_runs_far_too_long_is_a_status_finding() {
     let (_, v) = status_at("2026-11-30T09:06:00.000Z");
     assert!(v.sync().running.is_none(), "{v:#?}");
 }
+
+/// A remote git would read as an option, or whose name git does not take (set by hand in the
+/// config), is refused by what is wrong with its name, not as "no such remote", and the hint
+/// is a command the shell runs as written; an unknown name still gets `git remote add`.
+#[test]
+fn remote_names_git_does_not_take_are_refused_by_name() {
+    let env = common::Env::git_vault();
+    let url = env.root().join("remote.git");
+    let url = url.to_str().unwrap();
+    env.git(&["config", "remote.-x.url", url]);
+    env.git(&["config", "remote.my remote.url", url]);
+    let cases = [
+        (
+            vec!["sync", "--setup", "--", "-x"],
+            "\"-x\" starts with '-', which git would read as an option",
+        ),
+        (
+            vec!["sync", "--setup", "my remote"],
+            "\"my remote\" is not a name git takes for a remote",
+        ),
+        (
+            vec!["sync", "--setup", "nothere"],
+            "no remote named \"nothere\". Add it with `git remote add nothere URL`",
+        ),
+    ];
+    for (args, said) in cases {
+        let r = env.rutter(&args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(said), "{args:?}: {}", r.stderr);
+    }
+    let r = env.rutter(&["sync", "--setup", "my remote"]);
+    assert!(
+        r.stderr.contains("`git remote rename -- 'my remote' NAME`"),
+        "{}",
+        r.stderr
+    );
+    let set = env.git_with(&["config", "--get", "rutter.syncRemote"], &[]);
+    assert_eq!(set.code, 1, "no sync remote was set: {}", set.stdout);
+}

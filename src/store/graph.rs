@@ -323,6 +323,12 @@ impl Store {
         self.repo.find_remote(name).is_ok()
     }
 
+    /// Whether git takes `name` as a remote's name (`git remote add` refuses one with a space,
+    /// `..`, a control character, …).
+    pub(crate) fn valid_remote_name(name: &str) -> bool {
+        git2::Remote::is_valid_name(name)
+    }
+
     /// A remote's URL as it can be shown: credentials taken out.
     pub(crate) fn remote_url(&self, name: &str) -> Option<String> {
         let r = self.repo.find_remote(name).ok()?;

@@ -39,6 +39,9 @@ pub enum SyncError {
     NoRemote,
     #[error("this vault has no remote named {0:?}")]
     UnknownRemote(String),
+    /// A name git would read as an option (spec/sync.md), or takes for no remote's name.
+    #[error("{0:?} {why}, so sync refuses it", why = match .0.starts_with('-') { true => "starts with '-', which git would read as an option", false => "is not a name git takes for a remote" })]
+    BadRemoteName(String),
     #[error("the remote {0} is not set up for rutter")]
     NotConfigured(String),
     #[error("refs/rutter/records does not exist in this vault yet")]
@@ -68,7 +71,14 @@ impl crate::hint::Hinted for SyncError {
     fn hint(&self) -> Option<String> {
         Some(match self {
             SyncError::NoRemote => "Run `git rutter sync --setup REMOTE` once with a remote only you can read (there is no default, so a shared notes remote never receives your memory by accident).".into(),
-            SyncError::UnknownRemote(r) => format!("Add it with `git remote add {r} URL`, then run `git rutter sync --setup {r}`."),
+            SyncError::UnknownRemote(r) => {
+                let r = crate::argv::quote(r);
+                format!("Add it with `git remote add {r} URL`, then run `git rutter sync --setup {r}`.")
+            }
+            SyncError::BadRemoteName(r) => format!(
+                "Rename it (`git remote rename -- {} NAME`), then run `git rutter sync --setup NAME`.",
+                crate::argv::quote(r)
+            ),
             SyncError::NotConfigured(r) => format!("Run `git rutter sync --setup {r}` first (it checks that the remote is yours and makes `git fetch` bring the records)."),
             SyncError::NoRecords => "Run `git rutter init` first.".into(),
             SyncError::LooksShared { remote, .. } => format!("Use a remote only you can read (`git remote add NAME URL`, then `git rutter sync --setup NAME`); if those identities are all yours (another machine's git identity), run `git rutter sync --setup {remote} --force`."),
@@ -87,6 +97,7 @@ impl crate::hint::Hinted for SyncError {
             self,
             SyncError::NoRemote
                 | SyncError::UnknownRemote(_)
+                | SyncError::BadRemoteName(_)
                 | SyncError::NotConfigured(_)
                 | SyncError::NoRecords
                 | SyncError::Refused { .. }
@@ -182,7 +193,10 @@ pub fn sync_remote(store: &Store, given: Option<&str>) -> Result<String, SyncErr
 
 /// Refuses a name that is no configured remote (or could be read as an option).
 pub fn known_remote(store: &Store, name: &str) -> Result<(), SyncError> {
-    if name.starts_with('-') || !store.has_remote(name) {
+    if name.starts_with('-') || !Store::valid_remote_name(name) {
+        return Err(SyncError::BadRemoteName(name.to_string()));
+    }
+    if !store.has_remote(name) {
         return Err(SyncError::UnknownRemote(name.to_string()));
     }
     Ok(())
