@@ -638,3 +638,29 @@ fn a_file_at_the_tools_own_folder_is_a_finding() {
     let (_, s) = status_json(&env);
     assert!(!s.kinds().contains(&"state-unusable"), "{:?}", s.kinds());
 }
+
+/// `rutter.sign` set to a word git reads as no boolean leaves commits unsigned without a word
+/// from `commit` or a capture: `status` names it; a boolean (or git's integers) is no finding.
+#[test]
+fn an_unreadable_rutter_sign_is_a_finding() {
+    let env = Env::git_vault();
+    env.git(&["config", "rutter.sign", "maybe"]);
+    let (code, s) = status_json(&env);
+    assert_eq!(code, 1);
+    assert!(s.kinds().contains(&"sign-invalid"), "{:?}", s.kinds());
+    let r = status(&env, &[]);
+    assert!(
+        r.stdout.contains("git config rutter.sign is \"maybe\""),
+        "{}",
+        r.stdout
+    );
+    for fine in ["false", "no", "0"] {
+        env.git(&["config", "rutter.sign", fine]);
+        let (_, s) = status_json(&env);
+        assert!(
+            !s.kinds().contains(&"sign-invalid"),
+            "{fine}: {:?}",
+            s.kinds()
+        );
+    }
+}

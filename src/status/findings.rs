@@ -128,6 +128,13 @@ fn record(s: &Status, inputs: &super::Inputs, out: &mut Vec<Finding>) {
             },
         ));
     }
+    if let Some(raw) = &r.sign_invalid {
+        out.push(finding(
+            "sign-invalid",
+            format!("git config rutter.sign is {raw:?}, which git reads as no boolean; record commits are not signed."),
+            "Set it with `git config rutter.sign true` (or false), or unset it with `git config --unset rutter.sign`.".into(),
+        ));
+    }
     if r.pending + r.pending_unreadable > 0 {
         let n = r.pending + r.pending_unreadable;
         let noun = if n == 1 { "line waits" } else { "lines wait" };

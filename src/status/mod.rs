@@ -100,6 +100,9 @@ pub(crate) struct RecordInfo {
     /// `rutter.watch` as set (`None`: unset), and why it is no idle time, when it is not.
     pub watch: Option<String>,
     pub watch_error: Option<String>,
+    /// `rutter.sign` as set, when it is no boolean git reads (the `sign-invalid` finding).
+    #[serde(skip)]
+    pub sign_invalid: Option<String>,
 }
 
 /// The sync remote and where it stood at the last fetch.
@@ -314,6 +317,7 @@ fn from_record(s: RecordState) -> RecordInfo {
         record_remotes: s.record_remotes,
         watch: s.watch,
         watch_error: s.watch_error,
+        sign_invalid: s.sign_invalid,
         sync: s.sync.map(|y| SyncInfo {
             remote: y.remote,
             url: y.url,

@@ -34,6 +34,8 @@ pub(crate) struct RecordState {
     /// `rutter.watch` as set (`None`: unset), and why it is no idle time, when it is not.
     pub watch: Option<String>,
     pub watch_error: Option<String>,
+    /// `rutter.sign` as set, when it is no boolean git reads.
+    pub sign_invalid: Option<String>,
 }
 
 /// `git rutter sync`'s settings and how the last fetched remote tip relates to the local one.
@@ -94,6 +96,7 @@ pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
         pending_unreadable,
         watch,
         watch_error,
+        sign_invalid: store.sign_setting_invalid(),
         verified_tip: crate::audit::cache::verified_tip(store.worktree_state_dir()),
         reflog: store.has_reflog(),
         ..Default::default()

@@ -39,6 +39,14 @@ pub enum SignError {
 
 impl Store {
     /// Whether `rutter.sign` is set (default false).
+    /// `rutter.sign` as set, when git cannot read it as a boolean (`maybe`): commits are then
+    /// not signed, and `status` says why.
+    pub(crate) fn sign_setting_invalid(&self) -> Option<String> {
+        let config = self.repo.config().ok()?;
+        let raw = config.get_string(SIGN_KEY).ok()?;
+        config.get_bool(SIGN_KEY).is_err().then_some(raw)
+    }
+
     pub(crate) fn sign_wanted(&self) -> bool {
         super::cmdline::boolean(self.repo.config().ok().as_ref(), SIGN_KEY).unwrap_or(false)
     }
