@@ -755,6 +755,25 @@ fn gate_without_a_log() {
     assert_eq!(r.stdout, "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.\n");
     let ranged = gate(&env, &["gate", "2026-01-01", "2026-12-31"]);
     assert_eq!(ranged.stdout, "No use of the memory is logged yet: the MCP server logs each librarian-recent call and each search that finds an earlier decision.\n");
+    let reversed = gate(&env, &["gate", "2027-01-01", "2026-01-01"]);
+    assert_eq!(reversed.code, 2, "{}", reversed.stderr);
+    assert!(
+        reversed
+            .stderr
+            .contains("FROM 2027-01-01 is after TO 2026-01-01"),
+        "{}",
+        reversed.stderr
+    );
+    for cmd in ["recent", "log", "timeline"] {
+        let r = env.rutter(&[cmd, "--since", "2026-12-08", "--until", "2026-12-01"]);
+        assert_eq!(r.code, 2, "{cmd}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("--since 2026-12-08 is after --until 2026-12-01"),
+            "{cmd}: {}",
+            r.stderr
+        );
+    }
     let j: Value = serde_json::from_str(&gate(&env, &["gate", "--json"]).stdout).unwrap();
     assert_eq!(j, gate_json(0, 0, json!([])));
     env.write(

@@ -31,6 +31,14 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             return Err(cannot_run(format!("{d} is not a date (YYYY-MM-DD)")));
         }
     }
+    // Days in YYYY-MM-DD order as text as in time.
+    if let (Some(from), Some(to)) = (&args.from, &args.to) {
+        if from > to {
+            return Err(cannot_run(format!(
+                "FROM {from} is after TO {to}, so no week could be counted; give the earlier day first"
+            )));
+        }
+    }
     let events = uselog::read(&vault.root);
     let now = crate::clock::now();
     let g = gate::weekly(&events, args.from.as_deref(), args.to.as_deref(), now);

@@ -49,6 +49,9 @@ pub enum DateError {
     /// It has the form of a day, and the calendar holds no such day.
     #[error("{0} is a day past what the calendar holds")]
     PastTheCalendar(String),
+    /// `--since` falls after `--until`: no entry could match.
+    #[error("--since {since} is after --until {until}, so nothing could match; give the earlier date to --since")]
+    Reversed { since: String, until: String },
 }
 
 /// A day with a time: with `Z` or an offset it is that instant, else a time of the clock's zone.

@@ -120,18 +120,35 @@ pub(crate) fn parse_bounds(
     now: Instant,
     clock: &Clock,
 ) -> Result<EntryFilter, DateError> {
-    let mut f = EntryFilter::default();
-    if let Some(v) = since {
-        f = f.since_instant(match approx::parse(v, now, clock)? {
-            When::Day(d) => day_span(&d, clock).ok_or_else(|| bad_day(&d))?.0,
+    let bound = |v: &str, end: bool| -> Result<Instant, DateError> {
+        Ok(match approx::parse(v, now, clock)? {
+            When::Day(d) => {
+                let (from, to) = day_span(&d, clock).ok_or_else(|| bad_day(&d))?;
+                if end {
+                    to
+                } else {
+                    from
+                }
+            }
             When::At(at) => at,
-        });
+        })
+    };
+    let from = since.map(|v| bound(v, false)).transpose()?;
+    let to = until.map(|v| bound(v, true)).transpose()?;
+    if let (Some(s), Some(u), Some(a), Some(b)) = (since, until, from, to) {
+        if a > b {
+            return Err(DateError::Reversed {
+                since: s.to_string(),
+                until: u.to_string(),
+            });
+        }
     }
-    if let Some(v) = until {
-        f = f.until_instant(match approx::parse(v, now, clock)? {
-            When::Day(d) => day_span(&d, clock).ok_or_else(|| bad_day(&d))?.1,
-            When::At(at) => at,
-        });
+    let mut f = EntryFilter::default();
+    if let Some(at) = from {
+        f = f.since_instant(at);
+    }
+    if let Some(at) = to {
+        f = f.until_instant(at);
     }
     Ok(f)
 }
@@ -226,6 +243,22 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn a_since_after_the_until_is_refused_one_day_is_not() {
+        let now = clock::parse_instant("2026-12-01T10:00:00.000Z").unwrap();
+        let bounds = |s: &str, u: &str| parse_bounds(Some(s), Some(u), now, &Clock::Utc);
+        assert!(matches!(
+            bounds("2026-12-08", "2026-12-01"),
+            Err(DateError::Reversed { .. })
+        ));
+        assert!(matches!(
+            bounds("0d", "2w"),
+            Err(DateError::Reversed { .. })
+        ));
+        assert!(bounds("2026-12-01", "2026-12-01").is_ok());
+        assert!(bounds("2w", "0d").is_ok());
     }
 
     proptest! {
