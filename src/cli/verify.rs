@@ -96,7 +96,8 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             ui.print(&text.join("\n"))?;
         }
     } else {
-        ui.print_painted(&human(&report, args.full), paint)?;
+        let journalled = crate::journal::Journal::pending(store.state_dir()).map_or(0, |j| j.len());
+        ui.print_painted(&human(&report, args.full, journalled), paint)?;
     }
     Ok(Exit::findings_if(report.failed()))
 }
@@ -183,7 +184,9 @@ fn not_a_finding(report: &Report, id: &str, checked_all: bool) -> CommandError {
     ))
 }
 
-fn human(r: &Report, full: bool) -> String {
+/// The human report; `journalled` is how many records the pending journal holds (a line a
+/// day file could not take waits there alone, and is pending all the same).
+fn human(r: &Report, full: bool, journalled: usize) -> String {
     let counted: Vec<&Finding> = r.findings.iter().filter(|f| f.counts()).collect();
     let mut out = Vec::new();
     for f in &r.findings {
@@ -202,11 +205,7 @@ fn human(r: &Report, full: bool) -> String {
             out.extend(d.lines().map(|l| format!("  {}", clip(l))));
         }
     }
-    let pending = r
-        .findings
-        .iter()
-        .filter(|f| f.kind == finding::Kind::Pending)
-        .count();
+    let pending = pending_lines(r, journalled);
     // Incremental runs check the commits since the last verified tip; say so, so "0" never
     // reads as "checked nothing".
     let checked = match (full, r.commits_checked) {
@@ -220,6 +219,20 @@ fn human(r: &Report, full: bool) -> String {
         n => format!("verify: {n} finding(s) ({checked}, {pending} pending line(s)). {ACK_HINT}"),
     });
     out.join("\n")
+}
+
+/// The lines waiting to be committed: the pending lines the working files hold, or the
+/// records of the pending journal when it holds more (its lines a day file could not take,
+/// written aside or kept in the journal alone); the use log's, which have no journal, beside.
+fn pending_lines(r: &Report, journalled: usize) -> usize {
+    let pending = |use_log: bool| {
+        r.findings
+            .iter()
+            .filter(|f| f.kind == finding::Kind::Pending)
+            .filter(|f| (f.path.as_deref() == Some(crate::records::paths::USE_LOG)) == use_log)
+            .count()
+    };
+    pending(true) + pending(false).max(journalled)
 }
 
 /// The human report with its verdict, finding labels and diffs painted.
