@@ -633,9 +633,20 @@ fn git_directories_are_never_vaults_and_init_never_ignores_git_dir() {
     let r = env.rutter_in(&env.root(), &["init", bare.to_str().unwrap()]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.contains("it is a bare git repository"),
+        r.stderr
+            .contains("bare.git cannot be prepared as a vault: it is a bare git repository"),
         "{}",
         r.stderr
+    );
+    std::fs::write(env.root().join("afile"), "x").unwrap();
+    let r = env.rutter_in(&env.root(), &["init", "afile"]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            2,
+            "git-rutter: afile cannot be prepared as a vault: not a directory\n"
+        ),
+        "named as given, and no word about its notes"
     );
     assert!(
         !bare.join(".git").exists(),

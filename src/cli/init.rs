@@ -1,6 +1,6 @@
 //! `git rutter init`: prepare a notes vault for git-rutter.
 
-use super::{user_error, CommandError, CommandResult, Exit, Ui};
+use super::{cannot_run, user_error, CommandError, CommandResult, Exit, Ui};
 use crate::capture::dedupe::{DayFeed, DedupeCache};
 use crate::clock;
 use crate::recorder::Recorder;
@@ -52,8 +52,15 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         None => std::env::current_dir()?,
     };
     // A folder that can be no vault (a file, a bare repository) is refused before anything is
-    // said about its notes.
-    crate::vault::open(&target, crate::vault::VaultSource::Flag)?;
+    // said about its notes, named as it was given (PATH, --vault or the current folder).
+    if let Err(crate::vault::VaultError::Unusable { reason, .. }) =
+        crate::vault::open(&target, crate::vault::VaultSource::Flag)
+    {
+        return Err(cannot_run(format!(
+            "{} cannot be prepared as a vault: {reason}",
+            crate::records::text::field_safe(&target.display().to_string())
+        )));
+    }
     if !explicit {
         if let Some(refusal) = configured_elsewhere(&target) {
             return Err(refusal);
