@@ -156,8 +156,11 @@ fn capture_into(
     let mut drafts = Vec::new();
     let mut words = Vec::new();
     for directive in &found.directives {
-        if let Some(draft) = draft(vault, directive, &base, out) {
-            words.push(report::Length::of(&directive.summary));
+        if let Some((draft, cut)) = draft(vault, directive, &base, out) {
+            words.push(report::Length {
+                words: sanitize::word_count(&directive.summary),
+                cut,
+            });
             drafts.push(draft);
         }
     }
@@ -213,16 +216,16 @@ fn outcome_of(w: &write::Written) -> Outcome {
     }
 }
 
-/// The draft entry of one directive, `base` with its summary and refs; `None` (with a message)
-/// when its summary is empty once sanitised. Rejected refs are reported; the summary is kept
-/// without them.
+/// The draft entry of one directive, `base` with its summary and refs, and whether its summary
+/// was cut to [`sanitize::SUMMARY_MAX_CHARS`]; `None` (with a message) when its summary is
+/// empty once sanitised. Rejected refs are reported; the summary is kept without them.
 fn draft(
     vault: &Vault,
     directive: &Directive,
     base: &Entry,
     out: &mut Vec<String>,
-) -> Option<write::Draft> {
-    let summary = sanitize::inert_line(&directive.summary, sanitize::SUMMARY_MAX_CHARS);
+) -> Option<(write::Draft, bool)> {
+    let (summary, cut) = sanitize::inert_line_cut(&directive.summary, sanitize::SUMMARY_MAX_CHARS);
     if summary.is_empty() {
         out.push(format!("{P} empty summary; no entry written."));
         return None;
@@ -271,7 +274,7 @@ fn draft(
         .filter(|r| r.copyable)
         .map(|r| (r.target.clone(), r.hash.clone()))
         .collect();
-    Some(write::Draft { entry, cited })
+    Some((write::Draft { entry, cited }, cut))
 }
 
 /// Room for what a line gains under the lock: its id (instant, writer tag, process, suffix)

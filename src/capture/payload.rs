@@ -39,10 +39,7 @@ pub(crate) enum PayloadError {
     BadRefs,
     /// A JSON object that is not the client's Stop payload (a field of the wrong type, a
     /// required field missing).
-    #[error(
-        "stdin is not {} {client} Stop payload ({detail})",
-        crate::capture::payload::article(client)
-    )]
+    #[error("stdin is not {} {client} Stop payload ({detail})", article(client))]
     Malformed {
         client: &'static str,
         detail: String,

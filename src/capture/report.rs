@@ -43,17 +43,6 @@ pub(super) struct Length {
     pub cut: bool,
 }
 
-impl Length {
-    /// The length of `summary` as the model wrote it.
-    pub(super) fn of(summary: &str) -> Length {
-        Length {
-            words: sanitize::word_count(summary),
-            cut: sanitize::inert_line(summary, usize::MAX).chars().count()
-                > sanitize::SUMMARY_MAX_CHARS,
-        }
-    }
-}
-
 /// The lines for what was written. `words` holds each draft's length, in order.
 pub(super) fn written(
     vault: &Vault,
@@ -346,11 +335,15 @@ mod tests {
 
     #[test]
     fn a_summary_cut_to_the_most_an_entry_keeps_is_said_so() {
+        let of = |summary: &str| Length {
+            words: sanitize::word_count(summary),
+            cut: sanitize::inert_line_cut(summary, sanitize::SUMMARY_MAX_CHARS).1,
+        };
         let long = "word ".repeat(12_000);
         let one_token = "x".repeat(3_000);
-        assert!(Length::of(&long).cut && Length::of(&one_token).cut);
-        assert!(!Length::of(&"word ".repeat(70)).cut);
-        let lengths = [Length::of(&long), Length::of(&one_token)];
+        assert!(of(&long).cut && of(&one_token).cut);
+        assert!(!of(&"word ".repeat(70)).cut && !of(&"y".repeat(2_000)).cut);
+        let lengths = [of(&long), of(&one_token)];
         let out = said(vec![appended(1), appended(2)], None, &lengths);
         let cut: Vec<&String> = out
             .iter()

@@ -12,11 +12,20 @@ use crate::records::text::is_js_whitespace;
 /// The reference's `toInertLine`, steps 1-6 of anchor-behaviour §2, cut at `max_chars` chars
 /// (Rust `char`s, never splitting one; the end is trimmed again after the cut).
 pub(crate) fn inert_line(raw: &str, max_chars: usize) -> String {
+    inert_line_cut(raw, max_chars).0
+}
+
+/// [`inert_line`], and whether the line was longer than `max_chars` and cut.
+pub(crate) fn inert_line_cut(raw: &str, max_chars: usize) -> (String, bool) {
     let s = join_line_breaks(raw);
     let s = strip_csi(&s);
     let s: String = s.chars().filter(|&c| !is_deleted(c)).collect();
     let s = collapse_spaces(&s);
-    cut_chars(js_trim(&s), max_chars)
+    let s = js_trim(&s);
+    (
+        cut_chars(s, max_chars),
+        s.char_indices().nth(max_chars).is_some(),
+    )
 }
 
 /// `raw.trim().split(/\s+/)` token count with JS `\s` semantics; `""` counts 0.
