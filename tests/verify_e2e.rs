@@ -1093,6 +1093,71 @@ fn a_history_checked_on_two_threads_gives_the_same_findings() {
     assert!(msg.contains("Rutter-Entry: 20261130T100000000Z"), "{msg}");
 }
 
+#[test]
+fn a_history_read_from_its_packs_gives_the_same_findings() {
+    let (env, day) = vault();
+    let committed = env.committed(&day);
+    let edited = committed.replace(
+        "\"summary\":\"First decision.\"",
+        "\"summary\":\"Changed.\"",
+    );
+    forge_commit_with(&env, &day, &edited, "forged");
+    env.write(&day, &edited);
+    for i in 0..3 {
+        let ts = format!("2026-11-30T11:0{i}:00.000Z");
+        env.capture_at(&ts, &format!("Later decision {i}."), &[]);
+    }
+    // The walk reads through libgit2 (a short history), or through the packs from the first
+    // commit: on loose objects (nothing to read there), and packed by git every way it packs.
+    let run = |packs_from: &str| {
+        let mut c = env.cmd();
+        c.args([
+            "--vault",
+            env.vault.to_str().unwrap(),
+            "verify",
+            "--full",
+            "--json",
+        ]);
+        c.env("RUTTER_VERIFY_PACKS_FROM", packs_from);
+        c.env("RUTTER_PACKS_TRACE", "1");
+        let r = run_with_stdin(&mut c, b"");
+        let v: Verify = decode(&r.stdout);
+        let served = r
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("git-rutter: packs: "))
+            .map(|l| l.split(' ').next().unwrap().parse::<usize>().unwrap());
+        ((r.code, v.findings, v.commits_checked), served)
+    };
+    let (through_libgit2, none) = run("1000000");
+    assert_eq!(none, None, "a short walk reads no pack");
+    assert!(through_libgit2
+        .1
+        .iter()
+        .any(|f| f.kind == "history-rewrite"));
+    let (loose, served) = run("1");
+    assert_eq!((&loose, served), (&through_libgit2, Some(0)));
+    for how in [
+        &["repack", "-a", "-d", "-f", "-q"][..],
+        &[
+            "-c",
+            "repack.useDeltaBaseOffset=false",
+            "repack",
+            "-a",
+            "-d",
+            "-f",
+            "-q",
+            "--depth=1",
+        ],
+        &["gc", "-q"],
+    ] {
+        env.git(how);
+        let (packed, served) = run("1");
+        assert_eq!(packed, through_libgit2, "after git {how:?}");
+        assert!(served.unwrap() > 10, "after git {how:?}: {served:?}");
+    }
+}
+
 /// A commit on the tip whose tree holds `day` as `edited`, set as the ref's tip with reflog
 /// message `why` (the working file is left alone).
 fn forge_commit_with(env: &Env, day: &str, edited: &str, why: &str) {

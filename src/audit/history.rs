@@ -10,6 +10,7 @@ use crate::records::grammar::{self, Breach};
 use crate::records::paths::day_of;
 use crate::records::{dayfile, fingerprint, ledger};
 use crate::store::graph::CommitInfo;
+use crate::store::packread::Packs;
 use crate::store::sign::SigCheck;
 use crate::store::tree::{Change, Odd, OddKind, Trees};
 use crate::store::{Store, StoreError};
@@ -37,6 +38,16 @@ const PARALLEL_FROM: usize = 4_096;
 /// Commits a thread of a shared walk takes at a time ([`shared_walk`]): about a tenth of a
 /// second of work, so the threads end within that of each other.
 const CHUNK: usize = 1_024;
+
+/// From this many commits the walk reads trees and blobs from the packs itself
+/// (`store::packread`): reading the packs' indexes costs a few milliseconds per 100,000 objects.
+const PACKS_FROM: usize = 4_096;
+
+/// [`PACKS_FROM`]; debug builds take `RUTTER_VERIFY_PACKS_FROM`, so the tests can check that
+/// reading through the packs finds exactly what reading through libgit2 finds.
+fn packs_from() -> usize {
+    tuned("RUTTER_VERIFY_PACKS_FROM", PACKS_FROM)
+}
 
 /// [`PARALLEL_FROM`]; debug builds take `RUTTER_VERIFY_PARALLEL_FROM`, so the tests can check
 /// that a shared walk finds exactly what one thread finds.
@@ -99,11 +110,20 @@ pub fn check(
     // One clock for the whole walk: the use log's plausible times are judged against it.
     let now = crate::clock::now();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
-    let steps = if oids.len() >= parallel_from() && workers > 1 {
-        shared_walk(store, &oids, now)?
-    } else {
-        check_range(store, &oids, now)?
+    let packs = (oids.len() >= packs_from()).then(|| store.packs());
+    let walk = Walk {
+        store,
+        packs: packs.as_ref(),
+        now,
     };
+    let steps = if oids.len() >= parallel_from() && workers > 1 {
+        shared_walk(&walk, &oids)?
+    } else {
+        check_range(&walk, &oids)?
+    };
+    if let Some(packs) = &packs {
+        packs.trace();
+    }
     let mut out = History {
         complete,
         commits: oids.len(),
@@ -131,14 +151,18 @@ pub fn check(
 /// 3,650 day files whole) no longer leaves one half of a split walk running alone. The chunks'
 /// results are put back in walk order; a chunk the other thread took and did not finish (it
 /// panicked) is checked here.
-fn shared_walk(store: &Store, oids: &[ObjectId], now: Instant) -> Result<Vec<Checked>, StoreError> {
+fn shared_walk(walk: &Walk<'_>, oids: &[ObjectId]) -> Result<Vec<Checked>, StoreError> {
     let chunks: Vec<&[ObjectId]> = oids.chunks(chunk_len()).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let other = store.reopen()?;
+    let other = walk.store.reopen()?;
+    let (packs, now) = (walk.packs, walk.now);
     let (mine, theirs) = std::thread::scope(|s| {
         let (chunks, next) = (&chunks, &next);
-        let theirs = s.spawn(move || take_chunks(&other, chunks, next, now));
-        (take_chunks(store, chunks, next, now), theirs.join())
+        let theirs = s.spawn(move || {
+            let store = &other;
+            take_chunks(&Walk { store, packs, now }, chunks, next)
+        });
+        (take_chunks(walk, chunks, next), theirs.join())
     });
     let mut done = mine?;
     if let Ok(theirs) = theirs {
@@ -150,7 +174,7 @@ fn shared_walk(store: &Store, oids: &[ObjectId], now: Instant) -> Result<Vec<Che
     for (i, chunk) in chunks.iter().enumerate() {
         match finished.next_if(|(at, _)| *at == i) {
             Some((_, checked)) => all.extend(checked),
-            None => all.extend(check_range(store, chunk, now)?),
+            None => all.extend(check_range(walk, chunk)?),
         }
     }
     Ok(all)
@@ -158,10 +182,9 @@ fn shared_walk(store: &Store, oids: &[ObjectId], now: Instant) -> Result<Vec<Che
 
 /// The chunks this thread checks, by index, taking the next unclaimed one until none is left.
 fn take_chunks(
-    store: &Store,
+    walk: &Walk<'_>,
     chunks: &[&[ObjectId]],
     next: &std::sync::atomic::AtomicUsize,
-    now: Instant,
 ) -> Result<Vec<(usize, Vec<Checked>)>, StoreError> {
     let mut done = Vec::new();
     loop {
@@ -169,7 +192,7 @@ fn take_chunks(
         let Some(chunk) = chunks.get(i) else {
             return Ok(done);
         };
-        done.push((i, check_range(store, chunk, now)?));
+        done.push((i, check_range(walk, chunk)?));
     }
 }
 
@@ -190,9 +213,21 @@ fn attributed(mut found: Vec<Finding>, cache: &mut VerifyCache) -> Vec<Finding> 
 /// What checking one commit produced, and its first parent (zero for none, or unreadable).
 type Checked = (Vec<Step>, ObjectId);
 
+/// What a thread of the walk reads with: its repository handle, the packs it reads trees and
+/// blobs from (a long walk), and the clock the use log's times are judged against.
+struct Walk<'a> {
+    store: &'a Store,
+    packs: Option<&'a Packs>,
+    now: Instant,
+}
+
 /// Checks `oids` in order on this thread: one list of steps per commit.
-fn check_range(store: &Store, oids: &[ObjectId], now: Instant) -> Result<Vec<Checked>, StoreError> {
-    let mut trees = store.trees()?;
+fn check_range(walk: &Walk<'_>, oids: &[ObjectId]) -> Result<Vec<Checked>, StoreError> {
+    let (store, now) = (walk.store, walk.now);
+    let mut trees = match walk.packs {
+        Some(packs) => store.trees_with(packs)?,
+        None => store.trees()?,
+    };
     let mut out = Vec::with_capacity(oids.len());
     let mut known = None;
     for (n, &oid) in oids.iter().enumerate() {

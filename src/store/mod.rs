@@ -20,6 +20,7 @@ pub(crate) mod hookrepo;
 pub(crate) mod localconfig;
 mod oid;
 pub(crate) mod pack;
+pub(crate) mod packread;
 pub(crate) mod private_index;
 pub(crate) mod reader;
 pub(crate) mod reflock;
@@ -241,6 +242,19 @@ impl Store {
     /// A reader and writer of raw trees in this repository.
     pub(crate) fn trees(&self) -> Result<tree::Trees<'_>, StoreError> {
         Ok(tree::Trees::new(&self.repo)?)
+    }
+
+    /// A tree reader that reads trees and blobs through `packs` where it can.
+    pub(crate) fn trees_with<'a>(
+        &'a self,
+        packs: &'a packread::Packs,
+    ) -> Result<tree::Trees<'a>, StoreError> {
+        Ok(tree::Trees::with_packs(&self.repo, packs)?)
+    }
+
+    /// This repository's packs, read for a walk over its whole history.
+    pub(crate) fn packs(&self) -> packread::Packs {
+        packread::Packs::open(&self.repo.commondir().join("objects"))
     }
 
     /// Reads a vault-relative file without following symlinks; `None` when missing or refused.

@@ -11,6 +11,7 @@
 use crate::objectid::ObjectId;
 use crate::records::paths;
 use crate::store::oid::{ToGit, ToId};
+use crate::store::packread::{Kind, PackReader, Packs};
 use git2::{ObjectType, Odb, Repository};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -113,6 +114,9 @@ pub(crate) struct Trees<'r> {
     blobs: Vec<(ObjectId, Rc<Vec<u8>>)>,
     /// The largest tree object read (the intake of a remote's history sets a bound).
     tree_limit: Option<usize>,
+    /// Reads trees and blobs from the packs first, for a walk over a whole history
+    /// ([`Trees::with_packs`]).
+    packs: Option<PackReader<'r>>,
 }
 
 /// How many recent blobs [`Trees::blob`] keeps.
@@ -127,7 +131,25 @@ impl<'r> Trees<'r> {
             raw: HashMap::new(),
             blobs: Vec::new(),
             tree_limit: None,
+            packs: None,
         })
+    }
+
+    /// A tree reader over `repo` that reads trees and blobs through `packs` where it can
+    /// (`verify --full`'s walk; `store::packread`).
+    pub(crate) fn with_packs(
+        repo: &'r Repository,
+        packs: &'r Packs,
+    ) -> Result<Trees<'r>, git2::Error> {
+        let mut trees = Trees::new(repo)?;
+        trees.packs = Some(packs.reader());
+        Ok(trees)
+    }
+
+    /// Object `oid` from the packs, when a pack reader is set, holds it as a `kind`, and reads it.
+    fn packed(&mut self, oid: ObjectId, kind: Kind) -> Option<Rc<Vec<u8>>> {
+        let (found, bytes) = self.packs.as_mut()?.read(oid)?;
+        (found == kind).then_some(bytes)
     }
 
     /// Refuses (as an error naming it) to read any tree object larger than `bytes`.
@@ -594,7 +616,10 @@ impl<'r> Trees<'r> {
         if let Some((_, b)) = self.blobs.iter().find(|(o, _)| *o == oid) {
             return Ok(b.clone());
         }
-        let b = Rc::new(self.repo.find_blob(oid.to_git())?.content().to_vec());
+        let b = match self.packed(oid, Kind::Blob) {
+            Some(b) => b,
+            None => Rc::new(self.repo.find_blob(oid.to_git())?.content().to_vec()),
+        };
         if self.blobs.len() == RECENT_BLOBS {
             self.blobs.remove(0);
         }
@@ -610,6 +635,12 @@ impl<'r> Trees<'r> {
     fn read(&mut self, oid: ObjectId) -> Result<Rc<Vec<u8>>, git2::Error> {
         if let Some(raw) = self.raw.get(&oid) {
             return Ok(raw.clone());
+        }
+        // A tree over the limit is left to the check below, which names it.
+        let limit = self.tree_limit.unwrap_or(usize::MAX);
+        if let Some(raw) = self.packed(oid, Kind::Tree).filter(|r| r.len() <= limit) {
+            self.raw.insert(oid, raw.clone());
+            return Ok(raw);
         }
         if let Some(limit) = self.tree_limit {
             let (size, _) = self.odb.read_header(oid.to_git())?;
