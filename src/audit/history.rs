@@ -106,11 +106,21 @@ pub fn check(
     };
     let hide = start;
     let complete = start.is_none();
-    let oids = store.oldest_first(tip, hide)?;
+    // A whole history is read from the packs when it is one line of commits they hold; the
+    // walk then reads its trees and blobs from them too, once it is long.
+    let packs = complete.then(|| store.packs());
+    let oids = match packs.as_ref().and_then(|p| p.line_to(tip)) {
+        Some(oids) => oids,
+        None => store.oldest_first(tip, hide)?,
+    };
+    let packs = match packs {
+        Some(p) => Some(p),
+        None => (oids.len() >= packs_from()).then(|| store.packs()),
+    }
+    .filter(|_| oids.len() >= packs_from());
     // One clock for the whole walk: the use log's plausible times are judged against it.
     let now = crate::clock::now();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
-    let packs = (oids.len() >= packs_from()).then(|| store.packs());
     let walk = Walk {
         store,
         packs: packs.as_ref(),

@@ -16,6 +16,7 @@
 //! them, or reports them broken, as it always has. Like libgit2 as the store opens it
 //! (`strict_hash_verification(false)`), it does not hash what it reads.
 
+mod chain;
 mod delta;
 mod index;
 
@@ -101,6 +102,12 @@ impl Packs {
             let n = self.served.load(Ordering::Relaxed);
             eprintln!("git-rutter: packs: {n} objects read from the packs");
         }
+    }
+
+    /// The commits from the root to `tip`, oldest first, when they are one line of commits all
+    /// held by these packs (`chain`); `None` leaves the walk to libgit2.
+    pub(crate) fn line_to(&self, tip: ObjectId) -> Option<Vec<ObjectId>> {
+        chain::line_to(&mut self.reader(), tip)
     }
 
     /// A reader for one thread.
@@ -411,6 +418,36 @@ mod tests {
         git(root, &["commit", "-q", "-a", "-m", "more"]);
         git(root, &["repack", "-d", "-q"]);
         agrees_with_libgit2(root);
+    }
+
+    #[test]
+    fn a_line_of_commits_is_walked_as_git_walks_it_and_a_merge_is_left_to_libgit2() {
+        let dir = history();
+        let root = dir.path();
+        let head =
+            |root: &Path| ObjectId::from_hex(git(root, &["rev-parse", "HEAD"]).trim()).unwrap();
+        let listed = |root: &Path| -> Vec<ObjectId> {
+            git(root, &["rev-list", "--reverse", "HEAD"])
+                .lines()
+                .map(|h| ObjectId::from_hex(h).unwrap())
+                .collect()
+        };
+        let packs = Packs::open(&root.join(".git/objects"));
+        assert_eq!(packs.line_to(head(root)), None, "loose commits");
+        git(root, &["gc", "-q"]);
+        let packs = Packs::open(&root.join(".git/objects"));
+        assert_eq!(packs.line_to(head(root)), Some(listed(root)));
+        // A commit made since the pack: loose, so the walk is libgit2's.
+        git(root, &["commit", "-q", "--allow-empty", "-m", "loose"]);
+        assert_eq!(packs.line_to(head(root)), None);
+        // A merge, packed: libgit2's.
+        git(root, &["checkout", "-q", "-b", "side", "HEAD~3"]);
+        git(root, &["commit", "-q", "--allow-empty", "-m", "side"]);
+        git(root, &["checkout", "-q", "-"]);
+        git(root, &["merge", "-q", "--no-edit", "side"]);
+        git(root, &["gc", "-q"]);
+        let packs = Packs::open(&root.join(".git/objects"));
+        assert_eq!(packs.line_to(head(root)), None);
     }
 
     #[test]
