@@ -106,10 +106,10 @@ pub fn check(
     };
     let hide = start;
     let complete = start.is_none();
-    // A whole history is read from the packs when it is one line of commits they hold; the
-    // walk then reads its trees and blobs from them too, once it is long.
+    // A whole history that is one line of commits is ordered from the packs (and its loose
+    // commits); the walk then reads its trees and blobs from them too, once it is long.
     let packs = complete.then(|| store.packs());
-    let oids = match packs.as_ref().and_then(|p| p.line_to(tip)) {
+    let oids = match packs.as_ref().and_then(|p| store.line_to(p, tip)) {
         Some(oids) => oids,
         None => store.oldest_first(tip, hide)?,
     };

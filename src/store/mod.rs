@@ -257,6 +257,17 @@ impl Store {
         packread::Packs::open(&self.repo.commondir().join("objects"))
     }
 
+    /// The commits from the root to `tip`, oldest first, when they are one line of commits:
+    /// read from `packs`, a commit they do not hold (a loose one) through libgit2. `None`:
+    /// a merge, or a commit that does not read as git writes one.
+    pub(crate) fn line_to(&self, packs: &packread::Packs, tip: ObjectId) -> Option<Vec<ObjectId>> {
+        let odb = self.repo.odb().ok()?;
+        packs.line_to(tip, &mut |id| {
+            let o = odb.read(id.to_git()).ok()?;
+            (o.kind() == git2::ObjectType::Commit).then(|| o.data().to_vec())
+        })
+    }
+
     /// Reads a vault-relative file without following symlinks; `None` when missing or refused.
     pub(crate) fn working(&self, path: &str) -> Option<Vec<u8>> {
         read_working(&self.root, path).ok().flatten()

@@ -1,22 +1,28 @@
-//! A history that is one line of commits, read from the packs: each commit's parents from its
-//! header, followed from the tip to the root. It answers only when every commit reads here and
-//! none is a merge; anything else (a loose or unreadable commit, a header that does not start
-//! as git writes one, a merge) is left to libgit2's walk. On one line of commits the order
-//! oldest first is the only one, so it is the order libgit2's walk gives.
+//! A history that is one line of commits, read from the packs (a commit they do not hold, such
+//! as a loose one, from the caller's reader): each commit's parents from its header, followed
+//! from the tip to the root. It answers only when every commit reads and none is a merge;
+//! anything else (an unreadable commit, a header that does not start as git writes one, a
+//! merge) is left to libgit2's walk. On one line of commits the order oldest first is the only
+//! one, so it is the order libgit2's walk gives.
 
 use super::{Kind, PackReader};
 use crate::objectid::{ObjectId, HEX_LEN};
 
 /// The commits from the root to `tip`, oldest first, if they are one line every commit of
-/// which `reader` reads.
-pub(crate) fn line_to(reader: &mut PackReader<'_>, tip: ObjectId) -> Option<Vec<ObjectId>> {
+/// which `reader` reads, or else `elsewhere` (the bytes of a commit the packs do not hold).
+pub(crate) fn line_to(
+    reader: &mut PackReader<'_>,
+    tip: ObjectId,
+    elsewhere: &mut dyn FnMut(ObjectId) -> Option<Vec<u8>>,
+) -> Option<Vec<ObjectId>> {
     let mut out = Vec::new();
     let mut at = Some(tip);
     while let Some(id) = at {
-        let (kind, raw) = reader.read(id)?;
-        if kind != Kind::Commit {
-            return None;
-        }
+        let raw = match reader.read(id) {
+            Some((Kind::Commit, raw)) => raw,
+            Some(_) => return None,
+            None => std::rc::Rc::new(elsewhere(id)?),
+        };
         out.push(id);
         at = only_parent(&raw)?;
     }

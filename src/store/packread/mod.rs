@@ -104,10 +104,18 @@ impl Packs {
         }
     }
 
-    /// The commits from the root to `tip`, oldest first, when they are one line of commits all
-    /// held by these packs (`chain`); `None` leaves the walk to libgit2.
-    pub(crate) fn line_to(&self, tip: ObjectId) -> Option<Vec<ObjectId>> {
-        chain::line_to(&mut self.reader(), tip)
+    /// The commits from the root to `tip`, oldest first, when they are one line of commits,
+    /// each read from these packs or else by `elsewhere` (`chain`); `None` leaves the walk to
+    /// libgit2.
+    pub(crate) fn line_to(
+        &self,
+        tip: ObjectId,
+        elsewhere: &mut dyn FnMut(ObjectId) -> Option<Vec<u8>>,
+    ) -> Option<Vec<ObjectId>> {
+        // git never stores a commit as a delta: a cache would only hold what is read once.
+        let mut reader = self.reader();
+        reader.cache.limit = 0;
+        chain::line_to(&mut reader, tip, elsewhere)
     }
 
     /// A reader for one thread.
@@ -115,8 +123,8 @@ impl Packs {
         PackReader {
             packs: self,
             inflater: Decompressor::new(),
-            cache: Cache::default(),
-            buf: Vec::new(),
+            cache: Cache::new(CACHE_BYTES),
+            window: Window::default(),
         }
     }
 
@@ -143,15 +151,44 @@ fn stream_bound(size: u64) -> u64 {
     size + (size >> 12) + (size >> 14) + (size >> 25) + 13 + 64
 }
 
-/// What is read of an entry at first: its header, a delta's base, and most deltas whole.
-const FIRST_READ: u64 = 4096;
+/// The longest entry header and base reference: a size of up to 64 bits and a 20-byte id.
+const HEAD_MAX: u64 = 32;
+/// How much of a pack one read takes at least: entries read one after another (the commits of
+/// a history, a file's versions) mostly lie within it, so most take no read of their own.
+const WINDOW: u64 = 64 << 10;
 
 /// One thread's reader over [`Packs`].
 pub(crate) struct PackReader<'p> {
     packs: &'p Packs,
     inflater: Decompressor,
     cache: Cache,
-    buf: Vec<u8>,
+    window: Window,
+}
+
+/// The bytes of a pack last read: `bytes` from `start` of pack `pack`.
+#[derive(Default)]
+struct Window {
+    pack: usize,
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+impl Window {
+    /// `len` bytes of pack `p` (`pack`) from `offset`, read unless the window holds them (a
+    /// read takes at least [`WINDOW`] bytes, as far as `end`).
+    fn get(&mut self, (p, pack): (usize, &Pack), offset: u64, len: u64) -> Option<&[u8]> {
+        let held = self.pack == p
+            && offset >= self.start
+            && offset + len <= self.start + self.bytes.len() as u64;
+        if !held {
+            let take = len.max(WINDOW).min(pack.end.checked_sub(offset)?);
+            self.bytes.resize(usize::try_from(take).ok()?, 0);
+            pack.file.read_exact_at(&mut self.bytes, offset).ok()?;
+            (self.pack, self.start) = (p, offset);
+        }
+        let from = usize::try_from(offset - self.start).ok()?;
+        self.bytes.get(from..from + usize::try_from(len).ok()?)
+    }
 }
 
 /// An entry read: its type, and its data inflated.
@@ -208,43 +245,32 @@ impl PackReader<'_> {
     fn entry(&mut self, (p, offset): (usize, u64)) -> Option<Entry> {
         let pack = self.packs.packs.get(p)?;
         let left = pack.end.checked_sub(offset).filter(|_| offset >= 12)?;
-        self.read_at(pack, offset, left.min(FIRST_READ))?;
-        let head = delta::header(&self.buf)?;
+        let head_bytes = self.window.get((p, pack), offset, left.min(HEAD_MAX))?;
+        let head = delta::header(head_bytes)?;
         if head.size > MAX_OBJECT {
             return None;
         }
         let (base, at) = match head.kind {
             6 => {
-                let (distance, used) = delta::base_distance(self.buf.get(head.len..)?)?;
+                let (distance, used) = delta::base_distance(head_bytes.get(head.len..)?)?;
                 let base = offset.checked_sub(distance).filter(|b| *b > 0)?;
                 (Some((p, base)), head.len + used)
             }
             7 => {
-                let id = ObjectId::from_slice(self.buf.get(head.len..head.len + LEN)?)?;
+                let id = ObjectId::from_slice(head_bytes.get(head.len..head.len + LEN)?)?;
                 (Some(self.packs.find(&id)?), head.len + LEN)
             }
             _ => (None, head.len),
         };
         let want = left.min(at as u64 + stream_bound(head.size));
-        if want > self.buf.len() as u64 {
-            self.read_at(pack, offset, want)?;
-        }
+        let stream = self.window.get((p, pack), offset, want)?.get(at..)?;
         let mut data = vec![0; usize::try_from(head.size).ok()?];
-        let made = self
-            .inflater
-            .zlib_decompress(self.buf.get(at..)?, &mut data)
-            .ok()?;
+        let made = self.inflater.zlib_decompress(stream, &mut data).ok()?;
         (made == data.len()).then_some(Entry {
             kind: head.kind,
             data,
             base,
         })
-    }
-
-    /// Reads `len` bytes of `pack` from `offset` into the buffer.
-    fn read_at(&mut self, pack: &Pack, offset: u64, len: u64) -> Option<()> {
-        self.buf.resize(usize::try_from(len).ok()?, 0);
-        pack.file.read_exact_at(&mut self.buf, offset).ok()
     }
 }
 
@@ -252,11 +278,12 @@ impl PackReader<'_> {
 /// delta on this one (or this one on the next), and a tree's on its last. Oldest out first, but
 /// an object asked for again since it came in gets a second round: the base every older
 /// version of a file is made from stays while its versions are read.
-#[derive(Default)]
 struct Cache {
     kept: HashMap<(usize, u64), Kept>,
     order: VecDeque<(usize, u64)>,
     bytes: usize,
+    /// The most bytes kept.
+    limit: usize,
 }
 
 struct Kept {
@@ -266,6 +293,15 @@ struct Kept {
 }
 
 impl Cache {
+    fn new(limit: usize) -> Cache {
+        Cache {
+            kept: HashMap::new(),
+            order: VecDeque::new(),
+            bytes: 0,
+            limit,
+        }
+    }
+
     fn get(&mut self, at: (usize, u64)) -> Option<(Kind, Rc<Vec<u8>>)> {
         let kept = self.kept.get_mut(&at)?;
         kept.asked = true;
@@ -273,7 +309,7 @@ impl Cache {
     }
 
     fn put(&mut self, at: (usize, u64), kind: Kind, data: &Rc<Vec<u8>>) {
-        if data.len() > CACHE_BYTES / 8 || self.kept.contains_key(&at) {
+        if data.len() >= self.limit / 8 || self.kept.contains_key(&at) {
             return;
         }
         self.bytes += data.len();
@@ -287,7 +323,7 @@ impl Cache {
             },
         );
         self.order.push_back(at);
-        while self.bytes > CACHE_BYTES {
+        while self.bytes > self.limit {
             let Some(old) = self.order.pop_front() else {
                 break;
             };
@@ -432,22 +468,29 @@ mod tests {
                 .map(|h| ObjectId::from_hex(h).unwrap())
                 .collect()
         };
+        let repo = git2::Repository::open(root).unwrap();
+        let odb = repo.odb().unwrap();
+        let mut loose = |id: ObjectId| Some(odb.read(id.to_git()).ok()?.data().to_vec());
+        let mut none = |_: ObjectId| None;
         let packs = Packs::open(&root.join(".git/objects"));
-        assert_eq!(packs.line_to(head(root)), None, "loose commits");
+        assert_eq!(packs.line_to(head(root), &mut none), None, "loose commits");
+        assert_eq!(packs.line_to(head(root), &mut loose), Some(listed(root)));
         git(root, &["gc", "-q"]);
         let packs = Packs::open(&root.join(".git/objects"));
-        assert_eq!(packs.line_to(head(root)), Some(listed(root)));
-        // A commit made since the pack: loose, so the walk is libgit2's.
+        assert_eq!(packs.line_to(head(root), &mut none), Some(listed(root)));
+        // A commit made since the pack is loose: read by the caller's reader.
         git(root, &["commit", "-q", "--allow-empty", "-m", "loose"]);
-        assert_eq!(packs.line_to(head(root)), None);
-        // A merge, packed: libgit2's.
+        assert_eq!(packs.line_to(head(root), &mut none), None);
+        assert_eq!(packs.line_to(head(root), &mut loose), Some(listed(root)));
+        // A merge, packed or not: libgit2's.
         git(root, &["checkout", "-q", "-b", "side", "HEAD~3"]);
         git(root, &["commit", "-q", "--allow-empty", "-m", "side"]);
         git(root, &["checkout", "-q", "-"]);
         git(root, &["merge", "-q", "--no-edit", "side"]);
+        assert_eq!(packs.line_to(head(root), &mut loose), None);
         git(root, &["gc", "-q"]);
         let packs = Packs::open(&root.join(".git/objects"));
-        assert_eq!(packs.line_to(head(root)), None);
+        assert_eq!(packs.line_to(head(root), &mut none), None);
     }
 
     #[test]
