@@ -9,7 +9,7 @@ use crate::objectid::ObjectId;
 use crate::records::grammar::{self, Breach};
 use crate::records::paths::day_of;
 use crate::records::{dayfile, fingerprint, ledger};
-use crate::store::graph::CommitInfo;
+use crate::store::graph::CommitHead;
 use crate::store::packread::Packs;
 use crate::store::sign::SigCheck;
 use crate::store::tree::{Change, Odd, OddKind, Trees};
@@ -243,7 +243,7 @@ fn check_range(walk: &Walk<'_>, oids: &[ObjectId]) -> Result<Vec<Checked>, Store
     for (n, &oid) in oids.iter().enumerate() {
         let mut steps = Vec::new();
         let mut parent = ObjectId::ZERO;
-        match store.commit_info_after(oid, known) {
+        match head(store, &mut trees, oid, known) {
             Ok(c) => {
                 known = Some((c.id, c.tree));
                 parent = c.parents.first().map_or(parent, |(p, _)| *p);
@@ -272,6 +272,21 @@ fn check_range(walk: &Walk<'_>, oids: &[ObjectId]) -> Result<Vec<Checked>, Store
     Ok(out)
 }
 
+/// What the check needs of commit `oid` (`known`: the id and tree of the commit checked just
+/// before): from the packs when the walk reads them and the commit is there as git writes
+/// one, else from libgit2, which also says when it cannot be read.
+fn head(
+    store: &Store,
+    trees: &mut Trees<'_>,
+    oid: ObjectId,
+    known: Option<(ObjectId, ObjectId)>,
+) -> Result<CommitHead, StoreError> {
+    match trees.commit_head(oid, known) {
+        Some(head) => Ok(head),
+        None => Ok(store.commit_info_after(oid, known)?.head),
+    }
+}
+
 /// A `corrupt-object` finding for commit `oid`, part of which cannot be read.
 fn unreadable(oid: ObjectId, e: &StoreError) -> Finding {
     let short = short(oid);
@@ -286,7 +301,7 @@ fn unreadable(oid: ObjectId, e: &StoreError) -> Finding {
 }
 
 /// A finding for a signed commit whose signature git does not accept or cannot check.
-fn signature(store: &Store, c: &CommitInfo) -> Option<Finding> {
+fn signature(store: &Store, c: &CommitHead) -> Option<Finding> {
     if !c.signed {
         return None;
     }
@@ -315,7 +330,7 @@ fn signature(store: &Store, c: &CommitInfo) -> Option<Finding> {
 pub(crate) fn check_commit(
     store: &Store,
     trees: &mut Trees<'_>,
-    c: &CommitInfo,
+    c: &CommitHead,
     want_ids: bool,
     now: Instant,
     steps: &mut Vec<Step>,

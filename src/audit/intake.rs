@@ -190,19 +190,19 @@ fn check_one(
         ));
     }
     let c = store.commit_info(oid).map_err(cannot)?;
-    if c.parents.len() > MAX_PARENTS {
+    if c.head.parents.len() > MAX_PARENTS {
         return Err(refuse(
             Some(oid),
             None,
             format!(
                 "a merge of {} parents (sync's merges have two)",
-                c.parents.len()
+                c.head.parents.len()
             ),
         ));
     }
-    let parent_tree = c.parents.first().map(|(_, tree)| *tree);
+    let parent_tree = c.head.parents.first().map(|(_, tree)| *tree);
     let (changes, odd) = trees
-        .changes_checked(parent_tree, Some(c.tree))
+        .changes_checked(parent_tree, Some(c.head.tree))
         .map_err(|e| cannot(e.into()))?;
     if let Some(o) = odd.first() {
         let mut why = refuse(Some(oid), Some(o.path.clone()), o.rule());
@@ -227,7 +227,7 @@ fn check_one(
         }
     }
     let mut steps = Vec::new();
-    check_commit(store, trees, &c, false, now, &mut steps).map_err(|e| match e {
+    check_commit(store, trees, &c.head, false, now, &mut steps).map_err(|e| match e {
         e @ StoreError::Git(_) => cannot(e),
         other => IntakeError::Store(other),
     })?;

@@ -12,7 +12,7 @@
 use super::finding::{Finding, Kind};
 use crate::objectid::ObjectId;
 use crate::records::paths::day_of;
-use crate::store::graph::CommitInfo;
+use crate::store::graph::CommitHead;
 use crate::store::tree::Trees;
 use crate::store::{Store, StoreError};
 use std::collections::HashMap;
@@ -21,7 +21,7 @@ use std::collections::HashMap;
 pub(crate) fn check(
     store: &Store,
     trees: &mut Trees<'_>,
-    c: &CommitInfo,
+    c: &CommitHead,
     short: &str,
 ) -> Result<Vec<Finding>, StoreError> {
     let merged = c.tree;

@@ -10,16 +10,24 @@ use git2::{ErrorCode, Sort};
 /// What callers need of a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitInfo {
-    pub id: ObjectId,
-    pub tree: ObjectId,
-    /// Each parent's id and tree, in order.
-    pub parents: Vec<(ObjectId, ObjectId)>,
+    /// What the history check needs of it.
+    pub head: CommitHead,
     /// Commit time, seconds since the epoch.
     pub time: i64,
     /// The first line of the message (empty when it cannot be read).
     pub subject: String,
     /// The author's email, lowercased, when it is readable.
     pub author_email: Option<String>,
+}
+
+/// What the history check needs of a commit: its tree, its parents and their trees, whether
+/// it is signed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitHead {
+    pub id: ObjectId,
+    pub tree: ObjectId,
+    /// Each parent's id and tree, in order.
+    pub parents: Vec<(ObjectId, ObjectId)>,
     /// Whether it carries a signature (`gpgsig` or `gpgsig-sha256`).
     pub signed: bool,
 }
@@ -45,14 +53,16 @@ impl Store {
             _ => self.tree_of(p).ok(),
         };
         Ok(CommitInfo {
-            id,
-            tree: c.tree_id().to_id(),
-            parents: c
-                .parent_ids()
-                .map(ToId::to_id)
-                .filter_map(|p| Some((p, parent_tree(p)?)))
-                .collect(),
-            signed: super::sign::is_signed(&c),
+            head: CommitHead {
+                id,
+                tree: c.tree_id().to_id(),
+                parents: c
+                    .parent_ids()
+                    .map(ToId::to_id)
+                    .filter_map(|p| Some((p, parent_tree(p)?)))
+                    .collect(),
+                signed: super::sign::is_signed(&c),
+            },
             time: c.time().seconds(),
             subject: c.summary().ok().flatten().unwrap_or_default().to_string(),
             author_email,

@@ -6,7 +6,7 @@
 //! one, so it is the order libgit2's walk gives.
 
 use super::{Kind, PackReader};
-use crate::objectid::{ObjectId, HEX_LEN};
+use crate::objectid::ObjectId;
 
 /// The commits from the root to `tip`, oldest first, if they are one line every commit of
 /// which `reader` reads, or else `elsewhere` (the bytes of a commit the packs do not hold).
@@ -31,30 +31,13 @@ pub(crate) fn line_to(
 }
 
 /// The one parent the raw commit `raw` names (`Some(None)` for a root): `None` for a merge or a
-/// header that does not open with its tree, its parents and its author as git writes them.
+/// header that is not exactly as git writes one ([`super::commit::head`]).
 fn only_parent(raw: &[u8]) -> Option<Option<ObjectId>> {
-    let mut lines = raw.split(|b| *b == b'\n');
-    hex_field(lines.next()?, b"tree ")?;
-    let mut parent = None;
-    for line in lines {
-        if line.starts_with(b"author ") {
-            return Some(parent);
-        }
-        if parent.is_some() {
-            return None;
-        }
-        parent = Some(hex_field(line, b"parent ")?);
+    match super::commit::head(raw)?.parents[..] {
+        [] => Some(None),
+        [p] => Some(Some(p)),
+        _ => None,
     }
-    None
-}
-
-/// The id a header line `name <hex>` holds, when it holds exactly that.
-fn hex_field(line: &[u8], name: &[u8]) -> Option<ObjectId> {
-    let hex = line.strip_prefix(name)?;
-    if hex.len() != HEX_LEN {
-        return None;
-    }
-    ObjectId::from_hex(std::str::from_utf8(hex).ok()?).ok()
 }
 
 #[cfg(test)]
@@ -64,6 +47,7 @@ mod tests {
 
     const A: &str = "1111111111111111111111111111111111111111";
     const B: &str = "2222222222222222222222222222222222222222";
+    const WHO: &str = "author A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000";
 
     fn id(hex: &str) -> ObjectId {
         ObjectId::from_hex(hex).unwrap()
@@ -73,13 +57,13 @@ mod tests {
     fn reads_the_one_parent_of_a_commit_as_git_writes_it() {
         let root = format!("tree {A}\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n\nm\n");
         assert_eq!(only_parent(root.as_bytes()), Some(None));
-        let child = format!("tree {A}\nparent {B}\nauthor A <a@x> 1 +0000\n\nm\n");
+        let child = format!("tree {A}\nparent {B}\n{WHO}\n\nm\n");
         assert_eq!(only_parent(child.as_bytes()), Some(Some(id(B))));
     }
 
     #[test]
     fn a_merge_or_a_header_out_of_order_is_left_to_libgit2() {
-        let merge = format!("tree {A}\nparent {B}\nparent {A}\nauthor A <a@x> 1 +0000\n\n");
+        let merge = format!("tree {A}\nparent {B}\nparent {A}\n{WHO}\n\n");
         assert_eq!(only_parent(merge.as_bytes()), None);
         for odd in [
             format!("parent {B}\ntree {A}\nauthor A <a@x> 1 +0000\n"),

@@ -17,6 +17,7 @@
 //! (`strict_hash_verification(false)`), it does not hash what it reads.
 
 mod chain;
+pub(crate) mod commit;
 mod delta;
 mod index;
 
@@ -414,6 +415,15 @@ mod tests {
             };
             assert_eq!(kind, expected, "{hex}");
             assert_eq!(bytes.as_slice(), theirs.data(), "{hex}");
+            if kind == Kind::Commit {
+                // Every commit git writes has the shape the walk reads, and reads the same.
+                let ours = commit::head(&bytes).unwrap_or_else(|| panic!("{hex}: not read"));
+                let c = repo.find_commit(id.to_git()).unwrap();
+                assert_eq!(ours.tree.as_bytes(), c.tree_id().as_bytes());
+                let parents: Vec<_> = c.parent_ids().map(|p| p.as_bytes().to_vec()).collect();
+                let read: Vec<_> = ours.parents.iter().map(|p| p.as_bytes().to_vec()).collect();
+                assert_eq!(read, parents, "{hex}");
+            }
             n += 1;
         }
         assert!(n > 300, "{n} objects");

@@ -10,8 +10,9 @@
 
 use crate::objectid::ObjectId;
 use crate::records::paths;
+use crate::store::graph::CommitHead;
 use crate::store::oid::{ToGit, ToId};
-use crate::store::packread::{Kind, PackReader, Packs};
+use crate::store::packread::{commit, Kind, PackReader, Packs};
 use git2::{ObjectType, Odb, Repository};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -144,6 +145,31 @@ impl<'r> Trees<'r> {
         let mut trees = Trees::new(repo)?;
         trees.packs = Some(packs.reader());
         Ok(trees)
+    }
+
+    /// The head of commit `id` read from the packs ([`crate::store::packread::commit`]), its
+    /// parents' trees from `known` (the id and tree of a commit read just before) or their own
+    /// heads; `None` when a pack reader is not set or any of them is not read there.
+    pub(crate) fn commit_head(
+        &mut self,
+        id: ObjectId,
+        known: Option<(ObjectId, ObjectId)>,
+    ) -> Option<CommitHead> {
+        let head = commit::head(&self.packed(id, Kind::Commit)?)?;
+        let mut parents = Vec::with_capacity(head.parents.len());
+        for p in head.parents {
+            let tree = match known {
+                Some((k, tree)) if k == p => tree,
+                _ => commit::head(&self.packed(p, Kind::Commit)?)?.tree,
+            };
+            parents.push((p, tree));
+        }
+        Some(CommitHead {
+            id,
+            tree: head.tree,
+            parents,
+            signed: head.signed,
+        })
     }
 
     /// Object `oid` from the packs, when a pack reader is set, holds it as a `kind`, and reads it.
