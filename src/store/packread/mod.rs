@@ -6,9 +6,10 @@
 //! of the process shares (so two threads walking wait for each other), a zlib stream set up and
 //! torn down, and a delta base cache that keeps a chain's base but not the versions made from
 //! it. Here each thread has a [`PackReader`] of its own over one [`Packs`]: the indexes are read
-//! once and searched without a lock, entries are inflated by libdeflate from one `pread` each,
-//! and every object made is kept (up to [`CACHE_BYTES`]) as the base the next version of the
-//! same file is a delta on.
+//! once and searched without a lock, entries are inflated by libdeflate from windows of the
+//! pack read [`WINDOW`] bytes at a time, and the objects made are kept (up to [`CACHE_BYTES`])
+//! as the bases the next versions of the same file or tree are deltas on. Commits are read
+//! here too, and their headers by [`commit::head`] when they have git's exact shape.
 //!
 //! It changes how fast objects are read, never what is read: an object it does not find (a
 //! loose one, one in an alternate object store), an index other than version 2, and any entry
@@ -125,7 +126,7 @@ impl Packs {
             packs: self,
             inflater: Decompressor::new(),
             cache: Cache::new(CACHE_BYTES),
-            window: Window::default(),
+            windows: Windows::default(),
         }
     }
 
@@ -154,41 +155,70 @@ fn stream_bound(size: u64) -> u64 {
 
 /// The longest entry header and base reference: a size of up to 64 bits and a 20-byte id.
 const HEAD_MAX: u64 = 32;
-/// How much of a pack one read takes at least: entries read one after another (the commits of
-/// a history, a file's versions) mostly lie within it, so most take no read of their own.
-const WINDOW: u64 = 64 << 10;
+/// How much of a pack one read takes at least, around the entry asked for: entries read one
+/// after another (the commits of a history, the trees and versions a commit changed, which git
+/// writes near those of the commits beside it) mostly lie within a window already read.
+const WINDOW: u64 = 32 << 10;
+/// How many windows a reader keeps (the commits, the trees and the blobs of a walk each lie in
+/// their own part of a pack).
+const WINDOWS: usize = 3;
 
 /// One thread's reader over [`Packs`].
 pub(crate) struct PackReader<'p> {
     packs: &'p Packs,
     inflater: Decompressor,
     cache: Cache,
-    window: Window,
+    windows: Windows,
 }
 
-/// The bytes of a pack last read: `bytes` from `start` of pack `pack`.
+/// The parts of the packs last read, the least recently used read over first.
+#[derive(Default)]
+struct Windows {
+    held: [Window; WINDOWS],
+    clock: u64,
+}
+
+/// `bytes` read from `start` of pack `pack`, last used at `used`.
 #[derive(Default)]
 struct Window {
     pack: usize,
     start: u64,
     bytes: Vec<u8>,
+    used: u64,
 }
 
 impl Window {
-    /// `len` bytes of pack `p` (`pack`) from `offset`, read unless the window holds them (a
-    /// read takes at least [`WINDOW`] bytes, as far as `end`).
-    fn get(&mut self, (p, pack): (usize, &Pack), offset: u64, len: u64) -> Option<&[u8]> {
-        let held = self.pack == p
+    fn holds(&self, p: usize, offset: u64, len: u64) -> bool {
+        self.pack == p
             && offset >= self.start
-            && offset + len <= self.start + self.bytes.len() as u64;
-        if !held {
-            let take = len.max(WINDOW).min(pack.end.checked_sub(offset)?);
-            self.bytes.resize(usize::try_from(take).ok()?, 0);
-            pack.file.read_exact_at(&mut self.bytes, offset).ok()?;
-            (self.pack, self.start) = (p, offset);
-        }
-        let from = usize::try_from(offset - self.start).ok()?;
-        self.bytes.get(from..from + usize::try_from(len).ok()?)
+            && offset + len <= self.start + self.bytes.len() as u64
+    }
+}
+
+impl Windows {
+    /// `len` bytes of pack `p` (`pack`) from `offset`, read unless a window holds them (a read
+    /// takes at least [`WINDOW`] bytes, half of it before `offset`, as far as the pack's end).
+    fn get(&mut self, (p, pack): (usize, &Pack), offset: u64, len: u64) -> Option<&[u8]> {
+        self.clock += 1;
+        let i = match self.held.iter().position(|w| w.holds(p, offset, len)) {
+            Some(i) => i,
+            None => {
+                let i = (0..WINDOWS).min_by_key(|i| self.held[*i].used)?;
+                let w = &mut self.held[i];
+                let start = offset.saturating_sub(WINDOW / 2);
+                let take = (offset - start + len)
+                    .max(WINDOW)
+                    .min(pack.end.checked_sub(start)?);
+                w.bytes.resize(usize::try_from(take).ok()?, 0);
+                pack.file.read_exact_at(&mut w.bytes, start).ok()?;
+                (w.pack, w.start) = (p, start);
+                i
+            }
+        };
+        let w = &mut self.held[i];
+        w.used = self.clock;
+        let from = usize::try_from(offset - w.start).ok()?;
+        w.bytes.get(from..from + usize::try_from(len).ok()?)
     }
 }
 
@@ -246,7 +276,7 @@ impl PackReader<'_> {
     fn entry(&mut self, (p, offset): (usize, u64)) -> Option<Entry> {
         let pack = self.packs.packs.get(p)?;
         let left = pack.end.checked_sub(offset).filter(|_| offset >= 12)?;
-        let head_bytes = self.window.get((p, pack), offset, left.min(HEAD_MAX))?;
+        let head_bytes = self.windows.get((p, pack), offset, left.min(HEAD_MAX))?;
         let head = delta::header(head_bytes)?;
         if head.size > MAX_OBJECT {
             return None;
@@ -264,7 +294,7 @@ impl PackReader<'_> {
             _ => (None, head.len),
         };
         let want = left.min(at as u64 + stream_bound(head.size));
-        let stream = self.window.get((p, pack), offset, want)?.get(at..)?;
+        let stream = self.windows.get((p, pack), offset, want)?.get(at..)?;
         let mut data = vec![0; usize::try_from(head.size).ok()?];
         let made = self.inflater.zlib_decompress(stream, &mut data).ok()?;
         (made == data.len()).then_some(Entry {
