@@ -1045,11 +1045,10 @@ fn a_rewritten_or_shortened_reflog_is_found_and_checked_whole() {
     );
 }
 
-#[test]
-fn a_history_checked_on_two_threads_gives_the_same_findings() {
+/// A vault whose history rewrites, after its first entries, an entry added earlier, then
+/// appends three more captures.
+fn a_rewrite_midway() -> Env {
     let (env, day) = vault();
-    // A rewrite in the later half of the walk of an entry added in the earlier half: the split
-    // walk must still name the commit that added it.
     let committed = env.committed(&day);
     let edited = committed.replace(
         "\"summary\":\"First decision.\"",
@@ -1061,20 +1060,37 @@ fn a_history_checked_on_two_threads_gives_the_same_findings() {
         let ts = format!("2026-11-30T11:0{i}:00.000Z");
         env.capture_at(&ts, &format!("Later decision {i}."), &[]);
     }
+    env
+}
+
+/// `verify --full --json` with the environment variables `vars` set: the run and its report.
+fn verify_full_with(env: &Env, vars: &[(&str, &str)]) -> (Run, Verify) {
+    let mut c = env.cmd();
+    c.args([
+        "--vault",
+        env.vault.to_str().unwrap(),
+        "verify",
+        "--full",
+        "--json",
+    ]);
+    c.envs(vars.iter().copied());
+    let r = run_with_stdin(&mut c, b"");
+    let v: Verify = decode(&r.stdout);
+    (r, v)
+}
+
+#[test]
+fn a_history_checked_on_two_threads_gives_the_same_findings() {
+    // A rewrite in the later half of the walk of an entry added in the earlier half: the split
+    // walk must still name the commit that added it.
+    let env = a_rewrite_midway();
     // Two threads take chunks of the walk in turn: of one commit, of three, or one half each.
     let run = |from: &str, chunk: &str| {
-        let mut c = env.cmd();
-        c.args([
-            "--vault",
-            env.vault.to_str().unwrap(),
-            "verify",
-            "--full",
-            "--json",
-        ]);
-        c.env("RUTTER_VERIFY_PARALLEL_FROM", from);
-        c.env("RUTTER_VERIFY_CHUNK", chunk);
-        let r = run_with_stdin(&mut c, b"");
-        let v: Verify = decode(&r.stdout);
+        let vars = [
+            ("RUTTER_VERIFY_PARALLEL_FROM", from),
+            ("RUTTER_VERIFY_CHUNK", chunk),
+        ];
+        let (r, v) = verify_full_with(&env, &vars);
         (r.code, v.findings, v.commits_checked)
     };
     let one = run("1000000", "1024");
@@ -1095,33 +1111,15 @@ fn a_history_checked_on_two_threads_gives_the_same_findings() {
 
 #[test]
 fn a_history_read_from_its_packs_gives_the_same_findings() {
-    let (env, day) = vault();
-    let committed = env.committed(&day);
-    let edited = committed.replace(
-        "\"summary\":\"First decision.\"",
-        "\"summary\":\"Changed.\"",
-    );
-    forge_commit_with(&env, &day, &edited, "forged");
-    env.write(&day, &edited);
-    for i in 0..3 {
-        let ts = format!("2026-11-30T11:0{i}:00.000Z");
-        env.capture_at(&ts, &format!("Later decision {i}."), &[]);
-    }
+    let env = a_rewrite_midway();
     // The walk reads through libgit2 (a short history), or through the packs from the first
     // commit: on loose objects (nothing to read there), and packed by git every way it packs.
     let run = |packs_from: &str| {
-        let mut c = env.cmd();
-        c.args([
-            "--vault",
-            env.vault.to_str().unwrap(),
-            "verify",
-            "--full",
-            "--json",
-        ]);
-        c.env("RUTTER_VERIFY_PACKS_FROM", packs_from);
-        c.env("RUTTER_PACKS_TRACE", "1");
-        let r = run_with_stdin(&mut c, b"");
-        let v: Verify = decode(&r.stdout);
+        let vars = [
+            ("RUTTER_VERIFY_PACKS_FROM", packs_from),
+            ("RUTTER_PACKS_TRACE", "1"),
+        ];
+        let (r, v) = verify_full_with(&env, &vars);
         let served = r
             .stderr
             .lines()

@@ -244,7 +244,7 @@ impl Store {
         Ok(tree::Trees::new(&self.repo)?)
     }
 
-    /// A tree reader that reads trees and blobs through `packs` where it can.
+    /// A tree reader that reads commits, trees and blobs through `packs` where it can.
     pub(crate) fn trees_with<'a>(
         &'a self,
         packs: &'a packread::Packs,

@@ -38,7 +38,7 @@ const CACHE_BYTES: usize = 4 << 20;
 /// a record walk never needs one).
 const MAX_OBJECT: u64 = 64 << 20;
 /// The longest delta chain followed (git writes at most 4,095; a longer one is a loop of
-/// reference deltas).
+/// reference deltas). The deltas of one chain held at once are also at most [`MAX_OBJECT`].
 const MAX_CHAIN: usize = 10_000;
 
 /// The type of an object as a pack entry names it.
@@ -244,11 +244,12 @@ impl PackReader<'_> {
     /// then applied upwards, each version made kept for the next read.
     fn resolve(&mut self, mut at: (usize, u64)) -> Option<(Kind, Rc<Vec<u8>>)> {
         let mut chain: Vec<((usize, u64), Vec<u8>)> = Vec::new();
+        let mut held = 0;
         let (kind, mut made) = loop {
             if let Some(hit) = self.cache.get(at) {
                 break hit;
             }
-            if chain.len() >= MAX_CHAIN {
+            if chain.len() >= MAX_CHAIN || held > MAX_OBJECT as usize {
                 return None;
             }
             let entry = self.entry(at)?;
@@ -260,6 +261,7 @@ impl PackReader<'_> {
                     break (kind, data);
                 }
                 Some(base) => {
+                    held += entry.data.len();
                     chain.push((at, entry.data));
                     at = base;
                 }

@@ -115,7 +115,7 @@ pub(crate) struct Trees<'r> {
     blobs: Vec<(ObjectId, Rc<Vec<u8>>)>,
     /// The largest tree object read (the intake of a remote's history sets a bound).
     tree_limit: Option<usize>,
-    /// Reads trees and blobs from the packs first, for a walk over a whole history
+    /// Reads commits, trees and blobs from the packs first, for a walk over a whole history
     /// ([`Trees::with_packs`]).
     packs: Option<PackReader<'r>>,
 }
@@ -136,8 +136,8 @@ impl<'r> Trees<'r> {
         })
     }
 
-    /// A tree reader over `repo` that reads trees and blobs through `packs` where it can
-    /// (`verify --full`'s walk; `store::packread`).
+    /// A tree reader over `repo` that reads commits, trees and blobs through `packs` where it
+    /// can (`verify --full`'s walk; `store::packread`).
     pub(crate) fn with_packs(
         repo: &'r Repository,
         packs: &'r Packs,
