@@ -38,11 +38,14 @@ use tempfile::NamedTempFile;
 const OBJ_BLOB: u8 = 3;
 
 /// What the index says of one entry.
-struct Indexed {
-    id: ObjectId,
-    crc: u32,
-    offset: u64,
+pub(super) struct Indexed {
+    pub id: ObjectId,
+    pub crc: u32,
+    pub offset: u64,
 }
+
+/// The first four bytes of a pack index of version 2 or later (`store::packread` reads them).
+pub(super) const INDEX_MAGIC: [u8; 4] = *b"\xfftOc";
 
 /// How many blobs wait for the writer before the caller deflates the next one itself.
 const QUEUE: usize = 8;
@@ -256,10 +259,14 @@ fn sha1_of(file: &mut File) -> io::Result<[u8; 20]> {
 /// A version-2 pack index: magic and version, the fan-out table, the sorted ids, their CRC-32s,
 /// their offsets (31 bits, or an index into a table of 64-bit offsets), the pack's SHA-1 and
 /// the index's own.
-fn write_index(out: &mut impl Write, objects: &mut [Indexed], pack_sha: &[u8]) -> io::Result<()> {
+pub(super) fn write_index(
+    out: &mut impl Write,
+    objects: &mut [Indexed],
+    pack_sha: &[u8],
+) -> io::Result<()> {
     objects.sort_by_key(|o| o.id);
     let mut out = Hashed::new(out);
-    out.write_all(b"\xfftOc")?;
+    out.write_all(&INDEX_MAGIC)?;
     out.write_all(&2u32.to_be_bytes())?;
     let mut fanout = [0u32; 256];
     for o in objects.iter() {

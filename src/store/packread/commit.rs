@@ -42,7 +42,7 @@ pub(crate) fn head(raw: &[u8]) -> Option<Head> {
 }
 
 /// The id a header line `name <hex>` holds, when it holds exactly that.
-pub(super) fn hex_field(line: &[u8], name: &[u8]) -> Option<ObjectId> {
+fn hex_field(line: &[u8], name: &[u8]) -> Option<ObjectId> {
     let hex = line.strip_prefix(name)?;
     if hex.len() != HEX_LEN {
         return None;

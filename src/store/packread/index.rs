@@ -4,7 +4,8 @@
 
 use crate::objectid::{ObjectId, LEN};
 
-const MAGIC: [u8; 4] = [0xff, b't', b'O', b'c'];
+use crate::store::pack::INDEX_MAGIC as MAGIC;
+
 const FANOUT: usize = 8;
 const IDS: usize = FANOUT + 256 * 4;
 
@@ -93,34 +94,21 @@ fn be32(bytes: &[u8], at: usize) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::pack::{write_index, Indexed};
     use proptest::prelude::*;
 
-    /// A version 2 index of `entries` (id, offset), sorted by id as git sorts them.
+    /// A version 2 index of `entries` (id, offset), as `init`'s pack writer writes one.
     fn index_of(entries: &[([u8; 20], u64)]) -> Vec<u8> {
-        let mut sorted = entries.to_vec();
-        sorted.sort();
-        let mut out = MAGIC.to_vec();
-        out.extend(2u32.to_be_bytes());
-        for b in 0..256usize {
-            let n = sorted
-                .iter()
-                .filter(|(id, _)| usize::from(id[0]) <= b)
-                .count();
-            out.extend((n as u32).to_be_bytes());
-        }
-        sorted.iter().for_each(|(id, _)| out.extend(id));
-        sorted.iter().for_each(|_| out.extend(0u32.to_be_bytes()));
-        let mut large = Vec::new();
-        for (_, at) in &sorted {
-            if *at < 0x8000_0000 {
-                out.extend((*at as u32).to_be_bytes());
-            } else {
-                out.extend((0x8000_0000u32 | (large.len() / 8) as u32).to_be_bytes());
-                large.extend(at.to_be_bytes());
-            }
-        }
-        out.extend(large);
-        out.extend([0u8; 40]);
+        let mut objects: Vec<Indexed> = entries
+            .iter()
+            .map(|(id, offset)| Indexed {
+                id: ObjectId::from_bytes(*id),
+                crc: 0,
+                offset: *offset,
+            })
+            .collect();
+        let mut out = Vec::new();
+        write_index(&mut out, &mut objects, &[0; 20]).unwrap();
         out
     }
 

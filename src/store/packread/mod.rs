@@ -65,7 +65,7 @@ impl Kind {
 /// The packs of one object directory with their indexes, shared by the readers of a walk.
 pub(crate) struct Packs {
     packs: Vec<Pack>,
-    /// How many objects the readers have read (for [`TRACE_ENV`]).
+    /// How many objects the readers have read (for [`TRACE_ENV`]), added as each is dropped.
     served: AtomicUsize,
 }
 
@@ -127,6 +127,7 @@ impl Packs {
             inflater: Decompressor::new(),
             cache: Cache::new(CACHE_BYTES),
             windows: Windows::default(),
+            served: 0,
         }
     }
 
@@ -169,6 +170,14 @@ pub(crate) struct PackReader<'p> {
     inflater: Decompressor,
     cache: Cache,
     windows: Windows,
+    /// Objects read by this reader (counted here, not on the shared counter at each read).
+    served: usize,
+}
+
+impl Drop for PackReader<'_> {
+    fn drop(&mut self) {
+        self.packs.served.fetch_add(self.served, Ordering::Relaxed);
+    }
 }
 
 /// The parts of the packs last read, the least recently used read over first.
@@ -236,7 +245,7 @@ impl PackReader<'_> {
     pub(crate) fn read(&mut self, id: ObjectId) -> Option<(Kind, Rc<Vec<u8>>)> {
         let at = self.packs.find(&id)?;
         let found = self.resolve(at)?;
-        self.packs.served.fetch_add(1, Ordering::Relaxed);
+        self.served += 1;
         Some(found)
     }
 
