@@ -10,7 +10,10 @@
 //! `fallback-write`; and in `install-hook`, `client-write:<file name>` (the check that every
 //! file can be written fails for that file, as for an immutable one) and `client-apply:<file name>` (writing that file fails part-way
 //! through an install); in building a new index, `index-side-build` (the record cache built
-//! beside the notes fails) and `index-side-copy` (copying it in fails after its first table);
+//! beside the notes fails), `index-side-copy` (copying it in fails after its first table),
+//! `index-side-stop` (not a failure: the notes are in before the side build's first day, so it
+//! stops after that day and the building thread fills the rest) and `index-side-rest` (filling
+//! that rest fails);
 //! in sync, `sync-checkout` (bringing the working files along fails right after the ref moved,
 //! as a kill or a full disk there would leave it); in the session-start hook, `context-slow`
 //! (the brief takes longer than the hook's time bound); in the MCP server's watcher,
@@ -69,6 +72,8 @@ mod tests {
             "fallback-write",
             "index-side-build",
             "index-side-copy",
+            "index-side-stop",
+            "index-side-rest",
             "sync-checkout",
             "context-slow",
             "watch-overflow",

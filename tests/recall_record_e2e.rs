@@ -779,15 +779,52 @@ fn a_new_index_built_beside_its_notes_holds_what_a_rebuild_holds() {
         .filter(|n| n.contains("records-") || n.contains("building-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    for point in ["index-side-build", "index-side-copy"] {
+    // A side build stopped after its first day, its rest filled by the building thread (a
+    // vault of few notes and many days); and that rest failing.
+    for point in [
+        "index-side-build",
+        "index-side-copy",
+        "index-side-stop",
+        "index-side-stop,index-side-rest",
+    ] {
         delete_index(&env);
         let mut c = env.cmd();
-        c.env("RUTTER_FAILPOINTS", point).arg("reindex");
+        c.env("RUTTER_FAILPOINTS", point)
+            .env("RUTTER_INDEX_TRACE", "1")
+            .arg("reindex");
         let r: Run = c.output().unwrap().into();
         assert_eq!(r.code, 0, "{point}: {}", r.stderr);
         assert_eq!(record_cache(&env), rebuilt, "{point}");
         assert_eq!(answers(&env), expected, "{point}");
+        // Who filled the cache: the side build alone, or its first day and the building thread
+        // the rest; nobody when the fill failed (the first refresh did).
+        let said = |by_side: usize, after: usize| {
+            r.stderr.contains(&format!(
+                "record cache: {by_side} day file(s) by the side build, {after} after it"
+            ))
+        };
+        let db = rusqlite::Connection::open(env.vault.join(".git/rutter/index.sqlite")).unwrap();
+        let days: i64 = db
+            .query_row("SELECT count(*) FROM day_files", [], |r| r.get(0))
+            .unwrap();
+        let days = days as usize;
+        assert!(days > 2, "{days}");
+        match point {
+            "index-side-stop" => assert!(said(1, days - 1), "{}", r.stderr),
+            _ => assert!(!r.stderr.contains("record cache:"), "{}", r.stderr),
+        }
     }
+    let r = {
+        delete_index(&env);
+        let mut c = env.cmd();
+        c.env("RUTTER_INDEX_TRACE", "1").arg("reindex");
+        Run::from(c.output().unwrap())
+    };
+    assert!(
+        r.stderr.contains("day file(s) by the side build"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// Processes that find no index at once build it one at a time: the others wait for the

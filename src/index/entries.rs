@@ -18,6 +18,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::os::fd::AsFd;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use unicode_normalization::UnicodeNormalization;
 
 /// A day file whose committed blob moved: its day and its blob at the tip (`None`: gone).
@@ -95,6 +96,8 @@ pub(crate) struct EntriesRefresh {
     pub entries_read: usize,
     /// A watcher's word stood in for a stat of every day file ([`Scope::Watched`]).
     pub by_watcher: bool,
+    /// A [`Scope::Cold`] fill stopped between two days: the cache holds a prefix of the days.
+    pub stopped: bool,
 }
 
 impl EntriesRefresh {
@@ -134,6 +137,11 @@ impl DayKey {
 pub(crate) enum Scope<'a> {
     /// Stat every day file.
     Full,
+    /// As [`Scope::Full`], into an empty cache, stopping between two days once the flag is
+    /// set (a cold build's notes are in, and its own thread does the rest, [`super::side`]).
+    /// A stopped fill records neither the tip nor the sessions folder's mtime, so the refresh
+    /// that finishes it compares every day.
+    Cold(&'a AtomicBool),
     /// While the sessions folder's mtime is the one recorded at the last full scan (no day file
     /// added, removed or renamed; an mtime less than two seconds old is never trusted) and the
     /// record can say which day files moved since the last refresh, look only at those days,
@@ -189,7 +197,7 @@ pub(crate) fn refresh(
     };
     // The mtime vouches for a quick scope; only the watcher's token for a watched one.
     let vouched = match scope {
-        Scope::Full => false,
+        Scope::Full | Scope::Cold(_) => false,
         Scope::Quick(_) => trusted,
         Scope::Watched { .. } => watched,
     };
@@ -197,7 +205,23 @@ pub(crate) fn refresh(
         (Scope::Quick(also) | Scope::Watched { days: also, .. }, true, Some(moved)) => {
             targeted(tx, sessions.as_ref(), src, also, &moved)?
         }
-        _ => every_day(tx, sessions.as_ref(), src, &tip, recorded.as_deref())?,
+        _ => {
+            let stop = match scope {
+                Scope::Cold(stop) => Some(stop),
+                _ => None,
+            };
+            let report = every_day(
+                tx,
+                sessions.as_ref(),
+                src,
+                (&tip, recorded.as_deref()),
+                stop,
+            )?;
+            if report.stopped {
+                return Ok(report);
+            }
+            report
+        }
     };
     report.by_watcher = watched;
     if let Scope::Watched {
@@ -264,13 +288,15 @@ fn targeted(
     Ok(report)
 }
 
-/// The full path: every committed day, every journalled day, every working day file.
+/// The full path: every committed day, every journalled day, every working day file. `tips`:
+/// the record's tip and the one the cache reflects. With `stop`, the days are filled in order
+/// until it is set ([`Scope::Cold`]).
 fn every_day(
     tx: &Transaction<'_>,
     sessions: Option<&Dir>,
     src: &dyn RecordSource,
-    tip: &str,
-    recorded: Option<&str>,
+    (tip, recorded): (&str, Option<&str>),
+    stop: Option<&AtomicBool>,
 ) -> Result<EntriesRefresh, IndexError> {
     // The working day files are listed and stat'ed on another thread while the cache's rows
     // are read here: the two take about as long.
@@ -295,50 +321,97 @@ fn every_day(
     days.extend(committed.iter().flat_map(|c| c.keys().map(String::as_str)));
     days.extend(src.pending().keys().map(String::as_str));
     days.extend(stamps.keys().map(String::as_str));
-    // Filling an empty cache is a bulk load: indexes built at the end, a larger page cache.
-    let bulk = known.is_empty() && days.len() > BULK_DAYS;
-    if bulk {
-        tx.execute_batch(schema::DROP_RECORD_INDEXES)?;
-        tx.execute_batch(&format!("PRAGMA cache_size=-{BULK_CACHE_KIB}"))?;
-    }
     // In file order: a bulk load then appends to `entries` (keyed by file) instead of inserting
     // at random places, so a small page cache holds what it touches.
     let mut days: Vec<&str> = days.into_iter().collect();
     days.sort_unstable();
+    let total = days.len();
+    let stale: Vec<(&str, DayKey)> = days
+        .into_iter()
+        .map(|day| {
+            let blob = match &committed {
+                Some(c) => c.get(day).cloned(),
+                None => known.get(day).and_then(|k| k.blob.clone()),
+            };
+            let key = DayKey {
+                blob,
+                journal: src
+                    .pending()
+                    .get(day)
+                    .map_or(String::new(), |l| journal_key(l)),
+                stamp: stamps.get(day).copied(),
+            };
+            (day, key)
+        })
+        .filter(|(day, key)| known.get(*day) != Some(key))
+        .collect();
     let mut report = EntriesRefresh::default();
-    let keyed = days.into_iter().map(|day| {
-        let blob = match &committed {
-            Some(c) => c.get(day).cloned(),
-            None => known.get(day).and_then(|k| k.blob.clone()),
-        };
-        let key = DayKey {
-            blob,
-            journal: src
-                .pending()
-                .get(day)
-                .map_or(String::new(), |l| journal_key(l)),
-            stamp: stamps.get(day).copied(),
-        };
-        (day, key)
-    });
-    match bulk.then(|| src.fork()).flatten() {
-        // Nothing known: each day is read, classified and inserted, the reading on a thread of
-        // its own ahead of the inserts.
-        Some(reader) => {
-            let work: Vec<(&str, DayKey)> = keyed.filter(|(_, k)| !k.is_empty()).collect();
-            pipelined(tx, sessions, reader, &work, &mut report)?;
+    // The rows of a stale day the cache holds go first, while the record indexes find them.
+    for (day, key) in stale.iter().filter(|(d, _)| known.contains_key(*d)) {
+        delete_day(tx, day)?;
+        if key.is_empty() {
+            tx.prepare_cached("DELETE FROM day_files WHERE file = ?1")?
+                .execute([day])?;
+            report.files_removed += 1;
         }
+    }
+    let work: Vec<(&str, DayKey)> = stale.into_iter().filter(|(_, k)| !k.is_empty()).collect();
+    // Filling most of the cache is a bulk load: indexes built at the end, a larger page cache.
+    // So is a cache without its indexes (a cold build finishing what its side build began).
+    let bulk = (work.len() > BULK_DAYS && work.len() * 2 > total) || !indexed(tx)?;
+    if bulk {
+        tx.execute_batch(schema::DROP_RECORD_INDEXES)?;
+        tx.execute_batch(&format!("PRAGMA cache_size=-{BULK_CACHE_KIB}"))?;
+    }
+    match (work.len() > BULK_DAYS).then(|| src.fork()).flatten() {
+        // Many days: each is read and classified on a thread of its own, ahead of the inserts.
+        Some(reader) => pipelined(tx, sessions, reader, &work, stop, &mut report)?,
         None => {
-            for (day, key) in keyed {
-                update_day(tx, sessions, src, day, known.get(day), key, &mut report)?;
+            for (n, (day, key)) in work.into_iter().enumerate() {
+                if stopped(stop, n) {
+                    report.stopped = true;
+                    break;
+                }
+                let (record, key) = read_day(sessions, src, day, key)?;
+                put_day(tx, day, &DayRows::new(day, record), &key, &mut report)?;
             }
         }
     }
     if bulk {
-        tx.execute_batch(schema::CREATE_RECORD_INDEXES)?;
+        if !report.stopped {
+            tx.execute_batch(schema::CREATE_RECORD_INDEXES)?;
+        }
         tx.execute_batch("PRAGMA cache_size=-2000")?;
     }
     Ok(report)
+}
+
+/// Whether a fill that has put `done` days in should stop before the next: once `stop` is set,
+/// after at least one day (so a stopped fill has always begun).
+fn stopped(stop: Option<&AtomicBool>, done: usize) -> bool {
+    done > 0 && stop.is_some_and(|s| s.load(Ordering::Relaxed))
+}
+
+/// Whether the record cache's indexes are in place (a bulk load drops them until its end).
+fn indexed(tx: &Transaction<'_>) -> Result<bool, rusqlite::Error> {
+    tx.prepare_cached(
+        "SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'entries_by_rid'",
+    )?
+    .exists([])
+}
+
+/// Inserts one day's rows and the key they came from.
+fn put_day(
+    tx: &Transaction<'_>,
+    day: &str,
+    rows: &DayRows,
+    key: &DayKey,
+    report: &mut EntriesRefresh,
+) -> Result<(), rusqlite::Error> {
+    report.entries_read += insert_day(tx, day, rows)?;
+    save_key(tx, day, key)?;
+    report.files_read += 1;
+    Ok(())
 }
 
 /// The stamp of every day file in the sessions folder, by stem.
@@ -367,14 +440,16 @@ const BULK_CACHE_KIB: u32 = 8_192;
 /// Days a bulk load's reader may run ahead of the inserts (each a parsed day file, ~20 entries).
 const PIPELINE_DEPTH: usize = 64;
 
-/// Inserts the rows of every day of `work` into an empty cache, in order, while `reader` reads
-/// and classifies them on another thread ([`read_day`]), at most [`PIPELINE_DEPTH`] days
-/// ahead. The rows are those [`update_day`] inserts; the first error stops both.
+/// Inserts the rows of every day of `work` (none of which the cache holds), in order, while
+/// `reader` reads and classifies them on another thread ([`read_day`]), at most
+/// [`PIPELINE_DEPTH`] days ahead; until `stop` is set, if given. The rows are those
+/// [`update_day`] inserts; the first error stops both.
 fn pipelined(
     tx: &Transaction<'_>,
     sessions: Option<&Dir>,
     reader: Box<dyn RecordSource + Send>,
     work: &[(&str, DayKey)],
+    stop: Option<&AtomicBool>,
     report: &mut EntriesRefresh,
 ) -> Result<(), IndexError> {
     std::thread::scope(|scope| {
@@ -382,22 +457,21 @@ fn pipelined(
         let producer = scope.spawn(move || {
             for (day, key) in work {
                 // The writer stopped (an error): so does the reading.
-                if send
-                    .send(read_day(sessions, reader.as_ref(), day, key.clone()))
-                    .is_err()
-                {
+                // The rows' derived values are made here too, off the inserting thread.
+                let read = read_day(sessions, reader.as_ref(), day, key.clone())
+                    .map(|(record, key)| (DayRows::new(day, record), key));
+                if send.send(read).is_err() {
                     break;
                 }
             }
         });
         let mut written = Ok(());
-        for ((day, _), read) in work.iter().zip(recv.iter()) {
-            written = read.and_then(|(record, key)| {
-                report.entries_read += insert_day(tx, day, &record)?;
-                save_key(tx, day, &key)?;
-                report.files_read += 1;
-                Ok(())
-            });
+        for (n, ((day, _), read)) in work.iter().zip(recv.iter()).enumerate() {
+            if stopped(stop, n) {
+                report.stopped = true;
+                break;
+            }
+            written = read.and_then(|(rows, key)| Ok(put_day(tx, day, &rows, &key, report)?));
             if written.is_err() {
                 break;
             }
@@ -437,10 +511,7 @@ fn update_day(
     if before.is_some() {
         delete_day(tx, day)?;
     }
-    report.entries_read += insert_day(tx, day, &record)?;
-    save_key(tx, day, &key)?;
-    report.files_read += 1;
-    Ok(())
+    Ok(put_day(tx, day, &DayRows::new(day, record), &key, report)?)
 }
 
 /// The stems of the day files of `day` the index knows.
@@ -676,7 +747,8 @@ fn purged_rows(tx: &Transaction<'_>, src: &dyn RecordSource) -> Result<(), rusql
             .push((p.placeholder(), Status::Purged));
     }
     for (day, record) in by_day {
-        insert_day(tx, &purged_stem(&day), &record)?;
+        let stem = purged_stem(&day);
+        insert_day(tx, &stem, &DayRows::new(&stem, record))?;
     }
     Ok(())
 }
@@ -693,13 +765,44 @@ fn delete_day(tx: &Transaction<'_>, file: &str) -> Result<(), rusqlite::Error> {
     Ok(())
 }
 
+/// A day file's record with what its entries' rows derive from each entry: made before the
+/// insert, so a bulk load makes it on its reading thread.
+struct DayRows {
+    record: DayRecord,
+    derived: Vec<Derived>,
+}
+
+/// An entry's row values that are not its fields: its JSON, its `grep` text, its project's
+/// comparison key and its session grouping key.
+struct Derived {
+    json: String,
+    grep: String,
+    project_key: Option<String>,
+    group_key: String,
+}
+
+impl DayRows {
+    /// The rows of the day file with the stem `file`.
+    fn new(file: &str, record: DayRecord) -> DayRows {
+        let derived = record
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(seq, (e, _))| Derived {
+                json: serde_json::to_string(e).unwrap_or_default(),
+                grep: crate::records::filter::grep_text(e),
+                project_key: e.project().map(project_key),
+                group_key: group_key(e, file, seq),
+            })
+            .collect();
+        DayRows { record, derived }
+    }
+}
+
 /// Inserts one day file's entries (with their status) and its honoured retractions, keyed by
 /// the file's stem and carrying its day; returns how many entries.
-fn insert_day(
-    tx: &Transaction<'_>,
-    file: &str,
-    record: &DayRecord,
-) -> Result<usize, rusqlite::Error> {
+fn insert_day(tx: &Transaction<'_>, file: &str, rows: &DayRows) -> Result<usize, rusqlite::Error> {
+    let DayRows { record, derived } = rows;
     let day = day_of_stem(file);
     let mut entry = tx.prepare_cached(
         "INSERT INTO entries(file, day, seq, id, session_id, project, project_key, time, group_key, json, status, grep, rid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
@@ -709,9 +812,7 @@ fn insert_day(
     let mut refs = tx.prepare_cached(
         "INSERT INTO entry_refs(file, day, seq, path, hash, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    for (seq, (e, st)) in record.entries.iter().enumerate() {
-        let json = serde_json::to_string(e).unwrap_or_default();
-        let text = crate::records::filter::grep_text(e);
+    for (seq, ((e, st), d)) in record.entries.iter().zip(derived).enumerate() {
         entry.execute(params![
             file,
             day,
@@ -719,16 +820,16 @@ fn insert_day(
             e.id,
             e.session_id,
             e.project(),
-            e.project().map(project_key),
+            d.project_key,
             e.time,
-            group_key(e, file, seq),
-            json,
+            d.group_key,
+            d.json,
             st.as_str(),
-            text,
+            d.grep,
             rid
         ])?;
         if words {
-            super::grep::add(tx, rid, &text)?;
+            super::grep::add(tx, rid, &d.grep)?;
         }
         rid += 1;
         for r in &e.refs {

@@ -37,6 +37,7 @@ pub(crate) mod watcher;
 use crate::vault::Vault;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Environment variable that overrides the index location.
@@ -534,16 +535,21 @@ fn build_new(
         "PRAGMA page_size=8192; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;",
     )?;
     let tx = conn.transaction()?;
-    // The record cache fills on another thread while the notes load here.
+    // The record cache fills on another thread while the notes load here, until they are in.
+    // (The fail point: as if the notes were in before the side build's first day.)
+    let stop = AtomicBool::new(crate::failpoint::active("index-side-stop"));
     let side = std::thread::scope(|scope| {
-        let side = records.map(|open| scope.spawn(|| side::build(&side_path, root, open)));
+        let side = records.map(|open| scope.spawn(|| side::build(&side_path, root, open, &stop)));
         let filled = fill(&tx, root);
+        stop.store(true, Ordering::Relaxed);
         let side = side.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         filled.map(|_| side)
     })?;
     tx.commit()?;
-    let records = match side {
-        Some(Ok(report)) => side::copy_in(&conn, &side_path).ok().map(|()| report),
+    let records = match (side, records) {
+        (Some(Ok(report)), Some(open)) => {
+            side::copy_in(&conn, &side_path, report, (root, open)).ok()
+        }
         _ => None,
     };
     side::remove(&side_path);
