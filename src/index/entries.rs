@@ -1157,6 +1157,69 @@ mod tests {
         .is_err());
     }
 
+    /// A refresh that finds most of the days changed, or more than a bulk's worth, reads them
+    /// on the reading thread (and past half of the days as a bulk load, the indexes dropped and
+    /// built again): the cache then holds what a load into an empty one holds, each stale day's
+    /// old rows gone, a removed day file's day gone, the indexes in place.
+    #[test]
+    fn a_refill_of_many_stale_days_gives_the_rows_of_a_fresh_load() {
+        let days = 3 * BULK_DAYS;
+        for (changed, forks) in [
+            (days * 2 / 3, true),
+            (BULK_DAYS + 5, true),
+            (days * 2 / 3, false),
+        ] {
+            let t = tempfile::tempdir().unwrap();
+            let dir = t.path().join("_librarian/sessions");
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut src = Plain {
+                forks,
+                ..Plain::default()
+            };
+            let name = |n: usize| format!("2025-{:02}-{:02}", 1 + n / 28, 1 + n % 28);
+            for n in 0..days {
+                let day = name(n);
+                let text = dayfile::append_bytes(0, true, &day, &entry_line(&format!("{day}a")));
+                src.days.insert(day.clone(), text.clone().into_bytes());
+                std::fs::write(dir.join(format!("{day}.md")), text).unwrap();
+            }
+            let mut conn = db();
+            run(&mut conn, t.path(), &src, Scope::Full);
+            for n in 0..changed {
+                let file = dir.join(format!("{}.md", name(n)));
+                match n % 10 {
+                    0 => std::fs::remove_file(&file).unwrap(),
+                    _ => {
+                        let mut text = std::fs::read_to_string(&file).unwrap();
+                        text.push_str(&format!("{}\n", entry_line(&format!("{}w", name(n)))));
+                        std::fs::write(&file, text).unwrap();
+                    }
+                }
+            }
+            let report = run(&mut conn, t.path(), &src, Scope::Full);
+            assert_eq!(report.files_read, changed, "{changed}");
+            let mut fresh = db();
+            run(&mut fresh, t.path(), &src, Scope::Full);
+            let without_rid = |conn: &rusqlite::Connection| -> Vec<Vec<String>> {
+                let mut rows = dump(conn);
+                for row in rows.iter_mut().filter(|r| r[0] == "entries") {
+                    row.pop();
+                }
+                rows.sort();
+                rows
+            };
+            assert_eq!(without_rid(&conn), without_rid(&fresh), "{changed}");
+            let indexes: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name LIKE 'entr%'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(indexes, 7, "{changed}");
+        }
+    }
+
     fn db() -> rusqlite::Connection {
         let conn = rusqlite::Connection::open_in_memory().unwrap();
         conn.execute_batch(crate::index::schema::CREATE).unwrap();
