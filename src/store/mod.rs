@@ -155,6 +155,8 @@ pub struct Store {
     worktree_state_dir: PathBuf,
     /// Working bytes found to hash to a blob id, by that id ([`Store::blob_bytes`]).
     hashed: reader::Hashed,
+    /// The packs, opened on the first blob compared through them ([`Store::blob_bytes`]).
+    blob_packs: std::cell::OnceCell<Box<packread::Packs>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -178,6 +180,7 @@ impl Store {
             state_dir: place.state_dir,
             worktree_state_dir: place.worktree_state_dir,
             hashed: reader::Hashed::default(),
+            blob_packs: Default::default(),
         })
     }
 
@@ -191,6 +194,7 @@ impl Store {
             state_dir: self.state_dir.clone(),
             worktree_state_dir: self.worktree_state_dir.clone(),
             hashed: reader::Hashed::default(),
+            blob_packs: Default::default(),
         })
     }
 

@@ -4,6 +4,7 @@
 //! `Journal::pending_lines`.)
 
 use super::oid::{ToGit, ToId};
+use super::packread::Kind;
 use super::tree::Trees;
 use super::{Store, StoreError};
 use crate::objectid::ObjectId;
@@ -87,12 +88,33 @@ impl Store {
             if self.hashed.holds(oid, w) {
                 return Ok(w.to_vec());
             }
+            // A blob the packs hold is compared with the working bytes byte for byte: exact,
+            // and cheaper than hashing them with collision detection (a cold build compares
+            // every day file).
+            if let Some(blob) = self.packed_blob(oid) {
+                if blob == w {
+                    self.hashed.remember(oid, w);
+                }
+                return Ok(blob);
+            }
             if git2::Oid::hash_object(ObjectType::Blob, w)?.to_id() == oid {
                 self.hashed.remember(oid, w);
                 return Ok(w.to_vec());
             }
         }
         Ok(self.repo.find_blob(oid.to_git())?.content().to_vec())
+    }
+
+    /// The bytes of blob `oid` when this repository's packs hold it and read it exactly
+    /// (`None` leaves it to libgit2: a loose object, an entry the pack reader declines).
+    fn packed_blob(&self, oid: ObjectId) -> Option<Vec<u8>> {
+        let packs = self.blob_packs.get_or_init(|| Box::new(self.packs()));
+        // The reader (and the copy its cache keeps) goes before the bytes are taken.
+        let read = packs.reader().read(oid);
+        match read? {
+            (Kind::Blob, bytes) => Some(std::rc::Rc::unwrap_or_clone(bytes)),
+            _ => None,
+        }
     }
 
     /// The oldest commit of the record history (at most [`ATTRIBUTION_WALK`] commits from the
@@ -199,5 +221,48 @@ mod tests {
             "the blob's bytes"
         );
         assert_eq!(store.blob_bytes(oid, Some(a)).unwrap(), a);
+    }
+
+    /// A packed blob is compared with the working bytes through the packs: its own bytes are
+    /// served for them, and for any others (never the other bytes, never a hash's word).
+    #[test]
+    fn a_packed_blob_is_compared_through_the_packs() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let a = b"- 10:00 one line\n".repeat(50);
+        let b = b"- 10:00 one lime\n".repeat(50);
+        let oid = repo.blob(&a).unwrap();
+        let mut tb = repo.treebuilder(None).unwrap();
+        tb.insert("a.md", oid, 0o100644).unwrap();
+        let tree = repo.find_tree(tb.write().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .unwrap();
+        let gc = std::process::Command::new("git")
+            .args(["gc", "-q"])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(gc.success());
+        let root = dir.path().to_path_buf();
+        let state = root.join(".git/rutter");
+        let store = Store::open(&Place {
+            git_dir: Some(root.join(".git")),
+            state_dir: state.clone(),
+            worktree_state_dir: state,
+            root,
+        })
+        .unwrap();
+        assert!(store.packed_blob(oid.to_id()).is_some(), "packed");
+        assert_eq!(store.blob_bytes(oid.to_id(), Some(&b)).unwrap(), a);
+        assert!(!store.hashed.holds(oid.to_id(), &b));
+        assert_eq!(store.blob_bytes(oid.to_id(), Some(&a)).unwrap(), a);
+        assert!(store.hashed.holds(oid.to_id(), &a));
+        let missing = repo.blob(b"not packed").unwrap().to_id();
+        assert!(store.packed_blob(missing).is_none(), "loose");
+        assert_eq!(
+            store.blob_bytes(missing, Some(b"not packed")).unwrap(),
+            b"not packed"
+        );
     }
 }
