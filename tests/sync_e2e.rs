@@ -1220,6 +1220,34 @@ fn many_clones_syncing_through_one_slow_remote_lose_and_repeat_nothing() {
     }
 }
 
+/// A sync killed mid-fetch leaves its `git fetch` running on its own for a moment, holding the
+/// remote-tracking ref's lock (seen once in the test above): the next sync waits for that lock
+/// instead of failing on it.
+#[test]
+fn a_sync_waits_for_a_fetch_left_running_by_a_killed_sync() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T08:00:00.000Z", "From A.");
+    net.sync(&a);
+    net.sync(&b);
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "From A again.");
+    net.sync(&a);
+    let dir = b.join(".git/refs/remotes/origin/rutter");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lock = dir.join("records.lock");
+    std::fs::write(&lock, "").unwrap();
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            std::fs::remove_file(&lock).unwrap();
+        });
+        net.sync(&b)
+    });
+    assert!(!r.stderr.contains("cannot lock ref"), "{}", r.stderr);
+    let tip = |dir: &Path| net.git(dir, &["rev-parse", "refs/rutter/records"]);
+    assert_eq!(tip(&b), tip(&a), "b has what a pushed");
+}
+
 /// A sync killed while it moved `refs/rutter/records` (the fail point dies holding the ref's
 /// lock, as a SIGKILL inside libgit2's update leaves it; seen once in the test above) stops
 /// nothing: the next plain sync moves the killed writer's lock aside and converges.

@@ -126,6 +126,19 @@ struct DayKey {
 }
 
 impl DayKey {
+    /// The key of `day` as it is now: its committed `blob`, the journal lines `src` holds for it,
+    /// its working file's `stamp`.
+    fn of(src: &dyn RecordSource, day: &str, blob: Option<String>, stamp: Option<Stamp>) -> DayKey {
+        DayKey {
+            blob,
+            journal: src
+                .pending()
+                .get(day)
+                .map_or(String::new(), |l| journal_key(l)),
+            stamp,
+        }
+    }
+
     /// Whether nothing holds the day: no commit, no journal line, no working file.
     fn is_empty(&self) -> bool {
         self.blob.is_none() && self.journal.is_empty() && self.stamp.is_none()
@@ -275,14 +288,12 @@ fn targeted(
             Some((_, blob)) => blob.clone(),
             None => before.as_ref().and_then(|k| k.blob.clone()),
         };
-        let key = DayKey {
+        let key = DayKey::of(
+            src,
+            day,
             blob,
-            journal: src
-                .pending()
-                .get(day)
-                .map_or(String::new(), |l| journal_key(l)),
-            stamp: sessions.and_then(|s| stat(s, &format!("{day}.md"))),
-        };
+            sessions.and_then(|s| stat(s, &format!("{day}.md"))),
+        );
         update_day(tx, sessions, src, day, before.as_ref(), key, &mut report)?;
     }
     Ok(report)
@@ -333,15 +344,7 @@ fn every_day(
                 Some(c) => c.get(day).cloned(),
                 None => known.get(day).and_then(|k| k.blob.clone()),
             };
-            let key = DayKey {
-                blob,
-                journal: src
-                    .pending()
-                    .get(day)
-                    .map_or(String::new(), |l| journal_key(l)),
-                stamp: stamps.get(day).copied(),
-            };
-            (day, key)
+            (day, DayKey::of(src, day, blob, stamps.get(day).copied()))
         })
         .filter(|(day, key)| known.get(*day) != Some(key))
         .collect();

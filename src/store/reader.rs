@@ -192,6 +192,18 @@ mod tests {
     use super::super::Place;
     use super::*;
 
+    /// A store on the repository at `root`, its state in `.git/rutter`.
+    fn store_at(root: &std::path::Path) -> Store {
+        let state = root.join(".git/rutter");
+        Store::open(&Place {
+            git_dir: Some(root.join(".git")),
+            state_dir: state.clone(),
+            worktree_state_dir: state,
+            root: root.to_path_buf(),
+        })
+        .unwrap()
+    }
+
     /// Bytes remembered as a blob's pass again without a hash; any other bytes offered for the
     /// same id are hashed, and the blob's own bytes come back for them.
     #[test]
@@ -203,15 +215,7 @@ mod tests {
             b"- 10:00 one lime\n".as_slice(),
         );
         let oid = repo.blob(a).unwrap().to_id();
-        let root = dir.path().to_path_buf();
-        let state = root.join(".git/rutter");
-        let store = Store::open(&Place {
-            git_dir: Some(root.join(".git")),
-            state_dir: state.clone(),
-            worktree_state_dir: state,
-            root,
-        })
-        .unwrap();
+        let store = store_at(dir.path());
         assert_eq!(store.blob_bytes(oid, Some(a)).unwrap(), a);
         assert!(store.hashed.holds(oid, a));
         assert!(!store.hashed.holds(oid, b));
@@ -244,15 +248,7 @@ mod tests {
             .status()
             .unwrap();
         assert!(gc.success());
-        let root = dir.path().to_path_buf();
-        let state = root.join(".git/rutter");
-        let store = Store::open(&Place {
-            git_dir: Some(root.join(".git")),
-            state_dir: state.clone(),
-            worktree_state_dir: state,
-            root,
-        })
-        .unwrap();
+        let store = store_at(dir.path());
         assert!(store.packed_blob(oid.to_id()).is_some(), "packed");
         assert_eq!(store.blob_bytes(oid.to_id(), Some(&b)).unwrap(), a);
         assert!(!store.hashed.holds(oid.to_id(), &b));
