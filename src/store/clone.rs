@@ -47,6 +47,7 @@ impl Store {
             )));
         };
         git.args(super::transport::FSCK_OBJECTS)
+            .args(super::transport::GIT_REF_LOCK_WAIT)
             .args([
                 "fetch",
                 "--no-tags",

@@ -122,20 +122,18 @@ pub(crate) enum Pushed {
     Refused(String),
 }
 
-/// How long a fetch or push waits for another git process's lock on a ref it updates (git's
-/// `core.filesRefLockTimeout`, 100 ms by default), in ms: a sync killed mid-fetch leaves its
-/// `git fetch` running on its own for a moment, and the next sync's fetch would otherwise fail on
-/// that fetch's lock on the remote-tracking ref. A lock still there after this is git's to name.
-const REF_LOCK_WAIT_MS: &str = "5000";
+/// `git -c core.filesRefLockTimeout=5000`: a fetch or push waits up to 5 s for another git
+/// process's lock on a ref it updates (git's default is 100 ms). A sync killed mid-fetch leaves
+/// its `git fetch` running on its own for a moment, and the next sync's fetch would otherwise
+/// fail on that fetch's lock on the remote-tracking ref. A lock still there after this is git's
+/// to name.
+pub(crate) const GIT_REF_LOCK_WAIT: [&str; 2] = ["-c", "core.filesRefLockTimeout=5000"];
 
-/// A `git -C <root>` command that never prompts and waits [`REF_LOCK_WAIT_MS`] for a ref's lock,
+/// A `git -C <root>` command that never prompts and waits for a ref's lock ([`GIT_REF_LOCK_WAIT`]),
 /// with the low-speed limit when `bounds` asks.
 fn git(root: &Path, bounds: Bounds) -> Result<Command, TransportError> {
     let mut cmd = crate::store::gitcli::git_in(root).ok_or(TransportError::NoGit)?;
-    cmd.args([
-        "-c",
-        &format!("core.filesRefLockTimeout={REF_LOCK_WAIT_MS}"),
-    ]);
+    cmd.args(GIT_REF_LOCK_WAIT);
     if bounds.low_speed {
         cmd.args(["-c", &format!("http.lowSpeedLimit={LOW_SPEED_BYTES}")])
             .args(["-c", &format!("http.lowSpeedTime={LOW_SPEED_SECS}")]);
