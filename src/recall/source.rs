@@ -85,10 +85,14 @@ impl RecordSource for Source {
     }
 
     fn fork(&self) -> Option<Box<dyn RecordSource + Send>> {
+        // A fork reads a bulk load's days: many blobs, worth comparing through the packs.
         let store = match &self.store {
             Some(s) => Some(s.reopen().ok()?),
             None => None,
         };
+        if let Some(s) = &store {
+            s.compare_blobs_through_packs();
+        }
         Some(Box::new(Source {
             store,
             tip: self.tip,

@@ -155,7 +155,8 @@ pub struct Store {
     worktree_state_dir: PathBuf,
     /// Working bytes found to hash to a blob id, by that id ([`Store::blob_bytes`]).
     hashed: reader::Hashed,
-    /// The packs, opened on the first blob compared through them ([`Store::blob_bytes`]).
+    /// The packs, when this handle compares blobs through them
+    /// ([`Store::compare_blobs_through_packs`]).
     blob_packs: std::cell::OnceCell<Box<packread::Packs>>,
 }
 

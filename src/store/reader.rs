@@ -88,9 +88,9 @@ impl Store {
             if self.hashed.holds(oid, w) {
                 return Ok(w.to_vec());
             }
-            // A blob the packs hold is compared with the working bytes byte for byte: exact,
-            // and cheaper than hashing them with collision detection (a cold build compares
-            // every day file).
+            // On a handle that compares through the packs, a blob they hold is compared with
+            // the working bytes byte for byte: exact, and cheaper than hashing them with
+            // collision detection (a bulk load compares every day file).
             if let Some(blob) = self.packed_blob(oid) {
                 if blob == w {
                     self.hashed.remember(oid, w);
@@ -105,10 +105,18 @@ impl Store {
         Ok(self.repo.find_blob(oid.to_git())?.content().to_vec())
     }
 
-    /// The bytes of blob `oid` when this repository's packs hold it and read it exactly
-    /// (`None` leaves it to libgit2: a loose object, an entry the pack reader declines).
+    /// Has [`Store::blob_bytes`] compare working bytes with the blobs the packs hold from now
+    /// on: for a handle that compares many day files (a bulk load's reader). Opening the packs
+    /// reads every pack index, which a command comparing one or two files does not repay.
+    pub(crate) fn compare_blobs_through_packs(&self) {
+        self.blob_packs.get_or_init(|| Box::new(self.packs()));
+    }
+
+    /// The bytes of blob `oid` when this handle compares through the packs and they hold it
+    /// and read it exactly (`None` leaves it to libgit2: a loose object, an entry the pack
+    /// reader declines).
     fn packed_blob(&self, oid: ObjectId) -> Option<Vec<u8>> {
-        let packs = self.blob_packs.get_or_init(|| Box::new(self.packs()));
+        let packs = self.blob_packs.get()?;
         // The reader (and the copy its cache keeps) goes before the bytes are taken.
         let read = packs.reader().read(oid);
         match read? {
@@ -227,8 +235,9 @@ mod tests {
         assert_eq!(store.blob_bytes(oid, Some(a)).unwrap(), a);
     }
 
-    /// A packed blob is compared with the working bytes through the packs: its own bytes are
-    /// served for them, and for any others (never the other bytes, never a hash's word).
+    /// On a handle asked to, a packed blob is compared with the working bytes through the packs:
+    /// its own bytes are served for them, and for any others (never the other bytes, never a
+    /// hash's word); a handle not asked to never opens the packs.
     #[test]
     fn a_packed_blob_is_compared_through_the_packs() {
         let dir = tempfile::tempdir().unwrap();
@@ -249,6 +258,8 @@ mod tests {
             .unwrap();
         assert!(gc.success());
         let store = store_at(dir.path());
+        assert!(store.packed_blob(oid.to_id()).is_none(), "not asked to");
+        store.compare_blobs_through_packs();
         assert!(store.packed_blob(oid.to_id()).is_some(), "packed");
         assert_eq!(store.blob_bytes(oid.to_id(), Some(&b)).unwrap(), a);
         assert!(!store.hashed.holds(oid.to_id(), &b));
