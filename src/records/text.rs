@@ -161,19 +161,31 @@ fn scan_one(text: &str, i: usize, layout: bool) -> Option<usize> {
 /// JSON text with every character [`push_display_safe`] would escape written as a JSON `\uXXXX`
 /// escape (the same value; serde_json leaves DEL, C1 controls and bidi marks raw).
 pub(crate) fn json_terminal_safe(json: &str) -> std::borrow::Cow<'_, str> {
-    if !json.chars().any(is_unsafe_for_display) {
+    let bytes = json.as_bytes();
+    let (mut out, mut kept, mut i) = (String::new(), 0, 0);
+    while let Some(&b) = bytes.get(i) {
+        // Outside strings serde_json writes only ASCII punctuation, digits, letters, spaces and
+        // newlines; newlines are the pretty printer's. A run of those is passed over a byte at a
+        // time and copied whole (`recent --all --json` is megabytes of it).
+        if printable_ascii(b) || b == b'\n' {
+            i += 1;
+            continue;
+        }
+        let Some(c) = json.get(i..).and_then(|rest| rest.chars().next()) else {
+            break;
+        };
+        let next = i + c.len_utf8();
+        if is_unsafe_for_display(c) {
+            out.push_str(&json[kept..i]);
+            let _ = write!(out, "\\u{:04x}", c as u32);
+            kept = next;
+        }
+        i = next;
+    }
+    if kept == 0 {
         return std::borrow::Cow::Borrowed(json);
     }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        // Outside strings serde_json writes only ASCII punctuation, digits, letters, spaces and
-        // newlines; newlines are the pretty printer's.
-        if is_unsafe_for_display(c) && c != '\n' {
-            let _ = write!(out, "\\u{:04x}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
+    out.push_str(&json[kept..]);
     std::borrow::Cow::Owned(out)
 }
 
@@ -405,6 +417,11 @@ mod tests {
             prop_assert!(!safe.chars().any(|c| is_unsafe_for_display(c) && c != '\n'));
             let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
             prop_assert_eq!(back, value);
+            // Text with nothing to escape is passed through, not copied.
+            prop_assert_eq!(
+                matches!(safe, std::borrow::Cow::Borrowed(_)),
+                !pretty.chars().any(|c| is_unsafe_for_display(c) && c != '\n')
+            );
         }
     }
 }
