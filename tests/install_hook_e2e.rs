@@ -474,6 +474,66 @@ fn uninstall_removes_only_what_install_added() {
     );
 }
 
+/// The sentences about each file, without the diffs: the lines a report indents by two.
+fn file_sentences(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter(|l| l.starts_with(['~', 'w', 'c', 'r']) && l.contains(' '))
+        .collect()
+}
+
+/// A dry run says what it would do, in every client's words ("would create …: register the Stop
+/// hook …"), never what it did ("created …: registered …") under its "nothing was written"; the
+/// run that writes says what it did.
+#[test]
+fn a_dry_run_says_what_it_would_do_and_a_run_what_it_did() {
+    const DONE: [&str; 6] = [
+        "registered ",
+        "updated ",
+        "replaced ",
+        "added ",
+        "removed ",
+        "created ",
+    ];
+    let said_done = |s: &str| {
+        s.split([':', '(', ';'])
+            .any(|part| DONE.iter().any(|d| part.trim_start().starts_with(d)))
+    };
+    for client in CLIENTS {
+        for verb in ["install-hook", "uninstall-hook"] {
+            let env = Env::bare();
+            if verb == "uninstall-hook" {
+                assert_eq!(install(&env, client).code, 0, "{client}");
+            }
+            let dry = rutter(&env, &[verb, "--client", client, "--dry-run"]);
+            assert_eq!(dry.code, 0, "{client} {verb}: {}", dry.stderr);
+            let planned = file_sentences(&dry.stdout);
+            assert!(
+                planned.iter().any(|l| l.starts_with("would ")),
+                "{client} {verb}: {}",
+                dry.stdout
+            );
+            for line in &planned {
+                assert!(!said_done(line), "{client} {verb} --dry-run: {line}");
+            }
+            let done = rutter(&env, &[verb, "--client", client]);
+            assert_eq!(done.code, 0, "{client} {verb}: {}", done.stderr);
+            let lines = file_sentences(&done.stdout);
+            assert!(
+                lines.iter().any(|l| said_done(l)),
+                "{client} {verb}: {}",
+                done.stdout
+            );
+            assert!(
+                !lines.iter().any(|l| l.starts_with("would ")),
+                "{}",
+                done.stdout
+            );
+        }
+    }
+}
+
 #[test]
 fn dry_run_shows_the_diff_and_writes_nothing() {
     let env = Env::bare();

@@ -204,7 +204,11 @@ fn report(ui: &mut Ui, plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::
         return Ok(());
     }
     for edit in &plan.edits {
-        out.push(format!("  {}", describe(edit, plan.mode)));
+        let tense = match outcome {
+            Outcome::DryRun => Tense::Planned,
+            _ => Tense::Done,
+        };
+        out.push(format!("  {}", describe(edit, plan.mode, tense)));
         if outcome == Outcome::DryRun && edit.changed() {
             out.push(diff(edit));
         }
@@ -227,18 +231,61 @@ fn report(ui: &mut Ui, plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::
     Ok(ui.print(&format!("{head}\n{}", out.join("\n")))?)
 }
 
-/// One sentence about one file.
-pub(crate) fn describe(edit: &files::FileEdit, mode: Mode) -> String {
-    let what = edit.changes.join("; ");
+/// Whether a report says what was done or what a plan would do.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tense {
+    Done,
+    Planned,
+}
+
+/// One sentence about one file: what was done to it, or what the plan would do.
+pub(crate) fn describe(edit: &files::FileEdit, mode: Mode, tense: Tense) -> String {
     let shown = &edit.shown;
-    match (&edit.before, &edit.after, edit.changed()) {
-        (None, None, _) => format!("{shown}: absent, nothing to remove."),
-        (_, _, false) if mode == Mode::Install => format!("{shown} is up to date."),
-        (_, _, false) => format!("{shown} holds no git-rutter entry; left as it is."),
-        (None, Some(_), true) => format!("created {shown}: {what}."),
-        (Some(_), None, true) => format!("removed {shown} ({what}; nothing else was in it)."),
-        (Some(_), Some(_), true) => format!("{shown}: {what}."),
+    let what = match tense {
+        Tense::Done => edit.changes.join("; "),
+        Tense::Planned => edit
+            .changes
+            .iter()
+            .map(|c| planned(c))
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    match (&edit.before, &edit.after, edit.changed(), tense) {
+        (None, None, _, _) => format!("{shown}: absent, nothing to remove."),
+        (_, _, false, _) if mode == Mode::Install => format!("{shown} is up to date."),
+        (_, _, false, _) => format!("{shown} holds no git-rutter entry; left as it is."),
+        (None, Some(_), true, Tense::Done) => format!("created {shown}: {what}."),
+        (None, Some(_), true, Tense::Planned) => format!("would create {shown}: {what}."),
+        (Some(_), None, true, Tense::Done) => {
+            format!("removed {shown} ({what}; nothing else was in it).")
+        }
+        (Some(_), None, true, Tense::Planned) => {
+            format!("would remove {shown} ({what}; nothing else is in it).")
+        }
+        (Some(_), Some(_), true, Tense::Done) => format!("{shown}: {what}."),
+        (Some(_), Some(_), true, Tense::Planned) => format!("would change {shown}: {what}."),
     }
+}
+
+/// A change as a plan says it: the clients word each change as done ("registered the Stop hook
+/// …"); a plan says what it would do ("register the Stop hook …").
+fn planned(change: &str) -> String {
+    const VERBS: [(&str, &str); 6] = [
+        ("registered ", "register "),
+        ("updated ", "update "),
+        ("replaced ", "replace "),
+        ("added ", "add "),
+        ("removed ", "remove "),
+        ("created ", "create "),
+    ];
+    VERBS
+        .iter()
+        .find_map(|(done, todo)| {
+            change
+                .strip_prefix(done)
+                .map(|rest| format!("{todo}{rest}"))
+        })
+        .unwrap_or_else(|| change.to_string())
 }
 
 /// A unified diff of one file's change.

@@ -2,7 +2,7 @@
 //! this machine found, what install-hook would write for each shown, installed on a yes (or
 //! `--yes`, or `--clients a,b`), then `status`'s verdict.
 
-use super::install_hook::{apply, context, describe};
+use super::install_hook::{apply, context, describe, Tense};
 use super::{user_error, CommandResult, Exit, Ui};
 use crate::clients::{self, Context, Error, Mode, Plan};
 use crate::status::{self, Inputs};
@@ -226,7 +226,7 @@ fn plan_text(shown: &Shown<'_>) -> String {
     for s in shown.steps.iter().filter(acts) {
         out.push(format!("{}:", s.plan.client.label));
         for e in s.plan.edits.iter().filter(|e| e.changed()) {
-            out.push(format!("  {}", describe(e, Mode::Install)));
+            out.push(format!("  {}", describe(e, Mode::Install, Tense::Planned)));
         }
         for why in &s.plan.refusals {
             out.push(format!("  refused: {why}"));
