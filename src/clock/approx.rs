@@ -34,7 +34,33 @@ pub fn parse(value: &str, now: Instant, clock: &Clock) -> Result<When, DateError
     }
     words(v, now, clock)
         .map(When::At)
-        .ok_or_else(|| DateError::NotADate(value.to_string()))
+        .ok_or_else(|| why_not(value, now, clock))
+}
+
+/// Why `value` reads as no date: a day the calendar lacks, a count too far back, or neither form.
+fn why_not(value: &str, now: Instant, clock: &Clock) -> DateError {
+    let v = value.trim();
+    let shape = v.bytes().enumerate().all(|(i, b)| match i {
+        4 | 7 => b == b'-',
+        _ => b.is_ascii_digit(),
+    });
+    if shape && v.len() == 10 {
+        return DateError::NoSuchDay(value.to_string());
+    }
+    // The same words with every count made 1: when those read, the count was what failed.
+    let (mut ones, mut in_count) = (String::with_capacity(v.len()), false);
+    for c in v.chars() {
+        let digit = c.is_ascii_digit();
+        if !digit || !in_count {
+            ones.push(if digit { '1' } else { c });
+        }
+        in_count = digit;
+    }
+    let counted = v.bytes().any(|b| b.is_ascii_digit());
+    if counted && (days_before(&ones, now, clock).is_some() || words(&ones, now, clock).is_some()) {
+        return DateError::TooFarBack(value.to_string());
+    }
+    DateError::NotADate(value.to_string())
 }
 
 /// A date the command line gave that names no time.
@@ -43,6 +69,12 @@ pub enum DateError {
     /// None of the forms reads it.
     #[error("{0:?} is not a date: use YYYY-MM-DD, a day and time (\"2026-11-30 14:00\"), Nd / Nw for N days or weeks ago, or git's words (yesterday, \"3 days ago\", 2.weeks.ago)")]
     NotADate(String),
+    /// It has the form of a day (`YYYY-MM-DD`), and the calendar has no such day.
+    #[error("{0:?} is not a date: the calendar has no such day (YYYY-MM-DD: a month 01-12, a day of that month)")]
+    NoSuchDay(String),
+    /// A relative date whose count reaches back past the year 0 (or past a million).
+    #[error("{0:?} is not a date git-rutter reads: it counts back past the year 0; give a nearer one, or leave the option out to read from the first record")]
+    TooFarBack(String),
     /// A day was asked for (`log --day`) and this is not one.
     #[error("{0} is not a date (YYYY-MM-DD)")]
     NotADay(String),
@@ -284,6 +316,28 @@ mod tests {
         ] {
             let e = parse(bad, now, &Clock::Utc).unwrap_err();
             assert!(e.to_string().contains("is not a date"), "{bad}: {e}");
+        }
+        let why = |v: &str| parse(v, now, &Clock::Utc).unwrap_err();
+        for no_day in ["2026-02-30", "2026-13-01", "2026-00-10"] {
+            assert_eq!(why(no_day), DateError::NoSuchDay(no_day.into()));
+        }
+        for far in [
+            "99999999999d",
+            "1000001w",
+            "1000001 days ago",
+            "999999 years ago",
+        ] {
+            assert_eq!(why(far), DateError::TooFarBack(far.into()));
+        }
+        for neither in [
+            "-1d",
+            "1.5w",
+            "3 days 4",
+            "tomorrow",
+            "2026-11-30 25:00",
+            "2026-1-01",
+        ] {
+            assert_eq!(why(neither), DateError::NotADate(neither.into()));
         }
     }
 
