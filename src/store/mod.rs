@@ -158,6 +158,8 @@ pub struct Store {
     /// The packs, when this handle compares blobs through them
     /// ([`Store::compare_blobs_through_packs`]).
     blob_packs: std::cell::OnceCell<Box<packread::Packs>>,
+    /// How many working files [`Store::blob_bytes`] compared with their blobs so far.
+    compared: std::cell::Cell<u32>,
 }
 
 impl std::fmt::Debug for Store {
@@ -182,6 +184,7 @@ impl Store {
             worktree_state_dir: place.worktree_state_dir,
             hashed: reader::Hashed::default(),
             blob_packs: Default::default(),
+            compared: Default::default(),
         })
     }
 
@@ -196,6 +199,7 @@ impl Store {
             worktree_state_dir: self.worktree_state_dir.clone(),
             hashed: reader::Hashed::default(),
             blob_packs: Default::default(),
+            compared: Default::default(),
         })
     }
 

@@ -88,6 +88,7 @@ impl Store {
             if self.hashed.holds(oid, w) {
                 return Ok(w.to_vec());
             }
+            self.count_comparison();
             // On a handle that compares through the packs, a blob they hold is compared with
             // the working bytes byte for byte: exact, and cheaper than hashing them with
             // collision detection (a bulk load compares every day file).
@@ -110,6 +111,18 @@ impl Store {
     /// reads every pack index, which a command comparing one or two files does not repay.
     pub(crate) fn compare_blobs_through_packs(&self) {
         self.blob_packs.get_or_init(|| Box::new(self.packs()));
+    }
+
+    /// Counts a comparison of working bytes with a blob; at the [`PACKS_AFTER`]th, the handle
+    /// starts comparing through the packs: a command that compares that many day files (`log`
+    /// over years of them, `verify`'s working tree without its stamps) repays opening them, one
+    /// that compares one or two never opens them.
+    fn count_comparison(&self) {
+        let n = self.compared.get().saturating_add(1);
+        self.compared.set(n);
+        if n == PACKS_AFTER {
+            self.compare_blobs_through_packs();
+        }
     }
 
     /// The bytes of blob `oid` when this handle compares through the packs and they hold it
@@ -166,6 +179,9 @@ impl Store {
         Ok(None)
     }
 }
+
+/// The comparisons after which a handle compares through the packs ([`Store::blob_bytes`]).
+const PACKS_AFTER: u32 = 64;
 
 /// Bytes known to hash to a blob id, with that id: at most [`Hashed::MAX_BYTES`] in all (a
 /// long-lived store keeps no more); a few entries, so a list, boxed so a `Store` stays small.
@@ -237,7 +253,7 @@ mod tests {
 
     /// On a handle asked to, a packed blob is compared with the working bytes through the packs:
     /// its own bytes are served for them, and for any others (never the other bytes, never a
-    /// hash's word); a handle not asked to never opens the packs.
+    /// hash's word); a handle not asked to opens the packs only once it has compared many.
     #[test]
     fn a_packed_blob_is_compared_through_the_packs() {
         let dir = tempfile::tempdir().unwrap();
@@ -271,5 +287,24 @@ mod tests {
             store.blob_bytes(missing, Some(b"not packed")).unwrap(),
             b"not packed"
         );
+
+        // A handle not asked to starts comparing through the packs at its 64th comparison:
+        // before it, hashing; from it on, the packs.
+        let counting = store_at(dir.path());
+        for n in 1..PACKS_AFTER {
+            assert_eq!(counting.blob_bytes(oid.to_id(), Some(&b)).unwrap(), a);
+            assert!(
+                counting.packed_blob(oid.to_id()).is_none(),
+                "comparison {n}"
+            );
+        }
+        assert_eq!(counting.blob_bytes(oid.to_id(), Some(&b)).unwrap(), a);
+        assert!(counting.packed_blob(oid.to_id()).is_some(), "the 64th");
+        // Bytes remembered as the blob's are no comparison.
+        let remembering = store_at(dir.path());
+        for _ in 0..PACKS_AFTER * 2 {
+            assert_eq!(remembering.blob_bytes(oid.to_id(), Some(&a)).unwrap(), a);
+        }
+        assert!(remembering.packed_blob(oid.to_id()).is_none());
     }
 }
