@@ -135,10 +135,16 @@ fn since_and_until_bound_log_and_recent_by_day() {
     assert!(log_summaries(&env, &["--until", "10000w"]).is_empty());
     assert!(log_summaries(&env, &["--since", "yesterday"]).is_empty());
     for (bad, why) in [
-        ("next tuesday", "is not a date: use YYYY-MM-DD, a day and time"),
+        (
+            "next tuesday",
+            "is not a date: use YYYY-MM-DD, a day and time",
+        ),
         ("3x", "is not a date: use YYYY-MM-DD, a day and time"),
         ("2026-02-30", "is not a date: the calendar has no such day"),
-        ("1000000d", "is not a date git-rutter reads: it counts back past the year 0"),
+        (
+            "1000000d",
+            "is not a date git-rutter reads: it counts back past the year 0",
+        ),
     ] {
         let r = env.rutter(&["log", "--since", bad]);
         assert_eq!(r.code, 2, "{bad}");

@@ -488,13 +488,14 @@ fn file_sentences(stdout: &str) -> Vec<&str> {
 /// run that writes says what it did.
 #[test]
 fn a_dry_run_says_what_it_would_do_and_a_run_what_it_did() {
-    const DONE: [&str; 6] = [
+    const DONE: [&str; 7] = [
         "registered ",
         "updated ",
         "replaced ",
         "added ",
         "removed ",
         "created ",
+        "wrote ",
     ];
     let said_done = |s: &str| {
         s.split([':', '(', ';'])

@@ -270,8 +270,9 @@ pub(crate) fn describe(edit: &files::FileEdit, mode: Mode, tense: Tense) -> Stri
 /// A change as a plan says it: the clients word each change as done ("registered the Stop hook
 /// …"); a plan says what it would do ("register the Stop hook …").
 fn planned(change: &str) -> String {
-    const VERBS: [(&str, &str); 6] = [
+    const VERBS: [(&str, &str); 7] = [
         ("registered ", "register "),
+        ("wrote ", "write "),
         ("updated ", "update "),
         ("replaced ", "replace "),
         ("added ", "add "),
