@@ -810,6 +810,17 @@ fn recent_all_marks_from_the_fresh_index_what_reading_each_note_marks() {
     assert_eq!(env.rutter(&["init"]).code, 0);
     assert_eq!(env.rutter(&["reindex"]).code, 0);
     let check = |changed: usize| {
+        // `--all --json` takes the hashes from the index made fresh too (run first, so no
+        // other run has freshened it), and marks the same.
+        let all_json = env.rutter(&["recent", "--all", "--json"]);
+        assert_eq!(
+            all_json.stdout.matches("(changed since capture)").count(),
+            changed,
+            "{}",
+            all_json.stdout
+        );
+        let every_json = env.rutter(&["recent", "-n", "100000", "--json"]);
+        assert_eq!(all_json.stdout, every_json.stdout);
         let all = env.rutter(&["recent", "--all"]);
         let every = env.rutter(&["recent", "-n", "100000"]);
         assert_eq!(all.code, 0, "{}", all.stderr);
@@ -880,6 +891,19 @@ fn recent_all_resolves_what_the_index_does_not_hold_as_reading_each_note_does() 
     let every = env.rutter(&["recent", "-n", "100000"]);
     assert_eq!(all.code, 0, "{}", all.stderr);
     assert_eq!(all.stdout, every.stdout);
+    let all_json = env.rutter(&["recent", "--all", "--json"]);
+    let every_json = env.rutter(&["recent", "-n", "100000", "--json"]);
+    assert_eq!(all_json.code, 0, "{}", all_json.stderr);
+    assert_eq!(all_json.stdout, every_json.stdout);
+    assert_eq!(
+        all_json
+            .stdout
+            .matches("(renamed to Notes/blue.md)")
+            .count(),
+        3,
+        "{}",
+        all_json.stdout
+    );
     let shown = |path: &str| {
         let at = all
             .stdout

@@ -108,8 +108,15 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     // Rendered in one read of the index: its lookups for each ref and id share one snapshot and
     // one lock (a read transaction each was three system calls).
     if args.json {
+        // Every cited note's hash from the index made fresh, as `--all` shows them ([`print_all`]).
+        if args.all {
+            index.freshen_or_ask()?;
+        }
         let out = index.read(|index| {
-            let describer = refs::Shown::new(index);
+            let describer = match args.all {
+                true => refs::Shown::from_fresh_index(index)?,
+                false => refs::Shown::new(index),
+            };
             let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
             Ok(json(&vault.root, &answer.recent, &shown))
         })?;
