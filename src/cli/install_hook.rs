@@ -203,11 +203,11 @@ fn report(ui: &mut Ui, plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::
         ui.warn(format_args!("git-rutter: nothing was changed for {label}."));
         return Ok(());
     }
+    let tense = match outcome {
+        Outcome::DryRun => Tense::Planned,
+        _ => Tense::Done,
+    };
     for edit in &plan.edits {
-        let tense = match outcome {
-            Outcome::DryRun => Tense::Planned,
-            _ => Tense::Done,
-        };
         out.push(format!("  {}", describe(edit, plan.mode, tense)));
         if outcome == Outcome::DryRun && edit.changed() {
             out.push(diff(edit));
