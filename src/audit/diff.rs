@@ -32,13 +32,5 @@ fn unified(before: &[u8], after: &[u8], old_name: &str, path: &str) -> String {
     if before == after {
         return String::new();
     }
-    let (a, b) = (
-        String::from_utf8_lossy(before),
-        String::from_utf8_lossy(after),
-    );
-    similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
-        .unified_diff()
-        .context_radius(3)
-        .header(old_name, &format!("b/{path}"))
-        .to_string()
+    crate::records::text::unified_diff(before, after, 3, (old_name, &format!("b/{path}")))
 }

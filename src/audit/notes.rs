@@ -112,12 +112,7 @@ pub(crate) fn withheld_why(withheld: Option<&str>) -> Option<String> {
 
 /// The unified diff from the cited copy to the note now.
 fn diff(old: &[u8], now: &[u8]) -> String {
-    let (a, b) = (String::from_utf8_lossy(old), String::from_utf8_lossy(now));
-    similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
-        .unified_diff()
-        .context_radius(2)
-        .header("as cited", "now")
-        .to_string()
+    crate::records::text::unified_diff(old, now, 2, ("as cited", "now"))
 }
 
 fn kept_copy(store: &Store, trees: &mut Trees<'_>, tree: ObjectId, hash: &str) -> Option<Vec<u8>> {

@@ -291,18 +291,18 @@ fn planned(change: &str) -> String {
 
 /// A unified diff of one file's change.
 fn diff(edit: &files::FileEdit) -> String {
-    let old = String::from_utf8_lossy(edit.before.as_deref().unwrap_or_default());
-    let new = String::from_utf8_lossy(edit.after.as_deref().unwrap_or_default());
     let name = |exists: bool| match exists {
         true => edit.shown.clone(),
         false => "/dev/null".into(),
     };
-    similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
-        .unified_diff()
-        .header(&name(edit.before.is_some()), &name(edit.after.is_some()))
-        .to_string()
-        .trim_end()
-        .to_string()
+    crate::records::text::unified_diff(
+        edit.before.as_deref().unwrap_or_default(),
+        edit.after.as_deref().unwrap_or_default(),
+        3,
+        (&name(edit.before.is_some()), &name(edit.after.is_some())),
+    )
+    .trim_end()
+    .to_string()
 }
 
 /// The `--json` form of a report.

@@ -345,19 +345,13 @@ pub(crate) fn cited_version(store: &Store, cited: &NoteRef) -> Result<CitedVersi
 
 /// The unified diff from the cited version of `d` to the note `path` as it is now (`now`).
 pub(crate) fn diff(d: &Decision, path: &str, cited: &[u8], now: &[u8]) -> String {
-    let (a, b) = (String::from_utf8_lossy(cited), String::from_utf8_lossy(now));
-    similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
-        .unified_diff()
-        .context_radius(3)
-        .header(
-            &format!(
-                "{}@{} (as cited)",
-                field_safe(&d.cited.path),
-                field_safe(fingerprint::short_hash(&d.cited.hash))
-            ),
-            &format!("{} (now)", field_safe(path)),
-        )
-        .to_string()
+    let cited_name = format!(
+        "{}@{} (as cited)",
+        field_safe(&d.cited.path),
+        field_safe(fingerprint::short_hash(&d.cited.hash))
+    );
+    let now_name = format!("{} (now)", field_safe(path));
+    crate::records::text::unified_diff(cited, now, 3, (&cited_name, &now_name))
 }
 
 /// Of the paths a commit changes (`paths`), those that recorded decisions cited, directly or

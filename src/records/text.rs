@@ -1,11 +1,28 @@
 //! Text helpers shared by the record formats: the display-safe human part of a record line,
 //! terminal-safe output, JavaScript whitespace (the reference trims with it),
-//! line walking, and YAML values as JSON (for unknown keys of `@1` files).
+//! line walking, unified diffs, and YAML values as JSON (for unknown keys of `@1` files).
 
 use super::Broken;
 use serde_json::Value as Json;
 use std::fmt::Write as _;
 use yaml_serde::Value as Yaml;
+
+/// The unified diff from `old` to `new` (as text, each invalid sequence as U+FFFD), with
+/// `radius` lines of context and the two names in its header. Lines end at `\n` only, as git
+/// and `str::lines` read them: a lone CR stays inside its line (where the terminal-safe output
+/// shows it as `\u{000D}`), so the hunk counts agree with the lines shown.
+pub(crate) fn unified_diff(old: &[u8], new: &[u8], radius: usize, names: (&str, &str)) -> String {
+    let (a, b) = (lossy(old), lossy(new));
+    let a: Vec<&str> = a.split_inclusive('\n').collect();
+    let b: Vec<&str> = b.split_inclusive('\n').collect();
+    similar::TextDiff::configure()
+        .newline_terminated(true)
+        .diff_slices(&a, &b)
+        .unified_diff()
+        .context_radius(radius)
+        .header(names.0, names.1)
+        .to_string()
+}
 
 /// `bytes` as text, each invalid sequence as U+FFFD (as [`String::from_utf8_lossy`]), checked
 /// by the standard library's fast validator first: the lossy one walks byte by byte, a tenth of
@@ -334,7 +351,38 @@ mod tests {
         ));
     }
 
+    /// A lone CR stays inside its line: the hunk counts the lines shown.
+    #[test]
+    fn a_unified_diff_splits_lines_at_newlines_only() {
+        let d = unified_diff(
+            b"one\rstill one\ntwo\n",
+            b"one\rstill one\ntwo!\n",
+            3,
+            ("a", "b"),
+        );
+        assert_eq!(
+            d,
+            "--- a\n+++ b\n@@ -1,2 +1,2 @@\n one\rstill one\n-two\n+two!\n"
+        );
+        let d = unified_diff(b"x\ny", b"x\nz", 3, ("a", "b"));
+        assert!(d.ends_with("+z\n\\ No newline at end of file\n"), "{d}");
+    }
+
     proptest! {
+
+        /// Without a lone CR, the diff is the one `similar` makes of lines.
+        #[test]
+        fn a_unified_diff_without_lone_crs_is_similars_line_diff(
+            a in "(x|y|z|\r\n|\n){0,24}",
+            b in "(x|y|z|\r\n|\n){0,24}",
+        ) {
+            let want = similar::TextDiff::from_lines(a.as_str(), b.as_str())
+                .unified_diff()
+                .context_radius(2)
+                .header("a", "b")
+                .to_string();
+            prop_assert_eq!(unified_diff(a.as_bytes(), b.as_bytes(), 2, ("a", "b")), want);
+        }
         /// The fast path reads any bytes, valid or not, as the lossy reading does.
         #[test]
         fn lossy_is_the_standard_lossy_reading(
