@@ -265,10 +265,38 @@ fn neither_day_file_nor_journal_puts_the_entry_aside_in_the_vault() {
         r.stderr
     );
     assert!(std::fs::read_to_string(&aside).unwrap().contains("One."));
+    // status names what waits aside (recall does not show it yet), and writes nothing.
+    let status: common::json::Status =
+        common::json::decode(&env.rutter(&["status", "--json"]).stdout);
+    assert_eq!(
+        status.record.as_ref().map(|r| r.aside),
+        Some(1),
+        "{status:?}"
+    );
+    assert!(
+        status.findings.iter().any(|f| f.kind == "aside"),
+        "{status:?}"
+    );
+    assert!(env
+        .rutter(&["status"])
+        .stdout
+        .contains("1 captured line waits aside"));
+    assert!(std::fs::read_to_string(&aside).unwrap().contains("One."));
     let r = env.rutter(&["commit"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!aside.exists(), "a completed aside file is removed");
     assert_all_committed(&env, &["Zero.", "One."]);
+    let status: common::json::Status =
+        common::json::decode(&env.rutter(&["status", "--json"]).stdout);
+    assert_eq!(
+        status.record.as_ref().map(|r| r.aside),
+        Some(0),
+        "{status:?}"
+    );
+    assert!(
+        !status.findings.iter().any(|f| f.kind == "aside"),
+        "{status:?}"
+    );
 }
 
 /// The trial's F-12: an aside file is input like a journal record. A hand-placed one holding an

@@ -117,3 +117,38 @@ pub(crate) fn unique_id(entry: &mut Entry, dir: Option<&Dir>, file: &str) {
         .unwrap_or_default();
     entry.id = ids::unique(&entry.id, &bytes);
 }
+
+/// The lines of an aside file of `day` after its day-file header (when it has one), blank lines
+/// left out.
+pub(crate) fn lines<'a>(day: &str, bytes: &'a [u8]) -> impl Iterator<Item = &'a str> {
+    let header = crate::records::dayfile::header(day);
+    let body = bytes.strip_prefix(header.as_bytes()).unwrap_or(bytes);
+    std::str::from_utf8(body)
+        .map(str::lines)
+        .into_iter()
+        .flatten()
+        .chain(std::str::from_utf8(body).is_err().then_some("\u{fffd}"))
+        .filter(|l| !l.trim().is_empty())
+}
+
+/// How many lines wait in the aside folders of the vault at `root`, read without a lock and
+/// without creating or changing anything (`git rutter status`): the next capture or
+/// `git rutter commit` places them in their day files.
+pub(crate) fn waiting(root: &Path, state_dir: &Path) -> usize {
+    let mut n = 0;
+    for folder in folders(root, state_dir) {
+        let Ok(Some(dir)) = Dir::open(&folder.base).and_then(|b| b.open_dir(&folder.rel, false))
+        else {
+            continue;
+        };
+        for name in dir.list().unwrap_or_default() {
+            let Some((day, _)) = crate::records::paths::split_day_file_name(&name) else {
+                continue;
+            };
+            if let Ok(Some(bytes)) = dir.read(&name) {
+                n += lines(day, &bytes).count();
+            }
+        }
+    }
+    n
+}

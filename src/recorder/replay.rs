@@ -222,7 +222,7 @@ impl Replay<'_> {
         };
         let day_file = paths::day_file_name(day, writer);
         let (mut left, mut bad, mut in_memory) = (0, 0, false);
-        for raw in aside_lines(day, &bytes) {
+        for raw in super::aside::lines(day, &bytes) {
             // An aside file is input like a journal record: only entry lines of its own day
             // are carried into its day file.
             let entry = match line::parse(raw) {
@@ -378,19 +378,6 @@ fn in_flight(id: &str, age: Option<std::time::Duration>) -> bool {
     });
     pid.and_then(rustix::process::Pid::from_raw)
         .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
-}
-
-/// The lines of an aside file of `day` after its day-file header (when it has one), blank lines
-/// left out.
-fn aside_lines<'a>(day: &str, bytes: &'a [u8]) -> impl Iterator<Item = &'a str> {
-    let header = crate::records::dayfile::header(day);
-    let body = bytes.strip_prefix(header.as_bytes()).unwrap_or(bytes);
-    std::str::from_utf8(body)
-        .map(str::lines)
-        .into_iter()
-        .flatten()
-        .chain(std::str::from_utf8(body).is_err().then_some("\u{fffd}"))
-        .filter(|l| !l.trim().is_empty())
 }
 
 fn count(placed: Placed, out: &mut Earlier) {

@@ -104,6 +104,7 @@ fn record(s: &Status, inputs: &super::Inputs, out: &mut Vec<Finding>) {
         ));
         return;
     }
+    aside(r, out);
     if !r.ref_exists {
         out.push(finding(
             "no-record-ref",
@@ -148,6 +149,24 @@ fn record(s: &Status, inputs: &super::Inputs, out: &mut Vec<Finding>) {
                 .into(),
         ));
     }
+}
+
+/// Captured lines written aside: in no day file, so in no recall and no commit, until placed.
+fn aside(r: &super::RecordInfo, out: &mut Vec<Finding>) {
+    if r.aside == 0 {
+        return;
+    }
+    let (n, noun) = match r.aside {
+        1 => (1, "line waits"),
+        n => (n, "lines wait"),
+    };
+    out.push(finding(
+        "aside",
+        format!(
+            "{n} captured {noun} aside (neither its day file nor the pending journal could take it when captured); recall and the record do not have it yet."
+        ),
+        "Run `git rutter commit` (the next capture does it too): it moves what waits aside into the day files and commits it, or says what still stops it.".into(),
+    ));
 }
 
 /// A sync remote that is gone or not set up; being behind is not a finding (sync when you like).

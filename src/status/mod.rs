@@ -87,6 +87,8 @@ pub(crate) struct RecordInfo {
     pub reflog: bool,
     pub pending: usize,
     pub pending_unreadable: usize,
+    /// Lines written aside and not yet placed in their day files.
+    pub aside: usize,
     pub verified_tip: Option<String>,
     /// Commits since the last clean verify (`None`: never, or long ago).
     pub commits_since_verify: Option<usize>,
@@ -311,6 +313,7 @@ fn from_record(s: RecordState) -> RecordInfo {
         reflog: s.reflog,
         pending: s.pending,
         pending_unreadable: s.pending_unreadable,
+        aside: s.aside,
         verified_tip: s.verified_tip,
         commits_since_verify: s.since_verified,
         error: None,

@@ -21,6 +21,8 @@ pub(crate) struct RecordState {
     pub pending: usize,
     /// Journal records that cannot be read.
     pub pending_unreadable: usize,
+    /// Lines written aside (neither their day file nor the journal took them), not yet placed.
+    pub aside: usize,
     /// The tip the last verify found clean.
     pub verified_tip: Option<String>,
     /// Commits from the verified tip to the tip; `None` when never verified, or verified more
@@ -94,6 +96,7 @@ pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
     let mut out = RecordState {
         pending,
         pending_unreadable,
+        aside: crate::recorder::aside::waiting(store.root(), &state_dir),
         watch,
         watch_error,
         sign_invalid: store.sign_setting_invalid(),

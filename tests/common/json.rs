@@ -83,6 +83,7 @@ pub struct Record {
     pub reflog: bool,
     pub pending: usize,
     pub pending_unreadable: usize,
+    pub aside: usize,
     #[serde(deserialize_with = "present")]
     pub verified_tip: Option<String>,
     #[serde(deserialize_with = "present")]
