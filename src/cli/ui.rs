@@ -112,9 +112,15 @@ impl Ui {
     }
 
     /// Prints `value` as pretty JSON, characters a terminal would act on written as `\uXXXX`.
+    /// Written as it is made, not held whole (an answer of the whole record is most of a
+    /// gigabyte on a heavy vault).
     pub(crate) fn print_json(&mut self, value: &impl serde::Serialize) -> anyhow::Result<()> {
-        let json = serde_json::to_string_pretty(value)?;
-        Ok(self.write_out(&text::json_terminal_safe(&json), "\n")?)
+        let mut out = io::BufWriter::with_capacity(1 << 16, text::JsonSafe::new(&mut self.out));
+        let written = serde_json::to_writer_pretty(&mut out, value)
+            .map_err(io::Error::from)
+            .and_then(|_| out.write_all(b"\n"))
+            .and_then(|_| out.flush());
+        Ok(quiet_on_broken_pipe(written)?)
     }
 
     /// Writes bytes to stdout as they are (a manual page, a completion script).

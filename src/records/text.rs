@@ -206,6 +206,69 @@ pub(crate) fn json_terminal_safe(json: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A writer of JSON text that escapes on the way through what [`json_terminal_safe`] escapes,
+/// so an answer is streamed rather than held whole (`recent --all --json` of a heavy vault is
+/// most of a gigabyte). A character a write cuts is carried to the next one.
+pub(crate) struct JsonSafe<W: std::io::Write> {
+    inner: W,
+    /// The first bytes of a character the last write cut (at most three).
+    carry: Vec<u8>,
+}
+
+impl<W: std::io::Write> JsonSafe<W> {
+    pub(crate) fn new(inner: W) -> Self {
+        JsonSafe {
+            inner,
+            carry: Vec::new(),
+        }
+    }
+
+    /// Writes the text `bytes` begin with, and keeps a cut character's bytes for later.
+    fn pass(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let not_text = || {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "JSON text that is not UTF-8",
+            )
+        };
+        let (text, rest) = match std::str::from_utf8(bytes) {
+            Ok(text) => (text, &[][..]),
+            Err(e) if e.error_len().is_none() => {
+                let (head, rest) = bytes.split_at(e.valid_up_to());
+                (std::str::from_utf8(head).map_err(|_| not_text())?, rest)
+            }
+            Err(_) => return Err(not_text()),
+        };
+        self.inner.write_all(json_terminal_safe(text).as_bytes())?;
+        self.carry = rest.to_vec();
+        Ok(())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for JsonSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.carry.is_empty() {
+            true => self.pass(buf)?,
+            false => {
+                let mut joined = std::mem::take(&mut self.carry);
+                joined.extend_from_slice(buf);
+                self.pass(&joined)?;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.carry.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "JSON text that ends inside a character",
+            ));
+        }
+        self.inner.flush()
+    }
+}
+
 fn is_unsafe_for_display(c: char) -> bool {
     matches!(c as u32,
         0x00..=0x1F | 0x7F..=0x9F | 0x2028 | 0x2029 | 0x061C | 0x200B..=0x200F
@@ -470,6 +533,15 @@ mod tests {
                 matches!(safe, std::borrow::Cow::Borrowed(_)),
                 !pretty.chars().any(|c| is_unsafe_for_display(c) && c != '\n')
             );
+            // Streamed through `JsonSafe` in writes of any size, cutting characters: the same.
+            for size in [1, 2, 3, 5, 64] {
+                let mut streamed = JsonSafe::new(Vec::new());
+                for chunk in pretty.as_bytes().chunks(size) {
+                    std::io::Write::write_all(&mut streamed, chunk).unwrap();
+                }
+                std::io::Write::flush(&mut streamed).unwrap();
+                prop_assert_eq!(String::from_utf8(streamed.inner).unwrap(), safe.as_ref());
+            }
         }
     }
 }
