@@ -17,6 +17,9 @@ use std::process::Stdio;
 /// Every step of `recent --json`, with the keys supersede adds.
 fn steps(env: &Env) -> Vec<Step> {
     let r = env.rutter(&["recent", "--json", "-n", "100"]);
+    // `--all` streams its sessions with the same supersede links, byte for byte.
+    let all = env.rutter(&["recent", "--json", "--all"]);
+    assert_eq!(all.stdout, r.stdout);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let recent: Recent = decode(&r.stdout);
     recent.sessions.into_iter().flat_map(|s| s.steps).collect()

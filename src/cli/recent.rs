@@ -6,6 +6,7 @@ use crate::clock;
 use crate::index::short_ids::ShortIds;
 use crate::index::{Index, IndexError};
 use crate::recall::row::{Extra, JsonRef, JsonWorkspace, Step};
+use crate::recall::stream::LeanSession;
 use crate::recall::{self, recent, refs, render};
 use crate::records::standing::Status;
 use crate::records::NoteRef;
@@ -96,9 +97,12 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         // Only a shortcut: without it every entry's text is tested, with the same answer.
         let _ = index.grep_ready();
     }
-    if args.all && !args.json {
+    if args.all {
         drop(building);
-        return print_all(ui, &vault, &mut index, query, now);
+        return match args.json {
+            true => print_all_json(ui, &vault, &mut index, query, now),
+            false => print_all(ui, &vault, &mut index, query, now),
+        };
     }
     let answer = recent::read(&vault, &mut index, &query, now)?;
     drop(building);
@@ -108,15 +112,8 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
     // Rendered in one read of the index: its lookups for each ref and id share one snapshot and
     // one lock (a read transaction each was three system calls).
     if args.json {
-        // Every cited note's hash from the index made fresh, as `--all` shows them ([`print_all`]).
-        if args.all {
-            index.freshen_or_ask()?;
-        }
         let out = index.read(|index| {
-            let describer = match args.all {
-                true => refs::Shown::from_fresh_index(index)?,
-                false => refs::Shown::new(index),
-            };
+            let describer = refs::Shown::new(index);
             let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
             Ok(json(&vault.root, &answer.recent, &shown))
         })?;
@@ -226,6 +223,76 @@ fn print_all(
         Err(e) => quiet_on_broken_pipe(e),
         Ok(()) => Ok(Exit::Clean),
     }
+}
+
+/// `recent --all --json`: the document [`json`] makes of every session, written a session at a
+/// time as the stream hands them on (spec/recall.md): the whole record's answer is most of a
+/// gigabyte on a heavy vault. Each cited note's hash comes from the index made fresh, as
+/// [`print_all`] takes it.
+fn print_all_json(
+    ui: &mut Ui,
+    vault: &crate::vault::Vault,
+    index: &mut Index,
+    mut query: recent::Query,
+    now: clock::Instant,
+) -> CommandResult {
+    query.count = None;
+    let record = recall::stream::refresh(vault, index)?;
+    index.freshen_or_ask()?;
+    let claims = index.supersedes()?;
+    let describer = refs::Shown::from_fresh_index(index)?;
+    let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
+    let mut out = std::io::BufWriter::with_capacity(
+        1 << 16,
+        crate::records::text::JsonSafe::new(ui.stdout()),
+    );
+    let head = |empty: Option<String>| -> serde_json::Result<String> {
+        Ok(format!(
+            "{{\n  \"vault\": {},\n  \"empty\": {},\n  \"sessions\": [",
+            serde_json::to_string(&vault.root)?,
+            serde_json::to_string(&empty)?
+        ))
+    };
+    let mut sessions = 0;
+    let streamed =
+        recall::stream::each_session_of(index, &query, now, &claims, |s: LeanSession<Step>| {
+            let newest = s.steps.last().map(|st| &st.entry);
+            let session = JsonSession {
+                session_id: newest.and_then(|e| e.session_id.as_deref()),
+                project: newest.and_then(|e| e.project()),
+                steps: s.steps.iter().map(|st| JsonStep::of(st, &shown)).collect(),
+                total_steps: s.total_steps,
+                omitted: s.omitted,
+            };
+            // At the depth of the document's `sessions` array (a JSON string holds no newline).
+            let text = serde_json::to_string_pretty(&session).map_err(std::io::Error::from)?;
+            if sessions == 0 {
+                out.write_all(head(None).map_err(std::io::Error::from)?.as_bytes())?;
+            }
+            out.write_all(if sessions == 0 { b"\n    " } else { b",\n    " })?;
+            out.write_all(text.replace('\n', "\n    ").as_bytes())?;
+            sessions += 1;
+            Ok(())
+        });
+    match streamed {
+        Err(IndexError::Io(e)) => return quiet_on_broken_pipe(e),
+        other => other?,
+    };
+    let tail = match sessions {
+        0 => {
+            let empty = render::empty_state(&recent::nothing_shown(index, &query)?);
+            format!("{}]\n}}\n", head(empty)?)
+        }
+        _ => "\n  ]\n}\n".to_string(),
+    };
+    if let Err(e) = out.write_all(tail.as_bytes()).and_then(|_| out.flush()) {
+        return quiet_on_broken_pipe(e);
+    }
+    drop(out);
+    if !record && sessions > 0 {
+        ui.warn(no_record_note(vault));
+    }
+    Ok(Exit::Clean)
 }
 
 /// A reader that stopped reading (`| head`) is not an error; anything else is.

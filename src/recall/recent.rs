@@ -34,7 +34,7 @@ pub(crate) struct Query {
 }
 
 /// Steps of one session (or one session-less entry), oldest first.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Session {
     pub session_id: Option<String>,
     pub project: Option<String>,

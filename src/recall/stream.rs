@@ -2,8 +2,10 @@
 //! time, newest first, and each session handed over as soon as its last row has been read, in
 //! the order and the shape [`super::recent::from_index`] gives them. What is held is the
 //! sessions still open (read from their newest step, not yet to their oldest) and one day's
-//! rows, never the answer; of each entry's JSON only the summary and the refs are read, into
-//! borrowed strings, instead of a whole `Entry`, and cut as `recent` cuts them.
+//! rows, never the answer. For the text, of each entry's JSON only the summary and the refs
+//! are read, into borrowed strings, instead of a whole `Entry`, and cut as `recent` cuts them
+//! ([`LeanStep`]); for `--json`, whole steps with their supersede links ([`StreamStep`] for
+//! `Step`).
 
 use super::lite::LiteEntry;
 use super::recent::{bounds, Query};
@@ -13,9 +15,12 @@ use crate::clock::Instant;
 use crate::index::entries::{project_key, Scope};
 use crate::index::reads::Records;
 use crate::index::recent_rows::{EntryRow, Json};
+use crate::index::supersede::Supersedes;
 use crate::index::{Index, IndexError};
+use crate::records::entry::Step;
 use crate::records::grammar::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
 use crate::records::standing::Status;
+use crate::records::Entry;
 use crate::vault::Vault;
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
@@ -59,11 +64,62 @@ impl StepText for LeanStep {
     }
 }
 
+/// What a row of the record cache becomes as the stream reads it: the step the text shows
+/// ([`LeanStep`]), or the whole step `--json` writes ([`Step`]).
+pub(crate) trait StreamStep: Sized {
+    /// What reading a step needs besides its row (the supersede claims of a whole step).
+    type Ctx;
+    /// The step of a row whose entry's JSON is `json`; `None` when it does not read.
+    fn read(ctx: &Self::Ctx, json: &str, day: &Rc<str>, time: &str, status: Status)
+        -> Option<Self>;
+    /// The step as committed when another copy of its line is.
+    fn set_status(&mut self, status: Status);
+}
+
+impl StreamStep for LeanStep {
+    type Ctx = ();
+    fn read(_: &(), json: &str, day: &Rc<str>, time: &str, status: Status) -> Option<Self> {
+        let e = serde_json::from_str::<LiteEntry<'_>>(json).ok()?;
+        Some(lean(e, day, time, status))
+    }
+    fn set_status(&mut self, status: Status) {
+        self.status = status;
+    }
+}
+
+impl StreamStep for Step {
+    type Ctx = Supersedes;
+    /// As [`super::recent::from_index`] makes it: every field within `recent`'s bounds, with
+    /// its supersede links.
+    fn read(
+        claims: &Supersedes,
+        json: &str,
+        day: &Rc<str>,
+        _: &str,
+        status: Status,
+    ) -> Option<Self> {
+        let mut step = Step {
+            day: day.to_string(),
+            entry: serde_json::from_str::<Entry>(json).ok()?,
+            status,
+            supersede: Default::default(),
+        };
+        served::step(&mut step);
+        if !claims.is_empty() {
+            step.supersede = claims.links(&step.entry.id);
+        }
+        Some(step)
+    }
+    fn set_status(&mut self, status: Status) {
+        self.status = status;
+    }
+}
+
 /// A session as [`super::recent::Session`] has it: steps oldest first, abbreviated by `brief`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LeanSession {
+pub(crate) struct LeanSession<S = LeanStep> {
     pub project: Option<String>,
-    pub steps: Vec<LeanStep>,
+    pub steps: Vec<S>,
     pub total_steps: usize,
     pub omitted: usize,
 }
@@ -102,21 +158,32 @@ pub(crate) fn each_session(
     now: Instant,
     emit: impl FnMut(LeanSession) -> Result<(), IndexError>,
 ) -> Result<usize, IndexError> {
+    each_session_of(index, q, now, &(), emit)
+}
+
+/// [`each_session`] with each step read as `S` reads it (`ctx` what it needs).
+pub(crate) fn each_session_of<S: StreamStep>(
+    index: &Index,
+    q: &Query,
+    now: Instant,
+    ctx: &S::Ctx,
+    emit: impl FnMut(LeanSession<S>) -> Result<(), IndexError>,
+) -> Result<usize, IndexError> {
     let project = q.project.as_deref().map(project_key);
     let filter = bounds(q, now);
     index.read(|ix| {
         let sizes = ix.group_sizes(project.as_deref(), &filter)?;
-        let mut day = Day::default();
+        let mut day = Day::new();
         let mut groups = Groups::new(sizes, q.brief, emit);
         ix.each_entry_row(project.as_deref(), &filter, Json::Read, |row| {
             if row.day != &*day.day {
-                day.feed(&mut groups)?;
+                day.feed(ctx, &mut groups)?;
                 day.day = row.day.into();
             }
             day.push(row);
             Ok(())
         })?;
-        day.feed(&mut groups)?;
+        day.feed(ctx, &mut groups)?;
         groups.finish()
     })
 }
@@ -153,7 +220,7 @@ fn lean(e: LiteEntry<'_>, day: &Rc<str>, time: &str, status: Status) -> LeanStep
 }
 
 /// One row of the day being read: its text is in [`Day::text`].
-struct Row {
+struct Row<S> {
     time: Range<usize>,
     group: Range<usize>,
     project: Option<Range<usize>>,
@@ -162,19 +229,26 @@ struct Row {
     /// Retracted, or its JSON does not read: counted in its group, never shown.
     hidden: bool,
     /// What is shown of it, once read.
-    lean: Option<LeanStep>,
+    lean: Option<S>,
 }
 
 /// The rows of one day, as the table gives them (file stem, then place, descending), their
 /// text kept in one buffer rather than four strings a row.
-#[derive(Default)]
-struct Day {
+struct Day<S> {
     day: Rc<str>,
     text: String,
-    rows: Vec<Row>,
+    rows: Vec<Row<S>>,
 }
 
-impl Day {
+impl<S: StreamStep> Day<S> {
+    fn new() -> Self {
+        Day {
+            day: Rc::from(""),
+            text: String::new(),
+            rows: Vec::new(),
+        }
+    }
+
     /// Takes one more row of the day.
     fn push(&mut self, r: &EntryRow<'_>) {
         let text = &mut self.text;
@@ -198,9 +272,9 @@ impl Day {
     /// first, rows of one time in file order (the table's order, read backwards here); a row
     /// whose JSON another row of the day already showed is the same entry (two files of a day,
     /// spec/sync.md): one step, committed if either is.
-    fn feed<F>(&mut self, groups: &mut Groups<F>) -> Result<(), IndexError>
+    fn feed<F>(&mut self, ctx: &S::Ctx, groups: &mut Groups<F, S>) -> Result<(), IndexError>
     where
-        F: FnMut(LeanSession) -> Result<(), IndexError>,
+        F: FnMut(LeanSession<S>) -> Result<(), IndexError>,
     {
         let Day { day, text, rows } = self;
         let at = |r: &Range<usize>| text.get(r.clone()).unwrap_or("");
@@ -227,16 +301,16 @@ impl Day {
                 row.hidden = true;
                 continue;
             }
-            match serde_json::from_str::<LiteEntry<'_>>(json) {
-                Ok(e) => row.lean = Some(lean(e, day, at(&row.time), row.status)),
-                Err(_) => row.hidden = true,
+            match S::read(ctx, json, day, at(&row.time), row.status) {
+                Some(step) => row.lean = Some(step),
+                None => row.hidden = true,
             }
         }
         for row in rows.drain(..) {
             // A later copy of the line may have found it committed since it was read.
-            let step = row.lean.map(|l| LeanStep {
-                status: row.status,
-                ..l
+            let step = row.lean.map(|mut l| {
+                l.set_status(row.status);
+                l
             });
             let project = row.project.as_ref().map(&at);
             groups.row(at(&row.group), project, step)?;
@@ -248,18 +322,18 @@ impl Day {
 
 /// Sessions being filled, in the order of their newest step, each handed on once its group's
 /// last row is read and every session before it was.
-struct Groups<F> {
+struct Groups<F, S> {
     /// Rows not read yet of each group that has more than one (a group absent has one).
     left: HashMap<String, usize>,
     /// Where each open group waits in `queue`, counted from the first session ever queued.
     open: HashMap<String, usize>,
-    queue: VecDeque<(LeanSession, bool)>,
+    queue: VecDeque<(LeanSession<S>, bool)>,
     handed: usize,
     brief: bool,
     emit: F,
 }
 
-impl<F: FnMut(LeanSession) -> Result<(), IndexError>> Groups<F> {
+impl<S, F: FnMut(LeanSession<S>) -> Result<(), IndexError>> Groups<F, S> {
     fn new(left: HashMap<String, usize>, brief: bool, emit: F) -> Self {
         Groups {
             left,
@@ -276,7 +350,7 @@ impl<F: FnMut(LeanSession) -> Result<(), IndexError>> Groups<F> {
         &mut self,
         group: &str,
         project: Option<&str>,
-        step: Option<LeanStep>,
+        step: Option<S>,
     ) -> Result<(), IndexError> {
         let left = match self.left.get_mut(group) {
             Some(n) => {
@@ -428,6 +502,29 @@ mod tests {
         })
     }
 
+    /// Every session of `q` as the stream hands them on with whole steps, as
+    /// [`super::super::recent::Session`]s (session id and project from the newest step, as
+    /// `recent --all --json` takes them).
+    fn streamed_steps(index: &Index, q: &Query) -> Vec<crate::recall::recent::Session> {
+        let claims = index.supersedes().unwrap();
+        let mut out = Vec::new();
+        each_session_of(index, q, now(), &claims, |s: LeanSession<Step>| {
+            let newest = s.steps.last().map(|st| st.entry.clone());
+            out.push(crate::recall::recent::Session {
+                session_id: newest.as_ref().and_then(|e| e.session_id.clone()),
+                project: newest
+                    .as_ref()
+                    .and_then(|e| e.project().map(str::to_string)),
+                steps: s.steps,
+                total_steps: s.total_steps,
+                omitted: s.omitted,
+            });
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
     /// What one answer of every session of `q` prints.
     fn answered(index: &Index, q: &Query) -> Option<String> {
         let refs = &path_at_hash;
@@ -520,6 +617,12 @@ mod tests {
             let capped = !specs.iter().any(|s| s.session.is_none() && s.files.len() > 1);
             for mut q in queries() {
                 prop_assert_eq!(streamed(&index, &q), answered(&index, &q), "{:?}", q);
+                // Whole steps (`--json`): the answer's sessions, field for field.
+                let whole = match from_index(&index, &q, now()).unwrap() {
+                    Recent::Sessions(s) => s,
+                    _ => vec![],
+                };
+                prop_assert_eq!(streamed_steps(&index, &q), whole, "{:?}", q);
                 // `recent -n N` shows the first N sessions the stream shows, ties included.
                 for n in [1, 3].into_iter().filter(|_| capped) {
                     q.count = Some(n);
