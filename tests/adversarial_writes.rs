@@ -266,17 +266,7 @@ fn neither_day_file_nor_journal_puts_the_entry_aside_in_the_vault() {
     );
     assert!(std::fs::read_to_string(&aside).unwrap().contains("One."));
     // status names what waits aside (recall does not show it yet), and writes nothing.
-    let status: common::json::Status =
-        common::json::decode(&env.rutter(&["status", "--json"]).stdout);
-    assert_eq!(
-        status.record.as_ref().map(|r| r.aside),
-        Some(1),
-        "{status:?}"
-    );
-    assert!(
-        status.findings.iter().any(|f| f.kind == "aside"),
-        "{status:?}"
-    );
+    assert_eq!(aside_in_status(&env), (Some(1), true));
     assert!(env
         .rutter(&["status"])
         .stdout
@@ -286,17 +276,14 @@ fn neither_day_file_nor_journal_puts_the_entry_aside_in_the_vault() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!aside.exists(), "a completed aside file is removed");
     assert_all_committed(&env, &["Zero.", "One."]);
-    let status: common::json::Status =
-        common::json::decode(&env.rutter(&["status", "--json"]).stdout);
-    assert_eq!(
-        status.record.as_ref().map(|r| r.aside),
-        Some(0),
-        "{status:?}"
-    );
-    assert!(
-        !status.findings.iter().any(|f| f.kind == "aside"),
-        "{status:?}"
-    );
+    assert_eq!(aside_in_status(&env), (Some(0), false));
+}
+
+/// What `status --json` says of the lines waiting aside: its count, and whether it is a finding.
+fn aside_in_status(env: &Env) -> (Option<usize>, bool) {
+    let status: common::json::Status = decode(&env.rutter(&["status", "--json"]).stdout);
+    let finding = status.findings.iter().any(|f| f.kind == "aside");
+    (status.record.map(|r| r.aside), finding)
 }
 
 /// The trial's F-12: an aside file is input like a journal record. A hand-placed one holding an
