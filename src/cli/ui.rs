@@ -116,11 +116,21 @@ impl Ui {
     /// gigabyte on a heavy vault).
     pub(crate) fn print_json(&mut self, value: &impl serde::Serialize) -> anyhow::Result<()> {
         let mut out = io::BufWriter::with_capacity(1 << 16, text::JsonSafe::new(&mut self.out));
-        let written = serde_json::to_writer_pretty(&mut out, value)
-            .map_err(io::Error::from)
-            .and_then(|_| out.write_all(b"\n"))
-            .and_then(|_| out.flush());
-        Ok(quiet_on_broken_pipe(written)?)
+        match serde_json::to_writer_pretty(&mut out, value) {
+            Err(e) if !e.is_io() => {
+                // A value that cannot be written as JSON (a path that is not UTF-8): what the
+                // buffer holds is dropped, so stdout stays empty (spec/output.md).
+                let _ = out.into_parts();
+                Err(e.into())
+            }
+            written => {
+                let written = written
+                    .map_err(io::Error::from)
+                    .and_then(|_| out.write_all(b"\n"))
+                    .and_then(|_| out.flush());
+                Ok(quiet_on_broken_pipe(written)?)
+            }
+        }
     }
 
     /// Writes bytes to stdout as they are (a manual page, a completion script).
@@ -232,5 +242,18 @@ mod tests {
         ui.print_painted("[unverified]", |p, t| p.marks(t)).unwrap();
         ui.print_json(&serde_json::json!({"s": "\u{1b}"})).unwrap();
         assert_eq!(got.stdout(), "[unverified]\n{\n  \"s\": \"\\u001b\"\n}\n");
+    }
+
+    /// A document that cannot be written as JSON (here a map keyed by numbers pairs, which JSON
+    /// has no key for) is an error, and stdout stays empty, though it is streamed.
+    #[test]
+    fn a_json_document_that_fails_leaves_stdout_empty() {
+        let (mut ui, got) = Ui::with_buffers(false);
+        let bad: std::collections::BTreeMap<(u8, u8), &str> = [((1, 2), "x")].into();
+        let doc = serde_json::json!({"first": "written before the failure"});
+        assert!(ui.print_json(&(doc, bad)).is_err());
+        assert_eq!(got.stdout(), "");
+        ui.print_json(&serde_json::json!({"a": 1})).unwrap();
+        assert_eq!(got.stdout(), "{\n  \"a\": 1\n}\n");
     }
 }
