@@ -693,7 +693,7 @@ fn meta(tx: &Transaction<'_>, key: &str) -> Result<Option<String>, rusqlite::Err
 }
 
 /// The `meta` key of the next `entries.rid` to hand out.
-const NEXT_RID: &str = "next_rid";
+pub(crate) const NEXT_RID: &str = "next_rid";
 
 /// The next `entries.rid` to hand out: from `meta`, or past the largest in use should the
 /// counter be missing (so a rid is never handed out twice).
