@@ -256,14 +256,8 @@ fn print_all_json(
     let mut sessions = 0;
     let streamed =
         recall::stream::each_session_of(index, &query, now, &claims, |s: LeanSession<Step>| {
-            let newest = s.steps.last().map(|st| &st.entry);
-            let session = JsonSession {
-                session_id: newest.and_then(|e| e.session_id.as_deref()),
-                project: newest.and_then(|e| e.project()),
-                steps: s.steps.iter().map(|st| JsonStep::of(st, &shown)).collect(),
-                total_steps: s.total_steps,
-                omitted: s.omitted,
-            };
+            let session = s.into_session();
+            let session = JsonSession::of(&session, &shown);
             // At the depth of the document's `sessions` array (a JSON string holds no newline).
             let text = serde_json::to_string_pretty(&session).map_err(std::io::Error::from)?;
             if sessions == 0 {
@@ -417,6 +411,18 @@ const STEP_KEYS: &[&str] = &[
     "supersedes_set_aside",
 ];
 
+impl<'a> JsonSession<'a> {
+    fn of(s: &'a recent::Session, shown: render::RefText<'_>) -> Self {
+        JsonSession {
+            session_id: s.session_id.as_deref(),
+            project: s.project.as_deref(),
+            steps: s.steps.iter().map(|st| JsonStep::of(st, shown)).collect(),
+            total_steps: s.total_steps,
+            omitted: s.omitted,
+        }
+    }
+}
+
 impl<'a> JsonStep<'a> {
     fn of(step: &'a Step, shown: render::RefText<'_>) -> Self {
         let (e, links) = (&step.entry, &step.supersede);
@@ -457,16 +463,7 @@ fn json<'a>(
         recent::Recent::Sessions(s) => s,
         _ => &[],
     };
-    let sessions = sessions
-        .iter()
-        .map(|s| JsonSession {
-            session_id: s.session_id.as_deref(),
-            project: s.project.as_deref(),
-            steps: s.steps.iter().map(|st| JsonStep::of(st, shown)).collect(),
-            total_steps: s.total_steps,
-            omitted: s.omitted,
-        })
-        .collect();
+    let sessions = sessions.iter().map(|s| JsonSession::of(s, shown)).collect();
     JsonAnswer {
         vault: root,
         empty: render::empty_state(result),

@@ -48,6 +48,9 @@ fn why_not(value: &str, now: Instant, clock: &Clock) -> DateError {
         return DateError::NoSuchDay(value.to_string());
     }
     // The same words with every count made 1: when those read, the count was what failed.
+    if !v.bytes().any(|b| b.is_ascii_digit()) {
+        return DateError::NotADate(value.to_string());
+    }
     let (mut ones, mut in_count) = (String::with_capacity(v.len()), false);
     for c in v.chars() {
         let digit = c.is_ascii_digit();
@@ -56,8 +59,7 @@ fn why_not(value: &str, now: Instant, clock: &Clock) -> DateError {
         }
         in_count = digit;
     }
-    let counted = v.bytes().any(|b| b.is_ascii_digit());
-    if counted && (days_before(&ones, now, clock).is_some() || words(&ones, now, clock).is_some()) {
+    if days_before(&ones, now, clock).is_some() || words(&ones, now, clock).is_some() {
         return DateError::TooFarBack(value.to_string());
     }
     DateError::NotADate(value.to_string())

@@ -124,6 +124,21 @@ pub(crate) struct LeanSession<S = LeanStep> {
     pub omitted: usize,
 }
 
+impl LeanSession<Step> {
+    /// The session as [`super::recent::from_index`] has it: its id and project are its newest
+    /// step's (the last one, steps being oldest first).
+    pub(crate) fn into_session(self) -> super::recent::Session {
+        let newest = self.steps.last().map(|st| &st.entry);
+        super::recent::Session {
+            session_id: newest.and_then(|e| e.session_id.clone()),
+            project: newest.and_then(|e| e.project().map(str::to_string)),
+            steps: self.steps,
+            total_steps: self.total_steps,
+            omitted: self.omitted,
+        }
+    }
+}
+
 impl LeanSession {
     /// The session as the renderings read it.
     pub(crate) fn text(&self) -> SessionText<'_, LeanStep> {
@@ -509,16 +524,7 @@ mod tests {
         let claims = index.supersedes().unwrap();
         let mut out = Vec::new();
         each_session_of(index, q, now(), &claims, |s: LeanSession<Step>| {
-            let newest = s.steps.last().map(|st| st.entry.clone());
-            out.push(crate::recall::recent::Session {
-                session_id: newest.as_ref().and_then(|e| e.session_id.clone()),
-                project: newest
-                    .as_ref()
-                    .and_then(|e| e.project().map(str::to_string)),
-                steps: s.steps,
-                total_steps: s.total_steps,
-                omitted: s.omitted,
-            });
+            out.push(s.into_session());
             Ok(())
         })
         .unwrap();

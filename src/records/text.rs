@@ -188,6 +188,9 @@ pub(crate) fn json_terminal_safe(json: &str) -> std::borrow::Cow<'_, str> {
             i += 1;
             continue;
         }
+        // `i` is always where a character starts (it moves by a byte over ASCII and by the
+        // character's length otherwise), so this always finds one. (A walk by `char_indices`
+        // instead was 18 % slower on `recent --all --json`.)
         let Some(c) = json.get(i..).and_then(|rest| rest.chars().next()) else {
             break;
         };
