@@ -77,13 +77,25 @@ pub(crate) fn find(text: &[u8], m: Markers) -> Result<Option<(usize, usize)>, Bl
     }
 }
 
-/// `text` with `block` in place of its block, or placed as `p` says when it has none.
+/// The line ending a block written into `text` takes: `\r\n` when the file's first line ends
+/// so (a file an editor or `core.autocrlf` keeps with CRLF), else `\n`.
+pub(crate) fn line_ending(text: &[u8]) -> &'static [u8] {
+    match lines(text).next() {
+        Some((_, _, l)) if l.ends_with(b"\r\n") => b"\r\n",
+        _ => b"\n",
+    }
+}
+
+/// `text` with `block` in place of its block, or placed as `p` says when it has none. The block
+/// is written with the file's [`line_ending`] (callers give it with `\n`), so installing into a
+/// CRLF file keeps it CRLF and a second install finds the block up to date.
 pub(crate) fn with_block(
     text: &[u8],
     block: &[u8],
     m: Markers,
     p: Placement,
 ) -> Result<Vec<u8>, BlockError> {
+    let eol = line_ending(text);
     let (at, to, separator) = match (find(text, m)?, p) {
         (Some((s, e)), _) => (s, e, false),
         (None, Placement::AfterShebang) if text.starts_with(b"#!") => {
@@ -95,12 +107,20 @@ pub(crate) fn with_block(
     };
     let mut out = text[..at].to_vec();
     if !out.is_empty() && !out.ends_with(b"\n") {
-        out.push(b'\n');
+        out.extend_from_slice(eol);
     }
     if separator {
-        out.push(b'\n');
+        out.extend_from_slice(eol);
     }
-    out.extend_from_slice(block);
+    for (_, _, line) in lines(block) {
+        match line.strip_suffix(b"\n") {
+            Some(l) => {
+                out.extend_from_slice(l.strip_suffix(b"\r").unwrap_or(l));
+                out.extend_from_slice(eol);
+            }
+            None => out.extend_from_slice(line),
+        }
+    }
     out.extend_from_slice(&text[to..]);
     Ok(out)
 }
@@ -115,9 +135,12 @@ pub(crate) fn without_block(
     let Some((mut s, e)) = find(text, m)? else {
         return Ok(None);
     };
-    let empty_line_before = s >= 1 && text[s - 1] == b'\n' && (s == 1 || text[s - 2] == b'\n');
+    // The empty line [`with_block`] put before it, in the file's line ending.
+    let eol = line_ending(text);
+    let empty_line_before =
+        text[..s].ends_with(eol) && (s == eol.len() || text[..s - eol.len()].ends_with(b"\n"));
     if p == Placement::End && empty_line_before {
-        s -= 1;
+        s -= eol.len();
     }
     Ok(Some([&text[..s], &text[e..]].concat()))
 }
@@ -176,6 +199,31 @@ mod tests {
         assert_eq!(gone, b"a\nafter\n");
     }
 
+    #[test]
+    fn a_crlf_file_gets_a_crlf_block_and_loses_it_byte_for_byte() {
+        let user = b"# Mine\r\n\r\ntext\r\n";
+        let once = with_block(user, B.as_bytes(), M, Placement::End).unwrap();
+        let crlf = B.replace('\n', "\r\n");
+        assert_eq!(
+            once,
+            format!("# Mine\r\n\r\ntext\r\n\r\n{crlf}").into_bytes()
+        );
+        assert_eq!(
+            with_block(&once, B.as_bytes(), M, Placement::End).unwrap(),
+            once
+        );
+        let back = without_block(&once, M, Placement::End).unwrap().unwrap();
+        assert_eq!(back, user.to_vec());
+        let no_final = with_block(b"abc\r\nxyz", B.as_bytes(), M, Placement::End).unwrap();
+        assert_eq!(no_final, format!("abc\r\nxyz\r\n\r\n{crlf}").into_bytes());
+        assert_eq!(
+            without_block(&no_final, M, Placement::End)
+                .unwrap()
+                .unwrap(),
+            b"abc\r\nxyz\r\n"
+        );
+    }
+
     /// Lines that are never marker lines, so generated files start without a block.
     fn text() -> impl Strategy<Value = Vec<u8>> {
         proptest::collection::vec("[a-z #!<>-]{0,12}\r?", 0..8).prop_map(|ls| {
@@ -204,7 +252,11 @@ mod tests {
                                                 end in any::<bool>()) {
             let p = if end { Placement::End } else { Placement::AfterShebang };
             let once = with_block(&t, &b1, M, p).unwrap();
-            prop_assert_eq!(find(&once, M).unwrap().map(|(s, e)| once[s..e].to_vec()), Some(b1.clone()));
+            let written = match line_ending(&t) {
+                b"\r\n" => String::from_utf8_lossy(&b1).replace('\n', "\r\n").into_bytes(),
+                _ => b1.clone(),
+            };
+            prop_assert_eq!(find(&once, M).unwrap().map(|(s, e)| once[s..e].to_vec()), Some(written));
             prop_assert_eq!(&with_block(&once, &b1, M, p).unwrap(), &once);
             let replaced = with_block(&once, &b2, M, p).unwrap();
             prop_assert_eq!(&replaced, &with_block(&t, &b2, M, p).unwrap());

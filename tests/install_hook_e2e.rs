@@ -429,7 +429,8 @@ fn uninstall_removes_only_what_install_added() {
         (".config/muse/AGENTS.md", "No trailing blank line here.\n"),
         (".cursor/hooks.json", "{\"version\":1,\"hooks\":{\"stop\":[{\"command\":\"./audit.sh\",\"loop_limit\":10}]}}\n"),
         (".gemini/settings.json", "{\n  \"theme\": \"GitHub\",\n  \"hooks\": {\n    \"BeforeTool\": [\n      { \"matcher\": \"write_file\", \"hooks\": [{ \"type\": \"command\", \"command\": \"./check.sh\" }] }\n    ]\n  }\n}\n"),
-        (".gemini/GEMINI.md", "# Context\n"),
+        // Kept with CRLF (an editor's or `core.autocrlf`'s): the block takes its line ending.
+        (".gemini/GEMINI.md", "# Context\r\n\r\nAnswer briefly.\r\n"),
         (".config/opencode/opencode.json", "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"mcp\": {\n    \"docs\": { \"type\": \"remote\", \"url\": \"https://example.invalid/mcp\" }\n  }\n}\n"),
         (".codeium/windsurf/mcp_config.json", "{\n  \"mcpServers\": {\n    \"github\": { \"serverUrl\": \"https://example.invalid/mcp\" }\n  }\n}\n"),
         (".codeium/windsurf/memories/global_rules.md", "Prefer small diffs.\n"),
@@ -456,6 +457,19 @@ fn uninstall_removes_only_what_install_added() {
     assert!(std::fs::read_to_string(h.join(".codex/AGENTS.md"))
         .unwrap()
         .starts_with(user_files[2].1));
+    let gemini = std::fs::read_to_string(h.join(".gemini/GEMINI.md")).unwrap();
+    assert!(gemini.contains("git-rutter"), "{gemini:?}");
+    assert_eq!(
+        gemini.matches('\n').count(),
+        gemini.matches("\r\n").count(),
+        "the block in a CRLF file has a line ending of its own: {gemini:?}"
+    );
+    let again = install(&env, "gemini");
+    assert!(
+        again.stdout.contains(".gemini/GEMINI.md is up to date"),
+        "{}",
+        again.stdout
+    );
     for client in CLIENTS {
         let r = rutter(&env, &["uninstall-hook", "--client", client]);
         assert_eq!(r.code, 0, "{client}: {}", r.stderr);
