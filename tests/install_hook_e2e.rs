@@ -1028,6 +1028,15 @@ fn an_install_that_cannot_finish_says_what_it_changed() {
         "said once: {}",
         r.stderr
     );
+    // status says what install-hook would still do, as a plan.
+    let st = rutter(&env, &["status"]);
+    assert!(
+        st.stdout
+            .contains("install-hook would still change: ~/.codex/config.toml: register the MCP"),
+        "{}{}",
+        st.stdout,
+        st.stderr
+    );
     let r = install(&env, "codex");
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let again = install(&env, "codex");

@@ -4,6 +4,7 @@
 //! `--dry-run`, JSON with `--json`) or applies it.
 
 use super::{user_error, CommandError, CommandResult, ErrorKind, Exit, Ui};
+use crate::clients::change::Change;
 use crate::clients::{self, files, Context, Error, Mode, Plan};
 use std::path::{Path, PathBuf};
 
@@ -241,15 +242,11 @@ pub(crate) enum Tense {
 /// One sentence about one file: what was done to it, or what the plan would do.
 pub(crate) fn describe(edit: &files::FileEdit, mode: Mode, tense: Tense) -> String {
     let shown = &edit.shown;
-    let what = match tense {
-        Tense::Done => edit.changes.join("; "),
-        Tense::Planned => edit
-            .changes
-            .iter()
-            .map(|c| planned(c))
-            .collect::<Vec<_>>()
-            .join("; "),
+    let say = match tense {
+        Tense::Done => Change::done,
+        Tense::Planned => Change::planned,
     };
+    let what = edit.changes.iter().map(say).collect::<Vec<_>>().join("; ");
     match (&edit.before, &edit.after, edit.changed(), tense) {
         (None, None, _, _) => format!("{shown}: absent, nothing to remove."),
         (_, _, false, _) if mode == Mode::Install => format!("{shown} is up to date."),
@@ -265,28 +262,6 @@ pub(crate) fn describe(edit: &files::FileEdit, mode: Mode, tense: Tense) -> Stri
         (Some(_), Some(_), true, Tense::Done) => format!("{shown}: {what}."),
         (Some(_), Some(_), true, Tense::Planned) => format!("would change {shown}: {what}."),
     }
-}
-
-/// A change as a plan says it: the clients word each change as done ("registered the Stop hook
-/// …"); a plan says what it would do ("register the Stop hook …").
-fn planned(change: &str) -> String {
-    const VERBS: [(&str, &str); 7] = [
-        ("registered ", "register "),
-        ("wrote ", "write "),
-        ("updated ", "update "),
-        ("replaced ", "replace "),
-        ("added ", "add "),
-        ("removed ", "remove "),
-        ("created ", "create "),
-    ];
-    VERBS
-        .iter()
-        .find_map(|(done, todo)| {
-            change
-                .strip_prefix(done)
-                .map(|rest| format!("{todo}{rest}"))
-        })
-        .unwrap_or_else(|| change.to_string())
 }
 
 /// A unified diff of one file's change.
@@ -320,7 +295,7 @@ fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
             serde_json::json!({
                 "path": path_text(&e.path),
                 "action": action,
-                "changes": e.changes,
+                "changes": e.changes.iter().map(Change::done).collect::<Vec<_>>(),
             })
         })
         .collect();

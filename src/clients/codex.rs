@@ -4,6 +4,7 @@
 //! `[mcp_servers.rutter]` in `~/.codex/config.toml`, edited with toml_edit so the rest of the
 //! file keeps its comments and layout.
 
+use super::change::Change;
 use super::command::{is_our_server, is_reference_server};
 use super::hooks::Shape;
 use super::{files, Context, EditError, Error, FileEdit, Mode, Plan, Spec};
@@ -115,7 +116,7 @@ fn set_server(
     doc: &mut DocumentMut,
     bin: &str,
     vault: Option<&str>,
-) -> Result<Vec<String>, EditError> {
+) -> Result<Vec<Change>, EditError> {
     let servers = doc.entry("mcp_servers").or_insert_with(|| {
         let mut t = Table::new();
         t.set_implicit(true);
@@ -132,9 +133,7 @@ fn set_server(
         let was = line(t);
         if is_reference_server(&was) {
             servers.remove("rutter");
-            changes.push(format!(
-                "replaced the TypeScript rutter MCP server `{was}` with git-rutter's"
-            ));
+            changes.push(super::mcp::replaced_reference(&was));
         } else if !is_our_server(t.get("command").and_then(Item::as_str).unwrap_or_default()) {
             return Err(EditError::NotOurs {
                 key: "mcp_servers.rutter".into(),
@@ -182,14 +181,14 @@ fn set_server(
         && (fresh || now != before || t.get("env").map(|e| e.to_string()) != env_before)
     {
         changes.push(match fresh {
-            true => format!("registered the MCP server `rutter` (`{now}`)"),
-            false => format!("updated the MCP server `rutter` to `{now}`"),
+            true => super::mcp::added(&now),
+            false => super::mcp::updated(&now),
         });
     }
     Ok(changes)
 }
 
-fn remove_server(doc: &mut DocumentMut) -> Vec<String> {
+fn remove_server(doc: &mut DocumentMut) -> Vec<Change> {
     let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut) else {
         return Vec::new();
     };
@@ -206,7 +205,7 @@ fn remove_server(doc: &mut DocumentMut) -> Vec<String> {
     if servers.is_empty() {
         doc.remove("mcp_servers");
     }
-    vec!["removed the MCP server `rutter`".into()]
+    vec![super::mcp::removed()]
 }
 
 #[cfg(test)]
@@ -250,7 +249,7 @@ mod tests {
                 .parse()
                 .unwrap();
         let c = set_server(&mut doc, "/a/git-rutter", None).unwrap();
-        assert!(c[0].contains("TypeScript"), "{c:?}");
+        assert!(c[0].done().contains("TypeScript"), "{c:?}");
         let mut doc: DocumentMut = "[mcp_servers.rutter]\ncommand = \"/opt/x\"\n"
             .parse()
             .unwrap();

@@ -5,6 +5,7 @@
 //! file `install-hook` edits, a JSON config ([`json_file`]) and a markdown instruction file with
 //! our marked block ([`markdown_file`]).
 
+use super::change::{Change, Verb};
 use super::hooks::{self, Shape};
 use super::json::{self, Json, Layout};
 use super::jsonedit::{self, Doc};
@@ -26,8 +27,8 @@ pub(crate) struct FileEdit {
     pub shown: String,
     pub before: Option<Vec<u8>>,
     pub after: Option<Vec<u8>>,
-    /// What changes, one sentence each (empty when nothing does).
-    pub changes: Vec<String>,
+    /// What changes, one each (empty when nothing does).
+    pub changes: Vec<Change>,
 }
 
 impl FileEdit {
@@ -192,7 +193,7 @@ pub(crate) fn json_file(
     ctx: &Context,
     path: &Path,
     owner: Ownership,
-    edit: impl FnOnce(&mut Doc) -> Result<Vec<String>, super::EditError>,
+    edit: impl FnOnce(&mut Doc) -> Result<Vec<Change>, super::EditError>,
 ) -> Result<FileEdit, Error> {
     let shown = ctx.show(path);
     let before = read(ctx, path)?;
@@ -310,8 +311,11 @@ pub(crate) fn markdown_file(
                 )));
             }
             changes.push(match before.is_some() {
-                true => "replaced the TypeScript rutter instructions with git-rutter's".into(),
-                false => "wrote the capture instructions".into(),
+                true => Change::new(
+                    Verb::Replace,
+                    "the TypeScript rutter instructions with git-rutter's",
+                ),
+                false => Change::new(Verb::Write, "the capture instructions"),
             });
             Some(format!("{p}{block}").into_bytes())
         }
@@ -320,8 +324,11 @@ pub(crate) fn markdown_file(
                 .map_err(bad)?;
             if new != text {
                 changes.push(match has_block {
-                    true => "updated the git-rutter block".into(),
-                    false => "added the git-rutter block with the capture instructions".into(),
+                    true => Change::new(Verb::Update, "the git-rutter block"),
+                    false => Change::new(
+                        Verb::Add,
+                        "the git-rutter block with the capture instructions",
+                    ),
                 });
             }
             Some(new)
@@ -331,7 +338,7 @@ pub(crate) fn markdown_file(
             let rest = textblock::without_block(&text, MD_MARKERS, Placement::End)
                 .map_err(bad)?
                 .unwrap_or_default();
-            changes.push("removed the git-rutter block".into());
+            changes.push(Change::new(Verb::Remove, "the git-rutter block"));
             let leftover = String::from_utf8_lossy(&rest);
             let ours_only = prefix.is_some_and(|p| leftover.trim() == p.trim());
             (!(ours_only || leftover.trim().is_empty())).then_some(rest)
@@ -425,11 +432,11 @@ pub(crate) fn script_file(
         (super::Mode::Install, exists, _) => (
             Some(new.into_bytes()),
             Some(match exists {
-                true => "updated the plugin",
-                false => "wrote the plugin",
+                true => Verb::Update,
+                false => Verb::Write,
             }),
         ),
-        (super::Mode::Uninstall, _, true) => (None, Some("removed the plugin")),
+        (super::Mode::Uninstall, _, true) => (None, Some(Verb::Remove)),
         (super::Mode::Uninstall, _, false) => (before.clone(), None),
     };
     Ok(FileEdit {
@@ -437,7 +444,10 @@ pub(crate) fn script_file(
         shown,
         before,
         after,
-        changes: change.map(str::to_string).into_iter().collect(),
+        changes: change
+            .map(|v| Change::new(v, "the plugin"))
+            .into_iter()
+            .collect(),
     })
 }
 

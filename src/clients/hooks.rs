@@ -125,22 +125,30 @@ pub(crate) enum Change {
     Removed(String),
 }
 
-impl std::fmt::Display for Change {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+impl Change {
+    /// The change as a report says it, done or planned.
+    pub(crate) fn said(&self) -> super::change::Change {
+        use super::change::{Change as Said, Verb};
         match self {
-            Change::Added(c) => write!(f, "registered the {} `{c}`", event(c)),
-            Change::Updated { from, to } => write!(f, "updated the hook from `{from}` to `{to}`"),
-            Change::ReplacedReference { from, to } => write!(
-                f,
-                "replaced the TypeScript rutter hook `{from}` with `{to}` (its writer rewrites \
-                 whole day files and would drop the lines git-rutter appends)"
+            Change::Added(c) => Said::new(Verb::Register, format!("the {} `{c}`", event(c))),
+            Change::Updated { from, to } => {
+                Said::new(Verb::Update, format!("the hook from `{from}` to `{to}`"))
+            }
+            Change::ReplacedReference { from, to } => Said::new(
+                Verb::Replace,
+                format!(
+                    "the TypeScript rutter hook `{from}` with `{to}` (its writer rewrites whole \
+                     day files and would drop the lines git-rutter appends)"
+                ),
             ),
-            Change::RemovedDuplicate(c) => write!(f, "removed a second copy of the hook `{c}`"),
-            Change::RemovedReference(c) => write!(
-                f,
-                "removed the TypeScript rutter hook `{c}` (git-rutter's hook replaces it)"
+            Change::RemovedDuplicate(c) => {
+                Said::new(Verb::Remove, format!("a second copy of the hook `{c}`"))
+            }
+            Change::RemovedReference(c) => Said::new(
+                Verb::Remove,
+                format!("the TypeScript rutter hook `{c}` (git-rutter's hook replaces it)"),
             ),
-            Change::Removed(c) => write!(f, "removed the {} `{c}`", event(c)),
+            Change::Removed(c) => Said::new(Verb::Remove, format!("the {} `{c}`", event(c))),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! (`rutter-memory`, `dist/stdio.js`) is replaced, saying so; anything else called `rutter` is
 //! somebody else's and is refused.
 
+use super::change::{Change, Verb};
 use super::command::{is_our_server, is_reference_server, shell_word};
 use super::json::Json;
 use super::jsonedit::{key, Doc};
@@ -61,7 +62,7 @@ pub(crate) fn set_server(
     doc: &mut Doc,
     servers: &str,
     fields: Vec<(&str, Json)>,
-) -> Result<Vec<String>, EditError> {
+) -> Result<Vec<Change>, EditError> {
     let fresh = || {
         let mut e = Json::object();
         for (k, v) in &fields {
@@ -75,9 +76,7 @@ pub(crate) fn set_server(
             let mut list = Json::object();
             list.set(NAME, fresh());
             doc.set(&[], servers, list);
-            return Ok(vec![format!(
-                "registered the MCP server `{NAME}` (`{line}`)"
-            )]);
+            return Ok(vec![added(&line)]);
         }
         Some(l) if !l.is_object() => {
             return Err(EditError::NotA {
@@ -89,16 +88,12 @@ pub(crate) fn set_server(
     };
     let Some(entry) = existing else {
         doc.set(&[key(servers)], NAME, fresh());
-        return Ok(vec![format!(
-            "registered the MCP server `{NAME}` (`{line}`)"
-        )]);
+        return Ok(vec![added(&line)]);
     };
     let was = command_line(&entry);
     if is_reference_server(&was) {
         doc.set(&[key(servers)], NAME, fresh());
-        return Ok(vec![format!(
-            "replaced the TypeScript rutter MCP server `{was}` with git-rutter's"
-        )]);
+        return Ok(vec![replaced_reference(&was)]);
     }
     if !is_our_server(program(&entry)) || !entry.is_object() {
         return Err(EditError::NotOurs {
@@ -122,13 +117,13 @@ pub(crate) fn set_server(
         }
     }
     Ok(match doc.ops.len() > before {
-        true => vec![format!("updated the MCP server `{NAME}` to `{line}`")],
+        true => vec![updated(&line)],
         false => Vec::new(),
     })
 }
 
 /// Removes our server entry (never another's), and `servers` when that leaves it empty.
-pub(crate) fn remove_server(doc: &mut Doc, servers: &str) -> Vec<String> {
+pub(crate) fn remove_server(doc: &mut Doc, servers: &str) -> Vec<Change> {
     let ours = doc
         .get(&[key(servers), key(NAME)])
         .is_some_and(|e| is_our_server(program(e)));
@@ -142,7 +137,30 @@ pub(crate) fn remove_server(doc: &mut Doc, servers: &str) -> Vec<String> {
     {
         doc.remove(&[key(servers)]);
     }
-    vec![format!("removed the MCP server `{NAME}`")]
+    vec![removed()]
+}
+
+/// The changes to our server entry, as every client's config says them.
+pub(crate) fn added(line: &str) -> Change {
+    Change::new(
+        Verb::Register,
+        format!("the MCP server `{NAME}` (`{line}`)"),
+    )
+}
+
+pub(crate) fn updated(line: &str) -> Change {
+    Change::new(Verb::Update, format!("the MCP server `{NAME}` to `{line}`"))
+}
+
+pub(crate) fn replaced_reference(was: &str) -> Change {
+    Change::new(
+        Verb::Replace,
+        format!("the TypeScript rutter MCP server `{was}` with git-rutter's"),
+    )
+}
+
+pub(crate) fn removed() -> Change {
+    Change::new(Verb::Remove, format!("the MCP server `{NAME}`"))
 }
 
 /// Whether `doc[servers][NAME]` is our server running `bin`.
@@ -183,7 +201,7 @@ mod tests {
             .is_empty());
         assert!(registered(&doc.json, "mcpServers", "/a/git-rutter"));
         let c = set_server(&mut doc, "mcpServers", fields("/b/git-rutter")).unwrap();
-        assert!(c[0].starts_with("updated"), "{c:?}");
+        assert!(c[0].done().starts_with("updated"), "{c:?}");
         assert_eq!(remove_server(&mut doc, "mcpServers").len(), 1);
         assert_eq!(doc.json, parse(before).unwrap());
         let mut empty = Doc::new(Json::object());
@@ -204,7 +222,7 @@ mod tests {
         let mut doc = Doc::new(parse(r#"{"mcp": {"docs": {"type": "remote"}}}"#).unwrap());
         let c = set_server(&mut doc, "mcp", fields.clone()).unwrap();
         assert_eq!(
-            c,
+            c.iter().map(Change::done).collect::<Vec<_>>(),
             ["registered the MCP server `rutter` (`/a b/git-rutter mcp`)"]
         );
         assert!(set_server(&mut doc, "mcp", fields).unwrap().is_empty());
@@ -220,7 +238,7 @@ mod tests {
     fn the_reference_server_is_replaced_and_foreign_ones_refused() {
         let mut doc = Doc::new(parse(r#"{"mcpServers": {"rutter": {"command": "npx", "args": ["-y", "rutter-memory"], "env": {"X": "1"}}}}"#).unwrap());
         let c = set_server(&mut doc, "mcpServers", fields("/a/git-rutter")).unwrap();
-        assert!(c[0].contains("TypeScript"), "{c:?}");
+        assert!(c[0].done().contains("TypeScript"), "{c:?}");
         assert_eq!(
             doc.json
                 .get("mcpServers")

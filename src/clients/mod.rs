@@ -10,6 +10,7 @@
 //! commands for the user to run, and refusals. The command line prints or applies it.
 
 pub(crate) mod agy;
+pub(crate) mod change;
 pub(crate) mod claude;
 pub(crate) mod codex;
 pub(crate) mod command;
@@ -29,6 +30,7 @@ pub(crate) mod opencode;
 pub(crate) mod windsurf;
 
 use crate::vault::{self, VaultSource};
+use change::Change;
 use std::path::{Path, PathBuf};
 
 pub(crate) use command::shell_word as shell;
@@ -334,7 +336,7 @@ pub(crate) fn hook_file_and(
     plan: &mut Plan,
     target: HookTarget,
     vault: Option<&str>,
-    more: impl FnOnce(&mut jsonedit::Doc) -> Result<Vec<String>, EditError>,
+    more: impl FnOnce(&mut jsonedit::Doc) -> Result<Vec<Change>, EditError>,
 ) -> Result<(), Error> {
     let (mode, client) = (plan.mode, plan.client.name);
     let HookTarget {
@@ -367,7 +369,7 @@ pub(crate) fn hook_file_and(
             });
         }
         reference_left = hooks::has_reference(&doc.json, shape);
-        let mut changes: Vec<String> = changes.iter().map(ToString::to_string).collect();
+        let mut changes: Vec<Change> = changes.iter().map(hooks::Change::said).collect();
         changes.extend(more(doc)?);
         Ok(changes)
     });

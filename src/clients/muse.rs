@@ -40,17 +40,17 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let mut handlers = Vec::new();
     let edit = files::json_file(ctx, &settings, files::Ownership::Shared, |doc| {
         handlers = hooks::handlers(&doc.json, SHAPE);
-        let mut changes: Vec<String> = match mode {
+        let mut changes: Vec<_> = match mode {
             Mode::Install => {
                 let cmd = command::hook_command(&bin, "muse", Some(&v));
                 hooks::install(doc, SHAPE, &cmd, &[])?
                     .iter()
-                    .map(ToString::to_string)
+                    .map(hooks::Change::said)
                     .collect()
             }
             Mode::Uninstall => hooks::uninstall(doc, SHAPE, false)
                 .iter()
-                .map(ToString::to_string)
+                .map(hooks::Change::said)
                 .collect(),
         };
         changes.extend(match mode {

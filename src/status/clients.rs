@@ -4,6 +4,7 @@
 //! when it would not. The plan is made for the binary the hook already runs (when that one
 //! exists), so running `status` from another copy of git-rutter does not count as stale.
 
+use crate::clients::change::Change;
 use crate::clients::command::{self, Kind};
 use crate::clients::{self, json, Context, FileEdit, Mode, Plan, Spec};
 use serde::Serialize;
@@ -114,7 +115,10 @@ fn one(ctx: &Context, spec: &'static Spec) -> ClientState {
             .edits
             .iter()
             .filter(|e| e.changed())
-            .map(|e| format!("{}: {}", e.shown, e.changes.join("; ")))
+            .map(|e| {
+                let plan: Vec<String> = e.changes.iter().map(Change::planned).collect();
+                format!("{}: {}", e.shown, plan.join("; "))
+            })
             .collect(),
         commands: plan.commands.clone(),
         refusals: plan.refusals.clone(),
