@@ -229,15 +229,18 @@ fn prefiltered(vault: &Vault, q: &Query, watch: &mut dyn Watch) -> Option<BTreeS
     if !filtered && q.count.is_none() {
         return None;
     }
-    // Every day file as it is now: a watching server vouches, else each is stat'ed.
-    let index = current_index(vault, None)?;
+    let index = open_index(vault)?;
     // A count past every entry the cache has numbered needs no shortcut: every day is read
     // (`log -n 70000`: looking up the ids of the newest N cost more than the days it saved).
+    // Read before the refresh, which it then spares: a cache behind the record numbers fewer
+    // entries, and only decides whether the shortcut is taken; both ways give the same rows.
     let numbered = index.meta(crate::index::entries::NEXT_RID).ok().flatten();
     let all = numbered.and_then(|n| n.parse::<usize>().ok());
     if !filtered && q.count.zip(all).is_some_and(|(count, all)| count >= all) {
         return None;
     }
+    // Every day file as it is now: a watching server vouches, else each is stat'ed.
+    let index = refreshed(index, vault, None)?;
     if !filter.words.is_empty() {
         // Only a shortcut: without it every entry's text is tested, with the same answer.
         watch.words(&mut || {
@@ -264,10 +267,19 @@ fn prefiltered(vault: &Vault, q: &Query, watch: &mut dyn Watch) -> Option<BTreeS
 /// day file as it is now (a running server's watcher vouches for what it heard, else each is
 /// compared); `None` without an index, or when it cannot be read.
 fn current_index(vault: &Vault, scope: Option<Scope<'_>>) -> Option<Index> {
+    refreshed(open_index(vault)?, vault, scope)
+}
+
+/// The vault's index as it is on disk; `None` without one, or when it cannot be read.
+fn open_index(vault: &Vault) -> Option<Index> {
     if !crate::index::location(vault).0.exists() {
         return None;
     }
-    let index = Index::open(vault, false).ok()?;
+    Index::open(vault, false).ok()
+}
+
+/// `index` with its record cache refreshed over `scope` (as [`current_index`]).
+fn refreshed(index: Index, vault: &Vault, scope: Option<Scope<'_>>) -> Option<Index> {
     let src = super::source::Source::open(vault).ok()?;
     match scope {
         Some(scope) => index.refresh_records(&src, scope).ok()?,
