@@ -283,7 +283,10 @@ fn log_of_one_entry_and_of_one_day() {
         log_line(None, NEW_DAY.0, NEW_DAY.1, "unverified", NEW_DAY.2) + "\n"
     );
     let empty = run(&env, &["log", "--day", "2026-10-01"]);
-    assert_eq!((empty.code, empty.stdout.as_str()), (0, "no records\n"));
+    assert_eq!(
+        (empty.code, empty.stdout.as_str()),
+        (0, "no record matches --day 2026-10-01\n")
+    );
 }
 
 /// `-p`, as `git log -p`: each entry is followed by the line its commit added, as a patch of
@@ -442,6 +445,10 @@ fn log_refuses_an_unknown_entry_and_a_malformed_day() {
 #[test]
 fn log_of_a_vault_without_records() {
     let env = Env::git_vault();
+    // No count shows nothing, as with `recent`: a usage error, not "no records".
+    let zero = run(&env, &["log", "-n", "0"]);
+    assert_eq!(zero.code, 2, "{}", zero.stdout);
+    assert!(zero.stderr.contains("0 is not in 1.."), "{}", zero.stderr);
     let r = run(&env, &["log"]);
     assert_eq!(
         (r.code, r.stdout.as_str()),

@@ -89,8 +89,14 @@ fn log_grep_finds_a_decision_by_a_word_of_its_summary_project_or_path() {
         log_summaries(&env, &["--grep", "cadence weekly"]),
         Vec::<String>::new()
     );
-    let text = env.rutter(&["log", "--grep", "nothing-like-this"]);
-    assert_eq!((text.code, text.stdout.trim()), (0, "no records"));
+    let text = env.rutter(&["log", "--grep", "nothing like this", "--client", "codex"]);
+    assert_eq!(
+        (text.code, text.stdout.trim()),
+        (
+            0,
+            "no record matches --grep 'nothing like this' --client codex"
+        )
+    );
 }
 
 #[test]

@@ -27,7 +27,8 @@ pub struct Args {
     #[arg(long, value_name = "DAY", conflicts_with = "entry")]
     pub day: Option<String>,
     /// At most this many entries (default 20).
-    #[arg(short = 'n', long, default_value_t = 20)]
+    #[arg(short = 'n', long, default_value_t = 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub count: usize,
     /// Every entry.
     #[arg(long)]
@@ -125,6 +126,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         filter = filter.on_day(d, &clock).map_err(cannot_run)?;
     }
     let vault = super::interactive_vault(ui, vault.as_deref())?;
+    let nothing = nothing_shown(&args);
     let query = Query {
         filter,
         project: args.project,
@@ -143,8 +145,30 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             oneline: args.oneline,
         };
         print_rows(ui, &rows, shape, &clock)?;
+        if rows.is_empty() {
+            ui.print(&nothing)?;
+        }
     }
     Ok(Exit::Clean)
+}
+
+/// What an empty answer says: `no records`, or with filters, which ones nothing matched
+/// (`no record matches --grep cadence --since 2026-12-01`).
+fn nothing_shown(args: &Args) -> String {
+    let f = &args.filter;
+    let words = f.grep.iter().map(|g| ("--grep", g));
+    let given: Vec<String> = words
+        .chain(f.since.iter().map(|d| ("--since", d)))
+        .chain(f.until.iter().map(|d| ("--until", d)))
+        .chain(args.day.iter().map(|d| ("--day", d)))
+        .chain(args.project.iter().map(|p| ("--project", p)))
+        .chain(args.client.iter().map(|c| ("--client", c)))
+        .map(|(flag, v)| format!("{flag} {}", field_safe(&crate::argv::quote(v))))
+        .collect();
+    match given.is_empty() {
+        true => "no records".into(),
+        false => format!("no record matches {}", given.join(" ")),
+    }
 }
 
 /// What the terminal shows while the rows are read.
@@ -215,9 +239,6 @@ fn print_rows(ui: &mut Ui, rows: &[Row], shape: Shape, clock: &Clock) -> std::io
             let indented: Vec<String> = d.lines().map(|l| format!("    {l}")).collect();
             ui.print_painted(&indented.join("\n"), |p, t| p.diff(t, 4))?;
         }
-    }
-    if rows.is_empty() {
-        ui.print("no records")?;
     }
     Ok(())
 }
