@@ -1335,7 +1335,8 @@ fn a_sync_that_runs_far_too_long_is_a_status_finding() {
 
 /// A remote git would read as an option, or whose name git does not take (set by hand in the
 /// config), is refused by what is wrong with its name, not as "no such remote", and the hint
-/// is a command the shell runs as written; an unknown name still gets `git remote add`.
+/// is a command the shell runs as written; an unknown name still gets `git remote add`, and so
+/// does a URL or a path given where a name goes.
 #[test]
 fn remote_names_git_does_not_take_are_refused_by_name() {
     let env = common::Env::git_vault();
@@ -1355,6 +1356,16 @@ fn remote_names_git_does_not_take_are_refused_by_name() {
         (
             vec!["sync", "--setup", "nothere"],
             "no remote named \"nothere\". Add it with `git remote add nothere URL`",
+        ),
+        // A URL or a path given for a name: no rename to suggest, a remote to add.
+        (
+            vec!["sync", "--setup", "/srv/git/notes.git"],
+            "\"/srv/git/notes.git\" is not the name of a git remote, so sync refuses it. Sync \
+             takes a remote's name: add one for it (`git remote add NAME /srv/git/notes.git`)",
+        ),
+        (
+            vec!["sync", "--setup", "git@example.invalid:me/notes.git"],
+            "(`git remote add NAME git@example.invalid:me/notes.git`)",
         ),
     ];
     for (args, said) in cases {

@@ -42,6 +42,9 @@ pub enum SyncError {
     /// A name git would read as an option (spec/sync.md), or takes for no remote's name.
     #[error("{0:?} {why}, so sync refuses it", why = match .0.starts_with('-') { true => "starts with '-', which git would read as an option", false => "is not a name git takes for a remote" })]
     BadRemoteName(String),
+    /// Not a remote's name and no remote is configured under it: a URL or a path, most likely.
+    #[error("{0:?} is not the name of a git remote, so sync refuses it")]
+    NotARemote(String),
     #[error("the remote {0} is not set up for rutter")]
     NotConfigured(String),
     #[error("refs/rutter/records does not exist in this vault yet")]
@@ -79,6 +82,10 @@ impl crate::hint::Hinted for SyncError {
                 "Rename it (`git remote rename -- {} NAME`), then run `git rutter sync --setup NAME`.",
                 crate::argv::quote(r)
             ),
+            SyncError::NotARemote(r) => format!(
+                "Sync takes a remote's name: add one for it (`git remote add NAME {}`), then run `git rutter sync --setup NAME`.",
+                crate::argv::quote(r)
+            ),
             SyncError::NotConfigured(r) => format!("Run `git rutter sync --setup {r}` first (it checks that the remote is yours and makes `git fetch` bring the records)."),
             SyncError::NoRecords => "Run `git rutter init` first.".into(),
             SyncError::LooksShared { remote, .. } => format!("Use a remote only you can read (`git remote add NAME URL`, then `git rutter sync --setup NAME`); if those identities are all yours (another machine's git identity), run `git rutter sync --setup {remote} --force`."),
@@ -98,6 +105,7 @@ impl crate::hint::Hinted for SyncError {
             SyncError::NoRemote
                 | SyncError::UnknownRemote(_)
                 | SyncError::BadRemoteName(_)
+                | SyncError::NotARemote(_)
                 | SyncError::NotConfigured(_)
                 | SyncError::NoRecords
                 | SyncError::Refused { .. }
@@ -194,7 +202,12 @@ pub fn sync_remote(store: &Store, given: Option<&str>) -> Result<String, SyncErr
 /// Refuses a name that is no configured remote (or could be read as an option).
 pub fn known_remote(store: &Store, name: &str) -> Result<(), SyncError> {
     if name.starts_with('-') || !Store::valid_remote_name(name) {
-        return Err(SyncError::BadRemoteName(name.to_string()));
+        // A name git does not take is only a remote when the config names one so (by hand).
+        let configured = store.config_string(&format!("remote.{name}.url")).is_some();
+        return Err(match configured {
+            true => SyncError::BadRemoteName(name.to_string()),
+            false => SyncError::NotARemote(name.to_string()),
+        });
     }
     if !store.has_remote(name) {
         return Err(SyncError::UnknownRemote(name.to_string()));
