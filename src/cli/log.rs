@@ -104,7 +104,7 @@ impl<'a> JsonRow<'a> {
             project: e.project(),
             client: e.client.as_deref(),
             refs: JsonRefs(&e.refs),
-            retraction: r.retraction.as_ref(),
+            retraction: r.retraction.as_deref(),
             diff: r.diff.as_deref(),
             supersedes: e.supersedes.as_deref(),
             superseded_by: &r.step.supersede.superseded_by,
@@ -132,6 +132,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         project: args.project,
         count: (!args.all && args.entry.is_none()).then_some(args.count),
         entry: args.entry,
+        lines: args.patch && !args.json,
     };
     let rows = log::read(&vault, &query, &mut Watching(ui)).map_err(|e| match e {
         LogError::Store(e) => CommandError::from(e),

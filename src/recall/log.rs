@@ -28,6 +28,9 @@ pub(crate) struct Query {
     pub entry: Option<String>,
     /// Only the newest N rows (`None`: every one).
     pub count: Option<usize>,
+    /// Each row with the line its file holds (`log -p`); without, [`Row::line`] is `None` and
+    /// no day file's lines are kept (the whole record's rows were a third larger with them).
+    pub lines: bool,
 }
 
 /// What [`read`] tells its caller while it works.
@@ -67,7 +70,7 @@ pub(crate) fn read(vault: &Vault, q: &Query, watch: &mut dyn Watch) -> Result<Ve
     if report.lock_missed {
         watch.lock_missed();
     }
-    let mut rows = rows(&store, &report.findings, &q.filter, only.as_ref())?;
+    let mut rows = rows(&store, &report.findings, q, only.as_ref())?;
     if let Some(p) = &q.project {
         let want = project_key(p);
         rows.retain(|r| r.step.entry.project().map(project_key).as_ref() == Some(&want));
@@ -110,9 +113,10 @@ fn entry_rows(rows: &mut Vec<Row>, given: &str) -> Result<(), Vec<String>> {
 fn rows(
     store: &Store,
     findings: &[Finding],
-    filter: &EntryFilter,
+    q: &Query,
     only: Option<&BTreeSet<String>>,
 ) -> Result<Vec<Row>, StoreError> {
+    let filter = &q.filter;
     let diffs = diffs(findings);
     // With the index's days, only those are looked up in the ref and the working tree.
     let committed: BTreeMap<String, _> = match (store.tip()?, only) {
@@ -133,7 +137,11 @@ fn rows(
     let (first, last) = filter.day_range();
     days.retain(|d| first.is_none_or(|want| day_of_stem(d) >= want));
     days.retain(|d| only.is_none_or(|o| o.contains(d)));
-    let mut entries = Vec::new();
+    let mut rows = Vec::new();
+    // Each row's file stem and which of that file's lines with its id it is; the ids of the
+    // entries the filter left out (a line of theirs still makes an id one held twice).
+    let mut places: Vec<(&str, usize)> = Vec::new();
+    let mut left_out: Vec<String> = Vec::new();
     let mut retractions: HashMap<String, Retracted> = HashMap::new();
     for d in &days {
         let working = store.working(&paths::day_file(d));
@@ -156,38 +164,39 @@ fn rows(
                 .entry(r.retracts.clone())
                 .or_insert_with(|| retracted(r, day));
         }
-        if last.is_none_or(|want| day <= want) {
-            let mut raw = raw_lines(working.as_deref().or(bytes.as_deref()));
-            entries.extend(record.entries.into_iter().map(|(e, st)| {
-                let line = raw.get_mut(&e.id).and_then(VecDeque::pop_front);
-                (d.clone(), e, st, line)
-            }));
-        }
-    }
-    let held_twice = ids_held_twice(&entries);
-    let mut seen: HashMap<(String, String), usize> = HashMap::new();
-    let mut rows = Vec::with_capacity(entries.len());
-    for (stem, e, st, line) in entries {
-        let nth = seen.entry((stem.clone(), e.id.clone())).or_default();
-        let k = *nth;
-        *nth += 1;
-        if !filter.matches(&e) {
+        if last.is_some_and(|want| day > want) {
             continue;
         }
+        let mut raw = match q.lines {
+            true => raw_lines(working.as_deref().or(bytes.as_deref())),
+            false => HashMap::new(),
+        };
+        let nth = nth_of_id(&record.entries);
+        for ((e, st), k) in record.entries.into_iter().zip(nth) {
+            let line = raw.get_mut(&e.id).and_then(VecDeque::pop_front);
+            if !filter.matches(&e) {
+                left_out.push(e.id);
+                continue;
+            }
+            let diff = diffs.get(&e.id).cloned().filter(|_| st == Status::Edited);
+            let mut r = row(e, day.to_string(), st, paths::day_file(d));
+            (r.line, r.diff) = (line, diff);
+            rows.push(r);
+            places.push((d.as_str(), k));
+        }
+    }
+    let held_twice = ids_held_twice(
+        rows.iter()
+            .map(Row::id)
+            .chain(left_out.iter().map(String::as_str)),
+    );
+    for (r, (stem, k)) in rows.iter_mut().zip(places) {
         // An id several lines carry (two writers stamping one millisecond, or a remote's
         // entry): each line is named with the commit that added that very line.
-        let commit = match (held_twice.contains(&e.id), committed.get(&stem)) {
-            (true, Some(oid)) => {
-                exact_commit(store, &store.blob_bytes(*oid, None)?, &stem, &e.id, k)?
-            }
-            _ => None,
-        };
-        let diff = diffs.get(&e.id).cloned().filter(|_| st == Status::Edited);
-        let retraction = retractions.get(&e.id).cloned();
-        let day = day_of_stem(&stem).to_string();
-        let mut r = row(e, day, st, paths::day_file(&stem));
-        (r.commit, r.line, r.diff, r.retraction) = (commit, line, diff, retraction);
-        rows.push(r);
+        if let (true, Some(oid)) = (held_twice.contains(r.id()), committed.get(stem)) {
+            r.commit = exact_commit(store, &store.blob_bytes(*oid, None)?, stem, r.id(), k)?;
+        }
+        r.retraction = retractions.get(r.id()).cloned().map(Box::new);
     }
     rows.extend(purged_rows(store, filter, only)?);
     Ok(rows)
@@ -308,15 +317,28 @@ fn name_commits(rows: &mut [Row], added_by: &crate::audit::added_by::AddedBy) {
 }
 
 /// The entry ids more than one line of the record carries.
-fn ids_held_twice(entries: &[(String, Entry, Status, Option<String>)]) -> HashSet<String> {
+fn ids_held_twice<'a>(ids: impl Iterator<Item = &'a str>) -> HashSet<String> {
     let mut count: HashMap<&str, usize> = HashMap::new();
-    for (_, e, _, _) in entries {
-        *count.entry(e.id.as_str()).or_default() += 1;
+    for id in ids {
+        *count.entry(id).or_default() += 1;
     }
     count
         .into_iter()
         .filter(|(_, n)| *n > 1)
         .map(|(id, _)| id.to_string())
+        .collect()
+}
+
+/// For each entry of a file, which of the file's entries with its id it is (0 for the first).
+fn nth_of_id(entries: &[(Entry, Status)]) -> Vec<usize> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    entries
+        .iter()
+        .map(|(e, _)| {
+            let n = seen.entry(e.id.as_str()).or_default();
+            *n += 1;
+            *n - 1
+        })
         .collect()
 }
 

@@ -91,7 +91,8 @@ pub(crate) struct Row {
     pub line: Option<String>,
     /// The diff verify found for an edited entry.
     pub diff: Option<String>,
-    pub retraction: Option<Retracted>,
+    /// Boxed: few rows have one, and the whole record's rows are many.
+    pub retraction: Option<Box<Retracted>>,
 }
 
 impl Row {
