@@ -16,6 +16,7 @@ use crate::records::{paths, Entry};
 use crate::store::{Store, StoreError};
 use crate::vault::Vault;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 
 /// Which rows to read.
 #[derive(Debug, Clone, Default)]
@@ -172,6 +173,7 @@ fn rows(
             false => HashMap::new(),
         };
         let nth = nth_of_id(&record.entries);
+        let file: Rc<str> = paths::day_file(d).into();
         for ((e, st), k) in record.entries.into_iter().zip(nth) {
             let line = raw.get_mut(&e.id).and_then(VecDeque::pop_front);
             if !filter.matches(&e) {
@@ -179,7 +181,7 @@ fn rows(
                 continue;
             }
             let diff = diffs.get(&e.id).cloned().filter(|_| st == Status::Edited);
-            let mut r = row(e, day.to_string(), st, paths::day_file(d));
+            let mut r = row(e, day.to_string(), st, file.clone());
             (r.line, r.diff) = (line, diff);
             rows.push(r);
             places.push((d.as_str(), k));
@@ -194,7 +196,8 @@ fn rows(
         // An id several lines carry (two writers stamping one millisecond, or a remote's
         // entry): each line is named with the commit that added that very line.
         if let (true, Some(oid)) = (held_twice.contains(r.id()), committed.get(stem)) {
-            r.commit = exact_commit(store, &store.blob_bytes(*oid, None)?, stem, r.id(), k)?;
+            r.commit =
+                exact_commit(store, &store.blob_bytes(*oid, None)?, stem, r.id(), k)?.map(Rc::from);
         }
         r.retraction = retractions.get(r.id()).cloned().map(Box::new);
     }
@@ -213,6 +216,7 @@ fn purged_rows(
         return Ok(vec![]);
     };
     let (first, last) = filter.day_range();
+    let ledger: Rc<str> = paths::PURGES.into();
     let mut out = Vec::new();
     for p in crate::recorder::purge::recorded(store, tip)? {
         let stem = purged_stem(&p.day);
@@ -222,7 +226,7 @@ fn purged_rows(
         if !in_range || only.is_some_and(|o| !o.contains(&stem)) || !filter.matches(&e) {
             continue;
         }
-        out.push(row(e, p.day.clone(), Status::Purged, paths::PURGES.into()));
+        out.push(row(e, p.day.clone(), Status::Purged, ledger.clone()));
     }
     Ok(out)
 }
@@ -306,9 +310,16 @@ fn name_commits(rows: &mut [Row], added_by: &crate::audit::added_by::AddedBy) {
         .flatten()
         .collect();
     let by = added_by.map_for(&ids);
+    // One copy of each commit's id, however many rows it added.
+    let mut shared: HashMap<&str, Rc<str>> = HashMap::new();
     for r in rows {
         if r.commit.is_none() {
-            r.commit = by.get(r.id()).cloned();
+            r.commit = by.get(r.id()).map(|c| {
+                shared
+                    .entry(c.as_str())
+                    .or_insert_with(|| Rc::from(c.as_str()))
+                    .clone()
+            });
         }
         if let Some(x) = r.retraction.as_mut().filter(|x| x.commit.is_none()) {
             x.commit = by.get(&x.id).cloned();
@@ -402,7 +413,7 @@ fn retracted(r: Retraction, day: &str) -> Retracted {
 }
 
 /// The row of an entry of `day`, in `file`, with its status; nothing named yet.
-fn row(entry: Entry, day: String, status: Status, file: String) -> Row {
+fn row(entry: Entry, day: String, status: Status, file: Rc<str>) -> Row {
     Row {
         step: Step {
             day,

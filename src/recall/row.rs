@@ -19,6 +19,7 @@ pub(crate) use crate::records::Step;
 use crate::records::{NoteRef, Workspace};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::rc::Rc;
 
 /// How an entry stands, as `log` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,10 +84,11 @@ pub(crate) struct Retracted {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Row {
     pub step: Step,
-    /// The commit that added its line (`None`: not committed, or not found).
-    pub commit: Option<String>,
+    /// The commit that added its line (`None`: not committed, or not found); shared by the rows
+    /// of one commit, as their file is by the rows of one file.
+    pub commit: Option<Rc<str>>,
     /// The file that holds it (vault-relative: its day file, or the purge ledger).
-    pub file: String,
+    pub file: Rc<str>,
     /// The entry's line as its file holds it (`log -p` shows it as the line its commit added).
     pub line: Option<String>,
     /// The diff verify found for an edited entry.
