@@ -310,19 +310,19 @@ fn name_commits(rows: &mut [Row], added_by: &crate::audit::added_by::AddedBy) {
         .flatten()
         .collect();
     let by = added_by.map_for(&ids);
-    // One copy of each commit's id, however many rows it added.
-    let mut shared: HashMap<&str, Rc<str>> = HashMap::new();
-    for r in rows {
+    let named: Vec<Option<Rc<str>>> = rows.iter().map(|r| by.get(r.id()).cloned()).collect();
+    let retracted_by: Vec<Option<String>> = rows
+        .iter()
+        .map(|r| r.retraction.as_ref().and_then(|x| by.get(x.id.as_str())))
+        .map(|c| c.map(|c| c.to_string()))
+        .collect();
+    drop(by);
+    for ((r, commit), retraction) in rows.iter_mut().zip(named).zip(retracted_by) {
         if r.commit.is_none() {
-            r.commit = by.get(r.id()).map(|c| {
-                shared
-                    .entry(c.as_str())
-                    .or_insert_with(|| Rc::from(c.as_str()))
-                    .clone()
-            });
+            r.commit = commit;
         }
         if let Some(x) = r.retraction.as_mut().filter(|x| x.commit.is_none()) {
-            x.commit = by.get(&x.id).cloned();
+            x.commit = retraction;
         }
     }
 }
