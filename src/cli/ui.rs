@@ -115,7 +115,7 @@ impl Ui {
     /// Written as it is made, not held whole (an answer of the whole record is most of a
     /// gigabyte on a heavy vault).
     pub(crate) fn print_json(&mut self, value: &impl serde::Serialize) -> anyhow::Result<()> {
-        let mut out = io::BufWriter::with_capacity(1 << 16, text::JsonSafe::new(&mut self.out));
+        let mut out = text::JsonSafe::buffered(&mut self.out);
         match serde_json::to_writer_pretty(&mut out, value) {
             Err(e) if !e.is_io() => {
                 // A value that cannot be written as JSON (a path that is not UTF-8): what the
@@ -144,10 +144,14 @@ impl Ui {
         &mut self.out
     }
 
-    /// Writes one line to stderr. A message that cannot be written is dropped: it never turns
-    /// a command's outcome into a panic.
+    /// Writes one line to stderr, made terminal-safe as stdout is: a message or a hint that
+    /// quotes what the user typed (a remote's name, a path) never writes an escape or a line
+    /// break of its own. A message that cannot be written is dropped: it never turns a
+    /// command's outcome into a panic.
     pub(crate) fn warn(&mut self, line: impl Display) {
-        let _ = writeln!(self.err, "{line}").and_then(|_| self.err.flush());
+        let line = line.to_string();
+        let safe = text::terminal_safe(&line);
+        let _ = writeln!(self.err, "{safe}").and_then(|_| self.err.flush());
     }
 
     /// stderr itself, for a message written in parts.
@@ -242,6 +246,17 @@ mod tests {
         ui.print_painted("[unverified]", |p, t| p.marks(t)).unwrap();
         ui.print_json(&serde_json::json!({"s": "\u{1b}"})).unwrap();
         assert_eq!(got.stdout(), "[unverified]\n{\n  \"s\": \"\\u001b\"\n}\n");
+    }
+
+    /// stderr is made terminal-safe as stdout is: an escape is shown, line breaks stay.
+    #[test]
+    fn stderr_is_made_terminal_safe() {
+        let (mut ui, got) = Ui::with_buffers(false);
+        ui.warn("git-rutter: `git remote add NAME '/x\u{1b}[31m'`\nnext\tline");
+        assert_eq!(
+            got.stderr(),
+            "git-rutter: `git remote add NAME '/x\\u{001B}[31m'`\nnext\tline\n"
+        );
     }
 
     /// A document that cannot be written as JSON (here a map keyed by numbers pairs, which JSON
