@@ -156,14 +156,15 @@ fn aside(r: &super::RecordInfo, out: &mut Vec<Finding>) {
     if r.aside == 0 {
         return;
     }
-    let (n, noun) = match r.aside {
-        1 => (1, "line waits"),
-        n => (n, "lines wait"),
+    let n = r.aside;
+    let (noun, its, it) = match n {
+        1 => ("line waits", "its", "it"),
+        _ => ("lines wait", "their", "them"),
     };
     out.push(finding(
         "aside",
         format!(
-            "{n} captured {noun} aside (neither its day file nor the pending journal could take it when captured); recall and the record do not have it yet."
+            "{n} captured {noun} aside (neither {its} day file nor the pending journal could take {it} when captured); recall and the record do not have {it} yet."
         ),
         "Run `git rutter commit` (the next capture does it too): it moves what waits aside into the day files and commits it, or says what still stops it.".into(),
     ));
