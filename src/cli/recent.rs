@@ -242,10 +242,7 @@ fn print_all_json(
     let claims = index.supersedes()?;
     let describer = refs::Shown::from_fresh_index(index)?;
     let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
-    let mut out = std::io::BufWriter::with_capacity(
-        1 << 16,
-        crate::records::text::JsonSafe::new(ui.stdout()),
-    );
+    let mut out = crate::records::text::JsonSafe::buffered(ui.stdout());
     let head = |empty: Option<String>| -> serde_json::Result<String> {
         Ok(format!(
             "{{\n  \"vault\": {},\n  \"empty\": {},\n  \"sessions\": [",

@@ -310,14 +310,15 @@ fn name_commits(rows: &mut [Row], added_by: &crate::audit::added_by::AddedBy) {
         .flatten()
         .collect();
     let by = added_by.map_for(&ids);
-    let named: Vec<Option<Rc<str>>> = rows.iter().map(|r| by.get(r.id()).cloned()).collect();
-    let retracted_by: Vec<Option<String>> = rows
+    // Read while `by` borrows the rows' ids, then given to the rows.
+    let named: Vec<(Option<Rc<str>>, Option<String>)> = rows
         .iter()
-        .map(|r| r.retraction.as_ref().and_then(|x| by.get(x.id.as_str())))
-        .map(|c| c.map(|c| c.to_string()))
+        .map(|r| {
+            let retraction = r.retraction.as_ref().and_then(|x| by.get(x.id.as_str()));
+            (by.get(r.id()).cloned(), retraction.map(|c| c.to_string()))
+        })
         .collect();
-    drop(by);
-    for ((r, commit), retraction) in rows.iter_mut().zip(named).zip(retracted_by) {
+    for (r, (commit, retraction)) in rows.iter_mut().zip(named) {
         if r.commit.is_none() {
             r.commit = commit;
         }

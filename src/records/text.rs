@@ -226,6 +226,11 @@ impl<W: std::io::Write> JsonSafe<W> {
         }
     }
 
+    /// A `JsonSafe` over `inner` behind a 64 KiB buffer: how every `--json` answer is written.
+    pub(crate) fn buffered(inner: W) -> std::io::BufWriter<Self> {
+        std::io::BufWriter::with_capacity(1 << 16, JsonSafe::new(inner))
+    }
+
     /// Writes the text `bytes` begin with, and keeps a cut character's bytes for later.
     fn pass(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let not_text = || {
