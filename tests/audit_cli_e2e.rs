@@ -482,6 +482,40 @@ fn restore_rebuilds_a_deleted_day_file_byte_for_byte() {
     );
 }
 
+/// `git clean -x` or `git stash --all` takes the day files away; the next capture or retract
+/// into one writes its committed version back before its line (spec/capture.md), so the
+/// earlier entries read as committed, not as edited after commit.
+#[test]
+fn a_capture_or_retract_into_a_deleted_day_file_puts_its_committed_lines_back_first() {
+    let env = vault();
+    for day in [D29, D30] {
+        std::fs::remove_file(env.vault.join(day)).unwrap();
+    }
+    let before = (committed(&env, D29), committed(&env, D30));
+    let r = env.capture_at("2026-11-29T18:00:00.000Z", "Kept the old lines.", &[]);
+    assert!(r.stderr.contains("to refs/rutter/records."), "{}", r.stderr);
+    let (id, _, _) = ENTRIES[2];
+    let r = run_at(
+        &env,
+        "2026-11-30T18:00:00.000Z",
+        &["retract", id, "--reason", "Not a decision."],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for (day, before) in [(D29, before.0), (D30, before.1)] {
+        let now = bytes(&env, day);
+        assert!(now.starts_with(&before), "{day}: the committed lines first");
+        assert!(
+            now.len() > before.len(),
+            "{day}: and the new line after them"
+        );
+        assert_eq!(now, committed(&env, day), "{day}: committed as it stands");
+    }
+    let v = run(&env, &["verify"]);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    let log = run(&env, &["log", "--oneline", "--day", "2026-11-29"]);
+    assert!(!log.stdout.contains("edited"), "{}", log.stdout);
+}
+
 #[test]
 fn restore_moves_an_edited_file_aside_and_puts_the_committed_one_back() {
     let env = vault();

@@ -12,6 +12,7 @@ use crate::failpoint;
 use crate::fsx::{Dir, FsError};
 use crate::journal::{Journal, PendingAppend, RecordKind};
 use crate::records::{paths, Entry};
+use crate::store::Store;
 use std::io::{Seek, Write};
 
 /// A line that reached the record file.
@@ -47,17 +48,28 @@ pub(crate) enum Journalling {
 }
 
 /// What appends a line and journals it ([`super::Recorder::appender`], or a capture's that
-/// missed the lock, [`super::Capture::appender`]): the journal, when there is one, and whether
-/// the capture lock is held.
+/// missed the lock, [`super::Capture::appender`]): the journal, when there is one, whether
+/// the capture lock is held, and under it the store, whose committed version of a record file
+/// missing from the working tree is written back before the line (spec/capture.md, "A day file
+/// deleted from the working tree").
 #[derive(Clone, Copy)]
 pub(crate) struct Appender<'a> {
     journal: Option<&'a Journal>,
     locked: bool,
+    store: Option<&'a Store>,
 }
 
 impl<'a> Appender<'a> {
-    pub(super) fn new(journal: Option<&'a Journal>, locked: bool) -> Appender<'a> {
-        Appender { journal, locked }
+    pub(super) fn new(
+        journal: Option<&'a Journal>,
+        locked: bool,
+        store: Option<&'a Store>,
+    ) -> Appender<'a> {
+        Appender {
+            journal,
+            locked,
+            store,
+        }
     }
 
     /// Whether the capture lock is held.
@@ -81,7 +93,11 @@ impl<'a> Appender<'a> {
         mode: Journalling,
     ) -> Result<Appended, NotAppended> {
         let torn = (mode == Journalling::BestEffort).then_some(self.locked);
-        append_line(dir, name, header, line, self.journal, rec, torn)
+        let first = First {
+            header,
+            store: self.store.filter(|_| self.locked),
+        };
+        append_line(dir, name, first, line, self.journal, rec, torn)
     }
 
     /// Journals a line without appending it (it is in its file already, or the file cannot
@@ -96,8 +112,26 @@ impl<'a> Appender<'a> {
     }
 }
 
-/// Appends `line` to `dir/name`. A missing file is first published holding `header` alone
-/// (whole, so two captures that both find it missing never both write a header); a newline is
+/// What a record file missing from the working tree is first published holding: its committed
+/// version when `store` (the capture lock held) has one at the tip, else `header` alone.
+struct First<'s> {
+    header: &'s str,
+    store: Option<&'s Store>,
+}
+
+impl First<'_> {
+    /// The bytes for the record file `path` (vault-relative).
+    fn bytes(&self, path: &str) -> Vec<u8> {
+        let committed = self.store.and_then(|s| s.committed(path).ok().flatten());
+        match committed {
+            Some(c) if !c.is_empty() => c,
+            _ => self.header.as_bytes().to_vec(),
+        }
+    }
+}
+
+/// Appends `line` to `dir/name`. A missing file is first published holding its first bytes
+/// ([`First`]: whole, so two captures that both find it missing never both write them); a newline is
 /// written first when the file lacks a final one. `rec` describes the append for the journal
 /// (its `offset`, `bytes` and `line` are filled in here, the offset corrected after the write
 /// when another process appended in between). What each step did, or did not, is in
@@ -106,14 +140,15 @@ impl<'a> Appender<'a> {
 fn append_line(
     dir: &Dir,
     name: &str,
-    header: &str,
+    first: First<'_>,
     line: &str,
     journal: Option<&Journal>,
     mut rec: PendingAppend,
     best_effort: Option<bool>,
 ) -> Result<Appended, NotAppended> {
     rec.line = line.to_string();
-    let mut target = match open_target(dir, name, header) {
+    let header = first.header;
+    let mut target = match open_target(dir, name, || first.bytes(&rec.path)) {
         Ok(t) => t,
         Err(error) => {
             // The file cannot be opened: the journal is the line's next place (a refused,
@@ -201,7 +236,7 @@ pub(crate) fn entry_record(e: &Entry, cited: &[(String, String)], file: &str) ->
 /// Appends `line` to `dir/name` (publishing `header` first when the file is new) and `fsync`s
 /// the file and the folder: the aside carriers, which have no journal behind them.
 pub fn append_durable(dir: &Dir, name: &str, header: &str, line: &str) -> Result<(), FsError> {
-    let mut target = open_target(dir, name, header)?;
+    let mut target = open_target(dir, name, || header.as_bytes().to_vec())?;
     let bytes = crate::records::append_bytes(target.len, target.ends_with_newline, header, line);
     let io = |e| FsError::Io {
         path: target.path.clone(),
@@ -212,21 +247,26 @@ pub fn append_durable(dir: &Dir, name: &str, header: &str, line: &str) -> Result
     dir.sync()
 }
 
-/// Opens the record file for appending, publishing its header first when it is new.
-fn open_target(dir: &Dir, name: &str, header: &str) -> Result<crate::fsx::AppendFile, FsError> {
+/// Opens the record file for appending, publishing its `first` bytes when it is new.
+fn open_target(
+    dir: &Dir,
+    name: &str,
+    first: impl FnOnce() -> Vec<u8>,
+) -> Result<crate::fsx::AppendFile, FsError> {
     let io = |e| FsError::Io {
         path: dir.path().join(name),
         source: e,
     };
-    match dir.open_append_existing(name)? {
-        Some(t) => Ok(t),
-        None if header.is_empty() => dir.open_append(name),
-        None => {
-            failpoint::check("day-header").map_err(io)?;
-            dir.publish_new(name, header.as_bytes())?;
-            dir.open_append(name)
-        }
+    if let Some(t) = dir.open_append_existing(name)? {
+        return Ok(t);
     }
+    let first = first();
+    if first.is_empty() {
+        return dir.open_append(name);
+    }
+    failpoint::check("day-header").map_err(io)?;
+    dir.publish_new(name, &first)?;
+    dir.open_append(name)
 }
 
 /// A symlink, a file of another kind or a hard link: the record path is refused, not failing.

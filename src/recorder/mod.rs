@@ -110,7 +110,7 @@ impl Recorder<'_> {
             s.ensure_ref(now).map_err(RecordError::NoRef)?;
         }
         let journal = self.journal()?;
-        let appender = Appender::new(journal, true);
+        let appender = Appender::new(journal, true, self.store().ok());
         let (dir, name) = crate::overlay::folder(self.root(), file.path, true)?;
         let header = header(file.kind, file.day);
         for l in lines {

@@ -144,7 +144,7 @@ impl<'s> Recorder<'s> {
     /// What appends a line and journals it, under this session's lock.
     pub(crate) fn appender(&self) -> Appender<'_> {
         let journal = self.journal.get().and_then(Option::as_ref);
-        Appender::new(journal, true)
+        Appender::new(journal, true, self.store().ok())
     }
 }
 
@@ -212,7 +212,7 @@ impl<'s> Capture<'s> {
     pub(crate) fn appender(&self) -> Appender<'_> {
         match self {
             Capture::Locked(r) => r.appender(),
-            Capture::Missed { journal, .. } => Appender::new(journal.as_ref(), false),
+            Capture::Missed { journal, .. } => Appender::new(journal.as_ref(), false, None),
         }
     }
 }
