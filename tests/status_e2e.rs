@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::json::{decode, Status};
+use common::json::{decode, Status, WorkingChange};
 use common::{run_with_stdin, Env, Run, BIN};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -612,6 +612,76 @@ fn the_commits_since_the_last_verify_are_counted() {
     assert_eq!(s.record.unwrap().commits_since_verify, Some(2));
     let human = status(&env, &[]).stdout;
     assert!(human.contains("2 commits since the last verify"), "{human}");
+}
+
+/// `status` sees what `verify` would find in the working tree (a day file deleted or edited
+/// after commit), so a check that runs `status` is not told all is well; an acknowledged
+/// change, a capture's own append and a restored file are no finding.
+#[test]
+fn record_files_changed_in_the_working_tree_are_a_finding_as_verify_finds_them() {
+    let env = healthy();
+    assert_eq!(env.rutter(&["verify"]).code, 0);
+    let day = std::fs::read_dir(env.vault.join("_librarian/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "md"))
+        .unwrap();
+    let rel = day.strip_prefix(&env.vault).unwrap().display().to_string();
+    // A capture's append since the verify is no change.
+    let payload = env.transcript_payload(
+        "t2",
+        "s1",
+        &common::directive("Decided a second line.", &["Notes/a.md"]),
+    );
+    assert!(fire(&env, &claude_hook(&env), &payload, None)
+        .stderr
+        .contains("captured 1 entry"));
+    let (code, s) = status_json(&env);
+    assert_eq!((code, s.record().working_changes.len()), (0, 0), "{s:#?}");
+    let text = std::fs::read_to_string(&day).unwrap();
+    std::fs::write(
+        &day,
+        text.replace("status is the first", "status is the last"),
+    )
+    .unwrap();
+    let (code, s) = status_json(&env);
+    assert_eq!(code, 1);
+    assert_eq!(
+        s.record().working_changes,
+        [WorkingChange {
+            kind: "edited".into(),
+            path: rel.clone()
+        }]
+    );
+    let human = status(&env, &[]).stdout;
+    assert!(
+        human.contains("1 commit since the last verify; 1 record file changed in the working tree"),
+        "{human}"
+    );
+    assert!(
+        human.contains(&format!(
+            "record files differ from their commit: {rel} (edited after commit)"
+        )),
+        "{human}"
+    );
+    std::fs::remove_file(&day).unwrap();
+    let (code, s) = status_json(&env);
+    assert_eq!(code, 1);
+    assert_eq!(s.record().working_changes[0].kind, "deleted");
+    let id = env
+        .rutter(&["verify", "--porcelain"])
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.split('\t')
+                .find(|f| f.starts_with("deleted:"))
+                .map(str::to_string)
+        })
+        .expect("verify names the deletion");
+    let ack = env.rutter(&["verify", "--ack", &id, "--reason", "Moved it on purpose."]);
+    assert_eq!(ack.code, 0, "{}", ack.stderr);
+    let (code, s) = status_json(&env);
+    assert_eq!((code, s.record().working_changes.len()), (0, 0), "{s:#?}");
 }
 
 /// A file where the vault's `.git/rutter` folder belongs (put there by hand or by a broken

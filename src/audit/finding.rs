@@ -171,6 +171,18 @@ impl Finding {
     }
 }
 
+/// Marks each of `findings` acknowledged whose id the working log of the vault at `root` holds,
+/// with the reason given.
+pub(crate) fn acknowledge(findings: &mut [Finding], root: &Path) {
+    let acks = read_acks(root);
+    for f in findings {
+        f.acknowledged = acks
+            .iter()
+            .find(|(id, _)| *id == f.id)
+            .map(|(_, reason)| reason.clone());
+    }
+}
+
 /// `(finding id, reason)` of every acknowledgement in the working log.
 pub(crate) fn read_acks(root: &Path) -> Vec<(String, String)> {
     crate::store::read_jsonl_pairs(root, crate::records::paths::ACKS, "finding", "reason")

@@ -150,13 +150,7 @@ pub fn verify(store: &Store, opts: Options<'_>) -> Result<Report, StoreError> {
         report.findings.extend(notes::check(store, tip)?);
     }
     report.findings.extend(purged::check(store, tip)?);
-    let acks = finding::read_acks(store.root());
-    for f in &mut report.findings {
-        f.acknowledged = acks
-            .iter()
-            .find(|(id, _)| *id == f.id)
-            .map(|(_, reason)| reason.clone());
-    }
+    finding::acknowledge(&mut report.findings, store.root());
     // A rewritten witness log stays a finding until acknowledged; then what was read becomes
     // the baseline.
     if !report

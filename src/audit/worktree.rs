@@ -86,6 +86,36 @@ pub(crate) fn check_files(
     Ok(findings)
 }
 
+/// How many day files [`outstanding`] checks: the newest, which captures append to.
+pub(crate) const OUTSTANDING_DAYS: usize = 7;
+
+/// The working-tree findings `verify` would report now that count (acknowledged and pending
+/// ones left out), for `status`, without changing the verify cache and at a cost that does
+/// not grow with the record: the [`OUTSTANDING_DAYS`] newest committed day files (the ones
+/// captures append to, and that `git clean -x` takes with the rest) are checked as `verify`
+/// checks them. An older day file changed by hand is `verify`'s to find.
+pub(crate) fn outstanding(store: &Store, tip: ObjectId) -> Result<Vec<Finding>, StoreError> {
+    let newest: std::collections::BTreeSet<String> = store
+        .newest_days(tip, OUTSTANDING_DAYS)?
+        .iter()
+        .filter_map(|(p, _)| paths::stem_of(p).map(str::to_string))
+        .collect();
+    let mut cache = VerifyCache::load_days(store.worktree_state_dir(), false, true);
+    let mut found = check_files(store, tip, &mut cache.stamps, Some(&newest))?;
+    super::finding::acknowledge(&mut found, store.root());
+    found.retain(Finding::counts);
+    Ok(found)
+}
+
+/// The finding of a committed record file missing from the working tree.
+fn deleted(store: &Store, path: &str, blob: ObjectId) -> Finding {
+    let detail = format!(
+        "{path} is committed but missing from the working tree ({})",
+        summary(store, path, blob)
+    );
+    whole_file(Kind::Deleted, path, &incident(blob), detail)
+}
+
 /// Names, on each entry found edited or truncated, the commit that added it, when the history
 /// walk has seen it.
 pub(crate) fn attribute(found: &mut [Finding], cache: &mut VerifyCache) {
@@ -221,18 +251,7 @@ fn file(
                 detail,
             )]);
         }
-        Ok(None) => {
-            let detail = format!(
-                "{path} is committed but missing from the working tree ({})",
-                summary(store, path, blob)
-            );
-            return Ok(vec![whole_file(
-                Kind::Deleted,
-                path,
-                &incident(blob),
-                detail,
-            )]);
-        }
+        Ok(None) => return Ok(vec![deleted(store, path, blob)]),
         Err(e @ (FsError::Io { .. } | FsError::HardLink { .. })) => {
             return Ok(vec![unreadable(store, path, blob, &e)])
         }

@@ -162,8 +162,15 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
         (Some(_), Some(n)) => format!("{} since the last verify", count(n, "commit", "commits")),
         (Some(_), None) => "last verified long ago".to_string(),
     };
+    let changed = match crate::status::findings::files_changed(r) {
+        0 => String::new(),
+        n => format!(
+            "; {} changed in the working tree",
+            count(n, "record file", "record files")
+        ),
+    };
     out.push(format!(
-        "record:   refs/rutter/records at {} ({}, {}); {} pending; {}{}",
+        "record:   refs/rutter/records at {} ({}, {}); {} pending; {}{changed}{}",
         &crate::shortid::long(tip),
         r.tip_time
             .as_deref()

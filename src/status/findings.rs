@@ -105,6 +105,7 @@ fn record(s: &Status, inputs: &super::Inputs, out: &mut Vec<Finding>) {
         return;
     }
     aside(r, out);
+    working(r, out);
     if !r.ref_exists {
         out.push(finding(
             "no-record-ref",
@@ -168,6 +169,50 @@ fn aside(r: &super::RecordInfo, out: &mut Vec<Finding>) {
         ),
         "Run `git rutter commit` (the next capture does it too): it moves what waits aside into the day files and commits it, or says what still stops it.".into(),
     ));
+}
+
+/// Committed record files that differ from their commit in the working tree: what `verify`
+/// would report now, so a check that runs `status` sees it too.
+fn working(r: &super::RecordInfo, out: &mut Vec<Finding>) {
+    let Some(first) = r.working_changes.first() else {
+        return;
+    };
+    let n = files_changed(r);
+    let named = match n {
+        1 => format!("{} ({})", first.path, working_kind(first.kind)),
+        _ => format!(
+            "{} ({}) and {} more",
+            first.path,
+            working_kind(first.kind),
+            n - 1
+        ),
+    };
+    out.push(finding(
+        "record-files-changed",
+        format!("The working tree's record files differ from their commit: {named}; the record itself is intact."),
+        "Run `git rutter verify` to see each finding; `git rutter restore` puts the committed versions back (a changed file is moved aside first), or `git rutter verify --ack ID --reason TEXT` keeps a change you meant.".into(),
+    ));
+}
+
+/// How many record files [`working`] names (a file can differ in several ways).
+pub(crate) fn files_changed(r: &super::RecordInfo) -> usize {
+    let mut paths: Vec<&str> = r.working_changes.iter().map(|c| c.path.as_str()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    paths.len()
+}
+
+/// How a record file differs from its commit, in words, by `verify`'s kind.
+fn working_kind(kind: &str) -> &'static str {
+    match kind {
+        "deleted" => "deleted",
+        "edited" => "edited after commit",
+        "truncated" => "lost its tail",
+        "symlink" => "replaced by a link or something that is not a file",
+        "unverified" => "holds a line no capture wrote",
+        "unparseable" => "holds a line that is no record entry",
+        _ => "unreadable as a record",
+    }
 }
 
 /// A sync remote that is gone or not set up; being behind is not a finding (sync when you like).

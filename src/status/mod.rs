@@ -99,6 +99,9 @@ pub(crate) struct RecordInfo {
     /// With no sync remote set, the remotes whose records this vault has fetched (`init` on a
     /// clone): a sync `--setup` away. Empty otherwise.
     pub record_remotes: Vec<String>,
+    /// The committed record files that differ from their commit in the working tree, as
+    /// `verify` would report them now (`[]`: none).
+    pub working_changes: Vec<ref_state::WorkingChange>,
     /// `rutter.watch` as set (`None`: unset), and why it is no idle time, when it is not.
     pub watch: Option<String>,
     pub watch_error: Option<String>,
@@ -318,6 +321,7 @@ fn from_record(s: RecordState) -> RecordInfo {
         commits_since_verify: s.since_verified,
         error: None,
         record_remotes: s.record_remotes,
+        working_changes: s.working,
         watch: s.watch,
         watch_error: s.watch_error,
         sign_invalid: s.sign_invalid,

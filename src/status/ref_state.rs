@@ -33,6 +33,9 @@ pub(crate) struct RecordState {
     /// When no sync remote is set: the remotes this vault has fetched records from (a
     /// `refs/remotes/<remote>/rutter/records`, as `init` on a clone fetches it), by name.
     pub record_remotes: Vec<String>,
+    /// The committed record files that differ from their commit in the working tree now, as
+    /// `verify` would find them (acknowledged findings left out): one per file and kind.
+    pub working: Vec<WorkingChange>,
     /// `rutter.watch` as set (`None`: unset), and why it is no idle time, when it is not.
     pub watch: Option<String>,
     pub watch_error: Option<String>,
@@ -72,6 +75,16 @@ pub(crate) struct SyncState {
     /// A sync moved the ref and stopped before it brought the working files along (the next
     /// sync does; `sync::follow`).
     pub checkout_unfinished: bool,
+}
+
+/// A record file that differs from its commit in the working tree.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct WorkingChange {
+    /// The finding's kind as `verify` names it: `deleted`, `edited`, `truncated`, `symlink`,
+    /// `unparseable` or `unverified`.
+    pub kind: &'static str,
+    /// The file (or record folder) as `verify` names it.
+    pub path: String,
 }
 
 /// The tip commit.
@@ -118,6 +131,7 @@ pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
         .as_deref()
         .and_then(|v| ObjectId::from_hex(v).ok())
         .and_then(|v| commits_between(&store, v, tip));
+    out.working = working_changes(&store, tip);
     out.sync = sync_state(&store, &state_dir, tip);
     if out.sync.is_none() {
         out.record_remotes = record_remotes(&store);
@@ -126,6 +140,23 @@ pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
 }
 
 /// The remotes whose records this vault holds a remote-tracking ref of.
+/// The working-tree findings `verify` would report now ([`crate::audit::worktree::outstanding`]),
+/// one per file and kind; none when the check itself cannot run (`verify` says why).
+fn working_changes(store: &Store, tip: ObjectId) -> Vec<WorkingChange> {
+    let found = crate::audit::worktree::outstanding(store, tip).unwrap_or_default();
+    let mut out: Vec<WorkingChange> = Vec::new();
+    for f in found {
+        let change = WorkingChange {
+            kind: f.kind.as_str(),
+            path: f.path.unwrap_or_default(),
+        };
+        if !out.contains(&change) {
+            out.push(change);
+        }
+    }
+    out
+}
+
 fn record_remotes(store: &Store) -> Vec<String> {
     let tracking = store.record_tracking_refs().unwrap_or_default();
     tracking

@@ -243,6 +243,16 @@ impl Store {
         )
     }
 
+    /// The `n` newest day files committed at `tip`, newest first ([`tree::Trees::newest_days`]).
+    pub(crate) fn newest_days(
+        &self,
+        tip: ObjectId,
+        n: usize,
+    ) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        let tree = self.repo.find_commit(tip.to_git())?.tree_id();
+        Ok(tree::Trees::new(&self.repo)?.newest_days(tree.to_id(), n)?)
+    }
+
     /// Whether git ignores a vault-relative path (an unreadable ignore rule counts as ignored).
     pub(crate) fn is_ignored(&self, path: &str) -> bool {
         self.repo.is_path_ignored(path).unwrap_or(true)
@@ -288,15 +298,7 @@ impl Store {
         &self,
         known: &std::collections::HashSet<&str>,
     ) -> Vec<String> {
-        let sessions = std::fs::read_dir(self.root().join(crate::records::paths::SESSIONS_DIR));
-        let mut out: Vec<String> = sessions
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| crate::records::paths::is_day_file(n))
-            .map(|n| format!("{}/{n}", crate::records::paths::SESSIONS_DIR))
-            .collect();
+        let mut out = self.listed_day_files();
         out.sort();
         out.extend(
             [
@@ -309,6 +311,20 @@ impl Store {
         );
         out.retain(|p| !known.contains(p.as_str()) && self.has_working_file(p));
         out
+    }
+
+    /// The day files the working tree's sessions folder lists, by vault-relative path, in no
+    /// order: one read of the folder, no file stat'ed (a name may be a link or a folder).
+    pub(crate) fn listed_day_files(&self) -> Vec<String> {
+        let sessions = std::fs::read_dir(self.root().join(crate::records::paths::SESSIONS_DIR));
+        sessions
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| crate::records::paths::is_day_file(n))
+            .map(|n| format!("{}/{n}", crate::records::paths::SESSIONS_DIR))
+            .collect()
     }
 
     /// Whether the vault-relative `path` is a regular file in the working tree (not followed

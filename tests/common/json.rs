@@ -69,6 +69,13 @@ pub struct VaultRef {
     pub reason: String,
 }
 
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkingChange {
+    pub kind: String,
+    pub path: String,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Record {
@@ -94,6 +101,8 @@ pub struct Record {
     pub sync: Option<Sync>,
     /// With no sync remote set: the remotes whose records the vault has fetched.
     pub record_remotes: Vec<String>,
+    /// The record files that differ from their commit in the working tree, as verify finds them.
+    pub working_changes: Vec<WorkingChange>,
     /// `rutter.watch` as set, and why it is no idle time.
     #[serde(deserialize_with = "present")]
     pub watch: Option<String>,

@@ -607,6 +607,51 @@ impl<'r> Trees<'r> {
         Ok(out)
     }
 
+    /// The `n` newest day files of the tree `root`, newest first, as [`Trees::files`] lists
+    /// them (vault-relative, a year folder's day file at its path in the sessions folder), read
+    /// from the sessions folder and its newest year folders only: a few trees whatever the
+    /// years the record holds.
+    pub(crate) fn newest_days(
+        &mut self,
+        root: ObjectId,
+        n: usize,
+    ) -> Result<Vec<(String, ObjectId)>, git2::Error> {
+        let Some((sessions, true)) = self.raw_entry(root, paths::SESSIONS_DIR)? else {
+            return Ok(vec![]);
+        };
+        let raw = self.read(sessions)?;
+        let mut found: Vec<(String, ObjectId)> = Vec::new();
+        let mut years: Vec<String> = Vec::new();
+        for e in entries(&raw) {
+            let path = format!(
+                "{}/{}",
+                paths::SESSIONS_DIR,
+                String::from_utf8_lossy(e.name)
+            );
+            match admit(&path, e.name, e.mode) {
+                Admit::Dir => years.push(path),
+                Admit::File => found.push((path, ObjectId::from_bytes(*e.oid))),
+                Admit::Odd(_) => {}
+            }
+        }
+        years.sort_unstable_by(|a, b| b.cmp(a));
+        for year in years {
+            // Every day file of the year folder sorts below `<year>-13`.
+            let above = format!("{year}-13");
+            if found.iter().filter(|(p, _)| *p > above).count() >= n {
+                break;
+            }
+            for (path, oid) in self.files(root, &year)? {
+                if !found.iter().any(|(p, _)| *p == path) {
+                    found.push((path, oid));
+                }
+            }
+        }
+        found.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        found.truncate(n);
+        Ok(found)
+    }
+
     /// Every file below `dir` as stored, in tree order.
     fn stored_files(
         &mut self,
@@ -698,6 +743,47 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
+
+    proptest! {
+        /// The newest day files, read from the newest year folders alone, are the newest of
+        /// all the day files the tree holds, whatever years they span.
+        #[test]
+        fn the_newest_days_are_the_newest_of_every_day_file(
+            days in proptest::collection::btree_set((2019u32..2027, 1u32..13, 1u32..29, proptest::option::of("[a-z0-9]{4}")), 0..40),
+            n in 0usize..12,
+        ) {
+            let t = tempfile::tempdir().unwrap();
+            let repo = Repository::init(t.path()).unwrap();
+            let blob = repo.blob(b"x").unwrap().to_id();
+            let edits: Vec<(String, ObjectId)> = days
+                .iter()
+                .map(|(y, m, d, tag)| {
+                    let stem = match tag {
+                        Some(tag) => format!("{y}-{m:02}-{d:02}.{tag}"),
+                        None => format!("{y}-{m:02}-{d:02}"),
+                    };
+                    (paths::day_file(&stem), blob)
+                })
+                .collect();
+            let mut trees = Trees::new(&repo).unwrap();
+            let root = trees.write(None, &edits).unwrap();
+            let mut all: Vec<String> = trees
+                .files(root, paths::OVERLAY_DIR)
+                .unwrap()
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect();
+            all.sort_unstable_by(|a, b| b.cmp(a));
+            all.truncate(n);
+            let newest: Vec<String> = trees
+                .newest_days(root, n)
+                .unwrap()
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect();
+            prop_assert_eq!(newest, all);
+        }
+    }
 
     #[test]
     fn nested_edits_keep_siblings_and_match_git_order() {
