@@ -159,6 +159,16 @@ fn init_prepares_the_current_directory_never_the_configured_vault() {
         assert!(r.stderr.contains(&said), "{said}: {}", r.stderr);
     }
     assert!(!fresh.join(".git").exists(), "nothing was prepared");
+    // With --global, the command that moves the hooks here keeps it.
+    let r = env.rutter_in(&fresh, &["init", "--global"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("to make this folder your vault instead (hooks and the MCP server move to it), run `git rutter init . --global`"),
+        "{}",
+        r.stderr
+    );
+    assert!(!fresh.join(".git").exists(), "nothing was prepared");
     // The same with the vault exported, as a TypeScript user has it.
     let mut c = env.cmd();
     c.current_dir(&fresh).arg("init");
@@ -194,6 +204,23 @@ fn init_prepares_the_current_directory_never_the_configured_vault() {
     let r = env.rutter_in(&notes, &["init"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(env.git(&["rev-parse", "refs/rutter/records"]), before);
+}
+
+/// The refusal's commands are pasted as they are: a vault path with a space is quoted.
+#[test]
+fn init_names_a_configured_vault_with_a_space_as_one_shell_word() {
+    let env = Env::git_vault();
+    let spaced = env.root().join("my notes");
+    std::fs::create_dir_all(spaced.join("Notes")).unwrap();
+    std::fs::write(spaced.join("Notes/n.md"), "# N\n").unwrap();
+    assert_eq!(env.rutter_in(&spaced, &["init", "."]).code, 0);
+    set_global_vault(&env, &spaced);
+    let fresh = env.root().join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let r = env.rutter_in(&fresh, &["init"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let quoted = format!("run `git rutter init '{}'`", spaced.display());
+    assert!(r.stderr.contains(&quoted), "{quoted}: {}", r.stderr);
 }
 
 #[test]

@@ -62,7 +62,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         )));
     }
     if !explicit {
-        if let Some(refusal) = configured_elsewhere(&target) {
+        if let Some(refusal) = configured_elsewhere(&target, args.global) {
             return Err(refusal);
         }
     }
@@ -181,8 +181,10 @@ fn syncs(vault: &Vault) -> bool {
 /// The refusal to prepare the current folder when no PATH was given and the configured vault
 /// (`LIBRARIAN_VAULT_PATH`, `rutter.vault`) is another folder: a TypeScript user who runs
 /// `git rutter init` in `~` with their vault exported means that vault. A folder that is a vault
-/// already (re-running is safe) is never refused.
-fn configured_elsewhere(here: &Path) -> Option<CommandError> {
+/// already (re-running is safe) is never refused. The hint names both ways on, each a command
+/// to paste (paths quoted as shell words); with `--global`, the one that moves the hooks and the
+/// MCP server to this folder keeps it.
+fn configured_elsewhere(here: &Path, global: bool) -> Option<CommandError> {
     let configured = crate::vault::resolve(None, false).ok()?;
     let here = here.canonicalize().ok()?;
     // A vault already: it has the record ref, or record files of the TypeScript version.
@@ -200,7 +202,14 @@ fn configured_elsewhere(here: &Path) -> Option<CommandError> {
         configured.source.describe(),
         crate::records::text::one_line_safe(&here.display().to_string()),
     ));
-    Some(refusal.hinted_below(format!("To prepare that vault, run `git rutter init {that}`; to make this folder a vault of its own, run `git rutter init .`.")))
+    let quoted = crate::argv::quote(&that);
+    let this = match global {
+        true => "to make this folder your vault instead (hooks and the MCP server move to it), run `git rutter init . --global`",
+        false => "to make this folder a vault of its own, run `git rutter init .` (add `--global` to move hooks and the MCP server to it)",
+    };
+    Some(refusal.hinted_below(format!(
+        "To prepare that vault, run `git rutter init {quoted}`; {this}."
+    )))
 }
 
 /// Whether `dir` or a folder up to three levels below it (hidden folders, `node_modules` and
