@@ -77,6 +77,24 @@ fn init_makes_a_repository_without_touching_branches_and_adopts_records() {
     assert_eq!(exclude.matches("/_librarian/").count(), 1, "idempotent");
 }
 
+/// A capture into a git repository `init` never prepared starts the ref, and keeps the
+/// records out of `git status` (and of a `git add .`) as `init` does.
+#[test]
+fn a_capture_that_starts_the_ref_keeps_the_records_out_of_git_status() {
+    let env = Env::bare();
+    env.write("Notes/a.md", NOTE_A);
+    env.git(&["init", "-q", "-b", "main"]);
+    env.git(&["add", "Notes"]);
+    env.git(&["commit", "-qm", "notes"]);
+    let r = env.capture_at("2026-11-30T10:00:00.000Z", "Decided without init.", &[]);
+    assert!(r.stderr.contains("to refs/rutter/records."), "{}", r.stderr);
+    assert!(!env.git(&["status", "--porcelain"]).contains("_librarian"));
+    let r = env.rutter(&["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let exclude = std::fs::read_to_string(env.vault.join(".git/info/exclude")).unwrap();
+    assert_eq!(exclude.matches("/_librarian/").count(), 1, "{exclude}");
+}
+
 #[test]
 fn a_reference_written_day_keeps_its_bytes_and_gains_v2_lines() {
     let env = Env::bare();

@@ -62,6 +62,10 @@ impl Store {
         let oid = self.repo.commit(None, &sig, &sig, &message, &tree, &[])?;
         self.repo
             .reference(RECORDS_REF, oid, false, "rutter: adopt")?;
+        // A capture into a repository `init` never prepared starts the ref too: its records
+        // stay out of `git status` and `git add .` as `init`'s do (best effort: `init` says
+        // when the exclude cannot be written).
+        let _ = super::exclude::exclude_overlay(self);
         // A tip that could not be witnessed is said now, and verify reports the gap.
         let unwitnessed = self.after_commit(oid.to_id());
         let adopted = files.into_iter().map(|(p, _)| p).collect();
