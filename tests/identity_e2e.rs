@@ -80,6 +80,19 @@ fn an_unedited_rename_is_bound_by_its_hash() {
     assert!(ledger.contains("exact-hash: Notes/a.md -> Research/a-renamed.md"));
 }
 
+/// `recent` right after a rename, with no `reindex`, `search` or `show` between: the cited path
+/// is gone where the index last saw a note, so `recent` makes the notes fresh first and shows
+/// the rename (it read `[UNRESOLVED -- candidates: none]` until another command refreshed).
+#[test]
+fn recent_right_after_a_rename_follows_it() {
+    let env = essay_vault();
+    assert!(!recent(&env).contains("renamed"), "the index is built");
+    env.git(&["mv", "Notes/a.md", "Notes/a-moved.md"]);
+    let shown = recent(&env);
+    assert!(shown.contains("(renamed to Notes/a-moved.md)"), "{shown}");
+    assert!(!shown.contains("UNRESOLVED"), "{shown}");
+}
+
 /// The new-user trial of 2026-12-04, finding 1: a note renamed unedited (bound by its hash) and
 /// then edited reads as renamed *and* changed in every view, not as a mere rename.
 #[test]

@@ -7,7 +7,7 @@ use crate::index::short_ids::ShortIds;
 use crate::index::{Index, IndexError};
 use crate::recall::row::{Extra, JsonRef, JsonWorkspace, Step};
 use crate::recall::stream::LeanSession;
-use crate::recall::{self, recent, refs, render};
+use crate::recall::{self, recent, refs, reindex, render};
 use crate::records::standing::Status;
 use crate::records::NoteRef;
 use serde::Serialize;
@@ -105,6 +105,13 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         };
     }
     let answer = recent::read(&vault, &mut index, &query, now)?;
+    if recent::cites_a_note_moved_since_indexed(&index, &answer.recent)? {
+        // A cited note renamed since the last refresh: the rescan and the identity pass find
+        // where it went, as `search` and `show` would.
+        if let Some(rescan) = index.freshen_or_ask()? {
+            reindex::identity_after_rescan(&vault, &mut index, &rescan.notes)?;
+        }
+    }
     drop(building);
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
         ui.warn(no_record_note(&vault));

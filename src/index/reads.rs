@@ -147,6 +147,14 @@ impl Index {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Whether the index holds a note at `path`, as of its last refresh.
+    pub(crate) fn holds_note(&self, path: &str) -> Result<bool, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT 1 FROM notes WHERE path = ?1")?;
+        Ok(stmt.exists([path])?)
+    }
+
     /// The sha256 and size of every indexed note, by path: what each note holds as of the
     /// last refresh (after the freshness check, what it holds now).
     pub(crate) fn note_hashes(

@@ -55,6 +55,34 @@ pub(crate) enum Recent {
     Sessions(Vec<Session>),
 }
 
+/// Whether a note `answer` cites is gone from the path the index last saw it at: the index
+/// has not heard of its rename (or deletion) yet, so every such ref would read as unresolved
+/// with no candidate. The caller makes the notes fresh first, then renders; a ref to a note
+/// that stays gone costs nothing the next time (the index no longer holds it).
+pub(crate) fn cites_a_note_moved_since_indexed(
+    index: &Index,
+    answer: &Recent,
+) -> Result<bool, IndexError> {
+    let Recent::Sessions(sessions) = answer else {
+        return Ok(false);
+    };
+    let mut seen = BTreeSet::new();
+    for r in sessions
+        .iter()
+        .flat_map(|s| &s.steps)
+        .flat_map(|s| &s.entry.refs)
+    {
+        if !seen.insert(r.path.as_str()) {
+            continue;
+        }
+        let gone = std::fs::symlink_metadata(index.root().join(&r.path)).is_err();
+        if gone && index.holds_note(&r.path)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// `recent` over a vault: an index the identity pass never ran on completed as `reindex` would;
 /// the record cache refreshed quickly (what moved in the record, the journal, the newest day
 /// files); the answer read; then the working files of the days it shows checked, and the
