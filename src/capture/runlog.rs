@@ -206,12 +206,24 @@ impl Run {
     }
 }
 
-/// `s` on one line, at most `max` characters.
+/// `s` on one line, at most `max` characters; a longer one is cut after its last whole word
+/// that fits (within the last fifth) and ends with `…`, so a reason never stops mid-word.
 fn cut(s: &str, max: usize) -> String {
-    s.chars()
+    let line: String = s
+        .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
-        .take(max)
-        .collect()
+        .collect();
+    if line.chars().count() <= max {
+        return line;
+    }
+    let kept: String = line.chars().take(max.saturating_sub(1)).collect();
+    let at_word = kept
+        .rfind(' ')
+        .filter(|&i| kept[..i].chars().count() >= max * 4 / 5);
+    let kept = at_word.map_or(kept.as_str(), |i| {
+        kept[..i].trim_end_matches([' ', ';', ','])
+    });
+    format!("{kept}…")
 }
 
 /// The folder whose log a run goes to: the vault's state folder, or the shared one.
@@ -331,6 +343,23 @@ pub(crate) fn session_of(stdin: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_reason_is_cut_after_a_whole_word_with_an_ellipsis() {
+        assert_eq!(cut("short; fine", 300), "short; fine");
+        let long = format!("{}once the remote is back", "word ".repeat(58));
+        let c = cut(&long, 300);
+        let kept = c.strip_suffix('…').unwrap();
+        assert!(
+            long.starts_with(kept) && long[kept.len()..].starts_with(' '),
+            "{c}"
+        );
+        assert!(c.chars().count() <= 300);
+        // One word longer than the bound is cut inside it, still marked.
+        let c = cut(&"x".repeat(400), 300);
+        assert_eq!((c.chars().count(), c.ends_with('…')), (300, true));
+        assert_eq!(cut("a\nb", 300), "a b");
+    }
     use proptest::prelude::*;
 
     fn run(i: usize) -> Run {

@@ -470,6 +470,14 @@ fn registration_findings(st: &ClientState, push: &mut Push) {
     }
 }
 
+/// A logged reason as the end of a sentence: one final full stop, none after a cut (`…`).
+fn sentence(reason: &str) -> String {
+    match reason.ends_with('…') {
+        true => reason.to_string(),
+        false => format!("{}.", reason.trim_end_matches('.')),
+    }
+}
+
 /// The failed newest run of each client, unless acknowledged (`status --ack-runs`).
 fn last_runs(s: &Status, runs: &[Run], clock: &crate::clock::Clock, out: &mut Vec<Finding>) {
     for last in super::runs::last_per_client(runs) {
@@ -485,9 +493,9 @@ fn last_runs(s: &Status, runs: &[Run], clock: &crate::clock::Clock, out: &mut Ve
                 kind: "auto-sync-failed",
                 client: None,
                 message: format!(
-                    "The last sync that started by itself (rutter.autoSync), at {}, failed: {}.",
+                    "The last sync that started by itself (rutter.autoSync), at {}, failed: {}",
                     super::show_time(&last.time, clock),
-                    last.reason.trim_end_matches('.')
+                    sentence(&last.reason)
                 ),
                 todo: "Run `git rutter sync` to see it fail in full; captures are kept either way, and the next capture after the interval tries again. `git rutter status --ack-runs` hides this once it is dealt with.".into(),
             });
@@ -497,7 +505,10 @@ fn last_runs(s: &Status, runs: &[Run], clock: &crate::clock::Clock, out: &mut Ve
             .client
             .as_deref()
             .and_then(|c| s.clients.iter().find(|x| x.state.client == c));
-        let who = client.map_or("A capture (no client named)", |c| c.state.label);
+        let run = client.map_or_else(
+            || "The last hook run that named no client".to_string(),
+            |c| format!("{}'s last hook run", c.state.label),
+        );
         let name = client.map_or("NAME", |c| c.state.client);
         let todo = match last.outcome {
             Kind::NoVault => format!("Run `git rutter init --global` in your notes vault (or `{} --vault PATH`), then end a turn in the client and run `git rutter status` again.", install(name)),
@@ -508,10 +519,10 @@ fn last_runs(s: &Status, runs: &[Run], clock: &crate::clock::Clock, out: &mut Ve
             kind: "last-run-failed",
             client: client.map(|c| c.state.client),
             message: format!(
-                "{who}'s last hook run, at {}, failed ({}): {}.",
+                "{run}, at {}, failed ({}): {}",
                 super::show_time(&last.time, clock),
                 last.outcome.as_str(),
-                last.reason.trim_end_matches('.')
+                sentence(&last.reason)
             ),
             todo,
         });
