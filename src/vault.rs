@@ -55,7 +55,12 @@ impl crate::hint::Hinted for VaultError {
     fn hint(&self) -> Option<String> {
         match self {
             VaultError::NotConfigured => Some("Pass --vault PATH, set LIBRARIAN_VAULT_PATH, or run `git rutter init --global` inside your notes vault.".into()),
-            VaultError::Unusable { .. } => None,
+            VaultError::Unusable { source_name, .. } => match *source_name {
+                "LIBRARIAN_VAULT_PATH" => Some("Point LIBRARIAN_VAULT_PATH at your notes vault, or unset it (`unset LIBRARIAN_VAULT_PATH`, and where your shell profile sets it) to use git config rutter.vault.".into()),
+                "git config rutter.vault" => Some("Run `git rutter init . --global` in your notes vault, or `git config --global --unset rutter.vault`.".into()),
+                "this repository's git config rutter.vault" => Some("Point it at your notes vault (`git config rutter.vault PATH`), or remove it with `git config --unset rutter.vault`.".into()),
+                _ => None,
+            },
         }
     }
 }
@@ -311,7 +316,8 @@ pub(crate) fn common_dir(git_dir: &Path) -> PathBuf {
     }
 }
 
-fn from_env() -> Option<PathBuf> {
+/// `LIBRARIAN_VAULT_PATH` as this process has it (tilde expanded), when set and not empty.
+pub(crate) fn from_env() -> Option<PathBuf> {
     let raw = std::env::var(VAULT_ENV).ok()?;
     let raw = raw.trim();
     (!raw.is_empty()).then(|| expand_tilde(raw))

@@ -255,6 +255,44 @@ fn init_refuses_to_nest_a_repository_unless_told() {
     assert!(notes.join(".git").is_dir());
 }
 
+/// A `LIBRARIAN_VAULT_PATH` left pointing at a folder that is gone: every command and
+/// `status` say how to fix that setting (not `init --global`, which the variable overrides),
+/// and `init --global` warns that the variable still wins.
+#[test]
+fn a_vault_variable_naming_no_folder_says_to_fix_or_unset_it() {
+    let env = Env::git_vault();
+    let gone = env.root().join("gone");
+    let run = |dir: &Path, args: &[&str]| -> common::Run {
+        let mut c = env.cmd();
+        c.env("LIBRARIAN_VAULT_PATH", &gone)
+            .current_dir(dir)
+            .args(args);
+        run_with_stdin(&mut c, b"")
+    };
+    let r = run(&env.root(), &["recent"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("unset it (`unset LIBRARIAN_VAULT_PATH`"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&env.root(), &["status"]);
+    assert!(
+        r.stdout
+            .contains("Point LIBRARIAN_VAULT_PATH at your notes vault"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&env.vault, &["init", "--global"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("LIBRARIAN_VAULT_PATH is set to")
+            && r.stderr.contains("wins over rutter.vault"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn the_root_folder_is_never_a_vault() {
     let env = Env::bare();

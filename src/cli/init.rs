@@ -148,6 +148,14 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         ui.print(&format!(
             "Set git config --global {VAULT_CONFIG_KEY} {root}."
         ))?;
+        if let Some(env) = crate::vault::from_env()
+            .filter(|e| e.canonicalize().ok().as_deref() != Some(vault.root.as_path()))
+        {
+            ui.warn(format_args!(
+                "git-rutter: warning: LIBRARIAN_VAULT_PATH is set to {} in this shell and wins over rutter.vault: hooks and MCP servers started with it keep using that. Unset it (and where your shell profile sets it), or point it here.",
+                crate::records::text::one_line_safe(&env.display().to_string())
+            ));
+        }
         if !any_client_hooked() {
             ui.print("Next: `git rutter setup` registers git-rutter with the AI clients on this machine (`--dry-run` shows what it would write first).")?;
         }

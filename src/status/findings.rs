@@ -55,9 +55,11 @@ fn vault(s: &Status, out: &mut Vec<Finding>) {
         out.push(finding(
             "no-vault",
             format!("No vault: {e}."),
-            "Run `git rutter init --global` in the folder that holds your notes, or pass \
-             --vault PATH."
-                .into(),
+            s.vault_hint.clone().unwrap_or_else(|| {
+                "Run `git rutter init --global` in the folder that holds your notes, or pass \
+                 --vault PATH."
+                    .into()
+            }),
         ));
     }
     let Some(v) = &s.vault else { return };

@@ -32,6 +32,9 @@ pub(crate) struct Status {
     pub vault: Option<VaultInfo>,
     /// Why no vault could be used, when none could.
     pub vault_error: Option<String>,
+    /// What to do about it, when the error says (a setting that names no usable folder).
+    #[serde(skip)]
+    pub vault_hint: Option<String>,
     /// The vault hooks and the MCP server find on their own (environment, then git config).
     pub hooks_vault: Option<VaultRef>,
     /// Why they find none, when they do not.
@@ -203,9 +206,14 @@ pub(crate) fn gather(inputs: &Inputs) -> Status {
         Ok(v) => (Some(v), None),
         Err(e) => (None, Some(e.to_string())),
     };
-    let (vault, vault_error) = match resolved {
-        Ok(v) => (Some(v), None),
-        Err(e) => (None, Some(e.to_string())),
+    let (vault, vault_error, vault_hint) = match resolved {
+        Ok(v) => (Some(v), None, None),
+        Err(e) => (
+            None,
+            Some(e.to_string()),
+            crate::hint::Hinted::hint(&e)
+                .filter(|_| matches!(e, vault::VaultError::Unusable { .. })),
+        ),
     };
     let record = vault.as_ref().and_then(record_info);
     let index_state = vault.as_ref().map(index_status::inspect);
@@ -234,6 +242,7 @@ pub(crate) fn gather(inputs: &Inputs) -> Status {
             state_blocked: state_blocked(v),
         }),
         vault_error,
+        vault_hint,
         hooks_vault: hooks_vault.as_ref().map(|v| VaultRef {
             path: v.root.display().to_string(),
             source: source_key(v.source),
