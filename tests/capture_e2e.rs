@@ -290,6 +290,42 @@ fn manual_capture_from_the_command_line() {
     assert!(env.all_records().contains("\"session_id\":\"M1\""));
 }
 
+/// A ref typed by hand from a folder of the vault is taken relative to that folder, as `show`
+/// and `cited-by` take a path (it was rejected as unresolvable and the entry kept no citation);
+/// a vault-relative one from the root reads as before.
+#[test]
+fn a_manual_ref_is_taken_relative_to_the_folder_you_stand_in() {
+    let env = Env::git_vault();
+    let notes = env.vault.join("Notes");
+    let r: Run = env
+        .cmd()
+        .current_dir(&notes)
+        .args([
+            "capture",
+            "--summary",
+            "Cited from the folder.",
+            "--ref",
+            "b.md",
+        ])
+        .output()
+        .unwrap()
+        .into();
+    assert!(!r.stderr.contains("rejected"), "{}", r.stderr);
+    assert!(
+        env.all_records().contains("\"path\":\"Notes/b.md\""),
+        "{}",
+        env.all_records()
+    );
+    let r = env.rutter(&[
+        "capture",
+        "--summary",
+        "Cited from the root.",
+        "--ref",
+        "Notes/a.md",
+    ]);
+    assert!(!r.stderr.contains("rejected"), "{}", r.stderr);
+}
+
 #[test]
 fn recent_reads_back_what_was_captured() {
     let env = Env::git_vault();

@@ -28,7 +28,8 @@ pub struct Args {
     /// Capture this summary instead of reading stdin.
     #[arg(long)]
     pub summary: Option<String>,
-    /// A note the summary cites, relative to the vault (repeatable; with --summary).
+    /// A note the summary cites (repeatable; with --summary): relative to where you stand
+    /// inside the vault, as git takes paths, else to the vault's root.
     #[arg(long = "ref", value_name = "PATH", requires = "summary")]
     pub refs: Vec<String>,
     /// The session id to record (with --summary).
@@ -41,9 +42,22 @@ pub struct Args {
 
 /// Runs the capture; the exit status is always 0.
 pub fn run(vault: Option<PathBuf>, args: Args) -> i32 {
+    // A ref typed by hand is taken as `show` and `cited-by` take a path: relative to where you
+    // stand inside the vault (as git takes paths), else to the vault's root.
+    let root = crate::vault::resolve(vault.as_deref(), false)
+        .ok()
+        .map(|v| v.root);
+    let refs = match &root {
+        Some(root) => args
+            .refs
+            .iter()
+            .map(|r| super::show::vault_relative(root, r))
+            .collect(),
+        None => args.refs,
+    };
     let manual = args.summary.map(|summary| Directive {
         summary,
-        refs: args.refs,
+        refs,
         supersedes: vec![],
     });
     let mut stdin = Vec::new();
