@@ -390,3 +390,99 @@ async fn a_fifo_link_or_second_name_at_the_index_is_refused_by_every_reader_with
         assert!(r.stdout.contains("Notes/a.md"), "{case}: {}", r.stdout);
     }
 }
+
+/// How a test runs the binary on a vault its user cannot write: as root (CI), through
+/// `setpriv` as `nobody` over a tree made readable to all; as anyone else, with the vault made
+/// read-only (given back on drop, so the temp folder can go).
+struct ReadOnly {
+    root: bool,
+    vault: PathBuf,
+}
+
+impl ReadOnly {
+    fn new(env: &Env) -> ReadOnly {
+        let root = rustix::process::geteuid().is_root();
+        let chmod = |mode: &str, p: &Path| {
+            let ok = Command::new("chmod").args(["-R", mode]).arg(p).status();
+            assert!(ok.unwrap().success());
+        };
+        if root {
+            // git and libgit2 refuse a repository another user owns unless told it is safe.
+            env.git(&["config", "--global", "--add", "safe.directory", "*"]);
+            chmod("a+rX", &env.root());
+        } else {
+            chmod("a-w", &env.vault);
+        }
+        ReadOnly {
+            root,
+            vault: env.vault.clone(),
+        }
+    }
+
+    fn run(&self, env: &Env, args: &[&str], extra: &[(&str, &Path)]) -> common::Run {
+        let mut c = match self.root {
+            true => {
+                let mut c = env.cmd_for("setpriv");
+                c.args([
+                    "--reuid=65534",
+                    "--regid=65534",
+                    "--clear-groups",
+                    common::BIN,
+                ]);
+                c
+            }
+            false => env.cmd(),
+        };
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        c.args(args).output().unwrap().into()
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        if !self.root {
+            let _ = Command::new("chmod")
+                .args(["-R", "u+w"])
+                .arg(&self.vault)
+                .status();
+        }
+    }
+}
+
+/// A vault this user cannot write (a read-only mount, a backup, another user's folder): every
+/// reader refuses the index by its path, with why and the way on, and `status` names it as the
+/// finding `index-unwritable` (it said "not a git-rutter index (attempt to write a readonly
+/// database)", and `recent` "index: Permission denied"); with `LIBRARIAN_DB_PATH` at a file
+/// this user can write, recall works.
+#[test]
+fn an_index_that_cannot_be_written_is_refused_by_name_with_the_way_on() {
+    let env = Env::git_vault();
+    let r = env.capture_at(
+        "2026-12-01T10:00:00.000Z",
+        "Decided to read only.",
+        &["Notes/a.md"],
+    );
+    assert!(r.stderr.contains("to refs/rutter/records."), "{}", r.stderr);
+    assert_eq!(env.rutter(&["recent"]).code, 0, "the index is built");
+    let elsewhere = env.root().join("writable");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let ro = ReadOnly::new(&env);
+    let _ = Command::new("chmod").arg("a+rwx").arg(&elsewhere).status();
+    for args in [&["recent"][..], &["search", "alpha"]] {
+        let r = ro.run(&env, args, &[]);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        for said in ["index.sqlite cannot be written (", "LIBRARIAN_DB_PATH"] {
+            assert!(r.stderr.contains(said), "{args:?} {said}: {}", r.stderr);
+        }
+    }
+    let r = ro.run(&env, &["status", "--json"], &[]);
+    let s: Status = decode(&r.stdout);
+    let kinds: Vec<&str> = s.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert!(kinds.contains(&"index-unwritable"), "{kinds:?}");
+    let db = elsewhere.join("index.sqlite");
+    let r = ro.run(&env, &["recent"], &[("LIBRARIAN_DB_PATH", &db)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Decided to read only."), "{}", r.stdout);
+}

@@ -56,6 +56,9 @@ pub(crate) enum Problem {
     /// An older or newer schema, or unreadable: rebuilt at its next use (refused when
     /// `LIBRARIAN_DB_PATH` chose it).
     Outdated(String),
+    /// It, or its folder, cannot be written (why): every reader refuses it
+    /// ([`super::IndexError::Unwritable`]).
+    Unwritable(String),
 }
 
 /// Notes added, changed and removed since the index last read them.
@@ -82,6 +85,11 @@ pub fn inspect(vault: &Vault) -> IndexState {
         watched: false,
     };
     let walked = || walk::walk_notes(&vault.root);
+    if let Some(why) = super::unwritable(&state.path) {
+        state.problem = Some(Problem::Unwritable(why));
+        state.vault_notes = walked().len();
+        return state;
+    }
     if let Err(e) = guard::check(&state.path, place) {
         state.problem = Some(refused(e));
         state.vault_notes = walked().len();

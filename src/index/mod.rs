@@ -62,6 +62,8 @@ pub enum IndexError {
     Foreign(PathBuf),
     #[error("{path} is {what}, not a regular file of the index's own: git-rutter never opens the index through a link, a second name or a pipe")]
     NotAFile { path: PathBuf, what: String },
+    #[error("the index {} cannot be written ({cause}): git-rutter brings it up to date before each answer", path.display())]
+    Unwritable { path: PathBuf, cause: String },
     #[error("index: {0}")]
     Io(#[from] std::io::Error),
     /// The record could not be read (the source's own error: a store error, from recall's).
@@ -72,6 +74,7 @@ pub enum IndexError {
 impl crate::hint::Hinted for IndexError {
     fn hint(&self) -> Option<String> {
         match self {
+            IndexError::Unwritable { .. } => Some(UNWRITABLE_HINT.into()),
             IndexError::OtherVault { .. } => {
                 Some("Run `git rutter reindex --force` to take it over.".into())
             }
@@ -225,6 +228,9 @@ impl Index {
         records: Option<side::OpenRecord<'_>>,
     ) -> Result<Index, IndexError> {
         let (path, place) = locate(vault);
+        if let Some(cause) = unwritable(&path) {
+            return Err(IndexError::Unwritable { path, cause });
+        }
         prepare_folder(&path, place)?;
         let ours = vault.root.to_string_lossy().into_owned();
         let mut building = None;
@@ -472,6 +478,35 @@ fn probe(path: &Path, place: Place, ours: &str) -> Result<Probe, IndexError> {
 /// Makes the folder the index goes in. The tool's own state folder is opened without following
 /// a symlink (created when missing), so a symlinked `.git/rutter/` is refused; the folder of
 /// `LIBRARIAN_DB_PATH`, a place the user chose, is created as it is named.
+/// What to do about an index that cannot be written ([`IndexError::Unwritable`]; `status`
+/// says the same).
+pub(crate) const UNWRITABLE_HINT: &str = "Make its folder writable, or keep this vault's index in a file you can write: set LIBRARIAN_DB_PATH (e.g. `export LIBRARIAN_DB_PATH=~/.cache/rutter/notes-index.sqlite`).";
+
+/// Why the index at `path` cannot be written, when the system says so before anything is
+/// tried: the file, or the nearest folder of it that exists, is read-only to this user or on a
+/// read-only file system. Reading such an index would answer with notes as they were, so
+/// every reader refuses it with this reason rather than with a bare "permission denied".
+pub(crate) fn unwritable(path: &Path) -> Option<String> {
+    use rustix::fs::{access, Access};
+    let denied = |p: &Path| match access(p, Access::WRITE_OK) {
+        Err(e)
+            if e == rustix::io::Errno::ACCESS
+                || e == rustix::io::Errno::ROFS
+                || e == rustix::io::Errno::PERM =>
+        {
+            Some(format!("{}: {}", p.display(), std::io::Error::from(e)))
+        }
+        _ => None,
+    };
+    if std::fs::symlink_metadata(path).is_ok() {
+        if let Some(why) = denied(path) {
+            return Some(why);
+        }
+    }
+    let folder = path.ancestors().skip(1).find(|d| d.exists())?;
+    denied(folder)
+}
+
 fn prepare_folder(path: &Path, place: Place) -> Result<(), IndexError> {
     let Some(dir) = path.parent() else {
         return Ok(());

@@ -308,6 +308,11 @@ fn index(s: &Status, out: &mut Vec<Finding>) {
              point it at a new file."
                 .into(),
         )),
+        Some("unwritable") => out.push(finding(
+            "index-unwritable",
+            format!("The index {} cannot be written ({detail}): search, recent, cited-by and the MCP server's tools fail until it can, since each brings it up to date first.", ix.path),
+            crate::index::UNWRITABLE_HINT.into(),
+        )),
         Some("not-a-file") => out.push(finding(
             "index-not-a-file",
             format!("{detail}, where the index belongs: git-rutter refuses to open it, so search, recent, cited-by and the MCP server's tools fail until it is gone."),

@@ -363,6 +363,7 @@ fn index_info(s: &IndexState) -> IndexInfo {
         }
         Some(Problem::Foreign) => (Some("foreign"), None),
         Some(Problem::Outdated(why)) => (Some("outdated"), Some(why.clone())),
+        Some(Problem::Unwritable(why)) => (Some("unwritable"), Some(why.clone())),
     };
     IndexInfo {
         path: s.path.display().to_string(),
