@@ -1081,3 +1081,59 @@ fn a_client_not_installed_here_is_named_before_its_folders_are_made() {
     assert!(v.dry_run);
     assert_eq!(json.stderr, "", "JSON runs say it in the JSON only");
 }
+
+/// The trial's vault switch: a hook that names its vault (Cursor's, from the configuration)
+/// follows the vault configured now when install-hook runs again without `--vault`, saying so
+/// and how to keep the old one; with no vault configured, the installed one is kept.
+#[test]
+fn a_vault_switch_moves_a_hook_that_names_the_old_vault() {
+    let env = Env::git_vault();
+    assert_eq!(install(&env, "cursor").code, 0);
+    let (hooks, pointer) = hook_of(&env, "cursor");
+    let old = env.vault.display().to_string();
+    let command = || {
+        read_json(&hooks)
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string()
+    };
+    assert!(command().ends_with(&format!("--vault {old}")));
+    let nv = env.root().join("new-vault");
+    std::fs::create_dir_all(&nv).unwrap();
+    std::fs::write(nv.join("x.md"), "# x\n").unwrap();
+    env.git_in(&nv, &["init", "-q", "-b", "main"]);
+    let new = nv.display().to_string();
+    let r = run_with_stdin(
+        env.cmd()
+            .env("LIBRARIAN_VAULT_PATH", &nv)
+            .args(["install-hook", "--client", "cursor"]),
+        b"",
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        command().ends_with(&format!("--vault {new}")),
+        "{}",
+        command()
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "in place of {old}, the vault the installed hook named: captures now go to {new}. To keep {old}, run this again with `--vault {old}`."
+        )),
+        "{}",
+        r.stdout
+    );
+    let mcp = read_json(&env.home.join(".cursor/mcp.json"));
+    assert_eq!(
+        mcp["mcpServers"]["rutter"]["env"]["LIBRARIAN_VAULT_PATH"],
+        Value::from(new.as_str())
+    );
+    // With no vault configured, the one the hook names is kept.
+    let r = rutter_without_vault(&env, &["install-hook", "--client", "cursor"]);
+    assert!(r.stdout.contains("nothing to change"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("kept from the installed hook"),
+        "{}",
+        r.stdout
+    );
+}

@@ -35,7 +35,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let mut plan = Plan::new(&SPEC, mode);
     let path = settings(ctx);
     let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &path, SHAPE), false);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     super::hook_file(
         ctx,
         &mut plan,

@@ -28,7 +28,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let home = ctx.dir("CODEX_HOME", ".codex");
     let hooks = home.join("hooks.json");
     let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &hooks, SHAPE), false);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     super::hook_file(
         ctx,
         &mut plan,

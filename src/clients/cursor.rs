@@ -39,7 +39,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let hooks = home.join("hooks.json");
     let existing = super::existing_hook_vault(ctx, &hooks, SHAPE);
     let vault = ctx.baked_vault(existing, true);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     let timeout = [("timeout", Json::Number(30.into()))];
     super::hook_file(
         ctx,
