@@ -1137,3 +1137,57 @@ fn a_vault_switch_moves_a_hook_that_names_the_old_vault() {
         r.stdout
     );
 }
+
+/// The trial's CRLF and BOM files: a CRLF `config.toml` and `settings.json` keep CRLF on every
+/// line (ours too), a byte-order mark stays, and uninstall gives each file back byte for byte;
+/// a TOML file of mixed endings, which the TOML editor would make all LF, is refused whole.
+#[test]
+fn crlf_and_bom_client_files_keep_their_endings_and_come_back_byte_for_byte() {
+    let env = Env::bare();
+    let toml = env.home.join(".codex/config.toml");
+    let settings = env.home.join(".claude/settings.json");
+    let cases: [(&str, &Path, &str); 3] = [
+        (
+            "codex",
+            &toml,
+            "# my config\r\nmodel = \"o3\"\r\n\r\n[profiles.fast]\r\nmodel = \"o4-mini\"\r\n",
+        ),
+        ("codex", &toml, "\u{feff}# my config\nmodel = \"o3\"\n"),
+        ("claude", &settings, "{\r\n  \"model\": \"opus\"\r\n}\r\n"),
+    ];
+    for (client, path, text) in cases {
+        write(path, text);
+        let r = install(&env, client);
+        assert_eq!(r.code, 0, "{client}: {}{}", r.stdout, r.stderr);
+        let installed = std::fs::read_to_string(path).unwrap();
+        assert!(installed.contains("rutter"), "{installed}");
+        assert_eq!(
+            installed.starts_with('\u{feff}'),
+            text.starts_with('\u{feff}'),
+            "{installed:?}"
+        );
+        if text.contains('\r') {
+            assert_eq!(
+                installed.matches("\r\n").count(),
+                installed.matches('\n').count(),
+                "every line CRLF: {installed:?}"
+            );
+        } else {
+            assert!(!installed.contains('\r'), "{installed:?}");
+        }
+        assert!(install(&env, client).stdout.contains("nothing to change"));
+        let r = rutter(&env, &["uninstall-hook", "--client", client]);
+        assert_eq!(r.code, 0, "{client}: {}{}", r.stdout, r.stderr);
+        assert_eq!(std::fs::read_to_string(path).unwrap(), text, "{client}");
+    }
+    let mixed = "a = 1\r\nb = 2\n";
+    write(&toml, mixed);
+    let r = install(&env, "codex");
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("mixes CRLF and LF line endings"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), mixed);
+}

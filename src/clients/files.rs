@@ -174,6 +174,47 @@ pub(crate) fn apply(ctx: &Context, edit: &FileEdit) -> Result<(), Error> {
     Ok(())
 }
 
+/// How a client's text file ends its lines. Edits see LF text: a file whose every line ends in
+/// CRLF (an editor's or `core.autocrlf`'s) is edited as LF and written back with CRLF, so the
+/// lines git-rutter adds take the file's ending and removing them gives its bytes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Eol {
+    /// No CRLF at all.
+    Lf,
+    /// Every line break is CRLF.
+    Crlf,
+    /// Both kinds: edited as it is (JSON, whose splices keep every other byte), or refused
+    /// where the editor would rewrite them (TOML).
+    Mixed,
+}
+
+impl Eol {
+    pub(crate) fn of(text: &str) -> Eol {
+        let crlf = text.matches("\r\n").count();
+        match (crlf, text.matches('\n').count()) {
+            (0, _) => Eol::Lf,
+            (c, n) if c == n => Eol::Crlf,
+            _ => Eol::Mixed,
+        }
+    }
+
+    /// `text` as the edit sees it.
+    pub(crate) fn to_lf(self, text: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            Eol::Crlf => text.replace("\r\n", "\n").into(),
+            _ => text.into(),
+        }
+    }
+
+    /// An edit's LF text with the file's line ending.
+    pub(crate) fn restore(self, text: String) -> String {
+        match self {
+            Eol::Crlf => text.replace('\n', "\r\n"),
+            _ => text,
+        }
+    }
+}
+
 /// Who else may have content in a JSON file.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ownership {
@@ -197,11 +238,13 @@ pub(crate) fn json_file(
 ) -> Result<FileEdit, Error> {
     let shown = ctx.show(path);
     let before = read(ctx, path)?;
-    let text = match before.as_deref().map(std::str::from_utf8) {
+    let raw = match before.as_deref().map(std::str::from_utf8) {
         Some(Ok(t)) => t,
         Some(Err(_)) => return Err(refuse_unparseable(&shown, "it is not UTF-8 text")),
         None => "",
     };
+    let eol = Eol::of(raw);
+    let text = &*eol.to_lf(raw);
     let original = json::parse(text).map_err(|e| refuse_unparseable(&shown, &e.to_string()))?;
     if !original.is_object() {
         return Err(refuse_unparseable(&shown, "it is not a JSON object"));
@@ -230,8 +273,8 @@ pub(crate) fn json_file(
         (true, _) => before.clone(),
         (false, true) => None,
         // Edit the user's text in place; print the document whole only when that fails.
-        (false, false) => Some(
-            jsonedit::replay(text, &doc.ops, &doc.json)
+        (false, false) => {
+            let new = jsonedit::replay(text, &doc.ops, &doc.json)
                 .filter(|_| before.is_some())
                 .unwrap_or_else(|| {
                     let layout = match before {
@@ -239,9 +282,9 @@ pub(crate) fn json_file(
                         None => Layout::default(),
                     };
                     json::print(&doc.json, &layout)
-                })
-                .into_bytes(),
-        ),
+                });
+            Some(eol.restore(new).into_bytes())
+        }
     };
     Ok(FileEdit {
         path: path.to_path_buf(),
@@ -465,5 +508,23 @@ fn script_edited(text: &str) -> bool {
     match (seal, body) {
         (Some(seal), Some(body)) => seal != script_seal(body),
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Eol;
+
+    #[test]
+    fn crlf_files_are_edited_as_lf_and_given_back_as_crlf() {
+        assert_eq!(Eol::of("{}"), Eol::Lf);
+        assert_eq!(Eol::of("a\nb\n"), Eol::Lf);
+        assert_eq!(Eol::of("a\r\nb"), Eol::Crlf);
+        assert_eq!(Eol::of("a\r\nb\n"), Eol::Mixed);
+        let text = "a\r\n\r\nb\r\n";
+        let lf = Eol::Crlf.to_lf(text).into_owned();
+        assert_eq!(lf, "a\n\nb\n");
+        assert_eq!(Eol::Crlf.restore(lf), text);
+        assert_eq!(Eol::Mixed.to_lf("a\r\nb\n"), "a\r\nb\n");
     }
 }
