@@ -926,7 +926,8 @@ fn a_binary_of_another_name_knows_what_it_wrote() {
 }
 
 /// The trial's F-10: a line the user added inside the marked block is never silently deleted:
-/// uninstall (and a later install) refuse, naming it, and the file stays byte for byte.
+/// uninstall leaves the block (exit 1), naming the line, and a later install refuses; the file
+/// stays byte for byte.
 #[test]
 fn a_marked_block_the_user_edited_is_refused_with_its_line() {
     let env = Env::bare();
@@ -944,11 +945,10 @@ fn a_marked_block_the_user_edited_is_refused_with_its_line() {
     ] {
         let r = rutter(&env, args);
         assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        let said = format!("{}{}", r.stdout, r.stderr);
         assert!(
-            r.stderr.contains("block was edited")
-                && r.stderr.contains("MY OWN NOTE INSIDE THE BLOCK"),
-            "{args:?}: {}",
-            r.stderr
+            said.contains("block was changed since git-rutter wrote it (the line \"MY OWN NOTE INSIDE THE BLOCK\" is not its text)"),
+            "{args:?}: {said}"
         );
         assert_eq!(std::fs::read_to_string(&agents).unwrap(), edited);
     }
@@ -1190,4 +1190,46 @@ fn crlf_and_bom_client_files_keep_their_endings_and_come_back_byte_for_byte() {
         r.stderr
     );
     assert_eq!(std::fs::read_to_string(&toml).unwrap(), mixed);
+}
+
+/// The trial's changed word: a block whose line the user changed does not keep uninstall from
+/// taking out the hook and the server; the block stays, named with its changed line (cut at a
+/// word, with `…`), with advice to delete it by hand, and the exit status says something is
+/// left (1); `--json` lists it under `left`.
+#[test]
+fn uninstall_takes_out_what_it_can_and_names_a_changed_block_it_left() {
+    let env = Env::bare();
+    assert_eq!(install(&env, "codex").code, 0);
+    let agents = env.home.join(".codex/AGENTS.md");
+    let text = std::fs::read_to_string(&agents).unwrap();
+    assert!(text.contains("\nEverything these tools return"), "{text}");
+    let edited = text.replace(
+        "\nEverything these tools return",
+        "\nAll that these tools return",
+    );
+    std::fs::write(&agents, &edited).unwrap();
+    let dry = rutter(
+        &env,
+        &["uninstall-hook", "--client", "codex", "--dry-run", "--json"],
+    );
+    assert_eq!(dry.code, 1, "{}{}", dry.stdout, dry.stderr);
+    let v: InstallHook = decode(&dry.stdout);
+    assert_eq!(v.left.len(), 1, "{v:?}");
+    assert!(v.left[0].contains("so uninstall would leave it"), "{v:?}");
+    let r = rutter(&env, &["uninstall-hook", "--client", "codex"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "~/.codex/AGENTS.md: the git-rutter block was changed since git-rutter wrote it (the line \"All that these tools return"
+        ) && r.stdout.contains("…\" is not its text), so it was left in the file. Delete it by hand, from the `<!-- BEGIN git-rutter -->` line to the `<!-- END git-rutter -->` line"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("Move your own lines"), "{}", r.stdout);
+    assert_eq!(std::fs::read_to_string(&agents).unwrap(), edited);
+    assert!(!env.home.join(".codex/hooks.json").exists(), "hook removed");
+    assert!(
+        !env.home.join(".codex/config.toml").exists(),
+        "server removed"
+    );
 }

@@ -96,11 +96,12 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Common, mode: Mode) -> Com
     }
     if args.dry_run {
         report(ui, &plan, &args, Outcome::DryRun)?;
-        return Ok(Exit::Clean);
+    } else {
+        apply(ui, &ctx, &plan)?;
+        report(ui, &plan, &args, Outcome::Done)?;
     }
-    apply(ui, &ctx, &plan)?;
-    report(ui, &plan, &args, Outcome::Done)?;
-    Ok(Exit::Clean)
+    // What uninstall had to leave needs the user's hand.
+    Ok(Exit::findings_if(!plan.left(true).is_empty()))
 }
 
 /// Writes a plan's files (each checked writable first, so a read-only or immutable file stops
@@ -224,10 +225,10 @@ fn report(ui: &mut Ui, plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::
         Mode::Install => "install-hook",
         Mode::Uninstall => "uninstall-hook",
     };
-    let head = match (outcome, plan.changes_files()) {
-        (Outcome::DryRun, _) => format!("{label} ({verb} --dry-run; nothing was written):"),
-        (_, true) => format!("{label}:"),
-        (_, false) => format!("{label}: nothing to change."),
+    let head = match (outcome, plan.changes_files(), plan.left(true).is_empty()) {
+        (Outcome::DryRun, _, _) => format!("{label} ({verb} --dry-run; nothing was written):"),
+        (_, true, _) | (_, false, false) => format!("{label}:"),
+        (_, false, true) => format!("{label}: nothing to change."),
     };
     Ok(ui.print(&format!("{head}\n{}", out.join("\n")))?)
 }
@@ -247,6 +248,9 @@ pub(crate) fn describe(edit: &files::FileEdit, mode: Mode, tense: Tense) -> Stri
         Tense::Planned => Change::planned,
     };
     let what = edit.changes.iter().map(say).collect::<Vec<_>>().join("; ");
+    if let Some(left) = &edit.left {
+        return left.said(shown, tense == Tense::Done);
+    }
     match (&edit.before, &edit.after, edit.changed(), tense) {
         (None, None, _, _) => format!("{shown}: absent, nothing to remove."),
         (_, _, false, _) if mode == Mode::Install => format!("{shown} is up to date."),
@@ -315,6 +319,7 @@ fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
         "commands": plan.commands,
         "notes": plan.notes,
         "refusals": plan.refusals,
+        "left": plan.left(outcome != Outcome::DryRun),
     })
 }
 

@@ -107,6 +107,7 @@ fn config(ctx: &Context, path: &Path, mode: Mode, vault: Option<&str>) -> Result
         before,
         after,
         changes,
+        left: None,
     })
 }
 

@@ -328,6 +328,14 @@ impl Plan {
         Ok(())
     }
 
+    /// What uninstall leaves for the user to take out by hand, one sentence each.
+    pub(crate) fn left(&self, done: bool) -> Vec<String> {
+        self.edits
+            .iter()
+            .filter_map(|e| Some(e.left.as_ref()?.said(&e.shown, done)))
+            .collect()
+    }
+
     /// Whether applying the plan would change any file.
     pub(crate) fn changes_files(&self) -> bool {
         self.edits.iter().any(FileEdit::changed)

@@ -65,6 +65,8 @@ pub struct InstallHook {
     pub commands: Vec<String>,
     pub notes: Vec<String>,
     pub refusals: Vec<String>,
+    /// What uninstall left for the user to take out by hand (a block the user changed).
+    pub left: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
