@@ -1233,3 +1233,30 @@ fn uninstall_takes_out_what_it_can_and_names_a_changed_block_it_left() {
         "server removed"
     );
 }
+
+/// The trial's leftover `{ "version": 1 }`: Cursor's hooks.json that install created (its
+/// `version` came with our handler) is removed by uninstall with the handler; one with hooks of
+/// the user's keeps them and its `version`.
+#[test]
+fn cursor_uninstall_removes_the_hooks_file_it_created() {
+    let env = Env::bare();
+    let hooks = env.home.join(".cursor/hooks.json");
+    assert_eq!(install(&env, "cursor").code, 0);
+    assert!(hooks.is_file());
+    let r = rutter(&env, &["uninstall-hook", "--client", "cursor"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("removed ~/.cursor/hooks.json ("),
+        "{}",
+        r.stdout
+    );
+    assert!(!hooks.exists(), "{:?}", std::fs::read_to_string(&hooks));
+    let mine = "{\n  \"version\": 1,\n  \"hooks\": {\n    \"afterFileEdit\": [\n      {\n        \"command\": \"./fmt.sh\"\n      }\n    ]\n  }\n}\n";
+    write(&hooks, mine);
+    assert_eq!(install(&env, "cursor").code, 0);
+    assert_eq!(
+        rutter(&env, &["uninstall-hook", "--client", "cursor"]).code,
+        0
+    );
+    assert_eq!(std::fs::read_to_string(&hooks).unwrap(), mine);
+}

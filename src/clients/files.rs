@@ -241,6 +241,10 @@ impl Eol {
 pub(crate) enum Ownership {
     /// The client's own config: every other key is the user's and is kept.
     Shared,
+    /// As [`Ownership::Shared`], with `skeleton` keys that only say the file's format
+    /// (`version`, which install adds with our handler): a file an edit leaves with nothing but
+    /// them is removed (Cursor's `hooks.json`).
+    SharedFormat { skeleton: &'static [&'static str] },
     /// A file git-rutter names and writes whole (`hooks/rutter.json`): it is refused when it holds
     /// anything but our (or the TypeScript reference's) handlers and the `skeleton` keys.
     Whole {
@@ -272,7 +276,7 @@ pub(crate) fn json_file(
     }
     let skeleton: &[&str] = match owner {
         Ownership::Shared => &[],
-        Ownership::Whole { skeleton, .. } => skeleton,
+        Ownership::SharedFormat { skeleton } | Ownership::Whole { skeleton, .. } => skeleton,
     };
     if let Ownership::Whole { shape, .. } = owner {
         let mut rest = Doc::new(original.clone());
