@@ -1260,3 +1260,36 @@ fn cursor_uninstall_removes_the_hooks_file_it_created() {
     );
     assert_eq!(std::fs::read_to_string(&hooks).unwrap(), mine);
 }
+
+/// The trial's read-only settings.json: a dry run checks that each file it would change can be
+/// written, as the run does, and refuses alike (exit 2, the same message) instead of promising
+/// a change the run cannot make. (A read-only file does not stop root, so the fail point stands
+/// in for it.)
+#[test]
+fn a_dry_run_refuses_a_file_the_run_cannot_write() {
+    let env = Env::bare();
+    write(&env.home.join(".claude/settings.json"), "{}\n");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["install-hook", "--client", "claude"];
+        args.extend_from_slice(extra);
+        run_with_stdin(
+            env.cmd()
+                .env("RUTTER_FAILPOINTS", "client-write:settings.json")
+                .args(&args),
+            b"",
+        )
+    };
+    let real = run(&[]);
+    let dry = run(&["--dry-run"]);
+    assert_eq!(real.code, 2, "{}{}", real.stdout, real.stderr);
+    assert_eq!(dry.code, real.code, "{}{}", dry.stdout, dry.stderr);
+    assert!(
+        dry.stderr
+            .contains("~/.claude/settings.json cannot be written")
+            && dry.stderr.contains("nothing was changed for Claude Code."),
+        "{}",
+        dry.stderr
+    );
+    assert_eq!(dry.stderr, real.stderr);
+    assert!(!dry.stdout.contains("would change"), "{}", dry.stdout);
+}

@@ -95,6 +95,8 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Common, mode: Mode) -> Com
         ));
     }
     if args.dry_run {
+        // A dry run promises only what the run can do: a file it cannot write stops it alike.
+        writable(&plan)?;
         report(ui, &plan, &args, Outcome::DryRun)?;
     } else {
         apply(ui, &ctx, &plan)?;
@@ -108,12 +110,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Common, mode: Mode) -> Com
 /// it with nothing half-done); a failure part way says what was already changed and how to
 /// finish or undo it.
 pub(crate) fn apply(ui: &mut Ui, ctx: &Context, plan: &Plan) -> Result<(), CommandError> {
-    if let Some(why) = plan.edits.iter().find_map(|e| files::writable(e).err()) {
-        return Err(CommandError::new(
-            ErrorKind::CannotRun,
-            format!("{why}; nothing was changed for {}.", plan.client.label),
-        ));
-    }
+    writable(plan)?;
     let mut done: Vec<&str> = Vec::new();
     for edit in &plan.edits {
         let why = match files::apply(ctx, edit) {
@@ -136,6 +133,18 @@ pub(crate) fn apply(ui: &mut Ui, ctx: &Context, plan: &Plan) -> Result<(), Comma
         ));
     }
     Ok(())
+}
+
+/// Whether every file the plan changes can be written (nothing is changed); the error names the
+/// first that cannot and why.
+fn writable(plan: &Plan) -> Result<(), CommandError> {
+    match plan.edits.iter().find_map(|e| files::writable(e).err()) {
+        Some(why) => Err(CommandError::new(
+            ErrorKind::CannotRun,
+            format!("{why}; nothing was changed for {}.", plan.client.label),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// What a run that stopped part-way had already changed, and how to finish or undo it.
