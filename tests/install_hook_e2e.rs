@@ -1293,3 +1293,26 @@ fn a_dry_run_refuses_a_file_the_run_cannot_write() {
     assert_eq!(dry.stderr, real.stderr);
     assert!(!dry.stdout.contains("would change"), "{}", dry.stdout);
 }
+
+/// The trial's `--dry-run --json` that said `changed`: a dry run's status is `would-change` and
+/// its changes are said as a plan, as the human dry run says them; the run then says them done.
+#[test]
+fn a_dry_run_in_json_says_would_change_in_the_planned_words() {
+    let env = Env::bare();
+    let args = ["install-hook", "--client", "codex", "--json"];
+    let dry: InstallHook = decode(&rutter(&env, &[&args[..], &["--dry-run"]].concat()).stdout);
+    assert!(dry.dry_run);
+    assert_eq!(dry.status, "would-change");
+    let planned = &dry.files[0].changes[0];
+    assert!(planned.starts_with("register the Stop hook `"), "{planned}");
+    assert!(tree(&env.home).is_empty(), "a dry run writes nothing");
+    let done: InstallHook = decode(&rutter(&env, &args).stdout);
+    assert_eq!(done.status, "changed");
+    assert!(
+        done.files[0].changes[0].starts_with("registered the Stop hook `"),
+        "{:?}",
+        done.files[0]
+    );
+    let again: InstallHook = decode(&rutter(&env, &[&args[..], &["--dry-run"]].concat()).stdout);
+    assert_eq!(again.status, "unchanged");
+}

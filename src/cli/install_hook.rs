@@ -295,6 +295,10 @@ fn diff(edit: &files::FileEdit) -> String {
 
 /// The `--json` form of a report.
 fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
+    let say = match outcome {
+        Outcome::DryRun => Change::planned,
+        _ => Change::done,
+    };
     let files: Vec<serde_json::Value> = plan
         .edits
         .iter()
@@ -308,12 +312,13 @@ fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
             serde_json::json!({
                 "path": path_text(&e.path),
                 "action": action,
-                "changes": e.changes.iter().map(Change::done).collect::<Vec<_>>(),
+                "changes": e.changes.iter().map(say).collect::<Vec<_>>(),
             })
         })
         .collect();
     let status = match (outcome, plan.changes_files()) {
         (Outcome::Refused, _) => "refused",
+        (Outcome::DryRun, true) => "would-change",
         (_, true) => "changed",
         (_, false) => "unchanged",
     };

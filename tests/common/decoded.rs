@@ -59,7 +59,7 @@ pub struct InstallHook {
     pub mode: String,
     pub dry_run: bool,
     pub installed: bool,
-    /// `changed`, `unchanged` or `refused`.
+    /// `changed`, `would-change` (a dry run), `unchanged` or `refused`.
     pub status: String,
     pub files: Vec<FileEdit>,
     pub commands: Vec<String>,
