@@ -1316,3 +1316,38 @@ fn a_dry_run_in_json_says_would_change_in_the_planned_words() {
     let again: InstallHook = decode(&rutter(&env, &[&args[..], &["--dry-run"]].concat()).stdout);
     assert_eq!(again.status, "unchanged");
 }
+
+/// The trial's long Windsurf rules: Windsurf reads the first 6,000 characters of
+/// `global_rules.md`, so a block appended past them is said apart on stderr (and in `--json`'s
+/// `problems`) with how much room to make, and `status` reports it (`rules-past-cap`); a short
+/// file says nothing of it.
+#[test]
+fn windsurf_rules_that_push_the_block_past_the_cap_are_said_and_reported() {
+    let env = Env::git_vault();
+    let rules = env.home.join(".codeium/windsurf/memories/global_rules.md");
+    write(&rules, "- keep it short\n");
+    let r = install(&env, "windsurf");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("reads only the first"), "{}", r.stderr);
+    let long: String = (0..140)
+        .map(|i| format!("- rule number {i}: always write tidy code\n"))
+        .collect();
+    write(&rules, &long);
+    let r = install(&env, "windsurf");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("global_rules.md is 8,")
+            && r.stderr.contains("Windsurf reads only the first 6,000: Cascade sees only the first part of the capture instructions")
+            && r.stderr.contains("Shorten your own rules in that file to at most 3,"),
+        "{}",
+        r.stderr
+    );
+    let json: InstallHook =
+        decode(&rutter(&env, &["install-hook", "--client", "windsurf", "--json"]).stdout);
+    assert_eq!(json.problems.len(), 1, "{json:?}");
+    assert_eq!(json.problems[0]["kind"], "rules-past-cap");
+    let status: common::json::Status = decode(&rutter(&env, &["status", "--json"]).stdout);
+    let f = status.finding("rules-past-cap");
+    assert_eq!(f.client.as_deref(), Some("windsurf"));
+    assert!(f.message.contains("nothing is captured"), "{f:?}");
+}

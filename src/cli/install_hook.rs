@@ -239,7 +239,12 @@ fn report(ui: &mut Ui, plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::
         (_, true, _) | (_, false, false) => format!("{label}:"),
         (_, false, true) => format!("{label}: nothing to change."),
     };
-    Ok(ui.print(&format!("{head}\n{}", out.join("\n")))?)
+    ui.print(&format!("{head}\n{}", out.join("\n")))?;
+    // Written as asked, yet not working: said apart, where it is seen.
+    for p in &plan.problems {
+        ui.warn(format_args!("git-rutter: {} {}", p.message, p.todo));
+    }
+    Ok(())
 }
 
 /// Whether a report says what was done or what a plan would do.
@@ -334,6 +339,11 @@ fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
         "notes": plan.notes,
         "refusals": plan.refusals,
         "left": plan.left(outcome != Outcome::DryRun),
+        "problems": plan.problems.iter().map(|p| serde_json::json!({
+            "kind": p.kind,
+            "message": p.message,
+            "todo": p.todo,
+        })).collect::<Vec<_>>(),
     })
 }
 

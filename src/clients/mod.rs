@@ -254,6 +254,9 @@ pub(crate) struct Plan {
     pub notes: Vec<String>,
     /// Files left alone, with why and what to do; a plan with any writes nothing.
     pub refusals: Vec<String>,
+    /// What keeps the registration from working once written, that writing cannot mend (the
+    /// user's Windsurf rules pushing our block past what Windsurf reads); `status` reports each.
+    pub problems: Vec<Problem>,
     /// The hook file and the Stop handlers it held before the plan, for `status`.
     pub hook: Option<HookFile>,
     /// What exists once the client has run here, when its hook file's folder says nothing
@@ -291,6 +294,15 @@ impl Plan {
     }
 }
 
+/// Something that keeps a written registration from working, as a status finding says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    /// The finding's stable name.
+    pub kind: &'static str,
+    pub message: String,
+    pub todo: String,
+}
+
 /// A client's hook file as found.
 #[derive(Debug, Clone)]
 pub(crate) struct HookFile {
@@ -313,6 +325,7 @@ impl Plan {
             commands: Vec::new(),
             notes: Vec::new(),
             refusals: Vec::new(),
+            problems: Vec::new(),
             hook: None,
             presence: None,
         }

@@ -351,6 +351,9 @@ fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
     if registered {
         let moved = hook_findings(s, st, &mut push);
         registration_findings(st, moved, &mut push);
+        for p in &st.problems {
+            push(p.kind, p.message.clone(), p.todo.clone());
+        }
     }
 }
 

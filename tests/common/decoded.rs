@@ -67,6 +67,8 @@ pub struct InstallHook {
     pub refusals: Vec<String>,
     /// What uninstall left for the user to take out by hand (a block the user changed).
     pub left: Vec<String>,
+    /// What keeps the registration from working once written (`{kind, message, todo}`).
+    pub problems: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
