@@ -1351,3 +1351,27 @@ fn windsurf_rules_that_push_the_block_past_the_cap_are_said_and_reported() {
     assert_eq!(f.client.as_deref(), Some("windsurf"));
     assert!(f.message.contains("nothing is captured"), "{f:?}");
 }
+
+/// The trial's JSONC and BOM settings: the refusal says what the file holds that JSON does not
+/// allow (comments, a byte-order mark) and what to do, and the file keeps its bytes.
+#[test]
+fn a_jsonc_or_bom_settings_file_is_refused_saying_why() {
+    let env = Env::bare();
+    let settings = env.home.join(".gemini/settings.json");
+    for (text, says) in [
+        (
+            "{\n  // comment\n  \"theme\": \"dark\"\n}\n",
+            "~/.gemini/settings.json is not valid JSON: it holds comments (`//` or `/* */`) (JSON with comments, JSONC), which git-rutter does not edit",
+        ),
+        (
+            "\u{feff}{\"theme\": \"dark\"}\n",
+            "~/.gemini/settings.json is not valid JSON: it starts with a byte-order mark (U+FEFF), which JSON does not allow. Save it as UTF-8 without one, then run again (nothing was changed;",
+        ),
+    ] {
+        write(&settings, text);
+        let r = install(&env, "gemini");
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(says), "{}", r.stderr);
+        assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+    }
+}

@@ -270,7 +270,13 @@ pub(crate) fn json_file(
     };
     let eol = Eol::of(raw);
     let text = &*eol.to_lf(raw);
-    let original = json::parse(text).map_err(|e| refuse_unparseable(&shown, &e.to_string()))?;
+    let original = json::parse(text).map_err(|e| match json::not_json(text) {
+        Some(why) => Error::Refused(format!(
+            "{shown} is not valid JSON: {why}, then run again (nothing was changed; the parser \
+             stopped with: {e})."
+        )),
+        None => refuse_unparseable(&shown, &e.to_string()),
+    })?;
     if !original.is_object() {
         return Err(refuse_unparseable(&shown, "it is not a JSON object"));
     }
