@@ -336,7 +336,7 @@ fn unparseable_foreign_and_broken_files_are_refused_and_left_byte_identical() {
             "muse",
             ".config/muse/AGENTS.md",
             "# Rules\n<!-- BEGIN git-rutter -->\nhalf a block\n",
-            "START marker without END",
+            "~/.config/muse/AGENTS.md: a `<!-- BEGIN git-rutter -->` line without a `<!-- END git-rutter -->` line after it. Fix the file by hand.",
         ),
         (
             "cursor",
@@ -1373,5 +1373,26 @@ fn a_jsonc_or_bom_settings_file_is_refused_saying_why() {
         assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
         assert!(r.stderr.contains(says), "{}", r.stderr);
         assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+    }
+}
+
+/// The trial's `restart Claude Code` after `nothing to change`: a restart reads only what a run
+/// changed, so a run that changed nothing does not ask for one.
+#[test]
+fn a_run_that_changes_nothing_asks_for_no_restart() {
+    let env = Env::bare();
+    for (client, restart) in [
+        ("claude", "restart Claude Code"),
+        ("opencode", "start OpenCode again"),
+        ("windsurf", "reload Windsurf"),
+    ] {
+        let first = install(&env, client);
+        assert!(first.stdout.contains(restart), "{client}: {}", first.stdout);
+        let again = install(&env, client);
+        assert!(
+            again.stdout.contains("nothing to change") && !again.stdout.contains(restart),
+            "{client}: {}",
+            again.stdout
+        );
     }
 }

@@ -80,11 +80,14 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
                     });
                 }
             }
-            plan.notes.push(
-                "restart Claude Code: it reads hooks when a session starts (`/hooks` lists them, \
-                 `/mcp` shows the server)."
-                    .into(),
-            );
+            // A restart only reads what this run changes.
+            if plan.changes_files() {
+                plan.notes.push(
+                    "restart Claude Code: it reads hooks when a session starts (`/hooks` lists \
+                     them, `/mcp` shows the server)."
+                        .into(),
+                );
+            }
         }
         Mode::Uninstall if registered => plan.commands.push(remove),
         Mode::Uninstall => {}

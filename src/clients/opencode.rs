@@ -67,11 +67,13 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     ))?;
     if mode == Mode::Install {
         plan.notes.push(ctx.vault_note(vault.as_ref()));
-        plan.notes.push(
-            "start OpenCode again: it loads plugins and servers at startup (`opencode mcp list` \
-             shows the server)."
-                .into(),
-        );
+        if plan.changes_files() {
+            plan.notes.push(
+                "start OpenCode again: it loads plugins and servers at startup (`opencode mcp \
+                 list` shows the server)."
+                    .into(),
+            );
+        }
     }
     Ok(plan)
 }

@@ -54,10 +54,14 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     plan.push(edit)?;
     if mode == Mode::Install {
         plan.notes.push(ctx.vault_note(vault.as_ref()));
+        if plan.changes_files() {
+            plan.notes
+                .push("reload Windsurf (or refresh the MCP panel).".into());
+        }
         plan.notes.push(
-            "reload Windsurf (or refresh the MCP panel): Cascade's hooks run with the \
-             workspace as their directory, which names the project; global rules are capped at \
-             6,000 characters, so keep your own rules in that file short."
+            "Cascade's hooks run with the workspace as their directory, which names the project; \
+             global rules are capped at 6,000 characters, so keep your own rules in that file \
+             short."
                 .into(),
         );
     }
