@@ -1,11 +1,12 @@
 //! Marked blocks in text files: the one region of a user's file that git-rutter manages, between a
-//! START and an END marker line (git-branchless's habit). Everything outside the markers is the
+//! start and an end marker line (git-branchless's habit; `<!-- BEGIN git-rutter -->` in
+//! markdown, `… git-rutter START …` in git hooks). Everything outside the markers is the
 //! user's and is never changed: inserting, replacing and removing a block keep the rest of the
 //! file byte for byte. Used for git hooks (`install-git-hooks`) and for the instruction files of AI
 //! clients (`install-hook`).
 
 /// The marker lines that open and close a block.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Markers {
     pub start: &'static str,
     pub end: &'static str,
@@ -24,15 +25,16 @@ pub(crate) enum Placement {
 /// What to do about a [`BlockError`].
 pub(crate) const FIX: &str = "Fix the file by hand.";
 
-/// Why the markers of a file cannot be trusted (what to do, [`FIX`], is the caller's to say).
+/// Why the markers of a file cannot be trusted, naming the marker lines as the file has them
+/// (what to do, [`FIX`], is the caller's to say).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum BlockError {
-    #[error("more than one git-rutter START marker")]
-    TwoStarts,
-    #[error("a git-rutter END marker without START")]
-    EndWithoutStart,
-    #[error("a git-rutter START marker without END")]
-    StartWithoutEnd,
+    #[error("more than one `{}` line", .0.start)]
+    TwoStarts(Markers),
+    #[error("a `{}` line without a `{}` line before it", .0.end, .0.start)]
+    EndWithoutStart(Markers),
+    #[error("a `{}` line without a `{}` line after it", .0.start, .0.end)]
+    StartWithoutEnd(Markers),
 }
 
 /// The lines of `text` with their byte offsets (start, end including the `\n`).
@@ -61,18 +63,18 @@ pub(crate) fn find(text: &[u8], m: Markers) -> Result<Option<(usize, usize)>, Bl
     for (s, e, l) in lines(text) {
         if is_marker(l, m.start) {
             if start.is_some() || found.is_some() {
-                return Err(BlockError::TwoStarts);
+                return Err(BlockError::TwoStarts(m));
             }
             start = Some(s);
         } else if is_marker(l, m.end) {
             match start.take() {
                 Some(st) => found = Some((st, e)),
-                None => return Err(BlockError::EndWithoutStart),
+                None => return Err(BlockError::EndWithoutStart(m)),
             }
         }
     }
     match start {
-        Some(_) => Err(BlockError::StartWithoutEnd),
+        Some(_) => Err(BlockError::StartWithoutEnd(m)),
         None => Ok(found),
     }
 }
@@ -176,6 +178,23 @@ mod tests {
                 .unwrap()
                 .unwrap(),
             b""
+        );
+    }
+
+    #[test]
+    fn broken_markers_are_named_as_the_file_has_them() {
+        let said = |t: &str| find(t.as_bytes(), M).unwrap_err().to_string();
+        assert_eq!(
+            said("<!-- BEGIN x -->\n"),
+            "a `<!-- BEGIN x -->` line without a `<!-- END x -->` line after it"
+        );
+        assert_eq!(
+            said("<!-- END x -->\n"),
+            "a `<!-- END x -->` line without a `<!-- BEGIN x -->` line before it"
+        );
+        assert_eq!(
+            said(&format!("{B}{B}")),
+            "more than one `<!-- BEGIN x -->` line"
         );
     }
 

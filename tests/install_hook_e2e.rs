@@ -336,7 +336,7 @@ fn unparseable_foreign_and_broken_files_are_refused_and_left_byte_identical() {
             "muse",
             ".config/muse/AGENTS.md",
             "# Rules\n<!-- BEGIN git-rutter -->\nhalf a block\n",
-            "START marker without END",
+            "~/.config/muse/AGENTS.md: a `<!-- BEGIN git-rutter -->` line without a `<!-- END git-rutter -->` line after it. Fix the file by hand.",
         ),
         (
             "cursor",
@@ -926,7 +926,8 @@ fn a_binary_of_another_name_knows_what_it_wrote() {
 }
 
 /// The trial's F-10: a line the user added inside the marked block is never silently deleted:
-/// uninstall (and a later install) refuse, naming it, and the file stays byte for byte.
+/// uninstall leaves the block (exit 1), naming the line, and a later install refuses; the file
+/// stays byte for byte.
 #[test]
 fn a_marked_block_the_user_edited_is_refused_with_its_line() {
     let env = Env::bare();
@@ -944,11 +945,10 @@ fn a_marked_block_the_user_edited_is_refused_with_its_line() {
     ] {
         let r = rutter(&env, args);
         assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        let said = format!("{}{}", r.stdout, r.stderr);
         assert!(
-            r.stderr.contains("block was edited")
-                && r.stderr.contains("MY OWN NOTE INSIDE THE BLOCK"),
-            "{args:?}: {}",
-            r.stderr
+            said.contains("block was changed since git-rutter wrote it (the line \"MY OWN NOTE INSIDE THE BLOCK\" is not its text)"),
+            "{args:?}: {said}"
         );
         assert_eq!(std::fs::read_to_string(&agents).unwrap(), edited);
     }
@@ -1080,4 +1080,319 @@ fn a_client_not_installed_here_is_named_before_its_folders_are_made() {
     assert!(!v.installed, "{v:?}");
     assert!(v.dry_run);
     assert_eq!(json.stderr, "", "JSON runs say it in the JSON only");
+}
+
+/// The trial's vault switch: a hook that names its vault (Cursor's, from the configuration)
+/// follows the vault configured now when install-hook runs again without `--vault`, saying so
+/// and how to keep the old one; with no vault configured, the installed one is kept.
+#[test]
+fn a_vault_switch_moves_a_hook_that_names_the_old_vault() {
+    let env = Env::git_vault();
+    assert_eq!(install(&env, "cursor").code, 0);
+    let (hooks, pointer) = hook_of(&env, "cursor");
+    let old = env.vault.display().to_string();
+    let command = || {
+        read_json(&hooks)
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string()
+    };
+    assert!(command().ends_with(&format!("--vault {old}")));
+    let nv = env.root().join("new-vault");
+    std::fs::create_dir_all(&nv).unwrap();
+    std::fs::write(nv.join("x.md"), "# x\n").unwrap();
+    env.git_in(&nv, &["init", "-q", "-b", "main"]);
+    let new = nv.display().to_string();
+    let r = run_with_stdin(
+        env.cmd()
+            .env("LIBRARIAN_VAULT_PATH", &nv)
+            .args(["install-hook", "--client", "cursor"]),
+        b"",
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        command().ends_with(&format!("--vault {new}")),
+        "{}",
+        command()
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "in place of {old}, the vault the installed hook named: captures now go to {new}. To keep {old}, run this again with `--vault {old}`."
+        )),
+        "{}",
+        r.stdout
+    );
+    let mcp = read_json(&env.home.join(".cursor/mcp.json"));
+    assert_eq!(
+        mcp["mcpServers"]["rutter"]["env"]["LIBRARIAN_VAULT_PATH"],
+        Value::from(new.as_str())
+    );
+    // With no vault configured, the one the hook names is kept.
+    let r = rutter_without_vault(&env, &["install-hook", "--client", "cursor"]);
+    assert!(r.stdout.contains("nothing to change"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("kept from the installed hook"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// The trial's CRLF and BOM files: a CRLF `config.toml` and `settings.json` keep CRLF on every
+/// line (ours too), a byte-order mark stays, and uninstall gives each file back byte for byte;
+/// a TOML file of mixed endings, which the TOML editor would make all LF, is refused whole.
+#[test]
+fn crlf_and_bom_client_files_keep_their_endings_and_come_back_byte_for_byte() {
+    let env = Env::bare();
+    let toml = env.home.join(".codex/config.toml");
+    let settings = env.home.join(".claude/settings.json");
+    let cases: [(&str, &Path, &str); 3] = [
+        (
+            "codex",
+            &toml,
+            "# my config\r\nmodel = \"o3\"\r\n\r\n[profiles.fast]\r\nmodel = \"o4-mini\"\r\n",
+        ),
+        ("codex", &toml, "\u{feff}# my config\nmodel = \"o3\"\n"),
+        ("claude", &settings, "{\r\n  \"model\": \"opus\"\r\n}\r\n"),
+    ];
+    for (client, path, text) in cases {
+        write(path, text);
+        let r = install(&env, client);
+        assert_eq!(r.code, 0, "{client}: {}{}", r.stdout, r.stderr);
+        let installed = std::fs::read_to_string(path).unwrap();
+        assert!(installed.contains("rutter"), "{installed}");
+        assert_eq!(
+            installed.starts_with('\u{feff}'),
+            text.starts_with('\u{feff}'),
+            "{installed:?}"
+        );
+        if text.contains('\r') {
+            assert_eq!(
+                installed.matches("\r\n").count(),
+                installed.matches('\n').count(),
+                "every line CRLF: {installed:?}"
+            );
+        } else {
+            assert!(!installed.contains('\r'), "{installed:?}");
+        }
+        assert!(install(&env, client).stdout.contains("nothing to change"));
+        let r = rutter(&env, &["uninstall-hook", "--client", client]);
+        assert_eq!(r.code, 0, "{client}: {}{}", r.stdout, r.stderr);
+        assert_eq!(std::fs::read_to_string(path).unwrap(), text, "{client}");
+    }
+    let mixed = "a = 1\r\nb = 2\n";
+    write(&toml, mixed);
+    let r = install(&env, "codex");
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("mixes CRLF and LF line endings"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), mixed);
+}
+
+/// The trial's changed word: a block whose line the user changed does not keep uninstall from
+/// taking out the hook and the server; the block stays, named with its changed line (cut at a
+/// word, with `…`), with advice to delete it by hand, and the exit status says something is
+/// left (1); `--json` lists it under `left`.
+#[test]
+fn uninstall_takes_out_what_it_can_and_names_a_changed_block_it_left() {
+    let env = Env::bare();
+    assert_eq!(install(&env, "codex").code, 0);
+    let agents = env.home.join(".codex/AGENTS.md");
+    let text = std::fs::read_to_string(&agents).unwrap();
+    assert!(text.contains("\nEverything these tools return"), "{text}");
+    let edited = text.replace(
+        "\nEverything these tools return",
+        "\nAll that these tools return",
+    );
+    std::fs::write(&agents, &edited).unwrap();
+    let dry = rutter(
+        &env,
+        &["uninstall-hook", "--client", "codex", "--dry-run", "--json"],
+    );
+    assert_eq!(dry.code, 1, "{}{}", dry.stdout, dry.stderr);
+    let v: InstallHook = decode(&dry.stdout);
+    assert_eq!(v.left.len(), 1, "{v:?}");
+    assert!(v.left[0].contains("so uninstall would leave it"), "{v:?}");
+    let r = rutter(&env, &["uninstall-hook", "--client", "codex"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "~/.codex/AGENTS.md: the git-rutter block was changed since git-rutter wrote it (the line \"All that these tools return"
+        ) && r.stdout.contains("…\" is not its text), so it was left in the file. Delete it by hand, from the `<!-- BEGIN git-rutter -->` line to the `<!-- END git-rutter -->` line"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("Move your own lines"), "{}", r.stdout);
+    assert_eq!(std::fs::read_to_string(&agents).unwrap(), edited);
+    assert!(!env.home.join(".codex/hooks.json").exists(), "hook removed");
+    assert!(
+        !env.home.join(".codex/config.toml").exists(),
+        "server removed"
+    );
+}
+
+/// The trial's leftover `{ "version": 1 }`: Cursor's hooks.json that install created (its
+/// `version` came with our handler) is removed by uninstall with the handler; one with hooks of
+/// the user's keeps them and its `version`.
+#[test]
+fn cursor_uninstall_removes_the_hooks_file_it_created() {
+    let env = Env::bare();
+    let hooks = env.home.join(".cursor/hooks.json");
+    assert_eq!(install(&env, "cursor").code, 0);
+    assert!(hooks.is_file());
+    let r = rutter(&env, &["uninstall-hook", "--client", "cursor"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("removed ~/.cursor/hooks.json ("),
+        "{}",
+        r.stdout
+    );
+    assert!(!hooks.exists(), "{:?}", std::fs::read_to_string(&hooks));
+    let mine = "{\n  \"version\": 1,\n  \"hooks\": {\n    \"afterFileEdit\": [\n      {\n        \"command\": \"./fmt.sh\"\n      }\n    ]\n  }\n}\n";
+    write(&hooks, mine);
+    assert_eq!(install(&env, "cursor").code, 0);
+    assert_eq!(
+        rutter(&env, &["uninstall-hook", "--client", "cursor"]).code,
+        0
+    );
+    assert_eq!(std::fs::read_to_string(&hooks).unwrap(), mine);
+}
+
+/// The trial's read-only settings.json: a dry run checks that each file it would change can be
+/// written, as the run does, and refuses alike (exit 2, the same message) instead of promising
+/// a change the run cannot make. (A read-only file does not stop root, so the fail point stands
+/// in for it.)
+#[test]
+fn a_dry_run_refuses_a_file_the_run_cannot_write() {
+    let env = Env::bare();
+    write(&env.home.join(".claude/settings.json"), "{}\n");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["install-hook", "--client", "claude"];
+        args.extend_from_slice(extra);
+        run_with_stdin(
+            env.cmd()
+                .env("RUTTER_FAILPOINTS", "client-write:settings.json")
+                .args(&args),
+            b"",
+        )
+    };
+    let real = run(&[]);
+    let dry = run(&["--dry-run"]);
+    assert_eq!(real.code, 2, "{}{}", real.stdout, real.stderr);
+    assert_eq!(dry.code, real.code, "{}{}", dry.stdout, dry.stderr);
+    assert!(
+        dry.stderr
+            .contains("~/.claude/settings.json cannot be written")
+            && dry.stderr.contains("nothing was changed for Claude Code."),
+        "{}",
+        dry.stderr
+    );
+    assert_eq!(dry.stderr, real.stderr);
+    assert!(!dry.stdout.contains("would change"), "{}", dry.stdout);
+}
+
+/// The trial's `--dry-run --json` that said `changed`: a dry run's status is `would-change` and
+/// its changes are said as a plan, as the human dry run says them; the run then says them done.
+#[test]
+fn a_dry_run_in_json_says_would_change_in_the_planned_words() {
+    let env = Env::bare();
+    let args = ["install-hook", "--client", "codex", "--json"];
+    let dry: InstallHook = decode(&rutter(&env, &[&args[..], &["--dry-run"]].concat()).stdout);
+    assert!(dry.dry_run);
+    assert_eq!(dry.status, "would-change");
+    let planned = &dry.files[0].changes[0];
+    assert!(planned.starts_with("register the Stop hook `"), "{planned}");
+    assert!(tree(&env.home).is_empty(), "a dry run writes nothing");
+    let done: InstallHook = decode(&rutter(&env, &args).stdout);
+    assert_eq!(done.status, "changed");
+    assert!(
+        done.files[0].changes[0].starts_with("registered the Stop hook `"),
+        "{:?}",
+        done.files[0]
+    );
+    let again: InstallHook = decode(&rutter(&env, &[&args[..], &["--dry-run"]].concat()).stdout);
+    assert_eq!(again.status, "unchanged");
+}
+
+/// The trial's long Windsurf rules: Windsurf reads the first 6,000 characters of
+/// `global_rules.md`, so a block appended past them is said apart on stderr (and in `--json`'s
+/// `problems`) with how much room to make, and `status` reports it (`rules-past-cap`); a short
+/// file says nothing of it.
+#[test]
+fn windsurf_rules_that_push_the_block_past_the_cap_are_said_and_reported() {
+    let env = Env::git_vault();
+    let rules = env.home.join(".codeium/windsurf/memories/global_rules.md");
+    write(&rules, "- keep it short\n");
+    let r = install(&env, "windsurf");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("reads only the first"), "{}", r.stderr);
+    let long: String = (0..140)
+        .map(|i| format!("- rule number {i}: always write tidy code\n"))
+        .collect();
+    write(&rules, &long);
+    let r = install(&env, "windsurf");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("global_rules.md is 8,")
+            && r.stderr.contains("Windsurf reads only the first 6,000: Cascade sees only the first part of the capture instructions")
+            && r.stderr.contains("Shorten your own rules in that file to at most 3,"),
+        "{}",
+        r.stderr
+    );
+    let json: InstallHook =
+        decode(&rutter(&env, &["install-hook", "--client", "windsurf", "--json"]).stdout);
+    assert_eq!(json.problems.len(), 1, "{json:?}");
+    assert_eq!(json.problems[0]["kind"], "rules-past-cap");
+    let status: common::json::Status = decode(&rutter(&env, &["status", "--json"]).stdout);
+    let f = status.finding("rules-past-cap");
+    assert_eq!(f.client.as_deref(), Some("windsurf"));
+    assert!(f.message.contains("nothing is captured"), "{f:?}");
+}
+
+/// The trial's JSONC and BOM settings: the refusal says what the file holds that JSON does not
+/// allow (comments, a byte-order mark) and what to do, and the file keeps its bytes.
+#[test]
+fn a_jsonc_or_bom_settings_file_is_refused_saying_why() {
+    let env = Env::bare();
+    let settings = env.home.join(".gemini/settings.json");
+    for (text, says) in [
+        (
+            "{\n  // comment\n  \"theme\": \"dark\"\n}\n",
+            "~/.gemini/settings.json is not valid JSON: it holds comments (`//` or `/* */`) (JSON with comments, JSONC), which git-rutter does not edit",
+        ),
+        (
+            "\u{feff}{\"theme\": \"dark\"}\n",
+            "~/.gemini/settings.json is not valid JSON: it starts with a byte-order mark (U+FEFF), which JSON does not allow. Save it as UTF-8 without one, then run again (nothing was changed;",
+        ),
+    ] {
+        write(&settings, text);
+        let r = install(&env, "gemini");
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(says), "{}", r.stderr);
+        assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+    }
+}
+
+/// The trial's `restart Claude Code` after `nothing to change`: a restart reads only what a run
+/// changed, so a run that changed nothing does not ask for one.
+#[test]
+fn a_run_that_changes_nothing_asks_for_no_restart() {
+    let env = Env::bare();
+    for (client, restart) in [
+        ("claude", "restart Claude Code"),
+        ("opencode", "start OpenCode again"),
+        ("windsurf", "reload Windsurf"),
+    ] {
+        let first = install(&env, client);
+        assert!(first.stdout.contains(restart), "{client}: {}", first.stdout);
+        let again = install(&env, client);
+        assert!(
+            again.stdout.contains("nothing to change") && !again.stdout.contains(restart),
+            "{client}: {}",
+            again.stdout
+        );
+    }
 }

@@ -734,3 +734,58 @@ fn an_unreadable_rutter_sign_is_a_finding() {
         );
     }
 }
+
+/// A second vault, a git repository holding one note, beside the test's own.
+fn second_vault(env: &Env) -> PathBuf {
+    let nv = env.root().join("new-vault");
+    std::fs::create_dir_all(&nv).unwrap();
+    std::fs::write(nv.join("x.md"), "# x\n").unwrap();
+    env.git_in(&nv, &["init", "-q", "-b", "main"]);
+    env.git_in(&nv, &["add", "-A"]);
+    env.git_in(&nv, &["commit", "-qm", "notes"]);
+    nv
+}
+
+/// The trial's vault switch: Cursor's hook names the vault configured when it was installed;
+/// after `rutter.vault` moves to another vault, status names both and the command that moves
+/// the hook, and that command clears the finding.
+#[test]
+fn a_hook_that_names_another_vault_than_the_configured_one_is_a_finding() {
+    let env = Env::git_vault();
+    let old = env.vault.display().to_string();
+    env.git(&["config", "--global", "rutter.vault", &old]);
+    let r = rutter_in(&env, &env.root(), &["install-hook", "--client", "cursor"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (code, json) = status_json(&env);
+    assert!(json.findings.iter().all(|f| f.kind != "hook-vault-differs"));
+    assert_eq!(code, 0, "{:#?}", json.findings);
+    let new = second_vault(&env).display().to_string();
+    env.git(&["config", "--global", "rutter.vault", &new]);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 1);
+    let f = json.finding("hook-vault-differs");
+    assert_eq!(f.client.as_deref(), Some("cursor"));
+    assert!(
+        f.message
+            .contains(&format!("captures into {old}, not into {new}"))
+            && f.message.contains("git config rutter.vault"),
+        "{f:?}"
+    );
+    assert!(
+        f.todo.starts_with(&format!(
+            "Run `git rutter install-hook --client cursor` to move the hook (and its MCP server) to {new}"
+        )),
+        "{f:?}"
+    );
+    assert!(
+        json.findings
+            .iter()
+            .all(|f| f.kind != "registration-incomplete"),
+        "one finding says it: {:#?}",
+        json.findings
+    );
+    let r = rutter_in(&env, &env.root(), &["install-hook", "--client", "cursor"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 0, "{:#?}", json.findings);
+}

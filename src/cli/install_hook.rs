@@ -95,24 +95,22 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Common, mode: Mode) -> Com
         ));
     }
     if args.dry_run {
+        // A dry run promises only what the run can do: a file it cannot write stops it alike.
+        writable(&plan)?;
         report(ui, &plan, &args, Outcome::DryRun)?;
-        return Ok(Exit::Clean);
+    } else {
+        apply(ui, &ctx, &plan)?;
+        report(ui, &plan, &args, Outcome::Done)?;
     }
-    apply(ui, &ctx, &plan)?;
-    report(ui, &plan, &args, Outcome::Done)?;
-    Ok(Exit::Clean)
+    // What uninstall had to leave needs the user's hand.
+    Ok(Exit::findings_if(!plan.left(true).is_empty()))
 }
 
 /// Writes a plan's files (each checked writable first, so a read-only or immutable file stops
 /// it with nothing half-done); a failure part way says what was already changed and how to
 /// finish or undo it.
 pub(crate) fn apply(ui: &mut Ui, ctx: &Context, plan: &Plan) -> Result<(), CommandError> {
-    if let Some(why) = plan.edits.iter().find_map(|e| files::writable(e).err()) {
-        return Err(CommandError::new(
-            ErrorKind::CannotRun,
-            format!("{why}; nothing was changed for {}.", plan.client.label),
-        ));
-    }
+    writable(plan)?;
     let mut done: Vec<&str> = Vec::new();
     for edit in &plan.edits {
         let why = match files::apply(ctx, edit) {
@@ -135,6 +133,18 @@ pub(crate) fn apply(ui: &mut Ui, ctx: &Context, plan: &Plan) -> Result<(), Comma
         ));
     }
     Ok(())
+}
+
+/// Whether every file the plan changes can be written (nothing is changed); the error names the
+/// first that cannot and why.
+fn writable(plan: &Plan) -> Result<(), CommandError> {
+    match plan.edits.iter().find_map(|e| files::writable(e).err()) {
+        Some(why) => Err(CommandError::new(
+            ErrorKind::CannotRun,
+            format!("{why}; nothing was changed for {}.", plan.client.label),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// What a run that stopped part-way had already changed, and how to finish or undo it.
@@ -224,12 +234,17 @@ fn report(ui: &mut Ui, plan: &Plan, args: &Common, outcome: Outcome) -> anyhow::
         Mode::Install => "install-hook",
         Mode::Uninstall => "uninstall-hook",
     };
-    let head = match (outcome, plan.changes_files()) {
-        (Outcome::DryRun, _) => format!("{label} ({verb} --dry-run; nothing was written):"),
-        (_, true) => format!("{label}:"),
-        (_, false) => format!("{label}: nothing to change."),
+    let head = match (outcome, plan.changes_files(), plan.left(true).is_empty()) {
+        (Outcome::DryRun, _, _) => format!("{label} ({verb} --dry-run; nothing was written):"),
+        (_, true, _) | (_, false, false) => format!("{label}:"),
+        (_, false, true) => format!("{label}: nothing to change."),
     };
-    Ok(ui.print(&format!("{head}\n{}", out.join("\n")))?)
+    ui.print(&format!("{head}\n{}", out.join("\n")))?;
+    // Written as asked, yet not working: said apart, where it is seen.
+    for p in &plan.problems {
+        ui.warn(format_args!("git-rutter: {} {}", p.message, p.todo));
+    }
+    Ok(())
 }
 
 /// Whether a report says what was done or what a plan would do.
@@ -247,6 +262,9 @@ pub(crate) fn describe(edit: &files::FileEdit, mode: Mode, tense: Tense) -> Stri
         Tense::Planned => Change::planned,
     };
     let what = edit.changes.iter().map(say).collect::<Vec<_>>().join("; ");
+    if let Some(left) = &edit.left {
+        return left.said(shown, tense == Tense::Done);
+    }
     match (&edit.before, &edit.after, edit.changed(), tense) {
         (None, None, _, _) => format!("{shown}: absent, nothing to remove."),
         (_, _, false, _) if mode == Mode::Install => format!("{shown} is up to date."),
@@ -282,6 +300,10 @@ fn diff(edit: &files::FileEdit) -> String {
 
 /// The `--json` form of a report.
 fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
+    let say = match outcome {
+        Outcome::DryRun => Change::planned,
+        _ => Change::done,
+    };
     let files: Vec<serde_json::Value> = plan
         .edits
         .iter()
@@ -295,12 +317,13 @@ fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
             serde_json::json!({
                 "path": path_text(&e.path),
                 "action": action,
-                "changes": e.changes.iter().map(Change::done).collect::<Vec<_>>(),
+                "changes": e.changes.iter().map(say).collect::<Vec<_>>(),
             })
         })
         .collect();
     let status = match (outcome, plan.changes_files()) {
         (Outcome::Refused, _) => "refused",
+        (Outcome::DryRun, true) => "would-change",
         (_, true) => "changed",
         (_, false) => "unchanged",
     };
@@ -315,6 +338,12 @@ fn json_report(plan: &Plan, outcome: Outcome) -> serde_json::Value {
         "commands": plan.commands,
         "notes": plan.notes,
         "refusals": plan.refusals,
+        "left": plan.left(outcome != Outcome::DryRun),
+        "problems": plan.problems.iter().map(|p| serde_json::json!({
+            "kind": p.kind,
+            "message": p.message,
+            "todo": p.todo,
+        })).collect::<Vec<_>>(),
     })
 }
 

@@ -27,7 +27,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let dir = ctx.home.join(".gemini/config");
     let hooks = dir.join("hooks.json");
     let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &hooks, SHAPE), true);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     let timeout = [("timeout", Json::Number(30.into()))];
     super::hook_file(
         ctx,

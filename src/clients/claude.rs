@@ -35,7 +35,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let mut plan = Plan::new(&SPEC, mode);
     let path = settings(ctx);
     let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &path, SHAPE), false);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     super::hook_file(
         ctx,
         &mut plan,
@@ -80,11 +80,14 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
                     });
                 }
             }
-            plan.notes.push(
-                "restart Claude Code: it reads hooks when a session starts (`/hooks` lists them, \
-                 `/mcp` shows the server)."
-                    .into(),
-            );
+            // A restart only reads what this run changes.
+            if plan.changes_files() {
+                plan.notes.push(
+                    "restart Claude Code: it reads hooks when a session starts (`/hooks` lists \
+                     them, `/mcp` shows the server)."
+                        .into(),
+                );
+            }
         }
         Mode::Uninstall if registered => plan.commands.push(remove),
         Mode::Uninstall => {}

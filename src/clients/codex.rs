@@ -6,6 +6,7 @@
 
 use super::change::Change;
 use super::command::{is_our_server, is_reference_server};
+use super::files::Eol;
 use super::hooks::Shape;
 use super::{files, Context, EditError, Error, FileEdit, Mode, Plan, Spec};
 use std::path::Path;
@@ -18,6 +19,8 @@ pub(crate) const SPEC: Spec = Spec {
     plan,
 };
 
+/// The UTF-8 byte-order mark an editor may put before the first line.
+const BOM: &str = "\u{feff}";
 const SHAPE: Shape = Shape::Grouped { event: "Stop" };
 const WHEN: &str = "git-rutter records the decisions of Codex sessions. These instructions apply \
                     to every session; Codex's Stop hook reads only your final reply, so put the \
@@ -28,7 +31,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let home = ctx.dir("CODEX_HOME", ".codex");
     let hooks = home.join("hooks.json");
     let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &hooks, SHAPE), false);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     super::hook_file(
         ctx,
         &mut plan,
@@ -57,11 +60,26 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
 fn config(ctx: &Context, path: &Path, mode: Mode, vault: Option<&str>) -> Result<FileEdit, Error> {
     let shown = ctx.show(path);
     let before = files::read(ctx, path)?;
-    let text = String::from_utf8(before.clone().unwrap_or_default()).map_err(|_| {
+    let raw = String::from_utf8(before.clone().unwrap_or_default()).map_err(|_| {
         Error::Refused(format!(
             "{shown} is not UTF-8 text; fix or move it, then run again (nothing was changed)."
         ))
     })?;
+    // toml_edit writes LF and drops a byte-order mark: both are put back as the file had them.
+    let (bom, unmarked) = match raw.strip_prefix(BOM) {
+        Some(rest) => (BOM, rest),
+        None => ("", raw.as_str()),
+    };
+    let eol = Eol::of(unmarked);
+    if eol == Eol::Mixed {
+        return Err(Error::Refused(format!(
+            "{shown} mixes CRLF and LF line endings, which git-rutter's TOML editor would make all \
+             LF; give the file one kind of line ending, or add the `[mcp_servers.rutter]` table \
+             by hand (hooks/codex-config.toml in the git-rutter repository has it), then run \
+             again (nothing was changed)."
+        )));
+    }
+    let text = eol.to_lf(unmarked).into_owned();
     let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         Error::Refused(format!(
             "{shown} is not valid TOML ({}); fix or move it, then run again (nothing was changed).",
@@ -78,10 +96,10 @@ fn config(ctx: &Context, path: &Path, mode: Mode, vault: Option<&str>) -> Result
         Mode::Uninstall => remove_server(&mut doc),
     };
     let new = doc.to_string();
-    let after = match (new == text, new.trim().is_empty()) {
+    let after = match (new == text, new.trim().is_empty() && bom.is_empty()) {
         (true, _) => before.clone(),
         (false, true) => None,
-        (false, false) => Some(new.into_bytes()),
+        (false, false) => Some(format!("{bom}{}", eol.restore(new)).into_bytes()),
     };
     Ok(FileEdit {
         path: path.to_path_buf(),
@@ -89,6 +107,7 @@ fn config(ctx: &Context, path: &Path, mode: Mode, vault: Option<&str>) -> Result
         before,
         after,
         changes,
+        left: None,
     })
 }
 

@@ -29,7 +29,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let hooks = home.join("hooks/rutter.json");
     let existing = super::existing_hook_vault(ctx, &hooks, SHAPE);
     let hook_vault = ctx.baked_vault(existing.clone(), false);
-    let hv = hook_vault.as_ref().map(|(v, _)| v.as_str());
+    let hv = hook_vault.as_ref().map(|b| b.path.as_str());
     let owner = files::Ownership::Whole {
         shape: SHAPE,
         skeleton: &["version"],
@@ -47,7 +47,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let config = home.join("mcp-config.json");
     let server_vault = ctx.baked_vault(existing, true);
     match (mode, &server_vault) {
-        (Mode::Install, Some((v, _))) => {
+        (Mode::Install, Some(crate::clients::Baked { path: v, .. })) => {
             let fields = vec![
                 ("type", Json::str("local")),
                 ("command", Json::str(&ctx.bin)),

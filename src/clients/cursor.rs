@@ -39,17 +39,13 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let hooks = home.join("hooks.json");
     let existing = super::existing_hook_vault(ctx, &hooks, SHAPE);
     let vault = ctx.baked_vault(existing, true);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     let timeout = [("timeout", Json::Number(30.into()))];
-    super::hook_file(
-        ctx,
-        &mut plan,
-        &hooks,
-        files::Ownership::Shared,
-        SHAPE,
-        v,
-        &timeout,
-    )?;
+    // `version: 1` comes with our handler when the file had none; alone, it goes with it.
+    let owner = files::Ownership::SharedFormat {
+        skeleton: &["version"],
+    };
+    super::hook_file(ctx, &mut plan, &hooks, owner, SHAPE, v, &timeout)?;
     let config = home.join("mcp.json");
     let edit = files::json_file(ctx, &config, files::Ownership::Shared, |doc| match mode {
         Mode::Install => mcp::set_server(doc, "mcpServers", mcp::fields(&ctx.bin, v)),

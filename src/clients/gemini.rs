@@ -36,7 +36,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let settings = home.join("settings.json");
     plan.presence = Some(settings.clone());
     let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &settings, SHAPE), false);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     let extra = [
         ("name", Json::str("git-rutter")),
         ("timeout", Json::Number(30_000.into())),

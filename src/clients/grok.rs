@@ -19,7 +19,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let mut plan = Plan::new(&SPEC, mode);
     let path = ctx.dir("GROK_HOME", ".grok").join("hooks/rutter.json");
     let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &path, SHAPE), false);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     let owner = files::Ownership::Whole {
         shape: SHAPE,
         skeleton: &[],

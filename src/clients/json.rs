@@ -225,6 +225,64 @@ pub(crate) fn parse(text: &str) -> Result<Json, serde_json::Error> {
     serde_json::from_str(text)
 }
 
+/// What `text` holds that JSON does not allow, when it is what editors and some clients accept:
+/// a byte-order mark, comments, trailing commas (JSONC), said with what to do; `None` when the
+/// parser's own error says it best.
+pub(crate) fn not_json(text: &str) -> Option<String> {
+    if text.starts_with('\u{feff}') {
+        return Some(
+            "it starts with a byte-order mark (U+FEFF), which JSON does not allow. Save it as \
+             UTF-8 without one"
+                .into(),
+        );
+    }
+    let what = match jsonc(text) {
+        (true, true) => "comments and trailing commas",
+        (true, false) => "comments (`//` or `/* */`)",
+        (false, true) => "a trailing comma (a comma before `}` or `]`)",
+        (false, false) => return None,
+    };
+    Some(format!(
+        "it holds {what} (JSON with comments, JSONC), which git-rutter does not edit: it edits \
+         only files it can parse exactly. Take them out, or add the entries by hand (hooks/ in \
+         the git-rutter repository has each one)"
+    ))
+}
+
+/// Whether `text` has comments, and a comma before a closing bracket, outside strings.
+fn jsonc(text: &str) -> (bool, bool) {
+    let b = text.as_bytes();
+    let (mut comments, mut trailing, mut i) = (false, false, 0);
+    let mut comma = false;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                comma = false;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                comments = true;
+                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                comments = true;
+                i = memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |n| i + 2 + n + 2);
+                continue;
+            }
+            b',' => comma = true,
+            b'}' | b']' if comma => trailing = true,
+            c if c.is_ascii_whitespace() => {}
+            _ => comma = false,
+        }
+        i += 1;
+    }
+    (comments, trailing)
+}
+
 /// Writes `value` in `layout`.
 pub(crate) fn print(value: &Json, layout: &Layout) -> String {
     let mut out = Vec::new();
@@ -247,6 +305,23 @@ pub(crate) fn print(value: &Json, layout: &Layout) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jsonc_and_a_byte_order_mark_are_named_in_the_refusal() {
+        let why = |t: &str| {
+            assert!(parse(t).is_err(), "{t}");
+            not_json(t).unwrap_or_default()
+        };
+        let c = why("{\n  // comment\n  \"a\": 1\n}\n");
+        assert!(c.starts_with("it holds comments (`//` or `/* */`)"), "{c}");
+        assert!(c.contains("hooks/ in the git-rutter repository"), "{c}");
+        assert!(why("{\"a\": [1, 2,],}").starts_with("it holds a trailing comma"));
+        assert!(why("{/* x */ \"a\": 1,\n}").starts_with("it holds comments and trailing commas"));
+        assert_eq!(why("{\"a\" 1}"), "");
+        assert!(why("\u{feff}{}").starts_with("it starts with a byte-order mark"));
+        // Inside strings they are text.
+        assert_eq!(why("{\"u\": \"http://x/*\", \"v\": \"a,]\" x}"), "");
+    }
     use proptest::prelude::*;
 
     #[test]

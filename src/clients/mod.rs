@@ -168,31 +168,47 @@ impl Context {
         }
     }
 
-    /// The vault to bake into a hook: `--vault`, else the one already baked into our hook, else
-    /// (when `required`) the configured one. `None` leaves the vault to the hook's environment.
-    pub(crate) fn baked_vault(
-        &self,
-        existing: Option<String>,
-        required: bool,
-    ) -> Option<(String, String)> {
+    /// The vault to bake into a hook: `--vault`; else, when our hook already names one, the
+    /// vault configured now if there is one (so a vault switch, `init --global` elsewhere, moves
+    /// the hook with it), else the one it names; else (when `required`) the configured one.
+    /// `None` leaves the vault to the hook's environment.
+    pub(crate) fn baked_vault(&self, existing: Option<String>, required: bool) -> Option<Baked> {
         if let Some(v) = &self.vault_flag {
-            return Some((v.display().to_string(), "from --vault".into()));
+            return Some(Baked::new(v.display().to_string(), "from --vault".into()));
         }
-        if let Some(v) = existing {
-            return Some((v, "kept from the installed hook".into()));
-        }
-        match (&self.configured, required) {
-            (Some((p, src)), true) => {
-                Some((p.display().to_string(), format!("from {}", src.describe())))
-            }
+        let configured = self.configured.as_ref().map(|(p, src)| {
+            Baked::new(p.display().to_string(), format!("from {}", src.describe()))
+        });
+        match (existing, configured) {
+            (Some(old), Some(now)) if !same_vault(&old, &now.path) => Some(Baked {
+                moved_from: Some(old),
+                ..now
+            }),
+            (Some(old), _) => Some(Baked::new(old, "kept from the installed hook".into())),
+            (None, Some(now)) if required => Some(now),
             _ => None,
         }
     }
 
     /// The note that says which vault a hook will use.
-    pub(crate) fn vault_note(&self, baked: Option<&(String, String)>) -> String {
+    pub(crate) fn vault_note(&self, baked: Option<&Baked>) -> String {
         match (baked, &self.configured) {
-            (Some((v, why)), _) => format!("vault: {v} ({why}), written into the hook command."),
+            (
+                Some(Baked {
+                    path,
+                    why,
+                    moved_from: Some(old),
+                }),
+                _,
+            ) => format!(
+                "vault: {path} ({why}), written into the hook command in place of {old}, the \
+                 vault the installed hook named: captures now go to {path}. To keep {old}, run \
+                 this again with `--vault {old}`."
+            ),
+            (Some(b), _) => format!(
+                "vault: {} ({}), written into the hook command.",
+                b.path, b.why
+            ),
             (None, Some((p, src))) => format!(
                 "vault: the hook finds {} through {} when it runs.",
                 p.display(),
@@ -202,6 +218,25 @@ impl Context {
                              run `git rutter init --global` in your notes vault (or run this \
                              again with --vault PATH)."
                 .into(),
+        }
+    }
+}
+
+/// The vault written into a hook command, why that one, and the vault the installed hook named
+/// when this one replaces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Baked {
+    pub path: String,
+    pub why: String,
+    pub moved_from: Option<String>,
+}
+
+impl Baked {
+    fn new(path: String, why: String) -> Baked {
+        Baked {
+            path,
+            why,
+            moved_from: None,
         }
     }
 }
@@ -219,6 +254,9 @@ pub(crate) struct Plan {
     pub notes: Vec<String>,
     /// Files left alone, with why and what to do; a plan with any writes nothing.
     pub refusals: Vec<String>,
+    /// What keeps the registration from working once written, that writing cannot mend (the
+    /// user's Windsurf rules pushing our block past what Windsurf reads); `status` reports each.
+    pub problems: Vec<Problem>,
     /// The hook file and the Stop handlers it held before the plan, for `status`.
     pub hook: Option<HookFile>,
     /// What exists once the client has run here, when its hook file's folder says nothing
@@ -256,6 +294,15 @@ impl Plan {
     }
 }
 
+/// Something that keeps a written registration from working, as a status finding says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    /// The finding's stable name.
+    pub kind: &'static str,
+    pub message: String,
+    pub todo: String,
+}
+
 /// A client's hook file as found.
 #[derive(Debug, Clone)]
 pub(crate) struct HookFile {
@@ -278,6 +325,7 @@ impl Plan {
             commands: Vec::new(),
             notes: Vec::new(),
             refusals: Vec::new(),
+            problems: Vec::new(),
             hook: None,
             presence: None,
         }
@@ -291,6 +339,14 @@ impl Plan {
             Err(e) => return Err(e),
         }
         Ok(())
+    }
+
+    /// What uninstall leaves for the user to take out by hand, one sentence each.
+    pub(crate) fn left(&self, done: bool) -> Vec<String> {
+        self.edits
+            .iter()
+            .filter_map(|e| Some(e.left.as_ref()?.said(&e.shown, done)))
+            .collect()
     }
 
     /// Whether applying the plan would change any file.
@@ -398,6 +454,15 @@ pub(crate) fn existing_hook_vault(
     let bytes = files::read(ctx, path).ok()??;
     let doc = json::parse(std::str::from_utf8(&bytes).ok()?).ok()?;
     hooks::existing_vault(&doc, shape)
+}
+
+/// Whether two vault paths name the same folder (a path that no longer resolves is another
+/// vault, as a hook would find nothing there).
+pub(crate) fn same_vault(a: &str, b: &str) -> bool {
+    match (Path::new(a).canonicalize(), Path::new(b).canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
 }
 
 /// The text of our block in a client's instruction file: `when` (a line saying when it applies,

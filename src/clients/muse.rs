@@ -34,7 +34,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
             );
             return Ok(plan);
         }
-        (_, v) => v.as_ref().map(|(v, _)| v.clone()).unwrap_or_default(),
+        (_, v) => v.as_ref().map(|b| b.path.clone()).unwrap_or_default(),
     };
     let bin = ctx.bin.clone();
     let mut handlers = Vec::new();

@@ -42,7 +42,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
         _ => None,
     });
     let vault = ctx.baked_vault(existing, false);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     let edit = files::script_file(ctx, &plugin, HEAD, &body(&ctx.bin, v), mode);
     plan.hook = Some(HookFile {
         path: plugin.clone(),
@@ -67,11 +67,13 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     ))?;
     if mode == Mode::Install {
         plan.notes.push(ctx.vault_note(vault.as_ref()));
-        plan.notes.push(
-            "start OpenCode again: it loads plugins and servers at startup (`opencode mcp list` \
-             shows the server)."
-                .into(),
-        );
+        if plan.changes_files() {
+            plan.notes.push(
+                "start OpenCode again: it loads plugins and servers at startup (`opencode mcp \
+                 list` shows the server)."
+                    .into(),
+            );
+        }
     }
     Ok(plan)
 }

@@ -8,7 +8,7 @@
 //! configured vault is written into both.
 
 use super::hooks::Shape;
-use super::{files, mcp, Context, Error, Mode, Plan, Spec};
+use super::{files, mcp, Context, Error, FileEdit, Mode, Plan, Problem, Spec};
 
 pub(crate) const SPEC: Spec = Spec {
     name: "windsurf",
@@ -29,7 +29,7 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let home = ctx.home.join(".codeium/windsurf");
     let hooks = home.join("hooks.json");
     let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &hooks, SHAPE), true);
-    let v = vault.as_ref().map(|(v, _)| v.as_str());
+    let v = vault.as_ref().map(|b| b.path.as_str());
     super::hook_file(
         ctx,
         &mut plan,
@@ -47,17 +47,77 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     plan.push(edit)?;
     let body = super::instructions_body(ctx, WHEN);
     let rules = home.join("memories/global_rules.md");
-    plan.push(files::markdown_file(ctx, &rules, &body, mode, None))?;
+    let edit = files::markdown_file(ctx, &rules, &body, mode, None);
+    if let (Ok(e), Mode::Install) = (&edit, mode) {
+        plan.problems.extend(past_the_cap(e));
+    }
+    plan.push(edit)?;
     if mode == Mode::Install {
         plan.notes.push(ctx.vault_note(vault.as_ref()));
+        if plan.changes_files() {
+            plan.notes
+                .push("reload Windsurf (or refresh the MCP panel).".into());
+        }
         plan.notes.push(
-            "reload Windsurf (or refresh the MCP panel): Cascade's hooks run with the \
-             workspace as their directory, which names the project; global rules are capped at \
-             6,000 characters, so keep your own rules in that file short."
+            "Cascade's hooks run with the workspace as their directory, which names the project; \
+             global rules are capped at 6,000 characters, so keep your own rules in that file \
+             short."
                 .into(),
         );
     }
     Ok(plan)
+}
+
+/// How many characters of `global_rules.md` Windsurf reads.
+const RULES_CAP: usize = 6_000;
+
+/// Our block in the rules file as written, when it ends past [`RULES_CAP`]: Cascade then sees
+/// the capture instructions cut short, or not at all.
+fn past_the_cap(edit: &FileEdit) -> Option<Problem> {
+    let after = edit.after.as_deref()?;
+    let (start, end) = crate::textblock::find(after, files::MD_MARKERS).ok()??;
+    let chars = |b: &[u8]| String::from_utf8_lossy(b).chars().count();
+    let (from, to) = (chars(&after[..start]), chars(&after[..end]));
+    if to <= RULES_CAP {
+        return None;
+    }
+    let seen = match from >= RULES_CAP {
+        true => "none",
+        false => "only the first part",
+    };
+    Some(Problem {
+        kind: "rules-past-cap",
+        message: format!(
+            "{} is {} characters with git-rutter's block, which runs from character {} to {}, \
+             and Windsurf reads only the first {}: Cascade sees {seen} of the capture \
+             instructions, so it writes no directive lines and nothing is captured.",
+            edit.shown,
+            thousands(chars(after)),
+            thousands(from + 1),
+            thousands(to),
+            thousands(RULES_CAP)
+        ),
+        todo: format!(
+            "Shorten your own rules in that file to at most {} characters (the block takes {}), \
+             or move some to workspace rules (`.windsurf/rules/` in a project); `git rutter \
+             status` then finds the block whole within what Windsurf reads.",
+            thousands(RULES_CAP.saturating_sub(to - from + 1)),
+            thousands(to - from)
+        ),
+    })
+}
+
+/// `n` with a comma between thousands, as the message's numbers read best.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -72,5 +132,30 @@ mod tests {
             crate::contract::instructions_in_file("the user")
         );
         assert!(body.chars().count() < 4_500, "{}", body.chars().count());
+    }
+
+    #[test]
+    fn a_block_past_the_cap_is_a_problem_saying_how_much_room_to_make() {
+        use super::super::files::{FileEdit, MD_MARKERS};
+        let block = format!("{}\nbody\n{}\n", MD_MARKERS.start, MD_MARKERS.end);
+        let edit = |user: &str| FileEdit {
+            path: "r.md".into(),
+            shown: "~/r.md".into(),
+            before: None,
+            after: Some(format!("{user}\n{block}").into_bytes()),
+            changes: Vec::new(),
+            left: None,
+        };
+        assert_eq!(super::past_the_cap(&edit("short\n")), None);
+        let p = super::past_the_cap(&edit(&"x".repeat(5_990))).unwrap();
+        assert!(p.message.contains("only the first part"), "{}", p.message);
+        let p = super::past_the_cap(&edit(&"é".repeat(7_000))).unwrap();
+        assert!(
+            p.message.contains("is 7,056 characters") && p.message.contains("sees none"),
+            "{}",
+            p.message
+        );
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1_234_567), "1,234,567");
     }
 }

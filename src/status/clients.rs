@@ -34,6 +34,9 @@ pub(crate) struct ClientState {
     pub commands: Vec<String>,
     /// Why `install-hook` would refuse, if it would.
     pub refusals: Vec<String>,
+    /// What keeps the registration from working that `install-hook` cannot mend (findings).
+    #[serde(skip)]
+    pub problems: Vec<clients::Problem>,
 }
 
 /// The Stop hook as found in the client's hook file.
@@ -122,6 +125,7 @@ fn one(ctx: &Context, spec: &'static Spec) -> ClientState {
             .collect(),
         commands: plan.commands.clone(),
         refusals: plan.refusals.clone(),
+        problems: plan.problems.clone(),
     }
 }
 
@@ -148,6 +152,7 @@ fn unreadable(spec: &'static Spec, why: String) -> ClientState {
         would_change: Vec::new(),
         commands: Vec::new(),
         refusals: vec![why],
+        problems: Vec::new(),
     }
 }
 

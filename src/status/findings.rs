@@ -7,6 +7,7 @@
 use super::clients::ClientState;
 use super::{ClientInfo, Status};
 use crate::capture::runlog::{Kind, Run};
+use crate::clients;
 use crate::vault::{self, VaultSource};
 use serde::Serialize;
 use std::path::Path;
@@ -400,15 +401,19 @@ fn client(s: &Status, c: &ClientInfo, out: &mut Vec<Finding>) {
         return;
     }
     if registered {
-        hook_findings(s, st, &mut push);
-        registration_findings(st, &mut push);
+        let moved = hook_findings(s, st, &mut push);
+        registration_findings(st, moved, &mut push);
+        for p in &st.problems {
+            push(p.kind, p.message.clone(), p.todo.clone());
+        }
     }
 }
 
 type Push<'a> = dyn FnMut(&'static str, String, String) + 'a;
 
-/// Our hook's program and vault.
-fn hook_findings(s: &Status, st: &ClientState, push: &mut Push) {
+/// Our hook's program and vault; `true` when the hook names another vault than the one
+/// configured (install-hook would move it, which that finding says).
+fn hook_findings(s: &Status, st: &ClientState, push: &mut Push) -> bool {
     let (label, client) = (st.label, st.client);
     if !st.hook.program_ok {
         push(
@@ -443,14 +448,37 @@ fn hook_findings(s: &Status, st: &ClientState, push: &mut Push) {
                 install(client)
             ),
         ),
+        Some(v) => {
+            if let Some(h) = s
+                .hooks_vault
+                .as_ref()
+                .filter(|h| !clients::same_vault(v, &h.path))
+            {
+                push(
+                    "hook-vault-differs",
+                    format!(
+                        "{label}'s hook captures into {v}, not into {}, the vault {} names: its captures do not reach that vault's record or recall.",
+                        h.path, h.reason
+                    ),
+                    format!(
+                        "Run `{}` to move the hook (and its MCP server) to {}; to keep {v}, point the configuration at it instead (`git rutter init --global` there).",
+                        install(client),
+                        h.path
+                    ),
+                );
+                return true;
+            }
+        }
         _ => {}
     }
+    false
 }
 
-/// What install-hook would still change, and a server it would not write.
-fn registration_findings(st: &ClientState, push: &mut Push) {
+/// What install-hook would still change (unless the vault finding already says to run it), and
+/// a server it would not write.
+fn registration_findings(st: &ClientState, moved: bool, push: &mut Push) {
     let (label, client) = (st.label, st.client);
-    if !st.up_to_date && !st.would_change.is_empty() {
+    if !st.up_to_date && !st.would_change.is_empty() && !moved {
         push(
             "registration-incomplete",
             format!(

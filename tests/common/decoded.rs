@@ -59,12 +59,16 @@ pub struct InstallHook {
     pub mode: String,
     pub dry_run: bool,
     pub installed: bool,
-    /// `changed`, `unchanged` or `refused`.
+    /// `changed`, `would-change` (a dry run), `unchanged` or `refused`.
     pub status: String,
     pub files: Vec<FileEdit>,
     pub commands: Vec<String>,
     pub notes: Vec<String>,
     pub refusals: Vec<String>,
+    /// What uninstall left for the user to take out by hand (a block the user changed).
+    pub left: Vec<String>,
+    /// What keeps the registration from working once written (`{kind, message, todo}`).
+    pub problems: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
