@@ -746,6 +746,26 @@ fn diff_shows_a_use_log_not_committed_yet() {
     );
 }
 
+/// `commit` with no entry waiting but new use-log lines (an MCP read logs its use) commits
+/// them and says so (it said `committed 0 entries` while it made a commit).
+#[test]
+fn commit_of_use_log_lines_alone_says_what_it_committed() {
+    let env = vault();
+    let line = "{\"ts\":\"2026-11-30T12:00:00.000Z\",\"kind\":\"librarian-recent\"}";
+    env.write(USE_LOG, &format!("{line}\n"));
+    let r = run_at(&env, "2026-11-30T12:05:00.000Z", &["commit"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with(
+            "committed the use log's new lines (no entry waited) to refs/rutter/records as "
+        ),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(committed(&env, USE_LOG), format!("{line}\n").into_bytes());
+    assert_eq!(run(&env, &["commit"]).stdout, "nothing to commit\n");
+}
+
 // ---- gate ----------------------------------------------------------------------------------
 
 const USE_LOG: &str = "_librarian/stateful-use.jsonl";

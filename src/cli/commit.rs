@@ -77,6 +77,11 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         ));
     }
     match out.commit {
+        // No entry, yet a commit: the use log's new lines (MCP reads log their use there).
+        Some(oid) if out.entries.is_empty() => ui.print(&format!(
+            "committed the use log's new lines (no entry waited) to refs/rutter/records as {}",
+            crate::shortid::long(&oid)
+        ))?,
         Some(oid) => ui.print(&format!(
             "committed {} entr{} to refs/rutter/records as {}",
             out.entries.len(),
