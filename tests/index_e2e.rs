@@ -126,7 +126,7 @@ fn show_reads_only_indexed_notes() {
         assert_eq!(r.stdout, "", "a miss is not output");
         assert_eq!(
             r.stderr.trim(),
-            format!("git-rutter: Note not found: {p}\n`git rutter search WORDS` finds notes by their content.")
+            format!("git-rutter: Note not found: {p}. `git rutter search WORDS` finds notes by their content.")
         );
     }
 }
@@ -438,7 +438,7 @@ fn search_and_show_see_every_change_since_the_last_reindex() {
         (
             1,
             "",
-            "git-rutter: Note not found: Notes/blue.md\n`git rutter search WORDS` finds notes by their content."
+            "git-rutter: Note not found: Notes/blue.md. `git rutter search WORDS` finds notes by their content."
         )
     );
 

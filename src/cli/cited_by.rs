@@ -160,7 +160,7 @@ fn no_note(path: &str, known: &NoNote) -> CommandError {
         ));
     }
     user_error(format!("Note not found: {safe}"))
-        .hinted_below("`git rutter search WORDS` finds notes by their content.")
+        .hinted("`git rutter search WORDS` finds notes by their content.")
 }
 
 /// The cited versions `-p` diffs against, read once per hash, and the note as it is now.

@@ -50,7 +50,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             user_error(crate::records::text::terminal_safe(&search::render_note(
                 &args.path, None,
             )))
-            .hinted_below("`git rutter search WORDS` finds notes by their content."),
+            .hinted("`git rutter search WORDS` finds notes by their content."),
         );
     }
     ui.print(&without_repeated_title(
