@@ -105,36 +105,48 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         };
     }
     let answer = recent::read(&vault, &mut index, &query, now)?;
-    if recent::cites_a_note_moved_since_indexed(&index, &answer.recent)? {
-        // A cited note renamed since the last refresh: the rescan and the identity pass find
-        // where it went, as `search` and `show` would.
-        if let Some(rescan) = index.freshen_or_ask()? {
-            reindex::identity_after_rescan(&vault, &mut index, &rescan.notes)?;
-        }
-    }
     drop(building);
     if !answer.record && matches!(answer.recent, recent::Recent::Sessions(_)) {
         ui.warn(no_record_note(&vault));
     }
     // Rendered in one read of the index: its lookups for each ref and id share one snapshot and
     // one lock (a read transaction each was three system calls).
-    if args.json {
-        let out = index.read(|index| {
-            let describer = refs::Shown::new(index);
-            let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
-            Ok(json(&vault.root, &answer.recent, &shown))
-        })?;
-        ui.print_json(&out)?;
-    } else {
-        let clock = clock::Clock::for_flag(args.utc);
-        let text = index.read(|index| {
-            Ok(looked_up(index, clock, |shown, look| {
-                render::cli(&answer.recent, shown, answer.record, look)
-            }))
-        })?;
-        ui.print_painted(&text, Palette::marks)?;
+    let clock = clock::Clock::for_flag(args.utc);
+    let (root, recent, as_json) = (&vault.root, &answer.recent, args.json);
+    let render = |index: &Index| -> Result<(Rendered<'_>, Vec<String>), IndexError> {
+        let describer = refs::Shown::new(index);
+        let shown = |out: &mut String, path: &str, hash: &str| describer.write(out, path, hash);
+        let out = match as_json {
+            true => Rendered::Json(json(root, recent, &shown)),
+            false => Rendered::Text(looked_up_by(
+                index,
+                &describer,
+                clock.clone(),
+                |shown, look| render::cli(recent, shown, answer.record, look),
+            )),
+        };
+        Ok((out, describer.absent()))
+    };
+    let (mut out, gone) = index.read(render)?;
+    if recent::moved_since_indexed(&index, &gone)? {
+        // A cited note renamed since the last refresh: the rescan and the identity pass find
+        // where it went, as `search` and `show` would, and the answer is rendered again.
+        if let Some(rescan) = index.freshen_or_ask()? {
+            reindex::identity_after_rescan(&vault, &mut index, &rescan.notes)?;
+            out = index.read(render)?.0;
+        }
+    }
+    match out {
+        Rendered::Json(value) => ui.print_json(&value)?,
+        Rendered::Text(text) => ui.print_painted(&text, Palette::marks)?,
     }
     Ok(Exit::Clean)
+}
+
+/// `recent`'s answer rendered: the `--json` document, or the text.
+enum Rendered<'a> {
+    Json(JsonAnswer<'a>),
+    Text(String),
 }
 
 /// `draw` given the index's lookups a rendering needs: each cited note as it is now, and the
@@ -144,7 +156,16 @@ fn looked_up<T>(
     clock: clock::Clock,
     draw: impl FnOnce(render::RefText<'_>, &render::Look<'_>) -> T,
 ) -> T {
-    let describer = refs::Shown::new(index);
+    looked_up_by(index, &refs::Shown::new(index), clock, draw)
+}
+
+/// [`looked_up`] through `describer`, which then knows the cited paths it found gone.
+fn looked_up_by<T>(
+    index: &Index,
+    describer: &refs::Shown<'_>,
+    clock: clock::Clock,
+    draw: impl FnOnce(render::RefText<'_>, &render::Look<'_>) -> T,
+) -> T {
     let shown = |out: &mut String, p: &str, h: &str| describer.write(out, p, h);
     let short = ShortIds::lookups(index);
     let look = render::Look {

@@ -55,28 +55,14 @@ pub(crate) enum Recent {
     Sessions(Vec<Session>),
 }
 
-/// Whether a note `answer` cites is gone from the path the index last saw it at: the index
-/// has not heard of its rename (or deletion) yet, so every such ref would read as unresolved
-/// with no candidate. The caller makes the notes fresh first, then renders; a ref to a note
-/// that stays gone costs nothing the next time (the index no longer holds it).
-pub(crate) fn cites_a_note_moved_since_indexed(
-    index: &Index,
-    answer: &Recent,
-) -> Result<bool, IndexError> {
-    let Recent::Sessions(sessions) = answer else {
-        return Ok(false);
-    };
-    let mut seen = BTreeSet::new();
-    for r in sessions
-        .iter()
-        .flat_map(|s| &s.steps)
-        .flat_map(|s| &s.entry.refs)
-    {
-        if !seen.insert(r.path.as_str()) {
-            continue;
-        }
-        let gone = std::fs::symlink_metadata(index.root().join(&r.path)).is_err();
-        if gone && index.holds_note(&r.path)? {
+/// Whether the index still holds a note at one of `gone`, cited paths an answer found not to
+/// resolve ([`super::refs::Shown::absent`]): it has not heard of the note's rename (or
+/// deletion) yet, so each such ref would read as unresolved with no candidate. The caller makes
+/// the notes fresh and renders again; a note that stays gone costs nothing the next time (the
+/// index no longer holds it).
+pub(crate) fn moved_since_indexed(index: &Index, gone: &[String]) -> Result<bool, IndexError> {
+    for path in gone {
+        if index.holds_note(path)? {
             return Ok(true);
         }
     }

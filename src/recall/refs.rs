@@ -88,6 +88,8 @@ pub(crate) struct Shown<'a> {
     /// The index's hash and size of each note, when the caller has just made the notes fresh
     /// ([`Shown::from_fresh_index`]).
     indexed: Option<std::collections::HashMap<String, (String, u64)>>,
+    /// The cited paths found not to resolve inside the vault, in the order met.
+    absent: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'a> Shown<'a> {
@@ -97,7 +99,14 @@ impl<'a> Shown<'a> {
             seen: Default::default(),
             in_vault: std::cell::RefCell::new(super::in_vault::InVault::new(index.root())),
             indexed: None,
+            absent: Default::default(),
         }
+    }
+
+    /// The cited paths this answer found gone (not resolving inside the vault): a caller whose
+    /// index still holds a note at one of them has not heard of its rename yet.
+    pub(crate) fn absent(&self) -> Vec<String> {
+        self.absent.borrow().clone()
     }
 
     /// A [`Shown`] that takes a note's hash from the index instead of reading the note, for an
@@ -157,6 +166,9 @@ impl<'a> Shown<'a> {
             Some((sha, size)) => Some((*size <= MAX_HASHED).then(|| sha.clone())),
             None => self.read_now(path),
         };
+        if now.is_none() {
+            self.absent.borrow_mut().push(path.to_string());
+        }
         self.seen.borrow_mut().insert(path.to_string(), now.clone());
         now
     }
