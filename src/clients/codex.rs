@@ -120,11 +120,9 @@ fn not_a_table(key: &str) -> EditError {
 
 /// The program and arguments of a server table, as one line.
 fn line(t: &dyn TableLike) -> String {
-    let mut words = vec![t
-        .get("command")
-        .and_then(Item::as_str)
-        .unwrap_or_default()
-        .to_string()];
+    let mut words = vec![super::shell(
+        t.get("command").and_then(Item::as_str).unwrap_or_default(),
+    )];
     if let Some(args) = t.get("args").and_then(Item::as_array) {
         words.extend(args.iter().filter_map(|a| a.as_str()).map(super::shell));
     }

@@ -39,17 +39,18 @@ pub(crate) fn program(entry: &Json) -> &str {
     }
 }
 
-/// The program and arguments of an entry, as one line.
+/// The program and arguments of an entry, as one line of shell words (a path with a space
+/// quoted, as a hook's command line shows it).
 pub(crate) fn command_line(entry: &Json) -> String {
     if let Some(Json::Array(words)) = entry.get("command") {
         let mut words = words.iter().filter_map(Json::as_str);
-        let first = words.next().unwrap_or_default().to_string();
+        let first = shell_word(words.next().unwrap_or_default());
         return std::iter::once(first)
             .chain(words.map(shell_word))
             .collect::<Vec<_>>()
             .join(" ");
     }
-    let mut words = vec![program(entry).to_string()];
+    let mut words = vec![shell_word(program(entry))];
     if let Some(args) = entry.get("args").and_then(Json::as_array) {
         words.extend(args.iter().filter_map(Json::as_str).map(shell_word));
     }
@@ -223,7 +224,7 @@ mod tests {
         let c = set_server(&mut doc, "mcp", fields.clone()).unwrap();
         assert_eq!(
             c.iter().map(Change::done).collect::<Vec<_>>(),
-            ["registered the MCP server `rutter` (`/a b/git-rutter mcp`)"]
+            ["registered the MCP server `rutter` (`'/a b/git-rutter' mcp`)"]
         );
         assert!(set_server(&mut doc, "mcp", fields).unwrap().is_empty());
         assert!(registered(&doc.json, "mcp", "/a b/git-rutter"));
