@@ -311,6 +311,86 @@ fn a_sync_while_captures_run_loses_nothing() {
 }
 
 #[test]
+fn what_another_machine_pushed_during_a_sync_is_received_never_sent() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A during.");
+    // A's first push waits in the remote's hook until B has pushed: A's push then finds the
+    // remote moved, and the next round merges B's entry and pushes.
+    let (first, done) = (
+        net.env.root().join("first-push"),
+        net.env.root().join("b-pushed"),
+    );
+    let hook = net.pre_receive(&format!(
+        "#!/bin/sh\ncat >/dev/null\nif [ ! -e '{first}' ]; then touch '{first}'; i=0; while [ ! -e '{done}' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; fi\n",
+        first = first.display(),
+        done = done.display()
+    ));
+    let sync = net
+        .cmd(&a)
+        .args(["sync", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    Net::wait_for_push(&first);
+    net.capture(&b, "2026-11-30T10:00:00.000Z", "B during.");
+    net.sync(&b);
+    std::fs::write(&done, "").unwrap();
+    let out = sync.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(&hook).unwrap();
+    let v: common::decoded::SyncReport = common::json::decode(&stdout);
+    assert!(v.pushed, "{stdout}");
+    let (ida, idb) = (writer_id(&a), writer_id(&b));
+    assert_eq!(v.received, [format!("20261130T100000000Z-{idb}")]);
+    assert_eq!(v.sent, [format!("20261130T090000000Z-{ida}")]);
+    net.sync(&b);
+    net.converged(&[&a, &b], &["A during.", "B during."]);
+}
+
+#[test]
+fn retractions_are_counted_as_retractions_not_entries() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&a, "2026-11-30T09:01:00.000Z", "A two.");
+    net.sync(&a);
+    let ida = writer_id(&a);
+    for minute in ["00", "01"] {
+        let id = format!("20261130T09{minute}00000Z-{ida}");
+        let r = net.rut(&a, &["retract", "--reason", "wrong", &id]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+    let r = net.rut(&a, &["sync", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: common::decoded::SyncReport = common::json::decode(&r.stdout);
+    assert!(v.sent.is_empty(), "{}", r.stdout);
+    assert_eq!(v.sent_lines.retractions.len(), 2, "{}", r.stdout);
+    let r = net.sync(&b);
+    assert!(
+        r.stdout
+            .contains("Received 2 entries and 2 retractions; sent 0 entries."),
+        "{}",
+        r.stdout
+    );
+    net.capture(&a, "2026-11-30T09:02:00.000Z", "A three.");
+    let id = format!("20261130T090200000Z-{ida}");
+    net.rut(&a, &["retract", "--reason", "wrong too", &id]);
+    let r = net.sync(&a);
+    assert!(
+        r.stdout.contains("sent 1 entry and 1 retraction."),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
 fn a_remote_that_refuses_the_push_loses_nothing() {
     let (net, a) = Net::new();
     let b = net.machine("b");

@@ -273,8 +273,8 @@ fn human(r: &SyncReport) -> String {
     if !r.received.is_empty() || r.pushed {
         out.push(format!(
             "Received {}; sent {}.",
-            count(r.received.len(), "entry", "entries"),
-            count(r.sent.len(), "entry", "entries")
+            r.received.said(),
+            r.sent.said()
         ));
     }
     if r.pushed {
@@ -364,8 +364,10 @@ fn json(r: &SyncReport) -> serde_json::Value {
         "unrelated": r.unrelated,
         "unioned": r.unioned,
         "split": r.split,
-        "received": r.received,
-        "sent": r.sent,
+        "received": r.received.entries,
+        "sent": r.sent.entries,
+        "received_lines": r.received,
+        "sent_lines": r.sent,
         "pushed": r.pushed,
         "refused": r.refused,
         "gave_up": r.gave_up,

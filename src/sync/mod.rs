@@ -16,6 +16,7 @@ pub(crate) mod purges;
 pub(crate) mod refused;
 pub mod running;
 pub(crate) mod setup;
+pub mod tally;
 pub(crate) mod union;
 
 use crate::audit::intake::{IntakeError, Refusal};
@@ -24,7 +25,6 @@ use crate::lock::{self, LockError};
 use crate::objectid::ObjectId;
 use crate::recorder::Recorder;
 use crate::store::transport::{self, Pushed, TransportError};
-use crate::store::tree::Trees;
 use crate::store::{Store, StoreError};
 
 /// Git config key naming the remote `git rutter sync` uses without an argument.
@@ -158,9 +158,10 @@ pub struct SyncReport {
     /// Files the merges wrote as a line union, and `@1` day files kept beside each other.
     pub unioned: Vec<String>,
     pub split: Vec<(String, String)>,
-    /// Entry ids this machine gained, and entry ids the remote gained.
-    pub received: Vec<String>,
-    pub sent: Vec<String>,
+    /// The record lines this machine gained from the remote, and those the push gave the
+    /// remote that it did not hold (entries apart from retractions and other lines).
+    pub received: tally::Tally,
+    pub sent: tally::Tally,
     pub pushed: bool,
     /// Why the remote refused the push, when it did.
     pub refused: Option<String>,
@@ -276,12 +277,13 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
     fetch_records(store, remote)?;
     let start = begin(store, now, &mut report)?;
     report.before = Some(start);
-    let first_remote = tracking_tip(store, remote)?;
+    let mut pushed_over = None;
     report.gave_up = true;
     for round in 0..MAX_ROUNDS {
         if round > 0 {
             fetch_records(store, remote)?;
         }
+        pushed_over = tracking_tip(store, remote)?;
         if sync_round(store, remote, now, &mut report, &mut seen)? {
             report.gave_up = false;
             break;
@@ -292,9 +294,11 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
     }
     report.after = Some(store.tip()?.ok_or(SyncError::NoRecords)?);
     if let (true, Some(pushed)) = (report.pushed, report.remote_tip) {
+        // What the remote held when the push was accepted: what another machine pushed during
+        // this sync was received here, never sent.
         let mut trees = store.trees()?;
-        let before = first_remote.map(|t| store.tree_of(t)).transpose()?;
-        report.sent = new_entries(&mut trees, before, store.tree_of(pushed)?)?;
+        let before = pushed_over.map(|t| store.tree_of(t)).transpose()?;
+        report.sent = tally::Tally::between(&mut trees, before, store.tree_of(pushed)?)?;
     }
     Ok(report)
 }
@@ -418,7 +422,7 @@ fn join(
     let (old, new) = (store.tree_of(local)?, store.tree_of(to)?);
     report
         .received
-        .extend(new_entries(&mut trees, Some(old), new)?);
+        .extend(tally::Tally::between(&mut trees, Some(old), new)?);
     Ok(())
 }
 
@@ -520,27 +524,4 @@ fn one_line(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
-}
-
-/// Entry ids in the day files of tree `to` that tree `from` does not hold.
-fn new_entries(
-    trees: &mut Trees<'_>,
-    from: Option<ObjectId>,
-    to: ObjectId,
-) -> Result<Vec<String>, StoreError> {
-    let mut out = Vec::new();
-    for ch in trees.changes(from, Some(to))? {
-        if crate::records::paths::day_of(&ch.path).is_none() {
-            continue;
-        }
-        let mut ids = |o: Option<ObjectId>| -> Result<Vec<String>, StoreError> {
-            Ok(match o {
-                Some(o) => crate::audit::history::ids(&ch.path, &trees.blob(o)?, true),
-                None => vec![],
-            })
-        };
-        let old = ids(ch.old)?;
-        out.extend(ids(ch.new)?.into_iter().filter(|id| !old.contains(id)));
-    }
-    Ok(out)
 }

@@ -14,6 +14,18 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
 // ---------------------------------------------------------------------------------------------
 // `git rutter sync --json` of a sync that ran (spec/sync.md).
 
+/// The record lines one side of a sync gained, by kind.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tally {
+    pub entries: Vec<String>,
+    pub retractions: Vec<String>,
+    pub bindings: usize,
+    pub acknowledgements: usize,
+    pub purges: usize,
+    pub use_events: usize,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SyncReport {
@@ -33,6 +45,8 @@ pub struct SyncReport {
     pub split: Vec<(String, String)>,
     pub received: Vec<String>,
     pub sent: Vec<String>,
+    pub received_lines: Tally,
+    pub sent_lines: Tally,
     pub pushed: bool,
     #[serde(deserialize_with = "present")]
     pub refused: Option<String>,
