@@ -477,6 +477,50 @@ fn sync_needs_a_remote_set_up_for_it() {
 }
 
 #[test]
+fn a_renamed_sync_remote_is_named_with_the_setup_that_follows_it() {
+    let (net, a) = Net::new();
+    net.git(&a, &["remote", "rename", "origin", "upstream"]);
+    let status = net.rut(&a, &["status"]);
+    let line = status
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("sync:"))
+        .unwrap_or_else(|| panic!("{}", status.stdout));
+    assert!(
+        line.contains(
+            "upstream fetches this vault's records (run `git rutter sync --setup upstream`)"
+        ),
+        "{line}"
+    );
+    assert!(!line.contains("(run `git rutter sync`)"), "{line}");
+    let json = net.rut(&a, &["status", "--json"]);
+    let v: Status = decode(&json.stdout);
+    assert_eq!(v.sync().set_up_remotes, ["upstream"]);
+    let missing = v.finding("sync-remote-missing");
+    assert!(
+        missing.todo.contains("`git rutter sync --setup upstream`"),
+        "{missing:?}"
+    );
+    assert!(!missing.todo.contains("git remote add"), "{missing:?}");
+    let r = net.rut(&a, &["sync"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("run `git rutter sync --setup upstream`"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("git remote add"), "{}", r.stderr);
+    let r = net.rut(&a, &["sync", "--setup", "upstream"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let status = net.rut(&a, &["status"]);
+    assert!(
+        status.stdout.contains("in step with it at the last fetch"),
+        "{}",
+        status.stdout
+    );
+}
+
+#[test]
 fn a_shared_remote_is_refused_unless_forced() {
     let env = Env::git_vault();
     let bare = env.root().join("shared.git");

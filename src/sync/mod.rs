@@ -37,8 +37,10 @@ const MAX_ROUNDS: usize = 5;
 pub enum SyncError {
     #[error("no sync remote is set")]
     NoRemote,
-    #[error("this vault has no remote named {0:?}")]
-    UnknownRemote(String),
+    /// No remote has that name; `set_up` are the remotes that fetch `refs/rutter/*` under
+    /// another name (a `git remote rename` leaves `rutter.syncRemote` behind).
+    #[error("this vault has no remote named {name:?}")]
+    UnknownRemote { name: String, set_up: Vec<String> },
     /// A name git would read as an option (spec/sync.md), or takes for no remote's name.
     #[error("{0:?} {why}, so sync refuses it", why = match .0.starts_with('-') { true => "starts with '-', which git would read as an option", false => "is not a name git takes for a remote" })]
     BadRemoteName(String),
@@ -74,10 +76,13 @@ impl crate::hint::Hinted for SyncError {
     fn hint(&self) -> Option<String> {
         Some(match self {
             SyncError::NoRemote => "Run `git rutter sync --setup REMOTE` once with a remote only you can read (there is no default, so a shared notes remote never receives your memory by accident).".into(),
-            SyncError::UnknownRemote(r) => {
-                let r = crate::argv::quote(r);
-                format!("Add it with `git remote add {r} URL`, then run `git rutter sync --setup {r}`.")
-            }
+            SyncError::UnknownRemote { name, set_up } => match set_up.first() {
+                Some(other) => renamed_hint(set_up, other),
+                None => {
+                    let r = crate::argv::quote(name);
+                    format!("Add it with `git remote add {r} URL`, then run `git rutter sync --setup {r}`.")
+                }
+            },
             SyncError::BadRemoteName(r) => format!(
                 "Rename it (`git remote rename -- {} NAME`), then run `git rutter sync --setup NAME`.",
                 crate::argv::quote(r)
@@ -103,7 +108,7 @@ impl crate::hint::Hinted for SyncError {
         matches!(
             self,
             SyncError::NoRemote
-                | SyncError::UnknownRemote(_)
+                | SyncError::UnknownRemote { .. }
                 | SyncError::BadRemoteName(_)
                 | SyncError::NotARemote(_)
                 | SyncError::NotConfigured(_)
@@ -113,6 +118,19 @@ impl crate::hint::Hinted for SyncError {
                 | SyncError::LooksShared { .. }
         )
     }
+}
+
+/// What to run when `rutter.syncRemote` names no remote but `set_up` (the first, `other`) fetch
+/// the records: the remote was renamed, most likely.
+pub(crate) fn renamed_hint(set_up: &[String], other: &str) -> String {
+    let who = match set_up {
+        [_] => format!("The remote {other} fetches"),
+        _ => format!("The remotes {} fetch", set_up.join(", ")),
+    };
+    format!(
+        "{who} this vault's records (a `git remote rename` leaves rutter.syncRemote behind): run `git rutter sync --setup {}` to sync with it.",
+        crate::argv::quote(other)
+    )
 }
 
 /// The first three of `others`, and how many more.
@@ -211,9 +229,29 @@ pub fn known_remote(store: &Store, name: &str) -> Result<(), SyncError> {
         });
     }
     if !store.has_remote(name) {
-        return Err(SyncError::UnknownRemote(name.to_string()));
+        return Err(SyncError::UnknownRemote {
+            name: name.to_string(),
+            set_up: record_fetchers(store),
+        });
     }
     Ok(())
+}
+
+/// The remotes whose fetch refspecs bring `refs/rutter/*`, whatever they map it to: after a
+/// `git remote rename`, the remote `rutter.syncRemote` still names under its old name.
+pub fn record_fetchers(store: &Store) -> Vec<String> {
+    store
+        .remote_names()
+        .into_iter()
+        .filter(|name| {
+            let values = store
+                .config_values(&format!("remote.{name}.fetch"))
+                .unwrap_or_default();
+            values
+                .iter()
+                .any(|v| v.trim_start_matches('+').split(':').next() == Some("refs/rutter/*"))
+        })
+        .collect()
 }
 
 /// Whether `remote.<name>.fetch` brings `refs/rutter/*`.
