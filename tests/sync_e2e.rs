@@ -638,6 +638,31 @@ fn a_working_file_with_edits_is_left_alone_and_reported() {
     assert!(v.stdout.contains("edited"), "{}", v.stdout);
 }
 
+#[test]
+fn a_deleted_working_file_is_left_alone_with_one_way_back() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.sync(&b);
+    net.sync(&a);
+    // On A, the day file that holds B's line is deleted; then B adds to it.
+    let path = file_holding(&net, &a, "B one.");
+    std::fs::remove_file(a.join(&path)).unwrap();
+    net.capture(&b, "2026-11-30T10:00:00.000Z", "B two.");
+    net.sync(&b);
+    let r = net.rut(&a, &["sync", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let warned = format!("git-rutter: left {path} as it is: it was deleted from the working tree. The records hold the synced version; `git rutter restore` writes it.\n");
+    assert!(r.stderr.contains(&warned), "{}", r.stderr);
+    assert_eq!(r.stderr.matches("restore").count(), 1, "{}", r.stderr);
+    let v: common::decoded::SyncReport = common::json::decode(&r.stdout);
+    assert_eq!(
+        v.hints,
+        ["The records hold the synced version; `git rutter restore` writes it."]
+    );
+    assert!(!a.join(&path).exists(), "left alone");
+}
+
 /// A day file the TypeScript reference wrote (`@1`), as it wrote it on one machine.
 fn v1_day(summary: &str) -> String {
     format!("---\ncollection: librarian.sessions\nschema: session-record@1\nday: '2026-10-09'\nsessions:\n  - id: 20261009T221653000Z\n    session_id: abc\n    time: '2026-10-09T22:16:53.000Z'\n    summary: '{summary}'\n    refs: []\nrefs: []\n---\n# Sessions - 2026-10-09\n\n- 22:16:53 - {summary}\n")

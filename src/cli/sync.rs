@@ -308,13 +308,19 @@ fn human(r: &SyncReport) -> String {
 /// What the warnings of a sync that ran say to do next, each once (`--json` carries them).
 const VERIFY_HINT: &str = "Run `git rutter verify`.";
 const RESTORE_HINT: &str = "The records hold the synced version; `git rutter restore` writes it (an edited file is moved aside, never deleted).";
+const RESTORE_DELETED_HINT: &str =
+    "The records hold the synced version; `git rutter restore` writes it.";
 const REFUSED_HINT: &str = "Your records are merged here and nothing is lost; fix the remote, then run `git rutter sync` again.";
 const AGAIN_HINT: &str = "Run `git rutter sync` again.";
 
 fn hints(r: &SyncReport) -> Vec<&'static str> {
     let wanted = [
         (!r.diverged.is_empty(), VERIFY_HINT),
-        (!r.checkout.left_alone.is_empty(), RESTORE_HINT),
+        (
+            r.checkout.left_alone.len() > r.checkout.deleted.len(),
+            RESTORE_HINT,
+        ),
+        (!r.checkout.deleted.is_empty(), RESTORE_DELETED_HINT),
         (r.refused.is_some(), REFUSED_HINT),
         (r.gave_up, AGAIN_HINT),
     ];
@@ -329,8 +335,12 @@ fn warnings(ui: &mut Ui, r: &SyncReport) {
         ui.warn(format_args!("git-rutter: {path} was edited after it was committed; the records keep the committed bytes. {VERIFY_HINT}"));
     }
     for (path, why) in &r.checkout.left_alone {
+        let hint = match r.checkout.deleted.contains(path) {
+            true => RESTORE_DELETED_HINT,
+            false => RESTORE_HINT,
+        };
         ui.warn(format_args!(
-            "git-rutter: left {path} as it is: {why}. {RESTORE_HINT}"
+            "git-rutter: left {path} as it is: {why}. {hint}"
         ));
     }
     for problem in &r.unwitnessed {
