@@ -521,6 +521,51 @@ fn a_renamed_sync_remote_is_named_with_the_setup_that_follows_it() {
 }
 
 #[test]
+fn a_remote_that_lost_its_records_is_said_to_have_had_them() {
+    let (net, a) = Net::new();
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.sync(&a);
+    // Its records ref deleted (or the remote recreated empty): the next sync sends everything.
+    let remote = net.remote.to_str().unwrap().to_string();
+    net.git(
+        &a,
+        &[
+            "--git-dir",
+            &remote,
+            "update-ref",
+            "-d",
+            "refs/rutter/records",
+        ],
+    );
+    let r = net.rut(&a, &["sync", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: common::decoded::SyncReport = common::json::decode(&r.stdout);
+    assert!(v.pushed && v.remote_emptied, "{}", r.stdout);
+    assert_eq!(v.sent.len(), 1, "{}", r.stdout);
+    std::fs::remove_dir_all(&net.remote).unwrap();
+    net.git(&a, &["init", "-q", "--bare", &remote]);
+    let r = net.sync(&a);
+    assert!(
+        r.stdout.contains(
+            "origin holds no records now (it had them at the last fetch).\nReceived 0 entries; sent 1 entry."
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("no records yet"), "{}", r.stdout);
+    // A remote that never had any is still said to have had none yet.
+    let fresh = net.env.root().join("fresh.git");
+    net.git(&a, &["init", "-q", "--bare", fresh.to_str().unwrap()]);
+    net.git(&a, &["remote", "add", "fresh", fresh.to_str().unwrap()]);
+    let r = net.rut(&a, &["sync", "--setup", "fresh"]);
+    assert!(
+        r.stdout.contains("fresh had no records yet."),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
 fn a_shared_remote_is_refused_unless_forced() {
     let env = Env::git_vault();
     let bare = env.root().join("shared.git");

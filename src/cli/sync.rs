@@ -241,6 +241,9 @@ fn human(r: &SyncReport) -> String {
         ));
     }
     out.push(match r.action {
+        Action::UpToDate if r.pushed && r.remote_emptied => {
+            format!("{remote} holds no records now (it had them at the last fetch).")
+        }
         Action::UpToDate if r.pushed => format!("{remote} had no records yet."),
         Action::UpToDate => format!("Up to date with {remote} at {}.", short(r.after)),
         Action::Ahead => format!("{remote} had nothing new."),
@@ -370,6 +373,7 @@ fn json(r: &SyncReport) -> serde_json::Value {
         "before": oid(r.before),
         "after": oid(r.after),
         "remote_tip": oid(r.remote_tip),
+        "remote_emptied": r.remote_emptied,
         "merges": r.merges.iter().map(|o| o.to_string()).collect::<Vec<_>>(),
         "unrelated": r.unrelated,
         "unioned": r.unioned,

@@ -168,6 +168,9 @@ pub struct SyncReport {
     pub after: Option<ObjectId>,
     /// The remote's tip as last fetched (`None`: the remote has no records yet).
     pub remote_tip: Option<ObjectId>,
+    /// The remote held no records although this machine had fetched them before (it was
+    /// recreated empty, or its records ref deleted).
+    pub remote_emptied: bool,
     pub action: Action,
     /// Merge commits made (one per round that had to merge).
     pub merges: Vec<ObjectId>,
@@ -313,6 +316,7 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
     // remote that is slow or hangs.
     let mut seen = tracking_tip(store, remote)?;
     fetch_records(store, remote)?;
+    report.remote_emptied = seen.is_some() && tracking_tip(store, remote)?.is_none();
     let start = begin(store, now, &mut report)?;
     report.before = Some(start);
     let mut pushed_over = None;

@@ -39,6 +39,7 @@ pub struct SyncReport {
     pub after: Option<String>,
     #[serde(deserialize_with = "present")]
     pub remote_tip: Option<String>,
+    pub remote_emptied: bool,
     pub merges: Vec<String>,
     pub unrelated: bool,
     pub unioned: Vec<String>,
