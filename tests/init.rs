@@ -340,12 +340,14 @@ fn init_on_a_fresh_clone_fetches_the_records_and_verifies_clean() {
         .to_string();
     assert!(
         r.stdout.contains(&format!(
-            "Fetched refs/rutter/records from origin at {}",
+            "Started refs/rutter/records at the records fetched from origin ({}).\n",
             &tip[..12]
         )),
         "{}",
         r.stdout
     );
+    // One line says where the ref started: no "already exists" after it.
+    assert!(!r.stdout.contains("already exists"), "{}", r.stdout);
     assert!(
         r.stdout
             .contains("Restored _librarian/sessions/2026-11-29.md"),
@@ -411,7 +413,7 @@ fn init_on_a_fresh_clone_fetches_the_records_and_verifies_clean() {
     let again = env.rutter_in(&clone, &["init"]);
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
-        !again.stdout.contains("Fetched") && !again.stdout.contains("start at"),
+        !again.stdout.contains("fetched from") && !again.stdout.contains("start at"),
         "{}",
         again.stdout
     );
@@ -479,7 +481,7 @@ fn a_clone_of_a_remote_without_records_starts_its_own() {
     let clone = plain_clone(&env, "clone");
     let r = env.rutter_in(&clone, &["init"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(!r.stdout.contains("Fetched"), "{}", r.stdout);
+    assert!(!r.stdout.contains("fetched from"), "{}", r.stdout);
     assert!(
         r.stdout.contains("Created refs/rutter/records"),
         "{}",

@@ -311,6 +311,86 @@ fn a_sync_while_captures_run_loses_nothing() {
 }
 
 #[test]
+fn what_another_machine_pushed_during_a_sync_is_received_never_sent() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A during.");
+    // A's first push waits in the remote's hook until B has pushed: A's push then finds the
+    // remote moved, and the next round merges B's entry and pushes.
+    let (first, done) = (
+        net.env.root().join("first-push"),
+        net.env.root().join("b-pushed"),
+    );
+    let hook = net.pre_receive(&format!(
+        "#!/bin/sh\ncat >/dev/null\nif [ ! -e '{first}' ]; then touch '{first}'; i=0; while [ ! -e '{done}' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; fi\n",
+        first = first.display(),
+        done = done.display()
+    ));
+    let sync = net
+        .cmd(&a)
+        .args(["sync", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    Net::wait_for_push(&first);
+    net.capture(&b, "2026-11-30T10:00:00.000Z", "B during.");
+    net.sync(&b);
+    std::fs::write(&done, "").unwrap();
+    let out = sync.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(&hook).unwrap();
+    let v: common::decoded::SyncReport = common::json::decode(&stdout);
+    assert!(v.pushed, "{stdout}");
+    let (ida, idb) = (writer_id(&a), writer_id(&b));
+    assert_eq!(v.received, [format!("20261130T100000000Z-{idb}")]);
+    assert_eq!(v.sent, [format!("20261130T090000000Z-{ida}")]);
+    net.sync(&b);
+    net.converged(&[&a, &b], &["A during.", "B during."]);
+}
+
+#[test]
+fn retractions_are_counted_as_retractions_not_entries() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&a, "2026-11-30T09:01:00.000Z", "A two.");
+    net.sync(&a);
+    let ida = writer_id(&a);
+    for minute in ["00", "01"] {
+        let id = format!("20261130T09{minute}00000Z-{ida}");
+        let r = net.rut(&a, &["retract", "--reason", "wrong", &id]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+    let r = net.rut(&a, &["sync", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: common::decoded::SyncReport = common::json::decode(&r.stdout);
+    assert!(v.sent.is_empty(), "{}", r.stdout);
+    assert_eq!(v.sent_lines.retractions.len(), 2, "{}", r.stdout);
+    let r = net.sync(&b);
+    assert!(
+        r.stdout
+            .contains("Received 2 entries and 2 retractions; sent 0 entries."),
+        "{}",
+        r.stdout
+    );
+    net.capture(&a, "2026-11-30T09:02:00.000Z", "A three.");
+    let id = format!("20261130T090200000Z-{ida}");
+    net.rut(&a, &["retract", "--reason", "wrong too", &id]);
+    let r = net.sync(&a);
+    assert!(
+        r.stdout.contains("sent 1 entry and 1 retraction."),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
 fn a_remote_that_refuses_the_push_loses_nothing() {
     let (net, a) = Net::new();
     let b = net.machine("b");
@@ -393,6 +473,95 @@ fn sync_needs_a_remote_set_up_for_it() {
     assert_eq!(
         v.after.as_deref(),
         Some(env.git(&["rev-parse", "refs/rutter/records"]).trim())
+    );
+}
+
+#[test]
+fn a_renamed_sync_remote_is_named_with_the_setup_that_follows_it() {
+    let (net, a) = Net::new();
+    net.git(&a, &["remote", "rename", "origin", "upstream"]);
+    let status = net.rut(&a, &["status"]);
+    let line = status
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("sync:"))
+        .unwrap_or_else(|| panic!("{}", status.stdout));
+    assert!(
+        line.contains(
+            "upstream fetches this vault's records (run `git rutter sync --setup upstream`)"
+        ),
+        "{line}"
+    );
+    assert!(!line.contains("(run `git rutter sync`)"), "{line}");
+    let json = net.rut(&a, &["status", "--json"]);
+    let v: Status = decode(&json.stdout);
+    assert_eq!(v.sync().set_up_remotes, ["upstream"]);
+    let missing = v.finding("sync-remote-missing");
+    assert!(
+        missing.todo.contains("`git rutter sync --setup upstream`"),
+        "{missing:?}"
+    );
+    assert!(!missing.todo.contains("git remote add"), "{missing:?}");
+    let r = net.rut(&a, &["sync"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("run `git rutter sync --setup upstream`"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("git remote add"), "{}", r.stderr);
+    let r = net.rut(&a, &["sync", "--setup", "upstream"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let status = net.rut(&a, &["status"]);
+    assert!(
+        status.stdout.contains("in step with it at the last fetch"),
+        "{}",
+        status.stdout
+    );
+}
+
+#[test]
+fn a_remote_that_lost_its_records_is_said_to_have_had_them() {
+    let (net, a) = Net::new();
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.sync(&a);
+    // Its records ref deleted (or the remote recreated empty): the next sync sends everything.
+    let remote = net.remote.to_str().unwrap().to_string();
+    net.git(
+        &a,
+        &[
+            "--git-dir",
+            &remote,
+            "update-ref",
+            "-d",
+            "refs/rutter/records",
+        ],
+    );
+    let r = net.rut(&a, &["sync", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: common::decoded::SyncReport = common::json::decode(&r.stdout);
+    assert!(v.pushed && v.remote_emptied, "{}", r.stdout);
+    assert_eq!(v.sent.len(), 1, "{}", r.stdout);
+    std::fs::remove_dir_all(&net.remote).unwrap();
+    net.git(&a, &["init", "-q", "--bare", &remote]);
+    let r = net.sync(&a);
+    assert!(
+        r.stdout.contains(
+            "origin holds no records now (it had them at the last fetch).\nReceived 0 entries; sent 1 entry."
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("no records yet"), "{}", r.stdout);
+    // A remote that never had any is still said to have had none yet.
+    let fresh = net.env.root().join("fresh.git");
+    net.git(&a, &["init", "-q", "--bare", fresh.to_str().unwrap()]);
+    net.git(&a, &["remote", "add", "fresh", fresh.to_str().unwrap()]);
+    let r = net.rut(&a, &["sync", "--setup", "fresh"]);
+    assert!(
+        r.stdout.contains("fresh had no records yet."),
+        "{}",
+        r.stdout
     );
 }
 
@@ -512,6 +681,31 @@ fn a_working_file_with_edits_is_left_alone_and_reported() {
     let v = net.rut(&a, &["verify"]);
     assert_eq!(v.code, 1, "the edit stays a finding: {}", v.stdout);
     assert!(v.stdout.contains("edited"), "{}", v.stdout);
+}
+
+#[test]
+fn a_deleted_working_file_is_left_alone_with_one_way_back() {
+    let (net, a) = Net::new();
+    let b = net.machine("b");
+    net.capture(&b, "2026-11-30T09:30:00.000Z", "B one.");
+    net.sync(&b);
+    net.sync(&a);
+    // On A, the day file that holds B's line is deleted; then B adds to it.
+    let path = file_holding(&net, &a, "B one.");
+    std::fs::remove_file(a.join(&path)).unwrap();
+    net.capture(&b, "2026-11-30T10:00:00.000Z", "B two.");
+    net.sync(&b);
+    let r = net.rut(&a, &["sync", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let warned = format!("git-rutter: left {path} as it is: it was deleted from the working tree. The records hold the synced version; `git rutter restore` writes it.\n");
+    assert!(r.stderr.contains(&warned), "{}", r.stderr);
+    assert_eq!(r.stderr.matches("restore").count(), 1, "{}", r.stderr);
+    let v: common::decoded::SyncReport = common::json::decode(&r.stdout);
+    assert_eq!(
+        v.hints,
+        ["The records hold the synced version; `git rutter restore` writes it."]
+    );
+    assert!(!a.join(&path).exists(), "left alone");
 }
 
 /// A day file the TypeScript reference wrote (`@1`), as it wrote it on one machine.

@@ -97,8 +97,10 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
         ))?;
     }
     if let Some((remote, tip)) = &r.clone.fetched {
+        // The ref this line names is the one `init` just made from the fetched tip: one line,
+        // never a "fetched" followed by an "already exists" that reads as a contradiction.
         ui.print(&format!(
-            "Fetched refs/rutter/records from {remote} at {}.",
+            "Started refs/rutter/records at the records fetched from {remote} ({}).",
             crate::shortid::long(&tip)
         ))?;
         if !syncs(&vault) {
@@ -116,7 +118,7 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             crate::shortid::long(&r.tip),
             r.adopted.len()
         ))?;
-    } else {
+    } else if r.clone.fetched.is_none() {
         ui.print(&format!(
             "refs/rutter/records already exists at {}.",
             crate::shortid::long(&r.tip)

@@ -182,7 +182,9 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
         if r.reflog { "" } else { "; no reflog" }
     ));
     if let Some(y) = &r.sync {
+        let cannot_run = cannot_sync(y);
         let relation = match y.relation {
+            _ if cannot_run.is_some() => cannot_run.as_deref().unwrap_or_default(),
             _ if y.refused.is_some() => "its records were refused at the last sync (see below)",
             "up-to-date" => "in step with it at the last fetch",
             "ahead" => "ahead of it (run `git rutter sync` to send)",
@@ -208,6 +210,23 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
             "sync:     not set up; {remote} holds this vault's records, and captures made here stay on this machine (run `git rutter sync --setup {remote}`)"
         ));
     }
+}
+
+/// Why `git rutter sync` cannot run with the sync remote as set, with what to run instead
+/// (the line never says to run a sync that would refuse).
+fn cannot_sync(y: &crate::status::SyncInfo) -> Option<String> {
+    let remote = crate::argv::quote(&y.remote);
+    if y.url.is_none() {
+        return Some(match y.set_up_remotes.first() {
+            Some(other) => format!(
+                "no remote has that name; {other} fetches this vault's records (run `git rutter sync --setup {}`)",
+                crate::argv::quote(other)
+            ),
+            None => "no remote has that name (see below)".to_string(),
+        });
+    }
+    (!y.fetches_records)
+        .then(|| format!("not set up for rutter (run `git rutter sync --setup {remote}`)"))
 }
 
 /// Who can read the sync remote's copy, and the automatic sync, when there is something to say.

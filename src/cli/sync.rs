@@ -241,6 +241,9 @@ fn human(r: &SyncReport) -> String {
         ));
     }
     out.push(match r.action {
+        Action::UpToDate if r.pushed && r.remote_emptied => {
+            format!("{remote} holds no records now (it had them at the last fetch).")
+        }
         Action::UpToDate if r.pushed => format!("{remote} had no records yet."),
         Action::UpToDate => format!("Up to date with {remote} at {}.", short(r.after)),
         Action::Ahead => format!("{remote} had nothing new."),
@@ -273,8 +276,8 @@ fn human(r: &SyncReport) -> String {
     if !r.received.is_empty() || r.pushed {
         out.push(format!(
             "Received {}; sent {}.",
-            count(r.received.len(), "entry", "entries"),
-            count(r.sent.len(), "entry", "entries")
+            r.received.said(),
+            r.sent.said()
         ));
     }
     if r.pushed {
@@ -308,13 +311,19 @@ fn human(r: &SyncReport) -> String {
 /// What the warnings of a sync that ran say to do next, each once (`--json` carries them).
 const VERIFY_HINT: &str = "Run `git rutter verify`.";
 const RESTORE_HINT: &str = "The records hold the synced version; `git rutter restore` writes it (an edited file is moved aside, never deleted).";
+const RESTORE_DELETED_HINT: &str =
+    "The records hold the synced version; `git rutter restore` writes it.";
 const REFUSED_HINT: &str = "Your records are merged here and nothing is lost; fix the remote, then run `git rutter sync` again.";
 const AGAIN_HINT: &str = "Run `git rutter sync` again.";
 
 fn hints(r: &SyncReport) -> Vec<&'static str> {
     let wanted = [
         (!r.diverged.is_empty(), VERIFY_HINT),
-        (!r.checkout.left_alone.is_empty(), RESTORE_HINT),
+        (
+            r.checkout.left_alone.len() > r.checkout.deleted.len(),
+            RESTORE_HINT,
+        ),
+        (!r.checkout.deleted.is_empty(), RESTORE_DELETED_HINT),
         (r.refused.is_some(), REFUSED_HINT),
         (r.gave_up, AGAIN_HINT),
     ];
@@ -329,8 +338,12 @@ fn warnings(ui: &mut Ui, r: &SyncReport) {
         ui.warn(format_args!("git-rutter: {path} was edited after it was committed; the records keep the committed bytes. {VERIFY_HINT}"));
     }
     for (path, why) in &r.checkout.left_alone {
+        let hint = match r.checkout.deleted.contains(path) {
+            true => RESTORE_DELETED_HINT,
+            false => RESTORE_HINT,
+        };
         ui.warn(format_args!(
-            "git-rutter: left {path} as it is: {why}. {RESTORE_HINT}"
+            "git-rutter: left {path} as it is: {why}. {hint}"
         ));
     }
     for problem in &r.unwitnessed {
@@ -360,12 +373,15 @@ fn json(r: &SyncReport) -> serde_json::Value {
         "before": oid(r.before),
         "after": oid(r.after),
         "remote_tip": oid(r.remote_tip),
+        "remote_emptied": r.remote_emptied,
         "merges": r.merges.iter().map(|o| o.to_string()).collect::<Vec<_>>(),
         "unrelated": r.unrelated,
         "unioned": r.unioned,
         "split": r.split,
-        "received": r.received,
-        "sent": r.sent,
+        "received": r.received.entries,
+        "sent": r.sent.entries,
+        "received_lines": r.received,
+        "sent_lines": r.sent,
         "pushed": r.pushed,
         "refused": r.refused,
         "gave_up": r.gave_up,

@@ -222,12 +222,16 @@ fn working_kind(kind: &str) -> &'static str {
 fn sync(y: &super::SyncInfo, clock: &crate::clock::Clock, out: &mut Vec<Finding>) {
     let remote = &y.remote;
     if y.url.is_none() {
+        let fix = match y.set_up_remotes.first() {
+            Some(other) => crate::sync::renamed_hint(&y.set_up_remotes, other),
+            None => format!(
+                "Add it with `git remote add {remote} URL` and run `git rutter sync --setup {remote}`, or unset it with `git config --unset rutter.syncRemote`."
+            ),
+        };
         out.push(finding(
             "sync-remote-missing",
             format!("rutter.syncRemote names {remote:?}, which is not a remote of this vault."),
-            format!(
-                "Add it with `git remote add {remote} URL` and run `git rutter sync --setup {remote}`, or unset it with `git config --unset rutter.syncRemote`."
-            ),
+            fix,
         ));
     } else if !y.fetches_records {
         out.push(finding(

@@ -119,6 +119,10 @@ pub(crate) struct SyncInfo {
     pub remote: String,
     pub url: Option<String>,
     pub fetches_records: bool,
+    /// When `remote` names no remote: the remotes that fetch `refs/rutter/*` under another
+    /// name (renamed, most likely).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set_up_remotes: Vec<String>,
     pub machine: Option<String>,
     /// `up-to-date`, `ahead`, `behind`, `diverged` or `never-fetched`, as of the last fetch.
     pub relation: &'static str,
@@ -338,6 +342,7 @@ fn from_record(s: RecordState) -> RecordInfo {
             remote: y.remote,
             url: y.url,
             fetches_records: y.fetches_records,
+            set_up_remotes: y.set_up_remotes,
             machine: y.machine,
             relation: y.relation,
             refused: y.refused,

@@ -52,6 +52,9 @@ pub(crate) struct SyncState {
     pub url: Option<String>,
     /// Its fetch refspecs bring `refs/rutter/*` (set by `sync --setup`).
     pub fetches_records: bool,
+    /// When it names no remote: the remotes that fetch `refs/rutter/*` under another name (a
+    /// `git remote rename` leaves `rutter.syncRemote` behind).
+    pub set_up_remotes: Vec<String>,
     /// This clone's writer id (`.git/rutter/machine`).
     pub machine: Option<String>,
     /// `up-to-date`, `ahead`, `behind`, `diverged` or `never-fetched`, as of the last fetch.
@@ -188,6 +191,10 @@ fn sync_state(store: &Store, state_dir: &Path, tip: ObjectId) -> Option<SyncStat
     };
     let refused = crate::sync::refused::read(state_dir).filter(|n| n.remote == remote);
     let url = store.remote_url(&remote);
+    let set_up_remotes = match url {
+        Some(_) => Vec::new(),
+        None => crate::sync::record_fetchers(store),
+    };
     let exposure = url.as_deref().map(crate::sync::exposure::of_url);
     let auto_sync = store.config_string(crate::sync::auto::AUTO_SYNC_KEY);
     let auto_sync_error = auto_sync
@@ -211,6 +218,7 @@ fn sync_state(store: &Store, state_dir: &Path, tip: ObjectId) -> Option<SyncStat
             Some(crate::sync::follow::Note::Moving { .. })
         ),
         url,
+        set_up_remotes,
         fetches_records: crate::sync::fetches_records(store, &remote).unwrap_or(false),
         machine: crate::machine::read(state_dir),
         relation,

@@ -333,6 +333,14 @@ impl Store {
         self.repo.find_remote(name).is_ok()
     }
 
+    /// The names of the configured remotes.
+    pub(crate) fn remote_names(&self) -> Vec<String> {
+        self.repo
+            .remotes()
+            .map(|r| r.iter().flatten().flatten().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
     /// Whether git takes `name` as a remote's name (`git remote add` refuses one with a space,
     /// `..`, a control character, …).
     pub(crate) fn valid_remote_name(name: &str) -> bool {

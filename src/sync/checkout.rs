@@ -23,6 +23,9 @@ pub struct Checkout {
     pub updated: Vec<String>,
     /// Files left as they were, with why.
     pub left_alone: Vec<(String, String)>,
+    /// Those of them that were deleted from the working tree (`restore` writes them; there is
+    /// no edit to move aside).
+    pub deleted: Vec<String>,
     /// Uncommitted lines written again after a new version (lines, not bytes).
     pub kept_lines: usize,
 }
@@ -32,6 +35,7 @@ impl Checkout {
     pub(crate) fn extend(&mut self, other: Checkout) {
         self.updated.extend(other.updated);
         self.left_alone.extend(other.left_alone);
+        self.deleted.extend(other.deleted);
         self.kept_lines += other.kept_lines;
     }
 }
@@ -121,6 +125,11 @@ fn note(
         }
         Ok(Outcome::Same | Outcome::Untouched) => {}
         Ok(Outcome::Left(why)) => out.left_alone.push((path, why)),
+        Ok(Outcome::Deleted) => {
+            out.left_alone
+                .push((path.clone(), "it was deleted from the working tree".into()));
+            out.deleted.push(path);
+        }
         Err(e @ (FsError::Symlink(_) | FsError::WrongKind(_))) => {
             out.left_alone.push((path, e.to_string()))
         }
@@ -228,9 +237,7 @@ fn update_file(
 /// may be), left alone when it was brought here and has been deleted since.
 fn missing(dir: &Dir, name: &str, was: Was<'_>, next: &[u8]) -> Result<Outcome, FsError> {
     Ok(match was {
-        Was::Committed(_) => Outcome::Left(
-            "it was deleted from the working tree; `git rutter restore` brings it back".into(),
-        ),
+        Was::Committed(_) => Outcome::Deleted,
         Was::New | Was::Unknown if dir.create_new(name, next)? => Outcome::Written(0),
         Was::New | Was::Unknown => Outcome::Left("it appeared while sync was writing it".into()),
     })
@@ -242,6 +249,8 @@ enum Outcome {
     /// Not brought up and not reported: what it was is not known (`verify` reports it).
     Untouched,
     Left(String),
+    /// Committed here and deleted since: left alone.
+    Deleted,
 }
 
 /// The bytes every copy of a record file starts with: a day file's or the ledger's header.

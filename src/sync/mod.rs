@@ -16,6 +16,7 @@ pub(crate) mod purges;
 pub(crate) mod refused;
 pub mod running;
 pub(crate) mod setup;
+pub mod tally;
 pub(crate) mod union;
 
 use crate::audit::intake::{IntakeError, Refusal};
@@ -24,7 +25,6 @@ use crate::lock::{self, LockError};
 use crate::objectid::ObjectId;
 use crate::recorder::Recorder;
 use crate::store::transport::{self, Pushed, TransportError};
-use crate::store::tree::Trees;
 use crate::store::{Store, StoreError};
 
 /// Git config key naming the remote `git rutter sync` uses without an argument.
@@ -37,8 +37,10 @@ const MAX_ROUNDS: usize = 5;
 pub enum SyncError {
     #[error("no sync remote is set")]
     NoRemote,
-    #[error("this vault has no remote named {0:?}")]
-    UnknownRemote(String),
+    /// No remote has that name; `set_up` are the remotes that fetch `refs/rutter/*` under
+    /// another name (a `git remote rename` leaves `rutter.syncRemote` behind).
+    #[error("this vault has no remote named {name:?}")]
+    UnknownRemote { name: String, set_up: Vec<String> },
     /// A name git would read as an option (spec/sync.md), or takes for no remote's name.
     #[error("{0:?} {why}, so sync refuses it", why = match .0.starts_with('-') { true => "starts with '-', which git would read as an option", false => "is not a name git takes for a remote" })]
     BadRemoteName(String),
@@ -74,10 +76,13 @@ impl crate::hint::Hinted for SyncError {
     fn hint(&self) -> Option<String> {
         Some(match self {
             SyncError::NoRemote => "Run `git rutter sync --setup REMOTE` once with a remote only you can read (there is no default, so a shared notes remote never receives your memory by accident).".into(),
-            SyncError::UnknownRemote(r) => {
-                let r = crate::argv::quote(r);
-                format!("Add it with `git remote add {r} URL`, then run `git rutter sync --setup {r}`.")
-            }
+            SyncError::UnknownRemote { name, set_up } => match set_up.first() {
+                Some(other) => renamed_hint(set_up, other),
+                None => {
+                    let r = crate::argv::quote(name);
+                    format!("Add it with `git remote add {r} URL`, then run `git rutter sync --setup {r}`.")
+                }
+            },
             SyncError::BadRemoteName(r) => format!(
                 "Rename it (`git remote rename -- {} NAME`), then run `git rutter sync --setup NAME`.",
                 crate::argv::quote(r)
@@ -103,7 +108,7 @@ impl crate::hint::Hinted for SyncError {
         matches!(
             self,
             SyncError::NoRemote
-                | SyncError::UnknownRemote(_)
+                | SyncError::UnknownRemote { .. }
                 | SyncError::BadRemoteName(_)
                 | SyncError::NotARemote(_)
                 | SyncError::NotConfigured(_)
@@ -113,6 +118,19 @@ impl crate::hint::Hinted for SyncError {
                 | SyncError::LooksShared { .. }
         )
     }
+}
+
+/// What to run when `rutter.syncRemote` names no remote but `set_up` (the first, `other`) fetch
+/// the records: the remote was renamed, most likely.
+pub(crate) fn renamed_hint(set_up: &[String], other: &str) -> String {
+    let who = match set_up {
+        [_] => format!("The remote {other} fetches"),
+        _ => format!("The remotes {} fetch", set_up.join(", ")),
+    };
+    format!(
+        "{who} this vault's records (a `git remote rename` leaves rutter.syncRemote behind): run `git rutter sync --setup {}` to sync with it.",
+        crate::argv::quote(other)
+    )
 }
 
 /// The first three of `others`, and how many more.
@@ -150,6 +168,9 @@ pub struct SyncReport {
     pub after: Option<ObjectId>,
     /// The remote's tip as last fetched (`None`: the remote has no records yet).
     pub remote_tip: Option<ObjectId>,
+    /// The remote held no records although this machine had fetched them before (it was
+    /// recreated empty, or its records ref deleted).
+    pub remote_emptied: bool,
     pub action: Action,
     /// Merge commits made (one per round that had to merge).
     pub merges: Vec<ObjectId>,
@@ -158,9 +179,10 @@ pub struct SyncReport {
     /// Files the merges wrote as a line union, and `@1` day files kept beside each other.
     pub unioned: Vec<String>,
     pub split: Vec<(String, String)>,
-    /// Entry ids this machine gained, and entry ids the remote gained.
-    pub received: Vec<String>,
-    pub sent: Vec<String>,
+    /// The record lines this machine gained from the remote, and those the push gave the
+    /// remote that it did not hold (entries apart from retractions and other lines).
+    pub received: tally::Tally,
+    pub sent: tally::Tally,
     pub pushed: bool,
     /// Why the remote refused the push, when it did.
     pub refused: Option<String>,
@@ -210,9 +232,29 @@ pub fn known_remote(store: &Store, name: &str) -> Result<(), SyncError> {
         });
     }
     if !store.has_remote(name) {
-        return Err(SyncError::UnknownRemote(name.to_string()));
+        return Err(SyncError::UnknownRemote {
+            name: name.to_string(),
+            set_up: record_fetchers(store),
+        });
     }
     Ok(())
+}
+
+/// The remotes whose fetch refspecs bring `refs/rutter/*`, whatever they map it to: after a
+/// `git remote rename`, the remote `rutter.syncRemote` still names under its old name.
+pub fn record_fetchers(store: &Store) -> Vec<String> {
+    store
+        .remote_names()
+        .into_iter()
+        .filter(|name| {
+            let values = store
+                .config_values(&format!("remote.{name}.fetch"))
+                .unwrap_or_default();
+            values
+                .iter()
+                .any(|v| v.trim_start_matches('+').split(':').next() == Some("refs/rutter/*"))
+        })
+        .collect()
 }
 
 /// Whether `remote.<name>.fetch` brings `refs/rutter/*`.
@@ -274,14 +316,16 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
     // remote that is slow or hangs.
     let mut seen = tracking_tip(store, remote)?;
     fetch_records(store, remote)?;
+    report.remote_emptied = seen.is_some() && tracking_tip(store, remote)?.is_none();
     let start = begin(store, now, &mut report)?;
     report.before = Some(start);
-    let first_remote = tracking_tip(store, remote)?;
+    let mut pushed_over = None;
     report.gave_up = true;
     for round in 0..MAX_ROUNDS {
         if round > 0 {
             fetch_records(store, remote)?;
         }
+        pushed_over = tracking_tip(store, remote)?;
         if sync_round(store, remote, now, &mut report, &mut seen)? {
             report.gave_up = false;
             break;
@@ -292,9 +336,11 @@ fn sync_unnoted(store: &Store, remote: &str, now: Instant) -> Result<SyncReport,
     }
     report.after = Some(store.tip()?.ok_or(SyncError::NoRecords)?);
     if let (true, Some(pushed)) = (report.pushed, report.remote_tip) {
+        // What the remote held when the push was accepted: what another machine pushed during
+        // this sync was received here, never sent.
         let mut trees = store.trees()?;
-        let before = first_remote.map(|t| store.tree_of(t)).transpose()?;
-        report.sent = new_entries(&mut trees, before, store.tree_of(pushed)?)?;
+        let before = pushed_over.map(|t| store.tree_of(t)).transpose()?;
+        report.sent = tally::Tally::between(&mut trees, before, store.tree_of(pushed)?)?;
     }
     Ok(report)
 }
@@ -418,7 +464,7 @@ fn join(
     let (old, new) = (store.tree_of(local)?, store.tree_of(to)?);
     report
         .received
-        .extend(new_entries(&mut trees, Some(old), new)?);
+        .extend(tally::Tally::between(&mut trees, Some(old), new)?);
     Ok(())
 }
 
@@ -520,27 +566,4 @@ fn one_line(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
-}
-
-/// Entry ids in the day files of tree `to` that tree `from` does not hold.
-fn new_entries(
-    trees: &mut Trees<'_>,
-    from: Option<ObjectId>,
-    to: ObjectId,
-) -> Result<Vec<String>, StoreError> {
-    let mut out = Vec::new();
-    for ch in trees.changes(from, Some(to))? {
-        if crate::records::paths::day_of(&ch.path).is_none() {
-            continue;
-        }
-        let mut ids = |o: Option<ObjectId>| -> Result<Vec<String>, StoreError> {
-            Ok(match o {
-                Some(o) => crate::audit::history::ids(&ch.path, &trees.blob(o)?, true),
-                None => vec![],
-            })
-        };
-        let old = ids(ch.old)?;
-        out.extend(ids(ch.new)?.into_iter().filter(|id| !old.contains(id)));
-    }
-    Ok(out)
 }

@@ -14,6 +14,18 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
 // ---------------------------------------------------------------------------------------------
 // `git rutter sync --json` of a sync that ran (spec/sync.md).
 
+/// The record lines one side of a sync gained, by kind.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tally {
+    pub entries: Vec<String>,
+    pub retractions: Vec<String>,
+    pub bindings: usize,
+    pub acknowledgements: usize,
+    pub purges: usize,
+    pub use_events: usize,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SyncReport {
@@ -27,12 +39,15 @@ pub struct SyncReport {
     pub after: Option<String>,
     #[serde(deserialize_with = "present")]
     pub remote_tip: Option<String>,
+    pub remote_emptied: bool,
     pub merges: Vec<String>,
     pub unrelated: bool,
     pub unioned: Vec<String>,
     pub split: Vec<(String, String)>,
     pub received: Vec<String>,
     pub sent: Vec<String>,
+    pub received_lines: Tally,
+    pub sent_lines: Tally,
     pub pushed: bool,
     #[serde(deserialize_with = "present")]
     pub refused: Option<String>,

@@ -117,6 +117,8 @@ pub struct Sync {
     #[serde(deserialize_with = "present")]
     pub url: Option<String>,
     pub fetches_records: bool,
+    #[serde(default)]
+    pub set_up_remotes: Vec<String>,
     #[serde(deserialize_with = "present")]
     pub machine: Option<String>,
     pub relation: String,

@@ -45,7 +45,8 @@ impl Net {
         let r = self.rut(&dir, &["init"]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(
-            r.stdout.contains("Fetched refs/rutter/records"),
+            r.stdout
+                .contains("Started refs/rutter/records at the records fetched from origin"),
             "{}",
             r.stdout
         );
