@@ -298,7 +298,15 @@ impl Store {
         &self,
         known: &std::collections::HashSet<&str>,
     ) -> Vec<String> {
-        let mut out = self.listed_day_files();
+        let sessions = std::fs::read_dir(self.root().join(crate::records::paths::SESSIONS_DIR));
+        let mut out: Vec<String> = sessions
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| crate::records::paths::is_day_file(n))
+            .map(|n| format!("{}/{n}", crate::records::paths::SESSIONS_DIR))
+            .collect();
         out.sort();
         out.extend(
             [
@@ -311,20 +319,6 @@ impl Store {
         );
         out.retain(|p| !known.contains(p.as_str()) && self.has_working_file(p));
         out
-    }
-
-    /// The day files the working tree's sessions folder lists, by vault-relative path, in no
-    /// order: one read of the folder, no file stat'ed (a name may be a link or a folder).
-    pub(crate) fn listed_day_files(&self) -> Vec<String> {
-        let sessions = std::fs::read_dir(self.root().join(crate::records::paths::SESSIONS_DIR));
-        sessions
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| crate::records::paths::is_day_file(n))
-            .map(|n| format!("{}/{n}", crate::records::paths::SESSIONS_DIR))
-            .collect()
     }
 
     /// Whether the vault-relative `path` is a regular file in the working tree (not followed
