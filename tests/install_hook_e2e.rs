@@ -1396,3 +1396,32 @@ fn a_run_that_changes_nothing_asks_for_no_restart() {
         );
     }
 }
+
+/// `--vault` naming a folder no `init` prepared (a typo, the notes' parent folder): the hook is
+/// written as asked, with a warning naming `git rutter init` for that folder; a prepared vault
+/// gets none.
+#[test]
+fn a_vault_flag_naming_no_prepared_vault_is_warned_of() {
+    let env = Env::git_vault();
+    let plain = env.root().join("not-a-vault");
+    std::fs::create_dir_all(&plain).unwrap();
+    let plain = plain.display().to_string();
+    let r = rutter_without_vault(
+        &env,
+        &["--vault", &plain, "install-hook", "--client", "claude"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("is no git-rutter vault yet")
+            && r.stderr.contains(&format!("Run `git rutter init {plain}`")),
+        "{}",
+        r.stderr
+    );
+    let vault = env.vault.display().to_string();
+    let r = rutter_without_vault(
+        &env,
+        &["--vault", &vault, "install-hook", "--client", "claude"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("no git-rutter vault"), "{}", r.stderr);
+}

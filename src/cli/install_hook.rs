@@ -94,6 +94,19 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Common, mode: Mode) -> Com
             plan.client.label, plan.client.label
         ));
     }
+    if let Some(root) = ctx
+        .vault_flag
+        .as_deref()
+        .filter(|_| plan.mode == Mode::Install)
+    {
+        if !is_prepared_vault(root) {
+            ui.warn(format_args!(
+                "git-rutter: warning: {} is no git-rutter vault yet (no refs/rutter/records, no _librarian/): the hook will write its records there all the same. Run `git rutter init {}` to prepare it, or name your notes vault with --vault.",
+                crate::records::text::one_line_safe(&root.display().to_string()),
+                crate::records::text::one_line_safe(&crate::argv::quote(&root.display().to_string()))
+            ));
+        }
+    }
     if args.dry_run {
         // A dry run promises only what the run can do: a file it cannot write stops it alike.
         writable(&plan)?;
@@ -157,6 +170,16 @@ fn part_way(label: &str, done: &[&str], mode: Mode) -> String {
         Mode::Uninstall => "run the command again once that is fixed",
     };
     format!("already changed for {label}: {}; {again}.", done.join(", "))
+}
+
+/// Whether `root` is a vault `init` prepared (it has the record ref) or one that holds
+/// records already (`_librarian/`, the TypeScript version's too).
+fn is_prepared_vault(root: &std::path::Path) -> bool {
+    let has_ref = crate::vault::open(root, crate::vault::VaultSource::Flag)
+        .ok()
+        .and_then(|v| crate::store::Store::open(&v).ok())
+        .is_some_and(|s| s.tip().is_ok_and(|t| t.is_some()));
+    has_ref || root.join(crate::vault::OVERLAY_DIR).is_dir()
 }
 
 /// Gathers the environment a plan depends on.
