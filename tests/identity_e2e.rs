@@ -91,6 +91,13 @@ fn recent_right_after_a_rename_follows_it() {
     let shown = recent(&env);
     assert!(shown.contains("(renamed to Notes/a-moved.md)"), "{shown}");
     assert!(!shown.contains("UNRESOLVED"), "{shown}");
+    // The note it became deleted in turn: the rename is said, and that it is gone.
+    std::fs::remove_file(env.vault.join("Notes/a-moved.md")).unwrap();
+    let shown = recent(&env);
+    assert!(
+        shown.contains("(renamed to Notes/a-moved.md; deleted since)"),
+        "{shown}"
+    );
 }
 
 /// The new-user trial of 2026-12-04, finding 1: a note renamed unedited (bound by its hash) and

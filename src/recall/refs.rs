@@ -66,6 +66,8 @@ fn tail(
                 Some(Some(h)) if h != hash => {
                     format!(" (renamed to {}; changed since capture)", b.to)
                 }
+                // The note it became is gone too: say so, never a rename to nothing.
+                None => format!(" (renamed to {}; deleted since)", b.to),
                 _ => format!(" (renamed to {})", b.to),
             },
         }));
