@@ -684,6 +684,30 @@ fn record_files_changed_in_the_working_tree_are_a_finding_as_verify_finds_them()
     assert_eq!((code, s.record().working_changes.len()), (0, 0), "{s:#?}");
 }
 
+/// Use-log lines an MCP read wrote wait for the next commit: `verify` counts them among its
+/// pending lines, so `status` shows them too (it said `0 pending` beside verify's `2`), as no
+/// finding: they wait by design.
+#[test]
+fn use_log_lines_waiting_for_the_next_commit_are_shown_as_no_finding() {
+    let env = healthy();
+    let line = "{\"ts\":\"2026-11-30T12:00:00.000Z\",\"kind\":\"librarian-recent\"}\n";
+    let path = env.vault.join("_librarian/stateful-use.jsonl");
+    let mut log = std::fs::read_to_string(&path).unwrap_or_default();
+    log.push_str(line);
+    log.push_str(line);
+    std::fs::write(&path, log).unwrap();
+    let (code, s) = status_json(&env);
+    assert_eq!((code, s.record().use_log_waiting), (0, 2), "{s:#?}");
+    let human = status(&env, &[]).stdout;
+    assert!(
+        human.contains("0 pending (2 use-log lines for the next commit)"),
+        "{human}"
+    );
+    assert_eq!(env.rutter(&["commit"]).code, 0);
+    let (_, s) = status_json(&env);
+    assert_eq!(s.record().use_log_waiting, 0);
+}
+
 /// A file where the vault's `.git/rutter` folder belongs (put there by hand or by a broken
 /// copy): every search and commit fails on it, so `status` names it with the move that
 /// clears it, instead of a healthy report that suggests `reindex`.

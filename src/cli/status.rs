@@ -162,6 +162,13 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
         (Some(_), Some(n)) => format!("{} since the last verify", count(n, "commit", "commits")),
         (Some(_), None) => "last verified long ago".to_string(),
     };
+    let use_log = match r.use_log_waiting {
+        0 => String::new(),
+        n => format!(
+            " ({} for the next commit)",
+            count(n, "use-log line", "use-log lines")
+        ),
+    };
     let changed = match crate::status::findings::files_changed(r) {
         0 => String::new(),
         n => format!(
@@ -170,7 +177,7 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
         ),
     };
     out.push(format!(
-        "record:   refs/rutter/records at {} ({}, {}); {} pending; {}{changed}{}",
+        "record:   refs/rutter/records at {} ({}, {}); {} pending{use_log}; {}{changed}{}",
         &crate::shortid::long(tip),
         r.tip_time
             .as_deref()

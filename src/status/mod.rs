@@ -92,6 +92,8 @@ pub(crate) struct RecordInfo {
     pub pending_unreadable: usize,
     /// Lines written aside and not yet placed in their day files.
     pub aside: usize,
+    /// Use-log lines the next commit takes (no finding: they wait for it by design).
+    pub use_log_waiting: usize,
     pub verified_tip: Option<String>,
     /// Commits since the last clean verify (`None`: never, or long ago).
     pub commits_since_verify: Option<usize>,
@@ -330,6 +332,7 @@ fn from_record(s: RecordState) -> RecordInfo {
         pending: s.pending,
         pending_unreadable: s.pending_unreadable,
         aside: s.aside,
+        use_log_waiting: s.use_log_waiting,
         verified_tip: s.verified_tip,
         commits_since_verify: s.since_verified,
         error: None,

@@ -23,6 +23,9 @@ pub(crate) struct RecordState {
     pub pending_unreadable: usize,
     /// Lines written aside (neither their day file nor the journal took them), not yet placed.
     pub aside: usize,
+    /// Complete use-log lines past the committed log (an MCP read logs its use there; the next
+    /// commit takes them): what `verify` counts among its pending lines beside the journal's.
+    pub use_log_waiting: usize,
     /// The tip the last verify found clean.
     pub verified_tip: Option<String>,
     /// Commits from the verified tip to the tip; `None` when never verified, or verified more
@@ -135,6 +138,7 @@ pub fn record_state(vault: &impl Located) -> Result<RecordState, StoreError> {
         .and_then(|v| ObjectId::from_hex(v).ok())
         .and_then(|v| commits_between(&store, v, tip));
     out.working = working_changes(&store, tip);
+    out.use_log_waiting = use_log_waiting(&store, tip);
     out.sync = sync_state(&store, &state_dir, tip);
     if out.sync.is_none() {
         out.record_remotes = record_remotes(&store);
@@ -158,6 +162,28 @@ fn working_changes(store: &Store, tip: ObjectId) -> Vec<WorkingChange> {
         }
     }
     out
+}
+
+/// The complete lines of the working use log past its committed size: read from that offset
+/// only, never following a symlink; 0 when it cannot be read.
+fn use_log_waiting(store: &Store, tip: ObjectId) -> usize {
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = crate::records::paths::USE_LOG;
+    let committed = store.committed_size(tip, path).ok().flatten().unwrap_or(0);
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(store.root().join(path));
+    let Ok(mut file) = opened else { return 0 };
+    let mut tail = Vec::new();
+    let read = file
+        .seek(SeekFrom::Start(committed))
+        .and_then(|_| file.read_to_end(&mut tail));
+    match read {
+        Ok(_) => memchr::memchr_iter(b'\n', &tail).count(),
+        Err(_) => 0,
+    }
 }
 
 fn record_remotes(store: &Store) -> Vec<String> {

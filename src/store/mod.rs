@@ -243,6 +243,20 @@ impl Store {
         )
     }
 
+    /// The size of the record file `path` committed at `tip`, from its object's header alone
+    /// (`None`: not committed there).
+    pub(crate) fn committed_size(
+        &self,
+        tip: ObjectId,
+        path: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        let tree = self.repo.find_commit(tip.to_git())?.tree_id();
+        match tree::Trees::new(&self.repo)?.entry(tree.to_id(), path)? {
+            Some((oid, false)) => Ok(Some(self.object_header(oid)?.0 as u64)),
+            _ => Ok(None),
+        }
+    }
+
     /// The `n` newest day files committed at `tip`, newest first ([`tree::Trees::newest_days`]).
     pub(crate) fn newest_days(
         &self,

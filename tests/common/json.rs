@@ -91,6 +91,7 @@ pub struct Record {
     pub pending: usize,
     pub pending_unreadable: usize,
     pub aside: usize,
+    pub use_log_waiting: usize,
     #[serde(deserialize_with = "present")]
     pub verified_tip: Option<String>,
     #[serde(deserialize_with = "present")]
