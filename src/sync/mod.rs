@@ -240,20 +240,14 @@ pub fn known_remote(store: &Store, name: &str) -> Result<(), SyncError> {
     Ok(())
 }
 
-/// The remotes whose fetch refspecs bring `refs/rutter/*`, whatever they map it to: after a
-/// `git remote rename`, the remote `rutter.syncRemote` still names under its old name.
+/// The remotes set up to fetch the records ([`fetches_records`]): after a `git remote rename`
+/// (which moves the refspec along), the remote `rutter.syncRemote` still names under its old
+/// name.
 pub fn record_fetchers(store: &Store) -> Vec<String> {
     store
         .remote_names()
         .into_iter()
-        .filter(|name| {
-            let values = store
-                .config_values(&format!("remote.{name}.fetch"))
-                .unwrap_or_default();
-            values
-                .iter()
-                .any(|v| v.trim_start_matches('+').split(':').next() == Some("refs/rutter/*"))
-        })
+        .filter(|name| fetches_records(store, name).unwrap_or(false))
         .collect()
 }
 

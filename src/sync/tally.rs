@@ -6,6 +6,7 @@ use crate::objectid::ObjectId;
 use crate::records::paths;
 use crate::store::tree::Trees;
 use crate::store::StoreError;
+use std::collections::HashSet;
 
 /// The record lines a tree holds that another does not.
 #[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
@@ -51,10 +52,10 @@ impl Tally {
                 crate::records::dayfile::parse(old),
                 crate::records::dayfile::parse(new),
             );
-            let had: Vec<&str> = old.entries.iter().map(|e| e.id.as_str()).collect();
+            let had: HashSet<&str> = old.entries.iter().map(|e| e.id.as_str()).collect();
             let entries = new.entries.iter().filter(|e| !had.contains(&e.id.as_str()));
             self.entries.extend(entries.map(|e| e.id.clone()));
-            let had: Vec<&str> = old.retractions.iter().map(|r| r.id.as_str()).collect();
+            let had: HashSet<&str> = old.retractions.iter().map(|r| r.id.as_str()).collect();
             let retractions = new
                 .retractions
                 .iter()
@@ -66,7 +67,7 @@ impl Tally {
         let slot = match path {
             paths::IDENTITY_LEDGER => {
                 let had = crate::records::ledger::parse(old).bindings;
-                let had: Vec<&str> = had.iter().map(|b| b.id.as_str()).collect();
+                let had: HashSet<&str> = had.iter().map(|b| b.id.as_str()).collect();
                 let now = crate::records::ledger::parse(new).bindings;
                 self.bindings += now.iter().filter(|b| !had.contains(&b.id.as_str())).count();
                 return;
