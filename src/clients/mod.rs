@@ -203,7 +203,8 @@ impl Context {
             ) => format!(
                 "vault: {path} ({why}), written into the hook command in place of {old}, the \
                  vault the installed hook named: captures now go to {path}. To keep {old}, run \
-                 this again with `--vault {old}`."
+                 this again with `--vault {}`.",
+                crate::argv::quote(old)
             ),
             (Some(b), _) => format!(
                 "vault: {} ({}), written into the hook command.",
