@@ -383,6 +383,17 @@ mod tests {
     }
 
     proptest! {
+        /// The JSONC scan reads a user's file whatever it holds: it never panics, and never
+        /// names comments or commas in a document that parses.
+        #[test]
+        fn the_jsonc_scan_never_panics_nor_blames_valid_json(
+            text in "[{}\\[\\],:\"/*\\\\a \n\u{feff}]{0,40}",
+            v in any_json(),
+        ) {
+            let _ = not_json(&text);
+            prop_assert_eq!(not_json(&print(&v, &Layout::default())), None);
+        }
+
         #[test]
         fn printed_documents_parse_back_and_print_the_same(v in any_json(), indent in "( {1,4}|\t)?",
                                                            nl in any::<bool>()) {
