@@ -2,7 +2,7 @@
 //! names the entry and the kind; a clean vault with pending lines exits 0.
 
 use crate::common;
-use common::json::{decode, LogRow, Verify};
+use common::json::{decode, LogRow, Recent, Verify};
 use common::*;
 
 /// A vault with three committed entries on one day.
@@ -163,6 +163,60 @@ fn a_deleted_truncated_or_symlinked_day_file_is_found() {
     std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
     let (code, v) = verify(&env);
     assert_eq!((code, kinds(&v)[0].0.as_str()), (1, "symlink"), "{v:#?}");
+}
+
+/// A day file renamed by hand to another day's name: `verify` names the file once, with the day
+/// it belongs to (not one finding per header line and entry), beside the committed file it
+/// left; `recent` shows each entry once, from its own day's record.
+#[test]
+fn a_day_file_renamed_to_another_days_name_is_one_finding_and_recent_shows_it_once() {
+    let (env, day) = vault();
+    env.capture_at("2026-12-01T09:00:00.000Z", "Later decision.", &[]);
+    let moved = "_librarian/sessions/2026-12-05.md";
+    std::fs::rename(env.vault.join(&day), env.vault.join(moved)).unwrap();
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#?}");
+    let found: Vec<(String, Option<String>)> = v.kinds();
+    assert_eq!(
+        found,
+        [
+            ("unparseable".to_string(), Some(moved.to_string())),
+            ("deleted".to_string(), Some(day.clone()))
+        ],
+        "{v:#?}"
+    );
+    let detail = &v.finding("unparseable").detail;
+    assert!(
+        detail.contains("holds the day file of 2026-11-30 (its header and 3 of the lines committed in _librarian/sessions/2026-11-30.md)")
+            && detail.contains("move this file back to it"),
+        "{detail}"
+    );
+    let recent: Recent = decode(&env.rutter(&["recent", "--json"]).stdout);
+    let ids: Vec<(String, String)> = recent
+        .sessions
+        .iter()
+        .flat_map(|s| s.steps.iter().map(|st| (st.id.clone(), st.status.clone())))
+        .collect();
+    assert_eq!(ids.len(), 4, "each entry once: {ids:?}");
+    assert!(
+        ids.iter()
+            .filter(|(id, _)| id.starts_with("20261130"))
+            .all(|(_, s)| s == "deleted"),
+        "{ids:?}"
+    );
+
+    // A line added by hand to the renamed file is still its own finding.
+    let text = env.read(moved);
+    env.write(
+        moved,
+        &format!("{text}{}\n", hand_line("20261205T100000000Z", "Typed.")),
+    );
+    let (_, v) = verify(&env);
+    assert!(
+        v.kinds()
+            .contains(&("unverified".to_string(), Some(moved.to_string()))),
+        "{v:#?}"
+    );
 }
 
 #[test]

@@ -73,9 +73,7 @@ pub(crate) fn check_files(
             continue;
         }
         let bytes = store.working(&path).unwrap_or_default();
-        let header = header_for(&path);
-        let rest = bytes.strip_prefix(header.as_bytes()).unwrap_or(&bytes);
-        findings.extend(extra(&path, rest, &journalled));
+        findings.extend(uncommitted_file(store, tip, &path, &bytes, &journalled)?);
     }
     let mut folders = Folders::default();
     for (path, blob) in committed {
@@ -84,6 +82,76 @@ pub(crate) fn check_files(
         }
     }
     Ok(findings)
+}
+
+/// A record file no commit holds: the lines after its own header are pending or unverified
+/// ([`extra`]). A day file that starts with another day's header is that day's file renamed or
+/// copied by hand: one finding names it and the day it belongs to, and the lines that day's
+/// committed files hold are not reported again one by one (spec/verify.md).
+fn uncommitted_file(
+    store: &Store,
+    tip: ObjectId,
+    path: &str,
+    bytes: &[u8],
+    journalled: &HashSet<String>,
+) -> Result<Vec<Finding>, StoreError> {
+    let own = header_for(path);
+    if let Some(rest) = bytes.strip_prefix(own.as_bytes()) {
+        return Ok(extra(path, rest, journalled));
+    }
+    let Some(day) = foreign_day(path, bytes) else {
+        return Ok(extra(path, bytes, journalled));
+    };
+    let files: Vec<(String, ObjectId)> = store
+        .committed_days(tip)?
+        .into_iter()
+        .filter(|(stem, _)| paths::split_day_stem(stem).is_some_and(|(d, _)| d == day))
+        .collect();
+    let mut committed = Vec::new();
+    for (_, blob) in &files {
+        committed.extend(store.blob(*blob)?);
+        committed.push(b'\n');
+    }
+    let lines: HashSet<&[u8]> = committed.split(|b| *b == b'\n').collect();
+    let rest = &bytes[dayfile::header(day).len()..];
+    let (mut copied, mut others) = (0, Vec::new());
+    for (_, _, l) in crate::textblock::lines(rest) {
+        match l.strip_suffix(b"\n") {
+            Some(text) if !text.is_empty() && lines.contains(text) => copied += 1,
+            _ => others.extend_from_slice(l),
+        }
+    }
+    let held: Vec<String> = files.iter().map(|(s, _)| paths::day_file(s)).collect();
+    let (held, back) = match held.first() {
+        Some(first) => (
+            format!(
+                " and {copied} of the lines committed in {}",
+                held.join(", ")
+            ),
+            first.clone(),
+        ),
+        None => (String::new(), paths::day_file(day)),
+    };
+    let detail = format!(
+        "{path} is in no commit: it holds the day file of {day} (its header{held}), as a day file \
+         renamed or copied by hand does. If {back} is missing, move this file back to it; else \
+         delete this file. The record itself is intact."
+    );
+    let id = text_id(&String::from_utf8_lossy(bytes));
+    let mut found = vec![whole_file(Kind::Unparseable, path, &id, detail)];
+    found[0].day = day_of(path).map(str::to_string);
+    found.extend(extra(path, &others, journalled));
+    Ok(found)
+}
+
+/// The day whose `@2` header a day file at `path` starts with, when that is another day than
+/// the one its name says.
+fn foreign_day<'b>(path: &str, bytes: &'b [u8]) -> Option<&'b str> {
+    let own = day_of(path)?;
+    let at = memchr::memmem::find(&bytes[..bytes.len().min(200)], b"\nday: '")? + 7;
+    let day = std::str::from_utf8(bytes.get(at..at + 10)?).ok()?;
+    let foreign = day != own && crate::clock::is_day(day);
+    (foreign && bytes.starts_with(dayfile::header(day).as_bytes())).then_some(day)
 }
 
 /// How many day files [`outstanding`] checks: the newest, which captures append to.

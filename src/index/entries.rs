@@ -570,6 +570,64 @@ fn journal_key(lines: &[String]) -> String {
     }
 }
 
+/// Classifies one day ([`classify_day`]), copies of other days' lines left out
+/// ([`drop_copies`]).
+fn read_day(
+    sessions: Option<&Dir>,
+    src: &dyn RecordSource,
+    day: &str,
+    key: DayKey,
+) -> Result<(DayRecord, DayKey), IndexError> {
+    let (mut record, key) = classify_day(sessions, src, day, key)?;
+    drop_copies(src, day, &mut record)?;
+    Ok((record, key))
+}
+
+/// Leaves out the unverified lines of the day file `stem` that are copies of lines committed
+/// in the file of the day they were written on: a day file renamed or copied by hand, which
+/// `verify` names once (spec/verify.md). Recall shows those entries from their own day's file,
+/// once. Costs nothing unless an unverified line names another day.
+fn drop_copies(
+    src: &dyn RecordSource,
+    stem: &str,
+    record: &mut DayRecord,
+) -> Result<(), IndexError> {
+    let own = paths::split_day_stem(stem).map(|(d, _)| d);
+    let foreign = |time: &str, s: &Status| {
+        let day = time.get(..10).filter(|d| crate::clock::is_day(d));
+        (*s == Status::Unverified && day != own)
+            .then(|| day.map(str::to_string))
+            .flatten()
+    };
+    let days: BTreeSet<String> = (record.entries.iter().map(|(e, s)| foreign(&e.time, s)))
+        .chain(record.retractions.iter().map(|(r, s)| foreign(&r.time, s)))
+        .flatten()
+        .collect();
+    let mut keys = HashSet::new();
+    for day in &days {
+        let Some(blob) = src.reread(day).map_err(IndexError::Record)?.0 else {
+            continue;
+        };
+        let bytes = src
+            .committed_bytes(&blob, None)
+            .map_err(IndexError::Record)?;
+        let file = crate::records::dayfile::parse(&bytes);
+        keys.extend(file.entries.iter().map(standing::entry_key));
+        keys.extend(file.retractions.iter().map(standing::retraction_key));
+    }
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let copy = |k: String, s: &Status| *s == Status::Unverified && keys.contains(&k);
+    record
+        .entries
+        .retain(|(e, s)| !copy(standing::entry_key(e), s));
+    record
+        .retractions
+        .retain(|(r, s)| !copy(standing::retraction_key(r), s));
+    Ok(())
+}
+
 /// Classifies one day from its committed bytes, working file and journal lines.
 ///
 /// The record is read before the working file, so a capture that lands in between leaves a
@@ -579,7 +637,7 @@ fn journal_key(lines: &[String]) -> String {
 /// committed is in the second read unless it was edited. A line only the second read has (yet
 /// another capture) is left for the next refresh, which the key returned (the first stat, the
 /// second snapshot) makes happen.
-fn read_day(
+fn classify_day(
     sessions: Option<&Dir>,
     src: &dyn RecordSource,
     day: &str,

@@ -2,7 +2,7 @@
 //! vault; nothing in it is durable (DESIGN §2.4).
 
 /// Bumped whenever a table or the meaning of a column changes.
-pub(crate) const SCHEMA_VERSION: &str = "rutter-index 10";
+pub(crate) const SCHEMA_VERSION: &str = "rutter-index 11";
 
 /// The secondary indexes, created after a bulk load (building them at the end is faster than
 /// maintaining them row by row).

@@ -190,11 +190,11 @@ pub(crate) fn classify(
 }
 
 /// What tells two entry lines apart: every field a line renders.
-fn entry_key(e: &Entry) -> String {
+pub(crate) fn entry_key(e: &Entry) -> String {
     crate::records::line::render(e)
 }
 
-fn retraction_key(r: &Retraction) -> String {
+pub(crate) fn retraction_key(r: &Retraction) -> String {
     crate::records::retraction::render(r)
 }
 
