@@ -10,6 +10,9 @@
 pub(crate) struct Markers {
     pub start: &'static str,
     pub end: &'static str,
+    /// Markdown: a marker line inside a fenced code block (a user quoting our block in their
+    /// own instructions) is the user's text, not a marker.
+    pub fences: bool,
 }
 
 /// Where a new block goes in a file that has none.
@@ -60,7 +63,14 @@ fn is_marker(line: &[u8], marker: &str) -> bool {
 pub(crate) fn find(text: &[u8], m: Markers) -> Result<Option<(usize, usize)>, BlockError> {
     let mut start = None;
     let mut found = None;
+    let quoted = match m.fences {
+        true => fenced(text),
+        false => Vec::new(),
+    };
     for (s, e, l) in lines(text) {
+        if quoted.iter().any(|(a, b)| (*a..*b).contains(&s)) {
+            continue;
+        }
         if is_marker(l, m.start) {
             if start.is_some() || found.is_some() {
                 return Err(BlockError::TwoStarts(m));
@@ -77,6 +87,40 @@ pub(crate) fn find(text: &[u8], m: Markers) -> Result<Option<(usize, usize)>, Bl
         Some(_) => Err(BlockError::StartWithoutEnd(m)),
         None => Ok(found),
     }
+}
+
+/// The fence a markdown line opens or may close a code block with: its character (`` ` `` or
+/// `~`) and how many of it, after at most three spaces (CommonMark).
+fn fence_of(line: &[u8]) -> Option<(u8, usize)> {
+    let indent = line.iter().take_while(|b| **b == b' ').count();
+    let rest = line.get(indent..).filter(|_| indent <= 3)?;
+    let c = *rest.first().filter(|c| matches!(c, b'`' | b'~'))?;
+    let n = rest.iter().take_while(|b| **b == c).count();
+    (n >= 3).then_some((c, n))
+}
+
+/// The byte ranges of markdown's closed fenced code blocks, fence lines included. A fence never
+/// closed is left out: what follows it is read as it is (a block appended after it stays ours).
+fn fenced(text: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut open: Option<(u8, usize, usize)> = None;
+    for (s, e, l) in lines(text) {
+        match (open, fence_of(l)) {
+            (None, Some((c, n))) => open = Some((c, n, s)),
+            (Some((c, n, at)), Some((c2, n2))) if c == c2 && n2 >= n && closes(l) => {
+                out.push((at, e));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether a fence line can close a block: nothing but the fence and whitespace.
+fn closes(line: &[u8]) -> bool {
+    let t = line.trim_ascii();
+    t.iter().all(|b| *b == t[0])
 }
 
 /// The line ending a block written into `text` takes: `\r\n` when the file's first line ends
@@ -155,6 +199,7 @@ mod tests {
     const M: Markers = Markers {
         start: "<!-- BEGIN x -->",
         end: "<!-- END x -->",
+        fences: true,
     };
     const B: &str = "<!-- BEGIN x -->\nbody\n<!-- END x -->\n";
 
@@ -243,9 +288,35 @@ mod tests {
         );
     }
 
-    /// Lines that are never marker lines, so generated files start without a block.
+    #[test]
+    fn markers_quoted_in_a_fenced_code_block_are_the_users_text() {
+        let user = format!("# Mine\n\n~~~~\n{B}~~~~\n\n```\n{B}```\n");
+        assert_eq!(find(user.as_bytes(), M), Ok(None));
+        let once = with_block(user.as_bytes(), B.as_bytes(), M, Placement::End).unwrap();
+        assert_eq!(once, format!("{user}\n{B}").into_bytes());
+        let back = without_block(&once, M, Placement::End).unwrap().unwrap();
+        assert_eq!(back, user.into_bytes());
+        // A fence never closed quotes nothing: the block after it is still ours.
+        let open = format!("```\nnot closed\n\n{B}");
+        let at = open.find("<!--").unwrap();
+        assert_eq!(find(open.as_bytes(), M).unwrap(), Some((at, open.len())));
+        // Without fences (a shell script), a marker line is a marker wherever it is.
+        let plain = Markers { fences: false, ..M };
+        assert_eq!(
+            find(b"```\n<!-- BEGIN x -->\n```\n", plain),
+            Err(BlockError::StartWithoutEnd(plain))
+        );
+    }
+
+    /// Lines that are never marker lines, so generated files start without a block; some quote
+    /// a block in a fenced code block (a user's own documentation of it), which is not one.
     fn text() -> impl Strategy<Value = Vec<u8>> {
-        proptest::collection::vec("[a-z #!<>-]{0,12}\r?", 0..8).prop_map(|ls| {
+        let quote = format!("```md\n{B}  ```\n");
+        let lines = proptest::collection::vec("[a-z #!<>-]{0,12}\r?", 0..8);
+        (lines, proptest::option::of(0..8usize)).prop_map(move |(mut ls, at)| {
+            if let Some(at) = at {
+                ls.insert(at.min(ls.len()), quote.trim_end().to_string());
+            }
             let mut t = ls.join("\n");
             if !t.is_empty() {
                 t.push('\n');

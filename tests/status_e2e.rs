@@ -496,6 +496,34 @@ fn a_registered_hook_without_its_server_is_a_finding() {
     assert_eq!(json.clients[3].mcp.state, "missing");
 }
 
+/// A client file kept by a dotfiles manager (a symbolic link) is read as the client reads it:
+/// a hook the user added by hand, as install-hook's refusal tells them to, is registered, so
+/// status no longer sends them back to install-hook, which still never edits through the link.
+#[test]
+fn a_linked_client_file_is_read_through_its_link() {
+    let env = healthy();
+    let settings = env.home.join(".claude/settings.json");
+    let kept = env.home.join("dotfiles/claude-settings.json");
+    std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+    std::fs::rename(&settings, &kept).unwrap();
+    std::os::unix::fs::symlink(&kept, &settings).unwrap();
+    let (code, json) = status_json(&env);
+    assert_eq!(code, 0, "{json:#?}");
+    let claude = &json.clients[0];
+    assert_eq!(
+        (claude.client.as_str(), claude.hook.state.as_str()),
+        ("claude", "registered"),
+        "{json:#?}"
+    );
+    assert!(claude.refusals.is_empty() && claude.up_to_date, "{json:#?}");
+    let r = run_with_stdin(env.cmd().args(["install-hook", "--client", "claude"]), b"");
+    assert!(r.stderr.contains("is a symbolic link"), "{}", r.stderr);
+    assert!(std::fs::symlink_metadata(&settings)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
 #[test]
 fn pending_lines_and_a_vault_outside_git_are_findings() {
     let env = healthy();

@@ -212,6 +212,7 @@ pub(crate) fn context(vault: Option<PathBuf>) -> anyhow::Result<Context> {
         vault_flag,
         configured: clients::configured_vault(),
         user_label: crate::contract::user_label(),
+        follow_links: false,
     })
 }
 

@@ -49,7 +49,13 @@ pub fn run(ui: &mut Ui, vault: Option<PathBuf>, args: Args) -> CommandResult {
             file.display()
         ));
     }
-    let ctx = super::install_hook::context(None).ok();
+    // Status reads a linked client file as the client reads it (install never edits one).
+    let ctx = super::install_hook::context(None)
+        .ok()
+        .map(|c| crate::clients::Context {
+            follow_links: true,
+            ..c
+        });
     let now = clock::now();
     let clock = clock::Clock::for_flag(args.utc);
     let status = status::gather(&Inputs {

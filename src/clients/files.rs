@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 pub(crate) const MD_MARKERS: Markers = Markers {
     start: "<!-- BEGIN git-rutter -->",
     end: "<!-- END git-rutter -->",
+    fences: true,
 };
 
 /// One file's planned change: its bytes before (`None`: absent) and after (`None`: removed).
@@ -66,6 +67,12 @@ pub(crate) fn read(ctx: &Context, path: &Path) -> Result<Option<Vec<u8>>, Error>
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(io(path, source)),
     };
+    if meta.file_type().is_symlink() && ctx.follow_links {
+        return match std::fs::read(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            read => read.map(Some).map_err(|e| io(path, e)),
+        };
+    }
     if meta.file_type().is_symlink() {
         return Err(Error::Refused(format!(
             "{shown} is a symbolic link; git-rutter does not edit through links (a dotfiles \

@@ -269,6 +269,7 @@ pub(crate) fn block_for(template: &str, quoted_bin: &str) -> Vec<u8> {
 const MARKERS: textblock::Markers = textblock::Markers {
     start: START_MARKER,
     end: END_MARKER,
+    fences: false,
 };
 
 /// The byte range of the managed block (START line through END line), if there is one.

@@ -126,6 +126,9 @@ pub(crate) struct Context {
     pub configured: Option<(PathBuf, VaultSource)>,
     /// Whose work the instruction files speak of (`LIBRARIAN_USER_LABEL`).
     pub user_label: String,
+    /// Reads a client's file through a symbolic link (a dotfiles manager's), as the client
+    /// does: `status` inspects, never writes. Install and uninstall never edit through one.
+    pub follow_links: bool,
 }
 
 /// The client home variables a plan may honour (`GEMINI_CLI_HOME` stands for the home directory
