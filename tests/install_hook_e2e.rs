@@ -1234,6 +1234,34 @@ fn uninstall_takes_out_what_it_can_and_names_a_changed_block_it_left() {
     );
 }
 
+/// OpenCode's plugin edited by the user is left, as an edited block is: uninstall removes the
+/// server and the instructions, names the plugin with the way to remove it, and exits 1.
+#[test]
+fn uninstall_leaves_an_edited_opencode_plugin_and_removes_the_rest() {
+    let env = Env::bare();
+    assert_eq!(install(&env, "opencode").code, 0);
+    let plugin = env.home.join(".config/opencode/plugins/git-rutter.js");
+    let edited = format!(
+        "{}// my change\n",
+        std::fs::read_to_string(&plugin).unwrap()
+    );
+    std::fs::write(&plugin, &edited).unwrap();
+    let r = rutter(&env, &["uninstall-hook", "--client", "opencode"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("~/.config/opencode/plugins/git-rutter.js: it was edited since git-rutter wrote it, so it was left. Delete it by hand (`rm ~/.config/opencode/plugins/git-rutter.js`)"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&plugin).unwrap(), edited);
+    let config = env.home.join(".config/opencode/opencode.json");
+    assert!(!config.exists(), "server removed");
+    assert!(
+        !env.home.join(".config/opencode/AGENTS.md").exists(),
+        "instructions removed"
+    );
+}
+
 /// The trial's leftover `{ "version": 1 }`: Cursor's hooks.json that install created (its
 /// `version` came with our handler) is removed by uninstall with the handler; one with hooks of
 /// the user's keeps them and its `version`.

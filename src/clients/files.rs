@@ -40,16 +40,19 @@ pub(crate) struct FileEdit {
 pub(crate) struct Left {
     pub why: String,
     pub todo: String,
+    /// What is left: a block, in the file (`true`), or the whole file.
+    pub in_file: bool,
 }
 
 impl Left {
     /// The sentence a report gives it, done or planned.
     pub(crate) fn said(&self, shown: &str, done: bool) -> String {
         let what = match done {
-            true => "so it was left in the file",
-            false => "so uninstall would leave it in the file",
+            true => "so it was left",
+            false => "so uninstall would leave it",
         };
-        format!("{shown}: {}, {what}. {}", self.why, self.todo)
+        let place = if self.in_file { " in the file" } else { "" };
+        format!("{shown}: {}, {what}{place}. {}", self.why, self.todo)
     }
 }
 
@@ -394,6 +397,7 @@ pub(crate) fn markdown_file(
                          of your own outside it).",
                         MD_MARKERS.start, MD_MARKERS.end
                     ),
+                    in_file: true,
                 }),
             })
         }
@@ -538,6 +542,21 @@ pub(crate) fn script_file(
     let before = read(ctx, path)?;
     let text = String::from_utf8_lossy(before.as_deref().unwrap_or_default()).into_owned();
     let ours = before.is_some() && text.starts_with(SCRIPT_HEAD);
+    if ours && script_edited(&text) && mode == super::Mode::Uninstall {
+        // Left for the user, as an edited markdown block is: the rest of the client goes.
+        return Ok(FileEdit {
+            path: path.to_path_buf(),
+            after: before.clone(),
+            before,
+            changes: Vec::new(),
+            left: Some(Left {
+                why: "it was edited since git-rutter wrote it".into(),
+                todo: format!("Delete it by hand (`rm {shown}`) once your changes are elsewhere."),
+                in_file: false,
+            }),
+            shown,
+        });
+    }
     if ours && script_edited(&text) {
         return Err(Error::Refused(format!(
             "{shown} was edited since git-rutter wrote it; it is left alone. Move your changes \
