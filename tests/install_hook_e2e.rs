@@ -1234,6 +1234,57 @@ fn uninstall_takes_out_what_it_can_and_names_a_changed_block_it_left() {
     );
 }
 
+/// A hook command of ours the user customised (an environment prefix, a redirection) is kept
+/// as written, and said to be; one that only names an old path is still rewritten; uninstall
+/// removes either.
+#[test]
+fn a_customised_hook_command_is_kept_as_written() {
+    let env = Env::bare();
+    let settings = env.home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let mine = format!(
+        "LIBRARIAN_USER_LABEL=me {} capture --client claude 2>>/tmp/rutter.log",
+        canonical_bin()
+    );
+    let doc =
+        serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": mine}]}]}});
+    std::fs::write(&settings, doc.to_string()).unwrap();
+    let r = install(&env, "claude");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(&format!("~/.claude/settings.json holds your own version of the hook command ({mine}); it is kept as you wrote it.")),
+        "{}",
+        r.stdout
+    );
+    let after: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(
+        after.pointer("/hooks/Stop/0/hooks/0/command"),
+        Some(&serde_json::json!(mine))
+    );
+    assert_eq!(
+        after
+            .pointer("/hooks/Stop")
+            .and_then(|v| v.as_array())
+            .map(Vec::len),
+        Some(1)
+    );
+    let r = rutter(&env, &["uninstall-hook", "--client", "claude"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!settings.exists(), "{}", r.stdout);
+
+    let old = serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/place/git-rutter capture --client claude"}]}]}});
+    std::fs::write(&settings, old.to_string()).unwrap();
+    assert_eq!(install(&env, "claude").code, 0);
+    let after: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    let cmd = after
+        .pointer("/hooks/Stop/0/hooks/0/command")
+        .and_then(|v| v.as_str())
+        .unwrap();
+    assert!(cmd.starts_with(&canonical_bin()), "{cmd}");
+}
+
 /// OpenCode's plugin edited by the user is left, as an edited block is: uninstall removes the
 /// server and the instructions, names the plugin with the way to remove it, and exits 1.
 #[test]

@@ -128,6 +128,36 @@ pub(crate) fn classify(command: &str) -> Kind {
     }
 }
 
+/// Whether a command of ours was customised by hand: words before the program (an environment
+/// assignment, a wrapper such as `nice`), or after what [`hook_command`] and [`start_command`]
+/// write (a redirection, `&&`, a flag of the user's). Install keeps such a command as it is
+/// (spec/install-hook.md); one that only lacks words, or names an old path, is rewritten.
+pub(crate) fn is_customised(command: &str) -> bool {
+    let words = split(command);
+    if is_written_shape(&words) {
+        return false;
+    }
+    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
+    let program = |w: &String| Some(w.as_str()) == own_binary() || base(w) == "git-rutter";
+    let Some(i) = words.iter().position(program) else {
+        // `git rutter capture …` is typed by hand (install never writes it); the wrapper script
+        // of old versions is rewritten.
+        return !words.first().is_some_and(|w| base(w) == "rutter-stop.sh");
+    };
+    let mut rest = words[i + 1..].iter().map(String::as_str);
+    let verb = rest.next();
+    let mut tail: Vec<&str> = rest.collect();
+    if let [flag, _, ..] = tail[..] {
+        if matches!(flag, "--client" | "--hook") {
+            tail.drain(..2);
+        }
+    }
+    if let ["--vault", _, ..] = tail[..] {
+        tail.drain(..2);
+    }
+    i > 0 || !matches!(verb, Some("capture" | "context") | None) || !tail.is_empty()
+}
+
 /// Whether an MCP server command (a program, or a program and arguments on one line) is
 /// git-rutter's server: a program called `git-rutter`, or this very binary under whatever name
 /// it was installed from. A program path is taken whole first, so one with a space is known.
@@ -193,6 +223,29 @@ mod tests {
         let own = own_binary().unwrap();
         assert_eq!(classify(&format!("{own} capture")), ours(None));
         assert!(is_our_server(own));
+    }
+
+    #[test]
+    fn customised_commands_are_told_from_written_and_incomplete_ones() {
+        for cmd in [
+            "LIBRARIAN_VAULT_PATH=/v /x/git-rutter capture --client claude",
+            "/x/git-rutter capture --client claude 2>>/tmp/rutter.log",
+            "nice -n 5 git-rutter capture --client codex",
+            "git-rutter capture --client claude && afplay done.wav",
+            "git rutter capture --client claude",
+        ] {
+            assert!(is_customised(cmd), "{cmd}");
+        }
+        for cmd in [
+            hook_command("/a b/git-rutter", "claude", Some("/v w")),
+            start_command("/x/git-rutter", "codex", None),
+            "/old/git-rutter capture --client claude".into(),
+            "git-rutter capture".into(),
+            "/r/hooks/rutter-stop.sh --client codex".into(),
+            hook_command("/opt/bin/rutter-bin", "claude", None),
+        ] {
+            assert!(!is_customised(&cmd), "{cmd}");
+        }
     }
 
     #[test]

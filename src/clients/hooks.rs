@@ -250,6 +250,10 @@ fn rewrite(doc: &mut Doc, shape: Shape, s: &Slot, command: &str) -> Option<Chang
     if s.command == command && (!typed || h.get("type").and_then(Json::as_str) == Some("command")) {
         return None;
     }
+    // The user's own version of our command (an environment prefix, a redirection) is theirs.
+    if matches!(s.kind, Kind::Ours { .. }) && super::command::is_customised(&s.command) {
+        return None;
+    }
     if typed {
         doc.set(&path, "type", Json::str("command"));
     }

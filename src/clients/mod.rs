@@ -433,12 +433,24 @@ pub(crate) fn hook_file_and(
         changes.extend(more(doc)?);
         Ok(changes)
     });
+    let customised = handlers
+        .iter()
+        .chain(start_handlers.iter().flatten())
+        .find(|(k, c)| matches!(k, command::Kind::Ours { .. }) && command::is_customised(c))
+        .map(|(_, c)| c.clone());
     plan.hook = Some(HookFile {
         path: path.to_path_buf(),
         handlers,
         start_handlers,
         readable: edit.is_ok(),
     });
+    if let (Some(c), Mode::Install) = (customised, mode) {
+        plan.notes.push(format!(
+            "{} holds your own version of the hook command ({c}); it is kept as you wrote it. \
+             For git-rutter's own, delete that entry and run again.",
+            ctx.show(path)
+        ));
+    }
     if reference_left {
         plan.notes.push(format!(
             "{} still registers the TypeScript rutter hook; git-rutter did not write it, so it \
