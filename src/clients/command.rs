@@ -142,7 +142,7 @@ pub(crate) fn is_customised(command: &str) -> bool {
     let Some(i) = words.iter().position(program) else {
         // `git rutter capture …` is typed by hand (install never writes it); the wrapper script
         // of old versions is rewritten.
-        return !words.first().is_some_and(|w| base(w) == "rutter-stop.sh");
+        return words.first().is_none_or(|w| base(w) != "rutter-stop.sh");
     };
     let mut rest = words[i + 1..].iter().map(String::as_str);
     let verb = rest.next();
