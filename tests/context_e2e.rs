@@ -183,6 +183,23 @@ fn a_claude_session_starts_with_its_projects_decisions_and_notes_changed_since()
     assert_eq!(gate.logged, 0, "{gate:?}");
 }
 
+/// A cited note renamed since the index last looked: the brief follows the rename, as `recent`
+/// does, instead of calling the note gone.
+#[test]
+fn a_cited_note_renamed_a_moment_ago_is_followed_in_the_brief() {
+    let env = decided();
+    std::fs::rename(
+        env.vault.join("Notes/a.md"),
+        env.vault.join("Notes/alpha.md"),
+    )
+    .unwrap();
+    let (text, _) = hook(&mut env.cmd(), "claude", &payload("claude", &env.vault));
+    assert!(
+        text.contains("Cited the alpha note. (id 20261203T090000) (cited notes since: Notes/a.md (renamed to Notes/alpha.md))"),
+        "{text}"
+    );
+}
+
 #[test]
 fn codex_gets_the_same_shape_from_its_documented_payload() {
     let env = decided();

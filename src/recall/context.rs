@@ -147,10 +147,20 @@ pub(crate) fn read(
     // Refreshes the record cache once; the project's query then reads the index as it is.
     let answer = recent::read(vault, index, &all, now)?;
     // The project's query and every ref's and id's lookups in one read: one snapshot, one lock.
-    index.read(|index| brief(index, &answer, project, freshness, max_bytes, now))
+    let read = |index: &Index| brief(index, &answer, project, freshness.clone(), max_bytes, now);
+    let (mut out, gone) = index.read(read)?;
+    if recent::moved_since_indexed(index, &gone)? {
+        // A cited note renamed since the last refresh, followed as `recent` follows it.
+        if let Some(rescan) = index.freshen_or_ask()? {
+            super::reindex::identity_after_rescan(vault, index, &rescan.notes)?;
+            out = index.read(read)?.0;
+        }
+    }
+    Ok(out)
 }
 
-/// The brief of `answer` (the newest sessions) and of `project`'s newest decisions.
+/// The brief of `answer` (the newest sessions) and of `project`'s newest decisions, with the
+/// cited paths it found gone ([`refs::Shown::absent`]).
 fn brief(
     index: &Index,
     answer: &recent::Answer,
@@ -158,7 +168,7 @@ fn brief(
     freshness: String,
     max_bytes: usize,
     now: Instant,
-) -> Result<Brief, IndexError> {
+) -> Result<(Brief, Vec<String>), IndexError> {
     let here = match project {
         Some(p) => recent::from_index(
             index,
@@ -185,7 +195,10 @@ fn brief(
         .filter(|d| key.is_none() || d.project.as_deref().map(project_key) != key)
         .take(ELSEWHERE);
     decisions.extend(elsewhere);
-    Ok(bounded(project, freshness, decisions, max_bytes))
+    Ok((
+        bounded(project, freshness, decisions, max_bytes),
+        shown.absent(),
+    ))
 }
 
 /// How decisions are read: cited notes through the identity projection, ids shortened.
