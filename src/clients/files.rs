@@ -127,11 +127,10 @@ pub(crate) fn writable(edit: &FileEdit) -> Result<(), NotWritable> {
             source: crate::failpoint::full("client-write"),
         });
     }
-    let probe =
-        tempfile::NamedTempFile::new_in(probe_dir).map_err(|source| NotWritable::Folder {
-            dir: probe_dir.to_path_buf(),
-            source,
-        })?;
+    let probe = tempfile::NamedTempFile::new_in(probe_dir).map_err(|e| NotWritable::Folder {
+        dir: probe_dir.to_path_buf(),
+        source: without_temp_name(e),
+    })?;
     drop(probe);
     if edit.before.is_some() {
         std::fs::OpenOptions::new()
@@ -158,6 +157,16 @@ pub(crate) enum NotWritable {
         dir: std::path::PathBuf,
         source: std::io::Error,
     },
+}
+
+/// tempfile's error without the name of the temporary file it adds (`… at path
+/// "…/.tmpXXXXXX"`): the folder, which the message names, is what the user can act on.
+fn without_temp_name(e: std::io::Error) -> std::io::Error {
+    let text = e.to_string();
+    match text.rsplit_once(" at path ") {
+        Some((why, _)) => std::io::Error::new(e.kind(), why),
+        None => e,
+    }
 }
 
 fn io(path: &Path, source: std::io::Error) -> Error {
@@ -194,7 +203,8 @@ pub(crate) fn apply(ctx: &Context, edit: &FileEdit) -> Result<(), Error> {
     let dir = edit.path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mode = std::fs::metadata(&edit.path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| io(dir, e))?;
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(|e| io(dir, without_temp_name(e)))?;
     use std::io::Write;
     tmp.write_all(bytes).map_err(|e| io(&edit.path, e))?;
     tmp.as_file()
@@ -614,7 +624,21 @@ fn script_edited(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{clip, Eol};
+    use super::{clip, without_temp_name, Eol};
+
+    #[test]
+    fn a_folder_that_takes_no_file_is_named_without_the_temporary_files_name() {
+        let e = tempfile::NamedTempFile::new_in("/nonexistent/folder").unwrap_err();
+        assert!(
+            e.to_string().contains(".tmp"),
+            "tempfile names its file: {e}"
+        );
+        let bare = without_temp_name(e).to_string();
+        assert!(
+            bare.starts_with("No such file or directory") && !bare.contains(".tmp"),
+            "{bare}"
+        );
+    }
 
     #[test]
     fn a_quoted_line_is_cut_at_a_word_with_an_ellipsis() {
