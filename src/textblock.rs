@@ -123,13 +123,59 @@ fn closes(line: &[u8]) -> bool {
     t.iter().all(|b| *b == t[0])
 }
 
-/// The line ending a block written into `text` takes: `\r\n` when the file's first line ends
-/// so (a file an editor or `core.autocrlf` keeps with CRLF), else `\n`.
-pub(crate) fn line_ending(text: &[u8]) -> &'static [u8] {
-    match lines(text).next() {
-        Some((_, _, l)) if l.ends_with(b"\r\n") => b"\r\n",
-        _ => b"\n",
+/// How a text file ends its lines: the one rule for every file git-rutter edits (client
+/// configs, instruction files, git hooks). Edits see LF text: a file whose every line break is
+/// CRLF (an editor's or `core.autocrlf`'s) is edited as LF and written back with CRLF, so the
+/// lines git-rutter adds take the file's ending and removing them gives its bytes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Eol {
+    /// No CRLF at all.
+    Lf,
+    /// Every line break is CRLF.
+    Crlf,
+    /// Both kinds: edited as it is, new lines with LF (JSON, whose splices keep every other
+    /// byte; marked blocks), or refused where the editor would rewrite them (TOML).
+    Mixed,
+}
+
+impl Eol {
+    pub(crate) fn of(text: &[u8]) -> Eol {
+        let crlf = memchr::memmem::find_iter(text, b"\r\n").count();
+        match (crlf, memchr::memchr_iter(b'\n', text).count()) {
+            (0, _) => Eol::Lf,
+            (c, n) if c == n => Eol::Crlf,
+            _ => Eol::Mixed,
+        }
     }
+
+    /// The line break new lines take.
+    pub(crate) fn ending(self) -> &'static [u8] {
+        match self {
+            Eol::Crlf => b"\r\n",
+            _ => b"\n",
+        }
+    }
+
+    /// `text` as the edit sees it.
+    pub(crate) fn to_lf(self, text: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            Eol::Crlf => text.replace("\r\n", "\n").into(),
+            _ => text.into(),
+        }
+    }
+
+    /// An edit's LF text with the file's line ending.
+    pub(crate) fn restore(self, text: String) -> String {
+        match self {
+            Eol::Crlf => text.replace('\n', "\r\n"),
+            _ => text,
+        }
+    }
+}
+
+/// The line ending a block written into `text` takes ([`Eol`]).
+pub(crate) fn line_ending(text: &[u8]) -> &'static [u8] {
+    Eol::of(text).ending()
 }
 
 /// `text` with `block` in place of its block, or placed as `p` says when it has none. The block

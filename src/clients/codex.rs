@@ -6,9 +6,9 @@
 
 use super::change::Change;
 use super::command::{is_our_server, is_reference_server};
-use super::files::Eol;
 use super::hooks::Shape;
 use super::{files, Context, EditError, Error, FileEdit, Mode, Plan, Spec};
+use crate::textblock::Eol;
 use std::path::Path;
 use toml_edit::{DocumentMut, InlineTable, Item, Table, TableLike};
 
@@ -70,7 +70,7 @@ fn config(ctx: &Context, path: &Path, mode: Mode, vault: Option<&str>) -> Result
         Some(rest) => (BOM, rest),
         None => ("", raw.as_str()),
     };
-    let eol = Eol::of(unmarked);
+    let eol = Eol::of(unmarked.as_bytes());
     if eol == Eol::Mixed {
         return Err(Error::Refused(format!(
             "{shown} mixes CRLF and LF line endings, which git-rutter's TOML editor would make all \

@@ -10,7 +10,7 @@ use super::hooks::{self, Shape};
 use super::json::{self, Json, Layout};
 use super::jsonedit::{self, Doc};
 use super::{Context, Error};
-use crate::textblock::{self, Markers, Placement};
+use crate::textblock::{self, Eol, Markers, Placement};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -215,47 +215,6 @@ pub(crate) fn apply(ctx: &Context, edit: &FileEdit) -> Result<(), Error> {
     Ok(())
 }
 
-/// How a client's text file ends its lines. Edits see LF text: a file whose every line ends in
-/// CRLF (an editor's or `core.autocrlf`'s) is edited as LF and written back with CRLF, so the
-/// lines git-rutter adds take the file's ending and removing them gives its bytes back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Eol {
-    /// No CRLF at all.
-    Lf,
-    /// Every line break is CRLF.
-    Crlf,
-    /// Both kinds: edited as it is (JSON, whose splices keep every other byte), or refused
-    /// where the editor would rewrite them (TOML).
-    Mixed,
-}
-
-impl Eol {
-    pub(crate) fn of(text: &str) -> Eol {
-        let crlf = text.matches("\r\n").count();
-        match (crlf, text.matches('\n').count()) {
-            (0, _) => Eol::Lf,
-            (c, n) if c == n => Eol::Crlf,
-            _ => Eol::Mixed,
-        }
-    }
-
-    /// `text` as the edit sees it.
-    pub(crate) fn to_lf(self, text: &str) -> std::borrow::Cow<'_, str> {
-        match self {
-            Eol::Crlf => text.replace("\r\n", "\n").into(),
-            _ => text.into(),
-        }
-    }
-
-    /// An edit's LF text with the file's line ending.
-    pub(crate) fn restore(self, text: String) -> String {
-        match self {
-            Eol::Crlf => text.replace('\n', "\r\n"),
-            _ => text,
-        }
-    }
-}
-
 /// Who else may have content in a JSON file.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ownership {
@@ -288,7 +247,7 @@ pub(crate) fn json_file(
         Some(Err(_)) => return Err(refuse_unparseable(&shown, "it is not UTF-8 text")),
         None => "",
     };
-    let eol = Eol::of(raw);
+    let eol = Eol::of(raw.as_bytes());
     let text = &*eol.to_lf(raw);
     let original = json::parse(text).map_err(|e| match json::not_json(text) {
         Some(why) => Error::Refused(format!(
@@ -624,7 +583,8 @@ fn script_edited(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{clip, without_temp_name, Eol};
+    use super::{clip, without_temp_name};
+    use crate::textblock::Eol;
 
     #[test]
     fn a_folder_that_takes_no_file_is_named_without_the_temporary_files_name() {
@@ -653,10 +613,10 @@ mod tests {
 
     #[test]
     fn crlf_files_are_edited_as_lf_and_given_back_as_crlf() {
-        assert_eq!(Eol::of("{}"), Eol::Lf);
-        assert_eq!(Eol::of("a\nb\n"), Eol::Lf);
-        assert_eq!(Eol::of("a\r\nb"), Eol::Crlf);
-        assert_eq!(Eol::of("a\r\nb\n"), Eol::Mixed);
+        assert_eq!(Eol::of(b"{}"), Eol::Lf);
+        assert_eq!(Eol::of(b"a\nb\n"), Eol::Lf);
+        assert_eq!(Eol::of(b"a\r\nb"), Eol::Crlf);
+        assert_eq!(Eol::of(b"a\r\nb\n"), Eol::Mixed);
         let text = "a\r\n\r\nb\r\n";
         let lf = Eol::Crlf.to_lf(text).into_owned();
         assert_eq!(lf, "a\n\nb\n");
