@@ -102,6 +102,36 @@ fn any_query_text_is_safe() {
     );
 }
 
+/// A word written with `-` or `:` finds the note that holds it as written: the index split it
+/// into its parts, so the query looks for them as a phrase (it looked for `followup`, which no
+/// note can hold). The parts must be adjacent: a note holding them apart is not a hit.
+#[test]
+fn a_word_with_a_hyphen_or_colon_finds_the_note_that_holds_it() {
+    let env = notes_vault();
+    env.write(
+        "Notes/vendor.md",
+        "# Vendor\n\nA follow-up with the e-mail vendor about ADR-002, col:val.\n",
+    );
+    env.write(
+        "Notes/apart.md",
+        "# Apart\n\nFollow the plan; up to you. ADR then 002.\n",
+    );
+    for q in ["follow-up", "ADR-002", "col:val", "e-mail vendor"] {
+        let r = search(&env, &["--", q]);
+        assert_eq!(r.code, 0, "query {q:?}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("Notes/vendor.md"),
+            "query {q:?}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stdout.contains("Notes/apart.md"),
+            "query {q:?}: {}",
+            r.stdout
+        );
+    }
+}
+
 #[test]
 fn show_reads_only_indexed_notes() {
     let env = notes_vault();

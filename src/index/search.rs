@@ -100,15 +100,18 @@ pub(crate) fn fts_query(raw: &str) -> Option<String> {
 }
 
 /// The words of raw user text a search looks for: its [`searched_part`], lowercased, split on
-/// whitespace and control characters, the characters `" * ( ) : ^ -` removed from each token,
-/// empty ones left out, each word once.
+/// whitespace and control characters, each word once, empty ones left out. Inside a word the
+/// characters `" * ( ) : ^ -` separate its parts (`follow-up` is `follow up`): quoted, such a
+/// word is a phrase whose parts are the tokens the index holds for it, since the tokenizer
+/// splits on them too (the reference removed them, so `follow-up` could never match).
 pub(crate) fn query_terms(raw: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for t in searched_part(raw).to_lowercase().split(separates) {
-        let t: String = t
-            .chars()
-            .filter(|c| !matches!(c, '"' | '*' | '(' | ')' | ':' | '^' | '-'))
-            .collect();
+        let parts = t.split(|c| matches!(c, '"' | '*' | '(' | ')' | ':' | '^' | '-'));
+        let t = parts
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
         if !t.is_empty() && !terms.contains(&t) {
             terms.push(t);
         }
@@ -240,8 +243,8 @@ mod tests {
             Some("\"blue\" \"man\" \"group\"")
         );
         assert_eq!(
-            fts_query("a:b NEAR(x) \"q\" ^s* -n").as_deref(),
-            Some("\"ab\" \"nearx\" \"q\" \"s\" \"n\"")
+            fts_query("a:b NEAR(x) \"q\" ^s* -n follow-up").as_deref(),
+            Some("\"a b\" \"near x\" \"q\" \"s\" \"n\" \"follow up\"")
         );
         assert_eq!(fts_query("  -- ** () "), None);
         assert_eq!(
@@ -276,11 +279,13 @@ mod tests {
             proptest::prop_assert!(part.len() <= QUERY_MAX_BYTES);
             if let Some(q) = fts_query(&raw) {
                 proptest::prop_assert!(!q.contains('\0'));
-                let terms: Vec<&str> = q.split(' ').collect();
+                proptest::prop_assert!(q.len() >= 3 && q.starts_with('"') && q.ends_with('"'));
+                // Quoted terms (a phrase's parts inside one pair of quotes) joined by spaces.
+                let terms: Vec<&str> = q[1..q.len() - 1].split("\" \"").collect();
                 proptest::prop_assert!(terms.len() <= QUERY_MAX_TERMS);
                 for t in terms {
-                    proptest::prop_assert!(t.len() >= 3 && t.starts_with('"') && t.ends_with('"'));
-                    proptest::prop_assert!(!t[1..t.len() - 1].contains('"'));
+                    proptest::prop_assert!(!t.is_empty() && !t.contains('"'));
+                    proptest::prop_assert!(!t.starts_with(' ') && !t.ends_with(' '));
                 }
             }
         }

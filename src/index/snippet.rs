@@ -23,7 +23,8 @@ const MATCHES_WEIGHED: usize = 256;
 /// first words when no word matches as written (FTS5 matched a stemmed form). Two passes over
 /// the words, nothing kept per word: a 14 MB note is answered in a fraction of a second.
 pub(crate) fn of_large(body: &str, terms: &[String]) -> String {
-    let roots: Vec<&str> = terms.iter().map(|t| root(t)).collect();
+    // A phrase's parts (`follow up` of `follow-up`) are matched as words of their own.
+    let roots: Vec<&str> = terms.iter().flat_map(|t| t.split(' ')).map(root).collect();
     let mut hits: Vec<(usize, usize)> = Vec::new();
     for (i, w) in words(body).enumerate() {
         if let Some(t) = roots.iter().position(|r| starts_with(&body[w.0..w.1], r)) {
