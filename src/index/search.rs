@@ -107,7 +107,7 @@ pub(crate) fn fts_query(raw: &str) -> Option<String> {
 pub(crate) fn query_terms(raw: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for t in searched_part(raw).to_lowercase().split(separates) {
-        let parts = t.split(|c| matches!(c, '"' | '*' | '(' | ')' | ':' | '^' | '-'));
+        let parts = t.split(['"', '*', '(', ')', ':', '^', '-']);
         let t = parts
             .filter(|p| !p.is_empty())
             .collect::<Vec<_>>()
