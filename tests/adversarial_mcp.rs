@@ -187,7 +187,7 @@ fn an_oversized_frame_gets_an_error_for_its_id_and_the_server_keeps_serving() {
 }
 
 #[test]
-fn an_oversized_frame_whose_id_comes_late_gets_an_error_with_a_null_id() {
+fn an_oversized_frame_whose_id_comes_late_gets_an_error_without_an_id() {
     let env = vault();
     // Written by hand: serde_json would sort `id` first.
     let late = format!(
@@ -199,9 +199,10 @@ fn an_oversized_frame_whose_id_comes_late_gets_an_error_with_a_null_id() {
     input.extend_from_slice(search(3, "alpha").as_bytes());
     let s = session(&env, &input);
     assert_eq!(s.code, 0);
-    let nulls: Vec<&Value> = s.frames.iter().filter(|f| f["id"].is_null()).collect();
-    assert_eq!(nulls.len(), 1, "{:?}", s.frames);
-    assert_eq!(nulls[0]["error"]["code"], json!(-32600));
+    // MCP 2026-07-28, Error Responses: the id is left out when it cannot be read.
+    let unnamed: Vec<&Value> = s.frames.iter().filter(|f| f.get("id").is_none()).collect();
+    assert_eq!(unnamed.len(), 1, "{:?}", s.frames);
+    assert_eq!(unnamed[0]["error"]["code"], json!(-32600));
     assert!(s.text(json!(3)).contains("Notes/a.md"));
 }
 
@@ -316,11 +317,11 @@ fn garbage_queries_are_plain_text() {
             "{q:?}: {text}"
         );
     }
-    // NEAR( is a word like any other: no note holds "nearalpha", the notes holding "beta" are
-    // offered.
+    // NEAR( is a word like any other: no note holds the phrase "near alpha", the notes holding
+    // "beta" are offered.
     assert!(
         s.text(json!(11)).starts_with(
-            "No note holds every word of \"NEAR(alpha beta)\"; none holds \"nearalpha\". 2 notes hold"
+            "No note holds every word of \"NEAR(alpha beta)\"; none holds \"near alpha\". 2 notes hold"
         ),
         "{}",
         s.text(json!(11))

@@ -130,7 +130,7 @@ fn answer(error: ErrorData, id: Option<RequestId>) -> Triage {
 
 /// Well-formed JSON that rmcp cannot decode. A request (a `method` and a usable `id`) gets an
 /// error for its id; a notification gets nothing (JSON-RPC never answers one); anything else
-/// gets Invalid Request with a null id, as rmcp answers it.
+/// gets Invalid Request without an id (MCP 2026-07-28, Error Responses), as rmcp answers it.
 fn not_a_message(v: &Value, line: &[u8]) -> Triage {
     let id = v
         .get("id")
