@@ -1020,6 +1020,44 @@ fn a_hand_line_a_capture_landed_after_stays_unverified() {
     assert_eq!(verify(&env).0, 0);
 }
 
+/// A capture whose commit failed, after a hand line the user acknowledged: its line is pending
+/// (journalled), not "edited after commit", and verify stays clean (it said edited, exit 1, and
+/// status advised `restore`). `commit` then commits it.
+#[test]
+fn a_capture_waiting_for_its_commit_after_a_hand_line_is_pending_not_edited() {
+    let (env, day) = vault();
+    let hand = hand_line("20261130T120000000Z", "Typed by hand.");
+    env.write(&day, &format!("{}{hand}", env.read(&day)));
+    let ack = "unverified:_librarian/sessions/2026-11-30.md:20261130T120000000Z";
+    let r = env.rutter(&["verify", "--ack", ack, "--reason", "kept on purpose"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let lock = env.vault.join(".git/refs/rutter/records.lock");
+    std::fs::write(&lock, "").unwrap();
+    let r = env.capture_at("2026-11-30T13:00:00.000Z", "Captured while locked.", &[]);
+    assert!(r.stderr.contains("not committed yet"), "{}", r.stderr);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 0, "{v:#?}");
+    let pending: Vec<&str> = v
+        .findings
+        .iter()
+        .filter(|f| f.kind == "pending")
+        .map(|f| f.id.as_str())
+        .collect();
+    assert_eq!(
+        pending,
+        ["pending:_librarian/sessions/2026-11-30.md:20261130T130000000Z"],
+        "{v:#?}"
+    );
+    assert!(!v.findings.iter().any(|f| f.kind == "edited"), "{v:#?}");
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(env.rutter(&["commit"]).code, 0);
+    let (code, v) = verify(&env);
+    assert!(
+        code == 0 && !v.findings.iter().any(|f| f.kind == "pending"),
+        "{v:#?}"
+    );
+}
+
 /// The reflog finding `verify` made about a changed prefix: `(id, detail)`.
 fn reflog_finding(v: &Verify) -> Option<(String, String)> {
     v.findings

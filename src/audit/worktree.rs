@@ -196,15 +196,17 @@ pub(crate) fn attribute(found: &mut [Finding], cache: &mut VerifyCache) {
 }
 
 /// The complete record lines of the working tree that no capture wrote (`unverified`
-/// findings), for `git rutter commit` to name what it leaves out. Reads the verify cache
-/// without changing it.
+/// findings), for `git rutter commit` to name what it leaves out; one the user acknowledged
+/// (`verify --ack`) is known and explained, and left out. Reads the verify cache without
+/// changing it.
 pub fn unjournalled(store: &Store) -> Result<Vec<Finding>, StoreError> {
     let Some(tip) = store.tip()? else {
         return Ok(vec![]);
     };
     let mut cache = VerifyCache::load(store.state_dir(), false);
     let mut found = check(store, tip, &mut cache, None)?;
-    found.retain(|f| f.kind == Kind::Unverified);
+    super::finding::acknowledge(&mut found, store.root());
+    found.retain(|f| f.kind == Kind::Unverified && f.counts());
     Ok(found)
 }
 
@@ -362,8 +364,9 @@ fn file(
 }
 
 /// An "edited" entry that no commit holds is a line inserted among the committed ones (a
-/// capture appended after a line typed by hand): unless the journal holds it, it is unverified,
-/// as `records::status` classifies it for recall and log.
+/// capture appended after a line typed by hand): pending when the journal holds it (its commit
+/// failed, or is still to come), else unverified, as `records::standing` classifies it for
+/// recall and log.
 fn inserted_unverified(
     path: &str,
     committed: &[u8],
@@ -380,17 +383,26 @@ fn inserted_unverified(
     found
         .into_iter()
         .map(|f| match f.entry.clone() {
-            Some(id) if !known.contains(&id) && !pending.contains(&id) => {
-                let mut u = Finding::new(Kind::Unverified, path, &id, unverified_detail(path, &id));
+            Some(id) if !known.contains(&id) => {
+                let (kind, detail) = match pending.contains(&id) {
+                    true => (Kind::Pending, pending_detail(path, &id)),
+                    false => (Kind::Unverified, unverified_detail(path, &id)),
+                };
+                let mut u = Finding::new(kind, path, &id, detail);
                 u.path = f.path;
                 u.entry = f.entry;
                 u.day = f.day;
-                u.diff = f.diff;
+                u.diff = f.diff.filter(|_| kind == Kind::Unverified);
                 u
             }
             _ => f,
         })
         .collect()
+}
+
+/// What a journalled line no commit holds yet is (as [`extra`] says it).
+fn pending_detail(path: &str, id: &str) -> String {
+    format!("{path}: {id} is not committed yet (journalled)")
 }
 
 /// A committed file that cannot be read is as good as deleted for the record.
@@ -487,7 +499,7 @@ fn extra(path: &str, bytes: &[u8], journalled: &HashSet<String>) -> Vec<Finding>
         let mut f = match (&id, refused) {
             (_, Some(rule)) => Finding::new(Kind::Unparseable, path, &text_id(l), format!("{path}: a use-log line the record does not take ({rule}), so no commit takes it or the lines after it: {:?}. Delete the line; the next capture or `git rutter commit` commits the rest.", cut(l))),
             (Some(id), None) if path == paths::USE_LOG => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (the next capture or `git rutter commit` commits it)")),
-            (Some(id), None) if journalled.contains(l) => Finding::new(Kind::Pending, path, id, format!("{path}: {id} is not committed yet (journalled)")),
+            (Some(id), None) if journalled.contains(l) => Finding::new(Kind::Pending, path, id, pending_detail(path, id)),
             (Some(id), None) => Finding::new(Kind::Unverified, path, id, unverified_detail(path, id)),
             (None, None) => Finding::new(Kind::Unparseable, path, &text_id(l), format!("{path}: text after the committed bytes that is not a complete record line: {:?}", cut(l))),
         };
