@@ -20,6 +20,7 @@ use crate::index::{Index, IndexError};
 use crate::records::entry::Step;
 use crate::records::grammar::{PROVENANCE_MAX_CHARS, SUMMARY_MAX_CHARS};
 use crate::records::standing::Status;
+use crate::records::supersede::Links;
 use crate::records::Entry;
 use crate::vault::Vault;
 use std::collections::{HashMap, VecDeque};
@@ -38,6 +39,8 @@ pub(crate) struct LeanStep {
     /// The cited refs as `(path, hash)`, in order.
     pub refs: Vec<(String, String)>,
     pub status: Status,
+    /// Its supersede links (empty when no entry claims to supersede another).
+    pub supersede: Links,
 }
 
 impl StepText for LeanStep {
@@ -62,6 +65,9 @@ impl StepText for LeanStep {
     fn refs(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
         self.refs.iter().map(|(p, h)| (p.as_str(), h.as_str()))
     }
+    fn supersede(&self) -> Option<&Links> {
+        Some(&self.supersede)
+    }
 }
 
 /// What a row of the record cache becomes as the stream reads it: the step the text shows
@@ -77,10 +83,21 @@ pub(crate) trait StreamStep: Sized {
 }
 
 impl StreamStep for LeanStep {
-    type Ctx = ();
-    fn read(_: &(), json: &str, day: &Rc<str>, time: &str, status: Status) -> Option<Self> {
+    type Ctx = Supersedes;
+    /// With its supersede links, as the text of one answer marks them.
+    fn read(
+        claims: &Supersedes,
+        json: &str,
+        day: &Rc<str>,
+        time: &str,
+        status: Status,
+    ) -> Option<Self> {
         let e = serde_json::from_str::<LiteEntry<'_>>(json).ok()?;
-        Some(lean(e, day, time, status))
+        let mut step = lean(e, day, time, status);
+        if !claims.is_empty() {
+            step.supersede = claims.links(&step.id);
+        }
+        Some(step)
     }
     fn set_status(&mut self, status: Status) {
         self.status = status;
@@ -173,7 +190,8 @@ pub(crate) fn each_session(
     now: Instant,
     emit: impl FnMut(LeanSession) -> Result<(), IndexError>,
 ) -> Result<usize, IndexError> {
-    each_session_of(index, q, now, &(), emit)
+    let claims = index.supersedes()?;
+    each_session_of(index, q, now, &claims, emit)
 }
 
 /// [`each_session`] with each step read as `S` reads it (`ctx` what it needs).
@@ -231,6 +249,7 @@ fn lean(e: LiteEntry<'_>, day: &Rc<str>, time: &str, status: Status) -> LeanStep
             })
             .collect(),
         status,
+        supersede: Links::default(),
     }
 }
 
@@ -458,12 +477,18 @@ mod tests {
         project: Option<&'static str>,
         files: Vec<(&'static str, Status)>,
         retracted: bool,
+        /// The entry it claims to supersede, by its place (past the last: an id no entry has).
+        supersedes: Option<usize>,
+    }
+
+    fn id_of(i: usize) -> String {
+        format!("20261101T0000{i:05}Z")
     }
 
     fn entry(i: usize, s: &Spec) -> Entry {
         let day = format!("2026-11-{:02}", s.day);
         Entry {
-            id: format!("20261101T0000{i:05}Z"),
+            id: id_of(i),
             session_id: s.session.map(|c| c.to_string()),
             time: format!("{day}T{:02}:00:00.000Z", s.time),
             summary: format!("entry {i} [not a mark]"),
@@ -472,7 +497,7 @@ mod tests {
                 .collect(),
             workspace: s.project.map(|p| Workspace::new("/w", p, None)),
             client: None,
-            supersedes: None,
+            supersedes: s.supersedes.map(|t| vec![id_of(t)]),
             extra: Default::default(),
         }
     }
@@ -490,7 +515,21 @@ mod tests {
                 entry: entry(i, s),
             })
             .collect();
-        generated::index_of(root, &placed)
+        let index = generated::index_of(root, &placed);
+        // The claims a record would hold (the cache takes only recorded entries' claims).
+        for (i, s) in specs.iter().enumerate() {
+            if let Some(t) = s.supersedes {
+                index
+                    .conn
+                    .execute(
+                        "INSERT INTO supersedes(file, day, seq, by_id, time, target) \
+                         SELECT file, day, seq, id, time, ?2 FROM entries WHERE id = ?1 LIMIT 1",
+                        [id_of(i), id_of(t)],
+                    )
+                    .unwrap();
+            }
+        }
+        index
     }
 
     /// Every session of `q` as the stream hands them on, printed as `render::cli` prints one
@@ -589,19 +628,23 @@ mod tests {
                 1..4,
             ),
             prop::bool::weighted(0.1),
+            prop::option::weighted(0.2, 0..30_usize),
         )
-            .prop_map(|(day, time, session, project, mut files, retracted)| {
-                files.sort_by_key(|f| f.0);
-                files.dedup_by_key(|f| f.0);
-                Spec {
-                    day,
-                    time,
-                    session,
-                    project,
-                    files,
-                    retracted,
-                }
-            })
+            .prop_map(
+                |(day, time, session, project, mut files, retracted, supersedes)| {
+                    files.sort_by_key(|f| f.0);
+                    files.dedup_by_key(|f| f.0);
+                    Spec {
+                        day,
+                        time,
+                        session,
+                        project,
+                        files,
+                        retracted,
+                        supersedes,
+                    }
+                },
+            )
     }
 
     proptest! {
