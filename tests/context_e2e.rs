@@ -58,6 +58,7 @@ struct Decision {
     summary: String,
     changed_notes: Vec<String>,
     superseded_by: Vec<String>,
+    supersedes_unknown: Vec<String>,
 }
 
 /// The documented payload of `client`, its `cwd` set to `cwd`.
@@ -196,6 +197,34 @@ fn a_cited_note_renamed_a_moment_ago_is_followed_in_the_brief() {
     let (text, _) = hook(&mut env.cmd(), "claude", &payload("claude", &env.vault));
     assert!(
         text.contains("Cited the alpha note. (id 20261203T090000) (cited notes since: Notes/a.md (renamed to Notes/alpha.md))"),
+        "{text}"
+    );
+}
+
+/// Ten sessions of this project newer than any other project's: `Elsewhere:` still shows the
+/// other projects' newest decisions (it read the 10 newest sessions and kept the others' only).
+#[test]
+fn elsewhere_is_filled_when_the_project_was_busy_lately() {
+    let env = decided();
+    let cwd = env.vault.to_string_lossy().to_string();
+    for i in 0..10 {
+        let ts = format!("2026-12-04T09:{i:02}:00.000Z");
+        let mut c = env.cmd();
+        c.env("RUTTER_TIMESTAMP", &ts).args([
+            "capture",
+            "--summary",
+            &format!("Busy {i}."),
+            "--cwd",
+            &cwd,
+            "--session",
+            &ts,
+        ]);
+        assert_eq!(run_with_stdin(&mut c, b"").code, 0);
+    }
+    let (text, _) = hook(&mut env.cmd(), "claude", &payload("claude", &env.vault));
+    let away = text.find("Elsewhere:\n").expect(&text);
+    assert!(
+        text[away..].contains("[elsewhere] Kept the CLI flags stable."),
         "{text}"
     );
 }

@@ -60,6 +60,8 @@ pub(crate) struct Decision {
     pub changed_notes: Vec<String>,
     /// The entries that replace this one (spec/recall.md, "Supersede").
     pub superseded_by: Vec<String>,
+    /// The ids it names in `supersedes` that no entry has.
+    pub supersedes_unknown: Vec<String>,
 }
 
 /// The brief: its parts, and its text as a session receives it.
@@ -190,15 +192,59 @@ fn brief(
     };
     let key = project.map(project_key);
     let mut decisions = newest(&here, &look, true);
-    let elsewhere = newest(&answer.recent, &look, false)
-        .into_iter()
-        .filter(|d| key.is_none() || d.project.as_deref().map(project_key) != key)
-        .take(ELSEWHERE);
-    decisions.extend(elsewhere);
+    decisions.extend(elsewhere(
+        index,
+        &answer.recent,
+        key.as_deref(),
+        &look,
+        now,
+    )?);
     Ok((
         bounded(project, freshness, decisions, max_bytes),
         shown.absent(),
     ))
+}
+
+/// How many of the newest sessions the brief looks through for other projects' decisions at
+/// most (the project's own may be all of the newest ones).
+const ELSEWHERE_LOOKED: usize = 640;
+
+/// The newest step of each of the [`ELSEWHERE`] newest sessions of projects other than `key`:
+/// from `first` (the newest sessions) when it holds them, else from a read of four times as many
+/// sessions, and so on up to [`ELSEWHERE_LOOKED`].
+fn elsewhere(
+    index: &Index,
+    first: &Recent,
+    key: Option<&str>,
+    look: &Look<'_>,
+    now: Instant,
+) -> Result<Vec<Decision>, IndexError> {
+    let others = |r: &Recent| -> Vec<Decision> {
+        let other =
+            |d: &Decision| key.is_none() || d.project.as_deref().map(project_key).as_deref() != key;
+        newest(r, look, false)
+            .into_iter()
+            .filter(other)
+            .take(ELSEWHERE)
+            .collect()
+    };
+    let shown = |r: &Recent| match r {
+        Recent::Sessions(s) => s.len(),
+        _ => 0,
+    };
+    let (mut found, mut read) = (others(first), shown(first));
+    let mut count = HERE + ELSEWHERE;
+    while found.len() < ELSEWHERE && read == count && count < ELSEWHERE_LOOKED {
+        count *= 4;
+        let q = Query {
+            count: Some(count),
+            clock: Clock::Utc,
+            ..Query::default()
+        };
+        let r = recent::from_index(index, &q, now)?;
+        (found, read) = (others(&r), shown(&r));
+    }
+    Ok(found)
 }
 
 /// How decisions are read: cited notes through the identity projection, ids shortened.
@@ -247,7 +293,7 @@ fn decision(s: &Session, look: &Look<'_>, here: bool) -> Option<Decision> {
         project: e.project().map(one_line_safe),
         here,
         status: step.status,
-        summary: one_line_safe(&e.summary.chars().take(SUMMARY_CHARS).collect::<String>()),
+        summary: one_line_safe(&cut_summary(&e.summary)),
         changed_notes,
         superseded_by: step
             .supersede
@@ -255,7 +301,22 @@ fn decision(s: &Session, look: &Look<'_>, here: bool) -> Option<Decision> {
             .iter()
             .map(|id| look.short.short(id))
             .collect(),
+        supersedes_unknown: step.supersede.unresolved.clone(),
     })
+}
+
+/// A summary cut to [`SUMMARY_CHARS`] characters: after its last whole word that fits, then
+/// `…`, so a cut summary never reads as the whole decision.
+fn cut_summary(summary: &str) -> std::borrow::Cow<'_, str> {
+    let Some((at, _)) = summary.char_indices().nth(SUMMARY_CHARS) else {
+        return summary.into();
+    };
+    let head = &summary[..at];
+    let word = head
+        .trim_end()
+        .rfind(char::is_whitespace)
+        .map_or(head, |i| &head[..i]);
+    format!("{}…", word.trim_end()).into()
 }
 
 /// One decision's line: `- DAY [PROJECT] SUMMARY`, its status when not simply committed, and
@@ -274,6 +335,10 @@ fn line(d: &Decision) -> String {
             " [superseded by {}]",
             one_line_safe(&d.superseded_by.join(", "))
         ));
+    }
+    for gone in &d.supersedes_unknown {
+        let gone = one_line_safe(gone);
+        out.push_str(&format!(" [supersedes {gone}: no such entry]"));
     }
     out.push_str(&format!(" (id {})", one_line_safe(&d.short_id)));
     if !d.changed_notes.is_empty() {
@@ -359,6 +424,7 @@ mod tests {
             summary: summary.into(),
             changed_notes: vec![],
             superseded_by: vec![],
+            supersedes_unknown: vec![],
         }
     }
 
@@ -404,5 +470,28 @@ mod tests {
             line(&d),
             "- 2026-12-03 [other] Chose FTS5 [edited after commit] (id 20261203) (cited notes since: a.md (changed since capture))"
         );
+        d.status = Status::Committed;
+        d.superseded_by = vec!["2026120501".into()];
+        d.supersedes_unknown = vec!["20990101T000000".into()];
+        assert_eq!(
+            line(&d),
+            "- 2026-12-03 [other] Chose FTS5 [superseded by 2026120501] [supersedes 20990101T000000: no such entry] (id 20261203) (cited notes since: a.md (changed since capture))"
+        );
+    }
+
+    #[test]
+    fn a_long_summary_is_cut_after_a_whole_word_with_an_ellipsis() {
+        let long = "lorem ipsum dolor sit amet ".repeat(20);
+        let cut = cut_summary(&long);
+        assert!(cut.ends_with("…") && !cut.ends_with(" …"), "{cut}");
+        assert!(cut.chars().count() <= SUMMARY_CHARS + 1);
+        assert!(long.starts_with(cut.trim_end_matches('…')));
+        assert!(
+            long[cut.len() - '…'.len_utf8()..].starts_with(' '),
+            "cut at a word: {cut}"
+        );
+        assert_eq!(cut_summary("short"), "short");
+        let one_word = "x".repeat(300);
+        assert_eq!(cut_summary(&one_word).chars().count(), SUMMARY_CHARS + 1);
     }
 }
