@@ -422,6 +422,13 @@ fn log_refuses_an_unknown_entry_and_a_malformed_day() {
         r.stderr,
         "git-rutter: no entry 20260101T000000000Z in refs/rutter/records or the day files.\n"
     );
+    // The start of ids too short to name one is said to be too short, not absent.
+    let r = run(&env, &["log", &ENTRIES[2].0[..13]]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        format!("git-rutter: {} is too short to name an entry: give at least 15 characters of its id, as `git rutter recent` shows them.\n", &ENTRIES[2].0[..13])
+    );
     let r = run(&env, &["log", "--json", "nonsense"]);
     assert_eq!((r.code, r.stdout.as_str()), (1, ""));
     for bad in ["2026-11-31", "yesterday", "2026-1-5", "2026-11-30x"] {

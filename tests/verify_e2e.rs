@@ -204,6 +204,13 @@ fn a_day_file_renamed_to_another_days_name_is_one_finding_and_recent_shows_it_on
             .all(|(_, s)| s == "deleted"),
         "{ids:?}"
     );
+    let log: Vec<LogRow> = decode(&env.rutter(&["log", "--all", "--json"]).stdout);
+    let statuses: Vec<&str> = log.iter().map(|r| r.status.as_str()).collect();
+    assert_eq!(
+        statuses,
+        ["committed", "deleted", "deleted", "deleted"],
+        "{log:#?}"
+    );
 
     // A line added by hand to the renamed file is still its own finding.
     let text = env.read(moved);

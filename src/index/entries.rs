@@ -592,40 +592,13 @@ fn drop_copies(
     stem: &str,
     record: &mut DayRecord,
 ) -> Result<(), IndexError> {
-    let own = paths::split_day_stem(stem).map(|(d, _)| d);
-    let foreign = |time: &str, s: &Status| {
-        let day = time.get(..10).filter(|d| crate::clock::is_day(d));
-        (*s == Status::Unverified && day != own)
-            .then(|| day.map(str::to_string))
-            .flatten()
-    };
-    let days: BTreeSet<String> = (record.entries.iter().map(|(e, s)| foreign(&e.time, s)))
-        .chain(record.retractions.iter().map(|(r, s)| foreign(&r.time, s)))
-        .flatten()
-        .collect();
-    let mut keys = HashSet::new();
-    for day in &days {
+    standing::drop_copies(stem, record, |day| {
         let Some(blob) = src.reread(day).map_err(IndexError::Record)?.0 else {
-            continue;
+            return Ok(None);
         };
-        let bytes = src
-            .committed_bytes(&blob, None)
-            .map_err(IndexError::Record)?;
-        let file = crate::records::dayfile::parse(&bytes);
-        keys.extend(file.entries.iter().map(standing::entry_key));
-        keys.extend(file.retractions.iter().map(standing::retraction_key));
-    }
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let copy = |k: String, s: &Status| *s == Status::Unverified && keys.contains(&k);
-    record
-        .entries
-        .retain(|(e, s)| !copy(standing::entry_key(e), s));
-    record
-        .retractions
-        .retain(|(r, s)| !copy(standing::retraction_key(r), s));
-    Ok(())
+        let bytes = src.committed_bytes(&blob, None);
+        bytes.map(Some).map_err(IndexError::Record)
+    })
 }
 
 /// Classifies one day from its committed bytes, working file and journal lines.

@@ -104,9 +104,19 @@ pub(crate) enum Resolved {
 /// Whether `given` may be a short id: the start of an id's instant, at least [`MIN_LEN`]
 /// characters (`YYYYMMDDTHHMMSS`, then more of the instant).
 pub(crate) fn is_short_id(given: &str) -> bool {
+    given.len() >= MIN_LEN && is_id_start(given)
+}
+
+/// Whether `given` is the start of an entry id too short to name one: fewer than [`MIN_LEN`]
+/// characters (`20261208T0018`), which the refusal says rather than "no entry".
+pub(crate) fn is_too_short(given: &str) -> bool {
+    given.len() >= 8 && given.len() < MIN_LEN && is_id_start(given)
+}
+
+/// Whether `given` has the shape of the start of an entry id (`YYYYMMDDTHHMMSSmmmZ`).
+fn is_id_start(given: &str) -> bool {
     const SHAPE: &[u8] = b"99999999T999999999Z";
-    given.len() >= MIN_LEN
-        && given.len() < SHAPE.len()
+    given.len() < SHAPE.len()
         && given.bytes().zip(SHAPE).all(|(c, want)| match want {
             b'9' => c.is_ascii_digit(),
             other => c == *other,

@@ -53,6 +53,9 @@ pub(crate) enum LogError {
     /// The entry asked for is nowhere in the record.
     #[error("no entry {0} in refs/rutter/records or the day files.")]
     NoEntry(String),
+    /// The start of an id too short to name an entry.
+    #[error("{0} is too short to name an entry: give at least {min} characters of its id, as `git rutter recent` shows them.", min = crate::index::short_ids::MIN_LEN)]
+    TooShort(String),
 }
 
 /// The rows of `q`, newest first by day and time.
@@ -80,6 +83,9 @@ pub(crate) fn read(vault: &Vault, q: &Query, watch: &mut dyn Watch) -> Result<Ve
         if let Err(ids) = entry_rows(&mut rows, given) {
             let given = given.clone();
             return Err(LogError::Ambiguous { given, ids });
+        }
+        if rows.is_empty() && crate::index::short_ids::is_too_short(given) {
+            return Err(LogError::TooShort(given.clone()));
         }
         if rows.is_empty() {
             return Err(LogError::NoEntry(given.clone()));
@@ -155,7 +161,15 @@ fn rows(
             .map(|v| v.iter().map(String::as_str).collect())
             .unwrap_or_default();
         let day = day_of_stem(d);
-        let record = standing::classify(bytes.as_deref(), working.as_deref(), &lines);
+        let mut record = standing::classify(bytes.as_deref(), working.as_deref(), &lines);
+        standing::drop_copies(d, &mut record, |day| match store.tip()? {
+            Some(tip) => store
+                .committed_days_of(tip, [&day.to_string()])?
+                .first()
+                .map(|(_, oid)| store.blob(*oid))
+                .transpose(),
+            None => Ok(None),
+        })?;
         for (r, _) in record
             .retractions
             .into_iter()

@@ -189,12 +189,53 @@ pub(crate) fn classify(
     out
 }
 
+/// Leaves out the unverified lines of the day file `stem` that are, whole, lines committed in
+/// the file of the day they were written on (their time's UTC day): a day file renamed or
+/// copied by hand to another day's name, whose entries recall and `log` show once, from their
+/// own day's file (`verify` names the copied file once). `committed(day)` gives a day's
+/// committed bytes; it is asked only when an unverified line names another day.
+pub(crate) fn drop_copies<E>(
+    stem: &str,
+    record: &mut DayRecord,
+    mut committed: impl FnMut(&str) -> Result<Option<Vec<u8>>, E>,
+) -> Result<(), E> {
+    let own = crate::records::paths::split_day_stem(stem).map(|(d, _)| d);
+    let foreign = |time: &str, s: &Status| {
+        let day = time.get(..10).filter(|d| crate::clock::is_day(d));
+        (*s == Status::Unverified && day != own)
+            .then(|| day.map(str::to_string))
+            .flatten()
+    };
+    let days: std::collections::BTreeSet<String> =
+        (record.entries.iter().map(|(e, s)| foreign(&e.time, s)))
+            .chain(record.retractions.iter().map(|(r, s)| foreign(&r.time, s)))
+            .flatten()
+            .collect();
+    let mut keys = HashSet::new();
+    for day in &days {
+        if let Some(bytes) = committed(day)? {
+            let file = dayfile::parse(&bytes);
+            keys.extend(file.entries.iter().map(entry_key));
+            keys.extend(file.retractions.iter().map(retraction_key));
+        }
+    }
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let copy = |k: String, s: &Status| *s == Status::Unverified && keys.contains(&k);
+    record.entries.retain(|(e, s)| !copy(entry_key(e), s));
+    record
+        .retractions
+        .retain(|(r, s)| !copy(retraction_key(r), s));
+    Ok(())
+}
+
 /// What tells two entry lines apart: every field a line renders.
-pub(crate) fn entry_key(e: &Entry) -> String {
+fn entry_key(e: &Entry) -> String {
     crate::records::line::render(e)
 }
 
-pub(crate) fn retraction_key(r: &Retraction) -> String {
+fn retraction_key(r: &Retraction) -> String {
     crate::records::retraction::render(r)
 }
 
