@@ -496,6 +496,27 @@ fn a_registered_hook_without_its_server_is_a_finding() {
     assert_eq!(json.clients[3].mcp.state, "missing");
 }
 
+/// With no usable vault configured, a client's registration still reads as it is: Copilot's
+/// server entry (which names its own vault) is registered, and Muse Code's folder says it is
+/// installed (status said "MCP missing" and "not installed").
+#[test]
+fn registrations_read_the_same_when_no_vault_is_usable() {
+    let env = healthy();
+    let r = run_with_stdin(env.cmd().args(["install-hook", "--client", "copilot"]), b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    std::fs::create_dir_all(env.home.join(".config/muse")).unwrap();
+    let r = env
+        .cmd()
+        .env("LIBRARIAN_VAULT_PATH", "/nonexistent")
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    let json: Status = decode(&String::from_utf8(r.stdout).unwrap());
+    let copilot = json.client("copilot");
+    assert_eq!(copilot.mcp.state, "registered", "{copilot:#?}");
+    assert!(json.client("muse").installed, "{json:#?}");
+}
+
 /// A client file kept by a dotfiles manager (a symbolic link) is read as the client reads it:
 /// a hook the user added by hand, as install-hook's refusal tells them to, is registered, so
 /// status no longer sends them back to install-hook, which still never edits through the link.

@@ -23,6 +23,15 @@ const FRONT_MATTER: &str = "---\napplyTo: \"**\"\n---\n\n";
 const WHEN: &str = "These instructions apply to every Copilot CLI session, in every repository: \
                     git-rutter's hook records the directive lines they ask for.";
 
+/// The vault our server entry in `mcp-config.json` names (`env.LIBRARIAN_VAULT_PATH`).
+fn server_vault_of(ctx: &Context, config: &std::path::Path) -> Option<String> {
+    let bytes = files::read(ctx, config).ok()??;
+    let doc = super::json::parse(std::str::from_utf8(&bytes).ok()?).ok()?;
+    let server = doc.get("mcpServers")?.get(mcp::NAME)?;
+    let env = server.get("env")?.get(mcp::VAULT_ENV)?;
+    env.as_str().map(str::to_string)
+}
+
 fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let mut plan = Plan::new(&SPEC, mode);
     let home = ctx.dir("COPILOT_HOME", ".copilot");
@@ -45,6 +54,9 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
         Some(FRONT_MATTER),
     ))?;
     let config = home.join("mcp-config.json");
+    // The vault the server entry already names stands for the hook's when the hook names none
+    // (with no vault configured, an installed server is still seen, and kept).
+    let existing = existing.or_else(|| server_vault_of(ctx, &config));
     let server_vault = ctx.baked_vault(existing, true);
     match (mode, &server_vault) {
         (Mode::Install, Some(crate::clients::Baked { path: v, .. })) => {

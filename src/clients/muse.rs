@@ -23,6 +23,8 @@ fn plan(ctx: &Context, mode: Mode) -> Result<Plan, Error> {
     let mut plan = Plan::new(&SPEC, mode);
     let dir = ctx.home.join(".config/muse");
     let settings = dir.join("settings.json");
+    // Installed or not is its folder's to say, whether or not a vault is known.
+    plan.presence = Some(dir.clone());
     let vault = ctx.baked_vault(super::existing_hook_vault(ctx, &settings, SHAPE), true);
     let v = match (mode, &vault) {
         (Mode::Install, None) => {
