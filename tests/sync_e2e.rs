@@ -553,6 +553,15 @@ fn a_remote_that_lost_its_records_is_said_to_have_had_them() {
         r.stdout
     );
     assert!(!r.stdout.contains("no records yet"), "{}", r.stdout);
+    // Deleted on the remote by a push: the copy goes with it, and status does not call a remote
+    // synced a moment ago "never fetched".
+    net.git(&a, &["push", "-q", "origin", ":refs/rutter/records"]);
+    let r = net.rut(&a, &["status"]);
+    assert!(
+        r.stdout.contains("no copy of its records here, though it was synced (run `git rutter sync` to look again)"),
+        "{}",
+        r.stdout
+    );
     // A remote that never had any is still said to have had none yet.
     let fresh = net.env.root().join("fresh.git");
     net.git(&a, &["init", "-q", "--bare", fresh.to_str().unwrap()]);

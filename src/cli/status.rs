@@ -203,6 +203,11 @@ fn record_line(s: &Status, t: &Times, out: &mut Vec<String>) {
             "ahead" => "ahead of it (run `git rutter sync` to send)",
             "behind" => "behind it at the last fetch (run `git rutter sync`)",
             "diverged" => "both sides have new entries (run `git rutter sync`)",
+            // Synced before, yet no copy of its records: it held none then, or they were
+            // deleted on it since (a push deletion takes the copy too).
+            _ if y.last_sync.is_some() => {
+                "no copy of its records here, though it was synced (run `git rutter sync` to look again)"
+            }
             _ => "never fetched (run `git rutter sync`)",
         };
         out.push(format!(
