@@ -1234,6 +1234,33 @@ fn uninstall_takes_out_what_it_can_and_names_a_changed_block_it_left() {
     );
 }
 
+/// Codex's config.toml holding the TypeScript reference's server under a name of its own
+/// (`codex mcp add rutter-memory -- npx -y rutter-memory`): install removes it beside adding
+/// ours, keeping the user's other lines, and says so; two memory servers no longer answer.
+#[test]
+fn codex_drops_the_reference_server_under_any_name() {
+    let env = Env::bare();
+    let config = env.home.join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "# mine\nmodel = \"o3\"\n\n[mcp_servers.rutter-memory]\ncommand = \"npx\"\nargs = [\"-y\", \"rutter-memory\"]\n\n[mcp_servers.other]\ncommand = \"other-server\"\n").unwrap();
+    let r = install(&env, "codex");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "removed the TypeScript rutter MCP server `rutter-memory` (`npx -y rutter-memory`)"
+        ),
+        "{}",
+        r.stdout
+    );
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(!text.contains("rutter-memory"), "{text}");
+    assert!(
+        text.starts_with("# mine\nmodel = \"o3\"\n") && text.contains("[mcp_servers.other]"),
+        "{text}"
+    );
+    assert!(text.contains("[mcp_servers.rutter]"), "{text}");
+}
+
 /// A hook command of ours the user customised (an environment prefix, a redirection) is kept
 /// as written, and said to be; one that only names an old path is still rewritten; uninstall
 /// removes either.

@@ -143,6 +143,19 @@ fn set_server(
         .as_table_like_mut()
         .ok_or_else(|| not_a_table("mcp_servers"))?;
     let mut changes = Vec::new();
+    // The TypeScript reference's server under a name of its own (`codex mcp add rutter-memory
+    // -- npx -y rutter-memory`): two memory servers would answer side by side.
+    let reference: Vec<(String, String)> = servers
+        .iter()
+        .filter(|(k, _)| *k != "rutter")
+        .filter_map(|(k, item)| Some((k.to_string(), line(item.as_table_like()?))))
+        .filter(|(_, was)| is_reference_server(was))
+        .collect();
+    for (key, was) in reference {
+        servers.remove(&key);
+        changes.push(super::mcp::removed_reference(&key, &was));
+    }
+    let mut replaced = false;
     if let Some(existing) = servers.get("rutter") {
         let t = existing
             .as_table_like()
@@ -150,6 +163,7 @@ fn set_server(
         let was = line(t);
         if is_reference_server(&was) {
             servers.remove("rutter");
+            replaced = true;
             changes.push(super::mcp::replaced_reference(&was));
         } else if !is_our_server(t.get("command").and_then(Item::as_str).unwrap_or_default()) {
             return Err(EditError::NotOurs {
@@ -194,9 +208,7 @@ fn set_server(
         }
     }
     let now = line(t);
-    if changes.is_empty()
-        && (fresh || now != before || t.get("env").map(|e| e.to_string()) != env_before)
-    {
+    if !replaced && (fresh || now != before || t.get("env").map(|e| e.to_string()) != env_before) {
         changes.push(match fresh {
             true => super::mcp::added(&now),
             false => super::mcp::updated(&now),

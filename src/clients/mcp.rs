@@ -160,6 +160,14 @@ pub(crate) fn replaced_reference(was: &str) -> Change {
     )
 }
 
+/// The TypeScript reference's server registered under another name, removed beside ours.
+pub(crate) fn removed_reference(name: &str, was: &str) -> Change {
+    Change::new(
+        Verb::Remove,
+        format!("the TypeScript rutter MCP server `{name}` (`{was}`)"),
+    )
+}
+
 pub(crate) fn removed() -> Change {
     Change::new(Verb::Remove, format!("the MCP server `{NAME}`"))
 }
