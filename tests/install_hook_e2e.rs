@@ -1243,6 +1243,8 @@ fn codex_drops_the_reference_server_under_any_name() {
     let config = env.home.join(".codex/config.toml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(&config, "# mine\nmodel = \"o3\"\n\n[mcp_servers.rutter-memory]\ncommand = \"npx\"\nargs = [\"-y\", \"rutter-memory\"]\n\n[mcp_servers.other]\ncommand = \"other-server\"\n").unwrap();
+    let status: common::json::Status = decode(&rutter(&env, &["status", "--json"]).stdout);
+    assert_eq!(status.client("codex").mcp.state, "reference");
     let r = install(&env, "codex");
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(

@@ -259,17 +259,27 @@ fn server_in(edit: &FileEdit) -> Option<&'static str> {
     let text = String::from_utf8_lossy(edit.before.as_deref()?).into_owned();
     if edit.path.extension().is_some_and(|e| e == "toml") {
         let doc: toml_edit::DocumentMut = text.parse().ok()?;
-        let t = doc.get("mcp_servers")?.get("rutter")?;
-        let cmd = t
-            .get("command")
-            .and_then(|c| c.as_str())
-            .unwrap_or_default();
-        let args: Vec<&str> = t
-            .get("args")
-            .and_then(|a| a.as_array())
-            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
-            .unwrap_or_default();
-        return Some(classify_server(cmd, &args.join(" ")));
+        let servers = doc.get("mcp_servers")?.as_table_like()?;
+        let state = |t: &toml_edit::Item| {
+            let cmd = t
+                .get("command")
+                .and_then(|c| c.as_str())
+                .unwrap_or_default();
+            let args: Vec<&str> = t
+                .get("args")
+                .and_then(|a| a.as_array())
+                .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                .unwrap_or_default();
+            classify_server(cmd, &args.join(" "))
+        };
+        // Ours under `rutter`; else the TypeScript reference's under any name.
+        return match servers.get("rutter") {
+            Some(t) => Some(state(t)),
+            None => servers
+                .iter()
+                .map(|(_, t)| state(t))
+                .find(|s| *s == "reference"),
+        };
     }
     json_server(&json::parse(&text).ok()?)
 }
