@@ -142,7 +142,8 @@ pub(crate) fn resolve_refs(vault_root: &Path, raw: &[String]) -> RefResolution {
             continue;
         }
         match resolve_one(vault_root, r) {
-            Ok(resolved) if !paths.insert(resolved.path.clone()) => out.duplicates += 1,
+            // The file read, not the path given: a symlink and its target are one note.
+            Ok(resolved) if !paths.insert(resolved.target.clone()) => out.duplicates += 1,
             Ok(resolved) => out.resolved.push(resolved),
             Err(why) => out.rejected.push((r.clone(), why)),
         }
@@ -442,6 +443,11 @@ mod tests {
             (r.path.as_str(), r.target.as_str()),
             ("Notes/sub/up/a.md", "Notes/a.md")
         );
+        // A note and a link to it are one note: cited once, as first given.
+        let raw = ["Notes/a.md", "link.md", "Notes/sub/up/a.md"].map(String::from);
+        let res = resolve_refs(&root, &raw);
+        let paths: Vec<&str> = res.resolved.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!((paths, res.duplicates), (vec!["Notes/a.md"], 2));
     }
 
     #[test]
