@@ -91,6 +91,27 @@ fn an_edited_summary_is_named_with_its_commit() {
     }
 }
 
+/// One `sed` over a day file edits every entry: each finding shows its own entry's lines, not
+/// the whole file's diff again (a 28-entry file gave 11 findings of 20 lines each).
+#[test]
+fn each_edited_entry_shows_its_own_change() {
+    let (env, day) = vault();
+    env.write(&day, &env.read(&day).replace(" decision.", " DECISION."));
+    let (code, v) = verify(&env);
+    assert_eq!(code, 1, "{v:#?}");
+    assert_eq!(v.findings.len(), 3, "{v:#?}");
+    for f in &v.findings {
+        let diff = f.diff.as_deref().unwrap();
+        let id = f.entry.as_deref().unwrap();
+        let changed: Vec<&str> = diff
+            .lines()
+            .filter(|l| l.starts_with("-- ") || l.starts_with("+- "))
+            .collect();
+        assert_eq!(changed.len(), 2, "{diff}");
+        assert!(changed.iter().all(|l| l.contains(id)), "{diff}");
+    }
+}
+
 #[test]
 fn a_changed_hash_digit_is_found() {
     let (env, day) = vault();

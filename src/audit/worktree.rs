@@ -440,11 +440,20 @@ fn per_entry(
         String::from_utf8_lossy(committed),
         String::from_utf8_lossy(working),
     );
-    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
+    let text_diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
+    let diff = text_diff
         .unified_diff()
         .context_radius(1)
         .header("committed", "working tree")
         .to_string();
+    let changed: Vec<(char, &str)> = text_diff
+        .iter_all_changes()
+        .filter_map(|c| match c.tag() {
+            similar::ChangeTag::Delete => Some(('-', c.value())),
+            similar::ChangeTag::Insert => Some(('+', c.value())),
+            similar::ChangeTag::Equal => None,
+        })
+        .collect();
     let day = day_of(path).map(str::to_string);
     let ids = changed_ids(path, committed, working);
     let mut out: Vec<Finding> = ids
@@ -454,7 +463,9 @@ fn per_entry(
             f.path = Some(path.to_string());
             f.entry = Some(id.clone());
             f.day = day.clone();
-            f.diff = Some(diff.clone());
+            // One entry changed: the file's diff, with its context, is that entry's.
+            let own = (ids.len() > 1).then(|| own_lines(&changed, id)).flatten();
+            f.diff = Some(own.unwrap_or_else(|| diff.clone()));
             f
         })
         .collect();
@@ -465,6 +476,25 @@ fn per_entry(
         out.push(f);
     }
     out
+}
+
+/// The changed lines of a file's diff that carry the entry `id` (its line removed, added or
+/// changed), under the diff's header: when several entries changed, each finding shows its own
+/// change, not every other entry's (one `sed` over a day file made each finding repeat them all). `None` when no changed
+/// line names it (the whole diff is shown then).
+fn own_lines(changed: &[(char, &str)], id: &str) -> Option<String> {
+    let quoted = format!("\"id\":\"{id}\"");
+    let mut out = String::from("--- committed\n+++ working tree\n");
+    let mut any = false;
+    for (sign, line) in changed.iter().filter(|(_, l)| l.contains(&quoted)) {
+        any = true;
+        out.push(*sign);
+        out.push_str(line);
+        if !line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    any.then_some(out)
 }
 
 /// What names unparseable text in its finding's id: the first 12 hex digits of its sha256, so
