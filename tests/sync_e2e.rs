@@ -520,6 +520,56 @@ fn a_renamed_sync_remote_is_named_with_the_setup_that_follows_it() {
     );
 }
 
+/// A clone whose origin is another vault on this machine (a working tree, not a bare
+/// repository): sync takes that vault's records in and pushes none into it, so its day files
+/// never fall behind its record there (the push had made verify there call them cut short and
+/// recall mark entries edited). The other vault takes this one's with a sync of its own.
+#[test]
+fn a_vault_with_a_working_tree_is_synced_from_never_pushed_into() {
+    let (net, a) = Net::new();
+    let c = net.env.root().join("c");
+    net.env
+        .git(&["clone", "-q", a.to_str().unwrap(), c.to_str().unwrap()]);
+    assert_eq!(net.rut(&c, &["init"]).code, 0);
+    let r = net.rut(&c, &["sync", "--setup", "origin"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    net.capture(&a, "2026-11-30T09:00:00.000Z", "A one.");
+    net.capture(&c, "2026-11-30T09:01:00.000Z", "C one.");
+    let r = net.rut(&c, &["sync", "--json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: common::decoded::SyncReport = common::json::decode(&r.stdout);
+    assert!(!v.pushed && v.sent.is_empty(), "{}", r.stdout);
+    assert_eq!(
+        v.not_sent.as_deref(),
+        Some(format!("{}/", a.canonicalize().unwrap().display()).as_str()),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("is a vault with a working tree"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        net.rut(&a, &["verify"]).code,
+        0,
+        "the pushed-into vault stays clean"
+    );
+    let sorted = |dir: &Path| {
+        let mut s = summaries(dir);
+        s.sort();
+        s
+    };
+    assert_eq!(sorted(&c), ["A one.", "C one."]);
+    // The vault takes the clone's records with a sync of its own.
+    net.git(&a, &["remote", "add", "c", c.to_str().unwrap()]);
+    let r = net.rut(&a, &["sync", "--setup", "c"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(sorted(&a), ["A one.", "C one."]);
+    assert_eq!(net.rut(&a, &["verify"]).code, 0);
+    assert_eq!(net.rut(&c, &["verify"]).code, 0);
+}
+
 #[test]
 fn a_remote_that_lost_its_records_is_said_to_have_had_them() {
     let (net, a) = Net::new();

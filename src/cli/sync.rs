@@ -315,6 +315,7 @@ const RESTORE_DELETED_HINT: &str =
     "The records hold the synced version; `git rutter restore` writes it.";
 const REFUSED_HINT: &str = "Your records are merged here and nothing is lost; fix the remote, then run `git rutter sync` again.";
 const AGAIN_HINT: &str = "Run `git rutter sync` again.";
+const NOT_SENT_HINT: &str = "To send this clone's records there, run `git rutter sync` in that vault with this clone as its remote, or sync both through a bare repository (docs/sync.md).";
 
 fn hints(r: &SyncReport) -> Vec<&'static str> {
     let wanted = [
@@ -326,6 +327,7 @@ fn hints(r: &SyncReport) -> Vec<&'static str> {
         (!r.checkout.deleted.is_empty(), RESTORE_DELETED_HINT),
         (r.refused.is_some(), REFUSED_HINT),
         (r.gave_up, AGAIN_HINT),
+        (r.not_sent.is_some(), NOT_SENT_HINT),
     ];
     wanted
         .into_iter()
@@ -362,6 +364,13 @@ fn warnings(ui: &mut Ui, r: &SyncReport) {
             r.remote
         ));
     }
+    if let Some(worktree) = &r.not_sent {
+        ui.warn(format_args!(
+            "git-rutter: {} is a vault with a working tree ({}): its records were taken in here and none were pushed into it, since a push would leave its day files behind its record. {NOT_SENT_HINT}",
+            r.remote,
+            worktree.display()
+        ));
+    }
 }
 
 fn json(r: &SyncReport) -> serde_json::Value {
@@ -385,6 +394,7 @@ fn json(r: &SyncReport) -> serde_json::Value {
         "pushed": r.pushed,
         "refused": r.refused,
         "gave_up": r.gave_up,
+        "not_sent": r.not_sent,
         "updated": r.checkout.updated,
         "left_alone": r.checkout.left_alone,
         "committed_pending": r.committed_pending,

@@ -347,6 +347,18 @@ impl Store {
         git2::Remote::is_valid_name(name)
     }
 
+    /// The working tree of the repository at `path`, when it is one that is not bare (nothing
+    /// above `path` is searched).
+    pub(crate) fn worktree_at(&self, path: &std::path::Path) -> Option<std::path::PathBuf> {
+        let flags = git2::RepositoryOpenFlags::NO_SEARCH;
+        let other = git2::Repository::open_ext(path, flags, std::iter::empty::<&std::ffi::OsStr>());
+        let other = other.ok()?;
+        other
+            .workdir()
+            .filter(|_| !other.is_bare())
+            .map(|w| w.to_path_buf())
+    }
+
     /// A remote's URL as it can be shown: credentials taken out.
     pub(crate) fn remote_url(&self, name: &str) -> Option<String> {
         let r = self.repo.find_remote(name).ok()?;

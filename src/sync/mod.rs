@@ -188,6 +188,9 @@ pub struct SyncReport {
     pub refused: Option<String>,
     /// The remote kept moving: every round's push found it ahead again.
     pub gave_up: bool,
+    /// The remote is a vault with a working tree on this machine: its records were taken in,
+    /// none were pushed into it ([`live_vault`]).
+    pub not_sent: Option<std::path::PathBuf>,
     pub checkout: checkout::Checkout,
     /// Entries that were pending and were committed first.
     pub committed_pending: usize,
@@ -393,6 +396,10 @@ fn sync_round(
     if Some(tip) == fetched {
         return Ok(true);
     }
+    if let Some(worktree) = live_vault(store, remote) {
+        report.not_sent = Some(worktree);
+        return Ok(true);
+    }
     match transport::push(store.root(), remote, tip, lease, transport::bounds(store))? {
         Pushed::Accepted => {
             let tracking = transport::tracking_ref(remote);
@@ -412,6 +419,18 @@ fn sync_round(
             Ok(true)
         }
     }
+}
+
+/// The working tree of `remote` when it is a clone with one on this machine (a path or
+/// `file://` URL, not bare): a vault whose records are taken from, never pushed into, since a
+/// push would move its record under its day files, which then read as cut short there.
+fn live_vault(store: &Store, remote: &str) -> Option<std::path::PathBuf> {
+    let url = store.remote_url(remote)?;
+    if exposure::of_url(&url) != exposure::Exposure::Local || url.starts_with("gcrypt::") {
+        return None;
+    }
+    let path = url.strip_prefix("file://").unwrap_or(&url);
+    store.worktree_at(&store.root().join(path))
 }
 
 /// Under the capture lock (`recorder`): moves the local ref to `theirs` (fast-forward) or to

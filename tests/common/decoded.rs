@@ -52,6 +52,9 @@ pub struct SyncReport {
     #[serde(deserialize_with = "present")]
     pub refused: Option<String>,
     pub gave_up: bool,
+    /// The remote's working tree, when it is a vault on this machine (nothing pushed into it).
+    #[serde(deserialize_with = "present")]
+    pub not_sent: Option<String>,
     pub updated: Vec<String>,
     pub left_alone: Vec<(String, String)>,
     pub committed_pending: usize,
