@@ -543,6 +543,17 @@ fn a_linked_client_file_is_read_through_its_link() {
         .unwrap()
         .file_type()
         .is_symlink());
+    // A link to a FIFO is never read (status would wait forever): the file reads as unreadable.
+    std::fs::remove_file(&settings).unwrap();
+    let fifo = env.home.join("dotfiles/fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    std::os::unix::fs::symlink(&fifo, &settings).unwrap();
+    let (_, json) = status_json(&env);
+    assert_eq!(json.clients[0].hook.state, "unreadable", "{json:#?}");
 }
 
 #[test]

@@ -71,9 +71,14 @@ pub(crate) fn read(ctx: &Context, path: &Path) -> Result<Option<Vec<u8>>, Error>
         Err(source) => return Err(io(path, source)),
     };
     if meta.file_type().is_symlink() && ctx.follow_links {
-        return match std::fs::read(path) {
+        // Only a regular file is read through a link: a FIFO or a device there would never end.
+        return match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            read => read.map(Some).map_err(|e| io(path, e)),
+            Err(e) => Err(io(path, e)),
+            Ok(m) if !m.is_file() => Err(Error::Refused(format!(
+                "{shown} links to something that is not a regular file; left alone."
+            ))),
+            Ok(_) => std::fs::read(path).map(Some).map_err(|e| io(path, e)),
         };
     }
     if meta.file_type().is_symlink() {
