@@ -1242,7 +1242,7 @@ fn codex_drops_the_reference_server_under_any_name() {
     let env = Env::bare();
     let config = env.home.join(".codex/config.toml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
-    std::fs::write(&config, "# mine\nmodel = \"o3\"\n\n[mcp_servers.rutter-memory]\ncommand = \"npx\"\nargs = [\"-y\", \"rutter-memory\"]\n\n[mcp_servers.other]\ncommand = \"other-server\"\n").unwrap();
+    std::fs::write(&config, "# mine\nmodel = \"o3\"\n\n[mcp_servers.rutter-memory]\ncommand = \"npx\"\nargs = [\"-y\", \"rutter-memory\"]\n\n[mcp_servers.other]\ncommand = \"other-server\"\nargs = [\"--db\", \"rutter-memory.db\", \"stdio.js\"]\n").unwrap();
     let status: common::json::Status = decode(&rutter(&env, &["status", "--json"]).stdout);
     assert_eq!(status.client("codex").mcp.state, "reference");
     let r = install(&env, "codex");
@@ -1255,7 +1255,9 @@ fn codex_drops_the_reference_server_under_any_name() {
         r.stdout
     );
     let text = std::fs::read_to_string(&config).unwrap();
-    assert!(!text.contains("rutter-memory"), "{text}");
+    assert!(!text.contains("[mcp_servers.rutter-memory]"), "{text}");
+    // A server of the user's whose arguments mention the name is theirs, and kept.
+    assert!(text.contains("\"rutter-memory.db\""), "{text}");
     assert!(
         text.starts_with("# mine\nmodel = \"o3\"\n") && text.contains("[mcp_servers.other]"),
         "{text}"

@@ -145,9 +145,11 @@ fn set_server(
     let mut changes = Vec::new();
     // The TypeScript reference's server under a name of its own (`codex mcp add rutter-memory
     // -- npx -y rutter-memory`): two memory servers would answer side by side.
+    // Only under a name of the reference's own (`rutter-memory`): a server of the user's whose
+    // arguments merely mention it is theirs.
     let reference: Vec<(String, String)> = servers
         .iter()
-        .filter(|(k, _)| *k != "rutter")
+        .filter(|(k, _)| *k != "rutter" && k.contains("rutter"))
         .filter_map(|(k, item)| Some((k.to_string(), line(item.as_table_like()?))))
         .filter(|(_, was)| is_reference_server(was))
         .collect();

@@ -277,6 +277,7 @@ fn server_in(edit: &FileEdit) -> Option<&'static str> {
             Some(t) => Some(state(t)),
             None => servers
                 .iter()
+                .filter(|(k, _)| k.contains("rutter"))
                 .map(|(_, t)| state(t))
                 .find(|s| *s == "reference"),
         };
