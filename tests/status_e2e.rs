@@ -235,6 +235,21 @@ fn a_failed_last_hook_run_is_a_finding() {
     fire(&env, &claude_hook(&env), &payload, None);
     let (code, json) = status_json(&env);
     assert_eq!(code, 0, "{json:#?}");
+    // The hook's environment names a vault that is gone (a client's settings `env`): the advice
+    // names the variable, which `init --global` cannot outrank.
+    let gone = env.root().join("moved-away");
+    fire(
+        &env,
+        &claude_hook(&env),
+        b"{\"session_id\":\"s4\"}",
+        Some(&gone),
+    );
+    let (_, json) = status_json(&env);
+    let f = json.finding("last-run-failed");
+    assert!(
+        f.todo.starts_with("The hook sees LIBRARIAN_VAULT_PATH naming no usable vault, and it outranks `git rutter init --global`"),
+        "{f:?}"
+    );
 }
 
 #[test]

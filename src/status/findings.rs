@@ -549,9 +549,14 @@ fn last_runs(s: &Status, runs: &[Run], clock: &crate::clock::Clock, out: &mut Ve
             |c| format!("{}'s last hook run", c.state.label),
         );
         let name = client.map_or("NAME", |c| c.state.client);
+        // The variable outranks `rutter.vault`: `init --global` would not reach that hook.
+        let from_env = last
+            .reason
+            .contains(&format!("(from {})", crate::vault::VAULT_ENV));
         let todo = match last.outcome {
+            Kind::NoVault if from_env => format!("The hook sees {env} naming no usable vault, and it outranks `git rutter init --global`: point it at your notes vault or remove it where the hook gets it (the client's settings `env`, your shell profile), then end a turn in the client and run `git rutter status` again.", env = crate::vault::VAULT_ENV),
             Kind::NoVault => format!("Run `git rutter init --global` in your notes vault (or `{} --vault PATH`), then end a turn in the client and run `git rutter status` again.", install(name)),
-            Kind::Malformed => format!("The hook got input it could not read. Check the registration with `{} --dry-run`; a directive line must hold valid JSON.", install(name)),
+            Kind::Malformed => format!("The hook got input it could not read (the message says what). Check the registration with `{} --dry-run`.", install(name)),
             _ => "Fix what the reason says (docs/troubleshooting.md lists every message), then end a turn in the client and run `git rutter status` again.".into(),
         };
         out.push(Finding {
