@@ -146,10 +146,12 @@ fn record(s: &Status, inputs: &super::Inputs, out: &mut Vec<Finding>) {
         out.push(finding(
             "pending",
             format!(
-                "{n} captured {noun} to be committed (a commit could not be made when captured)."
+                "{n} captured {noun} to be committed (no commit took it when captured: the lock \
+                 was held, the commit failed, or the day file could not take the line)."
             ),
-            "Run `git rutter commit`; if it names a `.lock` file and no git command is running, \
-             delete that file first."
+            "Run `git rutter commit`: it says what stops it. If it names a `.lock` file and no \
+             git command is running, delete that file first; a day file it cannot write, make \
+             writable."
                 .into(),
         ));
     }
