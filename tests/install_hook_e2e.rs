@@ -1265,6 +1265,37 @@ fn codex_drops_the_reference_server_under_any_name() {
     assert!(text.contains("[mcp_servers.rutter]"), "{text}");
 }
 
+/// Copilot CLI's server entry moved to another vault: said as its environment changing, not as
+/// an update "to" the command it already runs.
+#[test]
+fn a_vault_switch_in_a_server_entry_is_said_as_its_environment() {
+    let env = Env::bare();
+    let (one, two) = (env.root().join("one"), env.root().join("two"));
+    for v in [&one, &two] {
+        std::fs::create_dir_all(v).unwrap();
+    }
+    let install_for = |v: &Path| {
+        rutter(
+            &env,
+            &[
+                "install-hook",
+                "--client",
+                "copilot",
+                "--vault",
+                v.to_str().unwrap(),
+            ],
+        )
+    };
+    assert_eq!(install_for(&one).code, 0);
+    let r = install_for(&two);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let want = format!(
+        "updated the MCP server `rutter`'s environment to LIBRARIAN_VAULT_PATH={}",
+        two.canonicalize().unwrap().display()
+    );
+    assert!(r.stdout.contains(&want), "{}", r.stdout);
+}
+
 /// A hook command of ours the user customised (an environment prefix, a redirection) is kept
 /// as written, and said to be; one that only names an old path is still rewritten; uninstall
 /// removes either.

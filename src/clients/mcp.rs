@@ -104,22 +104,37 @@ pub(crate) fn set_server(
         });
     }
     let at = [key(servers), key(NAME)];
-    let before = doc.ops.len();
+    let (mut env_changed, mut other_changed) = (Vec::new(), false);
     for (k, v) in fields {
+        let before = doc.ops.len();
         match (k, v, entry.get("env")) {
             ("env", Json::Object(vars), Some(env)) if env.is_object() => {
                 for (name, value) in vars {
+                    let was = doc.ops.len();
+                    let shown = value.as_str().map(str::to_string);
                     doc.set(&[key(servers), key(NAME), key("env")], &name, value);
+                    if doc.ops.len() > was {
+                        env_changed.push(format!("{name}={}", shown.unwrap_or_default()));
+                    }
                 }
             }
             (k, v, _) => {
                 doc.set(&at, k, v);
+                other_changed |= doc.ops.len() > before;
             }
         }
     }
-    Ok(match doc.ops.len() > before {
-        true => vec![updated(&line)],
-        false => Vec::new(),
+    Ok(match (other_changed, env_changed.is_empty()) {
+        (true, _) => vec![updated(&line)],
+        // Only its environment moved (a vault switch): said as such, not as a new command.
+        (false, false) => vec![Change::new(
+            Verb::Update,
+            format!(
+                "the MCP server `{NAME}`'s environment to {}",
+                env_changed.join(" ")
+            ),
+        )],
+        (false, true) => Vec::new(),
     })
 }
 
