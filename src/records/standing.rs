@@ -388,6 +388,49 @@ mod tests {
     }
 
     #[test]
+    fn copies_of_lines_committed_on_their_own_day_are_left_out() {
+        // The day's file renamed to another day's name: its lines are the other day's.
+        let mine = entry("a", "one");
+        let typed = entry("t", "typed by hand");
+        let mut other_day = entry("o", "not committed anywhere");
+        other_day.time = "2026-12-09T10:00:00.000Z".into();
+        let moved = file(&[
+            line::render(&mine),
+            line::render(&typed),
+            line::render(&other_day),
+        ]);
+        let mut r = classify(None, Some(moved.as_bytes()), &[]);
+        let committed = file(&[line::render(&mine)]);
+        let mut asked = Vec::new();
+        drop_copies::<()>("2026-12-05", &mut r, |day| {
+            asked.push(day.to_string());
+            Ok((day == DAY).then(|| committed.clone().into_bytes()))
+        })
+        .unwrap();
+        assert_eq!(
+            shape(&r),
+            [
+                row("t", "typed by hand", Status::Unverified),
+                row("o", "not committed anywhere", Status::Unverified)
+            ]
+        );
+        assert_eq!(asked, [DAY, "2026-12-09"]);
+        // In the file of their own day, only the line of another day is looked up, and a line
+        // that day did not commit stays.
+        let mut r = classify(None, Some(moved.as_bytes()), &[]);
+        let mut asked = Vec::new();
+        drop_copies::<()>(DAY, &mut r, |day| {
+            asked.push(day.to_string());
+            Ok(None)
+        })
+        .unwrap();
+        assert_eq!(
+            (r.entries.len(), asked),
+            (3, vec!["2026-12-09".to_string()])
+        );
+    }
+
+    #[test]
     fn uncommitted_lines_are_pending_when_journalled_and_unverified_otherwise() {
         let committed = file(&[line::render(&entry("a", "one"))]);
         let journalled = line::render(&entry("p", "pending"));
