@@ -354,11 +354,28 @@ fn a_missing_reflog_cannot_be_checked() {
     assert_eq!(kinds(&v)[0].0, "ref-unverifiable");
     let detail = &v.findings[0].detail;
     assert!(detail.contains("cannot check"), "{detail}");
+    let id = v.findings[0].id.clone();
     assert!(
-        detail.contains(
-            "git rutter verify --ack ref-unverifiable:refs/rutter/records:reflog --reason"
-        ),
+        id.starts_with("ref-unverifiable:refs/rutter/records:reflog@"),
+        "the incident is the loss of the prefix the last verify accepted: {id}"
+    );
+    assert!(
+        detail.contains(&format!("git rutter verify --ack {id} --reason")),
         "the finding names the exact acknowledgement: {detail}"
+    );
+    // Following the advice exactly (keep a reflog again, acknowledge) is one acknowledgement:
+    // the reflog shorter than that prefix once entries come again is the same incident.
+    assert_eq!(env.rutter(&["init"]).code, 0);
+    let r = env.rutter(&["verify", "--ack", &id, "--reason", "expired by hand"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    env.capture_at("2026-11-30T11:00:00.000Z", "After the expiry.", &[]);
+    let (code, v) = verify(&env);
+    assert_eq!(code, 0, "{v:#?}");
+    assert!(
+        v.findings
+            .iter()
+            .all(|f| f.acknowledged.is_some() || f.kind == "pending"),
+        "{v:#?}"
     );
 }
 

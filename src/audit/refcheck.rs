@@ -288,8 +288,15 @@ fn reflog(
 ) -> Vec<Finding> {
     let tip = snap.tip;
     let Some(raw) = snap.reflog.as_ref().filter(|r| r.len > 0) else {
-        let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", "").id;
-        let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, "reflog", format!("{RECORDS_REF} has no reflog, so its moves cannot be checked (cannot check). Run `git rutter init` to keep one from now on, then acknowledge this finding: `git rutter verify --ack {id} --reason TEXT`"));
+        // Once a verify accepted a prefix, its loss is that prefix's incident: the same id as
+        // the reflog found shorter than it once entries are appended again, so one
+        // acknowledgement covers the one incident (it took two).
+        let key = match cache.reflog_seen.as_ref().filter(|_| !full) {
+            Some((len, _)) if *len > 0 => format!("reflog@{len}"),
+            _ => "reflog".to_string(),
+        };
+        let id = Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, "").id;
+        let f = Finding::new(Kind::RefUnverifiable, RECORDS_REF, &key, format!("{RECORDS_REF} has no reflog, so its moves cannot be checked (cannot check). Run `git rutter init` to keep one from now on, then acknowledge this finding: `git rutter verify --ack {id} --reason TEXT`"));
         return vec![f];
     };
     // The snapshot compared the file with this baseline as it read it.
