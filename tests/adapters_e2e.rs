@@ -424,7 +424,7 @@ fn truncated_malformed_and_subagent_payloads_capture_nothing() {
     let env = Env::git_vault();
     let cases: &[(&str, &str, &str)] = &[
         ("claude", "stop-truncated.json", "stdin is not a JSON hook payload; nothing captured."),
-        ("claude", "stop-malformed.json", "stdin is not a claude Stop payload (invalid type: integer `42`, expected a string); nothing captured."),
+        ("claude", "stop-malformed.json", "stdin is not a claude Stop payload (`transcript_path`: invalid type: integer `42`, expected a string); nothing captured."),
         ("claude", "subagent-stop.json", "this claude event is not the end of a main agent's turn; nothing captured."),
         ("codex", "stop-truncated.json", "stdin is not a JSON hook payload; nothing captured."),
         ("codex", "stop-malformed.json", "stdin is not a codex Stop payload ("),

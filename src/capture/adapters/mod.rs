@@ -130,10 +130,28 @@ pub(crate) fn decode(client: Option<&str>, stdin: &[u8]) -> Result<Option<Stop>,
             source: Source::Direct(directive),
         }));
     }
-    (adapter.decode)(value).map_err(|e| PayloadError::Malformed {
+    (adapter.decode)(value.clone()).map_err(|e| PayloadError::Malformed {
         client: adapter.label,
-        detail: safe_detail(&e),
+        detail: match culprit(adapter, &value) {
+            Some(key) => format!("`{key}`: {}", safe_detail(&e)),
+            None => safe_detail(&e),
+        },
     })
+}
+
+/// The top-level field a payload that does not decode is wrong in: the one whose removal lets
+/// it decode (a field of the wrong type; serde's message names the type, not the field). Run
+/// only once decoding failed.
+fn culprit(adapter: &Adapter, value: &Value) -> Option<String> {
+    let obj = value.as_object()?;
+    let key = obj.keys().find(|k| {
+        let mut without = obj.clone();
+        without.remove(k.as_str());
+        (adapter.decode)(Value::Object(without)).is_ok()
+    })?;
+    // A name a payload chose is shown only when it is a field's name, never a directive.
+    let plain = key.len() <= 64 && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plain.then(|| key.clone())
 }
 
 /// Today's auto-detection: a direct capture, a transcript, or a final message.
@@ -362,6 +380,28 @@ mod tests {
         )
         .unwrap_err();
         assert!(!e.to_string().contains("librarian-session"), "{e}");
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_type_is_named() {
+        let e = decode(
+            Some("claude"),
+            br#"{"session_id":"x","transcript_path":42,"hook_event_name":"Stop"}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "stdin is not a claude Stop payload (`transcript_path`: invalid type: integer `42`, expected a string)"
+        );
+        // Every client's adapter names it the same way.
+        let e = decode(
+            Some("codex"),
+            br#"{"session_id":"S","last_assistant_message":5}"#,
+        );
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("(`last_assistant_message`: "));
     }
 
     proptest! {
