@@ -446,16 +446,20 @@ fn per_entry(
         .context_radius(1)
         .header("committed", "working tree")
         .to_string();
-    let changed: Vec<(char, &str)> = text_diff
-        .iter_all_changes()
-        .filter_map(|c| match c.tag() {
-            similar::ChangeTag::Delete => Some(('-', c.value())),
-            similar::ChangeTag::Insert => Some(('+', c.value())),
-            similar::ChangeTag::Equal => None,
-        })
-        .collect();
     let day = day_of(path).map(str::to_string);
     let ids = changed_ids(path, committed, working);
+    // Each entry's own lines, only when several entries share the file's diff.
+    let changed: Vec<(char, &str)> = match ids.len() > 1 {
+        true => text_diff
+            .iter_all_changes()
+            .filter_map(|c| match c.tag() {
+                similar::ChangeTag::Delete => Some(('-', c.value())),
+                similar::ChangeTag::Insert => Some(('+', c.value())),
+                similar::ChangeTag::Equal => None,
+            })
+            .collect(),
+        false => Vec::new(),
+    };
     let mut out: Vec<Finding> = ids
         .iter()
         .map(|id| {
@@ -464,8 +468,7 @@ fn per_entry(
             f.entry = Some(id.clone());
             f.day = day.clone();
             // One entry changed: the file's diff, with its context, is that entry's.
-            let own = (ids.len() > 1).then(|| own_lines(&changed, id)).flatten();
-            f.diff = Some(own.unwrap_or_else(|| diff.clone()));
+            f.diff = Some(own_lines(&changed, id).unwrap_or_else(|| diff.clone()));
             f
         })
         .collect();

@@ -87,6 +87,11 @@ fn is_written_shape(words: &[String]) -> bool {
     }
 }
 
+/// A command word's file name (`/x/git-rutter` → `git-rutter`).
+pub(crate) fn base(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
 /// Classifies a hook command found in a client's config.
 pub(crate) fn classify(command: &str) -> Kind {
     if REFERENCE_MARKS.iter().any(|m| command.contains(m)) {
@@ -101,7 +106,6 @@ pub(crate) fn classify(command: &str) -> Kind {
             vault: flag_value(&words, "--vault"),
         };
     }
-    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
     let Some(i) = words.iter().position(|w| {
         let b = base(w);
         b == "git-rutter" || b == "rutter-stop.sh"
@@ -137,7 +141,6 @@ pub(crate) fn is_customised(command: &str) -> bool {
     if is_written_shape(&words) {
         return false;
     }
-    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
     let program = |w: &String| Some(w.as_str()) == own_binary() || base(w) == "git-rutter";
     let Some(i) = words.iter().position(program) else {
         // `git rutter capture …` is typed by hand (install never writes it); the wrapper script

@@ -210,8 +210,8 @@ fn brief(
 const ELSEWHERE_LOOKED: usize = 640;
 
 /// The newest step of each of the [`ELSEWHERE`] newest sessions of projects other than `key`:
-/// from `first` (the newest sessions) when it holds them, else from a read of four times as many
-/// sessions, and so on up to [`ELSEWHERE_LOOKED`].
+/// from `first` (the newest sessions) when it holds them, else from one read of the
+/// [`ELSEWHERE_LOOKED`] newest.
 fn elsewhere(
     index: &Index,
     first: &Recent,
@@ -232,19 +232,17 @@ fn elsewhere(
         Recent::Sessions(s) => s.len(),
         _ => 0,
     };
-    let (mut found, mut read) = (others(first), shown(first));
-    let mut count = HERE + ELSEWHERE;
-    while found.len() < ELSEWHERE && read == count && count < ELSEWHERE_LOOKED {
-        count *= 4;
-        let q = Query {
-            count: Some(count),
-            clock: Clock::Utc,
-            ..Query::default()
-        };
-        let r = recent::from_index(index, &q, now)?;
-        (found, read) = (others(&r), shown(&r));
+    let found = others(first);
+    // Fewer sessions than asked for: that was every session.
+    if found.len() == ELSEWHERE || shown(first) < HERE + ELSEWHERE {
+        return Ok(found);
     }
-    Ok(found)
+    let q = Query {
+        count: Some(ELSEWHERE_LOOKED),
+        clock: Clock::Utc,
+        ..Query::default()
+    };
+    Ok(others(&recent::from_index(index, &q, now)?))
 }
 
 /// How decisions are read: cited notes through the identity projection, ids shortened.

@@ -126,7 +126,8 @@ fn rows(
     let filter = &q.filter;
     let diffs = diffs(findings);
     // With the index's days, only those are looked up in the ref and the working tree.
-    let committed: BTreeMap<String, _> = match (store.tip()?, only) {
+    let tip = store.tip()?;
+    let committed: BTreeMap<String, _> = match (tip, only) {
         (Some(tip), None) => store.committed_days(tip)?.into_iter().collect(),
         (Some(tip), Some(o)) => store.committed_days_of(tip, o)?.into_iter().collect(),
         (None, _) => BTreeMap::new(),
@@ -162,7 +163,7 @@ fn rows(
             .unwrap_or_default();
         let day = day_of_stem(d);
         let mut record = standing::classify(bytes.as_deref(), working.as_deref(), &lines);
-        standing::drop_copies(d, &mut record, |day| match store.tip()? {
+        standing::drop_copies(d, &mut record, |day| match tip {
             Some(tip) => store
                 .committed_days_of(tip, [&day.to_string()])?
                 .first()

@@ -195,10 +195,10 @@ fn hook_of(
 /// holds no `/`.
 pub(crate) fn program_of(command: &str) -> Option<PathBuf> {
     let words = command::split(command);
-    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
+    let base = command::base;
     let word = words
         .iter()
-        .find(|w| matches!(base(w).as_str(), "git-rutter" | "rutter-stop.sh"))
+        .find(|w| matches!(base(w), "git-rutter" | "rutter-stop.sh"))
         .or_else(|| {
             words
                 .windows(2)
