@@ -132,18 +132,27 @@ pub(crate) fn decode(client: Option<&str>, stdin: &[u8]) -> Result<Option<Stop>,
     }
     (adapter.decode)(value.clone()).map_err(|e| PayloadError::Malformed {
         client: adapter.label,
-        detail: match culprit(adapter, &value) {
+        detail: match (stdin.len() <= CULPRIT_BYTES)
+            .then(|| culprit(adapter, &value))
+            .flatten()
+        {
             Some(key) => format!("`{key}`: {}", safe_detail(&e)),
             None => safe_detail(&e),
         },
     })
 }
 
+/// At most this many top-level fields, in a payload of at most this many bytes, are tried one
+/// by one ([`culprit`]): each try copies the object.
+const CULPRIT_FIELDS: usize = 32;
+const CULPRIT_BYTES: usize = 1 << 20;
+
 /// The top-level field a payload that does not decode is wrong in: the one whose removal lets
 /// it decode (a field of the wrong type; serde's message names the type, not the field). Run
 /// only once decoding failed.
 fn culprit(adapter: &Adapter, value: &Value) -> Option<String> {
-    let obj = value.as_object()?;
+    // Each try copies the object: only a payload of a few fields is searched (a client's is).
+    let obj = value.as_object().filter(|o| o.len() <= CULPRIT_FIELDS)?;
     let key = obj.keys().find(|k| {
         let mut without = obj.clone();
         without.remove(k.as_str());
@@ -393,6 +402,13 @@ mod tests {
             e.to_string(),
             "stdin is not a claude Stop payload (`transcript_path`: invalid type: integer `42`, expected a string)"
         );
+        // A payload past the bound is not searched field by field (each try copies it).
+        let big = format!(
+            r#"{{"session_id":"x","transcript_path":42,"pad":"{}"}}"#,
+            "p".repeat(CULPRIT_BYTES)
+        );
+        let e = decode(Some("claude"), big.as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("(invalid type: integer `42`"), "{e}");
         // Every client's adapter names it the same way.
         let e = decode(
             Some("codex"),
