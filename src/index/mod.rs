@@ -20,6 +20,7 @@ pub(crate) mod health;
 pub(crate) mod identity;
 pub(crate) mod notes;
 pub(crate) mod partial;
+mod rank;
 pub(crate) mod reads;
 pub(crate) mod recent_rows;
 mod records_fresh;
@@ -107,6 +108,8 @@ pub(crate) struct Index {
     /// What the side build put in the record cache when the index was built, reported by the
     /// first refresh of the cache ([`side`]).
     records_built: std::sync::Mutex<Option<entries::EntriesRefresh>>,
+    /// Phrase counts a search made inside a read transaction, stored when it ends.
+    unstored_counts: rank::Unstored,
 }
 
 /// Where an index lives, which says who else can have built the file found there.
@@ -245,6 +248,7 @@ impl Index {
                         built: None,
                         moved_from: None,
                         records_built: Default::default(),
+                        unstored_counts: Default::default(),
                     });
                 }
                 Probe::Missing => MISSING.to_string(),
@@ -291,6 +295,7 @@ impl Index {
             built: Some(built),
             moved_from,
             records_built: std::sync::Mutex::new(records_built),
+            unstored_counts: Default::default(),
         })
     }
 
@@ -363,6 +368,7 @@ impl Index {
         let out = f(self);
         let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
         self.conn.execute_batch(end)?;
+        rank::store_unstored(self);
         out
     }
 
@@ -427,6 +433,7 @@ impl Index {
     pub(crate) fn in_memory(root: &Path) -> Index {
         let mut conn = Connection::open_in_memory().expect("an in-memory database");
         grep::register(&conn).expect("the word test registers");
+        rank::register(&conn).expect("the ranking registers");
         let tx = conn.transaction().expect("a transaction");
         fill(&tx, root).expect("the index fills");
         let none = entries::NoRecord::default();
@@ -439,6 +446,7 @@ impl Index {
             built: None,
             moved_from: None,
             records_built: Default::default(),
+            unstored_counts: Default::default(),
         }
     }
 }
@@ -609,12 +617,15 @@ fn fill(tx: &rusqlite::Transaction<'_>, root: &Path) -> Result<notes::Refresh, r
     Ok(notes)
 }
 
+/// How long a connection of [`connect`] waits for another writer.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 fn connect(path: &Path, place: Place) -> Result<Connection, IndexError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = open_db(path, place, flags)?;
-    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
     // One plan per statement, whatever values are bound: without it SQLite 3.54 marks the
     // parameter of lookups like `confirmed_to = ?1` as plan-changing and compiles the cached
@@ -625,6 +636,7 @@ fn connect(path: &Path, place: Place) -> Result<Connection, IndexError> {
         true,
     )?;
     grep::register(&conn)?;
+    rank::register(&conn)?;
     Ok(conn)
 }
 

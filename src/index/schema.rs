@@ -36,6 +36,16 @@ CREATE TABLE git_candidates(from_path TEXT NOT NULL, blob TEXT NOT NULL, state T
     candidates TEXT NOT NULL, PRIMARY KEY(from_path, blob)) WITHOUT ROWID;
 ";
 
+/// The search's cache of how many notes match each phrase (spec/index.md, "Ranking";
+/// [`super::rank`]): one row per query term, keyed by the term's SHA-256, with the SHA-256 of
+/// the tokens FTS5 parsed it into, their count of matching notes, and the FTS5 structure record
+/// the count holds for. No query's text is kept. Created by the first search that stores a
+/// count; rows of an earlier structure are deleted with the next store.
+pub(crate) const CREATE_SEARCH_COUNTS: &str = "
+CREATE TABLE IF NOT EXISTS search_counts(term BLOB PRIMARY KEY, tokens BLOB NOT NULL,
+    hits INTEGER NOT NULL, structure BLOB NOT NULL) WITHOUT ROWID;
+";
+
 /// The record cache (spec/recall.md), kept apart from the notes' tables. `day_files`: per day
 /// file, by its stem (`YYYY-MM-DD`, or `YYYY-MM-DD.<tag>` for one writer's file, spec/sync.md),
 /// its day, the committed blob its rows were parsed from (NULL: not committed), a fingerprint of

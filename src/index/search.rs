@@ -133,7 +133,7 @@ fn quoted(terms: &[String]) -> Vec<String> {
 
 impl Index {
     /// Ranked hits for `query`, at most `limit`, filters applied in SQL. Ordering by the `rank`
-    /// column (bm25) lets FTS5 return rows already sorted, so SQLite stops after `limit` rows
+    /// column (bm25, with its counts cached: [`super::rank`]) lets FTS5 return rows already sorted, so SQLite stops after `limit` rows
     /// and makes snippets for those alone.
     pub fn search(&self, query: &str, limit: usize, f: &Filters) -> Result<Vec<Hit>, IndexError> {
         let Some(q) = fts_query(query) else {
@@ -144,17 +144,22 @@ impl Index {
         let (filters, filter_values) = super::partial::filter_clause(f);
         let sql = format!(
             "SELECT n.path, n.title, n.type, n.status, n.created, {}, n.id
-             FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ?{filters} ORDER BY rank LIMIT {limit}",
-            snippet_column()
+             FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid
+             WHERE notes_fts MATCH ? AND {}{filters} ORDER BY rank LIMIT {limit}",
+            snippet_column(),
+            super::rank::RANKED_BY,
         );
         let mut values: Vec<&str> = vec![&q];
         values.extend(filter_values);
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
-            Ok((NoteHead::from_row(r)?, r.get(5)?, r.get(6)?))
-        })?;
-        let rows: Vec<(NoteHead, Option<String>, i64)> = rows.collect::<Result<_, _>>()?;
         let terms = query_terms(query);
+        let rows: Vec<(NoteHead, Option<String>, i64)> =
+            super::rank::with_counts(self, &terms, || {
+                let mut stmt = self.conn.prepare_cached(&sql)?;
+                let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
+                    Ok((NoteHead::from_row(r)?, r.get(5)?, r.get(6)?))
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            })?;
         rows.into_iter()
             .map(|(head, snippet, id)| {
                 let snippet = self.snippet(snippet, id, &terms)?;
