@@ -110,6 +110,8 @@ pub(crate) struct Index {
     records_built: std::sync::Mutex<Option<entries::EntriesRefresh>>,
     /// Phrase counts a search made inside a read transaction, stored when it ends.
     unstored_counts: rank::Unstored,
+    /// The notes' sizes the ranking read, kept for the next search.
+    sizes: rank::Sizes,
 }
 
 /// Where an index lives, which says who else can have built the file found there.
@@ -249,6 +251,7 @@ impl Index {
                         moved_from: None,
                         records_built: Default::default(),
                         unstored_counts: Default::default(),
+                        sizes: Default::default(),
                     });
                 }
                 Probe::Missing => MISSING.to_string(),
@@ -296,6 +299,7 @@ impl Index {
             moved_from,
             records_built: std::sync::Mutex::new(records_built),
             unstored_counts: Default::default(),
+            sizes: Default::default(),
         })
     }
 
@@ -447,6 +451,7 @@ impl Index {
             moved_from: None,
             records_built: Default::default(),
             unstored_counts: Default::default(),
+            sizes: Default::default(),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! list, the part of a search that grew with the notes (a third of a 3-word search at 50,000
 //! notes, docs/performance.md "Stop 60"). Here a count is taken from a cache when the cache
 //! holds it for the index's present state and the phrase's own tokens, and counted as `bm25()`
-//! counts it otherwise.
+//! counts it otherwise. A long-lived index also keeps the notes' sizes it read ([`Sizes`]).
 //!
 //! The cache ([`super::schema::CREATE_SEARCH_COUNTS`]) is keyed by FTS5's structure record:
 //! every committed change to the full-text index writes a segment and so a new structure
@@ -16,6 +16,7 @@
 //! through its C API, which rusqlite does not wrap.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::ptr;
 
@@ -55,6 +56,40 @@ fn term_key(term: &str) -> Vec<u8> {
 struct Plan {
     given: Vec<Option<Count>>,
     counted: Vec<(usize, Count)>,
+    /// The notes' sizes known under the query's structure record; `None`: read each.
+    sizes: Option<HashMap<i64, c_int>>,
+}
+
+/// Most sizes an index keeps; past it, it starts again empty.
+const MAX_SIZES: usize = 1 << 21;
+
+/// The notes' sizes in tokens (`xColumnSize(-1)`, one `docsize` row read per match), by rowid,
+/// as read under one structure record. A long-lived index (the MCP server's) keeps them from
+/// query to query, so a later query reads no size again: a note's size changes only with its
+/// tokens, which is a new structure record.
+#[derive(Debug, Default)]
+pub(super) struct Sizes(std::sync::Mutex<Option<KeptSizes>>);
+
+/// Sizes by rowid, and the structure record they were read under.
+type KeptSizes = (Vec<u8>, HashMap<i64, c_int>);
+
+impl Sizes {
+    /// The sizes kept for `structure`, taken out (empty for another structure).
+    fn take_for(&self, structure: &[u8]) -> HashMap<i64, c_int> {
+        let Ok(mut kept) = self.0.lock() else {
+            return HashMap::new();
+        };
+        match kept.take() {
+            Some((s, sizes)) if s == structure && sizes.len() <= MAX_SIZES => sizes,
+            _ => HashMap::new(),
+        }
+    }
+
+    fn put(&self, structure: Vec<u8>, sizes: HashMap<i64, c_int>) {
+        if let Ok(mut kept) = self.0.lock() {
+            *kept = Some((structure, sizes));
+        }
+    }
 }
 
 thread_local! {
@@ -117,17 +152,22 @@ pub(super) fn with_counts<T>(
         Some(s) => cached(conn, s, terms),
         None => vec![None; terms.len()],
     };
+    let sizes = structure.as_ref().map(|s| index.sizes.take_for(s));
     let _guard = PlanGuard;
     PLAN.with(|p| {
         if let Ok(mut p) = p.try_borrow_mut() {
             *p = Some(Plan {
                 given,
                 counted: Vec::new(),
+                sizes,
             });
         }
     });
     let out = query()?;
-    let plan = PLAN.with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.take()));
+    let mut plan = PLAN.with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.take()));
+    if let (Some(s), Some(sizes)) = (&structure, plan.as_mut().and_then(|p| p.sizes.take())) {
+        index.sizes.put(s.clone(), sizes);
+    }
     let counted = structure.zip(plan).map(|(structure, plan)| Counted {
         structure,
         rows: plan
@@ -373,15 +413,40 @@ unsafe fn score(
                 *f += w;
             }
         }
-        let mut n_tok: c_int = 0;
-        ok(member!(api, xColumnSize)(fts, -1, &mut n_tok))?;
-        let d = f64::from(n_tok);
+        let d = f64::from(row_size(api, fts)?);
         let mut score = 0.0;
         for (idf, f) in data.idf.iter().zip(&data.freq) {
             score += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / data.avgdl)));
         }
         Ok(score)
     }
+}
+
+/// The current row's size in tokens: known to this thread's plan, or read (and told to it).
+///
+/// # Safety
+/// As [`score`].
+unsafe fn row_size(api: &Fts5ExtensionApi, fts: *mut Fts5Context) -> Result<c_int, c_int> {
+    // SAFETY: as the function's contract.
+    let rowid = unsafe { member!(api, xRowid)(fts) };
+    let known = PLAN.with(|p| {
+        let p = p.try_borrow().ok()?;
+        p.as_ref()?.sizes.as_ref()?.get(&rowid).copied()
+    });
+    if let Some(n) = known {
+        return Ok(n);
+    }
+    let mut n: c_int = 0;
+    // SAFETY: as the function's contract.
+    ok(unsafe { member!(api, xColumnSize)(fts, -1, &mut n) })?;
+    PLAN.with(|p| {
+        if let Ok(mut p) = p.try_borrow_mut() {
+            if let Some(sizes) = p.as_mut().and_then(|p| p.sizes.as_mut()) {
+                sizes.insert(rowid, n);
+            }
+        }
+    });
+    Ok(n)
 }
 
 /// This query's [`QueryData`], worked out on its first row and kept as FTS5's aux data.
@@ -665,6 +730,21 @@ mod tests {
                 [term_key("alpha")],
             )
             .unwrap();
+        assert_ne!(by_ours(&index, &terms, &q), by_bm25(&index, &q));
+        // A size the index keeps is used too: planted wrong, it changes the score.
+        index
+            .conn
+            .execute(
+                "UPDATE search_counts SET hits = 3 WHERE term = ?1",
+                [term_key("alpha")],
+            )
+            .unwrap();
+        assert_eq!(by_ours(&index, &terms, &q), by_bm25(&index, &q));
+        if let Ok(mut kept) = index.sizes.0.lock() {
+            let (_, sizes) = kept.as_mut().expect("sizes kept");
+            assert_eq!(sizes.get(&1), Some(&2), "note 1 holds two tokens");
+            sizes.insert(1, 40);
+        }
         assert_ne!(by_ours(&index, &terms, &q), by_bm25(&index, &q));
         // A change to the notes is a new structure record: the planted count is of the past.
         add(&index, 9, "alpha beta beta");
