@@ -16,7 +16,6 @@
 //! through its C API, which rusqlite does not wrap.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::ptr;
 
@@ -57,11 +56,33 @@ struct Plan {
     given: Vec<Option<Count>>,
     counted: Vec<(usize, Count)>,
     /// The notes' sizes known under the query's structure record; `None`: read each.
-    sizes: Option<HashMap<i64, c_int>>,
+    sizes: Option<RowSizes>,
 }
 
-/// Most sizes an index keeps; past it, it starts again empty.
-const MAX_SIZES: usize = 1 << 21;
+/// The notes' sizes by rowid (notes are numbered from 1 up, so a vector): -1 where not read.
+/// A rowid past [`MAX_ROWID`] is never kept.
+#[derive(Debug, Default)]
+struct RowSizes(Vec<c_int>);
+
+/// The highest rowid whose size is kept (8 MiB of sizes at most).
+const MAX_ROWID: usize = 1 << 21;
+
+impl RowSizes {
+    fn get(&self, rowid: i64) -> Option<c_int> {
+        let n = *self.0.get(usize::try_from(rowid).ok()?)?;
+        (n >= 0).then_some(n)
+    }
+
+    fn insert(&mut self, rowid: i64, n: c_int) {
+        let Some(i) = usize::try_from(rowid).ok().filter(|&i| i <= MAX_ROWID) else {
+            return;
+        };
+        if i >= self.0.len() {
+            self.0.resize(i + 1, -1);
+        }
+        self.0[i] = n;
+    }
+}
 
 /// The notes' sizes in tokens (`xColumnSize(-1)`, one `docsize` row read per match), by rowid,
 /// as read under one structure record. A long-lived index (the MCP server's) keeps them from
@@ -71,21 +92,21 @@ const MAX_SIZES: usize = 1 << 21;
 pub(super) struct Sizes(std::sync::Mutex<Option<KeptSizes>>);
 
 /// Sizes by rowid, and the structure record they were read under.
-type KeptSizes = (Vec<u8>, HashMap<i64, c_int>);
+type KeptSizes = (Vec<u8>, RowSizes);
 
 impl Sizes {
     /// The sizes kept for `structure`, taken out (empty for another structure).
-    fn take_for(&self, structure: &[u8]) -> HashMap<i64, c_int> {
+    fn take_for(&self, structure: &[u8]) -> RowSizes {
         let Ok(mut kept) = self.0.lock() else {
-            return HashMap::new();
+            return RowSizes::default();
         };
         match kept.take() {
-            Some((s, sizes)) if s == structure && sizes.len() <= MAX_SIZES => sizes,
-            _ => HashMap::new(),
+            Some((s, sizes)) if s == structure => sizes,
+            _ => RowSizes::default(),
         }
     }
 
-    fn put(&self, structure: Vec<u8>, sizes: HashMap<i64, c_int>) {
+    fn put(&self, structure: Vec<u8>, sizes: RowSizes) {
         if let Ok(mut kept) = self.0.lock() {
             *kept = Some((structure, sizes));
         }
@@ -431,7 +452,7 @@ unsafe fn row_size(api: &Fts5ExtensionApi, fts: *mut Fts5Context) -> Result<c_in
     let rowid = unsafe { member!(api, xRowid)(fts) };
     let known = PLAN.with(|p| {
         let p = p.try_borrow().ok()?;
-        p.as_ref()?.sizes.as_ref()?.get(&rowid).copied()
+        p.as_ref()?.sizes.as_ref()?.get(rowid)
     });
     if let Some(n) = known {
         return Ok(n);
@@ -742,7 +763,7 @@ mod tests {
         assert_eq!(by_ours(&index, &terms, &q), by_bm25(&index, &q));
         if let Ok(mut kept) = index.sizes.0.lock() {
             let (_, sizes) = kept.as_mut().expect("sizes kept");
-            assert_eq!(sizes.get(&1), Some(&2), "note 1 holds two tokens");
+            assert_eq!(sizes.get(1), Some(2), "note 1 holds two tokens");
             sizes.insert(1, 40);
         }
         assert_ne!(by_ours(&index, &terms, &q), by_bm25(&index, &q));
