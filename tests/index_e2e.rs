@@ -61,6 +61,51 @@ fn filters_run_in_sql_and_fill_the_limit() {
     assert_eq!(v.query, "garden");
 }
 
+/// The ranking is bm25's across processes: each search's order is the one `bm25()` gives on
+/// the same index, the count a search stored (as digests, no query text) is used by the next
+/// and renewed once a note changes (spec/index.md, "Search", the ranking).
+#[test]
+fn the_ranking_is_bm25s_before_and_after_a_note_changes() {
+    use sha2::{Digest, Sha256};
+    let env = notes_vault();
+    let db = env.vault.join(".git/rutter/index.sqlite");
+    let by_bm25 = || -> Vec<String> {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT path FROM notes_fts WHERE notes_fts MATCH '\"garden\" \"ledger\"' ORDER BY bm25(notes_fts), rowid LIMIT 50")
+            .unwrap();
+        let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+        rows.map(Result::unwrap).collect()
+    };
+    let stored = || -> Vec<(Vec<u8>, i64)> {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT term, hits FROM search_counts ORDER BY hits")
+            .unwrap();
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        rows.map(Result::unwrap).collect()
+    };
+    let paths = |env: &Env| -> Vec<String> {
+        let r = search(env, &["--json", "--limit", "50", "garden", "ledger"]);
+        let v: decoded::Search = json::decode(&r.stdout);
+        v.results.into_iter().map(|h| h.path).collect()
+    };
+    let key = |t: &str| Sha256::digest(t.as_bytes()).to_vec();
+    for _ in 0..2 {
+        assert_eq!(paths(&env), by_bm25());
+        assert_eq!(stored(), [(key("garden"), 15), (key("ledger"), 15)]);
+    }
+    // A note where both words weigh more: its count changes and it ranks first.
+    env.write(
+        "Notes/ledger.md",
+        "# Garden ledger\n\ngarden ledger garden ledger\n",
+    );
+    let now = paths(&env);
+    assert_eq!(now[0], "Notes/ledger.md", "{now:?}");
+    assert_eq!(now, by_bm25());
+    assert_eq!(stored(), [(key("garden"), 16), (key("ledger"), 16)]);
+}
+
 #[test]
 fn any_query_text_is_safe() {
     let env = notes_vault();
