@@ -91,12 +91,12 @@ pub(crate) fn searched_part(raw: &str) -> &str {
     head
 }
 
-/// The FTS5 query for raw user text: its [`query_terms`], each quoted, all of them required;
-/// `None` when nothing is left. Quoting makes every other character (`NEAR(`, `+`, `'`, SQL)
-/// plain text; a NUL would end FTS5's string early, so it only separates words.
-pub(crate) fn fts_query(raw: &str) -> Option<String> {
-    let terms = query_terms(raw);
-    (!terms.is_empty()).then(|| quoted(&terms).join(" "))
+/// The FTS5 query of [`query_terms`]: each term quoted, all of them required, one phrase per
+/// term in order (the ranking's cache reads phrase `i` as term `i`: [`super::rank`]); `None`
+/// for no term. Quoting makes every other character (`NEAR(`, `+`, `'`, SQL) plain text; a NUL
+/// would end FTS5's string early, so it only separates words.
+fn match_of(terms: &[String]) -> Option<String> {
+    (!terms.is_empty()).then(|| quoted(terms).join(" "))
 }
 
 /// The words of raw user text a search looks for: its [`searched_part`], lowercased, split on
@@ -136,7 +136,8 @@ impl Index {
     /// column (bm25, with its counts cached: [`super::rank`]) lets FTS5 return rows already sorted, so SQLite stops after `limit` rows
     /// and makes snippets for those alone.
     pub fn search(&self, query: &str, limit: usize, f: &Filters) -> Result<Vec<Hit>, IndexError> {
-        let Some(q) = fts_query(query) else {
+        let terms = query_terms(query);
+        let Some(q) = match_of(&terms) else {
             return Ok(vec![]);
         };
         // Only the filters given are in the SQL: `(?2 IS NULL OR …)` would make SQLite
@@ -151,7 +152,6 @@ impl Index {
         );
         let mut values: Vec<&str> = vec![&q];
         values.extend(filter_values);
-        let terms = query_terms(query);
         let rows: Vec<(NoteHead, Option<String>, i64)> =
             super::rank::with_counts(self, &terms, || {
                 let mut stmt = self.conn.prepare_cached(&sql)?;
@@ -211,6 +211,11 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The FTS5 query for raw user text.
+    fn fts_query(raw: &str) -> Option<String> {
+        match_of(&query_terms(raw))
+    }
 
     #[test]
     fn hits_and_notes_serialise_flat_in_column_order() {
