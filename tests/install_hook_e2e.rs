@@ -433,7 +433,8 @@ fn uninstall_removes_only_what_install_added() {
         (".gemini/GEMINI.md", "# Context\r\n\r\nAnswer briefly.\r\n"),
         (".config/opencode/opencode.json", "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"mcp\": {\n    \"docs\": { \"type\": \"remote\", \"url\": \"https://example.invalid/mcp\" }\n  }\n}\n"),
         (".codeium/windsurf/mcp_config.json", "{\n  \"mcpServers\": {\n    \"github\": { \"serverUrl\": \"https://example.invalid/mcp\" }\n  }\n}\n"),
-        (".codeium/windsurf/memories/global_rules.md", "Prefer small diffs.\n"),
+        // Without a final newline: it gains one with the block, and loses it with the block.
+        (".codeium/windsurf/memories/global_rules.md", "Prefer small diffs."),
     ];
     for (rel, text) in user_files {
         write(&h.join(rel), text);
