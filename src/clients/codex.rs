@@ -210,13 +210,40 @@ fn set_server(
         }
     }
     let now = line(t);
-    if !replaced && (fresh || now != before || t.get("env").map(|e| e.to_string()) != env_before) {
+    let changed_env = t.get("env").map(|e| e.to_string()) != env_before;
+    if fresh {
+        lead_with_trailing_comments(doc);
+    }
+    if !replaced && (fresh || now != before || changed_env) {
         changes.push(match fresh {
             true => super::mcp::added(&now),
             false => super::mcp::updated(&now),
         });
     }
     Ok(changes)
+}
+
+/// Our table, when it is a `[mcp_servers.rutter]` table (not an inline or dotted one).
+fn our_table(doc: &mut DocumentMut) -> Option<&mut Table> {
+    doc.get_mut("mcp_servers")?
+        .as_table_like_mut()?
+        .get_mut("rutter")?
+        .as_table_mut()
+}
+
+/// The comments that end the file (toml_edit writes them after every table) are put above the
+/// table install appends, followed by one newline: a key the user comments out there and later
+/// back in stays in the table it was written under, never ours. [`remove_server`] gives them
+/// back to the end of the file without that newline, byte for byte.
+fn lead_with_trailing_comments(doc: &mut DocumentMut) {
+    let trailing = doc.trailing().as_str().unwrap_or_default().to_string();
+    if trailing.trim().is_empty() {
+        return;
+    }
+    if let Some(t) = our_table(doc) {
+        t.decor_mut().set_prefix(format!("{trailing}\n"));
+        doc.set_trailing("");
+    }
 }
 
 fn remove_server(doc: &mut DocumentMut) -> Vec<Change> {
@@ -232,9 +259,20 @@ fn remove_server(doc: &mut DocumentMut) -> Vec<Change> {
     if !ours {
         return Vec::new();
     }
-    servers.remove("rutter");
-    if servers.is_empty() {
-        doc.remove("mcp_servers");
+    // The comments above our table are the user's (install put the file's last ones there).
+    let above = our_table(doc)
+        .and_then(|t| t.decor().prefix()?.as_str().map(str::to_string))
+        .filter(|p| !p.trim().is_empty());
+    if let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut) {
+        servers.remove("rutter");
+        if servers.is_empty() {
+            doc.remove("mcp_servers");
+        }
+    }
+    if let Some(above) = above {
+        let above = above.strip_suffix('\n').unwrap_or(&above);
+        let rest = doc.trailing().as_str().unwrap_or_default().to_string();
+        doc.set_trailing(format!("{above}{rest}"));
     }
     vec![super::mcp::removed()]
 }
@@ -271,6 +309,34 @@ mod tests {
         set_server(&mut empty, "/a/git-rutter", None).unwrap();
         remove_server(&mut empty);
         assert_eq!(empty.to_string(), "");
+    }
+
+    /// A file of comments only, or whose last table ends in comments (a key commented out):
+    /// they stay above our table, so a key uncommented later is not ours; uninstall gives every
+    /// byte back.
+    #[test]
+    fn comments_that_end_the_file_stay_above_our_table() {
+        for before in [
+            "# Codex settings, kept by hand\n# model = \"o4\"\n",
+            "# no final newline",
+            "[profiles.fast]\nmodel = \"o4\"\n# effort = \"low\"\n",
+            "model = \"o4\"\n\n# [mcp_servers.docs]\n# command = \"docs\"\n\n",
+        ] {
+            let mut doc: DocumentMut = before.parse().unwrap();
+            set_server(&mut doc, "/a/git-rutter", None).unwrap();
+            let once = doc.to_string();
+            let table = "[mcp_servers.rutter]\ncommand = \"/a/git-rutter\"\nargs = [\"mcp\"]\n";
+            assert!(once.starts_with(before), "{once:?}");
+            assert!(once.ends_with(table), "{once:?}");
+            let again: DocumentMut = once.parse().unwrap();
+            let mut again_doc = again.clone();
+            assert!(set_server(&mut again_doc, "/a/git-rutter", None)
+                .unwrap()
+                .is_empty());
+            assert_eq!(again_doc.to_string(), once);
+            remove_server(&mut again_doc);
+            assert_eq!(again_doc.to_string(), before);
+        }
     }
 
     #[test]
