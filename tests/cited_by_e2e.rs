@@ -433,3 +433,64 @@ fn a_line_break_in_one_field_is_shown_escaped_wherever_the_field_is_printed() {
     let v = cited_json(&env, &[FORGER]);
     assert_eq!(v.path, FORGER);
 }
+
+/// A decision that cited a note through a symlink to it (capture keeps the link's name, as the
+/// reference did) is listed when cited-by is asked by that name: the index holds no link as a
+/// note, so before it said the link "is no note now" and was unresolved. A link leading out of
+/// the vault, into `.git` or nowhere is still no note.
+#[test]
+fn cited_by_a_symlinks_name_lists_the_decisions_that_cited_the_note_through_it() {
+    use std::os::unix::fs::symlink;
+    let env = cited_vault();
+    let root = env.vault.clone();
+    symlink("Notes/a.md", root.join("link.md")).unwrap();
+    let r = env.capture_at(
+        "2026-12-02T08:00:00.000Z",
+        "Cited through the link.",
+        &["link.md"],
+    );
+    assert!(r.stderr.contains("committed"), "{}", r.stderr);
+    let r = env.rutter(&["cited-by", "link.md"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("Notes/a.md is cited by 3 recorded decisions, the latest on 2026-12-02;"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("   cited as link.md@sha256:")
+            && r.stdout
+                .contains(" (a link to Notes/a.md; unchanged since capture)\n"),
+        "{}",
+        r.stdout
+    );
+    let v = cited_json(&env, &["link.md"]);
+    assert_eq!(v.path, "Notes/a.md");
+    assert_eq!(
+        summaries(&v),
+        [
+            "Cited through the link.",
+            "Kept alpha beside beta.",
+            "Chose the alpha plan."
+        ]
+    );
+    let linked = &v.decisions[0];
+    assert_eq!(linked.cited.path, "link.md");
+    assert!(!linked.renamed, "a link is no rename: {linked:?}");
+    assert!(!linked.changed);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("o.md"), "# Out\n").unwrap();
+    symlink(outside.path().join("o.md"), root.join("out.md")).unwrap();
+    symlink(".git/config", root.join("cfg.md")).unwrap();
+    symlink("nowhere.md", root.join("dangling.md")).unwrap();
+    for path in ["out.md", "cfg.md", "dangling.md"] {
+        let r = env.rutter(&["cited-by", path]);
+        assert_eq!(r.code, 1, "{path}: {}", r.stdout);
+        assert!(
+            r.stderr.starts_with("git-rutter: Note not found: "),
+            "{path}: {}",
+            r.stderr
+        );
+    }
+}

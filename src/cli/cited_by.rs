@@ -27,7 +27,9 @@ use std::path::PathBuf;
 /// NOTE; …)", when the identity ledger binds that path to this note: a rename `reindex`,
 /// `search`, `show` or this command noticed (same content, another path), or one `git rutter
 /// identity confirm` bound. A note renamed and edited at once is only a candidate until you
-/// confirm it: the answer then ends with the command that does.
+/// confirm it: the answer then ends with the command that does. Asked by the name of a symlink
+/// to a note, it answers for the note, with the decisions that cited the link: "cited as LINK
+/// (a link to NOTE; …)".
 ///
 /// With -p, a decision whose note changed since is followed by the diff from the version it
 /// cited to the note now (once per version). refs/rutter/records keeps that version under cited/

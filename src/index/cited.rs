@@ -66,8 +66,14 @@ impl Index {
     /// instant). An entry is listed once: two files of a day holding it alike are one entry
     /// (its best status kept, as recall keeps it), and an entry citing the note twice shows
     /// the citation under the note's own path when it has one.
-    pub(crate) fn citations(&self, path: &str) -> Result<Vec<Citation>, IndexError> {
+    /// `aliases` are paths that lead to the note now (a symlink to it): what cited them counts.
+    pub(crate) fn citations(
+        &self,
+        path: &str,
+        aliases: &[String],
+    ) -> Result<Vec<Citation>, IndexError> {
         let mut sources: Vec<(String, Option<String>)> = vec![(path.to_string(), None)];
+        sources.extend(aliases.iter().map(|a| (a.clone(), None)));
         let mut bound = self.conn.prepare_cached(
             "SELECT from_path, hash FROM identity_bindings WHERE to_path = ?1 ORDER BY from_path, hash",
         )?;
@@ -378,7 +384,7 @@ mod tests {
                 [],
             )
             .unwrap();
-        let got = index.citations("a.md").unwrap();
+        let got = index.citations("a.md", &[]).unwrap();
         let seen: Vec<(&str, &str)> = got
             .iter()
             .map(|c| (c.step.entry.summary.as_str(), c.cited.path.as_str()))
@@ -407,8 +413,8 @@ mod tests {
                 [],
             )
             .unwrap();
-        let got = index.citations("a.md").unwrap();
+        let got = index.citations("a.md", &[]).unwrap();
         assert_eq!(got.len(), 2, "a retracted entry is left out");
-        assert!(index.citations("nothing.md").unwrap().is_empty());
+        assert!(index.citations("nothing.md", &[]).unwrap().is_empty());
     }
 }

@@ -259,10 +259,55 @@ pub(crate) fn exists_in_vault(root: &Path, rel: &str) -> bool {
     }
 }
 
+/// Where a vault-relative path leads once its symlinks are resolved, as a vault-relative path
+/// (`/`-separated), when that is inside the vault, outside `.git`, and not the path itself: a
+/// symlink to a note (or a path through a linked folder) and the note it names.
+pub(crate) fn linked_in_vault(root: &Path, rel: &str) -> Option<String> {
+    if outside_by_spelling(rel) {
+        return None;
+    }
+    let canonical = std::fs::canonicalize(root.join(rel)).ok()?;
+    let target = canonical.strip_prefix(root).ok()?.to_str()?;
+    let inside = !target.is_empty() && !target.split('/').any(|s| s.eq_ignore_ascii_case(".git"));
+    (inside && target != rel).then(|| target.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::records::ledger::latest_bindings;
+
+    #[test]
+    fn a_link_inside_the_vault_leads_to_its_note_and_nothing_else_does() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("Notes")).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join("Notes/a.md"), "a").unwrap();
+        std::fs::write(root.join(".git/config"), "x").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("o.md"), "o").unwrap();
+        symlink("Notes/a.md", root.join("link.md")).unwrap();
+        symlink("Notes", root.join("folder")).unwrap();
+        symlink(".git/config", root.join("cfg.md")).unwrap();
+        symlink(outside.path().join("o.md"), root.join("out.md")).unwrap();
+        symlink("nowhere.md", root.join("dangling.md")).unwrap();
+        let at = |rel: &str| linked_in_vault(&root, rel);
+        assert_eq!(at("link.md").as_deref(), Some("Notes/a.md"));
+        assert_eq!(at("folder/a.md").as_deref(), Some("Notes/a.md"));
+        for none in [
+            "Notes/a.md",
+            "cfg.md",
+            "out.md",
+            "dangling.md",
+            "gone.md",
+            "../x",
+            "",
+        ] {
+            assert_eq!(at(none), None, "{none}");
+        }
+    }
 
     fn b(to: &str, detected: &str, ts: &str) -> Binding {
         Binding {

@@ -25,12 +25,14 @@ pub(crate) struct Decision {
     pub cited: NoteRef,
     /// The note's sha256 now differs from the one cited.
     pub changed: bool,
+    /// The entry cited a symlink that leads to the note now, by the link's name.
+    pub linked: bool,
 }
 
 impl Decision {
     /// Whether the entry cited the note under another path (before a rename).
     pub(crate) fn renamed(&self, path: &str) -> bool {
-        self.cited.path != path
+        self.cited.path != path && !self.linked
     }
 }
 
@@ -98,17 +100,27 @@ pub(crate) fn read(
 /// The decisions that cited the note at `path`, as the index holds them now; `None` when no
 /// note is there.
 pub(crate) fn of_note(index: &Index, path: &str) -> Result<Option<CitedBy>, IndexError> {
+    of_note_as(index, path, &[])
+}
+
+/// [`of_note`], with the decisions that cited one of `aliases` (paths that lead to the note).
+fn of_note_as(
+    index: &Index,
+    path: &str,
+    aliases: &[String],
+) -> Result<Option<CitedBy>, IndexError> {
     let Some(sha256) = index.note_sha256(path)? else {
         return Ok(None);
     };
     let claims = index.supersedes()?;
     let decisions = index
-        .citations(path)?
+        .citations(path, aliases)?
         .into_iter()
         .map(|Citation { mut step, cited }| {
             step.supersede = claims.links(&step.entry.id);
             Decision {
                 changed: cited.hash != sha256,
+                linked: aliases.contains(&cited.path),
                 step,
                 cited,
             }
@@ -134,10 +146,20 @@ pub(crate) fn of_note(index: &Index, path: &str) -> Result<Option<CitedBy>, Inde
     }))
 }
 
-/// The citations of the first of `paths` that is a note, as the index holds them now.
+/// The citations of the first of `paths` that is a note, as the index holds them now; else of
+/// the first that leads to one inside the vault (a symlink to a note: the index holds no link as
+/// a note, and a decision that cited the note by the link's name is listed with the note's).
 fn lookup(index: &Index, paths: &[String]) -> Result<Lookup, IndexError> {
     for path in paths {
         if let Some(found) = of_note(index, path)? {
+            return Ok(Lookup::Note(found));
+        }
+    }
+    for path in paths {
+        let Some(target) = crate::index::identity::linked_in_vault(index.root(), path) else {
+            continue;
+        };
+        if let Some(found) = of_note_as(index, &target, std::slice::from_ref(path))? {
             return Ok(Lookup::Note(found));
         }
     }
@@ -198,7 +220,7 @@ pub(crate) fn block(cited: &CitedBy) -> Option<String> {
         out.push_str(&cut(&d.step.entry.summary, BLOCK_SUMMARY_CHARS));
         super::row::push_mark(&mut out, d.step.status, cited.record);
         super::row::push_supersede(&mut out, &d.step.supersede, None);
-        let renamed = d.renamed(&cited.path);
+        let renamed = d.renamed(&cited.path) || d.linked;
         match (renamed, d.changed) {
             (true, true) => {
                 let _ = write!(
@@ -246,13 +268,14 @@ pub(crate) fn cli_decision(out: &mut String, d: &Decision, cited: &CitedBy, look
         field_safe(&d.cited.path),
         field_safe(fingerprint::short_hash(&d.cited.hash)),
     );
-    let _ = match d.renamed(&cited.path) {
-        true => write!(
+    let now = field_safe(&cited.path);
+    let _ = match (d.linked, d.renamed(&cited.path)) {
+        (true, _) => write!(out, "\n   cited as {was}@{hash} (a link to {now}; {since})"),
+        (false, true) => write!(
             out,
-            "\n   cited as {was}@{hash} (renamed to {}; {since})",
-            field_safe(&cited.path)
+            "\n   cited as {was}@{hash} (renamed to {now}; {since})"
         ),
-        false => write!(out, "\n   cited {was}@{hash} ({since})"),
+        (false, false) => write!(out, "\n   cited {was}@{hash} ({since})"),
     };
 }
 
@@ -416,6 +439,7 @@ mod tests {
             },
             cited: NoteRef::new(cited_as, "sha256:00", None),
             changed,
+            linked: false,
         }
     }
 
