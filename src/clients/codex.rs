@@ -321,6 +321,7 @@ mod tests {
             "# no final newline",
             "[profiles.fast]\nmodel = \"o4\"\n# effort = \"low\"\n",
             "model = \"o4\"\n\n# [mcp_servers.docs]\n# command = \"docs\"\n\n",
+            "[mcp_servers.docs]\ncommand = \"docs\"\n# args = [\"--port\", \"0\"]\n",
         ] {
             let mut doc: DocumentMut = before.parse().unwrap();
             set_server(&mut doc, "/a/git-rutter", None).unwrap();
