@@ -189,6 +189,53 @@ fn no_hook_registered_is_a_finding_naming_install_hook() {
     assert!(json.kinds().contains(&"hook-missing"));
 }
 
+/// A project that registers the hook in its own `.claude/settings.json` (Claude Code runs it
+/// beside the user's): `status` run in that project counts it, names the file and finds nothing
+/// missing; run outside it, the finding stands.
+#[test]
+fn a_hook_registered_in_the_projects_claude_settings_counts_in_that_project() {
+    let env = Env::git_vault();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    let r = run_with_stdin(env.cmd().args(["install-hook", "--client", "claude"]), b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The team's file holds the hook; the user's own does not.
+    let project = env.home.join("work/app");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    env.git_in(&project, &["init", "-q"]);
+    let settings = project.join(".claude/settings.json");
+    std::fs::rename(env.home.join(".claude/settings.json"), &settings).unwrap();
+    let inside = env.rutter_in(&project.join("src"), &["status"]);
+    let shown = format!(
+        "Claude Code        git-rutter hook in {} (this project only)",
+        settings.display()
+    );
+    assert!(inside.stdout.contains(&shown), "{}", inside.stdout);
+    assert!(
+        !inside
+            .stdout
+            .contains("No AI client runs git-rutter's Stop hook"),
+        "{}",
+        inside.stdout
+    );
+    let json: Status = decode(&env.rutter_in(&project, &["status", "--json"]).stdout);
+    assert!(
+        !json.kinds().contains(&"hook-missing"),
+        "{:?}",
+        json.kinds()
+    );
+    let claude = json.clients.iter().find(|c| c.client == "claude").unwrap();
+    assert_eq!(claude.project_hook.as_deref(), settings.to_str());
+    assert!(json
+        .clients
+        .iter()
+        .filter(|c| c.client != "claude")
+        .all(|c| c.project_hook.is_none()));
+    let outside = status(&env, &["--json"]);
+    let json: Status = decode(&outside.stdout);
+    assert!(json.kinds().contains(&"hook-missing"), "{:?}", json.kinds());
+}
+
 #[test]
 fn a_failed_last_hook_run_is_a_finding() {
     let env = healthy();

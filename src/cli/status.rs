@@ -377,6 +377,10 @@ fn client_line(c: &ClientInfo, t: &Times) -> String {
         }
         "reference" => parts.push("only the TypeScript rutter hook".into()),
         "unreadable" => parts.push("configuration unreadable".into()),
+        _ if c.project_hook.is_some() => parts.push(format!(
+            "git-rutter hook in {} (this project only)",
+            crate::records::text::field_safe(c.project_hook.as_deref().unwrap_or_default())
+        )),
         _ if st.installed => parts.push("installed, no git-rutter hook".into()),
         _ => parts.push("not installed".into()),
     }

@@ -15,7 +15,7 @@ pub(crate) const SPEC: Spec = Spec {
     plan,
 };
 
-const SHAPE: Shape = Shape::Grouped { event: "Stop" };
+pub(crate) const SHAPE: Shape = Shape::Grouped { event: "Stop" };
 
 /// `settings.json`, where the hook goes.
 pub(crate) fn settings(ctx: &Context) -> PathBuf {

@@ -340,7 +340,10 @@ fn hooks(s: &Status, hooked_elsewhere: bool, out: &mut Vec<Finding>) {
     if s.clients.is_empty() {
         return;
     }
-    let registered = s.clients.iter().any(|c| c.state.hook.state == "registered");
+    let registered = s
+        .clients
+        .iter()
+        .any(|c| c.state.hook.state == "registered" || c.project_hook.is_some());
     if !registered && !hooked_elsewhere {
         let installed: Vec<&str> = s
             .clients

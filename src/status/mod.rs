@@ -6,6 +6,7 @@
 
 pub(crate) mod clients;
 pub(crate) mod findings;
+pub(crate) mod project;
 pub(crate) mod ref_state;
 pub(crate) mod runs;
 
@@ -189,6 +190,9 @@ pub(crate) struct Stale {
 pub(crate) struct ClientInfo {
     #[serde(flatten)]
     pub state: clients::ClientState,
+    /// Claude Code only: the settings file of the project `status` runs in that holds our
+    /// Stop hook ([`project::claude_hook`]).
+    pub project_hook: Option<String>,
     pub last_run: Option<Run>,
     pub last_capture: Option<Run>,
 }
@@ -229,9 +233,14 @@ pub(crate) fn gather(inputs: &Inputs) -> Status {
         hooks_vault.as_ref(),
         &client_states,
     ));
+    let project_hook = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| project::claude_hook(&cwd))
+        .map(|p| p.display().to_string());
     let clients = client_states
         .into_iter()
         .map(|state| ClientInfo {
+            project_hook: project_hook.clone().filter(|_| state.client == "claude"),
             last_run: runs::last_of(&all_runs, state.client, None).cloned(),
             last_capture: runs::last_of(&all_runs, state.client, Some(runlog::Kind::Captured))
                 .cloned(),

@@ -210,6 +210,8 @@ pub struct Client {
     pub commands: Vec<String>,
     pub refusals: Vec<String>,
     #[serde(deserialize_with = "present")]
+    pub project_hook: Option<String>,
+    #[serde(deserialize_with = "present")]
     pub last_run: Option<Run>,
     #[serde(deserialize_with = "present")]
     pub last_capture: Option<Run>,
