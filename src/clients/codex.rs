@@ -329,14 +329,13 @@ mod tests {
             let table = "[mcp_servers.rutter]\ncommand = \"/a/git-rutter\"\nargs = [\"mcp\"]\n";
             assert!(once.starts_with(before), "{once:?}");
             assert!(once.ends_with(table), "{once:?}");
-            let again: DocumentMut = once.parse().unwrap();
-            let mut again_doc = again.clone();
-            assert!(set_server(&mut again_doc, "/a/git-rutter", None)
+            let mut again: DocumentMut = once.parse().unwrap();
+            assert!(set_server(&mut again, "/a/git-rutter", None)
                 .unwrap()
                 .is_empty());
-            assert_eq!(again_doc.to_string(), once);
-            remove_server(&mut again_doc);
-            assert_eq!(again_doc.to_string(), before);
+            assert_eq!(again.to_string(), once);
+            remove_server(&mut again);
+            assert_eq!(again.to_string(), before);
         }
     }
 

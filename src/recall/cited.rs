@@ -220,8 +220,9 @@ pub(crate) fn block(cited: &CitedBy) -> Option<String> {
         out.push_str(&cut(&d.step.entry.summary, BLOCK_SUMMARY_CHARS));
         super::row::push_mark(&mut out, d.step.status, cited.record);
         super::row::push_supersede(&mut out, &d.step.supersede, None);
-        let renamed = d.renamed(&cited.path) || d.linked;
-        match (renamed, d.changed) {
+        // Cited under another path: before a rename, or by a link's name.
+        let cited_as_other = d.cited.path != cited.path;
+        match (cited_as_other, d.changed) {
             (true, true) => {
                 let _ = write!(
                     out,
