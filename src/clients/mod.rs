@@ -467,9 +467,14 @@ pub(crate) fn existing_hook_vault(
     path: &Path,
     shape: hooks::Shape,
 ) -> Option<String> {
+    hooks::existing_vault(&json_doc(ctx, path)?, shape)
+}
+
+/// A client's JSON file as [`files::read`] reads it, parsed; `None` when it is absent, refused
+/// or not JSON.
+pub(crate) fn json_doc(ctx: &Context, path: &Path) -> Option<json::Json> {
     let bytes = files::read(ctx, path).ok()??;
-    let doc = json::parse(std::str::from_utf8(&bytes).ok()?).ok()?;
-    hooks::existing_vault(&doc, shape)
+    json::parse(std::str::from_utf8(&bytes).ok()?).ok()
 }
 
 /// Whether two vault paths name the same folder (a path that no longer resolves is another

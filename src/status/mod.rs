@@ -233,9 +233,8 @@ pub(crate) fn gather(inputs: &Inputs) -> Status {
         hooks_vault.as_ref(),
         &client_states,
     ));
-    let project_hook = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| project::claude_hook(&cwd))
+    let project_hook = (inputs.clients.zip(std::env::current_dir().ok()))
+        .and_then(|(ctx, cwd)| project::claude_hook(ctx, &cwd))
         .map(|p| p.display().to_string());
     let clients = client_states
         .into_iter()

@@ -5,7 +5,7 @@
 //! counts ours there as a registered hook instead of saying none is.
 
 use crate::clients::command::Kind;
-use crate::clients::{claude, hooks, json};
+use crate::clients::{claude, hooks, Context};
 use std::path::{Path, PathBuf};
 
 /// The project's settings files, as Claude Code names them.
@@ -16,12 +16,13 @@ const MAX_BYTES: u64 = 1 << 20;
 
 /// The first project settings file that holds our Stop hook, for a `status` run in `cwd`: in
 /// `cwd` and each folder above it up to the root of the git work tree around it (only `cwd`
-/// outside one). A file that is not a regular one, too large, or not a JSON object holds none.
-pub(crate) fn claude_hook(cwd: &Path) -> Option<PathBuf> {
+/// outside one). Read as `status` reads the user's own (`ctx`, [`crate::clients::json_doc`]);
+/// a file over [`MAX_BYTES`] (a cloned project's to choose), or not JSON, holds none.
+pub(crate) fn claude_hook(ctx: &Context, cwd: &Path) -> Option<PathBuf> {
     project_dirs(cwd)
         .into_iter()
         .flat_map(|dir| FILES.map(|f| dir.join(f)))
-        .find(|path| holds_our_stop_hook(path))
+        .find(|path| holds_our_stop_hook(ctx, path))
 }
 
 /// `cwd` and the folders above it up to the work tree's root (the first holding `.git`).
@@ -36,16 +37,11 @@ fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
     vec![cwd.to_path_buf()]
 }
 
-fn holds_our_stop_hook(path: &Path) -> bool {
-    // `metadata` follows a link, as Claude Code does; a FIFO or a folder is never opened.
-    let readable = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_BYTES);
-    let Some(text) = readable
-        .then(|| std::fs::read_to_string(path).ok())
-        .flatten()
-    else {
+fn holds_our_stop_hook(ctx: &Context, path: &Path) -> bool {
+    if std::fs::metadata(path).map_or(true, |m| m.len() > MAX_BYTES) {
         return false;
-    };
-    json::parse(&text).is_ok_and(|doc| {
+    }
+    crate::clients::json_doc(ctx, path).is_some_and(|doc| {
         hooks::handlers(&doc, claude::SHAPE)
             .iter()
             .any(|(kind, _)| matches!(kind, Kind::Ours { .. }))
@@ -56,6 +52,19 @@ fn holds_our_stop_hook(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    /// `status`'s reading context (links followed, nothing written).
+    fn ctx(home: &Path) -> Context {
+        Context {
+            home: home.to_path_buf(),
+            vars: vec![],
+            bin: "/usr/local/bin/git-rutter".into(),
+            vault_flag: None,
+            configured: None,
+            user_label: String::new(),
+            follow_links: true,
+        }
+    }
+
     const OURS: &str = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/usr/local/bin/git-rutter capture --client claude"}]}]}}"#;
 
     #[test]
@@ -65,16 +74,19 @@ mod tests {
         std::fs::create_dir_all(root.join(".git")).unwrap();
         std::fs::create_dir_all(root.join(".claude")).unwrap();
         std::fs::create_dir_all(root.join("src/deep")).unwrap();
-        assert_eq!(claude_hook(&root.join("src/deep")), None);
+        assert_eq!(claude_hook(&ctx(dir.path()), &root.join("src/deep")), None);
         std::fs::write(root.join(".claude/settings.local.json"), OURS).unwrap();
         let local = root.join(".claude/settings.local.json");
-        assert_eq!(claude_hook(&root.join("src/deep")), Some(local.clone()));
-        assert_eq!(claude_hook(&root), Some(local));
+        assert_eq!(
+            claude_hook(&ctx(dir.path()), &root.join("src/deep")),
+            Some(local.clone())
+        );
+        assert_eq!(claude_hook(&ctx(dir.path()), &root), Some(local));
         // Above the work tree's root is another project's business.
         std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
         std::fs::write(dir.path().join(".claude/settings.json"), OURS).unwrap();
         std::fs::remove_file(root.join(".claude/settings.local.json")).unwrap();
-        assert_eq!(claude_hook(&root.join("src")), None);
+        assert_eq!(claude_hook(&ctx(dir.path()), &root.join("src")), None);
     }
 
     #[test]
@@ -91,10 +103,10 @@ mod tests {
             "",
         ] {
             std::fs::write(&settings, text).unwrap();
-            assert_eq!(claude_hook(root), None, "{text}");
+            assert_eq!(claude_hook(&ctx(root), root), None, "{text}");
         }
         std::fs::remove_file(&settings).unwrap();
         std::fs::create_dir(&settings).unwrap();
-        assert_eq!(claude_hook(root), None);
+        assert_eq!(claude_hook(&ctx(root), root), None);
     }
 }
