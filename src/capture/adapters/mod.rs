@@ -130,12 +130,9 @@ pub(crate) fn decode(client: Option<&str>, stdin: &[u8]) -> Result<Option<Stop>,
             source: Source::Direct(directive),
         }));
     }
-    (adapter.decode)(value.clone()).map_err(|e| PayloadError::Malformed {
+    (adapter.decode)(value).map_err(|e| PayloadError::Malformed {
         client: adapter.label,
-        detail: match (stdin.len() <= CULPRIT_BYTES)
-            .then(|| culprit(adapter, &value))
-            .flatten()
-        {
+        detail: match culprit(adapter, stdin) {
             Some(key) => format!("`{key}`: {}", safe_detail(&e)),
             None => safe_detail(&e),
         },
@@ -149,9 +146,13 @@ const CULPRIT_BYTES: usize = 1 << 20;
 
 /// The top-level field a payload that does not decode is wrong in: the one whose removal lets
 /// it decode (a field of the wrong type; serde's message names the type, not the field). Run
-/// only once decoding failed.
-fn culprit(adapter: &Adapter, value: &Value) -> Option<String> {
+/// only once decoding failed, on `stdin` parsed again: the decode took the parsed payload, so a
+/// capture that decodes copies nothing for this.
+fn culprit(adapter: &Adapter, stdin: &[u8]) -> Option<String> {
     // Each try copies the object: only a payload of a few fields is searched (a client's is).
+    let value: Value = (stdin.len() <= CULPRIT_BYTES)
+        .then(|| serde_json::from_slice(stdin).ok())
+        .flatten()?;
     let obj = value.as_object().filter(|o| o.len() <= CULPRIT_FIELDS)?;
     let key = obj.keys().find(|k| {
         let mut without = obj.clone();
